@@ -1,0 +1,21 @@
+/* The subcommands. Each lives in src/cli/cmd_<name>.c, parses its own options with an
+ * option table (cli/opt.h) and returns the process exit code:
+ *   0 ok · 2 usage or bad input · 99 a --threshold failed · 1 a runtime failure. */
+#ifndef KNEE_CLI_COMMANDS_H
+#define KNEE_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;
+};
+
+/* The table, in the order `knee --help` prints it; terminated by a zero row. */
+extern const struct command knee_commands[];
+
+/* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
+int knee_main(int argc, char **argv);
+
+#endif

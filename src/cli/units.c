@@ -1,0 +1,175 @@
+/* Unit parsing and printing. The suffix tables below are the single source of truth. */
+#include "cli/units.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct unit {
+    const char *suffix;
+    double factor;
+};
+
+static const struct unit duration_units[] = {
+    {"ns", 1.0}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
+};
+
+static const struct unit count_units[] = {
+    {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9},
+};
+
+/* Split "12.5ms" into a number and a suffix; the number must be a plain decimal. */
+static int split_number(const char *s, double *num, const char **suffix)
+{
+    if (!s || !*s)
+        return KNEE_EFORMAT;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '+')
+        return KNEE_EFORMAT;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno == ERANGE)
+        return KNEE_EFORMAT;
+    /* Reject hex floats, inf and nan spelled out: only digits, a dot, an exponent. */
+    for (const char *p = s; p < end; p++)
+        if (!(isdigit((unsigned char)*p) || *p == '.' || *p == '-' || *p == 'e' || *p == 'E'))
+            return KNEE_EFORMAT;
+    if (!isfinite(v))
+        return KNEE_EFORMAT;
+    *num = v;
+    *suffix = end;
+    return 0;
+}
+
+static int lookup(const struct unit *units, size_t n, const char *suffix, double *factor)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(units[i].suffix, suffix) == 0) {
+            *factor = units[i].factor;
+            return 0;
+        }
+    return KNEE_EFORMAT;
+}
+
+int units_parse_duration_ns(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
+{
+    double v, factor = (double)default_unit_ns;
+    const char *suffix;
+    int r = split_number(s, &v, &suffix);
+    if (r)
+        return r;
+    if (*suffix && lookup(duration_units, sizeof duration_units / sizeof *duration_units, suffix, &factor))
+        return KNEE_EFORMAT;
+    if (v < 0)
+        return KNEE_ENEG;
+    double ns = v * factor;
+    if (ns > 1e18)
+        return KNEE_ERANGE;
+    *out_ns = (uint64_t)llround(ns);
+    return 0;
+}
+
+int units_parse_rate(const char *s, double *out_per_s)
+{
+    double v, factor = 1.0;
+    const char *suffix;
+    int r = split_number(s, &v, &suffix);
+    if (r)
+        return r;
+    if (*suffix && *suffix != '/') {
+        if (lookup(count_units, sizeof count_units / sizeof *count_units, (char[]){suffix[0], 0}, &factor))
+            return KNEE_EFORMAT;
+        suffix++;
+    }
+    if (*suffix) {
+        if (strcmp(suffix, "/s") == 0)
+            ;
+        else if (strcmp(suffix, "/m") == 0 || strcmp(suffix, "/min") == 0)
+            factor /= 60.0;
+        else
+            return KNEE_EFORMAT;
+    }
+    if (v < 0)
+        return KNEE_ENEG;
+    if (v == 0)
+        return KNEE_ERANGE;
+    *out_per_s = v * factor;
+    return 0;
+}
+
+int units_parse_count(const char *s, uint64_t *out)
+{
+    double v, factor = 1.0;
+    const char *suffix;
+    int r = split_number(s, &v, &suffix);
+    if (r)
+        return r;
+    if (*suffix && lookup(count_units, sizeof count_units / sizeof *count_units, suffix, &factor))
+        return KNEE_EFORMAT;
+    if (v < 0)
+        return KNEE_ENEG;
+    double x = v * factor;
+    if (x > 9e18)
+        return KNEE_ERANGE;
+    if (x != floor(x))
+        return KNEE_EFORMAT;
+    *out = (uint64_t)x;
+    return 0;
+}
+
+int units_parse_share(const char *s, double *out)
+{
+    double v;
+    const char *suffix;
+    int r = split_number(s, &v, &suffix);
+    if (r)
+        return r;
+    if (strcmp(suffix, "%") == 0)
+        v /= 100.0;
+    else if (*suffix)
+        return KNEE_EFORMAT;
+    if (v < 0)
+        return KNEE_ENEG;
+    if (v > 1)
+        return KNEE_ERANGE;
+    *out = v;
+    return 0;
+}
+
+int units_parse_double(const char *s, double *out)
+{
+    double v;
+    const char *suffix;
+    int r = split_number(s, &v, &suffix);
+    if (r)
+        return r;
+    if (*suffix)
+        return KNEE_EFORMAT;
+    *out = v;
+    return 0;
+}
+
+char *units_fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+    double v = (double)ns;
+    if (ns < 1000)
+        snprintf(buf, len, "%lluns", (unsigned long long)ns);
+    else if (ns < NS_PER_MS)
+        snprintf(buf, len, "%.3gus", v / 1e3);
+    else if (ns < NS_PER_S)
+        snprintf(buf, len, "%.3gms", v / 1e6);
+    else if (ns < 60 * NS_PER_S)
+        snprintf(buf, len, "%.3gs", v / 1e9);
+    else
+        snprintf(buf, len, "%llum%02llus", (unsigned long long)(ns / (60 * NS_PER_S)),
+                 (unsigned long long)((ns / NS_PER_S) % 60));
+    return buf;
+}

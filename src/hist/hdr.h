@@ -1,0 +1,117 @@
+/* HdrHistogram, written from its published description (Gil Tene's HdrHistogram: see
+ * docs/DESIGN.md and ../shared/reference/measurement-methods.md §4): values are int64 in the
+ * caller's unit (knee records nanoseconds), recorded in O(1) with no allocation, with a
+ * guaranteed relative precision of 10^-sig_digits. Index math, equivalence ranges, percentile
+ * semantics and iterators follow the Java reference so knee's numbers match its tools.
+ *
+ * Values above `highest` are not dropped silently: they are counted in overflow_count (and
+ * overflow_max) and reported; they are not part of total_count or of percentiles.
+ * Not thread-safe: one histogram per thread, merged with hdr_add. */
+#ifndef KNEE_HIST_HDR_H
+#define KNEE_HIST_HDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hdr {
+    int64_t lowest;   /* lowest discernible value, >= 1 */
+    int64_t highest;  /* highest trackable value, >= 2 * lowest */
+    int sig_digits;   /* 1..5 */
+    int unit_magnitude;
+    int sub_bucket_count_magnitude;
+    int sub_bucket_half_count_magnitude;
+    int32_t sub_bucket_count;
+    int32_t sub_bucket_half_count;
+    int64_t sub_bucket_mask;
+    int leading_zero_count_base;
+    int32_t bucket_count;
+    size_t counts_len;
+    int64_t *counts;
+    int64_t total_count;
+    int64_t min_value;  /* smallest recorded non-zero value (INT64_MAX when none) */
+    int64_t max_value;  /* largest recorded value (0 when none) */
+    int64_t overflow_count; /* values > highest: counted here, not in counts[] */
+    int64_t overflow_max;
+    /* Interval bounds for logs (ms since the epoch or since a base; the hlog module's) */
+    double start_s, end_s;
+};
+
+/* Allocate a histogram. Returns 0, KNEE_EINVAL for bad parameters (sig_digits outside 1..5,
+ * lowest < 1, highest < 2*lowest, or the index space beyond 62 bits). */
+int hdr_init(struct hdr *h, int64_t lowest, int64_t highest, int sig_digits);
+void hdr_release(struct hdr *h);
+/* Bytes of counts an hdr_init with these parameters allocates (0 when invalid). */
+size_t hdr_memory_bytes(int64_t lowest, int64_t highest, int sig_digits);
+
+/* Record count occurrences of value. 0; KNEE_ENEG for a negative value or count;
+ * a value > highest is added to overflow_count and returns KNEE_ERANGE. */
+int hdr_record(struct hdr *h, int64_t value, int64_t count);
+/* Record with HdrHistogram's coordinated-omission back-fill (recordValueWithExpectedInterval):
+ * also records value - k*interval for every k while that stays >= interval. interval <= 0
+ * records plainly. */
+int hdr_record_corrected(struct hdr *h, int64_t value, int64_t count, int64_t expected_interval);
+
+/* dst += src. Exact index-wise when lowest and sig_digits match (highest may differ; values of
+ * src above dst->highest go to dst's overflow). KNEE_EMISMATCH otherwise. */
+int hdr_add(struct hdr *dst, const struct hdr *src);
+/* Zero all counts, extremes and overflow; keeps parameters and memory. */
+void hdr_reset(struct hdr *h);
+
+/* Index math (as AbstractHistogram). */
+size_t hdr_index_of(const struct hdr *h, int64_t value);
+int64_t hdr_value_from_index(const struct hdr *h, size_t index);
+int64_t hdr_size_of_equivalent_range(const struct hdr *h, int64_t value);
+int64_t hdr_lowest_equivalent(const struct hdr *h, int64_t value);
+int64_t hdr_highest_equivalent(const struct hdr *h, int64_t value);
+int64_t hdr_median_equivalent(const struct hdr *h, int64_t value);
+int64_t hdr_next_non_equivalent(const struct hdr *h, int64_t value);
+bool hdr_values_equivalent(const struct hdr *h, int64_t a, int64_t b);
+
+/* Statistics, as the Java reference: min = lowest equivalent of the smallest non-zero value
+ * (0 if a zero was recorded), max = highest equivalent of the largest, mean and stdev over
+ * median-equivalent values (population stdev, as getStdDeviation). Empty histogram: 0. */
+int64_t hdr_min(const struct hdr *h);
+int64_t hdr_max(const struct hdr *h);
+double hdr_mean(const struct hdr *h);
+double hdr_stdev(const struct hdr *h);
+
+/* Java getValueAtPercentile: rank = max(1, ceil(p'/100 * total)) with p' one ulp below p,
+ * reported as the highest equivalent value of the bucket holding that rank (lowest for
+ * p == 0). p in [0,100]. 0 for an empty histogram. */
+int64_t hdr_value_at_percentile(const struct hdr *h, double p_percent);
+
+/* Iteration, as the Java iterators. Usage:
+ *     struct hdr_iter it; hdr_iter_percentile_init(&it, h, 5);
+ *     while (hdr_iter_next(&it)) use it.value_iterated_to, it.percentile, it.cumulative_count */
+enum hdr_iter_kind { HDR_ITER_RECORDED, HDR_ITER_PERCENTILE, HDR_ITER_LINEAR, HDR_ITER_LOG };
+struct hdr_iter {
+    const struct hdr *h;
+    enum hdr_iter_kind kind;
+    /* output of each step */
+    int64_t value_iterated_to;   /* reporting value (highest equivalent of the step's top) */
+    int64_t value_iterated_from;
+    int64_t count_at_value;       /* count in the bucket at the current index */
+    int64_t count_added_in_step;  /* counts added since the previous step */
+    int64_t cumulative_count;     /* total counts up to and including this step */
+    double percentile;            /* cumulative_count / total * 100 (percentile iterator: the tick) */
+    double percentile_level_iterated_to;
+    /* private state */
+    int64_t total_count, array_total;
+    size_t current_index;
+    int64_t current_value_at_index, next_value_at_index;
+    int64_t prev_value_iterated_to, total_count_to_prev_index, total_count_to_current_index;
+    bool fresh_sub_bucket;
+    int ticks_per_half_distance;
+    double percentile_to_iterate_to;
+    bool reached_last;
+    int64_t value_units_per_bucket, next_value_reporting_level, next_value_reporting_level_lowest_equivalent;
+    double log_base;
+};
+void hdr_iter_recorded_init(struct hdr_iter *it, const struct hdr *h);
+void hdr_iter_percentile_init(struct hdr_iter *it, const struct hdr *h, int ticks_per_half_distance);
+void hdr_iter_linear_init(struct hdr_iter *it, const struct hdr *h, int64_t value_units_per_bucket);
+void hdr_iter_log_init(struct hdr_iter *it, const struct hdr *h, int64_t first_bucket_size, double log_base);
+bool hdr_iter_next(struct hdr_iter *it);
+
+#endif

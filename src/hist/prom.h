@@ -1,0 +1,43 @@
+/* A Prometheus classic histogram: counts on fixed upper bounds (`le`, inclusive) plus +Inf,
+ * and quantile estimation exactly as PromQL's histogram_quantile (promql/quantile.go
+ * bucketQuantile): linear interpolation inside the bucket, the lowest bucket starting at 0,
+ * a rank in the +Inf bucket answered with the highest finite bound. Units are the caller's. */
+#ifndef KNEE_HIST_PROM_H
+#define KNEE_HIST_PROM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROM_MAX_BOUNDS 64
+
+/* client_golang DefBuckets in milliseconds: 5,10,25,50,100,250,500,1000,2500,5000,10000. */
+extern const double prom_default_bounds_ms[11];
+#define PROM_DEFAULT_NBOUNDS 11
+
+struct prom_hist {
+    size_t nbounds;
+    double bounds[PROM_MAX_BOUNDS];     /* strictly increasing, finite */
+    uint64_t counts[PROM_MAX_BOUNDS + 1]; /* per bucket (not cumulative); [nbounds] is +Inf */
+    uint64_t total;
+    double sum;
+};
+
+/* 0, or KNEE_EINVAL when n is 0 or > PROM_MAX_BOUNDS or bounds are not strictly increasing
+ * and finite. */
+int prom_init(struct prom_hist *p, const double *bounds, size_t n);
+/* Parse "5,10,25" into bounds; 0 or KNEE_EFORMAT / KNEE_EINVAL. */
+int prom_parse_bounds(const char *s, double *bounds, size_t *n);
+void prom_observe(struct prom_hist *p, double v);
+/* Cumulative count of bucket i (i == nbounds is +Inf = total). */
+uint64_t prom_cumulative(const struct prom_hist *p, size_t i);
+
+struct prom_estimate {
+    double q;
+    double estimate;
+    double low, high; /* bounds of the bucket the rank fell in (high = INFINITY for +Inf) */
+    size_t bucket;    /* index of that bucket (nbounds for +Inf) */
+};
+/* histogram_quantile(q). NAN when total == 0 or q is NAN; -INF for q < 0; +INF for q > 1. */
+double prom_quantile(const struct prom_hist *p, double q, struct prom_estimate *out);
+
+#endif
