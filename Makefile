@@ -32,7 +32,8 @@ test-asan: deps
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CTEST)
 
 lab: build
-	./$(BUILD)/knee lab
+	@if ./$(BUILD)/knee help lab >/dev/null 2>&1; then ./$(BUILD)/knee lab $(LAB_ARGS); \
+	else echo 'knee lab has not landed yet; here is what knee can do today:'; ./$(BUILD)/knee --help; fi
 
 bench: build
 	@scripts/deps.sh --bench
