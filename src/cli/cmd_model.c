@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIST_MAX 1000          /* values in one --rates/--n/--percentiles list */
-#define SERVERS_MAX 1000000u   /* Erlang B is O(c); beyond this the input is a typo */
+#define LIST_MAX 1000        /* values in one --rates/--n/--percentiles list */
+#define SERVERS_MAX 1000000u /* Erlang B is O(c); beyond this the input is a typo */
 #define DEFAULT_PERCENTILES "50,90,95,99,99.9"
 
 /* ---- formatting ---------------------------------------------------------------------- */
@@ -130,8 +130,8 @@ static int parse_item(enum list_kind kind, const char *tok, double *out)
 /* A comma-separated list; "a,b,...,z" (or "…") continues the step b − a up to z, which is
  * included: "10,20,...,95" is 10, 20, …, 90, 95. Returns 0 or the exit code 2 after saying
  * what is wrong with which flag. */
-static int parse_list(const struct cmd_spec *spec, const char *flag, const char *s, enum list_kind kind,
-                      double *out, size_t *n)
+static int parse_list(const struct cmd_spec *spec, const char *flag, const char *s, enum list_kind kind, double *out,
+                      size_t *n)
 {
     static const char *what[] = {"a rate such as 70 or 70/s", "a whole number ≥ 1", "a percentile in (0, 100)"};
     char *copy = xstrdup(s), *save = NULL;
@@ -285,9 +285,10 @@ static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_li
         row(out, "mean in system", "L = λT", line);
         snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
         row(out, "mean in queue", "Lq = λWq", line);
-        fprintf(out, "percentiles: wait P(W > t) = C·e^(−θt), θ = cμ−λ, t = max(0, ln(C/(1−q))/θ);\n"
-                     "             response T = W + Exp(μ), P(T > t) = e^(−μt) + Cμ·e^(−min(θ,μ)t)·(1−e^(−|θ−μ|t))/|θ−μ|\n"
-                     "             (Cμt·e^(−μt) when θ = μ), solved for t by bisection\n");
+        fprintf(out,
+                "percentiles: wait P(W > t) = C·e^(−θt), θ = cμ−λ, t = max(0, ln(C/(1−q))/θ);\n"
+                "             response T = W + Exp(μ), P(T > t) = e^(−μt) + Cμ·e^(−min(θ,μ)t)·(1−e^(−|θ−μ|t))/|θ−μ|\n"
+                "             (Cμt·e^(−μt) when θ = μ), solved for t by bisection\n");
     }
     fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
     for (size_t i = 0; i < lv->n; i++) {
@@ -339,15 +340,34 @@ static int run_mmc(int argc, char **argv, bool multi)
     const char *levels = DEFAULT_PERCENTILES;
     struct opt opts[] = {
         /* first, so that mm1 can use the table from opts + 1 */
-        {.name = "servers", .short_name = 'c', .kind = OPT_COUNT, .dst = &servers, .metavar = "N",
+        {.name = "servers",
+         .short_name = 'c',
+         .kind = OPT_COUNT,
+         .dst = &servers,
+         .metavar = "N",
          .help = "number of servers c sharing one queue; required"},
-        {.name = "rate", .short_name = 'r', .kind = OPT_RATE, .dst = &sa.arrival_per_s, .metavar = "R",
+        {.name = "rate",
+         .short_name = 'r',
+         .kind = OPT_RATE,
+         .dst = &sa.arrival_per_s,
+         .metavar = "R",
          .help = "arrival rate λ per second (70, 70/s, 4200/m); required"},
-        {.name = "service", .short_name = 's', .kind = OPT_DURATION, .dst = &sa.service_ns, .metavar = "D",
-         .help = "mean service time S = 1/μ per request (10ms; a bare number is ms)", .unit_ns = NS_PER_MS},
-        {.name = "mu", .kind = OPT_RATE, .dst = &sa.mu_per_s, .metavar = "R",
+        {.name = "service",
+         .short_name = 's',
+         .kind = OPT_DURATION,
+         .dst = &sa.service_ns,
+         .metavar = "D",
+         .help = "mean service time S = 1/μ per request (10ms; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "mu",
+         .kind = OPT_RATE,
+         .dst = &sa.mu_per_s,
+         .metavar = "R",
          .help = "service rate μ per server per second, instead of --service"},
-        {.name = "percentiles", .kind = OPT_STR, .dst = &levels, .metavar = "LIST",
+        {.name = "percentiles",
+         .kind = OPT_STR,
+         .dst = &levels,
+         .metavar = "LIST",
          .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"},
         {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
     };
@@ -405,8 +425,14 @@ out:
     return r;
 }
 
-static int cmd_model_mm1(int argc, char **argv) { return run_mmc(argc, argv, false); }
-static int cmd_model_mmc(int argc, char **argv) { return run_mmc(argc, argv, true); }
+static int cmd_model_mm1(int argc, char **argv)
+{
+    return run_mmc(argc, argv, false);
+}
+static int cmd_model_mmc(int argc, char **argv)
+{
+    return run_mmc(argc, argv, true);
+}
 
 /* ---- md1 ------------------------------------------------------------------------------- */
 
@@ -416,13 +442,28 @@ static int cmd_model_md1(int argc, char **argv)
     bool json = false;
     const char *levels = DEFAULT_PERCENTILES;
     struct opt opts[] = {
-        {.name = "rate", .short_name = 'r', .kind = OPT_RATE, .dst = &sa.arrival_per_s, .metavar = "R",
+        {.name = "rate",
+         .short_name = 'r',
+         .kind = OPT_RATE,
+         .dst = &sa.arrival_per_s,
+         .metavar = "R",
          .help = "arrival rate λ per second; required"},
-        {.name = "service", .short_name = 's', .kind = OPT_DURATION, .dst = &sa.service_ns, .metavar = "D",
-         .help = "the constant service time D (10ms; a bare number is ms)", .unit_ns = NS_PER_MS},
-        {.name = "mu", .kind = OPT_RATE, .dst = &sa.mu_per_s, .metavar = "R",
+        {.name = "service",
+         .short_name = 's',
+         .kind = OPT_DURATION,
+         .dst = &sa.service_ns,
+         .metavar = "D",
+         .help = "the constant service time D (10ms; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "mu",
+         .kind = OPT_RATE,
+         .dst = &sa.mu_per_s,
+         .metavar = "R",
          .help = "service rate μ = 1/D per second, instead of --service"},
-        {.name = "percentiles", .kind = OPT_STR, .dst = &levels, .metavar = "LIST",
+        {.name = "percentiles",
+         .kind = OPT_STR,
+         .dst = &levels,
+         .metavar = "LIST",
          .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"},
         {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
     };
@@ -541,12 +582,23 @@ static int cmd_model_little(int argc, char **argv)
     uint64_t w_ns = 0;
     bool json = false;
     struct opt opts[] = {
-        {.name = "L", .kind = OPT_DOUBLE, .dst = &l, .metavar = "N",
+        {.name = "L",
+         .kind = OPT_DOUBLE,
+         .dst = &l,
+         .metavar = "N",
          .help = "mean number in the system (requests in flight)"},
-        {.name = "rate", .short_name = 'r', .kind = OPT_RATE, .dst = &rate, .metavar = "R",
+        {.name = "rate",
+         .short_name = 'r',
+         .kind = OPT_RATE,
+         .dst = &rate,
+         .metavar = "R",
          .help = "throughput λ per second (the admitted rate)"},
-        {.name = "W", .kind = OPT_DURATION, .dst = &w_ns, .metavar = "D",
-         .help = "mean time in the system (latency; a bare number is ms)", .unit_ns = NS_PER_MS},
+        {.name = "W",
+         .kind = OPT_DURATION,
+         .dst = &w_ns,
+         .metavar = "D",
+         .help = "mean time in the system (latency; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
         {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
     };
     struct cmd_spec spec = {
@@ -608,11 +660,20 @@ static int cmd_model_fanout(int argc, char **argv)
     const char *ns = NULL;
     bool json = false;
     struct opt opts[] = {
-        {.name = "p", .kind = OPT_SHARE, .dst = &p, .metavar = "P",
+        {.name = "p",
+         .kind = OPT_SHARE,
+         .dst = &p,
+         .metavar = "P",
          .help = "probability that one call is slow (2% or 0.02); required"},
-        {.name = "n", .kind = OPT_STR, .dst = &ns, .metavar = "LIST",
+        {.name = "n",
+         .kind = OPT_STR,
+         .dst = &ns,
+         .metavar = "LIST",
          .help = "calls per page, or a list: 20, or 1,2,5,10,20, or 1,2,...,10; required"},
-        {.name = "q", .kind = OPT_SHARE, .dst = &q, .metavar = "Q",
+        {.name = "q",
+         .kind = OPT_SHARE,
+         .dst = &q,
+         .metavar = "Q",
          .help = "also show the per-call percentile needed for the page's q (99% or 0.99)"},
         {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
     };
@@ -701,13 +762,28 @@ static int cmd_model_ladder(int argc, char **argv)
     const char *rates_s = NULL;
     bool json = false;
     struct opt opts[] = {
-        {.name = "service", .short_name = 's', .kind = OPT_DURATION, .dst = &sa.service_ns, .metavar = "D",
-         .help = "mean service time S = 1/μ (10ms; a bare number is ms)", .unit_ns = NS_PER_MS},
-        {.name = "mu", .kind = OPT_RATE, .dst = &sa.mu_per_s, .metavar = "R",
+        {.name = "service",
+         .short_name = 's',
+         .kind = OPT_DURATION,
+         .dst = &sa.service_ns,
+         .metavar = "D",
+         .help = "mean service time S = 1/μ (10ms; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "mu",
+         .kind = OPT_RATE,
+         .dst = &sa.mu_per_s,
+         .metavar = "R",
          .help = "service rate μ per server per second, instead of --service"},
-        {.name = "rates", .kind = OPT_STR, .dst = &rates_s, .metavar = "LIST",
+        {.name = "rates",
+         .kind = OPT_STR,
+         .dst = &rates_s,
+         .metavar = "LIST",
          .help = "arrival rates per second: 10,20,50 or 10,20,...,90,95; required"},
-        {.name = "servers", .short_name = 'c', .kind = OPT_COUNT, .dst = &servers, .metavar = "N",
+        {.name = "servers",
+         .short_name = 'c',
+         .kind = OPT_COUNT,
+         .dst = &servers,
+         .metavar = "N",
          .help = "servers c sharing one queue (default 1: M/M/1)"},
         {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
     };
@@ -779,8 +855,8 @@ static int cmd_model_ladder(int argc, char **argv)
         printf("  Wq = ρ/(μ−λ), T = 1/(μ−λ), response percentiles −ln(1−q)·T, L = λT\n");
     else
         printf("  P(wait) = Erlang C, Wq = C/(cμ−λ), T = Wq + S, response percentiles of W + Exp(μ), L = λT\n");
-    static const char *head[] = {"rate/s", "ρ", "P(wait)", "mean Wq", "mean T", "p50 T",
-                                 "p95 T",  "p99 T", "p99.9 T", "L"};
+    static const char *head[] = {"rate/s", "ρ",     "P(wait)", "mean Wq", "mean T",
+                                 "p50 T",  "p95 T", "p99 T",   "p99.9 T", "L"};
     static const int width[] = {8, 7, 8, 10, 10, 10, 10, 10, 10, 8};
     fputs(" ", stdout);
     for (size_t k = 0; k < sizeof head / sizeof *head; k++) {

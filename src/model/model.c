@@ -8,7 +8,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-static int positive(double x) { return isfinite(x) && x > 0; }
+static int positive(double x)
+{
+    return isfinite(x) && x > 0;
+}
 
 /* Bisection for the smallest t with survival(t) ≤ target, where survival is continuous and
  * non-increasing on (0, ∞) with survival(0+) > target. hi starts at a guess and doubles until
@@ -46,7 +49,10 @@ static int invert_survival(struct survival_fn f, double target, double guess_s, 
     return 0;
 }
 
-static int valid_level(double q) { return isfinite(q) && q > 0 && q < 1; }
+static int valid_level(double q)
+{
+    return isfinite(q) && q > 0 && q < 1;
+}
 
 /* ---- M/M/c ------------------------------------------------------------------------------ */
 
@@ -235,7 +241,10 @@ void model_md1_dist_release(struct model_md1_dist *d)
     *d = (struct model_md1_dist){0};
 }
 
-static double md1_tail(const struct model_md1_dist *d, size_t k) { return k < d->ntail ? d->tail[k] : 0; }
+static double md1_tail(const struct model_md1_dist *d, size_t k)
+{
+    return k < d->ntail ? d->tail[k] : 0;
+}
 
 /* Extend π (and its running sum) to at least n + 1 entries: π_0 … π_n. */
 static int md1_grow(struct model_md1_dist *d, size_t n)
@@ -310,7 +319,10 @@ int model_md1_wait_survival(struct model_md1_dist *d, double t_s, double *out)
     return 0;
 }
 
-static int md1_survival_cb(void *ctx, double t_s, double *out) { return model_md1_wait_survival(ctx, t_s, out); }
+static int md1_survival_cb(void *ctx, double t_s, double *out)
+{
+    return model_md1_wait_survival(ctx, t_s, out);
+}
 
 int model_md1_wait_quantile(struct model_md1_dist *d, double q, double *out_s)
 {

@@ -20,17 +20,17 @@
 /* ---- M/M/c (M/M/1 is c = 1) ------------------------------------------------------------ */
 
 struct model_mmc {
-    unsigned servers;      /* c */
-    double arrival_per_s;  /* λ */
-    double service_per_s;  /* μ, per server */
-    double offered;        /* a = λ/μ, in Erlangs */
-    double utilisation;    /* ρ = λ/(cμ) */
-    double p_wait;         /* Erlang C: P(W > 0); ρ when c = 1 */
-    double decay_per_s;    /* θ = cμ − λ: P(W > t) = p_wait·e^(−θt) */
-    double mean_wait_s;    /* Wq = p_wait/θ */
+    unsigned servers;       /* c */
+    double arrival_per_s;   /* λ */
+    double service_per_s;   /* μ, per server */
+    double offered;         /* a = λ/μ, in Erlangs */
+    double utilisation;     /* ρ = λ/(cμ) */
+    double p_wait;          /* Erlang C: P(W > 0); ρ when c = 1 */
+    double decay_per_s;     /* θ = cμ − λ: P(W > t) = p_wait·e^(−θt) */
+    double mean_wait_s;     /* Wq = p_wait/θ */
     double mean_response_s; /* T = Wq + 1/μ */
-    double mean_in_queue;  /* Lq = λ·Wq */
-    double mean_in_system; /* L = λ·T */
+    double mean_in_queue;   /* Lq = λ·Wq */
+    double mean_in_system;  /* L = λ·T */
 };
 
 /* Erlang B blocking probability B(c, a) for c servers and offered load a ≥ 0 Erlangs, by the
@@ -87,10 +87,10 @@ int model_md1(double arrival_per_s, double service_s, struct model_md1 *out);
  * non-negative terms, unlike the alternating Erlang/Crommelin series. */
 struct model_md1_dist {
     struct model_md1 m;
-    double *tail;       /* tail[k] = P(A ≥ k), A ~ Poisson(ρ) arrivals per service time */
-    size_t ntail;       /* tail[k] for k < ntail; beyond it the tail is below 1e-300 */
-    double *pi;         /* π_n = P(n in system) at an arbitrary time, n < npi */
-    double *cdf;        /* cdf[n] = π_0 + … + π_n */
+    double *tail; /* tail[k] = P(A ≥ k), A ~ Poisson(ρ) arrivals per service time */
+    size_t ntail; /* tail[k] for k < ntail; beyond it the tail is below 1e-300 */
+    double *pi;   /* π_n = P(n in system) at an arbitrary time, n < npi */
+    double *cdf;  /* cdf[n] = π_0 + … + π_n */
     size_t npi, cap;
 };
 

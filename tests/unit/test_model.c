@@ -420,12 +420,12 @@ static void knee(struct captured *c, ...)
     slurp(e, c->err, sizeof c->err);
 }
 
-#define assert_contains(hay, needle)                                                                             \
-    do {                                                                                                         \
-        if (!strstr((hay), (needle))) {                                                                          \
-            print_error("expected to find '%s' in:\n%s\n", (needle), (hay));                                     \
-            fail();                                                                                              \
-        }                                                                                                        \
+#define assert_contains(hay, needle)                                                                                   \
+    do {                                                                                                               \
+        if (!strstr((hay), (needle))) {                                                                                \
+            print_error("expected to find '%s' in:\n%s\n", (needle), (hay));                                           \
+            fail();                                                                                                    \
+        }                                                                                                              \
     } while (0)
 
 static size_t count_lines(const char *s)
