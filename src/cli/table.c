@@ -2,5 +2,6 @@
 #include "cli/commands.h"
 
 const struct command knee_commands[] = {
+    {"model", cmd_model, "queueing calculators: M/M/1, M/M/c, M/D/1, Little's law, fan-out"},
     {0, 0, 0},
 };
