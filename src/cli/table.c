@@ -2,5 +2,6 @@
 #include "cli/commands.h"
 
 const struct command knee_commands[] = {
+    {"hlog", cmd_hlog, "HdrHistogram interval logs: show, stats, tags, merge (exact, Java-compatible)"},
     {0, 0, 0},
 };
