@@ -164,6 +164,20 @@ static int parse_ratio(const struct cmd_spec *spec, double r)
 
 /* ---- show -------------------------------------------------------------------------------- */
 
+/* The two lines HistogramLogProcessor puts above its .hgrm table (the date in local time, as
+ * Java's Date.toString). */
+static void print_range_header(double from_s, double to_s, double start_time_s)
+{
+    char a[64], b[64], st[64], date[64] = "";
+    printf("#[Overall percentile distribution between %s and %s seconds (relative to StartTime)]\n",
+           jfmt_fixed(a, sizeof a, from_s, 3), to_s < INFINITY ? jfmt_fixed(b, sizeof b, to_s, 3) : "<Infinite>");
+    time_t t = (time_t)floor(start_time_s);
+    struct tm tm;
+    if (isfinite(start_time_s) && localtime_r(&t, &tm))
+        strftime(date, sizeof date, "%a %b %d %H:%M:%S %Z %Y", &tm);
+    printf("#[StartTime: %s (seconds since epoch), %s]\n", jfmt_fixed(st, sizeof st, start_time_s, 3), date);
+}
+
 static int hlog_show(int argc, char **argv)
 {
     const char *tag = NULL;
@@ -187,8 +201,8 @@ static int hlog_show(int argc, char **argv)
     struct cmd_spec spec = {
         .name = "hlog show",
         .usage = "[options] FILE",
-        .summary = "Print a log's percentile distribution in the HdrHistogram reference layout (.hgrm), the same "
-                   "table HistogramLogProcessor writes.",
+        .summary = "Print a log's percentile distribution in the HdrHistogram reference layout: the .hgrm file "
+                   "HistogramLogProcessor writes, line for line.",
         .opts = opts,
         .nopts = OPT_COUNT_OF(opts),
         .epilog = "example:\n  knee hlog show run.hlog --tag api\n",
@@ -230,8 +244,11 @@ static int hlog_show(int argc, char **argv)
             code = opt_fail(&spec, "%s: no %sintervals%s (see knee hlog tags; --tag T or --all-tags)", args.v[0],
                             all_tags ? "" : "untagged ", flt.to_s < INFINITY || flt.from_s > 0 ? " in the window" : "");
     }
-    if (!code && hlog_print_percentiles(stdout, &all.h, (int)ticks, ratio, csv) != 0)
-        code = 1;
+    if (!code) {
+        print_range_header(flt.from_s, flt.to_s, s.start_time_s);
+        if (hlog_print_percentiles(stdout, &all.h, (int)ticks, ratio, csv) != 0)
+            code = 1;
+    }
     hlog_acc_release(&all);
     scan_release(&s);
 out:

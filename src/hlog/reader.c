@@ -250,7 +250,8 @@ int hlog_reader_next(struct hlog_reader *r, struct hlog_entry *e)
             r->have_base = true;
         }
         e->start_s = e->timestamp_s + r->base_time_s;
-        e->offset_s = e->start_s - r->start_time_s;
+        /* in this order the common case (BaseTime == StartTime) is exact */
+        e->offset_s = e->timestamp_s + (r->base_time_s - r->start_time_s);
         e->histogram = f[at + 3];
         e->histogram_len = strlen(f[at + 3]);
         e->line = r->line;

@@ -49,8 +49,8 @@ int hlog_writer_open(struct hlog_writer **out, FILE *f, double start_time_epoch_
     jfmt_fixed(secs, sizeof secs, start_time_epoch_s, 3);
     time_t t = (time_t)start_time_epoch_s;
     struct tm tm;
-    if (gmtime_r(&t, &tm))
-        strftime(date, sizeof date, "%a %b %d %H:%M:%S UTC %Y", &tm);
+    if (localtime_r(&t, &tm)) /* local time, as Java's Date.toString */
+        strftime(date, sizeof date, "%a %b %d %H:%M:%S %Z %Y", &tm);
     fprintf(f, "#[StartTime: %s (seconds since epoch), %s]\n", secs, date);
     fprintf(f, "#[BaseTime: %s (seconds since epoch)]\n", secs);
     fputs("\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n", f);
