@@ -21,8 +21,8 @@
 #define V1_COMPRESSED_BASE 0x1c849302u
 #define V0_BASE 0x1c849308u
 #define V0_COMPRESSED_BASE 0x1c849309u
-#define DOUBLE_BASE 0x0c72124eu
-#define DOUBLE_COMPRESSED_BASE 0x0c72124fu
+#define DOUBLE_COOKIE 0x0c72124eu
+#define DOUBLE_COMPRESSED_COOKIE 0x0c72124fu
 /* Inflate in windows of this size: the payload is parsed as it streams out of zlib, so a
  * decode never holds the whole inflated payload. */
 #define INFLATE_WINDOW 65536
@@ -315,7 +315,8 @@ static void establish(struct hdr *h, int64_t total)
 static int check_header(const struct hlog_v2_header *hd, size_t *counts_len, char *why, size_t whylen)
 {
     uint32_t base = COOKIE_BASE(hd->cookie);
-    if (base == DOUBLE_BASE || base == DOUBLE_COMPRESSED_BASE)
+    /* DoubleHistogram cookies carry no word-size nibble: compare them whole */
+    if (hd->cookie == DOUBLE_COOKIE || hd->cookie == DOUBLE_COMPRESSED_COOKIE)
         return failf(KNEE_EUNSUPPORTED, why, whylen, "a DoubleHistogram encoding (knee reads integer histograms)");
     if (base == V1_BASE || base == V0_BASE || base == V1_COMPRESSED_BASE || base == V0_COMPRESSED_BASE)
         return failf(KNEE_EVERSION, why, whylen, "a V0/V1 encoding (cookie 0x%08x, HdrHistogram before 2.1)",
