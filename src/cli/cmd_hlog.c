@@ -7,7 +7,6 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "hlog/hlog.h"
-#include "hlog/jfmt.h"
 #include "report/json.h"
 
 #include <errno.h>
@@ -17,6 +16,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Java's "%.Nf" (hdr_java_fixed) as an expression. */
+static const char *jf(char *buf, size_t len, double v, int decimals)
+{
+    hdr_java_fixed(buf, len, v, decimals);
+    return buf;
+}
 
 /* Accumulators hold one histogram per tag; a hostile log could name many tags with huge
  * ranges, so their total memory is capped. */
@@ -170,12 +176,12 @@ static void print_range_header(double from_s, double to_s, double start_time_s)
 {
     char a[64], b[64], st[64], date[64] = "";
     printf("#[Overall percentile distribution between %s and %s seconds (relative to StartTime)]\n",
-           jfmt_fixed(a, sizeof a, from_s, 3), to_s < INFINITY ? jfmt_fixed(b, sizeof b, to_s, 3) : "<Infinite>");
+           jf(a, sizeof a, from_s, 3), to_s < INFINITY ? jf(b, sizeof b, to_s, 3) : "<Infinite>");
     time_t t = (time_t)floor(start_time_s);
     struct tm tm;
     if (isfinite(start_time_s) && localtime_r(&t, &tm))
         strftime(date, sizeof date, "%a %b %d %H:%M:%S %Z %Y", &tm);
-    printf("#[StartTime: %s (seconds since epoch), %s]\n", jfmt_fixed(st, sizeof st, start_time_s, 3), date);
+    printf("#[StartTime: %s (seconds since epoch), %s]\n", jf(st, sizeof st, start_time_s, 3), date);
 }
 
 static int hlog_show(int argc, char **argv)
@@ -246,7 +252,7 @@ static int hlog_show(int argc, char **argv)
     }
     if (!code) {
         print_range_header(flt.from_s, flt.to_s, s.start_time_s);
-        if (hlog_print_percentiles(stdout, &all.h, (int)ticks, ratio, csv) != 0)
+        if (hdr_percentiles_print(stdout, &all.h, (int)ticks, ratio, csv) != 0)
             code = 1;
     }
     hlog_acc_release(&all);
@@ -266,11 +272,11 @@ static void print_row(const char *label, const struct hdr *h, double ratio)
 {
     char b[64];
     printf("%-14s %10lld", label, (long long)h->total_count);
-    printf(" %10s", jfmt_fixed(b, sizeof b, hdr_mean(h) / ratio, 3));
-    printf(" %10s", jfmt_fixed(b, sizeof b, hdr_stdev(h) / ratio, 3));
+    printf(" %10s", jf(b, sizeof b, hdr_mean(h) / ratio, 3));
+    printf(" %10s", jf(b, sizeof b, hdr_stdev(h) / ratio, 3));
     for (size_t k = 0; k < NSTAT; k++)
-        printf(" %10s", jfmt_fixed(b, sizeof b, (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio, 3));
-    printf(" %10s\n", jfmt_fixed(b, sizeof b, (double)hdr_max(h) / ratio, 3));
+        printf(" %10s", jf(b, sizeof b, (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio, 3));
+    printf(" %10s\n", jf(b, sizeof b, (double)hdr_max(h) / ratio, 3));
 }
 
 static void json_group(struct json *j, const char *key, const struct hdr *h, double ratio, size_t intervals)
@@ -382,8 +388,8 @@ static int stats_main(const char *name, int argc, char **argv)
         if (isfinite(s.start_time_s) && gmtime_r(&tt, &tm))
             strftime(date, sizeof date, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
         printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", args.v[0], s.intervals,
-               s.intervals == 1 ? "" : "s", jfmt_fixed(t0, sizeof t0, s.first_offset_s, 3),
-               jfmt_fixed(t1, sizeof t1, s.last_end_offset_s, 3), jfmt_fixed(st, sizeof st, s.start_time_s, 3),
+               s.intervals == 1 ? "" : "s", jf(t0, sizeof t0, s.first_offset_s, 3),
+               jf(t1, sizeof t1, s.last_end_offset_s, 3), jf(st, sizeof st, s.start_time_s, 3),
                date);
         if (ratio == 1e6)
             printf("values in ms (recorded ns / 1e6)");
@@ -435,8 +441,8 @@ static int hlog_tags(int argc, char **argv)
         for (size_t i = 0; i < s.n; i++) {
             char a[64], b[64];
             printf("%-20s %10zu %12s %12s\n", tag_label(&s.t[i]), s.t[i].intervals,
-                   jfmt_fixed(a, sizeof a, s.t[i].first_offset_s, 3),
-                   jfmt_fixed(b, sizeof b, s.t[i].last_end_offset_s, 3));
+                   jf(a, sizeof a, s.t[i].first_offset_s, 3),
+                   jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
         }
         scan_release(&s);
     }

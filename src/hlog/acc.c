@@ -35,11 +35,19 @@ static int say(int code, char *why, size_t whylen, const char *fmt, ...)
 int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t whylen)
 {
     if (!a->used) {
-        /* the reference copies the first histogram's parameters (Histogram.copy) */
-        if (hdr_init(&a->h, src->lowest, src->highest, src->sig_digits) != 0)
+        /* The reference copies the first histogram's parameters (Histogram.copy). A decoded
+         * histogram may hold counts above its highest trackable value (Java records anything
+         * its counts array covers), so the sum's range also covers src's max; that stays in the
+         * same bucket, so the bucket count is the reference's. */
+        int64_t highest = src->highest;
+        if (src->total_count > 0 && hdr_max(src) > highest)
+            highest = hdr_max(src);
+        if (hdr_init(&a->h, src->lowest, highest, src->sig_digits) != 0)
             return say(KNEE_EINVAL, why, whylen, "histogram parameters rejected");
         a->used = true;
-    } else if (src->lowest != a->h.lowest || src->sig_digits != a->h.sig_digits) {
+    } else if (src->unit_magnitude != a->h.unit_magnitude || src->sig_digits != a->h.sig_digits) {
+        /* same digits and floor(log2(lowest)): the same bucket layout, so index-wise addition
+         * is exact (the reference's add takes the same fast path) */
         return say(KNEE_EMISMATCH, why, whylen,
                    "%d significant digits and lowest value %lld, but earlier intervals have %d and %lld: "
                    "they cannot be added exactly",

@@ -290,27 +290,6 @@ static long sink_counts(struct sink *s, const uint8_t *p, size_t n, char *why, s
     return (long)at;
 }
 
-/* Set total_count, min_value and max_value from the counts, as the Java decoder's
- * establishInternalTackingValues: max is the highest equivalent value of the highest
- * non-zero bucket; min is the value of the lowest non-zero bucket other than bucket 0. */
-static void establish(struct hdr *h, int64_t total)
-{
-    h->total_count = total;
-    h->min_value = INT64_MAX;
-    h->max_value = 0;
-    size_t i = 0;
-    for (i = 1; i < h->counts_len; i++)
-        if (h->counts[i]) {
-            h->min_value = hdr_value_from_index(h, i);
-            break;
-        }
-    for (i = h->counts_len; i > 0; i--)
-        if (h->counts[i - 1]) {
-            h->max_value = hdr_highest_equivalent(h, hdr_value_from_index(h, i - 1));
-            break;
-        }
-}
-
 /* Check an inner (uncompressed) header and size the histogram it describes. */
 static int check_header(const struct hlog_v2_header *hd, size_t *counts_len, char *why, size_t whylen)
 {
@@ -415,7 +394,7 @@ static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct 
         return r;
     }
     if (out)
-        establish(out, s.total);
+        hdr_recalc(out); /* total, min, max from the counts, as the Java decoder */
     else
         memcpy(c->raw, buf, HLOG_V2_HEADER_BYTES);
     return 0;
@@ -517,7 +496,7 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
         goto fail;
     }
     if (out)
-        establish(out, s.total);
+        hdr_recalc(out); /* total, min, max from the counts, as the Java decoder */
     else
         memcpy(c->raw, head, HLOG_V2_HEADER_BYTES);
     return 0;

@@ -1,6 +1,6 @@
 /* HdrHistogram interval logs (.hlog, "Histogram log format version 1.3"): the writer knee run
  * uses, a reader with the reference reader's semantics, exact accumulation and merging of
- * intervals, and the percentile-distribution printer in the reference layout. Written from
+ * intervals. Written from
  * the description in ../shared/reference/measurement-methods.md §4.7; docs/FORMATS.md says
  * what knee writes.
  *
@@ -117,14 +117,7 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
  * KNEE_EMISMATCH (different digits/lowest within a tag), any reader/decoder error, or -errno. */
 int hlog_merge(FILE *out, const char *const *paths, size_t npaths, double slot_s, char *err, size_t errlen);
 
-/* ---- printing ---------------------------------------------------------------------------- */
-
-/* The percentile distribution exactly as the reference's outputPercentileDistribution prints
- * it (the .hgrm layout): "Value Percentile TotalCount 1/(1-Percentile)" rows at the
- * PercentileIterator's ticks (ticks_per_half per halving of the distance to 100%), values
- * divided by unit_ratio with sig_digits decimals, then the Mean/StdDeviation, Max/Total count
- * and Buckets/SubBuckets footer. csv: the reference's CSV variant. ticks_per_half 1..1000,
- * unit_ratio > 0 (KNEE_EINVAL otherwise). */
-int hlog_print_percentiles(FILE *out, const struct hdr *h, int ticks_per_half, double unit_ratio, bool csv);
+/* The percentile distribution in the reference layout (.hgrm) is hdr_percentiles_print
+ * (hist/hdr.h): the same iterator, numbers and footer as Java's outputPercentileDistribution. */
 
 #endif

@@ -27,7 +27,7 @@ struct item {
 struct tag_info {
     char *name;   /* NULL for untagged */
     bool seen_params;
-    int sig_digits;
+    int sig_digits, unit_magnitude;
     int64_t lowest;
     size_t file, line; /* where those parameters were first seen */
 };
@@ -143,9 +143,10 @@ static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec
             t->seen_params = true;
             t->sig_digits = hs[i].sig_digits;
             t->lowest = hs[i].lowest;
+            t->unit_magnitude = hs[i].unit_magnitude;
             t->file = it->file;
             t->line = it->line;
-        } else if (hs[i].sig_digits != t->sig_digits || hs[i].lowest != t->lowest) {
+        } else if (hs[i].sig_digits != t->sig_digits || hs[i].unit_magnitude != t->unit_magnitude) {
             decoded++;
             rc = failf(m, KNEE_EMISMATCH,
                        "%s:%zu: %d significant digits, lowest value %lld, but %s:%zu (same tag) has %d and %lld: "
@@ -154,8 +155,11 @@ static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec
                        t->line, t->sig_digits, (long long)t->lowest);
             goto out;
         }
-        if (hs[i].highest > highest)
-            highest = hs[i].highest;
+        /* counts may lie above a histogram's highest trackable value (within its counts
+         * array); the sum's range covers them */
+        int64_t top = hs[i].total_count > 0 && hdr_max(&hs[i]) > hs[i].highest ? hdr_max(&hs[i]) : hs[i].highest;
+        if (top > highest)
+            highest = top;
         if (it->start_s < start)
             start = it->start_s;
         if (it->end_s > end)

@@ -1,11 +1,11 @@
 /* The .hlog writer: the header Java's HistogramLogWriter writes (format version 1.3,
  * StartTime, BaseTime, legend) and one line per interval with its histogram compressed V2 in
- * base64. Numbers go through jfmt so the text is what the Java writer would produce. */
+ * base64. Numbers are formatted as Java's Formatter does (hdr_java_fixed), so the text is what
+ * the Java writer would produce. */
 #include "hlog/hlog.h"
 
 #include "core/err.h"
 #include "hlog/codec.h"
-#include "hlog/jfmt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -46,7 +46,7 @@ int hlog_writer_open(struct hlog_writer **out, FILE *f, double start_time_epoch_
     }
     fputs("#[Histogram log format version " HLOG_FORMAT_VERSION "]\n", f);
     char secs[64], date[64] = "";
-    jfmt_fixed(secs, sizeof secs, start_time_epoch_s, 3);
+    hdr_java_fixed(secs, sizeof secs, start_time_epoch_s, 3);
     time_t t = (time_t)start_time_epoch_s;
     struct tm tm;
     if (localtime_r(&t, &tm)) /* local time, as Java's Date.toString */
@@ -76,9 +76,9 @@ int hlog_writer_write(struct hlog_writer *w, const char *tag, double start_s, do
     if (r)
         return r;
     char start[64], len[64], max[64];
-    jfmt_fixed(start, sizeof start, start_s, 3);
-    jfmt_fixed(len, sizeof len, length_s, 3);
-    jfmt_fixed(max, sizeof max, (double)hdr_max(h) / HLOG_MAX_VALUE_UNIT_RATIO, 3);
+    hdr_java_fixed(start, sizeof start, start_s, 3);
+    hdr_java_fixed(len, sizeof len, length_s, 3);
+    hdr_java_fixed(max, sizeof max, (double)hdr_max(h) / HLOG_MAX_VALUE_UNIT_RATIO, 3);
     if (tag)
         fprintf(w->f, "Tag=%s,", tag);
     fprintf(w->f, "%s,%s,%s,", start, len, max);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# A log written by the Java reference (HistogramLogWriter; five tags of seeded random values of
+# A log written by the Java reference (HistogramLogWriter; six tags of seeded random values of
 # different shapes and histogram parameters, 12 intervals each) read by knee: knee's
 # percentile distribution, statistics and percentiles must equal the Java library's own.
 source "$KNEE_SRC/tests/e2e/hlog/common.sh"
 ref write "$tmp/j.hlog" 42
-for tag in untagged api tail db tiny; do
+for tag in untagged api tail db tiny edge; do
   if [[ $tag == untagged ]]; then sel=(); else sel=(--tag "$tag"); fi
   # the Java accumulation's outputPercentileDistribution, against knee show minus the two lines
   # HistogramLogProcessor adds above the table
@@ -22,7 +22,7 @@ python3 - "$tmp" <<'PY'
 import json, sys
 tmp = sys.argv[1]
 st = json.load(open(f"{tmp}/stats.json"))
-names = {"untagged": "(untagged)", "api": "api", "tail": "tail", "db": "db", "tiny": "tiny"}
+names = {"untagged": "(untagged)", "api": "api", "tail": "tail", "db": "db", "tiny": "tiny", "edge": "edge"}
 bad = 0
 for tag, key in names.items():
     ref = dict(line.split() for line in open(f"{tmp}/j.hlog.{tag}.pct"))

@@ -31,7 +31,7 @@ static void fuzz_log(const uint8_t *data, size_t size)
     if (acc.used) {
         FILE *out = fopen("/dev/null", "w");
         if (out) {
-            hlog_print_percentiles(out, &acc.h, 5, 1e6, false);
+            hdr_percentiles_print(out, &acc.h, 5, 1e6, false);
             fclose(out);
         }
     }

@@ -69,6 +69,7 @@ public class HlogRef {
             {"tail", "pareto", "auto3"},   // auto-resizing: highest differs per interval
             {"db", "lognormal", "us2"},    // lowest 1000, 2 digits
             {"tiny", "small", "fixed3"},
+            {"edge", "lognormal", "to1ms"},  // highest 1e6 but values up to its last bucket (1048575)
         };
         Map<String, Histogram> sums = new LinkedHashMap<>();
         long startMs = 1700000000123L;
@@ -87,11 +88,16 @@ public class HlogRef {
                 switch (t[2]) {
                 case "auto3": h = new Histogram(3); break;
                 case "us2": h = new Histogram(1000, 3_600_000_000_000L, 2); break;
+                case "to1ms": h = new Histogram(1, 1_000_000L, 3); break;
                 default: h = new Histogram(1, 3_600_000_000_000L, 3); break;
                 }
                 int n = 500 + rnd.nextInt(1500);
-                for (int k = 0; k < n; k++)
-                    h.recordValue(draw(rnd, t[1]));
+                for (int k = 0; k < n; k++) {
+                    long v = draw(rnd, t[1]);
+                    if (t[2].equals("to1ms")) // Java accepts values past highest up to the array's end
+                        v = 900_000 + v % 148_576;
+                    h.recordValue(v);
+                }
                 if (t[0] != null && t[0].equals("api") && i == 5)
                     h.recordValueWithCount(2_000_000, 1L << 40); // a count that needs a long varint
                 if (t[0] != null && t[0].equals("tiny") && i == 3)
