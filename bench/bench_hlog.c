@@ -100,95 +100,142 @@ static int gen(int argc, char **argv)
     return 0;
 }
 
-static double per_op_us(uint64_t t0, uint64_t t1, long n) { return (double)(t1 - t0) / 1e3 / (double)n; }
+/* The benchmark state shared by the timed steps. */
+struct bench {
+    struct hdr h, d;
+    bool d_ready;
+    struct hlog_codec *c;
+    char *text;
+    size_t text_len;
+    const char *one[1], *two[2];
+    FILE *devnull;
+    const char *log_a;
+};
+
+static int step_encode_plain(struct bench *b)
+{
+    const uint8_t *bin;
+    size_t n;
+    return hlog_encode(b->c, &b->h, false, &bin, &n);
+}
+
+static int step_encode_b64(struct bench *b)
+{
+    const char *t;
+    size_t n;
+    return hlog_encode_base64(b->c, &b->h, &t, &n);
+}
+
+static int step_decode(struct bench *b)
+{
+    return hlog_decode_base64_reuse(b->c, b->text, b->text_len, &b->d, &b->d_ready, NULL, 0);
+}
+
+static int step_merge1(struct bench *b)
+{
+    char err[512];
+    return hlog_merge(b->devnull, b->one, 1, 1.0, err, sizeof err);
+}
+
+static int step_merge2(struct bench *b)
+{
+    char err[512];
+    return hlog_merge(b->devnull, b->two, 2, 1.0, err, sizeof err);
+}
+
+static int step_sum(struct bench *b)
+{
+    FILE *f = fopen(b->log_a, "r");
+    struct hlog_reader *rd = hlog_reader_new(f, b->log_a);
+    struct hlog_entry e;
+    struct hlog_acc acc;
+    hlog_acc_init(&acc);
+    int rc = 0;
+    while (!rc && hlog_reader_next(rd, &e) == 1)
+        if (!(rc = hlog_reader_decode_reuse(rd, &e, &b->d, &b->d_ready)))
+            rc = hlog_acc_add(&acc, &b->d, NULL, 0);
+    hlog_acc_release(&acc);
+    hlog_reader_free(rd);
+    fclose(f);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Run step reps times per round, `rounds` rounds; print the best and median per-call cost. */
+static int timed(struct bench *b, const char *label, int (*step)(struct bench *), long reps, double unit_ns,
+                 const char *unit)
+{
+    enum { ROUNDS = 5 };
+    double t[ROUNDS];
+    for (int k = 0; k < ROUNDS; k++) {
+        uint64_t t0 = clock_now_ns();
+        for (long i = 0; i < reps; i++)
+            if (step(b) != 0) {
+                fprintf(stderr, "bench_hlog: %s failed\n", label);
+                return 1;
+            }
+        t[k] = (double)(clock_now_ns() - t0) / (double)reps / unit_ns;
+    }
+    qsort(t, ROUNDS, sizeof t[0], cmp_double);
+    printf("%-40s best %9.1f  median %9.1f %s\n", label, t[0], t[ROUNDS / 2], unit);
+    return 0;
+}
 
 static int bench(void)
 {
+    struct bench b = {0};
     struct rng r;
     rng_seed(&r, 7);
-    struct hdr h, d;
-    hdr_init(&h, 1, HOUR_NS, 3);
-    fill(&h, &r, 100000);
-    struct hlog_codec *c = hlog_codec_new();
+    hdr_init(&b.h, 1, HOUR_NS, 3);
+    fill(&b.h, &r, 100000);
+    b.c = hlog_codec_new();
     const uint8_t *bin;
-    size_t n;
+    size_t raw, n;
+    hlog_encode(b.c, &b.h, false, &bin, &raw);
+    hlog_encode(b.c, &b.h, true, &bin, &n);
     const char *text;
-    size_t tn;
-    hlog_encode(c, &h, false, &bin, &n);
-    size_t raw = n;
-    hlog_encode(c, &h, true, &bin, &n);
-    printf("histogram: 3 digits, 1 ns..1 h (%zu counts), 100000 values; V2 %zu bytes, compressed %zu bytes\n",
-           h.counts_len, raw, n);
+    hlog_encode_base64(b.c, &b.h, &text, &b.text_len);
+    b.text = xstrdup(text);
+    printf("histogram: 3 digits, 1 ns..1 h (%zu counts), 100000 values; V2 %zu bytes, compressed %zu bytes\n"
+           "5 rounds each; best and median of the rounds\n",
+           b.h.counts_len, raw, n);
+    int rc = timed(&b, "encode V2 (uncompressed)", step_encode_plain, 500, 1e3, "us/histogram");
+    rc = rc || timed(&b, "encode V2 compressed + base64", step_encode_b64, 500, 1e3, "us/histogram");
+    rc = rc || timed(&b, "decode base64 + V2 compressed", step_decode, 500, 1e3, "us/histogram");
 
-    long reps = 2000;
-    uint64_t t0 = clock_now_ns();
-    for (long i = 0; i < reps; i++)
-        hlog_encode(c, &h, false, &bin, &n);
-    uint64_t t1 = clock_now_ns();
-    printf("encode V2 (uncompressed)          %8.1f us/histogram\n", per_op_us(t0, t1, reps));
-    t0 = clock_now_ns();
-    for (long i = 0; i < reps; i++)
-        hlog_encode_base64(c, &h, &text, &tn);
-    t1 = clock_now_ns();
-    printf("encode V2 compressed + base64     %8.1f us/histogram\n", per_op_us(t0, t1, reps));
-    char *copy = xstrdup(text);
-    t0 = clock_now_ns();
-    for (long i = 0; i < reps; i++) {
-        if (hlog_decode_base64(c, copy, tn, &d, NULL, 0) != 0)
-            return 1;
-        hdr_release(&d);
-    }
-    t1 = clock_now_ns();
-    printf("decode base64 + V2 compressed     %8.1f us/histogram\n", per_op_us(t0, t1, reps));
-    free(copy);
-    hlog_codec_free(c);
-    hdr_release(&h);
-
-    /* merging 1,000 one-second intervals: two "machines", 1,000 intervals each, offset 0.25 s */
-    char a[] = "/tmp/bench_hlog_aXXXXXX", b[] = "/tmp/bench_hlog_bXXXXXX";
-    int fa = mkstemp(a), fb = mkstemp(b);
+    /* merging 1,000 one-second intervals: two "machines", 1,000 intervals each, 0.25 s apart */
+    char a[] = "/tmp/bench_hlog_aXXXXXX", bb[] = "/tmp/bench_hlog_bXXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(bb);
     if (fa < 0 || fb < 0)
         return 1;
     close(fa);
     close(fb);
     char *ga[] = {a, "--seed", "1", "--intervals", "1000", "--start", "1700000000"};
-    char *gb[] = {b, "--seed", "2", "--intervals", "1000", "--start", "1700000000.25"};
+    char *gb[] = {bb, "--seed", "2", "--intervals", "1000", "--start", "1700000000.25"};
     if (gen(7, ga) || gen(7, gb))
         return 1;
-    const char *one[] = {a}, *two[] = {a, b};
-    char err[512];
-    FILE *devnull = fopen("/dev/null", "w");
-    t0 = clock_now_ns();
-    int rc = hlog_merge(devnull, one, 1, 1.0, err, sizeof err);
-    t1 = clock_now_ns();
-    printf("merge 1 log x 1000 intervals      %8.1f ms%s\n", (double)(t1 - t0) / 1e6, rc ? " (FAILED)" : "");
-    t0 = clock_now_ns();
-    rc = hlog_merge(devnull, two, 2, 1.0, err, sizeof err);
-    t1 = clock_now_ns();
-    printf("merge 2 logs x 1000 intervals     %8.1f ms%s\n", (double)(t1 - t0) / 1e6, rc ? " (FAILED)" : "");
-    /* summing all 1,000 intervals into one histogram (what show/stats do) */
-    FILE *f = fopen(a, "r");
-    struct hlog_reader *rd = hlog_reader_new(f, a);
-    struct hlog_entry e;
-    struct hlog_acc acc;
-    hlog_acc_init(&acc);
-    t0 = clock_now_ns();
-    while (hlog_reader_next(rd, &e) == 1) {
-        if (hlog_reader_decode(rd, &e, &d) != 0)
-            return 1;
-        hlog_acc_add(&acc, &d, NULL, 0);
-        hdr_release(&d);
-    }
-    t1 = clock_now_ns();
-    printf("read + sum 1000 intervals         %8.1f ms (total count %lld)\n", (double)(t1 - t0) / 1e6,
-           (long long)acc.h.total_count);
-    hlog_acc_release(&acc);
-    hlog_reader_free(rd);
-    fclose(f);
-    fclose(devnull);
+    b.one[0] = a;
+    b.two[0] = a;
+    b.two[1] = bb;
+    b.log_a = a;
+    b.devnull = fopen("/dev/null", "w");
+    rc = rc || timed(&b, "merge 1 log x 1000 intervals", step_merge1, 1, 1e6, "ms");
+    rc = rc || timed(&b, "merge 2 logs x 1000 intervals (-> 1000)", step_merge2, 1, 1e6, "ms");
+    rc = rc || timed(&b, "read + sum 1000 intervals (show/stats)", step_sum, 1, 1e6, "ms");
+    fclose(b.devnull);
     unlink(a);
-    unlink(b);
-    return 0;
+    unlink(bb);
+    if (b.d_ready)
+        hdr_release(&b.d);
+    hdr_release(&b.h);
+    hlog_codec_free(b.c);
+    free(b.text);
+    return rc;
 }
 
 int main(int argc, char **argv)

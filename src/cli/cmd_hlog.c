@@ -93,6 +93,8 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
         return opt_fail(spec, "%s: %s", path, strerror(errno));
     struct hlog_reader *r = hlog_reader_new(f, path);
     struct hlog_entry e;
+    struct hdr h; /* reused from interval to interval */
+    bool h_ready = false;
     int rc, code = 0;
     while ((rc = hlog_reader_next(r, &e)) == 1) {
         if (e.offset_s < flt->from_s || e.offset_s > flt->to_s)
@@ -107,15 +109,13 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
             break;
         }
         if (flt->decode) {
-            struct hdr h;
-            if (hlog_reader_decode(r, &e, &h) != 0) {
+            if (hlog_reader_decode_reuse(r, &e, &h, &h_ready) != 0) {
                 code = opt_fail(spec, "%s", hlog_reader_error(r));
                 break;
             }
             size_t before = t->acc.used ? t->acc.h.counts_len : 0;
             char why[256];
             int ar = hlog_acc_add(&t->acc, &h, why, sizeof why);
-            hdr_release(&h);
             if (ar) {
                 code = opt_fail(spec, "%s:%zu: %s%s", path, e.line, why,
                                 t->name ? "" : " (untagged intervals)");
@@ -143,6 +143,8 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
     if (!code && rc < 0)
         code = rc == KNEE_EFORMAT || rc == KNEE_ETOOBIG ? opt_fail(spec, "%s", hlog_reader_error(r))
                                                         : (opt_fail(spec, "%s", hlog_reader_error(r)), 1);
+    if (h_ready)
+        hdr_release(&h);
     s->start_time_s = hlog_reader_start_time(r);
     hlog_reader_free(r);
     if (f != stdin)

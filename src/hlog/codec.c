@@ -38,6 +38,7 @@ struct hlog_codec {
     size_t text_cap;
     uint8_t *bin; /* decoded base64 */
     size_t bin_cap;
+    bool *out_ready; /* hlog_decode_reuse: the target holds a histogram */
     uint8_t window[INFLATE_WINDOW + HLOG_VARINT_MAX_BYTES];
 };
 
@@ -330,11 +331,29 @@ static int check_header(const struct hlog_v2_header *hd, size_t *counts_len, cha
     return 0;
 }
 
+/* Release a decode target after a failure (and mark a reused one as no longer ready). */
+static void drop_out(struct hlog_codec *c, struct hdr *out)
+{
+    hdr_release(out);
+    if (c->out_ready)
+        *c->out_ready = false;
+}
+
 static int begin_sink(struct sink *s, const struct hlog_v2_header *hd, size_t counts_len, struct hdr *out,
                       struct hlog_codec *c, char *why, size_t whylen)
 {
     memset(s, 0, sizeof *s);
     if (out) {
+        if (c->out_ready && *c->out_ready) {
+            /* hlog_decode_reuse: same parameters keep the memory (no allocation, no page
+             * faults per interval); others start afresh */
+            if (out->lowest == hd->lowest && out->highest == hd->highest && out->sig_digits == hd->sig_digits) {
+                hdr_reset(out);
+                s->h = out;
+                return 0;
+            }
+            drop_out(c, out);
+        }
         if (hdr_init(out, hd->lowest, hd->highest, hd->sig_digits) != 0)
             return failf(KNEE_ERANGE, why, whylen, "histogram parameters %lld..%lld at %d digits rejected",
                          (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
@@ -342,6 +361,8 @@ static int begin_sink(struct sink *s, const struct hlog_v2_header *hd, size_t co
             hdr_release(out);
             return failf(KNEE_ERANGE, why, whylen, "counts array size disagrees with the header");
         }
+        if (c->out_ready)
+            *c->out_ready = true;
         s->h = out;
     } else {
         grow((void **)&c->raw, &c->raw_cap, HLOG_V2_HEADER_BYTES + (size_t)hd->payload_len);
@@ -390,7 +411,7 @@ static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct 
         r = failf(KNEE_ETRUNC, why, whylen, "payload ends inside a varint");
     if (r) {
         if (out)
-            hdr_release(out);
+            drop_out(c, out);
         return r;
     }
     if (out)
@@ -502,7 +523,7 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
     return 0;
 fail:
     if (out)
-        hdr_release(out);
+        drop_out(c, out);
     return r;
 }
 
@@ -526,6 +547,32 @@ int hlog_decode(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr
     if (why && whylen)
         why[0] = '\0';
     return decode_any(c, buf, len, out, why, whylen);
+}
+
+int hlog_decode_reuse(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr *h, bool *h_ready, char *why,
+                      size_t whylen)
+{
+    c->out_ready = h_ready;
+    int r = hlog_decode(c, buf, len, h, why, whylen);
+    c->out_ready = NULL;
+    if (r && *h_ready) { /* failed before touching h: keep the promise that h is released */
+        hdr_release(h);
+        *h_ready = false;
+    }
+    return r;
+}
+
+int hlog_decode_base64_reuse(struct hlog_codec *c, const char *text, size_t len, struct hdr *h, bool *h_ready,
+                             char *why, size_t whylen)
+{
+    c->out_ready = h_ready;
+    int r = hlog_decode_base64(c, text, len, h, why, whylen);
+    c->out_ready = NULL;
+    if (r && *h_ready) { /* failed before touching h: keep the promise that h is released */
+        hdr_release(h);
+        *h_ready = false;
+    }
+    return r;
 }
 
 int hlog_inflate(struct hlog_codec *c, const uint8_t *buf, size_t len, const uint8_t **out, size_t *out_len,

@@ -80,6 +80,15 @@ int hlog_decode(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr
 int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struct hdr *out, char *why,
                        size_t whylen);
 
+/* hlog_decode / hlog_decode_base64 into a histogram that may already be initialised (*h_ready):
+ * when its lowest, highest and digits equal the encoding's its memory is reused (reset and
+ * refilled: no allocation per interval), otherwise it is released and initialised afresh. On
+ * success *h_ready is true; on failure h is released and *h_ready false. Errors as hlog_decode. */
+int hlog_decode_reuse(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr *h, bool *h_ready, char *why,
+                      size_t whylen);
+int hlog_decode_base64_reuse(struct hlog_codec *c, const char *text, size_t len, struct hdr *h, bool *h_ready,
+                             char *why, size_t whylen);
+
 /* Inflate a compressed V2 encoding back to its uncompressed form (header + payload), with the
  * same bounds as hlog_decode; *out lives in c until the next call. For tests and tools that
  * want the varints themselves. */

@@ -82,6 +82,11 @@ int hlog_reader_next(struct hlog_reader *r, struct hlog_entry *e);
  * those of hlog_decode, with the message "FILE:LINE: why" in hlog_reader_error. */
 int hlog_reader_decode(struct hlog_reader *r, const struct hlog_entry *e, struct hdr *out);
 
+/* As hlog_reader_decode into a histogram that may be reused across intervals (see
+ * hlog_decode_reuse): *h_ready says whether h holds one; no allocation while the intervals'
+ * parameters stay the same. */
+int hlog_reader_decode_reuse(struct hlog_reader *r, const struct hlog_entry *e, struct hdr *h, bool *h_ready);
+
 /* The last error, "FILE:LINE: why" ("" when none). */
 const char *hlog_reader_error(const struct hlog_reader *r);
 

@@ -120,25 +120,51 @@ static int cmp_item(const void *pa, const void *pb)
     return a->line < b->line ? -1 : a->line > b->line;
 }
 
+/* Decoded histograms, kept from group to group so that merging allocates only when the
+ * inputs' parameters change. */
+struct pool {
+    struct hdr *h;
+    bool *ready;
+    size_t n;
+    struct hdr sum;
+    bool sum_ready;
+};
+
+static void pool_release(struct pool *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->ready[i])
+            hdr_release(&p->h[i]);
+    if (p->sum_ready)
+        hdr_release(&p->sum);
+    free(p->h);
+    free(p->ready);
+}
+
 /* Decode and sum items [from, to) (one tag, one slot) and write the result. */
-static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec *c, size_t from, size_t to,
-                       double base_s)
+static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec *c, struct pool *p, size_t from,
+                       size_t to, double base_s)
 {
     size_t k = to - from;
-    struct hdr *hs = xcalloc(k, sizeof *hs);
-    size_t decoded = 0;
+    if (k > p->n) {
+        p->h = xrealloc(p->h, k * sizeof *p->h);
+        p->ready = xrealloc(p->ready, k * sizeof *p->ready);
+        for (size_t i = p->n; i < k; i++)
+            p->ready[i] = false;
+        p->n = k;
+    }
+    struct hdr *hs = p->h;
     int rc = 0;
     int64_t highest = 0;
     double start = INFINITY, end = -INFINITY;
     struct tag_info *t = &m->tags[m->items[from].tag];
-    for (size_t i = 0; i < k; i++, decoded++) {
+    for (size_t i = 0; i < k; i++) {
         struct item *it = &m->items[from + i];
         char why[256];
-        rc = hlog_decode_base64(c, it->text, it->text_len, &hs[i], why, sizeof why);
-        if (rc) {
-            failf(m, rc, "%s:%zu: histogram: %s", m->paths[it->file], it->line, why[0] ? why : knee_strerror(rc));
-            goto out;
-        }
+        rc = hlog_decode_base64_reuse(c, it->text, it->text_len, &hs[i], &p->ready[i], why, sizeof why);
+        if (rc)
+            return failf(m, rc, "%s:%zu: histogram: %s", m->paths[it->file], it->line,
+                         why[0] ? why : knee_strerror(rc));
         if (!t->seen_params) {
             t->seen_params = true;
             t->sig_digits = hs[i].sig_digits;
@@ -147,13 +173,11 @@ static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec
             t->file = it->file;
             t->line = it->line;
         } else if (hs[i].sig_digits != t->sig_digits || hs[i].unit_magnitude != t->unit_magnitude) {
-            decoded++;
-            rc = failf(m, KNEE_EMISMATCH,
-                       "%s:%zu: %d significant digits, lowest value %lld, but %s:%zu (same tag) has %d and %lld: "
-                       "cannot merge exactly",
-                       m->paths[it->file], it->line, hs[i].sig_digits, (long long)hs[i].lowest, m->paths[t->file],
-                       t->line, t->sig_digits, (long long)t->lowest);
-            goto out;
+            return failf(m, KNEE_EMISMATCH,
+                         "%s:%zu: %d significant digits, lowest value %lld, but %s:%zu (same tag) has %d and %lld: "
+                         "cannot merge exactly",
+                         m->paths[it->file], it->line, hs[i].sig_digits, (long long)hs[i].lowest, m->paths[t->file],
+                         t->line, t->sig_digits, (long long)t->lowest);
         }
         /* counts may lie above a histogram's highest trackable value (within its counts
          * array); the sum's range covers them */
@@ -165,26 +189,27 @@ static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec
         if (it->end_s > end)
             end = it->end_s;
     }
-    struct hdr sum;
-    if (hdr_init(&sum, t->lowest, highest, t->sig_digits) != 0) {
-        rc = failf(m, KNEE_ERANGE, "%s:%zu: cannot size the merged histogram", m->paths[m->items[from].file],
-                   m->items[from].line);
-        goto out;
+    struct hdr *sum = &p->sum;
+    if (p->sum_ready && sum->lowest == t->lowest && sum->highest == highest && sum->sig_digits == t->sig_digits) {
+        hdr_reset(sum);
+    } else {
+        if (p->sum_ready)
+            hdr_release(sum);
+        p->sum_ready = false;
+        if (hdr_init(sum, t->lowest, highest, t->sig_digits) != 0)
+            return failf(m, KNEE_ERANGE, "%s:%zu: cannot size the merged histogram", m->paths[m->items[from].file],
+                         m->items[from].line);
+        p->sum_ready = true;
     }
     for (size_t i = 0; i < k && !rc; i++) {
         struct item *it = &m->items[from + i];
-        if (hs[i].total_count > INT64_MAX - sum.total_count)
+        if (hs[i].total_count > INT64_MAX - sum->total_count)
             rc = failf(m, KNEE_EOVERFLOW, "%s:%zu: merged counts pass 2^63-1", m->paths[it->file], it->line);
-        else if ((rc = hdr_add(&sum, &hs[i])))
+        else if ((rc = hdr_add(sum, &hs[i])))
             failf(m, rc, "%s:%zu: adding: %s", m->paths[it->file], it->line, knee_strerror(rc));
     }
-    if (!rc && (rc = hlog_writer_write(w, t->name, start - base_s, end - start, &sum)))
+    if (!rc && (rc = hlog_writer_write(w, t->name, start - base_s, end - start, sum)))
         failf(m, rc, "writing the merged log: %s", knee_strerror(rc));
-    hdr_release(&sum);
-out:
-    for (size_t i = 0; i < decoded; i++)
-        hdr_release(&hs[i]);
-    free(hs);
     return rc;
 }
 
@@ -227,13 +252,15 @@ int hlog_merge(FILE *out, const char *const *paths, size_t npaths, double slot_s
         goto done;
     }
     struct hlog_codec *c = hlog_codec_new();
+    struct pool pool = {0};
     for (size_t i = 0; i < m.n && !rc;) {
         size_t j = i + 1;
         while (j < m.n && m.items[j].slot == m.items[i].slot && m.items[j].tag == m.items[i].tag)
             j++;
-        rc = write_group(&m, w, c, i, j, base);
+        rc = write_group(&m, w, c, &pool, i, j, base);
         i = j;
     }
+    pool_release(&pool);
     hlog_codec_free(c);
     int rc2 = hlog_writer_close(w);
     if (!rc && rc2)

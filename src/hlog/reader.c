@@ -262,8 +262,14 @@ int hlog_reader_next(struct hlog_reader *r, struct hlog_entry *e)
 
 int hlog_reader_decode(struct hlog_reader *r, const struct hlog_entry *e, struct hdr *out)
 {
+    bool ready = false;
+    return hlog_reader_decode_reuse(r, e, out, &ready);
+}
+
+int hlog_reader_decode_reuse(struct hlog_reader *r, const struct hlog_entry *e, struct hdr *h, bool *h_ready)
+{
     char why[256];
-    int rc = hlog_decode_base64(r->codec, e->histogram, e->histogram_len, out, why, sizeof why);
+    int rc = hlog_decode_base64_reuse(r->codec, e->histogram, e->histogram_len, h, h_ready, why, sizeof why);
     if (rc) {
         size_t keep = r->line;
         r->line = e->line;
