@@ -49,6 +49,7 @@ struct filter {
     double from_s, to_s; /* offsets from the log's StartTime, inclusive */
     const char *tag;     /* only this tag */
     bool untagged_only;
+    bool one_sum;        /* all selected intervals into one sum (--all-tags) */
     bool decode;         /* false: only list tags and count intervals */
 };
 
@@ -103,7 +104,7 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
             continue;
         if (flt->tag && (!e.tagged || strcmp(flt->tag, e.tag) != 0))
             continue;
-        struct tagsum *t = find_tag(s, &e, true);
+        struct tagsum *t = flt->one_sum && s->n ? &s->t[0] : find_tag(s, &e, true);
         if (!t) {
             code = opt_fail(spec, "%s:%zu: more than %d tags", path, e.line, SCAN_MAX_TAGS);
             break;
@@ -117,8 +118,10 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
             char why[256];
             int ar = hlog_acc_add(&t->acc, &h, why, sizeof why);
             if (ar) {
-                code = opt_fail(spec, "%s:%zu: %s%s", path, e.line, why,
-                                t->name ? "" : " (untagged intervals)");
+                if (flt->one_sum || !t->name)
+                    code = opt_fail(spec, "%s:%zu: %s", path, e.line, why);
+                else
+                    code = opt_fail(spec, "%s:%zu: %s (tag %s)", path, e.line, why, t->name);
                 break;
             }
             s->acc_bytes += (t->acc.h.counts_len - before) * sizeof(int64_t);
@@ -195,7 +198,7 @@ static int hlog_show(int argc, char **argv)
     struct opt opts[] = {
         {.name = "tag", .short_name = 't', .kind = OPT_STR, .dst = &tag, .metavar = "T",
          .help = "only intervals tagged T (default: the untagged ones, as the reference tool)"},
-        {.name = "all-tags", .kind = OPT_FLAG, .dst = &all_tags, .help = "all intervals, whatever their tag"},
+        {.name = "all-tags", .kind = OPT_FLAG, .dst = &all_tags, .help = "all intervals, whatever their tag, in one distribution"},
         {.name = "ticks", .kind = OPT_COUNT, .dst = &ticks, .metavar = "N",
          .help = "percentile ticks per half distance to 100% (default 5)"},
         {.name = "unit-ratio", .kind = OPT_DOUBLE, .dst = &ratio, .metavar = "R",
@@ -233,18 +236,11 @@ static int hlog_show(int argc, char **argv)
         goto out;
     flt.tag = tag;
     flt.untagged_only = !tag && !all_tags;
+    flt.one_sum = true; /* one distribution; a mismatch is then reported at its line */
     struct scan s;
     if ((code = scan_file(&spec, args.v[0], &flt, &s)))
         goto out;
-    /* --all-tags: one sum over every tag, as -alltags does */
-    struct hlog_acc all;
-    hlog_acc_init(&all);
-    for (size_t i = 0; i < s.n && !code; i++) {
-        char why[256];
-        if (s.t[i].acc.used && hlog_acc_add(&all, &s.t[i].acc.h, why, sizeof why))
-            code = opt_fail(&spec, "%s: tag %s: %s", args.v[0], tag_label(&s.t[i]), why);
-    }
-    if (!code && s.intervals == 0) {
+    if (s.intervals == 0) {
         if (tag)
             code = opt_fail(&spec, "%s: no intervals tagged '%s'%s (see knee hlog tags)", args.v[0], tag,
                             flt.to_s < INFINITY || flt.from_s > 0 ? " in the --from/--to window" : "");
@@ -254,10 +250,9 @@ static int hlog_show(int argc, char **argv)
     }
     if (!code) {
         print_range_header(flt.from_s, flt.to_s, s.start_time_s);
-        if (hdr_percentiles_print(stdout, &all.h, (int)ticks, ratio, csv) != 0)
+        if (hdr_percentiles_print(stdout, &s.t[0].acc.h, (int)ticks, ratio, csv) != 0)
             code = 1;
     }
-    hlog_acc_release(&all);
     scan_release(&s);
 out:
     strlist_release(&args);
@@ -347,9 +342,16 @@ static int stats_main(const char *name, int argc, char **argv)
     hlog_acc_init(&all);
     char why[256] = "";
     bool all_ok = true;
-    for (size_t i = 0; i < s.n && all_ok; i++)
-        if (hlog_acc_add(&all, &s.t[i].acc.h, why, sizeof why) != 0)
+    for (size_t i = 0; i < s.n && all_ok; i++) {
+        char reason[200];
+        if (hlog_acc_add(&all, &s.t[i].acc.h, reason, sizeof reason) != 0) {
+            snprintf(why, sizeof why, "tag %s has %s", tag_label(&s.t[i]), reason);
             all_ok = false;
+        }
+    }
+    bool same_digits = true;
+    for (size_t i = 1; i < s.n; i++)
+        same_digits = same_digits && s.t[i].acc.h.sig_digits == s.t[0].acc.h.sig_digits;
     char all_label[64] = "";
     for (size_t i = 0; i < s.n; i++) {
         size_t used = strlen(all_label);
@@ -397,7 +399,10 @@ static int stats_main(const char *name, int argc, char **argv)
             printf("values in ms (recorded ns / 1e6)");
         else
             printf("values are recorded values / %g (%s)", ratio, unit);
-        printf("; HdrHistogram percentiles, %d significant digits\n\n", s.t[0].acc.h.sig_digits);
+        if (same_digits)
+            printf("; HdrHistogram percentiles, %d significant digits\n\n", s.t[0].acc.h.sig_digits);
+        else
+            printf("; HdrHistogram percentiles (significant digits differ by tag)\n\n");
         printf("%-14s %10s %10s %10s", "tag", "count", "mean", "stdev");
         for (size_t k = 0; k < NSTAT; k++)
             printf(" %10s", stat_names[k]);
@@ -408,7 +413,7 @@ static int stats_main(const char *name, int argc, char **argv)
             if (all_ok)
                 print_row(all_label, &all.h, ratio);
             else
-                printf("%-14s cannot be merged exactly: %s\n", all_label, why);
+                printf("%-14s not shown: %s\n", all_label, why);
         }
     }
     hlog_acc_release(&all);
@@ -418,7 +423,10 @@ out:
     return code;
 }
 
-int cmd_hlog_stats(int argc, char **argv) { return stats_main("hlog stats", argc, argv); }
+/* `knee stats FILE.hlog` (the stats command routes here; messages then say "knee stats") */
+int cmd_hlog_stats(int argc, char **argv) { return stats_main("stats", argc, argv); }
+
+static int hlog_stats_sub(int argc, char **argv) { return stats_main("hlog stats", argc, argv); }
 
 /* ---- tags -------------------------------------------------------------------------------- */
 
@@ -531,7 +539,7 @@ out:
 
 static const struct command subcommands[] = {
     {"show", hlog_show, "the percentile distribution in the reference (.hgrm) layout"},
-    {"stats", cmd_hlog_stats, "count, mean, stdev, p50..p99.9, max per tag and all tags merged"},
+    {"stats", hlog_stats_sub, "count, mean, stdev, p50..p99.9, max per tag and all tags merged"},
     {"tags", hlog_tags, "the tags in a log and their intervals"},
     {"merge", hlog_merge_cmd, "merge logs from several processes or machines, exactly"},
     {0, 0, 0},

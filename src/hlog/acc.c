@@ -49,8 +49,7 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
         /* same digits and floor(log2(lowest)): the same bucket layout, so index-wise addition
          * is exact (the reference's add takes the same fast path) */
         return say(KNEE_EMISMATCH, why, whylen,
-                   "%d significant digits and lowest value %lld, but earlier intervals have %d and %lld: "
-                   "they cannot be added exactly",
+                   "%d significant digits and lowest value %lld where the sum has %d and %lld: not addable exactly",
                    src->sig_digits, (long long)src->lowest, a->h.sig_digits, (long long)a->h.lowest);
     }
     if (src->total_count > INT64_MAX - a->h.total_count)

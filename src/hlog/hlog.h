@@ -96,9 +96,9 @@ double hlog_reader_start_time(const struct hlog_reader *r);
 
 /* ---- accumulation ------------------------------------------------------------------------ */
 
-/* A running sum of interval histograms, exact (index-wise). The first histogram fixes lowest
- * and significant digits; later ones must match (KNEE_EMISMATCH), as only then is the sum
- * exact. The range grows as the reference's auto-resizing accumulator does (to cover a
+/* A running sum of interval histograms, exact (index-wise). The first histogram fixes the
+ * bucket layout (significant digits and floor(log2(lowest))); later ones must share it
+ * (KNEE_EMISMATCH), as only then is the sum exact. The range grows as the reference's auto-resizing accumulator does (to cover a
  * larger max), so its bucket count — printed in the percentile footer — matches Java's. */
 struct hlog_acc {
     struct hdr h;
@@ -107,8 +107,8 @@ struct hlog_acc {
 };
 void hlog_acc_init(struct hlog_acc *a);
 void hlog_acc_release(struct hlog_acc *a);
-/* a += src. KNEE_EMISMATCH (different lowest or digits; why says which), KNEE_EOVERFLOW (the
- * total would pass INT64_MAX). why may be NULL. */
+/* a += src. KNEE_EMISMATCH (another bucket layout; why says which), KNEE_EOVERFLOW (the total
+ * would pass INT64_MAX). why may be NULL. */
 int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t whylen);
 
 /* ---- merge ------------------------------------------------------------------------------- */

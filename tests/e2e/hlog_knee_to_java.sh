@@ -21,6 +21,10 @@ for tag in untagged api db; do
   "$KNEE" hlog show "$tmp/m.hlog" "${sel[@]}" | tail -n +3 > "$tmp/km.$tag.hgrm"
   same "$tmp/km.$tag.hgrm" "$tmp/sum.$tag.hgrm" "merged log, tag $tag: equals Java's sum of the inputs"
 done
+# all tags in one distribution: Java's sum of every interval of both inputs
+ref sum '*' "$tmp/a.hlog" "$tmp/b.hlog" > "$tmp/sum.all.hgrm"
+"$KNEE" hlog show "$tmp/m.hlog" --all-tags | tail -n +3 > "$tmp/km.all.hgrm"
+same "$tmp/km.all.hgrm" "$tmp/sum.all.hgrm" "merged log, all tags: equals Java's sum of every interval of the inputs"
 # aligned by absolute time: midpoints 0.5 s and 0.75 s into each second share a slot, so the
 # merged log has 30 intervals per tag, not 60
 n=$(grep -c '^Tag=api,' "$tmp/m.hlog")

@@ -6,7 +6,7 @@
 //                                   5 ticks, ratio 1e6) and OUT.<tag>.pct (getValueAtPercentile,
 //                                   count, max, mean, stdev); <tag> is "untagged" for no tag
 //   java HlogRef sum TAG FILE...    read the logs with HistogramLogReader, add every interval
-//                                   with TAG ("-" untagged) and print its distribution
+//                                   with TAG ("-" untagged, "*" any tag) and print its distribution
 import java.io.File;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
@@ -130,13 +130,14 @@ public class HlogRef {
 
     static void sum(String[] args) throws Exception {
         String tag = args[1].equals("-") ? null : args[1];
+        boolean any = args[1].equals("*");
         Histogram acc = null;
         for (int i = 2; i < args.length; i++) {
             HistogramLogReader r = new HistogramLogReader(new File(args[i]));
             EncodableHistogram e;
             while ((e = r.nextIntervalHistogram()) != null) {
                 String t = e.getTag();
-                if (tag == null ? t != null : !tag.equals(t))
+                if (!any && (tag == null ? t != null : !tag.equals(t)))
                     continue;
                 acc = accumulate(acc, (Histogram) e);
             }
