@@ -2,5 +2,6 @@
 #include "cli/commands.h"
 
 const struct command knee_commands[] = {
+    {"serve", cmd_serve, "run lab target servers with known sources of tail latency"},
     {0, 0, 0},
 };
