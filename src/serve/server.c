@@ -10,10 +10,11 @@
  *          ─▶ [dependencies: one timer for the slowest] ─▶ release slot ─▶ response
  *
  * as in the source articles' servers, where a request takes its pool slot first and then
- * waits for the table lock while holding it. A client that disconnects while its request
- * waits is dropped from the queue (cancelled); one that disconnects while the work runs
- * leaves the work running, as a real server would, and its response counts as a write
- * failure when it cannot be delivered. */
+ * waits for the table lock while holding it. A client that disconnects (EOF or reset)
+ * while its request waits is dropped from the queue (cancelled); one that disconnects
+ * while the work runs leaves the work running, as a real server would, and its response
+ * counts as a write failure. While a request is in flight the connection is still read
+ * (up to the input buffer), so a departure is seen at once. */
 #include "serve/serve.h"
 
 #include "core/clock.h"
@@ -768,6 +769,12 @@ static bool conn_read(struct conn *c)
         c->in_end += (size_t)n;
     } else if (n == 0) {
         c->peer_eof = true;
+        /* EOF with a request in flight: the client gave up (a half-closing client is
+         * treated the same; HTTP/1.1 clients do not half-close while waiting). */
+        if (c->busy) {
+            conn_close(c);
+            return false;
+        }
     } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         conn_close(c);
         return false;
