@@ -252,12 +252,17 @@ int cmd_serve(int argc, char **argv)
         }
     }
 
-    /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below. */
+    /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below.
+     * A shell starts background jobs with SIGINT ignored, and an ignored signal is
+     * discarded before it can be waited for: restore the default disposition first (the
+     * signals stay blocked, so the default action never runs). */
     sigset_t stop_sigs, old;
     sigemptyset(&stop_sigs);
     sigaddset(&stop_sigs, SIGINT);
     sigaddset(&stop_sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_sigs, &old);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
 
     struct serve_handle *h[MAX_SERVERS] = {0};

@@ -17,6 +17,14 @@ done
 "$KNEE" serve --help | grep -q "queue;dur=" && echo "ok: --help documents Server-Timing"
 "$KNEE" serve --help | grep -q "^  null " && echo "ok: --help lists the presets"
 
+# A background job of a non-interactive shell (signals may arrive ignored): SIGINT stops it.
+out=$(mktemp); trap 'pkill -P $$ 2>/dev/null || true; rm -f "$out"' EXIT
+"$KNEE" serve --preset null >"$out" & pid=$!
+for _ in $(seq 50); do grep -q listening "$out" && break; sleep 0.1; done
+kill -INT "$pid"; set +e; wait "$pid"; rc=$?; set -e
+[[ $rc -eq 0 ]] && grep -q '^stopped 127.0.0.1:[0-9]* (null) {' "$out" || { echo "FAIL: background SIGINT: rc=$rc $(cat "$out")"; exit 1; }
+echo "ok: SIGINT stops a background knee serve (exit 0, final counters)"
+
 python3 - <<'PY'
 import http.client, signal, threading, time
 from serve_helpers import *
