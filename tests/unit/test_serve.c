@@ -14,6 +14,7 @@
 #include "serve/serve.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -651,6 +652,83 @@ static void test_cpu_work_is_real(void **state)
     assert_int_equal(fc.executed, 2);
 }
 
+static void test_idle_timeout_closes_quietly(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("null", &cfg);
+    cfg.idle_timeout_ns = 300 * NS_PER_MS;
+    struct serve_handle *h = start(&cfg);
+    struct tconn *c = tconnect(serve_port(h));
+    struct resp r;
+    tsend(c, "GET / HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_false(tsees_close(c, 100));  /* still open well before the idle timeout */
+    assert_true(tsees_close(c, 5000));  /* closed after it */
+    tclose(c);
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.timeouts, 0); /* an idle keep-alive close is not a timeout */
+    assert_int_equal(fc.connections, 0);
+}
+
+static void test_grace_expiry_forces_close(void **state)
+{
+    (void)state;
+    /* A 3 s request (and a CPU job) in flight, 200 ms of grace: stop returns long before. */
+    struct serve_config cfg;
+    serve_preset("quiet", &cfg);
+    cfg.grace_ns = 200 * NS_PER_MS;
+    struct serve_handle *h = start(&cfg);
+    struct tconn *c = tconnect(serve_port(h));
+    tsend(c, "GET /work?ms=3000 HTTP/1.1\r\n\r\n");
+    serve_preset("flat", &cfg);
+    cfg.grace_ns = 100 * NS_PER_MS;
+    struct serve_handle *f = start(&cfg);
+    struct tconn *d = tconnect(serve_port(f));
+    tsend(d, "GET /work?ms=400 HTTP/1.1\r\n\r\nGET /work?ms=400 HTTP/1.1\r\n\r\n");
+    sleep_ms(100);
+    uint64_t t0 = clock_now_ns();
+    serve_shutdown(f);
+    serve_stop(h, NULL);
+    serve_stop(f, NULL);
+    double ms = (double)(clock_now_ns() - t0) / 1e6;
+    assert_true(ms < 2000);
+    assert_true(tsees_close(c, 2000));
+    tclose(c);
+    tclose(d);
+}
+
+static void test_ipv6_loopback(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("null", &cfg);
+    snprintf(cfg.listen, sizeof cfg.listen, "[::1]:0");
+    struct serve_handle *h = NULL;
+    int rc = serve_start(&cfg, &h);
+    if (rc == -EADDRNOTAVAIL || rc == -EAFNOSUPPORT) {
+        skip(); /* no IPv6 loopback on this machine */
+        return;
+    }
+    assert_int_equal(rc, 0);
+    char want[64];
+    snprintf(want, sizeof want, "[::1]:%d", serve_port(h));
+    assert_string_equal(serve_address(h), want);
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)serve_port(h))};
+    a.sin6_addr = in6addr_loopback;
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    const char req[] = "GET / HTTP/1.1\r\n\r\n";
+    assert_int_equal(send(fd, req, sizeof req - 1, 0), (ssize_t)(sizeof req - 1));
+    char buf[512];
+    ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+    assert_true(n > 12);
+    assert_memory_equal(buf, "HTTP/1.1 200", 12);
+    close(fd);
+    serve_stop(h, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +746,9 @@ int main(void)
         cmocka_unit_test(test_graceful_stop_finishes_in_flight),
         cmocka_unit_test(test_pause_holds_requests),
         cmocka_unit_test(test_cpu_work_is_real),
+        cmocka_unit_test(test_idle_timeout_closes_quietly),
+        cmocka_unit_test(test_grace_expiry_forces_close),
+        cmocka_unit_test(test_ipv6_loopback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
