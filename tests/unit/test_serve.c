@@ -729,6 +729,76 @@ static void test_ipv6_loopback(void **state)
     serve_stop(h, NULL);
 }
 
+/* Count allocations by interposing malloc and friends in this executable (glibc exports
+ * the real ones as __libc_*). Not under AddressSanitizer, which owns malloc itself. */
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_ALLOCS 0
+#else
+#define COUNT_ALLOCS 1
+#include <stdatomic.h>
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t m);
+extern void *__libc_realloc(void *p, size_t n);
+static _Atomic unsigned long allocations;
+void *malloc(size_t n)
+{
+    atomic_fetch_add(&allocations, 1);
+    return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t m)
+{
+    atomic_fetch_add(&allocations, 1);
+    return __libc_calloc(n, m);
+}
+void *realloc(void *p, size_t n)
+{
+    atomic_fetch_add(&allocations, 1);
+    return __libc_realloc(p, n);
+}
+#endif
+
+static void test_no_allocation_per_request(void **state)
+{
+    (void)state;
+    if (!COUNT_ALLOCS) {
+        skip();
+        return;
+    }
+#if COUNT_ALLOCS
+    struct serve_config cfg;
+    serve_preset("quiet", &cfg);
+    cfg.hit_ns = cfg.miss_ns = 100 * NS_PER_US; /* every request arms a work timer */
+    cfg.pool = 1;
+    struct serve_handle *h = start(&cfg);
+    struct serve_handle *n = start_preset("null");
+    struct tconn *a = tconnect(serve_port(h)), *b = tconnect(serve_port(n)), *q = tconnect(serve_port(h));
+    struct resp r;
+    unsigned long before = 0;
+    for (int round = 0; round < 2; round++) { /* round 0 warms up: connections, timer heap */
+        if (round == 1)
+            before = atomic_load(&allocations);
+        for (int i = 0; i < 200; i++) {
+            /* Two clients on one slot (the FIFO queue), /stats, pipelined null requests. */
+            tsend(a, i % 10 ? "GET / HTTP/1.1\r\n\r\n" : "GET /stats HTTP/1.1\r\n\r\n");
+            tsend(q, "GET /work?ms=0.2 HTTP/1.1\r\n\r\n");
+            tsend(b, "GET / HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+            assert_int_equal(tread(a, &r), 0);
+            assert_int_equal(tread(q, &r), 0);
+            assert_int_equal(tread(b, &r), 0);
+            assert_int_equal(tread(b, &r), 0);
+        }
+    }
+    unsigned long during = atomic_load(&allocations) - before;
+    /* 400 work requests, 20 /stats, 400 null and /health responses: no allocation at all. */
+    assert_int_equal(during, 0);
+    tclose(a);
+    tclose(b);
+    tclose(q);
+    serve_stop(h, NULL);
+    serve_stop(n, NULL);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_idle_timeout_closes_quietly),
         cmocka_unit_test(test_grace_expiry_forces_close),
         cmocka_unit_test(test_ipv6_loopback),
+        cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
