@@ -10,7 +10,7 @@ from serve_helpers import *
 s = Server("--preset", "flat")
 rows = closed_loop(s.port, 1, 1.5)
 w = [r["timing"]["work"] for r in rows]
-check(9.9 <= pct(w, 50) <= 30, f"one client: service (work) time median {pct(w, 50):.1f} ms ~ 10 ms of CPU")
+check(9.9 <= pct(w, 50) <= 60, f"one client: service (work) time median {pct(w, 50):.1f} ms ~ 10 ms of CPU")
 cpu0 = os.times()
 rows = closed_loop(s.port, 4, 2.0)
 rate = len(rows) / 2.0
@@ -21,6 +21,6 @@ with open(f"/proc/{s.proc.pid}/stat") as f:
     fields = f.read().rsplit(")", 1)[1].split()
 cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 n = stats(s.port)["executed"]
-check(cpu_s >= n * 0.0095, f"the server really burnt CPU: {cpu_s:.2f} s for {n} requests")
+check(n * 0.0095 <= cpu_s <= n * 0.013 + 0.3, f"the server burnt ~10 ms of CPU per request: {cpu_s:.2f} s for {n} requests")
 s.stop()
 PY
