@@ -18,17 +18,18 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-start() { # start PRESET -> port
+# start PRESET VAR: runs in this shell (not in $(...)) so the EXIT trap knows the pid.
+start() {
   local out
   out=$(mktemp)
   taskset -c "$SERVER_CPU" "$KNEE" serve --preset "$1" >"$out" &
   pids+=($!)
   for _ in $(seq 50); do grep -q listening "$out" && break; sleep 0.1; done
-  sed -n 's/^listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$out"
+  printf -v "$2" '%s' "$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$out")"
   rm -f "$out"
 }
-NULL_PORT=$(start null)
-WORK_PORT=$(start quiet)   # pool 4, no pause; ?ms= overrides the hit/miss work
+start null NULL_PORT
+start quiet WORK_PORT   # pool 4, no pause; ?ms= overrides the hit/miss work
 
 echo "# knee serve overhead: wrk -t1, ${SECS}s per cell, server on CPU ${SERVER_CPU}, wrk on CPU ${CLIENT_CPU}"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
