@@ -22,6 +22,7 @@ int cmd_hlog(int argc, char **argv);
 /* The summary of an .hlog file (knee hlog stats FILE); `knee stats FILE.hlog` may route here.
  * argv[0] is the command name. */
 int cmd_hlog_stats(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
