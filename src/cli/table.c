@@ -2,5 +2,6 @@
 #include "cli/commands.h"
 
 const struct command knee_commands[] = {
+    {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},
     {0, 0, 0},
 };
