@@ -12,6 +12,8 @@ struct command {
     const char *summary;
 };
 
+int cmd_model(int argc, char **argv);
+
 /* The table, in the order `knee --help` prints it; terminated by a zero row. */
 extern const struct command knee_commands[];
 

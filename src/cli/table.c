@@ -3,5 +3,6 @@
 
 const struct command knee_commands[] = {
     {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},
+    {"model", cmd_model, "queueing calculators: M/M/1, M/M/c, M/D/1, Little's law, fan-out"},
     {0, 0, 0},
 };
