@@ -591,7 +591,10 @@ void report_print_text(FILE *out, const struct report *rep)
                     snprintf(iv, sizeof iv, "[%.1f, %.1f]", c->lo, c->hi);
                 else
                     snprintf(iv, sizeof iv, "(too few values)");
-                fprintf(out, "%s%-6s%9.1f %-22s", k > 3 ? "  " : "", report_pct_names[k], c->value, iv);
+                if (k + 1 < REPORT_NPCT)
+                    fprintf(out, "%-6s%9.1f %-24s", report_pct_names[k], c->value, iv);
+                else
+                    fprintf(out, "%-6s%9.1f %s", report_pct_names[k], c->value, iv);
             }
             fputc('\n', out);
         }

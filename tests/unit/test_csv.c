@@ -162,6 +162,7 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
 {
     size_t i = 0, nrec = 0;
     uint64_t line = 1;
+    char *buf = malloc(len + 1); /* one scratch field buffer, copied out per field */
     while (i < len && nrec < max) {
         if (s[i] == '\n') {
             line++;
@@ -178,7 +179,6 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
         r->n = 0;
         r->f = NULL;
         for (;;) {
-            char *buf = malloc(len - i + 1);
             size_t w = 0;
             if (s[i] == '"') {
                 i++;
@@ -205,7 +205,7 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
             }
             buf[w] = '\0';
             r->f = realloc(r->f, (r->n + 1) * sizeof *r->f);
-            r->f[r->n++] = buf;
+            r->f[r->n++] = strdup(buf);
             if (i >= len || s[i] == '\n') {
                 if (i < len)
                     i++;
@@ -215,6 +215,7 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
             i++;
         }
     }
+    free(buf);
     return nrec;
 }
 
