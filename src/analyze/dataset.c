@@ -432,7 +432,7 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
         return fail(d, KNEE_ENOTFOUND, "%s:1: --time: no column '%s' in the header (columns: %s)", path, tname, cols);
     }
     if (tcol < 0) {
-        if (d->o.skip_s > 0 || isfinite(d->o.until_s)) {
+        if (isfinite(d->o.skip_s) || isfinite(d->o.until_s)) {
             csv_reader_close(r);
             return fail(d, KNEE_ENOTFOUND, "%s:1: --skip/--until need a time column, and there is no '%s' (use --time COL)",
                         path, tname);

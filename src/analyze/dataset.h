@@ -34,7 +34,7 @@ struct load_opts {
     const char *column;   /* the value column (default "latency_ms") */
     const char *by;       /* group column; NULL: "server" when present; "file": by input file */
     const char *time;     /* time column (seconds); NULL: "start_s" when present */
-    double skip_s;        /* keep rows with skip_s <= time < until_s */
+    double skip_s;        /* keep rows with skip_s <= time < until_s (-INFINITY: from the start) */
     double until_s;       /* INFINITY: no limit */
     const struct where *where;
     size_t nwhere;

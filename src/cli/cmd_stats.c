@@ -169,7 +169,7 @@ int cmd_stats(int argc, char **argv)
         .column = column,
         .by = by,
         .time = time_col,
-        .skip_s = (double)skip_ns / 1e9,
+        .skip_s = opt_find(&spec, "skip")->seen ? (double)skip_ns / 1e9 : -INFINITY,
         .until_s = opt_find(&spec, "until")->seen ? (double)until_ns / 1e9 : INFINITY,
         .where = w,
         .nwhere = nw,

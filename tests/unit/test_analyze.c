@@ -251,6 +251,7 @@ static void opts_default(struct load_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->column = "latency_ms";
+    o->skip_s = -INFINITY;
     o->until_s = INFINITY;
     o->first_bound = 1;
     o->under = 100;
