@@ -184,8 +184,8 @@ void analyze_median_check(const double *sorted_ms, size_t n, double expected_ms,
     out->expected_ms = expected_ms;
     out->median_ms = n ? stats_nearest_rank(sorted_ms, n, 50.0) : NAN;
     out->ratio = expected_ms > 0 ? out->median_ms / expected_ms : NAN;
-    out->off = n > 0 && expected_ms > 0 &&
-               (out->ratio > ANALYZE_MEDIAN_FACTOR || out->ratio < 1.0 / ANALYZE_MEDIAN_FACTOR);
+    out->off =
+        n > 0 && expected_ms > 0 && (out->ratio > ANALYZE_MEDIAN_FACTOR || out->ratio < 1.0 / ANALYZE_MEDIAN_FACTOR);
     if (n) {
         size_t a = lower_bound(sorted_ms, n, expected_ms + 30.0);
         size_t b = lower_bound(sorted_ms, n, nextafter(expected_ms + 50.0, INFINITY));

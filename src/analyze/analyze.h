@@ -69,8 +69,8 @@ void analyze_mean_2sd(double mean, double stdev, double p99, struct mean_2sd *ou
  * hint names Nagle's algorithm with delayed ACK (two writes per response). Values in ms. */
 struct median_check {
     double expected_ms, median_ms, ratio;
-    bool off;            /* ratio > 3 or < 1/3 */
-    bool nagle_like;     /* the excess looks like the 40 ms delayed-ACK timer */
+    bool off;             /* ratio > 3 or < 1/3 */
+    bool nagle_like;      /* the excess looks like the 40 ms delayed-ACK timer */
     double share_near_40; /* share of values in [expected + 30, expected + 50] ms */
 };
 #define ANALYZE_MEDIAN_FACTOR 3.0
@@ -84,10 +84,10 @@ void analyze_median_check(const double *sorted_ms, size_t n, double expected_ms,
 struct heatmap {
     double first_bound;
     struct dbl_hist shape; /* the bucket rule (its counts stay unused) */
-    int64_t width_s;   /* seconds per bin: 1, 2, 4, ... */
-    int64_t lo;        /* bin index (time / width_s, floored) of bins[0] */
-    size_t nbins;      /* bins in use, <= HEATMAP_MAX_BINS */
-    uint64_t *counts;  /* nbins x DBL_MAX_BUCKETS */
+    int64_t width_s;       /* seconds per bin: 1, 2, 4, ... */
+    int64_t lo;            /* bin index (time / width_s, floored) of bins[0] */
+    size_t nbins;          /* bins in use, <= HEATMAP_MAX_BINS */
+    uint64_t *counts;      /* nbins x DBL_MAX_BUCKETS */
     uint64_t total;
 };
 void heatmap_init(struct heatmap *h, double first_bound);

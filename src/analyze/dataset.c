@@ -328,8 +328,8 @@ static int parse_value(struct dataset *d, const char *file, uint64_t line, const
     if (e)
         return fail(d, e, "%s:%llu: %s: '%s' is not a number", file, (unsigned long long)line, d->o.column, cell);
     if (*v < 0)
-        return fail(d, KNEE_ENEG, "%s:%llu: %s: %s is negative (a duration cannot be)", file,
-                    (unsigned long long)line, d->o.column, cell);
+        return fail(d, KNEE_ENEG, "%s:%llu: %s: %s is negative (a duration cannot be)", file, (unsigned long long)line,
+                    d->o.column, cell);
     return 0;
 }
 
@@ -337,8 +337,8 @@ static int parse_time(struct dataset *d, const char *file, uint64_t line, const 
 {
     int e = csv_parse_double(cell, len, t);
     if (e)
-        return fail(d, e, "%s:%llu: time column %s: '%s' is not a number", file, (unsigned long long)line,
-                    d->time_col, cell);
+        return fail(d, e, "%s:%llu: time column %s: '%s' is not a number", file, (unsigned long long)line, d->time_col,
+                    cell);
     if (*t >= 2147483647.0 || *t < -2147483648.0)
         return fail(d, KNEE_ERANGE, "%s:%llu: time column %s: %s is out of range (seconds since the start expected)",
                     file, (unsigned long long)line, d->time_col, cell);
@@ -415,13 +415,15 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
         if (gcol >= 0) {
             if (d->any_file && !d->by_col) {
                 csv_reader_close(r);
-                return fail(d, KNEE_EMISMATCH, "%s:1: has a '%s' column the earlier files lack: use --by %s on files that all have it",
+                return fail(d, KNEE_EMISMATCH,
+                            "%s:1: has a '%s' column the earlier files lack: use --by %s on files that all have it",
                             path, by, by);
             }
             d->by_col = d->o.by ? d->o.by : "server";
         } else if (d->by_col) {
             csv_reader_close(r);
-            return fail(d, KNEE_EMISMATCH, "%s:1: no '%s' column to group by, unlike the earlier files", path, d->by_col);
+            return fail(d, KNEE_EMISMATCH, "%s:1: no '%s' column to group by, unlike the earlier files", path,
+                        d->by_col);
         }
     }
     const char *tname = d->o.time ? d->o.time : "start_s";
@@ -434,8 +436,8 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
     if (tcol < 0) {
         if (isfinite(d->o.skip_s) || isfinite(d->o.until_s)) {
             csv_reader_close(r);
-            return fail(d, KNEE_ENOTFOUND, "%s:1: --skip/--until need a time column, and there is no '%s' (use --time COL)",
-                        path, tname);
+            return fail(d, KNEE_ENOTFOUND,
+                        "%s:1: --skip/--until need a time column, and there is no '%s' (use --time COL)", path, tname);
         }
         d->has_time = false;
     } else {
@@ -514,10 +516,22 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
 
 /* ---------------------------------------------------------------- binary log */
 
-enum log_col { LC_SERVER, LC_START, LC_LATENCY, LC_SERVICE, LC_TTFB, LC_LAG, LC_STATUS, LC_OUTCOME, LC_BYTES,
-               LC_CONNECTION, LC_WARMUP, LC_COUNT };
+enum log_col {
+    LC_SERVER,
+    LC_START,
+    LC_LATENCY,
+    LC_SERVICE,
+    LC_TTFB,
+    LC_LAG,
+    LC_STATUS,
+    LC_OUTCOME,
+    LC_BYTES,
+    LC_CONNECTION,
+    LC_WARMUP,
+    LC_COUNT
+};
 static const char *const log_cols[LC_COUNT] = {"server", "start_s", "latency_ms", "service_ms", "ttfb_ms", "lag_ms",
-                                               "status", "outcome", "bytes", "connection", "warmup"};
+                                               "status", "outcome", "bytes",      "connection", "warmup"};
 
 static int log_col_of(const char *name)
 {
@@ -555,8 +569,8 @@ static double log_number(const struct reqlog_record *r, const struct reqlog_deri
     }
 }
 
-static const char *log_text(const struct reqlog_reader *rd, const struct reqlog_record *r, int c, char *buf,
-                            size_t len, const struct reqlog_derived *dv)
+static const char *log_text(const struct reqlog_reader *rd, const struct reqlog_record *r, int c, char *buf, size_t len,
+                            const struct reqlog_derived *dv)
 {
     if (c == LC_SERVER)
         return reqlog_reader_target(rd, r->target);
@@ -582,7 +596,9 @@ static int load_log(struct dataset *d, const char *path, size_t file_group, bool
     int vc = log_col_of(d->o.column);
     if (vc < 0 || vc == LC_SERVER || vc == LC_OUTCOME) {
         reqlog_reader_close(rd);
-        return fail(d, KNEE_ENOTFOUND, "%s: a request log has no numeric column '%s' (it has start_s, latency_ms, service_ms, ttfb_ms, lag_ms, status, bytes, connection, warmup)",
+        return fail(d, KNEE_ENOTFOUND,
+                    "%s: a request log has no numeric column '%s' (it has start_s, latency_ms, service_ms, ttfb_ms, "
+                    "lag_ms, status, bytes, connection, warmup)",
                     path, d->o.column);
     }
     int gc = -1;
@@ -661,8 +677,9 @@ static int load_log(struct dataset *d, const char *path, size_t file_group, bool
             continue;
         }
         if (v < 0) {
-            k = fail(d, KNEE_ENEG, "%s: record %llu: %s = %.6f is negative (a corrupt record: done before planned or sent)",
-                     path, (unsigned long long)reqlog_reader_record_index(rd), d->o.column, v);
+            k = fail(d, KNEE_ENEG,
+                     "%s: record %llu: %s = %.6f is negative (a corrupt record: done before planned or sent)", path,
+                     (unsigned long long)reqlog_reader_record_index(rd), d->o.column, v);
             break;
         }
         size_t gi = file_group;
@@ -709,7 +726,7 @@ int dataset_load(struct dataset *d, const char *path)
         return fail(d, KNEE_EFORMAT, "%s: unknown file type: gzip-compressed (decompress it first)", path);
     bool by_file = d->o.by && strcmp(d->o.by, DATASET_BY_FILE) == 0;
     /* the second pass of approx mode reads the same rows again: its counts are not new rows */
-    uint64_t saved[7] = {d->rows, d->kept, d->missing, d->filtered_where, d->filtered_time, d->filtered_warmup,
+    uint64_t saved[7] = {d->rows,        d->kept, d->missing, d->filtered_where, d->filtered_time, d->filtered_warmup,
                          d->hdr_overflow};
     size_t file_group = 0;
     if (!d->pass2) {

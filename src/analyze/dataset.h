@@ -31,17 +31,17 @@ int where_parse(const char *s, struct where *w);
 #define DATASET_MAX_FILES 4096
 
 struct load_opts {
-    const char *column;   /* the value column (default "latency_ms") */
-    const char *by;       /* group column; NULL: "server" when present; "file": by input file */
-    const char *time;     /* time column (seconds); NULL: "start_s" when present */
-    double skip_s;        /* keep rows with skip_s <= time < until_s (-INFINITY: from the start) */
-    double until_s;       /* INFINITY: no limit */
+    const char *column; /* the value column (default "latency_ms") */
+    const char *by;     /* group column; NULL: "server" when present; "file": by input file */
+    const char *time;   /* time column (seconds); NULL: "start_s" when present */
+    double skip_s;      /* keep rows with skip_s <= time < until_s (-INFINITY: from the start) */
+    double until_s;     /* INFINITY: no limit */
     const struct where *where;
     size_t nwhere;
-    bool approx;          /* HDR histograms instead of arrays */
-    bool keep_warmup;     /* binary logs: keep rows flagged warm-up (default: leave them out) */
-    double first_bound;   /* doubling buckets: first upper bound (1) */
-    double under;         /* share-under threshold, column unit */
+    bool approx;        /* HDR histograms instead of arrays */
+    bool keep_warmup;   /* binary logs: keep rows flagged warm-up (default: leave them out) */
+    double first_bound; /* doubling buckets: first upper bound (1) */
+    double under;       /* share-under threshold, column unit */
     const double *prom_bounds;
     size_t nprom;
 };
@@ -49,7 +49,7 @@ struct load_opts {
 /* Approx mode's per-second windows: the last DATASET_RING seconds of each group stay open
  * (rows may arrive that much out of time order); older seconds are closed into their p99. */
 #define DATASET_RING 64
-#define DATASET_HDR_SCALE 1000.0      /* HDR records value * 1000 as an integer (ms -> us) */
+#define DATASET_HDR_SCALE 1000.0 /* HDR records value * 1000 as an integer (ms -> us) */
 #define DATASET_HDR_HIGHEST 1000000000000LL
 #define DATASET_HDR_DIGITS 3
 #define DATASET_WINDOW_HDR_DIGITS 2
@@ -62,8 +62,8 @@ struct ring_slot {
 
 struct dataset_group {
     char *name;
-    uint64_t n;            /* values kept */
-    uint64_t under;        /* values < opts.under */
+    uint64_t n;     /* values kept */
+    uint64_t under; /* values < opts.under */
     /* exact mode: values in row order (sorted later), their whole seconds */
     double *v;
     int32_t *sec;
@@ -74,36 +74,36 @@ struct dataset_group {
     struct ring_slot *ring;
     int64_t ring_top;
     bool ring_any;
-    double *win_p99;       /* closed per-second windows */
+    double *win_p99; /* closed per-second windows */
     size_t nwin, wincap;
-    uint64_t late;         /* rows too far out of time order for the per-second windows */
+    uint64_t late; /* rows too far out of time order for the per-second windows */
     /* approx second pass: the small windows of this group */
     struct small_window *sw;
-    double *sw_values;     /* nsw x win_len */
+    double *sw_values; /* nsw x win_len */
     size_t nsw, sw_len;
-    uint64_t seen2;        /* rows of this group seen in the second pass */
+    uint64_t seen2; /* rows of this group seen in the second pass */
 };
 
 struct dataset {
     struct load_opts o;
     struct dataset_group **g;
     size_t ng;
-    uint32_t *map;         /* open addressing: group index + 1, 0 empty */
+    uint32_t *map; /* open addressing: group index + 1, 0 empty */
     size_t mapcap;
-    size_t last_group;     /* cache: rows usually repeat the previous group */
+    size_t last_group; /* cache: rows usually repeat the previous group */
     bool have_last;
-    bool has_time;         /* every file so far had the time column */
+    bool has_time; /* every file so far had the time column */
     bool any_file;
-    bool pass2;            /* approx mode: the small-window pass */
+    bool pass2; /* approx mode: the small-window pass */
     size_t pass2_group;
     /* streaming over all kept values */
     struct dbl_hist hist;
     struct prom_hist prom;
     struct heatmap heat;
     /* accounting */
-    uint64_t rows;         /* data rows read */
+    uint64_t rows; /* data rows read */
     uint64_t kept;
-    uint64_t missing;      /* rows whose value cell was empty (a dropped request has no latency) */
+    uint64_t missing; /* rows whose value cell was empty (a dropped request has no latency) */
     uint64_t filtered_where, filtered_time, filtered_warmup;
     uint64_t hdr_overflow; /* approx: values above the HDR range (not in its percentiles) */
     const char *time_col;  /* the time column actually used (or NULL) */

@@ -71,8 +71,7 @@ void heatmap_add(struct heatmap *h, double time_s, double value)
         if (hi - lo + 1 <= HEATMAP_MAX_BINS) {
             if (lo < h->lo) { /* grow to the left: shift the bins right */
                 size_t shift = (size_t)(h->lo - lo);
-                memmove(h->counts + shift * DBL_MAX_BUCKETS, h->counts,
-                        h->nbins * DBL_MAX_BUCKETS * sizeof *h->counts);
+                memmove(h->counts + shift * DBL_MAX_BUCKETS, h->counts, h->nbins * DBL_MAX_BUCKETS * sizeof *h->counts);
                 memset(h->counts, 0, shift * DBL_MAX_BUCKETS * sizeof *h->counts);
                 h->lo = lo;
                 h->nbins += shift;
@@ -188,7 +187,7 @@ void heatmap_print(FILE *out, const struct heatmap *h, int max_cols, const char 
     if (le < w && w - le > la)
         memcpy(axis + w - le, e, le);
     fprintf(out, "%*s%s\n", pad, "", axis);
-    fprintf(out, "%*s(one column = %lld s; shade by count, log scale: '.' 1 ... '@' %llu)\n", pad, "",
-            (long long)colw, (unsigned long long)maxc);
+    fprintf(out, "%*s(one column = %lld s; shade by count, log scale: '.' 1 ... '@' %llu)\n", pad, "", (long long)colw,
+            (unsigned long long)maxc);
     free(cell);
 }

@@ -280,10 +280,11 @@ static void tail_warnings(struct report *rep, const struct group_result *r)
         return;
     for (int i = 1; i < REPORT_NPCT; i++) {
         if (r->ci[i].too_few) {
-            warn(rep, "%s %s = %.1f: only %zu value%s above it (a tail percentile needs at least %d beyond it; "
-                      "here %zu values in all)",
-                 r->name, report_pct_names[i], r->ci[i].value, r->ci[i].beyond, r->ci[i].beyond == 1 ? " lies" : "s lie",
-                 STATS_MIN_BEYOND, r->s.count);
+            warn(rep,
+                 "%s %s = %.1f: only %zu value%s above it (a tail percentile needs at least %d beyond it; "
+                 "here %zu values in all)",
+                 r->name, report_pct_names[i], r->ci[i].value, r->ci[i].beyond,
+                 r->ci[i].beyond == 1 ? " lies" : "s lie", STATS_MIN_BEYOND, r->s.count);
         }
     }
 }
@@ -376,8 +377,9 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
 
     /* warnings, in the order a reader should see them */
     if (rep->missing)
-        warn(rep, "%llu row%s had no %s value (a dropped or failed request has none) and %s left out; "
-                  "filter by outcome to look at them",
+        warn(rep,
+             "%llu row%s had no %s value (a dropped or failed request has none) and %s left out; "
+             "filter by outcome to look at them",
              (unsigned long long)rep->missing, rep->missing == 1 ? "" : "s", rep->column,
              rep->missing == 1 ? "is" : "are");
     if (rep->hdr_overflow)
@@ -450,7 +452,8 @@ void report_print_text(FILE *out, const struct report *rep)
     fputs("== ", out);
     for (size_t i = 0; i < rep->nfiles; i++)
         fprintf(out, "%s%s", i ? " + " : "", rep->files[i]);
-    fprintf(out, " (%s)%s\n", rep->column, rep->approx ? "  [--approx: percentiles from HDR histograms, 3 significant digits]" : "");
+    fprintf(out, " (%s)%s\n", rep->column,
+            rep->approx ? "  [--approx: percentiles from HDR histograms, 3 significant digits]" : "");
     uint64_t left_out = rep->filtered_where + rep->filtered_time + rep->filtered_warmup + rep->missing;
     if (left_out) {
         fprintf(out, "rows: %llu read, %llu analysed; left out:", (unsigned long long)rep->rows,
@@ -498,7 +501,9 @@ void report_print_text(FILE *out, const struct report *rep)
     /* 3. methods */
     fprintf(out, "\n-- p99 from different methods, %s\n", rep->all.name);
     if (rep->approx)
-        fprintf(out, "nearest rank %.1f (HDR) | statistics.quantiles exclusive and inclusive need every value: run without --approx\n",
+        fprintf(out,
+                "nearest rank %.1f (HDR) | statistics.quantiles exclusive and inclusive need every value: run without "
+                "--approx\n",
                 rep->p99_nearest);
     else
         fprintf(out, "nearest rank %.1f | statistics.quantiles exclusive %.1f | inclusive %.1f\n", rep->p99_nearest,
@@ -523,7 +528,9 @@ void report_print_text(FILE *out, const struct report *rep)
         const struct group_result *g = &rep->groups[i];
         if (!g->has_windows)
             continue;
-        fprintf(out, "%s %s: average of %zu per-second p99 values = %.1f  max of them = %.1f  real p99 over the whole run = %.1f\n",
+        fprintf(out,
+                "%s %s: average of %zu per-second p99 values = %.1f  max of them = %.1f  real p99 over the whole run = "
+                "%.1f\n",
                 group_label(rep), g->name, g->win.nwindows, g->win.mean, g->win.max, g->win.whole);
     }
 
@@ -543,7 +550,8 @@ void report_print_text(FILE *out, const struct report *rep)
         fmt_bound(lo, sizeof lo, e->low);
         fmt_bound(hi, sizeof hi, e->high);
         fprintf(out, "p%d: bucket (%s, %s] -> estimate %.1f  exact %.1f%s\n", qp[i], lo, hi, e->estimate,
-                rep->prom_exact[i], isinf(e->high) ? "  (rank in +Inf: Prometheus answers the highest finite bound)" : "");
+                rep->prom_exact[i],
+                isinf(e->high) ? "  (rank in +Inf: Prometheus answers the highest finite bound)" : "");
     }
 
     /* 6. share under */
@@ -623,14 +631,18 @@ void report_print_text(FILE *out, const struct report *rep)
         const struct median_check *m = &rep->median;
         fprintf(out, "\n-- median check (--expect-median %g ms)\n", m->expected_ms);
         if (m->off) {
-            fprintf(out, "! the median %.1f ms is %.1fx what the code should take (%g ms): something between the code and the network adds time\n",
+            fprintf(out,
+                    "! the median %.1f ms is %.1fx what the code should take (%g ms): something between the code and "
+                    "the network adds time\n",
                     m->median_ms, m->ratio, m->expected_ms);
             if (m->nagle_like)
-                fputs("  hint: a cluster near 40 ms above the expectation is the signature of Nagle's algorithm with delayed ACK "
+                fputs("  hint: a cluster near 40 ms above the expectation is the signature of Nagle's algorithm with "
+                      "delayed ACK "
                       "(a response written in two writes): set TCP_NODELAY or write once\n",
                       out);
             else if (m->ratio > 1)
-                fputs("  hint: if many requests sit near +40 ms, suspect Nagle's algorithm with delayed ACK (two writes per response)\n",
+                fputs("  hint: if many requests sit near +40 ms, suspect Nagle's algorithm with delayed ACK (two "
+                      "writes per response)\n",
                       out);
         } else {
             fprintf(out, "median %.1f ms is within 3x of the expected %g ms\n", m->median_ms, m->expected_ms);

@@ -23,11 +23,11 @@ extern const char *const report_pct_names[REPORT_NPCT];
 #define REPORT_BAR_WIDTH 50
 
 struct report_opts {
-    double under;              /* share-under threshold in the column's unit */
-    const char *window_group;  /* NULL: the first group in name order */
+    double under;             /* share-under threshold in the column's unit */
+    const char *window_group; /* NULL: the first group in name order */
     bool expect_median;
     double expect_median_ms;
-    bool custom_buckets;       /* --buckets given */
+    bool custom_buckets; /* --buckets given */
 };
 
 struct group_result {
@@ -37,23 +37,23 @@ struct group_result {
     struct pct_ci ci[REPORT_NPCT]; /* one per report_pcts: value, beyond, too_few, interval */
     bool has_windows;
     struct window_p99 win;
-    uint64_t late;                 /* approx: rows outside the per-second windows */
-    uint64_t under;                /* values < threshold */
+    uint64_t late;  /* approx: rows outside the per-second windows */
+    uint64_t under; /* values < threshold */
     struct mean_2sd m2s;
 };
 
 struct report {
-    const char *column, *unit;     /* unit: "ms", "s" or "" from the column's suffix */
+    const char *column, *unit; /* unit: "ms", "s" or "" from the column's suffix */
     bool approx;
     const char *by_col, *time_col;
     size_t nfiles;
-    char **files;                  /* borrowed from the dataset */
+    char **files; /* borrowed from the dataset */
     /* accounting */
     uint64_t rows, kept, missing, filtered_where, filtered_time, filtered_warmup, hdr_overflow;
     /* 1. */
     size_t ng;
-    struct group_result *groups;   /* in name order */
-    struct group_result all;       /* all.name: the groups joined by '+' */
+    struct group_result *groups; /* in name order */
+    struct group_result all;     /* all.name: the groups joined by '+' */
     /* 2. */
     struct dbl_hist hist;
     /* 3. */
@@ -68,13 +68,13 @@ struct report {
     /* 6. */
     double under;
     /* 7. */
-    const char *small_group;       /* NULL when no group has values */
-    size_t small_n;                /* values in that group */
+    const char *small_group; /* NULL when no group has values */
+    size_t small_n;          /* values in that group */
     size_t nsmall;
     struct small_window small[REPORT_SMALL_WINDOWS];
     /* 10. */
     bool has_heatmap;
-    const struct heatmap *heat;    /* borrowed from the dataset */
+    const struct heatmap *heat; /* borrowed from the dataset */
     /* 11. */
     bool has_median_check;
     struct median_check median;

@@ -81,18 +81,29 @@ int cmd_stats(int argc, char **argv)
     bool json = false, approx = false, keep_warmup = false;
     struct strlist where = {0};
     struct opt opts[] = {
-        {"column", 'c', OPT_STR, &column, "COL", "the value column (default latency_ms; service_ms, ttfb_ms, lag_ms ...)", 0, NULL, false},
-        {"by", 0, OPT_STR, &by, "COL", "group by this column (default: server when present); 'file' groups by input file", 0, NULL, false},
-        {"time", 0, OPT_STR, &time_col, "COL", "time column in seconds since the start (default: start_s when present)", 0, NULL, false},
-        {"skip", 0, OPT_DURATION, &skip_ns, "D", "leave out rows whose time is in the first D (warm-up), e.g. 2s", 0, NULL, false},
+        {"column", 'c', OPT_STR, &column, "COL",
+         "the value column (default latency_ms; service_ms, ttfb_ms, lag_ms ...)", 0, NULL, false},
+        {"by", 0, OPT_STR, &by, "COL",
+         "group by this column (default: server when present); 'file' groups by input file", 0, NULL, false},
+        {"time", 0, OPT_STR, &time_col, "COL", "time column in seconds since the start (default: start_s when present)",
+         0, NULL, false},
+        {"skip", 0, OPT_DURATION, &skip_ns, "D", "leave out rows whose time is in the first D (warm-up), e.g. 2s", 0,
+         NULL, false},
         {"until", 0, OPT_DURATION, &until_ns, "D", "leave out rows whose time is D or later", 0, NULL, false},
-        {"where", 'w', OPT_LIST, &where, "COL=VALUE", "keep rows whose cell equals VALUE (COL!=VALUE: differs); repeatable, all must hold", 0, NULL, false},
-        {"under", 0, OPT_STR, &under_s, "D", "threshold of the share-under section (default 100 = 100ms for a _ms column)", 0, NULL, false},
-        {"buckets", 0, OPT_STR, &buckets, "LIST", "Prometheus bucket bounds in the column's unit (default 5,10,25,...,10000)", 0, NULL, false},
-        {"window-group", 0, OPT_STR, &window_group, "G", "the group whose ten 100-row windows are shown (default: first by name)", 0, NULL, false},
-        {"expect-median", 0, OPT_STR, &expect_median_s, "D", "what the code should take: warn when the median is 3x off", 0, NULL, false},
-        {"approx", 0, OPT_FLAG, &approx, NULL, "HDR histograms in constant memory instead of every value (for inputs larger than memory)", 0, NULL, false},
-        {"keep-warmup", 0, OPT_FLAG, &keep_warmup, NULL, "binary logs: keep requests flagged warm-up (left out by default)", 0, NULL, false},
+        {"where", 'w', OPT_LIST, &where, "COL=VALUE",
+         "keep rows whose cell equals VALUE (COL!=VALUE: differs); repeatable, all must hold", 0, NULL, false},
+        {"under", 0, OPT_STR, &under_s, "D",
+         "threshold of the share-under section (default 100 = 100ms for a _ms column)", 0, NULL, false},
+        {"buckets", 0, OPT_STR, &buckets, "LIST",
+         "Prometheus bucket bounds in the column's unit (default 5,10,25,...,10000)", 0, NULL, false},
+        {"window-group", 0, OPT_STR, &window_group, "G",
+         "the group whose ten 100-row windows are shown (default: first by name)", 0, NULL, false},
+        {"expect-median", 0, OPT_STR, &expect_median_s, "D",
+         "what the code should take: warn when the median is 3x off", 0, NULL, false},
+        {"approx", 0, OPT_FLAG, &approx, NULL,
+         "HDR histograms in constant memory instead of every value (for inputs larger than memory)", 0, NULL, false},
+        {"keep-warmup", 0, OPT_FLAG, &keep_warmup, NULL,
+         "binary logs: keep requests flagged warm-up (left out by default)", 0, NULL, false},
         {"json", 0, OPT_FLAG, &json, NULL, "print every number as one JSON object", 0, NULL, false},
     };
     struct cmd_spec spec = {
@@ -195,8 +206,9 @@ int cmd_stats(int argc, char **argv)
         if (d.rows == 0 && d.missing == 0)
             opt_fail(&spec, "%s: no data rows (only a header)", files.n == 1 ? files.v[0] : "the inputs");
         else
-            opt_fail(&spec, "no values left to analyse: %llu rows read, %llu left out by --where, %llu by --skip/--until, "
-                            "%llu warm-up, %llu without a %s value",
+            opt_fail(&spec,
+                     "no values left to analyse: %llu rows read, %llu left out by --where, %llu by --skip/--until, "
+                     "%llu warm-up, %llu without a %s value",
                      (unsigned long long)d.rows, (unsigned long long)d.filtered_where,
                      (unsigned long long)d.filtered_time, (unsigned long long)d.filtered_warmup,
                      (unsigned long long)d.missing, column);

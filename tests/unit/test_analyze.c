@@ -51,7 +51,10 @@ static const char *write_file_n(const char *name, const char *text, size_t n)
     return p;
 }
 
-static const char *write_file(const char *name, const char *text) { return write_file_n(name, text, strlen(text)); }
+static const char *write_file(const char *name, const char *text)
+{
+    return write_file_n(name, text, strlen(text));
+}
 
 /* p99 per whole second by brute force: for each second, sort that second's values. */
 static void brute_windows(const double *v, const int32_t *sec, size_t n, double *mean, double *max, size_t *nw)
@@ -153,7 +156,7 @@ static void test_python_quantile(void **state)
     for (int i = 0; i < 37; i++)
         d[i] = (double)((i + 1) * (i + 1));
     /* values from Python 3.11 statistics.quantiles(d, n=100, method=...) */
-    assert_true(analyze_python_quantile(d, 37, 99, 100, true) == 1414.26);   /* extrapolated */
+    assert_true(analyze_python_quantile(d, 37, 99, 100, true) == 1414.26); /* extrapolated */
     assert_true(analyze_python_quantile(d, 37, 99, 100, false) == 1342.72);
     assert_true(fabs(analyze_python_quantile(d, 37, 1, 100, true) - -0.86) < 1e-12);
     double two[2] = {1.5, 7.25};
@@ -275,8 +278,10 @@ static void test_load_errors(void **state)
     (void)state;
     struct load_opts o;
     opts_default(&o);
-    expect_load_error("server,start_s,service_ms\nA,0,1\n", &o, "bad.csv:1: no column 'latency_ms' in the header (columns: server, start_s, service_ms)");
-    expect_load_error("server,start_s,latency_ms\nA,0,1\nA,0.1,abc\n", &o, "bad.csv:3: latency_ms: 'abc' is not a number");
+    expect_load_error("server,start_s,service_ms\nA,0,1\n", &o,
+                      "bad.csv:1: no column 'latency_ms' in the header (columns: server, start_s, service_ms)");
+    expect_load_error("server,start_s,latency_ms\nA,0,1\nA,0.1,abc\n", &o,
+                      "bad.csv:3: latency_ms: 'abc' is not a number");
     expect_load_error("server,start_s,latency_ms\nA,0,NaN\n", &o, "bad.csv:2: latency_ms: 'NaN' is not a number (NaN)");
     expect_load_error("server,start_s,latency_ms\nA,0,inf\n", &o, "bad.csv:2: latency_ms: 'inf' is infinite");
     expect_load_error("server,start_s,latency_ms\n\nA,0,-1.5\n", &o, "bad.csv:3: latency_ms: -1.5 is negative");
@@ -360,8 +365,10 @@ static void test_load_filters_and_groups(void **state)
     FILE *f = open_memstream(&buf, &len);
     report_print_text(f, &rep);
     fclose(f);
-    assert_non_null(strstr(buf, "rows: 6 read, 2 analysed; left out: 1 by --where, 2 by --skip/--until, 1 without a latency_ms value"));
-    assert_non_null(strstr(buf, "p99 A = 20.0  p99 B = 40.0  average of the two = 30.0  real p99 of all requests = 40.0"));
+    assert_non_null(strstr(
+        buf, "rows: 6 read, 2 analysed; left out: 1 by --where, 2 by --skip/--until, 1 without a latency_ms value"));
+    assert_non_null(
+        strstr(buf, "p99 A = 20.0  p99 B = 40.0  average of the two = 30.0  real p99 of all requests = 40.0"));
     assert_non_null(strstr(buf, "A+B: 1 of 2 = 50.00%"));
     free(buf);
     report_release(&rep);
@@ -432,7 +439,7 @@ static void test_load_binary_log(void **state)
     o.nwhere = 1;
     assert_int_equal(dataset_init(&d, &o), 0);
     assert_int_equal(dataset_load(&d, path), 0);
-    assert_int_equal(d.kept, 49);  /* 50 api requests, one dropped (no ttfb) */
+    assert_int_equal(d.kept, 49); /* 50 api requests, one dropped (no ttfb) */
     assert_int_equal(d.missing, 1);
     assert_true(d.g[0]->v[0] == 1.999);
     dataset_release(&d);
