@@ -274,19 +274,27 @@ static char *join_names(const struct report *rep)
     return s;
 }
 
+/* One line per group naming every printed percentile with fewer than STATS_MIN_BEYOND values
+ * above it: such a percentile rests on a handful of requests and moves with each of them. */
 static void tail_warnings(struct report *rep, const struct group_result *r)
 {
     if (!r->has_ci)
         return;
-    for (int i = 1; i < REPORT_NPCT; i++) {
-        if (r->ci[i].too_few) {
-            warn(rep,
-                 "%s %s = %.1f: only %zu value%s above it (a tail percentile needs at least %d beyond it; "
-                 "here %zu values in all)",
-                 r->name, report_pct_names[i], r->ci[i].value, r->ci[i].beyond,
-                 r->ci[i].beyond == 1 ? " lies" : "s lie", STATS_MIN_BEYOND, r->s.count);
-        }
+    char list[256] = "";
+    size_t k = 0;
+    for (int i = 0; i < REPORT_NPCT; i++) {
+        if (!r->ci[i].too_few)
+            continue;
+        int n = snprintf(list + k, sizeof list - k, "%s%s = %.1f (%zu)", k ? ", " : "", report_pct_names[i],
+                         r->ci[i].value, r->ci[i].beyond);
+        if (n > 0 && (size_t)n < sizeof list - k)
+            k += (size_t)n;
     }
+    if (k)
+        warn(rep,
+             "%s: fewer than %d values lie above %s: such a percentile is mostly noise "
+             "(%zu value%s in all; p99 wants thousands, p99.9 tens of thousands)",
+             r->name, STATS_MIN_BEYOND, list, r->s.count, r->s.count == 1 ? "" : "s");
 }
 
 int report_build(struct report *rep, struct dataset *d, const struct report_opts *o)
@@ -395,8 +403,8 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
     if (ng > 1)
         tail_warnings(rep, &rep->all);
     if (rep->small_n < REPORT_SMALL_WINDOW_LEN)
-        warn(rep, "%s has only %zu values: its small windows are shorter than %d", rep->small_group, rep->small_n,
-             REPORT_SMALL_WINDOW_LEN);
+        warn(rep, "%s has only %zu value%s: its small windows are shorter than %d", rep->small_group, rep->small_n,
+             rep->small_n == 1 ? "" : "s", REPORT_SMALL_WINDOW_LEN);
     return 0;
 }
 
