@@ -23,6 +23,7 @@ int cmd_hlog(int argc, char **argv);
  * argv[0] is the command name. */
 int cmd_hlog_stats(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
