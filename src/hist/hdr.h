@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct hdr {
     int64_t lowest;   /* lowest discernible value, >= 1 */
@@ -44,16 +45,25 @@ void hdr_release(struct hdr *h);
 /* Bytes of counts an hdr_init with these parameters allocates (0 when invalid). */
 size_t hdr_memory_bytes(int64_t lowest, int64_t highest, int sig_digits);
 
-/* Record count occurrences of value. 0; KNEE_ENEG for a negative value or count;
- * a value > highest is added to overflow_count and returns KNEE_ERANGE. */
+/* Record count occurrences of value. 0; KNEE_ENEG for a negative value or count (nothing
+ * recorded); a value > highest is added to overflow_count (overflow_max keeps the largest) and
+ * returns KNEE_ERANGE; KNEE_EOVERFLOW (nothing recorded) if total_count would pass INT64_MAX.
+ * count == 0 records nothing. O(1), no allocation. */
 int hdr_record(struct hdr *h, int64_t value, int64_t count);
 /* Record with HdrHistogram's coordinated-omission back-fill (recordValueWithExpectedInterval):
- * also records value - k*interval for every k while that stays >= interval. interval <= 0
- * records plainly. */
+ * also records value - k*interval for every k >= 1 while that stays >= interval (each with
+ * `count`). interval <= 0 records plainly. Back-filled values above highest are counted as
+ * overflow; returns KNEE_ERANGE when any value (the original or a back-filled one)
+ * overflowed. Cost O(min(value/interval, counts_len)): long stalls are filled per bucket,
+ * not per value. */
 int hdr_record_corrected(struct hdr *h, int64_t value, int64_t count, int64_t expected_interval);
 
-/* dst += src. Exact index-wise when lowest and sig_digits match (highest may differ; values of
- * src above dst->highest go to dst's overflow). KNEE_EMISMATCH otherwise. */
+/* dst += src: counts, total, extremes, overflow; the interval becomes the union of both
+ * (start_s/end_s equal to 0 count as unset). Exact index-wise when unit_magnitude and
+ * sub_bucket_count match (same sig_digits and floor(log2(lowest)); highest may differ): buckets
+ * of src whose lowest value is above dst->highest go to dst's overflow. KNEE_EMISMATCH (dst
+ * unchanged) otherwise, since re-recording between different bucket layouts loses precision;
+ * KNEE_EOVERFLOW (dst unchanged) if a count would pass INT64_MAX. */
 int hdr_add(struct hdr *dst, const struct hdr *src);
 /* Zero all counts, extremes and overflow; keeps parameters and memory. */
 void hdr_reset(struct hdr *h);
@@ -81,37 +91,72 @@ double hdr_stdev(const struct hdr *h);
  * p == 0). p in [0,100]. 0 for an empty histogram. */
 int64_t hdr_value_at_percentile(const struct hdr *h, double p_percent);
 
-/* Iteration, as the Java iterators. Usage:
+/* Iteration, exactly as the Java reference's iterators (AbstractHistogramIterator and its
+ * four subclasses; the step sequence, the reported values and the percentile ticks agree
+ * value for value with HdrHistogram 2.1.x). Usage:
  *     struct hdr_iter it; hdr_iter_percentile_init(&it, h, 5);
- *     while (hdr_iter_next(&it)) use it.value_iterated_to, it.percentile, it.cumulative_count */
+ *     while (hdr_iter_next(&it)) use it.value_iterated_to, it.percentile, it.cumulative_count
+ * The histogram must not change during an iteration (hdr_iter_next then returns false).
+ *   recorded:   one step per non-empty bucket;
+ *   percentile: steps at percentile ticks, ticks_per_half_distance ticks per halving of the
+ *               distance to 100%, plus a final step at 100%;
+ *   linear:     one step per value_units_per_bucket (>= 1) up to the last recorded value;
+ *   log:        steps at first_bucket_size * log_base^k (first_bucket_size >= 1, log_base > 1). */
 enum hdr_iter_kind { HDR_ITER_RECORDED, HDR_ITER_PERCENTILE, HDR_ITER_LINEAR, HDR_ITER_LOG };
 struct hdr_iter {
     const struct hdr *h;
     enum hdr_iter_kind kind;
-    /* output of each step */
-    int64_t value_iterated_to;   /* reporting value (highest equivalent of the step's top) */
-    int64_t value_iterated_from;
-    int64_t count_at_value;       /* count in the bucket at the current index */
-    int64_t count_added_in_step;  /* counts added since the previous step */
-    int64_t cumulative_count;     /* total counts up to and including this step */
-    double percentile;            /* cumulative_count / total * 100 (percentile iterator: the tick) */
-    double percentile_level_iterated_to;
-    /* private state */
+    /* output of each step (HistogramIterationValue) */
+    int64_t value_iterated_to;   /* reporting value of the step (recorded/percentile: the highest
+                                    equivalent value of the current bucket; linear/log: the
+                                    step's upper reporting level) */
+    int64_t value_iterated_from; /* value_iterated_to of the previous step (0 at first) */
+    int64_t count_at_value;      /* count in the bucket at the current index */
+    int64_t count_added_in_step; /* counts added since the previous step */
+    int64_t cumulative_count;    /* total counts up to and including the current bucket */
+    double percentile;           /* 100 * cumulative_count / total */
+    double percentile_level_iterated_to; /* percentile iterator: the tick; others: percentile */
+    /* private state (AbstractHistogramIterator's) */
     int64_t total_count, array_total;
     size_t current_index;
     int64_t current_value_at_index, next_value_at_index;
     int64_t prev_value_iterated_to, total_count_to_prev_index, total_count_to_current_index;
     bool fresh_sub_bucket;
-    int ticks_per_half_distance;
+    size_t visited_index;                 /* recorded: last index reported (SIZE_MAX: none) */
+    int ticks_per_half_distance;          /* percentile */
     double percentile_to_iterate_to;
     bool reached_last;
-    int64_t value_units_per_bucket, next_value_reporting_level, next_value_reporting_level_lowest_equivalent;
-    double log_base;
+    int64_t value_units_per_bucket;       /* linear */
+    int64_t step_highest, step_lowest;    /* linear, log: current step's reporting level */
+    double log_base, next_log_level;      /* log */
 };
 void hdr_iter_recorded_init(struct hdr_iter *it, const struct hdr *h);
 void hdr_iter_percentile_init(struct hdr_iter *it, const struct hdr *h, int ticks_per_half_distance);
 void hdr_iter_linear_init(struct hdr_iter *it, const struct hdr *h, int64_t value_units_per_bucket);
 void hdr_iter_log_init(struct hdr_iter *it, const struct hdr *h, int64_t first_bucket_size, double log_base);
+/* Advance to the next step; false when the iteration is over. */
 bool hdr_iter_next(struct hdr_iter *it);
+
+/* Count recorded in the bucket holding value (0 for values beyond the counts array). */
+int64_t hdr_count_at_value(const struct hdr *h, int64_t value);
+
+/* Recompute total_count, min_value and max_value from counts[] (as the Java reference does
+ * after decoding), for code that fills counts[] directly (the hlog decoder). Overflow fields
+ * are left alone. */
+void hdr_recalc(struct hdr *h);
+
+/* Java's outputPercentileDistribution, character for character: the header line, one row per
+ * percentile-iterator step ("%12.Nf %2.12f %10d %14.2f" with N = sig_digits, values divided by
+ * value_unit_ratio, e.g. 1e6 for ns -> ms), the last row without its 1/(1-p) column, and the
+ * Mean/StdDeviation, Max/Total count and Buckets/SubBuckets footer; with csv, Java's CSV variant
+ * (no footer). Numbers are formatted as java.util.Formatter does (shortest round-trip decimal
+ * digits rounded half-up), not as printf does. Returns 0 or -EIO on a write error. */
+int hdr_percentiles_print(FILE *out, const struct hdr *h, int ticks_per_half_distance, double value_unit_ratio,
+                          bool csv);
+
+/* Format v with `decimals` digits after the point as Java's String.format("%.<decimals>f")
+ * does: the shortest decimal digits that round-trip to v, rounded half-up. Infinity/NaN as
+ * Java prints them ("Infinity", "NaN"). Returns the length (truncated to cap-1 like snprintf). */
+int hdr_java_fixed(char *buf, size_t cap, double v, int decimals);
 
 #endif
