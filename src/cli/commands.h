@@ -15,6 +15,9 @@ struct command {
 /* The table, in the order `knee --help` prints it; terminated by a zero row. */
 extern const struct command knee_commands[];
 
+/* knee run: the load engine (src/cli/cmd_run.c). */
+int cmd_run(int argc, char **argv);
+
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
 

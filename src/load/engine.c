@@ -569,7 +569,7 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
 
     /* the measurement window: warm-up end .. end of planning */
     uint64_t wend = e->window_end_ns;
-    if (!cfg->open_loop || wend == UINT64_MAX || plan_end < wend)
+    if (!cfg->open_loop || wend == UINT64_MAX || (res->interrupted && plan_end < wend))
         wend = plan_end;
     res->window_s = wend > e->warmup_end_ns ? (double)(wend - e->warmup_end_ns) / 1e9 : 0;
     const struct run_counts *c = &res->all.counts;

@@ -17,7 +17,7 @@ struct outlog {
     FILE *f;
     bool csv, closed_loop;
     size_t nt;
-    char **names; /* CSV-ready target names */
+    char **names;
 #if RUN_HAVE_REQLOG
     struct reqlog_writer *rw;
 #endif
@@ -49,76 +49,19 @@ static void out_str(struct outlog *l, const char *s, size_t n)
     l->blen += n;
 }
 
-/* Unsigned decimal. */
-static size_t fmt_u64(char *p, uint64_t v)
-{
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
-    return n;
-}
-
-/* v / 10^decimals with exactly `decimals` digits after the point (ns → ms with 6, → s with 9):
- * exact, no floating point, no locale. */
-static size_t fmt_fixed(char *p, uint64_t v, int decimals)
-{
-    uint64_t div = 1;
-    for (int i = 0; i < decimals; i++)
-        div *= 10;
-    size_t n = fmt_u64(p, v / div);
-    p[n++] = '.';
-    uint64_t frac = v % div;
-    for (int i = decimals - 1; i >= 0; i--) {
-        p[n + (size_t)i] = (char)('0' + frac % 10);
-        frac /= 10;
-    }
-    return n + (size_t)decimals;
-}
-
 static void csv_row(struct outlog *l, const struct reqlog_record *r)
 {
-    char row[256];
-    size_t n = 0;
-    enum reqlog_outcome o = (enum reqlog_outcome)r->outcome;
-    bool sent = o != OUTCOME_DROPPED;
-    bool done = sent && o != OUTCOME_CANCELLED;
+    /* one formatter for the CSV row (reqlog's), so the CSV and the binary log agree */
+    char row[512];
     const char *name = r->target < l->nt ? l->names[r->target] : "?";
-    out_str(l, name, strlen(name));
-    row[n++] = ',';
-    n += fmt_fixed(row + n, r->planned_ns, 9);
-    row[n++] = ',';
-    if (done) {
-        uint64_t from = l->closed_loop ? r->sent_ns : r->planned_ns;
-        n += fmt_fixed(row + n, r->done_ns - from, 6);
+    size_t n = reqlog_format_csv(r, name, row, sizeof row);
+    if (n >= sizeof row) {
+        char *big = xmalloc(n + 1);
+        reqlog_format_csv(r, name, big, n + 1);
+        out_str(l, big, n);
+        free(big);
+        return;
     }
-    row[n++] = ',';
-    if (done)
-        n += fmt_fixed(row + n, r->done_ns - r->sent_ns, 6);
-    row[n++] = ',';
-    if (sent && r->first_byte_ns)
-        n += fmt_fixed(row + n, r->first_byte_ns - r->sent_ns, 6);
-    row[n++] = ',';
-    if (sent)
-        n += fmt_fixed(row + n, r->sent_ns - r->planned_ns, 6);
-    row[n++] = ',';
-    if (r->status)
-        n += fmt_u64(row + n, r->status);
-    row[n++] = ',';
-    const char *on = reqlog_outcome_name(o);
-    size_t ol = strlen(on);
-    memcpy(row + n, on, ol);
-    n += ol;
-    row[n++] = ',';
-    n += fmt_u64(row + n, r->bytes);
-    row[n++] = ',';
-    if (sent && r->connection != UINT32_MAX)
-        n += fmt_u64(row + n, r->connection);
-    row[n++] = '\n';
     out_str(l, row, n);
 }
 
@@ -164,24 +107,6 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* A target name as a CSV field (RFC 4180: quoted when it holds a comma, quote or newline). */
-static char *csv_field(const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n"))
-        return xstrdup(s);
-    size_t n = strlen(s);
-    char *o = xmalloc(2 * n + 3), *p = o;
-    *p++ = '"';
-    for (; *s; s++) {
-        if (*s == '"')
-            *p++ = '"';
-        *p++ = *s;
-    }
-    *p++ = '"';
-    *p = '\0';
-    return o;
-}
-
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -204,7 +129,7 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
     l->nt = e->nt;
     l->names = xcalloc(e->nt, sizeof *l->names);
     for (size_t i = 0; i < e->nt; i++)
-        l->names[i] = csv_field(e->targets[i].cfg->name);
+        l->names[i] = xstrdup(e->targets[i].cfg->name);
     if (csv) {
         l->f = fopen(path, "w");
         if (!l->f) {
@@ -217,8 +142,7 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
             return r;
         }
         l->buf = xmalloc(OUTLOG_BUF);
-        static const char header[] =
-            "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection\n";
+        static const char header[] = REQLOG_CSV_HEADER "\n";
         out_str(l, header, sizeof header - 1);
     }
 #if RUN_HAVE_REQLOG

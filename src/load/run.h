@@ -212,7 +212,4 @@ void run_summarize(const struct hdr *h, struct run_summary *out);
 /* Human-readable name of a latency group ("ok", "rejected", ...). */
 const char *run_group_name(enum run_group g);
 
-/* The terminal summary (report/run_text.c). */
-void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res);
-
 #endif

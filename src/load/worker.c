@@ -154,6 +154,9 @@ static void fifo_remove(struct worker *w, struct conn *c)
 
 /* ------------------------------------------------------------------ recording */
 
+/* Times since t0 in the log; an event that happened is never 0 there (0 means "none"). */
+static uint64_t since_t0(uint64_t t, uint64_t t0) { return t > t0 ? t - t0 : 1; }
+
 static void log_record(struct worker *w, const struct target_rt *t, const struct conn *c, uint64_t planned_ns,
                        bool warm, enum reqlog_outcome o, uint64_t done_ns)
 {
@@ -167,9 +170,11 @@ static void log_record(struct worker *w, const struct target_rt *t, const struct
     r->outcome = (uint8_t)o;
     r->flags = warm ? REQLOG_FLAG_WARMUP : 0;
     if (c) {
-        r->sent_ns = c->sent_ns - t0;
-        r->first_byte_ns = c->first_byte_ns ? c->first_byte_ns - t0 : 0;
-        r->done_ns = o == OUTCOME_CANCELLED ? 0 : done_ns - t0;
+        r->sent_ns = since_t0(c->sent_ns, t0);
+        if (!w->e->cfg->open_loop)
+            r->planned_ns = r->sent_ns; /* closed loop: latency is measured from the send */
+        r->first_byte_ns = c->first_byte_ns ? since_t0(c->first_byte_ns, t0) : 0;
+        r->done_ns = o == OUTCOME_CANCELLED ? 0 : since_t0(done_ns, t0);
         r->connect_ns = c->connect_ns;
         r->bytes = c->resp.bytes;
         r->connection = c->id;
@@ -344,7 +349,7 @@ static bool dispatch(struct worker *w, struct target_rt *t, struct client *cl, s
         struct conn tmp;
         memset(&tmp, 0, sizeof tmp);
         tmp.t = t;
-        tmp.id = UINT32_MAX;
+        tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
         tmp.io.fd = -1;
         tmp.state = CONN_BUSY;
         req_begin(w, &tmp, planned_ns, warm, now);
