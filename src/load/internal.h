@@ -87,6 +87,7 @@ struct target_rt {
     struct conn *idle;   /* stack of idle connections */
     uint64_t *q;         /* ring of queued planned times (waiting for a connection) */
     size_t qcap, qhead, qlen;
+    size_t connecting_unbound; /* connects in progress opened for the queue */
     /* closed loop */
     uint64_t budget;     /* requests this thread may still send for the target */
     /* accounting: [0] requests planned after the warm-up, [1] during it */
@@ -118,6 +119,7 @@ struct worker {
     struct conn *free_head, *free_tail;
     uint32_t pool_cap;   /* open loop: connections this thread may hold */
     uint32_t nopen;      /* connecting + idle + busy */
+    uint32_t connecting; /* connects in progress */
     uint32_t conn_seq;
     size_t nclients;
     struct client *clients;

@@ -28,6 +28,7 @@
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_REJECTS 8
 #define RUN_QUEUE_CAP (1u << 20)            /* queued requests per thread before they count as dropped */
+#define RUN_MAX_CONNECTING 64               /* open loop: connects in progress per thread */
 
 /* Histogram parameters for every latency-like metric: 1 ns .. 1 h, 3 significant digits. */
 #define RUN_HDR_LOWEST 1
