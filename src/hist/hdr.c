@@ -121,7 +121,9 @@ int64_t hdr_value_from_index(const struct hdr *h, size_t index)
         s -= h->sub_bucket_half_count;
         b = 0;
     }
-    return s << (b + h->unit_magnitude);
+    /* unsigned: the iterators peek one index past the array, which for a histogram reaching
+     * INT64_MAX lies beyond it (Java wraps there too) */
+    return (int64_t)((uint64_t)s << (b + h->unit_magnitude));
 }
 
 int64_t hdr_size_of_equivalent_range(const struct hdr *h, int64_t value)
@@ -137,14 +139,16 @@ int64_t hdr_lowest_equivalent(const struct hdr *h, int64_t value)
     return (int64_t)sub_bucket_index(h, value, b) << (b + h->unit_magnitude);
 }
 
+/* Wrapping arithmetic as Java's long: for the top bucket of a histogram reaching INT64_MAX the
+ * next non-equivalent value wraps, and the highest equivalent value comes back as INT64_MAX. */
 int64_t hdr_next_non_equivalent(const struct hdr *h, int64_t value)
 {
-    return hdr_lowest_equivalent(h, value) + hdr_size_of_equivalent_range(h, value);
+    return (int64_t)((uint64_t)hdr_lowest_equivalent(h, value) + (uint64_t)hdr_size_of_equivalent_range(h, value));
 }
 
 int64_t hdr_highest_equivalent(const struct hdr *h, int64_t value)
 {
-    return hdr_next_non_equivalent(h, value) - 1;
+    return (int64_t)((uint64_t)hdr_next_non_equivalent(h, value) - 1);
 }
 
 int64_t hdr_median_equivalent(const struct hdr *h, int64_t value)
@@ -572,7 +576,10 @@ bool hdr_iter_next(struct hdr_iter *it)
             it->value_iterated_from = it->prev_value_iterated_to;
             it->count_added_in_step = it->total_count_to_current_index - it->total_count_to_prev_index;
             it->cumulative_count = it->total_count_to_current_index;
-            it->percentile = (100.0 * (double)it->total_count_to_current_index) / (double)it->array_total;
+            /* 0/0 for an empty histogram: NaN, as Java (the positive quiet NaN, not x86's -nan) */
+            it->percentile = it->array_total
+                                 ? (100.0 * (double)it->total_count_to_current_index) / (double)it->array_total
+                                 : NAN;
             it->percentile_level_iterated_to =
                 it->kind == HDR_ITER_PERCENTILE ? it->percentile_to_iterate_to : it->percentile;
             it->prev_value_iterated_to = to;

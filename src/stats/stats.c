@@ -265,6 +265,8 @@ static bool python_cut(const double *s, size_t n, double p, int type, double *ou
             return true;
         }
         uint64_t t = k * (uint64_t)(n + 1), j = t / den;
+        if (j == n && t == j * den)
+            j = n - 1; /* p = n/(n+1) exactly: Python clamps j and uses delta = den */
         if (j < 1) {
             *out = s[0];
         } else if (j >= n) {

@@ -675,8 +675,118 @@ static void test_dbl(void **state)
     free(buf);
 }
 
-int main(void)
+/* ---- `test_hist --java-dump`: the C side of tests/e2e/hdr_java.sh ----
+ * Reads the command script of tests/e2e/hdr_java/HdrCheck.java from stdin and prints the same
+ * lines that program prints with the Java library; the e2e test diffs the two. */
+
+static const double java_pcts[] = {0, 1e-9, 0.001, 0.1, 0.5, 1, 5, 10, 12.345, 20, 25, 33.3, 50, 66.6, 75,
+                                   80, 87.5, 90, 95, 97.5, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 99.9999, 100};
+
+static unsigned long long dbits(double d)
 {
+    unsigned long long u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static void dump_steps(const char *kind, struct hdr_iter *it)
+{
+    while (hdr_iter_next(it))
+        printf("%s %lld %lld %lld %lld %lld %llx %llx\n", kind, (long long)it->value_iterated_to,
+               (long long)it->value_iterated_from, (long long)it->count_at_value, (long long)it->count_added_in_step,
+               (long long)it->cumulative_count, dbits(it->percentile), dbits(it->percentile_level_iterated_to));
+}
+
+static void java_dump(const struct hdr *h)
+{
+    printf("total %lld min %lld max %lld mean %llx stdev %llx footprint %zu\n", (long long)h->total_count,
+           (long long)hdr_min(h), (long long)hdr_max(h), dbits(hdr_mean(h)), dbits(hdr_stdev(h)),
+           512 + hdr_memory_bytes(h->lowest, h->highest, h->sig_digits));
+    for (size_t i = 0; i < sizeof java_pcts / sizeof java_pcts[0]; i++)
+        printf("pct %llx %lld\n", dbits(java_pcts[i]), (long long)hdr_value_at_percentile(h, java_pcts[i]));
+    for (int k = 1; k < 200; k++) {
+        double p = 100.0 * k / 199;
+        printf("pct %llx %lld\n", dbits(p), (long long)hdr_value_at_percentile(h, p));
+    }
+    struct hdr_iter it;
+    hdr_iter_recorded_init(&it, h);
+    dump_steps("rec", &it);
+    int ticks[] = {1, 5, 7};
+    for (int t = 0; t < 3; t++) {
+        char kind[8];
+        snprintf(kind, sizeof kind, "pt%d", ticks[t]);
+        hdr_iter_percentile_init(&it, h, ticks[t]);
+        dump_steps(kind, &it);
+    }
+    int64_t max = hdr_max(h), unit = max / 37 > 1 ? max / 37 : 1;
+    hdr_iter_linear_init(&it, h, unit);
+    dump_steps("lin", &it);
+    hdr_iter_log_init(&it, h, 1000, 2.0);
+    dump_steps("log2", &it);
+    hdr_iter_log_init(&it, h, 3, 1.7);
+    dump_steps("log17", &it);
+    int64_t probes[] = {0,      1,      2,         1023, 1024,    2047,          2048,          2049, 4095,
+                        4096,   100000, 999999,    1000000, 123456789, max, max / 3, hdr_min(h), 3599999999999LL};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        int64_t x = probes[i];
+        printf("idx %lld %lld %lld %lld %lld %lld %lld\n", (long long)x, (long long)hdr_lowest_equivalent(h, x),
+               (long long)hdr_highest_equivalent(h, x), (long long)hdr_median_equivalent(h, x),
+               (long long)hdr_size_of_equivalent_range(h, x), (long long)hdr_next_non_equivalent(h, x),
+               (long long)hdr_count_at_value(h, x < h->highest ? x : h->highest));
+    }
+}
+
+static int java_driver(void)
+{
+    struct hdr hs[256];
+    int nh = 0;
+    char line[256];
+    while (fgets(line, sizeof line, stdin)) {
+        char cmd[16];
+        long long a = 0, b = 0, c = 0;
+        double r = 0;
+        if (sscanf(line, "%15s", cmd) != 1 || cmd[0] == '#')
+            continue;
+        struct hdr *cur = nh ? &hs[nh - 1] : NULL;
+        if (!strcmp(cmd, "new") && sscanf(line, "%*s %lld %lld %lld", &a, &b, &c) == 3 && nh < 256) {
+            if (hdr_init(&hs[nh], a, b, (int)c) != 0)
+                return 1;
+            nh++;
+        } else if (!strcmp(cmd, "r") && cur && sscanf(line, "%*s %lld %lld", &a, &b) == 2) {
+            if (hdr_record(cur, a, b) != 0)
+                return 1;
+        } else if (!strcmp(cmd, "c") && cur && sscanf(line, "%*s %lld %lld", &a, &b) == 2) {
+            if (hdr_record_corrected(cur, a, 1, b) != 0)
+                return 1;
+        } else if (!strcmp(cmd, "add") && cur && sscanf(line, "%*s %lld", &a) == 1 && a < nh) {
+            if (hdr_add(cur, &hs[a]) != 0)
+                return 1;
+        } else if (!strcmp(cmd, "dump") && cur) {
+            java_dump(cur);
+        } else if (!strcmp(cmd, "dist") && cur && sscanf(line, "%*s %lld %lf %lld", &a, &r, &b) == 3) {
+            if (hdr_percentiles_print(stdout, cur, (int)a, r, b == 1) != 0)
+                return 1;
+        } else if (!strcmp(cmd, "fmt") && sscanf(line, "%*s %llx %lld", (unsigned long long *)&a, &b) == 2) {
+            double d;
+            unsigned long long u = (unsigned long long)a;
+            memcpy(&d, &u, sizeof d);
+            char buf[512];
+            hdr_java_fixed(buf, sizeof buf, d, (int)b);
+            printf("%s\n", buf);
+        } else {
+            fprintf(stderr, "test_hist --java-dump: bad line: %s", line);
+            return 2;
+        }
+    }
+    for (int i = 0; i < nh; i++)
+        hdr_release(&hs[i]);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--java-dump"))
+        return java_driver();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hdr_worked_index_values),
         cmocka_unit_test(test_hdr_bad_params),

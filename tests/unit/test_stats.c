@@ -13,6 +13,7 @@
 #include "stats/stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,8 +362,49 @@ static void test_ci_on_samples(void **state)
     free(v);
 }
 
-int main(void)
+/* ---- `test_stats --python-dump`: the C side of tests/e2e/stats_python.sh ----
+ * Reads data sets from stdin, one per line ("name v1 v2 ..."), and prints per set the mean,
+ * stdev, types 6 and 7 at k/100 and nearest ranks, as hex floats (exact). */
+static int python_driver(void)
 {
+    static const double pcts[] = {0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100};
+    static const char *pct_names[] = {"0.1", "1", "5", "10", "25", "50", "75", "90", "95", "99", "99.5", "99.9", "99.99", "100"};
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, stdin) > 0) {
+        size_t n = 0, vcap = 1024;
+        double *v = malloc(vcap * sizeof *v);
+        char *p = strchr(line, ' ');
+        while (p && *p) {
+            char *end;
+            double x = strtod(p, &end);
+            if (end == p)
+                break;
+            if (n == vcap)
+                v = realloc(v, (vcap *= 2) * sizeof *v);
+            v[n++] = x;
+            p = end;
+        }
+        if (n == 0 || stats_check(v, n, NULL) != 0) {
+            fprintf(stderr, "test_stats --python-dump: bad data line\n");
+            return 2;
+        }
+        printf("set\nmean %a\nstdev %a\n", stats_mean(v, n), stats_stdev(v, n));
+        stats_sort(v, n);
+        for (int k = 1; k < 100; k++)
+            printf("q6 %d %a\nq7 %d %a\n", k, stats_quantile(v, n, k / 100.0, 6), k, stats_quantile(v, n, k / 100.0, 7));
+        for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
+            printf("nr %s %a\n", pct_names[i], stats_nearest_rank(v, n, pcts[i]));
+        free(v);
+    }
+    free(line);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--python-dump"))
+        return python_driver();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ten_values),
         cmocka_unit_test(test_check_bad_values),
