@@ -24,6 +24,8 @@ int cmd_hlog(int argc, char **argv);
 int cmd_hlog_stats(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+/* knee run: the load engine (src/cli/cmd_run.c). */
+int cmd_run(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
