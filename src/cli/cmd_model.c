@@ -10,12 +10,24 @@
 #include "report/json.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LIST_MAX 1000        /* values in one --rates/--n/--percentiles list */
 #define SERVERS_MAX 1000000u /* Erlang B is O(c); beyond this the input is a typo */
 #define DEFAULT_PERCENTILES "50,90,95,99,99.9"
+
+/* Option-table rows several calculators share. */
+#define JSON_OPT(flag)                                                                                                 \
+    {                                                                                                                  \
+        .name = "json", .kind = OPT_FLAG, .dst = (flag), .help = "print one JSON object instead of text"               \
+    }
+#define PERCENTILES_OPT(list)                                                                                          \
+    {                                                                                                                  \
+        .name = "percentiles", .kind = OPT_STR, .dst = (list), .metavar = "LIST",                                      \
+        .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"                                         \
+    }
 
 /* ---- formatting ---------------------------------------------------------------------- */
 
@@ -81,6 +93,19 @@ static void row(FILE *out, const char *what, const char *formula, const char *va
     fputs(" ", out);
     put_padded(out, formula, 26);
     fprintf(out, " %s\n", value);
+}
+
+/* row() with the value formatted as printf does. */
+static void rowf(FILE *out, const char *what, const char *formula, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void rowf(FILE *out, const char *what, const char *formula, const char *fmt, ...)
+{
+    char value[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    row(out, what, formula, value);
 }
 
 /* A table column unit picked from a reference time (the service time), so every row of a
@@ -231,6 +256,70 @@ static int model_error(const struct cmd_spec *spec, int r)
     return opt_fail(spec, "%s", knee_strerror(r));
 }
 
+/* The exit code for what a model returned: 0, the unstable sentence, or the error's message. */
+static int model_status(const struct cmd_spec *spec, int r, double arrival_per_s, double capacity_per_s,
+                        unsigned servers)
+{
+    if (r == KNEE_EUNSTABLE)
+        return unstable(spec, arrival_per_s, capacity_per_s, servers);
+    return r ? model_error(spec, r) : 0;
+}
+
+/* Parse a calculator's flags (calculators take no positional arguments). Returns true to go
+ * on; false with *code the exit code (0 after --help, 2 after a usage error). */
+static bool parse_flags(struct cmd_spec *spec, int argc, char **argv, int *code)
+{
+    struct strlist args = {0};
+    int r = opt_parse(spec, argc, argv, &args);
+    strlist_release(&args);
+    *code = r == 1 ? 0 : r;
+    return r == 0;
+}
+
+/* Every --json output: one pretty object on stdout that starts with "model". */
+static void json_model_begin(struct json *j, const char *model)
+{
+    json_init(j, stdout, true);
+    json_object_begin(j);
+    json_kv_string(j, "model", model);
+}
+
+static void json_model_end(struct json *j)
+{
+    json_object_end(j);
+    json_end(j);
+}
+
+/* The fields M/M/c and M/D/1 share, in their order: rates, then means. */
+static void json_rates(struct json *j, unsigned servers, double arrival_per_s, double service_ms, double service_per_s)
+{
+    json_kv_uint(j, "servers", servers);
+    json_kv_double(j, "arrival_rate_per_s", arrival_per_s);
+    json_kv_double(j, "service_ms", service_ms);
+    json_kv_double(j, "service_rate_per_s", service_per_s);
+}
+
+static void json_means(struct json *j, double utilisation, double p_wait, double mean_wait_s, double mean_response_s,
+                       double mean_in_queue, double mean_in_system)
+{
+    json_kv_double(j, "utilisation", utilisation);
+    json_kv_double(j, "p_wait", p_wait);
+    json_kv_double(j, "mean_wait_ms", mean_wait_s * 1e3);
+    json_kv_double(j, "mean_response_ms", mean_response_s * 1e3);
+    json_kv_double(j, "mean_in_queue", mean_in_queue);
+    json_kv_double(j, "mean_in_system", mean_in_system);
+}
+
+/* One element of a "percentiles" array: level q (a fraction) and the two times in ms. */
+static void json_level(struct json *j, double q, double wait_ms, double response_ms)
+{
+    json_object_begin(j);
+    json_kv_double(j, "p", q * 100);
+    json_kv_double(j, "wait_ms", wait_ms);
+    json_kv_double(j, "response_ms", response_ms);
+    json_object_end(j);
+}
+
 /* ---- mm1 and mmc ------------------------------------------------------------------------ */
 
 struct level_list {
@@ -248,43 +337,33 @@ static int parse_levels(const struct cmd_spec *spec, const char *s, struct level
 
 static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_list *lv)
 {
-    char a[64], b[64], line[128];
+    char a[64], b[64];
     double S = 1 / m->service_per_s;
     if (m->servers == 1) {
         fprintf(out, "M/M/1: one FCFS server, Poisson arrivals, exponential service times\n");
-        snprintf(line, sizeof line, "%.4g/s", m->arrival_per_s);
-        row(out, "arrival rate", "λ", line);
-        snprintf(line, sizeof line, "%s (μ = %.4g/s)", fmt_time(S, a, sizeof a), m->service_per_s);
-        row(out, "service time", "S = 1/μ", line);
+        rowf(out, "arrival rate", "λ", "%.4g/s", m->arrival_per_s);
+        rowf(out, "service time", "S = 1/μ", "%s (μ = %.4g/s)", fmt_time(S, a, sizeof a), m->service_per_s);
         row(out, "utilisation", "ρ = λ/μ", fmt_share(m->utilisation, a, sizeof a));
         row(out, "P(wait > 0)", "ρ", fmt_share(m->p_wait, a, sizeof a));
         row(out, "mean wait", "Wq = ρ/(μ−λ)", fmt_time(m->mean_wait_s, a, sizeof a));
         row(out, "mean response", "T = 1/(μ−λ) = S/(1−ρ)", fmt_time(m->mean_response_s, a, sizeof a));
-        snprintf(line, sizeof line, "%.4g", m->mean_in_system);
-        row(out, "mean in system", "L = λT = ρ/(1−ρ)", line);
-        snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
-        row(out, "mean in queue", "Lq = λWq = ρ²/(1−ρ)", line);
+        rowf(out, "mean in system", "L = λT = ρ/(1−ρ)", "%.4g", m->mean_in_system);
+        rowf(out, "mean in queue", "Lq = λWq = ρ²/(1−ρ)", "%.4g", m->mean_in_queue);
         fprintf(out, "percentiles: response T ~ Exp(μ−λ), t = −ln(1−q)/(μ−λ) = −ln(1−q)·T;\n"
                      "             wait P(W > t) = ρ·e^(−(μ−λ)t), t = max(0, ln(ρ/(1−q))/(μ−λ))\n");
     } else {
         fprintf(out, "M/M/%u: %u FCFS servers sharing one queue, Poisson arrivals, exponential service times\n",
                 m->servers, m->servers);
-        snprintf(line, sizeof line, "%.4g/s", m->arrival_per_s);
-        row(out, "arrival rate", "λ", line);
-        snprintf(line, sizeof line, "%s (μ = %.4g/s per server)", fmt_time(S, a, sizeof a), m->service_per_s);
-        row(out, "service time", "S = 1/μ", line);
-        snprintf(line, sizeof line, "%u", m->servers);
-        row(out, "servers", "c", line);
-        snprintf(line, sizeof line, "%.4g Erlang", m->offered);
-        row(out, "offered load", "a = λ/μ", line);
+        rowf(out, "arrival rate", "λ", "%.4g/s", m->arrival_per_s);
+        rowf(out, "service time", "S = 1/μ", "%s (μ = %.4g/s per server)", fmt_time(S, a, sizeof a), m->service_per_s);
+        rowf(out, "servers", "c", "%u", m->servers);
+        rowf(out, "offered load", "a = λ/μ", "%.4g Erlang", m->offered);
         row(out, "utilisation", "ρ = λ/(cμ)", fmt_share(m->utilisation, a, sizeof a));
         row(out, "P(wait > 0)", "C(c,a), Erlang C", fmt_share(m->p_wait, a, sizeof a));
         row(out, "mean wait", "Wq = C/(cμ−λ)", fmt_time(m->mean_wait_s, a, sizeof a));
         row(out, "mean response", "T = Wq + S", fmt_time(m->mean_response_s, a, sizeof a));
-        snprintf(line, sizeof line, "%.4g", m->mean_in_system);
-        row(out, "mean in system", "L = λT", line);
-        snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
-        row(out, "mean in queue", "Lq = λWq", line);
+        rowf(out, "mean in system", "L = λT", "%.4g", m->mean_in_system);
+        rowf(out, "mean in queue", "Lq = λWq", "%.4g", m->mean_in_queue);
         fprintf(out,
                 "percentiles: wait P(W > t) = C·e^(−θt), θ = cμ−λ, t = max(0, ln(C/(1−q))/θ);\n"
                 "             response T = W + Exp(μ), P(T > t) = e^(−μt) + Cμ·e^(−min(θ,μ)t)·(1−e^(−|θ−μ|t))/|θ−μ|\n"
@@ -306,28 +385,16 @@ static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_li
 
 static void mmc_json_fields(struct json *j, const struct model_mmc *m, const struct level_list *lv)
 {
-    json_kv_uint(j, "servers", m->servers);
-    json_kv_double(j, "arrival_rate_per_s", m->arrival_per_s);
-    json_kv_double(j, "service_ms", 1e3 / m->service_per_s);
-    json_kv_double(j, "service_rate_per_s", m->service_per_s);
+    json_rates(j, m->servers, m->arrival_per_s, 1e3 / m->service_per_s, m->service_per_s);
     json_kv_double(j, "offered_erlangs", m->offered);
-    json_kv_double(j, "utilisation", m->utilisation);
-    json_kv_double(j, "p_wait", m->p_wait);
-    json_kv_double(j, "mean_wait_ms", m->mean_wait_s * 1e3);
-    json_kv_double(j, "mean_response_ms", m->mean_response_s * 1e3);
-    json_kv_double(j, "mean_in_queue", m->mean_in_queue);
-    json_kv_double(j, "mean_in_system", m->mean_in_system);
+    json_means(j, m->utilisation, m->p_wait, m->mean_wait_s, m->mean_response_s, m->mean_in_queue, m->mean_in_system);
     json_key(j, "percentiles");
     json_array_begin(j);
     for (size_t i = 0; i < lv->n; i++) {
         double w = 0, t = 0;
         model_mmc_wait_quantile(m, lv->q[i], &w);
         model_mmc_response_quantile(m, lv->q[i], &t);
-        json_object_begin(j);
-        json_kv_double(j, "p", lv->q[i] * 100);
-        json_kv_double(j, "wait_ms", w * 1e3);
-        json_kv_double(j, "response_ms", t * 1e3);
-        json_object_end(j);
+        json_level(j, lv->q[i], w * 1e3, t * 1e3);
     }
     json_array_end(j);
 }
@@ -364,12 +431,8 @@ static int run_mmc(int argc, char **argv, bool multi)
          .dst = &sa.mu_per_s,
          .metavar = "R",
          .help = "service rate μ per server per second, instead of --service"},
-        {.name = "percentiles",
-         .kind = OPT_STR,
-         .dst = &levels,
-         .metavar = "LIST",
-         .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"},
-        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+        PERCENTILES_OPT(&levels),
+        JSON_OPT(&json),
     };
     struct cmd_spec spec = {
         .name = multi ? "model mmc" : "model mm1",
@@ -386,11 +449,9 @@ static int run_mmc(int argc, char **argv, bool multi)
                           "example: knee model mmc --servers 4 --service 10ms --rate 300\n"
                         : "example: knee model mm1 --service 10ms --rate 70\n",
     };
-    struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    strlist_release(&args);
-    if (r)
-        return r == 1 ? 0 : r;
+    int r;
+    if (!parse_flags(&spec, argc, argv, &r))
+        return r;
     double mu;
     if ((r = need(&spec, "rate")) || (multi && (r = need(&spec, "servers"))) || (r = service_rate(&spec, &sa, &mu)))
         return r;
@@ -401,22 +462,13 @@ static int run_mmc(int argc, char **argv, bool multi)
         goto out;
     struct model_mmc m;
     r = model_mmc((unsigned)servers, sa.arrival_per_s, mu, &m);
-    if (r == KNEE_EUNSTABLE) {
-        r = unstable(&spec, sa.arrival_per_s, (double)servers * mu, (unsigned)servers);
+    if ((r = model_status(&spec, r, sa.arrival_per_s, (double)servers * mu, (unsigned)servers)) != 0)
         goto out;
-    }
-    if (r) {
-        r = model_error(&spec, r);
-        goto out;
-    }
     if (json) {
         struct json j;
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_string(&j, "model", multi ? "mmc" : "mm1");
+        json_model_begin(&j, multi ? "mmc" : "mm1");
         mmc_json_fields(&j, &m, lv);
-        json_object_end(&j);
-        json_end(&j);
+        json_model_end(&j);
     } else {
         mmc_text(stdout, &m, lv);
     }
@@ -460,12 +512,8 @@ static int cmd_model_md1(int argc, char **argv)
          .dst = &sa.mu_per_s,
          .metavar = "R",
          .help = "service rate μ = 1/D per second, instead of --service"},
-        {.name = "percentiles",
-         .kind = OPT_STR,
-         .dst = &levels,
-         .metavar = "LIST",
-         .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"},
-        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+        PERCENTILES_OPT(&levels),
+        JSON_OPT(&json),
     };
     struct cmd_spec spec = {
         .name = "model md1",
@@ -479,11 +527,9 @@ static int cmd_model_md1(int argc, char **argv)
                   "derives it); they agree with Erlang's classical series where that series is usable.\n\n"
                   "example: knee model md1 --service 10ms --rate 70\n",
     };
-    struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    strlist_release(&args);
-    if (r)
-        return r == 1 ? 0 : r;
+    int r;
+    if (!parse_flags(&spec, argc, argv, &r))
+        return r;
     double mu;
     if ((r = need(&spec, "rate")) || (r = service_rate(&spec, &sa, &mu)))
         return r;
@@ -493,14 +539,8 @@ static int cmd_model_md1(int argc, char **argv)
     if ((r = parse_levels(&spec, levels, lv)) != 0)
         goto out;
     r = model_md1_dist_init(&d, sa.arrival_per_s, 1 / mu);
-    if (r == KNEE_EUNSTABLE) {
-        r = unstable(&spec, sa.arrival_per_s, mu, 1);
+    if ((r = model_status(&spec, r, sa.arrival_per_s, mu, 1)) != 0)
         goto out;
-    }
-    if (r) {
-        r = model_error(&spec, r);
-        goto out;
-    }
     have_dist = true;
     const struct model_md1 *m = &d.m;
     double *w = xmalloc(lv->n * sizeof *w);
@@ -509,49 +549,30 @@ static int cmd_model_md1(int argc, char **argv)
         ok[i] = model_md1_wait_quantile(&d, lv->q[i], &w[i]) == 0;
     if (json) {
         struct json j;
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_string(&j, "model", "md1");
-        json_kv_uint(&j, "servers", 1);
-        json_kv_double(&j, "arrival_rate_per_s", m->arrival_per_s);
-        json_kv_double(&j, "service_ms", m->service_s * 1e3);
-        json_kv_double(&j, "service_rate_per_s", 1 / m->service_s);
-        json_kv_double(&j, "utilisation", m->utilisation);
-        json_kv_double(&j, "p_wait", m->utilisation);
-        json_kv_double(&j, "mean_wait_ms", m->mean_wait_s * 1e3);
-        json_kv_double(&j, "mean_response_ms", m->mean_response_s * 1e3);
-        json_kv_double(&j, "mean_in_queue", m->mean_in_queue);
-        json_kv_double(&j, "mean_in_system", m->mean_in_system);
+        json_model_begin(&j, "md1");
+        json_rates(&j, 1, m->arrival_per_s, m->service_s * 1e3, 1 / m->service_s);
+        json_means(&j, m->utilisation, m->utilisation, m->mean_wait_s, m->mean_response_s, m->mean_in_queue,
+                   m->mean_in_system);
         json_key(&j, "percentiles");
         json_array_begin(&j);
-        for (size_t i = 0; i < lv->n; i++) {
-            json_object_begin(&j);
-            json_kv_double(&j, "p", lv->q[i] * 100);
-            json_kv_double(&j, "wait_ms", ok[i] ? w[i] * 1e3 : NAN);
-            json_kv_double(&j, "response_ms", ok[i] ? (w[i] + m->service_s) * 1e3 : NAN);
-            json_object_end(&j);
-        }
+        for (size_t i = 0; i < lv->n; i++)
+            json_level(&j, lv->q[i], ok[i] ? w[i] * 1e3 : NAN, ok[i] ? (w[i] + m->service_s) * 1e3 : NAN);
         json_array_end(&j);
-        json_object_end(&j);
-        json_end(&j);
+        json_model_end(&j);
     } else {
-        char a[64], b[64], line[160];
+        char a[64], b[64];
         FILE *out = stdout;
         fprintf(out, "M/D/1: one FCFS server, Poisson arrivals, constant service time\n");
-        snprintf(line, sizeof line, "%.4g/s", m->arrival_per_s);
-        row(out, "arrival rate", "λ", line);
-        snprintf(line, sizeof line, "%s (μ = %.4g/s)", fmt_time(m->service_s, a, sizeof a), 1 / m->service_s);
-        row(out, "service time", "D", line);
+        rowf(out, "arrival rate", "λ", "%.4g/s", m->arrival_per_s);
+        rowf(out, "service time", "D", "%s (μ = %.4g/s)", fmt_time(m->service_s, a, sizeof a), 1 / m->service_s);
         row(out, "utilisation", "ρ = λD", fmt_share(m->utilisation, a, sizeof a));
         row(out, "P(wait > 0)", "ρ", fmt_share(m->utilisation, a, sizeof a));
-        snprintf(line, sizeof line, "%s (M/M/1 with the same mean: %s)", fmt_time(m->mean_wait_s, a, sizeof a),
-                 fmt_time(m->utilisation * m->service_s / (1 - m->utilisation), b, sizeof b));
-        row(out, "mean wait", "Wq = ρD/(2(1−ρ))", line);
+        rowf(out, "mean wait", "Wq = ρD/(2(1−ρ))", "%s (M/M/1 with the same mean: %s)",
+             fmt_time(m->mean_wait_s, a, sizeof a),
+             fmt_time(m->utilisation * m->service_s / (1 - m->utilisation), b, sizeof b));
         row(out, "mean response", "T = Wq + D", fmt_time(m->mean_response_s, a, sizeof a));
-        snprintf(line, sizeof line, "%.4g", m->mean_in_system);
-        row(out, "mean in system", "L = λT", line);
-        snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
-        row(out, "mean in queue", "Lq = λWq", line);
+        rowf(out, "mean in system", "L = λT", "%.4g", m->mean_in_system);
+        rowf(out, "mean in queue", "Lq = λWq", "%.4g", m->mean_in_queue);
         fprintf(out, "percentiles: exact FCFS waiting time, P(W > kD+u) = Σ_j P(A=j)·P(N > k−j+1) + P(A > k),\n"
                      "             A ~ Poisson(λ(D−u)), N the stationary queue length; response T = W + D\n");
         fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
@@ -599,7 +620,7 @@ static int cmd_model_little(int argc, char **argv)
          .metavar = "D",
          .help = "mean time in the system (latency; a bare number is ms)",
          .unit_ns = NS_PER_MS},
-        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+        JSON_OPT(&json),
     };
     struct cmd_spec spec = {
         .name = "model little",
@@ -611,11 +632,9 @@ static int cmd_model_little(int argc, char **argv)
                   "service times or queue discipline; use the admitted (achieved) rate.\n\n"
                   "example: knee model little --rate 70 --W 33.3ms\n",
     };
-    struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    strlist_release(&args);
-    if (r)
-        return r == 1 ? 0 : r;
+    int r;
+    if (!parse_flags(&spec, argc, argv, &r))
+        return r;
     bool has_l = opts[0].seen, has_r = opts[1].seen, has_w = opts[2].seen;
     if (has_l + has_r + has_w != 2)
         return opt_fail(&spec, "give exactly two of --L, --rate and --W (got %d); the third is computed",
@@ -630,15 +649,12 @@ static int cmd_model_little(int argc, char **argv)
     const char *solved = !has_l ? "L" : !has_r ? "rate" : "W";
     if (json) {
         struct json j;
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_string(&j, "model", "little");
+        json_model_begin(&j, "little");
         json_kv_string(&j, "solved_for", solved);
         json_kv_double(&j, "mean_in_system", L);
         json_kv_double(&j, "arrival_rate_per_s", lambda);
         json_kv_double(&j, "mean_time_in_system_ms", w_s * 1e3);
-        json_object_end(&j);
-        json_end(&j);
+        json_model_end(&j);
         return 0;
     }
     char a[64];
@@ -675,7 +691,7 @@ static int cmd_model_fanout(int argc, char **argv)
          .dst = &q,
          .metavar = "Q",
          .help = "also show the per-call percentile needed for the page's q (99% or 0.99)"},
-        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+        JSON_OPT(&json),
     };
     struct cmd_spec spec = {
         .name = "model fanout",
@@ -688,11 +704,9 @@ static int cmd_model_fanout(int argc, char **argv)
                   "(all n calls under a threshold with probability q).\n\n"
                   "example: knee model fanout --p 2% --n 1,2,5,10,20 --q 99%\n",
     };
-    struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    strlist_release(&args);
-    if (r)
-        return r == 1 ? 0 : r;
+    int r;
+    if (!parse_flags(&spec, argc, argv, &r))
+        return r;
     if ((r = need(&spec, "p")) || (r = need(&spec, "n")))
         return r;
     bool has_q = opts[2].seen;
@@ -707,9 +721,7 @@ static int cmd_model_fanout(int argc, char **argv)
     char a[64], b[64];
     if (json) {
         struct json j;
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_string(&j, "model", "fanout");
+        json_model_begin(&j, "fanout");
         json_kv_double(&j, "p", p);
         if (has_q)
             json_kv_double(&j, "q", q);
@@ -725,8 +737,7 @@ static int cmd_model_fanout(int argc, char **argv)
             json_object_end(&j);
         }
         json_array_end(&j);
-        json_object_end(&j);
-        json_end(&j);
+        json_model_end(&j);
     } else {
         printf("fan-out: a page waits for n independent calls, each slow with p = %s\n", fmt_share(p, a, sizeof a));
         printf("  %8s  %-24s  %-16s", "n", "P(page slow)", "slow calls/page");
@@ -785,7 +796,7 @@ static int cmd_model_ladder(int argc, char **argv)
          .dst = &servers,
          .metavar = "N",
          .help = "servers c sharing one queue (default 1: M/M/1)"},
-        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+        JSON_OPT(&json),
     };
     struct cmd_spec spec = {
         .name = "model ladder",
@@ -796,11 +807,9 @@ static int cmd_model_ladder(int argc, char **argv)
         .epilog = "Every rate must be below the capacity c·μ.\n\n"
                   "example: knee model ladder --service 10ms --rates 10,20,...,90,95\n",
     };
-    struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    strlist_release(&args);
-    if (r)
-        return r == 1 ? 0 : r;
+    int r;
+    if (!parse_flags(&spec, argc, argv, &r))
+        return r;
     double mu;
     if ((r = need(&spec, "rates")) || (r = service_rate(&spec, &sa, &mu)))
         return r;
@@ -814,22 +823,14 @@ static int cmd_model_ladder(int argc, char **argv)
     m = xcalloc(count, sizeof *m);
     for (size_t i = 0; i < count; i++) {
         r = model_mmc((unsigned)servers, rates[i], mu, &m[i]);
-        if (r == KNEE_EUNSTABLE) {
-            r = unstable(&spec, rates[i], (double)servers * mu, (unsigned)servers);
+        if ((r = model_status(&spec, r, rates[i], (double)servers * mu, (unsigned)servers)) != 0)
             goto out;
-        }
-        if (r) {
-            r = model_error(&spec, r);
-            goto out;
-        }
     }
     static const double q[] = {0.5, 0.95, 0.99, 0.999};
     const size_t nq = sizeof q / sizeof *q;
     if (json) {
         struct json j;
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_string(&j, "model", "ladder");
+        json_model_begin(&j, "ladder");
         json_kv_uint(&j, "servers", servers);
         json_kv_double(&j, "service_ms", 1e3 / mu);
         json_kv_double(&j, "service_rate_per_s", mu);
@@ -843,8 +844,7 @@ static int cmd_model_ladder(int argc, char **argv)
             json_object_end(&j);
         }
         json_array_end(&j);
-        json_object_end(&j);
-        json_end(&j);
+        json_model_end(&j);
         goto out;
     }
     struct col_unit u = col_unit_for(1 / mu);

@@ -115,7 +115,7 @@ const struct opt *opt_find(const struct cmd_spec *spec, const char *name)
     return find_long((struct cmd_spec *)spec, name, strlen(name));
 }
 
-int opt_parse(struct cmd_spec *spec, int argc, char **argv, struct strlist *args)
+static int parse_args(struct cmd_spec *spec, int argc, char **argv, struct strlist *args)
 {
     bool only_args = false;
     for (int i = 1; i < argc; i++) {
@@ -171,6 +171,16 @@ int opt_parse(struct cmd_spec *spec, int argc, char **argv, struct strlist *args
         return opt_fail(spec, "unexpected argument '%s': usage: knee %s %s", args->v[spec->max_args], spec->name,
                         spec->usage);
     return 0;
+}
+
+/* Releasing the positional arguments here, on every path that ends the command, spares each
+ * caller an easily forgotten strlist_release before its early return. */
+int opt_parse(struct cmd_spec *spec, int argc, char **argv, struct strlist *args)
+{
+    int r = parse_args(spec, argc, argv, args);
+    if (r)
+        strlist_release(args);
+    return r;
 }
 
 void opt_print_help(const struct cmd_spec *spec, FILE *out)

@@ -24,6 +24,9 @@ struct strlist {
     const char **v;
     size_t n, cap;
 };
+/* A growable array of borrowed strings (the strings are not copied or freed). Start from
+ * {0}; push aborts on out of memory; release frees the array and leaves it empty ({0}), so
+ * releasing twice is harmless. */
 void strlist_push(struct strlist *l, const char *s);
 void strlist_release(struct strlist *l);
 
@@ -54,10 +57,11 @@ struct cmd_spec {
 #define OPT_COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Parse argv (argv[0] is the command name). Positional arguments are returned in *args
- * (pointers into argv, in order; "--" ends options). Returns:
+ * (pointers into argv, in order; "--" ends options; the caller strlist_release()s it). Returns:
  *   0  parsed; continue
  *   1  --help printed to stdout; exit 0
- *   2  error printed to stderr as "knee <cmd>: <flag>: <why>"; exit 2 */
+ *   2  error printed to stderr as "knee <cmd>: <flag>: <why>"; exit 2
+ * On 1 or 2 *args is already released (empty), so the caller may simply return. */
 int opt_parse(struct cmd_spec *spec, int argc, char **argv, struct strlist *args);
 
 /* Print the generated help for a command. */

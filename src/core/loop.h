@@ -52,8 +52,9 @@ int loop_init(struct loop *loop);
 /* Close the descriptors and free the heap; registered fds are not closed. */
 void loop_release(struct loop *loop);
 
-/* Register, change or remove a descriptor. io->fd, cb and data must be set before add.
- * Returns 0 or -errno. */
+/* Register, change or remove a descriptor. io->fd, cb and data must be set before add; io
+ * stays the caller's and must outlive its registration. mod with unchanged events makes no
+ * system call. Returns 0 or -errno. Only from the loop's own thread. */
 int loop_io_add(struct loop *loop, struct loop_io *io, uint32_t events);
 int loop_io_mod(struct loop *loop, struct loop_io *io, uint32_t events);
 int loop_io_del(struct loop *loop, struct loop_io *io);
@@ -74,6 +75,7 @@ uint64_t loop_next_deadline(const struct loop *loop);
 int loop_run_once(struct loop *loop, uint64_t max_wait_ns);
 /* Run until loop_stop() (from a callback) or loop_wake() after setting your own flag. */
 int loop_run(struct loop *loop);
+/* Make loop_run return after the current iteration (sets a flag and wakes the loop). */
 void loop_stop(struct loop *loop);
 /* Wake a loop blocked in a wait; safe from any thread and from signal handlers. */
 void loop_wake(struct loop *loop);

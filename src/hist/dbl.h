@@ -15,10 +15,13 @@ struct dbl_hist {
     uint64_t total;
 };
 
+/* Empty histogram; a first_bound that is not finite and positive becomes 1. */
 void dbl_init(struct dbl_hist *d, double first_bound);
 /* Bucket index of v (>= 0); the last bucket takes everything beyond. */
 size_t dbl_bucket_of(const struct dbl_hist *d, double v);
+/* Add count occurrences of v (NaN goes to the last bucket). No allocation; not thread-safe. */
 void dbl_add(struct dbl_hist *d, double v, uint64_t count);
+/* Bounds of bucket i: [lower, upper); the last bucket's upper bound is INFINITY. */
 double dbl_lower(const struct dbl_hist *d, size_t i);
 double dbl_upper(const struct dbl_hist *d, size_t i);
 /* Print non-empty range of buckets as rows "  2..4 ms  1234  12.3%  ########", bars scaled

@@ -301,10 +301,12 @@ int hdr_add(struct hdr *dst, const struct hdr *src)
     if (dst->unit_magnitude != src->unit_magnitude || dst->sub_bucket_count != src->sub_bucket_count)
         return KNEE_EMISMATCH;
     /* A bucket of src goes into dst iff its lowest value is trackable by dst, the same rule
-     * hdr_record applies to a single value (its bucket's lowest value is <= the value). */
-    size_t fit = 0; /* indexes [0, fit) of src fit into dst */
-    while (fit < src->counts_len && fit < dst->counts_len && hdr_value_from_index(dst, fit) <= dst->highest)
-        fit++;
+     * hdr_record applies to a single value (its bucket's lowest value is <= the value). Lowest
+     * values grow with the index, so the buckets that fit are those up to the one holding
+     * dst->highest, an index inside dst's counts by construction (buckets_needed covers it). */
+    size_t fit = hdr_index_of(dst, dst->highest) + 1; /* indexes [0, fit) of src fit into dst */
+    if (fit > src->counts_len)
+        fit = src->counts_len;
     int64_t in = 0, out = 0, t;
     size_t top_in = SIZE_MAX, top_out = SIZE_MAX;
     for (size_t i = 0; i < src->counts_len; i++) {

@@ -41,6 +41,7 @@ struct hdr {
 /* Allocate a histogram. Returns 0, KNEE_EINVAL for bad parameters (sig_digits outside 1..5,
  * lowest < 1, highest < 2*lowest, or the index space beyond 62 bits). */
 int hdr_init(struct hdr *h, int64_t lowest, int64_t highest, int sig_digits);
+/* Free the counts; h is zeroed and may be hdr_init'ed again. */
 void hdr_release(struct hdr *h);
 /* Bytes of counts an hdr_init with these parameters allocates (0 when invalid). */
 size_t hdr_memory_bytes(int64_t lowest, int64_t highest, int sig_digits);

@@ -27,6 +27,8 @@ struct prom_hist {
 int prom_init(struct prom_hist *p, const double *bounds, size_t n);
 /* Parse "5,10,25" into bounds; 0 or KNEE_EFORMAT / KNEE_EINVAL. */
 int prom_parse_bounds(const char *s, double *bounds, size_t *n);
+/* Count v in the first bucket whose upper bound is >= v (le semantics; NaN and values above
+ * every bound go to +Inf), and add v to sum. */
 void prom_observe(struct prom_hist *p, double v);
 /* Cumulative count of bucket i (i == nbounds is +Inf = total). */
 uint64_t prom_cumulative(const struct prom_hist *p, size_t i);

@@ -96,6 +96,7 @@ struct model_md1_dist {
 
 /* Returns 0, KNEE_EINVAL or KNEE_EUNSTABLE; on error there is nothing to release. */
 int model_md1_dist_init(struct model_md1_dist *d, double arrival_per_s, double service_s);
+/* Free the tables; d is zeroed. */
 void model_md1_dist_release(struct model_md1_dist *d);
 
 /* P(W > t) for the queueing delay W. Returns 0, or KNEE_ERANGE when t/D would need more

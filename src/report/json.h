@@ -17,13 +17,20 @@ struct json {
     bool pretty;
 };
 
+/* Start a document on out (borrowed; the caller opens, flushes and closes it). pretty: one
+ * member per line, indented by two spaces. Nesting is limited to JSON_MAX_DEPTH - 1 levels
+ * (deeper output is not well formed). Write errors are left in out's error flag (ferror);
+ * nothing here returns them. One struct json per thread. */
 void json_init(struct json *j, FILE *out, bool pretty);
+/* Open and close objects and arrays; calls must nest as the JSON does. */
 void json_object_begin(struct json *j);
 void json_object_end(struct json *j);
 void json_array_begin(struct json *j);
 void json_array_end(struct json *j);
 /* A key inside an object; the next call writes its value. */
 void json_key(struct json *j, const char *key);
+/* Values: s is a NUL-terminated string, written with quotes, backslash and control bytes
+ * escaped (RFC 8259); other bytes pass through unchanged. */
 void json_string(struct json *j, const char *s);
 void json_double(struct json *j, double v); /* %.17g trimmed: round-trips; null when not finite */
 void json_int(struct json *j, int64_t v);

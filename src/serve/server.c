@@ -70,6 +70,11 @@ struct work {
     struct cpu_job job;
 };
 
+/* A FIFO of requests waiting for a slot or for the lock, linked through work.prev/next. */
+struct workq {
+    struct work *head, *tail;
+};
+
 struct conn {
     struct serve_handle *srv;
     struct loop_io io;
@@ -113,10 +118,10 @@ struct serve_handle {
 
     unsigned slots_free;
     bool granting;
-    struct work *slotq_head, *slotq_tail;
+    struct workq slotq;
     bool paused;
     uint64_t pause_start_ns;
-    struct work *lockq_head, *lockq_tail;
+    struct workq lockq;
     struct loop_timer pause_timer;
 
     bool have_cpu;
@@ -241,9 +246,31 @@ static void conn_free(struct conn *c)
     s->free_conns = c;
 }
 
-static void slotq_remove(struct serve_handle *s, struct work *w);
-static void lockq_remove(struct serve_handle *s, struct work *w);
 static void release_slot(struct serve_handle *s);
+
+static void workq_push(struct workq *q, struct work *w)
+{
+    w->next = NULL;
+    w->prev = q->tail;
+    if (q->tail)
+        q->tail->next = w;
+    else
+        q->head = w;
+    q->tail = w;
+}
+
+static void workq_remove(struct workq *q, struct work *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        q->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        q->tail = w->prev;
+    w->prev = w->next = NULL;
+}
 
 /* Close the socket. A request waiting for a slot or the lock is dropped; work already
  * running keeps the struct alive until it ends (see the top of the file). */
@@ -262,10 +289,7 @@ static void conn_close(struct conn *c)
     case PH_WAIT_SLOT:
     case PH_WAIT_LOCK:
         loop_timer_cancel(&s->loop, &w->timer);
-        if (w->phase == PH_WAIT_SLOT)
-            slotq_remove(s, w);
-        else
-            lockq_remove(s, w);
+        workq_remove(w->phase == PH_WAIT_SLOT ? &s->slotq : &s->lockq, w);
         gauge_add(&s->c.waiting, -1);
         inc(&s->c.cancelled);
         w->phase = PH_NONE;
@@ -530,42 +554,10 @@ static void after_slot(struct serve_handle *s, struct work *w)
     if (s->paused) {
         w->phase = PH_WAIT_LOCK;
         gauge_add(&s->c.waiting, 1);
-        w->next = NULL;
-        w->prev = s->lockq_tail;
-        if (s->lockq_tail)
-            s->lockq_tail->next = w;
-        else
-            s->lockq_head = w;
-        s->lockq_tail = w;
+        workq_push(&s->lockq, w);
         return;
     }
     begin_work(s, w);
-}
-
-static void slotq_remove(struct serve_handle *s, struct work *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        s->slotq_head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        s->slotq_tail = w->prev;
-    w->prev = w->next = NULL;
-}
-
-static void lockq_remove(struct serve_handle *s, struct work *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        s->lockq_head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        s->lockq_tail = w->prev;
-    w->prev = w->next = NULL;
 }
 
 /* Hand freed slots to waiters in FIFO order. A waiter's work may end at once (0 ms) and
@@ -576,9 +568,9 @@ static void release_slot(struct serve_handle *s)
     if (s->granting)
         return;
     s->granting = true;
-    while (s->slots_free > 0 && s->slotq_head) {
-        struct work *w = s->slotq_head;
-        slotq_remove(s, w);
+    while (s->slots_free > 0 && s->slotq.head) {
+        struct work *w = s->slotq.head;
+        workq_remove(&s->slotq, w);
         s->slots_free--;
         loop_timer_cancel(&s->loop, &w->timer);
         gauge_add(&s->c.waiting, -1);
@@ -593,7 +585,7 @@ static void on_acquire_timeout(struct loop *loop, struct loop_timer *t)
     (void)loop;
     struct work *w = t->data;
     struct serve_handle *s = w->conn->srv;
-    slotq_remove(s, w);
+    workq_remove(&s->slotq, w);
     gauge_add(&s->c.waiting, -1);
     inc(&s->c.rejected);
     respond_rejected(w->conn);
@@ -602,7 +594,7 @@ static void on_acquire_timeout(struct loop *loop, struct loop_timer *t)
 
 static void acquire_slot(struct serve_handle *s, struct work *w)
 {
-    if (s->slots_free > 0 && !s->slotq_head) {
+    if (s->slots_free > 0 && !s->slotq.head) {
         s->slots_free--;
         w->holds_slot = true;
         after_slot(s, w);
@@ -610,13 +602,7 @@ static void acquire_slot(struct serve_handle *s, struct work *w)
     }
     w->phase = PH_WAIT_SLOT;
     gauge_add(&s->c.waiting, 1);
-    w->next = NULL;
-    w->prev = s->slotq_tail;
-    if (s->slotq_tail)
-        s->slotq_tail->next = w;
-    else
-        s->slotq_head = w;
-    s->slotq_tail = w;
+    workq_push(&s->slotq, w);
     if (s->cfg.acquire_timeout_ns) {
         w->timer.cb = on_acquire_timeout;
         loop_timer_arm(&s->loop, &w->timer, w->entry_ns + s->cfg.acquire_timeout_ns);
@@ -915,8 +901,8 @@ static void on_pause_end(struct loop *loop, struct loop_timer *t)
     /* Detach the queue first: begin_work never re-queues (the lock is free now), but a
      * request finishing synchronously may parse a pipelined one that must not see a
      * half-walked list. */
-    struct work *w = s->lockq_head;
-    s->lockq_head = s->lockq_tail = NULL;
+    struct work *w = s->lockq.head;
+    s->lockq.head = s->lockq.tail = NULL;
     while (w) {
         struct work *next = w->next;
         w->prev = w->next = NULL;

@@ -119,6 +119,8 @@ static void test_opt_parse(void **state)
     strlist_release(&args);
     char *too_many[] = {"test", "a", "b", "c", NULL};
     assert_int_equal(parse_with(4, too_many, &dur, &rate, &flag, &hdrs, &args), 2);
+    assert_int_equal(args.n, 0); /* a, b and c were collected, then released on the error ... */
+    assert_null(args.v);
     strlist_release(&args);
     char *flag_value[] = {"test", "--quiet=yes", "u", NULL};
     assert_int_equal(parse_with(3, flag_value, &dur, &rate, &flag, &hdrs, &args), 2);
@@ -127,8 +129,12 @@ static void test_opt_parse(void **state)
     FILE *saved = stdout;
     stdout = fopen("/dev/null", "w");
     assert_int_equal(parse_with(2, help, &dur, &rate, &flag, &hdrs, &args), 1);
+    char *help_after_arg[] = {"test", "u", "--help", NULL};
+    assert_int_equal(parse_with(3, help_after_arg, &dur, &rate, &flag, &hdrs, &args), 1);
     fclose(stdout);
     stdout = saved;
+    assert_int_equal(args.n, 0); /* ... and after --help */
+    assert_null(args.v);
     strlist_release(&args);
 }
 

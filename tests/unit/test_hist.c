@@ -311,6 +311,51 @@ static void naive_corrected(struct hdr *h, int64_t value, int64_t count, int64_t
         hdr_record(h, m, count);
 }
 
+/* hdr_add's boundary between counts and overflow, for highest values on and off bucket
+ * edges, a src larger and smaller than dst, and INT64_MAX: one count in every index of src
+ * lands in dst's counts exactly when the index's lowest value is <= dst->highest (the rule
+ * hdr_record applies to one value), checked against a walk over every index. */
+static void test_hdr_add_fit_boundary(void **state)
+{
+    (void)state;
+    struct {
+        int64_t lowest, dst_highest, src_highest;
+        int digits;
+    } cases[] = {
+        {1, 2, 1000, 1},
+        {1, 1000, 1000000, 2},
+        {1, 1000001, H_1H_NS, 3},
+        {1, H_1H_NS, 1000001, 3},
+        {1000, H_1H_NS + 7, INT64_MAX, 3},
+        {7, 123456789, 987654321, 4},
+        {1, INT64_MAX, 1000000000000LL, 2},
+        {1, INT64_MAX, INT64_MAX, 3},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct hdr dst, src;
+        assert_int_equal(hdr_init(&dst, cases[k].lowest, cases[k].dst_highest, cases[k].digits), 0);
+        assert_int_equal(hdr_init(&src, cases[k].lowest, cases[k].src_highest, cases[k].digits), 0);
+        for (size_t i = 0; i < src.counts_len; i++)
+            src.counts[i] = 1;
+        hdr_recalc(&src);
+        int64_t fit = 0;
+        for (size_t i = 0; i < src.counts_len; i++)
+            if (i < dst.counts_len && hdr_value_from_index(&dst, i) <= dst.highest)
+                fit++;
+        assert_int_equal(hdr_add(&dst, &src), 0);
+        for (size_t i = 0; i < dst.counts_len; i++)
+            if (dst.counts[i] != ((int64_t)i < fit)) {
+                print_error("case %zu: index %zu holds %lld, fit %lld\n", k, i, (long long)dst.counts[i],
+                            (long long)fit);
+                fail();
+            }
+        assert_int_equal(dst.total_count, fit);
+        assert_int_equal(dst.overflow_count, (int64_t)src.counts_len - fit);
+        hdr_release(&dst);
+        hdr_release(&src);
+    }
+}
+
 static void test_hdr_corrected(void **state)
 {
     (void)state;
@@ -794,6 +839,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hdr_percentile_semantics),
         cmocka_unit_test(test_hdr_properties),
         cmocka_unit_test(test_hdr_add_rules),
+        cmocka_unit_test(test_hdr_add_fit_boundary),
         cmocka_unit_test(test_hdr_corrected),
         cmocka_unit_test(test_hdr_iterators),
         cmocka_unit_test(test_hdr_recalc),
