@@ -74,7 +74,7 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 static void warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct run_result *res, const char *fmt, ...)
 {
-    char buf[512];
+    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -601,12 +601,13 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
         bool late_send = lag.count && lag.p99 > lag_limit_ms;
         if (short_send || late_send) {
             res->generator_limited = true;
-            char why[256] = "";
+            char why[384] = "";
             size_t off = 0;
             if (c->queued)
                 off += (size_t)snprintf(why + off, sizeof why - off,
-                                        "; %llu requests waited for a free connection (pool cap %u)",
-                                        (unsigned long long)c->queued, e->pool_cap);
+                                        "; %llu requests waited for a connection (pool cap %u, at most %d "
+                                        "connects at a time per thread)",
+                                        (unsigned long long)c->queued, e->pool_cap, RUN_MAX_CONNECTING);
             if (c->dropped)
                 off += (size_t)snprintf(why + off, sizeof why - off, "; %llu dropped", (unsigned long long)c->dropped);
             if (late.total_count && off < sizeof why)
