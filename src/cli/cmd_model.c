@@ -1,0 +1,931 @@
+/* knee model: queueing calculators (M/M/1, M/M/c, M/D/1, Little's law, fan-out, a rate
+ * ladder) that print each prediction next to the formula it came from, as text or --json.
+ * The mathematics lives in src/model; this file parses flags and lays out the output. */
+#include "cli/commands.h"
+#include "cli/opt.h"
+#include "cli/units.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "model/model.h"
+#include "report/json.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIST_MAX 1000        /* values in one --rates/--n/--percentiles list */
+#define SERVERS_MAX 1000000u /* Erlang B is O(c); beyond this the input is a typo */
+#define DEFAULT_PERCENTILES "50,90,95,99,99.9"
+
+/* ---- formatting ---------------------------------------------------------------------- */
+
+/* A time in seconds with a unit that gives 4 significant digits: 812ns, 23.33ms, 1.5s. */
+static const char *fmt_time(double s, char *buf, size_t len)
+{
+    double a = fabs(s);
+    if (s == 0)
+        snprintf(buf, len, "0");
+    else if (a < 1e-6)
+        snprintf(buf, len, "%.4gns", s * 1e9);
+    else if (a < 1e-3)
+        snprintf(buf, len, "%.4gus", s * 1e6);
+    else if (a < 1)
+        snprintf(buf, len, "%.4gms", s * 1e3);
+    else
+        snprintf(buf, len, "%.4gs", s);
+    return buf;
+}
+
+static const char *fmt_share(double x, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.4g%%", x * 100);
+    return buf;
+}
+
+/* "p99.9" for q = 0.999: up to 6 significant digits, no trailing zeros. */
+static const char *fmt_level(double q, char *buf, size_t len)
+{
+    snprintf(buf, len, "p%.6g", q * 100);
+    return buf;
+}
+
+/* Display columns of a UTF-8 string (Greek letters and '−' are one column, several bytes). */
+static int utf8_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+static void put_padded(FILE *out, const char *s, int width)
+{
+    fputs(s, out);
+    for (int w = utf8_width(s); w < width; w++)
+        fputc(' ', out);
+}
+
+static void put_right(FILE *out, const char *s, int width)
+{
+    for (int w = utf8_width(s); w < width; w++)
+        fputc(' ', out);
+    fputs(s, out);
+}
+
+/* One line of a calculator: what it is, the formula it came from, the value. */
+static void row(FILE *out, const char *what, const char *formula, const char *value)
+{
+    fputs("  ", out);
+    put_padded(out, what, 16);
+    fputs(" ", out);
+    put_padded(out, formula, 26);
+    fprintf(out, " %s\n", value);
+}
+
+/* A table column unit picked from a reference time (the service time), so every row of a
+ * table uses the same unit, with enough decimals for 4 significant digits at that scale. */
+struct col_unit {
+    const char *name;
+    double per_s;
+    int decimals;
+};
+
+static struct col_unit col_unit_for(double ref_s)
+{
+    struct col_unit u = {"s", 1, 0};
+    if (ref_s < 1e-3)
+        u = (struct col_unit){"us", 1e6, 0};
+    else if (ref_s < 1)
+        u = (struct col_unit){"ms", 1e3, 0};
+    double v = ref_s * u.per_s;
+    int mag = v > 0 ? (int)floor(log10(v)) : 0;
+    u.decimals = mag >= 3 ? 0 : 3 - mag;
+    return u;
+}
+
+/* ---- parsing --------------------------------------------------------------------------- */
+
+enum list_kind { LIST_RATE, LIST_COUNT, LIST_PERCENT };
+
+static int parse_item(enum list_kind kind, const char *tok, double *out)
+{
+    int r;
+    if (kind == LIST_RATE)
+        return units_parse_rate(tok, out);
+    if (kind == LIST_COUNT) {
+        uint64_t n;
+        if ((r = units_parse_count(tok, &n)) != 0)
+            return r;
+        if (n == 0 || n > UINT32_MAX)
+            return KNEE_ERANGE;
+        *out = (double)n;
+        return 0;
+    }
+    if ((r = units_parse_double(tok, out)) != 0)
+        return r;
+    return *out > 0 && *out < 100 ? 0 : KNEE_ERANGE;
+}
+
+/* A comma-separated list; "a,b,...,z" (or "…") continues the step b − a up to z, which is
+ * included: "10,20,...,95" is 10, 20, …, 90, 95. Returns 0 or the exit code 2 after saying
+ * what is wrong with which flag. */
+static int parse_list(const struct cmd_spec *spec, const char *flag, const char *s, enum list_kind kind, double *out,
+                      size_t *n)
+{
+    static const char *what[] = {"a rate such as 70 or 70/s", "a whole number ≥ 1", "a percentile in (0, 100)"};
+    char *copy = xstrdup(s), *save = NULL;
+    int rc = 0;
+    bool pending_ellipsis = false;
+    *n = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "...") == 0 || strcmp(tok, "…") == 0) {
+            if (*n < 2 || pending_ellipsis || out[*n - 1] <= out[*n - 2]) {
+                rc = opt_fail(spec, "--%s: '...' needs two increasing values before it, as in 10,20,...,90", flag);
+                goto out;
+            }
+            pending_ellipsis = true;
+            continue;
+        }
+        double v;
+        if (parse_item(kind, tok, &v) != 0) {
+            rc = opt_fail(spec, "--%s: '%s' is not %s", flag, tok, what[kind]);
+            goto out;
+        }
+        if (pending_ellipsis) {
+            double first = out[*n - 1], step = out[*n - 1] - out[*n - 2];
+            if (v <= first) {
+                rc = opt_fail(spec, "--%s: the value after '...' (%s) must be above %g", flag, tok, first);
+                goto out;
+            }
+            for (double i = 1;; i++) {
+                double x = first + i * step;
+                if (x >= v - 1e-9 * fabs(v))
+                    break;
+                if (*n >= LIST_MAX) {
+                    rc = opt_fail(spec, "--%s: more than %d values", flag, LIST_MAX);
+                    goto out;
+                }
+                out[(*n)++] = kind == LIST_COUNT ? round(x) : x;
+            }
+            pending_ellipsis = false;
+        }
+        if (*n >= LIST_MAX) {
+            rc = opt_fail(spec, "--%s: more than %d values", flag, LIST_MAX);
+            goto out;
+        }
+        out[(*n)++] = v;
+    }
+    if (pending_ellipsis)
+        rc = opt_fail(spec, "--%s: '...' needs a last value after it, as in 10,20,...,90", flag);
+    else if (*n == 0)
+        rc = opt_fail(spec, "--%s: no values in '%s'", flag, s);
+out:
+    free(copy);
+    return rc;
+}
+
+/* The service description shared by mm1, mmc, md1 and ladder: --service D or --mu R. */
+struct service_args {
+    uint64_t service_ns;
+    double mu_per_s;
+    double arrival_per_s;
+};
+
+static int need(const struct cmd_spec *spec, const char *name)
+{
+    const struct opt *o = opt_find(spec, name);
+    if (o && !o->seen)
+        return opt_fail(spec, "--%s is required (see knee %s --help)", name, spec->name);
+    return 0;
+}
+
+/* Resolve --service/--mu into μ (per second). Returns 0 or exit code 2. */
+static int service_rate(const struct cmd_spec *spec, struct service_args *a, double *mu_per_s)
+{
+    bool s = opt_find(spec, "service")->seen, m = opt_find(spec, "mu") && opt_find(spec, "mu")->seen;
+    if (s && m)
+        return opt_fail(spec, "--service and --mu describe the same thing: give one of them");
+    if (!s && !m)
+        return opt_fail(spec, "--service (or --mu) is required (see knee %s --help)", spec->name);
+    if (s && a->service_ns == 0)
+        return opt_fail(spec, "--service: must be more than 0");
+    *mu_per_s = s ? 1e9 / (double)a->service_ns : a->mu_per_s;
+    return 0;
+}
+
+/* The plain sentence for λ ≥ cμ, exit code 2. */
+static int unstable(const struct cmd_spec *spec, double arrival_per_s, double capacity_per_s, unsigned servers)
+{
+    char cap[64] = "";
+    if (servers > 1)
+        snprintf(cap, sizeof cap, " (%u servers × %.4g/s)", servers, capacity_per_s / servers);
+    return opt_fail(spec,
+                    "unstable: arrival rate %.4g/s ≥ capacity %.4g/s%s, utilisation %.4g%% ≥ 100%%: the queue "
+                    "grows without bound, so there is no steady state to predict",
+                    arrival_per_s, capacity_per_s, cap, 100 * arrival_per_s / capacity_per_s);
+}
+
+static int model_error(const struct cmd_spec *spec, int r)
+{
+    return opt_fail(spec, "%s", knee_strerror(r));
+}
+
+/* ---- mm1 and mmc ------------------------------------------------------------------------ */
+
+struct level_list {
+    double q[LIST_MAX];
+    size_t n;
+};
+
+static int parse_levels(const struct cmd_spec *spec, const char *s, struct level_list *l)
+{
+    int rc = parse_list(spec, "percentiles", s, LIST_PERCENT, l->q, &l->n);
+    for (size_t i = 0; i < l->n; i++)
+        l->q[i] /= 100;
+    return rc;
+}
+
+static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_list *lv)
+{
+    char a[64], b[64], line[128];
+    double S = 1 / m->service_per_s;
+    if (m->servers == 1) {
+        fprintf(out, "M/M/1: one FCFS server, Poisson arrivals, exponential service times\n");
+        snprintf(line, sizeof line, "%.4g/s", m->arrival_per_s);
+        row(out, "arrival rate", "λ", line);
+        snprintf(line, sizeof line, "%s (μ = %.4g/s)", fmt_time(S, a, sizeof a), m->service_per_s);
+        row(out, "service time", "S = 1/μ", line);
+        row(out, "utilisation", "ρ = λ/μ", fmt_share(m->utilisation, a, sizeof a));
+        row(out, "P(wait > 0)", "ρ", fmt_share(m->p_wait, a, sizeof a));
+        row(out, "mean wait", "Wq = ρ/(μ−λ)", fmt_time(m->mean_wait_s, a, sizeof a));
+        row(out, "mean response", "T = 1/(μ−λ) = S/(1−ρ)", fmt_time(m->mean_response_s, a, sizeof a));
+        snprintf(line, sizeof line, "%.4g", m->mean_in_system);
+        row(out, "mean in system", "L = λT = ρ/(1−ρ)", line);
+        snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
+        row(out, "mean in queue", "Lq = λWq = ρ²/(1−ρ)", line);
+        fprintf(out, "percentiles: response T ~ Exp(μ−λ), t = −ln(1−q)/(μ−λ) = −ln(1−q)·T;\n"
+                     "             wait P(W > t) = ρ·e^(−(μ−λ)t), t = max(0, ln(ρ/(1−q))/(μ−λ))\n");
+    } else {
+        fprintf(out, "M/M/%u: %u FCFS servers sharing one queue, Poisson arrivals, exponential service times\n",
+                m->servers, m->servers);
+        snprintf(line, sizeof line, "%.4g/s", m->arrival_per_s);
+        row(out, "arrival rate", "λ", line);
+        snprintf(line, sizeof line, "%s (μ = %.4g/s per server)", fmt_time(S, a, sizeof a), m->service_per_s);
+        row(out, "service time", "S = 1/μ", line);
+        snprintf(line, sizeof line, "%u", m->servers);
+        row(out, "servers", "c", line);
+        snprintf(line, sizeof line, "%.4g Erlang", m->offered);
+        row(out, "offered load", "a = λ/μ", line);
+        row(out, "utilisation", "ρ = λ/(cμ)", fmt_share(m->utilisation, a, sizeof a));
+        row(out, "P(wait > 0)", "C(c,a), Erlang C", fmt_share(m->p_wait, a, sizeof a));
+        row(out, "mean wait", "Wq = C/(cμ−λ)", fmt_time(m->mean_wait_s, a, sizeof a));
+        row(out, "mean response", "T = Wq + S", fmt_time(m->mean_response_s, a, sizeof a));
+        snprintf(line, sizeof line, "%.4g", m->mean_in_system);
+        row(out, "mean in system", "L = λT", line);
+        snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
+        row(out, "mean in queue", "Lq = λWq", line);
+        fprintf(out,
+                "percentiles: wait P(W > t) = C·e^(−θt), θ = cμ−λ, t = max(0, ln(C/(1−q))/θ);\n"
+                "             response T = W + Exp(μ), P(T > t) = e^(−μt) + Cμ·e^(−min(θ,μ)t)·(1−e^(−|θ−μ|t))/|θ−μ|\n"
+                "             (Cμt·e^(−μt) when θ = μ), solved for t by bisection\n");
+    }
+    fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
+    for (size_t i = 0; i < lv->n; i++) {
+        double w = 0, t = 0;
+        model_mmc_wait_quantile(m, lv->q[i], &w);
+        model_mmc_response_quantile(m, lv->q[i], &t);
+        char lvl[32];
+        fprintf(out, "  %-16s %-14s %s", fmt_level(lv->q[i], lvl, sizeof lvl), fmt_time(w, a, sizeof a),
+                fmt_time(t, b, sizeof b));
+        if (m->servers == 1)
+            fprintf(out, "  (%.4g·T)", -log1p(-lv->q[i]));
+        fputc('\n', out);
+    }
+}
+
+static void mmc_json_fields(struct json *j, const struct model_mmc *m, const struct level_list *lv)
+{
+    json_kv_uint(j, "servers", m->servers);
+    json_kv_double(j, "arrival_rate_per_s", m->arrival_per_s);
+    json_kv_double(j, "service_ms", 1e3 / m->service_per_s);
+    json_kv_double(j, "service_rate_per_s", m->service_per_s);
+    json_kv_double(j, "offered_erlangs", m->offered);
+    json_kv_double(j, "utilisation", m->utilisation);
+    json_kv_double(j, "p_wait", m->p_wait);
+    json_kv_double(j, "mean_wait_ms", m->mean_wait_s * 1e3);
+    json_kv_double(j, "mean_response_ms", m->mean_response_s * 1e3);
+    json_kv_double(j, "mean_in_queue", m->mean_in_queue);
+    json_kv_double(j, "mean_in_system", m->mean_in_system);
+    json_key(j, "percentiles");
+    json_array_begin(j);
+    for (size_t i = 0; i < lv->n; i++) {
+        double w = 0, t = 0;
+        model_mmc_wait_quantile(m, lv->q[i], &w);
+        model_mmc_response_quantile(m, lv->q[i], &t);
+        json_object_begin(j);
+        json_kv_double(j, "p", lv->q[i] * 100);
+        json_kv_double(j, "wait_ms", w * 1e3);
+        json_kv_double(j, "response_ms", t * 1e3);
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
+static int run_mmc(int argc, char **argv, bool multi)
+{
+    struct service_args sa = {0};
+    uint64_t servers = 1;
+    bool json = false;
+    const char *levels = DEFAULT_PERCENTILES;
+    struct opt opts[] = {
+        /* first, so that mm1 can use the table from opts + 1 */
+        {.name = "servers",
+         .short_name = 'c',
+         .kind = OPT_COUNT,
+         .dst = &servers,
+         .metavar = "N",
+         .help = "number of servers c sharing one queue; required"},
+        {.name = "rate",
+         .short_name = 'r',
+         .kind = OPT_RATE,
+         .dst = &sa.arrival_per_s,
+         .metavar = "R",
+         .help = "arrival rate λ per second (70, 70/s, 4200/m); required"},
+        {.name = "service",
+         .short_name = 's',
+         .kind = OPT_DURATION,
+         .dst = &sa.service_ns,
+         .metavar = "D",
+         .help = "mean service time S = 1/μ per request (10ms; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "mu",
+         .kind = OPT_RATE,
+         .dst = &sa.mu_per_s,
+         .metavar = "R",
+         .help = "service rate μ per server per second, instead of --service"},
+        {.name = "percentiles",
+         .kind = OPT_STR,
+         .dst = &levels,
+         .metavar = "LIST",
+         .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"},
+        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+    };
+    struct cmd_spec spec = {
+        .name = multi ? "model mmc" : "model mm1",
+        .usage = multi ? "--servers N --service D --rate R [options]" : "--service D --rate R [options]",
+        .summary = multi ? "M/M/c (Erlang C): probability of waiting, mean wait and response, wait and "
+                           "response-time percentiles."
+                         : "M/M/1: utilisation, mean wait and response, L and Lq, response-time percentiles "
+                           "(exponential with rate μ−λ).",
+        .opts = multi ? opts : opts + 1,
+        .nopts = multi ? OPT_COUNT_OF(opts) : OPT_COUNT_OF(opts) - 1,
+        .epilog = multi ? "Erlang C is computed through the Erlang B recurrence B(k) = a·B(k−1)/(k + a·B(k−1)),\n"
+                          "C = c·B/(c − a(1 − B)), which stays finite for any c. Response-time percentiles\n"
+                          "invert the exact distribution of W + Exp(μ) numerically.\n\n"
+                          "example: knee model mmc --servers 4 --service 10ms --rate 300\n"
+                        : "example: knee model mm1 --service 10ms --rate 70\n",
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    strlist_release(&args);
+    if (r)
+        return r == 1 ? 0 : r;
+    double mu;
+    if ((r = need(&spec, "rate")) || (multi && (r = need(&spec, "servers"))) || (r = service_rate(&spec, &sa, &mu)))
+        return r;
+    if (servers == 0 || servers > SERVERS_MAX)
+        return opt_fail(&spec, "--servers: must be between 1 and %u", SERVERS_MAX);
+    struct level_list *lv = xmalloc(sizeof *lv);
+    if ((r = parse_levels(&spec, levels, lv)) != 0)
+        goto out;
+    struct model_mmc m;
+    r = model_mmc((unsigned)servers, sa.arrival_per_s, mu, &m);
+    if (r == KNEE_EUNSTABLE) {
+        r = unstable(&spec, sa.arrival_per_s, (double)servers * mu, (unsigned)servers);
+        goto out;
+    }
+    if (r) {
+        r = model_error(&spec, r);
+        goto out;
+    }
+    if (json) {
+        struct json j;
+        json_init(&j, stdout, true);
+        json_object_begin(&j);
+        json_kv_string(&j, "model", multi ? "mmc" : "mm1");
+        mmc_json_fields(&j, &m, lv);
+        json_object_end(&j);
+        json_end(&j);
+    } else {
+        mmc_text(stdout, &m, lv);
+    }
+out:
+    free(lv);
+    return r;
+}
+
+static int cmd_model_mm1(int argc, char **argv)
+{
+    return run_mmc(argc, argv, false);
+}
+static int cmd_model_mmc(int argc, char **argv)
+{
+    return run_mmc(argc, argv, true);
+}
+
+/* ---- md1 ------------------------------------------------------------------------------- */
+
+static int cmd_model_md1(int argc, char **argv)
+{
+    struct service_args sa = {0};
+    bool json = false;
+    const char *levels = DEFAULT_PERCENTILES;
+    struct opt opts[] = {
+        {.name = "rate",
+         .short_name = 'r',
+         .kind = OPT_RATE,
+         .dst = &sa.arrival_per_s,
+         .metavar = "R",
+         .help = "arrival rate λ per second; required"},
+        {.name = "service",
+         .short_name = 's',
+         .kind = OPT_DURATION,
+         .dst = &sa.service_ns,
+         .metavar = "D",
+         .help = "the constant service time D (10ms; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "mu",
+         .kind = OPT_RATE,
+         .dst = &sa.mu_per_s,
+         .metavar = "R",
+         .help = "service rate μ = 1/D per second, instead of --service"},
+        {.name = "percentiles",
+         .kind = OPT_STR,
+         .dst = &levels,
+         .metavar = "LIST",
+         .help = "percentile levels to print (default " DEFAULT_PERCENTILES ")"},
+        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+    };
+    struct cmd_spec spec = {
+        .name = "model md1",
+        .usage = "--service D --rate R [options]",
+        .summary = "M/D/1: constant service times; Pollaczek–Khinchine mean wait and the exact "
+                   "waiting-time percentiles.",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "Percentiles come from the exact FCFS waiting-time distribution, computed from the\n"
+                  "stationary queue length with sums of non-negative terms only (src/model/model.c\n"
+                  "derives it); they agree with Erlang's classical series where that series is usable.\n\n"
+                  "example: knee model md1 --service 10ms --rate 70\n",
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    strlist_release(&args);
+    if (r)
+        return r == 1 ? 0 : r;
+    double mu;
+    if ((r = need(&spec, "rate")) || (r = service_rate(&spec, &sa, &mu)))
+        return r;
+    struct level_list *lv = xmalloc(sizeof *lv);
+    struct model_md1_dist d;
+    bool have_dist = false;
+    if ((r = parse_levels(&spec, levels, lv)) != 0)
+        goto out;
+    r = model_md1_dist_init(&d, sa.arrival_per_s, 1 / mu);
+    if (r == KNEE_EUNSTABLE) {
+        r = unstable(&spec, sa.arrival_per_s, mu, 1);
+        goto out;
+    }
+    if (r) {
+        r = model_error(&spec, r);
+        goto out;
+    }
+    have_dist = true;
+    const struct model_md1 *m = &d.m;
+    double *w = xmalloc(lv->n * sizeof *w);
+    bool *ok = xmalloc(lv->n * sizeof *ok);
+    for (size_t i = 0; i < lv->n; i++)
+        ok[i] = model_md1_wait_quantile(&d, lv->q[i], &w[i]) == 0;
+    if (json) {
+        struct json j;
+        json_init(&j, stdout, true);
+        json_object_begin(&j);
+        json_kv_string(&j, "model", "md1");
+        json_kv_uint(&j, "servers", 1);
+        json_kv_double(&j, "arrival_rate_per_s", m->arrival_per_s);
+        json_kv_double(&j, "service_ms", m->service_s * 1e3);
+        json_kv_double(&j, "service_rate_per_s", 1 / m->service_s);
+        json_kv_double(&j, "utilisation", m->utilisation);
+        json_kv_double(&j, "p_wait", m->utilisation);
+        json_kv_double(&j, "mean_wait_ms", m->mean_wait_s * 1e3);
+        json_kv_double(&j, "mean_response_ms", m->mean_response_s * 1e3);
+        json_kv_double(&j, "mean_in_queue", m->mean_in_queue);
+        json_kv_double(&j, "mean_in_system", m->mean_in_system);
+        json_key(&j, "percentiles");
+        json_array_begin(&j);
+        for (size_t i = 0; i < lv->n; i++) {
+            json_object_begin(&j);
+            json_kv_double(&j, "p", lv->q[i] * 100);
+            json_kv_double(&j, "wait_ms", ok[i] ? w[i] * 1e3 : NAN);
+            json_kv_double(&j, "response_ms", ok[i] ? (w[i] + m->service_s) * 1e3 : NAN);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+        json_end(&j);
+    } else {
+        char a[64], b[64], line[160];
+        FILE *out = stdout;
+        fprintf(out, "M/D/1: one FCFS server, Poisson arrivals, constant service time\n");
+        snprintf(line, sizeof line, "%.4g/s", m->arrival_per_s);
+        row(out, "arrival rate", "λ", line);
+        snprintf(line, sizeof line, "%s (μ = %.4g/s)", fmt_time(m->service_s, a, sizeof a), 1 / m->service_s);
+        row(out, "service time", "D", line);
+        row(out, "utilisation", "ρ = λD", fmt_share(m->utilisation, a, sizeof a));
+        row(out, "P(wait > 0)", "ρ", fmt_share(m->utilisation, a, sizeof a));
+        snprintf(line, sizeof line, "%s (M/M/1 with the same mean: %s)", fmt_time(m->mean_wait_s, a, sizeof a),
+                 fmt_time(m->utilisation * m->service_s / (1 - m->utilisation), b, sizeof b));
+        row(out, "mean wait", "Wq = ρD/(2(1−ρ))", line);
+        row(out, "mean response", "T = Wq + D", fmt_time(m->mean_response_s, a, sizeof a));
+        snprintf(line, sizeof line, "%.4g", m->mean_in_system);
+        row(out, "mean in system", "L = λT", line);
+        snprintf(line, sizeof line, "%.4g", m->mean_in_queue);
+        row(out, "mean in queue", "Lq = λWq", line);
+        fprintf(out, "percentiles: exact FCFS waiting time, P(W > kD+u) = Σ_j P(A=j)·P(N > k−j+1) + P(A > k),\n"
+                     "             A ~ Poisson(λ(D−u)), N the stationary queue length; response T = W + D\n");
+        fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
+        for (size_t i = 0; i < lv->n; i++) {
+            char lvl[32];
+            if (ok[i])
+                fprintf(out, "  %-16s %-14s %s\n", fmt_level(lv->q[i], lvl, sizeof lvl), fmt_time(w[i], a, sizeof a),
+                        fmt_time(w[i] + m->service_s, b, sizeof b));
+            else
+                fprintf(out, "  %-16s not computed: needs more than %u queue-length states (ρ too close to 1)\n",
+                        fmt_level(lv->q[i], lvl, sizeof lvl), MODEL_MD1_MAX_STATES);
+        }
+    }
+    free(w);
+    free(ok);
+out:
+    if (have_dist)
+        model_md1_dist_release(&d);
+    free(lv);
+    return r;
+}
+
+/* ---- little ------------------------------------------------------------------------------ */
+
+static int cmd_model_little(int argc, char **argv)
+{
+    double l = 0, rate = 0;
+    uint64_t w_ns = 0;
+    bool json = false;
+    struct opt opts[] = {
+        {.name = "L",
+         .kind = OPT_DOUBLE,
+         .dst = &l,
+         .metavar = "N",
+         .help = "mean number in the system (requests in flight)"},
+        {.name = "rate",
+         .short_name = 'r',
+         .kind = OPT_RATE,
+         .dst = &rate,
+         .metavar = "R",
+         .help = "throughput λ per second (the admitted rate)"},
+        {.name = "W",
+         .kind = OPT_DURATION,
+         .dst = &w_ns,
+         .metavar = "D",
+         .help = "mean time in the system (latency; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+    };
+    struct cmd_spec spec = {
+        .name = "model little",
+        .usage = "two of --L N, --rate R, --W D [--json]",
+        .summary = "Little's law L = λ·W: give any two of L, λ and W and get the third.",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "It holds for long-run averages of any stable system, whatever the arrival process,\n"
+                  "service times or queue discipline; use the admitted (achieved) rate.\n\n"
+                  "example: knee model little --rate 70 --W 33.3ms\n",
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    strlist_release(&args);
+    if (r)
+        return r == 1 ? 0 : r;
+    bool has_l = opts[0].seen, has_r = opts[1].seen, has_w = opts[2].seen;
+    if (has_l + has_r + has_w != 2)
+        return opt_fail(&spec, "give exactly two of --L, --rate and --W (got %d); the third is computed",
+                        has_l + has_r + has_w);
+    if (has_l && !(l > 0))
+        return opt_fail(&spec, "--L: must be more than 0");
+    if (has_w && w_ns == 0)
+        return opt_fail(&spec, "--W: must be more than 0");
+    double L = has_l ? l : NAN, lambda = has_r ? rate : NAN, w_s = has_w ? (double)w_ns / 1e9 : NAN;
+    if ((r = model_little(&L, &lambda, &w_s)) != 0)
+        return model_error(&spec, r);
+    const char *solved = !has_l ? "L" : !has_r ? "rate" : "W";
+    if (json) {
+        struct json j;
+        json_init(&j, stdout, true);
+        json_object_begin(&j);
+        json_kv_string(&j, "model", "little");
+        json_kv_string(&j, "solved_for", solved);
+        json_kv_double(&j, "mean_in_system", L);
+        json_kv_double(&j, "arrival_rate_per_s", lambda);
+        json_kv_double(&j, "mean_time_in_system_ms", w_s * 1e3);
+        json_object_end(&j);
+        json_end(&j);
+        return 0;
+    }
+    char a[64];
+    printf("Little's law: L = λ·W (long-run averages of any stable system)\n");
+    if (!has_l)
+        printf("  L = λ·W = %.4g/s × %s = %.4g in the system\n", lambda, fmt_time(w_s, a, sizeof a), L);
+    else if (!has_r)
+        printf("  λ = L/W = %.4g / %s = %.4g/s\n", L, fmt_time(w_s, a, sizeof a), lambda);
+    else
+        printf("  W = L/λ = %.4g / %.4g/s = %s\n", L, lambda, fmt_time(w_s, a, sizeof a));
+    return 0;
+}
+
+/* ---- fanout ------------------------------------------------------------------------------ */
+
+static int cmd_model_fanout(int argc, char **argv)
+{
+    double p = 0, q = 0;
+    const char *ns = NULL;
+    bool json = false;
+    struct opt opts[] = {
+        {.name = "p",
+         .kind = OPT_SHARE,
+         .dst = &p,
+         .metavar = "P",
+         .help = "probability that one call is slow (2% or 0.02); required"},
+        {.name = "n",
+         .kind = OPT_STR,
+         .dst = &ns,
+         .metavar = "LIST",
+         .help = "calls per page, or a list: 20, or 1,2,5,10,20, or 1,2,...,10; required"},
+        {.name = "q",
+         .kind = OPT_SHARE,
+         .dst = &q,
+         .metavar = "Q",
+         .help = "also show the per-call percentile needed for the page's q (99% or 0.99)"},
+        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+    };
+    struct cmd_spec spec = {
+        .name = "model fanout",
+        .usage = "--p P --n LIST [--q Q] [--json]",
+        .summary = "Fan-out: the chance a page that waits for n independent calls hits at least one slow "
+                   "call, 1 − (1 − p)^n.",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "With --q, each call must meet its q^(1/n) quantile for the page to meet its q quantile\n"
+                  "(all n calls under a threshold with probability q).\n\n"
+                  "example: knee model fanout --p 2% --n 1,2,5,10,20 --q 99%\n",
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    strlist_release(&args);
+    if (r)
+        return r == 1 ? 0 : r;
+    if ((r = need(&spec, "p")) || (r = need(&spec, "n")))
+        return r;
+    bool has_q = opts[2].seen;
+    if (has_q && !(q > 0 && q < 1))
+        return opt_fail(&spec, "--q: must be strictly between 0 and 100%%");
+    double *n = xmalloc(LIST_MAX * sizeof *n);
+    size_t count;
+    if ((r = parse_list(&spec, "n", ns, LIST_COUNT, n, &count)) != 0) {
+        free(n);
+        return r;
+    }
+    char a[64], b[64];
+    if (json) {
+        struct json j;
+        json_init(&j, stdout, true);
+        json_object_begin(&j);
+        json_kv_string(&j, "model", "fanout");
+        json_kv_double(&j, "p", p);
+        if (has_q)
+            json_kv_double(&j, "q", q);
+        json_key(&j, "rows");
+        json_array_begin(&j);
+        for (size_t i = 0; i < count; i++) {
+            json_object_begin(&j);
+            json_kv_uint(&j, "n", (uint64_t)n[i]);
+            json_kv_double(&j, "p_any_slow", model_fanout_any(p, (unsigned)n[i]));
+            json_kv_double(&j, "expected_slow_calls", n[i] * p);
+            if (has_q)
+                json_kv_double(&j, "per_call_level", model_fanout_leaf_level(q, (unsigned)n[i]));
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+        json_end(&j);
+    } else {
+        printf("fan-out: a page waits for n independent calls, each slow with p = %s\n", fmt_share(p, a, sizeof a));
+        printf("  %8s  %-24s  %-16s", "n", "P(page slow)", "slow calls/page");
+        if (has_q)
+            printf("  per-call level for the page's %s", fmt_level(q, b, sizeof b));
+        printf("\n  %8s  ", "");
+        put_padded(stdout, "= 1 − (1 − p)^n", 24);
+        fputs("  ", stdout);
+        put_padded(stdout, "= n·p", 16);
+        if (has_q)
+            printf("  = q^(1/n)");
+        putchar('\n');
+        for (size_t i = 0; i < count; i++) {
+            printf("  %8.0f  %-24s  %-16.4g", n[i], fmt_share(model_fanout_any(p, (unsigned)n[i]), a, sizeof a),
+                   n[i] * p);
+            if (has_q) {
+                double lv = model_fanout_leaf_level(q, (unsigned)n[i]);
+                printf("  %s (%.8g)", fmt_level(lv, b, sizeof b), lv);
+            }
+            putchar('\n');
+        }
+    }
+    free(n);
+    return 0;
+}
+
+/* ---- ladder ------------------------------------------------------------------------------ */
+
+static int cmd_model_ladder(int argc, char **argv)
+{
+    struct service_args sa = {0};
+    uint64_t servers = 1;
+    const char *rates_s = NULL;
+    bool json = false;
+    struct opt opts[] = {
+        {.name = "service",
+         .short_name = 's',
+         .kind = OPT_DURATION,
+         .dst = &sa.service_ns,
+         .metavar = "D",
+         .help = "mean service time S = 1/μ (10ms; a bare number is ms)",
+         .unit_ns = NS_PER_MS},
+        {.name = "mu",
+         .kind = OPT_RATE,
+         .dst = &sa.mu_per_s,
+         .metavar = "R",
+         .help = "service rate μ per server per second, instead of --service"},
+        {.name = "rates",
+         .kind = OPT_STR,
+         .dst = &rates_s,
+         .metavar = "LIST",
+         .help = "arrival rates per second: 10,20,50 or 10,20,...,90,95; required"},
+        {.name = "servers",
+         .short_name = 'c',
+         .kind = OPT_COUNT,
+         .dst = &servers,
+         .metavar = "N",
+         .help = "servers c sharing one queue (default 1: M/M/1)"},
+        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "print one JSON object instead of text"},
+    };
+    struct cmd_spec spec = {
+        .name = "model ladder",
+        .usage = "--service D --rates LIST [options]",
+        .summary = "A table of M/M/1 (or M/M/c) predictions for a ladder of arrival rates: where the knee is.",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "Every rate must be below the capacity c·μ.\n\n"
+                  "example: knee model ladder --service 10ms --rates 10,20,...,90,95\n",
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    strlist_release(&args);
+    if (r)
+        return r == 1 ? 0 : r;
+    double mu;
+    if ((r = need(&spec, "rates")) || (r = service_rate(&spec, &sa, &mu)))
+        return r;
+    if (servers == 0 || servers > SERVERS_MAX)
+        return opt_fail(&spec, "--servers: must be between 1 and %u", SERVERS_MAX);
+    double *rates = xmalloc(LIST_MAX * sizeof *rates);
+    struct model_mmc *m = NULL;
+    size_t count;
+    if ((r = parse_list(&spec, "rates", rates_s, LIST_RATE, rates, &count)) != 0)
+        goto out;
+    m = xcalloc(count, sizeof *m);
+    for (size_t i = 0; i < count; i++) {
+        r = model_mmc((unsigned)servers, rates[i], mu, &m[i]);
+        if (r == KNEE_EUNSTABLE) {
+            r = unstable(&spec, rates[i], (double)servers * mu, (unsigned)servers);
+            goto out;
+        }
+        if (r) {
+            r = model_error(&spec, r);
+            goto out;
+        }
+    }
+    static const double q[] = {0.5, 0.95, 0.99, 0.999};
+    const size_t nq = sizeof q / sizeof *q;
+    if (json) {
+        struct json j;
+        json_init(&j, stdout, true);
+        json_object_begin(&j);
+        json_kv_string(&j, "model", "ladder");
+        json_kv_uint(&j, "servers", servers);
+        json_kv_double(&j, "service_ms", 1e3 / mu);
+        json_kv_double(&j, "service_rate_per_s", mu);
+        json_key(&j, "rows");
+        json_array_begin(&j);
+        struct level_list lv = {.n = nq};
+        memcpy(lv.q, q, sizeof q);
+        for (size_t i = 0; i < count; i++) {
+            json_object_begin(&j);
+            mmc_json_fields(&j, &m[i], &lv);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+        json_end(&j);
+        goto out;
+    }
+    struct col_unit u = col_unit_for(1 / mu);
+    char a[64];
+    printf("M/M/%llu ladder: S = %s (μ = %.4g/s per server), capacity %.4g/s; times in %s\n",
+           (unsigned long long)servers, fmt_time(1 / mu, a, sizeof a), mu, (double)servers * mu, u.name);
+    if (servers == 1)
+        printf("  Wq = ρ/(μ−λ), T = 1/(μ−λ), response percentiles −ln(1−q)·T, L = λT\n");
+    else
+        printf("  P(wait) = Erlang C, Wq = C/(cμ−λ), T = Wq + S, response percentiles of W + Exp(μ), L = λT\n");
+    static const char *head[] = {"rate/s", "ρ",     "P(wait)", "mean Wq", "mean T",
+                                 "p50 T",  "p95 T", "p99 T",   "p99.9 T", "L"};
+    static const int width[] = {8, 7, 8, 10, 10, 10, 10, 10, 10, 8};
+    fputs(" ", stdout);
+    for (size_t k = 0; k < sizeof head / sizeof *head; k++) {
+        fputc(' ', stdout);
+        put_right(stdout, head[k], width[k]);
+    }
+    putchar('\n');
+    for (size_t i = 0; i < count; i++) {
+        char rho[32], pw[32];
+        printf("  %8.4g %7s %8s %10.*f %10.*f", m[i].arrival_per_s, fmt_share(m[i].utilisation, rho, sizeof rho),
+               fmt_share(m[i].p_wait, pw, sizeof pw), u.decimals, m[i].mean_wait_s * u.per_s, u.decimals,
+               m[i].mean_response_s * u.per_s);
+        for (size_t k = 0; k < nq; k++) {
+            double t = 0;
+            model_mmc_response_quantile(&m[i], q[k], &t);
+            printf(" %10.*f", u.decimals, t * u.per_s);
+        }
+        printf(" %8.4g\n", m[i].mean_in_system);
+    }
+out:
+    free(rates);
+    free(m);
+    return r;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+static const struct command model_subcommands[] = {
+    {"mm1", cmd_model_mm1, "M/M/1: one server, exponential service; means and response percentiles"},
+    {"mmc", cmd_model_mmc, "M/M/c (Erlang C): c servers, one queue; P(wait), means, percentiles"},
+    {"md1", cmd_model_md1, "M/D/1: constant service; Pollaczek–Khinchine mean and exact percentiles"},
+    {"little", cmd_model_little, "Little's law L = λW: any two give the third"},
+    {"fanout", cmd_model_fanout, "fan-out tail: P(a page hits a slow call) = 1 − (1 − p)^n"},
+    {"ladder", cmd_model_ladder, "a table of M/M/1 (or M/M/c) predictions over a ladder of rates"},
+    {0, 0, 0},
+};
+
+static void model_usage(FILE *out)
+{
+    fputs("usage: knee model <calculator> [options]\n"
+          "       knee model <calculator> --help\n\n"
+          "Queueing calculators: each prediction is printed next to the formula it came from.\n"
+          "Arrivals are Poisson, queues FCFS; rates are per second, times take units (10ms).\n\n"
+          "calculators:\n",
+          out);
+    for (const struct command *c = model_subcommands; c->name; c++)
+        fprintf(out, "  %-8s  %s\n", c->name, c->summary);
+    fputs("\nexamples:\n"
+          "  knee model mm1 --service 10ms --rate 70\n"
+          "  knee model mmc --servers 4 --service 10ms --rate 300\n"
+          "  knee model fanout --p 2% --n 1,2,5,10,20\n\n"
+          "exit codes: 0 ok, 2 bad input or an unstable system (arrival rate ≥ capacity)\n",
+          out);
+}
+
+int cmd_model(int argc, char **argv)
+{
+    if (argc < 2) {
+        model_usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        model_usage(stdout);
+        return 0;
+    }
+    for (const struct command *c = model_subcommands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c->fn(argc - 1, argv + 1);
+    fprintf(stderr, "knee model: unknown calculator '%s' (one of mm1, mmc, md1, little, fanout, ladder)\n", name);
+    return 2;
+}
