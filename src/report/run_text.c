@@ -134,7 +134,7 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         uint32_t conns = 0;
         for (size_t i = 0; i < res->ntargets; i++)
             conns += res->targets[i].connections;
-        fprintf(out, "closed loop, %u connections", conns);
+        fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
             fprintf(out, ", think %s", fmt_ms(a, sizeof a, (double)cfg->think_ns / 1e6)), fprintf(out, " ms");
     }
@@ -152,7 +152,7 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         if (cfg->open_loop)
             fprintf(out, ", %s/s", fmt_rate(a, sizeof a, t->planned_rate));
         else
-            fprintf(out, ", %u connections", t->connections);
+            fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
     }
 }

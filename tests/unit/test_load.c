@@ -434,6 +434,61 @@ static void test_engine_closed_and_open(void **state)
     server_stop(&s);
 }
 
+struct ival_seen {
+    int calls;
+    double last_start_s, total_len_s;
+    int64_t count;
+    bool ordered;
+};
+
+static void on_ival(void *ctx, size_t target, double start_s, double length_s, const struct hdr *lat)
+{
+    struct ival_seen *v = ctx;
+    assert_int_equal(target, 0);
+    if (v->calls && start_s != v->last_start_s + 1)
+        v->ordered = false;
+    v->last_start_s = start_s;
+    v->total_len_s += length_s;
+    v->count += lat->total_count;
+    v->calls++;
+}
+
+/* The per-second merge (what --hlog and the lab consume): one call per second per target,
+ * in order, whose histograms add up to every completed request. */
+static void test_intervals(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct ival_seen v = {.ordered = true};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .open_loop = true,
+                             .rate = 400,
+                             .duration_ns = 2500 * NS_PER_MS,
+                             .warmup_ns = 500 * NS_PER_MS,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 2,
+                             .on_interval = on_ival,
+                             .interval_ctx = &v};
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.planned + res.all.warmup_counts.planned, 1000);
+    assert_int_equal(v.calls, 3); /* [0,1) [1,2) [2,2.5+) */
+    assert_true(v.ordered);
+    assert_int_equal(v.count, 1000); /* intervals include the warm-up */
+    assert_int_equal(res.nticks, 3);
+    assert_true(v.total_len_s > 2.49 && v.total_len_s < 4);
+    run_result_release(&res);
+    server_stop(&s);
+}
+
 /* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
 static void test_no_allocation_per_request(void **state)
 {
@@ -498,7 +553,7 @@ int main(void)
         cmocka_unit_test(test_interleaved_threads), cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_ramp),               cmocka_unit_test(test_threshold_parse),
         cmocka_unit_test(test_threshold_eval),     cmocka_unit_test(test_engine_closed_and_open),
-        cmocka_unit_test(test_no_allocation_per_request),
+        cmocka_unit_test(test_intervals),          cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
