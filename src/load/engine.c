@@ -39,7 +39,10 @@ void run_request_stop(bool hard)
             loop_wake(&e->workers[i].loop); /* a write(2): async-signal-safe */
 }
 
-const char *run_group_name(enum run_group g) { return reqlog_outcome_name((enum reqlog_outcome)g); }
+const char *run_group_name(enum run_group g)
+{
+    return reqlog_outcome_name((enum reqlog_outcome)g);
+}
 
 void run_summarize(const struct hdr *h, struct run_summary *s)
 {
@@ -520,7 +523,10 @@ static void env_begin(struct run_env *env)
     strftime(env->start_wall, sizeof env->start_wall, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
 
 static void finish_result(struct engine *e, struct run_result *res, const struct rusage *ru0)
 {
@@ -583,8 +589,7 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
 
     res->accounting_ok = identity_holds(&res->all.counts) && identity_holds(&res->all.warmup_counts);
     for (size_t i = 0; i < e->nt; i++)
-        res->accounting_ok &= identity_holds(&res->targets[i].counts) &&
-                              identity_holds(&res->targets[i].warmup_counts);
+        res->accounting_ok &= identity_holds(&res->targets[i].counts) && identity_holds(&res->targets[i].warmup_counts);
 
     /* warnings, most important first */
     if (!res->accounting_ok)
@@ -621,9 +626,9 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
     }
     if (c->dropped)
         warn(res, "%llu planned requests were never sent (dropped)%s", (unsigned long long)c->dropped,
-             c->queue_overflow ? ": the wait queue overflowed" :
-             cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)" :
-                                               ": still waiting for a connection when the drain ended");
+             c->queue_overflow                 ? ": the wait queue overflowed"
+             : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
+                                               : ": still waiting for a connection when the drain ended");
     if (c->outcome[OUTCOME_CANCELLED])
         warn(res, "%llu requests were still in flight when the drain ended and were cancelled",
              (unsigned long long)c->outcome[OUTCOME_CANCELLED]);
