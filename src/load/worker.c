@@ -88,7 +88,10 @@ static void conn_close(struct worker *w, struct conn *c)
     w->nopen--;
 }
 
-static struct run_counts *counts_of(struct target_rt *t, bool warm) { return &t->counts[warm ? 1 : 0]; }
+static struct run_counts *counts_of(struct target_rt *t, bool warm)
+{
+    return &t->counts[warm ? 1 : 0];
+}
 
 /* Start a connect. 0 with *out CONNECTING, or -errno (nothing allocated stays). */
 static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
@@ -165,7 +168,10 @@ static void fifo_remove(struct worker *w, struct conn *c)
 /* ------------------------------------------------------------------ recording */
 
 /* Times since t0 in the log; an event that happened is never 0 there (0 means "none"). */
-static uint64_t since_t0(uint64_t t, uint64_t t0) { return t > t0 ? t - t0 : 1; }
+static uint64_t since_t0(uint64_t t, uint64_t t0)
+{
+    return t > t0 ? t - t0 : 1;
+}
 
 static void log_record(struct worker *w, const struct target_rt *t, const struct conn *c, uint64_t planned_ns,
                        bool warm, enum reqlog_outcome o, uint64_t done_ns)
@@ -699,8 +705,8 @@ static void conn_read(struct worker *w, struct conn *c)
                 }
                 /* a response before the whole request was written leaves the connection out
                  * of step (the rest of the request would be read as the next one) */
-                bool keep = c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive &&
-                            c->write_off == c->t->et->req_len;
+                bool keep =
+                    c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive && c->write_off == c->t->et->req_len;
                 finish_request(w, c, classify(c->t->et, &c->resp), keep);
                 return;
             }
@@ -1090,8 +1096,8 @@ void *worker_main(void *arg)
             const struct engine_target *et = t->et;
             uint64_t seed = e->cfg->seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
             sched_init(&t->sched, e->cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to,
-                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit, e->nworkers,
-                       w->index, seed);
+                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit, e->nworkers, w->index,
+                       seed);
         }
     }
     loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);

@@ -239,8 +239,8 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
         json_object_begin(&j);
         json_kv_string(&j, "expr", thr[i].expr);
         json_kv_double(&j, "measured", thr[i].measured);
-        json_kv_string(&j, "unit", strcmp(run_threshold_unit(&thr[i]), "%") == 0 ? "fraction"
-                                                                                 : run_threshold_unit(&thr[i]));
+        json_kv_string(&j, "unit",
+                       strcmp(run_threshold_unit(&thr[i]), "%") == 0 ? "fraction" : run_threshold_unit(&thr[i]));
         json_kv_bool(&j, "pass", thr[i].pass);
         json_object_end(&j);
         all_pass &= thr[i].pass;
