@@ -6,6 +6,7 @@
 #include "cli/units.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "hlog/hlog.h"
 #include "http/client.h"
 #include "load/run.h"
 #include "load/threshold.h"
@@ -22,7 +23,7 @@
 
 struct run_flags {
     double rate;
-    const char *arrivals, *ramp, *when_busy, *json, *out, *expect_body, *mix;
+    const char *arrivals, *ramp, *when_busy, *json, *out, *hlog, *expect_body, *mix;
     uint64_t seed, connections, requests, threads;
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
@@ -68,6 +69,8 @@ static struct opt run_opts[] = {
     {"threads", 't', OPT_COUNT, &F.threads, "T", "load threads, each with its own loop (default: CPUs)", 0, 0, 0},
     {"json", 0, OPT_STR, &F.json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)", 0, 0, 0},
     {"out", 'o', OPT_STR, &F.out, "FILE", "one row per request: *.csv as CSV, else the binary log", 0, 0, 0},
+    {"hlog", 0, OPT_STR, &F.hlog, "FILE",
+     "HdrHistogram interval log: per second and target, latency in ns (tag = target name)", 0, 0, 0},
     {"progress", 0, OPT_FLAG, &F.progress, NULL, "live progress on stderr even when it is not a terminal", 0, 0, 0},
     {"threshold", 0, OPT_LIST, &F.thresholds, "EXPR",
      "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)", 0, 0, 0},
@@ -272,6 +275,22 @@ static void free_tgts(struct tgt *t, size_t n)
         strlist_release(&t[i].headers);
     }
     free(t);
+}
+
+/* --hlog: each second's merged latency histogram of each target becomes one interval,
+ * tagged with the target's name; the first write error is kept and reported at the end. */
+struct hlog_sink {
+    struct hlog_writer *w;
+    const struct run_target_config *targets;
+    int err;
+};
+
+static void on_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency)
+{
+    struct hlog_sink *sink = ctx;
+    if (sink->err)
+        return;
+    sink->err = hlog_writer_write(sink->w, sink->targets[target].name, start_s, length_s, latency);
 }
 
 int cmd_run(int argc, char **argv)
@@ -556,6 +575,30 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     }
+    FILE *hf = NULL;
+    struct hlog_sink sink = {.targets = tc};
+    if (F.hlog) {
+        for (size_t i = 0; i < nt; i++)
+            if (!hlog_tag_valid(tc[i].name)) {
+                opt_fail(&run_spec, "--hlog: target name '%s' cannot be an hlog tag (no ',', spaces or tabs)",
+                         tc[i].name);
+                if (jf)
+                    fclose(jf);
+                goto out;
+            }
+        hf = fopen(F.hlog, "w");
+        int hr = hf ? hlog_writer_open(&sink.w, hf, (double)clock_wall_ns() / 1e9, NULL) : -errno;
+        if (hr) {
+            opt_fail(&run_spec, "--hlog %s: %s", F.hlog, knee_strerror(hr));
+            if (hf)
+                fclose(hf);
+            if (jf)
+                fclose(jf);
+            goto out;
+        }
+        cfg.on_interval = on_interval;
+        cfg.interval_ctx = &sink;
+    }
     bool progress = F.progress || isatty(STDERR_FILENO);
     if (progress) {
         cfg.on_progress = on_progress;
@@ -576,6 +619,15 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     if (progress)
         fputs("\r\033[K", stderr);
+    if (hf) {
+        int cr = hlog_writer_close(sink.w);
+        if (fclose(hf) != 0 && !cr)
+            cr = -errno;
+        if (!sink.err)
+            sink.err = cr;
+        if (sink.err)
+            fprintf(stderr, "knee run: --hlog %s: %s\n", F.hlog, knee_strerror(sink.err));
+    }
     if (r) {
         if (jf)
             fclose(jf);
