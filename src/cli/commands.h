@@ -17,6 +17,8 @@ int cmd_model(int argc, char **argv);
 /* The table, in the order `knee --help` prints it; terminated by a zero row. */
 extern const struct command knee_commands[];
 
+int cmd_serve(int argc, char **argv);
+
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
 

@@ -1,0 +1,116 @@
+/* The presets of knee serve (MISSION.md §1, §2, §4 describe the servers they reproduce)
+ * and the checks every configuration passes before a server starts. */
+#include "serve/serve.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const serve_preset_names[] = {"report", "quiet", "queue", "flat", "fanout", "null", NULL};
+
+static const char *const summaries[] = {
+    "server A: pool 4, work 2 ms (40 ms on a 10% cache miss), a job holds the lock 250 ms every 4 s",
+    "server B: the same without the report job",
+    "4 slots, 503 QUEUE_TIMEOUT after 250 ms waiting, work from /work?ms=N (default 20 ms)",
+    "10 ms of real CPU per request on 1 worker: capacity 100 rps",
+    "waits for N parallel dependencies (default 1, ?fanout=N), each 200 ms with probability 2%, else 1 ms",
+    "a tiny fixed 200 response, no work: the calibration-probe target",
+};
+
+static void defaults(struct serve_config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->listen, sizeof c->listen, "127.0.0.1:0");
+    c->seed = 1;
+    c->workers = 1;
+    c->max_conns = 10000;
+    c->header_timeout_ns = 10 * NS_PER_S;
+    c->idle_timeout_ns = 60 * NS_PER_S;
+    c->grace_ns = 5 * NS_PER_S;
+    c->max_header_bytes = 8192;
+    c->max_body_bytes = 1024 * 1024;
+    c->max_work_ns = 60 * NS_PER_S;
+}
+
+int serve_preset(const char *name, struct serve_config *c)
+{
+    defaults(c);
+    if (!name)
+        return KNEE_ENOTFOUND;
+    if (strcmp(name, "report") == 0 || strcmp(name, "quiet") == 0) {
+        c->pool = 4;
+        c->hit_ns = 2 * NS_PER_MS;
+        c->miss_ns = 40 * NS_PER_MS;
+        c->miss_rate = 0.10;
+        if (name[0] == 'r') {
+            c->pause_every_ns = 4 * NS_PER_S;
+            c->pause_for_ns = 250 * NS_PER_MS;
+        }
+    } else if (strcmp(name, "queue") == 0) {
+        c->pool = 4;
+        c->acquire_timeout_ns = 250 * NS_PER_MS;
+        c->hit_ns = c->miss_ns = 20 * NS_PER_MS;
+    } else if (strcmp(name, "flat") == 0) {
+        c->cpu_ns = 10 * NS_PER_MS;
+        c->workers = 1;
+    } else if (strcmp(name, "fanout") == 0) {
+        c->fanout = 1;
+        c->dep_slow_prob = 0.02;
+        c->dep_slow_ns = 200 * NS_PER_MS;
+        c->dep_ns = 1 * NS_PER_MS;
+    } else if (strcmp(name, "null") == 0) {
+        c->null_response = true;
+    } else {
+        return KNEE_ENOTFOUND;
+    }
+    snprintf(c->preset, sizeof c->preset, "%s", name);
+    return 0;
+}
+
+const char *serve_preset_summary(const char *name)
+{
+    for (size_t i = 0; serve_preset_names[i]; i++)
+        if (name && strcmp(name, serve_preset_names[i]) == 0)
+            return summaries[i];
+    return NULL;
+}
+
+static int bad(char *err, size_t errlen, const char *msg)
+{
+    snprintf(err, errlen, "%s", msg);
+    return KNEE_EINVAL;
+}
+
+int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
+{
+    if (c->null_response &&
+        (c->pool || c->hit_ns || c->miss_ns || c->pause_every_ns || c->cpu_ns || c->fanout || c->acquire_timeout_ns))
+        return bad(err, errlen, "the null target does no work: it takes no pool, work, pause, CPU or fan-out settings");
+    if (c->pool > 100000)
+        return bad(err, errlen, "--pool: at most 100000 slots");
+    if (c->acquire_timeout_ns && !c->pool)
+        return bad(err, errlen, "--acquire-timeout needs a --pool to wait for");
+    if (!(c->miss_rate >= 0 && c->miss_rate <= 1))
+        return bad(err, errlen, "--miss-rate: must be between 0 and 1");
+    if (!(c->dep_slow_prob >= 0 && c->dep_slow_prob <= 1))
+        return bad(err, errlen, "--dep-slow-prob: must be between 0 and 1");
+    if ((c->pause_every_ns == 0) != (c->pause_for_ns == 0))
+        return bad(err, errlen, "--pause-every and --pause-for go together");
+    if (c->pause_every_ns && c->pause_for_ns >= c->pause_every_ns)
+        return bad(err, errlen, "--pause-for must be shorter than --pause-every");
+    if (c->cpu_ns && (c->workers < 1 || c->workers > 256))
+        return bad(err, errlen, "--workers: between 1 and 256");
+    if (c->fanout > 1000)
+        return bad(err, errlen, "--fanout: at most 1000");
+    if (c->max_conns < 1)
+        return bad(err, errlen, "--max-conns: at least 1");
+    if (c->max_header_bytes < 64 || c->max_header_bytes > 65536)
+        return bad(err, errlen, "--max-header-bytes: between 64 and 65536");
+    if (c->header_timeout_ns == 0 || c->idle_timeout_ns == 0)
+        return bad(err, errlen, "--header-timeout and --idle-timeout must be positive");
+    if (!c->listen[0])
+        return bad(err, errlen, "--listen: empty address");
+    return 0;
+}

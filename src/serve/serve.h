@@ -1,0 +1,128 @@
+/* knee serve as a library: lab target servers with known sources of tail latency (a pool
+ * of slots, cache hits and misses, a periodic lock-holding job, an acquire timeout, real
+ * CPU work, fan-out to slow dependencies, Nagle's algorithm) and a null target that does
+ * no work. Each server runs its own event loop on a background thread; simulated waits are
+ * timers on that loop, CPU work runs on worker threads.
+ *
+ * Typical use (a test, the lab):
+ *     struct serve_config cfg;
+ *     serve_preset("queue", &cfg);          // defaults of a named preset
+ *     cfg.seed = 7;                         // override what you need
+ *     struct serve_handle *h;
+ *     if (serve_start(&cfg, &h) == 0) {     // bound and accepting when it returns
+ *         int port = serve_port(h);
+ *         ...
+ *         serve_stop(h, NULL);              // drain, join, free
+ *     }
+ *
+ * HTTP surface (docs/FORMATS.md "knee serve"): any path runs the profile's work;
+ * /work?ms=N sets this request's work time; ?fanout=N this request's fan-out; /health and
+ * /stats answer at once. Work responses carry Server-Timing (queue, work; lock when the
+ * profile has a pause) and a small JSON body. */
+#ifndef KNEE_SERVE_SERVE_H
+#define KNEE_SERVE_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SERVE_NAME_MAX 32
+#define SERVE_ADDR_MAX 96
+
+/* Everything that shapes one server. Durations in ns; 0 means "none" unless noted. */
+struct serve_config {
+    char preset[SERVE_NAME_MAX];     /* label printed in "listening on ... (PRESET)" */
+    char listen[SERVE_ADDR_MAX];     /* "127.0.0.1:0", "[::1]:8080", "localhost:9000" */
+
+    bool null_response;              /* the null target: a fixed tiny 200, no work at all */
+    unsigned pool;                   /* slots ("database connections"); 0 = unlimited */
+    uint64_t acquire_timeout_ns;     /* waiting longer for a slot → 503 QUEUE_TIMEOUT; 0 = forever */
+    uint64_t hit_ns, miss_ns;        /* simulated work: miss_ns with probability miss_rate, else hit_ns */
+    double miss_rate;
+    uint64_t pause_every_ns;         /* a background job holds the table lock for pause_for_ns */
+    uint64_t pause_for_ns;           /*   every pause_every_ns (first one at start + every) */
+    uint64_t cpu_ns;                 /* > 0: work is real CPU burnt on a worker thread */
+    unsigned workers;                /* CPU worker threads (>= 1 when cpu_ns > 0) */
+    unsigned fanout;                 /* parallel simulated dependencies per request; 0 = none */
+    double dep_slow_prob;            /* each dependency is slow with this probability */
+    uint64_t dep_slow_ns, dep_ns;    /* slow and normal dependency times */
+    bool nagle;                      /* Nagle on, head and body in two writes (default: TCP_NODELAY, one write) */
+    uint64_t seed;                   /* every random choice derives from it */
+
+    unsigned max_conns;              /* connection limit; beyond it: 503 CONN_LIMIT and close */
+    uint64_t header_timeout_ns;      /* a request's head must arrive within this (from its first byte,
+                                        or from accept); else 408 and close */
+    uint64_t idle_timeout_ns;        /* a keep-alive connection idle this long is closed */
+    uint64_t grace_ns;               /* on stop, in-flight requests get this long to finish */
+    size_t max_header_bytes;         /* request line + fields above this → 431 */
+    uint64_t max_body_bytes;         /* request body above this → 413 */
+    uint64_t max_work_ns;            /* cap on /work?ms=N */
+};
+
+/* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
+ * since start. Every request parsed counts in `requests`; work requests end as exactly one
+ * of ok, rejected, cancelled (client left while waiting), or still in flight. */
+struct serve_counters {
+    uint64_t active;          /* requests holding their turn: working (sleep, CPU, dependencies) */
+    uint64_t waiting;         /* requests waiting for a slot, the report lock or a CPU worker */
+    uint64_t executed;        /* work requests whose work ran to the end */
+    uint64_t ok;              /* work requests answered 200 */
+    uint64_t rejected;        /* work requests answered 503 QUEUE_TIMEOUT */
+    uint64_t cancelled;       /* work requests dropped while waiting because the client left */
+    uint64_t write_failures;  /* responses that could not be written (client gone) */
+    uint64_t requests;        /* every request parsed, /health and /stats included */
+    uint64_t bad_requests;    /* answered 400, 413, 414 or 431 */
+    uint64_t timeouts;        /* connections closed by the header-read timeout (408) */
+    uint64_t connections;     /* open now */
+    uint64_t connections_total;
+    uint64_t conn_refused;    /* turned away by the connection limit */
+    uint64_t pauses;          /* report-job pauses started */
+    double uptime_s;
+};
+
+struct serve_handle;
+
+/* Names of the presets, NULL-terminated: report quiet queue flat fanout null. */
+extern const char *const serve_preset_names[];
+
+/* Fill *cfg with the server defaults and then the preset's settings. Returns 0, or
+ * KNEE_ENOTFOUND for an unknown name (cfg then holds the plain defaults). */
+int serve_preset(const char *name, struct serve_config *cfg);
+
+/* One-line description of a preset for --help, or NULL. */
+const char *serve_preset_summary(const char *name);
+
+/* Check a configuration. Returns 0, or KNEE_EINVAL with a reason in err. */
+int serve_config_check(const struct serve_config *cfg, char *err, size_t errlen);
+
+/* Bind cfg->listen, start the server thread and return once it accepts connections.
+ * Returns 0 and *out, KNEE_EINVAL for a bad configuration or address, or -errno (for
+ * example -EADDRINUSE). Signals are not touched: block them in the caller beforehand if
+ * the server threads must not receive them. */
+int serve_start(const struct serve_config *cfg, struct serve_handle **out);
+
+/* The bound port (the real one when the configuration asked for port 0). */
+int serve_port(const struct serve_handle *h);
+
+/* "127.0.0.1:PORT" or "[::1]:PORT": the bound address, valid until serve_stop(). */
+const char *serve_address(const struct serve_handle *h);
+
+/* The configuration the server runs with (a copy; valid until serve_stop()). */
+const struct serve_config *serve_config_of(const struct serve_handle *h);
+
+/* A snapshot of the counters; any thread may call it while the server runs. */
+void serve_counters(const struct serve_handle *h, struct serve_counters *out);
+
+/* Format counters as one JSON object (no newline) into buf. Returns the length, or 0
+ * when buf is too small (512 bytes always suffice). */
+size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap);
+
+/* Begin a graceful stop without waiting: stop accepting, close idle connections, let
+ * in-flight requests finish (up to grace_ns), then the thread ends. Any thread. */
+void serve_shutdown(struct serve_handle *h);
+
+/* Stop (serve_shutdown if not done yet), wait for the thread, store the final counters
+ * in *final (may be NULL) and free everything. NULL h is a no-op. */
+void serve_stop(struct serve_handle *h, struct serve_counters *final);
+
+#endif

@@ -1,0 +1,673 @@
+/* Unit tests for src/serve through its library API: servers started in-process on port 0
+ * and driven with blocking sockets. Exact counters, ordering and status codes are asserted
+ * exactly; times only as shapes with wide margins (the test machine is shared). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "serve/cpu.h"
+#include "serve/listen.h"
+#include "serve/serve.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- a tiny blocking HTTP client ------------------------------------------------------ */
+
+struct tconn {
+    int fd;
+    size_t len;
+    char buf[65536];
+};
+
+struct resp {
+    int status;
+    char head[2048];
+    char body[2048];
+    size_t body_len;
+};
+
+static struct tconn *tconnect(int port)
+{
+    struct tconn *c = calloc(1, sizeof *c);
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(c->fd >= 0);
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(c->fd, (struct sockaddr *)&a, sizeof a), 0);
+    return c;
+}
+
+static void tclose(struct tconn *c)
+{
+    close(c->fd);
+    free(c);
+}
+
+static void tsend(struct tconn *c, const char *s)
+{
+    size_t n = strlen(s);
+    assert_int_equal(send(c->fd, s, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+/* Read one response. Returns 0, or -1 when the server closed (or the read timed out). */
+static int tread(struct tconn *c, struct resp *r)
+{
+    for (;;) {
+        char *end = memmem(c->buf, c->len, "\r\n\r\n", 4);
+        if (end) {
+            size_t hlen = (size_t)(end - c->buf) + 4;
+            size_t clen = 0;
+            for (char *p = c->buf; p < end; p++)
+                if (strncasecmp(p, "\r\ncontent-length:", 17) == 0)
+                    clen = strtoul(p + 17, NULL, 10);
+            if (c->len >= hlen + clen) {
+                memset(r, 0, sizeof *r);
+                r->status = atoi(c->buf + 9);
+                memcpy(r->head, c->buf, hlen < sizeof r->head - 1 ? hlen : sizeof r->head - 1);
+                r->body_len = clen < sizeof r->body - 1 ? clen : sizeof r->body - 1;
+                memcpy(r->body, c->buf + hlen, r->body_len);
+                memmove(c->buf, c->buf + hlen + clen, c->len - hlen - clen);
+                c->len -= hlen + clen;
+                return 0;
+            }
+        }
+        if (c->len == sizeof c->buf)
+            return -1;
+        ssize_t n = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, 0);
+        if (n <= 0)
+            return -1;
+        c->len += (size_t)n;
+    }
+}
+
+/* True when the server closes the connection (EOF or reset) within timeout_ms. */
+static bool tsees_close(struct tconn *c, int timeout_ms)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    if (poll(&p, 1, timeout_ms) <= 0)
+        return false;
+    char b[4096];
+    ssize_t n = recv(c->fd, b, sizeof b, 0);
+    return n <= 0;
+}
+
+static double timing(const struct resp *r, const char *name)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s;dur=", name);
+    const char *p = strstr(r->head, key);
+    return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+static uint64_t json_u64(const char *body, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(body, k);
+    assert_non_null(p);
+    return strtoull(p + strlen(k), NULL, 10);
+}
+
+static struct serve_handle *start(struct serve_config *cfg)
+{
+    struct serve_handle *h = NULL;
+    assert_int_equal(serve_start(cfg, &h), 0);
+    assert_true(serve_port(h) > 0);
+    return h;
+}
+
+static struct serve_handle *start_preset(const char *name)
+{
+    struct serve_config cfg;
+    assert_int_equal(serve_preset(name, &cfg), 0);
+    return start(&cfg);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_presets_and_checks(void **state)
+{
+    (void)state;
+    struct serve_config c;
+    char err[160];
+    for (size_t i = 0; serve_preset_names[i]; i++) {
+        assert_int_equal(serve_preset(serve_preset_names[i], &c), 0);
+        assert_string_equal(c.preset, serve_preset_names[i]);
+        assert_int_equal(serve_config_check(&c, err, sizeof err), 0);
+        assert_non_null(serve_preset_summary(serve_preset_names[i]));
+    }
+    assert_int_equal(serve_preset("nope", &c), KNEE_ENOTFOUND);
+    serve_preset("report", &c);
+    assert_int_equal(c.pool, 4);
+    assert_int_equal(c.pause_for_ns, 250 * NS_PER_MS);
+    assert_int_equal(c.pause_every_ns, 4 * NS_PER_S);
+    assert_true(c.miss_rate == 0.10);
+    serve_preset("queue", &c);
+    assert_int_equal(c.acquire_timeout_ns, 250 * NS_PER_MS);
+    c.pool = 0;
+    assert_int_equal(serve_config_check(&c, err, sizeof err), KNEE_EINVAL);
+    serve_preset("null", &c);
+    c.pool = 4;
+    assert_int_equal(serve_config_check(&c, err, sizeof err), KNEE_EINVAL);
+    serve_preset("quiet", &c);
+    c.pause_every_ns = NS_PER_S;
+    assert_int_equal(serve_config_check(&c, err, sizeof err), KNEE_EINVAL); /* without pause_for */
+    c.pause_for_ns = 2 * NS_PER_S;
+    assert_int_equal(serve_config_check(&c, err, sizeof err), KNEE_EINVAL); /* longer than the period */
+    serve_preset("quiet", &c);
+    c.miss_rate = 1.5;
+    assert_int_equal(serve_config_check(&c, err, sizeof err), KNEE_EINVAL);
+}
+
+static void test_listen_split(void **state)
+{
+    (void)state;
+    char host[64];
+    int port;
+    assert_int_equal(listen_split("127.0.0.1:8080", host, sizeof host, &port), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 8080);
+    assert_int_equal(listen_split("[::1]:0", host, sizeof host, &port), 0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(port, 0);
+    assert_int_equal(listen_split(":9", host, sizeof host, &port), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(listen_split("127.0.0.1", host, sizeof host, &port), KNEE_EINVAL);
+    assert_int_equal(listen_split("127.0.0.1:70000", host, sizeof host, &port), KNEE_EINVAL);
+    assert_int_equal(listen_split("::1:80", host, sizeof host, &port), KNEE_EINVAL);
+    assert_int_equal(listen_split("h:8x", host, sizeof host, &port), KNEE_EINVAL);
+    struct serve_config c;
+    serve_preset("null", &c);
+    snprintf(c.listen, sizeof c.listen, "no-such-host.invalid:0");
+    struct serve_handle *h = NULL;
+    assert_int_equal(serve_start(&c, &h), KNEE_EINVAL);
+}
+
+static void test_null_target_and_exact_stats(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_preset("null");
+    char want[64];
+    snprintf(want, sizeof want, "127.0.0.1:%d", serve_port(h));
+    assert_string_equal(serve_address(h), want);
+    struct tconn *c = tconnect(serve_port(h));
+    struct resp r;
+    for (int i = 0; i < 25; i++) {
+        tsend(c, "GET /anything HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_int_equal(r.body_len, 2);
+        assert_memory_equal(r.body, "ok", 2);
+        assert_non_null(strstr(r.head, "\r\nDate: "));
+    }
+    tsend(c, "GET /health HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_string_equal(r.body, "{\"status\":\"UP\"}\n");
+    tsend(c, "HEAD / HTTP/1.1\r\n\r\n");
+    /* HEAD: Content-Length of the body, but no body: read the head alone. */
+    char buf[512];
+    ssize_t n = recv(c->fd, buf, sizeof buf - 1, 0);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "Content-Length: 2\r\n"));
+    assert_non_null(strstr(buf, "\r\n\r\n"));
+    assert_true(strstr(buf, "\r\n\r\n")[4] == '\0');
+    tsend(c, "GET /stats HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    /* 25 GETs + HEAD + /health + /stats itself. */
+    assert_int_equal(json_u64(r.body, "requests"), 28);
+    assert_int_equal(json_u64(r.body, "executed"), 26);
+    assert_int_equal(json_u64(r.body, "ok"), 26);
+    assert_int_equal(json_u64(r.body, "connections"), 1);
+    assert_int_equal(json_u64(r.body, "bad_requests"), 0);
+    tclose(c);
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.requests, 28);
+    assert_int_equal(fc.connections_total, 1);
+    assert_int_equal(fc.connections, 0);
+}
+
+static void test_pipelining_answers_in_order(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("quiet", &cfg);
+    cfg.pool = 0; /* no slots: every request could run at once, order must still hold */
+    struct serve_handle *h = start(&cfg);
+    struct tconn *c = tconnect(serve_port(h));
+    tsend(c, "GET /work?ms=60 HTTP/1.1\r\n\r\nGET /work?ms=0 HTTP/1.1\r\n\r\n"
+             "GET /health HTTP/1.1\r\n\r\nGET /work?ms=15 HTTP/1.1\r\n\r\n");
+    const char *want[] = {"\"work_ms\":60.000", "\"work_ms\":0.000", "UP", "\"work_ms\":15.000"};
+    for (int i = 0; i < 4; i++) {
+        struct resp r;
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_non_null(strstr(r.body, want[i]));
+    }
+    /* Many pipelined null-style requests in one write exceed the output buffer: all answered. */
+    char big[40 * 32];
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "GET /health HTTP/1.1\r\n\r\n");
+    tsend(c, big);
+    for (int i = 0; i < 40; i++) {
+        struct resp r;
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, 200);
+    }
+    tclose(c);
+    serve_stop(h, NULL);
+}
+
+static void test_connection_close_and_http10(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_preset("null");
+    struct tconn *c = tconnect(serve_port(h));
+    struct resp r;
+    tsend(c, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_non_null(strstr(r.head, "Connection: close\r\n"));
+    assert_true(tsees_close(c, 3000));
+    tclose(c);
+    c = tconnect(serve_port(h));
+    tsend(c, "GET / HTTP/1.0\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_true(tsees_close(c, 3000));
+    tclose(c);
+    serve_stop(h, NULL);
+}
+
+static void test_bad_requests_and_others_keep_working(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_preset("quiet");
+    struct tconn *good = tconnect(serve_port(h));
+    struct resp r;
+
+    struct tconn *c = tconnect(serve_port(h));
+    tsend(c, "THIS IS NOT HTTP\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "BAD_REQUEST"));
+    assert_true(tsees_close(c, 3000));
+    tclose(c);
+
+    c = tconnect(serve_port(h));
+    char *big = malloc(20000);
+    int n = snprintf(big, 100, "GET / HTTP/1.1\r\nX-Big: ");
+    memset(big + n, 'x', 16000);
+    strcpy(big + n + 16000, "\r\n\r\n");
+    tsend(c, big);
+    free(big);
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 431);
+    assert_non_null(strstr(r.body, "HEADERS_TOO_LARGE"));
+    tclose(c);
+
+    c = tconnect(serve_port(h));
+    tsend(c, "GET /work?ms=oops HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "BAD_PARAMETER"));
+    tsend(c, "GET /work?ms=1 HTTP/1.1\r\n\r\n"); /* a bad parameter keeps the connection */
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    tclose(c);
+
+    tsend(good, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(good, &r), 0);
+    assert_int_equal(r.status, 200);
+    tsend(good, "GET /stats HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(good, &r), 0);
+    assert_int_equal(json_u64(r.body, "bad_requests"), 3);
+    assert_int_equal(json_u64(r.body, "ok"), 2);
+    tclose(good);
+    serve_stop(h, NULL);
+}
+
+static void test_acquire_timeout_and_fifo(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("queue", &cfg);
+    cfg.pool = 1;
+    cfg.acquire_timeout_ns = 150 * NS_PER_MS;
+    struct serve_handle *h = start(&cfg);
+    int port = serve_port(h);
+    struct resp r;
+
+    /* One slot held for 600 ms: a second request waits 150 ms and gets 503 QUEUE_TIMEOUT. */
+    struct tconn *hold = tconnect(port);
+    tsend(hold, "GET /work?ms=600 HTTP/1.1\r\n\r\n");
+    sleep_ms(30);
+    struct tconn *c = tconnect(port);
+    uint64_t t0 = clock_now_ns();
+    tsend(c, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    double waited_ms = (double)(clock_now_ns() - t0) / 1e6;
+    assert_int_equal(r.status, 503);
+    assert_non_null(strstr(r.body, "\"reason\":\"QUEUE_TIMEOUT\""));
+    assert_true(waited_ms >= 140);
+    assert_true(timing(&r, "queue") >= 149 && timing(&r, "queue") < 1000);
+    assert_int_equal(tread(hold, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_true(timing(&r, "work") >= 599);
+    tclose(c);
+
+    /* FIFO: with the slot held, requests queue in arrival order and finish in that order. */
+    cfg.acquire_timeout_ns = 0;
+    serve_stop(h, NULL);
+    h = start(&cfg);
+    port = serve_port(h);
+    tsend(hold, "GET / HTTP/1.1\r\n\r\n"); /* old server gone: the connection is closed */
+    tclose(hold);
+    hold = tconnect(port);
+    tsend(hold, "GET /work?ms=200 HTTP/1.1\r\n\r\n");
+    sleep_ms(20);
+    struct tconn *q[5];
+    for (int i = 0; i < 5; i++) {
+        q[i] = tconnect(port);
+        char req[64];
+        snprintf(req, sizeof req, "GET /work?ms=%d HTTP/1.1\r\n\r\n", 10 + i);
+        tsend(q[i], req);
+        sleep_ms(15);
+    }
+    assert_int_equal(tread(hold, &r), 0);
+    double prev_queue = 0;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(tread(q[i], &r), 0);
+        char want[32];
+        snprintf(want, sizeof want, "\"work_ms\":%d.000", 10 + i);
+        assert_non_null(strstr(r.body, want));
+        /* Each waited for all before it: queue times grow down the line. */
+        double qd = timing(&r, "queue");
+        assert_true(qd > 0);
+        if (i > 0)
+            assert_true(qd + 15 * 2 > prev_queue);
+        prev_queue = qd;
+        tclose(q[i]);
+    }
+    tclose(hold);
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.ok, 6);
+    assert_int_equal(fc.executed, 6);
+}
+
+static void test_completion_order_is_fifo(void **state)
+{
+    (void)state;
+    /* Same work everywhere, one slot: the order responses arrive must be the order sent. */
+    struct serve_config cfg;
+    serve_preset("quiet", &cfg);
+    cfg.pool = 1;
+    cfg.hit_ns = cfg.miss_ns = 20 * NS_PER_MS;
+    struct serve_handle *h = start(&cfg);
+    struct tconn *q[6];
+    for (int i = 0; i < 6; i++) {
+        q[i] = tconnect(serve_port(h));
+        tsend(q[i], "GET / HTTP/1.1\r\n\r\n");
+        sleep_ms(5);
+    }
+    uint64_t done[6];
+    for (int i = 0; i < 6; i++) {
+        struct resp r;
+        assert_int_equal(tread(q[i], &r), 0);
+        done[i] = clock_now_ns();
+        (void)done;
+        /* queue time of request i is about i * 20 ms (minus the 5 ms send gaps). */
+        double qd = timing(&r, "queue");
+        assert_true(qd >= (double)i * 20 - (double)i * 6 - 2);
+    }
+    for (int i = 0; i < 6; i++)
+        tclose(q[i]);
+    serve_stop(h, NULL);
+}
+
+static void test_seed_reproducible(void **state)
+{
+    (void)state;
+    char seq[3][64];
+    uint64_t seeds[3] = {5, 5, 6};
+    for (int k = 0; k < 3; k++) {
+        struct serve_config cfg;
+        serve_preset("quiet", &cfg);
+        cfg.hit_ns = cfg.miss_ns = 0;
+        cfg.miss_rate = 0.5;
+        cfg.fanout = 3;
+        cfg.dep_slow_prob = 0.3;
+        cfg.dep_slow_ns = 2 * NS_PER_MS;
+        cfg.seed = seeds[k];
+        struct serve_handle *h = start(&cfg);
+        struct tconn *c = tconnect(serve_port(h));
+        for (int i = 0; i < 60; i++) {
+            struct resp r;
+            tsend(c, "GET / HTTP/1.1\r\n\r\n");
+            assert_int_equal(tread(c, &r), 0);
+            char slow = (char)('0' + json_u64(r.body, "slow_deps"));
+            seq[k][i] = strstr(r.body, "\"miss\":true") ? (char)('A' + (slow - '0')) : slow;
+        }
+        seq[k][60] = '\0';
+        tclose(c);
+        serve_stop(h, NULL);
+    }
+    assert_string_equal(seq[0], seq[1]);
+    assert_string_not_equal(seq[0], seq[2]);
+}
+
+static void test_client_leaving(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("quiet", &cfg);
+    cfg.pool = 1;
+    struct serve_handle *h = start(&cfg);
+    int port = serve_port(h);
+    struct tconn *hold = tconnect(port);
+    tsend(hold, "GET /work?ms=300 HTTP/1.1\r\n\r\n");
+    sleep_ms(30);
+    /* Waiting for the slot, then gone: cancelled, never executed. */
+    struct tconn *w = tconnect(port);
+    tsend(w, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    sleep_ms(30);
+    tclose(w);
+    sleep_ms(30);
+    /* The slot holder leaves too: its work runs on; the response cannot be delivered. */
+    tclose(hold);
+    sleep_ms(500);
+    struct serve_counters sc;
+    serve_counters(h, &sc);
+    assert_int_equal(sc.cancelled, 1);
+    assert_int_equal(sc.executed, 1);
+    assert_int_equal(sc.write_failures, 1);
+    assert_int_equal(sc.ok, 0);
+    assert_int_equal(sc.active, 0);
+    assert_int_equal(sc.waiting, 0);
+    assert_int_equal(sc.connections, 0);
+    /* And the slot came back. */
+    struct tconn *c = tconnect(port);
+    struct resp r;
+    tsend(c, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    tclose(c);
+    serve_stop(h, NULL);
+}
+
+static void test_header_timeout_and_conn_limit(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("null", &cfg);
+    cfg.header_timeout_ns = 200 * NS_PER_MS;
+    cfg.max_conns = 2;
+    struct serve_handle *h = start(&cfg);
+    int port = serve_port(h);
+    struct tconn *slow = tconnect(port);
+    tsend(slow, "GET / HTTP/1.1\r\nHost: slo");
+    uint64_t t0 = clock_now_ns();
+    struct resp r;
+    assert_int_equal(tread(slow, &r), 0);
+    double ms = (double)(clock_now_ns() - t0) / 1e6;
+    assert_int_equal(r.status, 408);
+    assert_true(ms >= 150 && ms < 5000);
+    assert_true(tsees_close(slow, 3000));
+    tclose(slow);
+
+    struct tconn *a = tconnect(port), *b = tconnect(port);
+    tsend(a, "GET / HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(a, &r), 0);
+    tsend(b, "GET / HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(b, &r), 0);
+    struct tconn *c = tconnect(port); /* the third: refused with a 503 (or a reset) */
+    int got = tread(c, &r);
+    assert_true(got == -1 || (r.status == 503 && strstr(r.body, "CONN_LIMIT")));
+    tclose(c);
+    tclose(a);
+    sleep_ms(50);
+    c = tconnect(port);
+    tsend(c, "GET / HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    tclose(c);
+    tclose(b);
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.timeouts, 1);
+    assert_int_equal(fc.conn_refused, 1);
+}
+
+static void test_graceful_stop_finishes_in_flight(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_preset("queue");
+    int port = serve_port(h);
+    struct tconn *c = tconnect(port), *idle = tconnect(port);
+    tsend(c, "GET /work?ms=300 HTTP/1.1\r\n\r\n");
+    sleep_ms(50);
+    serve_shutdown(h);
+    struct resp r;
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.head, "Connection: close\r\n"));
+    assert_true(tsees_close(idle, 3000));
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.ok, 1);
+    assert_int_equal(fc.connections, 0);
+    tclose(c);
+    tclose(idle);
+}
+
+static void test_pause_holds_requests(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("report", &cfg);
+    cfg.pause_every_ns = 400 * NS_PER_MS;
+    cfg.pause_for_ns = 150 * NS_PER_MS;
+    cfg.miss_rate = 0;
+    struct serve_handle *h = start(&cfg);
+    struct tconn *c = tconnect(serve_port(h));
+    double max_lock = 0, max_latency = 0;
+    uint64_t end = clock_now_ns() + 1000 * NS_PER_MS;
+    int n = 0;
+    while (clock_now_ns() < end) {
+        struct resp r;
+        uint64_t t0 = clock_now_ns();
+        tsend(c, "GET / HTTP/1.1\r\n\r\n");
+        assert_int_equal(tread(c, &r), 0);
+        double lat = (double)(clock_now_ns() - t0) / 1e6;
+        double lock = timing(&r, "lock");
+        assert_true(lock >= 0);
+        if (lock > max_lock)
+            max_lock = lock;
+        if (lat > max_latency)
+            max_latency = lat;
+        n++;
+        sleep_ms(5);
+    }
+    /* Two pauses of 150 ms happened in that second; some request sat in one. */
+    assert_true(max_lock > 50 && max_lock <= 160);
+    assert_true(max_latency > 50);
+    struct serve_counters fc;
+    tclose(c);
+    serve_stop(h, &fc);
+    assert_true(fc.pauses >= 2);
+    assert_int_equal(fc.ok, (uint64_t)n);
+}
+
+static void test_cpu_work_is_real(void **state)
+{
+    (void)state;
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    cpu_burn(20 * NS_PER_MS);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    double used_ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    assert_true(used_ms >= 20 && used_ms < 40);
+
+    struct serve_handle *h = start_preset("flat");
+    struct tconn *c = tconnect(serve_port(h));
+    struct resp r;
+    tsend(c, "GET / HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_true(timing(&r, "work") >= 9.9);
+    tsend(c, "GET /work?ms=3 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_true(timing(&r, "work") >= 2.9);
+    assert_non_null(strstr(r.body, "\"work_ms\":3.000"));
+    tclose(c);
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.executed, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets_and_checks),
+        cmocka_unit_test(test_listen_split),
+        cmocka_unit_test(test_null_target_and_exact_stats),
+        cmocka_unit_test(test_pipelining_answers_in_order),
+        cmocka_unit_test(test_connection_close_and_http10),
+        cmocka_unit_test(test_bad_requests_and_others_keep_working),
+        cmocka_unit_test(test_acquire_timeout_and_fifo),
+        cmocka_unit_test(test_completion_order_is_fifo),
+        cmocka_unit_test(test_seed_reproducible),
+        cmocka_unit_test(test_client_leaving),
+        cmocka_unit_test(test_header_timeout_and_conn_limit),
+        cmocka_unit_test(test_graceful_stop_finishes_in_flight),
+        cmocka_unit_test(test_pause_holds_requests),
+        cmocka_unit_test(test_cpu_work_is_real),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
