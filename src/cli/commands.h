@@ -18,6 +18,8 @@ int cmd_model(int argc, char **argv);
 extern const struct command knee_commands[];
 
 int cmd_serve(int argc, char **argv);
+/* knee run: the load engine (src/cli/cmd_run.c). */
+int cmd_run(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);

@@ -1,0 +1,292 @@
+/* Response parsing over http-parser 2.9. The parser pauses itself at the end of each final
+ * response so bytes after it (a server that sent more than its Content-Length, or a response
+ * nobody asked for) are visible to the caller instead of silently starting a next message. */
+#include "http/response.h"
+
+#include "core/err.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void http_matchers_init(struct http_matchers *m) { memset(m, 0, sizeof *m); }
+
+int http_matchers_add(struct http_matchers *m, const char *needle, size_t len)
+{
+    if (len == 0 || len > HTTP_MATCH_NEEDLE_MAX)
+        return KNEE_EINVAL;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->len[i] == len && memcmp(m->needle[i], needle, len) == 0)
+            return (int)i;
+    if (m->n == HTTP_MATCH_MAX)
+        return KNEE_ERANGE;
+    size_t i = m->n++;
+    m->needle[i] = xmalloc(len);
+    memcpy(m->needle[i], needle, len);
+    m->len[i] = len;
+    /* fail[k] = length of the longest proper border of needle[0..k] */
+    uint16_t *f = xmalloc(len * sizeof *f);
+    f[0] = 0;
+    size_t k = 0;
+    for (size_t q = 1; q < len; q++) {
+        while (k > 0 && needle[k] != needle[q])
+            k = f[k - 1];
+        if (needle[k] == needle[q])
+            k++;
+        f[q] = (uint16_t)k;
+    }
+    m->fail[i] = f;
+    return (int)i;
+}
+
+void http_matchers_release(struct http_matchers *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->needle[i]);
+        free(m->fail[i]);
+    }
+    memset(m, 0, sizeof *m);
+}
+
+/* --- Server-Timing (W3C Server Timing, §3: metric *( ";" param ), params name=value) --- */
+
+static const char *skip_ows(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return p;
+}
+
+static bool tchar(char c)
+{
+    return isalnum((unsigned char)c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+size_t http_parse_server_timing(const char *s, size_t len, struct http_server_timing *out, size_t max)
+{
+    const char *p = s, *end = s + len;
+    size_t n = 0;
+    while (p < end && n < max) {
+        p = skip_ows(p, end);
+        const char *name = p;
+        while (p < end && tchar(*p))
+            p++;
+        size_t nlen = (size_t)(p - name);
+        double dur = NAN;
+        /* params until the next top-level comma (commas inside quoted strings do not count) */
+        while (p < end && *p != ',') {
+            p = skip_ows(p, end);
+            if (p < end && *p == ';') {
+                p = skip_ows(p + 1, end);
+                const char *pn = p;
+                while (p < end && tchar(*p))
+                    p++;
+                size_t pnlen = (size_t)(p - pn);
+                p = skip_ows(p, end);
+                if (p < end && *p == '=') {
+                    p = skip_ows(p + 1, end);
+                    char val[64];
+                    size_t vl = 0;
+                    if (p < end && *p == '"') {
+                        p++;
+                        while (p < end && *p != '"') {
+                            if (*p == '\\' && p + 1 < end)
+                                p++;
+                            if (vl + 1 < sizeof val)
+                                val[vl++] = *p;
+                            p++;
+                        }
+                        if (p < end)
+                            p++;
+                    } else {
+                        while (p < end && tchar(*p)) {
+                            if (vl + 1 < sizeof val)
+                                val[vl++] = *p;
+                            p++;
+                        }
+                    }
+                    val[vl] = '\0';
+                    if (pnlen == 3 && strncasecmp(pn, "dur", 3) == 0 && isnan(dur)) {
+                        char *e;
+                        double d = strtod(val, &e);
+                        if (e != val && *e == '\0' && isfinite(d) && d >= 0)
+                            dur = d;
+                    }
+                }
+            } else if (p < end && *p != ',') {
+                p++; /* junk: skip a byte and keep looking for the next ';' or ',' */
+            }
+        }
+        if (p < end && *p == ',')
+            p++;
+        if (nlen == 0)
+            continue;
+        size_t cl = nlen < HTTP_ST_NAME_MAX - 1 ? nlen : HTTP_ST_NAME_MAX - 1;
+        memcpy(out[n].name, name, cl);
+        out[n].name[cl] = '\0';
+        out[n].dur_ms = dur;
+        n++;
+    }
+    return n;
+}
+
+/* --- http-parser callbacks --- */
+
+static const char ST_NAME[] = "server-timing";
+
+static void end_field(struct http_response *r)
+{
+    r->st_value = !r->field_long && r->field_len == sizeof ST_NAME - 1 &&
+                  strncasecmp(r->field, ST_NAME, sizeof ST_NAME - 1) == 0;
+    r->field_len = 0;
+    r->field_long = false;
+    r->st_sep = r->st_value && r->st_len > 0; /* several Server-Timing fields join with ',' */
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+    struct http_response *r = p->data;
+    if (r->in_value)
+        r->in_value = false;
+    if (r->field_len + len > sizeof r->field) {
+        r->field_long = true;
+        return 0;
+    }
+    memcpy(r->field + r->field_len, at, len);
+    r->field_len += len;
+    return 0;
+}
+
+static void st_append(struct http_response *r, const char *s, size_t len)
+{
+    size_t room = sizeof r->st_text - r->st_len;
+    if (len > room)
+        len = room;
+    memcpy(r->st_text + r->st_len, s, len);
+    r->st_len += len;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    struct http_response *r = p->data;
+    if (!r->in_value) {
+        end_field(r);
+        r->in_value = true;
+        if (r->st_sep)
+            st_append(r, ",", 1);
+    }
+    if (r->st_value)
+        st_append(r, at, len);
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    struct http_response *r = p->data;
+    r->status = p->status_code;
+    r->headers_done = true;
+    r->in_value = false;
+    if (r->status == 101)
+        return -1; /* knee never asks to switch protocols: not a response to our request */
+    if (r->st_len && r->status >= 200)
+        r->nst = http_parse_server_timing(r->st_text, r->st_len, r->st, HTTP_ST_MAX_ENTRIES);
+    /* 1 tells http-parser that no body follows (RFC 9110 §9.3.2: a response to HEAD) */
+    return (r->head && r->status >= 200) ? 1 : 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    struct http_response *r = p->data;
+    r->body_bytes += len;
+    const struct http_matchers *m = r->matchers;
+    if (!m)
+        return 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (r->matched & (1u << i))
+            continue;
+        const char *nd = m->needle[i];
+        const uint16_t *f = m->fail[i];
+        size_t k = r->kmp[i], nl = m->len[i];
+        for (size_t j = 0; j < len; j++) {
+            while (k > 0 && nd[k] != at[j])
+                k = f[k - 1];
+            if (nd[k] == at[j])
+                k++;
+            if (k == nl) {
+                r->matched |= 1u << i;
+                break;
+            }
+        }
+        r->kmp[i] = k;
+    }
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    struct http_response *r = p->data;
+    if (r->status >= 100 && r->status < 200) {
+        /* an interim response (100 Continue, 103 Early Hints): the final one follows */
+        r->status = 0;
+        r->headers_done = false;
+        r->nst = 0;
+        r->st_len = 0;
+        return 0;
+    }
+    r->complete = true;
+    r->keep_alive = http_should_keep_alive(p) != 0;
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static const http_parser_settings SETTINGS = {
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+void http_response_init(struct http_response *r, const struct http_matchers *matchers, bool head)
+{
+    /* Only the fixed part is cleared; st_text is overwritten before it is read. */
+    memset(r, 0, offsetof(struct http_response, st_text));
+    http_parser_init(&r->parser, HTTP_RESPONSE);
+    r->parser.data = r;
+    r->matchers = matchers;
+    r->head = head;
+}
+
+enum http_feed http_response_feed(struct http_response *r, const char *data, size_t len, size_t *consumed)
+{
+    size_t n = http_parser_execute(&r->parser, &SETTINGS, data, len);
+    r->bytes += n;
+    *consumed = n;
+    enum http_errno e = HTTP_PARSER_ERRNO(&r->parser);
+    if (r->complete)
+        return HTTP_FEED_DONE;
+    if (e != HPE_OK) {
+        r->error_name = http_errno_name(e);
+        return HTTP_FEED_ERROR;
+    }
+    return HTTP_FEED_MORE;
+}
+
+enum http_feed http_response_eof(struct http_response *r)
+{
+    if (r->complete)
+        return HTTP_FEED_DONE;
+    if (r->bytes == 0) {
+        r->error_name = "eof_before_response";
+        return HTTP_FEED_ERROR;
+    }
+    if (HTTP_PARSER_ERRNO(&r->parser) == HPE_OK) {
+        http_parser_execute(&r->parser, &SETTINGS, NULL, 0);
+        if (r->complete)
+            return HTTP_FEED_DONE;
+    }
+    r->error_name = "eof_mid_response";
+    return HTTP_FEED_ERROR;
+}

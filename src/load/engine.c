@@ -1,0 +1,864 @@
+/* run_execute: prepares the targets (parse, resolve once and time it, serialise the request,
+ * share out rates, clients and counts), starts one worker thread per CPU, merges their
+ * intervals every second on the calling thread, then merges their totals into the result,
+ * checks the accounting identities and writes the warnings. */
+#include "load/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "http/client.h"
+#include "stats/stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+atomic_int run_stop_level;
+struct engine *volatile run_active_engine;
+
+void engine_publish(struct worker *w, uint64_t end_ns);
+
+void run_request_stop(bool hard)
+{
+    int lvl = hard ? 2 : 1;
+    int cur = atomic_load(&run_stop_level);
+    if (cur < lvl)
+        atomic_store(&run_stop_level, lvl);
+    struct engine *e = run_active_engine;
+    if (e && e->workers)
+        for (uint32_t i = 0; i < e->nworkers; i++)
+            loop_wake(&e->workers[i].loop); /* a write(2): async-signal-safe */
+}
+
+const char *run_group_name(enum run_group g) { return reqlog_outcome_name((enum reqlog_outcome)g); }
+
+void run_summarize(const struct hdr *h, struct run_summary *s)
+{
+    s->count = h && h->counts ? (uint64_t)h->total_count : 0;
+    if (!s->count) {
+        s->mean = s->stdev = s->min = s->max = s->p50 = s->p90 = s->p95 = s->p99 = s->p999 = NAN;
+        return;
+    }
+    s->mean = hdr_mean(h) / 1e6;
+    s->stdev = hdr_stdev(h) / 1e6;
+    s->min = (double)hdr_min(h) / 1e6;
+    s->max = (double)hdr_max(h) / 1e6;
+    s->p50 = (double)hdr_value_at_percentile(h, 50) / 1e6;
+    s->p90 = (double)hdr_value_at_percentile(h, 90) / 1e6;
+    s->p95 = (double)hdr_value_at_percentile(h, 95) / 1e6;
+    s->p99 = (double)hdr_value_at_percentile(h, 99) / 1e6;
+    s->p999 = (double)hdr_value_at_percentile(h, 99.9) / 1e6;
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static void warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct run_result *res, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
+    res->warnings[res->nwarnings++] = xstrdup(buf);
+}
+
+/* Split total into n parts proportional to w (largest remainder; the parts sum to total). */
+static void apportion(uint64_t total, const double *w, size_t n, uint64_t *out)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += w[i];
+    uint64_t given = 0;
+    double *rem = xcalloc(n ? n : 1, sizeof *rem);
+    for (size_t i = 0; i < n; i++) {
+        double exact = sum > 0 ? (double)total * w[i] / sum : 0;
+        out[i] = (uint64_t)floor(exact);
+        rem[i] = exact - (double)out[i];
+        given += out[i];
+    }
+    while (given < total && n) {
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++)
+            if (rem[i] > rem[best])
+                best = i;
+        out[best]++;
+        rem[best] = -1;
+        given++;
+    }
+    free(rem);
+}
+
+/* ------------------------------------------------------------------ preparation */
+
+static int prepare_target(struct engine_target *et, const struct run_config *cfg, char *err, size_t errlen)
+{
+    const struct run_target_config *tc = et->cfg;
+    char why[256];
+    int r = url_parse(tc->url, &et->url, why, sizeof why);
+    if (r)
+        return fail(err, errlen, r, "target %s: %s: %s", tc->name, tc->url, why);
+    r = net_resolve(et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
+    if (r)
+        return fail(err, errlen, r, "target %s: %s", tc->name, why);
+    const char *method = tc->method ? tc->method : "GET";
+    struct http_request_spec spec = {
+        .method = method,
+        .url = &et->url,
+        .headers = tc->headers,
+        .nheaders = tc->nheaders,
+        .body = tc->body,
+        .body_len = tc->body_len,
+        .keepalive = cfg->keepalive,
+    };
+    r = http_client_build_request(&spec, &et->req, &et->req_len, why, sizeof why);
+    if (r)
+        return fail(err, errlen, r, "target %s: %s", tc->name, why);
+    et->head = strcmp(method, "HEAD") == 0;
+    http_matchers_init(&et->matchers);
+    et->expect_bit = -1;
+    if (cfg->expect_body) {
+        r = http_matchers_add(&et->matchers, cfg->expect_body, strlen(cfg->expect_body));
+        if (r < 0)
+            return fail(err, errlen, KNEE_EINVAL, "--expect-body: empty or longer than %d bytes",
+                        HTTP_MATCH_NEEDLE_MAX);
+        et->expect_bit = r;
+    }
+    if (cfg->nrejects > RUN_MAX_REJECTS)
+        return fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
+    et->nrejects = cfg->nrejects;
+    for (size_t i = 0; i < cfg->nrejects; i++) {
+        et->reject_status[i] = cfg->rejects[i].status;
+        et->reject_bit[i] = -1;
+        if (cfg->rejects[i].body) {
+            r = http_matchers_add(&et->matchers, cfg->rejects[i].body, strlen(cfg->rejects[i].body));
+            if (r < 0)
+                return fail(err, errlen, KNEE_EINVAL, "--reject: body text empty, too long or too many");
+            et->reject_bit[i] = r;
+        }
+    }
+    return 0;
+}
+
+/* Rates (open loop) or clients (closed loop), and --requests, per target. */
+static int plan_targets(struct engine *e, char *err, size_t errlen)
+{
+    const struct run_config *cfg = e->cfg;
+    size_t n = e->nt;
+    double *w = xcalloc(n, sizeof *w);
+    uint64_t *parts = xcalloc(n, sizeof *parts);
+    int rc = 0;
+    if (cfg->open_loop) {
+        double shared_w = 0;
+        for (size_t i = 0; i < n; i++)
+            if (e->targets[i].cfg->rate <= 0)
+                shared_w += e->targets[i].cfg->weight > 0 ? e->targets[i].cfg->weight : 1;
+        double from = cfg->ramp ? cfg->ramp_from : cfg->rate, to = cfg->ramp ? cfg->ramp_to : cfg->rate;
+        for (size_t i = 0; i < n; i++) {
+            struct engine_target *et = &e->targets[i];
+            if (et->cfg->rate > 0) {
+                et->rate_from = et->rate_to = et->cfg->rate;
+            } else {
+                if (from <= 0 && to <= 0) {
+                    rc = fail(err, errlen, KNEE_EINVAL,
+                              "target %s has no rate: give --rate R (shared by weight) or %s=URL@RATE", et->cfg->name,
+                              et->cfg->name);
+                    goto out;
+                }
+                double share = (et->cfg->weight > 0 ? et->cfg->weight : 1) / shared_w;
+                et->rate_from = from * share;
+                et->rate_to = to * share;
+            }
+            w[i] = (et->rate_from + et->rate_to) / 2;
+        }
+        if (cfg->requests) {
+            apportion(cfg->requests, w, n, parts);
+            for (size_t i = 0; i < n; i++)
+                e->targets[i].limit = parts[i];
+        } else {
+            for (size_t i = 0; i < n; i++)
+                e->targets[i].limit = UINT64_MAX;
+        }
+    } else {
+        uint32_t total = cfg->connections ? cfg->connections : RUN_DEFAULT_CLOSED_CONNECTIONS;
+        uint64_t own = 0;
+        size_t nshared = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (e->targets[i].cfg->connections)
+                own += e->targets[i].cfg->connections;
+            else {
+                w[i] = e->targets[i].cfg->weight > 0 ? e->targets[i].cfg->weight : 1;
+                nshared++;
+            }
+        }
+        if (nshared) {
+            apportion(total, w, n, parts);
+            for (size_t i = 0; i < n; i++)
+                if (!e->targets[i].cfg->connections && parts[i] == 0) {
+                    rc = fail(err, errlen, KNEE_EINVAL,
+                              "target %s gets no connection: %u connections shared by %zu targets (raise "
+                              "--connections)",
+                              e->targets[i].cfg->name, total, nshared);
+                    goto out;
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+            struct engine_target *et = &e->targets[i];
+            et->clients = et->cfg->connections ? et->cfg->connections : (uint32_t)parts[i];
+            w[i] = et->clients;
+        }
+        (void)own;
+        if (cfg->requests) {
+            apportion(cfg->requests, w, n, parts);
+            for (size_t i = 0; i < n; i++)
+                e->targets[i].limit = parts[i];
+        } else {
+            for (size_t i = 0; i < n; i++)
+                e->targets[i].limit = UINT64_MAX;
+        }
+    }
+out:
+    free(w);
+    free(parts);
+    return rc;
+}
+
+static int validate(const struct run_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->ntargets == 0)
+        return fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL");
+    if (cfg->ntargets > RUN_MAX_TARGETS)
+        return fail(err, errlen, KNEE_EINVAL, "at most %d targets", RUN_MAX_TARGETS);
+    if (!cfg->duration_ns && !cfg->requests)
+        return fail(err, errlen, KNEE_EINVAL, "neither a duration nor a request count bounds the run");
+    if (cfg->ramp && !cfg->duration_ns)
+        return fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
+    if (cfg->ramp && cfg->requests)
+        return fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
+    if (cfg->ramp && (cfg->ramp_from < 0 || cfg->ramp_to < 0 || (cfg->ramp_from == 0 && cfg->ramp_to == 0)))
+        return fail(err, errlen, KNEE_EINVAL, "--ramp: rates must be >= 0 and not both 0");
+    if (cfg->open_loop && cfg->think_ns)
+        return fail(err, errlen, KNEE_EINVAL, "--think applies to the closed loop only (no --rate)");
+    if (cfg->timeout_ns == 0)
+        return fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
+    for (size_t i = 0; i < cfg->ntargets; i++) {
+        const struct run_target_config *t = &cfg->targets[i];
+        if (!t->name || !*t->name || !t->url)
+            return fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL", i + 1);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(cfg->targets[j].name, t->name) == 0)
+                return fail(err, errlen, KNEE_EINVAL, "two targets are named '%s'", t->name);
+        if (t->rate < 0 || !isfinite(t->rate) || t->weight < 0 || !isfinite(t->weight))
+            return fail(err, errlen, KNEE_EINVAL, "target %s: negative or non-finite rate or weight", t->name);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ intervals */
+
+void engine_publish(struct worker *w, uint64_t end_ns)
+{
+    struct engine *e = w->e;
+    uint64_t k = w->tick_index;
+    pthread_mutex_lock(&e->mu);
+    struct ival_slot *s = &e->slots[k % IVAL_SLOTS];
+    while (s->used && s->index != k)
+        pthread_cond_wait(&e->cv, &e->mu);
+    if (!s->used) {
+        s->used = true;
+        s->index = k;
+    }
+    for (size_t i = 0; i < e->nt; i++) {
+        hdr_add(&s->lat[i], &w->t[i].ival);
+        if (w->t[i].ival_max_ns > s->max_ns)
+            s->max_ns = w->t[i].ival_max_ns;
+    }
+    s->c.planned += w->ic.planned;
+    s->c.sent += w->ic.sent;
+    s->c.completed += w->ic.completed;
+    s->c.ok += w->ic.ok;
+    s->c.errors += w->ic.errors;
+    s->c.dropped += w->ic.dropped;
+    s->inflight += w->inflight;
+    s->queued += w->queued;
+    if (end_ns > s->end_ns)
+        s->end_ns = end_ns;
+    e->published[w->index] = k + 1;
+    if (w->finished)
+        e->done[w->index] = true;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static bool interval_ready(const struct engine *e, uint64_t k)
+{
+    for (uint32_t i = 0; i < e->nworkers; i++)
+        if (e->published[i] <= k && !e->done[i])
+            return false;
+    return true;
+}
+
+static bool all_done(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nworkers; i++)
+        if (!e->done[i])
+            return false;
+    return true;
+}
+
+/* The main thread's job while workers run: take each second as soon as every thread has
+ * published it, hand it to the callbacks and keep it for the timeline. */
+static void consume_intervals(struct engine *e, struct run_result *res)
+{
+    const struct run_config *cfg = e->cfg;
+    struct hdr all;
+    hdr_init(&all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    size_t cap = 0;
+    double total_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0;
+    pthread_mutex_lock(&e->mu);
+    for (uint64_t k = 0;; k++) {
+        while (!interval_ready(e, k)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 200 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+        }
+        struct ival_slot *s = &e->slots[k % IVAL_SLOTS];
+        if (!(s->used && s->index == k)) {
+            if (all_done(e))
+                break;
+            continue; /* cannot happen: a worker publishes every second until it is done */
+        }
+        /* Workers never write a slot whose index they have already published; this one is
+         * ours until we mark it free, so the callbacks run without the lock. */
+        pthread_mutex_unlock(&e->mu);
+        double start_s = (double)k;
+        double len_s = (double)(s->end_ns - (e->t0_ns + k * NS_PER_S)) / 1e9;
+        if (len_s <= 0)
+            len_s = 1e-9;
+        hdr_reset(&all);
+        for (size_t i = 0; i < e->nt; i++) {
+            hdr_add(&all, &s->lat[i]);
+            if (cfg->on_interval)
+                cfg->on_interval(cfg->interval_ctx, i, start_s, len_s, &s->lat[i]);
+        }
+        if (res->nticks == cap) {
+            cap = cap ? cap * 2 : 64;
+            res->ticks = xrealloc(res->ticks, cap * sizeof *res->ticks);
+        }
+        struct run_tick *tk = &res->ticks[res->nticks++];
+        tk->start_s = start_s;
+        tk->length_s = len_s;
+        tk->planned = s->c.planned;
+        tk->sent = s->c.sent;
+        tk->completed = s->c.completed;
+        tk->ok = s->c.ok;
+        tk->errors = s->c.errors;
+        tk->dropped = s->c.dropped;
+        tk->p50_ms = all.total_count ? (double)hdr_value_at_percentile(&all, 50) / 1e6 : NAN;
+        tk->p99_ms = all.total_count ? (double)hdr_value_at_percentile(&all, 99) / 1e6 : NAN;
+        tk->max_ms = all.total_count ? (double)s->max_ns / 1e6 : NAN;
+        if (cfg->on_progress) {
+            struct run_progress p = {
+                .elapsed_s = start_s + len_s,
+                .total_s = total_s,
+                .start_s = start_s,
+                .length_s = len_s,
+                .planned = tk->planned,
+                .sent = tk->sent,
+                .completed = tk->completed,
+                .ok = tk->ok,
+                .errors = tk->errors,
+                .dropped = tk->dropped,
+                .in_flight = s->inflight,
+                .queued = s->queued,
+                .p50_ms = tk->p50_ms,
+                .p99_ms = tk->p99_ms,
+            };
+            cfg->on_progress(cfg->progress_ctx, &p);
+        }
+        pthread_mutex_lock(&e->mu);
+        for (size_t i = 0; i < e->nt; i++)
+            hdr_reset(&s->lat[i]);
+        memset(&s->c, 0, sizeof s->c);
+        s->inflight = s->queued = s->max_ns = s->end_ns = 0;
+        s->used = false;
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    hdr_release(&all);
+}
+
+/* ------------------------------------------------------------------ result */
+
+static void counts_add(struct run_counts *d, const struct run_counts *s)
+{
+    d->planned += s->planned;
+    d->sent += s->sent;
+    d->dropped += s->dropped;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        d->outcome[o] += s->outcome[o];
+    d->sent_on_time += s->sent_on_time;
+    d->queued += s->queued;
+    d->queue_overflow += s->queue_overflow;
+    d->bytes_in += s->bytes_in;
+    d->conns_opened += s->conns_opened;
+    d->conns_failed += s->conns_failed;
+    d->conns_closed_by_peer += s->conns_closed_by_peer;
+    d->conns_unsolicited += s->conns_unsolicited;
+}
+
+static void target_result_init(struct run_target_result *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_init(&r->latency[g], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->latency_all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->service, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->ttfb, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->connect, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+}
+
+static void target_result_release(struct run_target_result *r)
+{
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_release(&r->latency[g]);
+    hdr_release(&r->latency_all);
+    hdr_release(&r->service);
+    hdr_release(&r->ttfb);
+    hdr_release(&r->lag);
+    hdr_release(&r->connect);
+    for (size_t i = 0; i < r->nst; i++)
+        hdr_release(&r->st[i].dur);
+    r->nst = 0;
+}
+
+static void st_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < d->nst && strcmp(d->st[j].name, st[i].name) != 0)
+            j++;
+        if (j == d->nst) {
+            if (d->nst == RUN_ST_MAX_NAMES)
+                continue;
+            memcpy(d->st[j].name, st[i].name, sizeof d->st[j].name);
+            hdr_init(&d->st[j].dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+            d->nst++;
+        }
+        hdr_add(&d->st[j].dur, &st[i].dur);
+    }
+}
+
+static void target_result_add(struct run_target_result *d, const struct run_target_result *s)
+{
+    counts_add(&d->counts, &s->counts);
+    counts_add(&d->warmup_counts, &s->warmup_counts);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_add(&d->latency[g], &s->latency[g]);
+    hdr_add(&d->latency_all, &s->latency_all);
+    hdr_add(&d->service, &s->service);
+    hdr_add(&d->ttfb, &s->ttfb);
+    hdr_add(&d->lag, &s->lag);
+    hdr_add(&d->connect, &s->connect);
+    st_merge(d, s->st, s->nst);
+}
+
+static bool identity_holds(const struct run_counts *c)
+{
+    uint64_t done = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            done += c->outcome[o];
+    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED];
+}
+
+static void read_loadavg(double out[3])
+{
+    if (getloadavg(out, 3) != 3)
+        out[0] = out[1] = out[2] = NAN;
+}
+
+static void env_begin(struct run_env *env)
+{
+    snprintf(env->version, sizeof env->version, "%s", KNEE_VERSION);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(env->kernel, sizeof env->kernel, "%s %s %s", u.sysname, u.release, u.machine);
+        snprintf(env->hostname, sizeof env->hostname, "%s", u.nodename);
+    }
+    env->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    read_loadavg(env->loadavg_before);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(env->start_wall, sizeof env->start_wall, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+static void finish_result(struct engine *e, struct run_result *res, const struct rusage *ru0)
+{
+    const struct run_config *cfg = e->cfg;
+    struct rusage ru1;
+    getrusage(RUSAGE_SELF, &ru1);
+    res->env.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0->ru_utime);
+    res->env.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0->ru_stime);
+    res->env.peak_rss_kb = ru1.ru_maxrss;
+    read_loadavg(res->env.loadavg_after);
+
+    struct hdr late;
+    hdr_init(&late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    uint64_t plan_end = 0, finish = 0;
+    bool slowed = false;
+    for (uint32_t k = 0; k < e->nworkers; k++) {
+        struct worker *w = &e->workers[k];
+        if (w->plan_end_ns > plan_end)
+            plan_end = w->plan_end_ns;
+        if (w->finish_ns > finish)
+            finish = w->finish_ns;
+        slowed |= w->log_slowed;
+        hdr_add(&late, &w->late);
+        for (size_t i = 0; i < e->nt; i++) {
+            struct target_rt *t = &w->t[i];
+            struct run_target_result *r = &res->targets[i];
+            counts_add(&r->counts, &t->counts[0]);
+            counts_add(&r->warmup_counts, &t->counts[1]);
+            for (int g = 0; g < RUN_GROUP_COUNT; g++)
+                if (t->latency[g].counts) {
+                    hdr_add(&r->latency[g], &t->latency[g]);
+                    hdr_add(&r->latency_all, &t->latency[g]);
+                }
+            hdr_add(&r->service, &t->service);
+            hdr_add(&r->ttfb, &t->ttfb);
+            hdr_add(&r->lag, &t->lag);
+            hdr_add(&r->connect, &t->connect);
+            st_merge(r, t->st, t->nst);
+        }
+    }
+    snprintf(res->all.name, sizeof res->all.name, "all");
+    for (size_t i = 0; i < e->nt; i++)
+        target_result_add(&res->all, &res->targets[i]);
+    res->log_slowed = slowed;
+    res->elapsed_s = finish > e->t0_ns ? (double)(finish - e->t0_ns) / 1e9 : 0;
+
+    /* the measurement window: warm-up end .. end of planning */
+    uint64_t wend = e->window_end_ns;
+    if (!cfg->open_loop || wend == UINT64_MAX || (res->interrupted && plan_end < wend))
+        wend = plan_end;
+    res->window_s = wend > e->warmup_end_ns ? (double)(wend - e->warmup_end_ns) / 1e9 : 0;
+    const struct run_counts *c = &res->all.counts;
+    double win = res->window_s > 0 ? res->window_s : NAN;
+    res->planned_rate = (double)c->planned / win;
+    res->sent_rate = (double)c->sent / win;
+    uint64_t completed = c->sent - c->outcome[OUTCOME_CANCELLED];
+    res->completed_rate = (double)completed / win;
+    res->goodput_rate = (double)c->outcome[OUTCOME_OK] / win;
+    res->send_ratio = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
+
+    res->accounting_ok = identity_holds(&res->all.counts) && identity_holds(&res->all.warmup_counts);
+    for (size_t i = 0; i < e->nt; i++)
+        res->accounting_ok &= identity_holds(&res->targets[i].counts) &&
+                              identity_holds(&res->targets[i].warmup_counts);
+
+    /* warnings, most important first */
+    if (!res->accounting_ok)
+        warn(res, "BUG: the accounting identities do not hold (planned = sent + dropped; sent = outcomes); "
+                  "please report this run");
+    if (res->interrupted)
+        warn(res, "interrupted: planning stopped early at %.2f s; the numbers cover what ran",
+             plan_end > e->t0_ns ? (double)(plan_end - e->t0_ns) / 1e9 : 0.0);
+    if (cfg->open_loop && c->planned) {
+        struct run_summary lag;
+        run_summarize(&res->all.lag, &lag);
+        double lag_limit_ms = (double)e->lag_limit_ns / 1e6;
+        bool short_send = res->send_ratio < RUN_SEND_RATE_FLOOR;
+        bool late_send = lag.count && lag.p99 > lag_limit_ms;
+        if (short_send || late_send) {
+            res->generator_limited = true;
+            char why[256] = "";
+            size_t off = 0;
+            if (c->queued)
+                off += (size_t)snprintf(why + off, sizeof why - off,
+                                        "; %llu requests waited for a free connection (pool cap %u)",
+                                        (unsigned long long)c->queued, e->pool_cap);
+            if (c->dropped)
+                off += (size_t)snprintf(why + off, sizeof why - off, "; %llu dropped", (unsigned long long)c->dropped);
+            if (late.total_count && off < sizeof why)
+                snprintf(why + off, sizeof why - off, "; timer lateness p99 %.3f ms",
+                         (double)hdr_value_at_percentile(&late, 99) / 1e6);
+            warn(res,
+                 "GENERATOR-LIMITED: the generator, not the service, shaped this run: sent %.1f%% of planned "
+                 "requests on time (floor %.0f%%), lag p99 %.3f ms (limit %.3f ms)%s",
+                 100 * res->send_ratio, 100 * RUN_SEND_RATE_FLOOR, lag.p99, lag_limit_ms, why);
+        }
+    }
+    if (c->dropped)
+        warn(res, "%llu planned requests were never sent (dropped)%s", (unsigned long long)c->dropped,
+             c->queue_overflow ? ": the wait queue overflowed" :
+             cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)" :
+                                               ": still waiting for a connection when the drain ended");
+    if (c->outcome[OUTCOME_CANCELLED])
+        warn(res, "%llu requests were still in flight when the drain ended and were cancelled",
+             (unsigned long long)c->outcome[OUTCOME_CANCELLED]);
+    if (c->conns_failed)
+        warn(res, "%llu connection attempts failed (refused, unreachable or out of descriptors)",
+             (unsigned long long)c->conns_failed);
+    if (c->conns_unsolicited)
+        warn(res, "%llu times the server sent bytes nobody asked for (e.g. more than its Content-Length)",
+             (unsigned long long)c->conns_unsolicited);
+    uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
+    if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
+        warn(res, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
+             (unsigned long long)n_all, STATS_MIN_BEYOND);
+    else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
+        warn(res, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
+             (unsigned long long)n_all, STATS_MIN_BEYOND);
+    uint64_t warm_n = res->all.warmup_counts.planned;
+    if (cfg->warmup_ns)
+        warn(res, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics%s",
+             (unsigned long long)warm_n, (double)cfg->warmup_ns / 1e9, cfg->out_path ? " (they are in --out)" : "");
+    if (slowed)
+        warn(res, "the request log writer could not keep up and held the load threads back: numbers may be "
+                  "pessimistic (write --out to a faster disk)");
+    hdr_release(&late);
+}
+
+/* ------------------------------------------------------------------ run */
+
+static void engine_release(struct engine *e)
+{
+    if (e->workers) {
+        for (uint32_t i = 0; i < e->nworkers; i++)
+            worker_release(&e->workers[i]);
+        free(e->workers);
+    }
+    for (int s = 0; s < IVAL_SLOTS; s++) {
+        if (e->slots[s].lat) {
+            for (size_t i = 0; i < e->nt; i++)
+                hdr_release(&e->slots[s].lat[i]);
+            free(e->slots[s].lat);
+        }
+    }
+    if (e->targets) {
+        for (size_t i = 0; i < e->nt; i++) {
+            url_release(&e->targets[i].url);
+            free(e->targets[i].req);
+            http_matchers_release(&e->targets[i].matchers);
+        }
+        free(e->targets);
+    }
+    free(e->published);
+    free(e->done);
+}
+
+int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    if (err && errlen)
+        err[0] = '\0';
+    int rc = validate(cfg, err, errlen);
+    if (rc)
+        return rc;
+    struct engine e;
+    memset(&e, 0, sizeof e);
+    e.cfg = cfg;
+    e.nt = cfg->ntargets;
+    e.targets = xcalloc(e.nt, sizeof *e.targets);
+    env_begin(&res->env);
+    for (size_t i = 0; i < e.nt; i++) {
+        e.targets[i].cfg = &cfg->targets[i];
+        rc = prepare_target(&e.targets[i], cfg, err, errlen);
+        if (rc)
+            goto out;
+    }
+    rc = plan_targets(&e, err, errlen);
+    if (rc)
+        goto out;
+
+    /* threads */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t T = cfg->threads ? cfg->threads : (uint32_t)(ncpu > 0 ? ncpu : 1);
+    uint64_t clients = 0;
+    for (size_t i = 0; i < e.nt; i++)
+        clients += e.targets[i].clients;
+    if (!cfg->open_loop && clients < T)
+        T = (uint32_t)clients; /* a thread without clients would have nothing to do */
+    if (T == 0)
+        T = 1;
+    e.nworkers = T;
+    e.timeout_ns = cfg->timeout_ns;
+    e.drain_ns = cfg->drain_ns;
+    e.spin_ns = cfg->spin_ns;
+    e.lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
+    e.pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
+    if (cfg->open_loop && e.pool_cap < T)
+        e.pool_cap = T;
+
+    /* descriptors: every connection is one */
+    uint64_t need = (cfg->open_loop ? e.pool_cap : clients) + 64 + 4 * (uint64_t)T;
+    uint64_t have = 0;
+    net_raise_nofile(need, &have);
+    if (have < need) {
+        if (!cfg->open_loop) {
+            rc = fail(err, errlen, KNEE_EINVAL,
+                      "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
+                      (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
+            goto out;
+        }
+        uint32_t capped = have > 64 + 4 * (uint64_t)T ? (uint32_t)(have - 64 - 4 * (uint64_t)T) : T;
+        warn(res, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)", capped,
+             (unsigned long long)have, e.pool_cap);
+        e.pool_cap = capped;
+    }
+    res->threads = T;
+    res->pool_cap = e.pool_cap;
+
+    if (cfg->out_path) {
+        rc = outlog_open(&e.log, cfg->out_path, &e, err, errlen);
+        if (rc)
+            goto out;
+    }
+
+    pthread_mutex_init(&e.mu, NULL);
+    pthread_cond_init(&e.cv, NULL);
+    for (int s = 0; s < IVAL_SLOTS; s++) {
+        e.slots[s].lat = xcalloc(e.nt, sizeof *e.slots[s].lat);
+        for (size_t i = 0; i < e.nt; i++)
+            hdr_init(&e.slots[s].lat[i], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    }
+    e.published = xcalloc(T, sizeof *e.published);
+    e.done = xcalloc(T, sizeof *e.done);
+    pthread_barrier_init(&e.ready, NULL, T + 1);
+    pthread_barrier_init(&e.go, NULL, T + 1);
+    e.workers = xcalloc(T, sizeof *e.workers);
+    for (uint32_t i = 0; i < T; i++) {
+        rc = worker_init(&e.workers[i], &e, i);
+        if (rc) {
+            fail(err, errlen, rc, "event loop: %s", knee_strerror(rc));
+            for (uint32_t j = 0; j < i; j++)
+                worker_release(&e.workers[j]);
+            free(e.workers);
+            e.workers = NULL;
+            goto out_sync;
+        }
+    }
+
+    struct rusage ru0;
+    getrusage(RUSAGE_SELF, &ru0);
+    atomic_store(&run_stop_level, 0);
+    run_active_engine = &e;
+    /* workers take no signals: Ctrl-C reaches the caller's handler, which calls
+     * run_request_stop() and wakes their loops */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    uint32_t started = 0;
+    for (; started < T; started++)
+        if (pthread_create(&e.workers[started].tid, NULL, worker_main, &e.workers[started]) != 0)
+            break;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started < T) {
+        /* cannot recover cleanly from a partial start: barriers count on every thread */
+        fputs("knee: cannot start the load threads\n", stderr);
+        abort();
+    }
+    pthread_barrier_wait(&e.ready);
+    /* t0 a little ahead, so every thread has armed its timers before the first send */
+    e.t0_ns = clock_now_ns() + 2 * NS_PER_MS;
+    e.warmup_end_ns = e.t0_ns + cfg->warmup_ns;
+    e.plan_end_ns = cfg->duration_ns ? e.t0_ns + cfg->duration_ns : UINT64_MAX;
+    if (cfg->open_loop && !cfg->duration_ns) {
+        double total_rate = 0;
+        for (size_t i = 0; i < e.nt; i++)
+            total_rate += e.targets[i].rate_from;
+        e.window_end_ns = e.t0_ns + (uint64_t)llround((double)cfg->requests / total_rate * 1e9);
+    } else {
+        e.window_end_ns = e.plan_end_ns;
+    }
+    pthread_barrier_wait(&e.go);
+
+    res->ntargets = e.nt;
+    res->targets = xcalloc(e.nt, sizeof *res->targets);
+    for (size_t i = 0; i < e.nt; i++) {
+        struct run_target_result *r = &res->targets[i];
+        target_result_init(r);
+        const struct engine_target *et = &e.targets[i];
+        snprintf(r->name, sizeof r->name, "%s", et->cfg->name);
+        snprintf(r->url, sizeof r->url, "%s", et->cfg->url);
+        snprintf(r->address, sizeof r->address, "%s", et->addr.text);
+        r->resolve_ns = et->resolve_ns;
+        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 : 0;
+        r->connections = et->clients;
+    }
+    target_result_init(&res->all);
+
+    consume_intervals(&e, res);
+    for (uint32_t i = 0; i < T; i++)
+        pthread_join(e.workers[i].tid, NULL);
+    res->interrupted = atomic_load(&run_stop_level) > 0;
+    run_active_engine = NULL;
+    if (e.log) {
+        int lr = outlog_close(e.log);
+        e.log = NULL;
+        if (lr)
+            warn(res, "--out %s: writing failed: %s", cfg->out_path, knee_strerror(lr));
+    }
+    for (uint32_t i = 0; i < T; i++)
+        if (e.workers[i].fatal)
+            warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
+    finish_result(&e, res, &ru0);
+    rc = 0;
+out_sync:
+    pthread_barrier_destroy(&e.ready);
+    pthread_barrier_destroy(&e.go);
+    pthread_mutex_destroy(&e.mu);
+    pthread_cond_destroy(&e.cv);
+out:
+    if (e.log)
+        outlog_close(e.log);
+    engine_release(&e);
+    if (rc)
+        run_result_release(res);
+    return rc;
+}
+
+void run_result_release(struct run_result *res)
+{
+    if (res->targets) {
+        for (size_t i = 0; i < res->ntargets; i++)
+            target_result_release(&res->targets[i]);
+        free(res->targets);
+        target_result_release(&res->all);
+    }
+    for (size_t i = 0; i < res->nwarnings; i++)
+        free(res->warnings[i]);
+    free(res->warnings);
+    free(res->ticks);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,202 @@
+/* Private structures of the load engine shared by engine.c (set-up, threads, merging),
+ * worker.c (one event loop per thread: schedule, connections, accounting) and outlog.c (the
+ * per-request log). Not an API: use load/run.h. */
+#ifndef KNEE_LOAD_INTERNAL_H
+#define KNEE_LOAD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/loop.h"
+#include "hist/hdr.h"
+#include "http/response.h"
+#include "load/run.h"
+#include "load/schedule.h"
+#include "net/net.h"
+#include "net/url.h"
+
+#define WORKER_RBUF 65536      /* one read buffer per thread: responses are parsed, never stored */
+#define WORKER_BATCH 256       /* planned sends per timer callback before IO gets a turn */
+#define IVAL_SLOTS 8           /* per-second merge slots in flight between workers and main */
+#define CONN_CHUNK 64          /* connections are allocated this many at a time */
+
+struct outlog;
+struct outlog_chunk;
+
+/* One target as prepared before the run; read-only while threads run. */
+struct engine_target {
+    const struct run_target_config *cfg;
+    struct url url;
+    struct net_addr addr;
+    uint64_t resolve_ns;
+    char *req;            /* the serialised request */
+    size_t req_len;
+    bool head;            /* HEAD: responses carry no body */
+    struct http_matchers matchers;
+    int expect_bit;       /* needle index of --expect-body, -1 when none */
+    size_t nrejects;
+    int reject_status[RUN_MAX_REJECTS];
+    int reject_bit[RUN_MAX_REJECTS]; /* -1: status alone */
+    /* the plan */
+    double rate_from, rate_to; /* open loop, per second for the whole target */
+    uint64_t limit;       /* planned requests for this target (UINT64_MAX: by duration) */
+    uint32_t clients;     /* closed loop */
+};
+
+enum conn_state { CONN_FREE, CONN_CONNECTING, CONN_IDLE, CONN_BUSY };
+
+struct client;
+
+struct conn {
+    struct loop_io io;   /* io.data = this conn */
+    struct worker *w;
+    struct target_rt *t;
+    struct client *client; /* closed loop: the client owning this connection */
+    enum conn_state state;
+    uint32_t id;
+    uint64_t freed_iter; /* loop iteration it was freed in: not reused in the same batch */
+    uint64_t connect_start_ns;
+    /* the request in flight (has_req) */
+    bool has_req, warm, fresh, close_after, want_out;
+    uint64_t planned_ns, sent_ns, first_byte_ns, connect_ns;
+    size_t write_off;
+    struct conn *next;          /* free list / idle stack */
+    struct conn *tprev, *tnext; /* timeout FIFO */
+    struct http_response resp;
+};
+
+/* A closed-loop client: sends, waits for the full response, (thinks), sends again. */
+struct client {
+    struct worker *w;
+    struct target_rt *t;
+    struct conn *conn;
+    struct loop_timer think;
+    bool done;
+};
+
+/* Per target per thread: the schedule share, the pool, counters and histograms. */
+struct target_rt {
+    size_t index;
+    const struct engine_target *et;
+    /* open loop */
+    struct sched sched;
+    bool has_next;
+    uint64_t next_planned_ns;
+    struct conn *idle;   /* stack of idle connections */
+    uint64_t *q;         /* ring of queued planned times (waiting for a connection) */
+    size_t qcap, qhead, qlen;
+    /* closed loop */
+    uint64_t budget;     /* requests this thread may still send for the target */
+    /* accounting: [0] requests planned after the warm-up, [1] during it */
+    struct run_counts counts[2];
+    struct hdr latency[RUN_GROUP_COUNT]; /* lazily initialised except OK */
+    struct hdr service, ttfb, lag, connect;
+    struct hdr ival;     /* latency of this interval (warm-up included) */
+    uint64_t ival_max_ns;
+    size_t nst;
+    struct run_server_timing st[RUN_ST_MAX_NAMES];
+};
+
+/* Counters of the current one-second interval (all targets, warm-up included). */
+struct ival_counts {
+    uint64_t planned, sent, completed, ok, errors, dropped;
+};
+
+struct worker {
+    struct engine *e;
+    uint32_t index;
+    pthread_t tid;
+    struct loop loop;
+    size_t nt;
+    struct target_rt *t;
+    char *rbuf;
+    /* connections */
+    struct conn **chunks;
+    size_t nchunks;
+    struct conn *free_head, *free_tail;
+    uint32_t pool_cap;   /* open loop: connections this thread may hold */
+    uint32_t nopen;      /* connecting + idle + busy */
+    uint32_t conn_seq;
+    size_t nclients;
+    struct client *clients;
+    /* timers */
+    struct loop_timer start_timer, sched_timer, tick_timer, end_timer, timeout_timer;
+    struct conn *fifo_head, *fifo_tail;
+    /* state */
+    bool planning, started, finished;
+    uint64_t plan_end_ns, drain_deadline_ns, finish_ns;
+    uint64_t inflight, queued;
+    uint64_t batch_credit;
+    /* generator self-measurement: lateness of the timer against the plan (dispatch - planned,
+     * excluding waits for a connection) */
+    struct hdr late;
+    /* interval */
+    uint64_t tick_index;
+    struct ival_counts ic;
+    /* per-request log */
+    struct outlog_chunk *chunk;
+    bool log_slowed;
+    int fatal;           /* a system error that ended the thread early (-errno) */
+};
+
+struct ival_slot {
+    bool used;
+    uint64_t index;
+    uint64_t end_ns;     /* latest end reported for this interval */
+    struct hdr *lat;     /* per target */
+    struct ival_counts c;
+    uint64_t inflight, queued;
+    uint64_t max_ns;
+};
+
+struct engine {
+    const struct run_config *cfg;
+    size_t nt;
+    struct engine_target *targets;
+    uint32_t nworkers;
+    struct worker *workers;
+    uint64_t t0_ns;
+    uint64_t warmup_end_ns;
+    uint64_t plan_end_ns;     /* t0 + duration (UINT64_MAX with --requests) */
+    uint64_t window_end_ns;   /* end of the measurement window */
+    uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
+    uint32_t pool_cap;
+    struct outlog *log;
+    /* interval merge */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct ival_slot slots[IVAL_SLOTS];
+    uint64_t *published;      /* per worker: intervals published so far */
+    bool *done;               /* per worker: finished (no more intervals) */
+    pthread_barrier_t ready;  /* workers initialised; main then sets t0 */
+    pthread_barrier_t go;
+};
+
+/* The stop request (run_request_stop): 1 = stop planning and drain, 2 = also cancel. */
+extern atomic_int run_stop_level;
+extern struct engine *volatile run_active_engine;
+
+/* worker.c */
+int worker_init(struct worker *w, struct engine *e, uint32_t index);
+void worker_release(struct worker *w);
+void *worker_main(void *arg);
+
+/* outlog.c: the per-request log. Workers append records to a thread-owned chunk and hand
+ * full chunks to a writer thread; nothing is formatted or written on the request path. */
+#define OUTLOG_CHUNK_RECORDS 4096
+struct outlog_chunk {
+    size_t n;
+    struct outlog_chunk *next;
+    struct reqlog_record rec[OUTLOG_CHUNK_RECORDS];
+};
+int outlog_open(struct outlog **out, const char *path, const struct engine *e, char *err, size_t errlen);
+/* A fresh chunk; blocks (and sets *slowed) only when the writer is far behind. */
+struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed);
+/* Hand a chunk (full or final) to the writer. */
+void outlog_submit(struct outlog *l, struct outlog_chunk *c);
+/* Write everything submitted, close the file. Returns 0 or the first write error (-errno). */
+int outlog_close(struct outlog *l);
+
+#endif

@@ -1,0 +1,249 @@
+/* The per-request log (--out). Load threads fill chunks of binary records in their own
+ * memory; a writer thread formats and writes full chunks, so formatting, syscalls and disk
+ * stalls stay off the request path. Chunks are recycled; their number is capped, and a load
+ * thread waits for a free one only when the writer is hopelessly behind (reported). */
+#include "load/internal.h"
+
+#include "core/err.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUTLOG_MAX_CHUNKS 256 /* ~16 MB of records in flight at most */
+
+struct outlog {
+    FILE *f;
+    bool csv, closed_loop;
+    size_t nt;
+    char **names;
+#if RUN_HAVE_REQLOG
+    struct reqlog_writer *rw;
+#endif
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_full, cv_free;
+    struct outlog_chunk *full_head, *full_tail, *free_list;
+    size_t nallocated;
+    bool closing;
+    int error;
+    char *buf; /* the writer's formatting buffer */
+    size_t blen;
+};
+
+#define OUTLOG_BUF (1u << 20)
+
+static void out_flush(struct outlog *l)
+{
+    if (l->blen && !l->error && fwrite(l->buf, 1, l->blen, l->f) != l->blen)
+        l->error = -(errno ? errno : EIO);
+    l->blen = 0;
+}
+
+static void out_str(struct outlog *l, const char *s, size_t n)
+{
+    if (l->blen + n > OUTLOG_BUF)
+        out_flush(l);
+    memcpy(l->buf + l->blen, s, n);
+    l->blen += n;
+}
+
+static void csv_row(struct outlog *l, const struct reqlog_record *r)
+{
+    /* one formatter for the CSV row (reqlog's), so the CSV and the binary log agree */
+    char row[512];
+    const char *name = r->target < l->nt ? l->names[r->target] : "?";
+    size_t n = reqlog_format_csv(r, name, row, sizeof row);
+    if (n >= sizeof row) {
+        char *big = xmalloc(n + 1);
+        reqlog_format_csv(r, name, big, n + 1);
+        out_str(l, big, n);
+        free(big);
+        return;
+    }
+    out_str(l, row, n);
+}
+
+static void write_chunk(struct outlog *l, const struct outlog_chunk *c)
+{
+    for (size_t i = 0; i < c->n && !l->error; i++) {
+        if (l->csv) {
+            csv_row(l, &c->rec[i]);
+        } else {
+#if RUN_HAVE_REQLOG
+            int r = reqlog_write(l->rw, &c->rec[i]);
+            if (r)
+                l->error = r;
+#endif
+        }
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    struct outlog *l = arg;
+    pthread_mutex_lock(&l->mu);
+    for (;;) {
+        while (!l->full_head && !l->closing)
+            pthread_cond_wait(&l->cv_full, &l->mu);
+        struct outlog_chunk *c = l->full_head;
+        if (!c)
+            break; /* closing and nothing left */
+        l->full_head = c->next;
+        if (!l->full_head)
+            l->full_tail = NULL;
+        pthread_mutex_unlock(&l->mu);
+        write_chunk(l, c);
+        pthread_mutex_lock(&l->mu);
+        c->n = 0;
+        c->next = l->free_list;
+        l->free_list = c;
+        pthread_cond_broadcast(&l->cv_free);
+    }
+    pthread_mutex_unlock(&l->mu);
+    if (l->csv)
+        out_flush(l);
+    return NULL;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int outlog_open(struct outlog **out, const char *path, const struct engine *e, char *err, size_t errlen)
+{
+    *out = NULL;
+    bool csv = ends_with(path, ".csv");
+#if !RUN_HAVE_REQLOG
+    if (!csv) {
+        snprintf(err, errlen, "--out %s: the binary request log is not in this build yet; use a .csv name", path);
+        return KNEE_EUNSUPPORTED;
+    }
+#endif
+    struct outlog *l = xcalloc(1, sizeof *l);
+    l->csv = csv;
+    l->closed_loop = !e->cfg->open_loop;
+    l->nt = e->nt;
+    l->names = xcalloc(e->nt, sizeof *l->names);
+    for (size_t i = 0; i < e->nt; i++)
+        l->names[i] = xstrdup(e->targets[i].cfg->name);
+    if (csv) {
+        l->f = fopen(path, "w");
+        if (!l->f) {
+            int r = -errno;
+            snprintf(err, errlen, "--out %s: %s", path, strerror(errno));
+            for (size_t i = 0; i < l->nt; i++)
+                free(l->names[i]);
+            free(l->names);
+            free(l);
+            return r;
+        }
+        l->buf = xmalloc(OUTLOG_BUF);
+        static const char header[] = REQLOG_CSV_HEADER "\n";
+        out_str(l, header, sizeof header - 1);
+    }
+#if RUN_HAVE_REQLOG
+    else {
+        const char **names = xcalloc(e->nt, sizeof *names);
+        for (size_t i = 0; i < e->nt; i++)
+            names[i] = e->targets[i].cfg->name;
+        int r = reqlog_writer_open(&l->rw, path, names, e->nt, !e->cfg->open_loop);
+        free(names);
+        if (r) {
+            snprintf(err, errlen, "--out %s: %s", path, knee_strerror(r));
+            for (size_t i = 0; i < l->nt; i++)
+                free(l->names[i]);
+            free(l->names);
+            free(l);
+            return r;
+        }
+    }
+#endif
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv_full, NULL);
+    pthread_cond_init(&l->cv_free, NULL);
+    if (pthread_create(&l->tid, NULL, writer_main, l) != 0) {
+        snprintf(err, errlen, "--out %s: cannot start the writer thread", path);
+        abort();
+    }
+    *out = l;
+    return 0;
+}
+
+struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed)
+{
+    pthread_mutex_lock(&l->mu);
+    struct outlog_chunk *c;
+    for (;;) {
+        c = l->free_list;
+        if (c) {
+            l->free_list = c->next;
+            break;
+        }
+        if (l->nallocated < OUTLOG_MAX_CHUNKS) {
+            l->nallocated++;
+            pthread_mutex_unlock(&l->mu);
+            c = xmalloc(sizeof *c);
+            c->n = 0;
+            c->next = NULL;
+            return c;
+        }
+        *slowed = true;
+        pthread_cond_wait(&l->cv_free, &l->mu);
+    }
+    pthread_mutex_unlock(&l->mu);
+    c->n = 0;
+    c->next = NULL;
+    return c;
+}
+
+void outlog_submit(struct outlog *l, struct outlog_chunk *c)
+{
+    pthread_mutex_lock(&l->mu);
+    c->next = NULL;
+    if (l->full_tail)
+        l->full_tail->next = c;
+    else
+        l->full_head = c;
+    l->full_tail = c;
+    pthread_cond_signal(&l->cv_full);
+    pthread_mutex_unlock(&l->mu);
+}
+
+int outlog_close(struct outlog *l)
+{
+    pthread_mutex_lock(&l->mu);
+    l->closing = true;
+    pthread_cond_signal(&l->cv_full);
+    pthread_mutex_unlock(&l->mu);
+    pthread_join(l->tid, NULL);
+    int rc = l->error;
+    if (l->csv) {
+        if (fclose(l->f) != 0 && !rc)
+            rc = -errno;
+    }
+#if RUN_HAVE_REQLOG
+    else {
+        int r = reqlog_writer_close(l->rw);
+        if (r && !rc)
+            rc = r;
+    }
+#endif
+    while (l->free_list) {
+        struct outlog_chunk *c = l->free_list;
+        l->free_list = c->next;
+        free(c);
+    }
+    for (size_t i = 0; i < l->nt; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l->buf);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv_full);
+    pthread_cond_destroy(&l->cv_free);
+    free(l);
+    return rc;
+}

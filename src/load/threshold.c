@@ -1,0 +1,309 @@
+/* --threshold parsing and evaluation. Percentiles come from the merged histograms (never an
+ * average of per-thread or per-target percentiles). */
+#include "load/threshold.h"
+
+#include "cli/units.h"
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return KNEE_EINVAL;
+}
+
+static const char *const METRICS[] = {"latency", "service", "ttfb", "lag", "connect"};
+static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_per_s", "goodput_per_s"};
+
+#define OUTCOME_UNKNOWN (-100)
+
+/* An outcome index, -1 for planned, -2 for sent, OUTCOME_UNKNOWN otherwise. */
+static int outcome_by_name(const char *s, size_t n)
+{
+    if (n == 7 && strncmp(s, "planned", 7) == 0)
+        return -1;
+    if (n == 4 && strncmp(s, "sent", 4) == 0)
+        return -2;
+    if (n == 7 && strncmp(s, "goodput", 7) == 0)
+        return OUTCOME_OK;
+    int o = reqlog_outcome_parse(s, n);
+    return o >= 0 ? o : OUTCOME_UNKNOWN;
+}
+
+static void trim(const char **s, const char **e)
+{
+    while (*s < *e && isspace((unsigned char)**s))
+        (*s)++;
+    while (*e > *s && isspace((unsigned char)(*e)[-1]))
+        (*e)--;
+}
+
+int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *t, char *err,
+                        size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->target = -1;
+    t->measured = NAN;
+    snprintf(t->expr, sizeof t->expr, "%s", expr);
+    const char *opp = strpbrk(expr, "<>=!");
+    if (!opp)
+        return fail(err, errlen, "no comparison (use <, <=, >, >=, == or !=), e.g. p99<250ms");
+    size_t oplen = 1;
+    if (opp[0] == '<')
+        t->op = opp[1] == '=' ? (oplen = 2, THR_LE) : THR_LT;
+    else if (opp[0] == '>')
+        t->op = opp[1] == '=' ? (oplen = 2, THR_GE) : THR_GT;
+    else if (opp[0] == '=' && opp[1] == '=')
+        t->op = THR_EQ, oplen = 2;
+    else if (opp[0] == '!' && opp[1] == '=')
+        t->op = THR_NE, oplen = 2;
+    else
+        return fail(err, errlen, "unknown comparison at '%s'", opp);
+    const char *ls = expr, *le = opp;
+    trim(&ls, &le);
+    const char *vs = opp + oplen, *ve = vs + strlen(vs);
+    trim(&vs, &ve);
+    if (ls == le)
+        return fail(err, errlen, "nothing to compare before '%.*s'", (int)oplen, opp);
+    if (vs == ve)
+        return fail(err, errlen, "no value after '%.*s'", (int)oplen, opp);
+    /* TARGET. prefix: the longest target name followed by '.' */
+    size_t best = 0;
+    for (size_t i = 0; i < cfg->ntargets; i++) {
+        size_t n = strlen(cfg->targets[i].name);
+        if (n > best && (size_t)(le - ls) > n + 1 && strncmp(ls, cfg->targets[i].name, n) == 0 && ls[n] == '.') {
+            best = n;
+            t->target = (int)i;
+        }
+    }
+    if (best)
+        ls += best + 1;
+    bool have_metric = false;
+    for (size_t m = 0; m < sizeof METRICS / sizeof *METRICS; m++) {
+        size_t n = strlen(METRICS[m]);
+        if ((size_t)(le - ls) > n + 1 && strncmp(ls, METRICS[m], n) == 0 && ls[n] == '.') {
+            t->metric = (enum thr_metric)m;
+            ls += n + 1;
+            have_metric = true;
+            break;
+        }
+    }
+    size_t sl = (size_t)(le - ls);
+    char value[64];
+    if ((size_t)(ve - vs) >= sizeof value)
+        return fail(err, errlen, "value '%.*s' too long", (int)(ve - vs), vs);
+    memcpy(value, vs, (size_t)(ve - vs));
+    value[ve - vs] = '\0';
+
+    bool is_pct = sl >= 2 && ls[0] == 'p' && (isdigit((unsigned char)ls[1]));
+    bool is_stat = is_pct;
+    static const char *const STATS[] = {"mean", "stdev", "min", "max", "count"};
+    for (size_t i = 0; i < 5 && !is_stat; i++)
+        if (sl == strlen(STATS[i]) && strncmp(ls, STATS[i], sl) == 0)
+            is_stat = true;
+    if (is_stat) {
+        t->kind = THR_STAT;
+        snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
+        if (is_pct) {
+            char num[32];
+            if (sl - 1 >= sizeof num)
+                return fail(err, errlen, "bad percentile '%.*s'", (int)sl, ls);
+            memcpy(num, ls + 1, sl - 1);
+            num[sl - 1] = '\0';
+            if (units_parse_double(num, &t->pct) || t->pct <= 0 || t->pct > 100)
+                return fail(err, errlen, "bad percentile '%.*s' (use p50, p99, p99.9)", (int)sl, ls);
+            snprintf(t->stat, sizeof t->stat, "p");
+        }
+        if (strcmp(t->stat, "count") == 0) {
+            if (units_parse_double(value, &t->value))
+                return fail(err, errlen, "'%s' is not a number", value);
+        } else {
+            uint64_t ns;
+            if (units_parse_duration_ns(value, NS_PER_MS, &ns))
+                return fail(err, errlen, "'%s' is not a duration such as 250ms or 1s", value);
+            t->value = (double)ns / 1e6;
+        }
+        return 0;
+    }
+    if (have_metric)
+        return fail(err, errlen, "'%.*s' is not a statistic (pNN, mean, stdev, min, max, count)", (int)sl, ls);
+    for (size_t i = 0; i < sizeof PER_S / sizeof *PER_S; i++)
+        if (sl == strlen(PER_S[i]) && strncmp(ls, PER_S[i], sl) == 0) {
+            t->kind = THR_PER_S;
+            snprintf(t->stat, sizeof t->stat, "%s", PER_S[i]);
+            if (units_parse_rate(value, &t->value) && units_parse_double(value, &t->value))
+                return fail(err, errlen, "'%s' is not a rate", value);
+            return 0;
+        }
+    if (sl == 10 && strncmp(ls, "error_rate", 10) == 0) {
+        t->kind = THR_ERROR_RATE;
+        snprintf(t->stat, sizeof t->stat, "error_rate");
+        if (units_parse_share(value, &t->value))
+            return fail(err, errlen, "'%s' is not a share such as 1%% or 0.01", value);
+        return 0;
+    }
+    if (sl > 5 && strncmp(le - 5, "_rate", 5) == 0) {
+        int o = outcome_by_name(ls, sl - 5);
+        if (o == OUTCOME_UNKNOWN || o == -1)
+            return fail(err, errlen, "unknown share '%.*s' (use goodput_rate, error_rate, dropped_rate, ...)",
+                        (int)sl, ls);
+        t->kind = THR_SHARE;
+        t->outcome = o;
+        snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
+        if (units_parse_share(value, &t->value))
+            return fail(err, errlen, "'%s' is not a share such as 1%% or 0.01", value);
+        return 0;
+    }
+    int o = outcome_by_name(ls, sl);
+    if (o != OUTCOME_UNKNOWN) {
+        t->kind = THR_COUNT;
+        t->outcome = o;
+        snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
+        uint64_t n;
+        if (units_parse_count(value, &n))
+            return fail(err, errlen, "'%s' is not a count", value);
+        t->value = (double)n;
+        return 0;
+    }
+    return fail(err, errlen,
+                "unknown quantity '%.*s' (use p99, mean, max, error_rate, goodput_rate, dropped, "
+                "sent_per_s, ... with an optional TARGET. and latency./service./ttfb./lag./connect. prefix)",
+                (int)sl, ls);
+}
+
+static const struct hdr *metric_hist(const struct run_target_result *r, enum thr_metric m)
+{
+    switch (m) {
+    case THR_SERVICE:
+        return &r->service;
+    case THR_TTFB:
+        return &r->ttfb;
+    case THR_LAG:
+        return &r->lag;
+    case THR_CONNECT:
+        return &r->connect;
+    case THR_LATENCY:
+    default:
+        return &r->latency_all;
+    }
+}
+
+static uint64_t count_of(const struct run_counts *c, int o)
+{
+    if (o == -1)
+        return c->planned;
+    if (o == -2)
+        return c->sent;
+    return c->outcome[o];
+}
+
+void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
+{
+    const struct run_target_result *r = t->target >= 0 ? &res->targets[t->target] : &res->all;
+    const struct run_counts *c = &r->counts;
+    double v = NAN;
+    switch (t->kind) {
+    case THR_STAT: {
+        const struct hdr *h = metric_hist(r, t->metric);
+        if (strcmp(t->stat, "count") == 0) {
+            v = (double)h->total_count;
+            break;
+        }
+        if (!h->total_count)
+            break;
+        if (strcmp(t->stat, "p") == 0)
+            v = (double)hdr_value_at_percentile(h, t->pct) / 1e6;
+        else if (strcmp(t->stat, "mean") == 0)
+            v = hdr_mean(h) / 1e6;
+        else if (strcmp(t->stat, "stdev") == 0)
+            v = hdr_stdev(h) / 1e6;
+        else if (strcmp(t->stat, "min") == 0)
+            v = (double)hdr_min(h) / 1e6;
+        else if (strcmp(t->stat, "max") == 0)
+            v = (double)hdr_max(h) / 1e6;
+        break;
+    }
+    case THR_COUNT:
+        v = (double)count_of(c, t->outcome);
+        break;
+    case THR_SHARE:
+        if (c->planned)
+            v = (double)count_of(c, t->outcome) / (double)c->planned;
+        break;
+    case THR_ERROR_RATE: {
+        uint64_t failed = c->outcome[OUTCOME_REJECTED] + c->outcome[OUTCOME_HTTP_ERROR] +
+                          c->outcome[OUTCOME_INVALID] + c->outcome[OUTCOME_TRANSPORT] + c->outcome[OUTCOME_TIMEOUT];
+        if (c->sent)
+            v = (double)failed / (double)c->sent;
+        break;
+    }
+    case THR_PER_S: {
+        double win = res->window_s;
+        uint64_t n = 0;
+        if (strcmp(t->stat, "planned_per_s") == 0)
+            n = c->planned;
+        else if (strcmp(t->stat, "sent_per_s") == 0)
+            n = c->sent;
+        else if (strcmp(t->stat, "completed_per_s") == 0)
+            n = c->sent - c->outcome[OUTCOME_CANCELLED];
+        else
+            n = c->outcome[OUTCOME_OK];
+        if (win > 0)
+            v = (double)n / win;
+        break;
+    }
+    }
+    t->measured = v;
+    if (isnan(v)) {
+        t->pass = false;
+        return;
+    }
+    switch (t->op) {
+    case THR_LT:
+        t->pass = v < t->value;
+        break;
+    case THR_LE:
+        t->pass = v <= t->value;
+        break;
+    case THR_GT:
+        t->pass = v > t->value;
+        break;
+    case THR_GE:
+        t->pass = v >= t->value;
+        break;
+    case THR_EQ:
+        t->pass = v == t->value;
+        break;
+    case THR_NE:
+        t->pass = v != t->value;
+        break;
+    }
+}
+
+const char *run_threshold_unit(const struct run_threshold *t)
+{
+    switch (t->kind) {
+    case THR_STAT:
+        return strcmp(t->stat, "count") == 0 ? "" : "ms";
+    case THR_SHARE:
+    case THR_ERROR_RATE:
+        return "%";
+    case THR_PER_S:
+        return "/s";
+    default:
+        return "";
+    }
+}

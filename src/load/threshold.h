@@ -1,0 +1,46 @@
+/* Pass/fail checks on a run (--threshold, k6-like). An expression is
+ *     [TARGET.][METRIC.]STAT OP VALUE
+ * METRIC is latency (default), service, ttfb, lag or connect; STAT is pNN (p99, p99.9), mean,
+ * stdev, min, max or count, compared with a duration (250ms, 1s; a bare number is ms).
+ * Without a metric STAT may also be a request count (planned, sent, ok, rejected,
+ * http_error, invalid, transport, timeout, dropped, cancelled), a share of planned requests
+ * (<outcome>_rate, e.g. goodput_rate = ok_rate, dropped_rate; compared with 1% or 0.01),
+ * error_rate (failed among sent: rejected + http_error + invalid + transport + timeout), or a
+ * rate per second (planned_per_s, sent_per_s, completed_per_s, goodput_per_s).
+ * OP is one of < <= > >= == !=. A statistic without samples fails (nothing to vouch for it). */
+#ifndef KNEE_LOAD_THRESHOLD_H
+#define KNEE_LOAD_THRESHOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "load/run.h"
+
+enum thr_op { THR_LT, THR_LE, THR_GT, THR_GE, THR_EQ, THR_NE };
+enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S };
+enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT };
+
+struct run_threshold {
+    char expr[160];
+    int target;            /* index, or -1 for all targets */
+    enum thr_kind kind;
+    enum thr_metric metric;
+    char stat[16];         /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
+    double pct;            /* for "p" */
+    int outcome;           /* THR_COUNT/THR_SHARE: an outcome, or -1 planned, -2 sent */
+    enum thr_op op;
+    double value;          /* ms for THR_STAT durations, a fraction for shares, else plain */
+    /* evaluation */
+    double measured;       /* NAN when there was nothing to measure */
+    bool pass;
+};
+
+/* Parse expr against the run's target names. 0, or KNEE_EINVAL with a reason in err. */
+int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,
+                        size_t errlen);
+/* Evaluate against a result: sets measured and pass. */
+void run_threshold_eval(struct run_threshold *t, const struct run_result *res);
+/* The unit a threshold's measured value is in: "ms", "", "/s" (shares print as %). */
+const char *run_threshold_unit(const struct run_threshold *t);
+
+#endif

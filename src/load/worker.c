@@ -1,0 +1,1059 @@
+/* One load thread: its own event loop, schedule share, connections, counters and
+ * histograms. Nothing here takes a lock or touches another thread's memory on the request
+ * path; once a second the interval is handed to the engine (engine_publish).
+ *
+ * Connection state machine (struct conn):
+ *   FREE → CONNECTING (non-blocking connect, EPOLLIN|EPOLLOUT registered)
+ *        → IDLE (connected, no request; EPOLLIN only, so a close by the server is seen)
+ *        → BUSY (request written or being written; response being parsed) → IDLE or closed.
+ * A request is written directly from whatever callback decided to send it; EPOLLOUT is armed
+ * only when a write would block (one epoll_ctl pair per short write, none per request).
+ *
+ * Every planned request reaches exactly one of: dropped (never sent), or one outcome after
+ * being sent. "Sent" (T1) is when knee began sending it: the write on an open connection, or
+ * the start of the connect when a connection was opened for it. */
+#include "load/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void engine_publish(struct worker *w, uint64_t end_ns);
+
+static void on_io(struct loop *loop, struct loop_io *io, uint32_t events);
+static void client_next(struct client *cl);
+static void maybe_finish(struct worker *w);
+static void after_request(struct worker *w, struct target_rt *t, struct client *cl, struct conn *alive);
+
+/* ------------------------------------------------------------------ connection pool */
+
+static struct conn *conn_alloc(struct worker *w)
+{
+    struct conn *c = w->free_head;
+    /* A connection freed in this loop iteration may still have events queued in the
+     * current epoll batch; reusing it now would hand them to a different socket. */
+    if (c && c->freed_iter != w->loop.iterations) {
+        w->free_head = c->next;
+        if (!w->free_head)
+            w->free_tail = NULL;
+        return c;
+    }
+    struct conn *chunk = xcalloc(CONN_CHUNK, sizeof *chunk);
+    w->chunks = xrealloc(w->chunks, (w->nchunks + 1) * sizeof *w->chunks);
+    w->chunks[w->nchunks++] = chunk;
+    for (size_t i = 1; i < CONN_CHUNK; i++) {
+        chunk[i].state = CONN_FREE;
+        chunk[i].io.fd = -1;
+        chunk[i].freed_iter = UINT64_MAX;
+        chunk[i].next = w->free_head;
+        w->free_head = &chunk[i];
+        if (!w->free_tail)
+            w->free_tail = &chunk[i];
+    }
+    return &chunk[0];
+}
+
+static void conn_close(struct worker *w, struct conn *c)
+{
+    if (c->io.fd >= 0)
+        close(c->io.fd); /* also removes it from the epoll set */
+    c->io.fd = -1;
+    c->state = CONN_FREE;
+    c->has_req = false;
+    c->client = NULL;
+    c->freed_iter = w->loop.iterations;
+    c->next = NULL;
+    if (w->free_tail)
+        w->free_tail->next = c;
+    else
+        w->free_head = c;
+    w->free_tail = c;
+    w->nopen--;
+}
+
+static struct run_counts *counts_of(struct target_rt *t, bool warm) { return &t->counts[warm ? 1 : 0]; }
+
+/* Start a connect. 0 with *out CONNECTING, or -errno (nothing allocated stays). */
+static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
+{
+    struct conn *c = conn_alloc(w);
+    int fd = -1;
+    uint64_t start = clock_now_ns();
+    int r = net_connect_start(&t->et->addr, &fd);
+    if (r == 0) {
+        c->io.fd = fd;
+        c->io.cb = on_io;
+        c->io.data = c;
+        r = loop_io_add(&w->loop, &c->io, EPOLLIN | EPOLLOUT);
+        if (r)
+            close(fd);
+    }
+    t->counts[0].conns_opened++;
+    if (r) {
+        t->counts[0].conns_failed++;
+        c->io.fd = -1;
+        c->state = CONN_FREE;
+        c->freed_iter = w->loop.iterations;
+        c->next = w->free_head; /* never registered: safe to reuse at once */
+        w->free_head = c;
+        if (!w->free_tail)
+            w->free_tail = c;
+        return r;
+    }
+    c->w = w;
+    c->t = t;
+    c->client = NULL;
+    c->state = CONN_CONNECTING;
+    c->id = w->conn_seq++ * w->e->nworkers + w->index;
+    c->connect_start_ns = start;
+    c->has_req = false;
+    c->fresh = true;
+    c->want_out = true;
+    c->close_after = false;
+    w->nopen++;
+    *out = c;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ timeout FIFO */
+
+/* Requests in flight in the order they were sent. All share one timeout, so the head has
+ * the earliest deadline; one loop timer serves them all. */
+static void fifo_push(struct worker *w, struct conn *c)
+{
+    c->tnext = NULL;
+    c->tprev = w->fifo_tail;
+    if (w->fifo_tail)
+        w->fifo_tail->tnext = c;
+    else
+        w->fifo_head = c;
+    w->fifo_tail = c;
+    if (!loop_timer_armed(&w->timeout_timer))
+        loop_timer_arm(&w->loop, &w->timeout_timer, c->sent_ns + w->e->timeout_ns);
+}
+
+static void fifo_remove(struct worker *w, struct conn *c)
+{
+    if (c->tprev)
+        c->tprev->tnext = c->tnext;
+    else
+        w->fifo_head = c->tnext;
+    if (c->tnext)
+        c->tnext->tprev = c->tprev;
+    else
+        w->fifo_tail = c->tprev;
+    c->tprev = c->tnext = NULL;
+}
+
+/* ------------------------------------------------------------------ recording */
+
+/* Times since t0 in the log; an event that happened is never 0 there (0 means "none"). */
+static uint64_t since_t0(uint64_t t, uint64_t t0) { return t > t0 ? t - t0 : 1; }
+
+static void log_record(struct worker *w, const struct target_rt *t, const struct conn *c, uint64_t planned_ns,
+                       bool warm, enum reqlog_outcome o, uint64_t done_ns)
+{
+    if (!w->chunk)
+        return;
+    uint64_t t0 = w->e->t0_ns;
+    struct reqlog_record *r = &w->chunk->rec[w->chunk->n++];
+    memset(r, 0, sizeof *r);
+    r->planned_ns = planned_ns - t0;
+    r->target = (uint32_t)t->index;
+    r->outcome = (uint8_t)o;
+    r->flags = warm ? REQLOG_FLAG_WARMUP : 0;
+    if (c) {
+        r->sent_ns = since_t0(c->sent_ns, t0);
+        if (!w->e->cfg->open_loop)
+            r->planned_ns = r->sent_ns; /* closed loop: latency is measured from the send */
+        r->first_byte_ns = c->first_byte_ns ? since_t0(c->first_byte_ns, t0) : 0;
+        r->done_ns = o == OUTCOME_CANCELLED ? 0 : since_t0(done_ns, t0);
+        r->connect_ns = c->connect_ns;
+        r->bytes = c->resp.bytes;
+        r->connection = c->id;
+        r->status = (uint16_t)(c->resp.status > 0 && c->resp.status < 1000 ? c->resp.status : 0);
+    }
+    if (w->chunk->n == OUTLOG_CHUNK_RECORDS) {
+        outlog_submit(w->e->log, w->chunk);
+        w->chunk = outlog_take(w->e->log, &w->log_slowed);
+    }
+}
+
+static struct hdr *group_hist(struct target_rt *t, enum run_group g)
+{
+    struct hdr *h = &t->latency[g];
+    if (!h->counts) /* error groups are allocated on first use: most runs never need them */
+        hdr_init(h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    return h;
+}
+
+static void record_server_timing(struct target_rt *t, const struct http_response *resp)
+{
+    for (size_t i = 0; i < resp->nst; i++) {
+        const struct http_server_timing *m = &resp->st[i];
+        if (isnan(m->dur_ms))
+            continue;
+        size_t j = 0;
+        while (j < t->nst && strcmp(t->st[j].name, m->name) != 0)
+            j++;
+        if (j == t->nst) {
+            if (t->nst == RUN_ST_MAX_NAMES)
+                continue; /* a cap on names the server controls */
+            snprintf(t->st[j].name, sizeof t->st[j].name, "%s", m->name);
+            hdr_init(&t->st[j].dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+            t->nst++;
+        }
+        double ns = m->dur_ms * 1e6;
+        hdr_record(&t->st[j].dur, ns < 1 ? 1 : (ns > 9e18 ? INT64_MAX : (int64_t)llround(ns)), 1);
+    }
+}
+
+static void record_dropped(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm)
+{
+    struct run_counts *rc = counts_of(t, warm);
+    rc->dropped++;
+    rc->outcome[OUTCOME_DROPPED]++;
+    w->ic.dropped++;
+    log_record(w, t, NULL, planned_ns, warm, OUTCOME_DROPPED, 0);
+}
+
+/* Account a finished request (any outcome but dropped). */
+static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint64_t done_ns)
+{
+    struct target_rt *t = c->t;
+    struct engine *e = w->e;
+    struct run_counts *rc = counts_of(t, c->warm);
+    rc->outcome[o]++;
+    rc->bytes_in += c->resp.bytes;
+    if (o != OUTCOME_CANCELLED) {
+        uint64_t from = e->cfg->open_loop ? c->planned_ns : c->sent_ns;
+        int64_t lat = (int64_t)(done_ns - from);
+        w->ic.completed++;
+        if (o == OUTCOME_OK)
+            w->ic.ok++;
+        else
+            w->ic.errors++;
+        hdr_record(&t->ival, lat, 1);
+        if ((uint64_t)lat > t->ival_max_ns)
+            t->ival_max_ns = (uint64_t)lat;
+        if (!c->warm) {
+            hdr_record(group_hist(t, (enum run_group)o), lat, 1);
+            hdr_record(&t->service, (int64_t)(done_ns - c->sent_ns), 1);
+            if (c->first_byte_ns)
+                hdr_record(&t->ttfb, (int64_t)(c->first_byte_ns - c->sent_ns), 1);
+            if (c->resp.nst)
+                record_server_timing(t, &c->resp);
+        }
+    }
+    log_record(w, t, c, c->planned_ns, c->warm, o, done_ns);
+}
+
+/* The request on c ends with outcome o. The connection stays open (IDLE) only when keep is
+ * true; returns c when it does, NULL when it was closed. Dispatches nothing. */
+static struct conn *complete(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep, uint64_t done_ns)
+{
+    record(w, c, o, done_ns);
+    fifo_remove(w, c);
+    c->has_req = false;
+    c->fresh = false;
+    w->inflight--;
+    if (!keep) {
+        conn_close(w, c);
+        return NULL;
+    }
+    c->state = CONN_IDLE;
+    return c;
+}
+
+/* ------------------------------------------------------------------ sending */
+
+/* Write (the rest of) the request. Returns true while the request is in flight, false when
+ * it failed (completed as transport, connection closed). */
+static bool conn_write(struct worker *w, struct conn *c)
+{
+    const struct engine_target *et = c->t->et;
+    while (c->write_off < et->req_len) {
+        ssize_t n = send(c->io.fd, et->req + c->write_off, et->req_len - c->write_off, MSG_NOSIGNAL);
+        if (n > 0) {
+            c->write_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!c->want_out) {
+                loop_io_mod(&w->loop, &c->io, EPOLLIN | EPOLLOUT);
+                c->want_out = true;
+            }
+            return true;
+        }
+        return false;
+    }
+    if (c->want_out) {
+        loop_io_mod(&w->loop, &c->io, EPOLLIN);
+        c->want_out = false;
+    }
+    return true;
+}
+
+/* Begin a request on c (IDLE or CONNECTING without a request). */
+static void req_begin(struct worker *w, struct conn *c, uint64_t planned_ns, bool warm, uint64_t sent_ns)
+{
+    struct target_rt *t = c->t;
+    struct engine *e = w->e;
+    c->has_req = true;
+    c->warm = warm;
+    c->planned_ns = planned_ns;
+    c->sent_ns = sent_ns;
+    c->first_byte_ns = 0;
+    c->connect_ns = 0;
+    c->write_off = 0;
+    c->close_after = false;
+    http_response_init(&c->resp, &t->et->matchers, t->et->head);
+    struct run_counts *rc = counts_of(t, warm);
+    rc->sent++;
+    if (sent_ns <= e->window_end_ns + e->lag_limit_ns)
+        rc->sent_on_time++;
+    if (!warm)
+        hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
+    w->ic.sent++;
+    w->inflight++;
+    fifo_push(w, c);
+}
+
+/* Send a planned request: on c when given (IDLE), else on a new connection. Returns true when
+ * the request is in flight, false when it already failed (accounted, connection gone). */
+static bool dispatch(struct worker *w, struct target_rt *t, struct client *cl, struct conn *c, uint64_t planned_ns,
+                     bool warm)
+{
+    uint64_t now = clock_now_ns();
+    if (c) {
+        c->state = CONN_BUSY;
+        req_begin(w, c, planned_ns, warm, now);
+        if (conn_write(w, c))
+            return true;
+        complete(w, c, OUTCOME_TRANSPORT, false, clock_now_ns());
+        return false;
+    }
+    int r = conn_open(w, t, &c);
+    if (r) {
+        /* The connect failed at once (refused on loopback, out of descriptors): the request
+         * was attempted and failed in transport. It has no connection, so account it here. */
+        struct conn tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.t = t;
+        tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
+        tmp.io.fd = -1;
+        tmp.state = CONN_BUSY;
+        req_begin(w, &tmp, planned_ns, warm, now);
+        record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
+        fifo_remove(w, &tmp);
+        w->inflight--;
+        return false;
+    }
+    c->client = cl;
+    if (cl)
+        cl->conn = c;
+    req_begin(w, c, planned_ns, warm, c->connect_start_ns);
+    return true;
+}
+
+/* ------------------------------------------------------------------ open loop */
+
+static bool queue_push(struct target_rt *t, uint64_t planned_ns)
+{
+    if (t->qlen == t->qcap) {
+        if (t->qcap >= RUN_QUEUE_CAP)
+            return false;
+        size_t ncap = t->qcap ? t->qcap * 2 : 1024;
+        uint64_t *nq = xmalloc(ncap * sizeof *nq);
+        for (size_t i = 0; i < t->qlen; i++)
+            nq[i] = t->q[(t->qhead + i) % t->qcap];
+        free(t->q);
+        t->q = nq;
+        t->qcap = ncap;
+        t->qhead = 0;
+    }
+    t->q[(t->qhead + t->qlen) % t->qcap] = planned_ns;
+    t->qlen++;
+    return true;
+}
+
+static uint64_t queue_pop(struct target_rt *t)
+{
+    uint64_t v = t->q[t->qhead];
+    t->qhead = (t->qhead + 1) % t->qcap;
+    t->qlen--;
+    return v;
+}
+
+/* Make room in a full pool by closing an idle connection of another target. */
+static bool steal_idle(struct worker *w, struct target_rt *except)
+{
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *o = &w->t[i];
+        if (o == except || !o->idle)
+            continue;
+        struct conn *c = o->idle;
+        o->idle = c->next;
+        conn_close(w, c);
+        return true;
+    }
+    return false;
+}
+
+/* A connection of the open-loop pool became free (alive) or went away (NULL): serve the
+ * queue of requests waiting for one, else park it. */
+static void pool_refill(struct worker *w, struct target_rt *t, struct conn *c)
+{
+    while (t->qlen) {
+        if (!c && w->nopen >= w->pool_cap && !steal_idle(w, t))
+            return;
+        uint64_t planned = queue_pop(t);
+        w->queued--;
+        bool warm = planned < w->e->warmup_end_ns;
+        if (dispatch(w, t, NULL, c, planned, warm))
+            return;
+        c = NULL; /* it failed at once; try the next one on a new connection */
+    }
+    if (c) {
+        c->next = t->idle;
+        t->idle = c;
+    }
+}
+
+/* One planned request of the open loop is due now. */
+static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, uint64_t now)
+{
+    bool warm = planned_ns < w->e->warmup_end_ns;
+    counts_of(t, warm)->planned++;
+    w->ic.planned++;
+    hdr_record(&w->late, (int64_t)(now - planned_ns), 1);
+    if (t->idle) {
+        struct conn *c = t->idle;
+        t->idle = c->next;
+        dispatch(w, t, NULL, c, planned_ns, warm);
+        return;
+    }
+    if (w->nopen < w->pool_cap || steal_idle(w, t)) {
+        dispatch(w, t, NULL, NULL, planned_ns, warm);
+        return;
+    }
+    if (w->e->cfg->when_busy == RUN_BUSY_DROP) {
+        record_dropped(w, t, planned_ns, warm);
+        return;
+    }
+    if (!queue_push(t, planned_ns)) {
+        counts_of(t, warm)->queue_overflow++;
+        record_dropped(w, t, planned_ns, warm);
+        return;
+    }
+    counts_of(t, warm)->queued++;
+    w->queued++;
+}
+
+static void end_planning(struct worker *w, uint64_t at_ns);
+
+static void on_sched(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    if (!w->planning)
+        return;
+    unsigned n = 0;
+    for (;;) {
+        struct target_rt *best = NULL;
+        for (size_t i = 0; i < w->nt; i++)
+            if (w->t[i].has_next && (!best || w->t[i].next_planned_ns < best->next_planned_ns))
+                best = &w->t[i];
+        uint64_t now = clock_now_ns();
+        if (!best) {
+            end_planning(w, now);
+            return;
+        }
+        uint64_t next = best->next_planned_ns;
+        if (next > now) {
+            if (w->e->spin_ns && next - now <= w->e->spin_ns) {
+                /* the last few µs: spinning beats the wake-up latency of a sleep */
+                while ((now = clock_now_ns()) < next) {
+                }
+            } else {
+                loop_timer_arm(&w->loop, &w->sched_timer, next);
+                return;
+            }
+        }
+        if (++n > WORKER_BATCH) {
+            /* far behind: let the loop read responses before sending more (the lateness
+             * is in the lag histogram either way) */
+            loop_timer_arm(&w->loop, &w->sched_timer, now);
+            return;
+        }
+        issue(w, best, next, now);
+        best->has_next = sched_next(&best->sched, &best->next_planned_ns);
+    }
+}
+
+/* ------------------------------------------------------------------ closed loop */
+
+static void on_think(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    client_next(timer->data);
+}
+
+static bool all_clients_done(const struct worker *w)
+{
+    for (size_t i = 0; i < w->nclients; i++)
+        if (!w->clients[i].done)
+            return false;
+    return true;
+}
+
+static void client_finish(struct client *cl)
+{
+    struct worker *w = cl->w;
+    cl->done = true;
+    loop_timer_cancel(&w->loop, &cl->think);
+    if (w->planning && all_clients_done(w))
+        end_planning(w, clock_now_ns());
+}
+
+static _Thread_local bool in_client_next;
+
+static void client_next(struct client *cl)
+{
+    struct worker *w = cl->w;
+    struct target_rt *t = cl->t;
+    if (cl->done)
+        return;
+    if (!w->planning || t->budget == 0) {
+        client_finish(cl);
+        return;
+    }
+    if (in_client_next) {
+        /* a request failed synchronously inside a send: continue from the loop, not by
+         * recursion (a refusing server would otherwise never let the loop run) */
+        loop_timer_arm(&w->loop, &cl->think, clock_now_ns() + 1);
+        return;
+    }
+    in_client_next = true;
+    uint64_t planned = clock_now_ns();
+    bool warm = planned < w->e->warmup_end_ns;
+    if (t->budget != UINT64_MAX)
+        t->budget--;
+    counts_of(t, warm)->planned++;
+    w->ic.planned++;
+    struct conn *c = cl->conn;
+    bool ok = true;
+    if (c && c->state == CONN_IDLE) {
+        ok = dispatch(w, t, cl, c, planned, warm);
+    } else if (c && c->state == CONN_CONNECTING && !c->has_req) {
+        /* the connect started before this request: T1 is now; the write follows the connect */
+        req_begin(w, c, planned, warm, planned);
+    } else {
+        cl->conn = NULL;
+        ok = dispatch(w, t, cl, NULL, planned, warm);
+    }
+    if (!ok) /* failed at once: the next request comes from the loop (see above) */
+        after_request(w, t, cl, NULL);
+    in_client_next = false;
+}
+
+/* ------------------------------------------------------------------ after a request */
+
+static void after_request(struct worker *w, struct target_rt *t, struct client *cl, struct conn *alive)
+{
+    if (cl) {
+        cl->conn = alive;
+        if (w->e->cfg->think_ns && w->planning)
+            loop_timer_arm(&w->loop, &cl->think, clock_now_ns() + w->e->cfg->think_ns);
+        else
+            client_next(cl);
+    } else {
+        pool_refill(w, t, alive);
+    }
+}
+
+static enum reqlog_outcome classify(const struct engine_target *et, const struct http_response *r)
+{
+    for (size_t i = 0; i < et->nrejects; i++)
+        if (et->reject_status[i] == r->status && (et->reject_bit[i] < 0 || (r->matched & (1u << et->reject_bit[i]))))
+            return OUTCOME_REJECTED;
+    if (r->status >= 200 && r->status < 400) {
+        if (et->expect_bit >= 0 && !(r->matched & (1u << et->expect_bit)))
+            return OUTCOME_INVALID;
+        return OUTCOME_OK;
+    }
+    return OUTCOME_HTTP_ERROR;
+}
+
+static void finish_request(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep)
+{
+    struct target_rt *t = c->t;
+    struct client *cl = c->client;
+    uint64_t now = clock_now_ns();
+    struct conn *alive = complete(w, c, o, keep, now);
+    after_request(w, t, cl, alive);
+    maybe_finish(w);
+}
+
+static void conn_failed(struct worker *w, struct conn *c)
+{
+    /* a connection without a request closed or failed: the pool (or the client) needs a
+     * new one only when there is work for it */
+    struct target_rt *t = c->t;
+    struct client *cl = c->client;
+    conn_close(w, c);
+    if (cl)
+        cl->conn = NULL;
+    else
+        pool_refill(w, t, NULL);
+    maybe_finish(w);
+}
+
+static void conn_read(struct worker *w, struct conn *c)
+{
+    for (;;) {
+        ssize_t n = read(c->io.fd, w->rbuf, WORKER_RBUF);
+        if (n > 0) {
+            if (!c->first_byte_ns)
+                c->first_byte_ns = clock_now_ns();
+            size_t used = 0;
+            enum http_feed f = http_response_feed(&c->resp, w->rbuf, (size_t)n, &used);
+            if (f == HTTP_FEED_DONE) {
+                if (used < (size_t)n) {
+                    /* bytes after the response we asked for: the connection is out of step */
+                    c->t->counts[0].conns_unsolicited++;
+                    c->close_after = true;
+                }
+                bool keep = c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive;
+                finish_request(w, c, classify(c->t->et, &c->resp), keep);
+                return;
+            }
+            if (f == HTTP_FEED_ERROR) {
+                finish_request(w, c, OUTCOME_INVALID, false);
+                return;
+            }
+            if ((size_t)n < WORKER_RBUF)
+                return;
+            continue;
+        }
+        if (n == 0) {
+            if (http_response_eof(&c->resp) == HTTP_FEED_DONE) {
+                finish_request(w, c, classify(c->t->et, &c->resp), false);
+            } else {
+                c->t->counts[0].conns_closed_by_peer++;
+                finish_request(w, c, OUTCOME_TRANSPORT, false);
+            }
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return;
+        finish_request(w, c, OUTCOME_TRANSPORT, false);
+        return;
+    }
+}
+
+static void on_connected(struct worker *w, struct conn *c)
+{
+    uint64_t now = clock_now_ns();
+    uint64_t took = now - c->connect_start_ns;
+    if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
+        hdr_record(&c->t->connect, (int64_t)took, 1);
+    if (c->has_req) {
+        c->connect_ns = took;
+        c->state = CONN_BUSY;
+        if (!conn_write(w, c))
+            finish_request(w, c, OUTCOME_TRANSPORT, false);
+        return;
+    }
+    loop_io_mod(&w->loop, &c->io, EPOLLIN);
+    c->want_out = false;
+    c->state = CONN_IDLE;
+    if (!c->client)
+        pool_refill(w, c->t, c);
+}
+
+static void on_io(struct loop *loop, struct loop_io *io, uint32_t events)
+{
+    (void)loop;
+    struct conn *c = io->data;
+    struct worker *w = c->w;
+    switch (c->state) {
+    case CONN_FREE:
+        return; /* a stale event for a connection closed earlier in this batch */
+    case CONN_CONNECTING: {
+        int r = net_connect_finish(c->io.fd);
+        if (r == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+            return;
+        if (r) {
+            c->t->counts[0].conns_failed++;
+            if (c->has_req)
+                finish_request(w, c, OUTCOME_TRANSPORT, false);
+            else
+                conn_failed(w, c);
+            return;
+        }
+        on_connected(w, c);
+        return;
+    }
+    case CONN_IDLE: {
+        /* nothing is expected on an idle connection: a close, or bytes nobody asked for */
+        char b[512];
+        ssize_t n = read(c->io.fd, b, sizeof b);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n > 0)
+            c->t->counts[0].conns_unsolicited++;
+        else
+            c->t->counts[0].conns_closed_by_peer++;
+        /* unlink from the idle stack before closing */
+        if (!c->client) {
+            struct conn **pp = &c->t->idle;
+            while (*pp && *pp != c)
+                pp = &(*pp)->next;
+            if (*pp)
+                *pp = c->next;
+        }
+        conn_failed(w, c);
+        return;
+    }
+    case CONN_BUSY:
+        if ((events & EPOLLOUT) && c->want_out && c->write_off < c->t->et->req_len) {
+            if (!conn_write(w, c)) {
+                finish_request(w, c, OUTCOME_TRANSPORT, false);
+                return;
+            }
+        }
+        if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            conn_read(w, c);
+        return;
+    }
+}
+
+/* ------------------------------------------------------------------ timers and phases */
+
+static void on_timeout(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    uint64_t now = clock_now_ns();
+    while (w->fifo_head && w->fifo_head->sent_ns + w->e->timeout_ns <= now) {
+        struct conn *c = w->fifo_head;
+        struct target_rt *t = c->t;
+        struct client *cl = c->client;
+        complete(w, c, OUTCOME_TIMEOUT, false, now);
+        after_request(w, t, cl, NULL);
+    }
+    if (w->fifo_head && !loop_timer_armed(&w->timeout_timer))
+        loop_timer_arm(&w->loop, &w->timeout_timer, w->fifo_head->sent_ns + w->e->timeout_ns);
+    maybe_finish(w);
+}
+
+static void publish_interval(struct worker *w, uint64_t end_ns)
+{
+    engine_publish(w, end_ns);
+    for (size_t i = 0; i < w->nt; i++) {
+        hdr_reset(&w->t[i].ival);
+        w->t[i].ival_max_ns = 0;
+    }
+    memset(&w->ic, 0, sizeof w->ic);
+    w->tick_index++;
+}
+
+static void on_tick(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    uint64_t end = w->e->t0_ns + (w->tick_index + 1) * NS_PER_S;
+    publish_interval(w, end);
+    loop_timer_arm(&w->loop, &w->tick_timer, end + NS_PER_S);
+}
+
+/* Cancel whatever is still in flight and drop whatever still waits, then stop. */
+static void finish_now(struct worker *w)
+{
+    uint64_t now = clock_now_ns();
+    while (w->fifo_head)
+        complete(w, w->fifo_head, OUTCOME_CANCELLED, false, now);
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        while (t->qlen) {
+            uint64_t planned = queue_pop(t);
+            w->queued--;
+            record_dropped(w, t, planned, planned < w->e->warmup_end_ns);
+        }
+    }
+    maybe_finish(w);
+}
+
+static void on_end(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    if (w->planning) /* closed loop: the duration is over */
+        end_planning(w, clock_now_ns());
+    else /* the drain is over */
+        finish_now(w);
+}
+
+static void end_planning(struct worker *w, uint64_t at_ns)
+{
+    if (!w->planning)
+        return;
+    w->planning = false;
+    w->plan_end_ns = at_ns;
+    loop_timer_cancel(&w->loop, &w->sched_timer);
+    for (size_t i = 0; i < w->nclients; i++) {
+        struct client *cl = &w->clients[i];
+        loop_timer_cancel(&w->loop, &cl->think);
+        cl->done = true;
+    }
+    w->drain_deadline_ns = at_ns + w->e->drain_ns;
+    loop_timer_arm(&w->loop, &w->end_timer, w->drain_deadline_ns);
+    maybe_finish(w);
+}
+
+static void maybe_finish(struct worker *w)
+{
+    if (w->finished || w->planning || !w->started || w->inflight || w->queued)
+        return;
+    w->finished = true;
+    w->finish_ns = clock_now_ns();
+    /* close what is left: idle and preconnected connections */
+    for (size_t k = 0; k < w->nchunks; k++)
+        for (size_t i = 0; i < CONN_CHUNK; i++) {
+            struct conn *c = &w->chunks[k][i];
+            if (c->state != CONN_FREE)
+                conn_close(w, c);
+        }
+    for (size_t i = 0; i < w->nt; i++)
+        w->t[i].idle = NULL;
+    loop_timer_cancel(&w->loop, &w->tick_timer);
+    loop_timer_cancel(&w->loop, &w->end_timer);
+    loop_timer_cancel(&w->loop, &w->timeout_timer);
+    publish_interval(w, w->finish_ns);
+}
+
+static void on_start(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    struct engine *e = w->e;
+    w->started = true;
+    if (e->cfg->open_loop) {
+        bool any = false;
+        for (size_t i = 0; i < w->nt; i++) {
+            struct target_rt *t = &w->t[i];
+            t->has_next = sched_next(&t->sched, &t->next_planned_ns);
+            any |= t->has_next;
+        }
+        if (!any) {
+            end_planning(w, clock_now_ns());
+            return;
+        }
+        on_sched(&w->loop, &w->sched_timer);
+        return;
+    }
+    if (!w->nclients) {
+        end_planning(w, clock_now_ns());
+        return;
+    }
+    if (e->plan_end_ns != UINT64_MAX)
+        loop_timer_arm(&w->loop, &w->end_timer, e->plan_end_ns);
+    for (size_t i = 0; i < w->nclients && w->planning; i++)
+        client_next(&w->clients[i]);
+}
+
+/* ------------------------------------------------------------------ thread */
+
+static void preconnect(struct worker *w)
+{
+    struct engine *e = w->e;
+    if (!e->cfg->open_loop) {
+        for (size_t i = 0; i < w->nclients; i++) {
+            struct conn *c;
+            if (conn_open(w, w->clients[i].t, &c) == 0) {
+                c->client = &w->clients[i];
+                w->clients[i].conn = c;
+            }
+        }
+        return;
+    }
+    /* open loop: about a millisecond's worth of requests per target, so the first sends
+     * do not all pay for a connect; the pool grows on demand from there */
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        double per_thread = t->et->rate_from > t->et->rate_to ? t->et->rate_from : t->et->rate_to;
+        per_thread /= e->nworkers;
+        uint32_t n = (uint32_t)ceil(per_thread * 1e-3);
+        if (n < 1)
+            n = 1;
+        if (n > 32)
+            n = 32;
+        for (uint32_t k = 0; k < n && w->nopen < w->pool_cap; k++) {
+            struct conn *c;
+            if (conn_open(w, t, &c))
+                break;
+        }
+    }
+}
+
+int worker_init(struct worker *w, struct engine *e, uint32_t index)
+{
+    memset(w, 0, sizeof *w);
+    w->e = e;
+    w->index = index;
+    int r = loop_init(&w->loop);
+    if (r)
+        return r;
+    w->rbuf = xmalloc(WORKER_RBUF);
+    w->nt = e->nt;
+    w->t = xcalloc(e->nt, sizeof *w->t);
+    hdr_init(&w->late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    for (size_t i = 0; i < e->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        t->index = i;
+        t->et = &e->targets[i];
+        hdr_init(&t->latency[RUN_GROUP_OK], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        hdr_init(&t->service, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        hdr_init(&t->ttfb, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        hdr_init(&t->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        hdr_init(&t->connect, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        hdr_init(&t->ival, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    }
+    uint32_t T = e->nworkers;
+    if (e->cfg->open_loop) {
+        w->pool_cap = e->pool_cap / T + (index < e->pool_cap % T ? 1 : 0);
+        if (w->pool_cap == 0)
+            w->pool_cap = 1;
+    } else {
+        /* clients: each target's clients spread over the threads; so are --requests */
+        for (size_t i = 0; i < e->nt; i++) {
+            const struct engine_target *et = &e->targets[i];
+            uint32_t mine = et->clients / T + (index < et->clients % T ? 1 : 0);
+            w->nclients += mine;
+            struct target_rt *t = &w->t[i];
+            /* --requests: split over the threads that have clients for this target */
+            uint32_t teff = et->clients < T ? et->clients : T;
+            if (et->limit == UINT64_MAX)
+                t->budget = UINT64_MAX;
+            else if (index < teff)
+                t->budget = et->limit / teff + (index < et->limit % teff ? 1 : 0);
+            else
+                t->budget = 0;
+        }
+        w->clients = xcalloc(w->nclients ? w->nclients : 1, sizeof *w->clients);
+        size_t k = 0;
+        for (size_t i = 0; i < e->nt; i++) {
+            const struct engine_target *et = &e->targets[i];
+            uint32_t mine = et->clients / T + (index < et->clients % T ? 1 : 0);
+            for (uint32_t j = 0; j < mine; j++, k++) {
+                struct client *cl = &w->clients[k];
+                cl->w = w;
+                cl->t = &w->t[i];
+                loop_timer_init(&cl->think, on_think, cl);
+            }
+        }
+    }
+    loop_timer_init(&w->start_timer, on_start, w);
+    loop_timer_init(&w->sched_timer, on_sched, w);
+    loop_timer_init(&w->tick_timer, on_tick, w);
+    loop_timer_init(&w->end_timer, on_end, w);
+    loop_timer_init(&w->timeout_timer, on_timeout, w);
+    w->planning = true;
+    return 0;
+}
+
+void worker_release(struct worker *w)
+{
+    for (size_t k = 0; k < w->nchunks; k++) {
+        for (size_t i = 0; i < CONN_CHUNK; i++)
+            if (w->chunks[k][i].state != CONN_FREE && w->chunks[k][i].io.fd >= 0)
+                close(w->chunks[k][i].io.fd);
+        free(w->chunks[k]);
+    }
+    free(w->chunks);
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        for (int g = 0; g < RUN_GROUP_COUNT; g++)
+            if (t->latency[g].counts)
+                hdr_release(&t->latency[g]);
+        hdr_release(&t->service);
+        hdr_release(&t->ttfb);
+        hdr_release(&t->lag);
+        hdr_release(&t->connect);
+        hdr_release(&t->ival);
+        for (size_t j = 0; j < t->nst; j++)
+            hdr_release(&t->st[j].dur);
+        free(t->q);
+    }
+    hdr_release(&w->late);
+    free(w->t);
+    free(w->clients);
+    free(w->rbuf);
+    loop_release(&w->loop);
+}
+
+void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct engine *e = w->e;
+    /* timer slack 1 ns: the kernel would otherwise coalesce our wake-ups by 50 µs */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    if (e->log)
+        w->chunk = outlog_take(e->log, &w->log_slowed);
+    preconnect(w);
+    pthread_barrier_wait(&e->ready);
+    pthread_barrier_wait(&e->go); /* e->t0_ns is set */
+    if (e->cfg->open_loop) {
+        for (size_t i = 0; i < w->nt; i++) {
+            struct target_rt *t = &w->t[i];
+            const struct engine_target *et = t->et;
+            uint64_t seed = e->cfg->seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+            sched_init(&t->sched, e->cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to,
+                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit, e->nworkers,
+                       w->index, seed);
+        }
+    }
+    loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);
+    loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + NS_PER_S);
+    int stop_seen = 0;
+    while (!w->finished) {
+        /* connections opened before t0 complete while we wait for it */
+        int r = loop_run_once(&w->loop, 200 * NS_PER_MS);
+        if (r < 0) {
+            w->fatal = r;
+            finish_now(w);
+            if (!w->finished) {
+                w->planning = false;
+                w->inflight = w->queued = 0;
+                w->started = true;
+                maybe_finish(w);
+            }
+            break;
+        }
+        int lvl = atomic_load(&run_stop_level);
+        if (lvl != stop_seen && w->started) {
+            stop_seen = lvl;
+            if (lvl >= 1)
+                end_planning(w, clock_now_ns());
+            if (lvl >= 2)
+                finish_now(w);
+        }
+    }
+    if (w->chunk) {
+        outlog_submit(e->log, w->chunk);
+        w->chunk = NULL;
+    }
+    return NULL;
+}

@@ -1,0 +1,252 @@
+/* `knee run --json`: the summary as one JSON object (docs/FORMATS.md, "knee run JSON").
+ * Milliseconds everywhere, as the text; a statistic without samples is null. */
+#include "report/run_report.h"
+
+#include "report/json.h"
+
+#include <math.h>
+#include <string.h>
+
+static void summary(struct json *j, const char *key, const struct hdr *h)
+{
+    struct run_summary s;
+    run_summarize(h, &s);
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_uint(j, "count", s.count);
+    json_kv_double(j, "mean", s.mean);
+    json_kv_double(j, "stdev", s.stdev);
+    json_kv_double(j, "min", s.min);
+    json_kv_double(j, "max", s.max);
+    json_kv_double(j, "p50", s.p50);
+    json_kv_double(j, "p90", s.p90);
+    json_kv_double(j, "p95", s.p95);
+    json_kv_double(j, "p99", s.p99);
+    json_kv_double(j, "p99.9", s.p999);
+    json_object_end(j);
+}
+
+static void outcomes(struct json *j, const struct run_counts *c)
+{
+    json_key(j, "outcomes");
+    json_object_begin(j);
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        json_kv_uint(j, reqlog_outcome_name((enum reqlog_outcome)o), c->outcome[o]);
+    json_object_end(j);
+}
+
+static void accounting(struct json *j, const char *key, const struct run_counts *c)
+{
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_uint(j, "planned", c->planned);
+    json_kv_uint(j, "sent", c->sent);
+    json_kv_uint(j, "dropped", c->dropped);
+    uint64_t sum = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            sum += c->outcome[o];
+    json_kv_bool(j, "planned_eq_sent_plus_dropped", c->planned == c->sent + c->dropped);
+    json_kv_bool(j, "sent_eq_outcomes", c->sent == sum);
+    json_kv_uint(j, "queued", c->queued);
+    json_kv_uint(j, "queue_overflow", c->queue_overflow);
+    outcomes(j, c);
+    json_object_end(j);
+}
+
+static void rates(struct json *j, const struct run_counts *c, double window_s)
+{
+    double w = window_s > 0 ? window_s : NAN;
+    json_key(j, "rates");
+    json_object_begin(j);
+    json_kv_double(j, "planned", (double)c->planned / w);
+    json_kv_double(j, "sent", (double)c->sent / w);
+    json_kv_double(j, "completed", (double)(c->sent - c->outcome[OUTCOME_CANCELLED]) / w);
+    json_kv_double(j, "goodput", (double)c->outcome[OUTCOME_OK] / w);
+    json_object_end(j);
+}
+
+static void target(struct json *j, const struct run_result *res, const struct run_target_result *t, bool is_all)
+{
+    json_object_begin(j);
+    json_kv_string(j, "name", t->name);
+    if (!is_all) {
+        json_kv_string(j, "url", t->url);
+        json_kv_string(j, "address", t->address);
+        json_kv_double(j, "resolve_ms", (double)t->resolve_ns / 1e6);
+        json_kv_double(j, "planned_rate", t->planned_rate);
+        json_kv_uint(j, "connections", t->connections);
+    }
+    rates(j, &t->counts, res->window_s);
+    outcomes(j, &t->counts);
+    accounting(j, "accounting", &t->counts);
+    accounting(j, "warmup", &t->warmup_counts);
+    summary(j, "latency", &t->latency_all);
+    json_key(j, "latency_by_outcome");
+    json_object_begin(j);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        if (t->latency[g].total_count)
+            summary(j, run_group_name((enum run_group)g), &t->latency[g]);
+    json_object_end(j);
+    summary(j, "service", &t->service);
+    summary(j, "ttfb", &t->ttfb);
+    summary(j, "lag", &t->lag);
+    summary(j, "connect", &t->connect);
+    json_key(j, "server_timing");
+    json_object_begin(j);
+    for (size_t i = 0; i < t->nst; i++)
+        summary(j, t->st[i].name, &t->st[i].dur);
+    json_object_end(j);
+    json_key(j, "connections_opened_failed");
+    json_object_begin(j);
+    json_kv_uint(j, "opened", t->counts.conns_opened);
+    json_kv_uint(j, "failed", t->counts.conns_failed);
+    json_kv_uint(j, "closed_by_server", t->counts.conns_closed_by_peer);
+    json_kv_uint(j, "unsolicited_bytes", t->counts.conns_unsolicited);
+    json_object_end(j);
+    json_kv_uint(j, "bytes_in", t->counts.bytes_in + t->warmup_counts.bytes_in);
+    json_object_end(j);
+}
+
+static void triple(struct json *j, const char *key, const double v[3])
+{
+    json_key(j, key);
+    json_array_begin(j);
+    for (int i = 0; i < 3; i++)
+        json_double(j, v[i]);
+    json_array_end(j);
+}
+
+void run_write_json(FILE *out, const struct run_config *cfg, const struct run_result *res,
+                    const struct run_threshold *thr, size_t nthr, bool pretty)
+{
+    struct json j;
+    json_init(&j, out, pretty);
+    json_object_begin(&j);
+    json_kv_string(&j, "schema", "knee-run/1");
+
+    json_key(&j, "environment");
+    json_object_begin(&j);
+    json_kv_string(&j, "version", res->env.version);
+    json_key(&j, "args");
+    json_array_begin(&j);
+    for (int i = 0; cfg->argv && i < cfg->argc; i++)
+        json_string(&j, cfg->argv[i]);
+    json_array_end(&j);
+    json_kv_int(&j, "cpus", res->env.cpus);
+    json_kv_string(&j, "kernel", res->env.kernel);
+    json_kv_string(&j, "hostname", res->env.hostname);
+    json_kv_string(&j, "start_utc", res->env.start_wall);
+    triple(&j, "loadavg_before", res->env.loadavg_before);
+    triple(&j, "loadavg_after", res->env.loadavg_after);
+    json_kv_double(&j, "cpu_user_s", res->env.cpu_user_s);
+    json_kv_double(&j, "cpu_sys_s", res->env.cpu_sys_s);
+    uint64_t sent = res->all.counts.sent + res->all.warmup_counts.sent;
+    json_kv_double(&j, "cpu_us_per_request",
+                   sent ? (res->env.cpu_user_s + res->env.cpu_sys_s) * 1e6 / (double)sent : NAN);
+    json_kv_int(&j, "peak_rss_kb", res->env.peak_rss_kb);
+    json_object_end(&j);
+
+    json_key(&j, "config");
+    json_object_begin(&j);
+    json_kv_string(&j, "mode", cfg->open_loop ? "open" : "closed");
+    if (cfg->open_loop) {
+        json_kv_string(&j, "arrivals", cfg->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
+        json_kv_uint(&j, "seed", cfg->seed);
+        if (cfg->ramp) {
+            json_key(&j, "ramp");
+            json_object_begin(&j);
+            json_kv_double(&j, "from", cfg->ramp_from);
+            json_kv_double(&j, "to", cfg->ramp_to);
+            json_object_end(&j);
+        } else {
+            json_kv_double(&j, "rate", cfg->rate > 0 ? cfg->rate : NAN);
+        }
+        json_kv_uint(&j, "pool_cap", res->pool_cap);
+        json_kv_string(&j, "when_busy", cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
+    } else {
+        json_kv_double(&j, "think_s", (double)cfg->think_ns / 1e9);
+    }
+    json_kv_uint(&j, "threads", res->threads);
+    json_kv_double(&j, "duration_s", cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : NAN);
+    json_kv_uint(&j, "requests", cfg->requests);
+    json_kv_double(&j, "timeout_s", (double)cfg->timeout_ns / 1e9);
+    json_kv_double(&j, "drain_s", (double)cfg->drain_ns / 1e9);
+    json_kv_double(&j, "warmup_s", (double)cfg->warmup_ns / 1e9);
+    json_kv_bool(&j, "keepalive", cfg->keepalive);
+    if (cfg->expect_body)
+        json_kv_string(&j, "expect_body", cfg->expect_body);
+    json_key(&j, "reject");
+    json_array_begin(&j);
+    for (size_t i = 0; i < cfg->nrejects; i++) {
+        json_object_begin(&j);
+        json_kv_int(&j, "status", cfg->rejects[i].status);
+        if (cfg->rejects[i].body)
+            json_kv_string(&j, "body", cfg->rejects[i].body);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_object_end(&j);
+
+    json_kv_double(&j, "window_s", res->window_s);
+    json_kv_double(&j, "elapsed_s", res->elapsed_s);
+    json_kv_bool(&j, "interrupted", res->interrupted);
+    json_kv_bool(&j, "accounting_ok", res->accounting_ok);
+    json_kv_bool(&j, "generator_limited", res->generator_limited);
+    json_kv_double(&j, "send_ratio", res->send_ratio);
+    json_key(&j, "latency_interval");
+    json_string(&j, cfg->open_loop ? "T5-T0 (planned send to full response)" : "T5-T1 (send to full response)");
+    rates(&j, &res->all.counts, res->window_s);
+    outcomes(&j, &res->all.counts);
+    json_key(&j, "all");
+    target(&j, res, &res->all, true);
+    json_key(&j, "targets");
+    json_array_begin(&j);
+    for (size_t i = 0; i < res->ntargets; i++)
+        target(&j, res, &res->targets[i], false);
+    json_array_end(&j);
+
+    json_key(&j, "timeline");
+    json_array_begin(&j);
+    for (size_t i = 0; i < res->nticks; i++) {
+        const struct run_tick *t = &res->ticks[i];
+        json_object_begin(&j);
+        json_kv_double(&j, "start_s", t->start_s);
+        json_kv_double(&j, "length_s", t->length_s);
+        json_kv_uint(&j, "planned", t->planned);
+        json_kv_uint(&j, "sent", t->sent);
+        json_kv_uint(&j, "completed", t->completed);
+        json_kv_uint(&j, "ok", t->ok);
+        json_kv_uint(&j, "errors", t->errors);
+        json_kv_uint(&j, "dropped", t->dropped);
+        json_kv_double(&j, "p50_ms", t->p50_ms);
+        json_kv_double(&j, "p99_ms", t->p99_ms);
+        json_kv_double(&j, "max_ms", t->max_ms);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+
+    json_key(&j, "warnings");
+    json_array_begin(&j);
+    for (size_t i = 0; i < res->nwarnings; i++)
+        json_string(&j, res->warnings[i]);
+    json_array_end(&j);
+
+    json_key(&j, "thresholds");
+    json_array_begin(&j);
+    bool all_pass = true;
+    for (size_t i = 0; i < nthr; i++) {
+        json_object_begin(&j);
+        json_kv_string(&j, "expr", thr[i].expr);
+        json_kv_double(&j, "measured", thr[i].measured);
+        json_kv_string(&j, "unit", strcmp(run_threshold_unit(&thr[i]), "%") == 0 ? "fraction"
+                                                                                 : run_threshold_unit(&thr[i]));
+        json_kv_bool(&j, "pass", thr[i].pass);
+        json_object_end(&j);
+        all_pass &= thr[i].pass;
+    }
+    json_array_end(&j);
+    json_kv_bool(&j, "thresholds_pass", all_pass);
+    json_object_end(&j);
+    json_end(&j);
+}

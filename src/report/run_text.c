@@ -1,0 +1,263 @@
+/* The terminal summary of a run. Every table names the interval it measures (T0 planned send,
+ * T1 actual send, T5 full response), because "latency" means different things in an open and
+ * a closed loop; outcomes come with the accounting identities so nothing can go missing
+ * unnoticed. */
+#include "report/run_report.h"
+
+#include "core/clock.h"
+
+#include <math.h>
+#include <string.h>
+
+static char *fmt_count(char *buf, size_t len, uint64_t v)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    size_t o = 0;
+    for (int i = 0; i < n && o + 2 < len; i++) {
+        buf[o++] = tmp[i];
+        int left = n - 1 - i;
+        if (left > 0 && left % 3 == 0)
+            buf[o++] = ',';
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static char *fmt_rate(char *buf, size_t len, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    /* one decimal, rounded, with thousands separators */
+    uint64_t tenths = (uint64_t)llround(v * 10);
+    char whole[28];
+    fmt_count(whole, sizeof whole, tenths / 10);
+    snprintf(buf, len, "%.27s.%u", whole, (unsigned)(tenths % 10));
+    return buf;
+}
+
+static char *fmt_ms(char *buf, size_t len, double ms)
+{
+    if (!isfinite(ms))
+        snprintf(buf, len, "-");
+    else if (ms >= 100000)
+        snprintf(buf, len, "%.0f", ms);
+    else
+        snprintf(buf, len, "%.3f", ms);
+    return buf;
+}
+
+static void table_header(FILE *out)
+{
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "count", "mean", "stdev", "p50", "p90", "p95",
+            "p99", "p99.9", "max");
+}
+
+static void table_row(FILE *out, const char *label, const struct hdr *h)
+{
+    struct run_summary s;
+    run_summarize(h, &s);
+    char c[32], v[9][24];
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, fmt_count(c, sizeof c, s.count),
+            fmt_ms(v[0], 24, s.mean), fmt_ms(v[1], 24, s.stdev), fmt_ms(v[2], 24, s.p50), fmt_ms(v[3], 24, s.p90),
+            fmt_ms(v[4], 24, s.p95), fmt_ms(v[5], 24, s.p99), fmt_ms(v[6], 24, s.p999), fmt_ms(v[7], 24, s.max));
+}
+
+static void latency_tables(FILE *out, const struct run_config *cfg, const struct run_target_result *r)
+{
+    if (cfg->open_loop)
+        fprintf(out, "\nlatency (ms): planned send -> full response (T5 - T0), by outcome\n");
+    else
+        fprintf(out, "\nlatency (ms): send -> full response (T5 - T1), by outcome; closed loop\n");
+    table_header(out);
+    table_row(out, "all", &r->latency_all);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        if (r->latency[g].total_count)
+            table_row(out, run_group_name((enum run_group)g), &r->latency[g]);
+    if (cfg->open_loop) {
+        fprintf(out, "service (ms): send -> full response (T5 - T1)\n");
+        table_row(out, "all", &r->service);
+    }
+    fprintf(out, "ttfb (ms): send -> first response byte\n");
+    table_row(out, "all", &r->ttfb);
+    if (cfg->open_loop) {
+        fprintf(out, "lag (ms): planned send -> actual send (T1 - T0), the generator's own delay\n");
+        table_row(out, "all", &r->lag);
+    }
+    if (r->connect.total_count) {
+        fprintf(out, "connect (ms): connect start -> established, per new connection\n");
+        table_row(out, "all", &r->connect);
+    }
+}
+
+static void accounting(FILE *out, const struct run_counts *c, const char *indent)
+{
+    char a[32], b[32], d[32];
+    bool plan_ok = c->planned == c->sent + c->dropped;
+    fprintf(out, "%splanned %s = sent %s + dropped %s  [%s]\n", indent, fmt_count(a, sizeof a, c->planned),
+            fmt_count(b, sizeof b, c->sent), fmt_count(d, sizeof d, c->dropped), plan_ok ? "holds" : "BROKEN");
+    uint64_t sum = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            sum += c->outcome[o];
+    fprintf(out, "%ssent %s =", indent, fmt_count(a, sizeof a, c->sent));
+    bool first = true;
+    for (int o = 0; o < OUTCOME_COUNT; o++) {
+        if (o == OUTCOME_DROPPED)
+            continue;
+        fprintf(out, "%s %s %s", first ? "" : " +", reqlog_outcome_name((enum reqlog_outcome)o),
+                fmt_count(b, sizeof b, c->outcome[o]));
+        first = false;
+    }
+    fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
+}
+
+static void plan_line(FILE *out, const struct run_config *cfg, const struct run_result *res)
+{
+    char a[32], b[32];
+    fprintf(out, "knee run: ");
+    if (cfg->open_loop) {
+        fprintf(out, "open loop, %s arrivals", cfg->arrivals == RUN_ARRIVALS_POISSON ? "Poisson" : "constant");
+        if (cfg->ramp)
+            fprintf(out, ", ramp %s -> %s /s", fmt_rate(a, sizeof a, cfg->ramp_from),
+                    fmt_rate(b, sizeof b, cfg->ramp_to));
+        else if (cfg->rate > 0)
+            fprintf(out, ", %s/s", fmt_rate(a, sizeof a, cfg->rate));
+        if (cfg->arrivals == RUN_ARRIVALS_POISSON)
+            fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
+        fprintf(out, ", pool up to %s connections (%s when busy)", fmt_count(a, sizeof a, res->pool_cap),
+                cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
+    } else {
+        uint32_t conns = 0;
+        for (size_t i = 0; i < res->ntargets; i++)
+            conns += res->targets[i].connections;
+        fprintf(out, "closed loop, %u connections", conns);
+        if (cfg->think_ns)
+            fprintf(out, ", think %s", fmt_ms(a, sizeof a, (double)cfg->think_ns / 1e6)), fprintf(out, " ms");
+    }
+    if (cfg->duration_ns)
+        fprintf(out, ", %.3g s", (double)cfg->duration_ns / 1e9);
+    if (cfg->requests)
+        fprintf(out, ", %s requests", fmt_count(a, sizeof a, cfg->requests));
+    fprintf(out, ", %u thread%s%s\n", res->threads, res->threads == 1 ? "" : "s",
+            cfg->keepalive ? "" : ", no keep-alive");
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const struct run_target_result *t = &res->targets[i];
+        fprintf(out, "  %-10s %s -> %s (resolved in %.3f ms)", t->name, t->url, t->address,
+                (double)t->resolve_ns / 1e6);
+        if (cfg->open_loop)
+            fprintf(out, ", %s/s", fmt_rate(a, sizeof a, t->planned_rate));
+        else
+            fprintf(out, ", %u connections", t->connections);
+        fputc('\n', out);
+    }
+}
+
+void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
+                       const struct run_threshold *thr, size_t nthr)
+{
+    char a[32], b[32], c[32], d[32];
+    plan_line(out, cfg, res);
+    const struct run_counts *all = &res->all.counts;
+    fprintf(out, "\nrequests%s\n", cfg->warmup_ns ? " (planned after the warm-up)" : "");
+    accounting(out, all, "  ");
+    if (cfg->warmup_ns) {
+        fprintf(out, "  warm-up (not in the statistics below):\n");
+        accounting(out, &res->all.warmup_counts, "    ");
+    }
+    fprintf(out, "  rates per second over the %.3f s window: planned %s  sent %s  completed %s  goodput %s\n",
+            res->window_s, fmt_rate(a, sizeof a, res->planned_rate), fmt_rate(b, sizeof b, res->sent_rate),
+            fmt_rate(c, sizeof c, res->completed_rate), fmt_rate(d, sizeof d, res->goodput_rate));
+    if (cfg->open_loop && isfinite(res->send_ratio))
+        fprintf(out, "  sent on schedule: %.2f%% of planned requests left by the end of the plan\n",
+                100 * res->send_ratio);
+
+    latency_tables(out, cfg, &res->all);
+
+    if (res->ntargets > 1) {
+        for (size_t i = 0; i < res->ntargets; i++) {
+            const struct run_target_result *t = &res->targets[i];
+            fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
+            accounting(out, &t->counts, "  ");
+            double win = res->window_s > 0 ? res->window_s : NAN;
+            fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
+                    fmt_rate(a, sizeof a, (double)t->counts.planned / win),
+                    fmt_rate(b, sizeof b, (double)t->counts.sent / win),
+                    fmt_rate(c, sizeof c, (double)t->counts.outcome[OUTCOME_OK] / win));
+            latency_tables(out, cfg, t);
+        }
+    }
+
+    bool any_st = false;
+    for (size_t i = 0; i < res->ntargets; i++)
+        any_st |= res->targets[i].nst > 0;
+    if (any_st) {
+        fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
+        fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90",
+                "p99", "max");
+        for (size_t i = 0; i < res->ntargets; i++)
+            for (size_t j = 0; j < res->targets[i].nst; j++) {
+                struct run_summary s;
+                run_summarize(&res->targets[i].st[j].dur, &s);
+                char v[6][24];
+                fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name,
+                        res->targets[i].st[j].name, fmt_count(v[0], 24, s.count), fmt_ms(v[1], 24, s.mean),
+                        fmt_ms(v[2], 24, s.p50), fmt_ms(v[3], 24, s.p90), fmt_ms(v[4], 24, s.p99),
+                        fmt_ms(v[5], 24, s.max));
+            }
+    }
+
+    fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server", fmt_count(a, sizeof a, all->conns_opened),
+            fmt_count(b, sizeof b, all->conns_failed), fmt_count(c, sizeof c, all->conns_closed_by_peer));
+    if (all->conns_unsolicited)
+        fprintf(out, ", %s with unsolicited bytes", fmt_count(d, sizeof d, all->conns_unsolicited));
+    fprintf(out, "; %s bytes received\n", fmt_count(a, sizeof a, all->bytes_in + res->all.warmup_counts.bytes_in));
+    fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s\n",
+            res->elapsed_s);
+    if (!cfg->open_loop)
+        fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
+                     "server slows the load and its stalls are hidden from the latency (coordinated omission); "
+                     "--rate R measures from the planned send instead\n");
+    if (res->nwarnings) {
+        fprintf(out, "\nwarnings\n");
+        for (size_t i = 0; i < res->nwarnings; i++)
+            fprintf(out, "  ! %s\n", res->warnings[i]);
+    }
+    if (nthr) {
+        fprintf(out, "\nthresholds\n");
+        for (size_t i = 0; i < nthr; i++) {
+            const struct run_threshold *t = &thr[i];
+            const char *unit = run_threshold_unit(t);
+            char mv[40];
+            if (!isfinite(t->measured))
+                snprintf(mv, sizeof mv, "no samples");
+            else if (strcmp(unit, "%") == 0)
+                snprintf(mv, sizeof mv, "%.4g%%", 100 * t->measured);
+            else
+                snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
+            fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
+        }
+    }
+}
+
+void run_print_progress(FILE *out, const struct run_progress *p)
+{
+    char a[32], b[32], c[32];
+    char tot[32] = "";
+    if (p->total_s > 0)
+        snprintf(tot, sizeof tot, "/%.0fs", p->total_s);
+    double len = p->length_s > 0 ? p->length_s : 1;
+    fprintf(out, "\r[%6.1fs%s] sent %s/s  done %s/s  in flight %s", p->elapsed_s, tot,
+            fmt_rate(a, sizeof a, (double)p->sent / len), fmt_rate(b, sizeof b, (double)p->completed / len),
+            fmt_count(c, sizeof c, p->in_flight));
+    if (p->queued)
+        fprintf(out, " (+%llu queued)", (unsigned long long)p->queued);
+    fprintf(out, "  p50 %s p99 %s ms  errors %llu", fmt_ms(a, sizeof a, p->p50_ms), fmt_ms(b, sizeof b, p->p99_ms),
+            (unsigned long long)p->errors);
+    if (p->dropped)
+        fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
+    fputs("\033[K", out);
+    fflush(out);
+}

@@ -1,0 +1,129 @@
+/* knee's compact binary per-request log: one fixed-size little-endian record per planned
+ * request after a versioned header that names the targets. `knee run --out x.bin` writes it,
+ * `knee stats` reads it. The byte layout is specified in docs/FORMATS.md ("Binary request
+ * log"); this header is its only implementation. */
+#ifndef KNEE_REQLOG_REQLOG_H
+#define KNEE_REQLOG_REQLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every planned request ends in exactly one outcome (see the run issue for their meaning). */
+enum reqlog_outcome {
+    OUTCOME_OK,
+    OUTCOME_REJECTED,
+    OUTCOME_HTTP_ERROR,
+    OUTCOME_INVALID,
+    OUTCOME_TRANSPORT,
+    OUTCOME_TIMEOUT,
+    OUTCOME_DROPPED,
+    OUTCOME_CANCELLED,
+    OUTCOME_COUNT
+};
+
+/* "ok","rejected","http_error","invalid","transport","timeout","dropped","cancelled";
+ * "unknown" for a value outside the enum. Never NULL. */
+const char *reqlog_outcome_name(enum reqlog_outcome o);
+/* The outcome whose name is `name` (len bytes, not necessarily NUL-terminated), or -1. */
+int reqlog_outcome_parse(const char *name, size_t len);
+
+/* One request. All times are nanoseconds since the run start (CLOCK_MONOTONIC based). */
+struct reqlog_record {
+    uint64_t planned_ns;    /* planned send time since run start (closed loop: = sent_ns) */
+    uint64_t sent_ns;       /* actual send since run start; 0 when never sent (dropped) */
+    uint64_t first_byte_ns; /* since run start; 0 when none */
+    uint64_t done_ns;       /* complete response (or failure) since run start; 0 when none */
+    uint64_t connect_ns;    /* duration of the connect this request waited for; 0 when reused */
+    uint64_t bytes;         /* response bytes received */
+    uint32_t target;        /* index into the target name table */
+    uint32_t connection;    /* connection id */
+    uint16_t status;        /* HTTP status, 0 when none */
+    uint8_t outcome;        /* enum reqlog_outcome */
+    uint8_t flags;          /* bit 0: warm-up (planned inside --warmup) */
+};
+
+#define REQLOG_FLAG_WARMUP 0x01u
+#define REQLOG_FLAGS_KNOWN 0x01u
+
+/* Format constants (docs/FORMATS.md). A reader of version V accepts files of version <= V;
+ * a newer file is KNEE_EVERSION with a message that names both versions. */
+#define REQLOG_MAGIC "\x89KRQ\r\n\x1a\n" /* 8 bytes: never valid UTF-8 text, so never a CSV */
+#define REQLOG_MAGIC_LEN 8
+#define REQLOG_VERSION 1
+#define REQLOG_RECORD_SIZE 60            /* bytes of a version-1 record */
+#define REQLOG_FIXED_HEADER_SIZE 24      /* magic, version, flags, header_size, record_size, ntargets */
+#define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
+
+/* Caps a reader enforces on the header (a log is peer-controlled input to `knee stats`). */
+#define REQLOG_MAX_TARGETS 65536u
+#define REQLOG_MAX_NAME_LEN 4096u
+#define REQLOG_MAX_HEADER_SIZE (16u << 20)
+#define REQLOG_MAX_RECORD_SIZE 4096u
+
+/* True when the first bytes of a file are the log's magic (n may be short). */
+bool reqlog_is_log(const void *head, size_t n);
+
+/* ---- writer (one thread; callers serialise access) ---- */
+struct reqlog_writer;
+/* Create/truncate path and write a versioned header with the target names (each at most
+ * REQLOG_MAX_NAME_LEN bytes, at most REQLOG_MAX_TARGETS of them); records are buffered
+ * (64 KiB) and written with write(2). closed_loop is recorded in the header flags.
+ * Returns 0 and *out, KNEE_EINVAL for bad names/counts, or -errno. */
+int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
+                       int closed_loop);
+/* Append one record. 0, KNEE_EINVAL (target >= ntargets or outcome >= OUTCOME_COUNT: the
+ * record is not written), or the first write error (-errno; sticky: later calls return it). */
+int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r);
+/* Records accepted so far. */
+uint64_t reqlog_writer_count(const struct reqlog_writer *w);
+/* Flush + close + free; returns the first write error (0 when all went well). NULL is a no-op. */
+int reqlog_writer_close(struct reqlog_writer *w);
+
+/* ---- reader ---- */
+struct reqlog_reader;
+/* Open a log: validates magic, version (newer than REQLOG_VERSION: KNEE_EVERSION), header
+ * sizes and the name table. On failure returns a negative code and, when errbuf is not NULL,
+ * a one-line reason such as "version 3 is newer than this knee reads (1)". */
+int reqlog_reader_open(struct reqlog_reader **out, const char *path, char *errbuf, size_t errlen);
+/* The same over a memory buffer (not copied: it must outlive the reader). For fuzzing. */
+int reqlog_reader_open_mem(struct reqlog_reader **out, const void *data, size_t size, char *errbuf, size_t errlen);
+/* Next record: 1 and *r, 0 at a clean end, or negative on error (KNEE_ETRUNC for a partial
+ * last record, KNEE_EFORMAT for a field out of range, -errno); reqlog_reader_error says
+ * which record and why. */
+int reqlog_read(struct reqlog_reader *rd, struct reqlog_record *r);
+/* Index (0-based) of the record the last reqlog_read returned or failed on. */
+uint64_t reqlog_reader_record_index(const struct reqlog_reader *rd);
+const char *reqlog_reader_error(const struct reqlog_reader *rd);
+unsigned reqlog_reader_version(const struct reqlog_reader *rd);
+bool reqlog_reader_closed_loop(const struct reqlog_reader *rd);
+size_t reqlog_reader_ntargets(const struct reqlog_reader *rd);
+/* NUL-terminated target name i (< ntargets), owned by the reader. */
+const char *reqlog_reader_target(const struct reqlog_reader *rd, size_t i);
+/* Close and free; NULL is a no-op. */
+void reqlog_reader_close(struct reqlog_reader *rd);
+
+/* ---- the derived per-request columns (shared by the CSV writer and knee stats) ---- */
+/* The CSV header knee writes for per-request output, without a trailing newline. */
+#define REQLOG_CSV_HEADER "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection"
+
+/* Derived values; NAN when the request has no such value (a dropped request has no latency).
+ *   start_s    = planned / 1e9
+ *   latency_ms = (done - planned) / 1e6   when done_ns != 0
+ *   service_ms = (done - sent) / 1e6      when sent_ns != 0 and done_ns != 0
+ *   ttfb_ms    = (first_byte - sent) / 1e6 when sent_ns != 0 and first_byte_ns != 0
+ *   lag_ms     = (sent - planned) / 1e6   when sent_ns != 0
+ * A difference that would be negative (a corrupt record) is returned negative, not hidden. */
+struct reqlog_derived {
+    double start_s, latency_ms, service_ms, ttfb_ms, lag_ms;
+};
+void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d);
+
+/* Format one CSV row (columns of REQLOG_CSV_HEADER, '\n'-terminated, NUL-terminated) into buf.
+ * Times keep nanosecond resolution (start_s %.9f, ms %.6f) so `knee stats` gives the same
+ * numbers from the CSV as from the binary log; a value that does not exist is an empty cell;
+ * the name is quoted when it holds a comma, quote or line break. Returns the length written,
+ * or the length needed (>= len) when buf is too small, as snprintf. */
+size_t reqlog_format_csv(const struct reqlog_record *r, const char *target_name, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,34 @@
+/* Fuzz target for the binary request log reader: any byte string must either open and
+ * yield records whose fields are in range, or fail with a message; never crash or leak. */
+#include "reqlog/reqlog.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct reqlog_reader *rd;
+    char err[256];
+    if (reqlog_reader_open_mem(&rd, data, size, err, sizeof err) != 0) {
+        if (strlen(err) == 0)
+            abort(); /* every failure explains itself */
+        return 0;
+    }
+    struct reqlog_record r;
+    char row[512];
+    int k;
+    while ((k = reqlog_read(rd, &r)) == 1) {
+        if (r.target >= reqlog_reader_ntargets(rd) || r.outcome >= OUTCOME_COUNT)
+            abort();
+        struct reqlog_derived d;
+        reqlog_derive(&r, &d);
+        reqlog_format_csv(&r, reqlog_reader_target(rd, r.target), row, sizeof row);
+    }
+    if (k < 0 && strlen(reqlog_reader_error(rd)) == 0)
+        abort();
+    reqlog_reader_close(rd);
+    return 0;
+}

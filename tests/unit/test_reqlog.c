@@ -1,0 +1,452 @@
+/* Unit tests for src/reqlog: round trip of every field, the exact byte layout of the header
+ * and a record, version and magic checks, truncation, fields out of range, write errors,
+ * the derived columns and the CSV row. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/rng.h"
+#include "reqlog/reqlog.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/knee_test_reqlog_XXXXXX";
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *path_of(const char *name)
+{
+    static char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void spill(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+static struct reqlog_record random_record(struct rng *r, uint32_t ntargets)
+{
+    struct reqlog_record rec = {
+        .planned_ns = rng_next(r),
+        .sent_ns = rng_next(r),
+        .first_byte_ns = rng_next(r),
+        .done_ns = rng_next(r),
+        .connect_ns = rng_next(r),
+        .bytes = rng_next(r),
+        .target = (uint32_t)(rng_next(r) % ntargets),
+        .connection = (uint32_t)rng_next(r),
+        .status = (uint16_t)rng_next(r),
+        .outcome = (uint8_t)(rng_next(r) % OUTCOME_COUNT),
+        .flags = (uint8_t)(rng_next(r) & 1),
+    };
+    return rec;
+}
+
+static void assert_record_equal(const struct reqlog_record *a, const struct reqlog_record *b)
+{
+    assert_int_equal(a->planned_ns, b->planned_ns);
+    assert_int_equal(a->sent_ns, b->sent_ns);
+    assert_int_equal(a->first_byte_ns, b->first_byte_ns);
+    assert_int_equal(a->done_ns, b->done_ns);
+    assert_int_equal(a->connect_ns, b->connect_ns);
+    assert_int_equal(a->bytes, b->bytes);
+    assert_int_equal(a->target, b->target);
+    assert_int_equal(a->connection, b->connection);
+    assert_int_equal(a->status, b->status);
+    assert_int_equal(a->outcome, b->outcome);
+    assert_int_equal(a->flags, b->flags);
+}
+
+static void test_outcome_names(void **state)
+{
+    (void)state;
+    const char *want[] = {"ok", "rejected", "http_error", "invalid", "transport", "timeout", "dropped", "cancelled"};
+    for (int i = 0; i < OUTCOME_COUNT; i++) {
+        assert_string_equal(reqlog_outcome_name((enum reqlog_outcome)i), want[i]);
+        assert_int_equal(reqlog_outcome_parse(want[i], strlen(want[i])), i);
+    }
+    assert_string_equal(reqlog_outcome_name(OUTCOME_COUNT), "unknown");
+    assert_int_equal(reqlog_outcome_parse("okay", 4), -1);
+    assert_int_equal(reqlog_outcome_parse("ok", 1), -1);
+}
+
+/* Many records (several writer buffers), read back field by field. */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    const char *names[] = {"A", "http://127.0.0.1:8080/product?id=42", ""};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("rt.bin"), names, 3, 0), 0);
+    struct rng r;
+    rng_seed(&r, 42);
+    enum { N = 5000 };
+    static struct reqlog_record recs[N];
+    for (int i = 0; i < N; i++) {
+        recs[i] = random_record(&r, 3);
+        assert_int_equal(reqlog_write(w, &recs[i]), 0);
+    }
+    assert_int_equal(reqlog_writer_count(w), N);
+    assert_int_equal(reqlog_writer_close(w), 0);
+
+    size_t len;
+    unsigned char *raw = slurp(path_of("rt.bin"), &len);
+    size_t header = REQLOG_FIXED_HEADER_SIZE + 2 + 1 + 2 + strlen(names[1]) + 2;
+    assert_int_equal(len, header + (size_t)N * REQLOG_RECORD_SIZE);
+    free(raw);
+
+    struct reqlog_reader *rd;
+    char err[256];
+    assert_int_equal(reqlog_reader_open(&rd, path_of("rt.bin"), err, sizeof err), 0);
+    assert_int_equal(reqlog_reader_version(rd), REQLOG_VERSION);
+    assert_false(reqlog_reader_closed_loop(rd));
+    assert_int_equal(reqlog_reader_ntargets(rd), 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(reqlog_reader_target(rd, i), names[i]);
+    assert_null(reqlog_reader_target(rd, 3));
+    struct reqlog_record got;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(reqlog_read(rd, &got), 1);
+        assert_int_equal(reqlog_reader_record_index(rd), (uint64_t)i);
+        assert_record_equal(&got, &recs[i]);
+    }
+    assert_int_equal(reqlog_read(rd, &got), 0);
+    reqlog_reader_close(rd);
+}
+
+/* The documented byte layout (docs/FORMATS.md), checked byte by byte. */
+static void test_byte_layout(void **state)
+{
+    (void)state;
+    const char *names[] = {"AB"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("layout.bin"), names, 1, 1), 0);
+    struct reqlog_record rec = {
+        .planned_ns = 0x0102030405060708ull,
+        .sent_ns = 0x1112131415161718ull,
+        .first_byte_ns = 0x2122232425262728ull,
+        .done_ns = 0x3132333435363738ull,
+        .connect_ns = 0x4142434445464748ull,
+        .bytes = 0x5152535455565758ull,
+        .target = 0,
+        .connection = 0x61626364u,
+        .status = 0x7172,
+        .outcome = OUTCOME_TIMEOUT,
+        .flags = REQLOG_FLAG_WARMUP,
+    };
+    assert_int_equal(reqlog_write(w, &rec), 0);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    size_t len;
+    unsigned char *b = slurp(path_of("layout.bin"), &len);
+    assert_int_equal(len, 24 + 2 + 2 + 60);
+    assert_memory_equal(b, "\x89KRQ\r\n\x1a\n", 8);
+    assert_int_equal(b[8], 1);  /* version, LE u16 */
+    assert_int_equal(b[9], 0);
+    assert_int_equal(b[10], 1); /* flags: closed loop */
+    assert_int_equal(b[12], 28); /* header size */
+    assert_int_equal(b[16], 60); /* record size */
+    assert_int_equal(b[20], 1);  /* ntargets */
+    assert_int_equal(b[24], 2);  /* name length */
+    assert_memory_equal(b + 26, "AB", 2);
+    const unsigned char *p = b + 28;
+    assert_int_equal(p[0], 0x08);
+    assert_int_equal(p[7], 0x01);
+    assert_int_equal(p[8], 0x18);
+    assert_int_equal(p[47], 0x51);
+    assert_int_equal(p[48], 0);
+    assert_int_equal(p[52], 0x64);
+    assert_int_equal(p[55], 0x61);
+    assert_int_equal(p[56], 0x72);
+    assert_int_equal(p[57], 0x71);
+    assert_int_equal(p[58], OUTCOME_TIMEOUT);
+    assert_int_equal(p[59], 1);
+    assert_true(reqlog_is_log(b, len));
+    assert_false(reqlog_is_log(b, 7));
+    assert_false(reqlog_is_log("server,start_s", 14));
+
+    struct reqlog_reader *rd;
+    assert_int_equal(reqlog_reader_open_mem(&rd, b, len, NULL, 0), 0);
+    assert_true(reqlog_reader_closed_loop(rd));
+    struct reqlog_record got;
+    assert_int_equal(reqlog_read(rd, &got), 1);
+    assert_record_equal(&got, &rec);
+    assert_int_equal(reqlog_read(rd, &got), 0);
+    reqlog_reader_close(rd);
+    free(b);
+}
+
+static unsigned char *small_log(size_t *len)
+{
+    const char *names[] = {"A", "B"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("small.bin"), names, 2, 0), 0);
+    for (uint32_t i = 0; i < 3; i++) {
+        struct reqlog_record rec = {.planned_ns = i, .done_ns = 10 + i, .target = i % 2};
+        assert_int_equal(reqlog_write(w, &rec), 0);
+    }
+    assert_int_equal(reqlog_writer_close(w), 0);
+    return slurp(path_of("small.bin"), len);
+}
+
+static void test_newer_version_is_a_clear_error(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = small_log(&len);
+    b[8] = 2;
+    spill(path_of("v2.bin"), b, len);
+    struct reqlog_reader *rd = (void *)1;
+    char err[256] = "";
+    assert_int_equal(reqlog_reader_open(&rd, path_of("v2.bin"), err, sizeof err), KNEE_EVERSION);
+    assert_null(rd);
+    assert_non_null(strstr(err, "version 2 is newer"));
+    free(b);
+}
+
+static void test_bad_headers(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = small_log(&len);
+    struct reqlog_reader *rd;
+    char err[256];
+    unsigned char *c = malloc(len);
+
+    memcpy(c, b, len);
+    c[1] = 'X';
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "magic"));
+
+    assert_int_equal(reqlog_reader_open_mem(&rd, b, 20, err, sizeof err), KNEE_ETRUNC);
+    assert_int_equal(reqlog_reader_open_mem(&rd, b, 0, err, sizeof err), KNEE_EFORMAT);
+    assert_int_equal(reqlog_reader_open_mem(&rd, b, 25, err, sizeof err), KNEE_ETRUNC);
+
+    memcpy(c, b, len);
+    c[8] = 0; /* version 0 */
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, err, sizeof err), KNEE_EFORMAT);
+
+    memcpy(c, b, len);
+    c[16] = 59; /* record smaller than version 1's */
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, err, sizeof err), KNEE_EFORMAT);
+
+    memcpy(c, b, len);
+    c[22] = 0xff; /* ntargets huge */
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, err, sizeof err), KNEE_ETOOBIG);
+
+    memcpy(c, b, len);
+    c[24] = 200; /* first name longer than the header */
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, err, sizeof err), KNEE_EFORMAT);
+
+    char msg[64];
+    assert_int_equal(reqlog_reader_open(&rd, path_of("does-not-exist"), msg, sizeof msg), -2);
+    free(c);
+    free(b);
+}
+
+/* A longer header and record (a later minor revision) are read, the extra bytes skipped. */
+static void test_larger_record_and_header_are_skipped(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = small_log(&len);
+    size_t hdr = 24 + 3 + 3;
+    size_t nlen = hdr + 5 + 3 * 64;
+    unsigned char *c = calloc(1, nlen);
+    memcpy(c, b, hdr);
+    c[12] = (unsigned char)(hdr + 5);
+    c[16] = 64;
+    for (int i = 0; i < 3; i++)
+        memcpy(c + hdr + 5 + i * 64, b + hdr + (size_t)i * 60, 60);
+    struct reqlog_reader *rd;
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, nlen, NULL, 0), 0);
+    struct reqlog_record got;
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_int_equal(reqlog_read(rd, &got), 1);
+        assert_int_equal(got.planned_ns, i);
+        assert_int_equal(got.target, i % 2);
+    }
+    assert_int_equal(reqlog_read(rd, &got), 0);
+    reqlog_reader_close(rd);
+    free(c);
+    free(b);
+}
+
+static void test_bad_records(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = small_log(&len);
+    size_t hdr = 30;
+    struct reqlog_reader *rd;
+    struct reqlog_record got;
+
+    /* truncated last record */
+    assert_int_equal(reqlog_reader_open_mem(&rd, b, len - 7, NULL, 0), 0);
+    assert_int_equal(reqlog_read(rd, &got), 1);
+    assert_int_equal(reqlog_read(rd, &got), 1);
+    assert_int_equal(reqlog_read(rd, &got), KNEE_ETRUNC);
+    assert_int_equal(reqlog_reader_record_index(rd), 2);
+    assert_non_null(strstr(reqlog_reader_error(rd), "record 2 is truncated"));
+    reqlog_reader_close(rd);
+
+    unsigned char *c = malloc(len);
+    struct {
+        size_t off;
+        unsigned char v;
+        const char *msg;
+    } cases[] = {
+        {hdr + 60 + 48, 2, "target 2"},
+        {hdr + 60 + 58, OUTCOME_COUNT, "outcome 8"},
+        {hdr + 60 + 59, 0x80, "unknown flags"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memcpy(c, b, len);
+        c[cases[k].off] = cases[k].v;
+        assert_int_equal(reqlog_reader_open_mem(&rd, c, len, NULL, 0), 0);
+        assert_int_equal(reqlog_read(rd, &got), 1);
+        assert_int_equal(reqlog_read(rd, &got), KNEE_EFORMAT);
+        assert_non_null(strstr(reqlog_reader_error(rd), cases[k].msg));
+        assert_non_null(strstr(reqlog_reader_error(rd), "record 1"));
+        reqlog_reader_close(rd);
+    }
+    free(c);
+    free(b);
+}
+
+static void test_writer_rejects_bad_input(void **state)
+{
+    (void)state;
+    struct reqlog_writer *w;
+    const char *names[] = {"A"};
+    assert_int_equal(reqlog_writer_open(&w, path_of("x"), NULL, 2, 0), KNEE_EINVAL);
+    char *longname = malloc(REQLOG_MAX_NAME_LEN + 2);
+    memset(longname, 'x', REQLOG_MAX_NAME_LEN + 1);
+    longname[REQLOG_MAX_NAME_LEN + 1] = '\0';
+    const char *bad[] = {longname};
+    assert_int_equal(reqlog_writer_open(&w, path_of("x"), bad, 1, 0), KNEE_EINVAL);
+    free(longname);
+    assert_true(reqlog_writer_open(&w, "/nonexistent-dir/x.bin", names, 1, 0) < 0);
+    assert_int_equal(reqlog_writer_open(&w, path_of("x"), names, 1, 0), 0);
+    struct reqlog_record rec = {.target = 1};
+    assert_int_equal(reqlog_write(w, &rec), KNEE_EINVAL);
+    rec.target = 0;
+    rec.outcome = OUTCOME_COUNT;
+    assert_int_equal(reqlog_write(w, &rec), KNEE_EINVAL);
+    assert_int_equal(reqlog_writer_count(w), 0);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    assert_int_equal(reqlog_writer_close(NULL), 0);
+}
+
+/* A full disk: the error surfaces (sticky) and close reports it. */
+static void test_write_error_is_reported(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        skip();
+    }
+    const char *names[] = {"A"};
+    struct reqlog_writer *w;
+    int r = reqlog_writer_open(&w, "/dev/full", names, 1, 0);
+    assert_true(r < 0); /* the header is flushed at open, so the error shows right away */
+}
+
+static void test_derive_and_csv(void **state)
+{
+    (void)state;
+    struct reqlog_record rec = {
+        .planned_ns = 1500000000ull,      /* 1.5 s */
+        .sent_ns = 1500250000ull,         /* lag 0.25 ms */
+        .first_byte_ns = 1502250001ull,   /* ttfb 2.000001 ms */
+        .done_ns = 1510500000ull,         /* latency 10.5 ms, service 10.25 ms */
+        .bytes = 1234,
+        .target = 0,
+        .connection = 7,
+        .status = 200,
+        .outcome = OUTCOME_OK,
+    };
+    struct reqlog_derived d;
+    reqlog_derive(&rec, &d);
+    assert_true(d.start_s == 1.5);
+    assert_true(d.latency_ms == 10.5);
+    assert_true(d.service_ms == 10.25);
+    assert_true(d.ttfb_ms == 2.000001);
+    assert_true(d.lag_ms == 0.25);
+
+    char buf[256];
+    size_t n = reqlog_format_csv(&rec, "A", buf, sizeof buf);
+    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7\n");
+    assert_int_equal(n, strlen(buf));
+    /* the CSV text parses back to the very same doubles */
+    assert_true(strtod("2.000001", NULL) == d.ttfb_ms);
+
+    struct reqlog_record dropped = {.planned_ns = 2000000000ull, .outcome = OUTCOME_DROPPED, .target = 0};
+    reqlog_derive(&dropped, &d);
+    assert_true(isnan(d.latency_ms) && isnan(d.service_ms) && isnan(d.ttfb_ms) && isnan(d.lag_ms));
+    reqlog_format_csv(&dropped, "a,\"b\"", buf, sizeof buf);
+    assert_string_equal(buf, "\"a,\"\"b\"\"\",2.000000000,,,,,0,dropped,0,0\n");
+
+    /* too small a buffer: truncated, NUL-terminated, and the needed length returned */
+    char tiny[8];
+    n = reqlog_format_csv(&rec, "A", tiny, sizeof tiny);
+    assert_int_equal(n, strlen("A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7\n"));
+    assert_int_equal(strlen(tiny), 7);
+
+    /* a corrupt record (done before planned) shows a negative latency, not a huge one */
+    struct reqlog_record bad = {.planned_ns = 5000000, .sent_ns = 5000000, .done_ns = 4000000};
+    reqlog_derive(&bad, &d);
+    assert_true(d.latency_ms == -1.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_outcome_names),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_byte_layout),
+        cmocka_unit_test(test_newer_version_is_a_clear_error),
+        cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_larger_record_and_header_are_skipped),
+        cmocka_unit_test(test_bad_records),
+        cmocka_unit_test(test_writer_rejects_bad_input),
+        cmocka_unit_test(test_write_error_is_reported),
+        cmocka_unit_test(test_derive_and_csv),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
