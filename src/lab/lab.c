@@ -332,8 +332,9 @@ void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi)
     double nn = (double)n, p = (double)k / nn, z2 = z * z;
     double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
     double half = z * sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / (1 + z2 / nn);
-    *lo = fmax(0, centre - half);
-    *hi = fmin(1, centre + half);
+    /* The bounds at k = 0 and k = n are exactly 0 and 1; rounding would leave ~1e-18. */
+    *lo = k == 0 ? 0 : fmax(0, centre - half);
+    *hi = k == n ? 1 : fmin(1, centre + half);
 }
 
 /* ---- the experiment table ---- */
