@@ -31,43 +31,43 @@ struct serve_args {
 static struct serve_args a;
 
 static struct opt opts[] = {
-    {"preset", 'p', OPT_STR, &a.preset, "NAME", "report, quiet, queue, flat, fanout or null (default quiet)", 0, 0, 0},
+    {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null (default quiet)", 0, 0, 0},
     {"listen", 'l', OPT_LIST, &a.listen, "[PRESET@]ADDR:PORT",
-     "listen here (repeatable; default 127.0.0.1:0 = a free port); PRESET@ picks this server's preset", 0, 0, 0},
-    {"count", 'n', OPT_COUNT, &a.count, "N", "run N servers per --listen (ports PORT, PORT+1, ... or all free)", 0, 0,
+     "repeatable; PRESET@ sets its preset (default 127.0.0.1:0)", 0, 0, 0},
+    {"count", 'n', OPT_COUNT, &a.count, "N", "N servers per --listen: ports PORT, PORT+1, ... (or all free)", 0, 0,
      0},
     {"pool", 0, OPT_COUNT, &a.pool, "N", "N slots; requests wait for one in FIFO order (0 = unlimited)", 0, 0, 0},
     {"hit-ms", 0, OPT_DURATION, &a.hit_ns, "D", "work time on a cache hit (bare number: ms)", NS_PER_MS, 0, 0},
     {"miss-ms", 0, OPT_DURATION, &a.miss_ns, "D", "work time on a cache miss (bare number: ms)", NS_PER_MS, 0, 0},
     {"miss-rate", 0, OPT_SHARE, &a.miss_rate, "P", "share of requests that miss the cache (10% or 0.1)", 0, 0, 0},
     {"pause-every", 0, OPT_DURATION, &a.pause_every_ns, "D",
-     "a report job takes the table lock every D (bare number: s; 0 = never)", NS_PER_S, 0, 0},
-    {"pause-for", 0, OPT_DURATION, &a.pause_for_ns, "D", "... and holds it for D (bare number: ms)", NS_PER_MS, 0, 0},
+     "a report job takes the table lock every D (bare number: s)", NS_PER_S, 0, 0},
+    {"pause-for", 0, OPT_DURATION, &a.pause_for_ns, "D", "... and holds it for D (default 250ms; bare number: ms)", NS_PER_MS, 0, 0},
     {"acquire-timeout", 0, OPT_DURATION, &a.acquire_timeout_ns, "D",
-     "no slot within D: 503 with JSON reason QUEUE_TIMEOUT (bare number: ms)", NS_PER_MS, 0, 0},
-    {"cpu-ms", 0, OPT_DURATION, &a.cpu_ns, "D", "burn D of real CPU per request on a worker (bare number: ms)",
+     "no slot within D: 503 QUEUE_TIMEOUT (bare number: ms)", NS_PER_MS, 0, 0},
+    {"cpu-ms", 0, OPT_DURATION, &a.cpu_ns, "D", "burn D of real CPU per request on a worker (ms)",
      NS_PER_MS, 0, 0},
     {"workers", 0, OPT_COUNT, &a.workers, "N", "CPU worker threads for --cpu-ms (default 1)", 0, 0, 0},
-    {"fanout", 0, OPT_COUNT, &a.fanout, "N", "wait for N parallel dependencies per request (?fanout=N per request)", 0,
+    {"fanout", 0, OPT_COUNT, &a.fanout, "N", "wait for N parallel dependencies (?fanout=N per request)", 0,
      0, 0},
     {"dep-slow-prob", 0, OPT_SHARE, &a.dep_slow_prob, "P", "each dependency is slow with probability P", 0, 0, 0},
     {"dep-slow-ms", 0, OPT_DURATION, &a.dep_slow_ns, "D", "time of a slow dependency (bare number: ms)", NS_PER_MS, 0,
      0},
     {"dep-ms", 0, OPT_DURATION, &a.dep_ns, "D", "time of a normal dependency (bare number: ms)", NS_PER_MS, 0, 0},
     {"nagle", 0, OPT_FLAG, &a.nagle, NULL,
-     "leave Nagle on and write head and body separately (the 40 ms delayed-ACK stall)", 0, 0, 0},
-    {"seed", 0, OPT_COUNT, &a.seed, "N", "seed of every random choice (default 1; server i uses N+i)", 0, 0, 0},
-    {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit; beyond it 503 CONN_LIMIT (default 10000)", 0,
+     "Nagle on, head and body in two writes (the 40 ms stall)", 0, 0, 0},
+    {"seed", 0, OPT_COUNT, &a.seed, "N", "seed of every random choice (default 1; server i: N+i)", 0, 0, 0},
+    {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (default 10000)", 0,
      0, 0},
     {"header-timeout", 0, OPT_DURATION, &a.header_timeout_ns, "D",
-     "a request head must arrive within D, else 408 and close (default 10s)", NS_PER_S, 0, 0},
+     "a request head must arrive within D, else 408 (default 10s)", NS_PER_S, 0, 0},
     {"idle-timeout", 0, OPT_DURATION, &a.idle_timeout_ns, "D", "close keep-alive connections idle for D (default 60s)",
      NS_PER_S, 0, 0},
     {"max-header-bytes", 0, OPT_COUNT, &a.max_header_bytes, "N",
      "request line + headers above N bytes: 431 (default 8192)", 0, 0, 0},
     {"grace", 0, OPT_DURATION, &a.grace_ns, "D", "on stop, in-flight requests get D to finish (default 5s)", NS_PER_S,
      0, 0},
-    {"duration", 'd', OPT_DURATION, &a.duration_ns, "D", "stop by itself after D (default: run until a signal)",
+    {"duration", 'd', OPT_DURATION, &a.duration_ns, "D", "stop by itself after D (default: until SIGINT/SIGTERM)",
      NS_PER_S, 0, 0},
 };
 
@@ -252,12 +252,17 @@ int cmd_serve(int argc, char **argv)
         }
     }
 
-    /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below. */
+    /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below.
+     * A shell starts background jobs with SIGINT ignored, and an ignored signal is
+     * discarded before it can be waited for: restore the default disposition first (the
+     * signals stay blocked, so the default action never runs). */
     sigset_t stop_sigs, old;
     sigemptyset(&stop_sigs);
     sigaddset(&stop_sigs, SIGINT);
     sigaddset(&stop_sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_sigs, &old);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
 
     struct serve_handle *h[MAX_SERVERS] = {0};

@@ -11,11 +11,11 @@
 const char *const serve_preset_names[] = {"report", "quiet", "queue", "flat", "fanout", "null", NULL};
 
 static const char *const summaries[] = {
-    "server A: pool 4, work 2 ms (40 ms on a 10% cache miss), a job holds the lock 250 ms every 4 s",
+    "server A: pool 4, 2 ms work (40 ms on a 10% miss), lock held 250 ms every 4 s",
     "server B: the same without the report job",
     "4 slots, 503 QUEUE_TIMEOUT after 250 ms waiting, work from /work?ms=N (default 20 ms)",
     "10 ms of real CPU per request on 1 worker: capacity 100 rps",
-    "waits for N parallel dependencies (default 1, ?fanout=N), each 200 ms with probability 2%, else 1 ms",
+    "N parallel dependencies (default 1, ?fanout=N), each 200 ms with p=2%, else 1 ms",
     "a tiny fixed 200 response, no work: the calibration-probe target",
 };
 

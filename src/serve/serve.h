@@ -60,8 +60,9 @@ struct serve_config {
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
- * since start. Every request parsed counts in `requests`; work requests end as exactly one
- * of ok, rejected, cancelled (client left while waiting), or still in flight. */
+ * since start. Every request parsed counts in `requests`; a work request is exactly one of
+ * ok, rejected, cancelled (client left while waiting), executed for a client that left
+ * during the work (its response is a write failure), or still in flight. */
 struct serve_counters {
     uint64_t active;          /* requests holding their turn: working (sleep, CPU, dependencies) */
     uint64_t waiting;         /* requests waiting for a slot, the report lock or a CPU worker */
