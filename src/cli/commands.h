@@ -22,6 +22,7 @@ extern const struct command knee_commands[];
 int cmd_serve(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */
 int cmd_run(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);

@@ -21,17 +21,17 @@
 #define CSV_CHUNK (1u << 20)
 
 struct csv_reader {
-    int fd;              /* -1 for memory */
+    int fd; /* -1 for memory */
     bool own_fd;
     const unsigned char *mem;
     size_t mem_size, mem_pos;
     struct csv_limits lim;
-    char *buf;           /* cap + 1 bytes: room for the NUL after a last line without '\n' */
+    char *buf; /* cap + 1 bytes: room for the NUL after a last line without '\n' */
     size_t cap, start, end;
     uint64_t base_offset; /* input offset of buf[0] */
     bool eof, at_beginning;
-    uint64_t line;       /* physical line of buf[start] */
-    uint64_t rec_line;   /* line of the last record or error */
+    uint64_t line;     /* physical line of buf[start] */
+    uint64_t rec_line; /* line of the last record or error */
     int err;
     char msg[256];
     /* per-record field arrays, grown up to lim.max_fields */
@@ -41,7 +41,8 @@ struct csv_reader {
     size_t fields_cap;
 };
 
-static int fail(struct csv_reader *r, int code, uint64_t line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(struct csv_reader *r, int code, uint64_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int fail(struct csv_reader *r, int code, uint64_t line, const char *fmt, ...)
 {
     va_list ap;
@@ -130,9 +131,18 @@ void csv_reader_close(struct csv_reader *r)
     free(r);
 }
 
-const char *csv_reader_error(const struct csv_reader *r) { return r->err ? r->msg : "no error"; }
-uint64_t csv_reader_line(const struct csv_reader *r) { return r->rec_line; }
-uint64_t csv_reader_offset(const struct csv_reader *r) { return r->base_offset + r->start; }
+const char *csv_reader_error(const struct csv_reader *r)
+{
+    return r->err ? r->msg : "no error";
+}
+uint64_t csv_reader_line(const struct csv_reader *r)
+{
+    return r->rec_line;
+}
+uint64_t csv_reader_offset(const struct csv_reader *r)
+{
+    return r->base_offset + r->start;
+}
 
 static uint64_t count_newlines(const char *p, size_t n)
 {
@@ -237,8 +247,8 @@ enum scan { SCAN_DONE, SCAN_MORE, SCAN_ERROR };
 /* The quote-aware state machine over p[0..avail). With write == false it only measures:
  * *consumed = bytes of the record including its line break, *lines = line breaks inside it.
  * With write == true (only after a SCAN_DONE) it unquotes in place and records the fields. */
-static enum scan scan_quoted(struct csv_reader *r, char *p, size_t avail, bool write, size_t *consumed,
-                             uint64_t *lines, size_t *nfields)
+static enum scan scan_quoted(struct csv_reader *r, char *p, size_t avail, bool write, size_t *consumed, uint64_t *lines,
+                             size_t *nfields)
 {
     size_t i = 0, w = 0, n = 0;
     uint64_t nl = 0;
@@ -435,7 +445,10 @@ static bool ci_equal(const char *s, size_t len, const char *word)
     return true;
 }
 
-static bool is_space(char c) { return c == ' ' || c == '\t'; }
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
 
 int csv_parse_double(const char *s, size_t len, double *out)
 {

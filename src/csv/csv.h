@@ -24,11 +24,11 @@ struct csv_limits {
  * buffer (len[i] bytes; a NUL byte in the input is an error, so there is none inside).
  * Valid until the next csv_next or csv_reader_close; the caller may modify the bytes. */
 struct csv_record {
-    size_t n;           /* number of fields (>= 1) */
+    size_t n; /* number of fields (>= 1) */
     char **field;
     size_t *len;
-    bool *quoted;       /* field i was quoted in the file */
-    uint64_t line;      /* physical line (1-based) the record starts on */
+    bool *quoted;  /* field i was quoted in the file */
+    uint64_t line; /* physical line (1-based) the record starts on */
 };
 
 struct csv_reader;

@@ -59,7 +59,10 @@ static void put_u64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 
 static uint32_t get_u32(const uint8_t *p)
 {
@@ -221,7 +224,10 @@ int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r)
     return 0;
 }
 
-uint64_t reqlog_writer_count(const struct reqlog_writer *w) { return w->count; }
+uint64_t reqlog_writer_count(const struct reqlog_writer *w)
+{
+    return w->count;
+}
 
 int reqlog_writer_close(struct reqlog_writer *w)
 {
@@ -238,17 +244,17 @@ int reqlog_writer_close(struct reqlog_writer *w)
 /* ---------------------------------------------------------------- reader */
 
 struct reqlog_reader {
-    int fd;              /* -1 for a memory reader */
-    const uint8_t *mem;  /* memory reader: the whole input */
+    int fd;             /* -1 for a memory reader */
+    const uint8_t *mem; /* memory reader: the whole input */
     size_t mem_size, mem_pos;
     unsigned version;
     uint16_t header_flags;
     uint32_t record_size;
     size_t ntargets;
     char **names;
-    uint64_t index;      /* records returned so far (index of the next one) */
+    uint64_t index; /* records returned so far (index of the next one) */
     uint64_t last_index;
-    uint8_t *buf;        /* file reader: READER_BUF bytes (a multiple of nothing in particular) */
+    uint8_t *buf; /* file reader: READER_BUF bytes (a multiple of nothing in particular) */
     size_t buf_len, buf_pos;
     bool eof;
     char err[256];
@@ -460,14 +466,26 @@ int reqlog_read(struct reqlog_reader *rd, struct reqlog_record *r)
     return 1;
 }
 
-uint64_t reqlog_reader_record_index(const struct reqlog_reader *rd) { return rd->last_index; }
-const char *reqlog_reader_error(const struct reqlog_reader *rd) { return rd->err[0] ? rd->err : "no error"; }
-unsigned reqlog_reader_version(const struct reqlog_reader *rd) { return rd->version; }
+uint64_t reqlog_reader_record_index(const struct reqlog_reader *rd)
+{
+    return rd->last_index;
+}
+const char *reqlog_reader_error(const struct reqlog_reader *rd)
+{
+    return rd->err[0] ? rd->err : "no error";
+}
+unsigned reqlog_reader_version(const struct reqlog_reader *rd)
+{
+    return rd->version;
+}
 bool reqlog_reader_closed_loop(const struct reqlog_reader *rd)
 {
     return (rd->header_flags & REQLOG_HEADER_FLAG_CLOSED_LOOP) != 0;
 }
-size_t reqlog_reader_ntargets(const struct reqlog_reader *rd) { return rd->ntargets; }
+size_t reqlog_reader_ntargets(const struct reqlog_reader *rd)
+{
+    return rd->ntargets;
+}
 const char *reqlog_reader_target(const struct reqlog_reader *rd, size_t i)
 {
     return i < rd->ntargets ? rd->names[i] : NULL;
@@ -489,7 +507,10 @@ void reqlog_reader_close(struct reqlog_reader *rd)
 /* ---------------------------------------------------------------- derived columns */
 
 /* Difference a - b in milliseconds, signed so a corrupt record shows up as negative. */
-static double diff_ms(uint64_t a, uint64_t b) { return (double)(int64_t)(a - b) / 1e6; }
+static double diff_ms(uint64_t a, uint64_t b)
+{
+    return (double)(int64_t)(a - b) / 1e6;
+}
 
 void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d)
 {

@@ -51,8 +51,8 @@ struct reqlog_record {
 #define REQLOG_MAGIC "\x89KRQ\r\n\x1a\n" /* 8 bytes: never valid UTF-8 text, so never a CSV */
 #define REQLOG_MAGIC_LEN 8
 #define REQLOG_VERSION 1
-#define REQLOG_RECORD_SIZE 60            /* bytes of a version-1 record */
-#define REQLOG_FIXED_HEADER_SIZE 24      /* magic, version, flags, header_size, record_size, ntargets */
+#define REQLOG_RECORD_SIZE 60       /* bytes of a version-1 record */
+#define REQLOG_FIXED_HEADER_SIZE 24 /* magic, version, flags, header_size, record_size, ntargets */
 #define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
 
 /* Caps a reader enforces on the header (a log is peer-controlled input to `knee stats`). */

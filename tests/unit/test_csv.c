@@ -54,10 +54,10 @@ static void expect_records(const char *input, const char *const *want, size_t nw
     csv_reader_close(r);
 }
 
-#define EXPECT(input, ...)                                                   \
-    do {                                                                     \
-        const char *const w_[] = {__VA_ARGS__};                              \
-        expect_records(input, w_, sizeof w_ / sizeof w_[0]);                 \
+#define EXPECT(input, ...)                                                                                             \
+    do {                                                                                                               \
+        const char *const w_[] = {__VA_ARGS__};                                                                        \
+        expect_records(input, w_, sizeof w_ / sizeof w_[0]);                                                           \
     } while (0)
 
 static void test_plain(void **state)
@@ -65,14 +65,14 @@ static void test_plain(void **state)
     (void)state;
     EXPECT("server,start_s,latency_ms\nA,0.01,10.5\nB,0.02,3\n", "server|start_s|latency_ms@1", "A|0.01|10.5@2",
            "B|0.02|3@3");
-    EXPECT("a,b\r\n1,2\r\n", "a|b@1", "1|2@2");                 /* CRLF */
-    EXPECT("a,b\n1,2", "a|b@1", "1|2@2");                       /* no final newline */
-    EXPECT("a,b\r\n1,2\r", "a|b@1", "1|2@2");                   /* CR at the very end */
-    EXPECT("\n\na,b\n\n\r\n1,2\n\n", "a|b@3", "1|2@6");          /* blank lines skipped, lines counted */
-    EXPECT("\xEF\xBB\xBFx,y\n1,2\n", "x|y@1", "1|2@2");          /* UTF-8 BOM */
-    EXPECT(",\n,,\n", "|@1", "||@2");                           /* empty fields */
+    EXPECT("a,b\r\n1,2\r\n", "a|b@1", "1|2@2");         /* CRLF */
+    EXPECT("a,b\n1,2", "a|b@1", "1|2@2");               /* no final newline */
+    EXPECT("a,b\r\n1,2\r", "a|b@1", "1|2@2");           /* CR at the very end */
+    EXPECT("\n\na,b\n\n\r\n1,2\n\n", "a|b@3", "1|2@6"); /* blank lines skipped, lines counted */
+    EXPECT("\xEF\xBB\xBFx,y\n1,2\n", "x|y@1", "1|2@2"); /* UTF-8 BOM */
+    EXPECT(",\n,,\n", "|@1", "||@2");                   /* empty fields */
     EXPECT("a\n", "a@1");
-    EXPECT("a b , c\"d\n", "a b | c\"d@1");                     /* spaces kept; a stray quote mid-field is text */
+    EXPECT("a b , c\"d\n", "a b | c\"d@1"); /* spaces kept; a stray quote mid-field is text */
 }
 
 static void test_empty_input(void **state)
@@ -162,6 +162,7 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
 {
     size_t i = 0, nrec = 0;
     uint64_t line = 1;
+    char *buf = malloc(len + 1); /* one scratch field buffer, copied out per field */
     while (i < len && nrec < max) {
         if (s[i] == '\n') {
             line++;
@@ -178,7 +179,6 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
         r->n = 0;
         r->f = NULL;
         for (;;) {
-            char *buf = malloc(len - i + 1);
             size_t w = 0;
             if (s[i] == '"') {
                 i++;
@@ -205,7 +205,7 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
             }
             buf[w] = '\0';
             r->f = realloc(r->f, (r->n + 1) * sizeof *r->f);
-            r->f[r->n++] = buf;
+            r->f[r->n++] = strdup(buf);
             if (i >= len || s[i] == '\n') {
                 if (i < len)
                     i++;
@@ -215,6 +215,7 @@ static size_t ref_parse(const char *s, size_t len, struct ref_rec *out, size_t m
             i++;
         }
     }
+    free(buf);
     return nrec;
 }
 
@@ -396,8 +397,8 @@ static void test_numbers(void **state)
     expect_num("-nan", KNEE_ENAN, 0);
     expect_num("inf", KNEE_EINF, 0);
     expect_num("-Infinity", KNEE_EINF, 0);
-    const char *bad[] = {"", " ", "abc", "1,5", "1.2.3", "1e", "1e+", "e5", ".", "-", "0x10", "1_000", "12ms",
-                         "--1", "1 2", "infinit"};
+    const char *bad[] = {"",  " ", "abc",  "1,5",   "1.2.3", "1e",  "1e+", "e5",
+                         ".", "-", "0x10", "1_000", "12ms",  "--1", "1 2", "infinit"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_num(bad[i], KNEE_EFORMAT, 0);
     /* not NUL-terminated: only len bytes count */

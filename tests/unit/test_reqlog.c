@@ -177,9 +177,9 @@ static void test_byte_layout(void **state)
     unsigned char *b = slurp(path_of("layout.bin"), &len);
     assert_int_equal(len, 24 + 2 + 2 + 60);
     assert_memory_equal(b, "\x89KRQ\r\n\x1a\n", 8);
-    assert_int_equal(b[8], 1);  /* version, LE u16 */
+    assert_int_equal(b[8], 1); /* version, LE u16 */
     assert_int_equal(b[9], 0);
-    assert_int_equal(b[10], 1); /* flags: closed loop */
+    assert_int_equal(b[10], 1);  /* flags: closed loop */
     assert_int_equal(b[12], 28); /* header size */
     assert_int_equal(b[16], 60); /* record size */
     assert_int_equal(b[20], 1);  /* ntargets */
@@ -391,10 +391,10 @@ static void test_derive_and_csv(void **state)
 {
     (void)state;
     struct reqlog_record rec = {
-        .planned_ns = 1500000000ull,      /* 1.5 s */
-        .sent_ns = 1500250000ull,         /* lag 0.25 ms */
-        .first_byte_ns = 1502250001ull,   /* ttfb 2.000001 ms */
-        .done_ns = 1510500000ull,         /* latency 10.5 ms, service 10.25 ms */
+        .planned_ns = 1500000000ull,    /* 1.5 s */
+        .sent_ns = 1500250000ull,       /* lag 0.25 ms */
+        .first_byte_ns = 1502250001ull, /* ttfb 2.000001 ms */
+        .done_ns = 1510500000ull,       /* latency 10.5 ms, service 10.25 ms */
         .bytes = 1234,
         .target = 0,
         .connection = 7,

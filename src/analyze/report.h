@@ -1,0 +1,99 @@
+/* The `knee stats` report: every number of the eleven analyses computed once from a loaded
+ * dataset (struct report), then printed as text (the article's layout) or as one JSON object
+ * (schema in docs/FORMATS.md, "knee stats JSON"). Not thread-safe. */
+#ifndef KNEE_ANALYZE_REPORT_H
+#define KNEE_ANALYZE_REPORT_H
+
+#include "analyze/analyze.h"
+#include "analyze/dataset.h"
+#include "hist/prom.h"
+#include "stats/stats.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define REPORT_NPCT 5 /* p50 p90 p95 p99 p99.9 */
+extern const double report_pcts[REPORT_NPCT];
+extern const char *const report_pct_names[REPORT_NPCT];
+
+#define REPORT_SMALL_WINDOWS 10
+#define REPORT_SMALL_WINDOW_LEN 100
+#define REPORT_CONFIDENCE 0.95
+#define REPORT_HEAT_COLS 60
+#define REPORT_BAR_WIDTH 50
+
+struct report_opts {
+    double under;             /* share-under threshold in the column's unit */
+    const char *window_group; /* NULL: the first group in name order */
+    bool expect_median;
+    double expect_median_ms;
+    bool custom_buckets; /* --buckets given */
+};
+
+struct group_result {
+    char *name;
+    struct summary s;
+    bool has_ci;                   /* exact mode only */
+    struct pct_ci ci[REPORT_NPCT]; /* one per report_pcts: value, beyond, too_few, interval */
+    bool has_windows;
+    struct window_p99 win;
+    uint64_t late;  /* approx: rows outside the per-second windows */
+    uint64_t under; /* values < threshold */
+    struct mean_2sd m2s;
+};
+
+struct report {
+    const char *column, *unit; /* unit: "ms", "s" or "" from the column's suffix */
+    bool approx;
+    const char *by_col, *time_col;
+    size_t nfiles;
+    char **files; /* borrowed from the dataset */
+    /* accounting */
+    uint64_t rows, kept, missing, filtered_where, filtered_time, filtered_warmup, hdr_overflow;
+    /* 1. */
+    size_t ng;
+    struct group_result *groups; /* in name order */
+    struct group_result all;     /* all.name: the groups joined by '+' */
+    /* 2. */
+    struct dbl_hist hist;
+    /* 3. */
+    double p99_nearest, p99_exclusive, p99_inclusive;
+    /* 4. */
+    double groups_mean_p99;
+    /* 5. */
+    struct prom_hist prom;
+    bool custom_buckets;
+    struct prom_estimate prom_est[3];
+    double prom_exact[3];
+    /* 6. */
+    double under;
+    /* 7. */
+    const char *small_group; /* NULL when no group has values */
+    size_t small_n;          /* values in that group */
+    size_t nsmall;
+    struct small_window small[REPORT_SMALL_WINDOWS];
+    /* 10. */
+    bool has_heatmap;
+    const struct heatmap *heat; /* borrowed from the dataset */
+    /* 11. */
+    bool has_median_check;
+    struct median_check median;
+    /* messages worth a reader's attention, in order */
+    char **warnings;
+    size_t nwarnings;
+};
+
+/* Compute every number. Consumes the dataset's value arrays (sorted in place and freed), so
+ * the dataset is only good for dataset_release afterwards; borrowed pointers (files,
+ * heatmap) stay valid until then. In approx mode the caller has run the second pass for
+ * report_small_window_group(). 0, or KNEE_EEMPTY when no value was kept, or KNEE_ENOTFOUND
+ * when opts->window_group names no group. */
+int report_build(struct report *rep, struct dataset *d, const struct report_opts *opts);
+/* The group whose small windows are shown: opts->window_group, else the first in name
+ * order; -1 when the named group does not exist (or there are no groups). */
+long report_small_window_group(const struct dataset *d, const struct report_opts *opts);
+void report_print_text(FILE *out, const struct report *rep);
+void report_print_json(FILE *out, const struct report *rep, bool pretty);
+void report_release(struct report *rep);
+
+#endif
