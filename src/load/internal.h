@@ -59,7 +59,7 @@ struct conn {
     uint64_t freed_iter; /* loop iteration it was freed in: not reused in the same batch */
     uint64_t connect_start_ns;
     /* the request in flight (has_req) */
-    bool has_req, warm, fresh, close_after, want_out;
+    bool has_req, warm, close_after, want_out;
     uint64_t planned_ns, sent_ns, first_byte_ns, connect_ns;
     size_t write_off;
     struct conn *next;          /* free list / idle stack */

@@ -100,8 +100,8 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
         t->counts[0].conns_failed++;
         c->io.fd = -1;
         c->state = CONN_FREE;
-        c->freed_iter = w->loop.iterations;
-        c->next = w->free_head; /* never registered: safe to reuse at once */
+        c->freed_iter = UINT64_MAX; /* never registered: safe to reuse at once */
+        c->next = w->free_head;
         w->free_head = c;
         if (!w->free_tail)
             w->free_tail = c;
@@ -114,7 +114,6 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
     c->id = w->conn_seq++ * w->e->nworkers + w->index;
     c->connect_start_ns = start;
     c->has_req = false;
-    c->fresh = true;
     c->want_out = true;
     c->close_after = false;
     w->nopen++;
@@ -262,7 +261,6 @@ static struct conn *complete(struct worker *w, struct conn *c, enum reqlog_outco
     record(w, c, o, done_ns);
     fifo_remove(w, c);
     c->has_req = false;
-    c->fresh = false;
     w->inflight--;
     if (!keep) {
         conn_close(w, c);
@@ -633,7 +631,10 @@ static void conn_read(struct worker *w, struct conn *c)
                     c->t->counts[0].conns_unsolicited++;
                     c->close_after = true;
                 }
-                bool keep = c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive;
+                /* a response before the whole request was written leaves the connection out
+                 * of step (the rest of the request would be read as the next one) */
+                bool keep = c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive &&
+                            c->write_off == c->t->et->req_len;
                 finish_request(w, c, classify(c->t->et, &c->resp), keep);
                 return;
             }

@@ -4,6 +4,7 @@
  * unnoticed. */
 #include "report/run_report.h"
 
+#include "cli/units.h"
 #include "core/clock.h"
 
 #include <math.h>
@@ -145,8 +146,9 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
             cfg->keepalive ? "" : ", no keep-alive");
     for (size_t i = 0; i < res->ntargets; i++) {
         const struct run_target_result *t = &res->targets[i];
-        fprintf(out, "  %-10s %s -> %s (resolved in %.3f ms)", t->name, t->url, t->address,
-                (double)t->resolve_ns / 1e6);
+        char rt[32];
+        fprintf(out, "  %-10s %s -> %s (resolved in %s)", t->name, t->url, t->address,
+                units_fmt_duration(t->resolve_ns, rt, sizeof rt));
         if (cfg->open_loop)
             fprintf(out, ", %s/s", fmt_rate(a, sizeof a, t->planned_rate));
         else

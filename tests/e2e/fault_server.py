@@ -16,6 +16,9 @@ serves until killed. Behaviour is chosen by the request path:
   /cl-short              Content-Length 100 but 10 bytes, then close
   /cl-long               Content-Length 5 but 15 body bytes (bytes after the response)
   /close                 200 with "Connection: close", then close
+  /require?method=M&header=H&len=N
+                         200 "pass\n" when the request has that method, header and body length
+                         (each optional), else 400 "fail\n"
   /periodic              200, except that every --period seconds the server stalls for --stall
                          seconds (a background job holding a lock): requests arriving in the
                          stall wait until it ends, as in the statistics lab of the mission
@@ -64,13 +67,17 @@ async def handle(reader, writer):
             parts = lines[0].split(" ")
             if len(parts) != 3:
                 return
-            target = parts[1]
+            method, target = parts[0], parts[1]
             length = 0
+            names = set()
             for line in lines[1:]:
+                if ":" in line:
+                    names.add(line.split(":", 1)[0].strip().lower())
                 if line.lower().startswith("content-length:"):
                     length = int(line.split(":", 1)[1].strip())
+            body = b""
             if length:
-                await reader.readexactly(length)
+                body = await reader.readexactly(length)
             url = urlsplit(target)
             q = parse_qs(url.query)
             path = url.path
@@ -116,6 +123,15 @@ async def handle(reader, writer):
                 await writer.drain()
                 writer.close()
                 return
+            elif path == "/require":
+                good = True
+                if "method" in q and q["method"][0] != method:
+                    good = False
+                if "header" in q and q["header"][0].lower() not in names:
+                    good = False
+                if "len" in q and int(q["len"][0]) != len(body):
+                    good = False
+                writer.write(response(200, b"pass\n") if good else response(400, b"fail\n"))
             elif path == "/periodic":
                 await periodic_wait()
                 writer.write(response(200, b"p\n"))

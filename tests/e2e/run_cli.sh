@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Bad input to knee run: one clear line naming what is wrong, exit code 2, nothing sent.
+source "$KNEE_SRC/tests/e2e/run_common.bash"
+U=http://127.0.0.1:9/
+
+expect2() {
+    local pattern=$1
+    shift
+    run_knee run "$@" >"$TMP/out" 2>"$TMP/err"
+    [[ $RC -eq 2 ]] || { cat "$TMP/err"; fail "exit $RC, not 2, for: $*"; }
+    [[ $(wc -l <"$TMP/err") -eq 1 ]] || { cat "$TMP/err"; fail "more than one line for: $*"; }
+    grep -q -- "$pattern" "$TMP/err" || { cat "$TMP/err"; fail "no '$pattern' in the message for: $*"; }
+}
+
+expect2 'TLS is not supported yet' https://127.0.0.1/
+expect2 'TLS is not supported yet' --target a=https://127.0.0.1/
+expect2 'no target' -d 1s
+expect2 'not a URL' 127.0.0.1:80
+expect2 'port' http://127.0.0.1:99999/
+expect2 '--rate' -R fast "$U"
+expect2 '--rate' -R -5 "$U"
+expect2 '--duration' -d 10x "$U"
+expect2 '--duration must be > 0' -d 0 "$U"
+expect2 '--requests must be > 0' -n 0 "$U"
+expect2 '--connections' -c 0 "$U"
+expect2 "unknown option '--frobnicate'" --frobnicate "$U"
+expect2 '--threshold' --threshold 'p99<soon' "$U"
+expect2 '--threshold' --threshold 'latency' "$U"
+expect2 '--target' --target nourl "$U"
+expect2 "'@x'" --target 'a=http://127.0.0.1/@x'
+expect2 'two targets' --target a=$U --target a=$U
+expect2 '--think applies' -R 10 --think 1s "$U"
+expect2 '--arrivals applies' --arrivals poisson "$U"
+expect2 "--arrivals 'uniform'" -R 10 --arrivals uniform "$U"
+expect2 '--when-busy' -R 10 --when-busy maybe "$U"
+expect2 '--ramp' --ramp 100 "$U"
+expect2 '--ramp and --rate' --ramp 1:2 -R 5 "$U"
+expect2 '--mix' --target a=$U --mix b=1
+expect2 '--mix' --target a=$U --mix a=-1
+expect2 '--reject' --reject 5xx "$U"
+expect2 '--body' --body @/nonexistent/file "$U"
+expect2 '--method' -m 'GE T' "$U"
+expect2 'Content-Length' -H 'Content-Length: 5' "$U"
+expect2 'Connection' -H 'Connection: close' "$U"
+expect2 'warmup' --warmup 5s -d 2s "$U"
+expect2 'has no rate' --target a=$U@5 --target b=http://127.0.0.1:10/
+expect2 'credentials' http://user:pw@127.0.0.1/
+expect2 '@Nc' -R 10 --target 'a=http://127.0.0.1/@4c'
+"$KNEE" run --help | grep -q 'usage: knee run' || fail "--help"
+"$KNEE" help run | grep -q -- '--when-busy' || fail "help run"
+echo "ok"

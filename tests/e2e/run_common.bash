@@ -1,0 +1,106 @@
+# Shared by tests/e2e/run_*.sh (sourced, not a test itself): a temp dir, children that are
+# always killed, the fault server and nginx on free 127.0.0.1 ports, and JSON checks.
+set -euo pipefail
+: "${KNEE:?KNEE must name the knee binary}" "${KNEE_SRC:?KNEE_SRC must name the source dir}"
+TMP=$(mktemp -d /tmp/knee-e2e.XXXXXX)
+PIDS=()
+cleanup() {
+    local p
+    for p in "${PIDS[@]:-}"; do
+        [[ -n "$p" ]] || continue
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Start the python fault server; sets FS_PORT. Extra args go to the server (--period, --stall).
+start_fault_server() {
+    python3 "$KNEE_SRC/tests/e2e/fault_server.py" "$@" >"$TMP/fs.out" 2>"$TMP/fs.err" &
+    PIDS+=($!)
+    local i
+    for i in $(seq 100); do
+        if grep -q '^PORT ' "$TMP/fs.out" 2>/dev/null; then
+            FS_PORT=$(awk '/^PORT /{print $2}' "$TMP/fs.out")
+            return 0
+        fi
+        sleep 0.1
+    done
+    cat "$TMP/fs.err" >&2
+    fail "fault server did not start"
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# nginx (one worker) with a tiny static response on a free port; sets NGX_PORT.
+start_nginx() {
+    command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+    NGX_PORT=$(free_port)
+    mkdir -p "$TMP/nginx"
+    cat >"$TMP/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 300s;
+  client_body_temp_path $TMP/nginx;
+  proxy_temp_path $TMP/nginx;
+  fastcgi_temp_path $TMP/nginx;
+  uwsgi_temp_path $TMP/nginx;
+  scgi_temp_path $TMP/nginx;
+  server {
+    listen 127.0.0.1:$NGX_PORT;
+    location / { return 200 "hello\n"; }
+  }
+}
+CONF
+    nginx -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" >"$TMP/nginx/out" 2>&1 &
+    PIDS+=($!)
+    local i
+    for i in $(seq 100); do
+        if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $NGX_PORT), 0.2)" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    cat "$TMP/nginx/out" "$TMP/nginx/error.log" >&2 || true
+    fail "nginx did not start"
+}
+
+# json_check FILE 'python expression over d' MESSAGE: asserts the expression is true.
+json_check() {
+    python3 - "$1" "$2" "$3" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+def identity(c):
+    o = c["outcomes"]
+    sent = sum(v for k, v in o.items() if k != "dropped")
+    return c["planned"] == c["sent"] + c["dropped"] and c["sent"] == sent and c["dropped"] == o["dropped"]
+env = {"d": d, "identity": identity, "tot": d["all"], "acc": d["all"]["accounting"]}
+ok = eval(sys.argv[2], env)
+if not ok:
+    print("FAIL: %s: %s\n  outcomes %s\n  accounting %s" % (sys.argv[3], sys.argv[2], d["outcomes"],
+          d["all"]["accounting"]), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+# run_knee ARGS...: runs knee, stores the exit code in RC (never aborts the script).
+run_knee() {
+    set +e
+    "$KNEE" "$@"
+    RC=$?
+    set -e
+}

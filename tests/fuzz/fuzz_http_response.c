@@ -1,0 +1,74 @@
+/* Fuzz target for the response parser (peer-controlled bytes): a response fed whole and fed
+ * in pieces must give the same verdict, counts must stay within what was fed, and nothing may
+ * crash, read out of bounds or allocate. The first byte chooses the split size and whether the
+ * request was HEAD; the rest is the response. Body substrings and Server-Timing are exercised
+ * on the same bytes. */
+#include "http/response.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct http_matchers matchers;
+static int ready;
+
+static enum http_feed run(const char *p, size_t n, size_t step, bool head, struct http_response *r, size_t *used)
+{
+    http_response_init(r, &matchers, head);
+    size_t off = 0;
+    enum http_feed f = HTTP_FEED_MORE;
+    while (off < n) {
+        size_t k = n - off < step ? n - off : step;
+        size_t u = 0;
+        f = http_response_feed(r, p + off, k, &u);
+        if (u > k)
+            abort();
+        off += u;
+        if (f != HTTP_FEED_MORE)
+            break;
+        if (u != k)
+            abort(); /* MORE means every byte was used */
+    }
+    if (f == HTTP_FEED_MORE)
+        f = http_response_eof(r);
+    *used = off;
+    return f;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!ready) {
+        http_matchers_init(&matchers);
+        http_matchers_add(&matchers, "QUEUE_TIMEOUT", 13);
+        http_matchers_add(&matchers, "abab", 4);
+        ready = 1;
+    }
+    if (size < 1)
+        return 0;
+    size_t step = (size_t)(data[0] & 0x3f) + 1;
+    bool head = data[0] & 0x40;
+    const char *p = (const char *)data + 1;
+    size_t n = size - 1;
+    static struct http_response whole, split;
+    size_t uw, us;
+    enum http_feed fw = run(p, n, n ? n : 1, head, &whole, &uw);
+    enum http_feed fs = run(p, n, step, head, &split, &us);
+    if (whole.bytes > n || split.bytes > n || whole.body_bytes > whole.bytes)
+        abort();
+    /* the verdict does not depend on how the bytes arrived */
+    if (fw != fs || whole.status != split.status || whole.matched != split.matched)
+        abort();
+    if (fw == HTTP_FEED_DONE && (uw != us || whole.body_bytes != split.body_bytes || whole.nst != split.nst))
+        abort();
+    for (size_t i = 0; i < whole.nst; i++)
+        if (!isnan(whole.st[i].dur_ms) && !(whole.st[i].dur_ms >= 0))
+            abort();
+    struct http_server_timing st[HTTP_ST_MAX_ENTRIES];
+    size_t k = http_parse_server_timing(p, n, st, HTTP_ST_MAX_ENTRIES);
+    if (k > HTTP_ST_MAX_ENTRIES)
+        abort();
+    return 0;
+}

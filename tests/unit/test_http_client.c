@@ -1,0 +1,271 @@
+/* Unit tests for the HTTP client side: request serialisation (exact bytes, refusals) and
+ * response parsing (framing, split reads at every byte, interim responses, HEAD, EOF cases,
+ * bytes after the response, body substrings across reads, Server-Timing). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "http/client.h"
+#include "http/response.h"
+#include "net/url.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *build(const char *url, const char *method, const char *const *h, size_t nh, const char *body,
+                   bool keepalive, int *rc, char *err)
+{
+    struct url u;
+    char uerr[128];
+    assert_int_equal(url_parse(url, &u, uerr, sizeof uerr), 0);
+    struct http_request_spec spec = {.method = method,
+                                     .url = &u,
+                                     .headers = h,
+                                     .nheaders = nh,
+                                     .body = body,
+                                     .body_len = body ? strlen(body) : 0,
+                                     .keepalive = keepalive};
+    char *out = NULL;
+    size_t len = 0;
+    *rc = http_client_build_request(&spec, &out, &len, err, 256);
+    url_release(&u);
+    if (out)
+        assert_int_equal(strlen(out), len);
+    return out;
+}
+
+static void test_request_get(void **state)
+{
+    (void)state;
+    int rc;
+    char err[256];
+    char *r = build("http://127.0.0.1:8080/a?b=1", NULL, NULL, 0, NULL, true, &rc, err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(r, "GET /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: knee/" KNEE_VERSION "\r\n\r\n");
+    free(r);
+    r = build("http://h/", "HEAD", NULL, 0, NULL, false, &rc, err);
+    assert_string_equal(r, "HEAD / HTTP/1.1\r\nHost: h\r\nUser-Agent: knee/" KNEE_VERSION
+                           "\r\nConnection: close\r\n\r\n");
+    free(r);
+}
+
+static void test_request_post_headers(void **state)
+{
+    (void)state;
+    int rc;
+    char err[256];
+    const char *h[] = {"Content-Type:application/json", "Host: other  ", "X-A:\tb c"};
+    char *r = build("http://[::1]:81/w", "POST", h, 3, "{\"a\":1}", true, &rc, err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(r, "POST /w HTTP/1.1\r\nUser-Agent: knee/" KNEE_VERSION
+                           "\r\nContent-Type: application/json\r\nHost: other\r\nX-A: b c\r\n"
+                           "Content-Length: 7\r\n\r\n{\"a\":1}");
+    free(r);
+    r = build("http://h/", "PUT", NULL, 0, NULL, true, &rc, err);
+    assert_non_null(strstr(r, "Content-Length: 0\r\n\r\n"));
+    free(r);
+}
+
+static void test_request_refusals(void **state)
+{
+    (void)state;
+    int rc;
+    char err[256];
+    const char *bad[][1] = {{"Content-Length: 5"}, {"Transfer-Encoding: chunked"}, {"Connection: close"},
+                            {"NoColon"},           {"Bad Name: x"},                {"X: a\r\nInjected: 1"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *r = build("http://h/", "GET", bad[i], 1, NULL, true, &rc, err);
+        if (rc != KNEE_EINVAL)
+            fail_msg("accepted header '%s'", bad[i][0]);
+        assert_null(r);
+        assert_true(err[0] != '\0');
+    }
+    assert_null(build("http://h/", "GE T", NULL, 0, NULL, true, &rc, err));
+    assert_int_equal(rc, KNEE_EINVAL);
+    assert_true(http_is_token("PATCH", 5));
+    assert_false(http_is_token("", 0));
+    assert_false(http_is_token("a:b", 3));
+}
+
+/* Feed a whole message, split into pieces of `step` bytes. */
+static enum http_feed feed_all(struct http_response *r, const char *msg, size_t len, size_t step, size_t *used_total)
+{
+    size_t off = 0;
+    enum http_feed f = HTTP_FEED_MORE;
+    while (off < len) {
+        size_t n = len - off < step ? len - off : step;
+        size_t used = 0;
+        f = http_response_feed(r, msg + off, n, &used);
+        off += used;
+        if (f != HTTP_FEED_MORE)
+            break;
+        assert_int_equal(used, n);
+    }
+    *used_total = off;
+    return f;
+}
+
+static void test_response_framing(void **state)
+{
+    (void)state;
+    static const char *msgs[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+        "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n",
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nhello",
+        "HTTP/1.1 204 No Content\r\n\r\n",
+    };
+    static const int status[] = {200, 404, 201, 204};
+    static const uint64_t body[] = {5, 5, 5, 0};
+    for (size_t m = 0; m < 4; m++) {
+        size_t len = strlen(msgs[m]);
+        for (size_t step = 1; step <= len; step++) {
+            struct http_response r;
+            http_response_init(&r, NULL, false);
+            size_t used;
+            enum http_feed f = feed_all(&r, msgs[m], len, step, &used);
+            assert_int_equal(f, HTTP_FEED_DONE);
+            assert_int_equal(used, len);
+            assert_int_equal(r.status, status[m]);
+            assert_int_equal(r.body_bytes, body[m]);
+            assert_int_equal(r.bytes, len);
+            assert_true(r.keep_alive);
+        }
+    }
+}
+
+static void test_response_head_and_close(void **state)
+{
+    (void)state;
+    struct http_response r;
+    size_t used;
+    const char *head = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+    http_response_init(&r, NULL, true);
+    assert_int_equal(http_response_feed(&r, head, strlen(head), &used), HTTP_FEED_DONE);
+    assert_int_equal(r.body_bytes, 0);
+
+    const char *close = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, close, strlen(close), &used), HTTP_FEED_DONE);
+    assert_false(r.keep_alive);
+
+    /* a body delimited by the close */
+    const char *eofbody = "HTTP/1.1 200 OK\r\n\r\nuntil eof";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, eofbody, strlen(eofbody), &used), HTTP_FEED_MORE);
+    assert_int_equal(http_response_eof(&r), HTTP_FEED_DONE);
+    assert_int_equal(r.body_bytes, 9);
+    assert_false(r.keep_alive);
+
+    /* EOF before anything, and in the middle of a Content-Length body */
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_eof(&r), HTTP_FEED_ERROR);
+    assert_string_equal(r.error_name, "eof_before_response");
+    const char *part = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, part, strlen(part), &used), HTTP_FEED_MORE);
+    assert_int_equal(http_response_eof(&r), HTTP_FEED_ERROR);
+    assert_string_equal(r.error_name, "eof_mid_response");
+}
+
+static void test_response_errors(void **state)
+{
+    (void)state;
+    struct http_response r;
+    size_t used;
+    const char *garbage = "THIS IS NOT HTTP\r\n\r\n";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, garbage, strlen(garbage), &used), HTTP_FEED_ERROR);
+    assert_non_null(r.error_name);
+    const char *upgrade = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, upgrade, strlen(upgrade), &used), HTTP_FEED_ERROR);
+    /* a header beyond http-parser's cap */
+    size_t big = 200 * 1024;
+    char *huge = malloc(big + 64);
+    int n = snprintf(huge, 64, "HTTP/1.1 200 OK\r\nX-Big: ");
+    memset(huge + n, 'a', big);
+    memcpy(huge + n + big, "\r\n\r\n", 5);
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, huge, strlen(huge), &used), HTTP_FEED_ERROR);
+    free(huge);
+    /* bytes after the response are not consumed */
+    const char *extra = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, extra, strlen(extra), &used), HTTP_FEED_DONE);
+    assert_int_equal(used, strlen(extra) - 5);
+}
+
+static void test_body_match(void **state)
+{
+    (void)state;
+    struct http_matchers m;
+    http_matchers_init(&m);
+    assert_int_equal(http_matchers_add(&m, "aab", 3), 0);
+    assert_int_equal(http_matchers_add(&m, "QUEUE_TIMEOUT", 13), 1);
+    assert_int_equal(http_matchers_add(&m, "aab", 3), 0); /* the same needle again */
+    assert_int_equal(http_matchers_add(&m, "", 0), KNEE_EINVAL);
+    const char *msg = "HTTP/1.1 503 x\r\nContent-Length: 26\r\n\r\n{\"r\":\"QUEUE_TIMEOUT\",aaab}";
+    size_t len = strlen(msg);
+    for (size_t step = 1; step <= len; step++) {
+        struct http_response r;
+        http_response_init(&r, &m, false);
+        size_t used;
+        assert_int_equal(feed_all(&r, msg, len, step, &used), HTTP_FEED_DONE);
+        assert_int_equal(r.matched, 3u);
+    }
+    const char *no = "HTTP/1.1 200 x\r\nContent-Length: 6\r\n\r\naabaXb";
+    struct http_response r;
+    http_response_init(&r, &m, false);
+    size_t used;
+    assert_int_equal(http_response_feed(&r, no, strlen(no), &used), HTTP_FEED_DONE);
+    assert_int_equal(r.matched, 1u);
+    http_matchers_release(&m);
+}
+
+static void test_server_timing(void **state)
+{
+    (void)state;
+    struct http_server_timing st[8];
+    const char *v = "db;dur=53, app;desc=\"a, b\";dur=47.2 , cache, miss;dur=abc, x;dur=\"1.5\"";
+    size_t n = http_parse_server_timing(v, strlen(v), st, 8);
+    assert_int_equal(n, 5);
+    assert_string_equal(st[0].name, "db");
+    assert_true(st[0].dur_ms == 53);
+    assert_string_equal(st[1].name, "app");
+    assert_true(fabs(st[1].dur_ms - 47.2) < 1e-12);
+    assert_string_equal(st[2].name, "cache");
+    assert_true(isnan(st[2].dur_ms));
+    assert_true(isnan(st[3].dur_ms));
+    assert_true(st[4].dur_ms == 1.5);
+    /* two Server-Timing fields, split across reads */
+    const char *msg = "HTTP/1.1 200 OK\r\nServer-Timing: queue;dur=1.5\r\nX: y\r\nserver-timing: "
+                      "work;dur=2.25\r\nContent-Length: 0\r\n\r\n";
+    size_t len = strlen(msg);
+    for (size_t step = 1; step <= len; step += 3) {
+        struct http_response r;
+        http_response_init(&r, NULL, false);
+        size_t used;
+        assert_int_equal(feed_all(&r, msg, len, step, &used), HTTP_FEED_DONE);
+        assert_int_equal(r.nst, 2);
+        assert_string_equal(r.st[0].name, "queue");
+        assert_true(r.st[0].dur_ms == 1.5);
+        assert_string_equal(r.st[1].name, "work");
+        assert_true(r.st[1].dur_ms == 2.25);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_get),       cmocka_unit_test(test_request_post_headers),
+        cmocka_unit_test(test_request_refusals),  cmocka_unit_test(test_response_framing),
+        cmocka_unit_test(test_response_head_and_close), cmocka_unit_test(test_response_errors),
+        cmocka_unit_test(test_body_match),        cmocka_unit_test(test_server_timing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

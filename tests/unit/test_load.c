@@ -1,0 +1,504 @@
+/* Unit tests for src/load: planned-time schedules (exact constant spacing, no drift, the
+ * same global sequence for any number of threads, seeded Poisson, ramps), thresholds, and
+ * the engine in-process against a tiny server thread: accounting, the request log, and no
+ * allocation per request (allocations counted by interposing malloc; not under ASan). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "load/run.h"
+#include "load/schedule.h"
+#include "load/threshold.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ malloc counting */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_ALLOCS 0
+#else
+#define COUNT_ALLOCS 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static atomic_ulong alloc_calls;
+void *malloc(size_t n);
+void *calloc(size_t n, size_t m);
+void *realloc(void *p, size_t n);
+void free(void *p);
+void *malloc(size_t n)
+{
+    atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+    return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t m)
+{
+    atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+    return __libc_calloc(n, m);
+}
+void *realloc(void *p, size_t n)
+{
+    atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+    return __libc_realloc(p, n);
+}
+void free(void *p) { __libc_free(p); }
+#endif
+
+/* ------------------------------------------------------------------ schedules */
+
+static void test_constant_exact(void **state)
+{
+    (void)state;
+    struct sched s;
+    uint64_t t0 = 5 * NS_PER_S;
+    sched_init(&s, false, 1000, 1000, 0, t0, UINT64_MAX, UINT64_MAX, 1, 0, 1);
+    for (uint64_t i = 0; i < 100000; i++) {
+        uint64_t t;
+        assert_true(sched_next(&s, &t));
+        assert_int_equal(t, t0 + i * NS_PER_MS); /* from t0 every time: no drift */
+    }
+    /* a rate that is not a whole number of ns apart: still computed from t0 */
+    sched_init(&s, false, 3, 3, 0, 0, UINT64_MAX, UINT64_MAX, 1, 0, 1);
+    uint64_t t = 0;
+    for (int i = 0; i <= 3000; i++)
+        assert_true(sched_next(&s, &t));
+    assert_int_equal(t, 1000 * NS_PER_S);
+}
+
+static void test_end_and_limit(void **state)
+{
+    (void)state;
+    struct sched s;
+    uint64_t t, n = 0;
+    sched_init(&s, false, 100, 100, 0, 0, NS_PER_S, UINT64_MAX, 1, 0, 1);
+    while (sched_next(&s, &t))
+        n++;
+    assert_int_equal(n, 100); /* [0, 1 s) at 100/s */
+    n = 0;
+    sched_init(&s, false, 100, 100, 0, 0, UINT64_MAX, 42, 1, 0, 1);
+    while (sched_next(&s, &t))
+        n++;
+    assert_int_equal(n, 42);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* T threads together plan exactly the sequence one thread plans. */
+static void interleave(bool poisson, double from, double to, double ramp_s)
+{
+    enum { N = 3000 };
+    uint64_t one[N], many[N];
+    struct sched s;
+    sched_init(&s, poisson, from, to, ramp_s, 77, UINT64_MAX, N, 1, 0, 42);
+    for (int i = 0; i < N; i++)
+        assert_true(sched_next(&s, &one[i]));
+    for (uint64_t T = 2; T <= 5; T++) {
+        size_t k = 0;
+        for (uint64_t th = 0; th < T; th++) {
+            sched_init(&s, poisson, from, to, ramp_s, 77, UINT64_MAX, N, T, th, 42);
+            uint64_t t;
+            while (sched_next(&s, &t)) {
+                assert_true(k < N);
+                many[k++] = t;
+            }
+        }
+        assert_int_equal(k, N);
+        qsort(many, N, sizeof *many, cmp_u64);
+        assert_memory_equal(one, many, sizeof one);
+    }
+}
+
+static void test_interleaved_threads(void **state)
+{
+    (void)state;
+    interleave(false, 1000, 1000, 0);
+    interleave(true, 1000, 1000, 0);
+    interleave(false, 100, 900, 10);
+    interleave(true, 900, 100, 10);
+}
+
+static void test_poisson(void **state)
+{
+    (void)state;
+    struct sched a, b;
+    sched_init(&a, true, 2000, 2000, 0, 0, UINT64_MAX, UINT64_MAX, 1, 0, 9);
+    sched_init(&b, true, 2000, 2000, 0, 0, UINT64_MAX, UINT64_MAX, 1, 0, 9);
+    uint64_t ta = 0, tb = 0, prev = 0;
+    const int n = 200000;
+    double sumsq = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(sched_next(&a, &ta));
+        assert_true(sched_next(&b, &tb));
+        assert_int_equal(ta, tb);
+        assert_true(ta >= prev);
+        double gap = (double)(ta - prev) / 1e9;
+        sumsq += gap * gap;
+        prev = ta;
+    }
+    double mean = (double)ta / 1e9 / n;
+    assert_true(fabs(mean - 1.0 / 2000) < 0.01 / 2000); /* 200k draws: well within 1% */
+    /* exponential gaps: variance = mean², so E[gap²] = 2 mean² */
+    double m2 = sumsq / n;
+    assert_true(fabs(m2 / (2 * mean * mean) - 1) < 0.05);
+    /* another seed, another plan */
+    sched_init(&b, true, 2000, 2000, 0, 0, UINT64_MAX, UINT64_MAX, 1, 0, 10);
+    sched_init(&a, true, 2000, 2000, 0, 0, UINT64_MAX, UINT64_MAX, 1, 0, 9);
+    sched_next(&a, &ta);
+    sched_next(&b, &tb);
+    assert_true(ta != tb);
+}
+
+static void test_ramp(void **state)
+{
+    (void)state;
+    struct sched s;
+    uint64_t t, prev = 0, n = 0, first_s = 0, last_s = 0;
+    sched_init(&s, false, 100, 300, 10, 0, 10 * NS_PER_S, UINT64_MAX, 1, 0, 1);
+    while (sched_next(&s, &t)) {
+        assert_true(t >= prev);
+        prev = t;
+        n++;
+        if (t < NS_PER_S)
+            first_s++;
+        if (t >= 9 * NS_PER_S)
+            last_s++;
+    }
+    assert_true(n >= 1999 && n <= 2001);                 /* (100 + 300) / 2 × 10 s */
+    assert_true(first_s >= 108 && first_s <= 112);       /* ∫0..1 (100 + 20t) = 110 */
+    assert_true(last_s >= 288 && last_s <= 292);         /* ∫9..10 = 290 */
+    /* from zero */
+    sched_init(&s, false, 0, 1000, 2, 0, 2 * NS_PER_S, UINT64_MAX, 1, 0, 1);
+    n = 0;
+    while (sched_next(&s, &t))
+        n++;
+    assert_true(n >= 999 && n <= 1001);
+}
+
+/* ------------------------------------------------------------------ thresholds */
+
+static const struct run_target_config TC[2] = {{.name = "A", .url = "http://127.0.0.1/"},
+                                               {.name = "read.x", .url = "http://127.0.0.1/"}};
+
+static void test_threshold_parse(void **state)
+{
+    (void)state;
+    struct run_config cfg = {.targets = TC, .ntargets = 2};
+    struct run_threshold t;
+    char err[256];
+    assert_int_equal(run_threshold_parse("p99<250ms", &cfg, &t, err, sizeof err), 0);
+    assert_int_equal(t.kind, THR_STAT);
+    assert_true(t.pct == 99 && t.value == 250 && t.op == THR_LT && t.target == -1);
+    assert_int_equal(run_threshold_parse("A.p99.9<=1s", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.pct == 99.9 && t.value == 1000 && t.op == THR_LE && t.target == 0);
+    assert_int_equal(run_threshold_parse("read.x.service.mean > 2", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.target == 1 && t.metric == THR_SERVICE && t.value == 2 && t.op == THR_GT);
+    assert_int_equal(run_threshold_parse("error_rate<1%", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.kind == THR_ERROR_RATE && fabs(t.value - 0.01) < 1e-15);
+    assert_int_equal(run_threshold_parse("goodput_rate>=99%", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.kind == THR_SHARE && t.outcome == OUTCOME_OK && t.op == THR_GE);
+    assert_int_equal(run_threshold_parse("dropped==0", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.kind == THR_COUNT && t.outcome == OUTCOME_DROPPED && t.op == THR_EQ);
+    assert_int_equal(run_threshold_parse("sent_per_s>=1k", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.kind == THR_PER_S && t.value == 1000);
+    assert_int_equal(run_threshold_parse("lag.p99 < 1ms", &cfg, &t, err, sizeof err), 0);
+    assert_true(t.metric == THR_LAG && t.value == 1);
+    const char *bad[] = {"p99", "p99<", "<5", "p99<abc", "foo<1", "latency.ok<1", "p0x<1", "error_rate<2",
+                         "p101<1s", "planned_rate<1%", "dropped==1.5", "p99=<1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (run_threshold_parse(bad[i], &cfg, &t, err, sizeof err) == 0)
+            fail_msg("accepted '%s'", bad[i]);
+}
+
+static void test_threshold_eval(void **state)
+{
+    (void)state;
+    struct run_result res;
+    memset(&res, 0, sizeof res);
+    struct run_target_result tr[2];
+    memset(tr, 0, sizeof tr);
+    res.targets = tr;
+    res.ntargets = 2;
+    res.window_s = 10;
+    struct hdr *h = &res.all.latency_all;
+    assert_int_equal(hdr_init(h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+    for (int i = 1; i <= 1000; i++)
+        hdr_record(h, (int64_t)i * 1000000, 1); /* 1..1000 ms */
+    res.all.counts.planned = 1000;
+    res.all.counts.sent = 990;
+    res.all.counts.dropped = 10;
+    res.all.counts.outcome[OUTCOME_OK] = 980;
+    res.all.counts.outcome[OUTCOME_TIMEOUT] = 10;
+    res.all.counts.outcome[OUTCOME_DROPPED] = 10;
+    struct run_config cfg = {.targets = TC, .ntargets = 2};
+    struct {
+        const char *expr;
+        bool pass;
+        double measured;
+    } cases[] = {
+        {"p99<=991ms", true, 990},    {"p99<990ms", false, 990},  {"max>=1000ms", true, 1000},
+        {"dropped==0", false, 10},    {"error_rate<2%", true, 10.0 / 990}, {"goodput_rate>=99%", false, 0.98},
+        {"goodput_per_s>90", true, 98}, {"count>=1000", true, 1000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct run_threshold t;
+        char err[256];
+        assert_int_equal(run_threshold_parse(cases[i].expr, &cfg, &t, err, sizeof err), 0);
+        run_threshold_eval(&t, &res);
+        if (t.pass != cases[i].pass || fabs(t.measured - cases[i].measured) > 1e-3 * fabs(cases[i].measured) + 1e-12)
+            fail_msg("%s: pass %d measured %g", cases[i].expr, t.pass, t.measured);
+    }
+    /* a statistic without samples fails */
+    struct run_threshold t;
+    char err[256];
+    assert_int_equal(run_threshold_parse("A.p50<1s", &cfg, &t, err, sizeof err), 0);
+    run_threshold_eval(&t, &res);
+    assert_false(t.pass);
+    assert_true(isnan(t.measured));
+    hdr_release(h);
+}
+
+/* ------------------------------------------------------------------ the engine in-process */
+
+struct server {
+    int lfd;
+    uint16_t port;
+    pthread_t tid;
+    atomic_bool stop;
+};
+
+/* One thread, poll over up to 1024 connections, no allocation: answers every request (a
+ * blank line ends a GET) with a fixed 200. */
+static void *server_main(void *arg)
+{
+    struct server *s = arg;
+    struct pollfd p[1025];
+    int tail[1025]; /* state of the "\r\n\r\n" search per connection */
+    size_t n = 1;
+    p[0].fd = s->lfd;
+    p[0].events = POLLIN;
+    static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    char buf[4096];
+    while (!atomic_load(&s->stop)) {
+        if (poll(p, n, 50) <= 0)
+            continue;
+        if ((p[0].revents & POLLIN) && n < 1025) {
+            int c = accept(s->lfd, NULL, NULL);
+            if (c >= 0) {
+                p[n].fd = c;
+                p[n].events = POLLIN;
+                p[n].revents = 0;
+                tail[n] = 0;
+                n++;
+            }
+        }
+        for (size_t i = 1; i < n; i++) {
+            if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t r = read(p[i].fd, buf, sizeof buf);
+            if (r <= 0) {
+                close(p[i].fd);
+                p[i] = p[n - 1];
+                tail[i] = tail[n - 1];
+                n--;
+                i--;
+                continue;
+            }
+            static const char end[] = "\r\n\r\n";
+            for (ssize_t k = 0; k < r; k++) {
+                tail[i] = buf[k] == end[tail[i]] ? tail[i] + 1 : (buf[k] == '\r' ? 1 : 0);
+                if (tail[i] == 4) {
+                    tail[i] = 0;
+                    ssize_t w = write(p[i].fd, resp, sizeof resp - 1);
+                    (void)w;
+                }
+            }
+        }
+    }
+    for (size_t i = 1; i < n; i++)
+        close(p[i].fd);
+    return NULL;
+}
+
+static void server_start(struct server *s)
+{
+    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s->lfd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s->lfd, 128), 0);
+    getsockname(s->lfd, (struct sockaddr *)&a, &len);
+    s->port = ntohs(a.sin_port);
+    atomic_store(&s->stop, false);
+    assert_int_equal(pthread_create(&s->tid, NULL, server_main, s), 0);
+}
+
+static void server_stop(struct server *s)
+{
+    atomic_store(&s->stop, true);
+    pthread_join(s->tid, NULL);
+    close(s->lfd);
+}
+
+static void run_once(struct run_config *cfg, struct run_result *res)
+{
+    char err[256];
+    int r = run_execute(cfg, res, err, sizeof err);
+    if (r)
+        fail_msg("run_execute: %s", err);
+}
+
+static void check_identity(const struct run_counts *c)
+{
+    uint64_t done = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            done += c->outcome[o];
+    assert_int_equal(c->planned, c->sent + c->dropped);
+    assert_int_equal(c->sent, done);
+}
+
+static void test_engine_closed_and_open(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .connections = 3,
+                             .requests = 999,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 2};
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.planned, 999);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 999);
+    assert_int_equal(res.all.latency_all.total_count, 999);
+    assert_int_equal(res.all.counts.bytes_in, 999 * 40);
+    assert_int_equal(res.threads, 2);
+    check_identity(&res.all.counts);
+    run_result_release(&res);
+
+    /* open loop with a request log */
+    char path[] = "/tmp/knee_test_load_XXXXXX.csv";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    cfg.connections = 0;
+    cfg.open_loop = true;
+    cfg.rate = 2000;
+    cfg.requests = 500;
+    cfg.out_path = path;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.planned, 500);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK] + res.all.counts.dropped, 500);
+    assert_int_equal(res.all.lag.total_count, res.all.counts.sent);
+    run_result_release(&res);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int lines = 0;
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection\n");
+    while (fgets(line, sizeof line, f))
+        lines++;
+    fclose(f);
+    unlink(path);
+    assert_int_equal(lines, 500);
+    server_stop(&s);
+}
+
+/* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
+static void test_no_allocation_per_request(void **state)
+{
+    (void)state;
+#if COUNT_ALLOCS
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .connections = 2,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    struct run_result res;
+    unsigned long counts[2];
+    uint64_t n[2] = {2000, 20000};
+    for (int k = 0; k < 2; k++) {
+        cfg.requests = n[k];
+        unsigned long before = atomic_load(&alloc_calls);
+        run_once(&cfg, &res);
+        counts[k] = atomic_load(&alloc_calls) - before;
+        assert_int_equal(res.all.counts.outcome[OUTCOME_OK], n[k]);
+        run_result_release(&res);
+    }
+    print_message("closed loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0],
+                  (unsigned long long)n[0], counts[1], (unsigned long long)n[1]);
+    assert_true(counts[1] < counts[0] + 64);
+    cfg.open_loop = true;
+    cfg.rate = 5000;
+    cfg.connections = 0;
+    uint64_t m[2] = {500, 5000};
+    for (int k = 0; k < 2; k++) {
+        cfg.requests = m[k];
+        unsigned long before = atomic_load(&alloc_calls);
+        run_once(&cfg, &res);
+        counts[k] = atomic_load(&alloc_calls) - before;
+        print_message("open: ok %llu conns %llu timeouts %llu queued %llu\n",
+                      (unsigned long long)res.all.counts.outcome[OUTCOME_OK],
+                      (unsigned long long)res.all.counts.conns_opened,
+                      (unsigned long long)res.all.counts.outcome[OUTCOME_TIMEOUT],
+                      (unsigned long long)res.all.counts.queued);
+        run_result_release(&res);
+    }
+    print_message("open loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0],
+                  (unsigned long long)m[0], counts[1], (unsigned long long)m[1]);
+    /* the pool may grow by a chunk or the queue by a step more in the longer run */
+    assert_true(counts[1] < counts[0] + 64);
+    server_stop(&s);
+#else
+    skip();
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_constant_exact),     cmocka_unit_test(test_end_and_limit),
+        cmocka_unit_test(test_interleaved_threads), cmocka_unit_test(test_poisson),
+        cmocka_unit_test(test_ramp),               cmocka_unit_test(test_threshold_parse),
+        cmocka_unit_test(test_threshold_eval),     cmocka_unit_test(test_engine_closed_and_open),
+        cmocka_unit_test(test_no_allocation_per_request),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
