@@ -167,7 +167,10 @@ int cmd_lab(int argc, char **argv)
     } else {
         rc = 0;
         if (F.out)
-            fprintf(stderr, "knee lab: per-request CSV and JSON summaries are in %s/\n", F.out);
+            fprintf(stderr,
+                    "knee lab: per-request CSV and JSON summaries are in %s/ (the CSV rows include each round's "
+                    "warm-up: knee stats FILE --skip D leaves it out)\n",
+                    F.out);
     }
 out:
     strlist_release(&args);

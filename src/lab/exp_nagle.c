@@ -4,6 +4,8 @@
  * the ACK of the head, which the client delays (RFC 1122): the median shows it. */
 #include "lab/internal.h"
 
+#include "analyze/analyze.h"
+
 #include "core/clock.h"
 #include "core/err.h"
 
@@ -70,16 +72,23 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         goto out;
     struct summary *s[2] = {&r->nagle, &r->nodelay};
     double *rate[2] = {&r->rate_nagle, &r->rate_nodelay};
+    double *sorted[2] = {NULL, NULL};
+    size_t ns[2];
     fputs("\n", out);
     lab_print_table_head(out, "  ");
     for (int i = 0; i < 2; i++) {
-        size_t n;
-        double *v = lab_values(&rd, (size_t)i, OUTCOME_OK, LAB_COL_LATENCY, &n);
-        lab_summarize(v, n, s[i]);
+        double *v = lab_values(&rd, (size_t)i, OUTCOME_OK, LAB_COL_LATENCY, &ns[i]);
+        sorted[i] = lab_sorted_copy(v, ns[i]);
         free(v);
-        *rate[i] = rd.res.window_s > 0 ? (double)n / rd.res.window_s : NAN;
+        stats_summarize(sorted[i], ns[i], s[i]);
+        *rate[i] = rd.res.window_s > 0 ? (double)ns[i] / rd.res.window_s : NAN;
         lab_print_table_row(out, "  ", i == 0 ? "nagle" : "nodelay", s[i]);
     }
+    /* knee stats' median check, with what the same server takes without Nagle as the
+     * expectation: does the rule recognise the delayed-ACK pattern? */
+    analyze_median_check(sorted[0], ns[0], r->nodelay.p50, &r->median);
+    free(sorted[0]);
+    free(sorted[1]);
     fprintf(out, "  (ms, send -> full response)\n");
 
     fprintf(out, "\n== what this run shows\n");
@@ -104,6 +113,14 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
                     r->nagle.mean);
         lab_say_end(&say, out);
     }
+    lab_say_add(&say,
+                "knee stats --expect-median %.1fms on the Nagle server's requests: median %.1fx the expectation, "
+                "%.0f%% of requests 30–50 ms above it",
+                r->median.expected_ms, r->median.ratio, 100 * r->median.share_near_40);
+    lab_say_add(&say, "%s",
+                r->median.nagle_like ? " — it names Nagle's algorithm with delayed ACK as the likely cause."
+                                     : " — it does not see the delayed-ACK pattern here.");
+    lab_say_end(&say, out);
     fflush(out);
 out:
     lab_round_release(&rd);

@@ -65,16 +65,55 @@ static void fill_round(const struct lab_round *rd, const struct round_plan *p, s
             free(lag);
         }
     }
-    lab_two_server_summaries(rd, LAB_COL_LATENCY, o->latency);
-    lab_two_server_summaries(rd, LAB_COL_SERVICE, o->service);
     size_t n;
     double *a = lab_values(rd, LAB_A, OUTCOME_OK, LAB_COL_LATENCY, &n);
     o->slow_a = lab_count_at_least(a, n, SLOW_MS);
     free(a);
 }
 
-static void print_round(struct lab_ctx *c, size_t i, const struct lab_round *rd, const struct lab_stats_round *o,
-                        double duration_s, struct lab_stats_result *r)
+/* Summaries A, B, A+B of a report, by name. */
+static void take_summaries(const struct report *rep, struct summary out[LAB_NGROUPS])
+{
+    static const char *const names[2] = {"A", "B"};
+    for (int g = 0; g < 2; g++) {
+        const struct group_result *gr = lab_report_group(rep, names[g]);
+        if (gr)
+            out[g] = gr->s;
+        else
+            stats_summarize(NULL, 0, &out[g]);
+    }
+    out[LAB_AB] = rep->all.s;
+}
+
+/* Round 2's numbers behind the sentences, straight from its `knee stats` report. */
+static void take_round2(const struct report *rep, struct lab_stats_result *r)
+{
+    r->avg_of_p99s_ms = rep->groups_mean_p99;
+    r->real_p99_ms = rep->all.s.p99;
+    const struct group_result *a = lab_report_group(rep, "A");
+    if (a && a->has_windows) {
+        r->per_second_p99_avg_ms = a->win.mean;
+        r->per_second_p99_max_ms = a->win.max;
+        r->per_second_n = a->win.nwindows;
+    }
+    r->prom_p99_ms = rep->prom_est[2].estimate;
+    r->prom_p99_lo_ms = rep->prom_est[2].low;
+    r->prom_p99_hi_ms = rep->prom_est[2].high;
+    r->window_p99_min_ms = INFINITY;
+    r->window_p99_max_ms = -INFINITY;
+    if (rep->small_group && strcmp(rep->small_group, "A") == 0 && rep->small_n >= REPORT_SMALL_WINDOW_LEN) {
+        for (size_t i = 0; i < rep->nsmall; i++) {
+            r->window_p99_min_ms = fmin(r->window_p99_min_ms, rep->small[i].p99);
+            r->window_p99_max_ms = fmax(r->window_p99_max_ms, rep->small[i].p99);
+        }
+        r->nwindows = rep->nsmall;
+    }
+}
+
+/* The round's accounting, then its `knee stats` report (latency_ms; in an open loop also the
+ * service_ms table). Fills the summaries of *o and, for round 2, the fields of *r. */
+static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd, struct lab_stats_round *o,
+                         double duration_s, struct lab_stats_result *r)
 {
     FILE *out = c->out;
     fprintf(out, "\n== round %zu of 3: %s, %.0f s\n", i + 1, o->label, duration_s);
@@ -90,20 +129,43 @@ static void print_round(struct lab_ctx *c, size_t i, const struct lab_round *rd,
     }
     fprintf(out, "  accounting: planned = sent + dropped, sent = ok + rejected + errors + timeouts + cancelled: %s\n",
             o->accounting_ok ? "holds" : "DOES NOT HOLD");
-    if (o->not_ok)
-        fprintf(out, "  (%llu requests did not end ok; the tables hold the ok ones)\n", (unsigned long long)o->not_ok);
-    if (o->open_loop) {
-        fprintf(out, "\n  latency_ms: planned send -> full response (T5 - T0)\n");
-        lab_print_two_server_analysis(c, rd, LAB_COL_LATENCY, true, r);
-        fprintf(out, "\n  service_ms: actual send -> full response (T5 - T1)\n");
-        lab_print_two_server_analysis(c, rd, LAB_COL_SERVICE, false, NULL);
-        fprintf(out, "  generator lag p99 (actual - planned send): A %.2f ms, B %.2f ms\n", o->lag_p99_ms[0],
-                o->lag_p99_ms[1]);
-    } else {
-        fprintf(out, "\n  latency_ms: send -> full response (a closed loop plans each request when it sends it,\n"
-                     "  so latency_ms and service_ms are the same column here)\n");
-        lab_print_two_server_analysis(c, rd, LAB_COL_LATENCY, true, NULL);
+    if (o->open_loop)
+        fprintf(out,
+                "  latency_ms counts from the planned send (T5 - T0), service_ms from the actual send (T5 - T1); "
+                "generator lag p99: A %.2f ms, B %.2f ms\n",
+                o->lag_p99_ms[0], o->lag_p99_ms[1]);
+    else
+        fputs("  a closed loop plans each request when it sends it: latency_ms and service_ms are the same column\n",
+              out);
+    fputs("  the analysis below is `knee stats` over this round's requests (ok outcomes, warm-up left out)\n\n", out);
+
+    char title[96];
+    snprintf(title, sizeof title, "round %zu: %s", i + 1, o->label);
+    struct lab_report lr;
+    int rc = lab_report_build(c, rd, "latency_ms", title, &lr);
+    if (rc == 0) {
+        report_print_text(out, &lr.rep);
+        take_summaries(&lr.rep, o->latency);
+        if (r)
+            take_round2(&lr.rep, r);
     }
+    lab_report_release(&lr);
+    if (rc)
+        return rc;
+    if (!o->open_loop) {
+        memcpy(o->service, o->latency, sizeof o->service);
+        return 0;
+    }
+    if ((rc = lab_report_build(c, rd, "service_ms", title, &lr)) == 0) {
+        take_summaries(&lr.rep, o->service);
+        fprintf(out, "\n== %s (service_ms)\n", title);
+        lab_print_table_head(out, "");
+        static const char *const gn[LAB_NGROUPS] = {"A", "B", "A+B"};
+        for (int g = 0; g < LAB_NGROUPS; g++)
+            lab_print_table_row(out, "", gn[g], &o->service[g]);
+    }
+    lab_report_release(&lr);
+    return rc;
 }
 
 static void print_comparison(FILE *out, const struct lab_stats_result *r)
@@ -227,8 +289,13 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
         lab_say_add(&s, ": the generator kept its plan, so the two agree; only a tool that records the plan can show "
                         "when they do not.");
     lab_say_end(&s, out);
-    lab_say_add(&s, "A's load did not change between rounds 2 and 3: p99 %.1f vs %.1f ms is the round-to-round noise.",
-                oa->p99, bz->latency[LAB_A].p99);
+    double a2 = oa->p99, a3 = bz->latency[LAB_A].p99, rel = fabs(a3 - a2) / fmax(a2, a3);
+    lab_say_add(&s, "A's load did not change between rounds 2 and 3: its p99 was %.1f and %.1f ms (%.0f%% apart)", a2,
+                a3, 100 * rel);
+    if (rel < 0.15)
+        lab_say_add(&s, " — round-to-round noise; differences this small between two runs say nothing.");
+    else
+        lab_say_add(&s, " — that much from noise alone: compare before/after only over repeated runs.");
     lab_say_end(&s, out);
 }
 
@@ -290,8 +357,9 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
         if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
             goto out;
         fill_round(&rd, p, &r->round[i]);
+        if ((rc = analyse_round(&c, i, &rd, &r->round[i], (double)dur / 1e9, i == 1 ? r : NULL)) != 0)
+            goto out;
         r->nrounds = i + 1;
-        print_round(&c, i, &rd, &r->round[i], (double)dur / 1e9, i == 1 ? r : NULL);
         fflush(out);
         lab_round_release(&rd);
     }

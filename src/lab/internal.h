@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/dataset.h"
+#include "analyze/report.h"
 #include "lab/lab.h"
 #include "load/run.h"
 #include "serve/serve.h"
@@ -41,6 +43,7 @@ struct lab_round {
     bool have_res;
     struct lab_req *req; /* every planned request, sorted by planned send */
     size_t nreq;
+    char log_path[LAB_PATH_MAX + 64]; /* the same requests as a binary log, sorted; removed on release */
 };
 
 /* Prepare the context: streams from o, a private temporary directory, out_dir created.
@@ -52,9 +55,10 @@ void lab_ctx_release(struct lab_ctx *c);
 int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct serve_handle **h);
 
 /* Run one round: cfg->out_path is set to a log in the temporary directory, run_execute runs,
- * the log is read back into r->req (and, with --out, written as DIR/<exp>-<name>.csv next
- * to DIR/<exp>-<name>.json). `what` is the progress note. Returns 0 or a negative code
- * (message printed); r is always safe to release. */
+ * the log is read back, sorted by planned send, into r->req and r->log_path (and, with
+ * --out, written as DIR/<exp>-<name>.csv next to DIR/<exp>-<name>.json). `what` is the
+ * progress note. Returns 0 or a negative code (message printed); r is always safe to
+ * release. */
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r);
 void lab_round_release(struct lab_round *r);
 
@@ -92,14 +96,21 @@ void lab_print_table_head(FILE *out, const char *indent);
 void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s);
 /* A number in ms with one decimal, or "-" for NAN, into buf. */
 const char *lab_ms(double v, char *buf, size_t len);
-/* The knee-stats-style analysis of a two-server round (A, B, A+B) for one column: table,
- * doubling histogram, p99 by three methods, averaged p99s, per-second p99s, Prometheus
- * estimates, share under 100 ms, ten 100-request windows of A, p99 95% CI. Fills the
- * round-2 fields of *r when r is not NULL. */
-void lab_print_two_server_analysis(struct lab_ctx *c, const struct lab_round *rd, enum lab_col col, bool full,
-                                   struct lab_stats_result *r);
-/* Group summaries of a two-server round. */
-void lab_two_server_summaries(const struct lab_round *rd, enum lab_col col, struct summary out[LAB_NGROUPS]);
+/* A round's `knee stats` report: src/analyze over r->log_path for one column, ok outcomes
+ * only, warm-up left out, share-under threshold LAB_UNDER_MS; its title names the round
+ * (title must outlive the report). 0 or a negative code (message printed); always release. */
+#define LAB_UNDER_MS 100.0
+struct lab_report {
+    struct dataset d;
+    struct report rep;
+    bool d_init, rep_init;
+    char *label[1];
+};
+int lab_report_build(struct lab_ctx *c, const struct lab_round *rd, const char *column, const char *title,
+                     struct lab_report *lr);
+void lab_report_release(struct lab_report *lr);
+/* The group named `name` of a report, or NULL. */
+const struct group_result *lab_report_group(const struct report *rep, const char *name);
 
 /* One sentence of "what this run shows", built in pieces and printed as a wrapped bullet. */
 #define LAB_SAY_WIDTH 110

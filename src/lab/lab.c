@@ -125,10 +125,12 @@ int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct s
     return rc;
 }
 
-static int cmp_start(const void *a, const void *b)
+static int cmp_planned(const void *a, const void *b)
 {
-    const struct lab_req *x = a, *y = b;
-    return (x->start_s > y->start_s) - (x->start_s < y->start_s);
+    const struct reqlog_record *x = a, *y = b;
+    if (x->planned_ns != y->planned_ns)
+        return (x->planned_ns > y->planned_ns) - (x->planned_ns < y->planned_ns);
+    return (x->target > y->target) - (x->target < y->target);
 }
 
 static FILE *open_out(struct lab_ctx *c, const char *round, const char *ext, char *path, size_t len)
@@ -140,19 +142,58 @@ static FILE *open_out(struct lab_ctx *c, const char *round, const char *ext, cha
     return f;
 }
 
-/* Read the round's binary log into memory; with --out also write it as CSV. */
-static int read_log(struct lab_ctx *c, const char *bin, struct lab_round *r)
+/* The run's log holds records in completion order per thread. Read them all, sort them by
+ * planned send (the article's CSV is sorted by start_s, and the ten 100-request windows
+ * mean consecutive planned requests), then write them back as the round's log (what the
+ * `knee stats` analysis reads), as CSV with --out, and as the in-memory lab_req array. */
+static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
 {
     char why[256] = "";
     struct reqlog_reader *rd = NULL;
-    int rc = reqlog_reader_open(&rd, bin, why, sizeof why);
+    struct reqlog_writer *wr = NULL;
+    struct reqlog_record *rec = NULL;
+    FILE *csv = NULL;
+    char path[LAB_PATH_MAX + 128];
+    const char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = reqlog_reader_open(&rd, raw, why, sizeof why);
     if (rc) {
         fprintf(c->err, "knee lab: round %s: cannot read its request log: %s\n", r->name,
                 why[0] ? why : knee_strerror(rc));
         return rc;
     }
-    FILE *csv = NULL;
-    char path[LAB_PATH_MAX + 128];
+    for (;;) {
+        if (n == cap) {
+            if (n == LAB_MAX_RECORDS) {
+                fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
+                        LAB_MAX_RECORDS);
+                rc = KNEE_ETOOBIG;
+                goto out;
+            }
+            cap = cap ? cap * 2 : 4096;
+            rec = xrealloc(rec, cap * sizeof *rec);
+        }
+        rc = reqlog_read(rd, &rec[n]);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
+                    (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
+            goto out;
+        }
+        n++;
+    }
+    qsort(rec, n, sizeof *rec, cmp_planned);
+
+    size_t nt = reqlog_reader_ntargets(rd);
+    names = xcalloc(nt ? nt : 1, sizeof *names);
+    for (size_t i = 0; i < nt; i++)
+        names[i] = reqlog_reader_target(rd, i);
+    rc = reqlog_writer_open(&wr, r->log_path, names, nt, reqlog_reader_closed_loop(rd));
+    if (rc) {
+        fprintf(c->err, "knee lab: round %s: cannot write %s: %s\n", r->name, r->log_path, knee_strerror(rc));
+        goto out;
+    }
     if (c->o->out_dir) {
         csv = open_out(c, r->name, "csv", path, sizeof path);
         if (!csv) {
@@ -161,48 +202,44 @@ static int read_log(struct lab_ctx *c, const char *bin, struct lab_round *r)
         }
         fputs(REQLOG_CSV_HEADER "\n", csv);
     }
-    size_t cap = 0;
-    struct reqlog_record rec;
-    while ((rc = reqlog_read(rd, &rec)) == 1) {
-        if (r->nreq == LAB_MAX_RECORDS) {
-            fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
-                    LAB_MAX_RECORDS);
-            rc = KNEE_ETOOBIG;
+    r->req = xmalloc((n ? n : 1) * sizeof *r->req);
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = reqlog_write(wr, &rec[i])) != 0) {
+            fprintf(c->err, "knee lab: round %s: writing %s: %s\n", r->name, r->log_path, knee_strerror(rc));
             goto out;
         }
-        if (r->nreq == cap) {
-            cap = cap ? cap * 2 : 4096;
-            r->req = xrealloc(r->req, cap * sizeof *r->req);
-        }
         struct reqlog_derived d;
-        reqlog_derive(&rec, &d);
+        reqlog_derive(&rec[i], &d);
         struct lab_req *q = &r->req[r->nreq++];
         q->start_s = d.start_s;
         q->latency_ms = d.latency_ms;
         q->service_ms = d.service_ms;
         q->lag_ms = d.lag_ms;
-        q->target = rec.target;
-        q->outcome = rec.outcome;
-        q->warmup = (rec.flags & REQLOG_FLAG_WARMUP) != 0;
+        q->target = rec[i].target;
+        q->outcome = rec[i].outcome;
+        q->warmup = (rec[i].flags & REQLOG_FLAG_WARMUP) != 0;
         if (csv) {
             char line[1024];
-            size_t n = reqlog_format_csv(&rec, reqlog_reader_target(rd, rec.target), line, sizeof line);
-            if (n < sizeof line)
+            size_t k = reqlog_format_csv(&rec[i], names[rec[i].target], line, sizeof line);
+            if (k < sizeof line)
                 fputs(line, csv);
         }
     }
-    if (rc < 0) {
-        fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
-                (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
-        goto out;
-    }
     rc = 0;
-    qsort(r->req, r->nreq, sizeof *r->req, cmp_start);
 out:
     if (csv && fclose(csv) != 0 && rc == 0) {
         fprintf(c->err, "knee lab: --out: writing %s failed: %s\n", path, strerror(errno));
         rc = -EIO;
     }
+    if (wr) {
+        int wrc = reqlog_writer_close(wr);
+        if (wrc && rc == 0) {
+            fprintf(c->err, "knee lab: round %s: writing %s: %s\n", r->name, r->log_path, knee_strerror(wrc));
+            rc = wrc;
+        }
+    }
+    free(names);
+    free(rec);
     reqlog_reader_close(rd);
     return rc;
 }
@@ -213,9 +250,10 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
     snprintf(r->name, sizeof r->name, "%s", name);
     if (lab_stopped())
         return -EINTR;
-    char bin[LAB_PATH_MAX + 64];
-    snprintf(bin, sizeof bin, "%s/%s-%s.bin", c->tmpdir, c->experiment, name);
-    cfg->out_path = bin;
+    char raw[LAB_PATH_MAX + 64];
+    snprintf(raw, sizeof raw, "%s/%s-%s.raw", c->tmpdir, c->experiment, name);
+    snprintf(r->log_path, sizeof r->log_path, "%s/%s-%s.bin", c->tmpdir, c->experiment, name);
+    cfg->out_path = raw;
     if (c->o->progress) {
         fprintf(c->err, "knee lab %s: %s\n", c->experiment, what);
         fflush(c->err);
@@ -225,12 +263,12 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
     cfg->out_path = NULL;
     if (rc) {
         fprintf(c->err, "knee lab: round %s: %s\n", name, why[0] ? why : knee_strerror(rc));
-        unlink(bin);
+        unlink(raw);
         return rc;
     }
     r->have_res = true;
-    rc = read_log(c, bin, r);
-    unlink(bin);
+    rc = read_log(c, raw, r);
+    unlink(raw);
     if (rc)
         return rc;
     if (c->o->out_dir) {
@@ -251,6 +289,8 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
 
 void lab_round_release(struct lab_round *r)
 {
+    if (r->log_path[0])
+        unlink(r->log_path);
     if (r->have_res)
         run_result_release(&r->res);
     free(r->req);

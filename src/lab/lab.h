@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/analyze.h"
 #include "load/run.h"
 #include "serve/serve.h"
 #include "stats/stats.h"
@@ -157,6 +158,7 @@ struct lab_nagle_result {
     struct summary nagle, nodelay;   /* ms, closed loop, ok outcomes */
     double rate_nagle, rate_nodelay; /* completed /s */
     unsigned clients;
+    struct median_check median; /* knee stats' check of the Nagle median, expecting the other's */
 };
 
 int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r);

@@ -23,20 +23,20 @@ static void test_knee_shapes(void **state)
     o.duration_ns = 8 * NS_PER_S;
     o.warmup_ns = NS_PER_S / 2;
     o.seed = 11;
-    const double rates[] = {20, 60};
+    const double rates[] = {20, 80};
     o.rates = rates;
     o.nrates = 2;
     struct lab_knee_result *r = malloc(sizeof *r);
     assert_int_equal(lab_knee(&o, r), 0);
     assert_int_equal(r->nrows, 2);
     const struct lab_knee_row *lo = &r->row[0], *hi = &r->row[1];
-    printf("# 20/s: p99 %.1f mean %.1f L %.3f λW %.3f | 60/s: p99 %.1f mean %.1f\n", lo->latency.p99, lo->latency.mean,
+    printf("# 20/s: p99 %.1f mean %.1f L %.3f λW %.3f | 80/s: p99 %.1f mean %.1f\n", lo->latency.p99, lo->latency.mean,
            lo->l_measured, lo->l_little, hi->latency.p99, hi->latency.mean);
-    assert_true(lo->latency.count > 100 && hi->latency.count > 300);
+    assert_true(lo->latency.count > 100 && hi->latency.count > 400);
     /* The model column is src/model's M/M/1 and M/D/1 for μ = 100/s. */
     assert_true(fabs(lo->mm1_mean_ms - 1000.0 / 80) < 1e-9);
-    assert_true(fabs(hi->md1_mean_ms - (10 + 0.6 * 10 / (2 * 0.4))) < 1e-9);
-    /* p99 moves first: its growth from 20/s to 60/s exceeds the mean's. */
+    assert_true(fabs(hi->md1_mean_ms - (10 + 0.8 * 10 / (2 * 0.2))) < 1e-9);
+    /* p99 moves first: its growth from 20/s to 80/s exceeds the mean's. */
     assert_true(hi->latency.p99 - lo->latency.p99 > hi->latency.mean - lo->latency.mean);
     assert_true(hi->latency.p99 > lo->latency.p99);
     /* Little's law at low load: the server's time-averaged in-flight count against λ·W. */
