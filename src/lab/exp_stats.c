@@ -267,16 +267,19 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
     }
 
     const struct summary *bb = &bz->latency[LAB_B], *bs = &bz->service[LAB_B];
-    double ratio = ob->p50 > 0 ? bb->p50 / ob->p50 : NAN;
+    double ratio = ob->p50 > 0 ? bb->p50 / ob->p50 : NAN, mratio = bb->mean / ob->mean, pratio = bb->p99 / ob->p99;
     double load = bz->rate[1] / op->rate[1];
     lab_say_add(&s,
                 "B from %.0f to %.0f/s (x%.2f; about %.0f%% of its ~%.0f/s capacity): median x%.1f (%.1f -> %.1f ms), "
-                "p99 %.1f -> %.1f ms",
+                "mean x%.1f (%.1f -> %.1f), p99 x%.1f (%.1f -> %.1f)",
                 op->rate[1], bz->rate[1], load, 100 * bz->rate[1] / capacity_b, capacity_b, ratio, ob->p50, bb->p50,
-                ob->p99, bb->p99);
-    lab_say_add(&s, "%s",
-                ratio > load ? " — more than the load: waiting grows faster than utilisation."
-                             : " — not more than the load this time: the queue at 80% did not build up here.");
+                mratio, ob->mean, bb->mean, pratio, ob->p99, bb->p99);
+    if (mratio > load || ratio > load)
+        lab_say_add(&s, " — %s grew faster than the load: waiting grows faster than utilisation%s",
+                    ratio > load ? "the median" : "the mean",
+                    ratio > load ? "." : " (the median moved less: most requests still found a free slot).");
+    else
+        lab_say_add(&s, " — nothing grew faster than the load in this run.");
     lab_say_end(&s, out);
     lab_say_add(&s,
                 "at %.0f/s, p99 of B from the planned send = %.1f ms, from the actual send = %.1f ms, knee's lag p99 "
