@@ -22,7 +22,7 @@
 #define SAMPLE_NS (1 * NS_PER_MS)
 #define MODEL_TOLERANCE 0.25  /* |measured − M/M/1| / M/M/1 above this: they part */
 #define LITTLE_TOLERANCE 0.10 /* |L − λW| / max(L, λW) above this (plus 0.01): flagged */
-#define OVERLOAD 0.95         /* measured utilisation from which a row is past the knee */
+#define OVERLOAD 1.0          /* measured utilisation at which a row is past the knee */
 
 static const double default_rates[] = {10, 30, 50, 70, 80, 90, 95};
 static const double quick_rates[] = {10, 50, 70, 90};
@@ -162,7 +162,7 @@ static void explain(FILE *out, const struct lab_knee_result *r)
     if (r->nrows < 2)
         return;
     struct lab_say s = {.n = 0};
-    /* The trend up to the knee: the highest row the server could still carry (busy < 95%). */
+    /* The trend up to the knee: the highest row the server could still carry (busy < 100%). */
     const struct lab_knee_row *lo = &r->row[0], *hi = NULL;
     for (size_t i = 1; i < r->nrows; i++)
         if (busy(&r->row[i]) < OVERLOAD)
@@ -181,8 +181,8 @@ static void explain(FILE *out, const struct lab_knee_result *r)
         if (busy(w) < OVERLOAD)
             continue;
         lab_say_add(&s,
-                    "at %.0f/s the server was busy %.0f%% of the time by its own clock (%.2f ms per request): "
-                    "beyond the knee, the queue grew through the round (p50 %.1f ms) and no queueing model has a "
+                    "at %.0f/s the server was busy %.0f%% of the time by its own clock (%.2f ms per request): at "
+                    "or past its real capacity the queue cannot settle (p50 %.1f ms), and no queueing model has a "
                     "steady state to predict.",
                     w->rate, 100 * busy(w), w->work_mean_ms, w->latency.p50);
         lab_say_end(&s, out);
