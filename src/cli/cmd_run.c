@@ -34,30 +34,27 @@ static struct run_flags F;
 static struct opt run_opts[] = {
     {"rate", 'R', OPT_RATE, &F.rate, "R",
      "open loop: planned requests per second in total (5000, 10k); without it the run is a closed loop", 0, 0, 0},
-    {"arrivals", 0, OPT_STR, &F.arrivals, "KIND", "open loop: constant (default) or poisson inter-arrival times", 0,
-     0, 0},
-    {"seed", 0, OPT_COUNT, &F.seed, "N", "seed of the Poisson arrivals (default 1): the same seed, the same plan",
-     0, 0, 0},
-    {"ramp", 0, OPT_STR, &F.ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration", 0, 0,
+    {"arrivals", 0, OPT_STR, &F.arrivals, "KIND", "open loop: constant (default) or poisson inter-arrival times", 0, 0,
      0},
+    {"seed", 0, OPT_COUNT, &F.seed, "N", "seed of the Poisson arrivals (default 1): the same seed, the same plan", 0, 0,
+     0},
+    {"ramp", 0, OPT_STR, &F.ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration", 0, 0, 0},
     {"connections", 'c', OPT_COUNT, &F.connections, "N",
      "closed loop: concurrent clients (default 8); open loop: connection pool cap (default 10000)", 0, 0, 0},
-    {"think", 0, OPT_DURATION, &F.think_ns, "D", "closed loop: pause between a response and the next request", 0,
-     0, 0},
+    {"think", 0, OPT_DURATION, &F.think_ns, "D", "closed loop: pause between a response and the next request", 0, 0, 0},
     {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
      "how long requests are planned (default 10s; with --requests, no limit)", 0, 0, 0},
     {"requests", 'n', OPT_COUNT, &F.requests, "N", "plan exactly N requests in total", 0, 0, 0},
     {"target", 0, OPT_LIST, &F.targets, "NAME=URL[@R|@Nc]",
      "a named target (repeatable); @R its own rate (open loop), @Nc its own connections (closed loop)", 0, 0, 0},
-    {"mix", 0, OPT_STR, &F.mix, "NAME=W,...", "weights of targets sharing --rate or --connections (default 1 each)",
-     0, 0, 0},
+    {"mix", 0, OPT_STR, &F.mix, "NAME=W,...", "weights of targets sharing --rate or --connections (default 1 each)", 0,
+     0, 0},
     {"method", 'm', OPT_LIST, &F.methods, "[T=]M", "request method (default GET); T= for one target only", 0, 0, 0},
-    {"header", 'H', OPT_LIST, &F.headers, "[T=]'K: V'", "request header (repeatable); T= for one target only", 0,
-     0, 0},
-    {"body", 'b', OPT_LIST, &F.bodies, "[T=]STR|@FILE", "request body, inline or from a file; T= for one target", 0,
-     0, 0},
-    {"no-keepalive", 0, OPT_FLAG, &F.no_keepalive, NULL, "a new connection for every request (Connection: close)",
-     0, 0, 0},
+    {"header", 'H', OPT_LIST, &F.headers, "[T=]'K: V'", "request header (repeatable); T= for one target only", 0, 0, 0},
+    {"body", 'b', OPT_LIST, &F.bodies, "[T=]STR|@FILE", "request body, inline or from a file; T= for one target", 0, 0,
+     0},
+    {"no-keepalive", 0, OPT_FLAG, &F.no_keepalive, NULL, "a new connection for every request (Connection: close)", 0, 0,
+     0},
     {"timeout", 0, OPT_DURATION, &F.timeout_ns, "D", "per request, from its send (default 10s)", 0, 0, 0},
     {"drain", 0, OPT_DURATION, &F.drain_ns, "D",
      "after planning ends, how long in-flight requests may finish (default: the timeout)", 0, 0, 0},
@@ -67,17 +64,15 @@ static struct opt run_opts[] = {
      "open loop, pool exhausted: wait for a connection (default) or drop the request", 0, 0, 0},
     {"reject", 0, OPT_LIST, &F.rejects, "STATUS[:TEXT]",
      "a business rejection, not an error: that status (with TEXT in the body)", 0, 0, 0},
-    {"expect-body", 0, OPT_STR, &F.expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)", 0, 0,
-     0},
+    {"expect-body", 0, OPT_STR, &F.expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)", 0, 0, 0},
     {"threads", 't', OPT_COUNT, &F.threads, "T", "load threads, each with its own loop (default: CPUs)", 0, 0, 0},
-    {"json", 0, OPT_STR, &F.json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)", 0, 0,
-     0},
+    {"json", 0, OPT_STR, &F.json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)", 0, 0, 0},
     {"out", 'o', OPT_STR, &F.out, "FILE", "one row per request: *.csv as CSV, else the binary log", 0, 0, 0},
     {"progress", 0, OPT_FLAG, &F.progress, NULL, "live progress on stderr even when it is not a terminal", 0, 0, 0},
     {"threshold", 0, OPT_LIST, &F.thresholds, "EXPR",
      "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)", 0, 0, 0},
-    {"spin", 0, OPT_DURATION, &F.spin_ns, "D", "busy-wait the last D before each planned send (e.g. 20us)",
-     NS_PER_US, 0, 0},
+    {"spin", 0, OPT_DURATION, &F.spin_ns, "D", "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US,
+     0, 0},
     {"lag-limit", 0, OPT_DURATION, &F.lag_limit_ns, "D", "lag p99 above D marks the run generator-limited (1ms)",
      NS_PER_MS, 0, 0},
 };
@@ -213,8 +208,8 @@ static int parse_target(const char *spec, struct tgt *t)
         } else if (units_parse_rate(suf, &r) == 0) {
             t->rate = r;
         } else {
-            return opt_fail(&run_spec, "--target '%s': '@%s' is neither a rate (@100, @1k) nor connections (@8c)",
-                            spec, suf);
+            return opt_fail(&run_spec, "--target '%s': '@%s' is neither a rate (@100, @1k) nor connections (@8c)", spec,
+                            suf);
         }
         t->url = xmalloc((size_t)(at - url) + 1);
         memcpy(t->url, url, (size_t)(at - url));
@@ -489,9 +484,7 @@ int cmd_run(int argc, char **argv)
     cfg.connections = (uint32_t)F.connections;
     cfg.think_ns = F.think_ns;
     cfg.requests = F.requests;
-    cfg.duration_ns = opt_find(&run_spec, "duration")->seen ? F.duration_ns
-                      : F.requests                          ? 0
-                                                            : RUN_DEFAULT_DURATION_NS;
+    cfg.duration_ns = opt_find(&run_spec, "duration")->seen ? F.duration_ns : F.requests ? 0 : RUN_DEFAULT_DURATION_NS;
     cfg.timeout_ns = F.timeout_ns ? F.timeout_ns : RUN_DEFAULT_TIMEOUT_NS;
     cfg.drain_ns = opt_find(&run_spec, "drain")->seen ? F.drain_ns : cfg.timeout_ns;
     cfg.warmup_ns = F.warmup_ns;

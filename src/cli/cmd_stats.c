@@ -10,14 +10,15 @@
 #include "core/err.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char epilog[] =
     "Input: CSV with a header (comma, quoted fields, CRLF) or knee's binary request log\n"
-    "(knee run --out x.bin); several files are concatenated in order. A file named *.hlog is an\n"
-    "HdrHistogram log: use knee hlog. Empty cells in the column (a dropped request has no\n"
+    "(knee run --out x.bin); several files are concatenated in order. Files named *.hlog are\n"
+    "HdrHistogram interval logs: they go to knee hlog stats (--from/--to/--json). Empty cells in the column (a dropped request has no\n"
     "latency) are counted and left out; every other bad cell stops with FILE:LINE, exit 2.\n"
     "\n"
     "Output, per group and for all groups together (named A+B...): 1 count, mean, stdev and\n"
@@ -73,8 +74,18 @@ static const char *column_unit(const char *column)
     return "";
 }
 
+static bool is_hlog(const char *arg)
+{
+    size_t n = strlen(arg);
+    return arg[0] != '-' && n > 5 && strcmp(arg + n - 5, ".hlog") == 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
+    /* Interval logs hold histograms, not requests: their summary is knee hlog stats. */
+    for (int i = 1; i < argc; i++)
+        if (is_hlog(argv[i]))
+            return cmd_hlog_stats(argc, argv);
     const char *column = "latency_ms", *by = NULL, *time_col = NULL, *buckets = NULL, *under_s = "100";
     const char *window_group = NULL, *expect_median_s = NULL;
     uint64_t skip_ns = 0, until_ns = 0;

@@ -19,10 +19,15 @@ int cmd_lab(int argc, char **argv);
 /* The table, in the order `knee --help` prints it; terminated by a zero row. */
 extern const struct command knee_commands[];
 
+/* knee hlog show|stats|tags|merge (cmd_hlog.c). */
+int cmd_hlog(int argc, char **argv);
+/* The summary of an .hlog file (knee hlog stats FILE); `knee stats FILE.hlog` may route here.
+ * argv[0] is the command name. */
+int cmd_hlog_stats(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */
 int cmd_run(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);

@@ -56,7 +56,10 @@ static void buf_add(struct buf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-static void buf_str(struct buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+static void buf_str(struct buf *b, const char *s)
+{
+    buf_add(b, s, strlen(s));
+}
 
 static bool name_is(const char *line, size_t namelen, const char *name)
 {

@@ -14,13 +14,13 @@
 #define HTTP_CLIENT_MAX_BODY (64u * 1024 * 1024)
 
 struct http_request_spec {
-    const char *method;           /* a token: "GET", "POST", ... */
-    const struct url *url;        /* host, authority and target */
-    const char *const *headers;   /* "Name: value" lines without CRLF; may be NULL when nheaders is 0 */
+    const char *method;         /* a token: "GET", "POST", ... */
+    const struct url *url;      /* host, authority and target */
+    const char *const *headers; /* "Name: value" lines without CRLF; may be NULL when nheaders is 0 */
     size_t nheaders;
-    const char *body;             /* may contain NULs; NULL when body_len is 0 */
+    const char *body; /* may contain NULs; NULL when body_len is 0 */
     size_t body_len;
-    bool keepalive;               /* false adds "Connection: close" */
+    bool keepalive; /* false adds "Connection: close" */
 };
 
 /* Serialise the request into a new heap buffer (*out, *out_len; caller frees). Adds

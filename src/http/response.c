@@ -11,7 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
-void http_matchers_init(struct http_matchers *m) { memset(m, 0, sizeof *m); }
+void http_matchers_init(struct http_matchers *m)
+{
+    memset(m, 0, sizeof *m);
+}
 
 int http_matchers_add(struct http_matchers *m, const char *needle, size_t len)
 {
@@ -138,8 +141,8 @@ static const char ST_NAME[] = "server-timing";
 
 static void end_field(struct http_response *r)
 {
-    r->st_value = !r->field_long && r->field_len == sizeof ST_NAME - 1 &&
-                  strncasecmp(r->field, ST_NAME, sizeof ST_NAME - 1) == 0;
+    r->st_value =
+        !r->field_long && r->field_len == sizeof ST_NAME - 1 && strncasecmp(r->field, ST_NAME, sizeof ST_NAME - 1) == 0;
     r->field_len = 0;
     r->field_long = false;
     r->st_sep = r->st_value && r->st_len > 0; /* several Server-Timing fields join with ',' */

@@ -51,15 +51,15 @@ enum http_feed {
 struct http_response {
     http_parser parser;
     const struct http_matchers *matchers;
-    bool head;          /* the request was HEAD: a response without body */
+    bool head; /* the request was HEAD: a response without body */
     /* results */
-    int status;         /* 0 until the status line is parsed */
+    int status; /* 0 until the status line is parsed */
     bool headers_done;
     bool complete;
-    bool keep_alive;    /* valid once complete: the connection may carry another request */
-    uint64_t bytes;     /* bytes consumed (status line, headers, body, framing) */
+    bool keep_alive; /* valid once complete: the connection may carry another request */
+    uint64_t bytes;  /* bytes consumed (status line, headers, body, framing) */
     uint64_t body_bytes;
-    uint32_t matched;   /* bit i set when needle i occurred in the body */
+    uint32_t matched;       /* bit i set when needle i occurred in the body */
     const char *error_name; /* http-parser's errno name on HTTP_FEED_ERROR */
     size_t nst;
     struct http_server_timing st[HTTP_ST_MAX_ENTRIES];

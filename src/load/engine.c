@@ -39,7 +39,10 @@ void run_request_stop(bool hard)
             loop_wake(&e->workers[i].loop); /* a write(2): async-signal-safe */
 }
 
-const char *run_group_name(enum run_group g) { return reqlog_outcome_name((enum reqlog_outcome)g); }
+const char *run_group_name(enum run_group g)
+{
+    return reqlog_outcome_name((enum reqlog_outcome)g);
+}
 
 void run_summarize(const struct hdr *h, struct run_summary *s)
 {
@@ -74,7 +77,7 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 static void warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct run_result *res, const char *fmt, ...)
 {
-    char buf[512];
+    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -520,7 +523,10 @@ static void env_begin(struct run_env *env)
     strftime(env->start_wall, sizeof env->start_wall, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
 
 static void finish_result(struct engine *e, struct run_result *res, const struct rusage *ru0)
 {
@@ -583,8 +589,7 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
 
     res->accounting_ok = identity_holds(&res->all.counts) && identity_holds(&res->all.warmup_counts);
     for (size_t i = 0; i < e->nt; i++)
-        res->accounting_ok &= identity_holds(&res->targets[i].counts) &&
-                              identity_holds(&res->targets[i].warmup_counts);
+        res->accounting_ok &= identity_holds(&res->targets[i].counts) && identity_holds(&res->targets[i].warmup_counts);
 
     /* warnings, most important first */
     if (!res->accounting_ok)
@@ -601,12 +606,13 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
         bool late_send = lag.count && lag.p99 > lag_limit_ms;
         if (short_send || late_send) {
             res->generator_limited = true;
-            char why[256] = "";
+            char why[384] = "";
             size_t off = 0;
             if (c->queued)
                 off += (size_t)snprintf(why + off, sizeof why - off,
-                                        "; %llu requests waited for a free connection (pool cap %u)",
-                                        (unsigned long long)c->queued, e->pool_cap);
+                                        "; %llu requests waited for a connection (pool cap %u, at most %d "
+                                        "connects at a time per thread)",
+                                        (unsigned long long)c->queued, e->pool_cap, RUN_MAX_CONNECTING);
             if (c->dropped)
                 off += (size_t)snprintf(why + off, sizeof why - off, "; %llu dropped", (unsigned long long)c->dropped);
             if (late.total_count && off < sizeof why)
@@ -620,9 +626,9 @@ static void finish_result(struct engine *e, struct run_result *res, const struct
     }
     if (c->dropped)
         warn(res, "%llu planned requests were never sent (dropped)%s", (unsigned long long)c->dropped,
-             c->queue_overflow ? ": the wait queue overflowed" :
-             cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)" :
-                                               ": still waiting for a connection when the drain ended");
+             c->queue_overflow                 ? ": the wait queue overflowed"
+             : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
+                                               : ": still waiting for a connection when the drain ended");
     if (c->outcome[OUTCOME_CANCELLED])
         warn(res, "%llu requests were still in flight when the drain ended and were cancelled",
              (unsigned long long)c->outcome[OUTCOME_CANCELLED]);

@@ -17,10 +17,10 @@
 #include "net/net.h"
 #include "net/url.h"
 
-#define WORKER_RBUF 65536      /* one read buffer per thread: responses are parsed, never stored */
-#define WORKER_BATCH 256       /* planned sends per timer callback before IO gets a turn */
-#define IVAL_SLOTS 8           /* per-second merge slots in flight between workers and main */
-#define CONN_CHUNK 64          /* connections are allocated this many at a time */
+#define WORKER_RBUF 65536 /* one read buffer per thread: responses are parsed, never stored */
+#define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
+#define IVAL_SLOTS 8      /* per-second merge slots in flight between workers and main */
+#define CONN_CHUNK 64     /* connections are allocated this many at a time */
 
 struct outlog;
 struct outlog_chunk;
@@ -31,18 +31,18 @@ struct engine_target {
     struct url url;
     struct net_addr addr;
     uint64_t resolve_ns;
-    char *req;            /* the serialised request */
+    char *req; /* the serialised request */
     size_t req_len;
-    bool head;            /* HEAD: responses carry no body */
+    bool head; /* HEAD: responses carry no body */
     struct http_matchers matchers;
-    int expect_bit;       /* needle index of --expect-body, -1 when none */
+    int expect_bit; /* needle index of --expect-body, -1 when none */
     size_t nrejects;
     int reject_status[RUN_MAX_REJECTS];
     int reject_bit[RUN_MAX_REJECTS]; /* -1: status alone */
     /* the plan */
     double rate_from, rate_to; /* open loop, per second for the whole target */
-    uint64_t limit;       /* planned requests for this target (UINT64_MAX: by duration) */
-    uint32_t clients;     /* closed loop */
+    uint64_t limit;            /* planned requests for this target (UINT64_MAX: by duration) */
+    uint32_t clients;          /* closed loop */
 };
 
 enum conn_state { CONN_FREE, CONN_CONNECTING, CONN_IDLE, CONN_BUSY };
@@ -50,7 +50,7 @@ enum conn_state { CONN_FREE, CONN_CONNECTING, CONN_IDLE, CONN_BUSY };
 struct client;
 
 struct conn {
-    struct loop_io io;   /* io.data = this conn */
+    struct loop_io io; /* io.data = this conn */
     struct worker *w;
     struct target_rt *t;
     struct client *client; /* closed loop: the client owning this connection */
@@ -84,16 +84,17 @@ struct target_rt {
     struct sched sched;
     bool has_next;
     uint64_t next_planned_ns;
-    struct conn *idle;   /* stack of idle connections */
-    uint64_t *q;         /* ring of queued planned times (waiting for a connection) */
+    struct conn *idle; /* stack of idle connections */
+    uint64_t *q;       /* ring of queued planned times (waiting for a connection) */
     size_t qcap, qhead, qlen;
+    size_t connecting_unbound; /* connects in progress opened for the queue */
     /* closed loop */
-    uint64_t budget;     /* requests this thread may still send for the target */
+    uint64_t budget; /* requests this thread may still send for the target */
     /* accounting: [0] requests planned after the warm-up, [1] during it */
     struct run_counts counts[2];
     struct hdr latency[RUN_GROUP_COUNT]; /* lazily initialised except OK */
     struct hdr service, ttfb, lag, connect;
-    struct hdr ival;     /* latency of this interval (warm-up included) */
+    struct hdr ival; /* latency of this interval (warm-up included) */
     uint64_t ival_max_ns;
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
@@ -118,6 +119,7 @@ struct worker {
     struct conn *free_head, *free_tail;
     uint32_t pool_cap;   /* open loop: connections this thread may hold */
     uint32_t nopen;      /* connecting + idle + busy */
+    uint32_t connecting; /* connects in progress */
     uint32_t conn_seq;
     size_t nclients;
     struct client *clients;
@@ -138,14 +140,14 @@ struct worker {
     /* per-request log */
     struct outlog_chunk *chunk;
     bool log_slowed;
-    int fatal;           /* a system error that ended the thread early (-errno) */
+    int fatal; /* a system error that ended the thread early (-errno) */
 };
 
 struct ival_slot {
     bool used;
     uint64_t index;
-    uint64_t end_ns;     /* latest end reported for this interval */
-    struct hdr *lat;     /* per target */
+    uint64_t end_ns; /* latest end reported for this interval */
+    struct hdr *lat; /* per target */
     struct ival_counts c;
     uint64_t inflight, queued;
     uint64_t max_ns;
@@ -159,8 +161,8 @@ struct engine {
     struct worker *workers;
     uint64_t t0_ns;
     uint64_t warmup_end_ns;
-    uint64_t plan_end_ns;     /* t0 + duration (UINT64_MAX with --requests) */
-    uint64_t window_end_ns;   /* end of the measurement window */
+    uint64_t plan_end_ns;   /* t0 + duration (UINT64_MAX with --requests) */
+    uint64_t window_end_ns; /* end of the measurement window */
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint32_t pool_cap;
     struct outlog *log;
@@ -168,9 +170,9 @@ struct engine {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct ival_slot slots[IVAL_SLOTS];
-    uint64_t *published;      /* per worker: intervals published so far */
-    bool *done;               /* per worker: finished (no more intervals) */
-    pthread_barrier_t ready;  /* workers initialised; main then sets t0 */
+    uint64_t *published;     /* per worker: intervals published so far */
+    bool *done;              /* per worker: finished (no more intervals) */
+    pthread_barrier_t ready; /* workers initialised; main then sets t0 */
     pthread_barrier_t go;
 };
 

@@ -22,12 +22,13 @@
 #define RUN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
 #define RUN_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define RUN_DEFAULT_CLOSED_CONNECTIONS 8
-#define RUN_DEFAULT_OPEN_CONNECTIONS 10000 /* the open-loop pool cap */
+#define RUN_DEFAULT_OPEN_CONNECTIONS 10000  /* the open-loop pool cap */
 #define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* lag p99 above this → generator-limited warning */
 #define RUN_SEND_RATE_FLOOR 0.99            /* achieved/planned send rate below this → warning */
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_REJECTS 8
-#define RUN_QUEUE_CAP (1u << 20)            /* queued requests per thread before they count as dropped */
+#define RUN_QUEUE_CAP (1u << 20) /* queued requests per thread before they count as dropped */
+#define RUN_MAX_CONNECTING 64    /* open loop: connects in progress per thread */
 
 /* Histogram parameters for every latency-like metric: 1 ns .. 1 h, 3 significant digits. */
 #define RUN_HDR_LOWEST 1
@@ -45,16 +46,16 @@ struct run_reject {
 };
 
 struct run_target_config {
-    const char *name;       /* shown in reports; unique */
-    const char *url;        /* http://host[:port]/path?query */
-    const char *method;     /* NULL → GET */
+    const char *name;           /* shown in reports; unique */
+    const char *url;            /* http://host[:port]/path?query */
+    const char *method;         /* NULL → GET */
     const char *const *headers; /* "Name: value" */
     size_t nheaders;
-    const char *body;       /* may be NULL */
+    const char *body; /* may be NULL */
     size_t body_len;
-    double rate;            /* open loop: this target's own rate (/s); 0 = a weighted share of run_config.rate */
-    uint32_t connections;   /* closed loop: this target's own clients; 0 = a weighted share */
-    double weight;          /* share weight (0 is read as 1) */
+    double rate;          /* open loop: this target's own rate (/s); 0 = a weighted share of run_config.rate */
+    uint32_t connections; /* closed loop: this target's own clients; 0 = a weighted share */
+    double weight;        /* share weight (0 is read as 1) */
 };
 
 /* Called once per second of the run (and for the final partial second) per target with the
@@ -64,11 +65,11 @@ typedef void run_interval_fn(void *ctx, size_t target, double start_s, double le
 
 /* A one-second progress snapshot across all threads (for a live line on a terminal). */
 struct run_progress {
-    double elapsed_s, total_s;  /* total_s is 0 when unknown (--requests) */
-    double start_s, length_s;   /* the interval */
+    double elapsed_s, total_s;                              /* total_s is 0 when unknown (--requests) */
+    double start_s, length_s;                               /* the interval */
     uint64_t planned, sent, completed, ok, errors, dropped; /* in the interval */
-    uint64_t in_flight, queued; /* at the end of the interval */
-    double p50_ms, p99_ms;      /* latency of requests completed in the interval; NAN if none */
+    uint64_t in_flight, queued;                             /* at the end of the interval */
+    double p50_ms, p99_ms; /* latency of requests completed in the interval; NAN if none */
 };
 typedef void run_progress_fn(void *ctx, const struct run_progress *p);
 
@@ -76,32 +77,32 @@ struct run_config {
     const struct run_target_config *targets;
     size_t ntargets;
     bool open_loop;
-    double rate;                /* total rate shared by targets without their own (/s) */
-    bool ramp;                  /* --ramp FROM:TO over the duration (shared targets) */
+    double rate; /* total rate shared by targets without their own (/s) */
+    bool ramp;   /* --ramp FROM:TO over the duration (shared targets) */
     double ramp_from, ramp_to;
     enum run_arrivals arrivals;
     uint64_t seed;
-    uint32_t connections;       /* closed: clients in total; open: pool cap (0 = default) */
-    uint64_t think_ns;          /* closed loop: pause between a response and the next request */
-    uint64_t duration_ns;       /* how long requests are planned; 0 when `requests` bounds the run */
-    uint64_t requests;          /* total planned requests; 0 = bounded by duration */
-    uint64_t timeout_ns;        /* per request, from connect start or send */
-    uint64_t drain_ns;          /* after planning ends, how long in-flight requests may finish */
-    uint64_t warmup_ns;         /* requests planned before t0 + warmup are logged, not counted */
+    uint32_t connections; /* closed: clients in total; open: pool cap (0 = default) */
+    uint64_t think_ns;    /* closed loop: pause between a response and the next request */
+    uint64_t duration_ns; /* how long requests are planned; 0 when `requests` bounds the run */
+    uint64_t requests;    /* total planned requests; 0 = bounded by duration */
+    uint64_t timeout_ns;  /* per request, from connect start or send */
+    uint64_t drain_ns;    /* after planning ends, how long in-flight requests may finish */
+    uint64_t warmup_ns;   /* requests planned before t0 + warmup are logged, not counted */
     enum run_when_busy when_busy;
     bool keepalive;
     const struct run_reject *rejects;
     size_t nrejects;
-    const char *expect_body;    /* NULL: status alone decides ok */
-    uint32_t threads;           /* 0 = number of online CPUs */
-    uint64_t spin_ns;           /* busy-wait this close to a planned send instead of sleeping */
-    uint64_t lag_limit_ns;      /* 0 = RUN_DEFAULT_LAG_LIMIT_NS */
-    const char *out_path;       /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
+    const char *expect_body; /* NULL: status alone decides ok */
+    uint32_t threads;        /* 0 = number of online CPUs */
+    uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
+    uint64_t lag_limit_ns;   /* 0 = RUN_DEFAULT_LAG_LIMIT_NS */
+    const char *out_path;    /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
     run_interval_fn *on_interval;
     void *interval_ctx;
     run_progress_fn *on_progress;
     void *progress_ctx;
-    const char *const *argv;    /* the command line, for the environment record (may be NULL) */
+    const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
 };
 
@@ -132,9 +133,9 @@ struct run_server_timing {
 struct run_counts {
     uint64_t planned, sent, dropped;
     uint64_t outcome[OUTCOME_COUNT];
-    uint64_t sent_on_time;      /* sent before the end of the planning window (+ lag limit) */
-    uint64_t queued;            /* waited for a connection (open loop, --when-busy queue) */
-    uint64_t queue_overflow;    /* dropped because the wait queue was full */
+    uint64_t sent_on_time;   /* sent before the end of the planning window (+ lag limit) */
+    uint64_t queued;         /* waited for a connection (open loop, --when-busy queue) */
+    uint64_t queue_overflow; /* dropped because the wait queue was full */
     uint64_t bytes_in;
     uint64_t conns_opened, conns_failed, conns_closed_by_peer, conns_unsolicited;
 };
@@ -142,10 +143,10 @@ struct run_counts {
 struct run_target_result {
     char name[64];
     char url[256];
-    char address[64];       /* resolved address */
+    char address[64]; /* resolved address */
     uint64_t resolve_ns;
-    double planned_rate;    /* the plan: requests/s for this target (open loop); 0 in closed loop */
-    uint32_t connections;   /* closed loop: clients; open loop: 0 */
+    double planned_rate;             /* the plan: requests/s for this target (open loop); 0 in closed loop */
+    uint32_t connections;            /* closed loop: clients; open loop: 0 */
     struct run_counts counts;        /* requests planned after the warm-up */
     struct run_counts warmup_counts; /* requests planned during the warm-up */
     struct hdr latency[RUN_GROUP_COUNT];
@@ -170,20 +171,20 @@ struct run_env {
     double loadavg_before[3], loadavg_after[3];
     double cpu_user_s, cpu_sys_s; /* the generator's own CPU time during the run */
     long peak_rss_kb;
-    char start_wall[40];          /* ISO 8601 UTC */
+    char start_wall[40]; /* ISO 8601 UTC */
 };
 
 struct run_result {
     size_t ntargets;
     struct run_target_result *targets;
-    struct run_target_result all;   /* every target merged */
+    struct run_target_result all; /* every target merged */
     uint32_t threads;
-    uint32_t pool_cap;              /* open loop: connection cap in total */
-    double window_s;                /* measurement window: warm-up end .. end of planning */
-    double elapsed_s;               /* t0 .. last thread finished */
+    uint32_t pool_cap; /* open loop: connection cap in total */
+    double window_s;   /* measurement window: warm-up end .. end of planning */
+    double elapsed_s;  /* t0 .. last thread finished */
     double planned_rate, sent_rate, completed_rate, goodput_rate; /* per second over window_s */
-    double send_ratio;              /* requests sent on time / planned (open loop) */
-    bool interrupted;               /* stopped by run_request_stop (Ctrl-C) */
+    double send_ratio;                                            /* requests sent on time / planned (open loop) */
+    bool interrupted;                                             /* stopped by run_request_stop (Ctrl-C) */
     bool accounting_ok;
     bool generator_limited;
     size_t nticks;
@@ -191,7 +192,7 @@ struct run_result {
     size_t nwarnings;
     char **warnings;
     struct run_env env;
-    bool log_slowed;                /* the request-log writer could not keep up */
+    bool log_slowed; /* the request-log writer could not keep up */
 };
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0

@@ -18,12 +18,12 @@ struct sched {
     double rate_from, rate_to; /* per second; equal for a constant rate */
     double ramp_s;             /* ramp length (the duration) when rate_from != rate_to */
     uint64_t t0_ns;
-    uint64_t end_ns;           /* planned times >= end_ns are not planned (UINT64_MAX: none) */
-    uint64_t limit;            /* global indices >= limit are not planned (UINT64_MAX: none) */
-    uint64_t stride;           /* T */
-    uint64_t next_index;       /* the next global index this thread plans */
-    double u;                  /* Poisson: unit time of the last generated global index */
-    uint64_t generated;        /* Poisson: global indices generated so far */
+    uint64_t end_ns;     /* planned times >= end_ns are not planned (UINT64_MAX: none) */
+    uint64_t limit;      /* global indices >= limit are not planned (UINT64_MAX: none) */
+    uint64_t stride;     /* T */
+    uint64_t next_index; /* the next global index this thread plans */
+    double u;            /* Poisson: unit time of the last generated global index */
+    uint64_t generated;  /* Poisson: global indices generated so far */
     struct rng rng;
 };
 

@@ -158,8 +158,8 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     if (sl > 5 && strncmp(le - 5, "_rate", 5) == 0) {
         int o = outcome_by_name(ls, sl - 5);
         if (o == OUTCOME_UNKNOWN || o == -1)
-            return fail(err, errlen, "unknown share '%.*s' (use goodput_rate, error_rate, dropped_rate, ...)",
-                        (int)sl, ls);
+            return fail(err, errlen, "unknown share '%.*s' (use goodput_rate, error_rate, dropped_rate, ...)", (int)sl,
+                        ls);
         t->kind = THR_SHARE;
         t->outcome = o;
         snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
@@ -244,8 +244,8 @@ void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
             v = (double)count_of(c, t->outcome) / (double)c->planned;
         break;
     case THR_ERROR_RATE: {
-        uint64_t failed = c->outcome[OUTCOME_REJECTED] + c->outcome[OUTCOME_HTTP_ERROR] +
-                          c->outcome[OUTCOME_INVALID] + c->outcome[OUTCOME_TRANSPORT] + c->outcome[OUTCOME_TIMEOUT];
+        uint64_t failed = c->outcome[OUTCOME_REJECTED] + c->outcome[OUTCOME_HTTP_ERROR] + c->outcome[OUTCOME_INVALID] +
+                          c->outcome[OUTCOME_TRANSPORT] + c->outcome[OUTCOME_TIMEOUT];
         if (c->sent)
             v = (double)failed / (double)c->sent;
         break;

@@ -22,16 +22,16 @@ enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT };
 
 struct run_threshold {
     char expr[160];
-    int target;            /* index, or -1 for all targets */
+    int target; /* index, or -1 for all targets */
     enum thr_kind kind;
     enum thr_metric metric;
-    char stat[16];         /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
-    double pct;            /* for "p" */
-    int outcome;           /* THR_COUNT/THR_SHARE: an outcome, or -1 planned, -2 sent */
+    char stat[16]; /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
+    double pct;    /* for "p" */
+    int outcome;   /* THR_COUNT/THR_SHARE: an outcome, or -1 planned, -2 sent */
     enum thr_op op;
-    double value;          /* ms for THR_STAT durations, a fraction for shares, else plain */
+    double value; /* ms for THR_STAT durations, a fraction for shares, else plain */
     /* evaluation */
-    double measured;       /* NAN when there was nothing to measure */
+    double measured; /* NAN when there was nothing to measure */
     bool pass;
 };
 

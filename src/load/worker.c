@@ -60,8 +60,18 @@ static struct conn *conn_alloc(struct worker *w)
     return &chunk[0];
 }
 
+static void leave_connecting(struct worker *w, struct conn *c)
+{
+    if (c->state != CONN_CONNECTING)
+        return;
+    w->connecting--;
+    if (!c->has_req && !c->client)
+        c->t->connecting_unbound--;
+}
+
 static void conn_close(struct worker *w, struct conn *c)
 {
+    leave_connecting(w, c);
     if (c->io.fd >= 0)
         close(c->io.fd); /* also removes it from the epoll set */
     c->io.fd = -1;
@@ -78,7 +88,10 @@ static void conn_close(struct worker *w, struct conn *c)
     w->nopen--;
 }
 
-static struct run_counts *counts_of(struct target_rt *t, bool warm) { return &t->counts[warm ? 1 : 0]; }
+static struct run_counts *counts_of(struct target_rt *t, bool warm)
+{
+    return &t->counts[warm ? 1 : 0];
+}
 
 /* Start a connect. 0 with *out CONNECTING, or -errno (nothing allocated stays). */
 static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
@@ -117,6 +130,7 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
     c->want_out = true;
     c->close_after = false;
     w->nopen++;
+    w->connecting++;
     *out = c;
     return 0;
 }
@@ -154,7 +168,10 @@ static void fifo_remove(struct worker *w, struct conn *c)
 /* ------------------------------------------------------------------ recording */
 
 /* Times since t0 in the log; an event that happened is never 0 there (0 means "none"). */
-static uint64_t since_t0(uint64_t t, uint64_t t0) { return t > t0 ? t - t0 : 1; }
+static uint64_t since_t0(uint64_t t, uint64_t t0)
+{
+    return t > t0 ? t - t0 : 1;
+}
 
 static void log_record(struct worker *w, const struct target_rt *t, const struct conn *c, uint64_t planned_ns,
                        bool warm, enum reqlog_outcome o, uint64_t done_ns)
@@ -407,24 +424,70 @@ static bool steal_idle(struct worker *w, struct target_rt *except)
     return false;
 }
 
-/* A connection of the open-loop pool became free (alive) or went away (NULL): serve the
- * queue of requests waiting for one, else park it. */
+/* May this thread start one more connect? The pool cap bounds connections; RUN_MAX_CONNECTING
+ * bounds connects in progress, so a burst (the thread was descheduled, or the server paused)
+ * waits a few µs for busy connections to come free instead of opening hundreds at once and
+ * overflowing the server's accept queue: that would turn a short pause into SYN retransmits
+ * (a second or more) of the generator's own making. */
+static bool can_open(struct worker *w, struct target_rt *t)
+{
+    if (w->connecting >= RUN_MAX_CONNECTING)
+        return false;
+    return w->nopen < w->pool_cap || steal_idle(w, t);
+}
+
+/* A queued request whose connection attempt failed: it was attempted (sent) and failed in
+ * transport, like a request whose own connect failed. */
+static void fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns)
+{
+    uint64_t planned = queue_pop(t);
+    w->queued--;
+    struct conn tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.t = t;
+    tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
+    tmp.io.fd = -1;
+    tmp.state = CONN_BUSY;
+    bool warm = planned < w->e->warmup_end_ns;
+    req_begin(w, &tmp, planned, warm, attempt_ns);
+    record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
+    fifo_remove(w, &tmp);
+    w->inflight--;
+}
+
+/* Open connections (not bound to a request) for the queued requests: each queued request has
+ * at most one connect in progress for it; whichever connection comes free first serves the
+ * head of the queue. */
+static void grow(struct worker *w, struct target_rt *t)
+{
+    while (t->qlen > t->connecting_unbound && can_open(w, t)) {
+        struct conn *c;
+        uint64_t now = clock_now_ns();
+        if (conn_open(w, t, &c) == 0) {
+            t->connecting_unbound++;
+            continue;
+        }
+        fail_queued(w, t, now);
+    }
+}
+
+/* A connection of the open-loop pool came free (c, IDLE) or went away (NULL): serve the head
+ * of the queue, else park it; then make sure the queue has connects in progress. */
 static void pool_refill(struct worker *w, struct target_rt *t, struct conn *c)
 {
-    while (t->qlen) {
-        if (!c && w->nopen >= w->pool_cap && !steal_idle(w, t))
-            return;
+    if (c && t->qlen) {
         uint64_t planned = queue_pop(t);
         w->queued--;
-        bool warm = planned < w->e->warmup_end_ns;
-        if (dispatch(w, t, NULL, c, planned, warm))
-            return;
-        c = NULL; /* it failed at once; try the next one on a new connection */
+        /* in flight on c, or failed at once with c gone: either way c is not idle */
+        dispatch(w, t, NULL, c, planned, planned < w->e->warmup_end_ns);
+        c = NULL;
     }
     if (c) {
         c->next = t->idle;
         t->idle = c;
+        return;
     }
+    grow(w, t);
 }
 
 /* One planned request of the open loop is due now. */
@@ -434,17 +497,22 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
     counts_of(t, warm)->planned++;
     w->ic.planned++;
     hdr_record(&w->late, (int64_t)(now - planned_ns), 1);
-    if (t->idle) {
-        struct conn *c = t->idle;
-        t->idle = c->next;
-        dispatch(w, t, NULL, c, planned_ns, warm);
-        return;
+    if (!t->qlen) {
+        if (t->idle) {
+            struct conn *c = t->idle;
+            t->idle = c->next;
+            dispatch(w, t, NULL, c, planned_ns, warm);
+            return;
+        }
+        if (can_open(w, t)) {
+            dispatch(w, t, NULL, NULL, planned_ns, warm);
+            return;
+        }
     }
-    if (w->nopen < w->pool_cap || steal_idle(w, t)) {
-        dispatch(w, t, NULL, NULL, planned_ns, warm);
-        return;
-    }
-    if (w->e->cfg->when_busy == RUN_BUSY_DROP) {
+    /* --when-busy drop drops only when the pool is exhausted; a connect limit or a queue
+     * already waiting means a connection is on its way */
+    bool exhausted = w->nopen >= w->pool_cap && !t->idle;
+    if (w->e->cfg->when_busy == RUN_BUSY_DROP && exhausted && !t->connecting_unbound) {
         record_dropped(w, t, planned_ns, warm);
         return;
     }
@@ -455,6 +523,7 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
     }
     counts_of(t, warm)->queued++;
     w->queued++;
+    grow(w, t);
 }
 
 static void end_planning(struct worker *w, uint64_t at_ns);
@@ -478,14 +547,10 @@ static void on_sched(struct loop *loop, struct loop_timer *timer)
         }
         uint64_t next = best->next_planned_ns;
         if (next > now) {
-            if (w->e->spin_ns && next - now <= w->e->spin_ns) {
-                /* the last few µs: spinning beats the wake-up latency of a sleep */
-                while ((now = clock_now_ns()) < next) {
-                }
-            } else {
-                loop_timer_arm(&w->loop, &w->sched_timer, next);
-                return;
-            }
+            /* with --spin the thread's main loop polls (without sleeping) once this
+             * deadline is closer than spin_ns, and IO keeps flowing meanwhile */
+            loop_timer_arm(&w->loop, &w->sched_timer, next);
+            return;
         }
         if (++n > WORKER_BATCH) {
             /* far behind: let the loop read responses before sending more (the lateness
@@ -608,11 +673,18 @@ static void conn_failed(struct worker *w, struct conn *c)
      * new one only when there is work for it */
     struct target_rt *t = c->t;
     struct client *cl = c->client;
+    bool was_connecting = c->state == CONN_CONNECTING;
+    uint64_t attempt = c->connect_start_ns;
     conn_close(w, c);
-    if (cl)
+    if (cl) {
         cl->conn = NULL;
-    else
+    } else {
+        /* a failed connect opened for the queue fails the request at its head (one attempt
+         * per request), or a refusing server would be retried forever */
+        if (was_connecting && t->qlen)
+            fail_queued(w, t, attempt);
         pool_refill(w, t, NULL);
+    }
     maybe_finish(w);
 }
 
@@ -633,8 +705,8 @@ static void conn_read(struct worker *w, struct conn *c)
                 }
                 /* a response before the whole request was written leaves the connection out
                  * of step (the rest of the request would be read as the next one) */
-                bool keep = c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive &&
-                            c->write_off == c->t->et->req_len;
+                bool keep =
+                    c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive && c->write_off == c->t->et->req_len;
                 finish_request(w, c, classify(c->t->et, &c->resp), keep);
                 return;
             }
@@ -666,6 +738,7 @@ static void conn_read(struct worker *w, struct conn *c)
 
 static void on_connected(struct worker *w, struct conn *c)
 {
+    leave_connecting(w, c);
     uint64_t now = clock_now_ns();
     uint64_t took = now - c->connect_start_ns;
     if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
@@ -901,10 +974,11 @@ static void preconnect(struct worker *w)
             n = 1;
         if (n > 32)
             n = 32;
-        for (uint32_t k = 0; k < n && w->nopen < w->pool_cap; k++) {
+        for (uint32_t k = 0; k < n && w->nopen < w->pool_cap && w->connecting < RUN_MAX_CONNECTING; k++) {
             struct conn *c;
             if (conn_open(w, t, &c))
                 break;
+            t->connecting_unbound++;
         }
     }
 }
@@ -1022,16 +1096,24 @@ void *worker_main(void *arg)
             const struct engine_target *et = t->et;
             uint64_t seed = e->cfg->seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
             sched_init(&t->sched, e->cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to,
-                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit, e->nworkers,
-                       w->index, seed);
+                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit, e->nworkers, w->index,
+                       seed);
         }
     }
     loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);
     loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + NS_PER_S);
     int stop_seen = 0;
     while (!w->finished) {
-        /* connections opened before t0 complete while we wait for it */
-        int r = loop_run_once(&w->loop, 200 * NS_PER_MS);
+        /* connections opened before t0 complete while we wait for it. With --spin, the
+         * last spin_ns before a deadline are spent polling instead of sleeping: a sleep
+         * wakes up late by the timer and scheduler latency (tens of µs), a poll does not. */
+        uint64_t wait_ns = 200 * NS_PER_MS;
+        if (w->e->spin_ns) {
+            uint64_t next = loop_next_deadline(&w->loop), now = clock_now_ns();
+            if (next != UINT64_MAX && next <= now + w->e->spin_ns)
+                wait_ns = 0;
+        }
+        int r = loop_run_once(&w->loop, wait_ns);
         if (r < 0) {
             w->fatal = r;
             finish_now(w);

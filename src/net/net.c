@@ -47,8 +47,7 @@ int net_resolve(const char *host, const char *port, struct net_addr *out, uint64
         *elapsed_ns = clock_now_ns() - t0;
     if (r != 0) {
         if (err && errlen)
-            snprintf(err, errlen, "cannot resolve '%s': %s", host,
-                     r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+            snprintf(err, errlen, "cannot resolve '%s': %s", host, r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
         return KNEE_ENOTFOUND;
     }
     int rc = KNEE_ENOTFOUND;

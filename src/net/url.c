@@ -64,8 +64,7 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
     if (schemelen == 5 && strncasecmp(s, "https", 5) == 0)
         return fail(err, errlen, KNEE_EUNSUPPORTED, "TLS is not supported yet (use http://)");
     if (!(schemelen == 4 && strncasecmp(s, "http", 4) == 0))
-        return fail(err, errlen, KNEE_EUNSUPPORTED, "scheme '%.*s' is not supported (only http://)", (int)schemelen,
-                    s);
+        return fail(err, errlen, KNEE_EUNSUPPORTED, "scheme '%.*s' is not supported (only http://)", (int)schemelen, s);
     const char *p = sep + 3;
     /* authority ends at the first '/', '?' or '#' */
     const char *aend = p + strcspn(p, "/?#");

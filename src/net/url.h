@@ -12,8 +12,8 @@
 #define URL_MAX_LEN 8192
 
 struct url {
-    char *host;      /* "127.0.0.1", "example.com", "::1" (IPv6 literal without brackets) */
-    char *port_str;  /* "80" when the URL gave none */
+    char *host;     /* "127.0.0.1", "example.com", "::1" (IPv6 literal without brackets) */
+    char *port_str; /* "80" when the URL gave none */
     uint16_t port;
     char *authority; /* the Host header value: host as written (brackets kept) plus ":port" if given */
     char *target;    /* origin-form request target: "/path?query" ("/" when absent); no fragment */

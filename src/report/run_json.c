@@ -75,7 +75,7 @@ static void target(struct json *j, const struct run_result *res, const struct ru
         json_kv_string(j, "address", t->address);
         json_kv_double(j, "resolve_ms", (double)t->resolve_ns / 1e6);
         json_kv_double(j, "planned_rate", t->planned_rate);
-        json_kv_uint(j, "connections", t->connections);
+        json_kv_uint(j, "clients", t->connections);
     }
     rates(j, &t->counts, res->window_s);
     outcomes(j, &t->counts);
@@ -97,7 +97,7 @@ static void target(struct json *j, const struct run_result *res, const struct ru
     for (size_t i = 0; i < t->nst; i++)
         summary(j, t->st[i].name, &t->st[i].dur);
     json_object_end(j);
-    json_key(j, "connections_opened_failed");
+    json_key(j, "connections");
     json_object_begin(j);
     json_kv_uint(j, "opened", t->counts.conns_opened);
     json_kv_uint(j, "failed", t->counts.conns_failed);
@@ -239,8 +239,8 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
         json_object_begin(&j);
         json_kv_string(&j, "expr", thr[i].expr);
         json_kv_double(&j, "measured", thr[i].measured);
-        json_kv_string(&j, "unit", strcmp(run_threshold_unit(&thr[i]), "%") == 0 ? "fraction"
-                                                                                 : run_threshold_unit(&thr[i]));
+        json_kv_string(&j, "unit",
+                       strcmp(run_threshold_unit(&thr[i]), "%") == 0 ? "fraction" : run_threshold_unit(&thr[i]));
         json_kv_bool(&j, "pass", thr[i].pass);
         json_object_end(&j);
         all_pass &= thr[i].pass;

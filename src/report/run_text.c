@@ -134,7 +134,7 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         uint32_t conns = 0;
         for (size_t i = 0; i < res->ntargets; i++)
             conns += res->targets[i].connections;
-        fprintf(out, "closed loop, %u connections", conns);
+        fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
             fprintf(out, ", think %s", fmt_ms(a, sizeof a, (double)cfg->think_ns / 1e6)), fprintf(out, " ms");
     }
@@ -152,7 +152,7 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         if (cfg->open_loop)
             fprintf(out, ", %s/s", fmt_rate(a, sizeof a, t->planned_rate));
         else
-            fprintf(out, ", %u connections", t->connections);
+            fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
     }
 }
@@ -197,8 +197,8 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
         any_st |= res->targets[i].nst > 0;
     if (any_st) {
         fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
-        fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90",
-                "p99", "max");
+        fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
+                "max");
         for (size_t i = 0; i < res->ntargets; i++)
             for (size_t j = 0; j < res->targets[i].nst; j++) {
                 struct run_summary s;
@@ -211,8 +211,9 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
             }
     }
 
-    fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server", fmt_count(a, sizeof a, all->conns_opened),
-            fmt_count(b, sizeof b, all->conns_failed), fmt_count(c, sizeof c, all->conns_closed_by_peer));
+    fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
+            fmt_count(a, sizeof a, all->conns_opened), fmt_count(b, sizeof b, all->conns_failed),
+            fmt_count(c, sizeof c, all->conns_closed_by_peer));
     if (all->conns_unsolicited)
         fprintf(out, ", %s with unsolicited bytes", fmt_count(d, sizeof d, all->conns_unsolicited));
     fprintf(out, "; %s bytes received\n", fmt_count(a, sizeof a, all->bytes_in + res->all.warmup_counts.bytes_in));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small HTTP/1.1 test server for knee run's end-to-end tests (stdlib only, asyncio).
 
-It listens on 127.0.0.1, port 0 unless --port is given, prints "PORT <n>" on stdout, then
+It listens on 127.0.0.1 (or --host ::1), port 0 unless --port is given, prints "PORT <n>" on stdout, then
 serves until killed. Behaviour is chosen by the request path:
 
   /ok                    200 "ok\\n" (keep-alive)
@@ -148,7 +148,7 @@ async def handle(reader, writer):
 
 
 async def main():
-    server = await asyncio.start_server(handle, "127.0.0.1", ARGS.port, backlog=1024,
+    server = await asyncio.start_server(handle, ARGS.host, ARGS.port, backlog=1024,
                                         limit=1 << 20)
     port = server.sockets[0].getsockname()[1]
     print(f"PORT {port}", flush=True)
@@ -158,6 +158,7 @@ async def main():
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
+    ap.add_argument("--host", default="127.0.0.1", help="127.0.0.1 (default) or ::1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--period", type=float, default=2.0)
     ap.add_argument("--stall", type=float, default=0.25)

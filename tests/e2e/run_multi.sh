@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Several targets in one run: weighted shares of --rate (--mix) and of the closed-loop
 # clients, a target with its own rate or its own clients, per-target method, header and
-# body, statistics per target and for all, warm-up excluded, and the binary request log.
+# body, statistics per target and for all, warm-up excluded, the binary request log, IPv6.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"
@@ -42,4 +42,11 @@ assert (len(b) - hdr) == 200 * 60, (len(b), hdr)   # every planned request, warm
 warm = sum(b[hdr + i * 60 + 59] & 1 for i in range(200))
 assert warm == 100, warm
 PY
+# IPv6, when this machine has a loopback for it: a second server on [::1]
+if python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
+    V4_PORT=$FS_PORT
+    start_fault_server --host ::1
+    "$KNEE" run -c 2 -n 50 --json "$TMP/v6.json" "http://[::1]:$FS_PORT/ok" >/dev/null
+    json_check "$TMP/v6.json" 'd["outcomes"]["ok"] == 50 and d["targets"][0]["address"].startswith("[::1]:")' "IPv6"
+fi
 echo "ok"

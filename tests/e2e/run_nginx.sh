@@ -42,4 +42,11 @@ assert e["args"][:3] == ["run", "-R", "2000"], e["args"]
 assert len(d["timeline"]) >= 2
 PY
 grep -q 'planned send -> full response (T5 - T0)' "$TMP/o.txt" || fail "open-loop interval label"
+
+# live progress: on stderr with --progress (a terminal gets it without), never on stdout
+"$KNEE" run -R 500 -d 2s --progress "$URL" >"$TMP/p.out" 2>"$TMP/p.err"
+grep -q 'sent 500.0/s' "$TMP/p.err" || { cat "$TMP/p.err"; fail "progress line on stderr"; }
+! grep -q 'in flight' "$TMP/p.out" || fail "progress leaked to stdout"
+"$KNEE" run -R 500 -d 1s "$URL" >/dev/null 2>"$TMP/np.err"
+[[ ! -s "$TMP/np.err" ]] || fail "progress without a terminal and without --progress"
 echo "ok"

@@ -49,8 +49,8 @@ static void test_request_get(void **state)
     assert_string_equal(r, "GET /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: knee/" KNEE_VERSION "\r\n\r\n");
     free(r);
     r = build("http://h/", "HEAD", NULL, 0, NULL, false, &rc, err);
-    assert_string_equal(r, "HEAD / HTTP/1.1\r\nHost: h\r\nUser-Agent: knee/" KNEE_VERSION
-                           "\r\nConnection: close\r\n\r\n");
+    assert_string_equal(r,
+                        "HEAD / HTTP/1.1\r\nHost: h\r\nUser-Agent: knee/" KNEE_VERSION "\r\nConnection: close\r\n\r\n");
     free(r);
 }
 
@@ -76,8 +76,8 @@ static void test_request_refusals(void **state)
     (void)state;
     int rc;
     char err[256];
-    const char *bad[][1] = {{"Content-Length: 5"}, {"Transfer-Encoding: chunked"}, {"Connection: close"},
-                            {"NoColon"},           {"Bad Name: x"},                {"X: a\r\nInjected: 1"}};
+    const char *bad[][1] = {{"Content-Length: 5"}, {"Transfer-Encoding: chunked"}, {"Connection: close"}, {"NoColon"},
+                            {"Bad Name: x"},       {"X: a\r\nInjected: 1"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char *r = build("http://h/", "GET", bad[i], 1, NULL, true, &rc, err);
         if (rc != KNEE_EINVAL)
@@ -262,10 +262,14 @@ static void test_server_timing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_get),       cmocka_unit_test(test_request_post_headers),
-        cmocka_unit_test(test_request_refusals),  cmocka_unit_test(test_response_framing),
-        cmocka_unit_test(test_response_head_and_close), cmocka_unit_test(test_response_errors),
-        cmocka_unit_test(test_body_match),        cmocka_unit_test(test_server_timing),
+        cmocka_unit_test(test_request_get),
+        cmocka_unit_test(test_request_post_headers),
+        cmocka_unit_test(test_request_refusals),
+        cmocka_unit_test(test_response_framing),
+        cmocka_unit_test(test_response_head_and_close),
+        cmocka_unit_test(test_response_errors),
+        cmocka_unit_test(test_body_match),
+        cmocka_unit_test(test_server_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

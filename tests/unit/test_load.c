@@ -56,7 +56,10 @@ void *realloc(void *p, size_t n)
     atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
     return __libc_realloc(p, n);
 }
-void free(void *p) { __libc_free(p); }
+void free(void *p)
+{
+    __libc_free(p);
+}
 #endif
 
 /* ------------------------------------------------------------------ schedules */
@@ -182,9 +185,9 @@ static void test_ramp(void **state)
         if (t >= 9 * NS_PER_S)
             last_s++;
     }
-    assert_true(n >= 1999 && n <= 2001);                 /* (100 + 300) / 2 × 10 s */
-    assert_true(first_s >= 108 && first_s <= 112);       /* ∫0..1 (100 + 20t) = 110 */
-    assert_true(last_s >= 288 && last_s <= 292);         /* ∫9..10 = 290 */
+    assert_true(n >= 1999 && n <= 2001);           /* (100 + 300) / 2 × 10 s */
+    assert_true(first_s >= 108 && first_s <= 112); /* ∫0..1 (100 + 20t) = 110 */
+    assert_true(last_s >= 288 && last_s <= 292);   /* ∫9..10 = 290 */
     /* from zero */
     sched_init(&s, false, 0, 1000, 2, 0, 2 * NS_PER_S, UINT64_MAX, 1, 0, 1);
     n = 0;
@@ -221,8 +224,8 @@ static void test_threshold_parse(void **state)
     assert_true(t.kind == THR_PER_S && t.value == 1000);
     assert_int_equal(run_threshold_parse("lag.p99 < 1ms", &cfg, &t, err, sizeof err), 0);
     assert_true(t.metric == THR_LAG && t.value == 1);
-    const char *bad[] = {"p99", "p99<", "<5", "p99<abc", "foo<1", "latency.ok<1", "p0x<1", "error_rate<2",
-                         "p101<1s", "planned_rate<1%", "dropped==1.5", "p99=<1"};
+    const char *bad[] = {"p99",   "p99<",         "<5",      "p99<abc",         "foo<1",        "latency.ok<1",
+                         "p0x<1", "error_rate<2", "p101<1s", "planned_rate<1%", "dropped==1.5", "p99=<1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         if (run_threshold_parse(bad[i], &cfg, &t, err, sizeof err) == 0)
             fail_msg("accepted '%s'", bad[i]);
@@ -254,8 +257,8 @@ static void test_threshold_eval(void **state)
         bool pass;
         double measured;
     } cases[] = {
-        {"p99<=991ms", true, 990},    {"p99<990ms", false, 990},  {"max>=1000ms", true, 1000},
-        {"dropped==0", false, 10},    {"error_rate<2%", true, 10.0 / 990}, {"goodput_rate>=99%", false, 0.98},
+        {"p99<=991ms", true, 990},      {"p99<990ms", false, 990},           {"max>=1000ms", true, 1000},
+        {"dropped==0", false, 10},      {"error_rate<2%", true, 10.0 / 990}, {"goodput_rate>=99%", false, 0.98},
         {"goodput_per_s>90", true, 98}, {"count>=1000", true, 1000},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -434,6 +437,61 @@ static void test_engine_closed_and_open(void **state)
     server_stop(&s);
 }
 
+struct ival_seen {
+    int calls;
+    double last_start_s, total_len_s;
+    int64_t count;
+    bool ordered;
+};
+
+static void on_ival(void *ctx, size_t target, double start_s, double length_s, const struct hdr *lat)
+{
+    struct ival_seen *v = ctx;
+    assert_int_equal(target, 0);
+    if (v->calls && start_s != v->last_start_s + 1)
+        v->ordered = false;
+    v->last_start_s = start_s;
+    v->total_len_s += length_s;
+    v->count += lat->total_count;
+    v->calls++;
+}
+
+/* The per-second merge (what --hlog and the lab consume): one call per second per target,
+ * in order, whose histograms add up to every completed request. */
+static void test_intervals(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct ival_seen v = {.ordered = true};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .open_loop = true,
+                             .rate = 400,
+                             .duration_ns = 2500 * NS_PER_MS,
+                             .warmup_ns = 500 * NS_PER_MS,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 2,
+                             .on_interval = on_ival,
+                             .interval_ctx = &v};
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.planned + res.all.warmup_counts.planned, 1000);
+    assert_int_equal(v.calls, 3); /* [0,1) [1,2) [2,2.5+) */
+    assert_true(v.ordered);
+    assert_int_equal(v.count, 1000); /* intervals include the warm-up */
+    assert_int_equal(res.nticks, 3);
+    assert_true(v.total_len_s > 2.49 && v.total_len_s < 4);
+    run_result_release(&res);
+    server_stop(&s);
+}
+
 /* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
 static void test_no_allocation_per_request(void **state)
 {
@@ -462,8 +520,8 @@ static void test_no_allocation_per_request(void **state)
         assert_int_equal(res.all.counts.outcome[OUTCOME_OK], n[k]);
         run_result_release(&res);
     }
-    print_message("closed loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0],
-                  (unsigned long long)n[0], counts[1], (unsigned long long)n[1]);
+    print_message("closed loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0], (unsigned long long)n[0],
+                  counts[1], (unsigned long long)n[1]);
     assert_true(counts[1] < counts[0] + 64);
     cfg.open_loop = true;
     cfg.rate = 5000;
@@ -474,15 +532,14 @@ static void test_no_allocation_per_request(void **state)
         unsigned long before = atomic_load(&alloc_calls);
         run_once(&cfg, &res);
         counts[k] = atomic_load(&alloc_calls) - before;
-        print_message("open: ok %llu conns %llu timeouts %llu queued %llu\n",
-                      (unsigned long long)res.all.counts.outcome[OUTCOME_OK],
-                      (unsigned long long)res.all.counts.conns_opened,
-                      (unsigned long long)res.all.counts.outcome[OUTCOME_TIMEOUT],
-                      (unsigned long long)res.all.counts.queued);
+        print_message(
+            "open: ok %llu conns %llu timeouts %llu queued %llu\n",
+            (unsigned long long)res.all.counts.outcome[OUTCOME_OK], (unsigned long long)res.all.counts.conns_opened,
+            (unsigned long long)res.all.counts.outcome[OUTCOME_TIMEOUT], (unsigned long long)res.all.counts.queued);
         run_result_release(&res);
     }
-    print_message("open loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0],
-                  (unsigned long long)m[0], counts[1], (unsigned long long)m[1]);
+    print_message("open loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0], (unsigned long long)m[0],
+                  counts[1], (unsigned long long)m[1]);
     /* the pool may grow by a chunk or the queue by a step more in the longer run */
     assert_true(counts[1] < counts[0] + 64);
     server_stop(&s);
@@ -494,10 +551,15 @@ static void test_no_allocation_per_request(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constant_exact),     cmocka_unit_test(test_end_and_limit),
-        cmocka_unit_test(test_interleaved_threads), cmocka_unit_test(test_poisson),
-        cmocka_unit_test(test_ramp),               cmocka_unit_test(test_threshold_parse),
-        cmocka_unit_test(test_threshold_eval),     cmocka_unit_test(test_engine_closed_and_open),
+        cmocka_unit_test(test_constant_exact),
+        cmocka_unit_test(test_end_and_limit),
+        cmocka_unit_test(test_interleaved_threads),
+        cmocka_unit_test(test_poisson),
+        cmocka_unit_test(test_ramp),
+        cmocka_unit_test(test_threshold_parse),
+        cmocka_unit_test(test_threshold_eval),
+        cmocka_unit_test(test_engine_closed_and_open),
+        cmocka_unit_test(test_intervals),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,9 +62,21 @@ static void test_url_refused(void **state)
     assert_int_equal(url_parse("ftp://x/", &u, err, sizeof err), KNEE_EUNSUPPORTED);
     url_release(&u);
     const char *bad[] = {
-        "",          "example.com/", "http://",        "http:///path",     "http://h:0/",  "http://h:65536/",
-        "http://h:/", "http://h:8x/", "http://[::1/",   "http://[zz]/",    "http://a b/",  "http://u:p@h/",
-        "http://h/a b", "http://h/\x01", "http://[::1]x/",
+        "",
+        "example.com/",
+        "http://",
+        "http:///path",
+        "http://h:0/",
+        "http://h:65536/",
+        "http://h:/",
+        "http://h:8x/",
+        "http://[::1/",
+        "http://[zz]/",
+        "http://a b/",
+        "http://u:p@h/",
+        "http://h/a b",
+        "http://h/\x01",
+        "http://[::1]x/",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int r = url_parse(bad[i], &u, err, sizeof err);
@@ -180,9 +192,9 @@ static void test_nofile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_basic),      cmocka_unit_test(test_url_refused),
+        cmocka_unit_test(test_url_basic),        cmocka_unit_test(test_url_refused),
         cmocka_unit_test(test_resolve_literals), cmocka_unit_test(test_connect_ipv4),
-        cmocka_unit_test(test_connect_ipv6),   cmocka_unit_test(test_nofile),
+        cmocka_unit_test(test_connect_ipv6),     cmocka_unit_test(test_nofile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# knee run vs wrk, and knee's open-loop timing, against nginx (Debian, one worker, a tiny
+# static response). nginx is pinned to CPU 0 and the generator to CPU 1 (taskset), one
+# generator thread each, the same connections; A/B pairs are interleaved (wrk, knee, wrk,
+# knee, ...) so drift on a shared machine hits both alike. CPU time per request comes from
+# /usr/bin/time (user + system of the generator process).
+#
+#   bench/run_vs_wrk.sh                 REPS=5 DURATION=10 CONNS=16 (closed loop) + open loop
+#   REPS=2 DURATION=3 bench/run_vs_wrk.sh   a smoke run
+#
+# Environment: KNEE (default build/knee), REPS, DURATION (s), CONNS, SERVER_CPU (0), GEN_CPU (1),
+# OPEN_RATE (50000), OPEN_P50_RATE (10000). Needs nginx, wrk, taskset, /usr/bin/time, python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KNEE=${KNEE:-build/knee}
+REPS=${REPS:-5}
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-16}
+SERVER_CPU=${SERVER_CPU:-0}
+GEN_CPU=${GEN_CPU:-1}
+OPEN_RATE=${OPEN_RATE:-50000}
+OPEN_P50_RATE=${OPEN_P50_RATE:-10000}
+command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+for tool in nginx wrk taskset python3; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
+done
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (package time)" >&2; exit 1; }
+[[ -x $KNEE ]] || { echo "bench: $KNEE not built (make)" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/knee-bench.XXXXXX)
+NGX_PID=
+cleanup() {
+    [[ -n $NGX_PID ]] && kill "$NGX_PID" 2>/dev/null && wait "$NGX_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$TMP/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $TMP/nginx.pid;
+error_log $TMP/error.log;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_body_temp_path $TMP; proxy_temp_path $TMP; fastcgi_temp_path $TMP;
+  uwsgi_temp_path $TMP; scgi_temp_path $TMP;
+  server { listen 127.0.0.1:$PORT; location / { return 200 "hello\n"; } }
+}
+CONF
+taskset -c "$SERVER_CPU" nginx -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
+NGX_PID=$!
+for _ in $(seq 50); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 0.2)" 2>/dev/null && break
+    sleep 0.1
+done
+URL="http://127.0.0.1:$PORT/"
+echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///') on CPU $SERVER_CPU, generator on CPU $GEN_CPU, $(nproc) CPUs," \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# run_timed OUT_PREFIX CMD...: runs pinned under /usr/bin/time; leaves OUT_PREFIX.{out,time}
+run_timed() {
+    local p=$1
+    shift
+    /usr/bin/time -f '%U %S' -o "$p.time" taskset -c "$GEN_CPU" "$@" >"$p.out" 2>"$p.err"
+}
+
+echo
+echo "## closed loop, max throughput: $CONNS connections, 1 thread, ${DURATION}s, $REPS interleaved pairs"
+printf '%-4s %12s %12s %8s %14s %14s\n' pair wrk_rps knee_rps ratio wrk_cpu_us knee_cpu_us
+: >"$TMP/pairs"
+for i in $(seq "$REPS"); do
+    run_timed "$TMP/w$i" wrk -t1 -c"$CONNS" -d"${DURATION}s" "$URL"
+    run_timed "$TMP/k$i" "$KNEE" run -t 1 -c "$CONNS" -d "${DURATION}s" --json "$TMP/k$i.json" "$URL"
+    python3 - "$TMP/w$i" "$TMP/k$i" "$i" >>"$TMP/pairs" <<'PY'
+import json, re, sys
+w, k, i = sys.argv[1], sys.argv[2], sys.argv[3]
+wout = open(w + ".out").read()
+wreq = int(re.search(r"(\d+) requests in", wout).group(1))
+wrps = float(re.search(r"Requests/sec:\s+([\d.]+)", wout).group(1))
+wcpu = sum(map(float, open(w + ".time").read().split()[-2:]))
+d = json.load(open(k + ".json"))
+kreq = d["all"]["accounting"]["sent"]
+krps = d["rates"]["completed"]
+kcpu = sum(map(float, open(k + ".time").read().split()[-2:]))
+print(i, wrps, krps, krps / wrps, wcpu / wreq * 1e6, kcpu / kreq * 1e6)
+PY
+    tail -1 "$TMP/pairs" | awk '{printf "%-4s %12.0f %12.0f %8.3f %14.2f %14.2f\n", $1, $2, $3, $4, $5, $6}'
+done
+python3 - "$TMP/pairs" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
+col = lambda j: [r[j] for r in rows]
+print("median %12.0f %12.0f %8.3f %14.2f %14.2f" % tuple(statistics.median(col(j)) for j in range(1, 6)))
+print("ratio knee/wrk per pair: min %.3f max %.3f" % (min(col(3)), max(col(3))))
+PY
+
+echo
+echo "## open loop: hold ${OPEN_RATE}/s for ${DURATION}s from one core ($REPS runs)"
+printf '%-4s %12s %10s %12s %12s %10s\n' run planned sent_ratio lag_p99_ms lag_p999_ms limited
+for i in $(seq "$REPS"); do
+    taskset -c "$GEN_CPU" "$KNEE" run -t 1 -R "$OPEN_RATE" -d "${DURATION}s" --json "$TMP/o$i.json" "$URL" \
+        >/dev/null 2>&1 || true
+    python3 - "$TMP/o$i.json" "$i" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["all"]
+print("%-4s %12d %10.4f %12.3f %12.3f %10s" % (sys.argv[2], a["accounting"]["planned"], d["send_ratio"],
+      a["lag"]["p99"], a["lag"]["p99.9"], d["generator_limited"]))
+PY
+done
+
+echo
+echo "## open loop at ${OPEN_P50_RATE}/s: latency p50 (from the plan) vs service p50 (from the send)"
+printf '%-4s %12s %12s %12s %12s\n' run latency_p50 service_p50 diff_ms lag_p50_ms
+for i in $(seq "$REPS"); do
+    taskset -c "$GEN_CPU" "$KNEE" run -t 1 -R "$OPEN_P50_RATE" -d "${DURATION}s" --json "$TMP/p$i.json" "$URL" \
+        >/dev/null 2>&1 || true
+    python3 - "$TMP/p$i.json" "$i" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["all"]
+print("%-4s %12.4f %12.4f %12.4f %12.4f" % (sys.argv[2], a["latency"]["p50"], a["service"]["p50"],
+      a["latency"]["p50"] - a["service"]["p50"], a["lag"]["p50"]))
+PY
+done
+echo
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,574 @@
+/* knee hlog: HdrHistogram interval logs — show a log's percentile distribution in the
+ * reference layout, summarise it per tag, list its tags, and merge logs from several
+ * processes or machines into one exact log. `knee stats FILE.hlog` lands in cmd_hlog_stats. */
+#include "cli/commands.h"
+
+#include "cli/opt.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "hlog/hlog.h"
+#include "report/json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Java's "%.Nf" (hdr_java_fixed) as an expression. */
+static const char *jf(char *buf, size_t len, double v, int decimals)
+{
+    hdr_java_fixed(buf, len, v, decimals);
+    return buf;
+}
+
+/* Accumulators hold one histogram per tag; a hostile log could name many tags with huge
+ * ranges, so their total memory is capped. */
+#define SCAN_MAX_ACC_BYTES ((size_t)256 << 20)
+#define SCAN_MAX_TAGS 1024
+
+struct tagsum {
+    char *name; /* NULL: untagged */
+    struct hlog_acc acc;
+    size_t intervals;
+    double first_offset_s, last_end_offset_s;
+};
+
+struct scan {
+    struct tagsum *t;
+    size_t n;
+    double start_time_s;
+    size_t intervals;
+    double first_offset_s, last_end_offset_s;
+    size_t acc_bytes;
+};
+
+struct filter {
+    double from_s, to_s; /* offsets from the log's StartTime, inclusive */
+    const char *tag;     /* only this tag */
+    bool untagged_only;
+    bool one_sum;        /* all selected intervals into one sum (--all-tags) */
+    bool decode;         /* false: only list tags and count intervals */
+};
+
+static void scan_release(struct scan *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->t[i].name);
+        hlog_acc_release(&s->t[i].acc);
+    }
+    free(s->t);
+    memset(s, 0, sizeof *s);
+}
+
+static const char *tag_label(const struct tagsum *t) { return t->name ? t->name : "(untagged)"; }
+
+static struct tagsum *find_tag(struct scan *s, const struct hlog_entry *e, bool create)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        struct tagsum *t = &s->t[i];
+        if (t->name ? (e->tagged && strcmp(t->name, e->tag) == 0) : !e->tagged)
+            return t;
+    }
+    if (!create || s->n == SCAN_MAX_TAGS)
+        return NULL;
+    s->t = xrealloc(s->t, (s->n + 1) * sizeof *s->t);
+    struct tagsum *t = &s->t[s->n++];
+    memset(t, 0, sizeof *t);
+    t->name = e->tagged ? xstrdup(e->tag) : NULL;
+    hlog_acc_init(&t->acc);
+    return t;
+}
+
+/* Read path, summing the selected intervals per tag. Returns the exit code (0, 2 bad input,
+ * 1 read failure) after printing the reason. */
+static int scan_file(const struct cmd_spec *spec, const char *path, const struct filter *flt, struct scan *s)
+{
+    memset(s, 0, sizeof *s);
+    s->first_offset_s = INFINITY;
+    s->last_end_offset_s = -INFINITY;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!f)
+        return opt_fail(spec, "%s: %s", path, strerror(errno));
+    struct hlog_reader *r = hlog_reader_new(f, path);
+    struct hlog_entry e;
+    struct hdr h; /* reused from interval to interval */
+    bool h_ready = false;
+    int rc, code = 0;
+    while ((rc = hlog_reader_next(r, &e)) == 1) {
+        if (e.offset_s < flt->from_s || e.offset_s > flt->to_s)
+            continue;
+        if (flt->untagged_only && e.tagged)
+            continue;
+        if (flt->tag && (!e.tagged || strcmp(flt->tag, e.tag) != 0))
+            continue;
+        struct tagsum *t = flt->one_sum && s->n ? &s->t[0] : find_tag(s, &e, true);
+        if (!t) {
+            code = opt_fail(spec, "%s:%zu: more than %d tags", path, e.line, SCAN_MAX_TAGS);
+            break;
+        }
+        if (flt->decode) {
+            if (hlog_reader_decode_reuse(r, &e, &h, &h_ready) != 0) {
+                code = opt_fail(spec, "%s", hlog_reader_error(r));
+                break;
+            }
+            size_t before = t->acc.used ? t->acc.h.counts_len : 0;
+            char why[256];
+            int ar = hlog_acc_add(&t->acc, &h, why, sizeof why);
+            if (ar) {
+                if (flt->one_sum || !t->name)
+                    code = opt_fail(spec, "%s:%zu: %s", path, e.line, why);
+                else
+                    code = opt_fail(spec, "%s:%zu: %s (tag %s)", path, e.line, why, t->name);
+                break;
+            }
+            s->acc_bytes += (t->acc.h.counts_len - before) * sizeof(int64_t);
+            if (s->acc_bytes > SCAN_MAX_ACC_BYTES) {
+                code = opt_fail(spec, "%s:%zu: the per-tag sums would need more than %zu MiB", path, e.line,
+                                SCAN_MAX_ACC_BYTES >> 20);
+                break;
+            }
+        }
+        double end = e.offset_s + e.length_s;
+        if (t->intervals == 0 || e.offset_s < t->first_offset_s)
+            t->first_offset_s = e.offset_s;
+        if (t->intervals == 0 || end > t->last_end_offset_s)
+            t->last_end_offset_s = end;
+        t->intervals++;
+        s->intervals++;
+        if (e.offset_s < s->first_offset_s)
+            s->first_offset_s = e.offset_s;
+        if (end > s->last_end_offset_s)
+            s->last_end_offset_s = end;
+    }
+    if (!code && rc < 0)
+        code = rc == KNEE_EFORMAT || rc == KNEE_ETOOBIG ? opt_fail(spec, "%s", hlog_reader_error(r))
+                                                        : (opt_fail(spec, "%s", hlog_reader_error(r)), 1);
+    if (h_ready)
+        hdr_release(&h);
+    s->start_time_s = hlog_reader_start_time(r);
+    hlog_reader_free(r);
+    if (f != stdin)
+        fclose(f);
+    if (code)
+        scan_release(s);
+    return code;
+}
+
+static int parse_window(const struct cmd_spec *spec, uint64_t from_ns, uint64_t to_ns, struct filter *flt)
+{
+    flt->from_s = (double)from_ns / 1e9;
+    flt->to_s = opt_find(spec, "to")->seen ? (double)to_ns / 1e9 : INFINITY;
+    if (flt->to_s < flt->from_s)
+        return opt_fail(spec, "--to: must not be before --from");
+    return 0;
+}
+
+static int parse_ratio(const struct cmd_spec *spec, double r)
+{
+    if (!(r > 0) || !isfinite(r))
+        return opt_fail(spec, "--unit-ratio: must be a positive number (1e6 prints ns as ms)");
+    return 0;
+}
+
+/* ---- show -------------------------------------------------------------------------------- */
+
+/* The two lines HistogramLogProcessor puts above its .hgrm table (the date in local time, as
+ * Java's Date.toString). */
+static void print_range_header(double from_s, double to_s, double start_time_s)
+{
+    char a[64], b[64], st[64], date[64] = "";
+    printf("#[Overall percentile distribution between %s and %s seconds (relative to StartTime)]\n",
+           jf(a, sizeof a, from_s, 3), to_s < INFINITY ? jf(b, sizeof b, to_s, 3) : "<Infinite>");
+    time_t t = (time_t)floor(start_time_s);
+    struct tm tm;
+    if (isfinite(start_time_s) && localtime_r(&t, &tm))
+        strftime(date, sizeof date, "%a %b %d %H:%M:%S %Z %Y", &tm);
+    printf("#[StartTime: %s (seconds since epoch), %s]\n", jf(st, sizeof st, start_time_s, 3), date);
+}
+
+static int hlog_show(int argc, char **argv)
+{
+    const char *tag = NULL;
+    bool all_tags = false, csv = false;
+    uint64_t ticks = 5, from_ns = 0, to_ns = 0;
+    double ratio = 1e6;
+    struct opt opts[] = {
+        {.name = "tag", .short_name = 't', .kind = OPT_STR, .dst = &tag, .metavar = "T",
+         .help = "only intervals tagged T (default: the untagged ones, as the reference tool)"},
+        {.name = "all-tags", .kind = OPT_FLAG, .dst = &all_tags, .help = "all intervals, whatever their tag, in one distribution"},
+        {.name = "ticks", .kind = OPT_COUNT, .dst = &ticks, .metavar = "N",
+         .help = "percentile ticks per half distance to 100% (default 5)"},
+        {.name = "unit-ratio", .kind = OPT_DOUBLE, .dst = &ratio, .metavar = "R",
+         .help = "divide values by R when printing (default 1e6: ns shown as ms)"},
+        {.name = "from", .kind = OPT_DURATION, .dst = &from_ns, .metavar = "S",
+         .help = "skip intervals that start before S after the log's StartTime"},
+        {.name = "to", .kind = OPT_DURATION, .dst = &to_ns, .metavar = "S",
+         .help = "skip intervals that start after S after the log's StartTime"},
+        {.name = "csv", .kind = OPT_FLAG, .dst = &csv, .help = "the reference's CSV variant"},
+    };
+    struct cmd_spec spec = {
+        .name = "hlog show",
+        .usage = "[options] FILE",
+        .summary = "Print a log's percentile distribution in the HdrHistogram reference layout: the .hgrm file "
+                   "HistogramLogProcessor writes, line for line.",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "example:\n  knee hlog show run.hlog --tag api\n",
+        .min_args = 1,
+        .max_args = 1,
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    if (r)
+        return r == 1 ? 0 : r;
+    struct filter flt = {.decode = true};
+    int code = parse_window(&spec, from_ns, to_ns, &flt);
+    if (!code)
+        code = parse_ratio(&spec, ratio);
+    if (!code && (ticks < 1 || ticks > 1000))
+        code = opt_fail(&spec, "--ticks: must be 1..1000");
+    if (!code && tag && all_tags)
+        code = opt_fail(&spec, "--tag and --all-tags exclude each other");
+    if (code)
+        goto out;
+    flt.tag = tag;
+    flt.untagged_only = !tag && !all_tags;
+    flt.one_sum = true; /* one distribution; a mismatch is then reported at its line */
+    struct scan s;
+    if ((code = scan_file(&spec, args.v[0], &flt, &s)))
+        goto out;
+    if (s.intervals == 0) {
+        if (tag)
+            code = opt_fail(&spec, "%s: no intervals tagged '%s'%s (see knee hlog tags)", args.v[0], tag,
+                            flt.to_s < INFINITY || flt.from_s > 0 ? " in the --from/--to window" : "");
+        else
+            code = opt_fail(&spec, "%s: no %sintervals%s (see knee hlog tags; --tag T or --all-tags)", args.v[0],
+                            all_tags ? "" : "untagged ", flt.to_s < INFINITY || flt.from_s > 0 ? " in the window" : "");
+    }
+    if (!code) {
+        print_range_header(flt.from_s, flt.to_s, s.start_time_s);
+        if (hdr_percentiles_print(stdout, &s.t[0].acc.h, (int)ticks, ratio, csv) != 0)
+            code = 1;
+    }
+    scan_release(&s);
+out:
+    strlist_release(&args);
+    return code;
+}
+
+/* ---- stats ------------------------------------------------------------------------------- */
+
+static const double stat_pcts[] = {50, 90, 95, 99, 99.9};
+static const char *const stat_names[] = {"p50", "p90", "p95", "p99", "p99.9"};
+#define NSTAT (sizeof stat_pcts / sizeof stat_pcts[0])
+
+static void print_row(const char *label, const struct hdr *h, double ratio)
+{
+    char b[64];
+    printf("%-14s %10lld", label, (long long)h->total_count);
+    printf(" %10s", jf(b, sizeof b, hdr_mean(h) / ratio, 3));
+    printf(" %10s", jf(b, sizeof b, hdr_stdev(h) / ratio, 3));
+    for (size_t k = 0; k < NSTAT; k++)
+        printf(" %10s", jf(b, sizeof b, (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio, 3));
+    printf(" %10s\n", jf(b, sizeof b, (double)hdr_max(h) / ratio, 3));
+}
+
+static void json_group(struct json *j, const char *key, const struct hdr *h, double ratio, size_t intervals)
+{
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_int(j, "count", h->total_count);
+    json_kv_uint(j, "intervals", intervals);
+    json_kv_double(j, "mean", hdr_mean(h) / ratio);
+    json_kv_double(j, "stdev", hdr_stdev(h) / ratio);
+    json_kv_double(j, "min", (double)hdr_min(h) / ratio);
+    json_kv_double(j, "max", (double)hdr_max(h) / ratio);
+    for (size_t k = 0; k < NSTAT; k++)
+        json_kv_double(j, stat_names[k], (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio);
+    json_kv_int(j, "sig_digits", h->sig_digits);
+    json_object_end(j);
+}
+
+static int stats_main(const char *name, int argc, char **argv)
+{
+    uint64_t from_ns = 0, to_ns = 0;
+    double ratio = 1e6;
+    bool json = false;
+    struct opt opts[] = {
+        {.name = "from", .kind = OPT_DURATION, .dst = &from_ns, .metavar = "S",
+         .help = "only intervals starting at or after S from the log's StartTime (10s, 2m; bare = seconds)"},
+        {.name = "to", .kind = OPT_DURATION, .dst = &to_ns, .metavar = "S",
+         .help = "only intervals starting at or before S from the log's StartTime"},
+        {.name = "unit-ratio", .kind = OPT_DOUBLE, .dst = &ratio, .metavar = "R",
+         .help = "divide values by R (default 1e6: knee's ns shown as ms)"},
+        {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "one JSON object with every number"},
+    };
+    struct cmd_spec spec = {
+        .name = name,
+        .usage = "[options] FILE.hlog",
+        .summary = "Summarise an HdrHistogram interval log: count, mean, stdev, p50, p90, p95, p99, p99.9 and max "
+                   "per tag and for all tags merged (exact sums of the interval histograms).",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "Percentiles are HdrHistogram's: nearest rank over the buckets, reported as the bucket's highest\n"
+                  "equivalent value (within the log's significant digits). Mean and stdev (population) use each\n"
+                  "bucket's median equivalent value, as the reference does.\n\nexample:\n"
+                  "  knee hlog stats run.hlog --from 10s\n",
+        .min_args = 1,
+        .max_args = 1,
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    if (r)
+        return r == 1 ? 0 : r;
+    struct filter flt = {.decode = true};
+    int code = parse_window(&spec, from_ns, to_ns, &flt);
+    if (!code)
+        code = parse_ratio(&spec, ratio);
+    struct scan s;
+    if (code || (code = scan_file(&spec, args.v[0], &flt, &s)))
+        goto out;
+    if (s.intervals == 0) {
+        code = opt_fail(&spec, "%s: no intervals%s", args.v[0],
+                        flt.from_s > 0 || flt.to_s < INFINITY ? " in the --from/--to window" : "");
+        scan_release(&s);
+        goto out;
+    }
+    /* all tags merged; impossible (and said so) when their precisions differ */
+    struct hlog_acc all;
+    hlog_acc_init(&all);
+    char why[256] = "";
+    bool all_ok = true;
+    for (size_t i = 0; i < s.n && all_ok; i++) {
+        char reason[200];
+        if (hlog_acc_add(&all, &s.t[i].acc.h, reason, sizeof reason) != 0) {
+            snprintf(why, sizeof why, "tag %s has %s", tag_label(&s.t[i]), reason);
+            all_ok = false;
+        }
+    }
+    bool same_digits = true;
+    for (size_t i = 1; i < s.n; i++)
+        same_digits = same_digits && s.t[i].acc.h.sig_digits == s.t[0].acc.h.sig_digits;
+    char all_label[64] = "";
+    for (size_t i = 0; i < s.n; i++) {
+        size_t used = strlen(all_label);
+        const char *l = tag_label(&s.t[i]);
+        if (s.n > 4 || used + strlen(l) + 2 > sizeof all_label) {
+            snprintf(all_label, sizeof all_label, "all");
+            break;
+        }
+        snprintf(all_label + used, sizeof all_label - used, "%s%s", i ? "+" : "", l);
+    }
+    const char *unit = ratio == 1e6 ? "ms" : ratio == 1e3 ? "us" : ratio == 1.0 ? "ns" : "units";
+    if (json) {
+        struct json j;
+        json_init(&j, stdout, true);
+        json_object_begin(&j);
+        json_kv_string(&j, "file", args.v[0]);
+        json_kv_string(&j, "unit", unit);
+        json_kv_double(&j, "unit_ratio", ratio);
+        json_kv_double(&j, "start_time_s", s.start_time_s);
+        json_kv_double(&j, "from_s", s.first_offset_s);
+        json_kv_double(&j, "to_s", s.last_end_offset_s);
+        json_kv_uint(&j, "intervals", s.intervals);
+        json_key(&j, "groups");
+        json_object_begin(&j);
+        for (size_t i = 0; i < s.n; i++)
+            json_group(&j, tag_label(&s.t[i]), &s.t[i].acc.h, ratio, s.t[i].intervals);
+        json_object_end(&j);
+        if (all_ok)
+            json_group(&j, "all", &all.h, ratio, s.intervals);
+        else
+            json_kv_string(&j, "all_error", why);
+        json_object_end(&j);
+        json_end(&j);
+    } else {
+        char t0[64], t1[64], st[64], date[64] = "";
+        time_t tt = (time_t)s.start_time_s;
+        struct tm tm;
+        if (isfinite(s.start_time_s) && gmtime_r(&tt, &tm))
+            strftime(date, sizeof date, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
+        printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", args.v[0], s.intervals,
+               s.intervals == 1 ? "" : "s", jf(t0, sizeof t0, s.first_offset_s, 3),
+               jf(t1, sizeof t1, s.last_end_offset_s, 3), jf(st, sizeof st, s.start_time_s, 3),
+               date);
+        if (ratio == 1e6)
+            printf("values in ms (recorded ns / 1e6)");
+        else
+            printf("values are recorded values / %g (%s)", ratio, unit);
+        if (same_digits)
+            printf("; HdrHistogram percentiles, %d significant digits\n\n", s.t[0].acc.h.sig_digits);
+        else
+            printf("; HdrHistogram percentiles (significant digits differ by tag)\n\n");
+        printf("%-14s %10s %10s %10s", "tag", "count", "mean", "stdev");
+        for (size_t k = 0; k < NSTAT; k++)
+            printf(" %10s", stat_names[k]);
+        printf(" %10s\n", "max");
+        for (size_t i = 0; i < s.n; i++)
+            print_row(tag_label(&s.t[i]), &s.t[i].acc.h, ratio);
+        if (s.n > 1) {
+            if (all_ok)
+                print_row(all_label, &all.h, ratio);
+            else
+                printf("%-14s not shown: %s\n", all_label, why);
+        }
+    }
+    hlog_acc_release(&all);
+    scan_release(&s);
+out:
+    strlist_release(&args);
+    return code;
+}
+
+/* `knee stats FILE.hlog` (the stats command routes here; messages then say "knee stats") */
+int cmd_hlog_stats(int argc, char **argv) { return stats_main("stats", argc, argv); }
+
+static int hlog_stats_sub(int argc, char **argv) { return stats_main("hlog stats", argc, argv); }
+
+/* ---- tags -------------------------------------------------------------------------------- */
+
+static int hlog_tags(int argc, char **argv)
+{
+    struct cmd_spec spec = {
+        .name = "hlog tags",
+        .usage = "FILE",
+        .summary = "List the tags of a log's intervals, with how many intervals each has and the time they span.",
+        .min_args = 1,
+        .max_args = 1,
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    if (r)
+        return r == 1 ? 0 : r;
+    struct filter flt = {.from_s = -INFINITY, .to_s = INFINITY, .decode = false};
+    struct scan s;
+    int code = scan_file(&spec, args.v[0], &flt, &s);
+    if (!code) {
+        printf("%-20s %10s %12s %12s\n", "tag", "intervals", "from_s", "to_s");
+        for (size_t i = 0; i < s.n; i++) {
+            char a[64], b[64];
+            printf("%-20s %10zu %12s %12s\n", tag_label(&s.t[i]), s.t[i].intervals,
+                   jf(a, sizeof a, s.t[i].first_offset_s, 3),
+                   jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
+        }
+        scan_release(&s);
+    }
+    strlist_release(&args);
+    return code;
+}
+
+/* ---- merge ------------------------------------------------------------------------------- */
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int hlog_merge_cmd(int argc, char **argv)
+{
+    const char *out_path = NULL;
+    uint64_t slot_ns = NS_PER_S;
+    struct opt opts[] = {
+        {.name = "output", .short_name = 'o', .kind = OPT_STR, .dst = &out_path, .metavar = "OUT",
+         .help = "the merged log ('-' for standard output); required"},
+        {.name = "slot", .kind = OPT_DURATION, .dst = &slot_ns, .metavar = "D",
+         .help = "width of the time slots intervals are summed in (default 1s, knee run's interval)"},
+    };
+    struct cmd_spec spec = {
+        .name = "hlog merge",
+        .usage = "IN... -o OUT",
+        .summary = "Merge interval logs from several processes or machines into one exact log, aligned by absolute "
+                   "time: per tag, intervals whose midpoints fall in the same slot are summed.",
+        .opts = opts,
+        .nopts = OPT_COUNT_OF(opts),
+        .epilog = "Slots start at the earliest StartTime of the inputs. Histograms of one tag must share their\n"
+                  "significant digits and lowest value (then the sum is exact); otherwise merge refuses.\n\n"
+                  "example:\n  knee hlog merge host1.hlog host2.hlog -o all.hlog\n",
+        .min_args = 1,
+        .max_args = SIZE_MAX,
+    };
+    struct strlist args = {0};
+    int r = opt_parse(&spec, argc, argv, &args);
+    if (r)
+        return r == 1 ? 0 : r;
+    int code = 0;
+    if (!out_path) {
+        code = opt_fail(&spec, "-o OUT is required");
+        goto out;
+    }
+    if (slot_ns == 0) {
+        code = opt_fail(&spec, "--slot: must be longer than 0");
+        goto out;
+    }
+    bool to_stdout = strcmp(out_path, "-") == 0;
+    for (size_t i = 0; i < args.n; i++) {
+        if (!to_stdout && same_file(args.v[i], out_path)) {
+            code = opt_fail(&spec, "-o %s: is also an input", out_path);
+            goto out;
+        }
+    }
+    FILE *f = to_stdout ? stdout : fopen(out_path, "w");
+    if (!f) {
+        code = opt_fail(&spec, "-o %s: %s", out_path, strerror(errno));
+        goto out;
+    }
+    char err[768];
+    int rc = hlog_merge(f, args.v, args.n, (double)slot_ns / 1e9, err, sizeof err);
+    int cr = to_stdout ? fflush(f) : fclose(f);
+    if (rc) {
+        /* unreadable or malformed input is bad input (2); a failed write is a runtime failure */
+        bool write_fail = strncmp(err, "writing", 7) == 0;
+        opt_fail(&spec, "%s", err);
+        code = write_fail ? 1 : 2;
+    } else if (cr != 0) {
+        code = 1;
+        opt_fail(&spec, "-o %s: %s", out_path, strerror(errno));
+    }
+    if (code && !to_stdout)
+        unlink(out_path);
+out:
+    strlist_release(&args);
+    return code;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+static const struct command subcommands[] = {
+    {"show", hlog_show, "the percentile distribution in the reference (.hgrm) layout"},
+    {"stats", hlog_stats_sub, "count, mean, stdev, p50..p99.9, max per tag and all tags merged"},
+    {"tags", hlog_tags, "the tags in a log and their intervals"},
+    {"merge", hlog_merge_cmd, "merge logs from several processes or machines, exactly"},
+    {0, 0, 0},
+};
+
+static void hlog_usage(FILE *out)
+{
+    fputs("usage: knee hlog <show|stats|tags|merge> [options] FILE...\n\n"
+          "HdrHistogram interval logs (.hlog, format 1.3), interoperable with the Java reference tools.\n\n"
+          "commands:\n",
+          out);
+    for (const struct command *c = subcommands; c->name; c++)
+        fprintf(out, "  %-6s  %s\n", c->name, c->summary);
+    fputs("\nknee hlog <command> --help for its options.\n", out);
+}
+
+int cmd_hlog(int argc, char **argv)
+{
+    if (argc < 2) {
+        hlog_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        hlog_usage(stdout);
+        return 0;
+    }
+    for (const struct command *c = subcommands; c->name; c++)
+        if (strcmp(c->name, argv[1]) == 0)
+            return c->fn(argc - 1, argv + 1);
+    fprintf(stderr, "knee hlog: unknown command '%s' (see knee hlog --help)\n", argv[1]);
+    return 2;
+}
