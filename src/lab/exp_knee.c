@@ -200,22 +200,31 @@ static void explain(FILE *out, const struct lab_knee_result *r)
                 k->rate, k->rate, 100 * busy(k), k->latency.p99, k->latency.p99 / 10, k->mm1_mean_ms, k->latency.mean);
     lab_say_end(&s, out);
 
-    const struct lab_knee_row *part = NULL;
-    for (size_t i = 0; i < r->nrows && !part; i++)
-        if (!model_close(&r->row[i]))
-            part = &r->row[i];
-    if (!part)
+    size_t nparts = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        nparts += !model_close(&r->row[i]);
+    if (nparts == 0)
         lab_say_add(&s, "the measured mean stayed within 25%% of M/M/1 on every row.");
-    else
-        lab_say_add(&s,
-                    "model and measurement part (by more than 25%%) from %.0f/s on: measured mean %.1f ms, M/M/1 "
-                    "%.1f ms, M/D/1 %.1f ms.",
-                    part->rate, part->latency.mean, part->mm1_mean_ms, part->md1_mean_ms);
+    else {
+        lab_say_add(&s, "model and measurement part (the mean more than 25%% from M/M/1) at");
+        for (size_t i = 0, k2 = 0; i < r->nrows; i++)
+            if (!model_close(&r->row[i]))
+                lab_say_add(&s, "%s %.0f/s (%.1f vs %.1f ms)", k2++ ? "," : "", r->row[i].rate, r->row[i].latency.mean,
+                            r->row[i].mm1_mean_ms);
+        lab_say_add(&s, ".");
+    }
     lab_say_end(&s, out);
     /* Which model is closer where queueing matters and a steady state exists. */
     if (hi && !isnan(hi->mm1_mean_ms) && !isnan(hi->md1_mean_ms)) {
         double em = fabs(hi->latency.mean - hi->mm1_mean_ms), ed = fabs(hi->latency.mean - hi->md1_mean_ms);
-        if (ed < em)
+        if (fmin(em / hi->mm1_mean_ms, ed / hi->md1_mean_ms) > 0.5)
+            lab_say_add(&s,
+                        "at %.0f/s neither model is close (measured %.1f ms, M/M/1 %.1f, M/D/1 %.1f): the server was "
+                        "busy %.0f%% by its own clock (%.2f ms per request), not the nominal %.0f%% — near the knee a "
+                        "small stretch of the service time moves the mean a lot.",
+                        hi->rate, hi->latency.mean, hi->mm1_mean_ms, hi->md1_mean_ms, 100 * busy(hi), hi->work_mean_ms,
+                        hi->rate);
+        else if (ed < em)
             lab_say_add(&s,
                         "at %.0f/s M/D/1 (%.1f ms) is closer than M/M/1 (%.1f ms) to the measured %.1f ms: this "
                         "server's work is nearly constant, and M/M/1 assumes exponential service times, which "
