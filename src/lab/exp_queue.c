@@ -141,7 +141,7 @@ static void print_table(FILE *out, const struct lab_queue_result *r)
         const struct lab_queue_round *o = &r->round[i];
         const struct run_counts *k = &o->counts;
         uint64_t other = k->sent - k->outcome[OUTCOME_OK] - k->outcome[OUTCOME_REJECTED];
-        char lab[80], b[32];
+        char lab[96], b[32];
         snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
         fprintf(out, "  %-54s%8llu%7llu%8llu%6llu%9llu%7llu%8.1f%10.1f%9s\n", lab, (unsigned long long)k->planned,
                 (unsigned long long)k->sent, (unsigned long long)k->dropped, (unsigned long long)k->outcome[OUTCOME_OK],

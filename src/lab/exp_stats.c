@@ -178,7 +178,7 @@ static void print_comparison(FILE *out, const struct lab_stats_result *r)
         const struct lab_stats_round *o = &r->round[i];
         for (int g = 0; g < 2; g++) {
             const struct summary *s = &o->latency[g];
-            char lab[64], b[6][32];
+            char lab[96], b[6][32];
             snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
             fprintf(out, "  %-36s %-4s%9.1f%8zu%8s%8s%8s%8s%8s%9s\n", g == 0 ? lab : "", gn[g], o->sent_rate[g],
                     s->count, lab_ms(s->p50, b[0], 32), lab_ms(s->p90, b[1], 32), lab_ms(s->p99, b[2], 32),
