@@ -1,7 +1,7 @@
 # A thin driver over CMake. Every entry point installs what is missing first.
 #   make        build build/knee
 #   make test   build, run every test, then the same tests under ASan+UBSan
-#   make lab    build and run the main job (knee lab)
+#   make lab    build and run the main job (knee lab; LAB_ARGS='all --quick' and so on)
 #   make bench  build and run the benchmarks (bench/README.md)
 BUILD   ?= build
 ASAN    ?= build-asan
@@ -32,8 +32,7 @@ test-asan: deps
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CTEST)
 
 lab: build
-	@if ./$(BUILD)/knee help lab >/dev/null 2>&1; then ./$(BUILD)/knee lab $(LAB_ARGS); \
-	else echo 'knee lab has not landed yet; here is what knee can do today:'; ./$(BUILD)/knee --help; fi
+	./$(BUILD)/knee lab $(LAB_ARGS)
 
 bench: build
 	@scripts/deps.sh --bench

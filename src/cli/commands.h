@@ -13,6 +13,8 @@ struct command {
 };
 
 int cmd_model(int argc, char **argv);
+/* knee lab: the articles' experiments (src/cli/cmd_lab.c, src/lab). */
+int cmd_lab(int argc, char **argv);
 
 /* The table, in the order `knee --help` prints it; terminated by a zero row. */
 extern const struct command knee_commands[];

@@ -7,5 +7,6 @@ const struct command knee_commands[] = {
     {"hlog", cmd_hlog, "HdrHistogram interval logs: show, stats, tags, merge (exact, Java-compatible)"},
     {"serve", cmd_serve, "run lab target servers with known sources of tail latency"},
     {"run", cmd_run, "send load (open or closed loop) and report latency, outcomes and generator lag"},
+    {"lab", cmd_lab, "reproduce the articles' experiments here and explain them from this run's numbers"},
     {0, 0, 0},
 };

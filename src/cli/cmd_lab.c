@@ -1,0 +1,178 @@
+/* `knee lab [EXPERIMENT]`: the source articles' experiments with one command. Parses the
+ * flags into struct lab_options and hands over to src/lab; the experiments print their own
+ * tables and sentences on stdout, one progress note per round on stderr. */
+#include "cli/commands.h"
+#include "cli/opt.h"
+#include "cli/units.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "lab/lab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lab_flags {
+    uint64_t duration_ns, warmup_ns, seed;
+    bool quick, quiet;
+    const char *out, *rates;
+};
+
+static struct lab_flags F;
+
+static struct opt lab_opts[] = {
+    {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
+     "every round's measured length (default per experiment: stats 60s, queue 10s, knee 20s per rate, fanout 30s, "
+     "nagle 10s)",
+     0, 0, 0},
+    {"quick", 'q', OPT_FLAG, &F.quick, NULL,
+     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s): the default experiment in under "
+     "a minute",
+     0, 0, 0},
+    {"warmup", 0, OPT_DURATION, &F.warmup_ns, "D",
+     "requests planned in the first D of each round are left out (default 1s, quick 0.5s; queue 0)", 0, 0, 0},
+    {"out", 'o', OPT_STR, &F.out, "DIR",
+     "keep every round's per-request CSV and JSON summary in DIR (<experiment>-<round>.csv/.json)", 0, 0, 0},
+    {"seed", 0, OPT_COUNT, &F.seed, "N", "seed of the servers' random choices and the Poisson arrivals (default 1)", 0,
+     0, 0},
+    {"rates", 0, OPT_STR, &F.rates, "R,R,...",
+     "knee: the ladder of rates (default 10,30,50,70,80,90,95; quick 10,50,70,90)", 0, 0, 0},
+    {"quiet", 0, OPT_FLAG, &F.quiet, NULL, "no progress notes on stderr", 0, 0, 0},
+};
+
+static struct cmd_spec lab_spec = {
+    .name = "lab",
+    .usage = "[options] [stats|queue|knee|fanout|nagle|all]",
+    .summary = "Reproduce the latency articles' experiments on this machine (in-process servers on 127.0.0.1, "
+               "in-process load) and explain each from the numbers it just measured.",
+    .opts = lab_opts,
+    .nopts = OPT_COUNT_OF(lab_opts),
+    .epilog = "experiments:\n"
+              "  stats   (default) servers A (a job holds a lock 250 ms every 4 s) and B (no job): closed loop\n"
+              "          8+8 clients, open loop A=100/s B=300/s, open loop A=100/s B=550/s; knee-stats tables,\n"
+              "          a comparison across rounds (coordinated omission, averaged percentiles, the knee)\n"
+              "  queue   4 slots, 503 after 250 ms waiting: open 40/s x 20 ms; closed 4 clients x 200 ms;\n"
+              "          open 40/s x 200 ms; open 40/s on 1 connection dropping when busy; every outcome counted\n"
+              "  knee    10 ms of CPU on 1 worker under a ladder of Poisson rates: percentiles, M/M/1 and\n"
+              "          M/D/1 means, Little's law with L measured at the server\n"
+              "  fanout  40 pages/s waiting for N = 1, 2, 5, 10, 20 calls, each 2% slow at 200 ms: share of\n"
+              "          slow pages against 1-(1-p)^N\n"
+              "  nagle   closed loop against a server with Nagle and two writes, and without: medians\n"
+              "  all     every experiment in turn (about 8 minutes; --quick about 2)\n\n"
+              "examples:\n"
+              "  knee lab --quick\n"
+              "  knee lab queue --out lab-out\n"
+              "  knee lab knee --rates 20,60,90 --duration 30s\n",
+    .min_args = 0,
+    .max_args = 1,
+};
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    lab_request_stop();
+}
+
+static int parse_rates(const char *s, double *out, size_t *n)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        if (len == 0 || len >= sizeof item || *n == LAB_MAX_RATES)
+            return -1;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (units_parse_rate(item, &out[*n]) != 0 || !(out[*n] > 0))
+            return -1;
+        (*n)++;
+        p = comma ? comma + 1 : p + len;
+        if (comma && !*p)
+            return -1;
+    }
+    return *n ? 0 : -1;
+}
+
+int cmd_lab(int argc, char **argv)
+{
+    memset(&F, 0, sizeof F);
+    F.seed = 1;
+    for (size_t i = 0; i < lab_spec.nopts; i++)
+        lab_opts[i].seen = false;
+    struct strlist args = {0};
+    int prc = opt_parse(&lab_spec, argc, argv, &args);
+    if (prc) {
+        strlist_release(&args);
+        return prc == 1 ? 0 : 2;
+    }
+    const char *name = args.n ? args.v[0] : "stats";
+    bool known = false;
+    for (size_t i = 0; lab_experiment_names[i]; i++)
+        known |= strcmp(name, lab_experiment_names[i]) == 0;
+    int rc = 2;
+    double rates[LAB_MAX_RATES];
+    size_t nrates = 0;
+    if (!known) {
+        opt_fail(&lab_spec, "unknown experiment '%s': expected stats, queue, knee, fanout, nagle or all", name);
+        goto out;
+    }
+    if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S) {
+        opt_fail(&lab_spec, "--duration: at least 1s (a round needs seconds of requests behind its percentiles)");
+        goto out;
+    }
+    if (F.rates && parse_rates(F.rates, rates, &nrates) != 0) {
+        opt_fail(&lab_spec, "--rates '%s': expected a comma-separated list of up to %d positive rates, e.g. 10,50,90",
+                 F.rates, LAB_MAX_RATES);
+        goto out;
+    }
+    if (F.rates && strcmp(name, "knee") != 0 && strcmp(name, "all") != 0) {
+        opt_fail(&lab_spec, "--rates applies to the knee experiment (knee lab knee --rates ...)");
+        goto out;
+    }
+
+    struct lab_options o;
+    lab_options_init(&o);
+    o.duration_ns = F.duration_ns;
+    if (opt_find(&lab_spec, "warmup")->seen)
+        o.warmup_ns = F.warmup_ns;
+    o.quick = F.quick;
+    o.out_dir = F.out;
+    o.seed = F.seed;
+    o.progress = !F.quiet;
+    if (nrates) {
+        o.rates = rates;
+        o.nrates = nrates;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int lrc = lab_run_named(name, &o);
+    fflush(stdout);
+    if (lrc == -EINTR) {
+        fprintf(stderr, "knee lab: interrupted; the servers are stopped\n");
+        rc = 1;
+    } else if (lrc) {
+        fprintf(stderr, "knee lab %s: failed: %s\n", name, knee_strerror(lrc));
+        rc = 1;
+    } else {
+        rc = 0;
+        if (F.out)
+            fprintf(stderr,
+                    "knee lab: per-request CSV and JSON summaries are in %s/ (the CSV rows include each round's "
+                    "warm-up: knee stats FILE --skip D leaves it out)\n",
+                    F.out);
+    }
+out:
+    strlist_release(&args);
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* The lab's analysis and printing helpers: a round's `knee stats` report (src/analyze over
+ * the round's sorted request log), the compact summary table, and the wrapped sentences of
+ * "what this run shows". The statistics come from src/analyze, src/stats and src/hist. */
+#include "lab/internal.h"
+
+#include "analyze/dataset.h"
+#include "analyze/report.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *lab_ms(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f", v);
+    return buf;
+}
+
+void lab_print_table_head(FILE *out, const char *indent)
+{
+    fprintf(out, "%s%-8s%8s%9s%9s%9s%9s%9s%9s%9s%9s\n", indent, "", "count", "mean", "stdev", "p50", "p90", "p95",
+            "p99", "p99.9", "max");
+}
+
+void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s)
+{
+    char b[9][32];
+    fprintf(out, "%s%-8s%8zu%9s%9s%9s%9s%9s%9s%9s%9s\n", indent, name, s->count, lab_ms(s->mean, b[0], 32),
+            lab_ms(s->stdev, b[1], 32), lab_ms(s->p50, b[2], 32), lab_ms(s->p90, b[3], 32), lab_ms(s->p95, b[4], 32),
+            lab_ms(s->p99, b[5], 32), lab_ms(s->p999, b[6], 32), lab_ms(s->max, b[7], 32));
+}
+
+int lab_report_build(struct lab_ctx *c, const struct lab_round *rd, const char *column, const char *title,
+                     struct lab_report *lr)
+{
+    memset(lr, 0, sizeof *lr);
+    /* The ok requests only: a rejection or an error is a different population (knee stats
+     * --where outcome=ok). The log's warm-up flags leave the warm-up out. */
+    static const struct where ok_only = {.col = "outcome", .value = "ok", .negate = false};
+    struct load_opts lo = {
+        .column = column,
+        .by = NULL,
+        .time = NULL,
+        .skip_s = -INFINITY,
+        .until_s = INFINITY,
+        .where = &ok_only,
+        .nwhere = 1,
+        .first_bound = 1.0,
+        .under = LAB_UNDER_MS,
+    };
+    int rc = dataset_init(&lr->d, &lo);
+    if (rc) {
+        fprintf(c->err, "knee lab: round %s: %s\n", rd->name, knee_strerror(rc));
+        return rc;
+    }
+    lr->d_init = true;
+    if ((rc = dataset_load(&lr->d, rd->log_path)) != 0) {
+        fprintf(c->err, "knee lab: round %s: %s\n", rd->name, lr->d.err);
+        return rc;
+    }
+    if (lr->d.kept == 0) {
+        fprintf(c->err, "knee lab: round %s: no ok request to analyse\n", rd->name);
+        return KNEE_EEMPTY;
+    }
+    dataset_finish(&lr->d);
+    struct report_opts ro = {.under = LAB_UNDER_MS};
+    rc = report_build(&lr->rep, &lr->d, &ro);
+    lr->rep_init = true;
+    if (rc) {
+        fprintf(c->err, "knee lab: round %s: %s\n", rd->name, knee_strerror(rc));
+        return rc;
+    }
+    /* The report's title names its input files; a temporary log's path means nothing to a
+     * reader, so the title names the round instead (the files array is only borrowed). */
+    lr->label[0] = (char *)title;
+    lr->rep.files = lr->label;
+    lr->rep.nfiles = 1;
+    return 0;
+}
+
+void lab_report_release(struct lab_report *lr)
+{
+    if (lr->rep_init)
+        report_release(&lr->rep);
+    if (lr->d_init)
+        dataset_release(&lr->d);
+    lr->rep_init = lr->d_init = false;
+}
+
+const struct group_result *lab_report_group(const struct report *rep, const char *name)
+{
+    for (size_t i = 0; i < rep->ng; i++)
+        if (strcmp(rep->groups[i].name, name) == 0)
+            return &rep->groups[i];
+    return NULL;
+}
+
+/* ---- sentences ---- */
+
+void lab_say_add(struct lab_say *s, const char *fmt, ...)
+{
+    if (s->n >= sizeof s->buf - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(s->buf + s->n, sizeof s->buf - s->n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        s->n = s->n + (size_t)k < sizeof s->buf ? s->n + (size_t)k : sizeof s->buf - 1;
+}
+
+/* Columns of a UTF-8 byte range (continuation bytes take none). */
+static size_t columns(const char *p, size_t len)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < len; i++)
+        w += ((unsigned char)p[i] & 0xC0) != 0x80;
+    return w;
+}
+
+void lab_say_end(struct lab_say *s, FILE *out)
+{
+    /* "- " then words, wrapped at LAB_SAY_WIDTH columns, continuation lines indented. */
+    const char *p = s->buf;
+    size_t col = 0;
+    fputs("- ", out);
+    col = 2;
+    bool first = true;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        size_t len = (size_t)(e - p), w = columns(p, len);
+        if (!len)
+            break;
+        if (!first && col + 1 + w > LAB_SAY_WIDTH) {
+            fputs("\n  ", out);
+            col = 2;
+        } else if (!first) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, len, out);
+        col += w;
+        first = false;
+        p = e;
+    }
+    fputc('\n', out);
+    s->n = 0;
+    s->buf[0] = '\0';
+}

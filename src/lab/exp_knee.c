@@ -1,0 +1,376 @@
+/* knee lab knee (MISSION.md §4): the flat server (10 ms of CPU per request on one worker,
+ * capacity 100/s) under a ladder of Poisson rates. Per rate: percentiles and the mean next
+ * to the M/M/1 and M/D/1 predictions of src/model, and Little's law with L measured
+ * independently of the client — the server's in-flight gauge sampled every millisecond. */
+#include "lab/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "model/model.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KNEE_DEFAULT_NS (20 * NS_PER_S)
+#define KNEE_QUICK_NS (6 * NS_PER_S)
+#define SERVICE_S 0.010      /* the flat preset's CPU per request */
+#define MU (1.0 / SERVICE_S) /* its capacity on one worker (/s) */
+#define SAMPLE_NS (1 * NS_PER_MS)
+#define MODEL_TOLERANCE 0.25  /* |measured − M/M/1| / M/M/1 above this: they part */
+#define LITTLE_TOLERANCE 0.10 /* |L − λW| / max(L, λW) above this (plus 0.01): flagged */
+#define OVERLOAD 1.0          /* measured utilisation at which a row is past the knee */
+
+static const double default_rates[] = {10, 30, 50, 70, 80, 90, 95};
+static const double quick_rates[] = {10, 50, 70, 90};
+
+/* Time-averaged in-flight count at the server: its gauges (active + waiting) read about
+ * every SAMPLE_NS between from_ns and to_ns and integrated over time (trapezoids). A
+ * sampler at fixed times does not synchronise with the arrivals; weighting each step by
+ * its real length keeps a sampler that the scheduler delays (a busy machine, exactly when
+ * the server is busy) from under-counting the busy periods. */
+struct sampler {
+    struct serve_handle *srv;
+    uint64_t from_ns, to_ns;
+    double integral_ns; /* ∫ N(t) dt over [from, last sample] */
+    uint64_t span_ns;   /* last sample − first sample */
+    uint64_t n;
+    atomic_bool quit;
+    pthread_t thread;
+};
+
+static double gauge(struct serve_handle *srv)
+{
+    struct serve_counters c;
+    serve_counters(srv, &c);
+    return (double)(c.active + c.waiting);
+}
+
+static void *sampler_main(void *arg)
+{
+    struct sampler *s = arg;
+    uint64_t next = clock_now_ns(), prev_ns = 0;
+    double prev = 0;
+    while (!atomic_load(&s->quit)) {
+        uint64_t now = clock_now_ns();
+        if (now >= s->to_ns)
+            break;
+        if (now >= s->from_ns) {
+            double v = gauge(s->srv);
+            if (s->n) {
+                s->integral_ns += (prev + v) / 2 * (double)(now - prev_ns);
+                s->span_ns += now - prev_ns;
+            }
+            prev = v;
+            prev_ns = now;
+            s->n++;
+        }
+        next += SAMPLE_NS;
+        if (next < now)
+            next = now + SAMPLE_NS; /* fell behind: the integral weighs the gap, never burst */
+        struct timespec ts = {(time_t)(next / NS_PER_S), (long)(next % NS_PER_S)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+    return NULL;
+}
+
+static bool little_holds(const struct lab_knee_row *w)
+{
+    double m = fmax(w->l_measured, w->l_little);
+    return fabs(w->l_measured - w->l_little) <= LITTLE_TOLERANCE * m + 0.01;
+}
+
+static bool model_close(const struct lab_knee_row *w)
+{
+    return !isnan(w->mm1_mean_ms) && fabs(w->latency.mean - w->mm1_mean_ms) <= MODEL_TOLERANCE * w->mm1_mean_ms;
+}
+
+static void fill(const struct lab_round *rd, double rate, const struct sampler *s, struct lab_knee_row *w)
+{
+    memset(w, 0, sizeof *w);
+    w->rate = rate;
+    const struct run_target_result *t = &rd->res.targets[0];
+    double win = rd->res.window_s;
+    w->sent_rate = win > 0 ? (double)t->counts.sent / win : NAN;
+    w->completed_rate = win > 0 ? (double)(t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]) / win : NAN;
+    w->not_ok = t->counts.planned - t->counts.outcome[OUTCOME_OK];
+    size_t n;
+    double *v = lab_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &n);
+    lab_summarize(v, n, &w->latency);
+    free(v);
+    v = lab_values(rd, 0, -1, LAB_COL_SERVICE, &n);
+    w->service_mean_ms = n ? stats_mean(v, n) : NAN;
+    free(v);
+    v = lab_values(rd, 0, -1, LAB_COL_LAG, &n);
+    double *sorted = lab_sorted_copy(v, n);
+    w->lag_p99_ms = n ? stats_nearest_rank(sorted, n, 99) : NAN;
+    free(sorted);
+    free(v);
+    const struct hdr *work = lab_server_timing(&rd->res, 0, "work");
+    w->work_mean_ms = work && work->total_count ? hdr_mean(work) / 1e6 : NAN;
+
+    struct model_mmc mm;
+    w->mm1_mean_ms = model_mmc(1, rate, MU, &mm) == 0 ? mm.mean_response_s * 1e3 : NAN;
+    struct model_md1 md;
+    w->md1_mean_ms = model_md1(rate, SERVICE_S, &md) == 0 ? md.mean_response_s * 1e3 : NAN;
+    w->l_samples = s->n;
+    w->l_measured = s->span_ns ? s->integral_ns / (double)s->span_ns : NAN;
+    /* λ·W with λ the requests sent per second of the window and W their mean time from the
+     * send to the full response: the interval the server's gauge can see. */
+    w->l_little = w->sent_rate * w->service_mean_ms / 1e3;
+}
+
+static void print_table(FILE *out, const struct lab_knee_result *r)
+{
+    fprintf(out, "\n  %5s%8s%8s%8s%8s%8s |%8s%8s |%7s%6s |%7s%9s | %-14s%s\n", "rate", "sent/s", "p50", "p95", "p99",
+            "mean", "M/M/1", "M/D/1", "work", "busy", "L", "λ·W", "M/M/1 vs mean", "Little");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct lab_knee_row *w = &r->row[i];
+        char b[8][32], flag[32], lit[32];
+        if (isnan(w->mm1_mean_ms))
+            snprintf(flag, sizeof flag, "unstable");
+        else if (model_close(w))
+            snprintf(flag, sizeof flag, "close");
+        else
+            snprintf(flag, sizeof flag, "PARTS %+.0f%%", 100 * (w->latency.mean / w->mm1_mean_ms - 1));
+        if (little_holds(w))
+            snprintf(lit, sizeof lit, "holds");
+        else
+            snprintf(lit, sizeof lit, "OFF %+.0f%%", 100 * (w->l_measured / w->l_little - 1));
+        fprintf(out, "  %5.0f%8.1f%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%s\n", w->rate, w->sent_rate,
+                lab_ms(w->latency.p50, b[0], 32), lab_ms(w->latency.p95, b[1], 32), lab_ms(w->latency.p99, b[2], 32),
+                lab_ms(w->latency.mean, b[3], 32), lab_ms(w->mm1_mean_ms, b[4], 32), lab_ms(w->md1_mean_ms, b[5], 32),
+                w->work_mean_ms, 100 * w->sent_rate * w->work_mean_ms / 1e3, w->l_measured, w->l_little, flag, lit);
+    }
+    fprintf(out, "  (ms; p50..mean from the planned send; M/M/1 = 1/(μ−λ), M/D/1 = D + ρD/(2(1−ρ)) with D = 10 ms;\n"
+                 "   work = the server's own time per request (Server-Timing), busy = sent/s × work;\n"
+                 "   L = in-flight requests at the server, time-averaged; λ·W = sent/s × mean send->response time)\n");
+}
+
+/* Utilisation from what the server measured: sent/s × its own time per request. */
+static double busy(const struct lab_knee_row *w)
+{
+    return w->sent_rate * w->work_mean_ms / 1e3;
+}
+
+static void explain(FILE *out, const struct lab_knee_result *r)
+{
+    fprintf(out, "\n== what this run shows\n");
+    if (r->nrows < 2)
+        return;
+    struct lab_say s = {.n = 0};
+    /* The trend up to the knee: the highest row the server could still carry (busy < 100%). */
+    const struct lab_knee_row *lo = &r->row[0], *hi = NULL;
+    for (size_t i = 1; i < r->nrows; i++)
+        if (busy(&r->row[i]) < OVERLOAD)
+            hi = &r->row[i];
+    if (hi) {
+        double gp = hi->latency.p99 / lo->latency.p99, gm = hi->latency.mean / lo->latency.mean;
+        lab_say_add(&s, "from %.0f/s to %.0f/s, p99 grew x%.1f (%.1f -> %.1f ms) and the mean x%.1f (%.1f -> %.1f ms)",
+                    lo->rate, hi->rate, gp, lo->latency.p99, hi->latency.p99, gm, lo->latency.mean, hi->latency.mean);
+        lab_say_add(&s, "%s",
+                    gp > gm ? ": the high percentiles move first, the mean last."
+                            : ": in this run p99 did not outgrow the mean.");
+        lab_say_end(&s, out);
+    }
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct lab_knee_row *w = &r->row[i];
+        if (busy(w) < OVERLOAD)
+            continue;
+        lab_say_add(&s,
+                    "at %.0f/s the server was busy %.0f%% of the time by its own clock (%.2f ms per request): at "
+                    "or past its real capacity the queue cannot settle (p50 %.1f ms), and no queueing model has a "
+                    "steady state to predict.",
+                    w->rate, 100 * busy(w), w->work_mean_ms, w->latency.p50);
+        lab_say_end(&s, out);
+        break;
+    }
+
+    /* the row nearest 70/s: the article's "70% busy" point */
+    const struct lab_knee_row *k = &r->row[0];
+    for (size_t i = 1; i < r->nrows; i++)
+        if (fabs(r->row[i].rate - 70) < fabs(k->rate - 70))
+            k = &r->row[i];
+    lab_say_add(&s,
+                "at %.0f/s (%.0f%% of the nominal capacity, %.0f%% busy as measured) p99 was %.1f ms, %.1fx the "
+                "10 ms of work; M/M/1 puts the mean at %.1f ms, measured %.1f ms.",
+                k->rate, k->rate, 100 * busy(k), k->latency.p99, k->latency.p99 / 10, k->mm1_mean_ms, k->latency.mean);
+    lab_say_end(&s, out);
+
+    size_t nparts = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        nparts += !model_close(&r->row[i]);
+    if (nparts == 0)
+        lab_say_add(&s, "the measured mean stayed within 25%% of M/M/1 on every row.");
+    else {
+        lab_say_add(&s, "model and measurement part (the mean more than 25%% from M/M/1) at");
+        for (size_t i = 0, k2 = 0; i < r->nrows; i++)
+            if (!model_close(&r->row[i]))
+                lab_say_add(&s, "%s %.0f/s (%.1f vs %.1f ms)", k2++ ? "," : "", r->row[i].rate, r->row[i].latency.mean,
+                            r->row[i].mm1_mean_ms);
+        lab_say_add(&s, ".");
+    }
+    lab_say_end(&s, out);
+    /* Which model is closer where queueing matters and a steady state exists. */
+    if (hi && !isnan(hi->mm1_mean_ms) && !isnan(hi->md1_mean_ms)) {
+        double em = fabs(hi->latency.mean - hi->mm1_mean_ms), ed = fabs(hi->latency.mean - hi->md1_mean_ms);
+        if (fmin(em / hi->mm1_mean_ms, ed / hi->md1_mean_ms) > 0.5)
+            lab_say_add(&s,
+                        "at %.0f/s neither model is close (measured %.1f ms, M/M/1 %.1f, M/D/1 %.1f): the server was "
+                        "busy %.0f%% by its own clock (%.2f ms per request), not the nominal %.0f%% — near the knee a "
+                        "small stretch of the service time moves the mean a lot.",
+                        hi->rate, hi->latency.mean, hi->mm1_mean_ms, hi->md1_mean_ms, 100 * busy(hi), hi->work_mean_ms,
+                        hi->rate);
+        else if (ed < em)
+            lab_say_add(&s,
+                        "at %.0f/s M/D/1 (%.1f ms) is closer than M/M/1 (%.1f ms) to the measured %.1f ms: this "
+                        "server's work is nearly constant, and M/M/1 assumes exponential service times, which "
+                        "doubles the waiting.",
+                        hi->rate, hi->md1_mean_ms, hi->mm1_mean_ms, hi->latency.mean);
+        else
+            lab_say_add(&s,
+                        "at %.0f/s M/M/1 (%.1f ms) is closer than M/D/1 (%.1f ms) to the measured %.1f ms: the "
+                        "service times varied more than 10 ms of CPU would (mean work %.2f ms; a shared machine "
+                        "stretches them).",
+                        hi->rate, hi->mm1_mean_ms, hi->md1_mean_ms, hi->latency.mean, hi->work_mean_ms);
+        lab_say_end(&s, out);
+    }
+
+    size_t off = 0, off_steady = 0;
+    for (size_t i = 0; i < r->nrows; i++) {
+        off += !little_holds(&r->row[i]);
+        off_steady += !little_holds(&r->row[i]) && busy(&r->row[i]) < OVERLOAD;
+    }
+    if (off == 0)
+        lab_say_add(&s,
+                    "Little's law L = λ·W held on all %zu rows within 10%%, with L counted at the server and λ, W "
+                    "at the client: the measurements agree with each other.",
+                    r->nrows);
+    else {
+        lab_say_add(&s, "Little's law held on %zu of %zu rows; off at", r->nrows - off, r->nrows);
+        for (size_t i = 0; i < r->nrows; i++)
+            if (!little_holds(&r->row[i]))
+                lab_say_add(&s, " %.0f/s", r->row[i].rate);
+        if (off_steady == 0)
+            lab_say_add(&s, ", where the server was overloaded: over a finite window with a growing queue, the "
+                            "requests still waiting at its end make λ·W exceed the time-averaged L.");
+        else
+            lab_say_add(&s, ": the server's gauge and the client disagree there, so one of the measurements is off.");
+    }
+    lab_say_end(&s, out);
+
+    double worst_work = 0, worst_lag = 0;
+    const struct lab_knee_row *lagrow = NULL;
+    for (size_t i = 0; i < r->nrows; i++) {
+        worst_work = fmax(worst_work, r->row[i].work_mean_ms);
+        if (r->row[i].lag_p99_ms > worst_lag) {
+            worst_lag = r->row[i].lag_p99_ms;
+            lagrow = &r->row[i];
+        }
+    }
+    if (worst_work > 11) {
+        lab_say_add(&s,
+                    "the 10 ms of CPU took up to %.1f ms of wall time per request (the machine is shared): the real "
+                    "capacity was about %.0f/s, not 100/s.",
+                    worst_work, 1e3 / worst_work);
+        lab_say_end(&s, out);
+    }
+    if (lagrow && worst_lag > 1) {
+        lab_say_add(&s,
+                    "knee's own send lag reached p99 %.1f ms at %.0f/s; latency is still timed from the plan, so "
+                    "that lag is in the numbers, not hidden.",
+                    worst_lag, lagrow->rate);
+        lab_say_end(&s, out);
+    }
+}
+
+int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const double *rates = o->rates ? o->rates : o->quick ? quick_rates : default_rates;
+    size_t nrates = o->rates   ? o->nrates
+                    : o->quick ? sizeof quick_rates / sizeof *quick_rates
+                               : sizeof default_rates / sizeof *default_rates;
+    if (nrates == 0 || nrates > LAB_MAX_RATES)
+        return KNEE_EINVAL;
+    for (size_t i = 0; i < nrates; i++)
+        if (!(rates[i] > 0) || !isfinite(rates[i]))
+            return KNEE_EINVAL;
+    struct lab_ctx c;
+    int rc = lab_ctx_init(&c, o, "knee");
+    if (rc)
+        return rc;
+    struct serve_handle *srv = NULL;
+    struct lab_round rd;
+    memset(&rd, 0, sizeof rd);
+    struct serve_config cfg;
+    serve_preset("flat", &cfg);
+    cfg.seed = o->seed;
+    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+        goto out;
+    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? KNEE_QUICK_NS : KNEE_DEFAULT_NS;
+    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    FILE *out = c.out;
+    fprintf(out, "knee lab knee: where the knee is (%zu rates, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
+            nrates, (double)dur / 1e9, (double)warm / 1e9);
+    fprintf(out, "  flat server %s: %s\n", serve_address(srv), serve_preset_summary("flat"));
+    fflush(out);
+    char url[160];
+    snprintf(url, sizeof url, "http://%s/", serve_address(srv));
+    for (size_t i = 0; i < nrates; i++) {
+        struct run_target_config t;
+        memset(&t, 0, sizeof t);
+        t.name = "flat";
+        t.url = url;
+        struct run_config rc_cfg;
+        memset(&rc_cfg, 0, sizeof rc_cfg);
+        rc_cfg.targets = &t;
+        rc_cfg.ntargets = 1;
+        rc_cfg.open_loop = true;
+        rc_cfg.rate = rates[i];
+        rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
+        rc_cfg.seed = o->seed + i;
+        rc_cfg.duration_ns = dur + warm;
+        rc_cfg.warmup_ns = warm;
+        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
+        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
+        rc_cfg.keepalive = true;
+
+        struct sampler s;
+        memset(&s, 0, sizeof s);
+        s.srv = srv;
+        uint64_t now = clock_now_ns();
+        s.from_ns = now + warm;
+        s.to_ns = now + warm + dur;
+        atomic_init(&s.quit, false);
+        int prc = pthread_create(&s.thread, NULL, sampler_main, &s);
+        if (prc) {
+            fprintf(c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
+            rc = -prc;
+            goto out;
+        }
+        char name[32], what[128];
+        snprintf(name, sizeof name, "%g", rates[i]);
+        snprintf(what, sizeof what, "rate %zu of %zu: %g/s for %.0f s", i + 1, nrates, rates[i],
+                 (double)(dur + warm) / 1e9);
+        rc = lab_round_run(&c, name, what, &rc_cfg, &rd);
+        atomic_store(&s.quit, true);
+        pthread_join(s.thread, NULL);
+        if (rc)
+            goto out;
+        fill(&rd, rates[i], &s, &r->row[i]);
+        r->nrows = i + 1;
+        lab_round_release(&rd);
+    }
+    print_table(out, r);
+    explain(out, r);
+    fflush(out);
+out:
+    lab_round_release(&rd);
+    serve_stop(srv, NULL);
+    lab_ctx_release(&c);
+    return rc;
+}

@@ -1,0 +1,285 @@
+/* knee lab queue (MISSION.md §2): the queue server (4 slots, 503 QUEUE_TIMEOUT after 250 ms
+ * waiting for one) under four rounds, with every outcome counted on both sides and the
+ * accounting identities checked: what the client planned, sent and got back, and what the
+ * server took in, finished, turned away or still holds. */
+#include "lab/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUEUE_DEFAULT_NS (10 * NS_PER_S)
+#define QUEUE_QUICK_NS (5 * NS_PER_S)
+#define DEMAND 40.0
+
+struct round_plan {
+    const char *name, *label;
+    bool open_loop;
+    unsigned work_ms;
+    unsigned clients; /* closed loop: clients; open loop: the pool cap (0 = default) */
+    bool drop;
+};
+
+static const struct round_plan plans[4] = {
+    {"open-20ms", "open loop 40/s, 20 ms of work", true, 20, 0, false},
+    {"closed-200ms", "closed loop, 4 clients, 200 ms of work", false, 200, 4, false},
+    {"open-200ms", "open loop 40/s, 200 ms of work", true, 200, 0, false},
+    {"starved", "open loop 40/s, 200 ms, 1 connection, drop when busy", true, 200, 1, true},
+};
+
+static const struct run_reject queue_reject = {503, "QUEUE_TIMEOUT"};
+
+static void add_counts(struct run_counts *dst, const struct run_counts *a, const struct run_counts *b)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->planned = a->planned + b->planned;
+    dst->sent = a->sent + b->sent;
+    dst->dropped = a->dropped + b->dropped;
+    for (int i = 0; i < OUTCOME_COUNT; i++)
+        dst->outcome[i] = a->outcome[i] + b->outcome[i];
+}
+
+static void fill(const struct lab_round *rd, const struct round_plan *p, const struct serve_counters *before,
+                 const struct serve_counters *after, struct lab_queue_round *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->label, sizeof o->label, "%s", p->label);
+    o->open_loop = p->open_loop;
+    o->demand_rate = DEMAND;
+    o->work_ms = p->work_ms;
+    const struct run_target_result *t = &rd->res.targets[0];
+    o->counts = t->counts;
+    double w = rd->res.window_s;
+    o->planned_rate = w > 0 ? (double)t->counts.planned / w : NAN;
+    o->sent_rate = w > 0 ? (double)t->counts.sent / w : NAN;
+    o->goodput_rate = w > 0 ? (double)t->counts.outcome[OUTCOME_OK] / w : NAN;
+
+    struct serve_counters *s = &o->server;
+    s->executed = after->executed - before->executed;
+    s->ok = after->ok - before->ok;
+    s->rejected = after->rejected - before->rejected;
+    s->cancelled = after->cancelled - before->cancelled;
+    s->write_failures = after->write_failures - before->write_failures;
+    s->requests = after->requests - before->requests;
+    s->bad_requests = after->bad_requests - before->bad_requests;
+    s->connections_total = after->connections_total - before->connections_total;
+    s->active = after->active;
+    s->waiting = after->waiting;
+    s->connections = after->connections;
+
+    size_t n;
+    double *v = lab_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &n);
+    lab_summarize(v, n, &o->ok_latency);
+    free(v);
+    v = lab_values(rd, 0, OUTCOME_REJECTED, LAB_COL_LATENCY, &n);
+    lab_summarize(v, n, &o->rejected_latency);
+    free(v);
+    /* The run merges Server-Timing over every response of a target, rejections included
+     * (they carry their 250 ms of waiting): the output says "all responses". */
+    const struct hdr *q = lab_server_timing(&rd->res, 0, "queue");
+    o->queue_mean_ms = q && q->total_count ? hdr_mean(q) / 1e6 : NAN;
+
+    /* The identities. The client's counts include its warm-up (if any) for the cross check:
+     * the server cannot tell warm-up requests apart. */
+    struct run_counts all;
+    add_counts(&all, &t->counts, &t->warmup_counts);
+    o->client_identity = lab_counts_hold(&t->counts) && lab_counts_hold(&t->warmup_counts);
+    uint64_t in_flight_before = before->active + before->waiting;
+    o->server_identity =
+        s->requests + in_flight_before == s->ok + s->rejected + s->cancelled + s->bad_requests + s->active + s->waiting;
+    o->cross_identity =
+        all.sent == s->requests && all.outcome[OUTCOME_OK] == s->ok && all.outcome[OUTCOME_REJECTED] == s->rejected;
+}
+
+static const char *holds(bool ok)
+{
+    return ok ? "holds" : "DOES NOT HOLD";
+}
+
+static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, double dur_s)
+{
+    const struct run_counts *k = &o->counts;
+    fprintf(out, "\n== round %zu of 4: %s, %.0f s\n", i + 1, o->label, dur_s);
+    fprintf(out, "  client: planned %llu = sent %llu + dropped %llu\n", (unsigned long long)k->planned,
+            (unsigned long long)k->sent, (unsigned long long)k->dropped);
+    fprintf(out,
+            "          sent %llu = ok %llu + rejected %llu + http_error %llu + invalid %llu + transport %llu + "
+            "timeout %llu + cancelled %llu   [%s]\n",
+            (unsigned long long)k->sent, (unsigned long long)k->outcome[OUTCOME_OK],
+            (unsigned long long)k->outcome[OUTCOME_REJECTED], (unsigned long long)k->outcome[OUTCOME_HTTP_ERROR],
+            (unsigned long long)k->outcome[OUTCOME_INVALID], (unsigned long long)k->outcome[OUTCOME_TRANSPORT],
+            (unsigned long long)k->outcome[OUTCOME_TIMEOUT], (unsigned long long)k->outcome[OUTCOME_CANCELLED],
+            holds(o->client_identity));
+    const struct serve_counters *s = &o->server;
+    fprintf(out,
+            "  server: entered %llu = ok %llu + rejected %llu + cancelled %llu + bad %llu + still in flight %llu   "
+            "[%s]\n",
+            (unsigned long long)s->requests, (unsigned long long)s->ok, (unsigned long long)s->rejected,
+            (unsigned long long)s->cancelled, (unsigned long long)s->bad_requests,
+            (unsigned long long)(s->active + s->waiting), holds(o->server_identity));
+    fprintf(out, "  client sent = server entered, client ok = server ok, client rejected = server rejected   [%s]\n",
+            holds(o->cross_identity));
+    fprintf(out, "  rates: planned %.1f/s, sent %.1f/s, goodput %.1f/s (the demand: %.0f/s)\n", o->planned_rate,
+            o->sent_rate, o->goodput_rate, o->demand_rate);
+    char b[4][32];
+    fprintf(out, "  ok latency ms: p50 %s, p99 %s, max %s", lab_ms(o->ok_latency.p50, b[0], 32),
+            lab_ms(o->ok_latency.p99, b[1], 32), lab_ms(o->ok_latency.max, b[2], 32));
+    if (o->rejected_latency.count)
+        fprintf(out, "; rejected: p50 %s", lab_ms(o->rejected_latency.p50, b[3], 32));
+    fprintf(out, "; server queue time mean %s ms (Server-Timing, all responses)\n", lab_ms(o->queue_mean_ms, b[0], 32));
+}
+
+static void print_table(FILE *out, const struct lab_queue_result *r)
+{
+    fprintf(out, "\n== the four rounds side by side\n");
+    fprintf(out, "  %-54s%8s%7s%8s%6s%9s%7s%8s%10s%9s\n", "round", "planned", "sent", "dropped", "ok", "rejected",
+            "other", "sent/s", "goodput/s", "ok p50");
+    for (size_t i = 0; i < r->nrounds; i++) {
+        const struct lab_queue_round *o = &r->round[i];
+        const struct run_counts *k = &o->counts;
+        uint64_t other = k->sent - k->outcome[OUTCOME_OK] - k->outcome[OUTCOME_REJECTED];
+        char lab[96], b[32];
+        snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
+        fprintf(out, "  %-54s%8llu%7llu%8llu%6llu%9llu%7llu%8.1f%10.1f%9s\n", lab, (unsigned long long)k->planned,
+                (unsigned long long)k->sent, (unsigned long long)k->dropped, (unsigned long long)k->outcome[OUTCOME_OK],
+                (unsigned long long)k->outcome[OUTCOME_REJECTED], (unsigned long long)other, o->sent_rate,
+                o->goodput_rate, lab_ms(o->ok_latency.p50, b, sizeof b));
+    }
+}
+
+static void explain(FILE *out, const struct lab_queue_result *r)
+{
+    fprintf(out, "\n== what this run shows\n");
+    struct lab_say s = {.n = 0};
+    const struct lab_queue_round *a = &r->round[0], *b = &r->round[1], *c = &r->round[2], *d = &r->round[3];
+    uint64_t a_ok = a->counts.outcome[OUTCOME_OK];
+    lab_say_add(&s, "open 40/s with 20 ms of work: %llu of %llu planned requests ok (p99 %.1f ms)",
+                (unsigned long long)a_ok, (unsigned long long)a->counts.planned, a->ok_latency.p99);
+    lab_say_add(&s, "%s",
+                a_ok == a->counts.planned ? " — 4 slots of 20 ms carry 200/s, so 40/s all succeed."
+                                          : " — not all succeeded, unlike the article's run; see the counts.");
+    lab_say_end(&s, out);
+
+    lab_say_add(&s, "closed loop, 4 clients, 200 ms of work: %.1f requests/s against a demand of %.0f/s", b->sent_rate,
+                b->demand_rate);
+    if (b->sent_rate < 0.75 * b->demand_rate)
+        lab_say_add(&s,
+                    " — the generator waited for each answer and silently dropped %.0f%% of the demand; nothing "
+                    "failed and nothing was rejected, so no error rate shows it.",
+                    100 * (1 - b->sent_rate / b->demand_rate));
+    else
+        lab_say_add(&s, " — it kept up with the demand this time.");
+    lab_say_end(&s, out);
+
+    uint64_t c_ok = c->counts.outcome[OUTCOME_OK], c_rej = c->counts.outcome[OUTCOME_REJECTED];
+    lab_say_add(&s,
+                "open 40/s with 200 ms of work: of %llu sent, %llu ok (goodput %.1f/s) and %llu rejected with 503 "
+                "QUEUE_TIMEOUT",
+                (unsigned long long)c->counts.sent, (unsigned long long)c_ok, c->goodput_rate,
+                (unsigned long long)c_rej);
+    if (c_rej > 0)
+        lab_say_add(&s,
+                    " — 4 slots of 200 ms carry 20/s; the rest waited 250 ms for a slot and were turned away "
+                    "(rejected p50 %.1f ms). Responses keep pace with the demand while goodput is %.0f%% of it: "
+                    "a rejection is a completed failure, not an error of the generator.",
+                    c->rejected_latency.p50, 100 * c->goodput_rate / c->demand_rate);
+    else
+        lab_say_add(&s, " — no rejection showed, unlike the article's run.");
+    lab_say_end(&s, out);
+
+    lab_say_add(&s, "open 40/s, one connection, drop when busy: %llu sent, %llu dropped of %llu planned",
+                (unsigned long long)d->counts.sent, (unsigned long long)d->counts.dropped,
+                (unsigned long long)d->counts.planned);
+    if (d->counts.dropped * 2 > d->counts.planned)
+        lab_say_add(&s,
+                    " — the generator, not the service, failed: the requests that did go out look fine (ok p50 "
+                    "%.1f ms) because most of the plan never reached the server.",
+                    d->ok_latency.p50);
+    else
+        lab_say_add(&s, " — fewer drops than one connection should allow.");
+    lab_say_end(&s, out);
+
+    size_t bad = 0;
+    for (size_t i = 0; i < r->nrounds; i++)
+        bad += !r->round[i].client_identity + !r->round[i].server_identity + !r->round[i].cross_identity;
+    if (bad == 0)
+        lab_say_add(&s, "every accounting identity held in every round: on the client, on the server, and between "
+                        "them.");
+    else
+        lab_say_add(&s, "%zu accounting identities did NOT hold (marked above): some attempt is unaccounted for.", bad);
+    lab_say_end(&s, out);
+}
+
+int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
+{
+    memset(r, 0, sizeof *r);
+    struct lab_ctx c;
+    int rc = lab_ctx_init(&c, o, "queue");
+    if (rc)
+        return rc;
+    struct serve_handle *srv = NULL;
+    struct lab_round rd;
+    memset(&rd, 0, sizeof rd);
+    struct serve_config cfg;
+    serve_preset("queue", &cfg);
+    cfg.seed = o->seed;
+    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+        goto out;
+    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? QUEUE_QUICK_NS : QUEUE_DEFAULT_NS;
+    uint64_t warm = o->warmup_ns == UINT64_MAX ? 0 : o->warmup_ns;
+    FILE *out = c.out;
+    fprintf(out, "knee lab queue: outcomes and accounting (four rounds of %.0f s)\n", (double)dur / 1e9);
+    fprintf(out, "  queue server %s: %s\n", serve_address(srv), serve_preset_summary("queue"));
+    fflush(out);
+    for (size_t i = 0; i < 4; i++) {
+        const struct round_plan *p = &plans[i];
+        char url[160];
+        snprintf(url, sizeof url, "http://%s/work?ms=%u", serve_address(srv), p->work_ms);
+        struct run_target_config t;
+        memset(&t, 0, sizeof t);
+        t.name = "queue";
+        t.url = url;
+        struct run_config rc_cfg;
+        memset(&rc_cfg, 0, sizeof rc_cfg);
+        rc_cfg.targets = &t;
+        rc_cfg.ntargets = 1;
+        rc_cfg.open_loop = p->open_loop;
+        rc_cfg.rate = p->open_loop ? DEMAND : 0;
+        rc_cfg.connections = p->clients;
+        /* One load thread: 40/s needs no more, and the engine gives every thread at least
+         * one connection, so "1 connection" must mean one thread too. */
+        rc_cfg.threads = 1;
+        rc_cfg.when_busy = p->drop ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
+        rc_cfg.rejects = &queue_reject;
+        rc_cfg.nrejects = 1;
+        rc_cfg.seed = o->seed;
+        rc_cfg.duration_ns = dur + warm;
+        rc_cfg.warmup_ns = warm;
+        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
+        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
+        rc_cfg.keepalive = true;
+        struct serve_counters before, after;
+        serve_counters(srv, &before);
+        char what[128];
+        snprintf(what, sizeof what, "round %zu of 4: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
+        if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
+            goto out;
+        serve_counters(srv, &after);
+        fill(&rd, p, &before, &after, &r->round[i]);
+        r->nrounds = i + 1;
+        print_round(out, i, &r->round[i], (double)dur / 1e9);
+        fflush(out);
+        lab_round_release(&rd);
+    }
+    print_table(out, r);
+    explain(out, r);
+    fflush(out);
+out:
+    lab_round_release(&rd);
+    serve_stop(srv, NULL);
+    lab_ctx_release(&c);
+    return rc;
+}

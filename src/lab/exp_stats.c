@@ -1,0 +1,378 @@
+/* knee lab stats (MISSION.md §1): servers A (report job) and B (quiet) under three rounds —
+ * closed loop 8+8 clients, open loop A=100/s B=300/s, open loop A=100/s B=550/s — each
+ * analysed like `knee stats`, then compared, then explained from this run's numbers. */
+#include "lab/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATS_DEFAULT_NS (60 * NS_PER_S)
+#define STATS_QUICK_NS (15 * NS_PER_S)
+#define SLOW_MS 100.0
+
+struct round_plan {
+    const char *name, *label;
+    bool open_loop;
+    double rate[2];
+    unsigned clients[2];
+};
+
+static const struct round_plan plans[3] = {
+    {"closed", "closed loop, 8 clients per server", false, {0, 0}, {8, 8}},
+    {"open", "open loop, A=100/s, B=300/s", true, {100, 300}, {0, 0}},
+    {"busy", "open loop, A=100/s, B=550/s", true, {100, 550}, {0, 0}},
+};
+
+static uint64_t warmup_of(const struct lab_options *o)
+{
+    if (o->warmup_ns != UINT64_MAX)
+        return o->warmup_ns;
+    return o->quick ? NS_PER_S / 2 : NS_PER_S;
+}
+
+/* Mean service time of the report/quiet work and the pool's capacity (/s). */
+static double capacity_of(const struct serve_config *c)
+{
+    double mean_s = ((1 - c->miss_rate) * (double)c->hit_ns + c->miss_rate * (double)c->miss_ns) / 1e9;
+    return mean_s > 0 ? c->pool / mean_s : NAN;
+}
+
+static void fill_round(const struct lab_round *rd, const struct round_plan *p, struct lab_stats_round *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->label, sizeof o->label, "%s", p->label);
+    o->open_loop = p->open_loop;
+    o->accounting_ok = true;
+    for (int t = 0; t < 2; t++) {
+        o->rate[t] = p->rate[t];
+        o->clients[t] = p->clients[t];
+        const struct run_counts *c = &rd->res.targets[t].counts;
+        o->sent_rate[t] = rd->res.window_s > 0 ? (double)c->sent / rd->res.window_s : NAN;
+        o->accounting_ok &= lab_counts_hold(c);
+        o->not_ok += c->sent - c->outcome[OUTCOME_OK];
+        o->lag_p99_ms[t] = NAN;
+        if (p->open_loop) {
+            size_t n;
+            double *lag = lab_values(rd, (size_t)t, -1, LAB_COL_LAG, &n);
+            double *s = lab_sorted_copy(lag, n);
+            if (n)
+                o->lag_p99_ms[t] = stats_nearest_rank(s, n, 99);
+            free(s);
+            free(lag);
+        }
+    }
+    size_t n;
+    double *a = lab_values(rd, LAB_A, OUTCOME_OK, LAB_COL_LATENCY, &n);
+    o->slow_a = lab_count_at_least(a, n, SLOW_MS);
+    free(a);
+}
+
+/* Summaries A, B, A+B of a report, by name. */
+static void take_summaries(const struct report *rep, struct summary out[LAB_NGROUPS])
+{
+    static const char *const names[2] = {"A", "B"};
+    for (int g = 0; g < 2; g++) {
+        const struct group_result *gr = lab_report_group(rep, names[g]);
+        if (gr)
+            out[g] = gr->s;
+        else
+            stats_summarize(NULL, 0, &out[g]);
+    }
+    out[LAB_AB] = rep->all.s;
+}
+
+/* Round 2's numbers behind the sentences, straight from its `knee stats` report. */
+static void take_round2(const struct report *rep, struct lab_stats_result *r)
+{
+    r->avg_of_p99s_ms = rep->groups_mean_p99;
+    r->real_p99_ms = rep->all.s.p99;
+    const struct group_result *a = lab_report_group(rep, "A");
+    if (a && a->has_windows) {
+        r->per_second_p99_avg_ms = a->win.mean;
+        r->per_second_p99_max_ms = a->win.max;
+        r->per_second_n = a->win.nwindows;
+    }
+    r->prom_p99_ms = rep->prom_est[2].estimate;
+    r->prom_p99_lo_ms = rep->prom_est[2].low;
+    r->prom_p99_hi_ms = rep->prom_est[2].high;
+    r->window_p99_min_ms = INFINITY;
+    r->window_p99_max_ms = -INFINITY;
+    if (rep->small_group && strcmp(rep->small_group, "A") == 0 && rep->small_n >= REPORT_SMALL_WINDOW_LEN) {
+        for (size_t i = 0; i < rep->nsmall; i++) {
+            r->window_p99_min_ms = fmin(r->window_p99_min_ms, rep->small[i].p99);
+            r->window_p99_max_ms = fmax(r->window_p99_max_ms, rep->small[i].p99);
+        }
+        r->nwindows = rep->nsmall;
+    }
+}
+
+/* The round's accounting, then its `knee stats` report (latency_ms; in an open loop also the
+ * service_ms table). Fills the summaries of *o and, for round 2, the fields of *r. */
+static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd, struct lab_stats_round *o,
+                         double duration_s, struct lab_stats_result *r)
+{
+    FILE *out = c->out;
+    fprintf(out, "\n== round %zu of 3: %s, %.0f s\n", i + 1, o->label, duration_s);
+    for (int t = 0; t < 2; t++) {
+        const struct run_counts *k = &rd->res.targets[t].counts;
+        fprintf(out, "  %s: planned %llu = sent %llu + dropped %llu; ok %llu, other outcomes %llu; %.1f sent/s",
+                t == 0 ? "A" : "B", (unsigned long long)k->planned, (unsigned long long)k->sent,
+                (unsigned long long)k->dropped, (unsigned long long)k->outcome[OUTCOME_OK],
+                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]), o->sent_rate[t]);
+        if (o->open_loop)
+            fprintf(out, " (planned %.0f/s)", o->rate[t]);
+        fputs("\n", out);
+    }
+    fprintf(out, "  accounting: planned = sent + dropped, sent = ok + rejected + errors + timeouts + cancelled: %s\n",
+            o->accounting_ok ? "holds" : "DOES NOT HOLD");
+    if (o->open_loop)
+        fprintf(out,
+                "  latency_ms counts from the planned send (T5 - T0), service_ms from the actual send (T5 - T1); "
+                "generator lag p99: A %.2f ms, B %.2f ms\n",
+                o->lag_p99_ms[0], o->lag_p99_ms[1]);
+    else
+        fputs("  a closed loop plans each request when it sends it: latency_ms and service_ms are the same column\n",
+              out);
+    fputs("  the analysis below is `knee stats` over this round's requests (ok outcomes, warm-up left out)\n\n", out);
+
+    char title[96];
+    snprintf(title, sizeof title, "round %zu: %s", i + 1, o->label);
+    struct lab_report lr;
+    int rc = lab_report_build(c, rd, "latency_ms", title, &lr);
+    if (rc == 0) {
+        report_print_text(out, &lr.rep);
+        take_summaries(&lr.rep, o->latency);
+        if (r)
+            take_round2(&lr.rep, r);
+    }
+    lab_report_release(&lr);
+    if (rc)
+        return rc;
+    if (!o->open_loop) {
+        memcpy(o->service, o->latency, sizeof o->service);
+        return 0;
+    }
+    if ((rc = lab_report_build(c, rd, "service_ms", title, &lr)) == 0) {
+        take_summaries(&lr.rep, o->service);
+        fprintf(out, "\n== %s (service_ms)\n", title);
+        lab_print_table_head(out, "");
+        static const char *const gn[LAB_NGROUPS] = {"A", "B", "A+B"};
+        for (int g = 0; g < LAB_NGROUPS; g++)
+            lab_print_table_row(out, "", gn[g], &o->service[g]);
+    }
+    lab_report_release(&lr);
+    return rc;
+}
+
+static void print_comparison(FILE *out, const struct lab_stats_result *r)
+{
+    fprintf(out, "\n== comparison across rounds (latency_ms: from the planned send; closed loop: from the send)\n");
+    fprintf(out, "  %-36s %-4s%9s%8s%8s%8s%8s%8s%8s%9s\n", "round", "", "sent/s", "count", "p50", "p90", "p99", "p99.9",
+            "max", "lag p99");
+    static const char *const gn[] = {"A", "B"};
+    for (size_t i = 0; i < r->nrounds; i++) {
+        const struct lab_stats_round *o = &r->round[i];
+        for (int g = 0; g < 2; g++) {
+            const struct summary *s = &o->latency[g];
+            char lab[96], b[6][32];
+            snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
+            fprintf(out, "  %-36s %-4s%9.1f%8zu%8s%8s%8s%8s%8s%9s\n", g == 0 ? lab : "", gn[g], o->sent_rate[g],
+                    s->count, lab_ms(s->p50, b[0], 32), lab_ms(s->p90, b[1], 32), lab_ms(s->p99, b[2], 32),
+                    lab_ms(s->p999, b[3], 32), lab_ms(s->max, b[4], 32),
+                    isnan(o->lag_p99_ms[g]) ? "-" : (snprintf(b[5], 32, "%.2f", o->lag_p99_ms[g]), b[5]));
+        }
+    }
+}
+
+/* The sentences: every number from this run, every claim conditional on what it measured. */
+static void explain(FILE *out, const struct lab_stats_result *r, double capacity_b)
+{
+    const struct lab_stats_round *cl = &r->round[0], *op = &r->round[1], *bz = &r->round[2];
+    const struct summary *ca = &cl->latency[LAB_A], *oa = &op->latency[LAB_A], *ob = &op->latency[LAB_B];
+    struct lab_say s = {.n = 0};
+    fprintf(out, "\n== what this run shows\n");
+
+    double share_c = ca->count ? 100.0 * (double)cl->slow_a / (double)ca->count : NAN;
+    double share_o = oa->count ? 100.0 * (double)op->slow_a / (double)oa->count : NAN;
+    lab_say_add(&s, "closed loop: p99 of A = %.1f ms; open loop: %.1f ms", ca->p99, oa->p99);
+    if (oa->p99 > 1.5 * ca->p99)
+        lab_say_add(&s,
+                    " — the closed loop stopped sending while A stalled (coordinated omission): only %.2f%% of its "
+                    "requests to A took %.0f ms or more, against %.2f%% in the open loop",
+                    share_c, SLOW_MS, share_o);
+    else
+        lab_say_add(&s,
+                    " — the gap coordinated omission predicts did not show in this run (%.2f%% of closed-loop "
+                    "requests to A took %.0f ms or more, %.2f%% in the open loop)",
+                    share_c, SLOW_MS, share_o);
+    if (ca->p999 > 2 * ca->p99)
+        lab_say_add(&s, "; the stalls surface only in the closed loop's p99.9 (%.1f ms)", ca->p999);
+    lab_say_add(&s, ".");
+    lab_say_end(&s, out);
+
+    lab_say_add(&s, "open loop: the medians of A and B are %.1f and %.1f ms, their p99s %.1f and %.1f ms", oa->p50,
+                ob->p50, oa->p99, ob->p99);
+    if (oa->p99 > 2 * ob->p99 && fabs(oa->p50 - ob->p50) < 0.5 * fmax(oa->p50, ob->p50))
+        lab_say_add(&s, " — the report job (250 ms every 4 s) leaves the typical request alone and owns A's tail.");
+    else
+        lab_say_add(&s, " — the report job's hold on A's tail did not stand out from B in this run.");
+    lab_say_end(&s, out);
+
+    double lo = oa->mean - oa->stdev, hi = oa->mean + 2 * oa->stdev;
+    lab_say_add(&s, "mean + 2 stdev of A = %.1f ms against its real p99 of %.1f ms%s", hi, oa->p99,
+                hi < oa->p99 ? " (the bell-curve rule falls short)"
+                             : " (above it this time; the rule still assumes a shape latency does not have)");
+    if (lo < 0)
+        lab_say_add(&s, "; mean − stdev = %.1f ms, a latency below zero", lo);
+    lab_say_add(&s, ".");
+    lab_say_end(&s, out);
+
+    double off = r->avg_of_p99s_ms - r->real_p99_ms;
+    lab_say_add(&s, "the average of the two p99s is %.1f ms, the real p99 of all requests %.1f ms (%+.1f ms): ",
+                r->avg_of_p99s_ms, r->real_p99_ms, off);
+    if (fabs(off) > 0.05 * r->real_p99_ms)
+        lab_say_add(&s, "percentiles do not average; merge histograms or counts, then take the percentile.");
+    else
+        lab_say_add(&s, "close this time only because of these weights; percentiles still do not average.");
+    lab_say_end(&s, out);
+
+    if (r->per_second_n) {
+        lab_say_add(&s, "A's %zu per-second p99s average %.1f ms (max %.1f) against the round's real p99 of %.1f ms",
+                    r->per_second_n, r->per_second_p99_avg_ms, r->per_second_p99_max_ms, oa->p99);
+        lab_say_add(&s, "%s",
+                    r->per_second_p99_avg_ms < 0.8 * oa->p99 ? ": the quiet seconds outvote the stalled ones."
+                                                             : ": in this run the averaging hid little.");
+        lab_say_end(&s, out);
+    }
+    lab_say_add(&s, "the default Prometheus buckets estimate p99 of A+B at %.1f ms; the exact value is %.1f ms",
+                r->prom_p99_ms, r->real_p99_ms);
+    if (isinf(r->prom_p99_hi_ms))
+        lab_say_add(&s, ", beyond the last bucket: the estimate is only its bound.");
+    else
+        lab_say_add(&s,
+                    " (%+.1f ms): the estimate is only as good as the bucket it falls in, (%g, %g] — put SLO "
+                    "thresholds on bucket boundaries.",
+                    r->prom_p99_ms - r->real_p99_ms, r->prom_p99_lo_ms, r->prom_p99_hi_ms);
+    lab_say_end(&s, out);
+    if (r->nwindows) {
+        lab_say_add(&s, "p99 from only 100 requests of A ranged from %.0f to %.0f ms over ten windows of one round: %s",
+                    r->window_p99_min_ms, r->window_p99_max_ms,
+                    r->window_p99_max_ms > 2 * r->window_p99_min_ms ? "p99 needs thousands of requests behind it."
+                                                                    : "unusually steady this time.");
+        lab_say_end(&s, out);
+    }
+
+    const struct summary *bb = &bz->latency[LAB_B], *bs = &bz->service[LAB_B];
+    double ratio = ob->p50 > 0 ? bb->p50 / ob->p50 : NAN, mratio = bb->mean / ob->mean, pratio = bb->p99 / ob->p99;
+    double load = bz->rate[1] / op->rate[1];
+    lab_say_add(&s,
+                "B from %.0f to %.0f/s (x%.2f; about %.0f%% of its ~%.0f/s capacity): median x%.1f (%.1f -> %.1f ms), "
+                "mean x%.1f (%.1f -> %.1f), p99 x%.1f (%.1f -> %.1f)",
+                op->rate[1], bz->rate[1], load, 100 * bz->rate[1] / capacity_b, capacity_b, ratio, ob->p50, bb->p50,
+                mratio, ob->mean, bb->mean, pratio, ob->p99, bb->p99);
+    if (mratio > load || ratio > load)
+        lab_say_add(&s, " — %s grew faster than the load: waiting grows faster than utilisation%s",
+                    ratio > load ? "the median" : "the mean",
+                    ratio > load ? "." : " (the median moved less: most requests still found a free slot).");
+    else
+        lab_say_add(&s, " — nothing grew faster than the load in this run.");
+    lab_say_end(&s, out);
+    lab_say_add(&s,
+                "at %.0f/s, p99 of B from the planned send = %.1f ms, from the actual send = %.1f ms, knee's lag p99 "
+                "%.2f ms",
+                bz->rate[1], bb->p99, bs->p99, bz->lag_p99_ms[1]);
+    if (bb->p99 > 1.1 * bs->p99)
+        lab_say_add(&s, ": the generator fell behind its plan; timing from the send alone would hide it (coordinated "
+                        "omission inside an open loop).");
+    else
+        lab_say_add(&s, ": the generator kept its plan, so the two agree; only a tool that records the plan can show "
+                        "when they do not.");
+    lab_say_end(&s, out);
+    double a2 = oa->p99, a3 = bz->latency[LAB_A].p99, rel = fabs(a3 - a2) / fmax(a2, a3);
+    lab_say_add(&s, "A's load did not change between rounds 2 and 3: its p99 was %.1f and %.1f ms (%.0f%% apart)", a2,
+                a3, 100 * rel);
+    if (rel < 0.15)
+        lab_say_add(&s, " — round-to-round noise; differences this small between two runs say nothing.");
+    else
+        lab_say_add(&s, " — that much from noise alone: compare before/after only over repeated runs.");
+    lab_say_end(&s, out);
+}
+
+int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
+{
+    memset(r, 0, sizeof *r);
+    struct lab_ctx c;
+    int rc = lab_ctx_init(&c, o, "stats");
+    if (rc)
+        return rc;
+    struct serve_handle *srv[2] = {NULL, NULL};
+    struct lab_round rd;
+    memset(&rd, 0, sizeof rd);
+    struct serve_config cfg[2];
+    serve_preset("report", &cfg[0]);
+    serve_preset("quiet", &cfg[1]);
+    for (int i = 0; i < 2; i++) {
+        cfg[i].seed = o->seed + (uint64_t)i;
+        if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
+            goto out;
+    }
+    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? STATS_QUICK_NS : STATS_DEFAULT_NS;
+    uint64_t warm = warmup_of(o);
+    double cap_b = capacity_of(&cfg[1]);
+    FILE *out = c.out;
+    fprintf(out, "knee lab stats: why the mean lies (servers A and B, three rounds of %.0f s after a %.1f s warm-up)\n",
+            (double)dur / 1e9, (double)warm / 1e9);
+    fprintf(out, "  A (report) %s: %s\n", serve_address(srv[0]), serve_preset_summary("report"));
+    fprintf(out, "  B (quiet)  %s: %s\n", serve_address(srv[1]), serve_preset_summary("quiet"));
+    fprintf(out, "  percentiles: nearest rank over every request; times in ms\n");
+    fflush(out);
+
+    char url[2][128];
+    for (int i = 0; i < 2; i++)
+        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(srv[i]));
+    for (size_t i = 0; i < 3; i++) {
+        const struct round_plan *p = &plans[i];
+        struct run_target_config t[2];
+        memset(t, 0, sizeof t);
+        for (int k = 0; k < 2; k++) {
+            t[k].name = k == 0 ? "A" : "B";
+            t[k].url = url[k];
+            t[k].rate = p->rate[k];
+            t[k].connections = p->clients[k];
+        }
+        struct run_config rc_cfg;
+        memset(&rc_cfg, 0, sizeof rc_cfg);
+        rc_cfg.targets = t;
+        rc_cfg.ntargets = 2;
+        rc_cfg.open_loop = p->open_loop;
+        rc_cfg.seed = o->seed;
+        rc_cfg.duration_ns = dur + warm;
+        rc_cfg.warmup_ns = warm;
+        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
+        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
+        rc_cfg.keepalive = true;
+        char what[128];
+        snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
+        if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
+            goto out;
+        fill_round(&rd, p, &r->round[i]);
+        if ((rc = analyse_round(&c, i, &rd, &r->round[i], (double)dur / 1e9, i == 1 ? r : NULL)) != 0)
+            goto out;
+        r->nrounds = i + 1;
+        fflush(out);
+        lab_round_release(&rd);
+    }
+    print_comparison(out, r);
+    explain(out, r, cap_b);
+    fflush(out);
+out:
+    lab_round_release(&rd);
+    for (int i = 0; i < 2; i++)
+        serve_stop(srv[i], NULL);
+    lab_ctx_release(&c);
+    return rc;
+}

@@ -1,0 +1,124 @@
+/* Shared by the lab's experiment files: the context of one experiment (output streams, the
+ * temporary directory for request logs, --out), one round of load kept in memory, and the
+ * `knee stats`-style analyses over it. Not part of the public API (lab.h). */
+#ifndef KNEE_LAB_INTERNAL_H
+#define KNEE_LAB_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/dataset.h"
+#include "analyze/report.h"
+#include "lab/lab.h"
+#include "load/run.h"
+#include "serve/serve.h"
+#include "stats/stats.h"
+
+#define LAB_PATH_MAX 1024
+#define LAB_ALL_TARGETS SIZE_MAX
+
+/* One request as the analyses need it (times relative to the run start). */
+struct lab_req {
+    double start_s;    /* planned send */
+    double latency_ms; /* planned send -> full response; NAN when none */
+    double service_ms; /* actual send -> full response; NAN when none */
+    double lag_ms;     /* actual send - planned send; NAN when never sent */
+    uint32_t target;
+    uint8_t outcome; /* enum reqlog_outcome */
+    bool warmup;
+};
+
+struct lab_ctx {
+    const struct lab_options *o;
+    FILE *out, *err;
+    const char *experiment;    /* "stats", ... : the prefix of --out files */
+    char tmpdir[LAB_PATH_MAX]; /* request logs live here until read back */
+};
+
+struct lab_round {
+    char name[48];
+    struct run_result res;
+    bool have_res;
+    struct lab_req *req; /* every planned request, sorted by planned send */
+    size_t nreq;
+    char log_path[LAB_PATH_MAX + 64]; /* the same requests as a binary log, sorted; removed on release */
+};
+
+/* Prepare the context: streams from o, a private temporary directory, out_dir created.
+ * Returns 0 or -errno (message printed). */
+int lab_ctx_init(struct lab_ctx *c, const struct lab_options *o, const char *experiment);
+void lab_ctx_release(struct lab_ctx *c);
+
+/* serve_start with the error printed as "knee lab: server PRESET: why". */
+int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct serve_handle **h);
+
+/* Run one round: cfg->out_path is set to a log in the temporary directory, run_execute runs,
+ * the log is read back, sorted by planned send, into r->req and r->log_path (and, with
+ * --out, written as DIR/<exp>-<name>.csv next to DIR/<exp>-<name>.json). `what` is the
+ * progress note. Returns 0 or a negative code (message printed); r is always safe to
+ * release. */
+int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r);
+void lab_round_release(struct lab_round *r);
+
+/* True after lab_request_stop(). */
+bool lab_stopped(void);
+
+enum lab_col { LAB_COL_LATENCY, LAB_COL_SERVICE, LAB_COL_LAG };
+
+/* The column values (ms) of measured (not warm-up) requests of `target` (LAB_ALL_TARGETS:
+ * every target) whose outcome is `outcome` (-1: any outcome that has the value), in planned
+ * order. Heap array (free()); *n may be 0 (then the array is still freeable). */
+double *lab_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, size_t *n);
+
+/* Sorted copy of v (heap). */
+double *lab_sorted_copy(const double *v, size_t n);
+
+/* Summary of unsorted values (copies and sorts). */
+void lab_summarize(const double *v, size_t n, struct summary *out);
+
+/* Count of v[i] >= threshold. */
+uint64_t lab_count_at_least(const double *v, size_t n, double threshold);
+
+/* The Server-Timing metric `name` of target t (LAB_ALL_TARGETS: merged result), or NULL. */
+const struct hdr *lab_server_timing(const struct run_result *res, size_t target, const char *name);
+
+/* Both identities of the client's accounting hold for these counts. */
+bool lab_counts_hold(const struct run_counts *c);
+
+/* Wilson score interval for k successes in n trials at 95%. */
+void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
+
+/* ---- printing ---- */
+/* "  name   count  mean  stdev  p50 ... max" (ms, one decimal as the article's stats.py). */
+void lab_print_table_head(FILE *out, const char *indent);
+void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s);
+/* A number in ms with one decimal, or "-" for NAN, into buf. */
+const char *lab_ms(double v, char *buf, size_t len);
+/* A round's `knee stats` report: src/analyze over r->log_path for one column, ok outcomes
+ * only, warm-up left out, share-under threshold LAB_UNDER_MS; its title names the round
+ * (title must outlive the report). 0 or a negative code (message printed); always release. */
+#define LAB_UNDER_MS 100.0
+struct lab_report {
+    struct dataset d;
+    struct report rep;
+    bool d_init, rep_init;
+    char *label[1];
+};
+int lab_report_build(struct lab_ctx *c, const struct lab_round *rd, const char *column, const char *title,
+                     struct lab_report *lr);
+void lab_report_release(struct lab_report *lr);
+/* The group named `name` of a report, or NULL. */
+const struct group_result *lab_report_group(const struct report *rep, const char *name);
+
+/* One sentence of "what this run shows", built in pieces and printed as a wrapped bullet. */
+#define LAB_SAY_WIDTH 110
+struct lab_say {
+    char buf[2048];
+    size_t n;
+};
+void lab_say_add(struct lab_say *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lab_say_end(struct lab_say *s, FILE *out);
+
+#endif

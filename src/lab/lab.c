@@ -1,0 +1,426 @@
+/* The lab's plumbing: options, the per-experiment context (temporary directory for request
+ * logs, --out), servers started in-process, one round of load run in-process and read back
+ * into memory, and the experiment table. The experiments themselves are exp_*.c. */
+#include "lab/internal.h"
+
+#include "core/err.h"
+#include "reqlog/reqlog.h"
+#include "report/run_report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A round's log holds one record per planned request; the lab's biggest round (B at 550/s
+ * for a few minutes) is far below this, which only guards memory against a runaway plan. */
+#define LAB_MAX_RECORDS (50u * 1000u * 1000u)
+
+static volatile sig_atomic_t stop_flag;
+
+void lab_request_stop(void)
+{
+    stop_flag = 1;
+    run_request_stop(false);
+}
+
+bool lab_stopped(void)
+{
+    return stop_flag != 0;
+}
+
+void lab_options_init(struct lab_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->warmup_ns = UINT64_MAX;
+    o->seed = 1;
+}
+
+/* mkdir -p for --out: every missing component is created. */
+static int make_dirs(const char *path)
+{
+    char buf[LAB_PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return KNEE_EINVAL;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char saved = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -errno;
+        buf[i] = saved;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int lab_ctx_init(struct lab_ctx *c, const struct lab_options *o, const char *experiment)
+{
+    memset(c, 0, sizeof *c);
+    c->o = o;
+    c->out = o->out ? o->out : stdout;
+    c->err = o->err ? o->err : stderr;
+    c->experiment = experiment;
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    int n = snprintf(c->tmpdir, sizeof c->tmpdir, "%s/knee-lab-XXXXXX", tmp);
+    if (n < 0 || (size_t)n >= sizeof c->tmpdir || !mkdtemp(c->tmpdir)) {
+        int e = n < 0 || (size_t)n >= sizeof c->tmpdir ? ENAMETOOLONG : errno;
+        fprintf(c->err, "knee lab: cannot create a temporary directory under %s: %s\n", tmp, strerror(e));
+        c->tmpdir[0] = '\0';
+        return -e;
+    }
+    if (o->out_dir) {
+        int rc = make_dirs(o->out_dir);
+        if (rc) {
+            fprintf(c->err, "knee lab: --out %s: %s\n", o->out_dir, knee_strerror(rc));
+            lab_ctx_release(c);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void lab_ctx_release(struct lab_ctx *c)
+{
+    if (!c->tmpdir[0])
+        return;
+    /* Only our own logs live here; remove whatever a failed round left behind. */
+    DIR *d = opendir(c->tmpdir);
+    if (d) {
+        struct dirent *e;
+        char path[LAB_PATH_MAX + 256];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", c->tmpdir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(c->tmpdir);
+    c->tmpdir[0] = '\0';
+}
+
+int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct serve_handle **h)
+{
+    char why[256];
+    int rc = serve_config_check(cfg, why, sizeof why);
+    if (rc == 0)
+        rc = serve_start(cfg, h);
+    else
+        fprintf(c->err, "knee lab: server %s: %s\n", cfg->preset, why);
+    if (rc && rc != KNEE_EINVAL)
+        fprintf(c->err, "knee lab: server %s on %s: %s\n", cfg->preset, cfg->listen, knee_strerror(rc));
+    return rc;
+}
+
+static int cmp_planned(const void *a, const void *b)
+{
+    const struct reqlog_record *x = a, *y = b;
+    if (x->planned_ns != y->planned_ns)
+        return (x->planned_ns > y->planned_ns) - (x->planned_ns < y->planned_ns);
+    return (x->target > y->target) - (x->target < y->target);
+}
+
+static FILE *open_out(struct lab_ctx *c, const char *round, const char *ext, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s-%s.%s", c->o->out_dir, c->experiment, round, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(c->err, "knee lab: --out: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+/* The run's log holds records in completion order per thread. Read them all, sort them by
+ * planned send (the article's CSV is sorted by start_s, and the ten 100-request windows
+ * mean consecutive planned requests), then write them back as the round's log (what the
+ * `knee stats` analysis reads), as CSV with --out, and as the in-memory lab_req array. */
+static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
+{
+    char why[256] = "";
+    struct reqlog_reader *rd = NULL;
+    struct reqlog_writer *wr = NULL;
+    struct reqlog_record *rec = NULL;
+    FILE *csv = NULL;
+    char path[LAB_PATH_MAX + 128];
+    const char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = reqlog_reader_open(&rd, raw, why, sizeof why);
+    if (rc) {
+        fprintf(c->err, "knee lab: round %s: cannot read its request log: %s\n", r->name,
+                why[0] ? why : knee_strerror(rc));
+        return rc;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (n == LAB_MAX_RECORDS) {
+                fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
+                        LAB_MAX_RECORDS);
+                rc = KNEE_ETOOBIG;
+                goto out;
+            }
+            cap = cap ? cap * 2 : 4096;
+            rec = xrealloc(rec, cap * sizeof *rec);
+        }
+        rc = reqlog_read(rd, &rec[n]);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
+                    (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
+            goto out;
+        }
+        n++;
+    }
+    qsort(rec, n, sizeof *rec, cmp_planned);
+
+    size_t nt = reqlog_reader_ntargets(rd);
+    names = xcalloc(nt ? nt : 1, sizeof *names);
+    for (size_t i = 0; i < nt; i++)
+        names[i] = reqlog_reader_target(rd, i);
+    rc = reqlog_writer_open(&wr, r->log_path, names, nt, reqlog_reader_closed_loop(rd));
+    if (rc) {
+        fprintf(c->err, "knee lab: round %s: cannot write %s: %s\n", r->name, r->log_path, knee_strerror(rc));
+        goto out;
+    }
+    if (c->o->out_dir) {
+        csv = open_out(c, r->name, "csv", path, sizeof path);
+        if (!csv) {
+            rc = -EIO;
+            goto out;
+        }
+        fputs(REQLOG_CSV_HEADER "\n", csv);
+    }
+    r->req = xmalloc((n ? n : 1) * sizeof *r->req);
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = reqlog_write(wr, &rec[i])) != 0) {
+            fprintf(c->err, "knee lab: round %s: writing %s: %s\n", r->name, r->log_path, knee_strerror(rc));
+            goto out;
+        }
+        struct reqlog_derived d;
+        reqlog_derive(&rec[i], &d);
+        struct lab_req *q = &r->req[r->nreq++];
+        q->start_s = d.start_s;
+        q->latency_ms = d.latency_ms;
+        q->service_ms = d.service_ms;
+        q->lag_ms = d.lag_ms;
+        q->target = rec[i].target;
+        q->outcome = rec[i].outcome;
+        q->warmup = (rec[i].flags & REQLOG_FLAG_WARMUP) != 0;
+        if (csv) {
+            char line[1024];
+            size_t k = reqlog_format_csv(&rec[i], names[rec[i].target], line, sizeof line);
+            if (k < sizeof line)
+                fputs(line, csv);
+        }
+    }
+    rc = 0;
+out:
+    if (csv && fclose(csv) != 0 && rc == 0) {
+        fprintf(c->err, "knee lab: --out: writing %s failed: %s\n", path, strerror(errno));
+        rc = -EIO;
+    }
+    if (wr) {
+        int wrc = reqlog_writer_close(wr);
+        if (wrc && rc == 0) {
+            fprintf(c->err, "knee lab: round %s: writing %s: %s\n", r->name, r->log_path, knee_strerror(wrc));
+            rc = wrc;
+        }
+    }
+    free(names);
+    free(rec);
+    reqlog_reader_close(rd);
+    return rc;
+}
+
+int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    if (lab_stopped())
+        return -EINTR;
+    char raw[LAB_PATH_MAX + 64];
+    snprintf(raw, sizeof raw, "%s/%s-%s.raw", c->tmpdir, c->experiment, name);
+    snprintf(r->log_path, sizeof r->log_path, "%s/%s-%s.bin", c->tmpdir, c->experiment, name);
+    cfg->out_path = raw;
+    if (c->o->progress) {
+        fprintf(c->err, "knee lab %s: %s\n", c->experiment, what);
+        fflush(c->err);
+    }
+    char why[256] = "";
+    int rc = run_execute(cfg, &r->res, why, sizeof why);
+    cfg->out_path = NULL;
+    if (rc) {
+        fprintf(c->err, "knee lab: round %s: %s\n", name, why[0] ? why : knee_strerror(rc));
+        unlink(raw);
+        return rc;
+    }
+    r->have_res = true;
+    rc = read_log(c, raw, r);
+    unlink(raw);
+    if (rc)
+        return rc;
+    if (c->o->out_dir) {
+        char path[LAB_PATH_MAX + 128];
+        FILE *f = open_out(c, name, "json", path, sizeof path);
+        if (!f)
+            return -EIO;
+        run_write_json(f, cfg, &r->res, NULL, 0, true);
+        if (fclose(f) != 0) {
+            fprintf(c->err, "knee lab: --out: writing %s failed: %s\n", path, strerror(errno));
+            return -EIO;
+        }
+    }
+    if (r->res.interrupted || lab_stopped())
+        return -EINTR;
+    return 0;
+}
+
+void lab_round_release(struct lab_round *r)
+{
+    if (r->log_path[0])
+        unlink(r->log_path);
+    if (r->have_res)
+        run_result_release(&r->res);
+    free(r->req);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- small helpers shared by the experiments ---- */
+
+double *lab_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, size_t *n)
+{
+    double *v = xmalloc((r->nreq ? r->nreq : 1) * sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < r->nreq; i++) {
+        const struct lab_req *q = &r->req[i];
+        if (q->warmup || (target != LAB_ALL_TARGETS && q->target != target))
+            continue;
+        if (outcome >= 0 && q->outcome != outcome)
+            continue;
+        double x = col == LAB_COL_LATENCY ? q->latency_ms : col == LAB_COL_SERVICE ? q->service_ms : q->lag_ms;
+        if (isnan(x))
+            continue;
+        v[k++] = x;
+    }
+    *n = k;
+    return v;
+}
+
+double *lab_sorted_copy(const double *v, size_t n)
+{
+    double *s = xmalloc((n ? n : 1) * sizeof *s);
+    if (n)
+        memcpy(s, v, n * sizeof *s);
+    stats_sort(s, n);
+    return s;
+}
+
+void lab_summarize(const double *v, size_t n, struct summary *out)
+{
+    double *s = lab_sorted_copy(v, n);
+    stats_summarize(s, n, out);
+    free(s);
+}
+
+uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += v[i] >= threshold;
+    return k;
+}
+
+const struct hdr *lab_server_timing(const struct run_result *res, size_t target, const char *name)
+{
+    const struct run_target_result *t = target == LAB_ALL_TARGETS ? &res->all : &res->targets[target];
+    for (size_t i = 0; i < t->nst; i++)
+        if (strcmp(t->st[i].name, name) == 0)
+            return &t->st[i].dur;
+    return NULL;
+}
+
+bool lab_counts_hold(const struct run_counts *c)
+{
+    uint64_t sum = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            sum += c->outcome[o];
+    return c->planned == c->sent + c->dropped && c->sent == sum && c->dropped == c->outcome[OUTCOME_DROPPED];
+}
+
+void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi)
+{
+    if (n == 0) {
+        *lo = *hi = NAN;
+        return;
+    }
+    /* Wilson (1927): better coverage than p ± z·sqrt(p(1−p)/n) near 0 and 1, where the
+     * share of slow pages lives for small N. */
+    const double z = 1.959963984540054;
+    double nn = (double)n, p = (double)k / nn, z2 = z * z;
+    double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
+    double half = z * sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / (1 + z2 / nn);
+    /* The bounds at k = 0 and k = n are exactly 0 and 1; rounding would leave ~1e-18. */
+    *lo = k == 0 ? 0 : fmax(0, centre - half);
+    *hi = k == n ? 1 : fmin(1, centre + half);
+}
+
+/* ---- the experiment table ---- */
+
+const char *const lab_experiment_names[] = {"stats", "queue", "knee", "fanout", "nagle", "all", NULL};
+
+static int run_one(const char *name, const struct lab_options *o)
+{
+    if (strcmp(name, "stats") == 0) {
+        struct lab_stats_result r;
+        return lab_stats(o, &r);
+    }
+    if (strcmp(name, "queue") == 0) {
+        struct lab_queue_result r;
+        return lab_queue(o, &r);
+    }
+    if (strcmp(name, "knee") == 0) {
+        struct lab_knee_result *r = xmalloc(sizeof *r);
+        int rc = lab_knee(o, r);
+        free(r);
+        return rc;
+    }
+    if (strcmp(name, "fanout") == 0) {
+        struct lab_fanout_result r;
+        return lab_fanout(o, &r);
+    }
+    if (strcmp(name, "nagle") == 0) {
+        struct lab_nagle_result r;
+        return lab_nagle(o, &r);
+    }
+    return KNEE_ENOTFOUND;
+}
+
+int lab_run_named(const char *name, const struct lab_options *o)
+{
+    if (strcmp(name, "all") != 0)
+        return run_one(name, o);
+    FILE *out = o->out ? o->out : stdout;
+    for (size_t i = 0; lab_experiment_names[i]; i++) {
+        if (strcmp(lab_experiment_names[i], "all") == 0)
+            continue;
+        if (i)
+            fputs("\n", out);
+        int rc = run_one(lab_experiment_names[i], o);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# knee lab end to end through the real binary: usage errors exit 2 with one line naming the
+# flag, --help lists the experiments, and two short experiments run to completion with their
+# sentences, their --out files (CSV in the article's columns, JSON that parses) and every
+# accounting identity holding. Servers are in-process on free 127.0.0.1 ports; no children.
+set -euo pipefail
+: "${KNEE:?KNEE must point at the knee binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect_usage() { # expect exit 2 and a message containing $1
+    local want=$1; shift
+    set +e
+    "$KNEE" lab "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    set -e
+    [ "$rc" -eq 2 ] || fail "knee lab $*: exit $rc, expected 2"
+    grep -q -- "$want" "$tmp/err" || fail "knee lab $*: stderr lacks '$want': $(cat "$tmp/err")"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "knee lab $*: more than one line of error"
+}
+
+"$KNEE" lab --help >"$tmp/help"
+for e in stats queue knee fanout nagle all --quick --duration --out --seed; do
+    grep -q -- "$e" "$tmp/help" || fail "--help does not mention $e"
+done
+"$KNEE" --help | grep -q '^  lab ' || fail "knee --help does not list lab"
+
+expect_usage "unknown experiment 'nosuch'" nosuch
+expect_usage "--duration" --duration 500ms
+expect_usage "--rates" knee --rates 10,,20
+expect_usage "--rates applies to the knee" queue --rates 10
+expect_usage "--seed" --seed banana
+
+# The queue experiment, 2 s rounds, with --out.
+"$KNEE" lab queue --duration 2s --quiet --out "$tmp/q" >"$tmp/queue.txt" ||
+    fail "knee lab queue exited $?"
+grep -q '^== what this run shows' "$tmp/queue.txt" || fail "queue: no explanation"
+grep -q 'every accounting identity held' "$tmp/queue.txt" || fail "queue: an identity failed: $(cat "$tmp/queue.txt")"
+if grep -q 'DOES NOT HOLD' "$tmp/queue.txt"; then fail "queue: DOES NOT HOLD printed"; fi
+grep -q 'rejected with 503 QUEUE_TIMEOUT' "$tmp/queue.txt" || fail "queue: no rejection sentence"
+for r in open-20ms closed-200ms open-200ms starved; do
+    [ -s "$tmp/q/queue-$r.csv" ] || fail "queue: no $r.csv"
+    [ -s "$tmp/q/queue-$r.json" ] || fail "queue: no $r.json"
+done
+
+python3 - "$tmp/q" <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(f"{d}/queue-open-200ms.csv")))
+assert list(rows[0].keys())[:4] == ["server", "start_s", "latency_ms", "service_ms"], rows[0].keys()
+outcomes = {}
+for r in rows:
+    outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+# 40/s for 2 s on 200 ms of work: 80 planned, some ok, some rejected, nothing else.
+assert len(rows) == 80, len(rows)
+assert set(outcomes) <= {"ok", "rejected"}, outcomes
+assert outcomes.get("rejected", 0) > 0 and outcomes.get("ok", 0) > 0, outcomes
+for r in rows:
+    if r["outcome"] == "rejected":
+        assert r["status"] == "503", r
+        assert float(r["latency_ms"]) >= 240, r
+starved = list(csv.DictReader(open(f"{d}/queue-starved.csv")))
+drops = sum(1 for r in starved if r["outcome"] == "dropped")
+assert drops > len(starved) // 2, (drops, len(starved))
+assert all(r["latency_ms"] == "" for r in starved if r["outcome"] == "dropped")
+j = json.load(open(f"{d}/queue-open-200ms.json"))
+assert isinstance(j, dict) and j, "empty JSON summary"
+PY
+
+# The fan-out experiment with a fixed seed: the table has its five rows.
+"$KNEE" lab fanout --duration 3s --seed 9 --quiet >"$tmp/fanout.txt" || fail "knee lab fanout exited $?"
+for n in 1 2 5 10 20; do
+    grep -Eq "^ +$n +[0-9]+ " "$tmp/fanout.txt" || fail "fanout: no row for N = $n"
+done
+grep -q '1 − (1 − 0.02)^20 predicts 33.2%' "$tmp/fanout.txt" || fail "fanout: no prediction sentence"
+echo "ok"
