@@ -715,6 +715,9 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         clients += e.targets[i].clients;
     if (!cfg->open_loop && clients < T)
         T = (uint32_t)clients; /* a thread without clients would have nothing to do */
+    e.pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
+    if (cfg->open_loop && e.pool_cap < T)
+        T = e.pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
     if (T == 0)
         T = 1;
     e.nworkers = T;
@@ -722,9 +725,6 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     e.drain_ns = cfg->drain_ns;
     e.spin_ns = cfg->spin_ns;
     e.lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
-    e.pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
-    if (cfg->open_loop && e.pool_cap < T)
-        e.pool_cap = T;
 
     /* descriptors: every connection is one */
     uint64_t need = (cfg->open_loop ? e.pool_cap : clients) + 64 + 4 * (uint64_t)T;

@@ -23,6 +23,11 @@ json_check "$TMP/queue.json" 'identity(acc) and acc["dropped"] == 0 and d["outco
 json_check "$TMP/queue.json" 'acc["queued"] >= 20 and tot["lag"]["max"] >= 300' "queue: waited for a connection"
 json_check "$TMP/queue.json" 'tot["latency"]["max"] >= tot["service"]["max"] + 200' "queue: latency from the plan"
 
+# one connection means one: more threads than --connections would each open their own
+"$KNEE" run -R 40 -d 1s -c 1 -t 2 --when-busy drop --json "$TMP/one.json" "$SLOW" >/dev/null
+json_check "$TMP/one.json" 'identity(acc) and d["config"]["threads"] == 1' "-c 1 runs one thread"
+json_check "$TMP/one.json" 'acc["sent"] <= 6 and acc["dropped"] >= 34' "-c 1: one connection's worth sent"
+
 # timeouts: classified, with their latency
 "$KNEE" run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >/dev/null
 json_check "$TMP/to.json" 'identity(acc) and d["outcomes"]["timeout"] == 20' "timeout classification"
