@@ -2,11 +2,11 @@
 #include "cli/commands.h"
 
 const struct command knee_commands[] = {
-    {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},
-    {"model", cmd_model, "queueing calculators: M/M/1, M/M/c, M/D/1, Little's law, fan-out"},
-    {"hlog", cmd_hlog, "HdrHistogram interval logs: show, stats, tags, merge (exact, Java-compatible)"},
-    {"serve", cmd_serve, "run lab target servers with known sources of tail latency"},
-    {"run", cmd_run, "send load (open or closed loop) and report latency, outcomes and generator lag"},
     {"lab", cmd_lab, "reproduce the articles' experiments here and explain them from this run's numbers"},
+    {"run", cmd_run, "send load (open or closed loop) and report latency, outcomes and generator lag"},
+    {"serve", cmd_serve, "run lab target servers with known sources of tail latency"},
+    {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},
+    {"hlog", cmd_hlog, "HdrHistogram interval logs: show, stats, tags, merge (exact, Java-compatible)"},
+    {"model", cmd_model, "queueing calculators: M/M/1, M/M/c, M/D/1, Little's law, fan-out"},
     {0, 0, 0},
 };
