@@ -105,16 +105,8 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
         t[i].rate = PAGES_PER_S;
     }
     struct run_config rc_cfg;
-    memset(&rc_cfg, 0, sizeof rc_cfg);
-    rc_cfg.targets = t;
-    rc_cfg.ntargets = nn;
+    lab_run_config_init(&rc_cfg, t, nn, o->seed, dur, warm);
     rc_cfg.open_loop = true;
-    rc_cfg.seed = o->seed;
-    rc_cfg.duration_ns = dur + warm;
-    rc_cfg.warmup_ns = warm;
-    rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.keepalive = true;
     char what[128];
     snprintf(what, sizeof what, "N = %u..%u at %.0f pages/s each, %.0f s", ns[0], ns[nn - 1], PAGES_PER_S,
              (double)(dur + warm) / 1e9);

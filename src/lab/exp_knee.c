@@ -326,18 +326,10 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         t.name = "flat";
         t.url = url;
         struct run_config rc_cfg;
-        memset(&rc_cfg, 0, sizeof rc_cfg);
-        rc_cfg.targets = &t;
-        rc_cfg.ntargets = 1;
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, dur, warm);
         rc_cfg.open_loop = true;
         rc_cfg.rate = rates[i];
         rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
-        rc_cfg.seed = o->seed + i;
-        rc_cfg.duration_ns = dur + warm;
-        rc_cfg.warmup_ns = warm;
-        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.keepalive = true;
 
         struct sampler s;
         memset(&s, 0, sizeof s);

@@ -57,15 +57,7 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         t[i].connections = CLIENTS;
     }
     struct run_config rc_cfg;
-    memset(&rc_cfg, 0, sizeof rc_cfg);
-    rc_cfg.targets = t;
-    rc_cfg.ntargets = 2;
-    rc_cfg.seed = o->seed;
-    rc_cfg.duration_ns = dur + warm;
-    rc_cfg.warmup_ns = warm;
-    rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.keepalive = true;
+    lab_run_config_init(&rc_cfg, t, 2, o->seed, dur, warm);
     char what[128];
     snprintf(what, sizeof what, "closed loop against both servers, %.0f s", (double)(dur + warm) / 1e9);
     if ((rc = lab_round_run(&c, "closed", what, &rc_cfg, &rd)) != 0)

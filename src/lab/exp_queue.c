@@ -243,9 +243,7 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         t.name = "queue";
         t.url = url;
         struct run_config rc_cfg;
-        memset(&rc_cfg, 0, sizeof rc_cfg);
-        rc_cfg.targets = &t;
-        rc_cfg.ntargets = 1;
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed, dur, warm);
         rc_cfg.open_loop = p->open_loop;
         rc_cfg.rate = p->open_loop ? DEMAND : 0;
         rc_cfg.connections = p->clients;
@@ -255,12 +253,6 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         rc_cfg.when_busy = p->drop ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
         rc_cfg.rejects = &queue_reject;
         rc_cfg.nrejects = 1;
-        rc_cfg.seed = o->seed;
-        rc_cfg.duration_ns = dur + warm;
-        rc_cfg.warmup_ns = warm;
-        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.keepalive = true;
         struct serve_counters before, after;
         serve_counters(srv, &before);
         char what[128];

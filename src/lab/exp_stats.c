@@ -345,16 +345,8 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
             t[k].connections = p->clients[k];
         }
         struct run_config rc_cfg;
-        memset(&rc_cfg, 0, sizeof rc_cfg);
-        rc_cfg.targets = t;
-        rc_cfg.ntargets = 2;
+        lab_run_config_init(&rc_cfg, t, 2, o->seed, dur, warm);
         rc_cfg.open_loop = p->open_loop;
-        rc_cfg.seed = o->seed;
-        rc_cfg.duration_ns = dur + warm;
-        rc_cfg.warmup_ns = warm;
-        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.keepalive = true;
         char what[128];
         snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
         if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)

@@ -62,6 +62,13 @@ int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct s
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r);
 void lab_round_release(struct lab_round *r);
 
+/* The run configuration every experiment starts from: cfg zeroed, then `ntargets` targets,
+ * `seed`, the run lasting warmup_ns + duration_ns with the first warmup_ns marked warm-up,
+ * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on. The caller sets
+ * the load shape (open loop, rate, connections, ...) afterwards; targets must outlive cfg. */
+void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
+                         uint64_t duration_ns, uint64_t warmup_ns);
+
 /* True after lab_request_stop(). */
 bool lab_stopped(void);
 

@@ -244,6 +244,20 @@ out:
     return rc;
 }
 
+void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
+                         uint64_t duration_ns, uint64_t warmup_ns)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->targets = targets;
+    cfg->ntargets = ntargets;
+    cfg->seed = seed;
+    cfg->duration_ns = duration_ns + warmup_ns;
+    cfg->warmup_ns = warmup_ns;
+    cfg->timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
+    cfg->drain_ns = RUN_DEFAULT_TIMEOUT_NS;
+    cfg->keepalive = true;
+}
+
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r)
 {
     memset(r, 0, sizeof *r);
