@@ -83,8 +83,8 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
     r->rate = PAGES_PER_S;
     if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
         goto out;
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? FANOUT_QUICK_NS : FANOUT_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    uint64_t dur = lab_duration_ns(o, FANOUT_QUICK_NS, FANOUT_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
     fprintf(out,
             "knee lab fanout: a page is as slow as its slowest call (%.0f pages/s per N, %.0f s after a %.1f s "

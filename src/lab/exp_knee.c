@@ -311,8 +311,8 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     cfg.seed = o->seed;
     if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
         goto out;
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? KNEE_QUICK_NS : KNEE_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
     fprintf(out, "knee lab knee: where the knee is (%zu rates, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
             nrates, (double)dur / 1e9, (double)warm / 1e9);

@@ -36,8 +36,8 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
             goto out;
     }
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? NAGLE_QUICK_NS : NAGLE_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    uint64_t dur = lab_duration_ns(o, NAGLE_QUICK_NS, NAGLE_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
     fprintf(out,
             "knee lab nagle: the median that gave it away (closed loop, %d clients per server, %.0f s after a "

@@ -228,8 +228,8 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
     cfg.seed = o->seed;
     if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
         goto out;
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? QUEUE_QUICK_NS : QUEUE_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns == UINT64_MAX ? 0 : o->warmup_ns;
+    uint64_t dur = lab_duration_ns(o, QUEUE_QUICK_NS, QUEUE_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, 0, 0); /* no warm-up unless --warmup */
     FILE *out = c.out;
     fprintf(out, "knee lab queue: outcomes and accounting (four rounds of %.0f s)\n", (double)dur / 1e9);
     fprintf(out, "  queue server %s: %s\n", serve_address(srv), serve_preset_summary("queue"));

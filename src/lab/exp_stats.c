@@ -27,13 +27,6 @@ static const struct round_plan plans[3] = {
     {"busy", "open loop, A=100/s, B=550/s", true, {100, 550}, {0, 0}},
 };
 
-static uint64_t warmup_of(const struct lab_options *o)
-{
-    if (o->warmup_ns != UINT64_MAX)
-        return o->warmup_ns;
-    return o->quick ? NS_PER_S / 2 : NS_PER_S;
-}
-
 /* Mean service time of the report/quiet work and the pool's capacity (/s). */
 static double capacity_of(const struct serve_config *c)
 {
@@ -320,8 +313,8 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
         if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
             goto out;
     }
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? STATS_QUICK_NS : STATS_DEFAULT_NS;
-    uint64_t warm = warmup_of(o);
+    uint64_t dur = lab_duration_ns(o, STATS_QUICK_NS, STATS_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     double cap_b = capacity_of(&cfg[1]);
     FILE *out = c.out;
     fprintf(out, "knee lab stats: why the mean lies (servers A and B, three rounds of %.0f s after a %.1f s warm-up)\n",

@@ -11,6 +11,7 @@
 
 #include "analyze/dataset.h"
 #include "analyze/report.h"
+#include "core/clock.h"
 #include "lab/lab.h"
 #include "load/run.h"
 #include "serve/serve.h"
@@ -61,6 +62,14 @@ int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct s
  * release. */
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r);
 void lab_round_release(struct lab_round *r);
+
+/* A round's measured length: --duration if given, else quick_ns under --quick, else default_ns. */
+uint64_t lab_duration_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns);
+/* A round's warm-up: --warmup if given (0 included), else quick_ns under --quick, else
+ * default_ns. Most experiments pass LAB_WARMUP_QUICK_NS and LAB_WARMUP_NS. */
+#define LAB_WARMUP_QUICK_NS (NS_PER_S / 2)
+#define LAB_WARMUP_NS NS_PER_S
+uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns);
 
 /* The run configuration every experiment starts from: cfg zeroed, then `ntargets` targets,
  * `seed`, the run lasting warmup_ns + duration_ns with the first warmup_ns marked warm-up,

@@ -244,6 +244,20 @@ out:
     return rc;
 }
 
+uint64_t lab_duration_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns)
+{
+    if (o->duration_ns)
+        return o->duration_ns;
+    return o->quick ? quick_ns : default_ns;
+}
+
+uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns)
+{
+    if (o->warmup_ns != UINT64_MAX)
+        return o->warmup_ns;
+    return o->quick ? quick_ns : default_ns;
+}
+
 void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
                          uint64_t duration_ns, uint64_t warmup_ns)
 {
