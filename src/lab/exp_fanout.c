@@ -76,12 +76,11 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    serve_preset("fanout", &cfg);
-    cfg.seed = o->seed;
+    rc = lab_preset_start(&c, "fanout", o->seed, &cfg, &srv);
     r->p_slow = cfg.dep_slow_prob;
     r->slow_ms = (double)cfg.dep_slow_ns / 1e6;
     r->rate = PAGES_PER_S;
-    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+    if (rc)
         goto out;
     uint64_t dur = lab_duration_ns(o, FANOUT_QUICK_NS, FANOUT_DEFAULT_NS);
     uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);

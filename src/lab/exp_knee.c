@@ -307,9 +307,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    serve_preset("flat", &cfg);
-    cfg.seed = o->seed;
-    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+    if ((rc = lab_preset_start(&c, "flat", o->seed, &cfg, &srv)) != 0)
         goto out;
     uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
     uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);

@@ -224,9 +224,7 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    serve_preset("queue", &cfg);
-    cfg.seed = o->seed;
-    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+    if ((rc = lab_preset_start(&c, "queue", o->seed, &cfg, &srv)) != 0)
         goto out;
     uint64_t dur = lab_duration_ns(o, QUEUE_QUICK_NS, QUEUE_DEFAULT_NS);
     uint64_t warm = lab_warmup_ns(o, 0, 0); /* no warm-up unless --warmup */

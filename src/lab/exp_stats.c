@@ -306,13 +306,9 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg[2];
-    serve_preset("report", &cfg[0]);
-    serve_preset("quiet", &cfg[1]);
-    for (int i = 0; i < 2; i++) {
-        cfg[i].seed = o->seed + (uint64_t)i;
-        if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
+    for (int i = 0; i < 2; i++)
+        if ((rc = lab_preset_start(&c, i == 0 ? "report" : "quiet", o->seed + (uint64_t)i, &cfg[i], &srv[i])) != 0)
             goto out;
-    }
     uint64_t dur = lab_duration_ns(o, STATS_QUICK_NS, STATS_DEFAULT_NS);
     uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     double cap_b = capacity_of(&cfg[1]);

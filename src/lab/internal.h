@@ -54,6 +54,10 @@ void lab_ctx_release(struct lab_ctx *c);
 
 /* serve_start with the error printed as "knee lab: server PRESET: why". */
 int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct serve_handle **h);
+/* The server of `preset` with `seed`: *cfg is filled from the preset (also when starting
+ * fails, so the caller may read it), then lab_server_start. Returns what that returns. */
+int lab_preset_start(struct lab_ctx *c, const char *preset, uint64_t seed, struct serve_config *cfg,
+                     struct serve_handle **h);
 
 /* Run one round: cfg->out_path is set to a log in the temporary directory, run_execute runs,
  * the log is read back, sorted by planned send, into r->req and r->log_path (and, with

@@ -125,6 +125,14 @@ int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct s
     return rc;
 }
 
+int lab_preset_start(struct lab_ctx *c, const char *preset, uint64_t seed, struct serve_config *cfg,
+                     struct serve_handle **h)
+{
+    serve_preset(preset, cfg);
+    cfg->seed = seed;
+    return lab_server_start(c, cfg, h);
+}
+
 static int cmp_planned(const void *a, const void *b)
 {
     const struct reqlog_record *x = a, *y = b;
