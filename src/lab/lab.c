@@ -150,6 +150,35 @@ static FILE *open_out(struct lab_ctx *c, const char *round, const char *ext, cha
     return f;
 }
 
+/* Every record of the run's log into *rec (heap, grown up to LAB_MAX_RECORDS; *rec may be
+ * non-NULL even on error, the caller frees it), *n of them. 0 or a negative code (printed). */
+static int read_records(struct lab_ctx *c, struct reqlog_reader *rd, const struct lab_round *r,
+                        struct reqlog_record **rec, size_t *n)
+{
+    size_t cap = 0;
+    *n = 0;
+    for (;;) {
+        if (*n == cap) {
+            if (*n == LAB_MAX_RECORDS) {
+                fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
+                        LAB_MAX_RECORDS);
+                return KNEE_ETOOBIG;
+            }
+            cap = cap ? cap * 2 : 4096;
+            *rec = xrealloc(*rec, cap * sizeof **rec);
+        }
+        int rc = reqlog_read(rd, &(*rec)[*n]);
+        if (rc == 0)
+            return 0;
+        if (rc < 0) {
+            fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
+                    (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
+            return rc;
+        }
+        (*n)++;
+    }
+}
+
 /* The run's log holds records in completion order per thread. Read them all, sort them by
  * planned send (the article's CSV is sorted by start_s, and the ten 100-request windows
  * mean consecutive planned requests), then write them back as the round's log (what the
@@ -163,34 +192,15 @@ static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
     FILE *csv = NULL;
     char path[LAB_PATH_MAX + 128];
     const char **names = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     int rc = reqlog_reader_open(&rd, raw, why, sizeof why);
     if (rc) {
         fprintf(c->err, "knee lab: round %s: cannot read its request log: %s\n", r->name,
                 why[0] ? why : knee_strerror(rc));
         return rc;
     }
-    for (;;) {
-        if (n == cap) {
-            if (n == LAB_MAX_RECORDS) {
-                fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
-                        LAB_MAX_RECORDS);
-                rc = KNEE_ETOOBIG;
-                goto out;
-            }
-            cap = cap ? cap * 2 : 4096;
-            rec = xrealloc(rec, cap * sizeof *rec);
-        }
-        rc = reqlog_read(rd, &rec[n]);
-        if (rc == 0)
-            break;
-        if (rc < 0) {
-            fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
-                    (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
-            goto out;
-        }
-        n++;
-    }
+    if ((rc = read_records(c, rd, r, &rec, &n)) != 0)
+        goto out;
     qsort(rec, n, sizeof *rec, cmp_planned);
 
     size_t nt = reqlog_reader_ntargets(rd);
