@@ -77,6 +77,25 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
+/* Start s sampling srv over [now + warm_ns, now + warm_ns + dur_ns): the measured part of
+ * the round about to run. 0 or the pthread_create error (then there is nothing to stop). */
+static int sampler_start(struct sampler *s, struct serve_handle *srv, uint64_t warm_ns, uint64_t dur_ns)
+{
+    memset(s, 0, sizeof *s);
+    s->srv = srv;
+    uint64_t now = clock_now_ns();
+    s->from_ns = now + warm_ns;
+    s->to_ns = now + warm_ns + dur_ns;
+    atomic_init(&s->quit, false);
+    return pthread_create(&s->thread, NULL, sampler_main, s);
+}
+
+static void sampler_stop(struct sampler *s)
+{
+    atomic_store(&s->quit, true);
+    pthread_join(s->thread, NULL);
+}
+
 static bool little_holds(const struct lab_knee_row *w)
 {
     double m = fmax(w->l_measured, w->l_little);
@@ -330,13 +349,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
 
         struct sampler s;
-        memset(&s, 0, sizeof s);
-        s.srv = srv;
-        uint64_t now = clock_now_ns();
-        s.from_ns = now + warm;
-        s.to_ns = now + warm + dur;
-        atomic_init(&s.quit, false);
-        int prc = pthread_create(&s.thread, NULL, sampler_main, &s);
+        int prc = sampler_start(&s, srv, warm, dur);
         if (prc) {
             fprintf(c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
             rc = -prc;
@@ -347,8 +360,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         snprintf(what, sizeof what, "rate %zu of %zu: %g/s for %.0f s", i + 1, nrates, rates[i],
                  (double)(dur + warm) / 1e9);
         rc = lab_round_run(&c, name, what, &rc_cfg, &rd);
-        atomic_store(&s.quit, true);
-        pthread_join(s.thread, NULL);
+        sampler_stop(&s);
         if (rc)
             goto out;
         fill(&rd, rates[i], &s, &r->row[i]);
