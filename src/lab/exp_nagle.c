@@ -5,9 +5,7 @@
 #include "lab/internal.h"
 
 #include "analyze/analyze.h"
-
 #include "core/clock.h"
-#include "core/err.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,6 @@
 #include "lab/internal.h"
 
 #include "core/clock.h"
-#include "core/err.h"
 
 #include <math.h>
 #include <stdlib.h>
