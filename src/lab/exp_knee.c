@@ -116,11 +116,9 @@ static void fill(const struct lab_round *rd, double rate, const struct sampler *
     w->sent_rate = win > 0 ? (double)t->counts.sent / win : NAN;
     w->completed_rate = win > 0 ? (double)(t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]) / win : NAN;
     w->not_ok = t->counts.planned - t->counts.outcome[OUTCOME_OK];
+    lab_summarize_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &w->latency);
     size_t n;
-    double *v = lab_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &n);
-    lab_summarize(v, n, &w->latency);
-    free(v);
-    v = lab_values(rd, 0, -1, LAB_COL_SERVICE, &n);
+    double *v = lab_values(rd, 0, -1, LAB_COL_SERVICE, &n);
     w->service_mean_ms = n ? stats_mean(v, n) : NAN;
     free(v);
     v = lab_values(rd, 0, -1, LAB_COL_LAG, &n);

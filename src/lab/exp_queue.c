@@ -69,13 +69,8 @@ static void fill(const struct lab_round *rd, const struct round_plan *p, const s
     s->waiting = after->waiting;
     s->connections = after->connections;
 
-    size_t n;
-    double *v = lab_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &n);
-    lab_summarize(v, n, &o->ok_latency);
-    free(v);
-    v = lab_values(rd, 0, OUTCOME_REJECTED, LAB_COL_LATENCY, &n);
-    lab_summarize(v, n, &o->rejected_latency);
-    free(v);
+    lab_summarize_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &o->ok_latency);
+    lab_summarize_values(rd, 0, OUTCOME_REJECTED, LAB_COL_LATENCY, &o->rejected_latency);
     /* The run merges Server-Timing over every response of a target, rejections included
      * (they carry their 250 ms of waiting): the output says "all responses". */
     const struct hdr *q = lab_server_timing(&rd->res, 0, "queue");

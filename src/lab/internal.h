@@ -98,6 +98,10 @@ double *lab_sorted_copy(const double *v, size_t n);
 /* Summary of unsorted values (copies and sorts). */
 void lab_summarize(const double *v, size_t n, struct summary *out);
 
+/* lab_summarize over lab_values(r, target, outcome, col): the summary of those requests
+ * (count 0 when there are none). */
+void lab_summarize_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, struct summary *out);
+
 /* Count of v[i] >= threshold. */
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold);
 

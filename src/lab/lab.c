@@ -380,6 +380,14 @@ void lab_summarize(const double *v, size_t n, struct summary *out)
     free(s);
 }
 
+void lab_summarize_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, struct summary *out)
+{
+    size_t n;
+    double *v = lab_values(r, target, outcome, col, &n);
+    lab_summarize(v, n, out);
+    free(v);
+}
+
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
 {
     uint64_t k = 0;
