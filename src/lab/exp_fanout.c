@@ -76,15 +76,14 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    serve_preset("fanout", &cfg);
-    cfg.seed = o->seed;
+    rc = lab_preset_start(&c, "fanout", o->seed, &cfg, &srv);
     r->p_slow = cfg.dep_slow_prob;
     r->slow_ms = (double)cfg.dep_slow_ns / 1e6;
     r->rate = PAGES_PER_S;
-    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+    if (rc)
         goto out;
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? FANOUT_QUICK_NS : FANOUT_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    uint64_t dur = lab_duration_ns(o, FANOUT_QUICK_NS, FANOUT_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
     fprintf(out,
             "knee lab fanout: a page is as slow as its slowest call (%.0f pages/s per N, %.0f s after a %.1f s "
@@ -105,16 +104,8 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
         t[i].rate = PAGES_PER_S;
     }
     struct run_config rc_cfg;
-    memset(&rc_cfg, 0, sizeof rc_cfg);
-    rc_cfg.targets = t;
-    rc_cfg.ntargets = nn;
+    lab_run_config_init(&rc_cfg, t, nn, o->seed, dur, warm);
     rc_cfg.open_loop = true;
-    rc_cfg.seed = o->seed;
-    rc_cfg.duration_ns = dur + warm;
-    rc_cfg.warmup_ns = warm;
-    rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.keepalive = true;
     char what[128];
     snprintf(what, sizeof what, "N = %u..%u at %.0f pages/s each, %.0f s", ns[0], ns[nn - 1], PAGES_PER_S,
              (double)(dur + warm) / 1e9);

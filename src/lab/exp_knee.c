@@ -77,6 +77,25 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
+/* Start s sampling srv over [now + warm_ns, now + warm_ns + dur_ns): the measured part of
+ * the round about to run. 0 or the pthread_create error (then there is nothing to stop). */
+static int sampler_start(struct sampler *s, struct serve_handle *srv, uint64_t warm_ns, uint64_t dur_ns)
+{
+    memset(s, 0, sizeof *s);
+    s->srv = srv;
+    uint64_t now = clock_now_ns();
+    s->from_ns = now + warm_ns;
+    s->to_ns = now + warm_ns + dur_ns;
+    atomic_init(&s->quit, false);
+    return pthread_create(&s->thread, NULL, sampler_main, s);
+}
+
+static void sampler_stop(struct sampler *s)
+{
+    atomic_store(&s->quit, true);
+    pthread_join(s->thread, NULL);
+}
+
 static bool little_holds(const struct lab_knee_row *w)
 {
     double m = fmax(w->l_measured, w->l_little);
@@ -97,11 +116,9 @@ static void fill(const struct lab_round *rd, double rate, const struct sampler *
     w->sent_rate = win > 0 ? (double)t->counts.sent / win : NAN;
     w->completed_rate = win > 0 ? (double)(t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]) / win : NAN;
     w->not_ok = t->counts.planned - t->counts.outcome[OUTCOME_OK];
+    lab_summarize_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &w->latency);
     size_t n;
-    double *v = lab_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &n);
-    lab_summarize(v, n, &w->latency);
-    free(v);
-    v = lab_values(rd, 0, -1, LAB_COL_SERVICE, &n);
+    double *v = lab_values(rd, 0, -1, LAB_COL_SERVICE, &n);
     w->service_mean_ms = n ? stats_mean(v, n) : NAN;
     free(v);
     v = lab_values(rd, 0, -1, LAB_COL_LAG, &n);
@@ -307,12 +324,10 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    serve_preset("flat", &cfg);
-    cfg.seed = o->seed;
-    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+    if ((rc = lab_preset_start(&c, "flat", o->seed, &cfg, &srv)) != 0)
         goto out;
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? KNEE_QUICK_NS : KNEE_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
     fprintf(out, "knee lab knee: where the knee is (%zu rates, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
             nrates, (double)dur / 1e9, (double)warm / 1e9);
@@ -326,27 +341,13 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         t.name = "flat";
         t.url = url;
         struct run_config rc_cfg;
-        memset(&rc_cfg, 0, sizeof rc_cfg);
-        rc_cfg.targets = &t;
-        rc_cfg.ntargets = 1;
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, dur, warm);
         rc_cfg.open_loop = true;
         rc_cfg.rate = rates[i];
         rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
-        rc_cfg.seed = o->seed + i;
-        rc_cfg.duration_ns = dur + warm;
-        rc_cfg.warmup_ns = warm;
-        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.keepalive = true;
 
         struct sampler s;
-        memset(&s, 0, sizeof s);
-        s.srv = srv;
-        uint64_t now = clock_now_ns();
-        s.from_ns = now + warm;
-        s.to_ns = now + warm + dur;
-        atomic_init(&s.quit, false);
-        int prc = pthread_create(&s.thread, NULL, sampler_main, &s);
+        int prc = sampler_start(&s, srv, warm, dur);
         if (prc) {
             fprintf(c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
             rc = -prc;
@@ -357,8 +358,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         snprintf(what, sizeof what, "rate %zu of %zu: %g/s for %.0f s", i + 1, nrates, rates[i],
                  (double)(dur + warm) / 1e9);
         rc = lab_round_run(&c, name, what, &rc_cfg, &rd);
-        atomic_store(&s.quit, true);
-        pthread_join(s.thread, NULL);
+        sampler_stop(&s);
         if (rc)
             goto out;
         fill(&rd, rates[i], &s, &r->row[i]);

@@ -5,9 +5,7 @@
 #include "lab/internal.h"
 
 #include "analyze/analyze.h"
-
 #include "core/clock.h"
-#include "core/err.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,8 +34,8 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
             goto out;
     }
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? NAGLE_QUICK_NS : NAGLE_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns != UINT64_MAX ? o->warmup_ns : o->quick ? NS_PER_S / 2 : NS_PER_S;
+    uint64_t dur = lab_duration_ns(o, NAGLE_QUICK_NS, NAGLE_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
     fprintf(out,
             "knee lab nagle: the median that gave it away (closed loop, %d clients per server, %.0f s after a "
@@ -57,15 +55,7 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         t[i].connections = CLIENTS;
     }
     struct run_config rc_cfg;
-    memset(&rc_cfg, 0, sizeof rc_cfg);
-    rc_cfg.targets = t;
-    rc_cfg.ntargets = 2;
-    rc_cfg.seed = o->seed;
-    rc_cfg.duration_ns = dur + warm;
-    rc_cfg.warmup_ns = warm;
-    rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-    rc_cfg.keepalive = true;
+    lab_run_config_init(&rc_cfg, t, 2, o->seed, dur, warm);
     char what[128];
     snprintf(what, sizeof what, "closed loop against both servers, %.0f s", (double)(dur + warm) / 1e9);
     if ((rc = lab_round_run(&c, "closed", what, &rc_cfg, &rd)) != 0)

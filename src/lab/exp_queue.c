@@ -5,7 +5,6 @@
 #include "lab/internal.h"
 
 #include "core/clock.h"
-#include "core/err.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,13 +69,8 @@ static void fill(const struct lab_round *rd, const struct round_plan *p, const s
     s->waiting = after->waiting;
     s->connections = after->connections;
 
-    size_t n;
-    double *v = lab_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &n);
-    lab_summarize(v, n, &o->ok_latency);
-    free(v);
-    v = lab_values(rd, 0, OUTCOME_REJECTED, LAB_COL_LATENCY, &n);
-    lab_summarize(v, n, &o->rejected_latency);
-    free(v);
+    lab_summarize_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &o->ok_latency);
+    lab_summarize_values(rd, 0, OUTCOME_REJECTED, LAB_COL_LATENCY, &o->rejected_latency);
     /* The run merges Server-Timing over every response of a target, rejections included
      * (they carry their 250 ms of waiting): the output says "all responses". */
     const struct hdr *q = lab_server_timing(&rd->res, 0, "queue");
@@ -224,12 +218,10 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    serve_preset("queue", &cfg);
-    cfg.seed = o->seed;
-    if ((rc = lab_server_start(&c, &cfg, &srv)) != 0)
+    if ((rc = lab_preset_start(&c, "queue", o->seed, &cfg, &srv)) != 0)
         goto out;
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? QUEUE_QUICK_NS : QUEUE_DEFAULT_NS;
-    uint64_t warm = o->warmup_ns == UINT64_MAX ? 0 : o->warmup_ns;
+    uint64_t dur = lab_duration_ns(o, QUEUE_QUICK_NS, QUEUE_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, 0, 0); /* no warm-up unless --warmup */
     FILE *out = c.out;
     fprintf(out, "knee lab queue: outcomes and accounting (four rounds of %.0f s)\n", (double)dur / 1e9);
     fprintf(out, "  queue server %s: %s\n", serve_address(srv), serve_preset_summary("queue"));
@@ -243,9 +235,7 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         t.name = "queue";
         t.url = url;
         struct run_config rc_cfg;
-        memset(&rc_cfg, 0, sizeof rc_cfg);
-        rc_cfg.targets = &t;
-        rc_cfg.ntargets = 1;
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed, dur, warm);
         rc_cfg.open_loop = p->open_loop;
         rc_cfg.rate = p->open_loop ? DEMAND : 0;
         rc_cfg.connections = p->clients;
@@ -255,12 +245,6 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         rc_cfg.when_busy = p->drop ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
         rc_cfg.rejects = &queue_reject;
         rc_cfg.nrejects = 1;
-        rc_cfg.seed = o->seed;
-        rc_cfg.duration_ns = dur + warm;
-        rc_cfg.warmup_ns = warm;
-        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.keepalive = true;
         struct serve_counters before, after;
         serve_counters(srv, &before);
         char what[128];

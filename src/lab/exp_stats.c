@@ -4,7 +4,6 @@
 #include "lab/internal.h"
 
 #include "core/clock.h"
-#include "core/err.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,13 +25,6 @@ static const struct round_plan plans[3] = {
     {"open", "open loop, A=100/s, B=300/s", true, {100, 300}, {0, 0}},
     {"busy", "open loop, A=100/s, B=550/s", true, {100, 550}, {0, 0}},
 };
-
-static uint64_t warmup_of(const struct lab_options *o)
-{
-    if (o->warmup_ns != UINT64_MAX)
-        return o->warmup_ns;
-    return o->quick ? NS_PER_S / 2 : NS_PER_S;
-}
 
 /* Mean service time of the report/quiet work and the pool's capacity (/s). */
 static double capacity_of(const struct serve_config *c)
@@ -313,15 +305,11 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
     struct lab_round rd;
     memset(&rd, 0, sizeof rd);
     struct serve_config cfg[2];
-    serve_preset("report", &cfg[0]);
-    serve_preset("quiet", &cfg[1]);
-    for (int i = 0; i < 2; i++) {
-        cfg[i].seed = o->seed + (uint64_t)i;
-        if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
+    for (int i = 0; i < 2; i++)
+        if ((rc = lab_preset_start(&c, i == 0 ? "report" : "quiet", o->seed + (uint64_t)i, &cfg[i], &srv[i])) != 0)
             goto out;
-    }
-    uint64_t dur = o->duration_ns ? o->duration_ns : o->quick ? STATS_QUICK_NS : STATS_DEFAULT_NS;
-    uint64_t warm = warmup_of(o);
+    uint64_t dur = lab_duration_ns(o, STATS_QUICK_NS, STATS_DEFAULT_NS);
+    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     double cap_b = capacity_of(&cfg[1]);
     FILE *out = c.out;
     fprintf(out, "knee lab stats: why the mean lies (servers A and B, three rounds of %.0f s after a %.1f s warm-up)\n",
@@ -345,16 +333,8 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
             t[k].connections = p->clients[k];
         }
         struct run_config rc_cfg;
-        memset(&rc_cfg, 0, sizeof rc_cfg);
-        rc_cfg.targets = t;
-        rc_cfg.ntargets = 2;
+        lab_run_config_init(&rc_cfg, t, 2, o->seed, dur, warm);
         rc_cfg.open_loop = p->open_loop;
-        rc_cfg.seed = o->seed;
-        rc_cfg.duration_ns = dur + warm;
-        rc_cfg.warmup_ns = warm;
-        rc_cfg.timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.drain_ns = RUN_DEFAULT_TIMEOUT_NS;
-        rc_cfg.keepalive = true;
         char what[128];
         snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
         if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)

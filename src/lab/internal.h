@@ -11,6 +11,7 @@
 
 #include "analyze/dataset.h"
 #include "analyze/report.h"
+#include "core/clock.h"
 #include "lab/lab.h"
 #include "load/run.h"
 #include "serve/serve.h"
@@ -53,6 +54,10 @@ void lab_ctx_release(struct lab_ctx *c);
 
 /* serve_start with the error printed as "knee lab: server PRESET: why". */
 int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct serve_handle **h);
+/* The server of `preset` with `seed`: *cfg is filled from the preset (also when starting
+ * fails, so the caller may read it), then lab_server_start. Returns what that returns. */
+int lab_preset_start(struct lab_ctx *c, const char *preset, uint64_t seed, struct serve_config *cfg,
+                     struct serve_handle **h);
 
 /* Run one round: cfg->out_path is set to a log in the temporary directory, run_execute runs,
  * the log is read back, sorted by planned send, into r->req and r->log_path (and, with
@@ -61,6 +66,21 @@ int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct s
  * release. */
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r);
 void lab_round_release(struct lab_round *r);
+
+/* A round's measured length: --duration if given, else quick_ns under --quick, else default_ns. */
+uint64_t lab_duration_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns);
+/* A round's warm-up: --warmup if given (0 included), else quick_ns under --quick, else
+ * default_ns. Most experiments pass LAB_WARMUP_QUICK_NS and LAB_WARMUP_NS. */
+#define LAB_WARMUP_QUICK_NS (NS_PER_S / 2)
+#define LAB_WARMUP_NS NS_PER_S
+uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns);
+
+/* The run configuration every experiment starts from: cfg zeroed, then `ntargets` targets,
+ * `seed`, the run lasting warmup_ns + duration_ns with the first warmup_ns marked warm-up,
+ * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on. The caller sets
+ * the load shape (open loop, rate, connections, ...) afterwards; targets must outlive cfg. */
+void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
+                         uint64_t duration_ns, uint64_t warmup_ns);
 
 /* True after lab_request_stop(). */
 bool lab_stopped(void);
@@ -77,6 +97,10 @@ double *lab_sorted_copy(const double *v, size_t n);
 
 /* Summary of unsorted values (copies and sorts). */
 void lab_summarize(const double *v, size_t n, struct summary *out);
+
+/* lab_summarize over lab_values(r, target, outcome, col): the summary of those requests
+ * (count 0 when there are none). */
+void lab_summarize_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, struct summary *out);
 
 /* Count of v[i] >= threshold. */
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold);

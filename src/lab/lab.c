@@ -125,6 +125,14 @@ int lab_server_start(struct lab_ctx *c, const struct serve_config *cfg, struct s
     return rc;
 }
 
+int lab_preset_start(struct lab_ctx *c, const char *preset, uint64_t seed, struct serve_config *cfg,
+                     struct serve_handle **h)
+{
+    serve_preset(preset, cfg);
+    cfg->seed = seed;
+    return lab_server_start(c, cfg, h);
+}
+
 static int cmp_planned(const void *a, const void *b)
 {
     const struct reqlog_record *x = a, *y = b;
@@ -142,6 +150,35 @@ static FILE *open_out(struct lab_ctx *c, const char *round, const char *ext, cha
     return f;
 }
 
+/* Every record of the run's log into *rec (heap, grown up to LAB_MAX_RECORDS; *rec may be
+ * non-NULL even on error, the caller frees it), *n of them. 0 or a negative code (printed). */
+static int read_records(struct lab_ctx *c, struct reqlog_reader *rd, const struct lab_round *r,
+                        struct reqlog_record **rec, size_t *n)
+{
+    size_t cap = 0;
+    *n = 0;
+    for (;;) {
+        if (*n == cap) {
+            if (*n == LAB_MAX_RECORDS) {
+                fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
+                        LAB_MAX_RECORDS);
+                return KNEE_ETOOBIG;
+            }
+            cap = cap ? cap * 2 : 4096;
+            *rec = xrealloc(*rec, cap * sizeof **rec);
+        }
+        int rc = reqlog_read(rd, &(*rec)[*n]);
+        if (rc == 0)
+            return 0;
+        if (rc < 0) {
+            fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
+                    (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
+            return rc;
+        }
+        (*n)++;
+    }
+}
+
 /* The run's log holds records in completion order per thread. Read them all, sort them by
  * planned send (the article's CSV is sorted by start_s, and the ten 100-request windows
  * mean consecutive planned requests), then write them back as the round's log (what the
@@ -155,34 +192,15 @@ static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
     FILE *csv = NULL;
     char path[LAB_PATH_MAX + 128];
     const char **names = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     int rc = reqlog_reader_open(&rd, raw, why, sizeof why);
     if (rc) {
         fprintf(c->err, "knee lab: round %s: cannot read its request log: %s\n", r->name,
                 why[0] ? why : knee_strerror(rc));
         return rc;
     }
-    for (;;) {
-        if (n == cap) {
-            if (n == LAB_MAX_RECORDS) {
-                fprintf(c->err, "knee lab: round %s: more than %u requests; shorten --duration\n", r->name,
-                        LAB_MAX_RECORDS);
-                rc = KNEE_ETOOBIG;
-                goto out;
-            }
-            cap = cap ? cap * 2 : 4096;
-            rec = xrealloc(rec, cap * sizeof *rec);
-        }
-        rc = reqlog_read(rd, &rec[n]);
-        if (rc == 0)
-            break;
-        if (rc < 0) {
-            fprintf(c->err, "knee lab: round %s: request log record %llu: %s\n", r->name,
-                    (unsigned long long)reqlog_reader_record_index(rd), reqlog_reader_error(rd));
-            goto out;
-        }
-        n++;
-    }
+    if ((rc = read_records(c, rd, r, &rec, &n)) != 0)
+        goto out;
     qsort(rec, n, sizeof *rec, cmp_planned);
 
     size_t nt = reqlog_reader_ntargets(rd);
@@ -242,6 +260,34 @@ out:
     free(rec);
     reqlog_reader_close(rd);
     return rc;
+}
+
+uint64_t lab_duration_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns)
+{
+    if (o->duration_ns)
+        return o->duration_ns;
+    return o->quick ? quick_ns : default_ns;
+}
+
+uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns)
+{
+    if (o->warmup_ns != UINT64_MAX)
+        return o->warmup_ns;
+    return o->quick ? quick_ns : default_ns;
+}
+
+void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
+                         uint64_t duration_ns, uint64_t warmup_ns)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->targets = targets;
+    cfg->ntargets = ntargets;
+    cfg->seed = seed;
+    cfg->duration_ns = duration_ns + warmup_ns;
+    cfg->warmup_ns = warmup_ns;
+    cfg->timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
+    cfg->drain_ns = RUN_DEFAULT_TIMEOUT_NS;
+    cfg->keepalive = true;
 }
 
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r)
@@ -332,6 +378,14 @@ void lab_summarize(const double *v, size_t n, struct summary *out)
     double *s = lab_sorted_copy(v, n);
     stats_summarize(s, n, out);
     free(s);
+}
+
+void lab_summarize_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, struct summary *out)
+{
+    size_t n;
+    double *v = lab_values(r, target, outcome, col, &n);
+    lab_summarize(v, n, out);
+    free(v);
 }
 
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
