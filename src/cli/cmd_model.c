@@ -23,6 +23,23 @@
     {                                                                                                                  \
         .name = "json", .kind = OPT_FLAG, .dst = (flag), .help = "print one JSON object instead of text"               \
     }
+#define RATE_OPT(rate, text)                                                                                           \
+    {                                                                                                                  \
+        .name = "rate", .short_name = 'r', .kind = OPT_RATE, .dst = (rate), .metavar = "R", .help = (text)             \
+    }
+#define SERVICE_OPT(service_ns, text)                                                                                  \
+    {                                                                                                                  \
+        .name = "service", .short_name = 's', .kind = OPT_DURATION, .dst = (service_ns), .metavar = "D",               \
+        .help = (text), .unit_ns = NS_PER_MS                                                                           \
+    }
+#define MU_OPT(mu, text)                                                                                               \
+    {                                                                                                                  \
+        .name = "mu", .kind = OPT_RATE, .dst = (mu), .metavar = "R", .help = (text)                                    \
+    }
+#define SERVERS_OPT(servers, text)                                                                                     \
+    {                                                                                                                  \
+        .name = "servers", .short_name = 'c', .kind = OPT_COUNT, .dst = (servers), .metavar = "N", .help = (text)      \
+    }
 #define PERCENTILES_OPT(list)                                                                                          \
     {                                                                                                                  \
         .name = "percentiles", .kind = OPT_STR, .dst = (list), .metavar = "LIST",                                      \
@@ -452,30 +469,10 @@ static int run_mmc(int argc, char **argv, bool multi)
     const char *levels = DEFAULT_PERCENTILES;
     struct opt opts[] = {
         /* first, so that mm1 can use the table from opts + 1 */
-        {.name = "servers",
-         .short_name = 'c',
-         .kind = OPT_COUNT,
-         .dst = &servers,
-         .metavar = "N",
-         .help = "number of servers c sharing one queue; required"},
-        {.name = "rate",
-         .short_name = 'r',
-         .kind = OPT_RATE,
-         .dst = &sa.arrival_per_s,
-         .metavar = "R",
-         .help = "arrival rate λ per second (70, 70/s, 4200/m); required"},
-        {.name = "service",
-         .short_name = 's',
-         .kind = OPT_DURATION,
-         .dst = &sa.service_ns,
-         .metavar = "D",
-         .help = "mean service time S = 1/μ per request (10ms; a bare number is ms)",
-         .unit_ns = NS_PER_MS},
-        {.name = "mu",
-         .kind = OPT_RATE,
-         .dst = &sa.mu_per_s,
-         .metavar = "R",
-         .help = "service rate μ per server per second, instead of --service"},
+        SERVERS_OPT(&servers, "number of servers c sharing one queue; required"),
+        RATE_OPT(&sa.arrival_per_s, "arrival rate λ per second (70, 70/s, 4200/m); required"),
+        SERVICE_OPT(&sa.service_ns, "mean service time S = 1/μ per request (10ms; a bare number is ms)"),
+        MU_OPT(&sa.mu_per_s, "service rate μ per server per second, instead of --service"),
         PERCENTILES_OPT(&levels),
         JSON_OPT(&json),
     };
@@ -539,24 +536,9 @@ static int cmd_model_md1(int argc, char **argv)
     bool json = false;
     const char *levels = DEFAULT_PERCENTILES;
     struct opt opts[] = {
-        {.name = "rate",
-         .short_name = 'r',
-         .kind = OPT_RATE,
-         .dst = &sa.arrival_per_s,
-         .metavar = "R",
-         .help = "arrival rate λ per second; required"},
-        {.name = "service",
-         .short_name = 's',
-         .kind = OPT_DURATION,
-         .dst = &sa.service_ns,
-         .metavar = "D",
-         .help = "the constant service time D (10ms; a bare number is ms)",
-         .unit_ns = NS_PER_MS},
-        {.name = "mu",
-         .kind = OPT_RATE,
-         .dst = &sa.mu_per_s,
-         .metavar = "R",
-         .help = "service rate μ = 1/D per second, instead of --service"},
+        RATE_OPT(&sa.arrival_per_s, "arrival rate λ per second; required"),
+        SERVICE_OPT(&sa.service_ns, "the constant service time D (10ms; a bare number is ms)"),
+        MU_OPT(&sa.mu_per_s, "service rate μ = 1/D per second, instead of --service"),
         PERCENTILES_OPT(&levels),
         JSON_OPT(&json),
     };
@@ -641,12 +623,7 @@ static int cmd_model_little(int argc, char **argv)
          .dst = &l,
          .metavar = "N",
          .help = "mean number in the system (requests in flight)"},
-        {.name = "rate",
-         .short_name = 'r',
-         .kind = OPT_RATE,
-         .dst = &rate,
-         .metavar = "R",
-         .help = "throughput λ per second (the admitted rate)"},
+        RATE_OPT(&rate, "throughput λ per second (the admitted rate)"),
         {.name = "W",
          .kind = OPT_DURATION,
          .dst = &w_ns,
@@ -806,29 +783,14 @@ static int cmd_model_ladder(int argc, char **argv)
     const char *rates_s = NULL;
     bool json = false;
     struct opt opts[] = {
-        {.name = "service",
-         .short_name = 's',
-         .kind = OPT_DURATION,
-         .dst = &sa.service_ns,
-         .metavar = "D",
-         .help = "mean service time S = 1/μ (10ms; a bare number is ms)",
-         .unit_ns = NS_PER_MS},
-        {.name = "mu",
-         .kind = OPT_RATE,
-         .dst = &sa.mu_per_s,
-         .metavar = "R",
-         .help = "service rate μ per server per second, instead of --service"},
+        SERVICE_OPT(&sa.service_ns, "mean service time S = 1/μ (10ms; a bare number is ms)"),
+        MU_OPT(&sa.mu_per_s, "service rate μ per server per second, instead of --service"),
         {.name = "rates",
          .kind = OPT_STR,
          .dst = &rates_s,
          .metavar = "LIST",
          .help = "arrival rates per second: 10,20,50 or 10,20,...,90,95; required"},
-        {.name = "servers",
-         .short_name = 'c',
-         .kind = OPT_COUNT,
-         .dst = &servers,
-         .metavar = "N",
-         .help = "servers c sharing one queue (default 1: M/M/1)"},
+        SERVERS_OPT(&servers, "servers c sharing one queue (default 1: M/M/1)"),
         JSON_OPT(&json),
     };
     struct cmd_spec spec = {
