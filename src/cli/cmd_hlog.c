@@ -157,20 +157,30 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
     return code;
 }
 
-static int parse_window(const struct cmd_spec *spec, uint64_t from_ns, uint64_t to_ns, struct filter *flt)
+/* show and stats take the same --from/--to window and --unit-ratio: parse argv (the flags land
+ * in *from_ns, *to_ns and *ratio), then check the window before the ratio, so the first fault is
+ * the one reported. Returns true to go on, with the window in *flt and *args for the caller to
+ * strlist_release(); false with *code the exit code (0 after --help, 2 after a usage error) and
+ * *args already empty. */
+static bool parse_window_args(struct cmd_spec *spec, int argc, char **argv, struct strlist *args,
+                              const uint64_t *from_ns, const uint64_t *to_ns, const double *ratio,
+                              struct filter *flt, int *code)
 {
-    flt->from_s = (double)from_ns / 1e9;
-    flt->to_s = opt_find(spec, "to")->seen ? (double)to_ns / 1e9 : INFINITY;
+    int r = opt_parse(spec, argc, argv, args);
+    if (r) {
+        *code = r == 1 ? 0 : r;
+        return false;
+    }
+    flt->from_s = (double)*from_ns / 1e9;
+    flt->to_s = opt_find(spec, "to")->seen ? (double)*to_ns / 1e9 : INFINITY;
     if (flt->to_s < flt->from_s)
-        return opt_fail(spec, "--to: must not be before --from");
-    return 0;
-}
-
-static int parse_ratio(const struct cmd_spec *spec, double r)
-{
-    if (!(r > 0) || !isfinite(r))
-        return opt_fail(spec, "--unit-ratio: must be a positive number (1e6 prints ns as ms)");
-    return 0;
+        r = opt_fail(spec, "--to: must not be before --from");
+    else if (!(*ratio > 0) || !isfinite(*ratio))
+        r = opt_fail(spec, "--unit-ratio: must be a positive number (1e6 prints ns as ms)");
+    *code = r;
+    if (r)
+        strlist_release(args);
+    return r == 0;
 }
 
 /* ---- show -------------------------------------------------------------------------------- */
@@ -221,16 +231,13 @@ static int hlog_show(int argc, char **argv)
         .max_args = 1,
     };
     struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    if (r)
-        return r == 1 ? 0 : r;
     struct filter flt = {.decode = true};
-    int code = parse_window(&spec, from_ns, to_ns, &flt);
-    if (!code)
-        code = parse_ratio(&spec, ratio);
-    if (!code && (ticks < 1 || ticks > 1000))
+    int code;
+    if (!parse_window_args(&spec, argc, argv, &args, &from_ns, &to_ns, &ratio, &flt, &code))
+        return code;
+    if (ticks < 1 || ticks > 1000)
         code = opt_fail(&spec, "--ticks: must be 1..1000");
-    if (!code && tag && all_tags)
+    else if (tag && all_tags)
         code = opt_fail(&spec, "--tag and --all-tags exclude each other");
     if (code)
         goto out;
@@ -321,15 +328,12 @@ static int stats_main(const char *name, int argc, char **argv)
         .max_args = 1,
     };
     struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    if (r)
-        return r == 1 ? 0 : r;
     struct filter flt = {.decode = true};
-    int code = parse_window(&spec, from_ns, to_ns, &flt);
-    if (!code)
-        code = parse_ratio(&spec, ratio);
+    int code;
+    if (!parse_window_args(&spec, argc, argv, &args, &from_ns, &to_ns, &ratio, &flt, &code))
+        return code;
     struct scan s;
-    if (code || (code = scan_file(&spec, args.v[0], &flt, &s)))
+    if ((code = scan_file(&spec, args.v[0], &flt, &s)))
         goto out;
     if (s.intervals == 0) {
         code = opt_fail(&spec, "%s: no intervals%s", args.v[0],

@@ -23,6 +23,23 @@
     {                                                                                                                  \
         .name = "json", .kind = OPT_FLAG, .dst = (flag), .help = "print one JSON object instead of text"               \
     }
+#define RATE_OPT(rate, text)                                                                                           \
+    {                                                                                                                  \
+        .name = "rate", .short_name = 'r', .kind = OPT_RATE, .dst = (rate), .metavar = "R", .help = (text)             \
+    }
+#define SERVICE_OPT(service_ns, text)                                                                                  \
+    {                                                                                                                  \
+        .name = "service", .short_name = 's', .kind = OPT_DURATION, .dst = (service_ns), .metavar = "D",               \
+        .help = (text), .unit_ns = NS_PER_MS                                                                           \
+    }
+#define MU_OPT(mu, text)                                                                                               \
+    {                                                                                                                  \
+        .name = "mu", .kind = OPT_RATE, .dst = (mu), .metavar = "R", .help = (text)                                    \
+    }
+#define SERVERS_OPT(servers, text)                                                                                     \
+    {                                                                                                                  \
+        .name = "servers", .short_name = 'c', .kind = OPT_COUNT, .dst = (servers), .metavar = "N", .help = (text)      \
+    }
 #define PERCENTILES_OPT(list)                                                                                          \
     {                                                                                                                  \
         .name = "percentiles", .kind = OPT_STR, .dst = (list), .metavar = "LIST",                                      \
@@ -310,16 +327,6 @@ static void json_means(struct json *j, double utilisation, double p_wait, double
     json_kv_double(j, "mean_in_system", mean_in_system);
 }
 
-/* One element of a "percentiles" array: level q (a fraction) and the two times in ms. */
-static void json_level(struct json *j, double q, double wait_ms, double response_ms)
-{
-    json_object_begin(j);
-    json_kv_double(j, "p", q * 100);
-    json_kv_double(j, "wait_ms", wait_ms);
-    json_kv_double(j, "response_ms", response_ms);
-    json_object_end(j);
-}
-
 /* ---- mm1 and mmc ------------------------------------------------------------------------ */
 
 struct level_list {
@@ -335,9 +342,77 @@ static int parse_levels(const struct cmd_spec *spec, const char *s, struct level
     return rc;
 }
 
+/* The wait and response times (s) of each level of a list, as a model computed them; ok[i] is
+ * false where it could not (only M/D/1, when ρ is too close to 1). */
+struct level_times {
+    double *wait_s, *response_s;
+    bool *ok;
+};
+
+static void level_times_init(struct level_times *t, size_t n)
+{
+    t->wait_s = xcalloc(n ? n : 1, sizeof *t->wait_s);
+    t->response_s = xcalloc(n ? n : 1, sizeof *t->response_s);
+    t->ok = xcalloc(n ? n : 1, sizeof *t->ok);
+}
+
+static void level_times_release(struct level_times *t)
+{
+    free(t->wait_s);
+    free(t->response_s);
+    free(t->ok);
+}
+
+static void mmc_level_times(const struct model_mmc *m, const struct level_list *lv, struct level_times *t)
+{
+    level_times_init(t, lv->n);
+    for (size_t i = 0; i < lv->n; i++) {
+        model_mmc_wait_quantile(m, lv->q[i], &t->wait_s[i]);
+        model_mmc_response_quantile(m, lv->q[i], &t->response_s[i]);
+        t->ok[i] = true;
+    }
+}
+
+/* The level table under every calculator's formulas; with times_T (M/M/1) each row also says
+ * the response time as a multiple of the mean, −ln(1−q)·T. */
+static void levels_text(FILE *out, const struct level_list *lv, const struct level_times *t, bool times_T)
+{
+    fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
+    for (size_t i = 0; i < lv->n; i++) {
+        char lvl[32], a[64], b[64];
+        fmt_level(lv->q[i], lvl, sizeof lvl);
+        if (!t->ok[i]) {
+            fprintf(out, "  %-16s not computed: needs more than %u queue-length states (ρ too close to 1)\n", lvl,
+                    MODEL_MD1_MAX_STATES);
+            continue;
+        }
+        fprintf(out, "  %-16s %-14s %s", lvl, fmt_time(t->wait_s[i], a, sizeof a),
+                fmt_time(t->response_s[i], b, sizeof b));
+        if (times_T)
+            fprintf(out, "  (%.4g·T)", -log1p(-lv->q[i]));
+        fputc('\n', out);
+    }
+}
+
+/* The "percentiles" array of every --json: level p (percent) and the two times in ms, null
+ * where not computed. */
+static void levels_json(struct json *j, const struct level_list *lv, const struct level_times *t)
+{
+    json_key(j, "percentiles");
+    json_array_begin(j);
+    for (size_t i = 0; i < lv->n; i++) {
+        json_object_begin(j);
+        json_kv_double(j, "p", lv->q[i] * 100);
+        json_kv_double(j, "wait_ms", t->ok[i] ? t->wait_s[i] * 1e3 : NAN);
+        json_kv_double(j, "response_ms", t->ok[i] ? t->response_s[i] * 1e3 : NAN);
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
 static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_list *lv)
 {
-    char a[64], b[64];
+    char a[64];
     double S = 1 / m->service_per_s;
     if (m->servers == 1) {
         fprintf(out, "M/M/1: one FCFS server, Poisson arrivals, exponential service times\n");
@@ -369,18 +444,10 @@ static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_li
                 "             response T = W + Exp(μ), P(T > t) = e^(−μt) + Cμ·e^(−min(θ,μ)t)·(1−e^(−|θ−μ|t))/|θ−μ|\n"
                 "             (Cμt·e^(−μt) when θ = μ), solved for t by bisection\n");
     }
-    fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
-    for (size_t i = 0; i < lv->n; i++) {
-        double w = 0, t = 0;
-        model_mmc_wait_quantile(m, lv->q[i], &w);
-        model_mmc_response_quantile(m, lv->q[i], &t);
-        char lvl[32];
-        fprintf(out, "  %-16s %-14s %s", fmt_level(lv->q[i], lvl, sizeof lvl), fmt_time(w, a, sizeof a),
-                fmt_time(t, b, sizeof b));
-        if (m->servers == 1)
-            fprintf(out, "  (%.4g·T)", -log1p(-lv->q[i]));
-        fputc('\n', out);
-    }
+    struct level_times t;
+    mmc_level_times(m, lv, &t);
+    levels_text(out, lv, &t, m->servers == 1);
+    level_times_release(&t);
 }
 
 static void mmc_json_fields(struct json *j, const struct model_mmc *m, const struct level_list *lv)
@@ -388,15 +455,10 @@ static void mmc_json_fields(struct json *j, const struct model_mmc *m, const str
     json_rates(j, m->servers, m->arrival_per_s, 1e3 / m->service_per_s, m->service_per_s);
     json_kv_double(j, "offered_erlangs", m->offered);
     json_means(j, m->utilisation, m->p_wait, m->mean_wait_s, m->mean_response_s, m->mean_in_queue, m->mean_in_system);
-    json_key(j, "percentiles");
-    json_array_begin(j);
-    for (size_t i = 0; i < lv->n; i++) {
-        double w = 0, t = 0;
-        model_mmc_wait_quantile(m, lv->q[i], &w);
-        model_mmc_response_quantile(m, lv->q[i], &t);
-        json_level(j, lv->q[i], w * 1e3, t * 1e3);
-    }
-    json_array_end(j);
+    struct level_times t;
+    mmc_level_times(m, lv, &t);
+    levels_json(j, lv, &t);
+    level_times_release(&t);
 }
 
 static int run_mmc(int argc, char **argv, bool multi)
@@ -407,30 +469,10 @@ static int run_mmc(int argc, char **argv, bool multi)
     const char *levels = DEFAULT_PERCENTILES;
     struct opt opts[] = {
         /* first, so that mm1 can use the table from opts + 1 */
-        {.name = "servers",
-         .short_name = 'c',
-         .kind = OPT_COUNT,
-         .dst = &servers,
-         .metavar = "N",
-         .help = "number of servers c sharing one queue; required"},
-        {.name = "rate",
-         .short_name = 'r',
-         .kind = OPT_RATE,
-         .dst = &sa.arrival_per_s,
-         .metavar = "R",
-         .help = "arrival rate λ per second (70, 70/s, 4200/m); required"},
-        {.name = "service",
-         .short_name = 's',
-         .kind = OPT_DURATION,
-         .dst = &sa.service_ns,
-         .metavar = "D",
-         .help = "mean service time S = 1/μ per request (10ms; a bare number is ms)",
-         .unit_ns = NS_PER_MS},
-        {.name = "mu",
-         .kind = OPT_RATE,
-         .dst = &sa.mu_per_s,
-         .metavar = "R",
-         .help = "service rate μ per server per second, instead of --service"},
+        SERVERS_OPT(&servers, "number of servers c sharing one queue; required"),
+        RATE_OPT(&sa.arrival_per_s, "arrival rate λ per second (70, 70/s, 4200/m); required"),
+        SERVICE_OPT(&sa.service_ns, "mean service time S = 1/μ per request (10ms; a bare number is ms)"),
+        MU_OPT(&sa.mu_per_s, "service rate μ per server per second, instead of --service"),
         PERCENTILES_OPT(&levels),
         JSON_OPT(&json),
     };
@@ -494,24 +536,9 @@ static int cmd_model_md1(int argc, char **argv)
     bool json = false;
     const char *levels = DEFAULT_PERCENTILES;
     struct opt opts[] = {
-        {.name = "rate",
-         .short_name = 'r',
-         .kind = OPT_RATE,
-         .dst = &sa.arrival_per_s,
-         .metavar = "R",
-         .help = "arrival rate λ per second; required"},
-        {.name = "service",
-         .short_name = 's',
-         .kind = OPT_DURATION,
-         .dst = &sa.service_ns,
-         .metavar = "D",
-         .help = "the constant service time D (10ms; a bare number is ms)",
-         .unit_ns = NS_PER_MS},
-        {.name = "mu",
-         .kind = OPT_RATE,
-         .dst = &sa.mu_per_s,
-         .metavar = "R",
-         .help = "service rate μ = 1/D per second, instead of --service"},
+        RATE_OPT(&sa.arrival_per_s, "arrival rate λ per second; required"),
+        SERVICE_OPT(&sa.service_ns, "the constant service time D (10ms; a bare number is ms)"),
+        MU_OPT(&sa.mu_per_s, "service rate μ = 1/D per second, instead of --service"),
         PERCENTILES_OPT(&levels),
         JSON_OPT(&json),
     };
@@ -543,21 +570,19 @@ static int cmd_model_md1(int argc, char **argv)
         goto out;
     have_dist = true;
     const struct model_md1 *m = &d.m;
-    double *w = xmalloc(lv->n * sizeof *w);
-    bool *ok = xmalloc(lv->n * sizeof *ok);
-    for (size_t i = 0; i < lv->n; i++)
-        ok[i] = model_md1_wait_quantile(&d, lv->q[i], &w[i]) == 0;
+    struct level_times t;
+    level_times_init(&t, lv->n);
+    for (size_t i = 0; i < lv->n; i++) {
+        t.ok[i] = model_md1_wait_quantile(&d, lv->q[i], &t.wait_s[i]) == 0;
+        t.response_s[i] = t.wait_s[i] + m->service_s;
+    }
     if (json) {
         struct json j;
         json_model_begin(&j, "md1");
         json_rates(&j, 1, m->arrival_per_s, m->service_s * 1e3, 1 / m->service_s);
         json_means(&j, m->utilisation, m->utilisation, m->mean_wait_s, m->mean_response_s, m->mean_in_queue,
                    m->mean_in_system);
-        json_key(&j, "percentiles");
-        json_array_begin(&j);
-        for (size_t i = 0; i < lv->n; i++)
-            json_level(&j, lv->q[i], ok[i] ? w[i] * 1e3 : NAN, ok[i] ? (w[i] + m->service_s) * 1e3 : NAN);
-        json_array_end(&j);
+        levels_json(&j, lv, &t);
         json_model_end(&j);
     } else {
         char a[64], b[64];
@@ -575,19 +600,9 @@ static int cmd_model_md1(int argc, char **argv)
         rowf(out, "mean in queue", "Lq = λWq", "%.4g", m->mean_in_queue);
         fprintf(out, "percentiles: exact FCFS waiting time, P(W > kD+u) = Σ_j P(A=j)·P(N > k−j+1) + P(A > k),\n"
                      "             A ~ Poisson(λ(D−u)), N the stationary queue length; response T = W + D\n");
-        fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
-        for (size_t i = 0; i < lv->n; i++) {
-            char lvl[32];
-            if (ok[i])
-                fprintf(out, "  %-16s %-14s %s\n", fmt_level(lv->q[i], lvl, sizeof lvl), fmt_time(w[i], a, sizeof a),
-                        fmt_time(w[i] + m->service_s, b, sizeof b));
-            else
-                fprintf(out, "  %-16s not computed: needs more than %u queue-length states (ρ too close to 1)\n",
-                        fmt_level(lv->q[i], lvl, sizeof lvl), MODEL_MD1_MAX_STATES);
-        }
+        levels_text(out, lv, &t, false);
     }
-    free(w);
-    free(ok);
+    level_times_release(&t);
 out:
     if (have_dist)
         model_md1_dist_release(&d);
@@ -608,12 +623,7 @@ static int cmd_model_little(int argc, char **argv)
          .dst = &l,
          .metavar = "N",
          .help = "mean number in the system (requests in flight)"},
-        {.name = "rate",
-         .short_name = 'r',
-         .kind = OPT_RATE,
-         .dst = &rate,
-         .metavar = "R",
-         .help = "throughput λ per second (the admitted rate)"},
+        RATE_OPT(&rate, "throughput λ per second (the admitted rate)"),
         {.name = "W",
          .kind = OPT_DURATION,
          .dst = &w_ns,
@@ -773,29 +783,14 @@ static int cmd_model_ladder(int argc, char **argv)
     const char *rates_s = NULL;
     bool json = false;
     struct opt opts[] = {
-        {.name = "service",
-         .short_name = 's',
-         .kind = OPT_DURATION,
-         .dst = &sa.service_ns,
-         .metavar = "D",
-         .help = "mean service time S = 1/μ (10ms; a bare number is ms)",
-         .unit_ns = NS_PER_MS},
-        {.name = "mu",
-         .kind = OPT_RATE,
-         .dst = &sa.mu_per_s,
-         .metavar = "R",
-         .help = "service rate μ per server per second, instead of --service"},
+        SERVICE_OPT(&sa.service_ns, "mean service time S = 1/μ (10ms; a bare number is ms)"),
+        MU_OPT(&sa.mu_per_s, "service rate μ per server per second, instead of --service"),
         {.name = "rates",
          .kind = OPT_STR,
          .dst = &rates_s,
          .metavar = "LIST",
          .help = "arrival rates per second: 10,20,50 or 10,20,...,90,95; required"},
-        {.name = "servers",
-         .short_name = 'c',
-         .kind = OPT_COUNT,
-         .dst = &servers,
-         .metavar = "N",
-         .help = "servers c sharing one queue (default 1: M/M/1)"},
+        SERVERS_OPT(&servers, "servers c sharing one queue (default 1: M/M/1)"),
         JSON_OPT(&json),
     };
     struct cmd_spec spec = {
