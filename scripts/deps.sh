@@ -11,7 +11,8 @@ pkgs=(
   zlib1g-dev                            # HdrHistogram V2 compressed encoding
   libcmocka-dev                         # unit tests
   python3                               # independent cross-check of the statistics
-  clang libclang-rt-14-dev              # fuzz targets (libFuzzer) 
+  clang libclang-rt-14-dev              # fuzz targets (libFuzzer)
+  clang-format                          # `make format-check` (CI)
   default-jdk-headless libhdrhistogram-java  # HdrHistogram reference implementation (hlog interop tests)
   nginx-light                           # a real peer server for end-to-end tests
 )

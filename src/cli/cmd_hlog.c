@@ -49,8 +49,8 @@ struct filter {
     double from_s, to_s; /* offsets from the log's StartTime, inclusive */
     const char *tag;     /* only this tag */
     bool untagged_only;
-    bool one_sum;        /* all selected intervals into one sum (--all-tags) */
-    bool decode;         /* false: only list tags and count intervals */
+    bool one_sum; /* all selected intervals into one sum (--all-tags) */
+    bool decode;  /* false: only list tags and count intervals */
 };
 
 static void scan_release(struct scan *s)
@@ -63,7 +63,10 @@ static void scan_release(struct scan *s)
     memset(s, 0, sizeof *s);
 }
 
-static const char *tag_label(const struct tagsum *t) { return t->name ? t->name : "(untagged)"; }
+static const char *tag_label(const struct tagsum *t)
+{
+    return t->name ? t->name : "(untagged)";
+}
 
 static struct tagsum *find_tag(struct scan *s, const struct hlog_entry *e, bool create)
 {
@@ -163,8 +166,8 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
  * strlist_release(); false with *code the exit code (0 after --help, 2 after a usage error) and
  * *args already empty. */
 static bool parse_window_args(struct cmd_spec *spec, int argc, char **argv, struct strlist *args,
-                              const uint64_t *from_ns, const uint64_t *to_ns, const double *ratio,
-                              struct filter *flt, int *code)
+                              const uint64_t *from_ns, const uint64_t *to_ns, const double *ratio, struct filter *flt,
+                              int *code)
 {
     int r = opt_parse(spec, argc, argv, args);
     if (r) {
@@ -206,16 +209,35 @@ static int hlog_show(int argc, char **argv)
     uint64_t ticks = 5, from_ns = 0, to_ns = 0;
     double ratio = 1e6;
     struct opt opts[] = {
-        {.name = "tag", .short_name = 't', .kind = OPT_STR, .dst = &tag, .metavar = "T",
+        {.name = "tag",
+         .short_name = 't',
+         .kind = OPT_STR,
+         .dst = &tag,
+         .metavar = "T",
          .help = "only intervals tagged T (default: the untagged ones, as the reference tool)"},
-        {.name = "all-tags", .kind = OPT_FLAG, .dst = &all_tags, .help = "all intervals, whatever their tag, in one distribution"},
-        {.name = "ticks", .kind = OPT_COUNT, .dst = &ticks, .metavar = "N",
+        {.name = "all-tags",
+         .kind = OPT_FLAG,
+         .dst = &all_tags,
+         .help = "all intervals, whatever their tag, in one distribution"},
+        {.name = "ticks",
+         .kind = OPT_COUNT,
+         .dst = &ticks,
+         .metavar = "N",
          .help = "percentile ticks per half distance to 100% (default 5)"},
-        {.name = "unit-ratio", .kind = OPT_DOUBLE, .dst = &ratio, .metavar = "R",
+        {.name = "unit-ratio",
+         .kind = OPT_DOUBLE,
+         .dst = &ratio,
+         .metavar = "R",
          .help = "divide values by R when printing (default 1e6: ns shown as ms)"},
-        {.name = "from", .kind = OPT_DURATION, .dst = &from_ns, .metavar = "S",
+        {.name = "from",
+         .kind = OPT_DURATION,
+         .dst = &from_ns,
+         .metavar = "S",
          .help = "skip intervals that start before S after the log's StartTime"},
-        {.name = "to", .kind = OPT_DURATION, .dst = &to_ns, .metavar = "S",
+        {.name = "to",
+         .kind = OPT_DURATION,
+         .dst = &to_ns,
+         .metavar = "S",
          .help = "skip intervals that start after S after the log's StartTime"},
         {.name = "csv", .kind = OPT_FLAG, .dst = &csv, .help = "the reference's CSV variant"},
     };
@@ -305,11 +327,20 @@ static int stats_main(const char *name, int argc, char **argv)
     double ratio = 1e6;
     bool json = false;
     struct opt opts[] = {
-        {.name = "from", .kind = OPT_DURATION, .dst = &from_ns, .metavar = "S",
+        {.name = "from",
+         .kind = OPT_DURATION,
+         .dst = &from_ns,
+         .metavar = "S",
          .help = "only intervals starting at or after S from the log's StartTime (10s, 2m; bare = seconds)"},
-        {.name = "to", .kind = OPT_DURATION, .dst = &to_ns, .metavar = "S",
+        {.name = "to",
+         .kind = OPT_DURATION,
+         .dst = &to_ns,
+         .metavar = "S",
          .help = "only intervals starting at or before S from the log's StartTime"},
-        {.name = "unit-ratio", .kind = OPT_DOUBLE, .dst = &ratio, .metavar = "R",
+        {.name = "unit-ratio",
+         .kind = OPT_DOUBLE,
+         .dst = &ratio,
+         .metavar = "R",
          .help = "divide values by R (default 1e6: knee's ns shown as ms)"},
         {.name = "json", .kind = OPT_FLAG, .dst = &json, .help = "one JSON object with every number"},
     };
@@ -397,8 +428,7 @@ static int stats_main(const char *name, int argc, char **argv)
             strftime(date, sizeof date, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
         printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", args.v[0], s.intervals,
                s.intervals == 1 ? "" : "s", jf(t0, sizeof t0, s.first_offset_s, 3),
-               jf(t1, sizeof t1, s.last_end_offset_s, 3), jf(st, sizeof st, s.start_time_s, 3),
-               date);
+               jf(t1, sizeof t1, s.last_end_offset_s, 3), jf(st, sizeof st, s.start_time_s, 3), date);
         if (ratio == 1e6)
             printf("values in ms (recorded ns / 1e6)");
         else
@@ -428,9 +458,15 @@ out:
 }
 
 /* `knee stats FILE.hlog` (the stats command routes here; messages then say "knee stats") */
-int cmd_hlog_stats(int argc, char **argv) { return stats_main("stats", argc, argv); }
+int cmd_hlog_stats(int argc, char **argv)
+{
+    return stats_main("stats", argc, argv);
+}
 
-static int hlog_stats_sub(int argc, char **argv) { return stats_main("hlog stats", argc, argv); }
+static int hlog_stats_sub(int argc, char **argv)
+{
+    return stats_main("hlog stats", argc, argv);
+}
 
 /* ---- tags -------------------------------------------------------------------------------- */
 
@@ -455,8 +491,7 @@ static int hlog_tags(int argc, char **argv)
         for (size_t i = 0; i < s.n; i++) {
             char a[64], b[64];
             printf("%-20s %10zu %12s %12s\n", tag_label(&s.t[i]), s.t[i].intervals,
-                   jf(a, sizeof a, s.t[i].first_offset_s, 3),
-                   jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
+                   jf(a, sizeof a, s.t[i].first_offset_s, 3), jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
         }
         scan_release(&s);
     }
@@ -477,9 +512,16 @@ static int hlog_merge_cmd(int argc, char **argv)
     const char *out_path = NULL;
     uint64_t slot_ns = NS_PER_S;
     struct opt opts[] = {
-        {.name = "output", .short_name = 'o', .kind = OPT_STR, .dst = &out_path, .metavar = "OUT",
+        {.name = "output",
+         .short_name = 'o',
+         .kind = OPT_STR,
+         .dst = &out_path,
+         .metavar = "OUT",
          .help = "the merged log ('-' for standard output); required"},
-        {.name = "slot", .kind = OPT_DURATION, .dst = &slot_ns, .metavar = "D",
+        {.name = "slot",
+         .kind = OPT_DURATION,
+         .dst = &slot_ns,
+         .metavar = "D",
          .help = "width of the time slots intervals are summed in (default 1s, knee run's interval)"},
     };
     struct cmd_spec spec = {

@@ -34,31 +34,27 @@ static struct opt opts[] = {
     {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null (default quiet)", 0, 0, 0},
     {"listen", 'l', OPT_LIST, &a.listen, "[PRESET@]ADDR:PORT",
      "repeatable; PRESET@ sets its preset (default 127.0.0.1:0)", 0, 0, 0},
-    {"count", 'n', OPT_COUNT, &a.count, "N", "N servers per --listen: ports PORT, PORT+1, ... (or all free)", 0, 0,
-     0},
+    {"count", 'n', OPT_COUNT, &a.count, "N", "N servers per --listen: ports PORT, PORT+1, ... (or all free)", 0, 0, 0},
     {"pool", 0, OPT_COUNT, &a.pool, "N", "N slots; requests wait for one in FIFO order (0 = unlimited)", 0, 0, 0},
     {"hit-ms", 0, OPT_DURATION, &a.hit_ns, "D", "work time on a cache hit (bare number: ms)", NS_PER_MS, 0, 0},
     {"miss-ms", 0, OPT_DURATION, &a.miss_ns, "D", "work time on a cache miss (bare number: ms)", NS_PER_MS, 0, 0},
     {"miss-rate", 0, OPT_SHARE, &a.miss_rate, "P", "share of requests that miss the cache (10% or 0.1)", 0, 0, 0},
     {"pause-every", 0, OPT_DURATION, &a.pause_every_ns, "D",
      "a report job takes the table lock every D (bare number: s)", NS_PER_S, 0, 0},
-    {"pause-for", 0, OPT_DURATION, &a.pause_for_ns, "D", "... and holds it for D (default 250ms; bare number: ms)", NS_PER_MS, 0, 0},
+    {"pause-for", 0, OPT_DURATION, &a.pause_for_ns, "D", "... and holds it for D (default 250ms; bare number: ms)",
+     NS_PER_MS, 0, 0},
     {"acquire-timeout", 0, OPT_DURATION, &a.acquire_timeout_ns, "D",
      "no slot within D: 503 QUEUE_TIMEOUT (bare number: ms)", NS_PER_MS, 0, 0},
-    {"cpu-ms", 0, OPT_DURATION, &a.cpu_ns, "D", "burn D of real CPU per request on a worker (ms)",
-     NS_PER_MS, 0, 0},
+    {"cpu-ms", 0, OPT_DURATION, &a.cpu_ns, "D", "burn D of real CPU per request on a worker (ms)", NS_PER_MS, 0, 0},
     {"workers", 0, OPT_COUNT, &a.workers, "N", "CPU worker threads for --cpu-ms (default 1)", 0, 0, 0},
-    {"fanout", 0, OPT_COUNT, &a.fanout, "N", "wait for N parallel dependencies (?fanout=N per request)", 0,
-     0, 0},
+    {"fanout", 0, OPT_COUNT, &a.fanout, "N", "wait for N parallel dependencies (?fanout=N per request)", 0, 0, 0},
     {"dep-slow-prob", 0, OPT_SHARE, &a.dep_slow_prob, "P", "each dependency is slow with probability P", 0, 0, 0},
     {"dep-slow-ms", 0, OPT_DURATION, &a.dep_slow_ns, "D", "time of a slow dependency (bare number: ms)", NS_PER_MS, 0,
      0},
     {"dep-ms", 0, OPT_DURATION, &a.dep_ns, "D", "time of a normal dependency (bare number: ms)", NS_PER_MS, 0, 0},
-    {"nagle", 0, OPT_FLAG, &a.nagle, NULL,
-     "Nagle on, head and body in two writes (the 40 ms stall)", 0, 0, 0},
+    {"nagle", 0, OPT_FLAG, &a.nagle, NULL, "Nagle on, head and body in two writes (the 40 ms stall)", 0, 0, 0},
     {"seed", 0, OPT_COUNT, &a.seed, "N", "seed of every random choice (default 1; server i: N+i)", 0, 0, 0},
-    {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (default 10000)", 0,
-     0, 0},
+    {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (default 10000)", 0, 0, 0},
     {"header-timeout", 0, OPT_DURATION, &a.header_timeout_ns, "D",
      "a request head must arrive within D, else 408 (default 10s)", NS_PER_S, 0, 0},
     {"idle-timeout", 0, OPT_DURATION, &a.idle_timeout_ns, "D", "close keep-alive connections idle for D (default 60s)",
@@ -110,7 +106,10 @@ static void build_epilog(void)
         snprintf(epilog + n, sizeof epilog - n, "%s", epilog_tail);
 }
 
-static bool seen(const char *name) { return opt_find(&spec, name)->seen; }
+static bool seen(const char *name)
+{
+    return opt_find(&spec, name)->seen;
+}
 
 /* Flags override the preset: only those given on the command line are applied. */
 static void apply_flags(struct serve_config *c)
@@ -163,8 +162,7 @@ static void apply_flags(struct serve_config *c)
 }
 
 /* "report@127.0.0.1:0" → preset "report", address "127.0.0.1:0". */
-static int split_listen(const char *arg, const char *default_preset, char *preset, size_t plen, char *addr,
-                        size_t alen)
+static int split_listen(const char *arg, const char *default_preset, char *preset, size_t plen, char *addr, size_t alen)
 {
     const char *at = strchr(arg, '@');
     const char *p = default_preset;

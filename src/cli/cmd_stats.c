@@ -18,7 +18,8 @@
 static const char epilog[] =
     "Input: CSV with a header (comma, quoted fields, CRLF) or knee's binary request log\n"
     "(knee run --out x.bin); several files are concatenated in order. Files named *.hlog are\n"
-    "HdrHistogram interval logs: they go to knee hlog stats (--from/--to/--json). Empty cells in the column (a dropped request has no\n"
+    "HdrHistogram interval logs: they go to knee hlog stats (--from/--to/--json). Empty cells in the column (a dropped "
+    "request has no\n"
     "latency) are counted and left out; every other bad cell stops with FILE:LINE, exit 2.\n"
     "\n"
     "Output, per group and for all groups together (named A+B...): 1 count, mean, stdev and\n"

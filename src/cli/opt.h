@@ -33,8 +33,8 @@ void strlist_release(struct strlist *l);
 typedef int opt_parse_fn(const char *value, void *dst, char *err, size_t errlen);
 
 struct opt {
-    const char *name;    /* long name without dashes: "rate" for --rate */
-    char short_name;     /* 'r' for -r, or 0 */
+    const char *name; /* long name without dashes: "rate" for --rate */
+    char short_name;  /* 'r' for -r, or 0 */
     enum opt_kind kind;
     void *dst;
     const char *metavar; /* "R", "D", "FILE"; NULL for flags */
@@ -50,7 +50,7 @@ struct cmd_spec {
     const char *summary; /* one sentence */
     struct opt *opts;
     size_t nopts;
-    const char *epilog;  /* examples and notes printed after the options; may be NULL */
+    const char *epilog;        /* examples and notes printed after the options; may be NULL */
     size_t min_args, max_args; /* positional argument bounds; max SIZE_MAX for unbounded */
 };
 

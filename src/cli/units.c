@@ -21,7 +21,10 @@ static const struct unit duration_units[] = {
 };
 
 static const struct unit count_units[] = {
-    {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9},
+    {"k", 1e3},
+    {"K", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
 };
 
 /* Split "12.5ms" into a number and a suffix; the number must be a plain decimal. */

@@ -27,6 +27,9 @@ static inline uint64_t clock_wall_ns(void)
 }
 
 /* Nanoseconds to milliseconds as a double (the unit every report prints). */
-static inline double ns_to_ms(uint64_t ns) { return (double)ns / 1e6; }
+static inline double ns_to_ms(uint64_t ns)
+{
+    return (double)ns / 1e6;
+}
 
 #endif

@@ -10,8 +10,8 @@ const char *knee_strerror(int code)
     switch (code) {
     case KNEE_OK:
         return "success";
-#define KNEE_ERR_CASE(name, value, msg) \
-    case name:                          \
+#define KNEE_ERR_CASE(name, value, msg)                                                                                \
+    case name:                                                                                                         \
         return msg;
         KNEE_ERRORS(KNEE_ERR_CASE)
 #undef KNEE_ERR_CASE

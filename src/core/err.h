@@ -3,22 +3,22 @@
 #ifndef KNEE_CORE_ERR_H
 #define KNEE_CORE_ERR_H
 
-#define KNEE_ERRORS(X)                                                          \
-    X(KNEE_EINVAL, -5001, "invalid argument")                                   \
-    X(KNEE_ENAN, -5002, "value is not a number")                                \
-    X(KNEE_EINF, -5003, "value is infinite")                                    \
-    X(KNEE_ENEG, -5004, "value is negative")                                    \
-    X(KNEE_ERANGE, -5005, "value out of range")                                 \
-    X(KNEE_EEMPTY, -5006, "no values")                                          \
-    X(KNEE_EMISMATCH, -5007, "incompatible parameters")                         \
-    X(KNEE_EFORMAT, -5008, "malformed input")                                   \
-    X(KNEE_ETRUNC, -5009, "truncated input")                                    \
-    X(KNEE_EOVERFLOW, -5010, "count overflow")                                  \
-    X(KNEE_ETOOBIG, -5011, "input larger than allowed")                         \
-    X(KNEE_EVERSION, -5012, "unsupported format version")                       \
-    X(KNEE_ECOOKIE, -5013, "wrong cookie (not an HdrHistogram encoding)")       \
-    X(KNEE_EUNSTABLE, -5014, "unstable system (arrival rate >= capacity)")      \
-    X(KNEE_ENOTFOUND, -5015, "not found")                                       \
+#define KNEE_ERRORS(X)                                                                                                 \
+    X(KNEE_EINVAL, -5001, "invalid argument")                                                                          \
+    X(KNEE_ENAN, -5002, "value is not a number")                                                                       \
+    X(KNEE_EINF, -5003, "value is infinite")                                                                           \
+    X(KNEE_ENEG, -5004, "value is negative")                                                                           \
+    X(KNEE_ERANGE, -5005, "value out of range")                                                                        \
+    X(KNEE_EEMPTY, -5006, "no values")                                                                                 \
+    X(KNEE_EMISMATCH, -5007, "incompatible parameters")                                                                \
+    X(KNEE_EFORMAT, -5008, "malformed input")                                                                          \
+    X(KNEE_ETRUNC, -5009, "truncated input")                                                                           \
+    X(KNEE_EOVERFLOW, -5010, "count overflow")                                                                         \
+    X(KNEE_ETOOBIG, -5011, "input larger than allowed")                                                                \
+    X(KNEE_EVERSION, -5012, "unsupported format version")                                                              \
+    X(KNEE_ECOOKIE, -5013, "wrong cookie (not an HdrHistogram encoding)")                                              \
+    X(KNEE_EUNSTABLE, -5014, "unstable system (arrival rate >= capacity)")                                             \
+    X(KNEE_ENOTFOUND, -5015, "not found")                                                                              \
     X(KNEE_EUNSUPPORTED, -5016, "not supported")
 
 enum knee_err {

@@ -41,10 +41,10 @@ struct loop {
     int wakefd; /* eventfd */
     bool stopping;
     bool have_pwait2;
-    uint64_t now_ns;        /* clock_now_ns() after the last wait; cheap to read */
+    uint64_t now_ns; /* clock_now_ns() after the last wait; cheap to read */
     struct loop_timer **heap;
     size_t nheap, capheap;
-    uint64_t iterations;    /* number of waits so far (for tests and diagnostics) */
+    uint64_t iterations; /* number of waits so far (for tests and diagnostics) */
 };
 
 /* Create the epoll and eventfd descriptors. Returns 0 or -errno. */
@@ -65,7 +65,10 @@ void loop_timer_init(struct loop_timer *t, loop_timer_fn *cb, void *data);
 void loop_timer_arm(struct loop *loop, struct loop_timer *t, uint64_t deadline_ns);
 /* Disarm; harmless when not armed. */
 void loop_timer_cancel(struct loop *loop, struct loop_timer *t);
-static inline bool loop_timer_armed(const struct loop_timer *t) { return t->heap_index != (size_t)-1; }
+static inline bool loop_timer_armed(const struct loop_timer *t)
+{
+    return t->heap_index != (size_t)-1;
+}
 /* Deadline of the earliest armed timer, or UINT64_MAX. */
 uint64_t loop_next_deadline(const struct loop *loop);
 

@@ -19,7 +19,10 @@ void rng_seed(struct rng *r, uint64_t seed)
         r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 uint64_t rng_next(struct rng *r)
 {
@@ -35,7 +38,10 @@ uint64_t rng_next(struct rng *r)
     return result;
 }
 
-double rng_uniform(struct rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+double rng_uniform(struct rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 uint64_t rng_below(struct rng *r, uint64_t n)
 {
@@ -57,7 +63,10 @@ int rng_bernoulli(struct rng *r, double p)
     return rng_uniform(r) < p;
 }
 
-double rng_exp(struct rng *r, double mean) { return -mean * log1p(-rng_uniform(r)); }
+double rng_exp(struct rng *r, double mean)
+{
+    return -mean * log1p(-rng_uniform(r));
+}
 
 double rng_normal(struct rng *r)
 {
@@ -66,7 +75,10 @@ double rng_normal(struct rng *r)
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-double rng_lognormal(struct rng *r, double mu, double sigma) { return exp(mu + sigma * rng_normal(r)); }
+double rng_lognormal(struct rng *r, double mu, double sigma)
+{
+    return exp(mu + sigma * rng_normal(r));
+}
 
 double rng_pareto(struct rng *r, double xm, double alpha)
 {

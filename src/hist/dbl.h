@@ -10,7 +10,7 @@
 #define DBL_MAX_BUCKETS 64
 
 struct dbl_hist {
-    double first;                  /* upper bound of bucket 0 */
+    double first; /* upper bound of bucket 0 */
     uint64_t counts[DBL_MAX_BUCKETS];
     uint64_t total;
 };

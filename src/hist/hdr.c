@@ -14,7 +14,10 @@
 
 /* ---- parameters and index math ---- */
 
-static int floor_log2_u64(uint64_t v) { return 63 - __builtin_clzll(v); }
+static int floor_log2_u64(uint64_t v)
+{
+    return 63 - __builtin_clzll(v);
+}
 
 /* Java: (int)ceil(log(2*10^d)/log(2)). 2*10^d is never a power of two for d >= 1, so the integer
  * form below is exact and agrees with Java's floating formula. */
@@ -331,15 +334,14 @@ int hdr_add(struct hdr *dst, const struct hdr *src)
         int64_t m = max_i == top_in ? src->max_value : hdr_value_from_index(src, top_in);
         if (m > dst->max_value)
             dst->max_value = m;
-        if (src->min_value != INT64_MAX && hdr_index_of(src, src->min_value) < fit &&
-            src->min_value < dst->min_value)
+        if (src->min_value != INT64_MAX && hdr_index_of(src, src->min_value) < fit && src->min_value < dst->min_value)
             dst->min_value = src->min_value;
     }
     if (top_out != SIZE_MAX) {
         size_t max_i = hdr_index_of(src, src->max_value);
-        note_overflow(dst, max_i == top_out ? src->max_value
-                                            : hdr_highest_equivalent(src, hdr_value_from_index(src, top_out)),
-                      out);
+        note_overflow(
+            dst, max_i == top_out ? src->max_value : hdr_highest_equivalent(src, hdr_value_from_index(src, top_out)),
+            out);
     }
     if (src->overflow_count)
         note_overflow(dst, src->overflow_max, src->overflow_count);
@@ -445,7 +447,10 @@ static void iter_reset(struct hdr_iter *it, const struct hdr *h, enum hdr_iter_k
     it->visited_index = SIZE_MAX;
 }
 
-void hdr_iter_recorded_init(struct hdr_iter *it, const struct hdr *h) { iter_reset(it, h, HDR_ITER_RECORDED); }
+void hdr_iter_recorded_init(struct hdr_iter *it, const struct hdr *h)
+{
+    iter_reset(it, h, HDR_ITER_RECORDED);
+}
 
 void hdr_iter_percentile_init(struct hdr_iter *it, const struct hdr *h, int ticks_per_half_distance)
 {
@@ -579,9 +584,8 @@ bool hdr_iter_next(struct hdr_iter *it)
             it->count_added_in_step = it->total_count_to_current_index - it->total_count_to_prev_index;
             it->cumulative_count = it->total_count_to_current_index;
             /* 0/0 for an empty histogram: NaN, as Java (the positive quiet NaN, not x86's -nan) */
-            it->percentile = it->array_total
-                                 ? (100.0 * (double)it->total_count_to_current_index) / (double)it->array_total
-                                 : NAN;
+            it->percentile =
+                it->array_total ? (100.0 * (double)it->total_count_to_current_index) / (double)it->array_total : NAN;
             it->percentile_level_iterated_to =
                 it->kind == HDR_ITER_PERCENTILE ? it->percentile_to_iterate_to : it->percentile;
             it->prev_value_iterated_to = to;

@@ -16,9 +16,9 @@
 #include <stdio.h>
 
 struct hdr {
-    int64_t lowest;   /* lowest discernible value, >= 1 */
-    int64_t highest;  /* highest trackable value, >= 2 * lowest */
-    int sig_digits;   /* 1..5 */
+    int64_t lowest;  /* lowest discernible value, >= 1 */
+    int64_t highest; /* highest trackable value, >= 2 * lowest */
+    int sig_digits;  /* 1..5 */
     int unit_magnitude;
     int sub_bucket_count_magnitude;
     int sub_bucket_half_count_magnitude;
@@ -30,8 +30,8 @@ struct hdr {
     size_t counts_len;
     int64_t *counts;
     int64_t total_count;
-    int64_t min_value;  /* smallest recorded non-zero value (INT64_MAX when none) */
-    int64_t max_value;  /* largest recorded value (0 when none) */
+    int64_t min_value;      /* smallest recorded non-zero value (INT64_MAX when none) */
+    int64_t max_value;      /* largest recorded value (0 when none) */
     int64_t overflow_count; /* values > highest: counted here, not in counts[] */
     int64_t overflow_max;
     /* Interval bounds for logs (ms since the epoch or since a base; the hlog module's) */
@@ -108,14 +108,14 @@ struct hdr_iter {
     const struct hdr *h;
     enum hdr_iter_kind kind;
     /* output of each step (HistogramIterationValue) */
-    int64_t value_iterated_to;   /* reporting value of the step (recorded/percentile: the highest
-                                    equivalent value of the current bucket; linear/log: the
-                                    step's upper reporting level) */
-    int64_t value_iterated_from; /* value_iterated_to of the previous step (0 at first) */
-    int64_t count_at_value;      /* count in the bucket at the current index */
-    int64_t count_added_in_step; /* counts added since the previous step */
-    int64_t cumulative_count;    /* total counts up to and including the current bucket */
-    double percentile;           /* 100 * cumulative_count / total */
+    int64_t value_iterated_to;           /* reporting value of the step (recorded/percentile: the highest
+                                            equivalent value of the current bucket; linear/log: the
+                                            step's upper reporting level) */
+    int64_t value_iterated_from;         /* value_iterated_to of the previous step (0 at first) */
+    int64_t count_at_value;              /* count in the bucket at the current index */
+    int64_t count_added_in_step;         /* counts added since the previous step */
+    int64_t cumulative_count;            /* total counts up to and including the current bucket */
+    double percentile;                   /* 100 * cumulative_count / total */
     double percentile_level_iterated_to; /* percentile iterator: the tick; others: percentile */
     /* private state (AbstractHistogramIterator's) */
     int64_t total_count, array_total;
@@ -123,13 +123,13 @@ struct hdr_iter {
     int64_t current_value_at_index, next_value_at_index;
     int64_t prev_value_iterated_to, total_count_to_prev_index, total_count_to_current_index;
     bool fresh_sub_bucket;
-    size_t visited_index;                 /* recorded: last index reported (SIZE_MAX: none) */
-    int ticks_per_half_distance;          /* percentile */
+    size_t visited_index;        /* recorded: last index reported (SIZE_MAX: none) */
+    int ticks_per_half_distance; /* percentile */
     double percentile_to_iterate_to;
     bool reached_last;
-    int64_t value_units_per_bucket;       /* linear */
-    int64_t step_highest, step_lowest;    /* linear, log: current step's reporting level */
-    double log_base, next_log_level;      /* log */
+    int64_t value_units_per_bucket;    /* linear */
+    int64_t step_highest, step_lowest; /* linear, log: current step's reporting level */
+    double log_base, next_log_level;   /* log */
 };
 void hdr_iter_recorded_init(struct hdr_iter *it, const struct hdr *h);
 void hdr_iter_percentile_init(struct hdr_iter *it, const struct hdr *h, int ticks_per_half_distance);

@@ -16,7 +16,7 @@ extern const double prom_default_bounds_ms[11];
 
 struct prom_hist {
     size_t nbounds;
-    double bounds[PROM_MAX_BOUNDS];     /* strictly increasing, finite */
+    double bounds[PROM_MAX_BOUNDS];       /* strictly increasing, finite */
     uint64_t counts[PROM_MAX_BOUNDS + 1]; /* per bucket (not cumulative); [nbounds] is +Inf */
     uint64_t total;
     double sum;

@@ -10,7 +10,10 @@
 
 #include <string.h>
 
-void hlog_acc_init(struct hlog_acc *a) { memset(a, 0, sizeof *a); }
+void hlog_acc_init(struct hlog_acc *a)
+{
+    memset(a, 0, sizeof *a);
+}
 
 void hlog_acc_release(struct hlog_acc *a)
 {
@@ -35,9 +38,10 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
     } else if (src->unit_magnitude != a->h.unit_magnitude || src->sig_digits != a->h.sig_digits) {
         /* same digits and floor(log2(lowest)): the same bucket layout, so index-wise addition
          * is exact (the reference's add takes the same fast path) */
-        return hlog_why(KNEE_EMISMATCH, why, whylen,
-                   "%d significant digits and lowest value %lld where the sum has %d and %lld: not addable exactly",
-                   src->sig_digits, (long long)src->lowest, a->h.sig_digits, (long long)a->h.lowest);
+        return hlog_why(
+            KNEE_EMISMATCH, why, whylen,
+            "%d significant digits and lowest value %lld where the sum has %d and %lld: not addable exactly",
+            src->sig_digits, (long long)src->lowest, a->h.sig_digits, (long long)a->h.lowest);
     }
     if (src->total_count > INT64_MAX - a->h.total_count)
         return hlog_why(KNEE_EOVERFLOW, why, whylen, "the total count would pass 2^63-1");

@@ -9,10 +9,16 @@
 #include <stdint.h>
 
 /* Characters base64_encode writes for n input bytes, without the terminating NUL. */
-static inline size_t base64_encoded_len(size_t n) { return (n + 2) / 3 * 4; }
+static inline size_t base64_encoded_len(size_t n)
+{
+    return (n + 2) / 3 * 4;
+}
 
 /* Upper bound of the bytes base64_decode writes for len characters. */
-static inline size_t base64_decoded_max(size_t len) { return len / 4 * 3; }
+static inline size_t base64_decoded_max(size_t len)
+{
+    return len / 4 * 3;
+}
 
 /* Encode n bytes into out, which must hold base64_encoded_len(n) + 1 bytes (NUL-terminated).
  * Returns the characters written (excluding the NUL). */

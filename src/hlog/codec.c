@@ -53,7 +53,10 @@ static void grow(void **buf, size_t *cap, size_t need)
     *cap = n;
 }
 
-struct hlog_codec *hlog_codec_new(void) { return xcalloc(1, sizeof(struct hlog_codec)); }
+struct hlog_codec *hlog_codec_new(void)
+{
+    return xcalloc(1, sizeof(struct hlog_codec));
+}
 
 void hlog_codec_free(struct hlog_codec *c)
 {
@@ -118,7 +121,10 @@ static uint32_t be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
+static uint64_t be64(const uint8_t *p)
+{
+    return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -251,10 +257,10 @@ int hlog_why(int code, char *why, size_t whylen, const char *fmt, ...)
 /* Where decoded payload bytes go: into a histogram's counts (decode), or copied out
  * (hlog_inflate). The varint parser keeps its place across inflate windows. */
 struct sink {
-    struct hdr *h;   /* decode: counts to fill */
-    size_t index;    /* next counts index */
-    int64_t total;   /* running total_count */
-    uint8_t *copy;   /* inflate: destination, payload_len bytes */
+    struct hdr *h; /* decode: counts to fill */
+    size_t index;  /* next counts index */
+    int64_t total; /* running total_count */
+    uint8_t *copy; /* inflate: destination, payload_len bytes */
     size_t copied;
 };
 
@@ -273,15 +279,16 @@ static long sink_counts(struct sink *s, const uint8_t *p, size_t n, char *why, s
         if (v < 0) {
             /* a run of -v zero counts; v == INT64_MIN has no positive counterpart */
             if (v == INT64_MIN || (uint64_t)-v > h->counts_len - s->index)
-                return hlog_why(KNEE_EFORMAT, why, whylen, "zero run of %lld counts runs past the %zu-entry counts array",
-                             (long long)v, h->counts_len);
+                return hlog_why(KNEE_EFORMAT, why, whylen,
+                                "zero run of %lld counts runs past the %zu-entry counts array", (long long)v,
+                                h->counts_len);
             s->index += (size_t)-v;
             continue;
         }
         if (s->index >= h->counts_len)
             return hlog_why(KNEE_ERANGE, why, whylen,
-                         "a count at index %zu lies beyond the highest trackable value %lld (counts array of %zu)",
-                         s->index, (long long)h->highest, h->counts_len);
+                            "a count at index %zu lies beyond the highest trackable value %lld (counts array of %zu)",
+                            s->index, (long long)h->highest, h->counts_len);
         if (v > INT64_MAX - s->total)
             return hlog_why(KNEE_EOVERFLOW, why, whylen, "counts sum beyond 2^63-1");
         s->total += v;
@@ -299,34 +306,34 @@ static int check_header(const struct hlog_v2_header *hd, size_t *counts_len, cha
         return hlog_why(KNEE_EUNSUPPORTED, why, whylen, "a DoubleHistogram encoding (knee reads integer histograms)");
     if (base == V1_BASE || base == V0_BASE || base == V1_COMPRESSED_BASE || base == V0_COMPRESSED_BASE)
         return hlog_why(KNEE_EVERSION, why, whylen, "a V0/V1 encoding (cookie 0x%08x, HdrHistogram before 2.1)",
-                     hd->cookie);
+                        hd->cookie);
     if (base != V2_BASE)
         return hlog_why(KNEE_ECOOKIE, why, whylen, "cookie 0x%08x is not an HdrHistogram V2 encoding", hd->cookie);
     if (hd->normalizing_index_offset != 0)
         return hlog_why(KNEE_EUNSUPPORTED, why, whylen, "normalizing index offset %d (a shifted DoubleHistogram)",
-                     hd->normalizing_index_offset);
+                        hd->normalizing_index_offset);
     if (hd->int_to_double_ratio != 1.0)
         return hlog_why(KNEE_EUNSUPPORTED, why, whylen, "integer-to-double ratio %g (a DoubleHistogram)",
-                     hd->int_to_double_ratio);
+                        hd->int_to_double_ratio);
     if (hd->sig_digits < 1 || hd->sig_digits > 5)
         return hlog_why(KNEE_ERANGE, why, whylen, "%d significant digits (knee supports 1..5)", hd->sig_digits);
     if (hd->lowest < 1 || hd->highest / 2 < hd->lowest)
         return hlog_why(KNEE_EFORMAT, why, whylen, "lowest %lld / highest %lld trackable values are inconsistent",
-                     (long long)hd->lowest, (long long)hd->highest);
+                        (long long)hd->lowest, (long long)hd->highest);
     size_t bytes = hdr_memory_bytes(hd->lowest, hd->highest, hd->sig_digits);
     if (bytes == 0)
         return hlog_why(KNEE_ERANGE, why, whylen, "lowest %lld, highest %lld at %d digits exceeds a 62-bit index space",
-                     (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
+                        (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
     *counts_len = bytes / sizeof(int64_t);
     if (*counts_len > HLOG_MAX_COUNTS_LEN)
         return hlog_why(KNEE_ERANGE, why, whylen,
-                     "range exceeds knee's: %lld..%lld at %d digits needs %zu counts (knee's limit %zu)",
-                     (long long)hd->lowest, (long long)hd->highest, hd->sig_digits, *counts_len,
-                     (size_t)HLOG_MAX_COUNTS_LEN);
+                        "range exceeds knee's: %lld..%lld at %d digits needs %zu counts (knee's limit %zu)",
+                        (long long)hd->lowest, (long long)hd->highest, hd->sig_digits, *counts_len,
+                        (size_t)HLOG_MAX_COUNTS_LEN);
     /* every payload entry advances at least one index and takes at most 9 bytes */
     if ((uint64_t)hd->payload_len > (uint64_t)*counts_len * HLOG_VARINT_MAX_BYTES)
-        return hlog_why(KNEE_ETOOBIG, why, whylen, "payload length %u is more than %zu counts can take", hd->payload_len,
-                     *counts_len);
+        return hlog_why(KNEE_ETOOBIG, why, whylen, "payload length %u is more than %zu counts can take",
+                        hd->payload_len, *counts_len);
     return 0;
 }
 
@@ -355,7 +362,7 @@ static int begin_sink(struct sink *s, const struct hlog_v2_header *hd, size_t co
         }
         if (hdr_init(out, hd->lowest, hd->highest, hd->sig_digits) != 0)
             return hlog_why(KNEE_ERANGE, why, whylen, "histogram parameters %lld..%lld at %d digits rejected",
-                         (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
+                            (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
         if (out->counts_len != counts_len) {
             hdr_release(out);
             return hlog_why(KNEE_ERANGE, why, whylen, "counts array size disagrees with the header");
@@ -387,8 +394,7 @@ static int feed(struct sink *s, const uint8_t *p, size_t n, size_t *keep, char *
     return 0;
 }
 
-static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct hlog_codec *c, char *why,
-                        size_t whylen)
+static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct hlog_codec *c, char *why, size_t whylen)
 {
     if (len < HLOG_V2_HEADER_BYTES)
         return hlog_why(KNEE_ETRUNC, why, whylen, "%zu bytes, shorter than the 40-byte V2 header", len);
@@ -400,7 +406,7 @@ static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct 
         return r;
     if (hd.payload_len > len - HLOG_V2_HEADER_BYTES)
         return hlog_why(KNEE_ETRUNC, why, whylen, "payload length %u but only %zu bytes follow the header",
-                     hd.payload_len, len - HLOG_V2_HEADER_BYTES);
+                        hd.payload_len, len - HLOG_V2_HEADER_BYTES);
     struct sink s;
     if ((r = begin_sink(&s, &hd, counts_len, out, c, why, whylen)))
         return r;
@@ -465,7 +471,7 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
         return hlog_why(KNEE_EFORMAT, why, whylen, "zlib: %s", z->msg ? z->msg : "bad compressed data");
     if (got < sizeof head)
         return hlog_why(KNEE_ETRUNC, why, whylen, "compressed data inflates to %zu bytes, less than the 40-byte header",
-                     got);
+                        got);
     struct hlog_v2_header hd;
     hlog_v2_header_parse(head, &hd);
     size_t counts_len;
@@ -487,7 +493,7 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
         }
         if (got == 0) {
             r = hlog_why(KNEE_ETRUNC, why, whylen, "payload length %u but the compressed data holds only %u bytes",
-                      hd.payload_len, hd.payload_len - (uint32_t)remaining);
+                         hd.payload_len, hd.payload_len - (uint32_t)remaining);
             goto fail;
         }
         remaining -= got;
@@ -506,7 +512,7 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
     zr = inflate_some(z, extra, sizeof extra, &got);
     if (got > 0) {
         r = hlog_why(KNEE_ETOOBIG, why, whylen, "compressed data inflates beyond the header's payload length %u",
-                  hd.payload_len);
+                     hd.payload_len);
         goto fail;
     }
     if (zr != Z_STREAM_END) {
@@ -526,8 +532,7 @@ fail:
     return r;
 }
 
-static int decode_any(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr *out, char *why,
-                      size_t whylen)
+static int decode_any(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr *out, char *why, size_t whylen)
 {
     if (len < 4)
         return hlog_why(KNEE_ETRUNC, why, whylen, "%zu bytes, too short for a cookie", len);
@@ -574,8 +579,8 @@ int hlog_decode_base64_reuse(struct hlog_codec *c, const char *text, size_t len,
     return r;
 }
 
-int hlog_inflate(struct hlog_codec *c, const uint8_t *buf, size_t len, const uint8_t **out, size_t *out_len,
-                 char *why, size_t whylen)
+int hlog_inflate(struct hlog_codec *c, const uint8_t *buf, size_t len, const uint8_t **out, size_t *out_len, char *why,
+                 size_t whylen)
 {
     if (why && whylen)
         why[0] = '\0';
@@ -587,8 +592,7 @@ int hlog_inflate(struct hlog_codec *c, const uint8_t *buf, size_t len, const uin
     return 0;
 }
 
-int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struct hdr *out, char *why,
-                       size_t whylen)
+int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struct hdr *out, char *why, size_t whylen)
 {
     grow((void **)&c->bin, &c->bin_cap, base64_decoded_max(len) + 1);
     size_t n, bad;
@@ -596,7 +600,7 @@ int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struc
         if (bad >= len)
             return hlog_why(KNEE_EFORMAT, why, whylen, "base64 length %zu is not a multiple of 4", len);
         return hlog_why(KNEE_EFORMAT, why, whylen, "bad base64 at character %zu ('%c')", bad + 1,
-                     (text[bad] >= 0x20 && text[bad] < 0x7f) ? text[bad] : '?');
+                        (text[bad] >= 0x20 && text[bad] < 0x7f) ? text[bad] : '?');
     }
     return hlog_decode(c, c->bin, n, out, why, whylen);
 }

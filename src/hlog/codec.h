@@ -81,8 +81,7 @@ int hlog_encode_base64(struct hlog_codec *c, const struct hdr *h, const char **t
 int hlog_decode(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr *out, char *why, size_t whylen);
 
 /* Base64 text → hlog_decode. KNEE_EFORMAT for bad base64 (why names the offset). */
-int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struct hdr *out, char *why,
-                       size_t whylen);
+int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struct hdr *out, char *why, size_t whylen);
 
 /* hlog_decode / hlog_decode_base64 into a histogram that may already be initialised (*h_ready):
  * when its lowest, highest and digits equal the encoding's its memory is reused (reset and
@@ -96,8 +95,8 @@ int hlog_decode_base64_reuse(struct hlog_codec *c, const char *text, size_t len,
 /* Inflate a compressed V2 encoding back to its uncompressed form (header + payload), with the
  * same bounds as hlog_decode; *out lives in c until the next call. For tests and tools that
  * want the varints themselves. */
-int hlog_inflate(struct hlog_codec *c, const uint8_t *buf, size_t len, const uint8_t **out, size_t *out_len,
-                 char *why, size_t whylen);
+int hlog_inflate(struct hlog_codec *c, const uint8_t *buf, size_t len, const uint8_t **out, size_t *out_len, char *why,
+                 size_t whylen);
 
 /* Parse the 40-byte header at p (len >= 40) without validating it. */
 void hlog_v2_header_parse(const uint8_t *p, struct hlog_v2_header *hd);

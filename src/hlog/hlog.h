@@ -17,8 +17,8 @@
 #include <stdio.h>
 
 #define HLOG_FORMAT_VERSION "1.3"
-#define HLOG_MAX_VALUE_UNIT_RATIO 1e6 /* ns -> ms in the Interval_Max column */
-#define HLOG_TAG_MAX 255              /* bytes in a tag */
+#define HLOG_MAX_VALUE_UNIT_RATIO 1e6    /* ns -> ms in the Interval_Max column */
+#define HLOG_TAG_MAX 255                 /* bytes in a tag */
 #define HLOG_LINE_MAX ((size_t)32 << 20) /* a longer line is refused, not buffered */
 
 /* ---- writer ------------------------------------------------------------------------------ */
@@ -98,12 +98,12 @@ double hlog_reader_start_time(const struct hlog_reader *r);
 
 /* A running sum of interval histograms, exact (index-wise). The first histogram fixes the
  * bucket layout (significant digits and floor(log2(lowest))); later ones must share it
- * (KNEE_EMISMATCH), as only then is the sum exact. The range grows as the reference's auto-resizing accumulator does (to cover a
- * larger max), so its bucket count — printed in the percentile footer — matches Java's. */
+ * (KNEE_EMISMATCH), as only then is the sum exact. The range grows as the reference's auto-resizing accumulator does
+ * (to cover a larger max), so its bucket count — printed in the percentile footer — matches Java's. */
 struct hlog_acc {
     struct hdr h;
-    bool used;     /* h is initialised */
-    size_t added;  /* histograms added */
+    bool used;    /* h is initialised */
+    size_t added; /* histograms added */
 };
 void hlog_acc_init(struct hlog_acc *a);
 void hlog_acc_release(struct hlog_acc *a);

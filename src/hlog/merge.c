@@ -25,7 +25,7 @@ struct item {
 };
 
 struct tag_info {
-    char *name;   /* NULL for untagged */
+    char *name; /* NULL for untagged */
     bool seen_params;
     int sig_digits, unit_magnitude;
     int64_t lowest;
@@ -244,8 +244,7 @@ int hlog_merge(FILE *out, const char *const *paths, size_t npaths, double slot_s
     qsort(m.items, m.n, sizeof *m.items, cmp_item);
 
     char comment[128];
-    snprintf(comment, sizeof comment, "Merged by knee %s from %zu log%s", KNEE_VERSION, npaths,
-             npaths == 1 ? "" : "s");
+    snprintf(comment, sizeof comment, "Merged by knee %s from %zu log%s", KNEE_VERSION, npaths, npaths == 1 ? "" : "s");
     struct hlog_writer *w;
     if ((rc = hlog_writer_open(&w, out, base, comment))) {
         failf(&m, rc, "writing the merged log: %s", knee_strerror(rc));

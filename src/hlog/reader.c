@@ -51,9 +51,15 @@ void hlog_reader_free(struct hlog_reader *r)
     free(r);
 }
 
-const char *hlog_reader_error(const struct hlog_reader *r) { return r->err; }
+const char *hlog_reader_error(const struct hlog_reader *r)
+{
+    return r->err;
+}
 
-double hlog_reader_start_time(const struct hlog_reader *r) { return r->have_start ? r->start_time_s : NAN; }
+double hlog_reader_start_time(const struct hlog_reader *r)
+{
+    return r->have_start ? r->start_time_s : NAN;
+}
 
 static int errf(struct hlog_reader *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(struct hlog_reader *r, int code, const char *fmt, ...)
@@ -121,7 +127,10 @@ static int next_line(struct hlog_reader *r, char **line, size_t *len)
     }
 }
 
-static bool is_delim(char c) { return c == ',' || c == ' ' || c == '\t'; }
+static bool is_delim(char c)
+{
+    return c == ',' || c == ' ' || c == '\t';
+}
 
 /* Split a line into at most max fields at commas/spaces (runs count as one). Returns the
  * number of fields found, or max + 1 when there are more. */

@@ -29,7 +29,10 @@ bool hlog_tag_valid(const char *s)
     return n >= 1 && n <= HLOG_TAG_MAX;
 }
 
-static int write_status(FILE *f) { return ferror(f) ? -EIO : 0; }
+static int write_status(FILE *f)
+{
+    return ferror(f) ? -EIO : 0;
+}
 
 int hlog_writer_open(struct hlog_writer **out, FILE *f, double start_time_epoch_s, const char *comment)
 {

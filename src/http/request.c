@@ -11,7 +11,10 @@
 /* Above this http-parser's own (compile-time 80 KiB) limit would fire first. */
 #define HEADER_CAP_MAX (64 * 1024)
 
-static struct http_request_parser *from(http_parser *hp) { return hp->data; }
+static struct http_request_parser *from(http_parser *hp)
+{
+    return hp->data;
+}
 
 /* Count header-block bytes; past the cap the request is answered 431. Returning nonzero
  * from a callback makes http-parser stop with an HPE_CB_* error. */
@@ -119,8 +122,7 @@ void http_request_parser_init(struct http_request_parser *p, size_t max_header_b
     p->max_body_bytes = max_body_bytes;
 }
 
-size_t http_request_parse(struct http_request_parser *p, const char *data, size_t len,
-                          enum http_request_state *state)
+size_t http_request_parse(struct http_request_parser *p, const char *data, size_t len, enum http_request_state *state)
 {
     if (p->complete) { /* the caller has not called http_request_next() */
         *state = HTTP_REQUEST_DONE;

@@ -30,8 +30,8 @@ enum http_request_state {
 struct http_request {
     enum http_method method;
     unsigned short http_major, http_minor;
-    bool keep_alive;              /* false: answer with Connection: close and close after it */
-    bool upgrade;                 /* Upgrade/CONNECT: nothing after this request is HTTP */
+    bool keep_alive; /* false: answer with Connection: close and close after it */
+    bool upgrade;    /* Upgrade/CONNECT: nothing after this request is HTTP */
     size_t url_len;
     char url[HTTP_REQUEST_URL_MAX + 1]; /* NUL-terminated request target as sent */
 };
@@ -57,14 +57,16 @@ void http_request_parser_init(struct http_request_parser *p, size_t max_header_b
  * bytes consumed and sets *state. After HTTP_REQUEST_DONE read p->req, answer it, then call
  * http_request_next() before parsing more. After HTTP_REQUEST_ERROR, p->error_status says
  * how to answer; the connection must then be closed (the stream position is lost). */
-size_t http_request_parse(struct http_request_parser *p, const char *data, size_t len,
-                          enum http_request_state *state);
+size_t http_request_parse(struct http_request_parser *p, const char *data, size_t len, enum http_request_state *state);
 
 /* Forget the completed request and get ready for the next one on the same connection. */
 void http_request_next(struct http_request_parser *p);
 
 /* True when part of a request has arrived but not all of it (a slow or stalled client). */
-static inline bool http_request_partial(const struct http_request_parser *p) { return p->in_message && !p->complete; }
+static inline bool http_request_partial(const struct http_request_parser *p)
+{
+    return p->in_message && !p->complete;
+}
 
 /* The path part of the request target (up to '?'), and its length. For "http://h/p?q"
  * absolute forms the scheme and authority are skipped. */

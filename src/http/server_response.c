@@ -43,9 +43,8 @@ size_t http_response_head(char *buf, size_t cap, int status, const char *date, c
                      "%s"
                      "\r\n",
                      status, http_reason(status), date ? "Date: " : "", date ? date : "", date ? "\r\n" : "",
-                     content_type ? "Content-Type: " : "", content_type ? content_type : "",
-                     content_type ? "\r\n" : "", content_length, extra ? extra : "",
-                     close ? "Connection: close\r\n" : "");
+                     content_type ? "Content-Type: " : "", content_type ? content_type : "", content_type ? "\r\n" : "",
+                     content_length, extra ? extra : "", close ? "Connection: close\r\n" : "");
     if (n < 0 || (size_t)n >= cap)
         return 0;
     return (size_t)n;

@@ -55,10 +55,22 @@ static void close_(struct json *j, char c)
     fputc(c, j->out);
 }
 
-void json_object_begin(struct json *j) { open(j, '{'); }
-void json_object_end(struct json *j) { close_(j, '}'); }
-void json_array_begin(struct json *j) { open(j, '['); }
-void json_array_end(struct json *j) { close_(j, ']'); }
+void json_object_begin(struct json *j)
+{
+    open(j, '{');
+}
+void json_object_end(struct json *j)
+{
+    close_(j, '}');
+}
+void json_array_begin(struct json *j)
+{
+    open(j, '[');
+}
+void json_array_end(struct json *j)
+{
+    close_(j, ']');
+}
 
 static void write_string(FILE *out, const char *s)
 {
@@ -174,4 +186,7 @@ void json_kv_bool(struct json *j, const char *key, bool v)
     json_bool(j, v);
 }
 
-void json_end(struct json *j) { fputc('\n', j->out); }
+void json_end(struct json *j)
+{
+    fputc('\n', j->out);
+}

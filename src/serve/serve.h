@@ -31,32 +31,32 @@
 
 /* Everything that shapes one server. Durations in ns; 0 means "none" unless noted. */
 struct serve_config {
-    char preset[SERVE_NAME_MAX];     /* label printed in "listening on ... (PRESET)" */
-    char listen[SERVE_ADDR_MAX];     /* "127.0.0.1:0", "[::1]:8080", "localhost:9000" */
+    char preset[SERVE_NAME_MAX]; /* label printed in "listening on ... (PRESET)" */
+    char listen[SERVE_ADDR_MAX]; /* "127.0.0.1:0", "[::1]:8080", "localhost:9000" */
 
-    bool null_response;              /* the null target: a fixed tiny 200, no work at all */
-    unsigned pool;                   /* slots ("database connections"); 0 = unlimited */
-    uint64_t acquire_timeout_ns;     /* waiting longer for a slot → 503 QUEUE_TIMEOUT; 0 = forever */
-    uint64_t hit_ns, miss_ns;        /* simulated work: miss_ns with probability miss_rate, else hit_ns */
+    bool null_response;          /* the null target: a fixed tiny 200, no work at all */
+    unsigned pool;               /* slots ("database connections"); 0 = unlimited */
+    uint64_t acquire_timeout_ns; /* waiting longer for a slot → 503 QUEUE_TIMEOUT; 0 = forever */
+    uint64_t hit_ns, miss_ns;    /* simulated work: miss_ns with probability miss_rate, else hit_ns */
     double miss_rate;
-    uint64_t pause_every_ns;         /* a background job holds the table lock for pause_for_ns */
-    uint64_t pause_for_ns;           /*   every pause_every_ns (first one at start + every) */
-    uint64_t cpu_ns;                 /* > 0: work is real CPU burnt on a worker thread */
-    unsigned workers;                /* CPU worker threads (>= 1 when cpu_ns > 0) */
-    unsigned fanout;                 /* parallel simulated dependencies per request; 0 = none */
-    double dep_slow_prob;            /* each dependency is slow with this probability */
-    uint64_t dep_slow_ns, dep_ns;    /* slow and normal dependency times */
-    bool nagle;                      /* Nagle on, head and body in two writes (default: TCP_NODELAY, one write) */
-    uint64_t seed;                   /* every random choice derives from it */
+    uint64_t pause_every_ns;      /* a background job holds the table lock for pause_for_ns */
+    uint64_t pause_for_ns;        /*   every pause_every_ns (first one at start + every) */
+    uint64_t cpu_ns;              /* > 0: work is real CPU burnt on a worker thread */
+    unsigned workers;             /* CPU worker threads (>= 1 when cpu_ns > 0) */
+    unsigned fanout;              /* parallel simulated dependencies per request; 0 = none */
+    double dep_slow_prob;         /* each dependency is slow with this probability */
+    uint64_t dep_slow_ns, dep_ns; /* slow and normal dependency times */
+    bool nagle;                   /* Nagle on, head and body in two writes (default: TCP_NODELAY, one write) */
+    uint64_t seed;                /* every random choice derives from it */
 
-    unsigned max_conns;              /* connection limit; beyond it: 503 CONN_LIMIT and close */
-    uint64_t header_timeout_ns;      /* a request's head must arrive within this (from its first byte,
-                                        or from accept); else 408 and close */
-    uint64_t idle_timeout_ns;        /* a keep-alive connection idle this long is closed */
-    uint64_t grace_ns;               /* on stop, in-flight requests get this long to finish */
-    size_t max_header_bytes;         /* request line + fields above this → 431 */
-    uint64_t max_body_bytes;         /* request body above this → 413 */
-    uint64_t max_work_ns;            /* cap on /work?ms=N */
+    unsigned max_conns;         /* connection limit; beyond it: 503 CONN_LIMIT and close */
+    uint64_t header_timeout_ns; /* a request's head must arrive within this (from its first byte,
+                                   or from accept); else 408 and close */
+    uint64_t idle_timeout_ns;   /* a keep-alive connection idle this long is closed */
+    uint64_t grace_ns;          /* on stop, in-flight requests get this long to finish */
+    size_t max_header_bytes;    /* request line + fields above this → 431 */
+    uint64_t max_body_bytes;    /* request body above this → 413 */
+    uint64_t max_work_ns;       /* cap on /work?ms=N */
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
@@ -64,20 +64,20 @@ struct serve_config {
  * ok, rejected, cancelled (client left while waiting), executed for a client that left
  * during the work (its response is a write failure), or still in flight. */
 struct serve_counters {
-    uint64_t active;          /* requests holding their turn: working (sleep, CPU, dependencies) */
-    uint64_t waiting;         /* requests waiting for a slot, the report lock or a CPU worker */
-    uint64_t executed;        /* work requests whose work ran to the end */
-    uint64_t ok;              /* work requests answered 200 */
-    uint64_t rejected;        /* work requests answered 503 QUEUE_TIMEOUT */
-    uint64_t cancelled;       /* work requests dropped while waiting because the client left */
-    uint64_t write_failures;  /* responses that could not be written (client gone) */
-    uint64_t requests;        /* every request parsed, /health and /stats included */
-    uint64_t bad_requests;    /* answered 400, 413, 414 or 431 */
-    uint64_t timeouts;        /* connections closed by the header-read timeout (408) */
-    uint64_t connections;     /* open now */
+    uint64_t active;         /* requests holding their turn: working (sleep, CPU, dependencies) */
+    uint64_t waiting;        /* requests waiting for a slot, the report lock or a CPU worker */
+    uint64_t executed;       /* work requests whose work ran to the end */
+    uint64_t ok;             /* work requests answered 200 */
+    uint64_t rejected;       /* work requests answered 503 QUEUE_TIMEOUT */
+    uint64_t cancelled;      /* work requests dropped while waiting because the client left */
+    uint64_t write_failures; /* responses that could not be written (client gone) */
+    uint64_t requests;       /* every request parsed, /health and /stats included */
+    uint64_t bad_requests;   /* answered 400, 413, 414 or 431 */
+    uint64_t timeouts;       /* connections closed by the header-read timeout (408) */
+    uint64_t connections;    /* open now */
     uint64_t connections_total;
-    uint64_t conn_refused;    /* turned away by the connection limit */
-    uint64_t pauses;          /* report-job pauses started */
+    uint64_t conn_refused; /* turned away by the connection limit */
+    uint64_t pauses;       /* report-job pauses started */
     double uptime_s;
 };
 

@@ -39,10 +39,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define CONN_IN_CAP 4096   /* unparsed bytes after the request in progress */
-#define CONN_OUT_CAP 4096  /* responses not yet written */
-#define RESP_MAX 1024      /* the largest single response this server formats */
-#define MAX_CUTS 64        /* write boundaries kept for --nagle (two per response) */
+#define CONN_IN_CAP 4096  /* unparsed bytes after the request in progress */
+#define CONN_OUT_CAP 4096 /* responses not yet written */
+#define RESP_MAX 1024     /* the largest single response this server formats */
+#define MAX_CUTS 64       /* write boundaries kept for --nagle (two per response) */
 #define LISTEN_BACKLOG 4096
 #define ACCEPT_BATCH 64
 #define MAX_FANOUT 1000
@@ -59,12 +59,12 @@ struct work {
     bool keep_alive, head_only;
     bool miss;
     unsigned fanout, slow_deps;
-    uint64_t work_ns;   /* planned work (simulated wait or CPU time) */
-    uint64_t deps_ns;   /* the slowest dependency */
-    uint64_t entry_ns;  /* request complete (server entry) */
-    uint64_t slot_ns;   /* slot taken */
-    uint64_t start_ns;  /* processing start: slot and lock passed (CPU: a worker took it) */
-    uint64_t end_ns;    /* work and dependencies done */
+    uint64_t work_ns;  /* planned work (simulated wait or CPU time) */
+    uint64_t deps_ns;  /* the slowest dependency */
+    uint64_t entry_ns; /* request complete (server entry) */
+    uint64_t slot_ns;  /* slot taken */
+    uint64_t start_ns; /* processing start: slot and lock passed (CPU: a worker took it) */
+    uint64_t end_ns;   /* work and dependencies done */
     struct loop_timer timer;
     struct work *prev, *next; /* slot queue or lock queue */
     struct cpu_job job;
@@ -84,11 +84,11 @@ struct conn {
     struct work w;
     uint64_t accepted_ns, idle_since_ns, partial_since_ns;
     uint64_t nreq;
-    bool busy;     /* a work request is in flight; parsing is paused */
-    bool closing;  /* close once the output is written */
-    bool dead;     /* socket closed; the struct lives until the work in flight ends */
+    bool busy;    /* a work request is in flight; parsing is paused */
+    bool closing; /* close once the output is written */
+    bool dead;    /* socket closed; the struct lives until the work in flight ends */
     bool peer_eof;
-    bool parsing;  /* inside process_input(): a request finishing at once must not re-enter it */
+    bool parsing; /* inside process_input(): a request finishing at once must not re-enter it */
     size_t in_start, in_end;
     size_t out_start, out_end;
     unsigned ncuts, cut0;
@@ -100,8 +100,8 @@ struct conn {
 /* Counters written by the loop thread (plain increments, relaxed atomics so other threads
  * may read them) and gauges also touched by CPU workers (atomic read-modify-write). */
 struct counters {
-    _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts,
-        connections, connections_total, conn_refused, pauses;
+    _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts, connections,
+        connections_total, conn_refused, pauses;
     _Atomic int64_t active, waiting;
 };
 
@@ -134,7 +134,7 @@ struct serve_handle {
     char null_resp[2][256];
     size_t null_len[2], null_head_len[2];
 
-    struct conn *conns;     /* every live struct conn (open or dead) */
+    struct conn *conns; /* every live struct conn (open or dead) */
     struct conn *free_conns;
     uint64_t nconn_structs;
 
@@ -163,9 +163,15 @@ static inline void dec(_Atomic uint64_t *v)
     atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) - 1, memory_order_relaxed);
 }
 
-static inline void gauge_add(_Atomic int64_t *g, int64_t d) { atomic_fetch_add_explicit(g, d, memory_order_relaxed); }
+static inline void gauge_add(_Atomic int64_t *g, int64_t d)
+{
+    atomic_fetch_add_explicit(g, d, memory_order_relaxed);
+}
 
-static inline uint64_t get(const _Atomic uint64_t *v) { return atomic_load_explicit(v, memory_order_relaxed); }
+static inline uint64_t get(const _Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
 
 /* ---- output ------------------------------------------------------------------------ */
 
@@ -425,7 +431,10 @@ static void respond_null(struct conn *c, bool close, bool head_only)
     }
 }
 
-static double ms(uint64_t ns) { return (double)ns / 1e6; }
+static double ms(uint64_t ns)
+{
+    return (double)ns / 1e6;
+}
 
 static void respond_work(struct conn *c)
 {
@@ -1106,11 +1115,20 @@ fail:
     return r;
 }
 
-int serve_port(const struct serve_handle *h) { return h->port; }
+int serve_port(const struct serve_handle *h)
+{
+    return h->port;
+}
 
-const char *serve_address(const struct serve_handle *h) { return h->bound; }
+const char *serve_address(const struct serve_handle *h)
+{
+    return h->bound;
+}
 
-const struct serve_config *serve_config_of(const struct serve_handle *h) { return &h->cfg; }
+const struct serve_config *serve_config_of(const struct serve_handle *h)
+{
+    return &h->cfg;
+}
 
 void serve_counters(const struct serve_handle *h, struct serve_counters *o)
 {
@@ -1137,18 +1155,18 @@ void serve_counters(const struct serve_handle *h, struct serve_counters *o)
 
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap,
-                     "{\"preset\":\"%s\",\"active\":%llu,\"waiting\":%llu,\"executed\":%llu,\"ok\":%llu,"
-                     "\"rejected\":%llu,\"cancelled\":%llu,\"write_failures\":%llu,\"requests\":%llu,"
-                     "\"bad_requests\":%llu,\"timeouts\":%llu,\"connections\":%llu,\"connections_total\":%llu,"
-                     "\"conn_refused\":%llu,\"pauses\":%llu,\"uptime_s\":%.3f}",
-                     preset ? preset : "", (unsigned long long)c->active, (unsigned long long)c->waiting,
-                     (unsigned long long)c->executed, (unsigned long long)c->ok, (unsigned long long)c->rejected,
-                     (unsigned long long)c->cancelled, (unsigned long long)c->write_failures,
-                     (unsigned long long)c->requests, (unsigned long long)c->bad_requests,
-                     (unsigned long long)c->timeouts, (unsigned long long)c->connections,
-                     (unsigned long long)c->connections_total, (unsigned long long)c->conn_refused,
-                     (unsigned long long)c->pauses, c->uptime_s);
+    int n =
+        snprintf(buf, cap,
+                 "{\"preset\":\"%s\",\"active\":%llu,\"waiting\":%llu,\"executed\":%llu,\"ok\":%llu,"
+                 "\"rejected\":%llu,\"cancelled\":%llu,\"write_failures\":%llu,\"requests\":%llu,"
+                 "\"bad_requests\":%llu,\"timeouts\":%llu,\"connections\":%llu,\"connections_total\":%llu,"
+                 "\"conn_refused\":%llu,\"pauses\":%llu,\"uptime_s\":%.3f}",
+                 preset ? preset : "", (unsigned long long)c->active, (unsigned long long)c->waiting,
+                 (unsigned long long)c->executed, (unsigned long long)c->ok, (unsigned long long)c->rejected,
+                 (unsigned long long)c->cancelled, (unsigned long long)c->write_failures,
+                 (unsigned long long)c->requests, (unsigned long long)c->bad_requests, (unsigned long long)c->timeouts,
+                 (unsigned long long)c->connections, (unsigned long long)c->connections_total,
+                 (unsigned long long)c->conn_refused, (unsigned long long)c->pauses, c->uptime_s);
     if (n < 0 || (size_t)n >= cap)
         return 0;
     return (size_t)n;

@@ -59,7 +59,10 @@ static inline uint64_t load_key(const unsigned char *base, size_t i)
     return k;
 }
 
-static inline void store_key(unsigned char *base, size_t i, uint64_t k) { memcpy(base + i * 8, &k, 8); }
+static inline void store_key(unsigned char *base, size_t i, uint64_t k)
+{
+    memcpy(base + i * 8, &k, 8);
+}
 
 static int cmp_double(const void *a, const void *b)
 {

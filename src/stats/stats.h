@@ -68,10 +68,10 @@ void stats_share(const double *sorted, size_t n, double threshold, struct share 
 #define STATS_MIN_BEYOND 10
 struct pct_ci {
     double p_percent, confidence;
-    double value;          /* nearest-rank point estimate */
-    double lo, hi;         /* the interval, in value units */
+    double value;  /* nearest-rank point estimate */
+    double lo, hi; /* the interval, in value units */
     size_t lo_rank, hi_rank;
-    double coverage;       /* achieved coverage, >= confidence when defined */
+    double coverage; /* achieved coverage, >= confidence when defined */
     size_t beyond;
     bool defined, too_few;
 };

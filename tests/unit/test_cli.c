@@ -81,8 +81,13 @@ static int parse_with(int argc, char **argv, uint64_t *dur, double *rate, bool *
         {.name = "quiet", .short_name = 'q', .kind = OPT_FLAG, .dst = flag, .help = "quiet"},
         {.name = "header", .short_name = 'H', .kind = OPT_LIST, .dst = hdrs, .metavar = "H", .help = "header"},
     };
-    struct cmd_spec spec = {.name = "test", .usage = "[options] URL", .summary = "a test", .opts = opts,
-                            .nopts = OPT_COUNT_OF(opts), .min_args = 1, .max_args = 2};
+    struct cmd_spec spec = {.name = "test",
+                            .usage = "[options] URL",
+                            .summary = "a test",
+                            .opts = opts,
+                            .nopts = OPT_COUNT_OF(opts),
+                            .min_args = 1,
+                            .max_args = 2};
     return opt_parse(&spec, argc, argv, args);
 }
 

@@ -214,7 +214,8 @@ static void test_hdr_properties(void **state)
                 int64_t exact = v[rank - 1], got = hdr_value_at_percentile(&all, ps[k]);
                 /* the reported value is the top of the exact value's bucket ... */
                 if (!hdr_values_equivalent(&all, exact, got)) {
-                    print_error("shape %d d=%d p=%g rank %zu: exact %lld hdr %lld\n", shape, d, ps[k], rank, (long long)exact, (long long)got);
+                    print_error("shape %d d=%d p=%g rank %zu: exact %lld hdr %lld\n", shape, d, ps[k], rank,
+                                (long long)exact, (long long)got);
                     fail();
                 }
                 /* ... so within the stated relative precision */
@@ -362,11 +363,17 @@ static void test_hdr_corrected(void **state)
     struct {
         int64_t value, count, interval, highest;
     } cases[] = {
-        {100, 1, 10, 1000000},         {105, 2, 10, 1000000},   {10, 1, 10, 1000000},
-        {19, 1, 10, 1000000},          {20, 1, 10, 1000000},    {5, 1, 0, 1000000},
-        {1000, 1, -3, 1000000},        {3000000, 1, 7, 1000000}, /* partly overflowing, bucket path */
-        {200000000, 3, 13, H_1H_NS},   /* 1.5e7 terms: bucket path */
-        {123456789, 1, 1000, 100000000}, {2000000, 1, 1000000, 1000000},
+        {100, 1, 10, 1000000},
+        {105, 2, 10, 1000000},
+        {10, 1, 10, 1000000},
+        {19, 1, 10, 1000000},
+        {20, 1, 10, 1000000},
+        {5, 1, 0, 1000000},
+        {1000, 1, -3, 1000000},
+        {3000000, 1, 7, 1000000},    /* partly overflowing, bucket path */
+        {200000000, 3, 13, H_1H_NS}, /* 1.5e7 terms: bucket path */
+        {123456789, 1, 1000, 100000000},
+        {2000000, 1, 1000000, 1000000},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hdr a, b;
@@ -508,11 +515,23 @@ static void test_java_fixed(void **state)
         int d;
         const char *want;
     } c[] = {
-        {0.125, 2, "0.13"},      {1.005, 2, "1.01"},        {2.5, 0, "3"},          {0.0005, 3, "0.001"},
-        {1e-7, 3, "0.000"},      {999.9996, 3, "1000.000"}, {0.15, 0, "0"},         {1.0 / 3, 12, "0.333333333333"},
-        {0.0, 3, "0.000"},       {1e21, 2, "1000000000000000000000.00"},             {123456789.0, 3, "123456789.000"},
-        {0.9, 12, "0.900000000000"}, {INFINITY, 2, "Infinity"}, {1.000447, 3, "1.000"}, {2.7684, 3, "2.768"},
-        {9.5, 0, "10"},          {-1.5, 1, "-1.5"},
+        {0.125, 2, "0.13"},
+        {1.005, 2, "1.01"},
+        {2.5, 0, "3"},
+        {0.0005, 3, "0.001"},
+        {1e-7, 3, "0.000"},
+        {999.9996, 3, "1000.000"},
+        {0.15, 0, "0"},
+        {1.0 / 3, 12, "0.333333333333"},
+        {0.0, 3, "0.000"},
+        {1e21, 2, "1000000000000000000000.00"},
+        {123456789.0, 3, "123456789.000"},
+        {0.9, 12, "0.900000000000"},
+        {INFINITY, 2, "Infinity"},
+        {1.000447, 3, "1.000"},
+        {2.7684, 3, "2.768"},
+        {9.5, 0, "10"},
+        {-1.5, 1, "-1.5"},
     };
     char buf[64];
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -724,8 +743,9 @@ static void test_dbl(void **state)
  * Reads the command script of tests/e2e/hdr_java/HdrCheck.java from stdin and prints the same
  * lines that program prints with the Java library; the e2e test diffs the two. */
 
-static const double java_pcts[] = {0, 1e-9, 0.001, 0.1, 0.5, 1, 5, 10, 12.345, 20, 25, 33.3, 50, 66.6, 75,
-                                   80, 87.5, 90, 95, 97.5, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 99.9999, 100};
+static const double java_pcts[] = {0,  1e-9, 0.001, 0.1,   0.5,   1,      5,       10, 12.345, 20,
+                                   25, 33.3, 50,    66.6,  75,    80,     87.5,    90, 95,     97.5,
+                                   99, 99.5, 99.9,  99.95, 99.99, 99.999, 99.9999, 100};
 
 static unsigned long long dbits(double d)
 {
@@ -770,8 +790,8 @@ static void java_dump(const struct hdr *h)
     dump_steps("log2", &it);
     hdr_iter_log_init(&it, h, 3, 1.7);
     dump_steps("log17", &it);
-    int64_t probes[] = {0,      1,      2,         1023, 1024,    2047,          2048,          2049, 4095,
-                        4096,   100000, 999999,    1000000, 123456789, max, max / 3, hdr_min(h), 3599999999999LL};
+    int64_t probes[] = {0,    1,      2,      1023,    1024,      2047, 2048,    2049,       4095,
+                        4096, 100000, 999999, 1000000, 123456789, max,  max / 3, hdr_min(h), 3599999999999LL};
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
         int64_t x = probes[i];
         printf("idx %lld %lld %lld %lld %lld %lld %lld\n", (long long)x, (long long)hdr_lowest_equivalent(h, x),

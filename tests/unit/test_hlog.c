@@ -209,8 +209,8 @@ static void test_varint_roundtrip(void **state)
 
 static const char vector_b64[] =
     "HISTFAAAAEV42pNpmSzMwMCgyAABTBDKT4GBgdnNYMcCBvsPEBEJISEuATEZMQ4uASkhIR4nrxg9v2lMaxhvMekILGZkKmcCAEf2CsI=";
-static const int64_t vector_varints[] = {12, 9,  9,  5,   8,  11, 14,  11, 4, 5,   8, 13, 9, 9, 6,
-                                         33, 37, 46, 23, 39, 139, 86, 173, 22, 8, -82, 1, -60, 1};
+static const int64_t vector_varints[] = {12, 9,  9,  5,  8,  11,  14, 11,  4,  5, 8,   13, 9,   9, 6,
+                                         33, 37, 46, 23, 39, 139, 86, 173, 22, 8, -82, 1,  -60, 1};
 
 static void test_vector_decodes_exactly(void **state)
 {
@@ -296,7 +296,7 @@ static void test_roundtrip_many_shapes(void **state)
             fill_random(&h, k + 1, 5000);
         else
             hdr_record(&h, 1, 3); /* tiny range */
-        hdr_record(&h, 0, 2);   /* zeros at index 0 */
+        hdr_record(&h, 0, 2);     /* zeros at index 0 */
         for (int compressed = 0; compressed < 2; compressed++) {
             const uint8_t *bin;
             size_t n;
@@ -527,11 +527,13 @@ static void test_writer_reader_roundtrip(void **state)
     assert_int_equal(hlog_writer_write(w, "x", 0, -1, &h[0]), KNEE_EINVAL);
     assert_int_equal(hlog_writer_close(w), 0);
     fclose(f);
-    assert_true(strncmp(buf, "#[a test log]\n#[Histogram log format version 1.3]\n#[StartTime: 1700000000.500 "
-                             "(seconds since epoch), ",
+    assert_true(strncmp(buf,
+                        "#[a test log]\n#[Histogram log format version 1.3]\n#[StartTime: 1700000000.500 "
+                        "(seconds since epoch), ",
                         100) == 0);
-    assert_non_null(strstr(buf, "\n#[BaseTime: 1700000000.500 (seconds since epoch)]\n\"StartTimestamp\","
-                                "\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n0.000,1.000,"));
+    assert_non_null(strstr(buf,
+                           "\n#[BaseTime: 1700000000.500 (seconds since epoch)]\n\"StartTimestamp\","
+                           "\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n0.000,1.000,"));
     assert_non_null(strstr(buf, "\nTag=api,0.250,1.000,"));
     assert_non_null(strstr(buf, "\nTag=db-1,0.500,1.000,"));
 
@@ -922,13 +924,31 @@ static void test_java_numbers(void **state)
         int prec;
         const char *want;
     } cases[] = {
-        {1.005, 3, "1.005"},     {1.005, 2, "1.01"},       {0.15, 1, "0.2"},          {1.0625, 3, "1.063"},
-        {1.0625, 2, "1.06"},     {0.45, 1, "0.5"},         {0.25, 1, "0.3"},          {0.35, 1, "0.4"},
-        {2.0004999999999997, 3, "2.000"}, {999.9996, 3, "1000.000"}, {999.9996, 0, "1000"}, {0.0, 3, "0.000"},
-        {0.0004, 3, "0.000"},    {0.0005, 3, "0.001"},     {0.0005, 2, "0.00"},       {123456.789, 2, "123456.79"},
-        {123456.789, 0, "123457"}, {9.995, 2, "10.00"},    {-0.0001, 3, "-0.000"},    {5e-324, 3, "0.000"},
-        {0.0625, 12, "0.062500000000"}, {1.0 / 3, 12, "0.333333333333"}, {2768895 / 1e6, 3, "2.769"},
-        {0.45, 20, "0.45000000000000000000"}, {1e15, 2, "1000000000000000.00"},
+        {1.005, 3, "1.005"},
+        {1.005, 2, "1.01"},
+        {0.15, 1, "0.2"},
+        {1.0625, 3, "1.063"},
+        {1.0625, 2, "1.06"},
+        {0.45, 1, "0.5"},
+        {0.25, 1, "0.3"},
+        {0.35, 1, "0.4"},
+        {2.0004999999999997, 3, "2.000"},
+        {999.9996, 3, "1000.000"},
+        {999.9996, 0, "1000"},
+        {0.0, 3, "0.000"},
+        {0.0004, 3, "0.000"},
+        {0.0005, 3, "0.001"},
+        {0.0005, 2, "0.00"},
+        {123456.789, 2, "123456.79"},
+        {123456.789, 0, "123457"},
+        {9.995, 2, "10.00"},
+        {-0.0001, 3, "-0.000"},
+        {5e-324, 3, "0.000"},
+        {0.0625, 12, "0.062500000000"},
+        {1.0 / 3, 12, "0.333333333333"},
+        {2768895 / 1e6, 3, "2.769"},
+        {0.45, 20, "0.45000000000000000000"},
+        {1e15, 2, "1000000000000000.00"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char b[64];
@@ -937,9 +957,12 @@ static void test_java_numbers(void **state)
             fail_msg("%.17g %%.%df: got '%s', Java prints '%s'", cases[i].v, cases[i].prec, b, cases[i].want);
     }
     char b[32];
-    hdr_java_fixed(b, sizeof b, NAN, 3); assert_string_equal(b, "NaN");
-    hdr_java_fixed(b, sizeof b, INFINITY, 3); assert_string_equal(b, "Infinity");
-    hdr_java_fixed(b, sizeof b, -INFINITY, 3); assert_string_equal(b, "-Infinity");
+    hdr_java_fixed(b, sizeof b, NAN, 3);
+    assert_string_equal(b, "NaN");
+    hdr_java_fixed(b, sizeof b, INFINITY, 3);
+    assert_string_equal(b, "Infinity");
+    hdr_java_fixed(b, sizeof b, -INFINITY, 3);
+    assert_string_equal(b, "-Infinity");
 }
 
 /* Printed by the Java reference: Histogram(1, 3600000000000, 3) with 1000..10000 step 1000,
@@ -976,7 +999,8 @@ static void test_printer_golden(void **state)
     f = open_memstream(&buf, &len);
     assert_int_equal(hdr_percentiles_print(f, &h, 2, 1000.0, true), 0);
     fclose(f);
-    assert_non_null(strstr(buf, "\"Value\",\"Percentile\",\"TotalCount\",\"1/(1-Percentile)\"\n0.000,0.000000000000,1,1.00\n"));
+    assert_non_null(
+        strstr(buf, "\"Value\",\"Percentile\",\"TotalCount\",\"1/(1-Percentile)\"\n0.000,0.000000000000,1,1.00\n"));
     assert_non_null(strstr(buf, "\n1500.159,1.000000000000,17,Infinity\n"));
     free(buf);
     hdr_release(&h);

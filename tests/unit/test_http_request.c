@@ -263,7 +263,8 @@ static void test_response_head(void **state)
                              "Server: knee\r\nContent-Type: application/json\r\nContent-Length: 12\r\nX-A: b\r\n"
                              "Connection: close\r\n\r\n");
     n = http_response_head(buf, sizeof buf, 431, NULL, NULL, 0, NULL, false);
-    assert_string_equal(buf, "HTTP/1.1 431 Request Header Fields Too Large\r\nServer: knee\r\nContent-Length: 0\r\n\r\n");
+    assert_string_equal(buf,
+                        "HTTP/1.1 431 Request Header Fields Too Large\r\nServer: knee\r\nContent-Length: 0\r\n\r\n");
     assert_int_equal(http_response_head(buf, 20, 200, NULL, NULL, 0, NULL, false), 0);
 }
 

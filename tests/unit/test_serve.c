@@ -640,8 +640,8 @@ static void test_idle_timeout_closes_quietly(void **state)
     struct resp r;
     tsend(c, "GET / HTTP/1.1\r\n\r\n");
     assert_int_equal(tread(c, &r), 0);
-    assert_false(tsees_close(c, 200));  /* still open well before the idle timeout */
-    assert_true(tsees_close(c, 5000));  /* closed after it */
+    assert_false(tsees_close(c, 200)); /* still open well before the idle timeout */
+    assert_true(tsees_close(c, 5000)); /* closed after it */
     tclose(c);
     struct serve_counters fc;
     serve_stop(h, &fc);

@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define assert_near(a, b, rel)                                                                              \
-    do {                                                                                                    \
-        double a_ = (a), b_ = (b);                                                                          \
-        if (!(fabs(a_ - b_) <= (rel) * fmax(fabs(a_), fabs(b_)))) {                                         \
-            print_error("%s = %.17g, expected %.17g (rel %g)\n", #a, a_, b_, (double)(rel));                \
-            fail();                                                                                         \
-        }                                                                                                   \
+#define assert_near(a, b, rel)                                                                                         \
+    do {                                                                                                               \
+        double a_ = (a), b_ = (b);                                                                                     \
+        if (!(fabs(a_ - b_) <= (rel)*fmax(fabs(a_), fabs(b_)))) {                                                      \
+            print_error("%s = %.17g, expected %.17g (rel %g)\n", #a, a_, b_, (double)(rel));                           \
+            fail();                                                                                                    \
+        }                                                                                                              \
     } while (0)
 
 static const double ten[10] = {10, 10, 11, 11, 12, 12, 13, 13, 110, 180};
@@ -274,8 +274,8 @@ static void test_ci_brute_force(void **state)
                     assert_true(cov < confs[c]);
                 } else {
                     if (rc != 0 || (int)lo != blo || (int)hi != bhi) {
-                        print_error("n=%d p=%g conf=%g: got (%zu,%zu) rc %d, brute (%d,%d)\n", ns[i], ps[j], confs[c], lo,
-                                    hi, rc, blo, bhi);
+                        print_error("n=%d p=%g conf=%g: got (%zu,%zu) rc %d, brute (%d,%d)\n", ns[i], ps[j], confs[c],
+                                    lo, hi, rc, blo, bhi);
                         fail();
                     }
                     assert_near(cov, bcov, 1e-12);
@@ -368,7 +368,8 @@ static void test_ci_on_samples(void **state)
 static int python_driver(void)
 {
     static const double pcts[] = {0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100};
-    static const char *pct_names[] = {"0.1", "1", "5", "10", "25", "50", "75", "90", "95", "99", "99.5", "99.9", "99.99", "100"};
+    static const char *pct_names[] = {"0.1", "1",  "5",  "10",   "25",   "50",    "75",
+                                      "90",  "95", "99", "99.5", "99.9", "99.99", "100"};
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, stdin) > 0) {
@@ -392,7 +393,8 @@ static int python_driver(void)
         printf("set\nmean %a\nstdev %a\n", stats_mean(v, n), stats_stdev(v, n));
         stats_sort(v, n);
         for (int k = 1; k < 100; k++)
-            printf("q6 %d %a\nq7 %d %a\n", k, stats_quantile(v, n, k / 100.0, 6), k, stats_quantile(v, n, k / 100.0, 7));
+            printf("q6 %d %a\nq7 %d %a\n", k, stats_quantile(v, n, k / 100.0, 6), k,
+                   stats_quantile(v, n, k / 100.0, 7));
         for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
             printf("nr %s %a\n", pct_names[i], stats_nearest_rank(v, n, pcts[i]));
         free(v);
