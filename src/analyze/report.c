@@ -5,7 +5,7 @@
 #include "analyze/report.h"
 
 #include "core/err.h"
-#include "report/json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "hlog/hlog.h"
-#include "report/json.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * tables and sentences on stdout, one progress note per round on stderr. */
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 #include "lab/lab.h"

@@ -3,11 +3,11 @@
  * The mathematics lives in src/model; this file parses flags and lays out the output. */
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 #include "model/model.h"
-#include "report/json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * flag is one line naming it and exit code 2. */
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 #include "hlog/hlog.h"
@@ -11,7 +11,7 @@
 #include "load/run.h"
 #include "load/threshold.h"
 #include "net/url.h"
-#include "report/run_report.h"
+#include "runreport/runreport.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,7 +5,7 @@
 #include "analyze/report.h"
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 

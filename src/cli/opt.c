@@ -1,7 +1,7 @@
 /* Table-driven option parsing: --name VALUE, --name=VALUE, -x VALUE, and flags. */
 #include "cli/opt.h"
 
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 

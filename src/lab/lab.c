@@ -5,7 +5,7 @@
 
 #include "core/err.h"
 #include "reqlog/reqlog.h"
-#include "report/run_report.h"
+#include "runreport/runreport.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * average of per-thread or per-target percentiles). */
 #include "load/threshold.h"
 
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
 

@@ -2,8 +2,8 @@
  * docs/FORMATS.md, "knee run JSON"). Both read a finished struct run_result and write to a
  * FILE * the caller owns; they print only measured values (a statistic without samples is
  * "-" in text and null in JSON). */
-#ifndef KNEE_REPORT_RUN_REPORT_H
-#define KNEE_REPORT_RUN_REPORT_H
+#ifndef KNEE_RUNREPORT_H
+#define KNEE_RUNREPORT_H
 
 #include <stddef.h>
 #include <stdio.h>

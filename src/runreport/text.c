@@ -2,9 +2,9 @@
  * T1 actual send, T5 full response), because "latency" means different things in an open and
  * a closed loop; outcomes come with the accounting identities so nothing can go missing
  * unnoticed. */
-#include "report/run_report.h"
+#include "runreport/runreport.h"
 
-#include "cli/units.h"
+#include "core/units.h"
 #include "core/clock.h"
 
 #include <math.h>

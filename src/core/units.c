@@ -1,5 +1,5 @@
 /* Unit parsing and printing. The suffix tables below are the single source of truth. */
-#include "cli/units.h"
+#include "core/units.h"
 
 #include "core/clock.h"
 #include "core/err.h"

@@ -1,7 +1,7 @@
 /* A small streaming JSON writer over FILE *: it tracks nesting and commas so callers write
  * keys and values in order. Non-finite numbers are written as null (JSON has no NaN). */
-#ifndef KNEE_REPORT_JSON_H
-#define KNEE_REPORT_JSON_H
+#ifndef KNEE_CORE_JSON_H
+#define KNEE_CORE_JSON_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* One table of units drives both parsing and printing: durations (ns internally), rates
  * (per second), counts (10k, 2M) and shares (1%, 0.01). Parsers accept the whole string or
  * fail; they never read a prefix and ignore the rest. */
-#ifndef KNEE_CLI_UNITS_H
-#define KNEE_CLI_UNITS_H
+#ifndef KNEE_CORE_UNITS_H
+#define KNEE_CORE_UNITS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* `knee run --json`: the summary as one JSON object (docs/FORMATS.md, "knee run JSON").
  * Milliseconds everywhere, as the text; a statistic without samples is null. */
-#include "report/run_report.h"
+#include "runreport/runreport.h"
 
-#include "report/json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,11 +1,11 @@
-/* Unit tests for src/report: the JSON writer's nesting, commas, escaping and numbers. */
+/* Unit tests for src/core/json: the JSON writer's nesting, commas, escaping and numbers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "report/json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Streaming JSON writer (RFC 8259 strings: quotes, backslash and control bytes escaped). */
-#include "report/json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <stdlib.h>
