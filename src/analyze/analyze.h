@@ -2,7 +2,7 @@
  * column's unit, knee's is milliseconds) with their whole-second times. The statistics
  * themselves (sorting, percentiles, means, intervals, histograms) come from src/stats and
  * src/hist; this module decides which numbers to compute and how windows are cut, following
- * the article's analysis (../shared/seeds/000_…) where it gives a rule. Thread-safe: no state. */
+ * the statistics-lab article's analysis where it gives a rule. Thread-safe: no state. */
 #ifndef KNEE_ANALYZE_ANALYZE_H
 #define KNEE_ANALYZE_ANALYZE_H
 

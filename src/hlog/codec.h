@@ -1,5 +1,5 @@
 /* The HdrHistogram V2 encoding, uncompressed and zlib-compressed, written from the byte
- * layout in ../shared/reference/measurement-methods.md §4.6 (the Java reference's
+ * layout of the HdrHistogram V2 encoding (the Java reference's
  * encodeIntoByteBuffer / encodeIntoCompressedByteBuffer): a 40-byte big-endian header
  * (cookie, payload length, normalizing index offset, significant digits, lowest and highest
  * trackable value, integer-to-double ratio) followed by the counts as ZigZag LEB128-64b9B

@@ -1,7 +1,7 @@
 /* HdrHistogram interval logs (.hlog, "Histogram log format version 1.3"): the writer knee run
  * uses, a reader with the reference reader's semantics, exact accumulation and merging of
  * intervals. Written from
- * the description in ../shared/reference/measurement-methods.md §4.7; docs/FORMATS.md says
+ * the HdrHistogram project's log format description; docs/FORMATS.md says
  * what knee writes.
  *
  * Values in knee's logs are nanoseconds; the Interval_Max column is written with a max-value

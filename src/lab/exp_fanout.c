@@ -1,4 +1,4 @@
-/* knee lab fanout (MISSION.md §4): pages that wait for N parallel dependencies, each slow
+/* knee lab fanout (the knee article): pages that wait for N parallel dependencies, each slow
  * (200 ms) with probability 2%, at 40 pages/s for N = 1, 2, 5, 10, 20. The share of pages
  * that took 200 ms or more is set against 1 − (1 − p)^N (src/model), with its Wilson 95%
  * interval. All N run at once as separate targets of one open-loop run: the server's

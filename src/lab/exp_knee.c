@@ -1,4 +1,4 @@
-/* knee lab knee (MISSION.md §4): the flat server (10 ms of CPU per request on one worker,
+/* knee lab knee (the knee article): the flat server (10 ms of CPU per request on one worker,
  * capacity 100/s) under a ladder of Poisson rates. Per rate: percentiles and the mean next
  * to the M/M/1 and M/D/1 predictions of src/model, and Little's law with L measured
  * independently of the client — the server's in-flight gauge sampled every millisecond. */

@@ -1,4 +1,4 @@
-/* knee lab nagle (MISSION.md §1, the article's first run): the same quiet server twice, once
+/* knee lab nagle (the statistics-lab article, its first run): the same quiet server twice, once
  * with Nagle's algorithm on and the response written as head and body in two writes, once
  * with TCP_NODELAY and one write, both under a closed loop. With Nagle the body waits for
  * the ACK of the head, which the client delays (RFC 1122): the median shows it. */

@@ -1,4 +1,4 @@
-/* knee lab queue (MISSION.md §2): the queue server (4 slots, 503 QUEUE_TIMEOUT after 250 ms
+/* knee lab queue (the queueing article): the queue server (4 slots, 503 QUEUE_TIMEOUT after 250 ms
  * waiting for one) under four rounds, with every outcome counted on both sides and the
  * accounting identities checked: what the client planned, sent and got back, and what the
  * server took in, finished, turned away or still holds. */

@@ -1,4 +1,4 @@
-/* knee lab stats (MISSION.md §1): servers A (report job) and B (quiet) under three rounds —
+/* knee lab stats (the statistics-lab article): servers A (report job) and B (quiet) under three rounds —
  * closed loop 8+8 clients, open loop A=100/s B=300/s, open loop A=100/s B=550/s — each
  * analysed like `knee stats`, then compared, then explained from this run's numbers. */
 #include "lab/internal.h"

@@ -1,4 +1,4 @@
-/* knee lab as a library: the source articles' experiments (MISSION.md §1, §2, §4) run on
+/* knee lab as a library: the source articles' experiments (the statistics-lab, queueing and knee articles) run on
  * this machine with in-process lab servers (src/serve) and the in-process load engine
  * (src/load), each printing its tables and a few sentences whose numbers come from the run
  * it just made. The results are also returned as structs, so tests assert on shapes.
@@ -48,7 +48,7 @@ struct lab_options {
 /* Defaults: duration 0, warm-up UINT64_MAX, seed 1, stdout/stderr, no out_dir. */
 void lab_options_init(struct lab_options *o);
 
-/* ---- stats: servers A (report) and B (quiet), three rounds (MISSION.md §1) ---------- */
+/* ---- stats: servers A (report) and B (quiet), three rounds (the statistics-lab article) ---------- */
 
 enum { LAB_A, LAB_B, LAB_AB, LAB_NGROUPS };
 
@@ -81,7 +81,7 @@ struct lab_stats_result {
 
 int lab_stats(const struct lab_options *o, struct lab_stats_result *r);
 
-/* ---- queue: the 4-slot server with a 250 ms acquire timeout (MISSION.md §2) --------- */
+/* ---- queue: the 4-slot server with a 250 ms acquire timeout (the queueing article) --------- */
 
 struct lab_queue_round {
     char label[64];
@@ -107,7 +107,7 @@ struct lab_queue_result {
 
 int lab_queue(const struct lab_options *o, struct lab_queue_result *r);
 
-/* ---- knee: the flat server (10 ms CPU, 1 worker) under a ladder of rates (MISSION.md §4) */
+/* ---- knee: the flat server (10 ms CPU, 1 worker) under a ladder of rates (the knee article) */
 
 struct lab_knee_row {
     double rate; /* planned (/s), Poisson arrivals */

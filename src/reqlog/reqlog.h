@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every planned request ends in exactly one outcome (see the run issue for their meaning). */
+/* Every planned request ends in exactly one outcome (docs/FORMATS.md gives their meaning). */
 enum reqlog_outcome {
     OUTCOME_OK,
     OUTCOME_REJECTED,

@@ -1,6 +1,6 @@
 /* CPU workers. The burn loop measures the thread's own CPU clock, not the wall clock: a
  * "10 ms of CPU" request then costs 10 ms of CPU however the kernel schedules the thread,
- * which is what the flat server of MISSION.md §4 models (capacity = workers / cpu time). */
+ * which is what the flat server of the knee article models (capacity = workers / cpu time). */
 #include "serve/cpu.h"
 
 #include "core/clock.h"

@@ -1,4 +1,4 @@
-/* The presets of knee serve (MISSION.md §1, §2, §4 describe the servers they reproduce)
+/* The presets of knee serve (the servers of the statistics-lab, queueing and knee articles)
  * and the checks every configuration passes before a server starts. */
 #include "serve/serve.h"
 

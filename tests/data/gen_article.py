@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seeded per-request CSV in the article's format (server,start_s,latency_ms,service_ms), from a
-small simulation of its lab (../shared/MISSION.md section 1): two servers, each with a pool of
+small simulation of its lab (the statistics-lab article): two servers, each with a pool of
 4 "database connections"; 1 request in 10 misses the cache and takes 40 ms, the rest ~2 ms;
 a fixed per-request overhead (the Python HTTP stack); server A holds a table lock for 250 ms
 every 4 s. Open loop: requests are planned on a fixed schedule, a generator with 32 workers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fan-out (MISSION.md §4): each request waits for N parallel dependencies, each slow
+# Fan-out (the knee article): each request waits for N parallel dependencies, each slow
 # (200 ms) with probability p; the share of slow responses is ~ 1-(1-p)^N. Seeded.
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"

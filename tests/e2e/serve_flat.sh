@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The flat server (MISSION.md §4): 10 ms of real CPU per request on one worker. Service
+# The flat server (the knee article): 10 ms of real CPU per request on one worker. Service
 # time ~10 ms; concurrent clients queue for the single worker, so throughput stays at or
 # below ~100 rps and queue time appears.
 set -euo pipefail

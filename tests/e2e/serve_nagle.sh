@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --nagle reproduces the first run of MISSION.md §1: head and body in two writes with Nagle
+# --nagle reproduces the first run of the statistics-lab article: head and body in two writes with Nagle
 # on, against a closed-loop client whose delayed ACK holds the second segment ~40 ms. The
 # median exposes it; without --nagle (TCP_NODELAY, one write) the median is the work time.
 set -euo pipefail

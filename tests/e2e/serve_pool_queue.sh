@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Slots and queueing (MISSION.md §2): pool 4 × 200 ms serves ~20 rps under heavier offered
+# Slots and queueing (the queueing article): pool 4 × 200 ms serves ~20 rps under heavier offered
 # load; the queue preset at 40 rps × 20 ms answers everything; at 40 rps × 200 ms it gives
 # both 200s and 503 QUEUE_TIMEOUT after ~250 ms, and /stats agrees with the client exactly.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Server A (report) vs server B (quiet), MISSION.md §1: the report job holds the table lock
+# Server A (report) vs server B (quiet), the statistics-lab article: the report job holds the table lock
 # 250 ms every period; requests arriving during it wait up to ~250 ms (seen in the
 # Server-Timing lock time and in the open-loop latency from the planned time); B has no
 # such tail. The period is shortened to 2 s so a short run sees several pauses.
