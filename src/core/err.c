@@ -1,6 +1,7 @@
 /* Error messages and the allocation wrappers that turn out-of-memory into an abort. */
 #include "core/err.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,17 @@ const char *knee_strerror(int code)
     if (code < 0 && code > -4096)
         return strerror(-code);
     return "unknown error";
+}
+
+int knee_fail(char *err, unsigned long errlen, int code, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
 }
 
 _Noreturn void knee_oom(void)

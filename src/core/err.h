@@ -31,6 +31,11 @@ enum knee_err {
 /* The message for a code from KNEE_ERRORS or a negative errno. Never NULL. */
 const char *knee_strerror(int code);
 
+/* Write a one-line reason into err (printf-style; nothing when err is NULL or errlen 0) and
+ * return code: `return knee_fail(err, errlen, KNEE_EINVAL, "bad --rate '%s'", s);`. The one
+ * format-and-return helper of libknee. */
+int knee_fail(char *err, unsigned long errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Abort with a message; used for out-of-memory (knee never limps on after a failed malloc). */
 _Noreturn void knee_oom(void);
 

@@ -33,18 +33,18 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
         if (src->total_count > 0 && hdr_max(src) > highest)
             highest = hdr_max(src);
         if (hdr_init(&a->h, src->lowest, highest, src->sig_digits) != 0)
-            return hlog_why(KNEE_EINVAL, why, whylen, "histogram parameters rejected");
+            return knee_fail(why, whylen, KNEE_EINVAL, "histogram parameters rejected");
         a->used = true;
     } else if (src->unit_magnitude != a->h.unit_magnitude || src->sig_digits != a->h.sig_digits) {
         /* same digits and floor(log2(lowest)): the same bucket layout, so index-wise addition
          * is exact (the reference's add takes the same fast path) */
-        return hlog_why(
-            KNEE_EMISMATCH, why, whylen,
+        return knee_fail(
+            why, whylen, KNEE_EMISMATCH,
             "%d significant digits and lowest value %lld where the sum has %d and %lld: not addable exactly",
             src->sig_digits, (long long)src->lowest, a->h.sig_digits, (long long)a->h.lowest);
     }
     if (src->total_count > INT64_MAX - a->h.total_count)
-        return hlog_why(KNEE_EOVERFLOW, why, whylen, "the total count would pass 2^63-1");
+        return knee_fail(why, whylen, KNEE_EOVERFLOW, "the total count would pass 2^63-1");
     if (src->total_count > 0) {
         int64_t top = hdr_highest_equivalent(&a->h, hdr_value_from_index(&a->h, a->h.counts_len - 1));
         int64_t src_max = hdr_max(src);
@@ -52,11 +52,11 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
             /* AbstractHistogram.add on an auto-resizing histogram: resize(other.getMaxValue()) */
             struct hdr bigger;
             if (hdr_init(&bigger, a->h.lowest, src_max, a->h.sig_digits) != 0)
-                return hlog_why(KNEE_ERANGE, why, whylen, "cannot grow the sum to %lld", (long long)src_max);
+                return knee_fail(why, whylen, KNEE_ERANGE, "cannot grow the sum to %lld", (long long)src_max);
             int r = hdr_add(&bigger, &a->h);
             if (r) {
                 hdr_release(&bigger);
-                return hlog_why(r, why, whylen, "growing the sum: %s", knee_strerror(r));
+                return knee_fail(why, whylen, r, "growing the sum: %s", knee_strerror(r));
             }
             hdr_release(&a->h);
             a->h = bigger;
@@ -64,7 +64,7 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
     }
     int r = hdr_add(&a->h, src);
     if (r)
-        return hlog_why(r, why, whylen, "adding: %s", knee_strerror(r));
+        return knee_fail(why, whylen, r, "adding: %s", knee_strerror(r));
     a->added++;
     return 0;
 }

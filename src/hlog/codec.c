@@ -243,17 +243,6 @@ int hlog_encode_base64(struct hlog_codec *c, const struct hdr *h, const char **t
 
 /* ---- decode ------------------------------------------------------------------------------- */
 
-int hlog_why(int code, char *why, size_t whylen, const char *fmt, ...)
-{
-    if (why && whylen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, whylen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* Where decoded payload bytes go: into a histogram's counts (decode), or copied out
  * (hlog_inflate). The varint parser keeps its place across inflate windows. */
 struct sink {
@@ -279,18 +268,18 @@ static long sink_counts(struct sink *s, const uint8_t *p, size_t n, char *why, s
         if (v < 0) {
             /* a run of -v zero counts; v == INT64_MIN has no positive counterpart */
             if (v == INT64_MIN || (uint64_t)-v > h->counts_len - s->index)
-                return hlog_why(KNEE_EFORMAT, why, whylen,
-                                "zero run of %lld counts runs past the %zu-entry counts array", (long long)v,
-                                h->counts_len);
+                return knee_fail(why, whylen, KNEE_EFORMAT,
+                                 "zero run of %lld counts runs past the %zu-entry counts array", (long long)v,
+                                 h->counts_len);
             s->index += (size_t)-v;
             continue;
         }
         if (s->index >= h->counts_len)
-            return hlog_why(KNEE_ERANGE, why, whylen,
-                            "a count at index %zu lies beyond the highest trackable value %lld (counts array of %zu)",
-                            s->index, (long long)h->highest, h->counts_len);
+            return knee_fail(why, whylen, KNEE_ERANGE,
+                             "a count at index %zu lies beyond the highest trackable value %lld (counts array of %zu)",
+                             s->index, (long long)h->highest, h->counts_len);
         if (v > INT64_MAX - s->total)
-            return hlog_why(KNEE_EOVERFLOW, why, whylen, "counts sum beyond 2^63-1");
+            return knee_fail(why, whylen, KNEE_EOVERFLOW, "counts sum beyond 2^63-1");
         s->total += v;
         h->counts[s->index++] = v;
     }
@@ -303,37 +292,38 @@ static int check_header(const struct hlog_v2_header *hd, size_t *counts_len, cha
     uint32_t base = COOKIE_BASE(hd->cookie);
     /* DoubleHistogram cookies carry no word-size nibble: compare them whole */
     if (hd->cookie == DOUBLE_COOKIE || hd->cookie == DOUBLE_COMPRESSED_COOKIE)
-        return hlog_why(KNEE_EUNSUPPORTED, why, whylen, "a DoubleHistogram encoding (knee reads integer histograms)");
+        return knee_fail(why, whylen, KNEE_EUNSUPPORTED, "a DoubleHistogram encoding (knee reads integer histograms)");
     if (base == V1_BASE || base == V0_BASE || base == V1_COMPRESSED_BASE || base == V0_COMPRESSED_BASE)
-        return hlog_why(KNEE_EVERSION, why, whylen, "a V0/V1 encoding (cookie 0x%08x, HdrHistogram before 2.1)",
-                        hd->cookie);
+        return knee_fail(why, whylen, KNEE_EVERSION, "a V0/V1 encoding (cookie 0x%08x, HdrHistogram before 2.1)",
+                         hd->cookie);
     if (base != V2_BASE)
-        return hlog_why(KNEE_ECOOKIE, why, whylen, "cookie 0x%08x is not an HdrHistogram V2 encoding", hd->cookie);
+        return knee_fail(why, whylen, KNEE_ECOOKIE, "cookie 0x%08x is not an HdrHistogram V2 encoding", hd->cookie);
     if (hd->normalizing_index_offset != 0)
-        return hlog_why(KNEE_EUNSUPPORTED, why, whylen, "normalizing index offset %d (a shifted DoubleHistogram)",
-                        hd->normalizing_index_offset);
+        return knee_fail(why, whylen, KNEE_EUNSUPPORTED, "normalizing index offset %d (a shifted DoubleHistogram)",
+                         hd->normalizing_index_offset);
     if (hd->int_to_double_ratio != 1.0)
-        return hlog_why(KNEE_EUNSUPPORTED, why, whylen, "integer-to-double ratio %g (a DoubleHistogram)",
-                        hd->int_to_double_ratio);
+        return knee_fail(why, whylen, KNEE_EUNSUPPORTED, "integer-to-double ratio %g (a DoubleHistogram)",
+                         hd->int_to_double_ratio);
     if (hd->sig_digits < 1 || hd->sig_digits > 5)
-        return hlog_why(KNEE_ERANGE, why, whylen, "%d significant digits (knee supports 1..5)", hd->sig_digits);
+        return knee_fail(why, whylen, KNEE_ERANGE, "%d significant digits (knee supports 1..5)", hd->sig_digits);
     if (hd->lowest < 1 || hd->highest / 2 < hd->lowest)
-        return hlog_why(KNEE_EFORMAT, why, whylen, "lowest %lld / highest %lld trackable values are inconsistent",
-                        (long long)hd->lowest, (long long)hd->highest);
+        return knee_fail(why, whylen, KNEE_EFORMAT, "lowest %lld / highest %lld trackable values are inconsistent",
+                         (long long)hd->lowest, (long long)hd->highest);
     size_t bytes = hdr_memory_bytes(hd->lowest, hd->highest, hd->sig_digits);
     if (bytes == 0)
-        return hlog_why(KNEE_ERANGE, why, whylen, "lowest %lld, highest %lld at %d digits exceeds a 62-bit index space",
-                        (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
+        return knee_fail(why, whylen, KNEE_ERANGE,
+                         "lowest %lld, highest %lld at %d digits exceeds a 62-bit index space", (long long)hd->lowest,
+                         (long long)hd->highest, hd->sig_digits);
     *counts_len = bytes / sizeof(int64_t);
     if (*counts_len > HLOG_MAX_COUNTS_LEN)
-        return hlog_why(KNEE_ERANGE, why, whylen,
-                        "range exceeds knee's: %lld..%lld at %d digits needs %zu counts (knee's limit %zu)",
-                        (long long)hd->lowest, (long long)hd->highest, hd->sig_digits, *counts_len,
-                        (size_t)HLOG_MAX_COUNTS_LEN);
+        return knee_fail(why, whylen, KNEE_ERANGE,
+                         "range exceeds knee's: %lld..%lld at %d digits needs %zu counts (knee's limit %zu)",
+                         (long long)hd->lowest, (long long)hd->highest, hd->sig_digits, *counts_len,
+                         (size_t)HLOG_MAX_COUNTS_LEN);
     /* every payload entry advances at least one index and takes at most 9 bytes */
     if ((uint64_t)hd->payload_len > (uint64_t)*counts_len * HLOG_VARINT_MAX_BYTES)
-        return hlog_why(KNEE_ETOOBIG, why, whylen, "payload length %u is more than %zu counts can take",
-                        hd->payload_len, *counts_len);
+        return knee_fail(why, whylen, KNEE_ETOOBIG, "payload length %u is more than %zu counts can take",
+                         hd->payload_len, *counts_len);
     return 0;
 }
 
@@ -361,11 +351,11 @@ static int begin_sink(struct sink *s, const struct hlog_v2_header *hd, size_t co
             drop_out(c, out);
         }
         if (hdr_init(out, hd->lowest, hd->highest, hd->sig_digits) != 0)
-            return hlog_why(KNEE_ERANGE, why, whylen, "histogram parameters %lld..%lld at %d digits rejected",
-                            (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
+            return knee_fail(why, whylen, KNEE_ERANGE, "histogram parameters %lld..%lld at %d digits rejected",
+                             (long long)hd->lowest, (long long)hd->highest, hd->sig_digits);
         if (out->counts_len != counts_len) {
             hdr_release(out);
-            return hlog_why(KNEE_ERANGE, why, whylen, "counts array size disagrees with the header");
+            return knee_fail(why, whylen, KNEE_ERANGE, "counts array size disagrees with the header");
         }
         if (c->out_ready)
             *c->out_ready = true;
@@ -397,7 +387,7 @@ static int feed(struct sink *s, const uint8_t *p, size_t n, size_t *keep, char *
 static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct hlog_codec *c, char *why, size_t whylen)
 {
     if (len < HLOG_V2_HEADER_BYTES)
-        return hlog_why(KNEE_ETRUNC, why, whylen, "%zu bytes, shorter than the 40-byte V2 header", len);
+        return knee_fail(why, whylen, KNEE_ETRUNC, "%zu bytes, shorter than the 40-byte V2 header", len);
     struct hlog_v2_header hd;
     hlog_v2_header_parse(buf, &hd);
     size_t counts_len;
@@ -405,15 +395,15 @@ static int decode_plain(const uint8_t *buf, size_t len, struct hdr *out, struct 
     if (r)
         return r;
     if (hd.payload_len > len - HLOG_V2_HEADER_BYTES)
-        return hlog_why(KNEE_ETRUNC, why, whylen, "payload length %u but only %zu bytes follow the header",
-                        hd.payload_len, len - HLOG_V2_HEADER_BYTES);
+        return knee_fail(why, whylen, KNEE_ETRUNC, "payload length %u but only %zu bytes follow the header",
+                         hd.payload_len, len - HLOG_V2_HEADER_BYTES);
     struct sink s;
     if ((r = begin_sink(&s, &hd, counts_len, out, c, why, whylen)))
         return r;
     size_t keep = 0;
     r = feed(&s, buf + HLOG_V2_HEADER_BYTES, hd.payload_len, &keep, why, whylen);
     if (!r && keep)
-        r = hlog_why(KNEE_ETRUNC, why, whylen, "payload ends inside a varint");
+        r = knee_fail(why, whylen, KNEE_ETRUNC, "payload ends inside a varint");
     if (r) {
         if (out)
             drop_out(c, out);
@@ -448,14 +438,14 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
                              size_t whylen)
 {
     if (len < 8)
-        return hlog_why(KNEE_ETRUNC, why, whylen, "%zu bytes, shorter than the 8-byte compressed header", len);
+        return knee_fail(why, whylen, KNEE_ETRUNC, "%zu bytes, shorter than the 8-byte compressed header", len);
     uint32_t zlen = be32(buf + 4);
     if (zlen > len - 8)
-        return hlog_why(KNEE_ETRUNC, why, whylen, "compressed length %u but only %zu bytes follow", zlen, len - 8);
+        return knee_fail(why, whylen, KNEE_ETRUNC, "compressed length %u but only %zu bytes follow", zlen, len - 8);
     if (!c->inf_ready) {
         memset(&c->inf, 0, sizeof c->inf);
         if (inflateInit(&c->inf) != Z_OK)
-            return hlog_why(KNEE_EFORMAT, why, whylen, "zlib inflateInit failed");
+            return knee_fail(why, whylen, KNEE_EFORMAT, "zlib inflateInit failed");
         c->inf_ready = true;
     } else {
         inflateReset(&c->inf);
@@ -468,10 +458,10 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
     size_t got;
     int zr = inflate_some(z, head, sizeof head, &got);
     if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-        return hlog_why(KNEE_EFORMAT, why, whylen, "zlib: %s", z->msg ? z->msg : "bad compressed data");
+        return knee_fail(why, whylen, KNEE_EFORMAT, "zlib: %s", z->msg ? z->msg : "bad compressed data");
     if (got < sizeof head)
-        return hlog_why(KNEE_ETRUNC, why, whylen, "compressed data inflates to %zu bytes, less than the 40-byte header",
-                        got);
+        return knee_fail(why, whylen, KNEE_ETRUNC,
+                         "compressed data inflates to %zu bytes, less than the 40-byte header", got);
     struct hlog_v2_header hd;
     hlog_v2_header_parse(head, &hd);
     size_t counts_len;
@@ -488,12 +478,12 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
         size_t want = remaining < INFLATE_WINDOW ? remaining : INFLATE_WINDOW;
         zr = inflate_some(z, c->window + keep, want, &got);
         if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-            r = hlog_why(KNEE_EFORMAT, why, whylen, "zlib: %s", z->msg ? z->msg : "bad compressed data");
+            r = knee_fail(why, whylen, KNEE_EFORMAT, "zlib: %s", z->msg ? z->msg : "bad compressed data");
             goto fail;
         }
         if (got == 0) {
-            r = hlog_why(KNEE_ETRUNC, why, whylen, "payload length %u but the compressed data holds only %u bytes",
-                         hd.payload_len, hd.payload_len - (uint32_t)remaining);
+            r = knee_fail(why, whylen, KNEE_ETRUNC, "payload length %u but the compressed data holds only %u bytes",
+                          hd.payload_len, hd.payload_len - (uint32_t)remaining);
             goto fail;
         }
         remaining -= got;
@@ -503,7 +493,7 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
         memmove(c->window, c->window + n - keep, keep);
     }
     if (keep) {
-        r = hlog_why(KNEE_ETRUNC, why, whylen, "payload ends inside a varint");
+        r = knee_fail(why, whylen, KNEE_ETRUNC, "payload ends inside a varint");
         goto fail;
     }
     /* The stream must end here: zlib then has checked its Adler-32, and anything more is
@@ -511,14 +501,14 @@ static int decode_compressed(struct hlog_codec *c, const uint8_t *buf, size_t le
     uint8_t extra[16];
     zr = inflate_some(z, extra, sizeof extra, &got);
     if (got > 0) {
-        r = hlog_why(KNEE_ETOOBIG, why, whylen, "compressed data inflates beyond the header's payload length %u",
-                     hd.payload_len);
+        r = knee_fail(why, whylen, KNEE_ETOOBIG, "compressed data inflates beyond the header's payload length %u",
+                      hd.payload_len);
         goto fail;
     }
     if (zr != Z_STREAM_END) {
         r = zr == Z_OK || zr == Z_BUF_ERROR
-                ? hlog_why(KNEE_ETRUNC, why, whylen, "compressed data ends before its checksum")
-                : hlog_why(KNEE_EFORMAT, why, whylen, "zlib: %s", z->msg ? z->msg : "bad compressed data");
+                ? knee_fail(why, whylen, KNEE_ETRUNC, "compressed data ends before its checksum")
+                : knee_fail(why, whylen, KNEE_EFORMAT, "zlib: %s", z->msg ? z->msg : "bad compressed data");
         goto fail;
     }
     if (out)
@@ -535,7 +525,7 @@ fail:
 static int decode_any(struct hlog_codec *c, const uint8_t *buf, size_t len, struct hdr *out, char *why, size_t whylen)
 {
     if (len < 4)
-        return hlog_why(KNEE_ETRUNC, why, whylen, "%zu bytes, too short for a cookie", len);
+        return knee_fail(why, whylen, KNEE_ETRUNC, "%zu bytes, too short for a cookie", len);
     uint32_t base = COOKIE_BASE(be32(buf));
     if (base == V2_COMPRESSED_BASE)
         return decode_compressed(c, buf, len, out, why, whylen);
@@ -598,9 +588,9 @@ int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struc
     size_t n, bad;
     if (base64_decode(text, len, c->bin, &n, &bad) != 0) {
         if (bad >= len)
-            return hlog_why(KNEE_EFORMAT, why, whylen, "base64 length %zu is not a multiple of 4", len);
-        return hlog_why(KNEE_EFORMAT, why, whylen, "bad base64 at character %zu ('%c')", bad + 1,
-                        (text[bad] >= 0x20 && text[bad] < 0x7f) ? text[bad] : '?');
+            return knee_fail(why, whylen, KNEE_EFORMAT, "base64 length %zu is not a multiple of 4", len);
+        return knee_fail(why, whylen, KNEE_EFORMAT, "bad base64 at character %zu ('%c')", bad + 1,
+                         (text[bad] >= 0x20 && text[bad] < 0x7f) ? text[bad] : '?');
     }
     return hlog_decode(c, c->bin, n, out, why, whylen);
 }

@@ -33,10 +33,6 @@ size_t hlog_varint_put(uint8_t *p, int64_t v);
  * *v, or 0 when len ends inside the varint. */
 size_t hlog_varint_get(const uint8_t *p, size_t len, int64_t *v);
 
-/* Write the reason for a failure into why as vsnprintf does (nothing when why is NULL or
- * whylen 0) and return code: how every hlog function that takes a why buffer fills it. */
-int hlog_why(int code, char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
 /* The 40-byte V2 header, decoded. */
 struct hlog_v2_header {
     uint32_t cookie;

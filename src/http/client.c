@@ -4,23 +4,10 @@
 
 #include "core/err.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return KNEE_EINVAL;
-}
 
 bool http_is_token(const char *s, size_t len)
 {
@@ -73,27 +60,29 @@ int http_client_build_request(const struct http_request_spec *spec, char **out, 
     *out_len = 0;
     const char *method = spec->method ? spec->method : "GET";
     if (!http_is_token(method, strlen(method)))
-        return fail(err, errlen, "method '%s' is not an HTTP token", method);
+        return knee_fail(err, errlen, KNEE_EINVAL, "method '%s' is not an HTTP token", method);
     if (spec->nheaders > HTTP_CLIENT_MAX_HEADERS)
-        return fail(err, errlen, "more than %d headers", HTTP_CLIENT_MAX_HEADERS);
+        return knee_fail(err, errlen, KNEE_EINVAL, "more than %d headers", HTTP_CLIENT_MAX_HEADERS);
     if (spec->body_len > HTTP_CLIENT_MAX_BODY)
-        return fail(err, errlen, "body larger than %u bytes", HTTP_CLIENT_MAX_BODY);
+        return knee_fail(err, errlen, KNEE_EINVAL, "body larger than %u bytes", HTTP_CLIENT_MAX_BODY);
     bool have_host = false, have_ua = false;
     for (size_t i = 0; i < spec->nheaders; i++) {
         const char *h = spec->headers[i];
         const char *colon = strchr(h, ':');
         if (!colon)
-            return fail(err, errlen, "header '%s' has no ':' (expected 'Name: value')", h);
+            return knee_fail(err, errlen, KNEE_EINVAL, "header '%s' has no ':' (expected 'Name: value')", h);
         size_t nlen = (size_t)(colon - h);
         if (!http_is_token(h, nlen))
-            return fail(err, errlen, "header name '%.*s' is not an HTTP token", (int)nlen, h);
+            return knee_fail(err, errlen, KNEE_EINVAL, "header name '%.*s' is not an HTTP token", (int)nlen, h);
         for (const char *v = colon + 1; *v; v++)
             if ((unsigned char)*v < 0x20 && *v != '\t')
-                return fail(err, errlen, "header '%.*s' has a control character in its value", (int)nlen, h);
+                return knee_fail(err, errlen, KNEE_EINVAL, "header '%.*s' has a control character in its value",
+                                 (int)nlen, h);
         if (name_is(h, nlen, "content-length") || name_is(h, nlen, "transfer-encoding"))
-            return fail(err, errlen, "header '%.*s' is set by knee from --body", (int)nlen, h);
+            return knee_fail(err, errlen, KNEE_EINVAL, "header '%.*s' is set by knee from --body", (int)nlen, h);
         if (name_is(h, nlen, "connection"))
-            return fail(err, errlen, "header 'Connection' is set by knee (use --no-keepalive for close)");
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "header 'Connection' is set by knee (use --no-keepalive for close)");
         if (name_is(h, nlen, "host"))
             have_host = true;
         if (name_is(h, nlen, "user-agent"))

@@ -62,18 +62,6 @@ void run_summarize(const struct hdr *h, struct run_summary *s)
     s->p999 = (double)hdr_value_at_percentile(h, 99.9) / 1e6;
 }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static void warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct run_result *res, const char *fmt, ...)
 {
@@ -120,10 +108,10 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     char why[256];
     int r = url_parse(tc->url, &et->url, why, sizeof why);
     if (r)
-        return fail(err, errlen, r, "target %s: %s: %s", tc->name, tc->url, why);
+        return knee_fail(err, errlen, r, "target %s: %s: %s", tc->name, tc->url, why);
     r = net_resolve(et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
     if (r)
-        return fail(err, errlen, r, "target %s: %s", tc->name, why);
+        return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     const char *method = tc->method ? tc->method : "GET";
     struct http_request_spec spec = {
         .method = method,
@@ -136,19 +124,19 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     };
     r = http_client_build_request(&spec, &et->req, &et->req_len, why, sizeof why);
     if (r)
-        return fail(err, errlen, r, "target %s: %s", tc->name, why);
+        return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     et->head = strcmp(method, "HEAD") == 0;
     http_matchers_init(&et->matchers);
     et->expect_bit = -1;
     if (cfg->expect_body) {
         r = http_matchers_add(&et->matchers, cfg->expect_body, strlen(cfg->expect_body));
         if (r < 0)
-            return fail(err, errlen, KNEE_EINVAL, "--expect-body: empty or longer than %d bytes",
-                        HTTP_MATCH_NEEDLE_MAX);
+            return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty or longer than %d bytes",
+                             HTTP_MATCH_NEEDLE_MAX);
         et->expect_bit = r;
     }
     if (cfg->nrejects > RUN_MAX_REJECTS)
-        return fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
+        return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
     et->nrejects = cfg->nrejects;
     for (size_t i = 0; i < cfg->nrejects; i++) {
         et->reject_status[i] = cfg->rejects[i].status;
@@ -156,7 +144,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
         if (cfg->rejects[i].body) {
             r = http_matchers_add(&et->matchers, cfg->rejects[i].body, strlen(cfg->rejects[i].body));
             if (r < 0)
-                return fail(err, errlen, KNEE_EINVAL, "--reject: body text empty, too long or too many");
+                return knee_fail(err, errlen, KNEE_EINVAL, "--reject: body text empty, too long or too many");
             et->reject_bit[i] = r;
         }
     }
@@ -183,9 +171,9 @@ static int plan_targets(struct engine *e, char *err, size_t errlen)
                 et->rate_from = et->rate_to = et->cfg->rate;
             } else {
                 if (from <= 0 && to <= 0) {
-                    rc = fail(err, errlen, KNEE_EINVAL,
-                              "target %s has no rate: give --rate R (shared by weight) or %s=URL@RATE", et->cfg->name,
-                              et->cfg->name);
+                    rc = knee_fail(err, errlen, KNEE_EINVAL,
+                                   "target %s has no rate: give --rate R (shared by weight) or %s=URL@RATE",
+                                   et->cfg->name, et->cfg->name);
                     goto out;
                 }
                 double share = (et->cfg->weight > 0 ? et->cfg->weight : 1) / shared_w;
@@ -218,10 +206,10 @@ static int plan_targets(struct engine *e, char *err, size_t errlen)
             apportion(total, w, n, parts);
             for (size_t i = 0; i < n; i++)
                 if (!e->targets[i].cfg->connections && parts[i] == 0) {
-                    rc = fail(err, errlen, KNEE_EINVAL,
-                              "target %s gets no connection: %u connections shared by %zu targets (raise "
-                              "--connections)",
-                              e->targets[i].cfg->name, total, nshared);
+                    rc = knee_fail(err, errlen, KNEE_EINVAL,
+                                   "target %s gets no connection: %u connections shared by %zu targets (raise "
+                                   "--connections)",
+                                   e->targets[i].cfg->name, total, nshared);
                     goto out;
                 }
         }
@@ -249,30 +237,30 @@ out:
 static int validate(const struct run_config *cfg, char *err, size_t errlen)
 {
     if (cfg->ntargets == 0)
-        return fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL");
+        return knee_fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL");
     if (cfg->ntargets > RUN_MAX_TARGETS)
-        return fail(err, errlen, KNEE_EINVAL, "at most %d targets", RUN_MAX_TARGETS);
+        return knee_fail(err, errlen, KNEE_EINVAL, "at most %d targets", RUN_MAX_TARGETS);
     if (!cfg->duration_ns && !cfg->requests)
-        return fail(err, errlen, KNEE_EINVAL, "neither a duration nor a request count bounds the run");
+        return knee_fail(err, errlen, KNEE_EINVAL, "neither a duration nor a request count bounds the run");
     if (cfg->ramp && !cfg->duration_ns)
-        return fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
+        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
     if (cfg->ramp && cfg->requests)
-        return fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
+        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
     if (cfg->ramp && (cfg->ramp_from < 0 || cfg->ramp_to < 0 || (cfg->ramp_from == 0 && cfg->ramp_to == 0)))
-        return fail(err, errlen, KNEE_EINVAL, "--ramp: rates must be >= 0 and not both 0");
+        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: rates must be >= 0 and not both 0");
     if (cfg->open_loop && cfg->think_ns)
-        return fail(err, errlen, KNEE_EINVAL, "--think applies to the closed loop only (no --rate)");
+        return knee_fail(err, errlen, KNEE_EINVAL, "--think applies to the closed loop only (no --rate)");
     if (cfg->timeout_ns == 0)
-        return fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
+        return knee_fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
     for (size_t i = 0; i < cfg->ntargets; i++) {
         const struct run_target_config *t = &cfg->targets[i];
         if (!t->name || !*t->name || !t->url)
-            return fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL", i + 1);
+            return knee_fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL", i + 1);
         for (size_t j = 0; j < i; j++)
             if (strcmp(cfg->targets[j].name, t->name) == 0)
-                return fail(err, errlen, KNEE_EINVAL, "two targets are named '%s'", t->name);
+                return knee_fail(err, errlen, KNEE_EINVAL, "two targets are named '%s'", t->name);
         if (t->rate < 0 || !isfinite(t->rate) || t->weight < 0 || !isfinite(t->weight))
-            return fail(err, errlen, KNEE_EINVAL, "target %s: negative or non-finite rate or weight", t->name);
+            return knee_fail(err, errlen, KNEE_EINVAL, "target %s: negative or non-finite rate or weight", t->name);
     }
     return 0;
 }
@@ -732,9 +720,9 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     net_raise_nofile(need, &have);
     if (have < need) {
         if (!cfg->open_loop) {
-            rc = fail(err, errlen, KNEE_EINVAL,
-                      "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
-                      (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
+            rc = knee_fail(err, errlen, KNEE_EINVAL,
+                           "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
+                           (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
             goto out;
         }
         uint32_t capped = have > 64 + 4 * (uint64_t)T ? (uint32_t)(have - 64 - 4 * (uint64_t)T) : T;
@@ -766,7 +754,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     for (uint32_t i = 0; i < T; i++) {
         rc = worker_init(&e.workers[i], &e, i);
         if (rc) {
-            fail(err, errlen, rc, "event loop: %s", knee_strerror(rc));
+            knee_fail(err, errlen, rc, "event loop: %s", knee_strerror(rc));
             for (uint32_t j = 0; j < i; j++)
                 worker_release(&e.workers[j]);
             free(e.workers);

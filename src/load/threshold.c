@@ -8,22 +8,9 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return KNEE_EINVAL;
-}
 
 static const char *const METRICS[] = {"latency", "service", "ttfb", "lag", "connect"};
 static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_per_s", "goodput_per_s"};
@@ -60,7 +47,7 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     snprintf(t->expr, sizeof t->expr, "%s", expr);
     const char *opp = strpbrk(expr, "<>=!");
     if (!opp)
-        return fail(err, errlen, "no comparison (use <, <=, >, >=, == or !=), e.g. p99<250ms");
+        return knee_fail(err, errlen, KNEE_EINVAL, "no comparison (use <, <=, >, >=, == or !=), e.g. p99<250ms");
     size_t oplen = 1;
     if (opp[0] == '<')
         t->op = opp[1] == '=' ? (oplen = 2, THR_LE) : THR_LT;
@@ -71,15 +58,15 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     else if (opp[0] == '!' && opp[1] == '=')
         t->op = THR_NE, oplen = 2;
     else
-        return fail(err, errlen, "unknown comparison at '%s'", opp);
+        return knee_fail(err, errlen, KNEE_EINVAL, "unknown comparison at '%s'", opp);
     const char *ls = expr, *le = opp;
     trim(&ls, &le);
     const char *vs = opp + oplen, *ve = vs + strlen(vs);
     trim(&vs, &ve);
     if (ls == le)
-        return fail(err, errlen, "nothing to compare before '%.*s'", (int)oplen, opp);
+        return knee_fail(err, errlen, KNEE_EINVAL, "nothing to compare before '%.*s'", (int)oplen, opp);
     if (vs == ve)
-        return fail(err, errlen, "no value after '%.*s'", (int)oplen, opp);
+        return knee_fail(err, errlen, KNEE_EINVAL, "no value after '%.*s'", (int)oplen, opp);
     /* TARGET. prefix: the longest target name followed by '.' */
     size_t best = 0;
     for (size_t i = 0; i < cfg->ntargets; i++) {
@@ -104,7 +91,7 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     size_t sl = (size_t)(le - ls);
     char value[64];
     if ((size_t)(ve - vs) >= sizeof value)
-        return fail(err, errlen, "value '%.*s' too long", (int)(ve - vs), vs);
+        return knee_fail(err, errlen, KNEE_EINVAL, "value '%.*s' too long", (int)(ve - vs), vs);
     memcpy(value, vs, (size_t)(ve - vs));
     value[ve - vs] = '\0';
 
@@ -120,51 +107,52 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
         if (is_pct) {
             char num[32];
             if (sl - 1 >= sizeof num)
-                return fail(err, errlen, "bad percentile '%.*s'", (int)sl, ls);
+                return knee_fail(err, errlen, KNEE_EINVAL, "bad percentile '%.*s'", (int)sl, ls);
             memcpy(num, ls + 1, sl - 1);
             num[sl - 1] = '\0';
             if (units_parse_double(num, &t->pct) || t->pct <= 0 || t->pct > 100)
-                return fail(err, errlen, "bad percentile '%.*s' (use p50, p99, p99.9)", (int)sl, ls);
+                return knee_fail(err, errlen, KNEE_EINVAL, "bad percentile '%.*s' (use p50, p99, p99.9)", (int)sl, ls);
             snprintf(t->stat, sizeof t->stat, "p");
         }
         if (strcmp(t->stat, "count") == 0) {
             if (units_parse_double(value, &t->value))
-                return fail(err, errlen, "'%s' is not a number", value);
+                return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a number", value);
         } else {
             uint64_t ns;
             if (units_parse_duration_ns(value, NS_PER_MS, &ns))
-                return fail(err, errlen, "'%s' is not a duration such as 250ms or 1s", value);
+                return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a duration such as 250ms or 1s", value);
             t->value = (double)ns / 1e6;
         }
         return 0;
     }
     if (have_metric)
-        return fail(err, errlen, "'%.*s' is not a statistic (pNN, mean, stdev, min, max, count)", (int)sl, ls);
+        return knee_fail(err, errlen, KNEE_EINVAL, "'%.*s' is not a statistic (pNN, mean, stdev, min, max, count)",
+                         (int)sl, ls);
     for (size_t i = 0; i < sizeof PER_S / sizeof *PER_S; i++)
         if (sl == strlen(PER_S[i]) && strncmp(ls, PER_S[i], sl) == 0) {
             t->kind = THR_PER_S;
             snprintf(t->stat, sizeof t->stat, "%s", PER_S[i]);
             if (units_parse_rate(value, &t->value) && units_parse_double(value, &t->value))
-                return fail(err, errlen, "'%s' is not a rate", value);
+                return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a rate", value);
             return 0;
         }
     if (sl == 10 && strncmp(ls, "error_rate", 10) == 0) {
         t->kind = THR_ERROR_RATE;
         snprintf(t->stat, sizeof t->stat, "error_rate");
         if (units_parse_share(value, &t->value))
-            return fail(err, errlen, "'%s' is not a share such as 1%% or 0.01", value);
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a share such as 1%% or 0.01", value);
         return 0;
     }
     if (sl > 5 && strncmp(le - 5, "_rate", 5) == 0) {
         int o = outcome_by_name(ls, sl - 5);
         if (o == OUTCOME_UNKNOWN || o == -1)
-            return fail(err, errlen, "unknown share '%.*s' (use goodput_rate, error_rate, dropped_rate, ...)", (int)sl,
-                        ls);
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "unknown share '%.*s' (use goodput_rate, error_rate, dropped_rate, ...)", (int)sl, ls);
         t->kind = THR_SHARE;
         t->outcome = o;
         snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
         if (units_parse_share(value, &t->value))
-            return fail(err, errlen, "'%s' is not a share such as 1%% or 0.01", value);
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a share such as 1%% or 0.01", value);
         return 0;
     }
     int o = outcome_by_name(ls, sl);
@@ -174,14 +162,14 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
         snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
         uint64_t n;
         if (units_parse_count(value, &n))
-            return fail(err, errlen, "'%s' is not a count", value);
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a count", value);
         t->value = (double)n;
         return 0;
     }
-    return fail(err, errlen,
-                "unknown quantity '%.*s' (use p99, mean, max, error_rate, goodput_rate, dropped, "
-                "sent_per_s, ... with an optional TARGET. and latency./service./ttfb./lag./connect. prefix)",
-                (int)sl, ls);
+    return knee_fail(err, errlen, KNEE_EINVAL,
+                     "unknown quantity '%.*s' (use p99, mean, max, error_rate, goodput_rate, dropped, "
+                     "sent_per_s, ... with an optional TARGET. and latency./service./ttfb./lag./connect. prefix)",
+                     (int)sl, ls);
 }
 
 static const struct hdr *metric_hist(const struct run_target_result *r, enum thr_metric m)

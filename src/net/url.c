@@ -6,23 +6,10 @@
 #include "core/err.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 static char *dup_range(const char *a, size_t n)
 {
@@ -53,42 +40,43 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
     if (err && errlen)
         err[0] = '\0';
     if (!s || !*s)
-        return fail(err, errlen, KNEE_EFORMAT, "empty URL");
+        return knee_fail(err, errlen, KNEE_EFORMAT, "empty URL");
     size_t slen = strlen(s);
     if (slen > URL_MAX_LEN)
-        return fail(err, errlen, KNEE_ETOOBIG, "URL longer than %d bytes", URL_MAX_LEN);
+        return knee_fail(err, errlen, KNEE_ETOOBIG, "URL longer than %d bytes", URL_MAX_LEN);
     const char *sep = strstr(s, "://");
     if (!sep)
-        return fail(err, errlen, KNEE_EFORMAT, "not a URL (expected http://host[:port]/path)");
+        return knee_fail(err, errlen, KNEE_EFORMAT, "not a URL (expected http://host[:port]/path)");
     size_t schemelen = (size_t)(sep - s);
     if (schemelen == 5 && strncasecmp(s, "https", 5) == 0)
-        return fail(err, errlen, KNEE_EUNSUPPORTED, "TLS is not supported yet (use http://)");
+        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "TLS is not supported yet (use http://)");
     if (!(schemelen == 4 && strncasecmp(s, "http", 4) == 0))
-        return fail(err, errlen, KNEE_EUNSUPPORTED, "scheme '%.*s' is not supported (only http://)", (int)schemelen, s);
+        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "scheme '%.*s' is not supported (only http://)",
+                         (int)schemelen, s);
     const char *p = sep + 3;
     /* authority ends at the first '/', '?' or '#' */
     const char *aend = p + strcspn(p, "/?#");
     if (aend == p)
-        return fail(err, errlen, KNEE_EFORMAT, "no host");
+        return knee_fail(err, errlen, KNEE_EFORMAT, "no host");
     if (memchr(p, '@', (size_t)(aend - p)))
-        return fail(err, errlen, KNEE_EFORMAT,
-                    "credentials in the URL are not supported (send them with --header 'Authorization: ...')");
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "credentials in the URL are not supported (send them with --header 'Authorization: ...')");
     const char *hstart = p, *hend, *portp = NULL;
     if (*p == '[') {
         const char *rb = memchr(p, ']', (size_t)(aend - p));
         if (!rb)
-            return fail(err, errlen, KNEE_EFORMAT, "unterminated IPv6 literal '['");
+            return knee_fail(err, errlen, KNEE_EFORMAT, "unterminated IPv6 literal '['");
         hstart = p + 1;
         hend = rb;
         for (const char *q = hstart; q < hend; q++)
             if (!(isxdigit((unsigned char)*q) || *q == ':' || *q == '.'))
-                return fail(err, errlen, KNEE_EFORMAT, "bad character '%c' in IPv6 literal", *q);
+                return knee_fail(err, errlen, KNEE_EFORMAT, "bad character '%c' in IPv6 literal", *q);
         if (hend == hstart)
-            return fail(err, errlen, KNEE_EFORMAT, "empty IPv6 literal");
+            return knee_fail(err, errlen, KNEE_EFORMAT, "empty IPv6 literal");
         out->ipv6_literal = true;
         if (rb + 1 < aend) {
             if (rb[1] != ':')
-                return fail(err, errlen, KNEE_EFORMAT, "unexpected '%c' after ']'", rb[1]);
+                return knee_fail(err, errlen, KNEE_EFORMAT, "unexpected '%c' after ']'", rb[1]);
             portp = rb + 2;
         }
     } else {
@@ -97,32 +85,32 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
         if (colon)
             portp = colon + 1;
         if (hend == hstart)
-            return fail(err, errlen, KNEE_EFORMAT, "no host");
+            return knee_fail(err, errlen, KNEE_EFORMAT, "no host");
         for (const char *q = hstart; q < hend; q++)
             if (!host_char_ok(*q))
-                return fail(err, errlen, KNEE_EFORMAT, "bad character '%c' in host", *q);
+                return knee_fail(err, errlen, KNEE_EFORMAT, "bad character '%c' in host", *q);
     }
     unsigned long port = 80;
     if (portp) {
         size_t plen = (size_t)(aend - portp);
         if (plen == 0 || plen > 5)
-            return fail(err, errlen, KNEE_EFORMAT, "bad port '%.*s'", (int)plen, portp);
+            return knee_fail(err, errlen, KNEE_EFORMAT, "bad port '%.*s'", (int)plen, portp);
         port = 0;
         for (const char *q = portp; q < aend; q++) {
             if (!isdigit((unsigned char)*q))
-                return fail(err, errlen, KNEE_EFORMAT, "bad port '%.*s'", (int)plen, portp);
+                return knee_fail(err, errlen, KNEE_EFORMAT, "bad port '%.*s'", (int)plen, portp);
             port = port * 10 + (unsigned long)(*q - '0');
         }
         if (port == 0 || port > 65535)
-            return fail(err, errlen, KNEE_EFORMAT, "port %lu out of range 1..65535", port);
+            return knee_fail(err, errlen, KNEE_EFORMAT, "port %lu out of range 1..65535", port);
     }
     /* target: path and query, fragment dropped (never sent, RFC 9110 §4.2.4 note) */
     const char *tstart = aend;
     const char *tend = tstart + strcspn(tstart, "#");
     for (const char *q = tstart; q < tend; q++)
         if (!target_char_ok(*q))
-            return fail(err, errlen, KNEE_EFORMAT, "character 0x%02x in the path must be percent-encoded",
-                        (unsigned char)*q);
+            return knee_fail(err, errlen, KNEE_EFORMAT, "character 0x%02x in the path must be percent-encoded",
+                             (unsigned char)*q);
     out->host = dup_range(hstart, (size_t)(hend - hstart));
     char pbuf[8];
     snprintf(pbuf, sizeof pbuf, "%lu", port);
