@@ -307,16 +307,16 @@ static void text_warnings(FILE *out, const struct report *rep)
 void report_print_text(FILE *out, const struct report *rep)
 {
     text_title(out, rep);
-    text_summary(out, rep);      /* 1 */
-    text_histogram(out, rep);    /* 2 */
-    text_p99_methods(out, rep);  /* 3 */
-    text_averaging(out, rep);    /* 4 */
-    text_prometheus(out, rep);   /* 5 */
-    text_share_under(out, rep);  /* 6 */
+    text_summary(out, rep);       /* 1 */
+    text_histogram(out, rep);     /* 2 */
+    text_p99_methods(out, rep);   /* 3 */
+    text_averaging(out, rep);     /* 4 */
+    text_prometheus(out, rep);    /* 5 */
+    text_share_under(out, rep);   /* 6 */
     text_small_windows(out, rep); /* 7 */
-    text_confidence(out, rep);   /* 8 */
-    text_mean_2sd(out, rep);     /* 9 */
-    text_heatmap(out, rep);      /* 10 */
-    text_median_check(out, rep); /* 11 */
+    text_confidence(out, rep);    /* 8 */
+    text_mean_2sd(out, rep);      /* 9 */
+    text_heatmap(out, rep);       /* 10 */
+    text_median_check(out, rep);  /* 11 */
     text_warnings(out, rep);
 }
