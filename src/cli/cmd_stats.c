@@ -6,9 +6,9 @@
 #include "analyze/report.h"
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdbool.h>
