@@ -3,7 +3,8 @@
  * processes or machines into one exact log. `knee stats FILE.hlog` lands in cmd_hlog_stats.
  * The scan (read a log, sum the selected intervals per tag) serves show, stats and tags; then
  * one section per subcommand, and the dispatch. Bad input: one line naming the file and
- * line, exit 2; a log that cannot be read or an output that cannot be written, exit 1. */
+ * line (a missing file included), exit 2; a read error midway or an output that cannot be
+ * written, exit 1. */
 #include "cli/commands.h"
 
 #include "cli/opt.h"
