@@ -389,6 +389,21 @@ void lab_summarize_values(const struct lab_round *r, size_t target, int outcome,
     free(v);
 }
 
+double lab_percentile(const struct lab_round *r, size_t target, int outcome, enum lab_col col, double p)
+{
+    size_t n;
+    double *v = lab_values(r, target, outcome, col, &n);
+    stats_sort(v, n);
+    double x = n ? stats_nearest_rank(v, n, p) : NAN;
+    free(v);
+    return x;
+}
+
+double lab_per_s(const struct lab_round *r, uint64_t count)
+{
+    return r->res.window_s > 0 ? (double)count / r->res.window_s : NAN;
+}
+
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
 {
     uint64_t k = 0;
