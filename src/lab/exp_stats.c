@@ -20,6 +20,10 @@ struct round_plan {
     unsigned clients[2];
 };
 
+/* LAB_A and LAB_B index the run's targets (A is configured first) as well as the result's
+ * per-group arrays, where LAB_AB follows them. */
+_Static_assert(LAB_A == 0 && LAB_B == 1 && LAB_AB == 2 && LAB_NGROUPS == 3, "targets A, B, then A+B, by position");
+
 static const struct round_plan plans[3] = {
     {"closed", "closed loop, 8 clients per server", false, {0, 0}, {8, 8}},
     {"open", "open loop, A=100/s, B=300/s", true, {100, 300}, {0, 0}},
@@ -59,7 +63,7 @@ static void fill_round(const struct lab_round *rd, const struct round_plan *p, s
 /* Summaries A, B, A+B of a report, by name. */
 static void take_summaries(const struct report *rep, struct summary out[LAB_NGROUPS])
 {
-    static const char *const names[2] = {"A", "B"};
+    static const char *const names[2] = {[LAB_A] = "A", [LAB_B] = "B"};
     for (int g = 0; g < 2; g++) {
         const struct group_result *gr = lab_report_group(rep, names[g]);
         if (gr)
@@ -145,7 +149,7 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
         take_summaries(&lr.rep, o->service);
         lab_heading(out, "%s (service_ms)", title);
         lab_print_table_head(out, "");
-        static const char *const gn[LAB_NGROUPS] = {"A", "B", "A+B"};
+        static const char *const gn[LAB_NGROUPS] = {[LAB_A] = "A", [LAB_B] = "B", [LAB_AB] = "A+B"};
         for (int g = 0; g < LAB_NGROUPS; g++)
             lab_print_table_row(out, "", gn[g], &o->service[g]);
     }
