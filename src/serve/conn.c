@@ -265,7 +265,8 @@ void serve_conn_respond_rejected(struct conn *c)
     struct work *w = &c->w;
     char body[128], timing[64];
     uint64_t waited = c->srv->loop.now_ns - w->entry_ns;
-    int n = snprintf(body, sizeof body, "{\"ok\":false,\"reason\":\"QUEUE_TIMEOUT\",\"queue_ms\":%.3f}\n", ns_to_ms(waited));
+    int n = snprintf(body, sizeof body, "{\"ok\":false,\"reason\":\"QUEUE_TIMEOUT\",\"queue_ms\":%.3f}\n",
+                     ns_to_ms(waited));
     snprintf(timing, sizeof timing, "Server-Timing: queue;dur=%.3f\r\n", ns_to_ms(waited));
     out_response(c, 503, "application/json", body, (size_t)n, timing, !w->keep_alive, w->head_only);
 }
