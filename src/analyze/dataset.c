@@ -519,22 +519,26 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
 
 /* ---------------------------------------------------------------- binary log */
 
-enum log_col {
-    LC_SERVER,
-    LC_START,
-    LC_LATENCY,
-    LC_SERVICE,
-    LC_TTFB,
-    LC_LAG,
-    LC_STATUS,
-    LC_OUTCOME,
-    LC_BYTES,
-    LC_CONNECTION,
-    LC_WARMUP,
-    LC_COUNT
-};
-static const char *const log_cols[LC_COUNT] = {"server", "start_s", "latency_ms", "service_ms", "ttfb_ms", "lag_ms",
-                                               "status", "outcome", "bytes",      "connection", "warmup"};
+/* The columns a binary log offers by name: REQLOG_CSV_HEADER's, then the warm-up flag. One
+ * list makes both the enum and the names, so they cannot drift apart. */
+#define LOG_COLUMNS(X)                                                                                                 \
+    X(LC_SERVER, "server")                                                                                             \
+    X(LC_START, "start_s")                                                                                             \
+    X(LC_LATENCY, "latency_ms")                                                                                        \
+    X(LC_SERVICE, "service_ms")                                                                                        \
+    X(LC_TTFB, "ttfb_ms")                                                                                              \
+    X(LC_LAG, "lag_ms")                                                                                                \
+    X(LC_STATUS, "status")                                                                                             \
+    X(LC_OUTCOME, "outcome")                                                                                           \
+    X(LC_BYTES, "bytes")                                                                                               \
+    X(LC_CONNECTION, "connection")                                                                                     \
+    X(LC_WARMUP, "warmup")
+#define LC_ENUM(id, name) id,
+#define LC_NAME(id, name) [id] = name,
+enum log_col { LOG_COLUMNS(LC_ENUM) LC_COUNT };
+static const char *const log_cols[LC_COUNT] = {LOG_COLUMNS(LC_NAME)};
+#undef LC_ENUM
+#undef LC_NAME
 
 static int log_col_of(const char *name)
 {
