@@ -162,7 +162,7 @@ static void print_comparison(FILE *out, const struct lab_stats_result *r)
     lab_heading(out, "comparison across rounds (latency_ms: from the planned send; closed loop: from the send)");
     fprintf(out, "  %-36s %-4s%9s%8s%8s%8s%8s%8s%8s%9s\n", "round", "", "sent/s", "count", "p50", "p90", "p99", "p99.9",
             "max", "lag p99");
-    static const char *const gn[] = {"A", "B"};
+    static const char *const gn[] = {[LAB_A] = "A", [LAB_B] = "B"};
     for (size_t i = 0; i < r->nrounds; i++) {
         const struct lab_stats_round *o = &r->round[i];
         for (int g = 0; g < 2; g++) {
