@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +34,6 @@ int where_parse(const char *s, struct where *w)
     w->value = val;
     w->negate = neg;
     return 0;
-}
-
-static int fail(struct dataset *d, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct dataset *d, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->err, sizeof d->err, fmt, ap);
-    va_end(ap);
-    return code;
 }
 
 int dataset_init(struct dataset *d, const struct load_opts *o)
@@ -322,14 +311,17 @@ static int parse_value(struct dataset *d, const char *file, uint64_t line, const
     }
     int e = csv_parse_double(cell, len, v);
     if (e == KNEE_ENAN)
-        return fail(d, e, "%s:%llu: %s: '%s' is not a number (NaN)", file, (unsigned long long)line, d->o.column, cell);
+        return knee_fail(d->err, sizeof d->err, e, "%s:%llu: %s: '%s' is not a number (NaN)", file,
+                         (unsigned long long)line, d->o.column, cell);
     if (e == KNEE_EINF)
-        return fail(d, e, "%s:%llu: %s: '%s' is infinite", file, (unsigned long long)line, d->o.column, cell);
+        return knee_fail(d->err, sizeof d->err, e, "%s:%llu: %s: '%s' is infinite", file, (unsigned long long)line,
+                         d->o.column, cell);
     if (e)
-        return fail(d, e, "%s:%llu: %s: '%s' is not a number", file, (unsigned long long)line, d->o.column, cell);
+        return knee_fail(d->err, sizeof d->err, e, "%s:%llu: %s: '%s' is not a number", file, (unsigned long long)line,
+                         d->o.column, cell);
     if (*v < 0)
-        return fail(d, KNEE_ENEG, "%s:%llu: %s: %s is negative (a duration cannot be)", file, (unsigned long long)line,
-                    d->o.column, cell);
+        return knee_fail(d->err, sizeof d->err, KNEE_ENEG, "%s:%llu: %s: %s is negative (a duration cannot be)", file,
+                         (unsigned long long)line, d->o.column, cell);
     return 0;
 }
 
@@ -337,11 +329,12 @@ static int parse_time(struct dataset *d, const char *file, uint64_t line, const 
 {
     int e = csv_parse_double(cell, len, t);
     if (e)
-        return fail(d, e, "%s:%llu: time column %s: '%s' is not a number", file, (unsigned long long)line, d->time_col,
-                    cell);
+        return knee_fail(d->err, sizeof d->err, e, "%s:%llu: time column %s: '%s' is not a number", file,
+                         (unsigned long long)line, d->time_col, cell);
     if (*t >= 2147483647.0 || *t < -2147483648.0)
-        return fail(d, KNEE_ERANGE, "%s:%llu: time column %s: %s is out of range (seconds since the start expected)",
-                    file, (unsigned long long)line, d->time_col, cell);
+        return knee_fail(d->err, sizeof d->err, KNEE_ERANGE,
+                         "%s:%llu: time column %s: %s is out of range (seconds since the start expected)", file,
+                         (unsigned long long)line, d->time_col, cell);
     return 0;
 }
 
@@ -379,19 +372,21 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
     struct csv_reader *r;
     int e = csv_reader_open(&r, path, NULL);
     if (e)
-        return fail(d, e, "%s: %s", path, knee_strerror(e));
+        return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, knee_strerror(e));
     struct csv_record rec;
     int k = csv_next(r, &rec);
     if (k == 0) {
         csv_reader_close(r);
-        return fail(d, KNEE_EEMPTY, "%s: empty file (no header line)", path);
+        return knee_fail(d->err, sizeof d->err, KNEE_EEMPTY, "%s: empty file (no header line)", path);
     }
     if (k < 0) {
         if (k == KNEE_EFORMAT && strstr(csv_reader_error(r), "NUL byte"))
-            fail(d, k, "%s: unknown file type: not CSV text (%s, line %llu) and not a knee request log", path,
-                 csv_reader_error(r), (unsigned long long)csv_reader_line(r));
+            knee_fail(d->err, sizeof d->err, k,
+                      "%s: unknown file type: not CSV text (%s, line %llu) and not a knee request log", path,
+                      csv_reader_error(r), (unsigned long long)csv_reader_line(r));
         else
-            fail(d, k, "%s:%llu: %s", path, (unsigned long long)csv_reader_line(r), csv_reader_error(r));
+            knee_fail(d->err, sizeof d->err, k, "%s:%llu: %s", path, (unsigned long long)csv_reader_line(r),
+                      csv_reader_error(r));
         csv_reader_close(r);
         return k;
     }
@@ -402,7 +397,8 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
     if (vcol < 0) {
         list_columns(&rec, cols, sizeof cols);
         csv_reader_close(r);
-        return fail(d, KNEE_ENOTFOUND, "%s:1: no column '%s' in the header (columns: %s)", path, d->o.column, cols);
+        return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s:1: no column '%s' in the header (columns: %s)",
+                         path, d->o.column, cols);
     }
     if (!by_file) {
         const char *by = d->o.by ? d->o.by : "server";
@@ -410,20 +406,22 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
         if (gcol < 0 && d->o.by) {
             list_columns(&rec, cols, sizeof cols);
             csv_reader_close(r);
-            return fail(d, KNEE_ENOTFOUND, "%s:1: --by: no column '%s' in the header (columns: %s)", path, by, cols);
+            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
+                             "%s:1: --by: no column '%s' in the header (columns: %s)", path, by, cols);
         }
         if (gcol >= 0) {
             if (d->any_file && !d->by_col) {
                 csv_reader_close(r);
-                return fail(d, KNEE_EMISMATCH,
-                            "%s:1: has a '%s' column the earlier files lack: use --by %s on files that all have it",
-                            path, by, by);
+                return knee_fail(
+                    d->err, sizeof d->err, KNEE_EMISMATCH,
+                    "%s:1: has a '%s' column the earlier files lack: use --by %s on files that all have it", path, by,
+                    by);
             }
             d->by_col = d->o.by ? d->o.by : "server";
         } else if (d->by_col) {
             csv_reader_close(r);
-            return fail(d, KNEE_EMISMATCH, "%s:1: no '%s' column to group by, unlike the earlier files", path,
-                        d->by_col);
+            return knee_fail(d->err, sizeof d->err, KNEE_EMISMATCH,
+                             "%s:1: no '%s' column to group by, unlike the earlier files", path, d->by_col);
         }
     }
     const char *tname = d->o.time ? d->o.time : "start_s";
@@ -431,13 +429,15 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
     if (tcol < 0 && d->o.time) {
         list_columns(&rec, cols, sizeof cols);
         csv_reader_close(r);
-        return fail(d, KNEE_ENOTFOUND, "%s:1: --time: no column '%s' in the header (columns: %s)", path, tname, cols);
+        return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
+                         "%s:1: --time: no column '%s' in the header (columns: %s)", path, tname, cols);
     }
     if (tcol < 0) {
         if (isfinite(d->o.skip_s) || isfinite(d->o.until_s)) {
             csv_reader_close(r);
-            return fail(d, KNEE_ENOTFOUND,
-                        "%s:1: --skip/--until need a time column, and there is no '%s' (use --time COL)", path, tname);
+            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
+                             "%s:1: --skip/--until need a time column, and there is no '%s' (use --time COL)", path,
+                             tname);
         }
         d->has_time = false;
     } else {
@@ -446,26 +446,27 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
     int wcol[64];
     if (d->o.nwhere > 64) {
         csv_reader_close(r);
-        return fail(d, KNEE_ETOOBIG, "at most 64 --where filters");
+        return knee_fail(d->err, sizeof d->err, KNEE_ETOOBIG, "at most 64 --where filters");
     }
     for (size_t i = 0; i < d->o.nwhere; i++) {
         wcol[i] = find_col(&rec, d->o.where[i].col);
         if (wcol[i] < 0) {
             list_columns(&rec, cols, sizeof cols);
             csv_reader_close(r);
-            return fail(d, KNEE_ENOTFOUND, "%s:1: --where: no column '%s' in the header (columns: %s)", path,
-                        d->o.where[i].col, cols);
+            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
+                             "%s:1: --where: no column '%s' in the header (columns: %s)", path, d->o.where[i].col,
+                             cols);
         }
     }
     bool use_time = tcol >= 0;
     if (!by_file && gcol < 0 && (e = group_of(d, DATASET_ALL_GROUP, strlen(DATASET_ALL_GROUP), &file_group)) != 0) {
         csv_reader_close(r);
-        return fail(d, e, "%s: too many groups", path);
+        return knee_fail(d->err, sizeof d->err, e, "%s: too many groups", path);
     }
     while ((k = csv_next(r, &rec)) == 1) {
         if (rec.n != ncols) {
-            fail(d, KNEE_EFORMAT, "%s:%llu: %zu fields, but the header has %zu", path, (unsigned long long)rec.line,
-                 rec.n, ncols);
+            knee_fail(d->err, sizeof d->err, KNEE_EFORMAT, "%s:%llu: %zu fields, but the header has %zu", path,
+                      (unsigned long long)rec.line, rec.n, ncols);
             break;
         }
         d->rows++;
@@ -500,14 +501,16 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
             continue;
         size_t gi = file_group;
         if (gcol >= 0 && (k = group_of(d, rec.field[gcol], rec.len[gcol], &gi)) != 0) {
-            fail(d, k, "%s:%llu: more than %d groups in column '%s': group by something coarser", path,
-                 (unsigned long long)rec.line, DATASET_MAX_GROUPS, d->by_col);
+            knee_fail(d->err, sizeof d->err, k,
+                      "%s:%llu: more than %d groups in column '%s': group by something coarser", path,
+                      (unsigned long long)rec.line, DATASET_MAX_GROUPS, d->by_col);
             break;
         }
         add_value(d, gi, v, t, use_time);
     }
     if (k < 0 && d->err[0] == '\0')
-        fail(d, k, "%s:%llu: %s", path, (unsigned long long)csv_reader_line(r), csv_reader_error(r));
+        knee_fail(d->err, sizeof d->err, k, "%s:%llu: %s", path, (unsigned long long)csv_reader_line(r),
+                  csv_reader_error(r));
     if (k == 1 || (k < 0 && strstr(d->err, "fields, but the header")))
         k = KNEE_EFORMAT;
     csv_reader_close(r);
@@ -516,22 +519,26 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
 
 /* ---------------------------------------------------------------- binary log */
 
-enum log_col {
-    LC_SERVER,
-    LC_START,
-    LC_LATENCY,
-    LC_SERVICE,
-    LC_TTFB,
-    LC_LAG,
-    LC_STATUS,
-    LC_OUTCOME,
-    LC_BYTES,
-    LC_CONNECTION,
-    LC_WARMUP,
-    LC_COUNT
-};
-static const char *const log_cols[LC_COUNT] = {"server", "start_s", "latency_ms", "service_ms", "ttfb_ms", "lag_ms",
-                                               "status", "outcome", "bytes",      "connection", "warmup"};
+/* The columns a binary log offers by name: REQLOG_CSV_HEADER's, then the warm-up flag. One
+ * list makes both the enum and the names, so they cannot drift apart. */
+#define LOG_COLUMNS(X)                                                                                                 \
+    X(LC_SERVER, "server")                                                                                             \
+    X(LC_START, "start_s")                                                                                             \
+    X(LC_LATENCY, "latency_ms")                                                                                        \
+    X(LC_SERVICE, "service_ms")                                                                                        \
+    X(LC_TTFB, "ttfb_ms")                                                                                              \
+    X(LC_LAG, "lag_ms")                                                                                                \
+    X(LC_STATUS, "status")                                                                                             \
+    X(LC_OUTCOME, "outcome")                                                                                           \
+    X(LC_BYTES, "bytes")                                                                                               \
+    X(LC_CONNECTION, "connection")                                                                                     \
+    X(LC_WARMUP, "warmup")
+#define LC_ENUM(id, name) id,
+#define LC_NAME(id, name) [id] = name,
+enum log_col { LOG_COLUMNS(LC_ENUM) LC_COUNT };
+static const char *const log_cols[LC_COUNT] = {LOG_COLUMNS(LC_NAME)};
+#undef LC_ENUM
+#undef LC_NAME
 
 static int log_col_of(const char *name)
 {
@@ -592,52 +599,57 @@ static int load_log(struct dataset *d, const char *path, size_t file_group, bool
     struct reqlog_reader *rd;
     int e = reqlog_reader_open(&rd, path, msg, sizeof msg);
     if (e)
-        return fail(d, e, "%s: %s", path, msg);
+        return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, msg);
     int vc = log_col_of(d->o.column);
     if (vc < 0 || vc == LC_SERVER || vc == LC_OUTCOME) {
         reqlog_reader_close(rd);
-        return fail(d, KNEE_ENOTFOUND,
-                    "%s: a request log has no numeric column '%s' (it has start_s, latency_ms, service_ms, ttfb_ms, "
-                    "lag_ms, status, bytes, connection, warmup)",
-                    path, d->o.column);
+        return knee_fail(
+            d->err, sizeof d->err, KNEE_ENOTFOUND,
+            "%s: a request log has no numeric column '%s' (it has start_s, latency_ms, service_ms, ttfb_ms, "
+            "lag_ms, status, bytes, connection, warmup)",
+            path, d->o.column);
     }
     int gc = -1;
     if (!by_file) {
         gc = log_col_of(d->o.by ? d->o.by : "server");
         if (gc < 0) {
             reqlog_reader_close(rd);
-            return fail(d, KNEE_ENOTFOUND, "%s: --by: a request log has no column '%s'", path, d->o.by);
+            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --by: a request log has no column '%s'", path,
+                             d->o.by);
         }
         if (d->any_file && !d->by_col) {
             reqlog_reader_close(rd);
-            return fail(d, KNEE_EMISMATCH, "%s: has a '%s' column the earlier files lack", path, log_cols[gc]);
+            return knee_fail(d->err, sizeof d->err, KNEE_EMISMATCH, "%s: has a '%s' column the earlier files lack",
+                             path, log_cols[gc]);
         }
         d->by_col = log_cols[gc];
     }
     int tc = log_col_of(d->o.time ? d->o.time : "start_s");
     if (tc < 0 || tc == LC_SERVER || tc == LC_OUTCOME) {
         reqlog_reader_close(rd);
-        return fail(d, KNEE_ENOTFOUND, "%s: --time: a request log has no numeric column '%s'", path, d->o.time);
+        return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --time: a request log has no numeric column '%s'",
+                         path, d->o.time);
     }
     d->time_col = log_cols[tc];
     int wc[64];
     double wnum[64];
     if (d->o.nwhere > 64) {
         reqlog_reader_close(rd);
-        return fail(d, KNEE_ETOOBIG, "at most 64 --where filters");
+        return knee_fail(d->err, sizeof d->err, KNEE_ETOOBIG, "at most 64 --where filters");
     }
     for (size_t i = 0; i < d->o.nwhere; i++) {
         wc[i] = log_col_of(d->o.where[i].col);
         if (wc[i] < 0) {
             reqlog_reader_close(rd);
-            return fail(d, KNEE_ENOTFOUND, "%s: --where: a request log has no column '%s'", path, d->o.where[i].col);
+            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --where: a request log has no column '%s'",
+                             path, d->o.where[i].col);
         }
         wnum[i] = NAN;
         if (wc[i] != LC_SERVER && wc[i] != LC_OUTCOME && d->o.where[i].value[0] &&
             csv_parse_double(d->o.where[i].value, strlen(d->o.where[i].value), &wnum[i]) != 0) {
             reqlog_reader_close(rd);
-            return fail(d, KNEE_EFORMAT, "--where %s=%s: %s is a number in a request log", d->o.where[i].col,
-                        d->o.where[i].value, d->o.where[i].col);
+            return knee_fail(d->err, sizeof d->err, KNEE_EFORMAT, "--where %s=%s: %s is a number in a request log",
+                             d->o.where[i].col, d->o.where[i].value, d->o.where[i].col);
         }
     }
     struct reqlog_record r;
@@ -677,23 +689,24 @@ static int load_log(struct dataset *d, const char *path, size_t file_group, bool
             continue;
         }
         if (v < 0) {
-            k = fail(d, KNEE_ENEG,
-                     "%s: record %llu: %s = %.6f is negative (a corrupt record: done before planned or sent)", path,
-                     (unsigned long long)reqlog_reader_record_index(rd), d->o.column, v);
+            k = knee_fail(d->err, sizeof d->err, KNEE_ENEG,
+                          "%s: record %llu: %s = %.6f is negative (a corrupt record: done before planned or sent)",
+                          path, (unsigned long long)reqlog_reader_record_index(rd), d->o.column, v);
             break;
         }
         size_t gi = file_group;
         if (gc >= 0) {
             const char *name = log_text(rd, &r, gc, buf, sizeof buf, &dv);
             if ((k = group_of(d, name, strlen(name), &gi)) != 0) {
-                fail(d, k, "%s: more than %d groups in column '%s'", path, DATASET_MAX_GROUPS, d->by_col);
+                knee_fail(d->err, sizeof d->err, k, "%s: more than %d groups in column '%s'", path, DATASET_MAX_GROUPS,
+                          d->by_col);
                 break;
             }
         }
         add_value(d, gi, v, t, true);
     }
     if (k < 0 && d->err[0] == '\0')
-        fail(d, k, "%s: %s", path, reqlog_reader_error(rd));
+        knee_fail(d->err, sizeof d->err, k, "%s: %s", path, reqlog_reader_error(rd));
     reqlog_reader_close(rd);
     return k < 0 ? k : 0;
 }
@@ -710,20 +723,21 @@ int dataset_load(struct dataset *d, const char *path)
 {
     d->err[0] = '\0';
     if (ends_with(path, ".hlog"))
-        return fail(d, KNEE_EUNSUPPORTED,
-                    "%s: hlog input: use knee hlog ... (an HdrHistogram interval log holds histograms, not requests)",
-                    path);
+        return knee_fail(
+            d->err, sizeof d->err, KNEE_EUNSUPPORTED,
+            "%s: hlog input: use knee hlog ... (an HdrHistogram interval log holds histograms, not requests)", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(d, -errno, "%s: %s", path, strerror(errno));
+        return knee_fail(d->err, sizeof d->err, -errno, "%s: %s", path, strerror(errno));
     unsigned char head[REQLOG_MAGIC_LEN];
     ssize_t n = read(fd, head, sizeof head);
     int read_errno = errno;
     close(fd);
     if (n < 0)
-        return fail(d, -read_errno, "%s: %s", path, strerror(read_errno));
+        return knee_fail(d->err, sizeof d->err, -read_errno, "%s: %s", path, strerror(read_errno));
     if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
-        return fail(d, KNEE_EFORMAT, "%s: unknown file type: gzip-compressed (decompress it first)", path);
+        return knee_fail(d->err, sizeof d->err, KNEE_EFORMAT,
+                         "%s: unknown file type: gzip-compressed (decompress it first)", path);
     bool by_file = d->o.by && strcmp(d->o.by, DATASET_BY_FILE) == 0;
     /* the second pass of approx mode reads the same rows again: its counts are not new rows */
     uint64_t saved[7] = {d->rows,        d->kept, d->missing, d->filtered_where, d->filtered_time, d->filtered_warmup,
@@ -731,12 +745,12 @@ int dataset_load(struct dataset *d, const char *path)
     size_t file_group = 0;
     if (!d->pass2) {
         if (d->nfiles >= DATASET_MAX_FILES)
-            return fail(d, KNEE_ETOOBIG, "more than %d input files", DATASET_MAX_FILES);
+            return knee_fail(d->err, sizeof d->err, KNEE_ETOOBIG, "more than %d input files", DATASET_MAX_FILES);
         d->files[d->nfiles++] = xstrdup(path);
     }
     if (by_file) {
         if (group_of(d, path, strlen(path), &file_group) != 0)
-            return fail(d, KNEE_ETOOBIG, "more than %d input files", DATASET_MAX_GROUPS);
+            return knee_fail(d->err, sizeof d->err, KNEE_ETOOBIG, "more than %d input files", DATASET_MAX_GROUPS);
         d->by_col = DATASET_BY_FILE;
     }
     int e = reqlog_is_log(head, (size_t)n) ? load_log(d, path, file_group, by_file)

@@ -1,6 +1,14 @@
 /* The `knee stats` report: every number of the eleven analyses computed once from a loaded
- * dataset (struct report), then printed as text (the article's layout) or as one JSON object
- * (schema in docs/FORMATS.md, "knee stats JSON"). Not thread-safe. */
+ * dataset into struct report, then printed as text (the article's layout) or as one JSON
+ * object (schema in docs/FORMATS.md, "knee stats JSON"). Three files, one concern each:
+ *
+ *   report.c       report_build: every number, and the warnings (nothing is printed)
+ *   report_text.c  report_print_text: one printer per numbered analysis, 1 to 11, in order
+ *   report_json.c  report_print_json: the same analyses, in the same order, as JSON
+ *
+ * The printers only read struct report: a number that is not in it is not printed. The
+ * analysis depends on csv/, reqlog/, stats/, hist/ and core/ only, never on the load engine
+ * or the lab (which use it). Not thread-safe. */
 #ifndef KNEE_ANALYZE_REPORT_H
 #define KNEE_ANALYZE_REPORT_H
 
@@ -12,9 +20,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define REPORT_NPCT 5 /* p50 p90 p95 p99 p99.9 */
+/* The percentiles of the confidence intervals (8.), by position. */
+enum report_pct { REPORT_P50, REPORT_P90, REPORT_P95, REPORT_P99, REPORT_P999, REPORT_NPCT };
 extern const double report_pcts[REPORT_NPCT];
 extern const char *const report_pct_names[REPORT_NPCT];
+
+/* The quantiles of the Prometheus estimates (5.), by position. */
+enum report_prom { REPORT_PROM_P50, REPORT_PROM_P95, REPORT_PROM_P99, REPORT_NPROM };
+extern const double report_prom_pcts[REPORT_NPROM];
+extern const char *const report_prom_names[REPORT_NPROM];
 
 #define REPORT_SMALL_WINDOWS 10
 #define REPORT_SMALL_WINDOW_LEN 100
@@ -63,8 +77,8 @@ struct report {
     /* 5. */
     struct prom_hist prom;
     bool custom_buckets;
-    struct prom_estimate prom_est[3];
-    double prom_exact[3];
+    struct prom_estimate prom_est[REPORT_NPROM]; /* histogram_quantile at report_prom_pcts */
+    double prom_exact[REPORT_NPROM];             /* the nearest-rank values they estimate */
     /* 6. */
     double under;
     /* 7. */
@@ -83,6 +97,11 @@ struct report {
     size_t nwarnings;
 };
 
+/* ---- report.c ---- */
+
+/* "ms", "us" or "s" from a column name's suffix (latency_ms, start_s), else "". */
+const char *report_column_unit(const char *column);
+
 /* Compute every number. Consumes the dataset's value arrays (sorted in place and freed), so
  * the dataset is only good for dataset_release afterwards; borrowed pointers (files,
  * heatmap) stay valid until then. In approx mode the caller has run the second pass for
@@ -92,8 +111,18 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
 /* The group whose small windows are shown: opts->window_group, else the first in name
  * order; -1 when the named group does not exist (or there are no groups). */
 long report_small_window_group(const struct dataset *d, const struct report_opts *opts);
-void report_print_text(FILE *out, const struct report *rep);
-void report_print_json(FILE *out, const struct report *rep, bool pretty);
 void report_release(struct report *rep);
+
+/* ---- report_text.c ---- */
+
+/* The article's layout: a title and the rows left out, then the numbered sections 1 to 11
+ * (10 only with a time column, 11 only with --expect-median), then the warnings. */
+void report_print_text(FILE *out, const struct report *rep);
+
+/* ---- report_json.c ---- */
+
+/* One JSON object with every number the text shows (and the ranks and counts behind them);
+ * pretty: indented, one key per line. */
+void report_print_json(FILE *out, const struct report *rep, bool pretty);
 
 #endif

@@ -1,13 +1,17 @@
 /* knee hlog: HdrHistogram interval logs — show a log's percentile distribution in the
  * reference layout, summarise it per tag, list its tags, and merge logs from several
- * processes or machines into one exact log. `knee stats FILE.hlog` lands in cmd_hlog_stats. */
+ * processes or machines into one exact log. `knee stats FILE.hlog` lands in cmd_hlog_stats.
+ * The scan (read a log, sum the selected intervals per tag) serves show, stats and tags; then
+ * one section per subcommand, and the dispatch. Bad input: one line naming the file and
+ * line (a missing file included), exit 2; a read error midway or an output that cannot be
+ * written, exit 1. */
 #include "cli/commands.h"
 
 #include "cli/opt.h"
 #include "core/clock.h"
 #include "core/err.h"
-#include "hlog/hlog.h"
 #include "core/json.h"
+#include "hlog/hlog.h"
 
 #include <errno.h>
 #include <math.h>
@@ -85,8 +89,83 @@ static struct tagsum *find_tag(struct scan *s, const struct hlog_entry *e, bool 
     return t;
 }
 
-/* Read path, summing the selected intervals per tag. Returns the exit code (0, 2 bad input,
- * 1 read failure) after printing the reason. */
+static bool selected(const struct filter *flt, const struct hlog_entry *e)
+{
+    if (e->offset_s < flt->from_s || e->offset_s > flt->to_s)
+        return false;
+    if (flt->untagged_only && e->tagged)
+        return false;
+    return !flt->tag || (e->tagged && strcmp(flt->tag, e->tag) == 0);
+}
+
+/* Decode entry e (into h, reused) and add it to t's sum. 0, or 2 after the message. */
+static int scan_add(const struct cmd_spec *spec, struct hlog_reader *r, const char *path, const struct hlog_entry *e,
+                    const struct filter *flt, struct scan *s, struct tagsum *t, struct hdr *h, bool *h_ready)
+{
+    if (hlog_reader_decode_reuse(r, e, h, h_ready) != 0)
+        return opt_fail(spec, "%s", hlog_reader_error(r));
+    size_t before = t->acc.used ? t->acc.h.counts_len : 0;
+    char why[256];
+    if (hlog_acc_add(&t->acc, h, why, sizeof why) != 0) {
+        if (flt->one_sum || !t->name)
+            return opt_fail(spec, "%s:%zu: %s", path, e->line, why);
+        return opt_fail(spec, "%s:%zu: %s (tag %s)", path, e->line, why, t->name);
+    }
+    s->acc_bytes += (t->acc.h.counts_len - before) * sizeof(int64_t);
+    if (s->acc_bytes > SCAN_MAX_ACC_BYTES)
+        return opt_fail(spec, "%s:%zu: the per-tag sums would need more than %zu MiB", path, e->line,
+                        SCAN_MAX_ACC_BYTES >> 20);
+    return 0;
+}
+
+/* The time an interval covers, in its tag's span and in the log's. */
+static void scan_span(struct scan *s, struct tagsum *t, const struct hlog_entry *e)
+{
+    double end = e->offset_s + e->length_s;
+    if (t->intervals == 0 || e->offset_s < t->first_offset_s)
+        t->first_offset_s = e->offset_s;
+    if (t->intervals == 0 || end > t->last_end_offset_s)
+        t->last_end_offset_s = end;
+    t->intervals++;
+    s->intervals++;
+    if (e->offset_s < s->first_offset_s)
+        s->first_offset_s = e->offset_s;
+    if (end > s->last_end_offset_s)
+        s->last_end_offset_s = end;
+}
+
+/* Every selected interval of r into *s. Returns the exit code (0, 2 bad input, 1 read
+ * failure) after printing the reason. */
+static int scan_entries(const struct cmd_spec *spec, struct hlog_reader *r, const char *path, const struct filter *flt,
+                        struct scan *s)
+{
+    struct hlog_entry e;
+    struct hdr h; /* reused from interval to interval */
+    bool h_ready = false;
+    int rc = 0, code = 0;
+    while (code == 0 && (rc = hlog_reader_next(r, &e)) == 1) {
+        if (!selected(flt, &e))
+            continue;
+        struct tagsum *t = flt->one_sum && s->n ? &s->t[0] : find_tag(s, &e, true);
+        if (!t)
+            code = opt_fail(spec, "%s:%zu: more than %d tags", path, e.line, SCAN_MAX_TAGS);
+        else if (flt->decode)
+            code = scan_add(spec, r, path, &e, flt, s, t, &h, &h_ready);
+        if (code == 0)
+            scan_span(s, t, &e);
+    }
+    if (code == 0 && rc < 0) {
+        /* a malformed or oversized log is bad input; anything else failed to read */
+        opt_fail(spec, "%s", hlog_reader_error(r));
+        code = rc == KNEE_EFORMAT || rc == KNEE_ETOOBIG ? 2 : 1;
+    }
+    if (h_ready)
+        hdr_release(&h);
+    return code;
+}
+
+/* Read path ("-": standard input), summing the selected intervals per tag. Returns the exit
+ * code (0, 2 bad input, 1 read failure) after printing the reason; on failure *s is empty. */
 static int scan_file(const struct cmd_spec *spec, const char *path, const struct filter *flt, struct scan *s)
 {
     memset(s, 0, sizeof *s);
@@ -96,61 +175,7 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
     if (!f)
         return opt_fail(spec, "%s: %s", path, strerror(errno));
     struct hlog_reader *r = hlog_reader_new(f, path);
-    struct hlog_entry e;
-    struct hdr h; /* reused from interval to interval */
-    bool h_ready = false;
-    int rc, code = 0;
-    while ((rc = hlog_reader_next(r, &e)) == 1) {
-        if (e.offset_s < flt->from_s || e.offset_s > flt->to_s)
-            continue;
-        if (flt->untagged_only && e.tagged)
-            continue;
-        if (flt->tag && (!e.tagged || strcmp(flt->tag, e.tag) != 0))
-            continue;
-        struct tagsum *t = flt->one_sum && s->n ? &s->t[0] : find_tag(s, &e, true);
-        if (!t) {
-            code = opt_fail(spec, "%s:%zu: more than %d tags", path, e.line, SCAN_MAX_TAGS);
-            break;
-        }
-        if (flt->decode) {
-            if (hlog_reader_decode_reuse(r, &e, &h, &h_ready) != 0) {
-                code = opt_fail(spec, "%s", hlog_reader_error(r));
-                break;
-            }
-            size_t before = t->acc.used ? t->acc.h.counts_len : 0;
-            char why[256];
-            int ar = hlog_acc_add(&t->acc, &h, why, sizeof why);
-            if (ar) {
-                if (flt->one_sum || !t->name)
-                    code = opt_fail(spec, "%s:%zu: %s", path, e.line, why);
-                else
-                    code = opt_fail(spec, "%s:%zu: %s (tag %s)", path, e.line, why, t->name);
-                break;
-            }
-            s->acc_bytes += (t->acc.h.counts_len - before) * sizeof(int64_t);
-            if (s->acc_bytes > SCAN_MAX_ACC_BYTES) {
-                code = opt_fail(spec, "%s:%zu: the per-tag sums would need more than %zu MiB", path, e.line,
-                                SCAN_MAX_ACC_BYTES >> 20);
-                break;
-            }
-        }
-        double end = e.offset_s + e.length_s;
-        if (t->intervals == 0 || e.offset_s < t->first_offset_s)
-            t->first_offset_s = e.offset_s;
-        if (t->intervals == 0 || end > t->last_end_offset_s)
-            t->last_end_offset_s = end;
-        t->intervals++;
-        s->intervals++;
-        if (e.offset_s < s->first_offset_s)
-            s->first_offset_s = e.offset_s;
-        if (end > s->last_end_offset_s)
-            s->last_end_offset_s = end;
-    }
-    if (!code && rc < 0)
-        code = rc == KNEE_EFORMAT || rc == KNEE_ETOOBIG ? opt_fail(spec, "%s", hlog_reader_error(r))
-                                                        : (opt_fail(spec, "%s", hlog_reader_error(r)), 1);
-    if (h_ready)
-        hdr_release(&h);
+    int code = scan_entries(spec, r, path, flt, s);
     s->start_time_s = hlog_reader_start_time(r);
     hlog_reader_free(r);
     if (f != stdin)
@@ -158,6 +183,15 @@ static int scan_file(const struct cmd_spec *spec, const char *path, const struct
     if (code)
         scan_release(s);
     return code;
+}
+
+/* opt_parse for the subcommands: true to go on (the caller strlist_release()s *args); false
+ * with *code the exit code (0 after --help, 2 after a usage error) and *args empty. */
+static bool parse_args(struct cmd_spec *spec, int argc, char **argv, struct strlist *args, int *code)
+{
+    int r = opt_parse(spec, argc, argv, args);
+    *code = r == 1 ? 0 : r;
+    return r == 0;
 }
 
 /* show and stats take the same --from/--to window and --unit-ratio: parse argv (the flags land
@@ -169,21 +203,23 @@ static bool parse_window_args(struct cmd_spec *spec, int argc, char **argv, stru
                               const uint64_t *from_ns, const uint64_t *to_ns, const double *ratio, struct filter *flt,
                               int *code)
 {
-    int r = opt_parse(spec, argc, argv, args);
-    if (r) {
-        *code = r == 1 ? 0 : r;
+    if (!parse_args(spec, argc, argv, args, code))
         return false;
-    }
     flt->from_s = (double)*from_ns / 1e9;
     flt->to_s = opt_find(spec, "to")->seen ? (double)*to_ns / 1e9 : INFINITY;
     if (flt->to_s < flt->from_s)
-        r = opt_fail(spec, "--to: must not be before --from");
+        *code = opt_fail(spec, "--to: must not be before --from");
     else if (!(*ratio > 0) || !isfinite(*ratio))
-        r = opt_fail(spec, "--unit-ratio: must be a positive number (1e6 prints ns as ms)");
-    *code = r;
-    if (r)
+        *code = opt_fail(spec, "--unit-ratio: must be a positive number (1e6 prints ns as ms)");
+    if (*code)
         strlist_release(args);
-    return r == 0;
+    return *code == 0;
+}
+
+/* Whether --from/--to narrowed the log (the messages about empty selections say so). */
+static bool windowed(const struct filter *flt)
+{
+    return flt->from_s > 0 || flt->to_s < INFINITY;
 }
 
 /* ---- show -------------------------------------------------------------------------------- */
@@ -200,6 +236,17 @@ static void print_range_header(double from_s, double to_s, double start_time_s)
     if (isfinite(start_time_s) && localtime_r(&t, &tm))
         strftime(date, sizeof date, "%a %b %d %H:%M:%S %Z %Y", &tm);
     printf("#[StartTime: %s (seconds since epoch), %s]\n", jf(st, sizeof st, start_time_s, 3), date);
+}
+
+/* "no intervals" for show's selection, naming what was selected. 2 after the message. */
+static int show_fail_empty(const struct cmd_spec *spec, const char *path, const char *tag, bool all_tags,
+                           const struct filter *flt)
+{
+    if (tag)
+        return opt_fail(spec, "%s: no intervals tagged '%s'%s (see knee hlog tags)", path, tag,
+                        windowed(flt) ? " in the --from/--to window" : "");
+    return opt_fail(spec, "%s: no %sintervals%s (see knee hlog tags; --tag T or --all-tags)", path,
+                    all_tags ? "" : "untagged ", windowed(flt) ? " in the window" : "");
 }
 
 static int hlog_show(int argc, char **argv)
@@ -270,14 +317,8 @@ static int hlog_show(int argc, char **argv)
     if ((code = scan_file(&spec, args.v[0], &flt, &s)))
         goto out;
     if (s.intervals == 0) {
-        if (tag)
-            code = opt_fail(&spec, "%s: no intervals tagged '%s'%s (see knee hlog tags)", args.v[0], tag,
-                            flt.to_s < INFINITY || flt.from_s > 0 ? " in the --from/--to window" : "");
-        else
-            code = opt_fail(&spec, "%s: no %sintervals%s (see knee hlog tags; --tag T or --all-tags)", args.v[0],
-                            all_tags ? "" : "untagged ", flt.to_s < INFINITY || flt.from_s > 0 ? " in the window" : "");
-    }
-    if (!code) {
+        code = show_fail_empty(&spec, args.v[0], tag, all_tags, &flt);
+    } else {
         print_range_header(flt.from_s, flt.to_s, s.start_time_s);
         if (hdr_percentiles_print(stdout, &s.t[0].acc.h, (int)ticks, ratio, csv) != 0)
             code = 1;
@@ -293,6 +334,50 @@ out:
 static const double stat_pcts[] = {50, 90, 95, 99, 99.9};
 static const char *const stat_names[] = {"p50", "p90", "p95", "p99", "p99.9"};
 #define NSTAT (sizeof stat_pcts / sizeof stat_pcts[0])
+_Static_assert(sizeof stat_names / sizeof stat_names[0] == NSTAT, "one name per percentile, by position");
+
+/* Every tag merged. The "all" row is impossible (and said so in why) when the tags'
+ * histograms cannot be summed exactly (their precisions differ). */
+struct all_tags {
+    struct hlog_acc acc;
+    bool ok;
+    char why[256];
+    char label[64]; /* the tags joined by '+', or "all" */
+    bool same_digits;
+};
+
+static void all_tags_init(struct all_tags *a, const struct scan *s)
+{
+    hlog_acc_init(&a->acc);
+    a->ok = true;
+    a->why[0] = '\0';
+    for (size_t i = 0; i < s->n && a->ok; i++) {
+        char reason[200];
+        if (hlog_acc_add(&a->acc, &s->t[i].acc.h, reason, sizeof reason) != 0) {
+            snprintf(a->why, sizeof a->why, "tag %s has %s", tag_label(&s->t[i]), reason);
+            a->ok = false;
+        }
+    }
+    a->same_digits = true;
+    for (size_t i = 1; i < s->n; i++)
+        a->same_digits = a->same_digits && s->t[i].acc.h.sig_digits == s->t[0].acc.h.sig_digits;
+    a->label[0] = '\0';
+    for (size_t i = 0; i < s->n; i++) {
+        size_t used = strlen(a->label);
+        const char *l = tag_label(&s->t[i]);
+        if (s->n > 4 || used + strlen(l) + 2 > sizeof a->label) {
+            snprintf(a->label, sizeof a->label, "all");
+            break;
+        }
+        snprintf(a->label + used, sizeof a->label - used, "%s%s", i ? "+" : "", l);
+    }
+}
+
+/* The name of the printed unit for a --unit-ratio. */
+static const char *ratio_unit(double ratio)
+{
+    return ratio == 1e6 ? "ms" : ratio == 1e3 ? "us" : ratio == 1.0 ? "ns" : "units";
+}
 
 static void print_row(const char *label, const struct hdr *h, double ratio)
 {
@@ -303,6 +388,38 @@ static void print_row(const char *label, const struct hdr *h, double ratio)
     for (size_t k = 0; k < NSTAT; k++)
         printf(" %10s", jf(b, sizeof b, (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio, 3));
     printf(" %10s\n", jf(b, sizeof b, (double)hdr_max(h) / ratio, 3));
+}
+
+static void stats_print_text(const char *path, const struct scan *s, const struct all_tags *all, double ratio)
+{
+    char t0[64], t1[64], st[64], date[64] = "";
+    time_t tt = (time_t)s->start_time_s;
+    struct tm tm;
+    if (isfinite(s->start_time_s) && gmtime_r(&tt, &tm))
+        strftime(date, sizeof date, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
+    printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", path, s->intervals,
+           s->intervals == 1 ? "" : "s", jf(t0, sizeof t0, s->first_offset_s, 3),
+           jf(t1, sizeof t1, s->last_end_offset_s, 3), jf(st, sizeof st, s->start_time_s, 3), date);
+    if (ratio == 1e6)
+        printf("values in ms (recorded ns / 1e6)");
+    else
+        printf("values are recorded values / %g (%s)", ratio, ratio_unit(ratio));
+    if (all->same_digits)
+        printf("; HdrHistogram percentiles, %d significant digits\n\n", s->t[0].acc.h.sig_digits);
+    else
+        printf("; HdrHistogram percentiles (significant digits differ by tag)\n\n");
+    printf("%-14s %10s %10s %10s", "tag", "count", "mean", "stdev");
+    for (size_t k = 0; k < NSTAT; k++)
+        printf(" %10s", stat_names[k]);
+    printf(" %10s\n", "max");
+    for (size_t i = 0; i < s->n; i++)
+        print_row(tag_label(&s->t[i]), &s->t[i].acc.h, ratio);
+    if (s->n > 1) {
+        if (all->ok)
+            print_row(all->label, &all->acc.h, ratio);
+        else
+            printf("%-14s not shown: %s\n", all->label, all->why);
+    }
 }
 
 static void json_group(struct json *j, const char *key, const struct hdr *h, double ratio, size_t intervals)
@@ -319,6 +436,31 @@ static void json_group(struct json *j, const char *key, const struct hdr *h, dou
         json_kv_double(j, stat_names[k], (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio);
     json_kv_int(j, "sig_digits", h->sig_digits);
     json_object_end(j);
+}
+
+static void stats_print_json(const char *path, const struct scan *s, const struct all_tags *all, double ratio)
+{
+    struct json j;
+    json_init(&j, stdout, true);
+    json_object_begin(&j);
+    json_kv_string(&j, "file", path);
+    json_kv_string(&j, "unit", ratio_unit(ratio));
+    json_kv_double(&j, "unit_ratio", ratio);
+    json_kv_double(&j, "start_time_s", s->start_time_s);
+    json_kv_double(&j, "from_s", s->first_offset_s);
+    json_kv_double(&j, "to_s", s->last_end_offset_s);
+    json_kv_uint(&j, "intervals", s->intervals);
+    json_key(&j, "groups");
+    json_object_begin(&j);
+    for (size_t i = 0; i < s->n; i++)
+        json_group(&j, tag_label(&s->t[i]), &s->t[i].acc.h, ratio, s->t[i].intervals);
+    json_object_end(&j);
+    if (all->ok)
+        json_group(&j, "all", &all->acc.h, ratio, s->intervals);
+    else
+        json_kv_string(&j, "all_error", all->why);
+    json_object_end(&j);
+    json_end(&j);
 }
 
 static int stats_main(const char *name, int argc, char **argv)
@@ -367,90 +509,16 @@ static int stats_main(const char *name, int argc, char **argv)
     if ((code = scan_file(&spec, args.v[0], &flt, &s)))
         goto out;
     if (s.intervals == 0) {
-        code = opt_fail(&spec, "%s: no intervals%s", args.v[0],
-                        flt.from_s > 0 || flt.to_s < INFINITY ? " in the --from/--to window" : "");
-        scan_release(&s);
-        goto out;
-    }
-    /* all tags merged; impossible (and said so) when their precisions differ */
-    struct hlog_acc all;
-    hlog_acc_init(&all);
-    char why[256] = "";
-    bool all_ok = true;
-    for (size_t i = 0; i < s.n && all_ok; i++) {
-        char reason[200];
-        if (hlog_acc_add(&all, &s.t[i].acc.h, reason, sizeof reason) != 0) {
-            snprintf(why, sizeof why, "tag %s has %s", tag_label(&s.t[i]), reason);
-            all_ok = false;
-        }
-    }
-    bool same_digits = true;
-    for (size_t i = 1; i < s.n; i++)
-        same_digits = same_digits && s.t[i].acc.h.sig_digits == s.t[0].acc.h.sig_digits;
-    char all_label[64] = "";
-    for (size_t i = 0; i < s.n; i++) {
-        size_t used = strlen(all_label);
-        const char *l = tag_label(&s.t[i]);
-        if (s.n > 4 || used + strlen(l) + 2 > sizeof all_label) {
-            snprintf(all_label, sizeof all_label, "all");
-            break;
-        }
-        snprintf(all_label + used, sizeof all_label - used, "%s%s", i ? "+" : "", l);
-    }
-    const char *unit = ratio == 1e6 ? "ms" : ratio == 1e3 ? "us" : ratio == 1.0 ? "ns" : "units";
-    if (json) {
-        struct json j;
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_string(&j, "file", args.v[0]);
-        json_kv_string(&j, "unit", unit);
-        json_kv_double(&j, "unit_ratio", ratio);
-        json_kv_double(&j, "start_time_s", s.start_time_s);
-        json_kv_double(&j, "from_s", s.first_offset_s);
-        json_kv_double(&j, "to_s", s.last_end_offset_s);
-        json_kv_uint(&j, "intervals", s.intervals);
-        json_key(&j, "groups");
-        json_object_begin(&j);
-        for (size_t i = 0; i < s.n; i++)
-            json_group(&j, tag_label(&s.t[i]), &s.t[i].acc.h, ratio, s.t[i].intervals);
-        json_object_end(&j);
-        if (all_ok)
-            json_group(&j, "all", &all.h, ratio, s.intervals);
-        else
-            json_kv_string(&j, "all_error", why);
-        json_object_end(&j);
-        json_end(&j);
+        code = opt_fail(&spec, "%s: no intervals%s", args.v[0], windowed(&flt) ? " in the --from/--to window" : "");
     } else {
-        char t0[64], t1[64], st[64], date[64] = "";
-        time_t tt = (time_t)s.start_time_s;
-        struct tm tm;
-        if (isfinite(s.start_time_s) && gmtime_r(&tt, &tm))
-            strftime(date, sizeof date, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
-        printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", args.v[0], s.intervals,
-               s.intervals == 1 ? "" : "s", jf(t0, sizeof t0, s.first_offset_s, 3),
-               jf(t1, sizeof t1, s.last_end_offset_s, 3), jf(st, sizeof st, s.start_time_s, 3), date);
-        if (ratio == 1e6)
-            printf("values in ms (recorded ns / 1e6)");
+        struct all_tags all;
+        all_tags_init(&all, &s);
+        if (json)
+            stats_print_json(args.v[0], &s, &all, ratio);
         else
-            printf("values are recorded values / %g (%s)", ratio, unit);
-        if (same_digits)
-            printf("; HdrHistogram percentiles, %d significant digits\n\n", s.t[0].acc.h.sig_digits);
-        else
-            printf("; HdrHistogram percentiles (significant digits differ by tag)\n\n");
-        printf("%-14s %10s %10s %10s", "tag", "count", "mean", "stdev");
-        for (size_t k = 0; k < NSTAT; k++)
-            printf(" %10s", stat_names[k]);
-        printf(" %10s\n", "max");
-        for (size_t i = 0; i < s.n; i++)
-            print_row(tag_label(&s.t[i]), &s.t[i].acc.h, ratio);
-        if (s.n > 1) {
-            if (all_ok)
-                print_row(all_label, &all.h, ratio);
-            else
-                printf("%-14s not shown: %s\n", all_label, why);
-        }
+            stats_print_text(args.v[0], &s, &all, ratio);
+        hlog_acc_release(&all.acc);
     }
-    hlog_acc_release(&all);
     scan_release(&s);
 out:
     strlist_release(&args);
@@ -480,12 +548,12 @@ static int hlog_tags(int argc, char **argv)
         .max_args = 1,
     };
     struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    if (r)
-        return r == 1 ? 0 : r;
+    int code;
+    if (!parse_args(&spec, argc, argv, &args, &code))
+        return code;
     struct filter flt = {.from_s = -INFINITY, .to_s = INFINITY, .decode = false};
     struct scan s;
-    int code = scan_file(&spec, args.v[0], &flt, &s);
+    code = scan_file(&spec, args.v[0], &flt, &s);
     if (!code) {
         printf("%-20s %10s %12s %12s\n", "tag", "intervals", "from_s", "to_s");
         for (size_t i = 0; i < s.n; i++) {
@@ -505,6 +573,48 @@ static bool same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* -o given, --slot positive, and the output is none of the inputs. 0, or 2 after the message. */
+static int merge_check(const struct cmd_spec *spec, const struct strlist *in, const char *out_path, uint64_t slot_ns)
+{
+    if (!out_path)
+        return opt_fail(spec, "-o OUT is required");
+    if (slot_ns == 0)
+        return opt_fail(spec, "--slot: must be longer than 0");
+    if (strcmp(out_path, "-") == 0)
+        return 0;
+    for (size_t i = 0; i < in->n; i++)
+        if (same_file(in->v[i], out_path))
+            return opt_fail(spec, "-o %s: is also an input", out_path);
+    return 0;
+}
+
+/* Merge the inputs into out_path ("-": standard output). Returns the exit code: 2 for input
+ * that cannot be read or merged, 1 when the output cannot be written (a partial file is
+ * removed). */
+static int merge_to(const struct cmd_spec *spec, const struct strlist *in, const char *out_path, uint64_t slot_ns)
+{
+    bool to_stdout = strcmp(out_path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(out_path, "w");
+    if (!f)
+        return opt_fail(spec, "-o %s: %s", out_path, strerror(errno));
+    char err[768];
+    int code = 0;
+    int rc = hlog_merge(f, in->v, in->n, (double)slot_ns / 1e9, err, sizeof err);
+    int cr = to_stdout ? fflush(f) : fclose(f);
+    if (rc) {
+        /* unreadable or malformed input is bad input (2); a failed write is a runtime failure */
+        bool write_fail = strncmp(err, "writing", 7) == 0;
+        opt_fail(spec, "%s", err);
+        code = write_fail ? 1 : 2;
+    } else if (cr != 0) {
+        code = 1;
+        opt_fail(spec, "-o %s: %s", out_path, strerror(errno));
+    }
+    if (code && !to_stdout)
+        unlink(out_path);
+    return code;
 }
 
 static int hlog_merge_cmd(int argc, char **argv)
@@ -538,45 +648,12 @@ static int hlog_merge_cmd(int argc, char **argv)
         .max_args = SIZE_MAX,
     };
     struct strlist args = {0};
-    int r = opt_parse(&spec, argc, argv, &args);
-    if (r)
-        return r == 1 ? 0 : r;
-    int code = 0;
-    if (!out_path) {
-        code = opt_fail(&spec, "-o OUT is required");
-        goto out;
-    }
-    if (slot_ns == 0) {
-        code = opt_fail(&spec, "--slot: must be longer than 0");
-        goto out;
-    }
-    bool to_stdout = strcmp(out_path, "-") == 0;
-    for (size_t i = 0; i < args.n; i++) {
-        if (!to_stdout && same_file(args.v[i], out_path)) {
-            code = opt_fail(&spec, "-o %s: is also an input", out_path);
-            goto out;
-        }
-    }
-    FILE *f = to_stdout ? stdout : fopen(out_path, "w");
-    if (!f) {
-        code = opt_fail(&spec, "-o %s: %s", out_path, strerror(errno));
-        goto out;
-    }
-    char err[768];
-    int rc = hlog_merge(f, args.v, args.n, (double)slot_ns / 1e9, err, sizeof err);
-    int cr = to_stdout ? fflush(f) : fclose(f);
-    if (rc) {
-        /* unreadable or malformed input is bad input (2); a failed write is a runtime failure */
-        bool write_fail = strncmp(err, "writing", 7) == 0;
-        opt_fail(&spec, "%s", err);
-        code = write_fail ? 1 : 2;
-    } else if (cr != 0) {
-        code = 1;
-        opt_fail(&spec, "-o %s: %s", out_path, strerror(errno));
-    }
-    if (code && !to_stdout)
-        unlink(out_path);
-out:
+    int code;
+    if (!parse_args(&spec, argc, argv, &args, &code))
+        return code;
+    code = merge_check(&spec, &args, out_path, slot_ns);
+    if (code == 0)
+        code = merge_to(&spec, &args, out_path, slot_ns);
     strlist_release(&args);
     return code;
 }

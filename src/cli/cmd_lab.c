@@ -1,17 +1,17 @@
-/* `knee lab [EXPERIMENT]`: the source articles' experiments with one command. Parses the
- * flags into struct lab_options and hands over to src/lab; the experiments print their own
- * tables and sentences on stdout, one progress note per round on stderr. */
+/* `knee lab [EXPERIMENT]`: the source articles' experiments with one command. Checks the
+ * flags against the experiment, fills struct lab_options and hands over to src/lab (its
+ * registry runs the experiment by name); the experiments print their own tables and sentences
+ * on stdout, one progress note per round on stderr. Bad flags: one line, exit 2; an
+ * experiment that fails or is interrupted: exit 1. */
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "lab/lab.h"
 
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct lab_flags {
@@ -75,7 +75,8 @@ static void on_signal(int sig)
     lab_request_stop();
 }
 
-static int parse_rates(const char *s, double *out, size_t *n)
+/* "10,50,90": up to LAB_MAX_RATES positive rates (each as --rate takes it), no empty item. */
+static bool parse_rates(const char *s, double *out, size_t *n)
 {
     *n = 0;
     const char *p = s;
@@ -84,17 +85,94 @@ static int parse_rates(const char *s, double *out, size_t *n)
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         char item[64];
         if (len == 0 || len >= sizeof item || *n == LAB_MAX_RATES)
-            return -1;
+            return false;
         memcpy(item, p, len);
         item[len] = '\0';
         if (units_parse_rate(item, &out[*n]) != 0 || !(out[*n] > 0))
-            return -1;
+            return false;
         (*n)++;
         p = comma ? comma + 1 : p + len;
         if (comma && !*p)
-            return -1;
+            return false;
     }
-    return *n ? 0 : -1;
+    return *n > 0;
+}
+
+static bool known_experiment(const char *name)
+{
+    for (size_t i = 0; lab_experiment_names[i]; i++)
+        if (strcmp(name, lab_experiment_names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The flags against the experiment, in the order of the first fault reported; --rates into
+ * rates[*nrates]. 0, or 2 after the message. */
+static int check_flags(const char *name, double *rates, size_t *nrates)
+{
+    *nrates = 0;
+    if (!known_experiment(name))
+        return opt_fail(&lab_spec, "unknown experiment '%s': expected stats, queue, knee, fanout, nagle or all", name);
+    if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S)
+        return opt_fail(&lab_spec,
+                        "--duration: at least 1s (a round needs seconds of requests behind its percentiles)");
+    if (F.rates && !parse_rates(F.rates, rates, nrates))
+        return opt_fail(&lab_spec,
+                        "--rates '%s': expected a comma-separated list of up to %d positive rates, e.g. 10,50,90",
+                        F.rates, LAB_MAX_RATES);
+    if (F.rates && strcmp(name, "knee") != 0 && strcmp(name, "all") != 0)
+        return opt_fail(&lab_spec, "--rates applies to the knee experiment (knee lab knee --rates ...)");
+    return 0;
+}
+
+/* The checked flags as the lab's options (rates must outlive o). */
+static void options_from_flags(struct lab_options *o, const double *rates, size_t nrates)
+{
+    lab_options_init(o);
+    o->duration_ns = F.duration_ns;
+    if (opt_find(&lab_spec, "warmup")->seen)
+        o->warmup_ns = F.warmup_ns;
+    o->quick = F.quick;
+    o->out_dir = F.out;
+    o->seed = F.seed;
+    o->progress = !F.quiet;
+    if (nrates) {
+        o->rates = rates;
+        o->nrates = nrates;
+    }
+}
+
+/* Ctrl-C and SIGTERM stop the experiment between rounds (the servers drain); a closed pipe is
+ * a write error, not a signal. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* The exit code of an experiment's result, after its last line on stderr. */
+static int finish(const char *name, int lrc)
+{
+    fflush(stdout);
+    if (lrc == -EINTR) {
+        fprintf(stderr, "knee lab: interrupted; the servers are stopped\n");
+        return 1;
+    }
+    if (lrc) {
+        fprintf(stderr, "knee lab %s: failed: %s\n", name, knee_strerror(lrc));
+        return 1;
+    }
+    if (F.out)
+        fprintf(stderr,
+                "knee lab: per-request CSV and JSON summaries are in %s/ (the CSV rows include each round's "
+                "warm-up: knee stats FILE --skip D leaves it out)\n",
+                F.out);
+    return 0;
 }
 
 int cmd_lab(int argc, char **argv)
@@ -104,75 +182,20 @@ int cmd_lab(int argc, char **argv)
     for (size_t i = 0; i < lab_spec.nopts; i++)
         lab_opts[i].seen = false;
     struct strlist args = {0};
-    int prc = opt_parse(&lab_spec, argc, argv, &args);
-    if (prc) {
+    int rc = opt_parse(&lab_spec, argc, argv, &args);
+    if (rc) {
         strlist_release(&args);
-        return prc == 1 ? 0 : 2;
+        return rc == 1 ? 0 : 2;
     }
     const char *name = args.n ? args.v[0] : "stats";
-    bool known = false;
-    for (size_t i = 0; lab_experiment_names[i]; i++)
-        known |= strcmp(name, lab_experiment_names[i]) == 0;
-    int rc = 2;
     double rates[LAB_MAX_RATES];
-    size_t nrates = 0;
-    if (!known) {
-        opt_fail(&lab_spec, "unknown experiment '%s': expected stats, queue, knee, fanout, nagle or all", name);
-        goto out;
+    size_t nrates;
+    if ((rc = check_flags(name, rates, &nrates)) == 0) {
+        struct lab_options o;
+        options_from_flags(&o, rates, nrates);
+        catch_stop_signals();
+        rc = finish(name, lab_run_named(name, &o));
     }
-    if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S) {
-        opt_fail(&lab_spec, "--duration: at least 1s (a round needs seconds of requests behind its percentiles)");
-        goto out;
-    }
-    if (F.rates && parse_rates(F.rates, rates, &nrates) != 0) {
-        opt_fail(&lab_spec, "--rates '%s': expected a comma-separated list of up to %d positive rates, e.g. 10,50,90",
-                 F.rates, LAB_MAX_RATES);
-        goto out;
-    }
-    if (F.rates && strcmp(name, "knee") != 0 && strcmp(name, "all") != 0) {
-        opt_fail(&lab_spec, "--rates applies to the knee experiment (knee lab knee --rates ...)");
-        goto out;
-    }
-
-    struct lab_options o;
-    lab_options_init(&o);
-    o.duration_ns = F.duration_ns;
-    if (opt_find(&lab_spec, "warmup")->seen)
-        o.warmup_ns = F.warmup_ns;
-    o.quick = F.quick;
-    o.out_dir = F.out;
-    o.seed = F.seed;
-    o.progress = !F.quiet;
-    if (nrates) {
-        o.rates = rates;
-        o.nrates = nrates;
-    }
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    int lrc = lab_run_named(name, &o);
-    fflush(stdout);
-    if (lrc == -EINTR) {
-        fprintf(stderr, "knee lab: interrupted; the servers are stopped\n");
-        rc = 1;
-    } else if (lrc) {
-        fprintf(stderr, "knee lab %s: failed: %s\n", name, knee_strerror(lrc));
-        rc = 1;
-    } else {
-        rc = 0;
-        if (F.out)
-            fprintf(stderr,
-                    "knee lab: per-request CSV and JSON summaries are in %s/ (the CSV rows include each round's "
-                    "warm-up: knee stats FILE --skip D leaves it out)\n",
-                    F.out);
-    }
-out:
     strlist_release(&args);
     return rc;
 }

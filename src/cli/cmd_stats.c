@@ -1,13 +1,14 @@
 /* `knee stats FILE...`: every number a latency dashboard shows, and the ones it hides, from
- * per-request CSV files or knee's binary request logs. Parsing options and orchestrating
- * load -> report -> print; the work is in src/analyze. */
+ * per-request CSV files or knee's binary request logs. The flags are checked into the
+ * options of a dataset and a report (stats_plan), the files loaded (load_inputs), the report
+ * built and printed; the work is in src/analyze. Files named *.hlog go to knee hlog stats. */
 #include "analyze/dataset.h"
 #include "analyze/report.h"
 #include "cli/commands.h"
 #include "cli/opt.h"
-#include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -40,6 +41,22 @@ static const char epilog[] =
     "\n"
     "exit codes: 0 ok, 2 usage or bad input (the message names the file and line)\n";
 
+/* The flags as given. */
+struct stats_flags {
+    const char *column, *by, *time_col, *buckets, *under, *window_group, *expect_median;
+    uint64_t skip_ns, until_ns;
+    bool json, approx, keep_warmup;
+    struct strlist where;
+};
+
+/* What the flags ask for, checked: how to load (lo) and what to report (ro). */
+struct stats_plan {
+    struct load_opts lo;
+    struct report_opts ro;
+    double prom_bounds[PROM_MAX_BOUNDS];
+    struct where *where; /* lo.where; each where[i].col is a heap copy */
+};
+
 /* A threshold in the column's unit: a plain number, or a duration converted to that unit. */
 static int parse_in_unit(const struct cmd_spec *spec, const char *flag, const char *s, const char *unit, double *out)
 {
@@ -63,16 +80,151 @@ static int parse_in_unit(const struct cmd_spec *spec, const char *flag, const ch
     return 0;
 }
 
-static const char *column_unit(const char *column)
+/* --expect-median: milliseconds (a bare number or a duration), for a column in ms only. */
+static int parse_expect_median(const struct cmd_spec *spec, const struct stats_flags *f, struct report_opts *ro)
 {
-    size_t n = strlen(column);
-    if (n > 3 && strcmp(column + n - 3, "_ms") == 0)
-        return "ms";
-    if (n > 3 && strcmp(column + n - 3, "_us") == 0)
-        return "us";
-    if (n > 2 && strcmp(column + n - 2, "_s") == 0)
-        return "s";
-    return "";
+    uint64_t ns;
+    double v;
+    ro->expect_median = true;
+    if (units_parse_double(f->expect_median, &v) == 0 && v > 0)
+        ro->expect_median_ms = v;
+    else if (units_parse_duration_ns(f->expect_median, NS_PER_MS, &ns) == 0 && ns > 0)
+        ro->expect_median_ms = (double)ns / 1e6;
+    else
+        return opt_fail(spec, "--expect-median: '%s' is not a duration such as 7ms", f->expect_median);
+    if (strcmp(report_column_unit(f->column), "ms") != 0)
+        return opt_fail(spec, "--expect-median needs a column in milliseconds (this one is %s)", f->column);
+    return 0;
+}
+
+/* --where COL=VALUE, every one of them, into p->where. */
+static int parse_where(const struct cmd_spec *spec, const struct strlist *where, struct stats_plan *p)
+{
+    for (size_t i = 0; i < where->n; i++) {
+        if (where_parse(where->v[i], &p->where[p->lo.nwhere]) != 0)
+            return opt_fail(spec, "--where: '%s' is not COL=VALUE or COL!=VALUE", where->v[i]);
+        p->lo.nwhere++;
+    }
+    return 0;
+}
+
+static void plan_release(struct stats_plan *p)
+{
+    for (size_t i = 0; i < p->lo.nwhere; i++)
+        free((void *)p->where[i].col);
+    free(p->where);
+    p->where = NULL;
+}
+
+/* Check the flags, in the order of the first fault reported, into *p (always release it).
+ * 0, or 2 after the message. */
+static int plan_init(const struct cmd_spec *spec, const struct stats_flags *f, struct stats_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->where = xcalloc(f->where.n ? f->where.n : 1, sizeof *p->where);
+    p->ro.window_group = f->window_group;
+    int rc = parse_in_unit(spec, "under", f->under, report_column_unit(f->column), &p->ro.under);
+    if (rc == 0 && f->expect_median)
+        rc = parse_expect_median(spec, f, &p->ro);
+    if (rc == 0 && f->buckets) {
+        if (prom_parse_bounds(f->buckets, p->prom_bounds, &p->lo.nprom) != 0)
+            rc = opt_fail(spec, "--buckets: '%s' is not an increasing list of at most %d numbers such as 5,10,25",
+                          f->buckets, PROM_MAX_BOUNDS);
+        p->ro.custom_buckets = true;
+        p->lo.prom_bounds = p->prom_bounds;
+    }
+    if (rc == 0)
+        rc = parse_where(spec, &f->where, p);
+    if (rc == 0 && f->until_ns && f->until_ns <= f->skip_ns)
+        rc = opt_fail(spec, "--until must be later than --skip");
+    p->lo.column = f->column;
+    p->lo.by = f->by;
+    p->lo.time = f->time_col;
+    p->lo.skip_s = opt_find(spec, "skip")->seen ? (double)f->skip_ns / 1e9 : -INFINITY;
+    p->lo.until_s = opt_find(spec, "until")->seen ? (double)f->until_ns / 1e9 : INFINITY;
+    p->lo.where = p->where;
+    p->lo.approx = f->approx;
+    p->lo.keep_warmup = f->keep_warmup;
+    p->lo.first_bound = 1.0;
+    p->lo.under = p->ro.under;
+    return rc;
+}
+
+/* "no values left to analyse", with where every row went. */
+static int fail_empty(const struct cmd_spec *spec, const struct dataset *d, const struct strlist *files,
+                      const char *column)
+{
+    if (d->rows == 0 && d->missing == 0)
+        return opt_fail(spec, "%s: no data rows (only a header)", files->n == 1 ? files->v[0] : "the inputs");
+    return opt_fail(spec,
+                    "no values left to analyse: %llu rows read, %llu left out by --where, %llu by --skip/--until, "
+                    "%llu warm-up, %llu without a %s value",
+                    (unsigned long long)d->rows, (unsigned long long)d->filtered_where,
+                    (unsigned long long)d->filtered_time, (unsigned long long)d->filtered_warmup,
+                    (unsigned long long)d->missing, column);
+}
+
+/* Every file into *d (dataset_init'ed by the caller), then, with --approx, the second pass
+ * for the small windows. 0, or 2 after a message naming the file and line. */
+static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, const struct strlist *files,
+                       struct dataset *d)
+{
+    for (size_t i = 0; i < files->n; i++)
+        if (dataset_load(d, files->v[i]) != 0)
+            return opt_fail(spec, "%s", d->err);
+    if (d->kept == 0)
+        return fail_empty(spec, d, files, p->lo.column);
+    dataset_finish(d);
+    long small_gi = report_small_window_group(d, &p->ro);
+    if (small_gi < 0)
+        return opt_fail(spec, "--window-group: no group named '%s'", p->ro.window_group);
+    if (!p->lo.approx)
+        return 0;
+    /* the ten windows sit at fractions of the group's length, known only now: read again */
+    dataset_begin_pass2(d, (size_t)small_gi, REPORT_SMALL_WINDOWS, REPORT_SMALL_WINDOW_LEN);
+    for (size_t i = 0; i < files->n; i++)
+        if (dataset_load(d, files->v[i]) != 0)
+            return opt_fail(spec, "%s (second pass)", d->err);
+    return 0;
+}
+
+/* Load, build and print. Returns the exit code: 0, 2 (bad input, message printed) or 1 (stdout
+ * could not be written). */
+static int stats_run(const struct cmd_spec *spec, const struct stats_flags *f, const struct strlist *files)
+{
+    struct stats_plan p;
+    struct dataset d;
+    bool d_init = false;
+    struct report rep;
+    bool rep_init = false;
+    int rc = plan_init(spec, f, &p);
+    if (rc)
+        goto out;
+    if (dataset_init(&d, &p.lo) != 0) {
+        rc = opt_fail(spec, "--buckets: invalid bounds");
+        goto out;
+    }
+    d_init = true;
+    if ((rc = load_inputs(spec, &p, files, &d)) != 0)
+        goto out;
+    int e = report_build(&rep, &d, &p.ro);
+    rep_init = true;
+    if (e) {
+        rc = opt_fail(spec, "%s", knee_strerror(e));
+        goto out;
+    }
+    if (f->json)
+        report_print_json(stdout, &rep, true);
+    else
+        report_print_text(stdout, &rep);
+    rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+    if (rep_init)
+        report_release(&rep);
+    if (d_init)
+        dataset_release(&d);
+    plan_release(&p);
+    return rc;
 }
 
 static bool is_hlog(const char *arg)
@@ -87,36 +239,32 @@ int cmd_stats(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (is_hlog(argv[i]))
             return cmd_hlog_stats(argc, argv);
-    const char *column = "latency_ms", *by = NULL, *time_col = NULL, *buckets = NULL, *under_s = "100";
-    const char *window_group = NULL, *expect_median_s = NULL;
-    uint64_t skip_ns = 0, until_ns = 0;
-    bool json = false, approx = false, keep_warmup = false;
-    struct strlist where = {0};
+    struct stats_flags f = {.column = "latency_ms", .under = "100"};
     struct opt opts[] = {
-        {"column", 'c', OPT_STR, &column, "COL",
+        {"column", 'c', OPT_STR, &f.column, "COL",
          "the value column (default latency_ms; service_ms, ttfb_ms, lag_ms ...)", 0, NULL, false},
-        {"by", 0, OPT_STR, &by, "COL",
+        {"by", 0, OPT_STR, &f.by, "COL",
          "group by this column (default: server when present); 'file' groups by input file", 0, NULL, false},
-        {"time", 0, OPT_STR, &time_col, "COL", "time column in seconds since the start (default: start_s when present)",
-         0, NULL, false},
-        {"skip", 0, OPT_DURATION, &skip_ns, "D", "leave out rows whose time is in the first D (warm-up), e.g. 2s", 0,
+        {"time", 0, OPT_STR, &f.time_col, "COL",
+         "time column in seconds since the start (default: start_s when present)", 0, NULL, false},
+        {"skip", 0, OPT_DURATION, &f.skip_ns, "D", "leave out rows whose time is in the first D (warm-up), e.g. 2s", 0,
          NULL, false},
-        {"until", 0, OPT_DURATION, &until_ns, "D", "leave out rows whose time is D or later", 0, NULL, false},
-        {"where", 'w', OPT_LIST, &where, "COL=VALUE",
+        {"until", 0, OPT_DURATION, &f.until_ns, "D", "leave out rows whose time is D or later", 0, NULL, false},
+        {"where", 'w', OPT_LIST, &f.where, "COL=VALUE",
          "keep rows whose cell equals VALUE (COL!=VALUE: differs); repeatable, all must hold", 0, NULL, false},
-        {"under", 0, OPT_STR, &under_s, "D",
+        {"under", 0, OPT_STR, &f.under, "D",
          "threshold of the share-under section (default 100 = 100ms for a _ms column)", 0, NULL, false},
-        {"buckets", 0, OPT_STR, &buckets, "LIST",
+        {"buckets", 0, OPT_STR, &f.buckets, "LIST",
          "Prometheus bucket bounds in the column's unit (default 5,10,25,...,10000)", 0, NULL, false},
-        {"window-group", 0, OPT_STR, &window_group, "G",
+        {"window-group", 0, OPT_STR, &f.window_group, "G",
          "the group whose ten 100-row windows are shown (default: first by name)", 0, NULL, false},
-        {"expect-median", 0, OPT_STR, &expect_median_s, "D",
+        {"expect-median", 0, OPT_STR, &f.expect_median, "D",
          "what the code should take: warn when the median is 3x off", 0, NULL, false},
-        {"approx", 0, OPT_FLAG, &approx, NULL,
+        {"approx", 0, OPT_FLAG, &f.approx, NULL,
          "HDR histograms in constant memory instead of every value (for inputs larger than memory)", 0, NULL, false},
-        {"keep-warmup", 0, OPT_FLAG, &keep_warmup, NULL,
+        {"keep-warmup", 0, OPT_FLAG, &f.keep_warmup, NULL,
          "binary logs: keep requests flagged warm-up (left out by default)", 0, NULL, false},
-        {"json", 0, OPT_FLAG, &json, NULL, "print every number as one JSON object", 0, NULL, false},
+        {"json", 0, OPT_FLAG, &f.json, NULL, "print every number as one JSON object", 0, NULL, false},
     };
     struct cmd_spec spec = {
         .name = "stats",
@@ -130,138 +278,11 @@ int cmd_stats(int argc, char **argv)
     };
     struct strlist files = {0};
     int rc = opt_parse(&spec, argc, argv, &files);
-    if (rc) {
-        strlist_release(&files);
-        strlist_release(&where);
-        return rc == 1 ? 0 : rc;
-    }
-
-    const char *unit = column_unit(column);
-    struct report_opts ropts = {.window_group = window_group};
-    double prom_bounds[PROM_MAX_BOUNDS];
-    size_t nprom = 0;
-    struct where *w = xcalloc(where.n ? where.n : 1, sizeof *w);
-    size_t nw = 0;
-    struct dataset d;
-    bool d_init = false;
-    struct report rep;
-    bool rep_init = false;
-    rc = 2;
-
-    if ((rc = parse_in_unit(&spec, "under", under_s, unit, &ropts.under)) != 0)
-        goto out;
-    rc = 2;
-    if (expect_median_s) {
-        ropts.expect_median = true;
-        uint64_t ns;
-        double v;
-        if (units_parse_double(expect_median_s, &v) == 0 && v > 0) {
-            ropts.expect_median_ms = v;
-        } else if (units_parse_duration_ns(expect_median_s, NS_PER_MS, &ns) == 0 && ns > 0) {
-            ropts.expect_median_ms = (double)ns / 1e6;
-        } else {
-            opt_fail(&spec, "--expect-median: '%s' is not a duration such as 7ms", expect_median_s);
-            goto out;
-        }
-        if (strcmp(unit, "ms") != 0) {
-            opt_fail(&spec, "--expect-median needs a column in milliseconds (this one is %s)", column);
-            goto out;
-        }
-    }
-    if (buckets) {
-        if (prom_parse_bounds(buckets, prom_bounds, &nprom) != 0) {
-            opt_fail(&spec, "--buckets: '%s' is not an increasing list of at most %d numbers such as 5,10,25", buckets,
-                     PROM_MAX_BOUNDS);
-            goto out;
-        }
-        ropts.custom_buckets = true;
-    }
-    for (size_t i = 0; i < where.n; i++) {
-        if (where_parse(where.v[i], &w[nw]) != 0) {
-            opt_fail(&spec, "--where: '%s' is not COL=VALUE or COL!=VALUE", where.v[i]);
-            goto out;
-        }
-        nw++;
-    }
-    if (until_ns && until_ns <= skip_ns) {
-        opt_fail(&spec, "--until must be later than --skip");
-        goto out;
-    }
-
-    struct load_opts lo = {
-        .column = column,
-        .by = by,
-        .time = time_col,
-        .skip_s = opt_find(&spec, "skip")->seen ? (double)skip_ns / 1e9 : -INFINITY,
-        .until_s = opt_find(&spec, "until")->seen ? (double)until_ns / 1e9 : INFINITY,
-        .where = w,
-        .nwhere = nw,
-        .approx = approx,
-        .keep_warmup = keep_warmup,
-        .first_bound = 1.0,
-        .under = ropts.under,
-        .prom_bounds = buckets ? prom_bounds : NULL,
-        .nprom = nprom,
-    };
-    if (dataset_init(&d, &lo) != 0) {
-        opt_fail(&spec, "--buckets: invalid bounds");
-        goto out;
-    }
-    d_init = true;
-    for (size_t i = 0; i < files.n; i++) {
-        if (dataset_load(&d, files.v[i]) != 0) {
-            opt_fail(&spec, "%s", d.err);
-            goto out;
-        }
-    }
-    if (d.kept == 0) {
-        if (d.rows == 0 && d.missing == 0)
-            opt_fail(&spec, "%s: no data rows (only a header)", files.n == 1 ? files.v[0] : "the inputs");
-        else
-            opt_fail(&spec,
-                     "no values left to analyse: %llu rows read, %llu left out by --where, %llu by --skip/--until, "
-                     "%llu warm-up, %llu without a %s value",
-                     (unsigned long long)d.rows, (unsigned long long)d.filtered_where,
-                     (unsigned long long)d.filtered_time, (unsigned long long)d.filtered_warmup,
-                     (unsigned long long)d.missing, column);
-        goto out;
-    }
-    dataset_finish(&d);
-    long small_gi = report_small_window_group(&d, &ropts);
-    if (small_gi < 0) {
-        opt_fail(&spec, "--window-group: no group named '%s'", window_group);
-        goto out;
-    }
-    if (approx) {
-        /* the ten windows sit at fractions of the group's length, known only now: read again */
-        dataset_begin_pass2(&d, (size_t)small_gi, REPORT_SMALL_WINDOWS, REPORT_SMALL_WINDOW_LEN);
-        for (size_t i = 0; i < files.n; i++) {
-            if (dataset_load(&d, files.v[i]) != 0) {
-                opt_fail(&spec, "%s (second pass)", d.err);
-                goto out;
-            }
-        }
-    }
-    int e = report_build(&rep, &d, &ropts);
-    rep_init = true;
-    if (e) {
-        opt_fail(&spec, "%s", knee_strerror(e));
-        goto out;
-    }
-    if (json)
-        report_print_json(stdout, &rep, true);
-    else
-        report_print_text(stdout, &rep);
-    rc = fflush(stdout) == 0 ? 0 : 1;
-out:
-    if (rep_init)
-        report_release(&rep);
-    if (d_init)
-        dataset_release(&d);
-    for (size_t i = 0; i < nw; i++)
-        free((void *)w[i].col);
-    free(w);
+    if (rc == 0)
+        rc = stats_run(&spec, &f, &files);
+    else if (rc == 1)
+        rc = 0; /* --help */
     strlist_release(&files);
-    strlist_release(&where);
+    strlist_release(&f.where);
     return rc;
 }

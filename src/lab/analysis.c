@@ -21,6 +21,21 @@ const char *lab_ms(double v, char *buf, size_t len)
     return buf;
 }
 
+void lab_heading(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("\n== ", out);
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+}
+
+const char *lab_holds(bool ok)
+{
+    return ok ? "holds" : "DOES NOT HOLD";
+}
+
 void lab_print_table_head(FILE *out, const char *indent)
 {
     fprintf(out, "%s%-8s%8s%9s%9s%9s%9s%9s%9s%9s%9s\n", indent, "", "count", "mean", "stdev", "p50", "p90", "p95",
@@ -155,4 +170,10 @@ void lab_say_end(struct lab_say *s, FILE *out)
     fputc('\n', out);
     s->n = 0;
     s->buf[0] = '\0';
+}
+
+void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_true, const char *if_false)
+{
+    lab_say_add(s, "%s", cond ? if_true : if_false);
+    lab_say_end(s, out);
 }

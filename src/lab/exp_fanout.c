@@ -26,7 +26,7 @@ static bool inside(const struct lab_fanout_row *w)
 
 static void explain(FILE *out, const struct lab_fanout_result *r)
 {
-    fprintf(out, "\n== what this run shows\n");
+    lab_heading(out, "what this run shows");
     if (r->nrows == 0)
         return;
     struct lab_say s = {.n = 0};

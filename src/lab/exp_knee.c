@@ -112,20 +112,15 @@ static void fill(const struct lab_round *rd, double rate, const struct sampler *
     memset(w, 0, sizeof *w);
     w->rate = rate;
     const struct run_target_result *t = &rd->res.targets[0];
-    double win = rd->res.window_s;
-    w->sent_rate = win > 0 ? (double)t->counts.sent / win : NAN;
-    w->completed_rate = win > 0 ? (double)(t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]) / win : NAN;
+    w->sent_rate = lab_per_s(rd, t->counts.sent);
+    w->completed_rate = lab_per_s(rd, t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]);
     w->not_ok = t->counts.planned - t->counts.outcome[OUTCOME_OK];
     lab_summarize_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &w->latency);
     size_t n;
     double *v = lab_values(rd, 0, -1, LAB_COL_SERVICE, &n);
     w->service_mean_ms = n ? stats_mean(v, n) : NAN;
     free(v);
-    v = lab_values(rd, 0, -1, LAB_COL_LAG, &n);
-    double *sorted = lab_sorted_copy(v, n);
-    w->lag_p99_ms = n ? stats_nearest_rank(sorted, n, 99) : NAN;
-    free(sorted);
-    free(v);
+    w->lag_p99_ms = lab_percentile(rd, 0, -1, LAB_COL_LAG, 99);
     const struct hdr *work = lab_server_timing(&rd->res, 0, "work");
     w->work_mean_ms = work && work->total_count ? hdr_mean(work) / 1e6 : NAN;
 
@@ -175,7 +170,7 @@ static double busy(const struct lab_knee_row *w)
 
 static void explain(FILE *out, const struct lab_knee_result *r)
 {
-    fprintf(out, "\n== what this run shows\n");
+    lab_heading(out, "what this run shows");
     if (r->nrows < 2)
         return;
     struct lab_say s = {.n = 0};
@@ -188,10 +183,8 @@ static void explain(FILE *out, const struct lab_knee_result *r)
         double gp = hi->latency.p99 / lo->latency.p99, gm = hi->latency.mean / lo->latency.mean;
         lab_say_add(&s, "from %.0f/s to %.0f/s, p99 grew x%.1f (%.1f -> %.1f ms) and the mean x%.1f (%.1f -> %.1f ms)",
                     lo->rate, hi->rate, gp, lo->latency.p99, hi->latency.p99, gm, lo->latency.mean, hi->latency.mean);
-        lab_say_add(&s, "%s",
-                    gp > gm ? ": the high percentiles move first, the mean last."
-                            : ": in this run p99 did not outgrow the mean.");
-        lab_say_end(&s, out);
+        lab_say_verdict(&s, out, gp > gm, ": the high percentiles move first, the mean last.",
+                        ": in this run p99 did not outgrow the mean.");
     }
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];

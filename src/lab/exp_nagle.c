@@ -71,7 +71,7 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         sorted[i] = lab_sorted_copy(v, ns[i]);
         free(v);
         stats_summarize(sorted[i], ns[i], s[i]);
-        *rate[i] = rd.res.window_s > 0 ? (double)ns[i] / rd.res.window_s : NAN;
+        *rate[i] = lab_per_s(&rd, ns[i]);
         lab_print_table_row(out, "  ", i == 0 ? "nagle" : "nodelay", s[i]);
     }
     /* knee stats' median check, with what the same server takes without Nagle as the
@@ -81,21 +81,18 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
     free(sorted[1]);
     fprintf(out, "  (ms, send -> full response)\n");
 
-    fprintf(out, "\n== what this run shows\n");
+    lab_heading(out, "what this run shows");
     struct lab_say say = {.n = 0};
     lab_say_add(&say,
                 "median with Nagle and two writes: %.1f ms; with TCP_NODELAY and one write: %.1f ms (%.0f vs %.0f "
                 "requests/s from %d clients each)",
                 r->nagle.p50, r->nodelay.p50, r->rate_nagle, r->rate_nodelay, CLIENTS);
     bool stalled = r->nagle.p50 > 3 * r->nodelay.p50 && r->nagle.p50 - r->nodelay.p50 > 20;
-    if (stalled)
-        lab_say_add(&say, ": the body waited for the ACK of the head, and the client delayed that ACK (Nagle, RFC 896; "
-                          "delayed ACK, RFC 1122) — a fixed stall on most requests. The fix: TCP_NODELAY, or the "
-                          "whole response in one write.");
-    else
-        lab_say_add(&say, " — the delayed-ACK stall did not show in this run (the kernel may have acknowledged at "
-                          "once).");
-    lab_say_end(&say, out);
+    lab_say_verdict(&say, out, stalled,
+                    ": the body waited for the ACK of the head, and the client delayed that ACK (Nagle, RFC 896; "
+                    "delayed ACK, RFC 1122) — a fixed stall on most requests. The fix: TCP_NODELAY, or the "
+                    "whole response in one write.",
+                    " — the delayed-ACK stall did not show in this run (the kernel may have acknowledged at once).");
     if (stalled) {
         lab_say_add(&say,
                     "the mean with Nagle (%.1f ms) would pass for a slow server; the median, set against the ~2 "
@@ -107,10 +104,9 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
                 "knee stats --expect-median %.1fms on the Nagle server's requests: median %.1fx the expectation, "
                 "%.0f%% of requests 30–50 ms above it",
                 r->median.expected_ms, r->median.ratio, 100 * r->median.share_near_40);
-    lab_say_add(&say, "%s",
-                r->median.nagle_like ? " — it names Nagle's algorithm with delayed ACK as the likely cause."
-                                     : " — it does not see the delayed-ACK pattern here.");
-    lab_say_end(&say, out);
+    lab_say_verdict(&say, out, r->median.nagle_like,
+                    " — it names Nagle's algorithm with delayed ACK as the likely cause.",
+                    " — it does not see the delayed-ACK pattern here.");
     fflush(out);
 out:
     lab_round_release(&rd);

@@ -51,10 +51,9 @@ static void fill(const struct lab_round *rd, const struct round_plan *p, const s
     o->work_ms = p->work_ms;
     const struct run_target_result *t = &rd->res.targets[0];
     o->counts = t->counts;
-    double w = rd->res.window_s;
-    o->planned_rate = w > 0 ? (double)t->counts.planned / w : NAN;
-    o->sent_rate = w > 0 ? (double)t->counts.sent / w : NAN;
-    o->goodput_rate = w > 0 ? (double)t->counts.outcome[OUTCOME_OK] / w : NAN;
+    o->planned_rate = lab_per_s(rd, t->counts.planned);
+    o->sent_rate = lab_per_s(rd, t->counts.sent);
+    o->goodput_rate = lab_per_s(rd, t->counts.outcome[OUTCOME_OK]);
 
     struct serve_counters *s = &o->server;
     s->executed = after->executed - before->executed;
@@ -88,15 +87,10 @@ static void fill(const struct lab_round *rd, const struct round_plan *p, const s
         all.sent == s->requests && all.outcome[OUTCOME_OK] == s->ok && all.outcome[OUTCOME_REJECTED] == s->rejected;
 }
 
-static const char *holds(bool ok)
-{
-    return ok ? "holds" : "DOES NOT HOLD";
-}
-
 static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, double dur_s)
 {
     const struct run_counts *k = &o->counts;
-    fprintf(out, "\n== round %zu of 4: %s, %.0f s\n", i + 1, o->label, dur_s);
+    lab_heading(out, "round %zu of 4: %s, %.0f s", i + 1, o->label, dur_s);
     fprintf(out, "  client: planned %llu = sent %llu + dropped %llu\n", (unsigned long long)k->planned,
             (unsigned long long)k->sent, (unsigned long long)k->dropped);
     fprintf(out,
@@ -106,16 +100,16 @@ static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, do
             (unsigned long long)k->outcome[OUTCOME_REJECTED], (unsigned long long)k->outcome[OUTCOME_HTTP_ERROR],
             (unsigned long long)k->outcome[OUTCOME_INVALID], (unsigned long long)k->outcome[OUTCOME_TRANSPORT],
             (unsigned long long)k->outcome[OUTCOME_TIMEOUT], (unsigned long long)k->outcome[OUTCOME_CANCELLED],
-            holds(o->client_identity));
+            lab_holds(o->client_identity));
     const struct serve_counters *s = &o->server;
     fprintf(out,
             "  server: entered %llu = ok %llu + rejected %llu + cancelled %llu + bad %llu + still in flight %llu   "
             "[%s]\n",
             (unsigned long long)s->requests, (unsigned long long)s->ok, (unsigned long long)s->rejected,
             (unsigned long long)s->cancelled, (unsigned long long)s->bad_requests,
-            (unsigned long long)(s->active + s->waiting), holds(o->server_identity));
+            (unsigned long long)(s->active + s->waiting), lab_holds(o->server_identity));
     fprintf(out, "  client sent = server entered, client ok = server ok, client rejected = server rejected   [%s]\n",
-            holds(o->cross_identity));
+            lab_holds(o->cross_identity));
     fprintf(out, "  rates: planned %.1f/s, sent %.1f/s, goodput %.1f/s (the demand: %.0f/s)\n", o->planned_rate,
             o->sent_rate, o->goodput_rate, o->demand_rate);
     char b[4][32];
@@ -128,7 +122,7 @@ static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, do
 
 static void print_table(FILE *out, const struct lab_queue_result *r)
 {
-    fprintf(out, "\n== the four rounds side by side\n");
+    lab_heading(out, "the four rounds side by side");
     fprintf(out, "  %-54s%8s%7s%8s%6s%9s%7s%8s%10s%9s\n", "round", "planned", "sent", "dropped", "ok", "rejected",
             "other", "sent/s", "goodput/s", "ok p50");
     for (size_t i = 0; i < r->nrounds; i++) {
@@ -146,16 +140,14 @@ static void print_table(FILE *out, const struct lab_queue_result *r)
 
 static void explain(FILE *out, const struct lab_queue_result *r)
 {
-    fprintf(out, "\n== what this run shows\n");
+    lab_heading(out, "what this run shows");
     struct lab_say s = {.n = 0};
     const struct lab_queue_round *a = &r->round[0], *b = &r->round[1], *c = &r->round[2], *d = &r->round[3];
     uint64_t a_ok = a->counts.outcome[OUTCOME_OK];
     lab_say_add(&s, "open 40/s with 20 ms of work: %llu of %llu planned requests ok (p99 %.1f ms)",
                 (unsigned long long)a_ok, (unsigned long long)a->counts.planned, a->ok_latency.p99);
-    lab_say_add(&s, "%s",
-                a_ok == a->counts.planned ? " — 4 slots of 20 ms carry 200/s, so 40/s all succeed."
-                                          : " — not all succeeded, unlike the article's run; see the counts.");
-    lab_say_end(&s, out);
+    lab_say_verdict(&s, out, a_ok == a->counts.planned, " — 4 slots of 20 ms carry 200/s, so 40/s all succeed.",
+                    " — not all succeeded, unlike the article's run; see the counts.");
 
     lab_say_add(&s, "closed loop, 4 clients, 200 ms of work: %.1f requests/s against a demand of %.0f/s", b->sent_rate,
                 b->demand_rate);

@@ -20,6 +20,10 @@ struct round_plan {
     unsigned clients[2];
 };
 
+/* LAB_A and LAB_B index the run's targets (A is configured first) as well as the result's
+ * per-group arrays, where LAB_AB follows them. */
+_Static_assert(LAB_A == 0 && LAB_B == 1 && LAB_AB == 2 && LAB_NGROUPS == 3, "targets A, B, then A+B, by position");
+
 static const struct round_plan plans[3] = {
     {"closed", "closed loop, 8 clients per server", false, {0, 0}, {8, 8}},
     {"open", "open loop, A=100/s, B=300/s", true, {100, 300}, {0, 0}},
@@ -47,15 +51,8 @@ static void fill_round(const struct lab_round *rd, const struct round_plan *p, s
         o->accounting_ok &= lab_counts_hold(c);
         o->not_ok += c->sent - c->outcome[OUTCOME_OK];
         o->lag_p99_ms[t] = NAN;
-        if (p->open_loop) {
-            size_t n;
-            double *lag = lab_values(rd, (size_t)t, -1, LAB_COL_LAG, &n);
-            double *s = lab_sorted_copy(lag, n);
-            if (n)
-                o->lag_p99_ms[t] = stats_nearest_rank(s, n, 99);
-            free(s);
-            free(lag);
-        }
+        if (p->open_loop)
+            o->lag_p99_ms[t] = lab_percentile(rd, (size_t)t, -1, LAB_COL_LAG, 99);
     }
     size_t n;
     double *a = lab_values(rd, LAB_A, OUTCOME_OK, LAB_COL_LATENCY, &n);
@@ -66,7 +63,7 @@ static void fill_round(const struct lab_round *rd, const struct round_plan *p, s
 /* Summaries A, B, A+B of a report, by name. */
 static void take_summaries(const struct report *rep, struct summary out[LAB_NGROUPS])
 {
-    static const char *const names[2] = {"A", "B"};
+    static const char *const names[2] = {[LAB_A] = "A", [LAB_B] = "B"};
     for (int g = 0; g < 2; g++) {
         const struct group_result *gr = lab_report_group(rep, names[g]);
         if (gr)
@@ -108,7 +105,7 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
                          double duration_s, struct lab_stats_result *r)
 {
     FILE *out = c->out;
-    fprintf(out, "\n== round %zu of 3: %s, %.0f s\n", i + 1, o->label, duration_s);
+    lab_heading(out, "round %zu of 3: %s, %.0f s", i + 1, o->label, duration_s);
     for (int t = 0; t < 2; t++) {
         const struct run_counts *k = &rd->res.targets[t].counts;
         fprintf(out, "  %s: planned %llu = sent %llu + dropped %llu; ok %llu, other outcomes %llu; %.1f sent/s",
@@ -120,7 +117,7 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
         fputs("\n", out);
     }
     fprintf(out, "  accounting: planned = sent + dropped, sent = ok + rejected + errors + timeouts + cancelled: %s\n",
-            o->accounting_ok ? "holds" : "DOES NOT HOLD");
+            lab_holds(o->accounting_ok));
     if (o->open_loop)
         fprintf(out,
                 "  latency_ms counts from the planned send (T5 - T0), service_ms from the actual send (T5 - T1); "
@@ -150,9 +147,9 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
     }
     if ((rc = lab_report_build(c, rd, "service_ms", title, &lr)) == 0) {
         take_summaries(&lr.rep, o->service);
-        fprintf(out, "\n== %s (service_ms)\n", title);
+        lab_heading(out, "%s (service_ms)", title);
         lab_print_table_head(out, "");
-        static const char *const gn[LAB_NGROUPS] = {"A", "B", "A+B"};
+        static const char *const gn[LAB_NGROUPS] = {[LAB_A] = "A", [LAB_B] = "B", [LAB_AB] = "A+B"};
         for (int g = 0; g < LAB_NGROUPS; g++)
             lab_print_table_row(out, "", gn[g], &o->service[g]);
     }
@@ -162,10 +159,10 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
 
 static void print_comparison(FILE *out, const struct lab_stats_result *r)
 {
-    fprintf(out, "\n== comparison across rounds (latency_ms: from the planned send; closed loop: from the send)\n");
+    lab_heading(out, "comparison across rounds (latency_ms: from the planned send; closed loop: from the send)");
     fprintf(out, "  %-36s %-4s%9s%8s%8s%8s%8s%8s%8s%9s\n", "round", "", "sent/s", "count", "p50", "p90", "p99", "p99.9",
             "max", "lag p99");
-    static const char *const gn[] = {"A", "B"};
+    static const char *const gn[] = {[LAB_A] = "A", [LAB_B] = "B"};
     for (size_t i = 0; i < r->nrounds; i++) {
         const struct lab_stats_round *o = &r->round[i];
         for (int g = 0; g < 2; g++) {
@@ -186,7 +183,7 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
     const struct lab_stats_round *cl = &r->round[0], *op = &r->round[1], *bz = &r->round[2];
     const struct summary *ca = &cl->latency[LAB_A], *oa = &op->latency[LAB_A], *ob = &op->latency[LAB_B];
     struct lab_say s = {.n = 0};
-    fprintf(out, "\n== what this run shows\n");
+    lab_heading(out, "what this run shows");
 
     double share_c = ca->count ? 100.0 * (double)cl->slow_a / (double)ca->count : NAN;
     double share_o = oa->count ? 100.0 * (double)op->slow_a / (double)oa->count : NAN;
@@ -208,11 +205,9 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
 
     lab_say_add(&s, "open loop: the medians of A and B are %.1f and %.1f ms, their p99s %.1f and %.1f ms", oa->p50,
                 ob->p50, oa->p99, ob->p99);
-    if (oa->p99 > 2 * ob->p99 && fabs(oa->p50 - ob->p50) < 0.5 * fmax(oa->p50, ob->p50))
-        lab_say_add(&s, " — the report job (250 ms every 4 s) leaves the typical request alone and owns A's tail.");
-    else
-        lab_say_add(&s, " — the report job's hold on A's tail did not stand out from B in this run.");
-    lab_say_end(&s, out);
+    lab_say_verdict(&s, out, oa->p99 > 2 * ob->p99 && fabs(oa->p50 - ob->p50) < 0.5 * fmax(oa->p50, ob->p50),
+                    " — the report job (250 ms every 4 s) leaves the typical request alone and owns A's tail.",
+                    " — the report job's hold on A's tail did not stand out from B in this run.");
 
     double lo = oa->mean - oa->stdev, hi = oa->mean + 2 * oa->stdev;
     lab_say_add(&s, "mean + 2 stdev of A = %.1f ms against its real p99 of %.1f ms%s", hi, oa->p99,
@@ -226,19 +221,15 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
     double off = r->avg_of_p99s_ms - r->real_p99_ms;
     lab_say_add(&s, "the average of the two p99s is %.1f ms, the real p99 of all requests %.1f ms (%+.1f ms): ",
                 r->avg_of_p99s_ms, r->real_p99_ms, off);
-    if (fabs(off) > 0.05 * r->real_p99_ms)
-        lab_say_add(&s, "percentiles do not average; merge histograms or counts, then take the percentile.");
-    else
-        lab_say_add(&s, "close this time only because of these weights; percentiles still do not average.");
-    lab_say_end(&s, out);
+    lab_say_verdict(&s, out, fabs(off) > 0.05 * r->real_p99_ms,
+                    "percentiles do not average; merge histograms or counts, then take the percentile.",
+                    "close this time only because of these weights; percentiles still do not average.");
 
     if (r->per_second_n) {
         lab_say_add(&s, "A's %zu per-second p99s average %.1f ms (max %.1f) against the round's real p99 of %.1f ms",
                     r->per_second_n, r->per_second_p99_avg_ms, r->per_second_p99_max_ms, oa->p99);
-        lab_say_add(&s, "%s",
-                    r->per_second_p99_avg_ms < 0.8 * oa->p99 ? ": the quiet seconds outvote the stalled ones."
-                                                             : ": in this run the averaging hid little.");
-        lab_say_end(&s, out);
+        lab_say_verdict(&s, out, r->per_second_p99_avg_ms < 0.8 * oa->p99,
+                        ": the quiet seconds outvote the stalled ones.", ": in this run the averaging hid little.");
     }
     lab_say_add(&s, "the default Prometheus buckets estimate p99 of A+B at %.1f ms; the exact value is %.1f ms",
                 r->prom_p99_ms, r->real_p99_ms);
@@ -277,21 +268,17 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
                 "at %.0f/s, p99 of B from the planned send = %.1f ms, from the actual send = %.1f ms, knee's lag p99 "
                 "%.2f ms",
                 bz->rate[1], bb->p99, bs->p99, bz->lag_p99_ms[1]);
-    if (bb->p99 > 1.1 * bs->p99)
-        lab_say_add(&s, ": the generator fell behind its plan; timing from the send alone would hide it (coordinated "
-                        "omission inside an open loop).");
-    else
-        lab_say_add(&s, ": the generator kept its plan, so the two agree; only a tool that records the plan can show "
-                        "when they do not.");
-    lab_say_end(&s, out);
+    lab_say_verdict(&s, out, bb->p99 > 1.1 * bs->p99,
+                    ": the generator fell behind its plan; timing from the send alone would hide it (coordinated "
+                    "omission inside an open loop).",
+                    ": the generator kept its plan, so the two agree; only a tool that records the plan can show "
+                    "when they do not.");
     double a2 = oa->p99, a3 = bz->latency[LAB_A].p99, rel = fabs(a3 - a2) / fmax(a2, a3);
     lab_say_add(&s, "A's load did not change between rounds 2 and 3: its p99 was %.1f and %.1f ms (%.0f%% apart)", a2,
                 a3, 100 * rel);
-    if (rel < 0.15)
-        lab_say_add(&s, " — round-to-round noise; differences this small between two runs say nothing.");
-    else
-        lab_say_add(&s, " — that much from noise alone: compare before/after only over repeated runs.");
-    lab_say_end(&s, out);
+    lab_say_verdict(&s, out, rel < 0.15,
+                    " — round-to-round noise; differences this small between two runs say nothing.",
+                    " — that much from noise alone: compare before/after only over repeated runs.");
 }
 
 int lab_stats(const struct lab_options *o, struct lab_stats_result *r)

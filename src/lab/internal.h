@@ -102,6 +102,13 @@ void lab_summarize(const double *v, size_t n, struct summary *out);
  * (count 0 when there are none). */
 void lab_summarize_values(const struct lab_round *r, size_t target, int outcome, enum lab_col col, struct summary *out);
 
+/* The p-th percentile (nearest rank) of lab_values(r, target, outcome, col); NAN when there
+ * is no value. */
+double lab_percentile(const struct lab_round *r, size_t target, int outcome, enum lab_col col, double p);
+
+/* count per second of the round's measured window; NAN when the window is empty. */
+double lab_per_s(const struct lab_round *r, uint64_t count);
+
 /* Count of v[i] >= threshold. */
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold);
 
@@ -120,6 +127,10 @@ void lab_print_table_head(FILE *out, const char *indent);
 void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s);
 /* A number in ms with one decimal, or "-" for NAN, into buf. */
 const char *lab_ms(double v, char *buf, size_t len);
+/* A section: a blank line, then "== " and the formatted title on a line of its own. */
+void lab_heading(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An accounting identity's verdict as the tables print it: "holds" or "DOES NOT HOLD". */
+const char *lab_holds(bool ok);
 /* A round's `knee stats` report: src/analyze over r->log_path for one column, ok outcomes
  * only, warm-up left out, share-under threshold LAB_UNDER_MS; its title names the round
  * (title must outlive the report). 0 or a negative code (message printed); always release. */
@@ -144,5 +155,8 @@ struct lab_say {
 };
 void lab_say_add(struct lab_say *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lab_say_end(struct lab_say *s, FILE *out);
+/* The last piece of a sentence, chosen by what the run measured: if_true when cond holds,
+ * else if_false (both added as they are, not as formats), then lab_say_end. */
+void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_true, const char *if_false);
 
 #endif

@@ -1,6 +1,7 @@
 /* The lab's plumbing: options, the per-experiment context (temporary directory for request
  * logs, --out), servers started in-process, one round of load run in-process and read back
- * into memory, and the experiment table. The experiments themselves are exp_*.c. */
+ * into memory, and the small helpers over a round. The experiments are exp_*.c; the table
+ * that runs them by name is registry.c. */
 #include "lab/internal.h"
 
 #include "core/err.h"
@@ -388,6 +389,21 @@ void lab_summarize_values(const struct lab_round *r, size_t target, int outcome,
     free(v);
 }
 
+double lab_percentile(const struct lab_round *r, size_t target, int outcome, enum lab_col col, double p)
+{
+    size_t n;
+    double *v = lab_values(r, target, outcome, col, &n);
+    stats_sort(v, n);
+    double x = n ? stats_nearest_rank(v, n, p) : NAN;
+    free(v);
+    return x;
+}
+
+double lab_per_s(const struct lab_round *r, uint64_t count)
+{
+    return r->res.window_s > 0 ? (double)count / r->res.window_s : NAN;
+}
+
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
 {
     uint64_t k = 0;
@@ -429,52 +445,4 @@ void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi)
     /* The bounds at k = 0 and k = n are exactly 0 and 1; rounding would leave ~1e-18. */
     *lo = k == 0 ? 0 : fmax(0, centre - half);
     *hi = k == n ? 1 : fmin(1, centre + half);
-}
-
-/* ---- the experiment table ---- */
-
-const char *const lab_experiment_names[] = {"stats", "queue", "knee", "fanout", "nagle", "all", NULL};
-
-static int run_one(const char *name, const struct lab_options *o)
-{
-    if (strcmp(name, "stats") == 0) {
-        struct lab_stats_result r;
-        return lab_stats(o, &r);
-    }
-    if (strcmp(name, "queue") == 0) {
-        struct lab_queue_result r;
-        return lab_queue(o, &r);
-    }
-    if (strcmp(name, "knee") == 0) {
-        struct lab_knee_result *r = xmalloc(sizeof *r);
-        int rc = lab_knee(o, r);
-        free(r);
-        return rc;
-    }
-    if (strcmp(name, "fanout") == 0) {
-        struct lab_fanout_result r;
-        return lab_fanout(o, &r);
-    }
-    if (strcmp(name, "nagle") == 0) {
-        struct lab_nagle_result r;
-        return lab_nagle(o, &r);
-    }
-    return KNEE_ENOTFOUND;
-}
-
-int lab_run_named(const char *name, const struct lab_options *o)
-{
-    if (strcmp(name, "all") != 0)
-        return run_one(name, o);
-    FILE *out = o->out ? o->out : stdout;
-    for (size_t i = 0; lab_experiment_names[i]; i++) {
-        if (strcmp(lab_experiment_names[i], "all") == 0)
-            continue;
-        if (i)
-            fputs("\n", out);
-        int rc = run_one(lab_experiment_names[i], o);
-        if (rc)
-            return rc;
-    }
-    return 0;
 }

@@ -163,7 +163,7 @@ struct lab_nagle_result {
 
 int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r);
 
-/* ---- by name --------------------------------------------------------------------------- */
+/* ---- by name (registry.c) ---------------------------------------------------------------- */
 
 /* "stats queue knee fanout nagle all", NULL-terminated. */
 extern const char *const lab_experiment_names[];

@@ -18,6 +18,8 @@ static const char *const summaries[] = {
     "N parallel dependencies (default 1, ?fanout=N), each 200 ms with p=2%, else 1 ms",
     "a tiny fixed 200 response, no work: the calibration-probe target",
 };
+_Static_assert(sizeof summaries / sizeof summaries[0] + 1 == sizeof serve_preset_names / sizeof serve_preset_names[0],
+               "one summary per preset name, by position");
 
 static void defaults(struct serve_config *c)
 {

@@ -1,0 +1,530 @@
+/* knee serve's connections and parsing: accept, read, parse one request at a time, answer
+ * at once (/health, /stats, the null target, a bad request) or hand a work request to the
+ * pipeline (work.c), write the responses (with --nagle, head and body in separate writes),
+ * and close on EOF, error, or the header-read and idle timeouts. A connection's life and
+ * a request's are described in serve/internal.h. */
+#include "serve/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+static void out_compact(struct conn *c)
+{
+    if (c->out_start == 0)
+        return;
+    size_t n = c->out_end - c->out_start;
+    memmove(c->out, c->out + c->out_start, n);
+    for (unsigned i = c->cut0; i < c->ncuts; i++)
+        c->cuts[i] -= c->out_start;
+    c->out_start = 0;
+    c->out_end = n;
+}
+
+static size_t out_room(struct conn *c)
+{
+    if (CONN_OUT_CAP - c->out_end < RESP_MAX)
+        out_compact(c);
+    return CONN_OUT_CAP - c->out_end;
+}
+
+/* With --nagle, a response's head and body must leave in separate send() calls: remember
+ * where each write has to stop. Without room for a cut, the bytes merge into one write. */
+static void out_cut(struct conn *c)
+{
+    if (!c->srv->cfg.nagle)
+        return;
+    if (c->ncuts == MAX_CUTS && c->cut0 > 0) {
+        memmove(c->cuts, c->cuts + c->cut0, (c->ncuts - c->cut0) * sizeof *c->cuts);
+        c->ncuts -= c->cut0;
+        c->cut0 = 0;
+    }
+    if (c->ncuts < MAX_CUTS)
+        c->cuts[c->ncuts++] = c->out_end;
+}
+
+static void out_append(struct conn *c, const char *p, size_t n)
+{
+    memcpy(c->out + c->out_end, p, n);
+    c->out_end += n;
+}
+
+/* Append a response with a JSON (or text) body; head_only leaves the body out (HEAD). */
+static void out_response(struct conn *c, int status, const char *ctype, const char *body, size_t body_len,
+                         const char *extra, bool close, bool head_only)
+{
+    size_t room = out_room(c);
+    size_t n = http_response_head(c->out + c->out_end, room, status, c->srv->date, ctype, body_len, extra, close);
+    if (n == 0 || n + body_len > room) {
+        /* Cannot happen with RESP_MAX reserved before each request; fail loudly in tests. */
+        c->closing = true;
+        return;
+    }
+    c->out_end += n;
+    out_cut(c);
+    if (!head_only && body_len) {
+        out_append(c, body, body_len);
+        out_cut(c);
+    }
+}
+
+/* ---- connection lifecycle --------------------------------------------------------------- */
+
+void serve_conn_free(struct conn *c)
+{
+    struct serve_handle *s = c->srv;
+    loop_timer_cancel(&s->loop, &c->timer);
+    loop_timer_cancel(&s->loop, &c->w.timer);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconn_structs--;
+    c->next = s->free_conns;
+    s->free_conns = c;
+}
+
+/* Close the socket. A request waiting for a slot or the lock is dropped; work already
+ * running keeps the struct alive until it ends (serve/internal.h). */
+static void conn_close(struct conn *c)
+{
+    struct serve_handle *s = c->srv;
+    if (!c->dead) {
+        loop_io_del(&s->loop, &c->io);
+        close(c->io.fd);
+        c->io.fd = -1;
+        c->dead = true;
+        counter_dec(&s->c.connections);
+    }
+    switch (c->w.phase) {
+    case PH_WAIT_SLOT:
+    case PH_WAIT_LOCK:
+        serve_work_cancel(s, &c->w);
+        break;
+    case PH_WORK:
+    case PH_CPU:
+    case PH_DEPS:
+        return; /* freed when the work ends */
+    case PH_NONE:
+        break;
+    }
+    serve_conn_free(c);
+}
+
+/* Write what is pending. Returns false when the connection was closed (c may be freed). */
+bool serve_conn_flush(struct conn *c)
+{
+    while (c->out_start < c->out_end) {
+        size_t end = c->out_end;
+        while (c->cut0 < c->ncuts && c->cuts[c->cut0] <= c->out_start)
+            c->cut0++;
+        if (c->cut0 < c->ncuts && c->cuts[c->cut0] < end)
+            end = c->cuts[c->cut0];
+        ssize_t n = send(c->io.fd, c->out + c->out_start, end - c->out_start, MSG_NOSIGNAL);
+        if (n > 0) {
+            c->out_start += (size_t)n;
+            c->idle_since_ns = c->srv->loop.now_ns;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        if (n < 0 && errno == EINTR)
+            continue;
+        counter_inc(&c->srv->c.write_failures);
+        conn_close(c);
+        return false;
+    }
+    c->out_start = c->out_end = 0;
+    c->ncuts = c->cut0 = 0;
+    return true;
+}
+
+static uint64_t conn_deadline(const struct conn *c)
+{
+    const struct serve_config *cfg = &c->srv->cfg;
+    if (c->dead || c->busy)
+        return UINT64_MAX; /* the server is the slow party: no timeout */
+    if (c->partial_since_ns)
+        return c->partial_since_ns + cfg->header_timeout_ns;
+    if (c->nreq == 0)
+        return c->accepted_ns + cfg->header_timeout_ns;
+    return c->idle_since_ns + cfg->idle_timeout_ns;
+}
+
+/* Arm only when the deadline moved earlier: on the hot path (a whole request per read,
+ * answered at once) the deadline only moves later, and the timer re-arms itself when it
+ * fires early. So keep-alive traffic does no timer-heap work per request. */
+static void conn_arm_timer(struct conn *c)
+{
+    uint64_t d = conn_deadline(c);
+    if (d == UINT64_MAX)
+        return;
+    if (!loop_timer_armed(&c->timer) || c->timer.deadline_ns > d)
+        loop_timer_arm(&c->srv->loop, &c->timer, d);
+}
+
+static void conn_update_events(struct conn *c)
+{
+    if (c->dead)
+        return;
+    uint32_t ev = 0;
+    bool can_read = !c->peer_eof && !c->closing && c->in_end < CONN_IN_CAP;
+    if (can_read)
+        ev |= EPOLLIN;
+    if (c->out_start < c->out_end)
+        ev |= EPOLLOUT;
+    loop_io_mod(&c->srv->loop, &c->io, ev);
+}
+
+/* After output or input progress: close when nothing more can happen on this connection. */
+bool serve_conn_settle(struct conn *c)
+{
+    if (c->dead)
+        return false;
+    bool idle = !c->busy && c->out_start == c->out_end;
+    if (idle && (c->closing || c->peer_eof)) {
+        conn_close(c);
+        return false;
+    }
+    conn_update_events(c);
+    conn_arm_timer(c);
+    return true;
+}
+
+/* ---- responses -------------------------------------------------------------------------- */
+
+static void respond_error(struct conn *c, int status, const char *reason)
+{
+    char body[96];
+    int n = snprintf(body, sizeof body, "{\"ok\":false,\"reason\":\"%s\"}\n", reason);
+    out_response(c, status, "application/json", body, (size_t)n, NULL, true, false);
+    c->closing = true;
+}
+
+static void respond_stats(struct conn *c, bool close, bool head_only)
+{
+    struct serve_counters sc;
+    serve_counters(c->srv, &sc);
+    char body[640];
+    size_t n = serve_counters_json(&sc, c->srv->cfg.preset, body, sizeof body - 1);
+    body[n++] = '\n';
+    out_response(c, 200, "application/json", body, n, NULL, close, head_only);
+}
+
+static void respond_null(struct conn *c, bool close, bool head_only)
+{
+    struct serve_handle *s = c->srv;
+    int v = close ? 1 : 0;
+    out_room(c);
+    if (s->cfg.nagle || head_only) {
+        out_append(c, s->null_resp[v], s->null_head_len[v]);
+        out_cut(c);
+        if (!head_only) {
+            out_append(c, s->null_resp[v] + s->null_head_len[v], s->null_len[v] - s->null_head_len[v]);
+            out_cut(c);
+        }
+    } else {
+        out_append(c, s->null_resp[v], s->null_len[v]);
+    }
+}
+
+void serve_conn_respond_work(struct conn *c)
+{
+    struct serve_handle *s = c->srv;
+    struct work *w = &c->w;
+    char body[256], timing[160];
+    int n = snprintf(body, sizeof body, "{\"ok\":true,\"work_ms\":%.3f", ns_to_ms(w->work_ns));
+    if (!s->cfg.cpu_ns && s->cfg.miss_rate > 0)
+        n += snprintf(body + n, sizeof body - (size_t)n, ",\"miss\":%s", w->miss ? "true" : "false");
+    if (w->fanout)
+        n += snprintf(body + n, sizeof body - (size_t)n, ",\"fanout\":%u,\"slow_deps\":%u,\"deps_ms\":%.3f", w->fanout,
+                      w->slow_deps, ns_to_ms(w->deps_ns));
+    n += snprintf(body + n, sizeof body - (size_t)n, "}\n");
+    int t = snprintf(timing, sizeof timing, "Server-Timing: queue;dur=%.3f, work;dur=%.3f",
+                     ns_to_ms(w->start_ns - w->entry_ns), ns_to_ms(w->end_ns - w->start_ns));
+    if (s->cfg.pause_every_ns)
+        t += snprintf(timing + t, sizeof timing - (size_t)t, ", lock;dur=%.3f", ns_to_ms(w->start_ns - w->slot_ns));
+    snprintf(timing + t, sizeof timing - (size_t)t, "\r\n");
+    out_response(c, 200, "application/json", body, (size_t)n, timing, !w->keep_alive, w->head_only);
+}
+
+void serve_conn_respond_rejected(struct conn *c)
+{
+    struct work *w = &c->w;
+    char body[128], timing[64];
+    uint64_t waited = c->srv->loop.now_ns - w->entry_ns;
+    int n = snprintf(body, sizeof body, "{\"ok\":false,\"reason\":\"QUEUE_TIMEOUT\",\"queue_ms\":%.3f}\n",
+                     ns_to_ms(waited));
+    snprintf(timing, sizeof timing, "Server-Timing: queue;dur=%.3f\r\n", ns_to_ms(waited));
+    out_response(c, 503, "application/json", body, (size_t)n, timing, !w->keep_alive, w->head_only);
+}
+
+/* ---- requests: parse, answer or hand to the pipeline ------------------------------------ */
+
+/* One complete request is in c->parser.req. Answers at once, or starts work (c->busy). */
+static void handle_request(struct conn *c)
+{
+    struct serve_handle *s = c->srv;
+    const struct http_request *r = &c->parser.req;
+    counter_inc(&s->c.requests);
+    c->nreq++;
+    c->partial_since_ns = 0;
+    bool keep = r->keep_alive && !r->upgrade && !s->draining && !c->peer_eof;
+    bool head_only = r->method == HTTP_HEAD;
+    if (!keep)
+        c->closing = true;
+    if (http_request_path_is(r, "/health")) {
+        static const char up[] = "{\"status\":\"UP\"}\n";
+        out_response(c, 200, "application/json", up, sizeof up - 1, NULL, !keep, head_only);
+        return;
+    }
+    if (http_request_path_is(r, "/stats")) {
+        respond_stats(c, !keep, head_only);
+        return;
+    }
+    if (s->cfg.null_response) {
+        counter_inc(&s->c.executed);
+        counter_inc(&s->c.ok);
+        respond_null(c, !keep, head_only);
+        return;
+    }
+    struct work *w = &c->w;
+    w->keep_alive = keep;
+    w->head_only = head_only;
+    w->entry_ns = clock_now_ns();
+    w->slot_ns = w->start_ns = w->end_ns = w->entry_ns;
+    w->holds_slot = false;
+    if (!serve_work_plan(s, r, w)) {
+        counter_inc(&s->c.bad_requests);
+        static const char bad[] = "{\"ok\":false,\"reason\":\"BAD_PARAMETER\"}\n";
+        out_response(c, 400, "application/json", bad, sizeof bad - 1, NULL, !keep, head_only);
+        return;
+    }
+    c->busy = true;
+    serve_work_start(s, w);
+}
+
+/* Parse and answer requests from the input buffer until it is empty, a request goes to
+ * work, the connection is closing, or the output buffer needs writing first. Returns false
+ * when the connection was closed (c must not be used). */
+static bool process_input(struct conn *c)
+{
+    struct serve_handle *s = c->srv;
+    while (!c->busy && !c->closing && c->in_start < c->in_end) {
+        if (out_room(c) < RESP_MAX) {
+            if (!serve_conn_flush(c))
+                return false;
+            if (out_room(c) < RESP_MAX)
+                break; /* EPOLLOUT resumes us */
+        }
+        enum http_request_state st;
+        size_t n = http_request_parse(&c->parser, c->in + c->in_start, c->in_end - c->in_start, &st);
+        c->in_start += n;
+        if (st == HTTP_REQUEST_MORE)
+            break;
+        if (st == HTTP_REQUEST_ERROR) {
+            int status = c->parser.error_status;
+            counter_inc(&s->c.bad_requests);
+            respond_error(c, status,
+                          status == 431   ? "HEADERS_TOO_LARGE"
+                          : status == 414 ? "URI_TOO_LONG"
+                          : status == 413 ? "BODY_TOO_LARGE"
+                                          : "BAD_REQUEST");
+            c->in_start = c->in_end; /* the stream position is lost: nothing more is read */
+            break;
+        }
+        c->parsing = true;
+        handle_request(c);
+        c->parsing = false;
+        if (!c->busy)
+            http_request_next(&c->parser);
+    }
+    if (c->in_start == c->in_end)
+        c->in_start = c->in_end = 0;
+    if (!c->busy && !c->partial_since_ns && http_request_partial(&c->parser))
+        c->partial_since_ns = s->loop.now_ns;
+    return true;
+}
+
+/* The request in flight has its response in the output buffer: go on with the bytes that
+ * followed it (pipelining), write, and settle the connection. When the request ended
+ * inside process_input() (no wait at all), that loop goes on by itself. */
+void serve_conn_request_done(struct conn *c)
+{
+    struct work *w = &c->w;
+    w->phase = PH_NONE;
+    c->busy = false;
+    if (c->dead) {
+        counter_inc(&c->srv->c.write_failures);
+        serve_conn_free(c);
+        return;
+    }
+    if (!w->keep_alive)
+        c->closing = true;
+    c->idle_since_ns = c->srv->loop.now_ns;
+    if (c->parsing)
+        return;
+    http_request_next(&c->parser);
+    if (process_input(c) && serve_conn_flush(c))
+        serve_conn_settle(c);
+}
+
+/* ---- reading and timeouts --------------------------------------------------------------- */
+
+/* One recv() per readiness event (level-triggered: more data means another event), then
+ * parse. Returns false when the connection was closed. */
+static bool conn_read(struct conn *c)
+{
+    if (c->in_end == CONN_IN_CAP && c->in_start > 0) {
+        memmove(c->in, c->in + c->in_start, c->in_end - c->in_start);
+        c->in_end -= c->in_start;
+        c->in_start = 0;
+    }
+    if (c->in_end == CONN_IN_CAP)
+        return true;
+    ssize_t n = recv(c->io.fd, c->in + c->in_end, CONN_IN_CAP - c->in_end, 0);
+    if (n > 0) {
+        c->in_end += (size_t)n;
+    } else if (n == 0) {
+        c->peer_eof = true;
+        /* EOF with a request in flight: the client gave up (a half-closing client is
+         * treated the same; HTTP/1.1 clients do not half-close while waiting). */
+        if (c->busy) {
+            conn_close(c);
+            return false;
+        }
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        conn_close(c);
+        return false;
+    }
+    return c->busy || process_input(c);
+}
+
+static void on_conn_io(struct loop *loop, struct loop_io *io, uint32_t events)
+{
+    (void)loop;
+    struct conn *c = io->data;
+    if (events & EPOLLERR) {
+        conn_close(c);
+        return;
+    }
+    if (events & EPOLLOUT) {
+        if (!serve_conn_flush(c))
+            return;
+        if (!c->busy && !process_input(c))
+            return;
+    }
+    if (events & (EPOLLIN | EPOLLHUP)) {
+        if (!conn_read(c))
+            return;
+        if ((events & EPOLLHUP) && !(events & EPOLLIN)) {
+            conn_close(c);
+            return;
+        }
+    }
+    if (!serve_conn_flush(c))
+        return;
+    serve_conn_settle(c);
+}
+
+static void on_conn_timer(struct loop *loop, struct loop_timer *t)
+{
+    struct conn *c = t->data;
+    uint64_t d = conn_deadline(c);
+    if (d == UINT64_MAX)
+        return;
+    if (loop->now_ns < d) {
+        loop_timer_arm(loop, t, d);
+        return;
+    }
+    if (c->partial_since_ns || c->nreq == 0) {
+        counter_inc(&c->srv->c.timeouts);
+        if (c->partial_since_ns && out_room(c) >= RESP_MAX) {
+            respond_error(c, 408, "HEADER_TIMEOUT");
+            if (!serve_conn_flush(c)) /* best effort: the client is slow by definition */
+                return;
+        }
+    }
+    conn_close(c);
+}
+
+/* ---- accepting -------------------------------------------------------------------------- */
+
+static struct conn *conn_get(struct serve_handle *s)
+{
+    struct conn *c = s->free_conns;
+    if (c)
+        s->free_conns = c->next;
+    else
+        c = xmalloc(sizeof *c);
+    /* Only the header fields are reset; the buffers are overwritten as they fill. */
+    memset(c, 0, offsetof(struct conn, in));
+    return c;
+}
+
+static void refuse(struct serve_handle *s, int fd)
+{
+    static const char body[] = "{\"ok\":false,\"reason\":\"CONN_LIMIT\"}\n";
+    char buf[RESP_MAX];
+    size_t n = http_response_head(buf, sizeof buf - sizeof body, 503, s->date, "application/json", sizeof body - 1,
+                                  NULL, true);
+    memcpy(buf + n, body, sizeof body - 1);
+    ssize_t w = send(fd, buf, n + sizeof body - 1, MSG_NOSIGNAL);
+    (void)w;
+    close(fd);
+    counter_inc(&s->c.conn_refused);
+}
+
+void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events)
+{
+    (void)events;
+    struct serve_handle *s = io->data;
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return; /* EAGAIN, or EMFILE and friends: try again on the next event */
+        if (counter_get(&s->c.connections) >= s->cfg.max_conns) {
+            refuse(s, fd);
+            continue;
+        }
+        if (!s->cfg.nagle) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
+        struct conn *c = conn_get(s);
+        c->srv = s;
+        c->io.fd = fd;
+        c->io.cb = on_conn_io;
+        c->io.data = c;
+        loop_timer_init(&c->timer, on_conn_timer, c);
+        serve_work_init(&c->w, c);
+        http_request_parser_init(&c->parser, s->cfg.max_header_bytes, s->cfg.max_body_bytes);
+        c->accepted_ns = c->idle_since_ns = loop->now_ns;
+        if (loop_io_add(loop, &c->io, EPOLLIN) < 0) {
+            close(fd);
+            c->next = s->free_conns;
+            s->free_conns = c;
+            continue;
+        }
+        c->next = s->conns;
+        if (s->conns)
+            s->conns->prev = c;
+        s->conns = c;
+        s->nconn_structs++;
+        counter_inc(&s->c.connections);
+        counter_inc(&s->c.connections_total);
+        conn_arm_timer(c);
+    }
+}

@@ -1,0 +1,223 @@
+/* Private structures of knee serve, shared by its three files (not an API: use serve/serve.h):
+ *
+ *   conn.c    connections and parsing: accept, read, parse, answer, write, timeouts
+ *   work.c    the request pipeline: the slot queue, the report lock, the timers that
+ *             simulate the presets' waits (work, dependencies, acquire timeout), CPU work
+ *   server.c  the server's life: start, the loop thread, the Date header, drain and stop,
+ *             counters; the public API
+ *
+ * Everything runs on the server's loop thread, except the CPU workers (serve/cpu) and the
+ * readers of the counters (serve_counters, from any thread).
+ *
+ * A connection runs one request at a time: the parser stops after each request, so
+ * pipelined requests are answered strictly in order, and the input buffer only holds the
+ * bytes that follow the request in progress. A request's life:
+ *
+ *   parsed ─▶ [slot queue, FIFO] ─▶ [report lock] ─▶ work (timer or CPU worker)
+ *          ─▶ [dependencies: one timer for the slowest] ─▶ release slot ─▶ response
+ *
+ * as in the source articles' servers, where a request takes its pool slot first and then
+ * waits for the table lock while holding it. A client that disconnects (EOF or reset)
+ * while its request waits is dropped from the queue (cancelled); one that disconnects
+ * while the work runs leaves the work running, as a real server would, and its response
+ * counts as a write failure. While a request is in flight the connection is still read
+ * (up to the input buffer), so a departure is seen at once. */
+#ifndef KNEE_SERVE_INTERNAL_H
+#define KNEE_SERVE_INTERNAL_H
+
+#include "core/clock.h"
+#include "core/loop.h"
+#include "core/rng.h"
+#include "http/request.h"
+#include "http/server_response.h"
+#include "serve/cpu.h"
+#include "serve/serve.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONN_IN_CAP 4096  /* unparsed bytes after the request in progress */
+#define CONN_OUT_CAP 4096 /* responses not yet written */
+#define RESP_MAX 1024     /* the largest single response this server formats */
+#define MAX_CUTS 64       /* write boundaries kept for --nagle (two per response) */
+#define LISTEN_BACKLOG 4096
+#define ACCEPT_BATCH 64
+#define MAX_FANOUT 1000
+
+/* Where a work request is in its life (the drawing above). */
+enum phase { PH_NONE, PH_WAIT_SLOT, PH_WAIT_LOCK, PH_WORK, PH_CPU, PH_DEPS };
+
+struct conn;
+
+/* The one request a connection has in flight. */
+struct work {
+    struct conn *conn;
+    enum phase phase;
+    bool holds_slot;
+    bool keep_alive, head_only;
+    bool miss;
+    unsigned fanout, slow_deps;
+    uint64_t work_ns;  /* planned work (simulated wait or CPU time) */
+    uint64_t deps_ns;  /* the slowest dependency */
+    uint64_t entry_ns; /* request complete (server entry) */
+    uint64_t slot_ns;  /* slot taken */
+    uint64_t start_ns; /* processing start: slot and lock passed (CPU: a worker took it) */
+    uint64_t end_ns;   /* work and dependencies done */
+    struct loop_timer timer;
+    struct work *prev, *next; /* slot queue or lock queue */
+    struct cpu_job job;
+};
+
+/* A FIFO of requests waiting for a slot or for the lock, linked through work.prev/next. */
+struct workq {
+    struct work *head, *tail;
+};
+
+struct conn {
+    struct serve_handle *srv;
+    struct loop_io io;
+    struct loop_timer timer; /* header-read and idle timeouts, re-armed lazily */
+    struct conn *prev, *next;
+    struct http_request_parser parser;
+    struct work w;
+    uint64_t accepted_ns, idle_since_ns, partial_since_ns;
+    uint64_t nreq;
+    bool busy;    /* a work request is in flight; parsing is paused */
+    bool closing; /* close once the output is written */
+    bool dead;    /* socket closed; the struct lives until the work in flight ends */
+    bool peer_eof;
+    bool parsing; /* inside process_input(): a request finishing at once must not re-enter it */
+    size_t in_start, in_end;
+    size_t out_start, out_end;
+    unsigned ncuts, cut0;
+    size_t cuts[MAX_CUTS];
+    char in[CONN_IN_CAP];
+    char out[CONN_OUT_CAP];
+};
+
+/* Counters written by the loop thread (plain increments, relaxed atomics so other threads
+ * may read them) and gauges also touched by CPU workers (atomic read-modify-write). */
+struct counters {
+    _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts, connections,
+        connections_total, conn_refused, pauses;
+    _Atomic int64_t active, waiting;
+};
+
+struct serve_handle {
+    struct serve_config cfg;
+    struct loop loop;
+    pthread_t thread;
+    bool thread_started;
+    int listen_fd;
+    struct loop_io listen_io;
+    char bound[SERVE_ADDR_MAX];
+    int port;
+    struct rng rng;
+
+    /* work.c: the pipeline */
+    unsigned slots_free;
+    bool granting;
+    struct workq slotq;
+    bool paused;
+    uint64_t pause_start_ns;
+    struct workq lockq;
+    struct loop_timer pause_timer;
+    bool have_cpu;
+    struct cpu_pool cpu;
+    struct loop_io cpu_io;
+
+    /* server.c: the Date header, refreshed every second, and the null target's responses,
+     * prebuilt with it: keep-alive and close variants */
+    char date[HTTP_DATE_LEN + 1];
+    struct loop_timer date_timer;
+    char null_resp[2][256];
+    size_t null_len[2], null_head_len[2];
+
+    /* conn.c: every live struct conn (open or dead), and the free ones for reuse */
+    struct conn *conns;
+    struct conn *free_conns;
+    uint64_t nconn_structs;
+
+    struct counters c;
+    uint64_t start_ns;
+    _Atomic uint64_t stop_ns;
+    _Atomic bool stop_requested;
+    bool draining;
+    struct loop_timer drain_timer;
+    bool drain_expired;
+};
+
+/* ---- counters ---- */
+
+/* One writer (the loop thread): a relaxed load and store is enough and compiles to a
+ * plain increment, which matters on the null target's path. */
+static inline void counter_inc(_Atomic uint64_t *v)
+{
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static inline void counter_dec(_Atomic uint64_t *v)
+{
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) - 1, memory_order_relaxed);
+}
+
+static inline uint64_t counter_get(const _Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Gauges move on the loop thread and on CPU workers: a real atomic add. */
+static inline void gauge_add(_Atomic int64_t *g, int64_t d)
+{
+    atomic_fetch_add_explicit(g, d, memory_order_relaxed);
+}
+
+/* ---- conn.c: connections and parsing ---- */
+
+/* The listening socket's callback: accept up to ACCEPT_BATCH connections (or refuse them
+ * beyond cfg.max_conns with 503 CONN_LIMIT). io->data is the server. */
+void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events);
+/* Write what is pending. Returns false when the connection was closed (c may be freed). */
+bool serve_conn_flush(struct conn *c);
+/* After progress: close when nothing more can happen on c, else update its events and
+ * timer. Returns false when the connection was closed. */
+bool serve_conn_settle(struct conn *c);
+/* Detach c from the server's list into the free list (its socket is closed already). */
+void serve_conn_free(struct conn *c);
+/* The response of a finished work request (200, Server-Timing) or of one that waited too
+ * long for a slot (503 QUEUE_TIMEOUT), into c's output buffer. */
+void serve_conn_respond_work(struct conn *c);
+void serve_conn_respond_rejected(struct conn *c);
+/* The request in flight has its response in the output buffer (or its client is gone): go
+ * on with the pipelined bytes, write, settle. c may be freed. */
+void serve_conn_request_done(struct conn *c);
+
+/* ---- work.c: the request pipeline ---- */
+
+/* Prepare a connection's work slot (once, at accept). */
+void serve_work_init(struct work *w, struct conn *c);
+/* Draw everything random for request r at entry, in arrival order, so a seed fixes the
+ * whole sequence whatever the timing: work time, hit or miss, the dependencies. Returns
+ * false on a bad ?ms= or ?fanout= (the caller answers 400). */
+bool serve_work_plan(struct serve_handle *s, const struct http_request *r, struct work *w);
+/* Send a planned request down the pipeline: slot (with a pool), lock, work, dependencies;
+ * it ends in serve_conn_respond_work/_rejected and serve_conn_request_done, at once or
+ * from a timer or a CPU completion. */
+void serve_work_start(struct serve_handle *s, struct work *w);
+/* Drop a request waiting for a slot or the lock (its client left): counted as cancelled,
+ * its slot (if it holds one) handed on. */
+void serve_work_cancel(struct serve_handle *s, struct work *w);
+/* The report job: the first pause at start + cfg.pause_every_ns (none when 0); stop keeps
+ * a pause in progress to its end but starts no other. */
+void serve_pause_start(struct serve_handle *s);
+void serve_pause_stop(struct serve_handle *s);
+/* The CPU workers (cfg.cpu_ns > 0) and the eventfd their results come back through. 0 or
+ * a negative code; stop waits for the workers (a job in their hands points into a
+ * connection) and is a no-op when they never started. */
+int serve_cpu_start(struct serve_handle *s);
+void serve_cpu_stop(struct serve_handle *s);
+
+#endif
