@@ -358,8 +358,8 @@ static void on_accept(struct loop *loop, struct loop_io *io, uint32_t events)
         if (fd < 0)
             return;
         if (ep->nconns >= METRICS_EP_MAX_CONNS) {
+            count(&ep->refused); /* before the answer: a client may read the stats right after it */
             refuse(fd);
-            count(&ep->refused);
             continue;
         }
         struct mconn *c = xcalloc(1, sizeof *c);

@@ -62,6 +62,16 @@ PROM="http://127.0.0.1:$PROM_PORT"
 for _ in $(seq 300); do curl -sf "$PROM/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "$PROM/-/ready" >/dev/null || { tail -20 "$TMP/prom.log"; fail "prometheus did not become ready"; }
 echo "ok: prometheus $(prometheus --version 2>&1 | awk 'NR==1{print $3}') ready on $PROM"
+# Its discovery hands targets to the scrapers only every few seconds: wait until both have
+# been scraped (up == 1) before the load starts, so the run is seen while it happens.
+for _ in $(seq 300); do
+    n=$(curl -sf "$PROM/api/v1/query" --data-urlencode 'query=count(up{job="knee_serve"} == 1)' |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')
+    [[ $n == 2 ]] && break
+    sleep 0.1
+done
+[[ $n == 2 ]] || fail "prometheus never scraped both endpoints: $(curl -s "$PROM/api/v1/targets")"
+echo "ok: both endpoints scraped (up == 1)"
 
 # A short closed-loop run against both servers (bounded: 3 s, 4 connections).
 "$KNEE" run -c 4 -d 3s --target a="http://127.0.0.1:$A_PORT/" --target b="http://127.0.0.1:$B_PORT/" \
@@ -148,6 +158,16 @@ units = {m.get("unit") for m in md["data"].get("knee_serve_uptime_seconds", [])}
 if units != {"seconds"}:
     fail("metadata of knee_serve_uptime_seconds: %s (OpenMetrics not negotiated?)" % md)
 print("ok: both targets up; Prometheus read OpenMetrics (UNIT metadata: seconds)")
+
+# rate() in the dashboard needs two samples of a series in its window: wait for them.
+deadline = time.monotonic() + 30
+while True:
+    c = query("min(count_over_time(knee_serve_ok_requests_total[1m]))")
+    if c and float(c[0]["value"][1]) >= 2:
+        break
+    if time.monotonic() > deadline:
+        fail("fewer than two samples per series after 30 s: %s" % c)
+    time.sleep(0.5)
 PY
 
 python3 "$KNEE_SRC/tests/e2e/dashboard_queries.py" "$KNEE_SRC/deploy/grafana/knee.json" --query "$PROM" || exit 1
