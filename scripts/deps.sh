@@ -15,6 +15,7 @@ pkgs=(
   clang-format                          # `make format-check` (CI)
   default-jdk-headless libhdrhistogram-java  # HdrHistogram reference implementation (hlog interop tests)
   nginx-light                           # a real peer server for end-to-end tests
+  prometheus                            # test dependency: scrapes knee --metrics-listen (tests/e2e/metrics_prometheus.sh; promtool)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(wrk apache2-utils hey nghttp2-client linux-perf time util-linux)

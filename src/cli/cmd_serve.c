@@ -5,6 +5,9 @@
 #include "cli/opt.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
+#include "metrics/endpoint.h"
+#include "metrics/knee_serve.h"
 #include "serve/serve.h"
 
 #include <errno.h>
@@ -29,6 +32,12 @@ struct serve_args {
 };
 
 static struct serve_args a;
+
+/* --metrics-listen / --metrics-linger (src/metrics): kept apart from the server flags. */
+static struct {
+    const char *listen;
+    uint64_t linger_ns;
+} ma;
 
 static struct opt opts[] = {
     {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null (default quiet)", 0, 0, 0},
@@ -65,6 +74,11 @@ static struct opt opts[] = {
      0, 0},
     {"duration", 'd', OPT_DURATION, &a.duration_ns, "D", "stop by itself after D (default: until SIGINT/SIGTERM)",
      NS_PER_S, 0, 0},
+    /* metrics */
+    {"metrics-listen", 0, OPT_STR, &ma.listen, "ADDR:PORT",
+     "Prometheus metrics (every server's counters) at http://ADDR:PORT/metrics; :PORT is loopback", 0, 0, 0},
+    {"metrics-linger", 0, OPT_DURATION, &ma.linger_ns, "D",
+     "after the servers stop, keep serving their final counters for D (bare number: s)", NS_PER_S, 0, 0},
 };
 
 static const char epilog_head[] =
@@ -197,9 +211,69 @@ static int nth_address(const char *addr, uint64_t i, char *out, size_t outlen)
     return 0;
 }
 
+/* ---- --metrics-listen: the servers' counters for Prometheus (src/metrics) ---------------- */
+
+struct serve_metrics {
+    struct metrics_registry *reg;
+    struct metrics_serve *ms;
+    struct metrics_endpoint *ep;
+};
+
+/* Expose the started servers. Returns 0, or the exit code when the endpoint cannot start. */
+static int metrics_start(struct serve_metrics *m, struct serve_handle *const *h, size_t n)
+{
+    char err[256];
+    if (!ma.listen)
+        return 0;
+    m->reg = metrics_new();
+    int e = metrics_serve_new(m->reg, h, n, &m->ms, err, sizeof err);
+    if (e == 0)
+        e = metrics_endpoint_start(m->reg, ma.listen, &m->ep, err, sizeof err);
+    if (e) {
+        fprintf(stderr, "knee serve: --metrics-listen %s\n", err);
+        return e == KNEE_EINVAL ? 2 : 1;
+    }
+    printf("metrics on http://%s/metrics\n", metrics_endpoint_address(m->ep));
+    fflush(stdout);
+    if (!metrics_endpoint_loopback(m->ep))
+        fprintf(
+            stderr,
+            "knee serve: --metrics-listen %s is not a loopback address: whoever can reach it can read the metrics\n",
+            metrics_endpoint_address(m->ep));
+    return 0;
+}
+
+/* Publish the final counters, serve them for --metrics-linger (or until SIGINT/SIGTERM), stop. */
+static void metrics_finish(struct serve_metrics *m, const struct serve_counters *finals, const sigset_t *stop_sigs)
+{
+    if (!m->reg)
+        return;
+    if (m->ms && m->ep) {
+        metrics_serve_publish(m->ms, finals);
+        if (ma.linger_ns) {
+            char d[32];
+            printf("metrics: final counters on http://%s/metrics for %s\n", metrics_endpoint_address(m->ep),
+                   units_fmt_duration(ma.linger_ns, d, sizeof d));
+            fflush(stdout);
+            uint64_t deadline = clock_now_ns() + ma.linger_ns;
+            for (uint64_t now = clock_now_ns(); now < deadline; now = clock_now_ns()) {
+                uint64_t wait = deadline - now;
+                struct timespec ts = {.tv_sec = (time_t)(wait / NS_PER_S), .tv_nsec = (long)(wait % NS_PER_S)};
+                int sig = sigtimedwait(stop_sigs, NULL, &ts);
+                if (sig == SIGINT || sig == SIGTERM)
+                    break;
+            }
+        }
+    }
+    metrics_endpoint_stop(m->ep);
+    metrics_serve_free(m->ms);
+    metrics_free(m->reg);
+}
+
 int cmd_serve(int argc, char **argv)
 {
     memset(&a, 0, sizeof a);
+    memset(&ma, 0, sizeof ma);
     for (size_t i = 0; i < OPT_COUNT_OF(opts); i++)
         opts[i].seen = false;
     a.preset = "quiet";
@@ -213,6 +287,15 @@ int cmd_serve(int argc, char **argv)
         return r == 1 ? 0 : 2;
     }
     int rc = 0;
+    if (ma.linger_ns && !ma.listen) {
+        rc = opt_fail(&spec, "--metrics-linger: needs --metrics-listen");
+        goto out;
+    }
+    char merr[160];
+    if (ma.listen && metrics_endpoint_check(ma.listen, merr, sizeof merr)) {
+        rc = opt_fail(&spec, "--metrics-listen: %s", merr);
+        goto out;
+    }
     struct serve_config cfgs[MAX_SERVERS];
     size_t ncfg = 0;
     const char *deflt[] = {"127.0.0.1:0"};
@@ -264,6 +347,8 @@ int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     struct serve_handle *h[MAX_SERVERS] = {0};
+    struct serve_counters finals[MAX_SERVERS];
+    struct serve_metrics metrics = {0};
     size_t started = 0;
     for (; started < ncfg; started++) {
         int e = serve_start(&cfgs[started], &h[started]);
@@ -276,7 +361,7 @@ int cmd_serve(int argc, char **argv)
         printf("listening on %s (%s)\n", serve_address(h[started]), cfgs[started].preset);
         fflush(stdout);
     }
-    if (started == ncfg) {
+    if (started == ncfg && (rc = metrics_start(&metrics, h, started)) == 0) {
         uint64_t deadline = a.duration_ns ? clock_now_ns() + a.duration_ns : UINT64_MAX;
         for (;;) {
             uint64_t now = clock_now_ns();
@@ -293,15 +378,19 @@ int cmd_serve(int argc, char **argv)
     }
     for (size_t i = 0; i < started; i++)
         serve_shutdown(h[i]);
+    if (metrics.ms)
+        metrics_serve_detach(metrics.ms); /* before serve_stop() frees the handles */
     for (size_t i = 0; i < started; i++) {
         struct serve_counters fc;
         char addr[SERVE_ADDR_MAX], json[640];
         snprintf(addr, sizeof addr, "%s", serve_address(h[i]));
         serve_stop(h[i], &fc);
+        finals[i] = fc;
         if (serve_counters_json(&fc, cfgs[i].preset, json, sizeof json))
             printf("stopped %s (%s) %s\n", addr, cfgs[i].preset, json);
     }
     fflush(stdout);
+    metrics_finish(&metrics, finals, &stop_sigs);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
     strlist_release(&a.listen);

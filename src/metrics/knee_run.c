@@ -1,0 +1,197 @@
+/* knee run's families over the registry: a table of counters, gauges and histograms, one
+ * series per target (and per outcome for knee_requests), declared once; a publication copies
+ * a struct metrics_run_sample into a snapshot and publishes it under one lock. */
+#include "metrics/knee_run.h"
+
+#include "core/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-target families, in exposition order. */
+enum tfam {
+    T_PLANNED,
+    T_SENT,
+    T_DROPPED,
+    T_CONNS_OPENED,
+    T_CONNS_FAILED,
+    T_BYTES_SENT,
+    T_BYTES_RECEIVED,
+    T_LATENCY,
+    T_SERVICE,
+    T_LAG,
+    T_COUNT
+};
+
+static const struct {
+    const char *name;
+    enum metrics_type type;
+    const char *unit;
+    const char *help;
+} tfams[T_COUNT] = {
+    [T_PLANNED] = {"knee_planned_requests", METRICS_COUNTER, NULL,
+                   "Requests whose planned send time has come (after the warm-up)."},
+    [T_SENT] = {"knee_sent_requests", METRICS_COUNTER, NULL, "Requests written to a connection."},
+    [T_DROPPED] = {"knee_dropped_requests", METRICS_COUNTER, NULL,
+                   "Planned requests never sent (no connection in time, --when-busy drop)."},
+    [T_CONNS_OPENED] = {"knee_connections_opened", METRICS_COUNTER, NULL, "Connections established."},
+    [T_CONNS_FAILED] = {"knee_connections_failed", METRICS_COUNTER, NULL, "Connection attempts that failed."},
+    [T_BYTES_SENT] = {"knee_sent_bytes", METRICS_COUNTER, "bytes", "Request bytes written."},
+    [T_BYTES_RECEIVED] = {"knee_received_bytes", METRICS_COUNTER, "bytes", "Response bytes read."},
+    [T_LATENCY] = {"knee_latency_seconds", METRICS_HISTOGRAM, "seconds",
+                   "Planned send to full response (closed loop: send to full response), every completed request."},
+    [T_SERVICE] = {"knee_service_seconds", METRICS_HISTOGRAM, "seconds", "Actual send to full response."},
+    [T_LAG] = {"knee_lag_seconds", METRICS_HISTOGRAM, "seconds",
+               "Generator lag: planned send to actual send, the generator's own delay."},
+};
+
+enum gfam { G_IN_FLIGHT, G_QUEUED, G_LIMITED, G_COUNT };
+
+static const struct {
+    const char *name;
+    const char *help;
+} gfams[G_COUNT] = {
+    [G_IN_FLIGHT] = {"knee_in_flight_requests", "Requests sent and not yet answered, at the last merge."},
+    [G_QUEUED] = {"knee_queued_requests", "Requests waiting for a connection (open loop), at the last merge."},
+    [G_LIMITED] = {"knee_generator_limited",
+                   "1 when the generator could not keep to the plan (lag or on-time sends, as the summary warns)."},
+};
+
+struct metrics_run {
+    struct metrics_registry *reg;
+    size_t ntargets, nbounds;
+    double bounds[METRICS_MAX_BOUNDS];
+    int (*outcome_ids)[OUTCOME_COUNT];
+    int (*ids)[T_COUNT];
+    int gids[G_COUNT];
+    struct metrics_snapshot *snap;
+};
+
+void metrics_run_free(struct metrics_run *m)
+{
+    if (!m)
+        return;
+    metrics_snapshot_free(m->snap);
+    free(m->outcome_ids);
+    free(m->ids);
+    free(m);
+}
+
+int metrics_run_new(struct metrics_registry *reg, const char *const *targets, size_t ntargets, const double *bounds_s,
+                    size_t nbounds, struct metrics_run **out, char *err, size_t errlen)
+{
+    static const char *const target_label[] = {"target"};
+    static const char *const outcome_labels[] = {"target", "outcome"};
+    *out = NULL;
+    if (nbounds == 0 || nbounds > METRICS_MAX_BOUNDS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "metrics: 1..%d bucket bounds", METRICS_MAX_BOUNDS);
+    struct metrics_run *m = xcalloc(1, sizeof *m);
+    m->reg = reg;
+    m->ntargets = ntargets;
+    m->nbounds = nbounds;
+    memcpy(m->bounds, bounds_s, nbounds * sizeof *bounds_s);
+    m->outcome_ids = xcalloc(ntargets ? ntargets : 1, sizeof *m->outcome_ids);
+    m->ids = xcalloc(ntargets ? ntargets : 1, sizeof *m->ids);
+    int rc;
+
+    struct metrics_family_spec req = {.name = "knee_requests",
+                                      .help = "Planned requests by outcome (after the warm-up): ok, rejected, "
+                                              "http_error, invalid, transport, timeout, dropped, cancelled.",
+                                      .type = METRICS_COUNTER,
+                                      .labels = outcome_labels,
+                                      .nlabels = 2,
+                                      .max_series = ntargets * OUTCOME_COUNT};
+    int fid = rc = metrics_family_add(reg, &req, err, errlen);
+    for (size_t t = 0; rc >= 0 && t < ntargets; t++) {
+        for (int o = 0; rc >= 0 && o < OUTCOME_COUNT; o++) {
+            const char *values[] = {targets[t], reqlog_outcome_name((enum reqlog_outcome)o)};
+            rc = m->outcome_ids[t][o] = metrics_series_add(reg, fid, values, err, errlen);
+        }
+    }
+    for (int f = 0; rc >= 0 && f < T_COUNT; f++) {
+        struct metrics_family_spec spec = {.name = tfams[f].name,
+                                           .help = tfams[f].help,
+                                           .unit = tfams[f].unit,
+                                           .type = tfams[f].type,
+                                           .labels = target_label,
+                                           .nlabels = 1,
+                                           .bounds = m->bounds,
+                                           .nbounds = tfams[f].type == METRICS_HISTOGRAM ? nbounds : 0,
+                                           .max_series = ntargets};
+        fid = rc = metrics_family_add(reg, &spec, err, errlen);
+        for (size_t t = 0; rc >= 0 && t < ntargets; t++)
+            rc = m->ids[t][f] = metrics_series_add(reg, fid, &targets[t], err, errlen);
+    }
+    for (int g = 0; rc >= 0 && g < G_COUNT; g++) {
+        struct metrics_family_spec spec = {.name = gfams[g].name, .help = gfams[g].help, .type = METRICS_GAUGE};
+        fid = rc = metrics_family_add(reg, &spec, err, errlen);
+        if (rc >= 0)
+            rc = m->gids[g] = metrics_series_add(reg, fid, NULL, err, errlen);
+    }
+    if (rc < 0) {
+        metrics_run_free(m);
+        return rc;
+    }
+    m->snap = metrics_snapshot_new(reg);
+    *out = m;
+    return 0;
+}
+
+void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sample *s)
+{
+    size_t n = m->ntargets ? m->ntargets : 1;
+    memset(s, 0, sizeof *s);
+    s->ntargets = m->ntargets;
+    s->outcome = xcalloc(n, sizeof *s->outcome);
+    uint64_t **counts[] = {&s->planned,      &s->sent,       &s->dropped,       &s->conns_opened,
+                           &s->conns_failed, &s->bytes_sent, &s->bytes_received};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        *counts[i] = xcalloc(n, sizeof **counts[i]);
+    struct prom_hist **hists[] = {&s->latency, &s->service, &s->lag};
+    for (size_t i = 0; i < 3; i++) {
+        *hists[i] = xcalloc(n, sizeof **hists[i]);
+        for (size_t t = 0; t < m->ntargets; t++)
+            prom_init(&(*hists[i])[t], m->bounds, m->nbounds);
+    }
+}
+
+void metrics_run_sample_release(struct metrics_run_sample *s)
+{
+    free(s->outcome);
+    free(s->planned);
+    free(s->sent);
+    free(s->dropped);
+    free(s->conns_opened);
+    free(s->conns_failed);
+    free(s->bytes_sent);
+    free(s->bytes_received);
+    free(s->latency);
+    free(s->service);
+    free(s->lag);
+    memset(s, 0, sizeof *s);
+}
+
+int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *s)
+{
+    if (s->ntargets != m->ntargets)
+        return KNEE_EMISMATCH;
+    struct metrics_snapshot *snap = m->snap;
+    for (size_t t = 0; t < m->ntargets; t++) {
+        for (int o = 0; o < OUTCOME_COUNT; o++)
+            metrics_snapshot_set(snap, m->outcome_ids[t][o], (double)s->outcome[t][o]);
+        const uint64_t counts[] = {s->planned[t],      s->sent[t],       s->dropped[t],       s->conns_opened[t],
+                                   s->conns_failed[t], s->bytes_sent[t], s->bytes_received[t]};
+        for (int f = T_PLANNED; f <= T_BYTES_RECEIVED; f++)
+            metrics_snapshot_set(snap, m->ids[t][f], (double)counts[f]);
+        const struct prom_hist *h[] = {&s->latency[t], &s->service[t], &s->lag[t]};
+        for (int f = T_LATENCY; f <= T_LAG; f++) {
+            int rc = metrics_snapshot_set_prom(snap, m->ids[t][f], h[f - T_LATENCY], 1.0);
+            if (rc)
+                return rc;
+        }
+    }
+    metrics_snapshot_set(snap, m->gids[G_IN_FLIGHT], (double)s->in_flight);
+    metrics_snapshot_set(snap, m->gids[G_QUEUED], (double)s->queued);
+    metrics_snapshot_set(snap, m->gids[G_LIMITED], s->generator_limited ? 1 : 0);
+    return metrics_publish(m->reg, snap);
+}

@@ -1,0 +1,66 @@
+/* The metric families of knee run and knee capacity (wired in by the load engine's
+ * per-second merge; see docs/FORMATS.md "Live metrics" for names and meanings). The engine
+ * keeps a struct metrics_run_sample with everything counted since the start (after the
+ * warm-up, like the JSON) and publishes it with one call per second:
+ *
+ *     struct metrics_run *mr;
+ *     metrics_run_new(reg, names, ntargets, bounds_s, nbounds, &mr, err, sizeof err);
+ *     struct metrics_run_sample s;
+ *     metrics_run_sample_init(mr, &s);
+ *     ... every second, in the merge: update s (counts, prom_observe or bucket counts), then
+ *     metrics_run_publish(mr, &s);
+ *     ... at the end: the final values, then --metrics-linger, then
+ *     metrics_run_sample_release(&s); metrics_run_free(mr);
+ *
+ * Labels: target (the run's target names) and outcome (the eight outcome classes of
+ * load/outcome.h); nothing per URL or per request. Times are seconds. */
+#ifndef KNEE_METRICS_KNEE_RUN_H
+#define KNEE_METRICS_KNEE_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist/prom.h"
+#include "metrics/metrics.h"
+#include "reqlog/reqlog.h"
+
+/* Everything one publication carries; counts are cumulative since the start. Arrays have one
+ * element per target, in the order given to metrics_run_new(). */
+struct metrics_run_sample {
+    size_t ntargets;
+    uint64_t (*outcome)[OUTCOME_COUNT]; /* planned requests by outcome, [target][enum reqlog_outcome] */
+    uint64_t *planned, *sent, *dropped;
+    uint64_t *conns_opened, *conns_failed;
+    uint64_t *bytes_sent, *bytes_received;
+    /* Histograms in seconds with the run's bounds (set by _init): observe seconds, or copy
+     * bucket counts (counts[], total, sum) from the engine's own merge. */
+    struct prom_hist *latency; /* planned send -> full response (closed loop: send -> response) */
+    struct prom_hist *service; /* actual send -> full response */
+    struct prom_hist *lag;     /* planned send -> actual send: the generator's own delay */
+    /* Run-wide, at the end of the last interval. */
+    uint64_t in_flight, queued;
+    bool generator_limited; /* the generator could not keep to the plan (the summary's warning) */
+};
+
+struct metrics_run;
+
+/* Declare the families of a run with these targets and bucket bounds (seconds; already
+ * merged with the SLO thresholds, metrics_bounds_merge) in reg. Returns 0 and *out, or an
+ * error of metrics_family_add/metrics_series_add (a duplicate or too long target name...)
+ * with a reason in err. */
+int metrics_run_new(struct metrics_registry *reg, const char *const *targets, size_t ntargets, const double *bounds_s,
+                    size_t nbounds, struct metrics_run **out, char *err, size_t errlen);
+
+/* A zeroed sample for this run (histograms initialised with its bounds). Aborts on OOM. */
+void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sample *s);
+void metrics_run_sample_release(struct metrics_run_sample *s);
+
+/* Publish the sample: from now on every scrape sees these values. Returns 0, or
+ * KNEE_EMISMATCH when the sample was not made for this run. Takes the registry's mutex
+ * once; call it from the engine's merge, never from a worker's request path. */
+int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *s);
+
+void metrics_run_free(struct metrics_run *m);
+
+#endif

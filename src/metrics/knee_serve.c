@@ -1,0 +1,194 @@
+/* knee serve's families: one per field of struct serve_counters, label set {server, preset}
+ * per server. Polled by a collector on the endpoint's thread (serve_counters() is safe from
+ * any thread), so a scrape always sees the counters of that moment. */
+#include "metrics/knee_serve.h"
+
+#include "core/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum fam {
+    F_ACTIVE,
+    F_WAITING,
+    F_OPEN_CONNECTIONS,
+    F_UPTIME,
+    F_EXECUTED,
+    F_OK,
+    F_REJECTED,
+    F_CANCELLED,
+    F_WRITE_FAILURES,
+    F_REQUESTS,
+    F_BAD_REQUESTS,
+    F_HEADER_TIMEOUTS,
+    F_CONNECTIONS,
+    F_REFUSED,
+    F_PAUSES,
+    F_COUNT
+};
+
+static const struct {
+    const char *name;
+    enum metrics_type type;
+    const char *unit;
+    const char *help;
+} fams[F_COUNT] = {
+    [F_ACTIVE] = {"knee_serve_active_requests", METRICS_GAUGE, NULL,
+                  "Requests holding their turn now: working (sleep, CPU, dependencies)."},
+    [F_WAITING] = {"knee_serve_waiting_requests", METRICS_GAUGE, NULL,
+                   "Requests waiting now for a slot, the report lock or a CPU worker."},
+    [F_OPEN_CONNECTIONS] = {"knee_serve_open_connections", METRICS_GAUGE, NULL, "Connections open now."},
+    [F_UPTIME] = {"knee_serve_uptime_seconds", METRICS_GAUGE, "seconds", "Time since the server started."},
+    [F_EXECUTED] = {"knee_serve_executed_requests", METRICS_COUNTER, NULL, "Work requests whose work ran to the end."},
+    [F_OK] = {"knee_serve_ok_requests", METRICS_COUNTER, NULL, "Work requests answered 200."},
+    [F_REJECTED] = {"knee_serve_rejected_requests", METRICS_COUNTER, NULL,
+                    "Work requests answered 503 QUEUE_TIMEOUT (no slot within the acquire timeout)."},
+    [F_CANCELLED] = {"knee_serve_cancelled_requests", METRICS_COUNTER, NULL,
+                     "Work requests dropped while waiting because the client left."},
+    [F_WRITE_FAILURES] = {"knee_serve_write_failures", METRICS_COUNTER, NULL,
+                          "Responses that could not be written (the client was gone)."},
+    [F_REQUESTS] = {"knee_serve_requests", METRICS_COUNTER, NULL, "Requests parsed, /health and /stats included."},
+    [F_BAD_REQUESTS] = {"knee_serve_bad_requests", METRICS_COUNTER, NULL, "Requests answered 400, 413, 414 or 431."},
+    [F_HEADER_TIMEOUTS] = {"knee_serve_header_timeouts", METRICS_COUNTER, NULL,
+                           "Connections closed by the header-read timeout (408)."},
+    [F_CONNECTIONS] = {"knee_serve_connections", METRICS_COUNTER, NULL, "Connections accepted."},
+    [F_REFUSED] = {"knee_serve_refused_connections", METRICS_COUNTER, NULL,
+                   "Connections turned away by the connection limit (503 CONN_LIMIT)."},
+    [F_PAUSES] = {"knee_serve_pauses", METRICS_COUNTER, NULL, "Report-job pauses started (the table lock taken)."},
+};
+
+static double value_of(const struct serve_counters *c, enum fam f)
+{
+    switch (f) {
+    case F_ACTIVE:
+        return (double)c->active;
+    case F_WAITING:
+        return (double)c->waiting;
+    case F_OPEN_CONNECTIONS:
+        return (double)c->connections;
+    case F_UPTIME:
+        return c->uptime_s;
+    case F_EXECUTED:
+        return (double)c->executed;
+    case F_OK:
+        return (double)c->ok;
+    case F_REJECTED:
+        return (double)c->rejected;
+    case F_CANCELLED:
+        return (double)c->cancelled;
+    case F_WRITE_FAILURES:
+        return (double)c->write_failures;
+    case F_REQUESTS:
+        return (double)c->requests;
+    case F_BAD_REQUESTS:
+        return (double)c->bad_requests;
+    case F_HEADER_TIMEOUTS:
+        return (double)c->timeouts;
+    case F_CONNECTIONS:
+        return (double)c->connections_total;
+    case F_REFUSED:
+        return (double)c->conn_refused;
+    case F_PAUSES:
+        return (double)c->pauses;
+    case F_COUNT:
+        break;
+    }
+    return 0;
+}
+
+struct metrics_serve {
+    struct metrics_registry *reg;
+    size_t n;
+    struct serve_handle **h;
+    int (*ids)[F_COUNT];
+    bool attached;
+};
+
+static void fill(const struct metrics_serve *m, struct metrics_snapshot *snap, size_t i, const struct serve_counters *c)
+{
+    for (int f = 0; f < F_COUNT; f++)
+        metrics_snapshot_set(snap, m->ids[i][f], value_of(c, (enum fam)f));
+}
+
+static void collect(void *ctx, struct metrics_snapshot *snap)
+{
+    const struct metrics_serve *m = ctx;
+    for (size_t i = 0; i < m->n; i++) {
+        struct serve_counters c;
+        serve_counters(m->h[i], &c);
+        fill(m, snap, i, &c);
+    }
+}
+
+int metrics_serve_new(struct metrics_registry *reg, struct serve_handle *const *handles, size_t n,
+                      struct metrics_serve **out, char *err, size_t errlen)
+{
+    static const char *const labels[] = {"server", "preset"};
+    *out = NULL;
+    int fid[F_COUNT];
+    for (int f = 0; f < F_COUNT; f++) {
+        struct metrics_family_spec spec = {.name = fams[f].name,
+                                           .help = fams[f].help,
+                                           .unit = fams[f].unit,
+                                           .type = fams[f].type,
+                                           .labels = labels,
+                                           .nlabels = 2,
+                                           .max_series = n};
+        fid[f] = metrics_family_add(reg, &spec, err, errlen);
+        if (fid[f] < 0)
+            return fid[f];
+    }
+    struct metrics_serve *m = xcalloc(1, sizeof *m);
+    m->reg = reg;
+    m->n = n;
+    m->h = xcalloc(n ? n : 1, sizeof *m->h);
+    m->ids = xcalloc(n ? n : 1, sizeof *m->ids);
+    for (size_t i = 0; i < n; i++) {
+        m->h[i] = handles[i];
+        const char *values[] = {serve_address(handles[i]), serve_config_of(handles[i])->preset};
+        for (int f = 0; f < F_COUNT; f++) {
+            int id = metrics_series_add(reg, fid[f], values, err, errlen);
+            if (id < 0) {
+                metrics_serve_free(m);
+                return id;
+            }
+            m->ids[i][f] = id;
+        }
+    }
+    metrics_set_collector(reg, collect, m);
+    m->attached = true;
+    *out = m;
+    return 0;
+}
+
+void metrics_serve_detach(struct metrics_serve *m)
+{
+    if (!m->attached)
+        return;
+    metrics_set_collector(m->reg, NULL, NULL);
+    m->attached = false;
+    struct metrics_snapshot *snap = metrics_snapshot_new(m->reg);
+    collect(m, snap);
+    metrics_publish(m->reg, snap);
+    metrics_snapshot_free(snap);
+}
+
+void metrics_serve_publish(struct metrics_serve *m, const struct serve_counters *c)
+{
+    struct metrics_snapshot *snap = metrics_snapshot_new(m->reg);
+    for (size_t i = 0; i < m->n; i++)
+        fill(m, snap, i, &c[i]);
+    metrics_publish(m->reg, snap);
+    metrics_snapshot_free(snap);
+}
+
+void metrics_serve_free(struct metrics_serve *m)
+{
+    if (!m)
+        return;
+    if (m->attached)
+        metrics_set_collector(m->reg, NULL, NULL);
+    free(m->h);
+    free(m->ids);
+    free(m);
+}
