@@ -43,11 +43,11 @@ fuzz: deps
 	@cmake --build build-fuzz -j$(JOBS)
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 # Fails (listing the files) when a C source is not as .clang-format says; CI runs it.
 format-check: deps
-	@bad=$$(for f in $$(git ls-files '*.c' '*.h'); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	@bad=$$(for f in $$(git ls-files --cached --others --exclude-standard '*.c' '*.h'); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
 	if [ -n "$$bad" ]; then echo "not clang-formatted (run 'make format'):" $$bad >&2; exit 1; fi
 
 clean:

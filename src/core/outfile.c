@@ -76,8 +76,8 @@ static int make_temp(struct outfile *o, mode_t mode)
  * only an error flag and the user must read "No space left on device", not "I/O error". */
 struct outfile_sink {
     int fd;
-    int err;        /* the first write or close error's errno; 0 = none */
-    off_t written;  /* bytes written through the sink */
+    int err;       /* the first write or close error's errno; 0 = none */
+    off_t written; /* bytes written through the sink */
 };
 
 static ssize_t sink_write(void *cookie, const char *buf, size_t len)

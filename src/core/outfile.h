@@ -35,11 +35,11 @@ enum outfile_kind {
 };
 
 struct outfile {
-    FILE *f;         /* write here (buffered); for OUTFILE_STDOUT this is stdout */
-    int fd;          /* fileno(f) */
-    char *path;      /* as the user gave it */
-    char *dest;      /* the file that is replaced (a symlink's final target), or NULL */
-    char *tmp;       /* OUTFILE_RENAME: the temporary file, or NULL once committed/removed */
+    FILE *f;    /* write here (buffered); for OUTFILE_STDOUT this is stdout */
+    int fd;     /* fileno(f) */
+    char *path; /* as the user gave it */
+    char *dest; /* the file that is replaced (a symlink's final target), or NULL */
+    char *tmp;  /* OUTFILE_RENAME: the temporary file, or NULL once committed/removed */
     enum outfile_kind kind;
     struct outfile_sink *sink; /* behind f: remembers the first write error's errno */
 };
