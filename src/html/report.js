@@ -52,11 +52,24 @@
   }
 
   function pct(x) { /* x = 1/(1-p) -> "99.9%" */
+    if (x == null) return '';
     var p = 100 * (1 - 1 / x);
     if (p <= 0) return '0%';
     var d = Math.max(0, Math.min(6, Math.ceil(-Math.log10(100 - p) + 1)));
-    return p.toFixed(d).replace(/\.?0+$/, '') + '%';
+    var t = p.toFixed(d);
+    if (t.indexOf('.') >= 0) t = t.replace(/0+$/, '').replace(/\.$/, '');
+    return t + '%';
   }
+
+  /* Axis labels: up to 3 significant digits, no trailing zeros; uPlot passes null for the
+   * ticks it leaves unlabelled on a log axis. */
+  function fmtAxis(v) {
+    if (v == null || !isFinite(v)) return '';
+    var a = Math.abs(v);
+    return a >= 1000 ? Math.round(v).toLocaleString('en-US') : String(Number(v.toPrecision(3)));
+  }
+
+  function axisValues(u, vals) { return vals.map(fmtAxis); }
 
   function windowText(run) {
     if (!run.window_s) return '';
@@ -114,7 +127,8 @@
     return t;
   }
 
-  /* Build a chart into fig (again when an option changes): build(width) returns {opts, data}. */
+  /* A chart in fig, drawn once every figure is on the page (so its width is the final
+   * layout's) and again when an option changes: build(width) returns {opts, data}. */
   function mount(fig, build) {
     var box = fig.querySelector('.plot');
     var p = {fig: fig, build: build, u: null};
@@ -123,7 +137,6 @@
       var b = build(w || plotWidth(fig));
       p.u = new uPlot(b.opts, b.data, box);
     };
-    p.draw();
     plots.push(p);
     return p;
   }
@@ -150,7 +163,7 @@
   }
 
   function timeAxis(label) {
-    return {label: label || 'seconds since the run start', values: function (u, v) { return v.map(fmtS); }};
+    return {label: label || 'seconds since the run start', values: axisValues};
   }
 
   /* ---- 1. histogram with doubling buckets ------------------------------------------------- */
@@ -208,8 +221,8 @@
             return {label: s.name, stroke: s.color, fill: s.color + '33', width: 1.5, paths: uPlot.paths.stepped({align: 1}),
               points: {show: false}, value: function (u, v) { return fmtCount(v); }};
           })),
-          axes: [{label: 'latency (ms), log scale: each bucket twice as wide as the one before', values: function (u, v) { return v.map(fmtMs); }},
-                 {label: 'requests' + (logY ? ' (log)' : ''), size: 70, values: function (u, v) { return v.map(fmtCount); }}],
+          axes: [{label: 'latency (ms), log scale: each bucket twice as wide as the one before', values: axisValues},
+                 {label: 'requests' + (logY ? ' (log)' : ''), size: 70, values: axisValues}],
           hooks: {draw: [function (u) { drawMarks(u, marks); }]}
         }
       };
@@ -294,7 +307,7 @@
                     for (var x = 1; x <= mx * 1.0001; x *= 10) if (x >= mn * 0.9999) out.push(x);
                     return out;
                   }},
-                 {label: 'latency (ms)' + (logY ? ', log' : ''), size: 70, values: function (u, v) { return v.map(fmtMs); }}]
+                 {label: 'latency (ms)' + (logY ? ', log' : ''), size: 70, values: axisValues}]
         }
       };
     });
@@ -357,7 +370,7 @@
             series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }}].concat(['p50', 'p99', 'max'].map(function (n, i) {
               return {label: n, stroke: PALETTE[i], width: 1.5, paths: uPlot.paths.stepped({align: 1}), value: function (u, v) { return fmtMs(v) + ' ms'; }};
             })),
-            axes: [timeAxis(), {label: 'latency (ms, log)', size: 70, values: function (u, v) { return v.map(fmtMs); }}],
+            axes: [timeAxis(), {label: 'latency (ms, log)', size: 70, values: axisValues}],
             hooks: {drawClear: [warmupHook(run)]}
           }
         };
@@ -395,7 +408,7 @@
           cursor: {drag: {x: true, y: true, uni: 20}},
           series: series,
           axes: [timeAxis('planned send time T0, seconds since the run start'),
-                 {label: 'milliseconds' + (logY ? ' (log)' : ''), size: 70, values: function (u, v) { return v.map(fmtMs); }}],
+                 {label: 'milliseconds' + (logY ? ' (log)' : ''), size: 70, values: axisValues}],
           hooks: {
             drawClear: [warmupHook(run)],
             draw: [function (u) { drawDropped(u, dropped, sc.column_s); }],
@@ -491,7 +504,7 @@
           scales: {x: {time: false, range: [xs[0], xs[xs.length - 1]]}, y: {distr: 3, log: 2, range: [lo[0], lo[lo.length - 1]]}},
           legend: {show: false},
           series: [{}, {label: 'requests', stroke: 'transparent', fill: 'transparent', paths: cells, points: {show: false}}],
-          axes: [timeAxis(), {label: 'latency bucket (ms, log)', size: 70, values: function (u, v) { return v.map(fmtMs); }}],
+          axes: [timeAxis(), {label: 'latency bucket (ms, log)', size: 70, values: axisValues}],
           hooks: {
             draw: [warmupOverlay(run)],
             setCursor: [function (u) {
@@ -617,7 +630,7 @@
           series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }},
                    {label: 'lag p99 (ms)', scale: 'lag', stroke: PALETTE[3], width: 1.8, paths: uPlot.paths.stepped({align: 1}), value: function (u, v) { return fmtMs(v) + ' ms'; }},
                    {label: 'in flight', scale: 'n', stroke: PALETTE[4], width: 1.2, dash: [4, 3], paths: uPlot.paths.stepped({align: 1}), value: function (u, v) { return fmtCount(v); }}],
-          axes: [timeAxis(), {scale: 'lag', label: 'lag p99 (ms)', size: 70, values: function (u, v) { return v.map(fmtMs); }},
+          axes: [timeAxis(), {scale: 'lag', label: 'lag p99 (ms)', size: 70, values: axisValues},
                  {scale: 'n', side: 1, label: 'in flight', size: 60, grid: {show: false}}],
           cursor: {sync: {key: 'run-' + ri}},
           hooks: {
@@ -669,6 +682,7 @@
     status.setAttribute('data-charts', String(n));
     status.setAttribute('data-omitted', String(document.querySelectorAll('figure.omitted').length));
     status.setAttribute('data-height', String(Math.ceil(document.documentElement.scrollHeight)));
+    status.setAttribute('data-ms', String(Math.round(performance.now()))); /* navigation start to drawn */
     status.setAttribute('data-state', 'ready');
   }
 
@@ -682,11 +696,12 @@
 
   try {
     build();
+    plots.forEach(function (p) { p.draw(); });
     lastW = document.documentElement.clientWidth;
     window.addEventListener('resize', resize);
     window.addEventListener('beforeprint', function () { lastW = 0; plots.forEach(function (p) { p.u.setSize({width: 700, height: p.u.height}); }); });
     window.addEventListener('afterprint', function () { lastW = 0; resize(); });
-    publish();
+    setTimeout(publish, 0); /* uPlot lays out and draws in a microtask: after it */
   } catch (e) {
     status.setAttribute('data-state', 'error');
     status.textContent = 'knee report: a chart failed: ' + e;
