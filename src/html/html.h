@@ -80,6 +80,9 @@ int html_run_load_hlog(struct html_run *run, const char *path, char *err, size_t
 /* A `knee run --json` document (schema knee-run/1): the summary block word for word as the
  * terminal printed it, the plan (open/closed loop, warm-up) and the per-second timeline. */
 int html_run_load_json(struct html_run *run, const char *path, char *err, size_t errlen);
+/* The same from memory (name labels messages). For fuzzing and in-process producers. */
+int html_run_load_json_mem(struct html_run *run, const void *data, size_t size, const char *name, char *err,
+                           size_t errlen);
 
 /* Runs from command-line inputs (knee report): each spec "NAME=FILE[,FILE...]" is one run;
  * the positional paths — files, or directories whose .json/.bin/.csv/.hlog/.log files are

@@ -117,7 +117,11 @@ struct html_tick *html_timeline_at(struct html_timeline *tl, int64_t t_ns);
 #define HTML_HDR_LOWEST 1
 #define HTML_HDR_HIGHEST 3600000000000LL
 #define HTML_HDR_DIGITS 3
-#define HTML_GROUPS 6 /* latency rows of the summary: ok, rejected, http_error, invalid, transport, timeout */
+#define HTML_GROUPS 6
+/* Times and durations beyond this (about 31 years in ns) are refused as corrupt input, so sums
+ * of a time and a duration never overflow. */
+#define HTML_MAX_NS                                                                                                    \
+    1000000000000000000LL /* latency rows of the summary: ok, rejected, http_error, invalid, transport, timeout */
 
 struct html_target {
     char *name;

@@ -38,30 +38,19 @@ static bool lag_limit_from_args(const json_t *args, uint64_t *ns)
     return false;
 }
 
-int html_run_load_json(struct html_run *run, const char *path, char *err, size_t errlen)
+/* The run from a parsed document (root: borrowed). path names it in messages. */
+static int load_root(struct html_run *run, json_t *root, const char *path, char *err, size_t errlen)
 {
-    if (run->json_path)
-        return knee_fail(err, errlen, KNEE_EINVAL,
-                         "%s: run '%s' already has a JSON input (%s): one of each kind per run", path, run->name,
-                         run->json_path);
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", path, je.line, je.text);
     int r = 0;
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0) {
-        r = knee_fail(err, errlen, KNEE_EFORMAT,
-                      "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
-                      path, schema ? schema : "none");
-        goto out;
-    }
+    if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
+                         path, schema ? schema : "none");
     char why[256];
     char *text = html_summary_from_json(root, why, sizeof why);
-    if (!text) {
-        r = knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
-        goto out;
-    }
+    if (!text)
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
     if (!run->summary_text) {
         run->summary_text = text;
         free(run->summary_origin);
@@ -77,7 +66,7 @@ int html_run_load_json(struct html_run *run, const char *path, char *err, size_t
     if (mode)
         run->closed_loop = strcmp(mode, "closed") == 0;
     double warm = num(cfg, "warmup_s");
-    run->warmup_s = isfinite(warm) ? warm : 0;
+    run->warmup_s = warm >= 0 && warm <= 1e9 ? warm : 0;
     uint64_t lag_ns;
     if (!run->lag_limit_known &&
         lag_limit_from_args(json_object_get(json_object_get(root, "environment"), "args"), &lag_ns))
@@ -110,7 +99,36 @@ int html_run_load_json(struct html_run *run, const char *path, char *err, size_t
              run->closed_loop == 1 ? "closed" : "open", json_array_size(json_object_get(root, "targets")),
              json_array_size(json_object_get(root, "targets")) == 1 ? "" : "s");
     html_run_add_source(run, src);
-out:
+    return r;
+}
+
+int html_run_load_json(struct html_run *run, const char *path, char *err, size_t errlen)
+{
+    if (run->json_path)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "%s: run '%s' already has a JSON input (%s): one of each kind per run", path, run->name,
+                         run->json_path);
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+    int r = load_root(run, root, path, err, errlen);
+    json_decref(root);
+    return r;
+}
+
+int html_run_load_json_mem(struct html_run *run, const void *data, size_t size, const char *name, char *err,
+                           size_t errlen)
+{
+    if (run->json_path)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "%s: run '%s' already has a JSON input (%s): one of each kind per run", name, run->name,
+                         run->json_path);
+    json_error_t je;
+    json_t *root = json_loadb(data, size, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", name, je.line, je.text);
+    int r = load_root(run, root, name, err, errlen);
     json_decref(root);
     return r;
 }

@@ -127,7 +127,12 @@ int html_run_load_reqlog(struct html_run *run, const char *path, char *err, size
             reqlog_reader_close(rd);
             return r;
         }
-        html_run_add_request(run, &rq);
+        if (html_run_add_request(run, &rq) != 0) {
+            r = knee_fail(err, errlen, KNEE_ERANGE, "%s: record %llu: a time out of range (corrupt log)", path,
+                          (unsigned long long)reqlog_reader_record_index(rd));
+            reqlog_reader_close(rd);
+            return r;
+        }
         n++;
     }
     if (r < 0) {
@@ -155,7 +160,7 @@ static int cell_ns(const struct csv_record *rec, long col, double scale, const c
         return 0;
     double v;
     int r = csv_parse_double(rec->field[col], rec->len[col], &v);
-    if (r || !(v >= 0) || v * scale > 9e18)
+    if (r || !(v >= 0) || v * scale > (double)HTML_MAX_NS)
         return knee_fail(err, errlen, r ? r : KNEE_ERANGE, "%s:%llu: %s: '%s' %s", path, (unsigned long long)rec->line,
                          name, rec->field[col],
                          r       ? "is not a number"
@@ -252,7 +257,11 @@ int html_run_load_csv(struct html_run *run, const char *path, char *err, size_t 
         if (col[C_LAG] < 0 && rq.outcome != OUTCOME_DROPPED)
             rq.lag_ns = rq.service_ns >= 0 && rq.latency_ns >= rq.service_ns ? rq.latency_ns - rq.service_ns : 0;
         rq.warmup = warm_known && rq.planned_ns < warm_end_ns;
-        html_run_add_request(run, &rq);
+        if (html_run_add_request(run, &rq) != 0) {
+            r = knee_fail(err, errlen, KNEE_ERANGE, "%s:%llu: a time out of range", path, (unsigned long long)rec.line);
+            row_error = true;
+            break;
+        }
         n++;
     }
     if (r < 0) {

@@ -189,7 +189,8 @@ int html_run_add_request(struct html_run *run, const struct html_request *rq)
 {
     if (!run->have_requests || rq->target >= run->ntargets || rq->outcome >= OUTCOME_COUNT)
         return KNEE_EINVAL;
-    if (rq->planned_ns < 0)
+    if (rq->planned_ns < 0 || rq->planned_ns > HTML_MAX_NS || rq->lag_ns > HTML_MAX_NS ||
+        rq->latency_ns > HTML_MAX_NS || rq->service_ns > HTML_MAX_NS || rq->ttfb_ns > HTML_MAX_NS)
         return KNEE_ERANGE;
     struct html_target *t = &run->targets[rq->target];
     int64_t t0 = rq->planned_ns;
@@ -276,7 +277,7 @@ int html_run_add_interval(struct html_run *run, const char *target, double start
 {
     if (run->have_requests)
         return knee_fail(err, errlen, KNEE_EINVAL, "the run already has per-request data");
-    if (!(start_s >= 0) || !(length_s >= 0) || !isfinite(start_s + length_s))
+    if (!(fabs(start_s) <= 1e9) || !(length_s >= 0 && length_s <= 1e9))
         return knee_fail(err, errlen, KNEE_ERANGE, "interval start %g s, length %g s: out of range", start_s, length_s);
     size_t ti = html_run_target(run, target);
     struct html_target *t = &run->targets[ti];

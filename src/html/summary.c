@@ -114,8 +114,10 @@ static uint64_t u64(const json_t *o, const char *key)
     const json_t *v = o ? json_object_get(o, key) : NULL;
     if (json_is_integer(v))
         return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-    if (json_is_real(v))
-        return json_real_value(v) > 0 ? (uint64_t)json_real_value(v) : 0;
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        return d > 0 ? (d < 1.8e19 ? (uint64_t)d : UINT64_MAX) : 0;
+    }
     return 0;
 }
 
