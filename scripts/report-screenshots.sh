@@ -43,7 +43,7 @@ dom = open(sys.argv[1]).read()
 boxes = [tuple(map(int, b.split(","))) for fid, b in re.findall(r'<figure class="chart[^"]*" id="([^"]+)"[^>]*data-box="([^"]+)"', dom)
          if re.fullmatch(sys.argv[2], fid)]
 top = 0 if sys.argv[3] == "top" else min(y for _, y, _, _ in boxes) - 150
-bottom = max(y + h for _, y, _, h in boxes) + 80
+bottom = max(y + h for _, y, _, h in boxes) + 115
 print(f"0,{top},1400,{bottom - top}")
 PY
 )

@@ -121,6 +121,14 @@ int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errl
 /* The same into a file created at path (written whole or removed). */
 int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen);
 
+/* One call for a command's --html FILE (stage 2: knee run, stats, lab): a report of one run
+ * named `name` from what the command has — its knee-run/1 JSON in memory (json, json_len; NULL
+ * when none), the summary it printed (NULL: rebuilt from the JSON), and the files it wrote
+ * (per-request log, hlog; a NULL-terminated list, may be NULL). Written whole or not at all.
+ * Errors as html_run_load_file (bad input) and html_report_write_file (the output). */
+int html_write_run_report(const char *out_path, const char *name, const char *json, size_t json_len,
+                          const char *summary_text, const char *const *files, char *err, size_t errlen);
+
 /* The version of the embedded chart library ("1.6.32"). */
 const char *html_chart_library_version(void);
 

@@ -192,3 +192,21 @@ int html_report_add_inputs(struct html_report *rep, const char *const *specs, si
     groups_release(&gs);
     return r;
 }
+
+int html_write_run_report(const char *out_path, const char *name, const char *json, size_t json_len,
+                          const char *summary_text, const char *const *files, char *err, size_t errlen)
+{
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, name);
+    int r = 0;
+    if (summary_text)
+        html_run_set_summary_text(run, summary_text);
+    if (json)
+        r = html_run_load_json_mem(run, json, json_len, "the run's JSON", err, errlen);
+    for (size_t i = 0; !r && files && files[i]; i++)
+        r = html_run_load_file(run, files[i], err, errlen);
+    if (!r)
+        r = html_report_write_file(rep, out_path, err, errlen);
+    html_report_free(rep);
+    return r;
+}

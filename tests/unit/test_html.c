@@ -560,6 +560,29 @@ static void test_inputs_grouping(void **state)
     html_report_free(rep);
 }
 
+static void test_write_run_report(void **state)
+{
+    (void)state;
+    write_reqlog(path_of("w.bin"), 40);
+    const char *files[] = {path_of("w.bin"), NULL};
+    char err[512] = "";
+    const char *out = path_of("w.html");
+    assert_int_equal(
+        html_write_run_report(out, "one call", run_json, strlen(run_json), "the summary\n", files, err, sizeof err), 0);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "<h2>one call</h2>"));
+    assert_non_null(strstr(buf, ">the summary\n</pre>")); /* the given text wins over the JSON's */
+    /* bad input: an error, and no file */
+    unlink(out);
+    assert_int_equal(html_write_run_report(out, "x", "{", 1, NULL, NULL, err, sizeof err), KNEE_EFORMAT);
+    assert_int_equal(access(out, F_OK), -1);
+}
+
 /* ---- the writer ------------------------------------------------------------------------------------- */
 
 /* Tags outside <script> and <style> must nest; returns false on the first mismatch. */
@@ -701,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_load_hlog),
         cmocka_unit_test(test_load_json),
         cmocka_unit_test(test_inputs_grouping),
+        cmocka_unit_test(test_write_run_report),
         cmocka_unit_test(test_writer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
