@@ -17,6 +17,11 @@ pkgs=(
   nginx-light                           # a real peer server for end-to-end tests
   prometheus                            # test dependency: scrapes knee --metrics-listen (tests/e2e/metrics_prometheus.sh; promtool)
 )
+
+# knee report (src/html)
+pkgs+=(libjansson-dev)                    # binary dep: JSON parsing (knee report reads run JSON)
+pkgs+=(chromium)                          # test dep: headless browser for tests/e2e/report_browser.sh
+command -v npm >/dev/null || pkgs+=(npm)  # build dep: scripts/fetch-uplot.sh fetches the pinned uPlot
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(wrk apache2-utils hey nghttp2-client linux-perf time util-linux)
 fi

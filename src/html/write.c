@@ -1,0 +1,170 @@
+/* The HTML document: the embedded uPlot and its licence, knee's CSS and chart script, the
+ * summary blocks as plain text (readable without JavaScript and when printed), and the data
+ * object in a <script type="application/json">. Nothing is loaded from anywhere at view time. */
+#include "html/internal.h"
+
+#include "core/err.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *html_chart_library_version(void)
+{
+    return html_asset_uplot_version;
+}
+
+static void html_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        default:
+            fputc(*s, out);
+        }
+    }
+}
+
+/* The licence inside an HTML comment: "--" may not appear there. */
+static void comment_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (s[0] == '-' && s[1] == '-')
+            fputs("- ", out);
+        else
+            fputc(*s, out);
+    }
+}
+
+/* A script's text may not contain "</script" (the JSON writer escapes '<'; the assets are
+ * checked at build time, this is the belt to those braces). */
+static void script_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (s[0] == '<' && s[1] == '/' && strncasecmp(s + 2, "script", 6) == 0)
+            fputs("<\\/", out), s++;
+        else
+            fputc(*s, out);
+    }
+}
+
+static void run_static(FILE *out, const struct html_run *run, size_t idx)
+{
+    fprintf(out, "<section class=\"run\" id=\"run-%zu\">\n<h2>", idx);
+    html_text(out, run->name);
+    fputs("</h2>\n<ul class=\"sources\">\n", out);
+    for (size_t i = 0; i < run->nsources; i++) {
+        fputs("<li>", out);
+        html_text(out, run->sources[i]);
+        fputs("</li>\n", out);
+    }
+    fputs("</ul>\n", out);
+    if (run->summary_text) {
+        fputs("<p class=\"origin\">summary: ", out);
+        html_text(out, run->summary_origin ? run->summary_origin : "");
+        fputs("</p>\n", out);
+        fprintf(out, "<pre class=\"summary\" id=\"summary-%zu\">", idx);
+        html_text(out, run->summary_text);
+        fputs("</pre>\n", out);
+    }
+    if (run->nnotes) {
+        fputs("<ul class=\"notes\">\n", out);
+        for (size_t i = 0; i < run->nnotes; i++) {
+            fputs("<li>", out);
+            html_text(out, run->notes[i]);
+            fputs("</li>\n", out);
+        }
+        fputs("</ul>\n", out);
+    }
+    fputs("</section>\n", out);
+}
+
+int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errlen)
+{
+    if (!rep->nruns)
+        return knee_fail(err, errlen, KNEE_EINVAL, "no runs to report");
+    for (size_t i = 0; i < rep->nruns; i++) {
+        struct html_run *run = rep->runs[i];
+        if (!run->summary_text && (run->have_requests || run->have_hlog)) {
+            run->summary_text = html_summary_from_model(run);
+            free(run->summary_origin);
+            run->summary_origin = xstrdup(
+                run->have_hlog ? "from the hlog's histograms (no run JSON given: the plan, rates, accounting and "
+                                 "warnings are in the JSON only)"
+                               : "from the per-request log (no run JSON given: the plan, the rates' window, "
+                                 "connections, server timing and warnings are in the JSON only)");
+        }
+    }
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", out);
+    fputs("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n", out);
+    fprintf(out, "<meta name=\"generator\" content=\"knee %s\">\n<title>knee report: ", KNEE_VERSION);
+    for (size_t i = 0; i < rep->nruns; i++) {
+        if (i)
+            fputs(", ", out);
+        html_text(out, rep->runs[i]->name);
+    }
+    fputs("</title>\n<!--\n", out);
+    fprintf(out,
+            "knee report, written by knee %s: one self-contained file (no network at view time).\n"
+            "It embeds uPlot %s (https://github.com/leeoniya/uPlot, npm package uplot), whose licence follows:\n\n",
+            KNEE_VERSION, html_asset_uplot_version);
+    comment_text(out, HTML_ASSET(html_asset_uplot_license));
+    fputs("\n-->\n<style>\n", out);
+    fputs(HTML_ASSET(html_asset_uplot_css), out);
+    fputs("\n</style>\n<style>\n", out);
+    fputs(HTML_ASSET(html_asset_report_css), out);
+    fputs("\n</style>\n</head>\n<body>\n<header>\n<h1>knee report</h1>\n", out);
+    fprintf(out,
+            "<p class=\"meta\">%zu run%s &middot; written by knee %s &middot; charts drawn by uPlot %s, embedded "
+            "&middot; drag on a chart to zoom, double-click to reset, click a legend entry to toggle a series</p>\n",
+            rep->nruns, rep->nruns == 1 ? "" : "s", KNEE_VERSION, html_asset_uplot_version);
+    fputs(
+        "<noscript><p class=\"note\">The charts need JavaScript; the summaries below are plain text.</p></noscript>\n",
+        out);
+    fputs("</header>\n<main>\n<div class=\"runs\" id=\"runs\">\n", out);
+    for (size_t i = 0; i < rep->nruns; i++)
+        run_static(out, rep->runs[i], i);
+    fputs("</div>\n<div id=\"charts\"></div>\n<div id=\"knee-status\" data-state=\"loading\"></div>\n</main>\n", out);
+    fputs("<script type=\"application/json\" id=\"knee-data\">", out);
+    html_write_data(out, rep);
+    fputs("</script>\n<script>\n", out);
+    script_text(out, HTML_ASSET(html_asset_uplot_js));
+    fputs("\n</script>\n<script>\n", out);
+    script_text(out, HTML_ASSET(html_asset_report_js));
+    fputs("\n</script>\n</body>\n</html>\n", out);
+    if (fflush(out) != 0 || ferror(out))
+        return knee_fail(err, errlen, -EIO, "write error");
+    return 0;
+}
+
+int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return knee_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+    char why[256] = "";
+    int r = html_report_write(rep, f, why, sizeof why);
+    int saved = errno;
+    if (fclose(f) != 0 && !r) {
+        saved = errno;
+        r = -saved;
+        snprintf(why, sizeof why, "%s", strerror(saved));
+    }
+    if (r) {
+        unlink(path);
+        return knee_fail(err, errlen, r, "%s: %s", path, why[0] ? why : strerror(saved));
+    }
+    return 0;
+}

@@ -1,0 +1,29 @@
+/* Fuzz target for knee report's run-JSON input (jansson parses; knee rebuilds the terminal
+ * summary and reads the plan and timeline from whatever the document holds): any byte string
+ * must load or fail with a message, and a loaded run must write a report; never crash or leak. */
+#include "html/html.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "fuzz");
+    char err[512] = "";
+    if (html_run_load_json_mem(run, data, size, "input", err, sizeof err) != 0) {
+        if (strlen(err) == 0)
+            abort(); /* every failure explains itself */
+    } else {
+        FILE *f = fopen("/dev/null", "w");
+        if (!f || html_report_write(rep, f, err, sizeof err) != 0)
+            abort();
+        fclose(f);
+    }
+    html_report_free(rep);
+    return 0;
+}

@@ -1,0 +1,731 @@
+/* Unit tests for src/html (knee report): the scatter's decimation keeps every column's exact
+ * minimum and maximum per series through any number of merges and its counts add up; the
+ * timeline coarsens exactly; the model's statistics and accounting; CSV, binary-log, hlog and
+ * JSON inputs and their errors; grouping of inputs into runs; the HTML writer's document is
+ * well formed and its data object parses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/rng.h"
+#include "hlog/hlog.h"
+#include "html/html.h"
+#include "html/internal.h"
+#include "reqlog/reqlog.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/knee_test_html_XXXXXX";
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *path_of(const char *name)
+{
+    static char p[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", tmpdir, name);
+    return p[k];
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* ---- decimation ------------------------------------------------------------------------------- */
+
+static void test_band_of(void **state)
+{
+    (void)state;
+    assert_int_equal(html_band_of(0), 0);
+    assert_int_equal(html_band_of(-5), 0);
+    assert_int_equal(html_band_of(1), 1);                 /* 2^0, first quarter */
+    assert_int_equal(html_band_of(1024), 1 + 10 * 4);     /* a power of two starts its doubling */
+    assert_int_equal(html_band_of(1279), 1 + 10 * 4);     /* below 1.25 * 1024 */
+    assert_int_equal(html_band_of(1280), 1 + 10 * 4 + 1); /* 1.25 * 1024 */
+    assert_int_equal(html_band_of(2047), 1 + 10 * 4 + 3);
+    assert_int_equal(html_band_of(2048), 1 + 11 * 4);
+    assert_true(html_band_of(3) > html_band_of(2) && html_band_of(2) > html_band_of(1));
+    for (int64_t v = 1; v < 100000; v++)
+        assert_true(html_band_of(v + 1) >= html_band_of(v)); /* monotone */
+}
+
+struct pt {
+    int64_t t, v;
+    int s;
+};
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* Random points (any order, negative times too), then: for every final column and series the
+ * kept points include the exact minimum and maximum of the points that fell there, every kept
+ * point is an input point, and the counts add up to what was added. */
+static void check_decimation(uint64_t seed, size_t npts, size_t ncols, int64_t t_lo, int64_t t_span)
+{
+    struct rng r;
+    rng_seed(&r, seed);
+    struct pt *p = calloc(npts, sizeof *p);
+    struct html_decim d;
+    html_decim_init(&d, ncols, 1000);
+    for (size_t i = 0; i < npts; i++) {
+        p[i].t = t_lo + (int64_t)rng_below(&r, (uint64_t)t_span);
+        double x = rng_uniform(&r);
+        p[i].v = (int64_t)(exp(x * 20)) + (int64_t)rng_below(&r, 7); /* 1 .. ~5e8 */
+        if (rng_bernoulli(&r, 0.001))
+            p[i].v = 4000000000LL; /* a rare stall */
+        p[i].s = (int)rng_below(&r, 3);
+        html_decim_add(&d, (enum html_series)p[i].s, p[i].t, p[i].v);
+    }
+    /* the window covers every point, in at most ncols columns */
+    assert_true(d.hi - d.lo < (int64_t)ncols);
+    uint64_t total = 0;
+    for (int s = 0; s < 3; s++) {
+        size_t n;
+        int64_t *kept = html_decim_points(&d, (enum html_series)s, &n);
+        uint64_t cells_count = 0;
+        for (size_t c = 0; c < d.ncols; c++)
+            for (uint32_t k = 0; k < d.cols[c].s[s].n; k++)
+                cells_count += d.cols[c].s[s].v[k].count;
+        assert_int_equal(cells_count, d.count[s]);
+        total += cells_count;
+        for (size_t i = 1; i < n; i++) /* time order */
+            assert_true(kept[2 * i] >= kept[2 * (i - 1)]);
+        /* brute force per column */
+        int64_t ncol = d.hi - d.lo + 1;
+        int64_t *mn = malloc((size_t)ncol * sizeof *mn), *mx = malloc((size_t)ncol * sizeof *mx);
+        for (int64_t c = 0; c < ncol; c++)
+            mn[c] = INT64_MAX, mx[c] = INT64_MIN;
+        for (size_t i = 0; i < npts; i++) {
+            if (p[i].s != s)
+                continue;
+            int64_t c = floor_div(p[i].t, d.width_ns) - d.lo;
+            assert_true(c >= 0 && c < ncol);
+            if (p[i].v < mn[c])
+                mn[c] = p[i].v;
+            if (p[i].v > mx[c])
+                mx[c] = p[i].v;
+        }
+        int64_t *kmn = malloc((size_t)ncol * sizeof *kmn), *kmx = malloc((size_t)ncol * sizeof *kmx);
+        for (int64_t c = 0; c < ncol; c++)
+            kmn[c] = INT64_MAX, kmx[c] = INT64_MIN;
+        for (size_t i = 0; i < n; i++) {
+            int64_t c = floor_div(kept[2 * i], d.width_ns) - d.lo;
+            assert_true(c >= 0 && c < ncol);
+            if (kept[2 * i + 1] < kmn[c])
+                kmn[c] = kept[2 * i + 1];
+            if (kept[2 * i + 1] > kmx[c])
+                kmx[c] = kept[2 * i + 1];
+            /* a kept point is an input point of this series */
+            bool found = false;
+            for (size_t j = 0; j < npts && !found; j++)
+                found = p[j].s == s && p[j].t == kept[2 * i] && p[j].v == kept[2 * i + 1];
+            assert_true(found);
+        }
+        for (int64_t c = 0; c < ncol; c++) {
+            assert_int_equal(kmn[c], mn[c]);
+            assert_int_equal(kmx[c], mx[c]);
+        }
+        free(mn);
+        free(mx);
+        free(kmn);
+        free(kmx);
+        free(kept);
+    }
+    assert_int_equal(total, npts);
+    html_decim_release(&d);
+    free(p);
+}
+
+static void test_decimation_exact_extremes(void **state)
+{
+    (void)state;
+    check_decimation(1, 3000, 64, 0, 1000000000LL);                      /* many merges */
+    check_decimation(2, 3000, 64, -5000000000LL, 9000000000LL);          /* negative times: floor division */
+    check_decimation(3, 2000, 2048, 0, 500000);                          /* no merge at all */
+    check_decimation(4, 4000, 16, 1700000000000000000LL, 60000000000LL); /* epoch-like times */
+}
+
+static void test_decimation_order_independent(void **state)
+{
+    (void)state;
+    /* the same points in opposite orders keep the same points */
+    struct html_decim a, b;
+    html_decim_init(&a, 32, 1000);
+    html_decim_init(&b, 32, 1000);
+    struct rng r;
+    rng_seed(&r, 9);
+    int64_t t[500], v[500];
+    for (int i = 0; i < 500; i++) {
+        t[i] = (int64_t)rng_below(&r, 100000000);
+        v[i] = 1 + (int64_t)rng_below(&r, 1000);
+    }
+    for (int i = 0; i < 500; i++)
+        html_decim_add(&a, HTML_S_OK, t[i], v[i]);
+    for (int i = 499; i >= 0; i--)
+        html_decim_add(&b, HTML_S_OK, t[i], v[i]);
+    /* the widths may differ (the first point sets the grid's origin), so compare the global
+     * extremes and counts, which are exact in both */
+    size_t na, nb;
+    int64_t *pa = html_decim_points(&a, HTML_S_OK, &na), *pb = html_decim_points(&b, HTML_S_OK, &nb);
+    int64_t amin = INT64_MAX, amax = 0, bmin = INT64_MAX, bmax = 0;
+    for (size_t i = 0; i < na; i++)
+        amin = pa[2 * i + 1] < amin ? pa[2 * i + 1] : amin, amax = pa[2 * i + 1] > amax ? pa[2 * i + 1] : amax;
+    for (size_t i = 0; i < nb; i++)
+        bmin = pb[2 * i + 1] < bmin ? pb[2 * i + 1] : bmin, bmax = pb[2 * i + 1] > bmax ? pb[2 * i + 1] : bmax;
+    assert_int_equal(amin, bmin);
+    assert_int_equal(amax, bmax);
+    assert_int_equal(a.count[HTML_S_OK], 500);
+    assert_int_equal(b.count[HTML_S_OK], 500);
+    free(pa);
+    free(pb);
+    html_decim_release(&a);
+    html_decim_release(&b);
+}
+
+static void test_decimation_dropped(void **state)
+{
+    (void)state;
+    struct html_decim d;
+    html_decim_init(&d, 8, 1000);
+    for (int i = 0; i < 100; i++)
+        html_decim_add_dropped(&d, (int64_t)i * 1000000);
+    uint64_t n = 0;
+    for (size_t c = 0; c < d.ncols; c++)
+        n += d.cols[c].dropped;
+    assert_int_equal(n, 100);
+    assert_int_equal(d.dropped, 100);
+    html_decim_release(&d);
+}
+
+/* ---- timeline ----------------------------------------------------------------------------------- */
+
+static void test_timeline_coarsens_exactly(void **state)
+{
+    (void)state;
+    struct html_timeline tl;
+    html_timeline_init(&tl);
+    uint64_t n = 0;
+    for (int64_t s = 0; s < 3000; s++) { /* 3000 s: more than HTML_MAX_TICKS intervals of 1 s */
+        struct html_tick *t = html_timeline_at(&tl, s * 1000000000LL + 500000000LL);
+        t->planned += (uint64_t)(s % 7) + 1;
+        n += (uint64_t)(s % 7) + 1;
+    }
+    assert_true(tl.n <= HTML_MAX_TICKS);
+    assert_int_equal(tl.interval_ns, 4000000000LL); /* 1 s -> 2 s -> 4 s */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < tl.n; i++)
+        sum += tl.ticks[i].planned;
+    assert_int_equal(sum, n);
+    /* the first interval holds seconds 0..3 */
+    assert_int_equal(tl.base, 0);
+    assert_int_equal(tl.ticks[0].planned, 1 + 2 + 3 + 4);
+    html_timeline_release(&tl);
+}
+
+/* ---- the model ------------------------------------------------------------------------------------ */
+
+static struct html_request rq(uint32_t target, int64_t planned_ms, double lat_ms, double lag_ms, int outcome, bool warm)
+{
+    struct html_request r = {.target = target,
+                             .planned_ns = planned_ms * 1000000,
+                             .outcome = (uint8_t)outcome,
+                             .warmup = warm,
+                             .lag_ns = -1,
+                             .latency_ns = -1,
+                             .service_ns = -1,
+                             .ttfb_ns = -1};
+    if (lag_ms >= 0)
+        r.lag_ns = (int64_t)llround(lag_ms * 1e6);
+    if (lat_ms >= 0 && outcome != OUTCOME_DROPPED) {
+        r.latency_ns = (int64_t)llround(lat_ms * 1e6);
+        r.service_ns = r.latency_ns - r.lag_ns;
+        r.ttfb_ns = r.service_ns;
+    }
+    return r;
+}
+
+static void test_model_accounting(void **state)
+{
+    (void)state;
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "m");
+    const char *names[] = {"a", "b"};
+    assert_int_equal(html_run_begin_requests(run, names, 2, false), 0);
+    assert_int_equal(html_run_begin_requests(run, names, 2, false), KNEE_EINVAL); /* once */
+    for (int i = 0; i < 1000; i++) {
+        struct html_request r =
+            rq((uint32_t)(i % 2), i, 2.0 + (i % 10), 0.05, i % 50 == 0 ? OUTCOME_HTTP_ERROR : OUTCOME_OK, i < 100);
+        assert_int_equal(html_run_add_request(run, &r), 0);
+    }
+    struct html_request d = rq(0, 1001, -1, -1, OUTCOME_DROPPED, false);
+    assert_int_equal(html_run_add_request(run, &d), 0);
+    struct html_request bad = rq(5, 1, 1, 0, OUTCOME_OK, false);
+    assert_int_equal(html_run_add_request(run, &bad), KNEE_EINVAL);
+    bad = rq(0, 1, 1, 0, OUTCOME_OK, false);
+    bad.outcome = OUTCOME_COUNT;
+    assert_int_equal(html_run_add_request(run, &bad), KNEE_EINVAL);
+
+    assert_int_equal(run->nrequests, 1001);
+    assert_int_equal(run->nwarm, 100);
+    const struct html_target *a = &run->targets[0];
+    assert_int_equal(a->planned, 451); /* 450 after the warm-up + the dropped one */
+    assert_int_equal(a->sent, 450);
+    assert_int_equal(a->outcome[OUTCOME_DROPPED], 1);
+    assert_int_equal(a->latency.total_count, 450);
+    assert_int_equal(a->warm_planned, 50);
+    /* the timeline counts every request once, by its plan */
+    uint64_t planned = 0, done = 0;
+    for (size_t i = 0; i < run->tl.n; i++)
+        planned += run->tl.ticks[i].planned, done += run->tl.ticks[i].done;
+    assert_int_equal(planned, 1001);
+    assert_int_equal(done, 1000);
+    char *text = html_summary_from_model(run);
+    assert_non_null(strstr(text, "requests (planned after the warm-up)\n"));
+    assert_non_null(strstr(text, "  planned 901 = sent 900 + dropped 1  [holds]\n"));
+    assert_non_null(strstr(text,
+                           "  sent 900 = ok 882 + rejected 0 + http_error 18 + invalid 0 + transport 0 + timeout 0 + "
+                           "cancelled 0  [holds]\n"));
+    assert_non_null(strstr(text, "--- target b\n"));
+    free(text);
+    html_report_free(rep);
+}
+
+/* ---- inputs ---------------------------------------------------------------------------------------- */
+
+static void write_reqlog(const char *path, int n)
+{
+    const char *names[] = {"api"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path, names, 1, 0), 0);
+    for (int i = 0; i < n; i++) {
+        struct reqlog_record r = {.planned_ns = (uint64_t)i * 10000000ULL + 1,
+                                  .sent_ns = (uint64_t)i * 10000000ULL + 1001,
+                                  .first_byte_ns = (uint64_t)i * 10000000ULL + 2000000,
+                                  .done_ns = (uint64_t)i * 10000000ULL + 2000000 + (i % 100 == 0 ? 250000000ULL : 0),
+                                  .target = 0,
+                                  .status = 200,
+                                  .outcome = OUTCOME_OK,
+                                  .flags = i < 10 ? REQLOG_FLAG_WARMUP : 0};
+        if (i % 97 == 5) {
+            r.sent_ns = r.first_byte_ns = r.done_ns = 0;
+            r.outcome = OUTCOME_DROPPED;
+        }
+        assert_int_equal(reqlog_write(w, &r), 0);
+    }
+    assert_int_equal(reqlog_writer_close(w), 0);
+}
+
+static void test_load_reqlog(void **state)
+{
+    (void)state;
+    const char *p = path_of("r.bin");
+    write_reqlog(p, 500);
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "r");
+    char err[512] = "";
+    enum html_input_kind k;
+    assert_int_equal(html_detect_kind(p, &k, err, sizeof err), 0);
+    assert_int_equal(k, HTML_INPUT_REQLOG);
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), 0);
+    assert_int_equal(run->nrequests, 500);
+    assert_int_equal(run->nwarm, 10);
+    assert_int_equal(run->scatter.count[HTML_S_OK] + run->scatter.dropped, 500);
+    assert_int_equal(run->targets[0].latency.total_count + run->targets[0].outcome[OUTCOME_DROPPED], 490);
+    /* a second per-request log for the same run is refused */
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "one of each kind"));
+    html_report_free(rep);
+
+    /* a truncated log names the record */
+    FILE *f = fopen(p, "r+");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_int_equal(truncate(p, size - 7), 0);
+    rep = html_report_new();
+    run = html_report_add_run(rep, "t");
+    assert_true(html_run_load_file(run, p, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "r.bin"));
+    assert_non_null(strstr(err, "record 499"));
+    html_report_free(rep);
+}
+
+static void test_load_csv(void **state)
+{
+    (void)state;
+    const char *p = path_of("c.csv");
+    write_text(p, "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection\n"
+                  "A,0.000000000,2.500000,2.400000,2.300000,0.100000,200,ok,10,1\n"
+                  "B,0.500000000,250.000000,249.000000,,1.000000,503,rejected,10,2\n"
+                  "A,1.000000000,,,,,0,dropped,0,0\n"
+                  "A,1.500000000,3.000000,3.000000,3.000000,0.000000,200,ok,10,1\n");
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "c");
+    char err[512] = "";
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), 0);
+    assert_int_equal(run->ntargets, 2);
+    assert_int_equal(run->nrequests, 4);
+    assert_int_equal(run->targets[0].outcome[OUTCOME_OK], 2);
+    assert_int_equal(run->targets[0].outcome[OUTCOME_DROPPED], 1);
+    assert_int_equal(run->targets[1].outcome[OUTCOME_REJECTED], 1);
+    assert_int_equal(hdr_max(&run->targets[1].latency), hdr_highest_equivalent(&run->targets[1].latency, 250000000));
+    assert_int_equal(run->nnotes, 1); /* no warm-up flag in a CSV */
+    html_report_free(rep);
+
+    /* bad cells name the file and line */
+    write_text(p, "server,start_s,latency_ms\nA,0.1,1.0\nA,0.2,-3\n");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "c");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_ERANGE);
+    assert_non_null(strstr(err, "c.csv:3:"));
+    assert_non_null(strstr(err, "negative"));
+    html_report_free(rep);
+    write_text(p, "server,start_s,latency_ms,outcome\nA,0.1,1.0,fine\n");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "c");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "c.csv:2: outcome: 'fine'"));
+    html_report_free(rep);
+    write_text(p, "a,b\n1,2\n");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "c");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "start_s and latency_ms"));
+    html_report_free(rep);
+}
+
+static void test_load_hlog(void **state)
+{
+    (void)state;
+    const char *p = path_of("h.hlog");
+    FILE *f = fopen(p, "w");
+    struct hlog_writer *w;
+    assert_int_equal(hlog_writer_open(&w, f, 1700000000.0, NULL), 0);
+    struct hdr h;
+    assert_int_equal(hdr_init(&h, 1, 3600000000000LL, 3), 0);
+    for (int s = 0; s < 5; s++) {
+        hdr_reset(&h);
+        for (int i = 0; i < 100; i++)
+            hdr_record(&h, 1000000 + i * 10000 + s * 5000000, 1);
+        assert_int_equal(hlog_writer_write(w, "A", s, 1.0, &h), 0);
+        hdr_record(&h, 300000000, 1); /* B gets one slow one per second */
+        assert_int_equal(hlog_writer_write(w, "B", s, 1.0, &h), 0);
+    }
+    assert_int_equal(hlog_writer_close(w), 0);
+    fclose(f);
+    hdr_release(&h);
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "h");
+    char err[512] = "";
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), 0);
+    assert_true(run->have_hlog);
+    assert_false(run->have_requests);
+    assert_int_equal(run->ntargets, 2);
+    assert_int_equal(run->targets[0].latency.total_count, 500);
+    assert_int_equal(run->targets[1].latency.total_count, 505);
+    assert_int_equal(run->targets[1].dbl.total, 505);
+    uint64_t done = 0;
+    for (size_t i = 0; i < run->tl.n; i++)
+        done += run->tl.ticks[i].done;
+    assert_int_equal(done, 1005);
+    html_report_free(rep);
+
+    write_text(p, "#[StartTime: 1700000000.000 (seconds since epoch)]\nTag=A,0.000,1.000,1.0,HISTFAAAA!!\n");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "h");
+    assert_true(html_run_load_file(run, p, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "h.hlog:2:"));
+    html_report_free(rep);
+}
+
+static const char run_json[] =
+    "{\"schema\":\"knee-run/1\",\"environment\":{\"args\":[\"-R\",\"10\",\"--lag-limit\",\"5ms\"]},"
+    "\"config\":{\"mode\":\"open\",\"arrivals\":\"constant\",\"seed\":1,\"rate\":10,\"pool_cap\":100,"
+    "\"when_busy\":\"queue\",\"threads\":1,\"duration_s\":1,\"requests\":0,\"warmup_s\":0.5,\"keepalive\":true},"
+    "\"window_s\":0.5,\"elapsed_s\":1.01,\"generator_limited\":false,\"send_ratio\":1,"
+    "\"rates\":{\"planned\":10,\"sent\":10,\"completed\":10,\"goodput\":10},"
+    "\"all\":{\"name\":\"all\",\"accounting\":{\"planned\":5,\"sent\":5,\"dropped\":0,\"outcomes\":{\"ok\":5}},"
+    "\"warmup\":{\"planned\":5,\"sent\":5,\"dropped\":0,\"outcomes\":{\"ok\":5}},"
+    "\"latency\":{\"count\":5,\"mean\":2.5,\"stdev\":0.1,\"p50\":2.5,\"p90\":2.6,\"p95\":2.6,\"p99\":2.6,\"p99.9\":2.6,"
+    "\"max\":2.6},\"latency_by_outcome\":{\"ok\":{\"count\":5,\"mean\":2.5,\"stdev\":0.1,\"p50\":2.5,\"p90\":2.6,"
+    "\"p95\":2.6,\"p99\":2.6,\"p99.9\":2.6,\"max\":2.6}},\"service\":{\"count\":5},\"ttfb\":{\"count\":5},"
+    "\"lag\":{\"count\":5},\"connect\":{\"count\":0},\"connections\":{\"opened\":1,\"failed\":0,\"closed_by_server\":0,"
+    "\"unsolicited_bytes\":0},\"bytes_in\":100},"
+    "\"targets\":[{\"name\":\"t\",\"url\":\"http://x/\",\"address\":\"127.0.0.1:1\",\"resolve_ms\":0.01,"
+    "\"planned_rate\":10,\"clients\":0,\"server_timing\":{}}],"
+    "\"timeline\":[{\"start_s\":0,\"length_s\":1,\"planned\":10,\"sent\":10,\"completed\":10,\"ok\":10,\"errors\":0,"
+    "\"dropped\":0,\"p50_ms\":2.5,\"p99_ms\":2.6,\"max_ms\":2.6}],\"warnings\":[\"a warning\"],\"thresholds\":[]}\n";
+
+static void test_load_json(void **state)
+{
+    (void)state;
+    const char *p = path_of("j.json");
+    write_text(p, run_json);
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "j");
+    char err[512] = "";
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), 0);
+    assert_int_equal(run->closed_loop, 0);
+    assert_true(run->warmup_s == 0.5);
+    assert_true(run->lag_limit_known);
+    assert_int_equal(run->lag_limit_ns, 5000000);
+    assert_int_equal(run->njtl, 1);
+    const char *s = run->summary_text;
+    assert_non_null(s);
+    assert_non_null(strstr(s, "knee run: open loop, constant arrivals, 10.0/s, pool up to 100 connections (queue when "
+                              "busy), 1 s, 1 thread\n"));
+    assert_non_null(strstr(s, "  t          http://x/ -> 127.0.0.1:1 (resolved in 10us), 10.0/s\n"));
+    assert_non_null(strstr(s, "requests (planned after the warm-up)\n  planned 5 = sent 5 + dropped 0  [holds]\n"));
+    assert_non_null(strstr(s, "  all                   5     2.500     0.100     2.500     2.600"));
+    assert_non_null(strstr(s, "\nwarnings\n  ! a warning\n"));
+    html_report_free(rep);
+
+    /* not a run JSON: said so */
+    write_text(p, "{\"column\":\"latency_ms\"}");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "j");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "not a knee run JSON"));
+    html_report_free(rep);
+    /* broken JSON names the line */
+    write_text(p, "{\n\"schema\": \"knee-run/1\",\n oops\n}");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "j");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "j.json:3:"));
+    html_report_free(rep);
+}
+
+static void test_inputs_grouping(void **state)
+{
+    (void)state;
+    write_text(path_of("g1.json"), run_json);
+    write_reqlog(path_of("g1.bin"), 50);
+    write_reqlog(path_of("g2.bin"), 30);
+    const char *paths[] = {path_of("g1.bin"), path_of("g2.bin"), path_of("g1.json")};
+    const char *specs[] = {"explicit=" /* filled below */};
+    char spec[600];
+    snprintf(spec, sizeof spec, "explicit=%s", path_of("g2.bin"));
+    specs[0] = spec;
+    struct html_report *rep = html_report_new();
+    char err[512] = "";
+    assert_int_equal(html_report_add_inputs(rep, specs, 1, paths, 3, err, sizeof err), 0);
+    assert_int_equal(html_report_nruns(rep), 3);
+    assert_string_equal(html_report_run(rep, 0)->name, "explicit");
+    assert_string_equal(html_report_run(rep, 1)->name, "g1");
+    assert_string_equal(html_report_run(rep, 2)->name, "g2");
+    struct html_run *g1 = html_report_run(rep, 1);
+    assert_true(g1->have_json && g1->have_requests);
+    assert_true(g1->warmup_s == 0.5); /* the JSON was read first */
+    assert_int_equal(g1->nrequests, 50);
+    html_report_free(rep);
+
+    const char *bad[] = {"nameonly"};
+    rep = html_report_new();
+    assert_int_equal(html_report_add_inputs(rep, bad, 1, NULL, 0, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "NAME=FILE"));
+    html_report_free(rep);
+    const char *missing[] = {path_of("nope.bin")};
+    rep = html_report_new();
+    assert_true(html_report_add_inputs(rep, NULL, 0, missing, 1, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "nope.bin"));
+    html_report_free(rep);
+}
+
+static void test_write_run_report(void **state)
+{
+    (void)state;
+    write_reqlog(path_of("w.bin"), 40);
+    const char *files[] = {path_of("w.bin"), NULL};
+    char err[512] = "";
+    const char *out = path_of("w.html");
+    assert_int_equal(
+        html_write_run_report(out, "one call", run_json, strlen(run_json), "the summary\n", files, err, sizeof err), 0);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "<h2>one call</h2>"));
+    assert_non_null(strstr(buf, ">the summary\n</pre>")); /* the given text wins over the JSON's */
+    /* bad input: an error, and no file */
+    unlink(out);
+    assert_int_equal(html_write_run_report(out, "x", "{", 1, NULL, NULL, err, sizeof err), KNEE_EFORMAT);
+    assert_int_equal(access(out, F_OK), -1);
+}
+
+/* ---- the writer ------------------------------------------------------------------------------------- */
+
+/* Tags outside <script> and <style> must nest; returns false on the first mismatch. */
+static bool tags_balanced(const char *html)
+{
+    const char *stack[64];
+    int depth = 0;
+    static const char *const voids[] = {"meta", "br", "img", "input", "link", "hr", "!DOCTYPE", "!--"};
+    for (const char *p = html; (p = strchr(p, '<')) != NULL;) {
+        if (strncmp(p, "<!--", 4) == 0) {
+            p = strstr(p, "-->");
+            if (!p)
+                return false;
+            continue;
+        }
+        bool close = p[1] == '/';
+        const char *name = p + 1 + close;
+        size_t n = strcspn(name, " >");
+        const char *end = strchr(p, '>');
+        if (!end)
+            return false;
+        bool is_void = false;
+        for (size_t i = 0; i < sizeof voids / sizeof voids[0]; i++)
+            if (strlen(voids[i]) == n && strncmp(name, voids[i], n) == 0)
+                is_void = true;
+        if (close) {
+            if (depth == 0 || strlen(stack[depth - 1]) != n || strncmp(stack[depth - 1], name, n) != 0)
+                return false;
+            free((void *)stack[--depth]);
+        } else if (!is_void) {
+            if (depth == 64)
+                return false;
+            stack[depth++] = strndup(name, n);
+            if ((n == 6 && strncmp(name, "script", 6) == 0) || (n == 5 && strncmp(name, "style", 5) == 0)) {
+                char closing[16];
+                snprintf(closing, sizeof closing, "</%.*s>", (int)n, name);
+                end = strstr(end, closing);
+                if (!end)
+                    return false;
+                end--; /* land on the closing tag next */
+            }
+        }
+        p = end + 1;
+    }
+    while (depth)
+        free((void *)stack[--depth]);
+    return depth == 0;
+}
+
+static void test_writer(void **state)
+{
+    (void)state;
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "<b>&\"quoted\"</b>"); /* must be escaped everywhere */
+    const char *names[] = {"a</script>b"};
+    assert_int_equal(html_run_begin_requests(run, names, 1, false), 0);
+    for (int i = 0; i < 3000; i++) {
+        struct html_request r = rq(0, i, 1.0 + (i % 300 == 0 ? 200 : i % 5), 0.02, OUTCOME_OK, false);
+        html_run_add_request(run, &r);
+    }
+    html_run_note(run, "a note with <tags>");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    char err[256];
+    assert_int_equal(html_report_write(rep, f, err, sizeof err), 0);
+    fclose(f);
+    assert_true(strncmp(buf, "<!DOCTYPE html>\n<html lang=\"en\">", 32) == 0);
+    assert_non_null(strstr(buf, "MIT License"));
+    assert_null(strstr(buf, "<b>&")); /* the name is escaped in the HTML */
+    assert_non_null(strstr(buf, "&lt;b&gt;&amp;&quot;quoted&quot;&lt;/b&gt;"));
+    assert_true(tags_balanced(buf));
+    /* exactly one data object, and it parses */
+    const char *open_tag = "<script type=\"application/json\" id=\"knee-data\">";
+    char *a = strstr(buf, open_tag);
+    assert_non_null(a);
+    assert_null(strstr(a + 1, open_tag));
+    a += strlen(open_tag);
+    char *b = strstr(a, "</script>");
+    assert_non_null(b);
+    *b = '\0';
+    assert_null(strchr(a, '<'));
+    json_error_t je;
+    json_t *root = json_loads(a, 0, &je);
+    assert_non_null(root);
+    assert_string_equal(json_string_value(json_object_get(root, "schema")), "knee-report/1");
+    json_t *r0 = json_array_get(json_object_get(root, "runs"), 0);
+    assert_string_equal(json_string_value(json_object_get(r0, "name")), "<b>&\"quoted\"</b>");
+    json_t *t0 = json_array_get(json_object_get(r0, "targets"), 0);
+    assert_string_equal(json_string_value(json_object_get(t0, "name")), "a</script>b");
+    assert_int_equal(json_integer_value(json_object_get(t0, "count")), 3000);
+    /* histogram counts add up to the count */
+    json_t *n = json_object_get(json_object_get(t0, "hist"), "n");
+    json_int_t sum = 0;
+    for (size_t i = 0; i < json_array_size(n); i++)
+        sum += json_integer_value(json_array_get(n, i));
+    assert_int_equal(sum, 3000);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(t0, "hist"), "lo_ms")), json_array_size(n) + 1);
+    /* the max marker is the slowest request (HDR highest equivalent of 201 ms) */
+    double mx = json_number_value(json_object_get(json_object_get(t0, "marks"), "max"));
+    assert_true(mx >= 201.0 && mx < 201.0 * 1.001);
+    /* the scatter kept the slowest request exactly */
+    json_t *series = json_object_get(json_object_get(r0, "scatter"), "series");
+    json_t *ok = json_array_get(series, 0);
+    assert_string_equal(json_string_value(json_object_get(ok, "key")), "ok");
+    assert_int_equal(json_integer_value(json_object_get(ok, "n")), 3000);
+    double vmax = 0;
+    json_t *v = json_object_get(ok, "v");
+    for (size_t i = 0; i < json_array_size(v); i++)
+        vmax = fmax(vmax, json_number_value(json_array_get(v, i)));
+    assert_true(vmax == 201.0);
+    json_decref(root);
+    free(buf);
+    html_report_free(rep);
+
+    /* an empty report is refused; an unwritable file is an error with the path */
+    rep = html_report_new();
+    f = open_memstream(&buf, &len);
+    assert_int_equal(html_report_write(rep, f, err, sizeof err), KNEE_EINVAL);
+    fclose(f);
+    free(buf);
+    html_report_add_run(rep, "x");
+    assert_true(html_report_write_file(rep, "/nonexistent-dir/r.html", err, sizeof err) < 0);
+    assert_non_null(strstr(err, "/nonexistent-dir/r.html"));
+    html_report_free(rep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_band_of),
+        cmocka_unit_test(test_decimation_exact_extremes),
+        cmocka_unit_test(test_decimation_order_independent),
+        cmocka_unit_test(test_decimation_dropped),
+        cmocka_unit_test(test_timeline_coarsens_exactly),
+        cmocka_unit_test(test_model_accounting),
+        cmocka_unit_test(test_load_reqlog),
+        cmocka_unit_test(test_load_csv),
+        cmocka_unit_test(test_load_hlog),
+        cmocka_unit_test(test_load_json),
+        cmocka_unit_test(test_inputs_grouping),
+        cmocka_unit_test(test_write_run_report),
+        cmocka_unit_test(test_writer),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
