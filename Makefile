@@ -37,7 +37,7 @@ install: build
 
 uninstall:
 	@test -f $(BUILD)/install_manifest.txt || { echo "nothing installed from $(BUILD)" >&2; exit 1; }
-	@while read -r f; do rm -fv "$$f"; done < $(BUILD)/install_manifest.txt
+	@while read -r f || [ -n "$$f" ]; do rm -fv "$(DESTDIR)$$f"; done < $(BUILD)/install_manifest.txt
 
 deb:
 	@scripts/deps.sh --deb
