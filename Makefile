@@ -1,14 +1,24 @@
-# A thin driver over CMake. Every entry point installs what is missing first.
-#   make        build build/knee
-#   make test   build, run every test, then the same tests under ASan+UBSan
-#   make lab    build and run the main job (knee lab; LAB_ARGS='all --quick' and so on)
-#   make bench  build and run the benchmarks (bench/README.md)
+# A thin driver over CMake. Every entry point installs what is missing first (scripts/deps.sh),
+# and only what it needs: the binary's build dependencies, plus the test tools for `make test`.
+#   make / make build   build build/knee (and nothing else)
+#   make install        build/knee, its man page and bash/zsh completion under PREFIX (DESTDIR honoured)
+#   make deb            build-deb/knee_<version>_<arch>.deb (CPack), with the same files under /usr
+#   make test           build everything, run every test, then the same tests under ASan+UBSan
+#   make lab            build and run the main job (knee lab; LAB_ARGS='all --quick' and so on)
+#   make bench          build and run the benchmarks (bench/README.md)
 BUILD   ?= build
 ASAN    ?= build-asan
+DEB     ?= build-deb
+PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 CTEST   = ctest --output-on-failure -j$(JOBS)
+# CMake's makefiles call make recursively: without this, every level says where it is.
+MAKEFLAGS += --no-print-directory
+# $(call configure,DIR,FLAGS): quietly (CMake's status lines go away; warnings and errors
+# are on stderr and stay).
+configure = cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2) >/dev/null
 
-.PHONY: all deps build test test-fast test-asan lab bench fuzz format format-check clean
+.PHONY: all deps build install uninstall deb test test-fast test-asan test-build lab bench fuzz format format-check clean
 
 all: build
 
@@ -16,39 +26,66 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(call configure,$(BUILD))
+	@cmake --build $(BUILD) -j$(JOBS) --target knee
+	@echo "built $(BUILD)/knee (try ./$(BUILD)/knee --help; 'make install' puts it on the PATH)"
+
+install: build
+	@$(call configure,$(BUILD),-DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	@cmake --build $(BUILD) -j$(JOBS) --target knee knee_docs
+	@DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+uninstall:
+	@test -f $(BUILD)/install_manifest.txt || { echo "nothing installed from $(BUILD)" >&2; exit 1; }
+	@while read -r f || [ -n "$$f" ]; do rm -fv "$(DESTDIR)$$f"; done < $(BUILD)/install_manifest.txt
+
+deb:
+	@scripts/deps.sh --deb
+	@$(call configure,$(DEB),-DCMAKE_INSTALL_PREFIX=/usr -DKNEE_TESTS=OFF)
+	@cmake --build $(DEB) -j$(JOBS)
+	@cd $(DEB) && cpack -G DEB
+
+# Everything the tests run: unit tests, replayers, benchmark tools, man page, completions.
+test-build:
+	@scripts/deps.sh --test
+	@$(call configure,$(BUILD),-DKNEE_TESTS=ON)
 	@cmake --build $(BUILD) -j$(JOBS)
 
-test: build
+test: test-build
 	cd $(BUILD) && $(CTEST)
-	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) test-asan
 
-test-fast: build
+test-fast: test-build
 	cd $(BUILD) && $(CTEST)
 
-test-asan: deps
-	@cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DKNEE_SANITIZE=ON >/dev/null
+test-asan:
+	@scripts/deps.sh --test
+	@cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DKNEE_SANITIZE=ON -DKNEE_TESTS=ON >/dev/null
 	@cmake --build $(ASAN) -j$(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CTEST)
 
 lab: build
 	./$(BUILD)/knee lab $(LAB_ARGS)
 
-bench: build
+bench:
 	@scripts/deps.sh --bench
+	@$(call configure,$(BUILD))
+	@cmake --build $(BUILD) -j$(JOBS)
 	bench/run.sh
 
-fuzz: deps
-	@CC=clang cmake -S . -B build-fuzz -DKNEE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fuzz:
+	@scripts/deps.sh --test
+	@CC=clang cmake -S . -B build-fuzz -DKNEE_FUZZ=ON -DKNEE_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build build-fuzz -j$(JOBS)
 
 format:
 	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 # Fails (listing the files) when a C source is not as .clang-format says; CI runs it.
-format-check: deps
+format-check:
+	@scripts/deps.sh --test
 	@bad=$$(for f in $$(git ls-files --cached --others --exclude-standard '*.c' '*.h'); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
 	if [ -n "$$bad" ]; then echo "not clang-formatted (run 'make format'):" $$bad >&2; exit 1; fi
 
 clean:
-	rm -rf $(BUILD) $(ASAN) build-fuzz
+	rm -rf $(BUILD) $(ASAN) $(DEB) build-fuzz

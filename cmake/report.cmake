@@ -4,7 +4,7 @@
 # uPlot, the chart library, is pinned (version and npm integrity hash) in scripts/fetch-uplot.sh,
 # fetched once into this build tree and compiled into libknee together with knee's own chart
 # script and CSS (src/html/report.js, report.css), so `knee` alone writes a self-contained report.
-# Included at the end of CMakeLists.txt.
+# Included right after add_library(libknee) in CMakeLists.txt.
 
 pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 target_link_libraries(libknee PUBLIC PkgConfig::JANSSON)

@@ -1,35 +1,56 @@
 #!/usr/bin/env bash
-# Installs the Debian packages knee needs to build, test and benchmark, and only those
-# that are missing. Idempotent: a second run installs nothing and never calls apt-get update.
-#   scripts/deps.sh          build + test dependencies
-#   scripts/deps.sh --bench  also the peer tools the benchmarks compare against
+# Installs the Debian packages knee needs, and only those that are missing. Idempotent: a
+# second run installs nothing and never calls apt-get update.
+#   scripts/deps.sh           what the knee binary needs to build (make, make lab, make install)
+#   scripts/deps.sh --deb     also what `make deb` needs
+#   scripts/deps.sh --test    also what the tests need (make test; includes --deb: a test builds the package)
+#   scripts/deps.sh --bench   also the peer tools the benchmarks compare against (make bench)
+# Flags combine. A new library the binary links is one line in `build` (and its
+# find_package in CMakeLists.txt); the .deb finds its runtime package by itself (shlibdeps).
 set -euo pipefail
 
-pkgs=(
-  build-essential cmake pkg-config      # toolchain
+build=(
+  build-essential cmake pkg-config      # toolchain (build-essential brings dpkg-dev)
   libhttp-parser-dev                    # HTTP/1.1 parsing (client and server)
   zlib1g-dev                            # HdrHistogram V2 compressed encoding
+  libjansson-dev                        # JSON parsing (knee report reads run JSON)
+)
+# npm fetches the pinned uPlot that knee report embeds (scripts/fetch-uplot.sh, once per build tree)
+command -v npm >/dev/null || build+=(npm)
+deb=(
+  file                                  # CPack's DEB generator finds the binaries to scan with it
+)
+test=(
   libcmocka-dev                         # unit tests
-  python3                               # independent cross-check of the statistics
+  python3                               # independent cross-checks of the statistics, e2e clients
   clang libclang-rt-14-dev              # fuzz targets (libFuzzer)
   clang-format                          # `make format-check` (CI)
   default-jdk-headless libhdrhistogram-java  # HdrHistogram reference implementation (hlog interop tests)
   nginx-light                           # a real peer server for end-to-end tests
-  prometheus                            # test dependency: scrapes knee --metrics-listen (tests/e2e/metrics_prometheus.sh; promtool)
+  prometheus                            # scrapes knee --metrics-listen (tests/e2e/metrics_prometheus.sh; promtool)
+  chromium                              # headless browser for tests/e2e/report_browser.sh
+  groff-base                            # the generated man page is checked for roff warnings
+  zsh                                   # the generated zsh completion is loaded and exercised
+)
+bench=(
+  wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them
+  nginx-light python3                   # the target server and the scripts' helpers
 )
 
-# knee report (src/html)
-pkgs+=(libjansson-dev)                    # binary dep: JSON parsing (knee report reads run JSON)
-pkgs+=(chromium)                          # test dep: headless browser for tests/e2e/report_browser.sh
-command -v npm >/dev/null || pkgs+=(npm)  # build dep: scripts/fetch-uplot.sh fetches the pinned uPlot
-if [[ "${1:-}" == "--bench" ]]; then
-  pkgs+=(wrk apache2-utils hey nghttp2-client linux-perf time util-linux)
-fi
+pkgs=("${build[@]}")
+for arg in "$@"; do
+  case $arg in
+    --deb) pkgs+=("${deb[@]}") ;;
+    --test) pkgs+=("${deb[@]}" "${test[@]}") ;;
+    --bench) pkgs+=("${bench[@]}") ;;
+    *) echo "usage: $0 [--deb] [--test] [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
+    [[ " ${missing[*]} " == *" $p "* ]] || missing+=("$p")
   fi
 done
 [[ ${#missing[@]} -eq 0 ]] && exit 0

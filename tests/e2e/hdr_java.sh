@@ -4,15 +4,15 @@
 # and through `test_hist --java-dump` (src/hist/hdr.c); the outputs - statistics, getValueAtPercentile
 # for ~230 percentiles, every step of the four iterators, index math, outputPercentileDistribution
 # (text and CSV) and Java's %.Nf number formatting - must be byte-identical.
-# Fails (never skips) when java, javac or the jar are missing: scripts/deps.sh installs them.
+# Fails (never skips) when java, javac or the jar are missing: scripts/deps.sh --test installs them.
 set -euo pipefail
 src=${KNEE_SRC:?KNEE_SRC not set}
 build=${KNEE_BUILD:?KNEE_BUILD not set}
 jar=/usr/share/java/hdrhistogram.jar
 for tool in java javac python3; do
-  command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (run scripts/deps.sh)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (run scripts/deps.sh --test)" >&2; exit 1; }
 done
-[[ -r $jar ]] || { echo "FAIL: $jar missing (libhdrhistogram-java; run scripts/deps.sh)" >&2; exit 1; }
+[[ -r $jar ]] || { echo "FAIL: $jar missing (libhdrhistogram-java; run scripts/deps.sh --test)" >&2; exit 1; }
 [[ -x $build/test_hist ]] || { echo "FAIL: $build/test_hist not built" >&2; exit 1; }
 
 tmp=$(mktemp -d)

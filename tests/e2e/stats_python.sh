@@ -7,7 +7,7 @@
 set -euo pipefail
 src=${KNEE_SRC:?KNEE_SRC not set}
 build=${KNEE_BUILD:?KNEE_BUILD not set}
-command -v python3 >/dev/null || { echo "FAIL: python3 not found (run scripts/deps.sh)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 not found (run scripts/deps.sh --test)" >&2; exit 1; }
 [[ -x $build/test_stats ]] || { echo "FAIL: $build/test_stats not built" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -140,11 +140,8 @@ static void connect_to(int family)
 {
     struct net_addr a;
     int lfd = listener(family, &a);
-    if (lfd < 0) {
-        if (family == AF_INET6)
-            return; /* no IPv6 loopback here: nothing to test */
-        fail_msg("cannot listen on IPv4 loopback: %s", strerror(errno));
-    }
+    if (lfd < 0)
+        fail_msg("cannot listen on the %s loopback: %s", family == AF_INET ? "IPv4" : "IPv6", strerror(errno));
     int fd = -1;
     assert_int_equal(net_connect_start(&a, &fd), 0);
     assert_true(fd >= 0);
@@ -178,6 +175,15 @@ static void test_connect_ipv4(void **state)
 static void test_connect_ipv6(void **state)
 {
     (void)state;
+    /* A machine without an IPv6 loopback (IPv6 disabled, a container without ::1) cannot run
+     * this test: say so and skip, rather than pass having tested nothing. */
+    struct net_addr a;
+    int lfd = listener(AF_INET6, &a);
+    if (lfd < 0) {
+        print_message("skipped: no IPv6 loopback on this machine (listening on [::1]: %s)\n", strerror(errno));
+        skip();
+    }
+    close(lfd);
     connect_to(AF_INET6);
 }
 

@@ -1,13 +1,13 @@
 # Shared set-up of the hlog interop tests: the JDK and the reference jar must be there —
-# a missing JDK fails the test loudly (scripts/deps.sh installs default-jdk-headless and
+# a missing JDK fails the test loudly (scripts/deps.sh --test installs default-jdk-headless and
 # libhdrhistogram-java); it never skips.
 set -euo pipefail
 : "${KNEE:?KNEE must name the knee binary}" "${KNEE_SRC:?}" "${KNEE_BUILD:?}"
 JAR=/usr/share/java/hdrhistogram.jar
 fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v javac >/dev/null || fail "javac not found: install default-jdk-headless (scripts/deps.sh)"
-command -v java >/dev/null || fail "java not found: install default-jdk-headless (scripts/deps.sh)"
-[[ -f $JAR ]] || fail "$JAR not found: install libhdrhistogram-java (scripts/deps.sh)"
+command -v javac >/dev/null || fail "javac not found: install default-jdk-headless (scripts/deps.sh --test)"
+command -v java >/dev/null || fail "java not found: install default-jdk-headless (scripts/deps.sh --test)"
+[[ -f $JAR ]] || fail "$JAR not found: install libhdrhistogram-java (scripts/deps.sh --test)"
 export TZ=UTC # Java and knee print StartTime dates in local time; make them agree
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
