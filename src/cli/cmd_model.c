@@ -148,7 +148,7 @@ static struct col_unit col_unit_for(double ref_s)
 
 /* ---- parsing --------------------------------------------------------------------------- */
 
-enum list_kind { LIST_RATE, LIST_COUNT, LIST_PERCENT };
+enum list_kind { LIST_RATE, LIST_COUNT, LIST_PERCENT, LIST_KIND_COUNT };
 
 static int parse_item(enum list_kind kind, const char *tok, double *out)
 {
@@ -175,7 +175,8 @@ static int parse_item(enum list_kind kind, const char *tok, double *out)
 static int parse_list(const struct cmd_spec *spec, const char *flag, const char *s, enum list_kind kind, double *out,
                       size_t *n)
 {
-    static const char *what[] = {"a rate such as 70 or 70/s", "a whole number ≥ 1", "a percentile in (0, 100)"};
+    static const char *const what[] = {"a rate such as 70 or 70/s", "a whole number ≥ 1", "a percentile in (0, 100)"};
+    _Static_assert(sizeof what / sizeof *what == LIST_KIND_COUNT, "what[] is indexed by enum list_kind");
     char *copy = xstrdup(s), *save = NULL;
     int rc = 0;
     bool pending_ellipsis = false;

@@ -25,8 +25,6 @@
 atomic_int run_stop_level;
 struct engine *volatile run_active_engine;
 
-void engine_publish(struct worker *w, uint64_t end_ns);
-
 void run_request_stop(bool hard)
 {
     int lvl = hard ? 2 : 1;
@@ -127,7 +125,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     et->head = strcmp(method, "HEAD") == 0;
     http_matchers_init(&et->matchers);
-    et->expect_bit = -1;
+    et->expect_bit = ENGINE_NO_NEEDLE;
     if (cfg->expect_body) {
         r = http_matchers_add(&et->matchers, cfg->expect_body, strlen(cfg->expect_body));
         if (r < 0)
@@ -140,7 +138,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     et->nrejects = cfg->nrejects;
     for (size_t i = 0; i < cfg->nrejects; i++) {
         et->reject_status[i] = cfg->rejects[i].status;
-        et->reject_bit[i] = -1;
+        et->reject_bit[i] = ENGINE_NO_NEEDLE;
         if (cfg->rejects[i].body) {
             r = http_matchers_add(&et->matchers, cfg->rejects[i].body, strlen(cfg->rejects[i].body));
             if (r < 0)
@@ -266,6 +264,18 @@ static int validate(const struct run_config *cfg, char *err, size_t errlen)
 }
 
 /* ------------------------------------------------------------------ intervals */
+
+bool engine_start_gate(struct engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->nready++;
+    pthread_cond_broadcast(&e->cv);
+    while (!e->go && !e->aborted)
+        pthread_cond_wait(&e->cv, &e->mu);
+    bool go = e->go;
+    pthread_mutex_unlock(&e->mu);
+    return go;
+}
 
 void engine_publish(struct worker *w, uint64_t end_ns)
 {
@@ -748,8 +758,6 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     }
     e.published = xcalloc(T, sizeof *e.published);
     e.done = xcalloc(T, sizeof *e.done);
-    pthread_barrier_init(&e.ready, NULL, T + 1);
-    pthread_barrier_init(&e.go, NULL, T + 1);
     e.workers = xcalloc(T, sizeof *e.workers);
     for (uint32_t i = 0; i < T; i++) {
         rc = worker_init(&e.workers[i], &e, i);
@@ -773,16 +781,25 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     uint32_t started = 0;
+    int pr = 0;
     for (; started < T; started++)
-        if (pthread_create(&e.workers[started].tid, NULL, worker_main, &e.workers[started]) != 0)
+        if ((pr = pthread_create(&e.workers[started].tid, NULL, worker_main, &e.workers[started])) != 0)
             break;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_lock(&e.mu);
+    while (e.nready < started)
+        pthread_cond_wait(&e.cv, &e.mu);
     if (started < T) {
-        /* cannot recover cleanly from a partial start: barriers count on every thread */
-        fputs("knee: cannot start the load threads\n", stderr);
-        abort();
+        /* the threads that did start are waiting at the gate: send them home */
+        e.aborted = true;
+        pthread_cond_broadcast(&e.cv);
+        pthread_mutex_unlock(&e.mu);
+        for (uint32_t i = 0; i < started; i++)
+            pthread_join(e.workers[i].tid, NULL);
+        run_active_engine = NULL;
+        rc = knee_fail(err, errlen, -pr, "cannot start load thread %u of %u: %s", started + 1, T, strerror(pr));
+        goto out_sync;
     }
-    pthread_barrier_wait(&e.ready);
     /* t0 a little ahead, so every thread has armed its timers before the first send */
     e.t0_ns = clock_now_ns() + 2 * NS_PER_MS;
     e.warmup_end_ns = e.t0_ns + cfg->warmup_ns;
@@ -795,7 +812,9 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     } else {
         e.window_end_ns = e.plan_end_ns;
     }
-    pthread_barrier_wait(&e.go);
+    e.go = true;
+    pthread_cond_broadcast(&e.cv);
+    pthread_mutex_unlock(&e.mu);
 
     res->ntargets = e.nt;
     res->targets = xcalloc(e.nt, sizeof *res->targets);
@@ -829,8 +848,6 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     finish_result(&e, res, &ru0);
     rc = 0;
 out_sync:
-    pthread_barrier_destroy(&e.ready);
-    pthread_barrier_destroy(&e.go);
     pthread_mutex_destroy(&e.mu);
     pthread_cond_destroy(&e.cv);
 out:

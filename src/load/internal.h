@@ -25,6 +25,8 @@
 struct outlog;
 struct outlog_chunk;
 
+#define ENGINE_NO_NEEDLE (-1) /* engine_target.expect_bit/reject_bit: no body text to match */
+
 /* One target as prepared before the run; read-only while threads run. */
 struct engine_target {
     const struct run_target_config *cfg;
@@ -35,10 +37,10 @@ struct engine_target {
     size_t req_len;
     bool head; /* HEAD: responses carry no body */
     struct http_matchers matchers;
-    int expect_bit; /* needle index of --expect-body, -1 when none */
+    int expect_bit; /* needle index of --expect-body, ENGINE_NO_NEEDLE when none */
     size_t nrejects;
     int reject_status[RUN_MAX_REJECTS];
-    int reject_bit[RUN_MAX_REJECTS]; /* -1: status alone */
+    int reject_bit[RUN_MAX_REJECTS]; /* ENGINE_NO_NEEDLE: status alone */
     /* the plan */
     double rate_from, rate_to; /* open loop, per second for the whole target */
     uint64_t limit;            /* planned requests for this target (UINT64_MAX: by duration) */
@@ -170,15 +172,25 @@ struct engine {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct ival_slot slots[IVAL_SLOTS];
-    uint64_t *published;     /* per worker: intervals published so far */
-    bool *done;              /* per worker: finished (no more intervals) */
-    pthread_barrier_t ready; /* workers initialised; main then sets t0 */
-    pthread_barrier_t go;
+    uint64_t *published; /* per worker: intervals published so far */
+    bool *done;          /* per worker: finished (no more intervals) */
+    /* the start gate (under mu, signalled on cv): every started worker checks in when its
+     * connections are open; main then sets t0 and opens the gate, or aborts the start */
+    uint32_t nready;
+    bool go, aborted;
 };
 
 /* The stop request (run_request_stop): 1 = stop planning and drain, 2 = also cancel. */
 extern atomic_int run_stop_level;
 extern struct engine *volatile run_active_engine;
+
+/* engine.c, called by the workers */
+/* Check in at the start gate and wait for it to open: true when the run starts (t0_ns is set),
+ * false when the engine aborted the start (a thread could not be created). */
+bool engine_start_gate(struct engine *e);
+/* Hand this thread's interval `w->tick_index` (ending at end_ns) to the engine's merge; waits
+ * only when the main thread is IVAL_SLOTS intervals behind. */
+void engine_publish(struct worker *w, uint64_t end_ns);
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);

@@ -5,7 +5,8 @@
  * progress and the per-interval callback) and at the end, and fills a struct run_result.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. Every planned request ends in exactly one outcome
- * (load/outcome.h); run_execute checks planned = sent + dropped and
+ * (enum reqlog_outcome: the engine, its logs and `knee stats` share the binary request log's
+ * vocabulary); run_execute checks planned = sent + dropped and
  * sent = ok + rejected + http_error + invalid + transport + timeout + cancelled. */
 #ifndef KNEE_LOAD_RUN_H
 #define KNEE_LOAD_RUN_H
@@ -16,7 +17,7 @@
 #include <stdio.h>
 
 #include "hist/hdr.h"
-#include "load/outcome.h"
+#include "reqlog/reqlog.h"
 
 /* Defaults (documented in `knee run --help` and the README). */
 #define RUN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
@@ -113,7 +114,9 @@ struct run_summary {
     double mean, stdev, min, max, p50, p90, p95, p99, p999;
 };
 
-/* The latency groups reported (outcomes that carry a latency). */
+/* The latency groups reported (outcomes that carry a latency). Group g is outcome g: the
+ * engine records an outcome's latency in group (enum run_group)outcome, so the two enums
+ * must agree by position (checked below); dropped and cancelled requests have no latency. */
 enum run_group {
     RUN_GROUP_OK,
     RUN_GROUP_REJECTED,
@@ -123,6 +126,14 @@ enum run_group {
     RUN_GROUP_TIMEOUT,
     RUN_GROUP_COUNT
 };
+_Static_assert((int)RUN_GROUP_OK == (int)OUTCOME_OK && (int)RUN_GROUP_REJECTED == (int)OUTCOME_REJECTED &&
+                   (int)RUN_GROUP_HTTP_ERROR == (int)OUTCOME_HTTP_ERROR &&
+                   (int)RUN_GROUP_INVALID == (int)OUTCOME_INVALID &&
+                   (int)RUN_GROUP_TRANSPORT == (int)OUTCOME_TRANSPORT && (int)RUN_GROUP_TIMEOUT == (int)OUTCOME_TIMEOUT,
+               "enum run_group must list the outcomes that carry a latency in enum reqlog_outcome's order");
+_Static_assert((int)RUN_GROUP_COUNT == (int)OUTCOME_DROPPED && (int)OUTCOME_CANCELLED == (int)OUTCOME_DROPPED + 1 &&
+                   (int)OUTCOME_COUNT == (int)OUTCOME_CANCELLED + 1,
+               "the outcomes without a latency (dropped, cancelled) must come last");
 
 #define RUN_ST_MAX_NAMES 16
 struct run_server_timing {
