@@ -405,15 +405,6 @@ const struct hdr *lab_server_timing(const struct run_result *res, size_t target,
     return NULL;
 }
 
-bool lab_counts_hold(const struct run_counts *c)
-{
-    uint64_t sum = 0;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        if (o != OUTCOME_DROPPED)
-            sum += c->outcome[o];
-    return c->planned == c->sent + c->dropped && c->sent == sum && c->dropped == c->outcome[OUTCOME_DROPPED];
-}
-
 void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi)
 {
     if (n == 0) {

@@ -1,6 +1,7 @@
 /* Private structures of the load engine shared by engine.c (set-up, threads, merging),
- * worker.c (one event loop per thread: schedule, connections, accounting) and outlog.c (the
- * per-request log). Not an API: use load/run.h. */
+ * worker.c (one event loop per thread: schedule, connections, accounting), result.c (the
+ * merged result and its warnings) and outlog.c (the per-request log). Not an API: use
+ * load/run.h. */
 #ifndef KNEE_LOAD_INTERNAL_H
 #define KNEE_LOAD_INTERNAL_H
 
@@ -8,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "core/loop.h"
 #include "hist/hdr.h"
@@ -178,6 +180,7 @@ struct engine {
      * connections are open; main then sets t0 and opens the gate, or aborts the start */
     uint32_t nready;
     bool go, aborted;
+    struct rusage ru0; /* the process's resource use when the threads started */
 };
 
 /* The stop request (run_request_stop): 1 = stop planning and drain, 2 = also cancel. */
@@ -191,6 +194,17 @@ bool engine_start_gate(struct engine *e);
 /* Hand this thread's interval `w->tick_index` (ending at end_ns) to the engine's merge; waits
  * only when the main thread is IVAL_SLOTS intervals behind. */
 void engine_publish(struct worker *w, uint64_t end_ns);
+
+/* result.c: struct run_result from the engine's parts (on the thread of run_execute) */
+/* The environment record's start half (version, kernel, host, CPUs, load, wall clock). */
+void result_env_begin(struct run_env *env);
+/* Allocate res->targets and res->all, with each target's name, URL, address and plan. */
+void result_begin(struct run_result *res, const struct engine *e);
+/* After the workers are joined: merge their totals into res, set the window, rates and the
+ * accounting check, finish the environment record and append the warnings. */
+void result_finish(struct engine *e, struct run_result *res);
+/* Append one warning (printf-style; copied). */
+void result_warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);

@@ -218,6 +218,11 @@ void run_result_release(struct run_result *res);
  * requests now). Async-signal-safe: call it from a SIGINT handler. */
 void run_request_stop(bool hard);
 
+/* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
+ * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]. run_execute
+ * checks them for every target and the total (run_result.accounting_ok). */
+bool run_counts_hold(const struct run_counts *c);
+
 /* Summaries in milliseconds of a histogram recorded in ns. */
 void run_summarize(const struct hdr *h, struct run_summary *out);
 

@@ -370,8 +370,39 @@ static void run_once(struct run_config *cfg, struct run_result *res)
         fail_msg("run_execute: %s", err);
 }
 
+/* run_counts_hold: both identities, and dropped counted once as an outcome. */
+static void test_counts_hold(void **state)
+{
+    (void)state;
+    struct run_counts c;
+    memset(&c, 0, sizeof c);
+    assert_true(run_counts_hold(&c)); /* nothing planned, nothing missing */
+    c.planned = 200;
+    c.sent = 23;
+    c.dropped = 177;
+    c.outcome[OUTCOME_DROPPED] = 177;
+    c.outcome[OUTCOME_OK] = 20;
+    c.outcome[OUTCOME_REJECTED] = 3;
+    assert_true(run_counts_hold(&c));
+    c.outcome[OUTCOME_OK] = 19; /* one request unaccounted for */
+    assert_false(run_counts_hold(&c));
+    c.outcome[OUTCOME_OK] = 20;
+    c.planned = 201; /* planned != sent + dropped */
+    assert_false(run_counts_hold(&c));
+    c.planned = 200;
+    c.outcome[OUTCOME_DROPPED] = 176; /* dropped disagrees with its outcome count */
+    assert_false(run_counts_hold(&c));
+    c.outcome[OUTCOME_DROPPED] = 177;
+    c.outcome[OUTCOME_CANCELLED] = 1; /* cancelled counts among the sent */
+    assert_false(run_counts_hold(&c));
+    c.sent = 24;
+    c.planned = 201;
+    assert_true(run_counts_hold(&c));
+}
+
 static void check_identity(const struct run_counts *c)
 {
+    assert_true(run_counts_hold(c));
     uint64_t done = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
@@ -558,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_ramp),
         cmocka_unit_test(test_threshold_parse),
         cmocka_unit_test(test_threshold_eval),
+        cmocka_unit_test(test_counts_hold),
         cmocka_unit_test(test_engine_closed_and_open),
         cmocka_unit_test(test_intervals),
         cmocka_unit_test(test_no_allocation_per_request),
