@@ -258,12 +258,13 @@ static void on_progress(void *ctx, const struct run_progress *p)
 }
 
 static volatile sig_atomic_t signals_seen;
+static struct run_stop run_stop; /* the signal handler's way to the run */
 
 static void on_signal(int sig)
 {
     (void)sig;
     signals_seen++;
-    run_request_stop(signals_seen > 1);
+    run_stop_request(&run_stop, signals_seen > 1);
 }
 
 static void free_tgts(struct tgt *t, size_t n)
@@ -610,6 +611,8 @@ int cmd_run(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     signals_seen = 0;
+    run_stop_init(&run_stop);
+    cfg.stop = &run_stop;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     struct run_result res;

@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,17 +19,18 @@
  * for a few minutes) is far below this, which only guards memory against a runaway plan. */
 #define LAB_MAX_RECORDS (50u * 1000u * 1000u)
 
-static volatile sig_atomic_t stop_flag;
+/* The stop handle of every round (a zeroed static handle is initialised): a request ends the
+ * round in progress and stays, so no further round starts. */
+static struct run_stop lab_stop;
 
 void lab_request_stop(void)
 {
-    stop_flag = 1;
-    run_request_stop(false);
+    run_stop_request(&lab_stop, false);
 }
 
 bool lab_stopped(void)
 {
-    return stop_flag != 0;
+    return run_stop_level(&lab_stop) > 0;
 }
 
 void lab_options_init(struct lab_options *o)
@@ -305,6 +305,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         fflush(c->err);
     }
     char why[256] = "";
+    cfg->stop = &lab_stop;
     int rc = run_execute(cfg, &r->res, why, sizeof why);
     cfg->out_path = NULL;
     if (rc) {

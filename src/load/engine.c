@@ -9,6 +9,7 @@
 #include "http/client.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,19 +19,52 @@
 #include <time.h>
 #include <unistd.h>
 
-atomic_int run_stop_level;
-struct engine *volatile run_active_engine;
+/* A signal handler may only use lock-free atomics. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_POINTER_LOCK_FREE == 2, "run_stop needs lock-free atomics");
 
-void run_request_stop(bool hard)
+void run_stop_init(struct run_stop *s)
+{
+    atomic_init(&s->level, 0);
+    atomic_init(&s->engine, NULL);
+    atomic_init(&s->waking, 0);
+}
+
+void run_stop_request(struct run_stop *s, bool hard)
 {
     int lvl = hard ? 2 : 1;
-    int cur = atomic_load(&run_stop_level);
-    if (cur < lvl)
-        atomic_store(&run_stop_level, lvl);
-    struct engine *e = run_active_engine;
-    if (e && e->workers)
+    int cur = atomic_load(&s->level);
+    while (cur < lvl && !atomic_compare_exchange_weak(&s->level, &cur, lvl))
+        ;
+    /* Announce ourselves before looking at the run: run_execute clears s->engine, then
+     * waits for waking to drop to 0 before it frees the loops we are about to wake. */
+    atomic_fetch_add(&s->waking, 1);
+    struct engine *e = atomic_load(&s->engine);
+    if (e)
         for (uint32_t i = 0; i < e->nworkers; i++)
             loop_wake(&e->workers[i].loop); /* a write(2): async-signal-safe */
+    atomic_fetch_sub(&s->waking, 1);
+}
+
+int run_stop_level(struct run_stop *s)
+{
+    return atomic_load(&s->level);
+}
+
+/* Take the handle for this run (refused when another run holds it). */
+static int stop_attach(struct run_stop *s, struct engine *e)
+{
+    struct engine *none = NULL;
+    return atomic_compare_exchange_strong(&s->engine, &none, e) ? 0 : KNEE_EINVAL;
+}
+
+/* Give the handle back; afterwards no run_stop_request touches this run's loops. Spinning is
+ * safe: a request made by a signal handler on this thread has finished before we run, and
+ * one on another thread holds `waking` for a few loop_wake calls only. */
+static void stop_detach(struct run_stop *s)
+{
+    atomic_store(&s->engine, NULL);
+    while (atomic_load(&s->waking))
+        sched_yield();
 }
 
 /* Split total into n parts proportional to w (largest remainder; the parts sum to total). */
@@ -414,6 +448,9 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     struct engine e;
     memset(&e, 0, sizeof e);
     e.cfg = cfg;
+    struct run_stop own_stop; /* without a handle from the caller, nobody can stop the run */
+    run_stop_init(&own_stop);
+    e.stop = cfg->stop ? cfg->stop : &own_stop;
     e.nt = cfg->ntargets;
     e.targets = xcalloc(e.nt, sizeof *e.targets);
     result_env_begin(&res->env);
@@ -494,10 +531,13 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     }
 
     getrusage(RUSAGE_SELF, &e.ru0);
-    atomic_store(&run_stop_level, 0);
-    run_active_engine = &e;
+    rc = stop_attach(e.stop, &e);
+    if (rc) {
+        knee_fail(err, errlen, rc, "run_config.stop: the stop handle is in use by another run");
+        goto out_sync;
+    }
     /* workers take no signals: Ctrl-C reaches the caller's handler, which calls
-     * run_request_stop() and wakes their loops */
+     * run_stop_request() and wakes their loops */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -517,7 +557,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         pthread_mutex_unlock(&e.mu);
         for (uint32_t i = 0; i < started; i++)
             pthread_join(e.workers[i].tid, NULL);
-        run_active_engine = NULL;
+        stop_detach(e.stop);
         rc = knee_fail(err, errlen, -pr, "cannot start load thread %u of %u: %s", started + 1, T, strerror(pr));
         goto out_sync;
     }
@@ -542,8 +582,8 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     consume_intervals(&e, res);
     for (uint32_t i = 0; i < T; i++)
         pthread_join(e.workers[i].tid, NULL);
-    res->interrupted = atomic_load(&run_stop_level) > 0;
-    run_active_engine = NULL;
+    stop_detach(e.stop);
+    res->interrupted = atomic_load(&e.stop->level) > 0;
     if (e.log) {
         int lr = outlog_close(e.log);
         e.log = NULL;

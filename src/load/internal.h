@@ -159,6 +159,7 @@ struct ival_slot {
 
 struct engine {
     const struct run_config *cfg;
+    struct run_stop *stop; /* cfg->stop, or the run's own handle; level: 1 drain, 2 cancel */
     size_t nt;
     struct engine_target *targets;
     uint32_t nworkers;
@@ -182,10 +183,6 @@ struct engine {
     bool go, aborted;
     struct rusage ru0; /* the process's resource use when the threads started */
 };
-
-/* The stop request (run_request_stop): 1 = stop planning and drain, 2 = also cancel. */
-extern atomic_int run_stop_level;
-extern struct engine *volatile run_active_engine;
 
 /* engine.c, called by the workers */
 /* Check in at the start gate and wait for it to open: true when the run starts (t0_ns is set),

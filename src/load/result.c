@@ -241,15 +241,16 @@ void result_finish(struct engine *e, struct run_result *res)
 
     res->accounting_ok = run_counts_hold(&res->all.counts) && run_counts_hold(&res->all.warmup_counts);
     for (size_t i = 0; i < e->nt; i++)
-        res->accounting_ok &= run_counts_hold(&res->targets[i].counts) && run_counts_hold(&res->targets[i].warmup_counts);
+        res->accounting_ok &=
+            run_counts_hold(&res->targets[i].counts) && run_counts_hold(&res->targets[i].warmup_counts);
 
     /* warnings, most important first */
     if (!res->accounting_ok)
         result_warn(res, "BUG: the accounting identities do not hold (planned = sent + dropped; sent = outcomes); "
-                  "please report this run");
+                         "please report this run");
     if (res->interrupted)
         result_warn(res, "interrupted: planning stopped early at %.2f s; the numbers cover what ran",
-             plan_end > e->t0_ns ? (double)(plan_end - e->t0_ns) / 1e9 : 0.0);
+                    plan_end > e->t0_ns ? (double)(plan_end - e->t0_ns) / 1e9 : 0.0);
     if (cfg->open_loop && c->planned) {
         struct run_summary lag;
         run_summarize(&res->all.lag, &lag);
@@ -271,39 +272,40 @@ void result_finish(struct engine *e, struct run_result *res)
                 snprintf(why + off, sizeof why - off, "; timer lateness p99 %.3f ms",
                          (double)hdr_value_at_percentile(&late, 99) / 1e6);
             result_warn(res,
-                 "GENERATOR-LIMITED: the generator, not the service, shaped this run: sent %.1f%% of planned "
-                 "requests on time (floor %.0f%%), lag p99 %.3f ms (limit %.3f ms)%s",
-                 100 * res->send_ratio, 100 * RUN_SEND_RATE_FLOOR, lag.p99, lag_limit_ms, why);
+                        "GENERATOR-LIMITED: the generator, not the service, shaped this run: sent %.1f%% of planned "
+                        "requests on time (floor %.0f%%), lag p99 %.3f ms (limit %.3f ms)%s",
+                        100 * res->send_ratio, 100 * RUN_SEND_RATE_FLOOR, lag.p99, lag_limit_ms, why);
         }
     }
     if (c->dropped)
         result_warn(res, "%llu planned requests were never sent (dropped)%s", (unsigned long long)c->dropped,
-             c->queue_overflow                 ? ": the wait queue overflowed"
-             : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
-                                               : ": still waiting for a connection when the drain ended");
+                    c->queue_overflow                 ? ": the wait queue overflowed"
+                    : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
+                                                      : ": still waiting for a connection when the drain ended");
     if (c->outcome[OUTCOME_CANCELLED])
         result_warn(res, "%llu requests were still in flight when the drain ended and were cancelled",
-             (unsigned long long)c->outcome[OUTCOME_CANCELLED]);
+                    (unsigned long long)c->outcome[OUTCOME_CANCELLED]);
     if (c->conns_failed)
         result_warn(res, "%llu connection attempts failed (refused, unreachable or out of descriptors)",
-             (unsigned long long)c->conns_failed);
+                    (unsigned long long)c->conns_failed);
     if (c->conns_unsolicited)
         result_warn(res, "%llu times the server sent bytes nobody asked for (e.g. more than its Content-Length)",
-             (unsigned long long)c->conns_unsolicited);
+                    (unsigned long long)c->conns_unsolicited);
     uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
     if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
         result_warn(res, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
-             (unsigned long long)n_all, STATS_MIN_BEYOND);
+                    (unsigned long long)n_all, STATS_MIN_BEYOND);
     else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
         result_warn(res, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
-             (unsigned long long)n_all, STATS_MIN_BEYOND);
+                    (unsigned long long)n_all, STATS_MIN_BEYOND);
     uint64_t warm_n = res->all.warmup_counts.planned;
     if (cfg->warmup_ns)
         result_warn(res, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics%s",
-             (unsigned long long)warm_n, (double)cfg->warmup_ns / 1e9, cfg->out_path ? " (they are in --out)" : "");
+                    (unsigned long long)warm_n, (double)cfg->warmup_ns / 1e9,
+                    cfg->out_path ? " (they are in --out)" : "");
     if (slowed)
         result_warn(res, "the request log writer could not keep up and held the load threads back: numbers may be "
-                  "pessimistic (write --out to a faster disk)");
+                         "pessimistic (write --out to a faster disk)");
     hdr_release(&late);
 }
 

@@ -11,6 +11,7 @@
 #ifndef KNEE_LOAD_RUN_H
 #define KNEE_LOAD_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,6 +75,33 @@ struct run_progress {
 };
 typedef void run_progress_fn(void *ctx, const struct run_progress *p);
 
+/* A stop handle, owned by the caller and given to a run in run_config.stop, so that a signal
+ * handler, another thread or a sequence of runs (capacity steps, --repeat) can end a run
+ * early without any global state. Initialise it with run_stop_init() (a zeroed static one is
+ * initialised). A request stays until the next run_stop_init(): a run started with a stopped
+ * handle stops planning at once, so a caller running several runs in sequence sees one Ctrl-C
+ * end them all. One handle serves one run at a time (run_execute refuses a handle in use);
+ * concurrent runs need one handle each, and stopping one does not stop the others. The
+ * fields are private to the engine. */
+struct engine;
+struct run_stop {
+    atomic_int level;                /* 0 none, 1 stop planning and drain, 2 also cancel in flight */
+    _Atomic(struct engine *) engine; /* the run using the handle, NULL between runs */
+    atomic_int waking;               /* run_stop_request calls still touching that run */
+};
+
+/* Clear a handle (no stop requested, no run). Not safe while a run uses it. */
+void run_stop_init(struct run_stop *s);
+
+/* Ask the run using s to stop planning and drain (hard = also cancel the requests in flight
+ * now), and remember the request for runs that start later with s. Async-signal-safe (atomic
+ * operations and write(2) on the run's wake-up eventfds): call it from a SIGINT handler, or
+ * from any thread. */
+void run_stop_request(struct run_stop *s, bool hard);
+
+/* The level requested so far: 0 none, 1 drain, 2 cancel. Async-signal-safe. */
+int run_stop_level(struct run_stop *s);
+
 struct run_config {
     const struct run_target_config *targets;
     size_t ntargets;
@@ -105,6 +133,7 @@ struct run_config {
     void *progress_ctx;
     const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
+    struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
 };
 
 /* Summary of one histogram in milliseconds (HdrHistogram percentiles: the highest
@@ -195,7 +224,7 @@ struct run_result {
     double elapsed_s;  /* t0 .. last thread finished */
     double planned_rate, sent_rate, completed_rate, goodput_rate; /* per second over window_s */
     double send_ratio;                                            /* requests sent on time / planned (open loop) */
-    bool interrupted;                                             /* stopped by run_request_stop (Ctrl-C) */
+    bool interrupted;                                             /* stopped by run_stop_request (Ctrl-C) */
     bool accounting_ok;
     bool generator_limited;
     size_t nticks;
@@ -210,13 +239,10 @@ struct run_result {
  * with *res filled (release with run_result_release), or a negative code with a one-line
  * reason in err: KNEE_EINVAL (bad configuration), KNEE_EUNSUPPORTED (https), KNEE_ENOTFOUND
  * (a name did not resolve), -errno (files, threads). Request failures are data in *res,
- * never an error here. Not reentrant with another run_execute in the same process. */
+ * never an error here. Reentrant: runs may follow each other or run concurrently in one
+ * process (each with its own cfg, res and stop handle); a run uses no global state. */
 int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen);
 void run_result_release(struct run_result *res);
-
-/* Ask the running run_execute to stop planning and drain (hard = also cancel in-flight
- * requests now). Async-signal-safe: call it from a SIGINT handler. */
-void run_request_stop(bool hard);
 
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
  * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]. run_execute

@@ -1124,7 +1124,7 @@ void *worker_main(void *arg)
             }
             break;
         }
-        int lvl = atomic_load(&run_stop_level);
+        int lvl = atomic_load(&e->stop->level);
         if (lvl != stop_seen && w->started) {
             stop_seen = lvl;
             if (lvl >= 1)
