@@ -10,46 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static char *fmt_count(char *buf, size_t len, uint64_t v)
-{
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-    size_t o = 0;
-    for (int i = 0; i < n && o + 2 < len; i++) {
-        buf[o++] = tmp[i];
-        int left = n - 1 - i;
-        if (left > 0 && left % 3 == 0)
-            buf[o++] = ',';
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
-static char *fmt_rate(char *buf, size_t len, double v)
-{
-    if (!isfinite(v)) {
-        snprintf(buf, len, "-");
-        return buf;
-    }
-    /* one decimal, rounded, with thousands separators */
-    uint64_t tenths = (uint64_t)llround(v * 10);
-    char whole[28];
-    fmt_count(whole, sizeof whole, tenths / 10);
-    snprintf(buf, len, "%.27s.%u", whole, (unsigned)(tenths % 10));
-    return buf;
-}
-
-static char *fmt_ms(char *buf, size_t len, double ms)
-{
-    if (!isfinite(ms))
-        snprintf(buf, len, "-");
-    else if (ms >= 100000)
-        snprintf(buf, len, "%.0f", ms);
-    else
-        snprintf(buf, len, "%.3f", ms);
-    return buf;
-}
-
 static void table_header(FILE *out)
 {
     fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "count", "mean", "stdev", "p50", "p90", "p95",
@@ -61,9 +21,10 @@ static void table_row(FILE *out, const char *label, const struct hdr *h)
     struct run_summary s;
     run_summarize(h, &s);
     char c[32], v[9][24];
-    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, fmt_count(c, sizeof c, s.count),
-            fmt_ms(v[0], 24, s.mean), fmt_ms(v[1], 24, s.stdev), fmt_ms(v[2], 24, s.p50), fmt_ms(v[3], 24, s.p90),
-            fmt_ms(v[4], 24, s.p95), fmt_ms(v[5], 24, s.p99), fmt_ms(v[6], 24, s.p999), fmt_ms(v[7], 24, s.max));
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s.count, c, sizeof c),
+            units_fmt_ms(s.mean, v[0], 24), units_fmt_ms(s.stdev, v[1], 24), units_fmt_ms(s.p50, v[2], 24),
+            units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p95, v[4], 24), units_fmt_ms(s.p99, v[5], 24),
+            units_fmt_ms(s.p999, v[6], 24), units_fmt_ms(s.max, v[7], 24));
 }
 
 static void latency_tables(FILE *out, const struct run_config *cfg, const struct run_target_result *r)
@@ -97,19 +58,20 @@ static void accounting(FILE *out, const struct run_counts *c, const char *indent
 {
     char a[32], b[32], d[32];
     bool plan_ok = c->planned == c->sent + c->dropped;
-    fprintf(out, "%splanned %s = sent %s + dropped %s  [%s]\n", indent, fmt_count(a, sizeof a, c->planned),
-            fmt_count(b, sizeof b, c->sent), fmt_count(d, sizeof d, c->dropped), plan_ok ? "holds" : "BROKEN");
+    fprintf(out, "%splanned %s = sent %s + dropped %s  [%s]\n", indent, units_fmt_count(c->planned, a, sizeof a),
+            units_fmt_count(c->sent, b, sizeof b), units_fmt_count(c->dropped, d, sizeof d),
+            plan_ok ? "holds" : "BROKEN");
     uint64_t sum = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
             sum += c->outcome[o];
-    fprintf(out, "%ssent %s =", indent, fmt_count(a, sizeof a, c->sent));
+    fprintf(out, "%ssent %s =", indent, units_fmt_count(c->sent, a, sizeof a));
     bool first = true;
     for (int o = 0; o < OUTCOME_COUNT; o++) {
         if (o == OUTCOME_DROPPED)
             continue;
         fprintf(out, "%s %s %s", first ? "" : " +", reqlog_outcome_name((enum reqlog_outcome)o),
-                fmt_count(b, sizeof b, c->outcome[o]));
+                units_fmt_count(c->outcome[o], b, sizeof b));
         first = false;
     }
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
@@ -122,13 +84,13 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
     if (cfg->open_loop) {
         fprintf(out, "open loop, %s arrivals", cfg->arrivals == RUN_ARRIVALS_POISSON ? "Poisson" : "constant");
         if (cfg->ramp)
-            fprintf(out, ", ramp %s -> %s /s", fmt_rate(a, sizeof a, cfg->ramp_from),
-                    fmt_rate(b, sizeof b, cfg->ramp_to));
+            fprintf(out, ", ramp %s -> %s /s", units_fmt_rate(cfg->ramp_from, a, sizeof a),
+                    units_fmt_rate(cfg->ramp_to, b, sizeof b));
         else if (cfg->rate > 0)
-            fprintf(out, ", %s/s", fmt_rate(a, sizeof a, cfg->rate));
+            fprintf(out, ", %s/s", units_fmt_rate(cfg->rate, a, sizeof a));
         if (cfg->arrivals == RUN_ARRIVALS_POISSON)
             fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
-        fprintf(out, ", pool up to %s connections (%s when busy)", fmt_count(a, sizeof a, res->pool_cap),
+        fprintf(out, ", pool up to %s connections (%s when busy)", units_fmt_count(res->pool_cap, a, sizeof a),
                 cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
     } else {
         uint32_t conns = 0;
@@ -136,12 +98,12 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
             conns += res->targets[i].connections;
         fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
-            fprintf(out, ", think %s", fmt_ms(a, sizeof a, (double)cfg->think_ns / 1e6)), fprintf(out, " ms");
+            fprintf(out, ", think %s", units_fmt_ms((double)cfg->think_ns / 1e6, a, sizeof a)), fprintf(out, " ms");
     }
     if (cfg->duration_ns)
         fprintf(out, ", %.3g s", (double)cfg->duration_ns / 1e9);
     if (cfg->requests)
-        fprintf(out, ", %s requests", fmt_count(a, sizeof a, cfg->requests));
+        fprintf(out, ", %s requests", units_fmt_count(cfg->requests, a, sizeof a));
     fprintf(out, ", %u thread%s%s\n", res->threads, res->threads == 1 ? "" : "s",
             cfg->keepalive ? "" : ", no keep-alive");
     for (size_t i = 0; i < res->ntargets; i++) {
@@ -150,7 +112,7 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         fprintf(out, "  %-10s %s -> %s (resolved in %s)", t->name, t->url, t->address,
                 units_fmt_duration(t->resolve_ns, rt, sizeof rt));
         if (cfg->open_loop)
-            fprintf(out, ", %s/s", fmt_rate(a, sizeof a, t->planned_rate));
+            fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
         else
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
@@ -170,8 +132,8 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
         accounting(out, &res->all.warmup_counts, "    ");
     }
     fprintf(out, "  rates per second over the %.3f s window: planned %s  sent %s  completed %s  goodput %s\n",
-            res->window_s, fmt_rate(a, sizeof a, res->planned_rate), fmt_rate(b, sizeof b, res->sent_rate),
-            fmt_rate(c, sizeof c, res->completed_rate), fmt_rate(d, sizeof d, res->goodput_rate));
+            res->window_s, units_fmt_rate(res->planned_rate, a, sizeof a), units_fmt_rate(res->sent_rate, b, sizeof b),
+            units_fmt_rate(res->completed_rate, c, sizeof c), units_fmt_rate(res->goodput_rate, d, sizeof d));
     if (cfg->open_loop && isfinite(res->send_ratio))
         fprintf(out, "  sent on schedule: %.2f%% of planned requests left by the end of the plan\n",
                 100 * res->send_ratio);
@@ -185,9 +147,9 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
             accounting(out, &t->counts, "  ");
             double win = res->window_s > 0 ? res->window_s : NAN;
             fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
-                    fmt_rate(a, sizeof a, (double)t->counts.planned / win),
-                    fmt_rate(b, sizeof b, (double)t->counts.sent / win),
-                    fmt_rate(c, sizeof c, (double)t->counts.outcome[OUTCOME_OK] / win));
+                    units_fmt_rate((double)t->counts.planned / win, a, sizeof a),
+                    units_fmt_rate((double)t->counts.sent / win, b, sizeof b),
+                    units_fmt_rate((double)t->counts.outcome[OUTCOME_OK] / win, c, sizeof c));
             latency_tables(out, cfg, t);
         }
     }
@@ -205,18 +167,19 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
                 run_summarize(&res->targets[i].st[j].dur, &s);
                 char v[6][24];
                 fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name,
-                        res->targets[i].st[j].name, fmt_count(v[0], 24, s.count), fmt_ms(v[1], 24, s.mean),
-                        fmt_ms(v[2], 24, s.p50), fmt_ms(v[3], 24, s.p90), fmt_ms(v[4], 24, s.p99),
-                        fmt_ms(v[5], 24, s.max));
+                        res->targets[i].st[j].name, units_fmt_count(s.count, v[0], 24), units_fmt_ms(s.mean, v[1], 24),
+                        units_fmt_ms(s.p50, v[2], 24), units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p99, v[4], 24),
+                        units_fmt_ms(s.max, v[5], 24));
             }
     }
 
     fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
-            fmt_count(a, sizeof a, all->conns_opened), fmt_count(b, sizeof b, all->conns_failed),
-            fmt_count(c, sizeof c, all->conns_closed_by_peer));
+            units_fmt_count(all->conns_opened, a, sizeof a), units_fmt_count(all->conns_failed, b, sizeof b),
+            units_fmt_count(all->conns_closed_by_peer, c, sizeof c));
     if (all->conns_unsolicited)
-        fprintf(out, ", %s with unsolicited bytes", fmt_count(d, sizeof d, all->conns_unsolicited));
-    fprintf(out, "; %s bytes received\n", fmt_count(a, sizeof a, all->bytes_in + res->all.warmup_counts.bytes_in));
+        fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
+    fprintf(out, "; %s bytes received\n",
+            units_fmt_count(all->bytes_in + res->all.warmup_counts.bytes_in, a, sizeof a));
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s\n",
             res->elapsed_s);
     if (!cfg->open_loop)
@@ -237,7 +200,7 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
             if (!isfinite(t->measured))
                 snprintf(mv, sizeof mv, "no samples");
             else if (strcmp(unit, "%") == 0)
-                snprintf(mv, sizeof mv, "%.4g%%", 100 * t->measured);
+                units_fmt_share(t->measured, 4, mv, sizeof mv);
             else
                 snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
             fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
@@ -253,12 +216,12 @@ void run_print_progress(FILE *out, const struct run_progress *p)
         snprintf(tot, sizeof tot, "/%.0fs", p->total_s);
     double len = p->length_s > 0 ? p->length_s : 1;
     fprintf(out, "\r[%6.1fs%s] sent %s/s  done %s/s  in flight %s", p->elapsed_s, tot,
-            fmt_rate(a, sizeof a, (double)p->sent / len), fmt_rate(b, sizeof b, (double)p->completed / len),
-            fmt_count(c, sizeof c, p->in_flight));
+            units_fmt_rate((double)p->sent / len, a, sizeof a), units_fmt_rate((double)p->completed / len, b, sizeof b),
+            units_fmt_count(p->in_flight, c, sizeof c));
     if (p->queued)
         fprintf(out, " (+%llu queued)", (unsigned long long)p->queued);
-    fprintf(out, "  p50 %s p99 %s ms  errors %llu", fmt_ms(a, sizeof a, p->p50_ms), fmt_ms(b, sizeof b, p->p99_ms),
-            (unsigned long long)p->errors);
+    fprintf(out, "  p50 %s p99 %s ms  errors %llu", units_fmt_ms(p->p50_ms, a, sizeof a),
+            units_fmt_ms(p->p99_ms, b, sizeof b), (unsigned long long)p->errors);
     if (p->dropped)
         fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
     fputs("\033[K", out);
