@@ -128,8 +128,6 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
                              HTTP_MATCH_NEEDLE_MAX);
         et->expect_bit = r;
     }
-    if (cfg->nrejects > RUN_MAX_REJECTS)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
     et->nrejects = cfg->nrejects;
     for (size_t i = 0; i < cfg->nrejects; i++) {
         et->reject_status[i] = cfg->rejects[i].status;
@@ -227,34 +225,72 @@ out:
     return rc;
 }
 
-static int validate(const struct run_config *cfg, char *err, size_t errlen)
+/* Every message names the flag of `knee run` that sets the field, so the command line can
+ * leave these checks here and still tell the user which flag to fix. */
+int run_validate(const struct run_config *cfg, char *err, size_t errlen)
 {
     if (cfg->ntargets == 0)
-        return knee_fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL");
+        return knee_fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL (see knee run --help)");
     if (cfg->ntargets > RUN_MAX_TARGETS)
-        return knee_fail(err, errlen, KNEE_EINVAL, "at most %d targets", RUN_MAX_TARGETS);
-    if (!cfg->duration_ns && !cfg->requests)
-        return knee_fail(err, errlen, KNEE_EINVAL, "neither a duration nor a request count bounds the run");
-    if (cfg->ramp && !cfg->duration_ns)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
-    if (cfg->ramp && cfg->requests)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
-    if (cfg->ramp && (cfg->ramp_from < 0 || cfg->ramp_to < 0 || (cfg->ramp_from == 0 && cfg->ramp_to == 0)))
-        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: rates must be >= 0 and not both 0");
-    if (cfg->open_loop && cfg->think_ns)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--think applies to the closed loop only (no --rate)");
-    if (cfg->timeout_ns == 0)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
+        return knee_fail(err, errlen, KNEE_EINVAL, "at most %d targets (URLs and --target)", RUN_MAX_TARGETS);
     for (size_t i = 0; i < cfg->ntargets; i++) {
         const struct run_target_config *t = &cfg->targets[i];
         if (!t->name || !*t->name || !t->url)
-            return knee_fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL", i + 1);
+            return knee_fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL (--target NAME=URL)", i + 1);
         for (size_t j = 0; j < i; j++)
             if (strcmp(cfg->targets[j].name, t->name) == 0)
-                return knee_fail(err, errlen, KNEE_EINVAL, "two targets are named '%s'", t->name);
-        if (t->rate < 0 || !isfinite(t->rate) || t->weight < 0 || !isfinite(t->weight))
-            return knee_fail(err, errlen, KNEE_EINVAL, "target %s: negative or non-finite rate or weight", t->name);
+                return knee_fail(err, errlen, KNEE_EINVAL, "--target: two targets are named '%s'", t->name);
+        if (t->rate < 0 || !isfinite(t->rate))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--target %s: its rate (@R) must be a finite number >= 0",
+                             t->name);
+        if (t->weight < 0 || !isfinite(t->weight))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--mix: the weight of %s must be a finite number >= 0", t->name);
+        if (t->connections && cfg->open_loop)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--target NAME=URL@Nc sets closed-loop connections, but --rate makes this an open loop");
+        if (t->connections > RUN_MAX_CONNECTIONS)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--target %s: @Nc must be between 1 and %d", t->name,
+                             RUN_MAX_CONNECTIONS);
+        if (t->method && !http_is_token(t->method, strlen(t->method)))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--method '%s' is not an HTTP method", t->method);
     }
+    if (!cfg->duration_ns && !cfg->requests)
+        return knee_fail(err, errlen, KNEE_EINVAL, "neither --duration nor --requests bounds the run");
+    if (cfg->rate < 0 || !isfinite(cfg->rate))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--rate must be a finite number > 0");
+    if (cfg->ramp) {
+        if (cfg->rate > 0)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--ramp and --rate: give one (the ramp sets the rate over time)");
+        if (!cfg->duration_ns)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
+        if (cfg->requests)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
+        if (!(cfg->ramp_from >= 0 && cfg->ramp_to >= 0 && isfinite(cfg->ramp_from) && isfinite(cfg->ramp_to)) ||
+            (cfg->ramp_from == 0 && cfg->ramp_to == 0))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: FROM and TO must be rates >= 0, not both 0");
+        if (!cfg->open_loop)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp applies to the open loop");
+    }
+    if (cfg->open_loop && cfg->think_ns)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--think applies to the closed loop (no --rate): an open loop sends on its schedule");
+    if (!cfg->open_loop && cfg->arrivals != RUN_ARRIVALS_CONSTANT)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--arrivals applies to the open loop: give --rate");
+    if (!cfg->open_loop && cfg->when_busy != RUN_BUSY_QUEUE)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--when-busy applies to the open loop: give --rate");
+    if (cfg->connections > RUN_MAX_CONNECTIONS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--connections must be between 1 and %d", RUN_MAX_CONNECTIONS);
+    if (cfg->threads > RUN_MAX_THREADS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--threads must be between 1 and %d", RUN_MAX_THREADS);
+    if (cfg->timeout_ns == 0)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
+    if (cfg->duration_ns && cfg->warmup_ns >= cfg->duration_ns)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--warmup must be shorter than --duration");
+    if (cfg->expect_body && !*cfg->expect_body)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
+    if (cfg->nrejects > RUN_MAX_REJECTS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
     return 0;
 }
 
@@ -437,68 +473,81 @@ static void engine_release(struct engine *e)
     free(e->done);
 }
 
-int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+/* Everything before the threads, shared by run_execute and run_plan: check cfg, parse,
+ * resolve and serialise each target, share out rates, clients and --requests, choose the
+ * thread count and the connection pool within the file descriptor limit (raised as far as
+ * allowed). On failure the caller still calls engine_release. */
+static int engine_prepare(struct engine *e, const struct run_config *cfg, char *err, size_t errlen)
 {
-    memset(res, 0, sizeof *res);
-    if (err && errlen)
-        err[0] = '\0';
-    int rc = validate(cfg, err, errlen);
+    int rc = run_validate(cfg, err, errlen);
     if (rc)
         return rc;
-    struct engine e;
-    memset(&e, 0, sizeof e);
-    e.cfg = cfg;
-    struct run_stop own_stop; /* without a handle from the caller, nobody can stop the run */
-    run_stop_init(&own_stop);
-    e.stop = cfg->stop ? cfg->stop : &own_stop;
-    e.nt = cfg->ntargets;
-    e.targets = xcalloc(e.nt, sizeof *e.targets);
-    result_env_begin(&res->env);
-    for (size_t i = 0; i < e.nt; i++) {
-        e.targets[i].cfg = &cfg->targets[i];
-        rc = prepare_target(&e.targets[i], cfg, err, errlen);
+    e->cfg = cfg;
+    e->nt = cfg->ntargets;
+    e->targets = xcalloc(e->nt, sizeof *e->targets);
+    for (size_t i = 0; i < e->nt; i++) {
+        e->targets[i].cfg = &cfg->targets[i];
+        rc = prepare_target(&e->targets[i], cfg, err, errlen);
         if (rc)
-            goto out;
+            return rc;
     }
-    rc = plan_targets(&e, err, errlen);
+    rc = plan_targets(e, err, errlen);
     if (rc)
-        goto out;
+        return rc;
 
     /* threads */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t T = cfg->threads ? cfg->threads : (uint32_t)(ncpu > 0 ? ncpu : 1);
     uint64_t clients = 0;
-    for (size_t i = 0; i < e.nt; i++)
-        clients += e.targets[i].clients;
+    for (size_t i = 0; i < e->nt; i++)
+        clients += e->targets[i].clients;
     if (!cfg->open_loop && clients < T)
         T = (uint32_t)clients; /* a thread without clients would have nothing to do */
-    e.pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
-    if (cfg->open_loop && e.pool_cap < T)
-        T = e.pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
+    e->pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
+    if (cfg->open_loop && e->pool_cap < T)
+        T = e->pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
     if (T == 0)
         T = 1;
-    e.nworkers = T;
-    e.timeout_ns = cfg->timeout_ns;
-    e.drain_ns = cfg->drain_ns;
-    e.spin_ns = cfg->spin_ns;
-    e.lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
+    e->nworkers = T;
+    e->timeout_ns = cfg->timeout_ns;
+    e->drain_ns = cfg->drain_ns;
+    e->spin_ns = cfg->spin_ns;
+    e->lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
 
     /* descriptors: every connection is one */
-    uint64_t need = (cfg->open_loop ? e.pool_cap : clients) + 64 + 4 * (uint64_t)T;
+    uint64_t need = (cfg->open_loop ? e->pool_cap : clients) + 64 + 4 * (uint64_t)T;
     uint64_t have = 0;
     net_raise_nofile(need, &have);
+    e->fd_limit = have;
+    e->pool_asked = e->pool_cap;
     if (have < need) {
-        if (!cfg->open_loop) {
-            rc = knee_fail(err, errlen, KNEE_EINVAL,
-                           "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
-                           (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
-            goto out;
-        }
-        uint32_t capped = have > 64 + 4 * (uint64_t)T ? (uint32_t)(have - 64 - 4 * (uint64_t)T) : T;
-        result_warn(res, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)", capped,
-                    (unsigned long long)have, e.pool_cap);
-        e.pool_cap = capped;
+        if (!cfg->open_loop)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
+                             (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
+        e->pool_cap = have > 64 + 4 * (uint64_t)T ? (uint32_t)(have - 64 - 4 * (uint64_t)T) : T;
     }
+    return 0;
+}
+
+int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    if (err && errlen)
+        err[0] = '\0';
+    struct engine e;
+    memset(&e, 0, sizeof e);
+    struct run_stop own_stop; /* without a handle from the caller, nobody can stop the run */
+    run_stop_init(&own_stop);
+    e.stop = cfg->stop ? cfg->stop : &own_stop;
+    result_env_begin(&res->env);
+    int rc = engine_prepare(&e, cfg, err, errlen);
+    if (rc)
+        goto out;
+    if (e.pool_cap < e.pool_asked)
+        result_warn(res, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)", e.pool_cap,
+                    (unsigned long long)e.fd_limit, e.pool_asked);
+    uint32_t T = e.nworkers;
     res->threads = T;
     res->pool_cap = e.pool_cap;
 
@@ -605,4 +654,80 @@ out:
     if (rc)
         run_result_release(res);
     return rc;
+}
+
+/* ------------------------------------------------------------------ plan (no run) */
+
+static void plan_counts(const struct engine *e, const struct engine_target *et, struct run_plan_target *pt)
+{
+    const struct run_config *cfg = e->cfg;
+    bool bounded = et->limit != UINT64_MAX;
+    pt->warmup_planned = cfg->warmup_ns ? NAN : 0;
+    pt->planned_exact = true;
+    if (!cfg->open_loop) {
+        pt->planned = bounded ? (double)et->limit : NAN;
+        return;
+    }
+    struct sched s;
+    sched_init(&s, cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to, (double)cfg->duration_ns / 1e9, 0,
+               cfg->duration_ns ? cfg->duration_ns : UINT64_MAX, et->limit, 1, 0, cfg->seed);
+    if (s.poisson) {
+        double lam = bounded ? (double)et->limit : sched_expected_count(&s, (double)cfg->duration_ns / 1e9);
+        double warm = sched_expected_count(&s, (double)cfg->warmup_ns / 1e9);
+        pt->planned = lam;
+        pt->warmup_planned = warm < lam ? warm : lam;
+        pt->planned_exact = bounded;
+        return;
+    }
+    pt->planned = (double)(bounded ? et->limit : sched_constant_count(&s, cfg->duration_ns));
+    pt->warmup_planned = (double)sched_constant_count(&s, cfg->warmup_ns);
+}
+
+int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, size_t errlen)
+{
+    memset(plan, 0, sizeof *plan);
+    if (err && errlen)
+        err[0] = '\0';
+    struct engine e;
+    memset(&e, 0, sizeof e);
+    int rc = engine_prepare(&e, cfg, err, errlen);
+    if (rc)
+        goto out;
+    plan->ntargets = e.nt;
+    plan->targets = xcalloc(e.nt, sizeof *plan->targets);
+    struct run_plan_target *all = &plan->all;
+    snprintf(all->name, sizeof all->name, "all");
+    all->planned_exact = true;
+    for (size_t i = 0; i < e.nt; i++) {
+        const struct engine_target *et = &e.targets[i];
+        struct run_plan_target *pt = &plan->targets[i];
+        snprintf(pt->name, sizeof pt->name, "%s", et->cfg->name);
+        snprintf(pt->url, sizeof pt->url, "%s", et->cfg->url);
+        snprintf(pt->address, sizeof pt->address, "%s", et->addr.text);
+        pt->resolve_ns = et->resolve_ns;
+        pt->request_bytes = et->req_len;
+        pt->rate_from = cfg->open_loop ? et->rate_from : 0;
+        pt->rate_to = cfg->open_loop ? et->rate_to : 0;
+        pt->connections = et->clients;
+        plan_counts(&e, et, pt);
+        all->rate_from += pt->rate_from;
+        all->rate_to += pt->rate_to;
+        all->connections += pt->connections;
+        all->planned += pt->planned;
+        all->warmup_planned += pt->warmup_planned;
+        all->planned_exact &= pt->planned_exact;
+    }
+    plan->threads = e.nworkers;
+    plan->pool_cap = e.pool_cap;
+    plan->pool_asked = e.pool_asked;
+    plan->fd_limit = e.fd_limit;
+out:
+    engine_release(&e);
+    return rc;
+}
+
+void run_plan_release(struct run_plan *plan)
+{
+    free(plan->targets);
+    memset(plan, 0, sizeof *plan);
 }

@@ -170,6 +170,8 @@ struct engine {
     uint64_t window_end_ns; /* end of the measurement window */
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint32_t pool_cap;
+    uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
+    uint64_t fd_limit;   /* RLIMIT_NOFILE after raising it */
     struct outlog *log;
     /* interval merge */
     pthread_mutex_t mu;

@@ -29,6 +29,8 @@
 #define RUN_SEND_RATE_FLOOR 0.99            /* achieved/planned send rate below this → warning */
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_REJECTS 8
+#define RUN_MAX_CONNECTIONS 1000000 /* --connections, a target's @Nc */
+#define RUN_MAX_THREADS 1024
 #define RUN_QUEUE_CAP (1u << 20) /* queued requests per thread before they count as dropped */
 #define RUN_MAX_CONNECTING 64    /* open loop: connects in progress per thread */
 
@@ -235,6 +237,13 @@ struct run_result {
     bool log_slowed; /* the request-log writer could not keep up */
 };
 
+/* Check cfg without touching the network: targets named and unique, the load model consistent
+ * (--think, --arrivals, --when-busy, @Nc only where they apply; --ramp alone), a bound on the
+ * run, limits on connections, threads and --reject. Returns 0 or KNEE_EINVAL with one line in
+ * err that names the `knee run` flag to fix ("--timeout must be > 0"). run_execute and
+ * run_plan call it first; the command line calls it before it opens any output file. */
+int run_validate(const struct run_config *cfg, char *err, size_t errlen);
+
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0
  * with *res filled (release with run_result_release), or a negative code with a one-line
  * reason in err: KNEE_EINVAL (bad configuration), KNEE_EUNSUPPORTED (https), KNEE_ENOTFOUND
@@ -243,6 +252,39 @@ struct run_result {
  * process (each with its own cfg, res and stop handle); a run uses no global state. */
 int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen);
 void run_result_release(struct run_result *res);
+
+/* What run_execute would do with a configuration, worked out without sending anything (knee
+ * run --dry-run): the targets resolved and their requests serialised, each target's share of
+ * the rate or of the clients and of --requests, the threads and the connection pool. */
+struct run_plan_target {
+    char name[64];
+    char url[256];
+    char address[64]; /* resolved address */
+    uint64_t resolve_ns;
+    size_t request_bytes;      /* the serialised request every send writes (head and body) */
+    double rate_from, rate_to; /* open loop: requests/s (equal unless --ramp); 0 in the closed loop */
+    uint32_t connections;      /* closed loop: clients; 0 in the open loop */
+    double planned;            /* requests planned, warm-up included; NAN when the closed loop runs for a time */
+    double warmup_planned;     /* of which in the warm-up (0 without one; NAN when unknown) */
+    bool planned_exact;        /* false: an expectation (Poisson arrivals) */
+};
+
+struct run_plan {
+    size_t ntargets;
+    struct run_plan_target *targets;
+    struct run_plan_target all; /* the totals (name "all"; rates and connections summed) */
+    uint32_t threads;
+    uint32_t pool_cap;   /* open loop: the connection pool across threads */
+    uint32_t pool_asked; /* pool_cap < pool_asked: capped by the file descriptor limit */
+    uint64_t fd_limit;   /* RLIMIT_NOFILE, raised as far as allowed */
+};
+
+/* Fill *plan for cfg: run_validate, then every step run_execute takes before its threads
+ * start (URL parsing, name resolution, request building, shares, thread count, descriptor
+ * limit). Sends nothing and opens no file. Returns 0 (release with run_plan_release) or the
+ * same errors as run_execute with a reason in err. */
+int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, size_t errlen);
+void run_plan_release(struct run_plan *plan);
 
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
  * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]. run_execute

@@ -110,9 +110,12 @@ static void test_fmt_share_and_percentile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fmt_count),   cmocka_unit_test(test_fmt_rate),
-        cmocka_unit_test(test_fmt_ms),      cmocka_unit_test(test_fmt_fixed),
-        cmocka_unit_test(test_fmt_seconds), cmocka_unit_test(test_fmt_duration),
+        cmocka_unit_test(test_fmt_count),
+        cmocka_unit_test(test_fmt_rate),
+        cmocka_unit_test(test_fmt_ms),
+        cmocka_unit_test(test_fmt_fixed),
+        cmocka_unit_test(test_fmt_seconds),
+        cmocka_unit_test(test_fmt_duration),
         cmocka_unit_test(test_fmt_share_and_percentile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
