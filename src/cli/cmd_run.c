@@ -95,8 +95,10 @@ static int run_with_signals(struct run_config *cfg, struct run_result *res, char
     return r;
 }
 
-/* The run, the reports and the exit code: 0, 1 (accounting broken, an output not written,
- * or a run that could not start), 2 (bad input found by the engine), 99 (a threshold failed). */
+/* The run, the reports and the exit code: 0; 1 when the accounting broke, an output that was
+ * asked for (--json, --hlog, --out) could not be written whole, or the run could not start;
+ * 2 for bad input found by the engine (a name that does not resolve); 99 when a threshold
+ * failed. */
 static int run_and_report(struct runopts_config *rc, struct run_output *out, bool progress)
 {
     struct run_config *cfg = &rc->cfg;
@@ -121,9 +123,9 @@ static int run_and_report(struct runopts_config *rc, struct run_output *out, boo
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
     run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr);
     written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
-    int code = !res.accounting_ok ? 1 : !all_pass ? 99 : 0;
+    written &= res.out_error == 0; /* the summary's warnings said why */
+    int code = !res.accounting_ok || !written ? 1 : !all_pass ? 99 : 0;
     run_result_release(&res);
-    (void)written;
     return code;
 }
 

@@ -26,8 +26,7 @@ static bool find_target(const struct run_tgt *t, size_t n, const char *name, siz
 
 /* "NAME=rest" where NAME is a target: true with its index and *rest; else false and
  * *rest = s. `stop` is a character that may not occur in the prefix (':' for headers). */
-static bool target_prefix(const struct run_tgt *t, size_t n, const char *s, char stop, size_t *idx,
-                          const char **rest)
+static bool target_prefix(const struct run_tgt *t, size_t n, const char *s, char stop, size_t *idx, const char **rest)
 {
     *rest = s;
     const char *eq = strchr(s, '=');

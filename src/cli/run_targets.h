@@ -14,7 +14,7 @@
 /* One target's request parts gathered from the flags (strings owned unless noted). */
 struct run_tgt {
     char *name, *url;
-    const char *method; /* points into argv; NULL = GET */
+    const char *method;     /* points into argv; NULL = GET */
     struct strlist headers; /* borrowed from argv */
     char *body;
     size_t body_len;

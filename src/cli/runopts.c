@@ -45,12 +45,14 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
         return ROW("seed", 0, OPT_COUNT, &o->seed, "N",
                    "seed of the Poisson arrivals (default 1): the same seed, the same plan");
     case RUNOPT_RAMP:
-        return ROW("ramp", 0, OPT_STR, &o->ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration");
+        return ROW("ramp", 0, OPT_STR, &o->ramp, "FROM:TO",
+                   "open loop: rate rising (or falling) linearly over the duration");
     case RUNOPT_CONNECTIONS:
         return ROW("connections", 'c', OPT_COUNT, &o->connections, "N",
                    "closed loop: concurrent clients (default 8); open loop: connection pool cap (default 10000)");
     case RUNOPT_THINK:
-        return ROW("think", 0, OPT_DURATION, &o->think_ns, "D", "closed loop: pause between a response and the next request");
+        return ROW("think", 0, OPT_DURATION, &o->think_ns, "D",
+                   "closed loop: pause between a response and the next request");
     case RUNOPT_DURATION:
         return ROW("duration", 'd', OPT_DURATION, &o->duration_ns, "D",
                    "how long requests are planned (default 10s; with --requests, no limit)");
@@ -63,7 +65,8 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
         return ROW("mix", 0, OPT_STR, &o->mix, "NAME=W,...",
                    "weights of targets sharing --rate or --connections (default 1 each)");
     case RUNOPT_METHOD:
-        return ROW("method", 'm', OPT_LIST, &o->methods, "[T=]M", "request method (default GET); T= for one target only");
+        return ROW("method", 'm', OPT_LIST, &o->methods, "[T=]M",
+                   "request method (default GET); T= for one target only");
     case RUNOPT_HEADER:
         return ROW("header", 'H', OPT_LIST, &o->headers, "[T=]'K: V'",
                    "request header (repeatable); T= for one target only");

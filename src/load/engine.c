@@ -636,8 +636,10 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     if (e.log) {
         int lr = outlog_close(e.log);
         e.log = NULL;
-        if (lr)
+        if (lr) {
+            res->out_error = lr;
             result_warn(res, "--out %s: writing failed: %s", cfg->out_path, knee_strerror(lr));
+        }
     }
     for (uint32_t i = 0; i < T; i++)
         if (e.workers[i].fatal)

@@ -235,6 +235,7 @@ struct run_result {
     char **warnings;
     struct run_env env;
     bool log_slowed; /* the request-log writer could not keep up */
+    int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
 };
 
 /* Check cfg without touching the network: targets named and unique, the load model consistent
