@@ -19,7 +19,7 @@
 /* knee run's own flags, beside the load options. */
 struct run_flags {
     const char *json, *hlog;
-    bool progress;
+    bool progress, verbose;
 };
 
 /* The table: the load options with knee run's own rows among them, in --help order. */
@@ -42,9 +42,13 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
+    rows[n++] = (struct opt){
+        "verbose",   'v',  OPT_FLAG,
+        &f->verbose, NULL, "the full summary: every table, per target, by outcome (default when something is wrong)",
+        0,           NULL, false};
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 3)
+#define RUN_NROWS (RUNOPT_COUNT + 4)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -99,9 +103,10 @@ static int run_with_signals(struct run_config *cfg, struct run_result *res, char
  * asked for (--json, --hlog, --out) could not be written whole, or the run could not start;
  * 2 for bad input found by the engine (a name that does not resolve); 99 when a threshold
  * failed. */
-static int run_and_report(struct runopts_config *rc, struct run_output *out, bool progress)
+static int run_and_report(struct runopts_config *rc, struct run_output *out, const struct run_flags *f)
 {
     struct run_config *cfg = &rc->cfg;
+    bool progress = f->progress || isatty(STDERR_FILENO);
     if (progress)
         cfg->on_progress = on_progress;
     struct run_result res;
@@ -121,7 +126,7 @@ static int run_and_report(struct runopts_config *rc, struct run_output *out, boo
         all_pass &= rc->thr[i].pass;
     }
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
-    run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr);
+    run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
     written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
     written &= res.out_error == 0; /* the summary's warnings said why */
     int code = !res.accounting_ok || !written ? 1 : !all_pass ? 99 : 0;
@@ -160,7 +165,7 @@ int cmd_run(int argc, char **argv)
         struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
         rc = run_output_open(&out, &spec, &cfg.cfg);
         if (rc == 0)
-            rc = run_and_report(&cfg, &out, f.progress || isatty(STDERR_FILENO));
+            rc = run_and_report(&cfg, &out, &f);
         runopts_config_release(&cfg);
     }
     strlist_release(&urls);

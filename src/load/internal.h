@@ -202,8 +202,10 @@ void result_begin(struct run_result *res, const struct engine *e);
 /* After the workers are joined: merge their totals into res, set the window, rates and the
  * accounting check, finish the environment record and append the warnings. */
 void result_finish(struct engine *e, struct run_result *res);
-/* Append one warning (printf-style; copied). */
+/* Append one warning (printf-style; copied) that needs attention (sets res->attention). */
 void result_warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append one warning that only qualifies the numbers (few samples, the warm-up left out). */
+void result_note(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);

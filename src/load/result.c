@@ -40,15 +40,30 @@ void run_summarize(const struct hdr *h, struct run_summary *s)
     s->p999 = (double)hdr_value_at_percentile(h, 99.9) / 1e6;
 }
 
-void result_warn(struct run_result *res, const char *fmt, ...)
+static void add_warning(struct run_result *res, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void add_warning(struct run_result *res, const char *fmt, va_list ap)
 {
     char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
     res->warnings[res->nwarnings++] = xstrdup(buf);
+}
+
+void result_warn(struct run_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_warning(res, fmt, ap);
+    va_end(ap);
+    res->attention = true;
+}
+
+void result_note(struct run_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_warning(res, fmt, ap);
+    va_end(ap);
 }
 
 static void counts_add(struct run_counts *d, const struct run_counts *s)
@@ -293,14 +308,14 @@ void result_finish(struct engine *e, struct run_result *res)
                     (unsigned long long)c->conns_unsolicited);
     uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
     if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
-        result_warn(res, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
+        result_note(res, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
                     (unsigned long long)n_all, STATS_MIN_BEYOND);
     else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
-        result_warn(res, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
+        result_note(res, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
                     (unsigned long long)n_all, STATS_MIN_BEYOND);
     uint64_t warm_n = res->all.warmup_counts.planned;
     if (cfg->warmup_ns)
-        result_warn(res, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics%s",
+        result_note(res, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics%s",
                     (unsigned long long)warm_n, (double)cfg->warmup_ns / 1e9,
                     cfg->out_path ? " (they are in --out)" : "");
     if (slowed)

@@ -232,7 +232,8 @@ struct run_result {
     size_t nticks;
     struct run_tick *ticks;
     size_t nwarnings;
-    char **warnings;
+    char **warnings; /* most important first */
+    bool attention;  /* a warning says something went wrong (not only: few samples, warm-up left out) */
     struct run_env env;
     bool log_slowed; /* the request-log writer could not keep up */
     int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */

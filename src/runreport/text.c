@@ -119,17 +119,74 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
     }
 }
 
-void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
-                       const struct run_threshold *thr, size_t nthr)
+/* Anything the compact form would leave to --verbose that needs a reader's eyes: then the
+ * full form is printed. Notes about few samples or the warm-up do not count (they print in
+ * both forms); rejections are data the user asked for (--reject), not failures. */
+bool run_summary_needs_full(const struct run_config *cfg, const struct run_result *res, const struct run_threshold *thr,
+                            size_t nthr)
+{
+    (void)cfg;
+    if (res->ntargets != 1 || res->attention || res->generator_limited || !res->accounting_ok || res->interrupted)
+        return true;
+    const struct run_counts *cs[2] = {&res->all.counts, &res->all.warmup_counts};
+    for (int k = 0; k < 2; k++)
+        for (int o = 0; o < OUTCOME_COUNT; o++)
+            if (o != OUTCOME_OK && o != OUTCOME_REJECTED && cs[k]->outcome[o])
+                return true;
+    for (size_t i = 0; i < nthr; i++)
+        if (!thr[i].pass)
+            return true;
+    return false;
+}
+
+/* "sent N = ok N + rejected M  [holds]": the compact accounting line names only the outcomes
+ * that occurred (the full line names every one). */
+static void accounting_compact(FILE *out, const struct run_counts *c)
+{
+    char a[32], b[32];
+    uint64_t sum = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            sum += c->outcome[o];
+    fprintf(out, "  sent %s =", units_fmt_count(c->sent, a, sizeof a));
+    bool first = true;
+    for (int o = 0; o < OUTCOME_COUNT; o++) {
+        if (o == OUTCOME_DROPPED || (!c->outcome[o] && !(o == OUTCOME_OK && sum == 0)))
+            continue;
+        fprintf(out, "%s %s %s", first ? "" : " +", reqlog_outcome_name((enum reqlog_outcome)o),
+                units_fmt_count(c->outcome[o], b, sizeof b));
+        first = false;
+    }
+    fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
+}
+
+static void compact_row(FILE *out, const char *label, const struct hdr *h)
+{
+    struct run_summary s;
+    run_summarize(h, &s);
+    char c[32], v[5][24];
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s.count, c, sizeof c),
+            units_fmt_ms(s.p50, v[0], 24), units_fmt_ms(s.p90, v[1], 24), units_fmt_ms(s.p99, v[2], 24),
+            units_fmt_ms(s.p999, v[3], 24), units_fmt_ms(s.max, v[4], 24));
+}
+
+static void requests_and_rates(FILE *out, const struct run_config *cfg, const struct run_result *res, bool full)
 {
     char a[32], b[32], c[32], d[32];
-    plan_line(out, cfg, res);
     const struct run_counts *all = &res->all.counts;
     fprintf(out, "\nrequests%s\n", cfg->warmup_ns ? " (planned after the warm-up)" : "");
-    accounting(out, all, "  ");
-    if (cfg->warmup_ns) {
-        fprintf(out, "  warm-up (not in the statistics below):\n");
-        accounting(out, &res->all.warmup_counts, "    ");
+    if (full) {
+        accounting(out, all, "  ");
+        if (cfg->warmup_ns) {
+            fprintf(out, "  warm-up (not in the statistics below):\n");
+            accounting(out, &res->all.warmup_counts, "    ");
+        }
+    } else {
+        bool plan_ok = all->planned == all->sent + all->dropped;
+        fprintf(out, "  planned %s = sent %s + dropped %s  [%s]\n", units_fmt_count(all->planned, a, sizeof a),
+                units_fmt_count(all->sent, b, sizeof b), units_fmt_count(all->dropped, c, sizeof c),
+                plan_ok ? "holds" : "BROKEN");
+        accounting_compact(out, all);
     }
     fprintf(out, "  rates per second over the %.3f s window: planned %s  sent %s  completed %s  goodput %s\n",
             res->window_s, units_fmt_rate(res->planned_rate, a, sizeof a), units_fmt_rate(res->sent_rate, b, sizeof b),
@@ -137,42 +194,94 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
     if (cfg->open_loop && isfinite(res->send_ratio))
         fprintf(out, "  sent on schedule: %.2f%% of planned requests left by the end of the plan\n",
                 100 * res->send_ratio);
+}
 
-    latency_tables(out, cfg, &res->all);
-
-    if (res->ntargets > 1) {
-        for (size_t i = 0; i < res->ntargets; i++) {
-            const struct run_target_result *t = &res->targets[i];
-            fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
-            accounting(out, &t->counts, "  ");
-            double win = res->window_s > 0 ? res->window_s : NAN;
-            fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
-                    units_fmt_rate((double)t->counts.planned / win, a, sizeof a),
-                    units_fmt_rate((double)t->counts.sent / win, b, sizeof b),
-                    units_fmt_rate((double)t->counts.outcome[OUTCOME_OK] / win, c, sizeof c));
-            latency_tables(out, cfg, t);
-        }
-    }
-
+static void server_timing(FILE *out, const struct run_result *res)
+{
     bool any_st = false;
     for (size_t i = 0; i < res->ntargets; i++)
         any_st |= res->targets[i].nst > 0;
-    if (any_st) {
-        fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
-        fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
-                "max");
-        for (size_t i = 0; i < res->ntargets; i++)
-            for (size_t j = 0; j < res->targets[i].nst; j++) {
-                struct run_summary s;
-                run_summarize(&res->targets[i].st[j].dur, &s);
-                char v[6][24];
-                fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name,
-                        res->targets[i].st[j].name, units_fmt_count(s.count, v[0], 24), units_fmt_ms(s.mean, v[1], 24),
-                        units_fmt_ms(s.p50, v[2], 24), units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p99, v[4], 24),
-                        units_fmt_ms(s.max, v[5], 24));
-            }
-    }
+    if (!any_st)
+        return;
+    fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
+    fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
+            "max");
+    for (size_t i = 0; i < res->ntargets; i++)
+        for (size_t j = 0; j < res->targets[i].nst; j++) {
+            struct run_summary s;
+            run_summarize(&res->targets[i].st[j].dur, &s);
+            char v[6][24];
+            fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name, res->targets[i].st[j].name,
+                    units_fmt_count(s.count, v[0], 24), units_fmt_ms(s.mean, v[1], 24), units_fmt_ms(s.p50, v[2], 24),
+                    units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p99, v[4], 24), units_fmt_ms(s.max, v[5], 24));
+        }
+}
 
+static void per_target(FILE *out, const struct run_config *cfg, const struct run_result *res)
+{
+    char a[32], b[32], c[32];
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const struct run_target_result *t = &res->targets[i];
+        fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
+        accounting(out, &t->counts, "  ");
+        double win = res->window_s > 0 ? res->window_s : NAN;
+        fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
+                units_fmt_rate((double)t->counts.planned / win, a, sizeof a),
+                units_fmt_rate((double)t->counts.sent / win, b, sizeof b),
+                units_fmt_rate((double)t->counts.outcome[OUTCOME_OK] / win, c, sizeof c));
+        latency_tables(out, cfg, t);
+    }
+}
+
+static void warnings_and_thresholds(FILE *out, const struct run_result *res, const struct run_threshold *thr,
+                                    size_t nthr)
+{
+    if (res->nwarnings) {
+        fprintf(out, "\nwarnings\n");
+        for (size_t i = 0; i < res->nwarnings; i++)
+            fprintf(out, "  ! %s\n", res->warnings[i]);
+    }
+    if (!nthr)
+        return;
+    fprintf(out, "\nthresholds\n");
+    for (size_t i = 0; i < nthr; i++) {
+        const struct run_threshold *t = &thr[i];
+        const char *unit = run_threshold_unit(t);
+        char mv[40];
+        if (!isfinite(t->measured))
+            snprintf(mv, sizeof mv, "no samples");
+        else if (strcmp(unit, "%") == 0)
+            units_fmt_share(t->measured, 4, mv, sizeof mv);
+        else
+            snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
+        fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
+    }
+}
+
+void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
+                       const struct run_threshold *thr, size_t nthr, bool verbose)
+{
+    char a[32], b[32], c[32], d[32];
+    bool full = verbose || run_summary_needs_full(cfg, res, thr, nthr);
+    plan_line(out, cfg, res);
+    requests_and_rates(out, cfg, res, full);
+    if (full) {
+        latency_tables(out, cfg, &res->all);
+        if (res->ntargets > 1)
+            per_target(out, cfg, res);
+        server_timing(out, res);
+    } else {
+        fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
+        compact_row(out, "latency (ms)", &res->all.latency_all);
+        if (cfg->open_loop) {
+            compact_row(out, "lag (ms)", &res->all.lag);
+            fprintf(out, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - "
+                         "T0)\n");
+        } else {
+            fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
+        }
+    }
+    const struct run_counts *all = &res->all.counts;
     fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
             units_fmt_count(all->conns_opened, a, sizeof a), units_fmt_count(all->conns_failed, b, sizeof b),
             units_fmt_count(all->conns_closed_by_peer, c, sizeof c));
@@ -180,32 +289,13 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
         fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
     fprintf(out, "; %s bytes received\n",
             units_fmt_count(all->bytes_in + res->all.warmup_counts.bytes_in, a, sizeof a));
-    fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s\n",
-            res->elapsed_s);
+    fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
+            res->elapsed_s, full ? "" : "; --verbose: every table");
     if (!cfg->open_loop)
         fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
                      "server slows the load and its stalls are hidden from the latency (coordinated omission); "
                      "--rate R measures from the planned send instead\n");
-    if (res->nwarnings) {
-        fprintf(out, "\nwarnings\n");
-        for (size_t i = 0; i < res->nwarnings; i++)
-            fprintf(out, "  ! %s\n", res->warnings[i]);
-    }
-    if (nthr) {
-        fprintf(out, "\nthresholds\n");
-        for (size_t i = 0; i < nthr; i++) {
-            const struct run_threshold *t = &thr[i];
-            const char *unit = run_threshold_unit(t);
-            char mv[40];
-            if (!isfinite(t->measured))
-                snprintf(mv, sizeof mv, "no samples");
-            else if (strcmp(unit, "%") == 0)
-                units_fmt_share(t->measured, 4, mv, sizeof mv);
-            else
-                snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
-            fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
-        }
-    }
+    warnings_and_thresholds(out, res, thr, nthr);
 }
 
 void run_print_progress(FILE *out, const struct run_progress *p)
