@@ -19,8 +19,15 @@
 /* knee run's own flags, beside the load options. */
 struct run_flags {
     const char *json, *hlog;
-    bool progress, verbose;
+    bool progress, verbose, dry_run;
 };
+
+static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
+                      const char *help)
+{
+    return (struct opt){
+        .name = name, .short_name = short_name, .kind = kind, .dst = dst, .metavar = metavar, .help = help};
+}
 
 /* The table: the load options with knee run's own rows among them, in --help order. */
 static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
@@ -28,27 +35,23 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     size_t n = 0;
     for (int id = RUNOPT_RATE; id <= RUNOPT_THREADS; id++)
         rows[n++] = runopts_row(o, (enum runopt_id)id);
-    rows[n++] = (struct opt){"json",   0,        OPT_STR,
-                             &f->json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)",
-                             0,        NULL,     false};
+    rows[n++] =
+        row("json", 0, OPT_STR, &f->json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)");
     rows[n++] = runopts_row(o, RUNOPT_OUT);
-    rows[n++] = (struct opt){
-        "hlog",   0,      OPT_STR,
-        &f->hlog, "FILE", "HdrHistogram interval log: per second and target, latency in ns (tag = target name)",
-        0,        NULL,   false};
-    rows[n++] = (struct opt){
-        "progress", 0,    OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal",
-        0,          NULL, false};
+    rows[n++] = row("hlog", 0, OPT_STR, &f->hlog, "FILE",
+                    "HdrHistogram interval log: per second and target, latency in ns (tag = target name)");
+    rows[n++] =
+        row("progress", 0, OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal");
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
-    rows[n++] = (struct opt){
-        "verbose",   'v',  OPT_FLAG,
-        &f->verbose, NULL, "the full summary: every table, per target, by outcome (default when something is wrong)",
-        0,           NULL, false};
+    rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
+                    "the full summary: every table, per target, by outcome (default when something is wrong)");
+    rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
+                    "check every flag, resolve the targets, print the plan and exit: send nothing");
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 4)
+#define RUN_NROWS (RUNOPT_COUNT + 5)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -99,6 +102,46 @@ static int run_with_signals(struct run_config *cfg, struct run_result *res, char
     return r;
 }
 
+/* The exit code of a run_execute or run_plan failure: bad input (2) or a failure to run (1). */
+static int failure_code(int r)
+{
+    return (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) ? 2 : 1;
+}
+
+/* --dry-run: everything a run checks before its first request, then the plan; nothing is
+ * sent and no file is created (outputs are only checked for write access). */
+static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc, const struct run_flags *f)
+{
+    const struct run_config *cfg = &rc->cfg;
+    struct run_output out = {.json_path = f->json, .hlog_path = f->hlog};
+    if (run_output_check(&out, spec, cfg))
+        return 2;
+    struct run_plan plan;
+    char err[512];
+    int r = run_plan(cfg, &plan, err, sizeof err);
+    if (r) {
+        fprintf(stderr, "knee run: %s\n", err[0] ? err : knee_strerror(r));
+        return failure_code(r);
+    }
+    run_print_plan(stdout, cfg, &plan);
+    run_plan_release(&plan);
+    if (f->json || cfg->out_path || f->hlog || rc->nthr)
+        printf("\noutputs\n");
+    if (f->json)
+        printf("  --json %s: the summary as JSON\n", strcmp(f->json, "-") == 0 ? "- (stdout)" : f->json);
+    if (cfg->out_path) {
+        size_t n = strlen(cfg->out_path);
+        bool csv = n >= 4 && strcmp(cfg->out_path + n - 4, ".csv") == 0;
+        printf("  --out %s: one row per request (%s)\n", cfg->out_path, csv ? "CSV" : "knee's binary request log");
+    }
+    if (f->hlog)
+        printf("  --hlog %s: HdrHistogram interval log, one interval per second and target\n", f->hlog);
+    for (size_t i = 0; i < rc->nthr; i++)
+        printf("  --threshold %s (exit 99 when it fails)\n", rc->thr[i].expr);
+    printf("\ndry run: every flag checked, every target resolved; nothing was sent\n");
+    return 0;
+}
+
 /* The run, the reports and the exit code: 0; 1 when the accounting broke, an output that was
  * asked for (--json, --hlog, --out) could not be written whole, or the run could not start;
  * 2 for bad input found by the engine (a name that does not resolve); 99 when a threshold
@@ -118,7 +161,7 @@ static int run_and_report(struct runopts_config *rc, struct run_output *out, con
     if (r) {
         run_output_abort(out);
         fprintf(stderr, "knee run: %s\n", err[0] ? err : knee_strerror(r));
-        return (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) ? 2 : 1;
+        return failure_code(r);
     }
     bool all_pass = true;
     for (size_t i = 0; i < rc->nthr; i++) {
@@ -163,8 +206,9 @@ int cmd_run(int argc, char **argv)
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
         struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
-        rc = run_output_open(&out, &spec, &cfg.cfg);
-        if (rc == 0)
+        if (f.dry_run)
+            rc = dry_run(&spec, &cfg, &f);
+        else if ((rc = run_output_open(&out, &spec, &cfg.cfg)) == 0)
             rc = run_and_report(&cfg, &out, &f);
         runopts_config_release(&cfg);
     }

@@ -32,6 +32,11 @@ bool run_summary_needs_full(const struct run_config *cfg, const struct run_resul
 void run_write_json(FILE *out, const struct run_config *cfg, const struct run_result *res,
                     const struct run_threshold *thr, size_t nthr, bool pretty);
 
+/* The plan of a run that is not run (knee run --dry-run): the same head as the summary, each
+ * target with its share and its planned count and the size of its request, then the planned
+ * requests (exact, or "about" for Poisson arrivals), the warm-up, timeout and drain. */
+void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan);
+
 /* One progress line ("\r" + text, no newline) for a terminal. */
 void run_print_progress(FILE *out, const struct run_progress *p);
 

@@ -77,7 +77,8 @@ static void accounting(FILE *out, const struct run_counts *c, const char *indent
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
 }
 
-static void plan_line(FILE *out, const struct run_config *cfg, const struct run_result *res)
+/* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads" */
+static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads, uint32_t pool_cap, uint32_t conns)
 {
     char a[32], b[32];
     fprintf(out, "knee run: ");
@@ -90,12 +91,9 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
             fprintf(out, ", %s/s", units_fmt_rate(cfg->rate, a, sizeof a));
         if (cfg->arrivals == RUN_ARRIVALS_POISSON)
             fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
-        fprintf(out, ", pool up to %s connections (%s when busy)", units_fmt_count(res->pool_cap, a, sizeof a),
+        fprintf(out, ", pool up to %s connections (%s when busy)", units_fmt_count(pool_cap, a, sizeof a),
                 cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
     } else {
-        uint32_t conns = 0;
-        for (size_t i = 0; i < res->ntargets; i++)
-            conns += res->targets[i].connections;
         fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
             fprintf(out, ", think %s", units_fmt_ms((double)cfg->think_ns / 1e6, a, sizeof a)), fprintf(out, " ms");
@@ -104,13 +102,27 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         fprintf(out, ", %.3g s", (double)cfg->duration_ns / 1e9);
     if (cfg->requests)
         fprintf(out, ", %s requests", units_fmt_count(cfg->requests, a, sizeof a));
-    fprintf(out, ", %u thread%s%s\n", res->threads, res->threads == 1 ? "" : "s",
-            cfg->keepalive ? "" : ", no keep-alive");
+    fprintf(out, ", %u thread%s%s\n", threads, threads == 1 ? "" : "s", cfg->keepalive ? "" : ", no keep-alive");
+}
+
+/* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
+static void target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
+{
+    char rt[32];
+    fprintf(out, "  %-10s %s -> %s (resolved in %s)", name, url, address,
+            units_fmt_duration(resolve_ns, rt, sizeof rt));
+}
+
+static void plan_line(FILE *out, const struct run_config *cfg, const struct run_result *res)
+{
+    char a[32];
+    uint32_t conns = 0;
+    for (size_t i = 0; i < res->ntargets; i++)
+        conns += res->targets[i].connections;
+    plan_head(out, cfg, res->threads, res->pool_cap, conns);
     for (size_t i = 0; i < res->ntargets; i++) {
         const struct run_target_result *t = &res->targets[i];
-        char rt[32];
-        fprintf(out, "  %-10s %s -> %s (resolved in %s)", t->name, t->url, t->address,
-                units_fmt_duration(t->resolve_ns, rt, sizeof rt));
+        target_head(out, t->name, t->url, t->address, t->resolve_ns);
         if (cfg->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
         else
@@ -316,4 +328,66 @@ void run_print_progress(FILE *out, const struct run_progress *p)
         fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
     fputs("\033[K", out);
     fflush(out);
+}
+
+/* ------------------------------------------------------------------ the plan (--dry-run) */
+
+/* "1,000", or "about 1,000" for an expectation. */
+static const char *planned_count(double n, bool exact, char *buf, size_t len)
+{
+    char c[32];
+    snprintf(buf, len, "%s%s", exact ? "" : "about ", units_fmt_count((uint64_t)llround(n), c, sizeof c));
+    return buf;
+}
+
+static void plan_target(FILE *out, const struct run_config *cfg, const struct run_plan_target *t)
+{
+    char a[32], b[32], n[48];
+    target_head(out, t->name, t->url, t->address, t->resolve_ns);
+    if (cfg->open_loop && t->rate_from != t->rate_to)
+        fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
+                units_fmt_rate(t->rate_to, b, sizeof b));
+    else if (cfg->open_loop)
+        fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+    else
+        fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
+    if (isfinite(t->planned))
+        fprintf(out, ", %s planned", planned_count(t->planned, t->planned_exact, n, sizeof n));
+    fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
+}
+
+void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan)
+{
+    char a[32], b[32], n[48];
+    plan_head(out, cfg, plan->threads, plan->pool_cap, plan->all.connections);
+    for (size_t i = 0; i < plan->ntargets; i++)
+        plan_target(out, cfg, &plan->targets[i]);
+    const struct run_plan_target *all = &plan->all;
+    fprintf(out, "\nplan\n");
+    if (isfinite(all->planned)) {
+        fprintf(out, "  %s requests planned", planned_count(all->planned, all->planned_exact, n, sizeof n));
+        if (cfg->duration_ns)
+            fprintf(out, " over %.3g s", (double)cfg->duration_ns / 1e9);
+        if (cfg->open_loop && !all->planned_exact)
+            fprintf(out, " (Poisson arrivals: the count varies from seed to seed)");
+        if (!cfg->open_loop)
+            fprintf(out, ", shared by %u connection%s", all->connections, all->connections == 1 ? "" : "s");
+        fputc('\n', out);
+    } else {
+        fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
+                all->connections, all->connections == 1 ? "" : "s", (double)cfg->duration_ns / 1e9);
+    }
+    if (cfg->warmup_ns) {
+        if (isfinite(all->warmup_planned))
+            fprintf(out, "  warm-up: %s of them in the first %.3g s, logged but left out of the statistics\n",
+                    planned_count(all->warmup_planned, all->planned_exact, n, sizeof n), (double)cfg->warmup_ns / 1e9);
+        else
+            fprintf(out, "  warm-up: the requests of the first %.3g s, logged but left out of the statistics\n",
+                    (double)cfg->warmup_ns / 1e9);
+    }
+    fprintf(out, "  timeout %s per request, drain %s after planning ends\n",
+            units_fmt_duration(cfg->timeout_ns, a, sizeof a), units_fmt_duration(cfg->drain_ns, b, sizeof b));
+    if (plan->pool_cap < plan->pool_asked)
+        fprintf(out, "  ! the connection pool is capped at %u (file descriptor limit %llu; asked for %u)\n",
+                plan->pool_cap, (unsigned long long)plan->fd_limit, plan->pool_asked);
 }
