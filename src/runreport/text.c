@@ -281,7 +281,6 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
         latency_tables(out, cfg, &res->all);
         if (res->ntargets > 1)
             per_target(out, cfg, res);
-        server_timing(out, res);
     } else {
         fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
         compact_row(out, "latency (ms)", &res->all.latency_all);
@@ -293,6 +292,7 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
             fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
         }
     }
+    server_timing(out, res);
     const struct run_counts *all = &res->all.counts;
     fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
             units_fmt_count(all->conns_opened, a, sizeof a), units_fmt_count(all->conns_failed, b, sizeof b),
