@@ -18,7 +18,8 @@
  * connections, warnings and the thresholds. The compact form (one target, nothing that needs
  * attention, !verbose): the plan, the accounting with the outcomes that occurred, rates,
  * latency p50/p90/p99/p99.9/max (and the generator's lag in an open loop), Server-Timing
- * when the server sent it, connections, warnings and thresholds in ~15 lines; the JSON holds everything either form leaves out. */
+ * when the server sent it, connections, warnings and thresholds in ~15 lines. The JSON
+ * holds everything either form leaves out. */
 void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
                        const struct run_threshold *thr, size_t nthr, bool verbose);
 

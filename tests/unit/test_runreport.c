@@ -138,9 +138,14 @@ static struct run_result *one_target_ok(void)
     return r;
 }
 
-static const struct run_config open_cfg = {
-    .ntargets = 1, .open_loop = true, .rate = 1000, .duration_ns = 10 * NS_PER_S, .timeout_ns = 10 * NS_PER_S,
-    .drain_ns = 10 * NS_PER_S, .keepalive = true, .seed = 1};
+static const struct run_config open_cfg = {.ntargets = 1,
+                                           .open_loop = true,
+                                           .rate = 1000,
+                                           .duration_ns = 10 * NS_PER_S,
+                                           .timeout_ns = 10 * NS_PER_S,
+                                           .drain_ns = 10 * NS_PER_S,
+                                           .keepalive = true,
+                                           .seed = 1};
 
 /* ------------------------------------------------------------------ capture */
 
@@ -228,8 +233,9 @@ static void test_compact_one_target(void **state)
     struct run_result *r = one_target_ok();
     assert_false(run_summary_needs_full(&open_cfg, r, NULL, 0));
     char *t = text_of(&open_cfg, r, NULL, 0, false);
-    assert_line(t, "knee run: open loop, constant arrivals, 1,000.0/s, pool up to 10,000 connections (queue when busy), "
-                   "10 s, 2 threads");
+    assert_line(t,
+                "knee run: open loop, constant arrivals, 1,000.0/s, pool up to 10,000 connections (queue when busy), "
+                "10 s, 2 threads");
     assert_line(t, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 1,000.0/s");
     assert_line(t, "requests");
     assert_line(t, "  planned 10,000 = sent 10,000 + dropped 0  [holds]");
@@ -490,10 +496,12 @@ static void test_plan(void **state)
     FILE *f = open_memstream(&buf, &len);
     run_print_plan(f, &cfg, &plan);
     fclose(f);
-    assert_line(buf, "knee run: open loop, constant arrivals, 500.0/s, pool up to 10,000 connections (queue when busy), "
-                     "10 s, 2 threads");
-    assert_line(buf, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 500.0/s, 5,000 planned; "
-                     "request 64 bytes");
+    assert_line(buf,
+                "knee run: open loop, constant arrivals, 500.0/s, pool up to 10,000 connections (queue when busy), "
+                "10 s, 2 threads");
+    assert_line(buf,
+                "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 500.0/s, 5,000 planned; "
+                "request 64 bytes");
     assert_line(buf, "  5,000 requests planned over 10 s");
     assert_line(buf, "  warm-up: 1,000 of them in the first 2 s, logged but left out of the statistics");
     assert_line(buf, "  timeout 10s per request, drain 10s after planning ends");
@@ -530,7 +538,8 @@ static void test_progress(void **state)
     FILE *f = open_memstream(&buf, &len);
     run_print_progress(f, &p);
     fclose(f);
-    assert_string_equal(buf, "\r[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\033[K");
+    assert_string_equal(
+        buf, "\r[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\033[K");
     free(buf);
 }
 
