@@ -62,6 +62,7 @@ static const char run_epilog[] =
     "Ctrl-C stops planning and drains; a second Ctrl-C cancels what is in flight.\n\n"
     "examples:\n"
     "  knee run -c 8 -d 10s http://127.0.0.1:8080/\n"
+    "  knee run --dry-run -R 5000 -d 30s --warmup 5s http://127.0.0.1:8080/   (the plan; nothing is sent)\n"
     "  knee run -R 5000 --arrivals poisson -d 30s --json run.json http://127.0.0.1:8080/\n"
     "  knee run -R 200 --target read=http://h/r --target write=http://h/w --mix read=3,write=1 \\\n"
     "           -m write=POST -b write=@payload.json --reject 503:QUEUE_TIMEOUT --threshold 'p99<250ms'\n";
