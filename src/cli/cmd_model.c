@@ -48,36 +48,6 @@
 
 /* ---- formatting ---------------------------------------------------------------------- */
 
-/* A time in seconds with a unit that gives 4 significant digits: 812ns, 23.33ms, 1.5s. */
-static const char *fmt_time(double s, char *buf, size_t len)
-{
-    double a = fabs(s);
-    if (s == 0)
-        snprintf(buf, len, "0");
-    else if (a < 1e-6)
-        snprintf(buf, len, "%.4gns", s * 1e9);
-    else if (a < 1e-3)
-        snprintf(buf, len, "%.4gus", s * 1e6);
-    else if (a < 1)
-        snprintf(buf, len, "%.4gms", s * 1e3);
-    else
-        snprintf(buf, len, "%.4gs", s);
-    return buf;
-}
-
-static const char *fmt_share(double x, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.4g%%", x * 100);
-    return buf;
-}
-
-/* "p99.9" for q = 0.999: up to 6 significant digits, no trailing zeros. */
-static const char *fmt_level(double q, char *buf, size_t len)
-{
-    snprintf(buf, len, "p%.6g", q * 100);
-    return buf;
-}
-
 /* Display columns of a UTF-8 string (Greek letters and '−' are one column, several bytes). */
 static int utf8_width(const char *s)
 {
@@ -148,7 +118,7 @@ static struct col_unit col_unit_for(double ref_s)
 
 /* ---- parsing --------------------------------------------------------------------------- */
 
-enum list_kind { LIST_RATE, LIST_COUNT, LIST_PERCENT };
+enum list_kind { LIST_RATE, LIST_COUNT, LIST_PERCENT, LIST_KIND_COUNT };
 
 static int parse_item(enum list_kind kind, const char *tok, double *out)
 {
@@ -175,7 +145,8 @@ static int parse_item(enum list_kind kind, const char *tok, double *out)
 static int parse_list(const struct cmd_spec *spec, const char *flag, const char *s, enum list_kind kind, double *out,
                       size_t *n)
 {
-    static const char *what[] = {"a rate such as 70 or 70/s", "a whole number ≥ 1", "a percentile in (0, 100)"};
+    static const char *const what[] = {"a rate such as 70 or 70/s", "a whole number ≥ 1", "a percentile in (0, 100)"};
+    _Static_assert(sizeof what / sizeof *what == LIST_KIND_COUNT, "what[] is indexed by enum list_kind");
     char *copy = xstrdup(s), *save = NULL;
     int rc = 0;
     bool pending_ellipsis = false;
@@ -380,14 +351,14 @@ static void levels_text(FILE *out, const struct level_list *lv, const struct lev
     fprintf(out, "  %-16s %-14s %s\n", "level", "wait W", "response T");
     for (size_t i = 0; i < lv->n; i++) {
         char lvl[32], a[64], b[64];
-        fmt_level(lv->q[i], lvl, sizeof lvl);
+        units_fmt_percentile(lv->q[i], lvl, sizeof lvl);
         if (!t->ok[i]) {
             fprintf(out, "  %-16s not computed: needs more than %u queue-length states (ρ too close to 1)\n", lvl,
                     MODEL_MD1_MAX_STATES);
             continue;
         }
-        fprintf(out, "  %-16s %-14s %s", lvl, fmt_time(t->wait_s[i], a, sizeof a),
-                fmt_time(t->response_s[i], b, sizeof b));
+        fprintf(out, "  %-16s %-14s %s", lvl, units_fmt_seconds(t->wait_s[i], 4, a, sizeof a),
+                units_fmt_seconds(t->response_s[i], 4, b, sizeof b));
         if (times_T)
             fprintf(out, "  (%.4g·T)", -log1p(-lv->q[i]));
         fputc('\n', out);
@@ -417,11 +388,11 @@ static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_li
     if (m->servers == 1) {
         fprintf(out, "M/M/1: one FCFS server, Poisson arrivals, exponential service times\n");
         rowf(out, "arrival rate", "λ", "%.4g/s", m->arrival_per_s);
-        rowf(out, "service time", "S = 1/μ", "%s (μ = %.4g/s)", fmt_time(S, a, sizeof a), m->service_per_s);
-        row(out, "utilisation", "ρ = λ/μ", fmt_share(m->utilisation, a, sizeof a));
-        row(out, "P(wait > 0)", "ρ", fmt_share(m->p_wait, a, sizeof a));
-        row(out, "mean wait", "Wq = ρ/(μ−λ)", fmt_time(m->mean_wait_s, a, sizeof a));
-        row(out, "mean response", "T = 1/(μ−λ) = S/(1−ρ)", fmt_time(m->mean_response_s, a, sizeof a));
+        rowf(out, "service time", "S = 1/μ", "%s (μ = %.4g/s)", units_fmt_seconds(S, 4, a, sizeof a), m->service_per_s);
+        row(out, "utilisation", "ρ = λ/μ", units_fmt_share(m->utilisation, 4, a, sizeof a));
+        row(out, "P(wait > 0)", "ρ", units_fmt_share(m->p_wait, 4, a, sizeof a));
+        row(out, "mean wait", "Wq = ρ/(μ−λ)", units_fmt_seconds(m->mean_wait_s, 4, a, sizeof a));
+        row(out, "mean response", "T = 1/(μ−λ) = S/(1−ρ)", units_fmt_seconds(m->mean_response_s, 4, a, sizeof a));
         rowf(out, "mean in system", "L = λT = ρ/(1−ρ)", "%.4g", m->mean_in_system);
         rowf(out, "mean in queue", "Lq = λWq = ρ²/(1−ρ)", "%.4g", m->mean_in_queue);
         fprintf(out, "percentiles: response T ~ Exp(μ−λ), t = −ln(1−q)/(μ−λ) = −ln(1−q)·T;\n"
@@ -430,13 +401,14 @@ static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_li
         fprintf(out, "M/M/%u: %u FCFS servers sharing one queue, Poisson arrivals, exponential service times\n",
                 m->servers, m->servers);
         rowf(out, "arrival rate", "λ", "%.4g/s", m->arrival_per_s);
-        rowf(out, "service time", "S = 1/μ", "%s (μ = %.4g/s per server)", fmt_time(S, a, sizeof a), m->service_per_s);
+        rowf(out, "service time", "S = 1/μ", "%s (μ = %.4g/s per server)", units_fmt_seconds(S, 4, a, sizeof a),
+             m->service_per_s);
         rowf(out, "servers", "c", "%u", m->servers);
         rowf(out, "offered load", "a = λ/μ", "%.4g Erlang", m->offered);
-        row(out, "utilisation", "ρ = λ/(cμ)", fmt_share(m->utilisation, a, sizeof a));
-        row(out, "P(wait > 0)", "C(c,a), Erlang C", fmt_share(m->p_wait, a, sizeof a));
-        row(out, "mean wait", "Wq = C/(cμ−λ)", fmt_time(m->mean_wait_s, a, sizeof a));
-        row(out, "mean response", "T = Wq + S", fmt_time(m->mean_response_s, a, sizeof a));
+        row(out, "utilisation", "ρ = λ/(cμ)", units_fmt_share(m->utilisation, 4, a, sizeof a));
+        row(out, "P(wait > 0)", "C(c,a), Erlang C", units_fmt_share(m->p_wait, 4, a, sizeof a));
+        row(out, "mean wait", "Wq = C/(cμ−λ)", units_fmt_seconds(m->mean_wait_s, 4, a, sizeof a));
+        row(out, "mean response", "T = Wq + S", units_fmt_seconds(m->mean_response_s, 4, a, sizeof a));
         rowf(out, "mean in system", "L = λT", "%.4g", m->mean_in_system);
         rowf(out, "mean in queue", "Lq = λWq", "%.4g", m->mean_in_queue);
         fprintf(out,
@@ -589,13 +561,14 @@ static int cmd_model_md1(int argc, char **argv)
         FILE *out = stdout;
         fprintf(out, "M/D/1: one FCFS server, Poisson arrivals, constant service time\n");
         rowf(out, "arrival rate", "λ", "%.4g/s", m->arrival_per_s);
-        rowf(out, "service time", "D", "%s (μ = %.4g/s)", fmt_time(m->service_s, a, sizeof a), 1 / m->service_s);
-        row(out, "utilisation", "ρ = λD", fmt_share(m->utilisation, a, sizeof a));
-        row(out, "P(wait > 0)", "ρ", fmt_share(m->utilisation, a, sizeof a));
+        rowf(out, "service time", "D", "%s (μ = %.4g/s)", units_fmt_seconds(m->service_s, 4, a, sizeof a),
+             1 / m->service_s);
+        row(out, "utilisation", "ρ = λD", units_fmt_share(m->utilisation, 4, a, sizeof a));
+        row(out, "P(wait > 0)", "ρ", units_fmt_share(m->utilisation, 4, a, sizeof a));
         rowf(out, "mean wait", "Wq = ρD/(2(1−ρ))", "%s (M/M/1 with the same mean: %s)",
-             fmt_time(m->mean_wait_s, a, sizeof a),
-             fmt_time(m->utilisation * m->service_s / (1 - m->utilisation), b, sizeof b));
-        row(out, "mean response", "T = Wq + D", fmt_time(m->mean_response_s, a, sizeof a));
+             units_fmt_seconds(m->mean_wait_s, 4, a, sizeof a),
+             units_fmt_seconds(m->utilisation * m->service_s / (1 - m->utilisation), 4, b, sizeof b));
+        row(out, "mean response", "T = Wq + D", units_fmt_seconds(m->mean_response_s, 4, a, sizeof a));
         rowf(out, "mean in system", "L = λT", "%.4g", m->mean_in_system);
         rowf(out, "mean in queue", "Lq = λWq", "%.4g", m->mean_in_queue);
         fprintf(out, "percentiles: exact FCFS waiting time, P(W > kD+u) = Σ_j P(A=j)·P(N > k−j+1) + P(A > k),\n"
@@ -670,11 +643,11 @@ static int cmd_model_little(int argc, char **argv)
     char a[64];
     printf("Little's law: L = λ·W (long-run averages of any stable system)\n");
     if (!has_l)
-        printf("  L = λ·W = %.4g/s × %s = %.4g in the system\n", lambda, fmt_time(w_s, a, sizeof a), L);
+        printf("  L = λ·W = %.4g/s × %s = %.4g in the system\n", lambda, units_fmt_seconds(w_s, 4, a, sizeof a), L);
     else if (!has_r)
-        printf("  λ = L/W = %.4g / %s = %.4g/s\n", L, fmt_time(w_s, a, sizeof a), lambda);
+        printf("  λ = L/W = %.4g / %s = %.4g/s\n", L, units_fmt_seconds(w_s, 4, a, sizeof a), lambda);
     else
-        printf("  W = L/λ = %.4g / %.4g/s = %s\n", L, lambda, fmt_time(w_s, a, sizeof a));
+        printf("  W = L/λ = %.4g / %.4g/s = %s\n", L, lambda, units_fmt_seconds(w_s, 4, a, sizeof a));
     return 0;
 }
 
@@ -749,10 +722,11 @@ static int cmd_model_fanout(int argc, char **argv)
         json_array_end(&j);
         json_model_end(&j);
     } else {
-        printf("fan-out: a page waits for n independent calls, each slow with p = %s\n", fmt_share(p, a, sizeof a));
+        printf("fan-out: a page waits for n independent calls, each slow with p = %s\n",
+               units_fmt_share(p, 4, a, sizeof a));
         printf("  %8s  %-24s  %-16s", "n", "P(page slow)", "slow calls/page");
         if (has_q)
-            printf("  per-call level for the page's %s", fmt_level(q, b, sizeof b));
+            printf("  per-call level for the page's %s", units_fmt_percentile(q, b, sizeof b));
         printf("\n  %8s  ", "");
         put_padded(stdout, "= 1 − (1 − p)^n", 24);
         fputs("  ", stdout);
@@ -761,11 +735,11 @@ static int cmd_model_fanout(int argc, char **argv)
             printf("  = q^(1/n)");
         putchar('\n');
         for (size_t i = 0; i < count; i++) {
-            printf("  %8.0f  %-24s  %-16.4g", n[i], fmt_share(model_fanout_any(p, (unsigned)n[i]), a, sizeof a),
-                   n[i] * p);
+            printf("  %8.0f  %-24s  %-16.4g", n[i],
+                   units_fmt_share(model_fanout_any(p, (unsigned)n[i]), 4, a, sizeof a), n[i] * p);
             if (has_q) {
                 double lv = model_fanout_leaf_level(q, (unsigned)n[i]);
-                printf("  %s (%.8g)", fmt_level(lv, b, sizeof b), lv);
+                printf("  %s (%.8g)", units_fmt_percentile(lv, b, sizeof b), lv);
             }
             putchar('\n');
         }
@@ -845,7 +819,7 @@ static int cmd_model_ladder(int argc, char **argv)
     struct col_unit u = col_unit_for(1 / mu);
     char a[64];
     printf("M/M/%llu ladder: S = %s (μ = %.4g/s per server), capacity %.4g/s; times in %s\n",
-           (unsigned long long)servers, fmt_time(1 / mu, a, sizeof a), mu, (double)servers * mu, u.name);
+           (unsigned long long)servers, units_fmt_seconds(1 / mu, 4, a, sizeof a), mu, (double)servers * mu, u.name);
     if (servers == 1)
         printf("  Wq = ρ/(μ−λ), T = 1/(μ−λ), response percentiles −ln(1−q)·T, L = λT\n");
     else
@@ -861,9 +835,9 @@ static int cmd_model_ladder(int argc, char **argv)
     putchar('\n');
     for (size_t i = 0; i < count; i++) {
         char rho[32], pw[32];
-        printf("  %8.4g %7s %8s %10.*f %10.*f", m[i].arrival_per_s, fmt_share(m[i].utilisation, rho, sizeof rho),
-               fmt_share(m[i].p_wait, pw, sizeof pw), u.decimals, m[i].mean_wait_s * u.per_s, u.decimals,
-               m[i].mean_response_s * u.per_s);
+        printf("  %8.4g %7s %8s %10.*f %10.*f", m[i].arrival_per_s,
+               units_fmt_share(m[i].utilisation, 4, rho, sizeof rho), units_fmt_share(m[i].p_wait, 4, pw, sizeof pw),
+               u.decimals, m[i].mean_wait_s * u.per_s, u.decimals, m[i].mean_response_s * u.per_s);
         for (size_t k = 0; k < nq; k++) {
             double t = 0;
             model_mmc_response_quantile(&m[i], q[k], &t);

@@ -176,3 +176,82 @@ char *units_fmt_duration(uint64_t ns, char *buf, size_t len)
                  (unsigned long long)((ns / NS_PER_S) % 60));
     return buf;
 }
+
+char *units_fmt_seconds(double s, int sig, char *buf, size_t len)
+{
+    double a = fabs(s);
+    if (s == 0)
+        snprintf(buf, len, "0");
+    else if (a < 1e-6)
+        snprintf(buf, len, "%.*gns", sig, s * 1e9);
+    else if (a < 1e-3)
+        snprintf(buf, len, "%.*gus", sig, s * 1e6);
+    else if (a < 1)
+        snprintf(buf, len, "%.*gms", sig, s * 1e3);
+    else
+        snprintf(buf, len, "%.*gs", sig, s);
+    return buf;
+}
+
+char *units_fmt_count(uint64_t v, char *buf, size_t len)
+{
+    if (!len)
+        return buf;
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    size_t o = 0;
+    for (int i = 0; i < n && o + 1 < len; i++) { /* o + 1 < len: room for the NUL */
+        buf[o++] = tmp[i];
+        int left = n - 1 - i;
+        if (left > 0 && left % 3 == 0 && o + 1 < len)
+            buf[o++] = ',';
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+char *units_fmt_rate(double per_s, char *buf, size_t len)
+{
+    if (!isfinite(per_s) || fabs(per_s) >= 1e17) {
+        snprintf(buf, len, isfinite(per_s) ? "%.4g" : "-", per_s);
+        return buf;
+    }
+    double a = fabs(per_s);
+    uint64_t tenths = (uint64_t)llround(a * 10);
+    char whole[32];
+    units_fmt_count(tenths / 10, whole, sizeof whole);
+    snprintf(buf, len, "%s%s.%u", per_s < 0 && tenths ? "-" : "", whole, (unsigned)(tenths % 10));
+    return buf;
+}
+
+char *units_fmt_ms(double ms, char *buf, size_t len)
+{
+    if (!isfinite(ms))
+        snprintf(buf, len, "-");
+    else if (ms >= 100000)
+        snprintf(buf, len, "%.0f", ms);
+    else
+        snprintf(buf, len, "%.3f", ms);
+    return buf;
+}
+
+char *units_fmt_fixed(double v, int decimals, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f", decimals, v);
+    return buf;
+}
+
+char *units_fmt_share(double fraction, int sig, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*g%%", sig, fraction * 100);
+    return buf;
+}
+
+char *units_fmt_percentile(double q, char *buf, size_t len)
+{
+    snprintf(buf, len, "p%.6g", q * 100);
+    return buf;
+}

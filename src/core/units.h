@@ -1,6 +1,7 @@
 /* One table of units drives both parsing and printing: durations (ns internally), rates
  * (per second), counts (10k, 2M) and shares (1%, 0.01). Parsers accept the whole string or
- * fail; they never read a prefix and ignore the rest. */
+ * fail; they never read a prefix and ignore the rest. The printers are the one place where
+ * knee formats counts, rates, milliseconds, times and percentages for people. */
 #ifndef KNEE_CORE_UNITS_H
 #define KNEE_CORE_UNITS_H
 
@@ -28,8 +29,39 @@ int units_parse_share(const char *s, double *out);
  * Returns 0 or KNEE_EFORMAT. All parsers are pure: *out is written only on success. */
 int units_parse_double(const char *s, double *out);
 
-/* Print a duration with a unit chosen for 3-4 significant digits: "812ns", "12.3us",
- * "4.56ms", "1.23s", "2m03s". Returns buf. */
+/* Printing. Every formatter writes a NUL-terminated string into buf (truncated to len - 1
+ * bytes like snprintf) and returns buf, so it can be used as a printf argument. A value
+ * that stands for "no samples" (NaN) prints as "-" where noted. */
+
+/* A duration with a unit chosen for 3-4 significant digits: "812ns", "12.3us", "4.56ms",
+ * "1.23s", "2m03s". */
 char *units_fmt_duration(uint64_t ns, char *buf, size_t len);
+
+/* A time in seconds (may be negative or fractional) with a unit for `sig` significant digits
+ * and no trailing zeros: units_fmt_seconds(0.02333, 4) = "23.33ms"; "812ns", "1.5s"; "0" for
+ * exactly 0. Units: ns below 1 us, us below 1 ms, ms below 1 s, else s. */
+char *units_fmt_seconds(double s, int sig, char *buf, size_t len);
+
+/* A count with thousands separators: 1234567 → "1,234,567". */
+char *units_fmt_count(uint64_t v, char *buf, size_t len);
+
+/* A rate per second, rounded to one decimal, with thousands separators: 12345.67 →
+ * "12,345.7"; "-" when not finite (no window to divide by). */
+char *units_fmt_rate(double per_s, char *buf, size_t len);
+
+/* Milliseconds for a latency table: three decimals ("12.345"), none from 100000 on
+ * ("123457"); "-" when not finite (no samples). */
+char *units_fmt_ms(double ms, char *buf, size_t len);
+
+/* A plain number with `decimals` digits after the point ("12.3" for 1 decimal); "-" for NaN
+ * (no samples). */
+char *units_fmt_fixed(double v, int decimals, char *buf, size_t len);
+
+/* A fraction as a percentage with `sig` significant digits: 0.012345, 4 → "1.234%"; 0 → "0%". */
+char *units_fmt_share(double fraction, int sig, char *buf, size_t len);
+
+/* A percentile's name from its quantile, up to 6 significant digits: 0.5 → "p50",
+ * 0.999 → "p99.9", 0.99999 → "p99.999". */
+char *units_fmt_percentile(double q, char *buf, size_t len);
 
 #endif

@@ -185,6 +185,12 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+/* on_headers_complete's answers to http-parser: 0 a body may follow, 1 no body follows, any
+ * other value stops the parse with an error (2 would mean an upgrade). */
+#define HP_BODY 0
+#define HP_NO_BODY 1
+#define HP_STOP 3
+
 static int on_headers_complete(http_parser *p)
 {
     struct http_response *r = p->data;
@@ -192,11 +198,11 @@ static int on_headers_complete(http_parser *p)
     r->headers_done = true;
     r->in_value = false;
     if (r->status == 101)
-        return -1; /* knee never asks to switch protocols: not a response to our request */
+        return HP_STOP; /* knee never asks to switch protocols: not a response to our request */
     if (r->st_len && r->status >= 200)
         r->nst = http_parse_server_timing(r->st_text, r->st_len, r->st, HTTP_ST_MAX_ENTRIES);
-    /* 1 tells http-parser that no body follows (RFC 9110 §9.3.2: a response to HEAD) */
-    return (r->head && r->status >= 200) ? 1 : 0;
+    /* a response to HEAD has no body (RFC 9110 §9.3.2) */
+    return (r->head && r->status >= 200) ? HP_NO_BODY : HP_BODY;
 }
 
 static int on_body(http_parser *p, const char *at, size_t len)

@@ -79,7 +79,7 @@ static void fill(const struct lab_round *rd, const struct round_plan *p, const s
      * the server cannot tell warm-up requests apart. */
     struct run_counts all;
     add_counts(&all, &t->counts, &t->warmup_counts);
-    o->client_identity = lab_counts_hold(&t->counts) && lab_counts_hold(&t->warmup_counts);
+    o->client_identity = run_counts_hold(&t->counts) && run_counts_hold(&t->warmup_counts);
     uint64_t in_flight_before = before->active + before->waiting;
     o->server_identity =
         s->requests + in_flight_before == s->ok + s->rejected + s->cancelled + s->bad_requests + s->active + s->waiting;

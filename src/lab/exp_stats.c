@@ -48,7 +48,7 @@ static void fill_round(const struct lab_round *rd, const struct round_plan *p, s
         o->clients[t] = p->clients[t];
         const struct run_counts *c = &rd->res.targets[t].counts;
         o->sent_rate[t] = rd->res.window_s > 0 ? (double)c->sent / rd->res.window_s : NAN;
-        o->accounting_ok &= lab_counts_hold(c);
+        o->accounting_ok &= run_counts_hold(c);
         o->not_ok += c->sent - c->outcome[OUTCOME_OK];
         o->lag_p99_ms[t] = NAN;
         if (p->open_loop)

@@ -115,9 +115,6 @@ uint64_t lab_count_at_least(const double *v, size_t n, double threshold);
 /* The Server-Timing metric `name` of target t (LAB_ALL_TARGETS: merged result), or NULL. */
 const struct hdr *lab_server_timing(const struct run_result *res, size_t target, const char *name);
 
-/* Both identities of the client's accounting hold for these counts. */
-bool lab_counts_hold(const struct run_counts *c);
-
 /* Wilson score interval for k successes in n trials at 95%. */
 void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
 

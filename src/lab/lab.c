@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,17 +20,18 @@
  * for a few minutes) is far below this, which only guards memory against a runaway plan. */
 #define LAB_MAX_RECORDS (50u * 1000u * 1000u)
 
-static volatile sig_atomic_t stop_flag;
+/* The stop handle of every round (a zeroed static handle is initialised): a request ends the
+ * round in progress and stays, so no further round starts. */
+static struct run_stop lab_stop;
 
 void lab_request_stop(void)
 {
-    stop_flag = 1;
-    run_request_stop(false);
+    run_stop_request(&lab_stop, false);
 }
 
 bool lab_stopped(void)
 {
-    return stop_flag != 0;
+    return run_stop_level(&lab_stop) > 0;
 }
 
 void lab_options_init(struct lab_options *o)
@@ -306,6 +306,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         fflush(c->err);
     }
     char why[256] = "";
+    cfg->stop = &lab_stop;
     int rc = run_execute(cfg, &r->res, why, sizeof why);
     cfg->out_path = NULL;
     if (rc) {
@@ -419,15 +420,6 @@ const struct hdr *lab_server_timing(const struct run_result *res, size_t target,
         if (strcmp(t->st[i].name, name) == 0)
             return &t->st[i].dur;
     return NULL;
-}
-
-bool lab_counts_hold(const struct run_counts *c)
-{
-    uint64_t sum = 0;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        if (o != OUTCOME_DROPPED)
-            sum += c->outcome[o];
-    return c->planned == c->sent + c->dropped && c->sent == sum && c->dropped == c->outcome[OUTCOME_DROPPED];
 }
 
 void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi)

@@ -1,77 +1,70 @@
 /* run_execute: prepares the targets (parse, resolve once and time it, serialise the request,
  * share out rates, clients and counts), starts one worker thread per CPU, merges their
- * intervals every second on the calling thread, then merges their totals into the result,
- * checks the accounting identities and writes the warnings. */
+ * intervals every second on the calling thread, then hands their totals to result.c (the
+ * merged result, the accounting identities, the warnings). */
 #include "load/internal.h"
 
 #include "core/clock.h"
 #include "core/err.h"
 #include "http/client.h"
-#include "stats/stats.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-atomic_int run_stop_level;
-struct engine *volatile run_active_engine;
+/* A signal handler may only use lock-free atomics. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_POINTER_LOCK_FREE == 2, "run_stop needs lock-free atomics");
 
-void engine_publish(struct worker *w, uint64_t end_ns);
+void run_stop_init(struct run_stop *s)
+{
+    atomic_init(&s->level, 0);
+    atomic_init(&s->engine, NULL);
+    atomic_init(&s->waking, 0);
+}
 
-void run_request_stop(bool hard)
+void run_stop_request(struct run_stop *s, bool hard)
 {
     int lvl = hard ? 2 : 1;
-    int cur = atomic_load(&run_stop_level);
-    if (cur < lvl)
-        atomic_store(&run_stop_level, lvl);
-    struct engine *e = run_active_engine;
-    if (e && e->workers)
+    int cur = atomic_load(&s->level);
+    while (cur < lvl && !atomic_compare_exchange_weak(&s->level, &cur, lvl))
+        ;
+    /* Announce ourselves before looking at the run: run_execute clears s->engine, then
+     * waits for waking to drop to 0 before it frees the loops we are about to wake. */
+    atomic_fetch_add(&s->waking, 1);
+    struct engine *e = atomic_load(&s->engine);
+    if (e)
         for (uint32_t i = 0; i < e->nworkers; i++)
             loop_wake(&e->workers[i].loop); /* a write(2): async-signal-safe */
+    atomic_fetch_sub(&s->waking, 1);
 }
 
-const char *run_group_name(enum run_group g)
+int run_stop_level(struct run_stop *s)
 {
-    return reqlog_outcome_name((enum reqlog_outcome)g);
+    return atomic_load(&s->level);
 }
 
-void run_summarize(const struct hdr *h, struct run_summary *s)
+/* Take the handle for this run (refused when another run holds it). */
+static int stop_attach(struct run_stop *s, struct engine *e)
 {
-    s->count = h && h->counts ? (uint64_t)h->total_count : 0;
-    if (!s->count) {
-        s->mean = s->stdev = s->min = s->max = s->p50 = s->p90 = s->p95 = s->p99 = s->p999 = NAN;
-        return;
-    }
-    s->mean = hdr_mean(h) / 1e6;
-    s->stdev = hdr_stdev(h) / 1e6;
-    s->min = (double)hdr_min(h) / 1e6;
-    s->max = (double)hdr_max(h) / 1e6;
-    s->p50 = (double)hdr_value_at_percentile(h, 50) / 1e6;
-    s->p90 = (double)hdr_value_at_percentile(h, 90) / 1e6;
-    s->p95 = (double)hdr_value_at_percentile(h, 95) / 1e6;
-    s->p99 = (double)hdr_value_at_percentile(h, 99) / 1e6;
-    s->p999 = (double)hdr_value_at_percentile(h, 99.9) / 1e6;
+    struct engine *none = NULL;
+    return atomic_compare_exchange_strong(&s->engine, &none, e) ? 0 : KNEE_EINVAL;
 }
 
-static void warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct run_result *res, const char *fmt, ...)
+/* Give the handle back; afterwards no run_stop_request touches this run's loops. Spinning is
+ * safe: a request made by a signal handler on this thread has finished before we run, and
+ * one on another thread holds `waking` for a few loop_wake calls only. */
+static void stop_detach(struct run_stop *s)
 {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
-    res->warnings[res->nwarnings++] = xstrdup(buf);
+    atomic_store(&s->engine, NULL);
+    while (atomic_load(&s->waking))
+        sched_yield();
 }
 
 /* Split total into n parts proportional to w (largest remainder; the parts sum to total). */
@@ -127,7 +120,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     et->head = strcmp(method, "HEAD") == 0;
     http_matchers_init(&et->matchers);
-    et->expect_bit = -1;
+    et->expect_bit = ENGINE_NO_NEEDLE;
     if (cfg->expect_body) {
         r = http_matchers_add(&et->matchers, cfg->expect_body, strlen(cfg->expect_body));
         if (r < 0)
@@ -135,12 +128,10 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
                              HTTP_MATCH_NEEDLE_MAX);
         et->expect_bit = r;
     }
-    if (cfg->nrejects > RUN_MAX_REJECTS)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
     et->nrejects = cfg->nrejects;
     for (size_t i = 0; i < cfg->nrejects; i++) {
         et->reject_status[i] = cfg->rejects[i].status;
-        et->reject_bit[i] = -1;
+        et->reject_bit[i] = ENGINE_NO_NEEDLE;
         if (cfg->rejects[i].body) {
             r = http_matchers_add(&et->matchers, cfg->rejects[i].body, strlen(cfg->rejects[i].body));
             if (r < 0)
@@ -234,38 +225,88 @@ out:
     return rc;
 }
 
-static int validate(const struct run_config *cfg, char *err, size_t errlen)
+/* Every message names the flag of `knee run` that sets the field, so the command line can
+ * leave these checks here and still tell the user which flag to fix. */
+int run_validate(const struct run_config *cfg, char *err, size_t errlen)
 {
     if (cfg->ntargets == 0)
-        return knee_fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL");
+        return knee_fail(err, errlen, KNEE_EINVAL, "no target: give a URL or --target NAME=URL (see knee run --help)");
     if (cfg->ntargets > RUN_MAX_TARGETS)
-        return knee_fail(err, errlen, KNEE_EINVAL, "at most %d targets", RUN_MAX_TARGETS);
-    if (!cfg->duration_ns && !cfg->requests)
-        return knee_fail(err, errlen, KNEE_EINVAL, "neither a duration nor a request count bounds the run");
-    if (cfg->ramp && !cfg->duration_ns)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
-    if (cfg->ramp && cfg->requests)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
-    if (cfg->ramp && (cfg->ramp_from < 0 || cfg->ramp_to < 0 || (cfg->ramp_from == 0 && cfg->ramp_to == 0)))
-        return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: rates must be >= 0 and not both 0");
-    if (cfg->open_loop && cfg->think_ns)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--think applies to the closed loop only (no --rate)");
-    if (cfg->timeout_ns == 0)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
+        return knee_fail(err, errlen, KNEE_EINVAL, "at most %d targets (URLs and --target)", RUN_MAX_TARGETS);
     for (size_t i = 0; i < cfg->ntargets; i++) {
         const struct run_target_config *t = &cfg->targets[i];
         if (!t->name || !*t->name || !t->url)
-            return knee_fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL", i + 1);
+            return knee_fail(err, errlen, KNEE_EINVAL, "target %zu has no name or URL (--target NAME=URL)", i + 1);
         for (size_t j = 0; j < i; j++)
             if (strcmp(cfg->targets[j].name, t->name) == 0)
-                return knee_fail(err, errlen, KNEE_EINVAL, "two targets are named '%s'", t->name);
-        if (t->rate < 0 || !isfinite(t->rate) || t->weight < 0 || !isfinite(t->weight))
-            return knee_fail(err, errlen, KNEE_EINVAL, "target %s: negative or non-finite rate or weight", t->name);
+                return knee_fail(err, errlen, KNEE_EINVAL, "--target: two targets are named '%s'", t->name);
+        if (t->rate < 0 || !isfinite(t->rate))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--target %s: its rate (@R) must be a finite number >= 0",
+                             t->name);
+        if (t->weight < 0 || !isfinite(t->weight))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--mix: the weight of %s must be a finite number >= 0", t->name);
+        if (t->connections && cfg->open_loop)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--target NAME=URL@Nc sets closed-loop connections, but --rate makes this an open loop");
+        if (t->connections > RUN_MAX_CONNECTIONS)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--target %s: @Nc must be between 1 and %d", t->name,
+                             RUN_MAX_CONNECTIONS);
+        if (t->method && !http_is_token(t->method, strlen(t->method)))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--method '%s' is not an HTTP method", t->method);
     }
+    if (!cfg->duration_ns && !cfg->requests)
+        return knee_fail(err, errlen, KNEE_EINVAL, "neither --duration nor --requests bounds the run");
+    if (cfg->rate < 0 || !isfinite(cfg->rate))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--rate must be a finite number > 0");
+    if (cfg->ramp) {
+        if (cfg->rate > 0)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--ramp and --rate: give one (the ramp sets the rate over time)");
+        if (!cfg->duration_ns)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp needs --duration (it ramps over the duration)");
+        if (cfg->requests)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp and --requests cannot be combined");
+        if (!(cfg->ramp_from >= 0 && cfg->ramp_to >= 0 && isfinite(cfg->ramp_from) && isfinite(cfg->ramp_to)) ||
+            (cfg->ramp_from == 0 && cfg->ramp_to == 0))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: FROM and TO must be rates >= 0, not both 0");
+        if (!cfg->open_loop)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--ramp applies to the open loop");
+    }
+    if (cfg->open_loop && cfg->think_ns)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--think applies to the closed loop (no --rate): an open loop sends on its schedule");
+    if (!cfg->open_loop && cfg->arrivals != RUN_ARRIVALS_CONSTANT)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--arrivals applies to the open loop: give --rate");
+    if (!cfg->open_loop && cfg->when_busy != RUN_BUSY_QUEUE)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--when-busy applies to the open loop: give --rate");
+    if (cfg->connections > RUN_MAX_CONNECTIONS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--connections must be between 1 and %d", RUN_MAX_CONNECTIONS);
+    if (cfg->threads > RUN_MAX_THREADS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--threads must be between 1 and %d", RUN_MAX_THREADS);
+    if (cfg->timeout_ns == 0)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--timeout must be > 0");
+    if (cfg->duration_ns && cfg->warmup_ns >= cfg->duration_ns)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--warmup must be shorter than --duration");
+    if (cfg->expect_body && !*cfg->expect_body)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
+    if (cfg->nrejects > RUN_MAX_REJECTS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
     return 0;
 }
 
 /* ------------------------------------------------------------------ intervals */
+
+bool engine_start_gate(struct engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->nready++;
+    pthread_cond_broadcast(&e->cv);
+    while (!e->go && !e->aborted)
+        pthread_cond_wait(&e->cv, &e->mu);
+    bool go = e->go;
+    pthread_mutex_unlock(&e->mu);
+    return go;
+}
 
 void engine_publish(struct worker *w, uint64_t end_ns)
 {
@@ -404,245 +445,6 @@ static void consume_intervals(struct engine *e, struct run_result *res)
     hdr_release(&all);
 }
 
-/* ------------------------------------------------------------------ result */
-
-static void counts_add(struct run_counts *d, const struct run_counts *s)
-{
-    d->planned += s->planned;
-    d->sent += s->sent;
-    d->dropped += s->dropped;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        d->outcome[o] += s->outcome[o];
-    d->sent_on_time += s->sent_on_time;
-    d->queued += s->queued;
-    d->queue_overflow += s->queue_overflow;
-    d->bytes_in += s->bytes_in;
-    d->conns_opened += s->conns_opened;
-    d->conns_failed += s->conns_failed;
-    d->conns_closed_by_peer += s->conns_closed_by_peer;
-    d->conns_unsolicited += s->conns_unsolicited;
-}
-
-static void target_result_init(struct run_target_result *r)
-{
-    memset(r, 0, sizeof *r);
-    for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        hdr_init(&r->latency[g], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-    hdr_init(&r->latency_all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-    hdr_init(&r->service, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-    hdr_init(&r->ttfb, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-    hdr_init(&r->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-    hdr_init(&r->connect, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-}
-
-static void target_result_release(struct run_target_result *r)
-{
-    for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        hdr_release(&r->latency[g]);
-    hdr_release(&r->latency_all);
-    hdr_release(&r->service);
-    hdr_release(&r->ttfb);
-    hdr_release(&r->lag);
-    hdr_release(&r->connect);
-    for (size_t i = 0; i < r->nst; i++)
-        hdr_release(&r->st[i].dur);
-    r->nst = 0;
-}
-
-static void st_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < d->nst && strcmp(d->st[j].name, st[i].name) != 0)
-            j++;
-        if (j == d->nst) {
-            if (d->nst == RUN_ST_MAX_NAMES)
-                continue;
-            memcpy(d->st[j].name, st[i].name, sizeof d->st[j].name);
-            hdr_init(&d->st[j].dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-            d->nst++;
-        }
-        hdr_add(&d->st[j].dur, &st[i].dur);
-    }
-}
-
-static void target_result_add(struct run_target_result *d, const struct run_target_result *s)
-{
-    counts_add(&d->counts, &s->counts);
-    counts_add(&d->warmup_counts, &s->warmup_counts);
-    for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        hdr_add(&d->latency[g], &s->latency[g]);
-    hdr_add(&d->latency_all, &s->latency_all);
-    hdr_add(&d->service, &s->service);
-    hdr_add(&d->ttfb, &s->ttfb);
-    hdr_add(&d->lag, &s->lag);
-    hdr_add(&d->connect, &s->connect);
-    st_merge(d, s->st, s->nst);
-}
-
-static bool identity_holds(const struct run_counts *c)
-{
-    uint64_t done = 0;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        if (o != OUTCOME_DROPPED)
-            done += c->outcome[o];
-    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED];
-}
-
-static void read_loadavg(double out[3])
-{
-    if (getloadavg(out, 3) != 3)
-        out[0] = out[1] = out[2] = NAN;
-}
-
-static void env_begin(struct run_env *env)
-{
-    snprintf(env->version, sizeof env->version, "%s", KNEE_VERSION);
-    struct utsname u;
-    if (uname(&u) == 0) {
-        snprintf(env->kernel, sizeof env->kernel, "%s %s %s", u.sysname, u.release, u.machine);
-        snprintf(env->hostname, sizeof env->hostname, "%s", u.nodename);
-    }
-    env->cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    read_loadavg(env->loadavg_before);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(env->start_wall, sizeof env->start_wall, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static double tv_s(struct timeval tv)
-{
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-static void finish_result(struct engine *e, struct run_result *res, const struct rusage *ru0)
-{
-    const struct run_config *cfg = e->cfg;
-    struct rusage ru1;
-    getrusage(RUSAGE_SELF, &ru1);
-    res->env.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0->ru_utime);
-    res->env.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0->ru_stime);
-    res->env.peak_rss_kb = ru1.ru_maxrss;
-    read_loadavg(res->env.loadavg_after);
-
-    struct hdr late;
-    hdr_init(&late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
-    uint64_t plan_end = 0, finish = 0;
-    bool slowed = false;
-    for (uint32_t k = 0; k < e->nworkers; k++) {
-        struct worker *w = &e->workers[k];
-        if (w->plan_end_ns > plan_end)
-            plan_end = w->plan_end_ns;
-        if (w->finish_ns > finish)
-            finish = w->finish_ns;
-        slowed |= w->log_slowed;
-        hdr_add(&late, &w->late);
-        for (size_t i = 0; i < e->nt; i++) {
-            struct target_rt *t = &w->t[i];
-            struct run_target_result *r = &res->targets[i];
-            counts_add(&r->counts, &t->counts[0]);
-            counts_add(&r->warmup_counts, &t->counts[1]);
-            for (int g = 0; g < RUN_GROUP_COUNT; g++)
-                if (t->latency[g].counts) {
-                    hdr_add(&r->latency[g], &t->latency[g]);
-                    hdr_add(&r->latency_all, &t->latency[g]);
-                }
-            hdr_add(&r->service, &t->service);
-            hdr_add(&r->ttfb, &t->ttfb);
-            hdr_add(&r->lag, &t->lag);
-            hdr_add(&r->connect, &t->connect);
-            st_merge(r, t->st, t->nst);
-        }
-    }
-    snprintf(res->all.name, sizeof res->all.name, "all");
-    for (size_t i = 0; i < e->nt; i++)
-        target_result_add(&res->all, &res->targets[i]);
-    res->log_slowed = slowed;
-    res->elapsed_s = finish > e->t0_ns ? (double)(finish - e->t0_ns) / 1e9 : 0;
-
-    /* the measurement window: warm-up end .. end of planning */
-    uint64_t wend = e->window_end_ns;
-    if (!cfg->open_loop || wend == UINT64_MAX || (res->interrupted && plan_end < wend))
-        wend = plan_end;
-    res->window_s = wend > e->warmup_end_ns ? (double)(wend - e->warmup_end_ns) / 1e9 : 0;
-    const struct run_counts *c = &res->all.counts;
-    double win = res->window_s > 0 ? res->window_s : NAN;
-    res->planned_rate = (double)c->planned / win;
-    res->sent_rate = (double)c->sent / win;
-    uint64_t completed = c->sent - c->outcome[OUTCOME_CANCELLED];
-    res->completed_rate = (double)completed / win;
-    res->goodput_rate = (double)c->outcome[OUTCOME_OK] / win;
-    res->send_ratio = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
-
-    res->accounting_ok = identity_holds(&res->all.counts) && identity_holds(&res->all.warmup_counts);
-    for (size_t i = 0; i < e->nt; i++)
-        res->accounting_ok &= identity_holds(&res->targets[i].counts) && identity_holds(&res->targets[i].warmup_counts);
-
-    /* warnings, most important first */
-    if (!res->accounting_ok)
-        warn(res, "BUG: the accounting identities do not hold (planned = sent + dropped; sent = outcomes); "
-                  "please report this run");
-    if (res->interrupted)
-        warn(res, "interrupted: planning stopped early at %.2f s; the numbers cover what ran",
-             plan_end > e->t0_ns ? (double)(plan_end - e->t0_ns) / 1e9 : 0.0);
-    if (cfg->open_loop && c->planned) {
-        struct run_summary lag;
-        run_summarize(&res->all.lag, &lag);
-        double lag_limit_ms = (double)e->lag_limit_ns / 1e6;
-        bool short_send = res->send_ratio < RUN_SEND_RATE_FLOOR;
-        bool late_send = lag.count && lag.p99 > lag_limit_ms;
-        if (short_send || late_send) {
-            res->generator_limited = true;
-            char why[384] = "";
-            size_t off = 0;
-            if (c->queued)
-                off += (size_t)snprintf(why + off, sizeof why - off,
-                                        "; %llu requests waited for a connection (pool cap %u, at most %d "
-                                        "connects at a time per thread)",
-                                        (unsigned long long)c->queued, e->pool_cap, RUN_MAX_CONNECTING);
-            if (c->dropped)
-                off += (size_t)snprintf(why + off, sizeof why - off, "; %llu dropped", (unsigned long long)c->dropped);
-            if (late.total_count && off < sizeof why)
-                snprintf(why + off, sizeof why - off, "; timer lateness p99 %.3f ms",
-                         (double)hdr_value_at_percentile(&late, 99) / 1e6);
-            warn(res,
-                 "GENERATOR-LIMITED: the generator, not the service, shaped this run: sent %.1f%% of planned "
-                 "requests on time (floor %.0f%%), lag p99 %.3f ms (limit %.3f ms)%s",
-                 100 * res->send_ratio, 100 * RUN_SEND_RATE_FLOOR, lag.p99, lag_limit_ms, why);
-        }
-    }
-    if (c->dropped)
-        warn(res, "%llu planned requests were never sent (dropped)%s", (unsigned long long)c->dropped,
-             c->queue_overflow                 ? ": the wait queue overflowed"
-             : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
-                                               : ": still waiting for a connection when the drain ended");
-    if (c->outcome[OUTCOME_CANCELLED])
-        warn(res, "%llu requests were still in flight when the drain ended and were cancelled",
-             (unsigned long long)c->outcome[OUTCOME_CANCELLED]);
-    if (c->conns_failed)
-        warn(res, "%llu connection attempts failed (refused, unreachable or out of descriptors)",
-             (unsigned long long)c->conns_failed);
-    if (c->conns_unsolicited)
-        warn(res, "%llu times the server sent bytes nobody asked for (e.g. more than its Content-Length)",
-             (unsigned long long)c->conns_unsolicited);
-    uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
-    if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
-        warn(res, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
-             (unsigned long long)n_all, STATS_MIN_BEYOND);
-    else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
-        warn(res, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
-             (unsigned long long)n_all, STATS_MIN_BEYOND);
-    uint64_t warm_n = res->all.warmup_counts.planned;
-    if (cfg->warmup_ns)
-        warn(res, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics%s",
-             (unsigned long long)warm_n, (double)cfg->warmup_ns / 1e9, cfg->out_path ? " (they are in --out)" : "");
-    if (slowed)
-        warn(res, "the request log writer could not keep up and held the load threads back: numbers may be "
-                  "pessimistic (write --out to a faster disk)");
-    hdr_release(&late);
-}
-
 /* ------------------------------------------------------------------ run */
 
 static void engine_release(struct engine *e)
@@ -671,65 +473,81 @@ static void engine_release(struct engine *e)
     free(e->done);
 }
 
-int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+/* Everything before the threads, shared by run_execute and run_plan: check cfg, parse,
+ * resolve and serialise each target, share out rates, clients and --requests, choose the
+ * thread count and the connection pool within the file descriptor limit (raised as far as
+ * allowed). On failure the caller still calls engine_release. */
+static int engine_prepare(struct engine *e, const struct run_config *cfg, char *err, size_t errlen)
 {
-    memset(res, 0, sizeof *res);
-    if (err && errlen)
-        err[0] = '\0';
-    int rc = validate(cfg, err, errlen);
+    int rc = run_validate(cfg, err, errlen);
     if (rc)
         return rc;
-    struct engine e;
-    memset(&e, 0, sizeof e);
-    e.cfg = cfg;
-    e.nt = cfg->ntargets;
-    e.targets = xcalloc(e.nt, sizeof *e.targets);
-    env_begin(&res->env);
-    for (size_t i = 0; i < e.nt; i++) {
-        e.targets[i].cfg = &cfg->targets[i];
-        rc = prepare_target(&e.targets[i], cfg, err, errlen);
+    e->cfg = cfg;
+    e->nt = cfg->ntargets;
+    e->targets = xcalloc(e->nt, sizeof *e->targets);
+    for (size_t i = 0; i < e->nt; i++) {
+        e->targets[i].cfg = &cfg->targets[i];
+        rc = prepare_target(&e->targets[i], cfg, err, errlen);
         if (rc)
-            goto out;
+            return rc;
     }
-    rc = plan_targets(&e, err, errlen);
+    rc = plan_targets(e, err, errlen);
     if (rc)
-        goto out;
+        return rc;
 
     /* threads */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t T = cfg->threads ? cfg->threads : (uint32_t)(ncpu > 0 ? ncpu : 1);
     uint64_t clients = 0;
-    for (size_t i = 0; i < e.nt; i++)
-        clients += e.targets[i].clients;
+    for (size_t i = 0; i < e->nt; i++)
+        clients += e->targets[i].clients;
     if (!cfg->open_loop && clients < T)
         T = (uint32_t)clients; /* a thread without clients would have nothing to do */
-    e.pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
-    if (cfg->open_loop && e.pool_cap < T)
-        T = e.pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
+    e->pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
+    if (cfg->open_loop && e->pool_cap < T)
+        T = e->pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
     if (T == 0)
         T = 1;
-    e.nworkers = T;
-    e.timeout_ns = cfg->timeout_ns;
-    e.drain_ns = cfg->drain_ns;
-    e.spin_ns = cfg->spin_ns;
-    e.lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
+    e->nworkers = T;
+    e->timeout_ns = cfg->timeout_ns;
+    e->drain_ns = cfg->drain_ns;
+    e->spin_ns = cfg->spin_ns;
+    e->lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
 
     /* descriptors: every connection is one */
-    uint64_t need = (cfg->open_loop ? e.pool_cap : clients) + 64 + 4 * (uint64_t)T;
+    uint64_t need = (cfg->open_loop ? e->pool_cap : clients) + 64 + 4 * (uint64_t)T;
     uint64_t have = 0;
     net_raise_nofile(need, &have);
+    e->fd_limit = have;
+    e->pool_asked = e->pool_cap;
     if (have < need) {
-        if (!cfg->open_loop) {
-            rc = knee_fail(err, errlen, KNEE_EINVAL,
-                           "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
-                           (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
-            goto out;
-        }
-        uint32_t capped = have > 64 + 4 * (uint64_t)T ? (uint32_t)(have - 64 - 4 * (uint64_t)T) : T;
-        warn(res, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)", capped,
-             (unsigned long long)have, e.pool_cap);
-        e.pool_cap = capped;
+        if (!cfg->open_loop)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "%llu connections need %llu file descriptors but the limit is %llu (raise ulimit -n)",
+                             (unsigned long long)clients, (unsigned long long)need, (unsigned long long)have);
+        e->pool_cap = have > 64 + 4 * (uint64_t)T ? (uint32_t)(have - 64 - 4 * (uint64_t)T) : T;
     }
+    return 0;
+}
+
+int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    if (err && errlen)
+        err[0] = '\0';
+    struct engine e;
+    memset(&e, 0, sizeof e);
+    struct run_stop own_stop; /* without a handle from the caller, nobody can stop the run */
+    run_stop_init(&own_stop);
+    e.stop = cfg->stop ? cfg->stop : &own_stop;
+    result_env_begin(&res->env);
+    int rc = engine_prepare(&e, cfg, err, errlen);
+    if (rc)
+        goto out;
+    if (e.pool_cap < e.pool_asked)
+        result_warn(res, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)", e.pool_cap,
+                    (unsigned long long)e.fd_limit, e.pool_asked);
+    uint32_t T = e.nworkers;
     res->threads = T;
     res->pool_cap = e.pool_cap;
 
@@ -748,8 +566,6 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     }
     e.published = xcalloc(T, sizeof *e.published);
     e.done = xcalloc(T, sizeof *e.done);
-    pthread_barrier_init(&e.ready, NULL, T + 1);
-    pthread_barrier_init(&e.go, NULL, T + 1);
     e.workers = xcalloc(T, sizeof *e.workers);
     for (uint32_t i = 0; i < T; i++) {
         rc = worker_init(&e.workers[i], &e, i);
@@ -763,26 +579,37 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         }
     }
 
-    struct rusage ru0;
-    getrusage(RUSAGE_SELF, &ru0);
-    atomic_store(&run_stop_level, 0);
-    run_active_engine = &e;
+    getrusage(RUSAGE_SELF, &e.ru0);
+    rc = stop_attach(e.stop, &e);
+    if (rc) {
+        knee_fail(err, errlen, rc, "run_config.stop: the stop handle is in use by another run");
+        goto out_sync;
+    }
     /* workers take no signals: Ctrl-C reaches the caller's handler, which calls
-     * run_request_stop() and wakes their loops */
+     * run_stop_request() and wakes their loops */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     uint32_t started = 0;
+    int pr = 0;
     for (; started < T; started++)
-        if (pthread_create(&e.workers[started].tid, NULL, worker_main, &e.workers[started]) != 0)
+        if ((pr = pthread_create(&e.workers[started].tid, NULL, worker_main, &e.workers[started])) != 0)
             break;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_lock(&e.mu);
+    while (e.nready < started)
+        pthread_cond_wait(&e.cv, &e.mu);
     if (started < T) {
-        /* cannot recover cleanly from a partial start: barriers count on every thread */
-        fputs("knee: cannot start the load threads\n", stderr);
-        abort();
+        /* the threads that did start are waiting at the gate: send them home */
+        e.aborted = true;
+        pthread_cond_broadcast(&e.cv);
+        pthread_mutex_unlock(&e.mu);
+        for (uint32_t i = 0; i < started; i++)
+            pthread_join(e.workers[i].tid, NULL);
+        stop_detach(e.stop);
+        rc = knee_fail(err, errlen, -pr, "cannot start load thread %u of %u: %s", started + 1, T, strerror(pr));
+        goto out_sync;
     }
-    pthread_barrier_wait(&e.ready);
     /* t0 a little ahead, so every thread has armed its timers before the first send */
     e.t0_ns = clock_now_ns() + 2 * NS_PER_MS;
     e.warmup_end_ns = e.t0_ns + cfg->warmup_ns;
@@ -795,42 +622,31 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     } else {
         e.window_end_ns = e.plan_end_ns;
     }
-    pthread_barrier_wait(&e.go);
+    e.go = true;
+    pthread_cond_broadcast(&e.cv);
+    pthread_mutex_unlock(&e.mu);
 
-    res->ntargets = e.nt;
-    res->targets = xcalloc(e.nt, sizeof *res->targets);
-    for (size_t i = 0; i < e.nt; i++) {
-        struct run_target_result *r = &res->targets[i];
-        target_result_init(r);
-        const struct engine_target *et = &e.targets[i];
-        snprintf(r->name, sizeof r->name, "%s", et->cfg->name);
-        snprintf(r->url, sizeof r->url, "%s", et->cfg->url);
-        snprintf(r->address, sizeof r->address, "%s", et->addr.text);
-        r->resolve_ns = et->resolve_ns;
-        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 : 0;
-        r->connections = et->clients;
-    }
-    target_result_init(&res->all);
+    result_begin(res, &e);
 
     consume_intervals(&e, res);
     for (uint32_t i = 0; i < T; i++)
         pthread_join(e.workers[i].tid, NULL);
-    res->interrupted = atomic_load(&run_stop_level) > 0;
-    run_active_engine = NULL;
+    stop_detach(e.stop);
+    res->interrupted = atomic_load(&e.stop->level) > 0;
     if (e.log) {
         int lr = outlog_close(e.log);
         e.log = NULL;
-        if (lr)
-            warn(res, "--out %s: writing failed: %s", cfg->out_path, knee_strerror(lr));
+        if (lr) {
+            res->out_error = lr;
+            result_warn(res, "--out %s: writing failed: %s", cfg->out_path, knee_strerror(lr));
+        }
     }
     for (uint32_t i = 0; i < T; i++)
         if (e.workers[i].fatal)
-            warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
-    finish_result(&e, res, &ru0);
+            result_warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
+    result_finish(&e, res);
     rc = 0;
 out_sync:
-    pthread_barrier_destroy(&e.ready);
-    pthread_barrier_destroy(&e.go);
     pthread_mutex_destroy(&e.mu);
     pthread_cond_destroy(&e.cv);
 out:
@@ -842,17 +658,78 @@ out:
     return rc;
 }
 
-void run_result_release(struct run_result *res)
+/* ------------------------------------------------------------------ plan (no run) */
+
+static void plan_counts(const struct engine *e, const struct engine_target *et, struct run_plan_target *pt)
 {
-    if (res->targets) {
-        for (size_t i = 0; i < res->ntargets; i++)
-            target_result_release(&res->targets[i]);
-        free(res->targets);
-        target_result_release(&res->all);
+    const struct run_config *cfg = e->cfg;
+    bool bounded = et->limit != UINT64_MAX;
+    pt->warmup_planned = cfg->warmup_ns ? NAN : 0;
+    pt->planned_exact = true;
+    if (!cfg->open_loop) {
+        pt->planned = bounded ? (double)et->limit : NAN;
+        return;
     }
-    for (size_t i = 0; i < res->nwarnings; i++)
-        free(res->warnings[i]);
-    free(res->warnings);
-    free(res->ticks);
-    memset(res, 0, sizeof *res);
+    struct sched s;
+    sched_init(&s, cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to, (double)cfg->duration_ns / 1e9, 0,
+               cfg->duration_ns ? cfg->duration_ns : UINT64_MAX, et->limit, 1, 0, cfg->seed);
+    if (s.poisson) {
+        double lam = bounded ? (double)et->limit : sched_expected_count(&s, (double)cfg->duration_ns / 1e9);
+        double warm = sched_expected_count(&s, (double)cfg->warmup_ns / 1e9);
+        pt->planned = lam;
+        pt->warmup_planned = warm < lam ? warm : lam;
+        pt->planned_exact = bounded;
+        return;
+    }
+    pt->planned = (double)(bounded ? et->limit : sched_constant_count(&s, cfg->duration_ns));
+    pt->warmup_planned = (double)sched_constant_count(&s, cfg->warmup_ns);
+}
+
+int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, size_t errlen)
+{
+    memset(plan, 0, sizeof *plan);
+    if (err && errlen)
+        err[0] = '\0';
+    struct engine e;
+    memset(&e, 0, sizeof e);
+    int rc = engine_prepare(&e, cfg, err, errlen);
+    if (rc)
+        goto out;
+    plan->ntargets = e.nt;
+    plan->targets = xcalloc(e.nt, sizeof *plan->targets);
+    struct run_plan_target *all = &plan->all;
+    snprintf(all->name, sizeof all->name, "all");
+    all->planned_exact = true;
+    for (size_t i = 0; i < e.nt; i++) {
+        const struct engine_target *et = &e.targets[i];
+        struct run_plan_target *pt = &plan->targets[i];
+        snprintf(pt->name, sizeof pt->name, "%s", et->cfg->name);
+        snprintf(pt->url, sizeof pt->url, "%s", et->cfg->url);
+        snprintf(pt->address, sizeof pt->address, "%s", et->addr.text);
+        pt->resolve_ns = et->resolve_ns;
+        pt->request_bytes = et->req_len;
+        pt->rate_from = cfg->open_loop ? et->rate_from : 0;
+        pt->rate_to = cfg->open_loop ? et->rate_to : 0;
+        pt->connections = et->clients;
+        plan_counts(&e, et, pt);
+        all->rate_from += pt->rate_from;
+        all->rate_to += pt->rate_to;
+        all->connections += pt->connections;
+        all->planned += pt->planned;
+        all->warmup_planned += pt->warmup_planned;
+        all->planned_exact &= pt->planned_exact;
+    }
+    plan->threads = e.nworkers;
+    plan->pool_cap = e.pool_cap;
+    plan->pool_asked = e.pool_asked;
+    plan->fd_limit = e.fd_limit;
+out:
+    engine_release(&e);
+    return rc;
+}
+
+void run_plan_release(struct run_plan *plan)
+{
+    free(plan->targets);
+    memset(plan, 0, sizeof *plan);
 }

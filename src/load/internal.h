@@ -1,6 +1,7 @@
 /* Private structures of the load engine shared by engine.c (set-up, threads, merging),
- * worker.c (one event loop per thread: schedule, connections, accounting) and outlog.c (the
- * per-request log). Not an API: use load/run.h. */
+ * worker.c (one event loop per thread: schedule, connections, accounting), result.c (the
+ * merged result and its warnings) and outlog.c (the per-request log). Not an API: use
+ * load/run.h. */
 #ifndef KNEE_LOAD_INTERNAL_H
 #define KNEE_LOAD_INTERNAL_H
 
@@ -8,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "core/loop.h"
 #include "hist/hdr.h"
@@ -25,6 +27,8 @@
 struct outlog;
 struct outlog_chunk;
 
+#define ENGINE_NO_NEEDLE (-1) /* engine_target.expect_bit/reject_bit: no body text to match */
+
 /* One target as prepared before the run; read-only while threads run. */
 struct engine_target {
     const struct run_target_config *cfg;
@@ -35,10 +39,10 @@ struct engine_target {
     size_t req_len;
     bool head; /* HEAD: responses carry no body */
     struct http_matchers matchers;
-    int expect_bit; /* needle index of --expect-body, -1 when none */
+    int expect_bit; /* needle index of --expect-body, ENGINE_NO_NEEDLE when none */
     size_t nrejects;
     int reject_status[RUN_MAX_REJECTS];
-    int reject_bit[RUN_MAX_REJECTS]; /* -1: status alone */
+    int reject_bit[RUN_MAX_REJECTS]; /* ENGINE_NO_NEEDLE: status alone */
     /* the plan */
     double rate_from, rate_to; /* open loop, per second for the whole target */
     uint64_t limit;            /* planned requests for this target (UINT64_MAX: by duration) */
@@ -155,6 +159,7 @@ struct ival_slot {
 
 struct engine {
     const struct run_config *cfg;
+    struct run_stop *stop; /* cfg->stop, or the run's own handle; level: 1 drain, 2 cancel */
     size_t nt;
     struct engine_target *targets;
     uint32_t nworkers;
@@ -165,20 +170,42 @@ struct engine {
     uint64_t window_end_ns; /* end of the measurement window */
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint32_t pool_cap;
+    uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
+    uint64_t fd_limit;   /* RLIMIT_NOFILE after raising it */
     struct outlog *log;
     /* interval merge */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct ival_slot slots[IVAL_SLOTS];
-    uint64_t *published;     /* per worker: intervals published so far */
-    bool *done;              /* per worker: finished (no more intervals) */
-    pthread_barrier_t ready; /* workers initialised; main then sets t0 */
-    pthread_barrier_t go;
+    uint64_t *published; /* per worker: intervals published so far */
+    bool *done;          /* per worker: finished (no more intervals) */
+    /* the start gate (under mu, signalled on cv): every started worker checks in when its
+     * connections are open; main then sets t0 and opens the gate, or aborts the start */
+    uint32_t nready;
+    bool go, aborted;
+    struct rusage ru0; /* the process's resource use when the threads started */
 };
 
-/* The stop request (run_request_stop): 1 = stop planning and drain, 2 = also cancel. */
-extern atomic_int run_stop_level;
-extern struct engine *volatile run_active_engine;
+/* engine.c, called by the workers */
+/* Check in at the start gate and wait for it to open: true when the run starts (t0_ns is set),
+ * false when the engine aborted the start (a thread could not be created). */
+bool engine_start_gate(struct engine *e);
+/* Hand this thread's interval `w->tick_index` (ending at end_ns) to the engine's merge; waits
+ * only when the main thread is IVAL_SLOTS intervals behind. */
+void engine_publish(struct worker *w, uint64_t end_ns);
+
+/* result.c: struct run_result from the engine's parts (on the thread of run_execute) */
+/* The environment record's start half (version, kernel, host, CPUs, load, wall clock). */
+void result_env_begin(struct run_env *env);
+/* Allocate res->targets and res->all, with each target's name, URL, address and plan. */
+void result_begin(struct run_result *res, const struct engine *e);
+/* After the workers are joined: merge their totals into res, set the window, rates and the
+ * accounting check, finish the environment record and append the warnings. */
+void result_finish(struct engine *e, struct run_result *res);
+/* Append one warning (printf-style; copied) that needs attention (sets res->attention). */
+void result_warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append one warning that only qualifies the numbers (few samples, the warm-up left out). */
+void result_note(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);

@@ -18,9 +18,7 @@ struct outlog {
     bool csv, closed_loop;
     size_t nt;
     char **names;
-#if RUN_HAVE_REQLOG
     struct reqlog_writer *rw;
-#endif
     pthread_t tid;
     pthread_mutex_t mu;
     pthread_cond_t cv_full, cv_free;
@@ -71,11 +69,9 @@ static void write_chunk(struct outlog *l, const struct outlog_chunk *c)
         if (l->csv) {
             csv_row(l, &c->rec[i]);
         } else {
-#if RUN_HAVE_REQLOG
             int r = reqlog_write(l->rw, &c->rec[i]);
             if (r)
                 l->error = r;
-#endif
         }
     }
 }
@@ -113,16 +109,20 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* Free what outlog_open allocated (the file, if open, is closed: a failed open leaves it). */
+static void outlog_free(struct outlog *l)
+{
+    for (size_t i = 0; i < l->nt; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l->buf);
+    free(l);
+}
+
 int outlog_open(struct outlog **out, const char *path, const struct engine *e, char *err, size_t errlen)
 {
     *out = NULL;
     bool csv = ends_with(path, ".csv");
-#if !RUN_HAVE_REQLOG
-    if (!csv) {
-        snprintf(err, errlen, "--out %s: the binary request log is not in this build yet; use a .csv name", path);
-        return KNEE_EUNSUPPORTED;
-    }
-#endif
     struct outlog *l = xcalloc(1, sizeof *l);
     l->csv = csv;
     l->closed_loop = !e->cfg->open_loop;
@@ -134,40 +134,38 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
         l->f = fopen(path, "w");
         if (!l->f) {
             int r = -errno;
-            snprintf(err, errlen, "--out %s: %s", path, strerror(errno));
-            for (size_t i = 0; i < l->nt; i++)
-                free(l->names[i]);
-            free(l->names);
-            free(l);
-            return r;
+            outlog_free(l);
+            return knee_fail(err, errlen, r, "--out %s: %s", path, knee_strerror(r));
         }
         l->buf = xmalloc(OUTLOG_BUF);
         static const char header[] = REQLOG_CSV_HEADER "\n";
         out_str(l, header, sizeof header - 1);
-    }
-#if RUN_HAVE_REQLOG
-    else {
+    } else {
         const char **names = xcalloc(e->nt, sizeof *names);
         for (size_t i = 0; i < e->nt; i++)
             names[i] = e->targets[i].cfg->name;
         int r = reqlog_writer_open(&l->rw, path, names, e->nt, !e->cfg->open_loop);
         free(names);
         if (r) {
-            snprintf(err, errlen, "--out %s: %s", path, knee_strerror(r));
-            for (size_t i = 0; i < l->nt; i++)
-                free(l->names[i]);
-            free(l->names);
-            free(l);
-            return r;
+            outlog_free(l);
+            return knee_fail(err, errlen, r, "--out %s: %s", path, knee_strerror(r));
         }
     }
-#endif
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv_full, NULL);
     pthread_cond_init(&l->cv_free, NULL);
-    if (pthread_create(&l->tid, NULL, writer_main, l) != 0) {
-        snprintf(err, errlen, "--out %s: cannot start the writer thread", path);
-        abort();
+    int pr = pthread_create(&l->tid, NULL, writer_main, l);
+    if (pr != 0) {
+        /* nothing was written yet: close the file and report; the run does not start */
+        if (l->csv)
+            fclose(l->f);
+        else
+            reqlog_writer_close(l->rw);
+        pthread_mutex_destroy(&l->mu);
+        pthread_cond_destroy(&l->cv_full);
+        pthread_cond_destroy(&l->cv_free);
+        outlog_free(l);
+        return knee_fail(err, errlen, -pr, "--out %s: cannot start the writer thread: %s", path, strerror(pr));
     }
     *out = l;
     return 0;
@@ -224,26 +222,19 @@ int outlog_close(struct outlog *l)
     if (l->csv) {
         if (fclose(l->f) != 0 && !rc)
             rc = -errno;
-    }
-#if RUN_HAVE_REQLOG
-    else {
+    } else {
         int r = reqlog_writer_close(l->rw);
         if (r && !rc)
             rc = r;
     }
-#endif
     while (l->free_list) {
         struct outlog_chunk *c = l->free_list;
         l->free_list = c->next;
         free(c);
     }
-    for (size_t i = 0; i < l->nt; i++)
-        free(l->names[i]);
-    free(l->names);
-    free(l->buf);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv_full);
     pthread_cond_destroy(&l->cv_free);
-    free(l);
+    outlog_free(l);
     return rc;
 }

@@ -5,18 +5,20 @@
  * progress and the per-interval callback) and at the end, and fills a struct run_result.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. Every planned request ends in exactly one outcome
- * (load/outcome.h); run_execute checks planned = sent + dropped and
+ * (enum reqlog_outcome: the engine, its logs and `knee stats` share the binary request log's
+ * vocabulary); run_execute checks planned = sent + dropped and
  * sent = ok + rejected + http_error + invalid + transport + timeout + cancelled. */
 #ifndef KNEE_LOAD_RUN_H
 #define KNEE_LOAD_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "hist/hdr.h"
-#include "load/outcome.h"
+#include "reqlog/reqlog.h"
 
 /* Defaults (documented in `knee run --help` and the README). */
 #define RUN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
@@ -27,6 +29,8 @@
 #define RUN_SEND_RATE_FLOOR 0.99            /* achieved/planned send rate below this → warning */
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_REJECTS 8
+#define RUN_MAX_CONNECTIONS 1000000 /* --connections, a target's @Nc */
+#define RUN_MAX_THREADS 1024
 #define RUN_QUEUE_CAP (1u << 20) /* queued requests per thread before they count as dropped */
 #define RUN_MAX_CONNECTING 64    /* open loop: connects in progress per thread */
 
@@ -73,6 +77,33 @@ struct run_progress {
 };
 typedef void run_progress_fn(void *ctx, const struct run_progress *p);
 
+/* A stop handle, owned by the caller and given to a run in run_config.stop, so that a signal
+ * handler, another thread or a sequence of runs (capacity steps, --repeat) can end a run
+ * early without any global state. Initialise it with run_stop_init() (a zeroed static one is
+ * initialised). A request stays until the next run_stop_init(): a run started with a stopped
+ * handle stops planning at once, so a caller running several runs in sequence sees one Ctrl-C
+ * end them all. One handle serves one run at a time (run_execute refuses a handle in use);
+ * concurrent runs need one handle each, and stopping one does not stop the others. The
+ * fields are private to the engine. */
+struct engine;
+struct run_stop {
+    atomic_int level;                /* 0 none, 1 stop planning and drain, 2 also cancel in flight */
+    _Atomic(struct engine *) engine; /* the run using the handle, NULL between runs */
+    atomic_int waking;               /* run_stop_request calls still touching that run */
+};
+
+/* Clear a handle (no stop requested, no run). Not safe while a run uses it. */
+void run_stop_init(struct run_stop *s);
+
+/* Ask the run using s to stop planning and drain (hard = also cancel the requests in flight
+ * now), and remember the request for runs that start later with s. Async-signal-safe (atomic
+ * operations and write(2) on the run's wake-up eventfds): call it from a SIGINT handler, or
+ * from any thread. */
+void run_stop_request(struct run_stop *s, bool hard);
+
+/* The level requested so far: 0 none, 1 drain, 2 cancel. Async-signal-safe. */
+int run_stop_level(struct run_stop *s);
+
 struct run_config {
     const struct run_target_config *targets;
     size_t ntargets;
@@ -104,6 +135,7 @@ struct run_config {
     void *progress_ctx;
     const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
+    struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
 };
 
 /* Summary of one histogram in milliseconds (HdrHistogram percentiles: the highest
@@ -113,7 +145,9 @@ struct run_summary {
     double mean, stdev, min, max, p50, p90, p95, p99, p999;
 };
 
-/* The latency groups reported (outcomes that carry a latency). */
+/* The latency groups reported (outcomes that carry a latency). Group g is outcome g: the
+ * engine records an outcome's latency in group (enum run_group)outcome, so the two enums
+ * must agree by position (checked below); dropped and cancelled requests have no latency. */
 enum run_group {
     RUN_GROUP_OK,
     RUN_GROUP_REJECTED,
@@ -123,6 +157,14 @@ enum run_group {
     RUN_GROUP_TIMEOUT,
     RUN_GROUP_COUNT
 };
+_Static_assert((int)RUN_GROUP_OK == (int)OUTCOME_OK && (int)RUN_GROUP_REJECTED == (int)OUTCOME_REJECTED &&
+                   (int)RUN_GROUP_HTTP_ERROR == (int)OUTCOME_HTTP_ERROR &&
+                   (int)RUN_GROUP_INVALID == (int)OUTCOME_INVALID &&
+                   (int)RUN_GROUP_TRANSPORT == (int)OUTCOME_TRANSPORT && (int)RUN_GROUP_TIMEOUT == (int)OUTCOME_TIMEOUT,
+               "enum run_group must list the outcomes that carry a latency in enum reqlog_outcome's order");
+_Static_assert((int)RUN_GROUP_COUNT == (int)OUTCOME_DROPPED && (int)OUTCOME_CANCELLED == (int)OUTCOME_DROPPED + 1 &&
+                   (int)OUTCOME_COUNT == (int)OUTCOME_CANCELLED + 1,
+               "the outcomes without a latency (dropped, cancelled) must come last");
 
 #define RUN_ST_MAX_NAMES 16
 struct run_server_timing {
@@ -184,28 +226,72 @@ struct run_result {
     double elapsed_s;  /* t0 .. last thread finished */
     double planned_rate, sent_rate, completed_rate, goodput_rate; /* per second over window_s */
     double send_ratio;                                            /* requests sent on time / planned (open loop) */
-    bool interrupted;                                             /* stopped by run_request_stop (Ctrl-C) */
+    bool interrupted;                                             /* stopped by run_stop_request (Ctrl-C) */
     bool accounting_ok;
     bool generator_limited;
     size_t nticks;
     struct run_tick *ticks;
     size_t nwarnings;
-    char **warnings;
+    char **warnings; /* most important first */
+    bool attention;  /* a warning says something went wrong (not only: few samples, warm-up left out) */
     struct run_env env;
     bool log_slowed; /* the request-log writer could not keep up */
+    int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
 };
+
+/* Check cfg without touching the network: targets named and unique, the load model consistent
+ * (--think, --arrivals, --when-busy, @Nc only where they apply; --ramp alone), a bound on the
+ * run, limits on connections, threads and --reject. Returns 0 or KNEE_EINVAL with one line in
+ * err that names the `knee run` flag to fix ("--timeout must be > 0"). run_execute and
+ * run_plan call it first; the command line calls it before it opens any output file. */
+int run_validate(const struct run_config *cfg, char *err, size_t errlen);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0
  * with *res filled (release with run_result_release), or a negative code with a one-line
  * reason in err: KNEE_EINVAL (bad configuration), KNEE_EUNSUPPORTED (https), KNEE_ENOTFOUND
  * (a name did not resolve), -errno (files, threads). Request failures are data in *res,
- * never an error here. Not reentrant with another run_execute in the same process. */
+ * never an error here. Reentrant: runs may follow each other or run concurrently in one
+ * process (each with its own cfg, res and stop handle); a run uses no global state. */
 int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen);
 void run_result_release(struct run_result *res);
 
-/* Ask the running run_execute to stop planning and drain (hard = also cancel in-flight
- * requests now). Async-signal-safe: call it from a SIGINT handler. */
-void run_request_stop(bool hard);
+/* What run_execute would do with a configuration, worked out without sending anything (knee
+ * run --dry-run): the targets resolved and their requests serialised, each target's share of
+ * the rate or of the clients and of --requests, the threads and the connection pool. */
+struct run_plan_target {
+    char name[64];
+    char url[256];
+    char address[64]; /* resolved address */
+    uint64_t resolve_ns;
+    size_t request_bytes;      /* the serialised request every send writes (head and body) */
+    double rate_from, rate_to; /* open loop: requests/s (equal unless --ramp); 0 in the closed loop */
+    uint32_t connections;      /* closed loop: clients; 0 in the open loop */
+    double planned;            /* requests planned, warm-up included; NAN when the closed loop runs for a time */
+    double warmup_planned;     /* of which in the warm-up (0 without one; NAN when unknown) */
+    bool planned_exact;        /* false: an expectation (Poisson arrivals) */
+};
+
+struct run_plan {
+    size_t ntargets;
+    struct run_plan_target *targets;
+    struct run_plan_target all; /* the totals (name "all"; rates and connections summed) */
+    uint32_t threads;
+    uint32_t pool_cap;   /* open loop: the connection pool across threads */
+    uint32_t pool_asked; /* pool_cap < pool_asked: capped by the file descriptor limit */
+    uint64_t fd_limit;   /* RLIMIT_NOFILE, raised as far as allowed */
+};
+
+/* Fill *plan for cfg: run_validate, then every step run_execute takes before its threads
+ * start (URL parsing, name resolution, request building, shares, thread count, descriptor
+ * limit). Sends nothing and opens no file. Returns 0 (release with run_plan_release) or the
+ * same errors as run_execute with a reason in err. */
+int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, size_t errlen);
+void run_plan_release(struct run_plan *plan);
+
+/* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
+ * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]. run_execute
+ * checks them for every target and the total (run_result.accounting_ok). */
+bool run_counts_hold(const struct run_counts *c);
 
 /* Summaries in milliseconds of a histogram recorded in ns. */
 void run_summarize(const struct hdr *h, struct run_summary *out);

@@ -5,6 +5,7 @@
 #include "load/schedule.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 void sched_init(struct sched *s, bool poisson, double rate_from, double rate_to, double ramp_s, uint64_t t0_ns,
                 uint64_t end_ns, uint64_t limit, uint64_t stride, uint64_t k, uint64_t seed)
@@ -68,4 +69,39 @@ bool sched_next(struct sched *s, uint64_t *planned_ns)
     s->next_index = i + s->stride;
     *planned_ns = t;
     return true;
+}
+
+double sched_expected_count(const struct sched *s, double t_s)
+{
+    if (t_s <= 0)
+        return 0;
+    double a = s->rate_from;
+    if (s->ramp_s <= 0)
+        return a * t_s;
+    double c = (s->rate_to - a) / (2 * s->ramp_s);
+    double t = t_s < s->ramp_s ? t_s : s->ramp_s;
+    return a * t + c * t * t;
+}
+
+/* Does global index i fall before t0 + span_ns (as sched_next decides it)? */
+static bool constant_planned(const struct sched *s, uint64_t i, uint64_t span_ns)
+{
+    double t_s = sched_time_of(s, (double)i);
+    if (!isfinite(t_s) || t_s * 1e9 >= (double)UINT64_MAX)
+        return false;
+    return (uint64_t)llround(t_s * 1e9) < span_ns;
+}
+
+uint64_t sched_constant_count(const struct sched *s, uint64_t span_ns)
+{
+    double guess = ceil(sched_expected_count(s, (double)span_ns / 1e9));
+    uint64_t n = guess > 9e18 ? (uint64_t)9e18 : (uint64_t)guess;
+    if (n > s->limit)
+        n = s->limit;
+    /* n is within a step or two of the answer; indices are planned in order, so walk */
+    while (n > 0 && !constant_planned(s, n - 1, span_ns))
+        n--;
+    while (n < s->limit && constant_planned(s, n, span_ns))
+        n++;
+    return n;
 }

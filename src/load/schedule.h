@@ -40,4 +40,13 @@ bool sched_next(struct sched *s, uint64_t *planned_ns);
 /* Seconds since t0 at which the cumulative planned count reaches u (the inverse of Λ). */
 double sched_time_of(const struct sched *s, double u);
 
+/* Λ(t): the planned count the stream reaches t seconds after t0 (for Poisson arrivals, its
+ * expectation), not capped by limit; the ramp's total past its end. */
+double sched_expected_count(const struct sched *s, double t_s);
+
+/* Constant arrivals: exactly how many requests the whole stream (all threads) plans in the
+ * first span_ns after t0, capped by limit, computed without generating them (the same
+ * arithmetic as sched_next, checked at the boundary). Only for !s->poisson. */
+uint64_t sched_constant_count(const struct sched *s, uint64_t span_ns);
+
 #endif

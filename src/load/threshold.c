@@ -13,17 +13,18 @@
 #include <string.h>
 
 static const char *const METRICS[] = {"latency", "service", "ttfb", "lag", "connect"};
+_Static_assert(sizeof METRICS / sizeof *METRICS == THR_METRIC_COUNT, "METRICS is indexed by enum thr_metric");
 static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_per_s", "goodput_per_s"};
 
 #define OUTCOME_UNKNOWN (-100)
 
-/* An outcome index, -1 for planned, -2 for sent, OUTCOME_UNKNOWN otherwise. */
+/* An outcome index, THR_COUNT_PLANNED, THR_COUNT_SENT, or OUTCOME_UNKNOWN. */
 static int outcome_by_name(const char *s, size_t n)
 {
     if (n == 7 && strncmp(s, "planned", 7) == 0)
-        return -1;
+        return THR_COUNT_PLANNED;
     if (n == 4 && strncmp(s, "sent", 4) == 0)
-        return -2;
+        return THR_COUNT_SENT;
     if (n == 7 && strncmp(s, "goodput", 7) == 0)
         return OUTCOME_OK;
     int o = reqlog_outcome_parse(s, n);
@@ -42,7 +43,7 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
                         size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    t->target = -1;
+    t->target = THR_ALL_TARGETS;
     t->measured = NAN;
     snprintf(t->expr, sizeof t->expr, "%s", expr);
     const char *opp = strpbrk(expr, "<>=!");
@@ -145,7 +146,7 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     }
     if (sl > 5 && strncmp(le - 5, "_rate", 5) == 0) {
         int o = outcome_by_name(ls, sl - 5);
-        if (o == OUTCOME_UNKNOWN || o == -1)
+        if (o == OUTCOME_UNKNOWN || o == THR_COUNT_PLANNED)
             return knee_fail(err, errlen, KNEE_EINVAL,
                              "unknown share '%.*s' (use goodput_rate, error_rate, dropped_rate, ...)", (int)sl, ls);
         t->kind = THR_SHARE;
@@ -191,16 +192,16 @@ static const struct hdr *metric_hist(const struct run_target_result *r, enum thr
 
 static uint64_t count_of(const struct run_counts *c, int o)
 {
-    if (o == -1)
+    if (o == THR_COUNT_PLANNED)
         return c->planned;
-    if (o == -2)
+    if (o == THR_COUNT_SENT)
         return c->sent;
     return c->outcome[o];
 }
 
 void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
 {
-    const struct run_target_result *r = t->target >= 0 ? &res->targets[t->target] : &res->all;
+    const struct run_target_result *r = t->target != THR_ALL_TARGETS ? &res->targets[t->target] : &res->all;
     const struct run_counts *c = &r->counts;
     double v = NAN;
     switch (t->kind) {

@@ -18,16 +18,20 @@
 
 enum thr_op { THR_LT, THR_LE, THR_GT, THR_GE, THR_EQ, THR_NE };
 enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S };
-enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT };
+enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT, THR_METRIC_COUNT };
+
+#define THR_ALL_TARGETS (-1)   /* run_threshold.target: the merged result, no TARGET. prefix */
+#define THR_COUNT_PLANNED (-1) /* run_threshold.outcome: planned requests, not an outcome */
+#define THR_COUNT_SENT (-2)    /* run_threshold.outcome: sent requests, not an outcome */
 
 struct run_threshold {
     char expr[160];
-    int target; /* index, or -1 for all targets */
+    int target; /* index, or THR_ALL_TARGETS */
     enum thr_kind kind;
     enum thr_metric metric;
     char stat[16]; /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
     double pct;    /* for "p" */
-    int outcome;   /* THR_COUNT/THR_SHARE: an outcome, or -1 planned, -2 sent */
+    int outcome;   /* THR_COUNT/THR_SHARE: an outcome, THR_COUNT_PLANNED or THR_COUNT_SENT */
     enum thr_op op;
     double value; /* ms for THR_STAT durations, a fraction for shares, else plain */
     /* evaluation */

@@ -25,8 +25,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-void engine_publish(struct worker *w, uint64_t end_ns);
-
 static void on_io(struct loop *loop, struct loop_io *io, uint32_t events);
 static void client_next(struct client *cl);
 static void maybe_finish(struct worker *w);
@@ -647,10 +645,11 @@ static void after_request(struct worker *w, struct target_rt *t, struct client *
 static enum reqlog_outcome classify(const struct engine_target *et, const struct http_response *r)
 {
     for (size_t i = 0; i < et->nrejects; i++)
-        if (et->reject_status[i] == r->status && (et->reject_bit[i] < 0 || (r->matched & (1u << et->reject_bit[i]))))
+        if (et->reject_status[i] == r->status &&
+            (et->reject_bit[i] == ENGINE_NO_NEEDLE || (r->matched & (1u << et->reject_bit[i]))))
             return OUTCOME_REJECTED;
     if (r->status >= 200 && r->status < 400) {
-        if (et->expect_bit >= 0 && !(r->matched & (1u << et->expect_bit)))
+        if (et->expect_bit != ENGINE_NO_NEEDLE && !(r->matched & (1u << et->expect_bit)))
             return OUTCOME_INVALID;
         return OUTCOME_OK;
     }
@@ -1088,8 +1087,8 @@ void *worker_main(void *arg)
     if (e->log)
         w->chunk = outlog_take(e->log, &w->log_slowed);
     preconnect(w);
-    pthread_barrier_wait(&e->ready);
-    pthread_barrier_wait(&e->go); /* e->t0_ns is set */
+    if (!engine_start_gate(e))
+        goto out; /* the engine could not start every thread: no run */
     if (e->cfg->open_loop) {
         for (size_t i = 0; i < w->nt; i++) {
             struct target_rt *t = &w->t[i];
@@ -1125,7 +1124,7 @@ void *worker_main(void *arg)
             }
             break;
         }
-        int lvl = atomic_load(&run_stop_level);
+        int lvl = atomic_load(&e->stop->level);
         if (lvl != stop_seen && w->started) {
             stop_seen = lvl;
             if (lvl >= 1)
@@ -1134,6 +1133,7 @@ void *worker_main(void *arg)
                 finish_now(w);
         }
     }
+out:
     if (w->chunk) {
         outlog_submit(e->log, w->chunk);
         w->chunk = NULL;

@@ -17,9 +17,11 @@
 #define WRITER_BUF 65536
 #define READER_BUF 65536
 
-static const char *const outcome_names[OUTCOME_COUNT] = {
+static const char *const outcome_names[] = {
     "ok", "rejected", "http_error", "invalid", "transport", "timeout", "dropped", "cancelled",
 };
+_Static_assert(sizeof outcome_names / sizeof *outcome_names == OUTCOME_COUNT,
+               "outcome_names is indexed by enum reqlog_outcome");
 
 const char *reqlog_outcome_name(enum reqlog_outcome o)
 {

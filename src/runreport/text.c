@@ -10,46 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static char *fmt_count(char *buf, size_t len, uint64_t v)
-{
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-    size_t o = 0;
-    for (int i = 0; i < n && o + 2 < len; i++) {
-        buf[o++] = tmp[i];
-        int left = n - 1 - i;
-        if (left > 0 && left % 3 == 0)
-            buf[o++] = ',';
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
-static char *fmt_rate(char *buf, size_t len, double v)
-{
-    if (!isfinite(v)) {
-        snprintf(buf, len, "-");
-        return buf;
-    }
-    /* one decimal, rounded, with thousands separators */
-    uint64_t tenths = (uint64_t)llround(v * 10);
-    char whole[28];
-    fmt_count(whole, sizeof whole, tenths / 10);
-    snprintf(buf, len, "%.27s.%u", whole, (unsigned)(tenths % 10));
-    return buf;
-}
-
-static char *fmt_ms(char *buf, size_t len, double ms)
-{
-    if (!isfinite(ms))
-        snprintf(buf, len, "-");
-    else if (ms >= 100000)
-        snprintf(buf, len, "%.0f", ms);
-    else
-        snprintf(buf, len, "%.3f", ms);
-    return buf;
-}
-
 static void table_header(FILE *out)
 {
     fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "count", "mean", "stdev", "p50", "p90", "p95",
@@ -61,9 +21,10 @@ static void table_row(FILE *out, const char *label, const struct hdr *h)
     struct run_summary s;
     run_summarize(h, &s);
     char c[32], v[9][24];
-    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, fmt_count(c, sizeof c, s.count),
-            fmt_ms(v[0], 24, s.mean), fmt_ms(v[1], 24, s.stdev), fmt_ms(v[2], 24, s.p50), fmt_ms(v[3], 24, s.p90),
-            fmt_ms(v[4], 24, s.p95), fmt_ms(v[5], 24, s.p99), fmt_ms(v[6], 24, s.p999), fmt_ms(v[7], 24, s.max));
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s.count, c, sizeof c),
+            units_fmt_ms(s.mean, v[0], 24), units_fmt_ms(s.stdev, v[1], 24), units_fmt_ms(s.p50, v[2], 24),
+            units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p95, v[4], 24), units_fmt_ms(s.p99, v[5], 24),
+            units_fmt_ms(s.p999, v[6], 24), units_fmt_ms(s.max, v[7], 24));
 }
 
 static void latency_tables(FILE *out, const struct run_config *cfg, const struct run_target_result *r)
@@ -97,152 +58,256 @@ static void accounting(FILE *out, const struct run_counts *c, const char *indent
 {
     char a[32], b[32], d[32];
     bool plan_ok = c->planned == c->sent + c->dropped;
-    fprintf(out, "%splanned %s = sent %s + dropped %s  [%s]\n", indent, fmt_count(a, sizeof a, c->planned),
-            fmt_count(b, sizeof b, c->sent), fmt_count(d, sizeof d, c->dropped), plan_ok ? "holds" : "BROKEN");
+    fprintf(out, "%splanned %s = sent %s + dropped %s  [%s]\n", indent, units_fmt_count(c->planned, a, sizeof a),
+            units_fmt_count(c->sent, b, sizeof b), units_fmt_count(c->dropped, d, sizeof d),
+            plan_ok ? "holds" : "BROKEN");
     uint64_t sum = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
             sum += c->outcome[o];
-    fprintf(out, "%ssent %s =", indent, fmt_count(a, sizeof a, c->sent));
+    fprintf(out, "%ssent %s =", indent, units_fmt_count(c->sent, a, sizeof a));
     bool first = true;
     for (int o = 0; o < OUTCOME_COUNT; o++) {
         if (o == OUTCOME_DROPPED)
             continue;
         fprintf(out, "%s %s %s", first ? "" : " +", reqlog_outcome_name((enum reqlog_outcome)o),
-                fmt_count(b, sizeof b, c->outcome[o]));
+                units_fmt_count(c->outcome[o], b, sizeof b));
         first = false;
     }
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
 }
 
-static void plan_line(FILE *out, const struct run_config *cfg, const struct run_result *res)
+/* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads" */
+static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads, uint32_t pool_cap, uint32_t conns)
 {
     char a[32], b[32];
     fprintf(out, "knee run: ");
     if (cfg->open_loop) {
         fprintf(out, "open loop, %s arrivals", cfg->arrivals == RUN_ARRIVALS_POISSON ? "Poisson" : "constant");
         if (cfg->ramp)
-            fprintf(out, ", ramp %s -> %s /s", fmt_rate(a, sizeof a, cfg->ramp_from),
-                    fmt_rate(b, sizeof b, cfg->ramp_to));
+            fprintf(out, ", ramp %s -> %s /s", units_fmt_rate(cfg->ramp_from, a, sizeof a),
+                    units_fmt_rate(cfg->ramp_to, b, sizeof b));
         else if (cfg->rate > 0)
-            fprintf(out, ", %s/s", fmt_rate(a, sizeof a, cfg->rate));
+            fprintf(out, ", %s/s", units_fmt_rate(cfg->rate, a, sizeof a));
         if (cfg->arrivals == RUN_ARRIVALS_POISSON)
             fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
-        fprintf(out, ", pool up to %s connections (%s when busy)", fmt_count(a, sizeof a, res->pool_cap),
+        fprintf(out, ", pool up to %s connections (%s when busy)", units_fmt_count(pool_cap, a, sizeof a),
                 cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
     } else {
-        uint32_t conns = 0;
-        for (size_t i = 0; i < res->ntargets; i++)
-            conns += res->targets[i].connections;
         fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
-            fprintf(out, ", think %s", fmt_ms(a, sizeof a, (double)cfg->think_ns / 1e6)), fprintf(out, " ms");
+            fprintf(out, ", think %s", units_fmt_ms((double)cfg->think_ns / 1e6, a, sizeof a)), fprintf(out, " ms");
     }
     if (cfg->duration_ns)
         fprintf(out, ", %.3g s", (double)cfg->duration_ns / 1e9);
     if (cfg->requests)
-        fprintf(out, ", %s requests", fmt_count(a, sizeof a, cfg->requests));
-    fprintf(out, ", %u thread%s%s\n", res->threads, res->threads == 1 ? "" : "s",
-            cfg->keepalive ? "" : ", no keep-alive");
+        fprintf(out, ", %s requests", units_fmt_count(cfg->requests, a, sizeof a));
+    fprintf(out, ", %u thread%s%s\n", threads, threads == 1 ? "" : "s", cfg->keepalive ? "" : ", no keep-alive");
+}
+
+/* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
+static void target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
+{
+    char rt[32];
+    fprintf(out, "  %-10s %s -> %s (resolved in %s)", name, url, address,
+            units_fmt_duration(resolve_ns, rt, sizeof rt));
+}
+
+static void plan_line(FILE *out, const struct run_config *cfg, const struct run_result *res)
+{
+    char a[32];
+    uint32_t conns = 0;
+    for (size_t i = 0; i < res->ntargets; i++)
+        conns += res->targets[i].connections;
+    plan_head(out, cfg, res->threads, res->pool_cap, conns);
     for (size_t i = 0; i < res->ntargets; i++) {
         const struct run_target_result *t = &res->targets[i];
-        char rt[32];
-        fprintf(out, "  %-10s %s -> %s (resolved in %s)", t->name, t->url, t->address,
-                units_fmt_duration(t->resolve_ns, rt, sizeof rt));
+        target_head(out, t->name, t->url, t->address, t->resolve_ns);
         if (cfg->open_loop)
-            fprintf(out, ", %s/s", fmt_rate(a, sizeof a, t->planned_rate));
+            fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
         else
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
     }
 }
 
-void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
-                       const struct run_threshold *thr, size_t nthr)
+/* Anything the compact form would leave to --verbose that needs a reader's eyes: then the
+ * full form is printed. Notes about few samples or the warm-up do not count (they print in
+ * both forms); rejections are data the user asked for (--reject), not failures. */
+bool run_summary_needs_full(const struct run_config *cfg, const struct run_result *res, const struct run_threshold *thr,
+                            size_t nthr)
+{
+    (void)cfg;
+    if (res->ntargets != 1 || res->attention || res->generator_limited || !res->accounting_ok || res->interrupted)
+        return true;
+    const struct run_counts *cs[2] = {&res->all.counts, &res->all.warmup_counts};
+    for (int k = 0; k < 2; k++)
+        for (int o = 0; o < OUTCOME_COUNT; o++)
+            if (o != OUTCOME_OK && o != OUTCOME_REJECTED && cs[k]->outcome[o])
+                return true;
+    for (size_t i = 0; i < nthr; i++)
+        if (!thr[i].pass)
+            return true;
+    return false;
+}
+
+/* "sent N = ok N + rejected M  [holds]": the compact accounting line names only the outcomes
+ * that occurred (the full line names every one). */
+static void accounting_compact(FILE *out, const struct run_counts *c)
+{
+    char a[32], b[32];
+    uint64_t sum = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            sum += c->outcome[o];
+    fprintf(out, "  sent %s =", units_fmt_count(c->sent, a, sizeof a));
+    bool first = true;
+    for (int o = 0; o < OUTCOME_COUNT; o++) {
+        if (o == OUTCOME_DROPPED || (!c->outcome[o] && !(o == OUTCOME_OK && sum == 0)))
+            continue;
+        fprintf(out, "%s %s %s", first ? "" : " +", reqlog_outcome_name((enum reqlog_outcome)o),
+                units_fmt_count(c->outcome[o], b, sizeof b));
+        first = false;
+    }
+    fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
+}
+
+static void compact_row(FILE *out, const char *label, const struct hdr *h)
+{
+    struct run_summary s;
+    run_summarize(h, &s);
+    char c[32], v[5][24];
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s.count, c, sizeof c),
+            units_fmt_ms(s.p50, v[0], 24), units_fmt_ms(s.p90, v[1], 24), units_fmt_ms(s.p99, v[2], 24),
+            units_fmt_ms(s.p999, v[3], 24), units_fmt_ms(s.max, v[4], 24));
+}
+
+static void requests_and_rates(FILE *out, const struct run_config *cfg, const struct run_result *res, bool full)
 {
     char a[32], b[32], c[32], d[32];
-    plan_line(out, cfg, res);
     const struct run_counts *all = &res->all.counts;
     fprintf(out, "\nrequests%s\n", cfg->warmup_ns ? " (planned after the warm-up)" : "");
-    accounting(out, all, "  ");
-    if (cfg->warmup_ns) {
-        fprintf(out, "  warm-up (not in the statistics below):\n");
-        accounting(out, &res->all.warmup_counts, "    ");
+    if (full) {
+        accounting(out, all, "  ");
+        if (cfg->warmup_ns) {
+            fprintf(out, "  warm-up (not in the statistics below):\n");
+            accounting(out, &res->all.warmup_counts, "    ");
+        }
+    } else {
+        bool plan_ok = all->planned == all->sent + all->dropped;
+        fprintf(out, "  planned %s = sent %s + dropped %s  [%s]\n", units_fmt_count(all->planned, a, sizeof a),
+                units_fmt_count(all->sent, b, sizeof b), units_fmt_count(all->dropped, c, sizeof c),
+                plan_ok ? "holds" : "BROKEN");
+        accounting_compact(out, all);
     }
     fprintf(out, "  rates per second over the %.3f s window: planned %s  sent %s  completed %s  goodput %s\n",
-            res->window_s, fmt_rate(a, sizeof a, res->planned_rate), fmt_rate(b, sizeof b, res->sent_rate),
-            fmt_rate(c, sizeof c, res->completed_rate), fmt_rate(d, sizeof d, res->goodput_rate));
+            res->window_s, units_fmt_rate(res->planned_rate, a, sizeof a), units_fmt_rate(res->sent_rate, b, sizeof b),
+            units_fmt_rate(res->completed_rate, c, sizeof c), units_fmt_rate(res->goodput_rate, d, sizeof d));
     if (cfg->open_loop && isfinite(res->send_ratio))
         fprintf(out, "  sent on schedule: %.2f%% of planned requests left by the end of the plan\n",
                 100 * res->send_ratio);
+}
 
-    latency_tables(out, cfg, &res->all);
-
-    if (res->ntargets > 1) {
-        for (size_t i = 0; i < res->ntargets; i++) {
-            const struct run_target_result *t = &res->targets[i];
-            fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
-            accounting(out, &t->counts, "  ");
-            double win = res->window_s > 0 ? res->window_s : NAN;
-            fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
-                    fmt_rate(a, sizeof a, (double)t->counts.planned / win),
-                    fmt_rate(b, sizeof b, (double)t->counts.sent / win),
-                    fmt_rate(c, sizeof c, (double)t->counts.outcome[OUTCOME_OK] / win));
-            latency_tables(out, cfg, t);
-        }
-    }
-
+static void server_timing(FILE *out, const struct run_result *res)
+{
     bool any_st = false;
     for (size_t i = 0; i < res->ntargets; i++)
         any_st |= res->targets[i].nst > 0;
-    if (any_st) {
-        fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
-        fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
-                "max");
-        for (size_t i = 0; i < res->ntargets; i++)
-            for (size_t j = 0; j < res->targets[i].nst; j++) {
-                struct run_summary s;
-                run_summarize(&res->targets[i].st[j].dur, &s);
-                char v[6][24];
-                fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name,
-                        res->targets[i].st[j].name, fmt_count(v[0], 24, s.count), fmt_ms(v[1], 24, s.mean),
-                        fmt_ms(v[2], 24, s.p50), fmt_ms(v[3], 24, s.p90), fmt_ms(v[4], 24, s.p99),
-                        fmt_ms(v[5], 24, s.max));
-            }
-    }
+    if (!any_st)
+        return;
+    fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
+    fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
+            "max");
+    for (size_t i = 0; i < res->ntargets; i++)
+        for (size_t j = 0; j < res->targets[i].nst; j++) {
+            struct run_summary s;
+            run_summarize(&res->targets[i].st[j].dur, &s);
+            char v[6][24];
+            fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name, res->targets[i].st[j].name,
+                    units_fmt_count(s.count, v[0], 24), units_fmt_ms(s.mean, v[1], 24), units_fmt_ms(s.p50, v[2], 24),
+                    units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p99, v[4], 24), units_fmt_ms(s.max, v[5], 24));
+        }
+}
 
-    fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
-            fmt_count(a, sizeof a, all->conns_opened), fmt_count(b, sizeof b, all->conns_failed),
-            fmt_count(c, sizeof c, all->conns_closed_by_peer));
-    if (all->conns_unsolicited)
-        fprintf(out, ", %s with unsolicited bytes", fmt_count(d, sizeof d, all->conns_unsolicited));
-    fprintf(out, "; %s bytes received\n", fmt_count(a, sizeof a, all->bytes_in + res->all.warmup_counts.bytes_in));
-    fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s\n",
-            res->elapsed_s);
-    if (!cfg->open_loop)
-        fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
-                     "server slows the load and its stalls are hidden from the latency (coordinated omission); "
-                     "--rate R measures from the planned send instead\n");
+static void per_target(FILE *out, const struct run_config *cfg, const struct run_result *res)
+{
+    char a[32], b[32], c[32];
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const struct run_target_result *t = &res->targets[i];
+        fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
+        accounting(out, &t->counts, "  ");
+        double win = res->window_s > 0 ? res->window_s : NAN;
+        fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
+                units_fmt_rate((double)t->counts.planned / win, a, sizeof a),
+                units_fmt_rate((double)t->counts.sent / win, b, sizeof b),
+                units_fmt_rate((double)t->counts.outcome[OUTCOME_OK] / win, c, sizeof c));
+        latency_tables(out, cfg, t);
+    }
+}
+
+static void warnings_and_thresholds(FILE *out, const struct run_result *res, const struct run_threshold *thr,
+                                    size_t nthr)
+{
     if (res->nwarnings) {
         fprintf(out, "\nwarnings\n");
         for (size_t i = 0; i < res->nwarnings; i++)
             fprintf(out, "  ! %s\n", res->warnings[i]);
     }
-    if (nthr) {
-        fprintf(out, "\nthresholds\n");
-        for (size_t i = 0; i < nthr; i++) {
-            const struct run_threshold *t = &thr[i];
-            const char *unit = run_threshold_unit(t);
-            char mv[40];
-            if (!isfinite(t->measured))
-                snprintf(mv, sizeof mv, "no samples");
-            else if (strcmp(unit, "%") == 0)
-                snprintf(mv, sizeof mv, "%.4g%%", 100 * t->measured);
-            else
-                snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
-            fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
+    if (!nthr)
+        return;
+    fprintf(out, "\nthresholds\n");
+    for (size_t i = 0; i < nthr; i++) {
+        const struct run_threshold *t = &thr[i];
+        const char *unit = run_threshold_unit(t);
+        char mv[40];
+        if (!isfinite(t->measured))
+            snprintf(mv, sizeof mv, "no samples");
+        else if (strcmp(unit, "%") == 0)
+            units_fmt_share(t->measured, 4, mv, sizeof mv);
+        else
+            snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
+        fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
+    }
+}
+
+void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
+                       const struct run_threshold *thr, size_t nthr, bool verbose)
+{
+    char a[32], b[32], c[32], d[32];
+    bool full = verbose || run_summary_needs_full(cfg, res, thr, nthr);
+    plan_line(out, cfg, res);
+    requests_and_rates(out, cfg, res, full);
+    if (full) {
+        latency_tables(out, cfg, &res->all);
+        if (res->ntargets > 1)
+            per_target(out, cfg, res);
+    } else {
+        fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
+        compact_row(out, "latency (ms)", &res->all.latency_all);
+        if (cfg->open_loop) {
+            compact_row(out, "lag (ms)", &res->all.lag);
+            fprintf(out, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - "
+                         "T0)\n");
+        } else {
+            fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
         }
     }
+    server_timing(out, res);
+    const struct run_counts *all = &res->all.counts;
+    fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
+            units_fmt_count(all->conns_opened, a, sizeof a), units_fmt_count(all->conns_failed, b, sizeof b),
+            units_fmt_count(all->conns_closed_by_peer, c, sizeof c));
+    if (all->conns_unsolicited)
+        fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
+    fprintf(out, "; %s bytes received\n",
+            units_fmt_count(all->bytes_in + res->all.warmup_counts.bytes_in, a, sizeof a));
+    fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
+            res->elapsed_s, full ? "" : "; --verbose: every table");
+    if (!cfg->open_loop)
+        fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
+                     "server slows the load and its stalls are hidden from the latency (coordinated omission); "
+                     "--rate R measures from the planned send instead\n");
+    warnings_and_thresholds(out, res, thr, nthr);
 }
 
 void run_print_progress(FILE *out, const struct run_progress *p)
@@ -253,14 +318,76 @@ void run_print_progress(FILE *out, const struct run_progress *p)
         snprintf(tot, sizeof tot, "/%.0fs", p->total_s);
     double len = p->length_s > 0 ? p->length_s : 1;
     fprintf(out, "\r[%6.1fs%s] sent %s/s  done %s/s  in flight %s", p->elapsed_s, tot,
-            fmt_rate(a, sizeof a, (double)p->sent / len), fmt_rate(b, sizeof b, (double)p->completed / len),
-            fmt_count(c, sizeof c, p->in_flight));
+            units_fmt_rate((double)p->sent / len, a, sizeof a), units_fmt_rate((double)p->completed / len, b, sizeof b),
+            units_fmt_count(p->in_flight, c, sizeof c));
     if (p->queued)
         fprintf(out, " (+%llu queued)", (unsigned long long)p->queued);
-    fprintf(out, "  p50 %s p99 %s ms  errors %llu", fmt_ms(a, sizeof a, p->p50_ms), fmt_ms(b, sizeof b, p->p99_ms),
-            (unsigned long long)p->errors);
+    fprintf(out, "  p50 %s p99 %s ms  errors %llu", units_fmt_ms(p->p50_ms, a, sizeof a),
+            units_fmt_ms(p->p99_ms, b, sizeof b), (unsigned long long)p->errors);
     if (p->dropped)
         fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
     fputs("\033[K", out);
     fflush(out);
+}
+
+/* ------------------------------------------------------------------ the plan (--dry-run) */
+
+/* "1,000", or "about 1,000" for an expectation. */
+static const char *planned_count(double n, bool exact, char *buf, size_t len)
+{
+    char c[32];
+    snprintf(buf, len, "%s%s", exact ? "" : "about ", units_fmt_count((uint64_t)llround(n), c, sizeof c));
+    return buf;
+}
+
+static void plan_target(FILE *out, const struct run_config *cfg, const struct run_plan_target *t)
+{
+    char a[32], b[32], n[48];
+    target_head(out, t->name, t->url, t->address, t->resolve_ns);
+    if (cfg->open_loop && t->rate_from != t->rate_to)
+        fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
+                units_fmt_rate(t->rate_to, b, sizeof b));
+    else if (cfg->open_loop)
+        fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+    else
+        fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
+    if (isfinite(t->planned))
+        fprintf(out, ", %s planned", planned_count(t->planned, t->planned_exact, n, sizeof n));
+    fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
+}
+
+void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan)
+{
+    char a[32], b[32], n[48];
+    plan_head(out, cfg, plan->threads, plan->pool_cap, plan->all.connections);
+    for (size_t i = 0; i < plan->ntargets; i++)
+        plan_target(out, cfg, &plan->targets[i]);
+    const struct run_plan_target *all = &plan->all;
+    fprintf(out, "\nplan\n");
+    if (isfinite(all->planned)) {
+        fprintf(out, "  %s requests planned", planned_count(all->planned, all->planned_exact, n, sizeof n));
+        if (cfg->duration_ns)
+            fprintf(out, " over %.3g s", (double)cfg->duration_ns / 1e9);
+        if (cfg->open_loop && !all->planned_exact)
+            fprintf(out, " (Poisson arrivals: the count varies from seed to seed)");
+        if (!cfg->open_loop)
+            fprintf(out, ", shared by %u connection%s", all->connections, all->connections == 1 ? "" : "s");
+        fputc('\n', out);
+    } else {
+        fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
+                all->connections, all->connections == 1 ? "" : "s", (double)cfg->duration_ns / 1e9);
+    }
+    if (cfg->warmup_ns) {
+        if (isfinite(all->warmup_planned))
+            fprintf(out, "  warm-up: %s of them in the first %.3g s, logged but left out of the statistics\n",
+                    planned_count(all->warmup_planned, all->planned_exact, n, sizeof n), (double)cfg->warmup_ns / 1e9);
+        else
+            fprintf(out, "  warm-up: the requests of the first %.3g s, logged but left out of the statistics\n",
+                    (double)cfg->warmup_ns / 1e9);
+    }
+    fprintf(out, "  timeout %s per request, drain %s after planning ends\n",
+            units_fmt_duration(cfg->timeout_ns, a, sizeof a), units_fmt_duration(cfg->drain_ns, b, sizeof b));
+    if (plan->pool_cap < plan->pool_asked)
+        fprintf(out, "  ! the connection pool is capped at %u (file descriptor limit %llu; asked for %u)\n",
+                plan->pool_cap, (unsigned long long)plan->fd_limit, plan->pool_asked);
 }

@@ -46,6 +46,20 @@ expect2 'warmup' --warmup 5s -d 2s "$U"
 expect2 'has no rate' --target a=$U@5 --target b=http://127.0.0.1:10/
 expect2 'credentials' http://user:pw@127.0.0.1/
 expect2 '@Nc' -R 10 --target 'a=http://127.0.0.1/@4c'
+# the checks run_validate holds name the flag too
+expect2 '--ramp: FROM and TO' --ramp 0:0 "$U"
+expect2 '--ramp needs --duration' --ramp 1:2 -n 100 "$U"
+expect2 '--connections must be between 1 and 1000000' -c 2000000 "$U"
+expect2 '--connections must be between 1 and 1000000' -c 0 "$U"
+expect2 '--threads must be between 1 and 1024' -t 5000 "$U"
+expect2 '--expect-body: empty' --expect-body '' "$U"
+expect2 '--when-busy applies' --when-busy drop "$U"
+expect2 '--reject: at most 8' $(for s in 500 501 502 503 504 505 506 507 508; do echo --reject $s; done) "$U"
+expect2 '--timeout must be > 0' --timeout 0 "$U"
+expect2 '--target: two targets' --target a=$U --target a=${U}x
+expect2 'no target' --dry-run
 "$KNEE" run --help | grep -q 'usage: knee run' || fail "--help"
 "$KNEE" help run | grep -q -- '--when-busy' || fail "help run"
+"$KNEE" run --help | grep -q -- '--dry-run' || fail "--help lists --dry-run"
+"$KNEE" run --help | grep -q -- '-v, --verbose' || fail "--help lists --verbose"
 echo "ok"

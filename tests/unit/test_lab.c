@@ -35,25 +35,6 @@ static void test_wilson(void **state)
     assert_true(isnan(lo) && isnan(hi));
 }
 
-static void test_counts_hold(void **state)
-{
-    (void)state;
-    struct run_counts c;
-    memset(&c, 0, sizeof c);
-    c.planned = 200;
-    c.sent = 23;
-    c.dropped = 177;
-    c.outcome[OUTCOME_DROPPED] = 177;
-    c.outcome[OUTCOME_OK] = 20;
-    c.outcome[OUTCOME_REJECTED] = 3;
-    assert_true(lab_counts_hold(&c));
-    c.outcome[OUTCOME_OK] = 19; /* one request unaccounted for */
-    assert_false(lab_counts_hold(&c));
-    c.outcome[OUTCOME_OK] = 20;
-    c.planned = 201;
-    assert_false(lab_counts_hold(&c));
-}
-
 static void test_say_wraps(void **state)
 {
     (void)state;
@@ -184,9 +165,11 @@ static void test_out_dir_and_bad_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wilson),       cmocka_unit_test(test_counts_hold),
-        cmocka_unit_test(test_say_wraps),    cmocka_unit_test(test_stats_coordinated_omission),
-        cmocka_unit_test(test_nagle_median), cmocka_unit_test(test_out_dir_and_bad_options),
+        cmocka_unit_test(test_wilson),
+        cmocka_unit_test(test_say_wraps),
+        cmocka_unit_test(test_stats_coordinated_omission),
+        cmocka_unit_test(test_nagle_median),
+        cmocka_unit_test(test_out_dir_and_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -370,8 +370,39 @@ static void run_once(struct run_config *cfg, struct run_result *res)
         fail_msg("run_execute: %s", err);
 }
 
+/* run_counts_hold: both identities, and dropped counted once as an outcome. */
+static void test_counts_hold(void **state)
+{
+    (void)state;
+    struct run_counts c;
+    memset(&c, 0, sizeof c);
+    assert_true(run_counts_hold(&c)); /* nothing planned, nothing missing */
+    c.planned = 200;
+    c.sent = 23;
+    c.dropped = 177;
+    c.outcome[OUTCOME_DROPPED] = 177;
+    c.outcome[OUTCOME_OK] = 20;
+    c.outcome[OUTCOME_REJECTED] = 3;
+    assert_true(run_counts_hold(&c));
+    c.outcome[OUTCOME_OK] = 19; /* one request unaccounted for */
+    assert_false(run_counts_hold(&c));
+    c.outcome[OUTCOME_OK] = 20;
+    c.planned = 201; /* planned != sent + dropped */
+    assert_false(run_counts_hold(&c));
+    c.planned = 200;
+    c.outcome[OUTCOME_DROPPED] = 176; /* dropped disagrees with its outcome count */
+    assert_false(run_counts_hold(&c));
+    c.outcome[OUTCOME_DROPPED] = 177;
+    c.outcome[OUTCOME_CANCELLED] = 1; /* cancelled counts among the sent */
+    assert_false(run_counts_hold(&c));
+    c.sent = 24;
+    c.planned = 201;
+    assert_true(run_counts_hold(&c));
+}
+
 static void check_identity(const struct run_counts *c)
 {
+    assert_true(run_counts_hold(c));
     uint64_t done = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
@@ -492,6 +523,157 @@ static void test_intervals(void **state)
     server_stop(&s);
 }
 
+/* ------------------------------------------------------------------ several runs per process */
+
+/* Runs one after another in one process, sharing nothing but the stop handle: each has its
+ * own exact accounting, and a handle that was never stopped leaves every run alone. */
+static void test_runs_back_to_back(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_stop stop;
+    run_stop_init(&stop);
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .connections = 2,
+                             .requests = 300,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1,
+                             .stop = &stop};
+    for (int k = 0; k < 3; k++) {
+        struct run_result res;
+        cfg.open_loop = k == 1;
+        cfg.rate = k == 1 ? 2000 : 0;
+        cfg.connections = k == 1 ? 0 : 2;
+        run_once(&cfg, &res);
+        assert_true(res.accounting_ok);
+        assert_false(res.interrupted);
+        assert_int_equal(res.all.counts.planned, 300);
+        assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 300);
+        assert_int_equal(res.all.latency_all.total_count, 300);
+        run_result_release(&res);
+    }
+    assert_int_equal(run_stop_level(&stop), 0);
+
+    /* a handle stopped before the run: the run stops planning at once, and says so */
+    run_stop_request(&stop, false);
+    cfg.open_loop = true;
+    cfg.rate = 100;
+    cfg.requests = 0;
+    cfg.duration_ns = 60 * NS_PER_S;
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_true(res.interrupted);
+    assert_true(res.accounting_ok);
+    assert_true(res.all.counts.planned < 100 * 60);
+    run_result_release(&res);
+    server_stop(&s);
+}
+
+struct conc_run {
+    struct run_config cfg;
+    struct run_target_config tc;
+    struct run_stop stop;
+    struct run_result res;
+    atomic_int ticks;
+    int rc;
+    char err[256];
+};
+
+static void conc_progress(void *ctx, const struct run_progress *p)
+{
+    (void)p;
+    struct conc_run *c = ctx;
+    atomic_fetch_add(&c->ticks, 1);
+}
+
+static void *conc_main(void *arg)
+{
+    struct conc_run *c = arg;
+    c->rc = run_execute(&c->cfg, &c->res, c->err, sizeof c->err);
+    return NULL;
+}
+
+static void conc_init(struct conc_run *c, const char *name, const char *url, double rate, uint64_t duration_ns)
+{
+    memset(c, 0, sizeof *c);
+    c->tc = (struct run_target_config){.name = name, .url = url};
+    run_stop_init(&c->stop);
+    atomic_init(&c->ticks, 0);
+    c->cfg = (struct run_config){.targets = &c->tc,
+                                 .ntargets = 1,
+                                 .open_loop = true,
+                                 .rate = rate,
+                                 .duration_ns = duration_ns,
+                                 .timeout_ns = 5 * NS_PER_S,
+                                 .drain_ns = 5 * NS_PER_S,
+                                 .keepalive = true,
+                                 .threads = 1,
+                                 .on_progress = conc_progress,
+                                 .stop = &c->stop};
+    c->cfg.progress_ctx = c;
+}
+
+/* Two runs at the same time in two threads: each keeps its own accounting, and a stop on one
+ * handle ends that run only. While a run holds its handle, another run cannot take it. */
+static void test_runs_concurrent(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct conc_run *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    conc_init(a, "a", url, 200, 60 * NS_PER_S); /* stopped early below */
+    conc_init(b, "b", url, 250, 4 * NS_PER_S);  /* runs to its end: 1000 requests */
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, conc_main, a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, conc_main, b), 0);
+    /* both runs are under way once each has reported a second */
+    while (atomic_load(&a->ticks) < 1 || atomic_load(&b->ticks) < 1)
+        usleep(10000);
+
+    /* a's handle is taken: a third run using it is refused before it sends anything */
+    struct run_config c3 = b->cfg;
+    c3.stop = &a->stop;
+    c3.on_progress = NULL;
+    struct run_result r3;
+    char err[256];
+    assert_int_equal(run_execute(&c3, &r3, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "in use"));
+
+    run_stop_request(&a->stop, false);
+    pthread_join(ta, NULL);
+    assert_int_equal(a->rc, 0);
+    assert_true(a->res.interrupted);
+    assert_true(a->res.accounting_ok);
+    assert_true(a->res.all.counts.planned > 0);
+    assert_true(a->res.all.counts.planned < 200 * 60);
+    assert_int_equal(run_stop_level(&b->stop), 0);
+
+    pthread_join(tb, NULL);
+    if (b->rc)
+        fail_msg("run b: %s", b->err);
+    assert_false(b->res.interrupted);
+    assert_true(b->res.accounting_ok);
+    assert_int_equal(b->res.all.counts.planned, 1000);
+    assert_int_equal(b->res.all.counts.outcome[OUTCOME_OK], 1000);
+    assert_int_equal(b->res.all.latency_all.total_count, 1000);
+    run_result_release(&a->res);
+    run_result_release(&b->res);
+    free(a);
+    free(b);
+    server_stop(&s);
+}
+
 /* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
 static void test_no_allocation_per_request(void **state)
 {
@@ -562,8 +744,11 @@ int main(void)
         cmocka_unit_test(test_ramp),
         cmocka_unit_test(test_threshold_parse),
         cmocka_unit_test(test_threshold_eval),
+        cmocka_unit_test(test_counts_hold),
         cmocka_unit_test(test_engine_closed_and_open),
         cmocka_unit_test(test_intervals),
+        cmocka_unit_test(test_runs_back_to_back),
+        cmocka_unit_test(test_runs_concurrent),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,132 @@
+/* knee run's output files: --json and --hlog opened before the run (so a bad path is exit 2
+ * before any request), written after it (a failed write is reported and is exit 1). */
+#include "cli/run_output.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "runreport/runreport.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int writable(const char *path)
+{
+    if (access(path, F_OK) == 0)
+        return access(path, W_OK) == 0 ? 0 : -errno;
+    char *copy = xstrdup(path);
+    int r = access(dirname(copy), W_OK | X_OK) == 0 ? 0 : -errno;
+    free(copy);
+    return r;
+}
+
+static int check_tags(const struct cmd_spec *spec, const struct run_config *cfg)
+{
+    for (size_t i = 0; i < cfg->ntargets; i++)
+        if (!hlog_tag_valid(cfg->targets[i].name))
+            return opt_fail(spec, "--hlog: target name '%s' cannot be an hlog tag (no ',', spaces or tabs)",
+                            cfg->targets[i].name);
+    return 0;
+}
+
+int run_output_check(const struct run_output *o, const struct cmd_spec *spec, const struct run_config *cfg)
+{
+    int r;
+    if (o->json_path && strcmp(o->json_path, "-") != 0 && (r = writable(o->json_path)))
+        return opt_fail(spec, "--json %s: %s", o->json_path, knee_strerror(r));
+    if (cfg->out_path && (r = writable(cfg->out_path)))
+        return opt_fail(spec, "--out %s: %s", cfg->out_path, knee_strerror(r));
+    if (o->hlog_path) {
+        if (check_tags(spec, cfg))
+            return 2;
+        if ((r = writable(o->hlog_path)))
+            return opt_fail(spec, "--hlog %s: %s", o->hlog_path, knee_strerror(r));
+    }
+    return 0;
+}
+
+/* --hlog: each second's merged latency histogram of each target becomes one interval,
+ * tagged with the target's name; the first write error is kept and reported at the end. */
+static void on_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency)
+{
+    struct run_output *o = ctx;
+    if (o->hlog_err)
+        return;
+    o->hlog_err = hlog_writer_write(o->hlog, o->targets[target].name, start_s, length_s, latency);
+}
+
+int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct run_config *cfg)
+{
+    o->targets = cfg->targets;
+    if (o->json_path && strcmp(o->json_path, "-") != 0) {
+        o->json = fopen(o->json_path, "w");
+        if (!o->json)
+            return opt_fail(spec, "--json %s: %s", o->json_path, strerror(errno));
+    }
+    if (!o->hlog_path)
+        return 0;
+    if (check_tags(spec, cfg)) {
+        run_output_abort(o);
+        return 2;
+    }
+    o->hlog_file = fopen(o->hlog_path, "w");
+    int r = o->hlog_file ? hlog_writer_open(&o->hlog, o->hlog_file, (double)clock_wall_ns() / 1e9, NULL) : -errno;
+    if (r) {
+        opt_fail(spec, "--hlog %s: %s", o->hlog_path, knee_strerror(r));
+        run_output_abort(o);
+        return 2;
+    }
+    cfg->on_interval = on_interval;
+    cfg->interval_ctx = o;
+    return 0;
+}
+
+bool run_output_close_hlog(struct run_output *o)
+{
+    if (!o->hlog_file)
+        return true;
+    int r = hlog_writer_close(o->hlog);
+    o->hlog = NULL;
+    if (fclose(o->hlog_file) != 0 && !r)
+        r = -errno;
+    o->hlog_file = NULL;
+    if (!o->hlog_err)
+        o->hlog_err = r;
+    if (o->hlog_err)
+        fprintf(stderr, "knee run: --hlog %s: %s\n", o->hlog_path, knee_strerror(o->hlog_err));
+    return o->hlog_err == 0;
+}
+
+bool run_output_json(struct run_output *o, const struct run_config *cfg, const struct run_result *res,
+                     const struct run_threshold *thr, size_t nthr)
+{
+    if (!o->json_path)
+        return true;
+    if (!o->json) {
+        run_write_json(stdout, cfg, res, thr, nthr, true);
+        return true;
+    }
+    run_write_json(o->json, cfg, res, thr, nthr, true);
+    bool ok = !ferror(o->json);
+    if (fclose(o->json) != 0)
+        ok = false;
+    o->json = NULL;
+    if (!ok)
+        fprintf(stderr, "knee run: --json %s: %s\n", o->json_path, strerror(errno ? errno : EIO));
+    return ok;
+}
+
+void run_output_abort(struct run_output *o)
+{
+    if (o->json)
+        fclose(o->json);
+    o->json = NULL;
+    if (o->hlog)
+        hlog_writer_close(o->hlog);
+    o->hlog = NULL;
+    if (o->hlog_file)
+        fclose(o->hlog_file);
+    o->hlog_file = NULL;
+}

@@ -1,0 +1,38 @@
+/* Target collection for the load options (cli/runopts): bare URLs and --target
+ * NAME=URL[@R|@Nc] become named targets, then the per-target flags --mix, --method, --header
+ * and --body ([T=] for one target, else all) are laid onto them. Private to src/cli. */
+#ifndef KNEE_CLI_RUN_TARGETS_H
+#define KNEE_CLI_RUN_TARGETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/opt.h"
+#include "cli/runopts.h"
+
+/* One target's request parts gathered from the flags (strings owned unless noted). */
+struct run_tgt {
+    char *name, *url;
+    const char *method;     /* points into argv; NULL = GET */
+    struct strlist headers; /* borrowed from argv */
+    char *body;
+    size_t body_len;
+    double rate;          /* @R */
+    uint32_t connections; /* @Nc */
+    double weight;        /* --mix; 0 = 1 */
+};
+
+/* --target specs (in order), then the bare URLs: each URL parsed (errors name it), each bare
+ * URL named after host:port (host:port/path when that is taken). *out gets *n targets
+ * (allocated even when there are none). Returns 0 or 2 after opt_fail. */
+int run_targets_collect(const struct cmd_spec *spec, const struct strlist *specs, const struct strlist *urls,
+                        struct run_tgt **out, size_t *n);
+
+/* --mix NAME=W,..., then --method, --header, --body ([T=] prefix: target T only). Returns 0
+ * or 2 after opt_fail. */
+int run_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct run_tgt *t, size_t n);
+
+void run_targets_free(struct run_tgt *t, size_t n);
+
+#endif

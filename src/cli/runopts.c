@@ -1,0 +1,304 @@
+/* The load options: the option rows (names, help texts) and the builder from parsed flags to
+ * a struct run_config. Target collection and the per-target flags are in run_targets.c; the
+ * semantic checks are run_validate's (load/engine.c), whose messages name these flags. */
+#include "cli/runopts.h"
+
+#include "cli/run_targets.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void runopts_init(struct runopts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+}
+
+void runopts_release(struct runopts *o)
+{
+    strlist_release(&o->targets);
+    strlist_release(&o->methods);
+    strlist_release(&o->headers);
+    strlist_release(&o->bodies);
+    strlist_release(&o->rejects);
+    strlist_release(&o->thresholds);
+}
+
+struct opt runopts_row(struct runopts *o, enum runopt_id id)
+{
+#define ROW(name, sh, kind, dst, metavar, help) ((struct opt){name, sh, kind, dst, metavar, help, 0, NULL, false})
+#define ROW_UNIT(name, sh, kind, dst, metavar, help, unit)                                                             \
+    ((struct opt){name, sh, kind, dst, metavar, help, unit, NULL, false})
+    switch (id) {
+    case RUNOPT_RATE:
+        return ROW("rate", 'R', OPT_RATE, &o->rate, "R",
+                   "open loop: planned requests per second in total (5000, 10k); without it the run is a closed loop");
+    case RUNOPT_ARRIVALS:
+        return ROW("arrivals", 0, OPT_STR, &o->arrivals, "KIND",
+                   "open loop: constant (default) or poisson inter-arrival times");
+    case RUNOPT_SEED:
+        return ROW("seed", 0, OPT_COUNT, &o->seed, "N",
+                   "seed of the Poisson arrivals (default 1): the same seed, the same plan");
+    case RUNOPT_RAMP:
+        return ROW("ramp", 0, OPT_STR, &o->ramp, "FROM:TO",
+                   "open loop: rate rising (or falling) linearly over the duration");
+    case RUNOPT_CONNECTIONS:
+        return ROW("connections", 'c', OPT_COUNT, &o->connections, "N",
+                   "closed loop: concurrent clients (default 8); open loop: connection pool cap (default 10000)");
+    case RUNOPT_THINK:
+        return ROW("think", 0, OPT_DURATION, &o->think_ns, "D",
+                   "closed loop: pause between a response and the next request");
+    case RUNOPT_DURATION:
+        return ROW("duration", 'd', OPT_DURATION, &o->duration_ns, "D",
+                   "how long requests are planned (default 10s; with --requests, no limit)");
+    case RUNOPT_REQUESTS:
+        return ROW("requests", 'n', OPT_COUNT, &o->requests, "N", "plan exactly N requests in total");
+    case RUNOPT_TARGET:
+        return ROW("target", 0, OPT_LIST, &o->targets, "NAME=URL[@R|@Nc]",
+                   "a named target (repeatable); @R its own rate (open loop), @Nc its own connections (closed loop)");
+    case RUNOPT_MIX:
+        return ROW("mix", 0, OPT_STR, &o->mix, "NAME=W,...",
+                   "weights of targets sharing --rate or --connections (default 1 each)");
+    case RUNOPT_METHOD:
+        return ROW("method", 'm', OPT_LIST, &o->methods, "[T=]M",
+                   "request method (default GET); T= for one target only");
+    case RUNOPT_HEADER:
+        return ROW("header", 'H', OPT_LIST, &o->headers, "[T=]'K: V'",
+                   "request header (repeatable); T= for one target only");
+    case RUNOPT_BODY:
+        return ROW("body", 'b', OPT_LIST, &o->bodies, "[T=]STR|@FILE",
+                   "request body, inline or from a file; T= for one target");
+    case RUNOPT_NO_KEEPALIVE:
+        return ROW("no-keepalive", 0, OPT_FLAG, &o->no_keepalive, NULL,
+                   "a new connection for every request (Connection: close)");
+    case RUNOPT_TIMEOUT:
+        return ROW("timeout", 0, OPT_DURATION, &o->timeout_ns, "D", "per request, from its send (default 10s)");
+    case RUNOPT_DRAIN:
+        return ROW("drain", 0, OPT_DURATION, &o->drain_ns, "D",
+                   "after planning ends, how long in-flight requests may finish (default: the timeout)");
+    case RUNOPT_WARMUP:
+        return ROW("warmup", 0, OPT_DURATION, &o->warmup_ns, "D",
+                   "requests planned in the first D are logged but left out of the statistics");
+    case RUNOPT_WHEN_BUSY:
+        return ROW("when-busy", 0, OPT_STR, &o->when_busy, "queue|drop",
+                   "open loop, pool exhausted: wait for a connection (default) or drop the request");
+    case RUNOPT_REJECT:
+        return ROW("reject", 0, OPT_LIST, &o->rejects, "STATUS[:TEXT]",
+                   "a business rejection, not an error: that status (with TEXT in the body)");
+    case RUNOPT_EXPECT_BODY:
+        return ROW("expect-body", 0, OPT_STR, &o->expect_body, "TEXT",
+                   "ok also requires TEXT in the body (else: invalid)");
+    case RUNOPT_THREADS:
+        return ROW("threads", 't', OPT_COUNT, &o->threads, "T", "load threads, each with its own loop (default: CPUs)");
+    case RUNOPT_OUT:
+        return ROW("out", 'o', OPT_STR, &o->out, "FILE", "one row per request: *.csv as CSV, else the binary log");
+    case RUNOPT_THRESHOLD:
+        return ROW("threshold", 0, OPT_LIST, &o->thresholds, "EXPR",
+                   "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)");
+    case RUNOPT_SPIN:
+        return ROW_UNIT("spin", 0, OPT_DURATION, &o->spin_ns, "D",
+                        "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US);
+    case RUNOPT_LAG_LIMIT:
+        return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
+                        "lag p99 above D marks the run generator-limited (1ms)", NS_PER_MS);
+    case RUNOPT_COUNT:
+        break;
+    }
+#undef ROW
+#undef ROW_UNIT
+    return (struct opt){0};
+}
+
+static bool seen(const struct cmd_spec *spec, const char *name)
+{
+    const struct opt *o = opt_find(spec, name);
+    return o && o->seen;
+}
+
+/* "FROM:TO", each side a rate or 0 (run_validate rejects both 0). */
+static int parse_ramp(const struct cmd_spec *spec, const char *s, double *from, double *to)
+{
+    const char *colon = strchr(s, ':');
+    char a[64];
+    if (!colon || (size_t)(colon - s) >= sizeof a)
+        return opt_fail(spec, "--ramp '%s': expected FROM:TO, e.g. 100:2000", s);
+    memcpy(a, s, (size_t)(colon - s));
+    a[colon - s] = '\0';
+    *from = *to = 0;
+    if ((strcmp(a, "0") != 0 && units_parse_rate(a, from)) ||
+        (strcmp(colon + 1, "0") != 0 && units_parse_rate(colon + 1, to)))
+        return opt_fail(spec, "--ramp '%s': FROM and TO must be rates such as 100 or 2k", s);
+    return 0;
+}
+
+static int parse_reject(const struct cmd_spec *spec, const char *s, struct run_reject *out)
+{
+    char *end;
+    errno = 0;
+    long st = strtol(s, &end, 10);
+    if (end == s || errno || st < 100 || st > 999 || (*end && *end != ':'))
+        return opt_fail(spec, "--reject '%s': expected STATUS or STATUS:TEXT, e.g. 503:QUEUE_TIMEOUT", s);
+    out->status = (int)st;
+    out->body = NULL;
+    if (*end == ':') {
+        if (!end[1])
+            return opt_fail(spec, "--reject '%s': empty text after ':'", s);
+        out->body = end + 1;
+    }
+    return 0;
+}
+
+/* A word flag: *out = the index of s in words (NULL-terminated); s == NULL keeps *out. */
+static int parse_word(const struct cmd_spec *spec, const char *flag, const char *s, const char *const *words,
+                      const char *expected, int *out)
+{
+    if (!s)
+        return 0;
+    for (int i = 0; words[i]; i++)
+        if (strcmp(s, words[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return opt_fail(spec, "--%s '%s': expected %s", flag, s, expected);
+}
+
+/* struct run_config reads 0 as "the default" for these; a 0 on the command line is an error
+ * only the command line can see. */
+static int given_as_zero(const struct cmd_spec *spec, const struct runopts *o)
+{
+    if (seen(spec, "connections") && o->connections == 0)
+        return opt_fail(spec, "--connections must be between 1 and %d", RUN_MAX_CONNECTIONS);
+    if (seen(spec, "threads") && o->threads == 0)
+        return opt_fail(spec, "--threads must be between 1 and %d", RUN_MAX_THREADS);
+    if (seen(spec, "requests") && o->requests == 0)
+        return opt_fail(spec, "--requests must be > 0");
+    if (seen(spec, "duration") && o->duration_ns == 0)
+        return opt_fail(spec, "--duration must be > 0");
+    return 0;
+}
+
+/* uint64 flag values into the config's uint32 fields: saturate, so run_validate's limit
+ * check sees a value too large rather than a wrapped one. */
+static uint32_t sat32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The targets as struct run_target_config (headers flattened into one array). */
+static void fill_targets(struct runopts_config *rc)
+{
+    rc->tc = xcalloc(rc->ntg ? rc->ntg : 1, sizeof *rc->tc);
+    size_t nh = 0;
+    for (size_t i = 0; i < rc->ntg; i++)
+        nh += rc->tg[i].headers.n;
+    rc->hdrs = xcalloc(nh ? nh : 1, sizeof *rc->hdrs);
+    size_t hk = 0;
+    for (size_t i = 0; i < rc->ntg; i++) {
+        const struct run_tgt *t = &rc->tg[i];
+        struct run_target_config *c = &rc->tc[i];
+        c->name = t->name;
+        c->url = t->url;
+        c->method = t->method;
+        c->headers = rc->hdrs + hk;
+        c->nheaders = t->headers.n;
+        for (size_t j = 0; j < t->headers.n; j++)
+            rc->hdrs[hk++] = t->headers.v[j];
+        c->body = t->body;
+        c->body_len = t->body_len;
+        c->rate = t->rate;
+        c->connections = t->connections;
+        c->weight = t->weight;
+    }
+    rc->cfg.targets = rc->tc;
+    rc->cfg.ntargets = rc->ntg;
+}
+
+/* The load model and the timing flags. */
+static int fill_model(const struct runopts *o, const struct cmd_spec *spec, struct runopts_config *rc)
+{
+    struct run_config *cfg = &rc->cfg;
+    bool any_rate = false;
+    for (size_t i = 0; i < rc->ntg; i++)
+        any_rate |= rc->tg[i].rate > 0;
+    cfg->open_loop = seen(spec, "rate") || o->ramp || any_rate;
+    cfg->rate = o->rate;
+    if (o->ramp) {
+        if (parse_ramp(spec, o->ramp, &cfg->ramp_from, &cfg->ramp_to))
+            return 2;
+        cfg->ramp = true;
+    }
+    static const char *const arrivals[] = {"constant", "poisson", NULL};
+    static const char *const busy[] = {"queue", "drop", NULL};
+    int a = RUN_ARRIVALS_CONSTANT, b = RUN_BUSY_QUEUE;
+    if (parse_word(spec, "arrivals", o->arrivals, arrivals, "constant or poisson", &a) ||
+        parse_word(spec, "when-busy", o->when_busy, busy, "queue or drop", &b))
+        return 2;
+    _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1, "arrivals[] follows enum run_arrivals");
+    _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "busy[] follows enum run_when_busy");
+    cfg->arrivals = (enum run_arrivals)a;
+    cfg->when_busy = (enum run_when_busy)b;
+    if (given_as_zero(spec, o))
+        return 2;
+    cfg->seed = o->seed;
+    cfg->connections = sat32(o->connections);
+    cfg->threads = sat32(o->threads);
+    cfg->think_ns = o->think_ns;
+    cfg->requests = o->requests;
+    cfg->duration_ns = seen(spec, "duration") ? o->duration_ns : o->requests ? 0 : RUN_DEFAULT_DURATION_NS;
+    cfg->timeout_ns = seen(spec, "timeout") ? o->timeout_ns : RUN_DEFAULT_TIMEOUT_NS;
+    cfg->drain_ns = seen(spec, "drain") ? o->drain_ns : cfg->timeout_ns;
+    cfg->warmup_ns = o->warmup_ns;
+    cfg->keepalive = !o->no_keepalive;
+    cfg->expect_body = o->expect_body;
+    cfg->spin_ns = o->spin_ns;
+    cfg->lag_limit_ns = o->lag_limit_ns;
+    cfg->out_path = o->out;
+    return 0;
+}
+
+int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const struct strlist *urls,
+                  struct runopts_config *rc)
+{
+    memset(rc, 0, sizeof *rc);
+    if (run_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg) ||
+        run_targets_apply(spec, o, rc->tg, rc->ntg) || fill_model(o, spec, rc))
+        goto fail;
+    rc->rejects = xcalloc(o->rejects.n ? o->rejects.n : 1, sizeof *rc->rejects);
+    for (size_t i = 0; i < o->rejects.n; i++)
+        if (parse_reject(spec, o->rejects.v[i], &rc->rejects[i]))
+            goto fail;
+    rc->cfg.rejects = rc->rejects;
+    rc->cfg.nrejects = o->rejects.n;
+    fill_targets(rc);
+    char why[512];
+    if (run_validate(&rc->cfg, why, sizeof why)) {
+        opt_fail(spec, "%s", why);
+        goto fail;
+    }
+    rc->thr = xcalloc(o->thresholds.n ? o->thresholds.n : 1, sizeof *rc->thr);
+    rc->nthr = o->thresholds.n;
+    for (size_t i = 0; i < o->thresholds.n; i++)
+        if (run_threshold_parse(o->thresholds.v[i], &rc->cfg, &rc->thr[i], why, sizeof why)) {
+            opt_fail(spec, "--threshold '%s': %s", o->thresholds.v[i], why);
+            goto fail;
+        }
+    return 0;
+fail:
+    runopts_config_release(rc);
+    return 2;
+}
+
+void runopts_config_release(struct runopts_config *rc)
+{
+    run_targets_free(rc->tg, rc->ntg);
+    free(rc->tc);
+    free(rc->hdrs);
+    free(rc->rejects);
+    free(rc->thr);
+    memset(rc, 0, sizeof *rc);
+}

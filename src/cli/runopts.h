@@ -1,0 +1,107 @@
+/* The load options of `knee run` (what to send, to whom, how fast, for how long, what counts
+ * as ok, --out, --threshold) as one set of option rows and one builder from the parsed flags
+ * to a struct run_config, so every command that runs load (knee run; knee capacity, knee run
+ * --repeat and shards to come) accepts the same flags with the same help texts, the same
+ * checks and the same error messages, and builds the same configuration.
+ *
+ *   struct runopts o;
+ *   runopts_init(&o);
+ *   struct opt rows[RUNOPT_COUNT + 4];
+ *   size_t n = 0;
+ *   for (int id = 0; id < RUNOPT_COUNT; id++)   // or the subset the command accepts
+ *       rows[n++] = runopts_row(&o, id);
+ *   ... the command's own rows, then opt_parse(&spec, argc, argv, &urls) ...
+ *   struct runopts_config rc;
+ *   if (runopts_build(&o, &spec, &urls, &rc) == 0) {
+ *       run_execute(&rc.cfg, &res, err, sizeof err);   // as often as the command likes
+ *       runopts_config_release(&rc);
+ *   }
+ *   runopts_release(&o);
+ *
+ * Checks: the builder checks what only the command line can (syntax of NAME=URL@R, [T=]
+ * prefixes, --mix, --ramp, --reject, --body files, a flag given as 0 where 0 means "the
+ * default" in struct run_config), then calls run_validate() for everything semantic, whose
+ * messages name the flags. Every failure is one line on stderr, "knee <cmd>: ...", and the
+ * exit code 2. Not thread-safe (the rows point into one struct runopts). */
+#ifndef KNEE_CLI_RUNOPTS_H
+#define KNEE_CLI_RUNOPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/opt.h"
+#include "load/run.h"
+#include "load/threshold.h"
+
+/* One row per load option, in the order `knee run --help` lists them around its own rows. */
+enum runopt_id {
+    RUNOPT_RATE,
+    RUNOPT_ARRIVALS,
+    RUNOPT_SEED,
+    RUNOPT_RAMP,
+    RUNOPT_CONNECTIONS,
+    RUNOPT_THINK,
+    RUNOPT_DURATION,
+    RUNOPT_REQUESTS,
+    RUNOPT_TARGET,
+    RUNOPT_MIX,
+    RUNOPT_METHOD,
+    RUNOPT_HEADER,
+    RUNOPT_BODY,
+    RUNOPT_NO_KEEPALIVE,
+    RUNOPT_TIMEOUT,
+    RUNOPT_DRAIN,
+    RUNOPT_WARMUP,
+    RUNOPT_WHEN_BUSY,
+    RUNOPT_REJECT,
+    RUNOPT_EXPECT_BODY,
+    RUNOPT_THREADS,
+    RUNOPT_OUT,
+    RUNOPT_THRESHOLD,
+    RUNOPT_SPIN,
+    RUNOPT_LAG_LIMIT,
+    RUNOPT_COUNT
+};
+
+/* The flags as parsed, before any check. Strings point into argv. */
+struct runopts {
+    double rate;
+    const char *arrivals, *ramp, *when_busy, *expect_body, *mix, *out;
+    uint64_t seed, connections, requests, threads;
+    uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
+    struct strlist targets, methods, headers, bodies, rejects, thresholds;
+    bool no_keepalive;
+};
+
+/* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's
+ * defaults, RUN_DEFAULT_*). */
+void runopts_init(struct runopts *o);
+/* Free the lists (the strings belong to argv). */
+void runopts_release(struct runopts *o);
+
+/* The option row `id` (name, short name, kind, help text), its destination inside o. A
+ * command puts the rows it accepts into its own table; `seen` starts false. */
+struct opt runopts_row(struct runopts *o, enum runopt_id id);
+
+/* A configuration built from the flags, and the memory behind it. */
+struct runopts_config {
+    struct run_config cfg;     /* valid (run_validate passed); argv/argc, callbacks, stop: the caller's */
+    struct run_threshold *thr; /* --threshold, parsed against cfg's targets */
+    size_t nthr;
+    /* owned storage that cfg points into */
+    struct run_tgt *tg;
+    size_t ntg;
+    struct run_target_config *tc;
+    struct run_reject *rejects;
+    const char **hdrs;
+};
+
+/* Flags (o, parsed with spec, whose rows say which were given) and positional URLs → *rc.
+ * Returns 0, or the exit code 2 after one line on stderr naming the flag; on 2 *rc is
+ * already released. Rows the command does not have count as not given. */
+int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const struct strlist *urls,
+                  struct runopts_config *rc);
+void runopts_config_release(struct runopts_config *rc);
+
+#endif

@@ -1,0 +1,559 @@
+/* Unit tests for src/runreport: knee run's terminal summary (compact and full forms, and
+ * what switches to the full one), the JSON document, the --dry-run plan and the progress
+ * line, over struct run_result values built by hand (one and several targets, failures,
+ * warnings, thresholds). The JSON is checked for values here and parsed by python3 when it
+ * is installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/units.h"
+#include "load/run.h"
+#include "load/threshold.h"
+#include "runreport/runreport.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ building results */
+
+static void target_init(struct run_target_result *t, const char *name, const char *url)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->url, sizeof t->url, "%s", url);
+    snprintf(t->address, sizeof t->address, "127.0.0.1:8080");
+    t->resolve_ns = 12000;
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        assert_int_equal(hdr_init(&t->latency[g], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+    struct hdr *hs[] = {&t->latency_all, &t->service, &t->ttfb, &t->lag, &t->connect};
+    for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
+        assert_int_equal(hdr_init(hs[i], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+}
+
+/* n requests of outcome o, each with latency lat_ns (service half of it, lag a tenth). */
+static void record(struct run_target_result *t, enum reqlog_outcome o, uint64_t n, int64_t lat_ns)
+{
+    t->counts.planned += n;
+    t->counts.sent_on_time += n;
+    if (o == OUTCOME_DROPPED) {
+        t->counts.dropped += n;
+        t->counts.outcome[o] += n;
+        return;
+    }
+    t->counts.sent += n;
+    t->counts.outcome[o] += n;
+    if (o == OUTCOME_CANCELLED)
+        return;
+    hdr_record(&t->latency[o], lat_ns, (int64_t)n);
+    hdr_record(&t->latency_all, lat_ns, (int64_t)n);
+    hdr_record(&t->service, lat_ns / 2, (int64_t)n);
+    hdr_record(&t->ttfb, lat_ns / 3, (int64_t)n);
+    hdr_record(&t->lag, lat_ns / 10, (int64_t)n);
+}
+
+static void add_counts(struct run_counts *d, const struct run_counts *s)
+{
+    d->planned += s->planned;
+    d->sent += s->sent;
+    d->dropped += s->dropped;
+    d->sent_on_time += s->sent_on_time;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        d->outcome[o] += s->outcome[o];
+    d->bytes_in += s->bytes_in;
+    d->conns_opened += s->conns_opened;
+}
+
+static void merge_all(struct run_result *r)
+{
+    target_init(&r->all, "all", "");
+    for (size_t i = 0; i < r->ntargets; i++) {
+        struct run_target_result *t = &r->targets[i];
+        add_counts(&r->all.counts, &t->counts);
+        add_counts(&r->all.warmup_counts, &t->warmup_counts);
+        for (int g = 0; g < RUN_GROUP_COUNT; g++)
+            hdr_add(&r->all.latency[g], &t->latency[g]);
+        hdr_add(&r->all.latency_all, &t->latency_all);
+        hdr_add(&r->all.service, &t->service);
+        hdr_add(&r->all.ttfb, &t->ttfb);
+        hdr_add(&r->all.lag, &t->lag);
+    }
+    const struct run_counts *c = &r->all.counts;
+    r->planned_rate = (double)c->planned / r->window_s;
+    r->sent_rate = (double)c->sent / r->window_s;
+    r->completed_rate = (double)(c->sent - c->outcome[OUTCOME_CANCELLED]) / r->window_s;
+    r->goodput_rate = (double)c->outcome[OUTCOME_OK] / r->window_s;
+    r->send_ratio = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
+    r->accounting_ok = run_counts_hold(c);
+}
+
+static void warn(struct run_result *r, bool attention, const char *text)
+{
+    r->warnings = realloc(r->warnings, (r->nwarnings + 1) * sizeof *r->warnings);
+    assert_non_null(r->warnings);
+    r->warnings[r->nwarnings++] = strdup(text);
+    r->attention |= attention;
+}
+
+static struct run_result *result_new(size_t ntargets)
+{
+    struct run_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->ntargets = ntargets;
+    r->targets = calloc(ntargets, sizeof *r->targets);
+    r->threads = 2;
+    r->pool_cap = 10000;
+    r->window_s = 10;
+    r->elapsed_s = 10.25;
+    snprintf(r->env.version, sizeof r->env.version, "0.1.0");
+    r->env.loadavg_before[0] = r->env.loadavg_after[0] = NAN;
+    return r;
+}
+
+static void result_free(struct run_result *r)
+{
+    run_result_release(r);
+    free(r);
+}
+
+/* The open-loop result of 1,000/s for 10 s against one target, every request ok. */
+static struct run_result *one_target_ok(void)
+{
+    struct run_result *r = result_new(1);
+    target_init(&r->targets[0], "api", "http://127.0.0.1:8080/");
+    r->targets[0].planned_rate = 1000;
+    record(&r->targets[0], OUTCOME_OK, 9000, 1000000);
+    record(&r->targets[0], OUTCOME_OK, 990, 2000000);
+    record(&r->targets[0], OUTCOME_OK, 10, 50000000);
+    r->targets[0].counts.conns_opened = 3;
+    r->targets[0].counts.bytes_in = 1170000;
+    merge_all(r);
+    return r;
+}
+
+static const struct run_config open_cfg = {.ntargets = 1,
+                                           .open_loop = true,
+                                           .rate = 1000,
+                                           .duration_ns = 10 * NS_PER_S,
+                                           .timeout_ns = 10 * NS_PER_S,
+                                           .drain_ns = 10 * NS_PER_S,
+                                           .keepalive = true,
+                                           .seed = 1};
+
+/* ------------------------------------------------------------------ capture */
+
+static char *text_of(const struct run_config *cfg, const struct run_result *r, const struct run_threshold *thr,
+                     size_t nthr, bool verbose)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    run_print_summary(f, cfg, r, thr, nthr, verbose);
+    fclose(f);
+    return buf;
+}
+
+static char *json_of(const struct run_config *cfg, const struct run_result *r, const struct run_threshold *thr,
+                     size_t nthr)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    run_write_json(f, cfg, r, thr, nthr, false);
+    fclose(f);
+    return buf;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* The line starting with prefix, or a failed test. */
+static void assert_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+            return;
+    fail_msg("no line '%s' in:\n%s", line, text);
+}
+
+static void assert_has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("no '%s' in:\n%s", needle, text);
+}
+
+static void assert_lacks(const char *text, const char *needle)
+{
+    if (strstr(text, needle))
+        fail_msg("'%s' should not be in:\n%s", needle, text);
+}
+
+/* JSON that python3 parses (when it is there) and that satisfies a python expression over d. */
+static void assert_json(const char *json, const char *expr)
+{
+    if (access("/usr/bin/python3", X_OK) != 0)
+        return;
+    char path[] = "/tmp/knee_test_runreport_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+    close(fd);
+    char cmd[1024];
+    assert_null(strpbrk(expr, "\"$`\\")); /* passed inside double quotes */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "
+             "%s \"%s\"",
+             path, expr);
+    int rc = system(cmd);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("JSON fails '%s':\n%s", expr, json);
+}
+
+/* ------------------------------------------------------------------ text */
+
+static void test_compact_one_target(void **state)
+{
+    (void)state;
+    struct run_result *r = one_target_ok();
+    assert_false(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t,
+                "knee run: open loop, constant arrivals, 1,000.0/s, pool up to 10,000 connections (queue when busy), "
+                "10 s, 2 threads");
+    assert_line(t, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 1,000.0/s");
+    assert_line(t, "requests");
+    assert_line(t, "  planned 10,000 = sent 10,000 + dropped 0  [holds]");
+    assert_line(t, "  sent 10,000 = ok 10,000  [holds]");
+    assert_line(t, "  rates per second over the 10.000 s window: planned 1,000.0  sent 1,000.0  completed 1,000.0  "
+                   "goodput 1,000.0");
+    assert_line(t, "  sent on schedule: 100.00% of planned requests left by the end of the plan");
+    assert_line(t, "                    count       p50       p90       p99     p99.9       max");
+    /* p50 and p90 in the 1 ms bucket, p99 in the 2 ms one, p99.9 and max at 50 ms */
+    struct run_summary s;
+    run_summarize(&r->all.latency_all, &s);
+    char want[160], v[5][24];
+    snprintf(want, sizeof want, "  latency (ms)     10,000 %9s %9s %9s %9s %9s", units_fmt_ms(s.p50, v[0], 24),
+             units_fmt_ms(s.p90, v[1], 24), units_fmt_ms(s.p99, v[2], 24), units_fmt_ms(s.p999, v[3], 24),
+             units_fmt_ms(s.max, v[4], 24));
+    assert_line(t, want);
+    /* ranks 5,000 and 9,000 fall in the 1 ms bucket, 9,900 and 9,990 in the 2 ms one */
+    assert_has(want, " 1.000     1.000     2.001     2.001    50.004");
+    assert_has(t, "  lag (ms)         10,000");
+    assert_line(t, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - T0)");
+    assert_line(t, "connections: 3 opened, 0 failed, 0 closed by the server; 1,170,000 bytes received");
+    assert_line(t, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed 10.250 s; "
+                   "--verbose: every table");
+    assert_lacks(t, "service (ms)");
+    assert_lacks(t, "warnings");
+    assert_true(count_lines(t) <= 16);
+    free(t);
+
+    /* the same result with --verbose: the full tables, every outcome named */
+    t = text_of(&open_cfg, r, NULL, 0, true);
+    assert_line(t, "  sent 10,000 = ok 10,000 + rejected 0 + http_error 0 + invalid 0 + transport 0 + timeout 0 + "
+                   "cancelled 0  [holds]");
+    assert_line(t, "latency (ms): planned send -> full response (T5 - T0), by outcome");
+    assert_has(t, "\n  all              10,000 ");
+    assert_has(t, "\n  ok               10,000 ");
+    assert_line(t, "service (ms): send -> full response (T5 - T1)");
+    assert_line(t, "ttfb (ms): send -> first response byte");
+    assert_line(t, "lag (ms): planned send -> actual send (T1 - T0), the generator's own delay");
+    assert_lacks(t, "connect (ms)"); /* no connection was timed */
+    assert_line(t, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed 10.250 s");
+    free(t);
+    result_free(r);
+}
+
+static void test_closed_loop_compact(void **state)
+{
+    (void)state;
+    struct run_result *r = one_target_ok();
+    r->targets[0].connections = 8;
+    r->targets[0].planned_rate = 0;
+    struct run_config cfg = open_cfg;
+    cfg.open_loop = false;
+    cfg.rate = 0;
+    cfg.requests = 10000;
+    cfg.duration_ns = 0;
+    char *t = text_of(&cfg, r, NULL, 0, false);
+    assert_line(t, "knee run: closed loop, 8 connections, 10,000 requests, 2 threads");
+    assert_line(t, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 8 connections");
+    assert_line(t, "  latency: send -> full response (T5 - T1); closed loop");
+    assert_lacks(t, "lag (ms)");
+    assert_lacks(t, "sent on schedule");
+    assert_has(t, "\nnote: closed loop: each connection waits for its answer before sending again");
+    free(t);
+    result_free(r);
+}
+
+/* What switches the compact form to the full one. */
+static void test_full_when_something_needs_attention(void **state)
+{
+    (void)state;
+    /* a note (few samples) prints in the compact form and does not switch it */
+    struct run_result *r = one_target_ok();
+    warn(r, false, "only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_has(t, "--verbose: every table");
+    assert_line(t, "warnings");
+    assert_line(t, "  ! only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
+    free(t);
+    /* a warning that needs attention does */
+    warn(r, true, "12 connection attempts failed (refused, unreachable or out of descriptors)");
+    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_lacks(t, "--verbose");
+    assert_line(t, "  ! 12 connection attempts failed (refused, unreachable or out of descriptors)");
+    free(t);
+    result_free(r);
+
+    /* failed requests: the latency by outcome matters */
+    r = one_target_ok();
+    record(&r->targets[0], OUTCOME_TIMEOUT, 5, 10000000000LL);
+    record(&r->all, OUTCOME_TIMEOUT, 5, 10000000000LL);
+    r->accounting_ok = true;
+    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t, "  sent 10,005 = ok 10,000 + rejected 0 + http_error 0 + invalid 0 + transport 0 + timeout 5 + "
+                   "cancelled 0  [holds]");
+    assert_has(t, "\n  timeout               5 ");
+    free(t);
+    result_free(r);
+
+    /* rejections are what --reject asked for: still compact, named in the accounting */
+    r = one_target_ok();
+    record(&r->targets[0], OUTCOME_REJECTED, 7, 3000000);
+    record(&r->all, OUTCOME_REJECTED, 7, 3000000);
+    assert_false(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t, "  sent 10,007 = ok 10,000 + rejected 7  [holds]");
+    free(t);
+    /* a broken identity, a generator-limited or interrupted run */
+    r->all.counts.sent++;
+    r->accounting_ok = false;
+    t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t, "  planned 10,007 = sent 10,008 + dropped 0  [BROKEN]");
+    assert_has(t, "+ cancelled 0  [BROKEN]");
+    free(t);
+    r->all.counts.sent--;
+    r->accounting_ok = true;
+    r->generator_limited = true;
+    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    r->generator_limited = false;
+    r->interrupted = true;
+    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    result_free(r);
+}
+
+static void test_several_targets(void **state)
+{
+    (void)state;
+    struct run_result *r = result_new(2);
+    target_init(&r->targets[0], "read", "http://h/r");
+    target_init(&r->targets[1], "write", "http://h/w");
+    r->targets[0].planned_rate = 150;
+    r->targets[1].planned_rate = 50;
+    record(&r->targets[0], OUTCOME_OK, 1500, 1000000);
+    record(&r->targets[1], OUTCOME_OK, 490, 4000000);
+    record(&r->targets[1], OUTCOME_DROPPED, 10, 0);
+    merge_all(r);
+    struct run_config cfg = open_cfg;
+    cfg.rate = 200;
+    cfg.ntargets = 2;
+    assert_true(run_summary_needs_full(&cfg, r, NULL, 0));
+    char *t = text_of(&cfg, r, NULL, 0, false);
+    assert_line(t, "  read       http://h/r -> 127.0.0.1:8080 (resolved in 12us), 150.0/s");
+    assert_line(t, "  write      http://h/w -> 127.0.0.1:8080 (resolved in 12us), 50.0/s");
+    assert_line(t, "  planned 2,000 = sent 1,990 + dropped 10  [holds]");
+    assert_line(t, "--- target read (http://h/r)");
+    assert_line(t, "--- target write (http://h/w)");
+    assert_line(t, "  planned 500 = sent 490 + dropped 10  [holds]");
+    assert_line(t, "  rates per second: planned 50.0  sent 49.0  goodput 49.0");
+    free(t);
+
+    char *j = json_of(&cfg, r, NULL, 0);
+    assert_has(j, "\"schema\":\"knee-run/1\"");
+    assert_has(j, "\"mode\":\"open\"");
+    assert_json(j, "len(d['targets']) == 2 and d['targets'][1]['name'] == 'write' and "
+                   "d['targets'][1]['accounting']['dropped'] == 10 and d['all']['accounting']['planned'] == 2000 and "
+                   "d['outcomes']['dropped'] == 10 and d['all']['accounting']['planned_eq_sent_plus_dropped'] and "
+                   "d['targets'][0]['planned_rate'] == 150 and abs(d['rates']['goodput'] - 199) < 1e-9");
+    free(j);
+    result_free(r);
+}
+
+static void test_thresholds(void **state)
+{
+    (void)state;
+    struct run_result *r = one_target_ok();
+    struct run_config cfg = open_cfg;
+    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
+    cfg.targets = &tc;
+    struct run_threshold thr[3];
+    char err[256];
+    assert_int_equal(run_threshold_parse("p99<250ms", &cfg, &thr[0], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse("error_rate<1%", &cfg, &thr[1], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse("max<=10ms", &cfg, &thr[2], err, sizeof err), 0);
+    for (int i = 0; i < 2; i++)
+        run_threshold_eval(&thr[i], r);
+    /* passing thresholds keep the compact form */
+    char *t = text_of(&cfg, r, thr, 2, false);
+    assert_has(t, "--verbose: every table");
+    assert_line(t, "thresholds");
+    assert_has(t, "\n  pass p99<250ms ");
+    assert_line(t, "  pass error_rate<1%                measured 0%");
+    free(t);
+    /* a failed one switches to the full form */
+    run_threshold_eval(&thr[2], r);
+    assert_false(thr[2].pass);
+    assert_true(run_summary_needs_full(&cfg, r, thr, 3));
+    t = text_of(&cfg, r, thr, 3, false);
+    assert_lacks(t, "--verbose");
+    assert_has(t, "\n  FAIL max<=10ms ");
+    free(t);
+    char *j = json_of(&cfg, r, thr, 3);
+    assert_has(j, "\"thresholds_pass\":false");
+    assert_json(j, "[t['pass'] for t in d['thresholds']] == [True, True, False] and "
+                   "d['thresholds'][1]['unit'] == 'fraction' and d['thresholds'][0]['unit'] == 'ms'");
+    free(j);
+    result_free(r);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void test_json_document(void **state)
+{
+    (void)state;
+    struct run_result *r = one_target_ok();
+    warn(r, true, "a \"quoted\" warning");
+    r->targets[0].counts.outcome[OUTCOME_OK] += 0;
+    struct run_config cfg = open_cfg;
+    cfg.warmup_ns = NS_PER_S;
+    const char *argv[] = {"knee", "run", "-R", "1000", "http://127.0.0.1:8080/"};
+    cfg.argv = argv;
+    cfg.argc = 5;
+    struct run_reject rej = {503, "QUEUE_TIMEOUT"};
+    cfg.rejects = &rej;
+    cfg.nrejects = 1;
+    char *j = json_of(&cfg, r, NULL, 0);
+    assert_has(j, "\"warnings\":[\"a \\\"quoted\\\" warning\"]");
+    assert_has(j, "\"args\":[\"knee\",\"run\",\"-R\",\"1000\",\"http://127.0.0.1:8080/\"]");
+    assert_has(j, "\"latency_interval\":\"T5-T0 (planned send to full response)\"");
+    assert_has(j, "\"thresholds\":[],\"thresholds_pass\":true");
+    /* a histogram without samples: count 0, every statistic null */
+    assert_has(j, "\"connect\":{\"count\":0,\"mean\":null,\"stdev\":null,\"min\":null,\"max\":null,\"p50\":null");
+    assert_json(j, "d['config']['rate'] == 1000 and d['config']['warmup_s'] == 1 and d['config']['reject'] == "
+                   "[{'status': 503, 'body': 'QUEUE_TIMEOUT'}] and d['all']['latency']['count'] == 10000 and "
+                   "d['all']['latency_by_outcome']['ok']['count'] == 10000 and 'timeout' not in "
+                   "d['all']['latency_by_outcome'] and d['all']['accounting']['outcomes']['ok'] == 10000 and "
+                   "d['environment']['loadavg_before'][0] is None and d['accounting_ok'] and d['timeline'] == []");
+    free(j);
+    result_free(r);
+}
+
+/* ------------------------------------------------------------------ plan and progress */
+
+static void test_plan(void **state)
+{
+    (void)state;
+    struct run_plan plan = {0};
+    struct run_plan_target t = {.name = "api",
+                                .url = "http://127.0.0.1:8080/",
+                                .address = "127.0.0.1:8080",
+                                .resolve_ns = 12000,
+                                .request_bytes = 64,
+                                .rate_from = 500,
+                                .rate_to = 500,
+                                .planned = 5000,
+                                .warmup_planned = 1000,
+                                .planned_exact = true};
+    plan.ntargets = 1;
+    plan.targets = &t;
+    plan.all = t;
+    plan.threads = 2;
+    plan.pool_cap = plan.pool_asked = 10000;
+    struct run_config cfg = open_cfg;
+    cfg.rate = 500;
+    cfg.warmup_ns = 2 * NS_PER_S;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    run_print_plan(f, &cfg, &plan);
+    fclose(f);
+    assert_line(buf,
+                "knee run: open loop, constant arrivals, 500.0/s, pool up to 10,000 connections (queue when busy), "
+                "10 s, 2 threads");
+    assert_line(buf,
+                "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 500.0/s, 5,000 planned; "
+                "request 64 bytes");
+    assert_line(buf, "  5,000 requests planned over 10 s");
+    assert_line(buf, "  warm-up: 1,000 of them in the first 2 s, logged but left out of the statistics");
+    assert_line(buf, "  timeout 10s per request, drain 10s after planning ends");
+    free(buf);
+
+    /* Poisson: an expectation; a pool capped by the descriptor limit is said */
+    t.planned_exact = false;
+    plan.all = t;
+    plan.pool_cap = 1000;
+    cfg.arrivals = RUN_ARRIVALS_POISSON;
+    f = open_memstream(&buf, &len);
+    run_print_plan(f, &cfg, &plan);
+    fclose(f);
+    assert_line(buf, "  about 5,000 requests planned over 10 s (Poisson arrivals: the count varies from seed to seed)");
+    assert_line(buf, "  ! the connection pool is capped at 1000 (file descriptor limit 0; asked for 10000)");
+    free(buf);
+}
+
+static void test_progress(void **state)
+{
+    (void)state;
+    struct run_progress p = {.elapsed_s = 3,
+                             .total_s = 10,
+                             .start_s = 2,
+                             .length_s = 1,
+                             .sent = 1000,
+                             .completed = 998,
+                             .in_flight = 2,
+                             .errors = 1,
+                             .p50_ms = 1.25,
+                             .p99_ms = NAN};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    run_print_progress(f, &p);
+    fclose(f);
+    assert_string_equal(
+        buf, "\r[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\033[K");
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compact_one_target),
+        cmocka_unit_test(test_closed_loop_compact),
+        cmocka_unit_test(test_full_when_something_needs_attention),
+        cmocka_unit_test(test_several_targets),
+        cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_json_document),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_progress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
