@@ -5,10 +5,10 @@
 #               sent); a URL whose host does not resolve here is rewritten to 127.0.0.1
 #               (README examples may name example hosts); must exit 0
 #   knee model  run as written; exit 0
-#   knee stats, knee hlog
+#   knee stats, knee hlog, knee report
 #               run as written in a temp dir with inputs made for them (the article CSV from
-#               tests/data/gen_article.py, logs from knee run --hlog and bench_hlog gen);
-#               exit 0
+#               tests/data/gen_article.py, logs from knee run --hlog and bench_hlog gen, an
+#               open- and a closed-loop run's JSON and binary log); exit 0
 #   knee serve  ports rewritten to 0 and --duration 300ms appended; exit 0, each server
 #               says it is listening
 # An example whose README output is a single error line ("knee <cmd>: ...") is bad input on
@@ -38,6 +38,10 @@ PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' serve.out)
 [[ -n "$PORT" ]] || fail "knee serve did not start"
 "$KNEE" run -n 200 -c 2 --target A="http://127.0.0.1:$PORT/" --hlog r.hlog >/dev/null ||
     fail "knee run --hlog for the r.hlog input"
+"$KNEE" run -R 200 -d 1s "http://127.0.0.1:$PORT/" --json open-loop.json --out open-loop.bin >/dev/null ||
+    fail "knee run for the open-loop report inputs"
+"$KNEE" run -n 200 -c 2 "http://127.0.0.1:$PORT/" --json closed-loop.json --out closed-loop.bin >/dev/null ||
+    fail "knee run for the closed-loop report inputs"
 
 python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" <<'PY'
 import os, re, shlex, socket, subprocess, sys
@@ -99,12 +103,13 @@ for line_no, cmd, following in examples:
     if sub in exceptions:
         counts["skipped"] = counts.get("skipped", 0) + 1
         continue
-    error_example = following.startswith("knee %s" % sub) and ":" in following
+    # (knee report's success line "knee report: wrote FILE ..." is not an error)
+    error_example = following.startswith("knee %s" % sub) and ":" in following and ": wrote " not in following
     if sub == "run":
         argv = local_urls(argv) + ["--dry-run"]
     elif sub == "serve":
         argv = [re.sub(r"(127\.0\.0\.1|\[::1\]):\d+", r"\1:0", a) for a in argv] + ["--duration", "300ms"]
-    elif sub not in ("model", "stats", "hlog"):
+    elif sub not in ("model", "stats", "hlog", "report"):
         failures.append("%s: no rule for 'knee %s' examples (add one, or an exception with its reason)" % (where, sub))
         continue
     argv[0] = knee
