@@ -91,7 +91,7 @@ void http_framing_next(struct http_framing *f)
 
 bool http_framing_head_done(const struct http_framing *f)
 {
-    return (f->in_trailers || f->state >= S_BODY) && f->state != S_ERROR;
+    return f->head_complete;
 }
 
 static void fail(struct http_framing *f, int status)
@@ -223,6 +223,7 @@ static void head_end(struct http_framing *f)
             return;
         }
     }
+    f->head_complete = true;
     bool connect = f->method_len == 7 && memcmp(f->method, "CONNECT", 7) == 0;
     if (connect) { /* no content; what follows is a tunnel */
         f->state = S_DONE;

@@ -52,6 +52,7 @@ struct http_framing {
     uint64_t head_bytes; /* request line + fields so far, CRLFs included */
     /* framing fields seen */
     bool has_cl, has_te, in_trailers;
+    bool head_complete; /* the empty line after the fields was scanned and passed */
     unsigned host_fields;
     uint64_t content_length;
     unsigned char cl_state; /* inside a Content-Length value: before, digits, after */
@@ -81,7 +82,8 @@ void http_framing_next(struct http_framing *f);
  * Returns the number of bytes scanned. After done or an error it scans nothing more. */
 size_t http_framing_scan(struct http_framing *f, const char *data, size_t len);
 
-/* True once the request line and the fields (the head) have all been scanned. */
+/* True once the request line and the fields (the head) have all been scanned and passed
+ * (it stays true when the body breaks a rule later). */
 bool http_framing_head_done(const struct http_framing *f);
 
 #endif

@@ -122,26 +122,27 @@ size_t http_request_parse(struct http_request_parser *p, const char *data, size_
         return 0;
     }
     /* The scanner first: it stops at the request's end or at the first bad byte, and
-     * http-parser gets exactly the bytes it accepted. */
+     * http-parser gets exactly the bytes it accepted. Whichever finds the first bad byte
+     * decides the status, so the answer never depends on how the input was split. */
     size_t end = http_framing_scan(&p->framing, data, len);
     p->header_bytes = (size_t)p->framing.head_bytes;
+    /* Never zero bytes: http-parser takes a zero length for the end of the stream. */
+    size_t n = end ? http_parser_execute(&p->parser, &settings, data, end) : 0;
+    enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
+    if (e != HPE_OK && e != HPE_PAUSED)
+        return fail(p, e == HPE_HEADER_OVERFLOW ? 431 : 400, n, state);
     if (p->framing.error_status)
         return fail(p, p->framing.error_status, end, state);
-    size_t n = http_parser_execute(&p->parser, &settings, data, end);
-    enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
-    if (p->complete && (e == HPE_PAUSED || e == HPE_OK)) {
+    if (p->complete) {
         if (!p->framing.done || n != end)
             return fail(p, 400, n, state); /* the two disagree on where the request ends */
         *state = HTTP_REQUEST_DONE;
         return n;
     }
-    if (e == HPE_OK) {
-        if (p->framing.done || n != end)
-            return fail(p, 400, n, state);
-        *state = HTTP_REQUEST_MORE;
-        return n;
-    }
-    return fail(p, e == HPE_HEADER_OVERFLOW ? 431 : 400, n, state);
+    if (p->framing.done || n != end)
+        return fail(p, 400, n, state);
+    *state = HTTP_REQUEST_MORE;
+    return n;
 }
 
 void http_request_next(struct http_request_parser *p)
