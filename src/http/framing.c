@@ -176,8 +176,9 @@ static void te_byte(struct http_framing *f, unsigned char c)
     if (c == ',') {
         coding_end(f);
     } else if (is_ws(c)) {
-        if (f->coding_len || f->coding_long)
-            f->coding_ws++; /* kept only if the coding goes on after it */
+        if ((f->coding_len || f->coding_long) && f->coding_ws < UINT8_MAX)
+            f->coding_ws++; /* kept only if the coding goes on after it (saturating: any
+                               inner whitespace makes the coding some other one) */
     } else {
         for (; f->coding_ws; f->coding_ws--)
             coding_append(f, ' ');

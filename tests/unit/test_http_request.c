@@ -314,6 +314,7 @@ static void test_smuggling_framing_is_refused(void **state)
         {"TE chunked on two lines",
          "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 0, 400},
         {"TE xchunked", "POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n", 0, 400},
+        {"TE with inner whitespace", "POST / HTTP/1.1\r\nTransfer-Encoding: chunk ed\r\n\r\n0\r\n\r\n", 0, 400},
         {"TE chunked with parameter", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked;q=1\r\n\r\n0\r\n\r\n", 0, 400},
         {"TE empty", "POST / HTTP/1.1\r\nTransfer-Encoding: \r\n\r\n", 0, 400},
         {"TE in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 0, 400},
