@@ -67,7 +67,7 @@ struct serve_config {
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
  * since start. Every request parsed counts in `requests`; a work request is exactly one of
- * ok, rejected, cancelled (client left while waiting), executed for a client that left
+ * ok, rejected, cancelled (client left while waiting), executed for a client that reset
  * during the work (its response is a write failure), or still in flight. */
 struct serve_counters {
     uint64_t active;         /* requests holding their turn: working (sleep, CPU, dependencies) */
@@ -75,8 +75,8 @@ struct serve_counters {
     uint64_t executed;       /* work requests whose work ran to the end */
     uint64_t ok;             /* work requests answered 200 */
     uint64_t rejected;       /* work requests answered 503 QUEUE_TIMEOUT */
-    uint64_t cancelled;      /* work requests dropped while waiting because the client left */
-    uint64_t write_failures; /* responses that could not be written (client gone) */
+    uint64_t cancelled;      /* work requests dropped while waiting: the client closed or reset */
+    uint64_t write_failures; /* responses that could not be written: the client reset */
     uint64_t requests;       /* every request parsed, /health and /stats included */
     uint64_t bad_requests;   /* answered 400, 413, 414, 431, 501 or 505 (the request was refused) */
     uint64_t timeouts;       /* connections closed by the header-read timeout (408) */
