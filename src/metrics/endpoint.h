@@ -37,7 +37,7 @@ struct metrics_endpoint_stats {
     uint64_t scrapes;     /* /metrics answered 200 (GET or HEAD) */
     uint64_t openmetrics; /* ... of them in OpenMetrics */
     uint64_t requests;    /* every request parsed */
-    uint64_t errors;      /* answered 400, 404, 405, 413, 414 or 431 */
+    uint64_t errors;      /* answered 400, 404, 405, 413, 414, 431, 501 or 505 */
     uint64_t refused;     /* connections over METRICS_EP_MAX_CONNS */
     uint64_t connections; /* accepted in all */
 };

@@ -28,10 +28,16 @@
 
 #define SERVE_NAME_MAX 32
 #define SERVE_ADDR_MAX 96
+/* Bounds serve_config_check() enforces (documented in knee serve --help and README). */
+#define SERVE_POOL_MAX 100000u
+#define SERVE_WORKERS_MAX 256u
+#define SERVE_FANOUT_MAX 1000u
+#define SERVE_MAX_CONNS_MAX 1000000u
+#define SERVE_DURATION_MAX_NS (3600ULL * 1000000000ULL) /* every wait and timeout: 1 h */
 
 /* Everything that shapes one server. Durations in ns; 0 means "none" unless noted. */
 struct serve_config {
-    char preset[SERVE_NAME_MAX]; /* label printed in "listening on ... (PRESET)" */
+    char preset[SERVE_NAME_MAX]; /* label printed in "listening on ... (PRESET)": letters, digits, - _ . */
     char listen[SERVE_ADDR_MAX]; /* "127.0.0.1:0", "[::1]:8080", "localhost:9000" */
 
     bool null_response;          /* the null target: a fixed tiny 200, no work at all */
@@ -61,7 +67,7 @@ struct serve_config {
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
  * since start. Every request parsed counts in `requests`; a work request is exactly one of
- * ok, rejected, cancelled (client left while waiting), executed for a client that left
+ * ok, rejected, cancelled (client left while waiting), executed for a client that reset
  * during the work (its response is a write failure), or still in flight. */
 struct serve_counters {
     uint64_t active;         /* requests holding their turn: working (sleep, CPU, dependencies) */
@@ -69,10 +75,10 @@ struct serve_counters {
     uint64_t executed;       /* work requests whose work ran to the end */
     uint64_t ok;             /* work requests answered 200 */
     uint64_t rejected;       /* work requests answered 503 QUEUE_TIMEOUT */
-    uint64_t cancelled;      /* work requests dropped while waiting because the client left */
-    uint64_t write_failures; /* responses that could not be written (client gone) */
+    uint64_t cancelled;      /* work requests dropped while waiting: the client closed or reset */
+    uint64_t write_failures; /* responses that could not be written: the client reset */
     uint64_t requests;       /* every request parsed, /health and /stats included */
-    uint64_t bad_requests;   /* answered 400, 413, 414 or 431 */
+    uint64_t bad_requests;   /* answered 400, 413, 414, 431, 501 or 505 (the request was refused) */
     uint64_t timeouts;       /* connections closed by the header-read timeout (408) */
     uint64_t connections;    /* open now */
     uint64_t connections_total;
@@ -93,7 +99,9 @@ int serve_preset(const char *name, struct serve_config *cfg);
 /* One-line description of a preset for --help, or NULL. */
 const char *serve_preset_summary(const char *name);
 
-/* Check a configuration. Returns 0, or KNEE_EINVAL with a reason in err. */
+/* Check a configuration: the bounds above, settings that contradict each other (the null
+ * target with work settings, --acquire-timeout without a pool, ...). Returns 0, or
+ * KNEE_EINVAL with a reason in err (naming the knee serve flag). */
 int serve_config_check(const struct serve_config *cfg, char *err, size_t errlen);
 
 /* Bind cfg->listen, start the server thread and return once it accepts connections.

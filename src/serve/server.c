@@ -44,6 +44,7 @@ static void on_date_timer(struct loop *loop, struct loop_timer *t)
 static void begin_drain(struct serve_handle *s)
 {
     s->draining = true;
+    loop_timer_cancel(&s->loop, &s->accept_timer);
     if (s->listen_fd >= 0) {
         loop_io_del(&s->loop, &s->listen_io);
         close(s->listen_fd);
@@ -56,7 +57,7 @@ static void begin_drain(struct serve_handle *s)
         struct conn *next = c->next;
         if (c->busy) {
             c->w.keep_alive = false; /* answer with Connection: close */
-        } else if (!c->dead) {
+        } else if (!c->dead && !c->lingering) {
             c->closing = true;
             if (serve_conn_flush(c))
                 serve_conn_settle(c);
@@ -95,7 +96,8 @@ static void *server_main(void *arg)
         if (!c->dead) {
             close(c->io.fd);
             c->dead = true;
-            counter_dec(&s->c.connections);
+            if (!c->refused)
+                counter_dec(&s->c.connections);
         }
         c->w.phase = PH_NONE;
         serve_conn_free(c);
@@ -144,6 +146,7 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     on_date_timer(&s->loop, &s->date_timer);
     serve_pause_start(s);
     loop_timer_init(&s->drain_timer, on_drain_timer, s);
+    serve_conn_accept_init(s);
 
     if (cfg->cpu_ns && (r = serve_cpu_start(s)) != 0)
         goto fail;
