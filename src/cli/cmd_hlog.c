@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/outfile.h"
 #include "hlog/hlog.h"
 
 #include <errno.h>
@@ -591,30 +592,37 @@ static int merge_check(const struct cmd_spec *spec, const struct strlist *in, co
 }
 
 /* Merge the inputs into out_path ("-": standard output). Returns the exit code: 2 for input
- * that cannot be read or merged, 1 when the output cannot be written (a partial file is
- * removed). */
+ * that cannot be read or merged, 1 when the output cannot be written. The output goes through
+ * core/outfile: a regular file is written to a temporary file renamed into place on success
+ * (a failure leaves the old file whole and removes only the temporary file); a device, FIFO
+ * or /dev/stdout is written in place and never removed. */
 static int merge_to(const struct cmd_spec *spec, const struct strlist *in, const char *out_path, uint64_t slot_ns)
 {
-    bool to_stdout = strcmp(out_path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(out_path, "w");
-    if (!f)
-        return opt_fail(spec, "-o %s: %s", out_path, strerror(errno));
+    struct outfile o;
     char err[768];
-    int code = 0;
-    int rc = hlog_merge(f, in->v, in->n, (double)slot_ns / 1e9, err, sizeof err);
-    int cr = to_stdout ? fflush(f) : fclose(f);
+    if (outfile_open(&o, out_path, err, sizeof err) != 0) {
+        opt_fail(spec, "-o %s", err);
+        return 1;
+    }
+    int rc = hlog_merge(o.f, in->v, in->n, (double)slot_ns / 1e9, err, sizeof err);
     if (rc) {
         /* unreadable or malformed input is bad input (2); a failed write is a runtime failure */
         bool write_fail = strncmp(err, "writing", 7) == 0;
-        opt_fail(spec, "%s", err);
-        code = write_fail ? 1 : 2;
-    } else if (cr != 0) {
-        code = 1;
-        opt_fail(spec, "-o %s: %s", out_path, strerror(errno));
+        int e = outfile_write_error(&o);
+        outfile_abort(&o);
+        if (write_fail && e)
+            opt_fail(spec, "-o %s: %s", out_path, strerror(e));
+        else if (write_fail)
+            opt_fail(spec, "-o %s: %s", out_path, err);
+        else
+            opt_fail(spec, "%s", err);
+        return write_fail ? 1 : 2;
     }
-    if (code && !to_stdout)
-        unlink(out_path);
-    return code;
+    if (outfile_commit(&o, err, sizeof err) != 0) {
+        opt_fail(spec, "-o %s", err);
+        return 1;
+    }
+    return 0;
 }
 
 static int hlog_merge_cmd(int argc, char **argv)
@@ -692,6 +700,6 @@ int cmd_hlog(int argc, char **argv)
     for (const struct command *c = subcommands; c->name; c++)
         if (strcmp(c->name, argv[1]) == 0)
             return c->fn(argc - 1, argv + 1);
-    fprintf(stderr, "knee hlog: unknown command '%s' (see knee hlog --help)\n", argv[1]);
+    knee_report(stderr, "knee hlog: ", "unknown command '%s' (see knee hlog --help)", argv[1]);
     return 2;
 }

@@ -130,6 +130,11 @@ static int plan_init(const struct cmd_spec *spec, const struct stats_flags *f, s
         if (prom_parse_bounds(f->buckets, p->prom_bounds, &p->lo.nprom) != 0)
             rc = opt_fail(spec, "--buckets: '%s' is not an increasing list of at most %d numbers such as 5,10,25",
                           f->buckets, PROM_MAX_BOUNDS);
+        else if (p->prom_bounds[0] < 0) /* increasing: the first is the smallest */
+            rc = opt_fail(spec,
+                          "--buckets: '%s': a bound below 0 (%g) can count nothing, since knee stats refuses "
+                          "negative values",
+                          f->buckets, p->prom_bounds[0]);
         p->ro.custom_buckets = true;
         p->lo.prom_bounds = p->prom_bounds;
     }

@@ -27,12 +27,12 @@ void strlist_release(struct strlist *l)
 
 int opt_fail(const struct cmd_spec *spec, const char *fmt, ...)
 {
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "knee %s: ", spec->name);
     va_list ap;
-    fprintf(stderr, "knee %s: ", spec->name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    knee_vreport(stderr, prefix, fmt, ap); /* input quoted in the message is escaped there */
     va_end(ap);
-    fputc('\n', stderr);
     return 2;
 }
 
