@@ -312,6 +312,63 @@ void lab_run_config_init(struct run_config *cfg, struct run_target_config *targe
     cfg->keepalive = true;
 }
 
+/* Progress during a round (lab_options.live): run_execute calls live_progress once a second.
+ * On a terminal one line is rewritten in place with \r and padded with spaces over the
+ * previous one (no escape sequences); elsewhere, when asked, a plain line every
+ * LAB_LIVE_LINE_S seconds. The state is static: the lab runs one round at a time. */
+static struct {
+    FILE *err;
+    enum lab_live mode;
+    size_t last_len;
+    double next_line_s;
+} live;
+
+static void live_progress(void *ctx, const struct run_progress *p)
+{
+    (void)ctx;
+    char line[256], tot[32] = "", p99[32] = "-";
+    if (p->total_s > 0)
+        snprintf(tot, sizeof tot, " of %.0f", p->total_s);
+    if (!isnan(p->p99_ms))
+        snprintf(p99, sizeof p99, "%.1f", p->p99_ms);
+    double len = p->length_s > 0 ? p->length_s : 1;
+    int n = snprintf(line, sizeof line, "  %.0f s%s: sent %.0f/s, done %.0f/s, in flight %llu, p99 %s ms, errors %llu",
+                     p->elapsed_s, tot, (double)p->sent / len, (double)p->completed / len,
+                     (unsigned long long)p->in_flight, p99, (unsigned long long)p->errors);
+    if (n < 0)
+        return;
+    size_t k = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (live.mode == LAB_LIVE_TTY) {
+        fprintf(live.err, "\r%s%*s", line, live.last_len > k ? (int)(live.last_len - k) : 0, "");
+        live.last_len = k;
+    } else if (p->elapsed_s + 1e-9 >= live.next_line_s) {
+        fprintf(live.err, "%s\n", line);
+        while (live.next_line_s <= p->elapsed_s + 1e-9)
+            live.next_line_s += LAB_LIVE_LINE_S;
+    }
+    fflush(live.err);
+}
+
+static void live_start(struct lab_ctx *c, struct run_config *cfg)
+{
+    live.err = c->err;
+    live.mode = c->o->live;
+    live.last_len = 0;
+    live.next_line_s = LAB_LIVE_LINE_S;
+    cfg->on_progress = live.mode == LAB_LIVE_OFF ? NULL : live_progress;
+    cfg->progress_ctx = NULL;
+}
+
+/* Clear the terminal's live line, so what follows starts on a clean line. */
+static void live_end(void)
+{
+    if (live.mode == LAB_LIVE_TTY && live.last_len) {
+        fprintf(live.err, "\r%*s\r", (int)live.last_len, "");
+        fflush(live.err);
+    }
+    live.last_len = 0;
+}
+
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r)
 {
     memset(r, 0, sizeof *r);
@@ -326,6 +383,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         fprintf(c->err, "knee lab %s: %s\n", c->experiment, what);
         fflush(c->err);
     }
+    live_start(c, cfg);
     char why[256] = "";
     int rc = run_execute(cfg, &r->res, why, sizeof why);
     cfg->out_path = NULL;
@@ -335,6 +393,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         return rc;
     }
     r->have_res = true;
+    live_end();
     rc = read_log(c, raw, r);
     unlink(raw);
     if (rc)
