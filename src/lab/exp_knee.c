@@ -238,7 +238,7 @@ void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
         if (clean(&r->row[i]) && fabs(r->row[i].rate - 70) < fabs(k->rate - 70))
             k = &r->row[i];
     lab_say_add(&s,
-                "at %.0f/s (%.0f%% of the nominal capacity, %.0f%% busy as measured) p99 was %.1f ms, %.1fx the "
+                "at %.0f/s (%.0f%% of the nominal capacity, %.0f%% busy as measured) p99 was %.1f ms, %.1f× the "
                 "10 ms of work; M/M/1 puts the mean at %.1f ms, measured %.1f ms.",
                 k->rate, k->rate, 100 * busy(k), k->latency.p99, k->latency.p99 / 10, k->mm1_mean_ms, k->latency.mean);
     lab_say_end(&s, out);
