@@ -169,17 +169,15 @@ static void catch_stop_signals(void)
 }
 
 /* The exit code of an experiment's result, after its last line on stderr. */
-static int finish(const char *name, int lrc)
+static int finish(int lrc)
 {
     fflush(stdout);
     if (lrc == -EINTR) {
         fprintf(stderr, "knee lab: interrupted; the servers are stopped\n");
         return 1;
     }
-    if (lrc) {
-        knee_report(stderr, "knee lab ", "%s: failed: %s", name, knee_strerror(lrc));
-        return 1;
-    }
+    if (lrc)
+        return 1; /* the experiment printed its one-line reason (a path and why, a server, a round) */
     if (F.out)
         knee_report(stderr, "knee lab: ",
                     "per-request CSV and JSON summaries are in %s/ (each round's warm-up rows are marked in the "
@@ -207,7 +205,7 @@ int cmd_lab(int argc, char **argv)
         struct lab_options o;
         options_from_flags(&o, rates, nrates);
         catch_stop_signals();
-        rc = finish(name, lab_run_named(name, &o));
+        rc = finish(lab_run_named(name, &o));
     }
     strlist_release(&args);
     return rc;
