@@ -385,8 +385,8 @@ static int hlog_show(int argc, char **argv)
         code = show_fail_empty(&spec, args.v[0], tag, all_tags, &flt);
     } else {
         print_range_header(flt.from_s, flt.to_s, s.start_time_s);
-        if (hdr_percentiles_print(stdout, h, (int)ticks, ratio, csv) != 0)
-            code = 1;
+        hdr_percentiles_print(stdout, h, (int)ticks, ratio, csv);
+        code = opt_stdout_done(&spec);
     }
 show_done:
     if (merged)
@@ -549,6 +549,7 @@ static int stats_main(const char *name, int argc, char **argv)
         else
             stats_print_text(args.v[0], &s, &all, ratio);
         hlog_acc_release(&all.acc);
+        code = opt_stdout_done(&spec);
     }
     scan_release(&s);
 out:
@@ -593,6 +594,7 @@ static int hlog_tags(int argc, char **argv)
                    jf(a, sizeof a, s.t[i].first_offset_s, 3), jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
         }
         scan_release(&s);
+        code = opt_stdout_done(&spec);
     }
     strlist_release(&args);
     return code;

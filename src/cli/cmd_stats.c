@@ -295,7 +295,7 @@ static int stats_run(const struct cmd_spec *spec, const struct stats_flags *f, c
         report_print_json(stdout, &rep, true);
     else
         report_print_text(stdout, &rep);
-    rc = fflush(stdout) == 0 ? 0 : 1;
+    rc = opt_stdout_done(spec);
 out:
     if (rep_init)
         report_release(&rep);

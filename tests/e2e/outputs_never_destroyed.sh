@@ -151,6 +151,20 @@ while IFS='|' read -r name args file badargs; do
     done
 done <<<"$TABLE"
 
+# results on standard output that cannot be written: exit 1 with the reason (not 0, not a crash)
+printf 'server,start_s,latency_ms\nA,0.1,3\nA,0.2,4\n' >"$TMP/small.csv"
+for cmdline in "stats $TMP/small.csv" "stats $TMP/small.csv --json" "hlog stats $TMP/in.hlog" \
+    "hlog show $TMP/in.hlog --all-tags" "hlog tags $TMP/in.hlog" "hlog merge $TMP/in.hlog -o -"; do
+    set +e
+    # shellcheck disable=SC2086
+    "$KNEE" $cmdline >/dev/full 2>"$TMP/err"
+    rc=$?
+    set -e
+    [[ $rc -eq 1 ]] || bad "knee $cmdline >/dev/full: exit $rc, want 1"
+    grep -q 'No space left on device' "$TMP/err" || bad "knee $cmdline >/dev/full: $(cat "$TMP/err")"
+done
+[[ $nfail -eq 0 ]] && echo "ok: standard output that cannot be written is exit 1"
+
 # /dev/full itself is still the machine's character device (a broken machine is named here)
 [[ -c /dev/full ]] || bad "/dev/full is not a character device on this machine (something removed it)"
 [[ $nfail -eq 0 ]] || { echo "$nfail failures"; exit 1; }
