@@ -442,8 +442,9 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
              (double)DATASET_HDR_HIGHEST / DATASET_HDR_SCALE, rep->unit);
     for (size_t i = 0; i < ng; i++)
         if (rep->groups[i].late)
-            warn(rep, "%s: %llu rows came more than %d s out of time order and are not in its per-second windows",
-                 rep->groups[i].name, (unsigned long long)rep->groups[i].late, DATASET_RING);
+            warn(rep, "%s: %llu row%s came more than %d s out of time order and %s not in its per-second windows",
+                 rep->groups[i].name, (unsigned long long)rep->groups[i].late, rep->groups[i].late == 1 ? "" : "s",
+                 DATASET_RING, rep->groups[i].late == 1 ? "is" : "are");
     for (size_t i = 0; i < ng; i++)
         tail_warnings(rep, &rep->groups[i]);
     if (ng > 1)

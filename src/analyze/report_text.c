@@ -159,9 +159,10 @@ static void text_averaging(FILE *out, const struct report *rep)
         if (!g->has_windows)
             continue;
         fprintf(out,
-                "%s %s: average of %zu per-second p99 values = %s  max of them = %s  real p99 over the whole run = "
+                "%s %s: average of %zu per-second p99 value%s = %s  max of them = %s  real p99 over the whole run = "
                 "%s\n",
-                group_label(rep), g->name, g->win.nwindows, F1(g->win.mean), F1(g->win.max), F1(g->win.whole));
+                group_label(rep), g->name, g->win.nwindows, g->win.nwindows == 1 ? "" : "s", F1(g->win.mean),
+                F1(g->win.max), F1(g->win.whole));
     }
 }
 

@@ -172,9 +172,9 @@ static int fail_empty(const struct cmd_spec *spec, const struct dataset *d, cons
     if (d->rows == 0 && d->missing == 0)
         return opt_fail(spec, "%s: no data rows (only a header)", files->n == 1 ? files->v[0] : "the inputs");
     return opt_fail(spec,
-                    "no values left to analyse: %llu rows read, %llu left out by --where, %llu by --skip/--until, "
+                    "no values left to analyse: %llu row%s read, %llu left out by --where, %llu by --skip/--until, "
                     "%llu warm-up, %llu without a %s value",
-                    (unsigned long long)d->rows, (unsigned long long)d->filtered_where,
+                    (unsigned long long)d->rows, d->rows == 1 ? "" : "s", (unsigned long long)d->filtered_where,
                     (unsigned long long)d->filtered_time, (unsigned long long)d->filtered_warmup,
                     (unsigned long long)d->missing, column);
 }

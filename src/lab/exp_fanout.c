@@ -151,8 +151,10 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
             r->slow_ms);
     const struct run_counts *k = &rd.res.all.counts;
     if (k->sent != k->outcome[OUTCOME_OK] || k->dropped)
-        fprintf(out, "  note: %llu pages did not end ok and %llu were dropped; the table holds the ok ones\n",
-                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]), (unsigned long long)k->dropped);
+        fprintf(out, "  note: %llu page%s did not end ok and %llu %s dropped; the table holds the ok ones\n",
+                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]),
+                k->sent - k->outcome[OUTCOME_OK] == 1 ? "" : "s", (unsigned long long)k->dropped,
+                k->dropped == 1 ? "was" : "were");
     lab_validity_of(&rd.res, &r->valid);
     r->lag_p99_ms = lab_percentile(&rd, LAB_ALL_TARGETS, -1, LAB_COL_LAG, 99);
     lab_print_round_warnings(out, "  ", "the round", &rd.res);

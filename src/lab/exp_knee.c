@@ -356,8 +356,9 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
     uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
-    fprintf(out, "knee lab knee: where the knee is (%zu rates, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
-            nrates, (double)dur / 1e9, (double)warm / 1e9);
+    fprintf(out,
+            "knee lab knee: where the knee is (%zu rate%s, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
+            nrates, nrates == 1 ? "" : "s", (double)dur / 1e9, (double)warm / 1e9);
     fprintf(out, "  flat server %s: %s\n", serve_address(srv), serve_preset_summary("flat"));
     fflush(out);
     char url[160];
