@@ -1,6 +1,7 @@
 /* Prometheus classic histogram: fixed `le` bounds (inclusive) plus +Inf, and PromQL's
  * histogram_quantile (promql/quantile.go bucketQuantile), step by step as Prometheus runs it on
- * the cumulative buckets, including its count-precision fix and its edge cases. */
+ * the cumulative buckets, including its count-precision fix and its edge cases; one deviation:
+ * an interpolation that floating point rounds out of its bucket is kept inside it. */
 #include "hist/prom.h"
 
 #include "core/err.h"
@@ -173,7 +174,16 @@ double prom_quantile(const struct prom_hist *p, double q, struct prom_estimate *
     }
     e.low = start;
     e.high = end;
-    e.estimate = start + (end - start) * (rank / count);
+    /* Prometheus's interpolation, start + (end - start) * rank / count. In floating point it
+     * can land outside its own bucket: end - start overflows to infinity for bounds near
+     * ±DBL_MAX, and with bounds of opposite sign near ±1e78 the sum cancels and rounds past
+     * end. The first case is computed as a weighted mean instead (no overflow), and the result
+     * is kept inside [start, end], where the exact value always lies; for every finite
+     * interpolation that stays inside (all ordinary bounds) the number is Prometheus's. */
+    double f = rank / count;
+    double width = end - start;
+    double est = isfinite(width) ? start + width * f : start * (1 - f) + end * f;
+    e.estimate = est < start ? start : est > end ? end : est;
 done:
     if (out)
         *out = e;

@@ -1,7 +1,10 @@
 /* A Prometheus classic histogram: counts on fixed upper bounds (`le`, inclusive) plus +Inf,
  * and quantile estimation exactly as PromQL's histogram_quantile (promql/quantile.go
  * bucketQuantile): linear interpolation inside the bucket, the lowest bucket starting at 0,
- * a rank in the +Inf bucket answered with the highest finite bound. Units are the caller's. */
+ * a rank in the +Inf bucket answered with the highest finite bound; an interpolation that
+ * floating point would round out of its bucket (bounds near ±1e308, or of opposite sign near
+ * ±1e78) is kept inside the bucket, where Prometheus would print a number outside it. Units
+ * are the caller's. */
 #ifndef KNEE_HIST_PROM_H
 #define KNEE_HIST_PROM_H
 

@@ -459,7 +459,7 @@ static void test_engine_closed_and_open(void **state)
     char line[512];
     int lines = 0;
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection\n");
+    assert_string_equal(line, REQLOG_CSV_HEADER "\n");
     while (fgets(line, sizeof line, f))
         lines++;
     fclose(f);
