@@ -3,7 +3,8 @@
 # continuations) still parses and runs:
 #   knee run    with --dry-run appended (every flag checked, the targets resolved, nothing
 #               sent); a URL whose host does not resolve here is rewritten to 127.0.0.1
-#               (README examples may name example hosts); must exit 0
+#               (README examples may name example hosts), and the placeholder port PORT
+#               becomes a live knee serve's; must exit 0
 #   knee model  run as written; exit 0
 #   knee stats, knee hlog, knee report
 #               run as written in a temp dir with inputs made for them (the article CSV from
@@ -42,11 +43,13 @@ PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' serve.out)
     fail "knee run for the open-loop report inputs"
 "$KNEE" run -n 200 -c 2 "http://127.0.0.1:$PORT/" --json closed-loop.json --out closed-loop.bin >/dev/null ||
     fail "knee run for the closed-loop report inputs"
+"$KNEE" run --target api="http://127.0.0.1:$PORT/a@150" --target web="http://127.0.0.1:$PORT/b@100" \
+    -d 1s --warmup 0.5s --out rr.csv --json rr.json >/dev/null || fail "knee run for the rr.csv input"
 
-python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" <<'PY'
+python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" "$PORT" <<'PY'
 import os, re, shlex, socket, subprocess, sys
 
-readme, knee, exceptions = sys.argv[1], sys.argv[2], sys.argv[3].split()
+readme, knee, exceptions, live_port = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
 lines = open(readme, encoding="utf-8").read().split("\n")
 
 # "$ knee ..." lines inside ``` blocks, continuations joined; the line after the command
@@ -89,6 +92,7 @@ def local_urls(argv):
     """Hosts that do not resolve here become 127.0.0.1 (the example's host is a placeholder)."""
     out = []
     for a in argv:
+        a = a.replace(":PORT/", ":%s/" % live_port)
         m = URL.match(a)
         if m and not resolves(m.group(2).strip("[]")):
             a = m.group(1) + "127.0.0.1" + m.group(3)
