@@ -36,6 +36,7 @@ serves until killed. Behaviour is chosen by the request path:
   /endless-chunked       a chunked body whose chunks never end, as fast as the client reads
   /huge-length           Content-Length 10^15, body bytes as fast as the client reads
   /endless-headers       a status line, then header lines without end, as fast as the client reads
+  /endless-interim       interim responses (103 Early Hints) without end, never the final one
   /unsolicited           200, immediately followed by a second response nobody asked for
   /push-later?ms=N       200, then N ms later (default 50) a response nobody asked for, on the
                          connection the client now holds idle
@@ -215,6 +216,11 @@ async def handle(reader, writer):
                 line = b"X-More: " + b"m" * 100 + b"\r\n"
                 while not writer.is_closing():
                     writer.write(line * 64)
+                    await writer.drain()
+            elif path == "/endless-interim":
+                hint = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" * 256
+                while not writer.is_closing():
+                    writer.write(hint)
                     await writer.drain()
             elif path == "/unsolicited":
                 writer.write(response(200, b"u\n") + response(200, b"nobody asked\n"))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hostile peers: bodies that trickle (1 byte per 100 ms) or never end (chunked forever,
-# Content-Length 10^15, gigabytes at full speed), headers that trickle or never end, responses
+# Content-Length 10^15, gigabytes at full speed), headers that trickle or never end, interim
+# (1xx) responses without end, responses
 # nobody asked for (after the response, later on an idle connection, a flood on an idle
 # connection). The load engine parses responses and never stores them: its memory stays
 # bounded (peak RSS within 16 MiB of a run against a well-behaved server), the timeout fires
@@ -47,6 +48,7 @@ hostile trickle_body "trickle-body?ms=100" timeout "$on_time"
 hostile trickle_headers "trickle-headers?ms=100" timeout "$on_time"
 hostile endless_chunked endless-chunked timeout "$on_time and $many_bytes"
 hostile huge_length huge-length timeout "$on_time and $many_bytes"
+hostile endless_interim endless-interim timeout "$on_time and $many_bytes"
 # headers without end: the parser's 80 KiB cap on a response head ends them
 hostile endless_headers endless-headers invalid
 # responses nobody asked for: counted, their connection closed, the requests themselves fine
