@@ -214,6 +214,11 @@ static int plan_targets(struct engine *e, char *err, size_t errlen)
             apportion(cfg->requests, w, n, parts);
             for (size_t i = 0; i < n; i++)
                 e->targets[i].limit = parts[i];
+            /* a client sends at least one request: no more clients (connections) than the
+             * target's requests (-n 5 -c 8 opens 5) */
+            for (size_t i = 0; i < n; i++)
+                if (e->targets[i].clients > e->targets[i].limit)
+                    e->targets[i].clients = (uint32_t)e->targets[i].limit;
         } else {
             for (size_t i = 0; i < n; i++)
                 e->targets[i].limit = UINT64_MAX;

@@ -23,6 +23,7 @@
 #define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
 #define IVAL_SLOTS 8      /* per-second merge slots in flight between workers and main */
 #define CONN_CHUNK 64     /* connections are allocated this many at a time */
+#define WORKER_READS 16   /* reads of WORKER_RBUF per readiness event: a flood yields to timers */
 
 struct outlog;
 struct outlog_chunk;
@@ -62,8 +63,11 @@ struct conn {
     uint32_t id;
     uint64_t freed_iter; /* loop iteration it was freed in: not reused in the same batch */
     uint64_t connect_start_ns;
-    /* the request in flight (has_req) */
-    bool has_req, warm, close_after, want_out;
+    uint32_t nreq; /* requests begun on this connection */
+    /* the request in flight (has_req); reused: not the connection's first request; retried:
+     * already sent once on a connection that went stale (--retry-stale) */
+    bool has_req, warm, close_after, want_out, reused, retried;
+    uint8_t tcause; /* enum run_transport_cause, when it ends in transport */
     uint64_t planned_ns, sent_ns, first_byte_ns, connect_ns;
     size_t write_off;
     struct conn *next;          /* free list / idle stack */

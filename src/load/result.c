@@ -81,6 +81,24 @@ static void counts_add(struct run_counts *d, const struct run_counts *s)
     d->conns_failed += s->conns_failed;
     d->conns_closed_by_peer += s->conns_closed_by_peer;
     d->conns_unsolicited += s->conns_unsolicited;
+    /* transport causes and --retry-stale (worker.c) */
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        d->transport_cause[k] += s->transport_cause[k];
+    d->retries += s->retries;
+}
+
+const char *run_transport_cause_name(enum run_transport_cause c)
+{
+    static const char *const names[RUN_TC_COUNT] = {
+        [RUN_TC_REFUSED] = "refused",
+        [RUN_TC_CONNECT] = "connect",
+        [RUN_TC_RESET] = "reset",
+        [RUN_TC_CLOSED_BEFORE] = "closed_before_response",
+        [RUN_TC_CLOSED_MID] = "closed_mid_response",
+        [RUN_TC_STALE] = "stale",
+        [RUN_TC_OTHER] = "other",
+    };
+    return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
 }
 
 static void target_result_init(struct run_target_result *r)
@@ -165,7 +183,11 @@ bool run_counts_hold(const struct run_counts *c)
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
             done += c->outcome[o];
-    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED];
+    uint64_t causes = 0;
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        causes += c->transport_cause[k];
+    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED] &&
+           causes == c->outcome[OUTCOME_TRANSPORT] && c->retries <= c->sent;
 }
 
 static void read_loadavg(double out[3])

@@ -122,6 +122,12 @@ struct run_config {
     uint64_t warmup_ns;   /* requests planned before t0 + warmup are logged, not counted */
     enum run_when_busy when_busy;
     bool keepalive;
+    /* A request whose reused keep-alive connection was closed or reset before any byte of its
+     * response (RUN_TC_STALE) is sent once more on a new connection, as HTTP clients do. The
+     * request keeps its planned and first send times (its latency and timeout run from them),
+     * is planned and sent once in the accounting, ends in one outcome (that of the second
+     * attempt), and adds 1 to run_counts.retries. Never retried twice. */
+    bool retry_stale;
     const struct run_reject *rejects;
     size_t nrejects;
     const char *expect_body; /* NULL: status alone decides ok */
@@ -172,6 +178,27 @@ struct run_server_timing {
     struct hdr dur; /* ns */
 };
 
+/* Why a request ended in `transport` (the outcome says only that it got no complete response
+ * for a reason below HTTP). Each transport outcome has exactly one cause, so the causes add up
+ * to outcome[OUTCOME_TRANSPORT]. Names in run_transport_cause_name(). TLS failures (handshake,
+ * certificate) get causes of their own before RUN_TC_OTHER when TLS lands: the JSON object is
+ * keyed by name, so a new cause breaks no reader. */
+enum run_transport_cause {
+    RUN_TC_REFUSED,       /* connect refused: nobody listens on the port */
+    RUN_TC_CONNECT,       /* any other failed connect: unreachable, out of descriptors or ports */
+    RUN_TC_RESET,         /* reset by the peer (RST), or a write to a connection the peer closed */
+    RUN_TC_CLOSED_BEFORE, /* closed before any byte of the response, on the connection's first request */
+    RUN_TC_CLOSED_MID,    /* closed in the middle of a response (fewer bytes than its framing said) */
+    RUN_TC_STALE,         /* a reused keep-alive connection closed or reset before any byte of the
+                             response: the server closed it while idle (the case --retry-stale retries) */
+    RUN_TC_OTHER,         /* any other socket error */
+    RUN_TC_COUNT
+};
+
+/* "refused", "connect", "reset", "closed_before_response", "closed_mid_response", "stale",
+ * "other" (JSON keys; the text summary replaces '_' with ' '). */
+const char *run_transport_cause_name(enum run_transport_cause c);
+
 struct run_counts {
     uint64_t planned, sent, dropped;
     uint64_t outcome[OUTCOME_COUNT];
@@ -180,6 +207,8 @@ struct run_counts {
     uint64_t queue_overflow; /* dropped because the wait queue was full */
     uint64_t bytes_in;
     uint64_t conns_opened, conns_failed, conns_closed_by_peer, conns_unsolicited;
+    uint64_t transport_cause[RUN_TC_COUNT]; /* adds up to outcome[OUTCOME_TRANSPORT] */
+    uint64_t retries; /* --retry-stale: requests sent a second time (not new requests: see run_config) */
 };
 
 struct run_target_result {
@@ -289,8 +318,10 @@ int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, siz
 void run_plan_release(struct run_plan *plan);
 
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
- * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]. run_execute
- * checks them for every target and the total (run_result.accounting_ok). */
+ * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]; also transport
+ * = the sum of its causes, and retries <= sent (a request is retried at most once, and a retry
+ * is neither planned nor sent again). run_execute checks them for every target and the total
+ * (run_result.accounting_ok). */
 bool run_counts_hold(const struct run_counts *c);
 
 /* Summaries in milliseconds of a histogram recorded in ns. */

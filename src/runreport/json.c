@@ -26,6 +26,18 @@ static void summary(struct json *j, const char *key, const struct hdr *h)
     json_object_end(j);
 }
 
+/* Beside every "outcomes": why the transport ones failed (the causes add up to outcomes.
+ * transport) and how many requests --retry-stale sent a second time (not in "sent"). */
+static void transport_causes(struct json *j, const struct run_counts *c)
+{
+    json_key(j, "transport_causes");
+    json_object_begin(j);
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        json_kv_uint(j, run_transport_cause_name((enum run_transport_cause)k), c->transport_cause[k]);
+    json_object_end(j);
+    json_kv_uint(j, "retries", c->retries);
+}
+
 static void outcomes(struct json *j, const struct run_counts *c)
 {
     json_key(j, "outcomes");
@@ -33,6 +45,7 @@ static void outcomes(struct json *j, const struct run_counts *c)
     for (int o = 0; o < OUTCOME_COUNT; o++)
         json_kv_uint(j, reqlog_outcome_name((enum reqlog_outcome)o), c->outcome[o]);
     json_object_end(j);
+    transport_causes(j, c);
 }
 
 static void accounting(struct json *j, const char *key, const struct run_counts *c)

@@ -77,6 +77,40 @@ static void accounting(FILE *out, const struct run_counts *c, const char *indent
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
 }
 
+/* Under the outcomes, when there is something to say: why the transport failures failed
+ * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
+static void transport_line(FILE *out, const struct run_config *cfg, const struct run_counts *c, const char *indent)
+{
+    char a[32];
+    if (c->outcome[OUTCOME_TRANSPORT]) {
+        fprintf(out, "%stransport %s:", indent, units_fmt_count(c->outcome[OUTCOME_TRANSPORT], a, sizeof a));
+        bool first = true;
+        for (int k = 0; k < RUN_TC_COUNT; k++) {
+            if (!c->transport_cause[k])
+                continue;
+            char name[40];
+            snprintf(name, sizeof name, "%s", run_transport_cause_name((enum run_transport_cause)k));
+            for (char *p = name; *p; p++)
+                if (*p == '_')
+                    *p = ' ';
+            fprintf(out, "%s %s %s", first ? "" : ",", name, units_fmt_count(c->transport_cause[k], a, sizeof a));
+            first = false;
+        }
+        if (c->transport_cause[RUN_TC_STALE] && !cfg->retry_stale)
+            fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
+                         "--retry-stale sends such a request again)");
+        fputc('\n', out);
+    }
+    if (c->retries) {
+        char n[48];
+        snprintf(n, sizeof n, "%s request%s", units_fmt_count(c->retries, a, sizeof a), c->retries == 1 ? "" : "s");
+        fprintf(out,
+                "%sretried %s once on a new connection: the reused keep-alive connection went stale "
+                "(--retry-stale)\n",
+                indent, n);
+    }
+}
+
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads" */
 static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads, uint32_t pool_cap, uint32_t conns)
 {
@@ -189,9 +223,11 @@ static void requests_and_rates(FILE *out, const struct run_config *cfg, const st
     fprintf(out, "\nrequests%s\n", cfg->warmup_ns ? " (planned after the warm-up)" : "");
     if (full) {
         accounting(out, all, "  ");
+        transport_line(out, cfg, all, "  ");
         if (cfg->warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
             accounting(out, &res->all.warmup_counts, "    ");
+            transport_line(out, cfg, &res->all.warmup_counts, "    ");
         }
     } else {
         bool plan_ok = all->planned == all->sent + all->dropped;
@@ -199,6 +235,7 @@ static void requests_and_rates(FILE *out, const struct run_config *cfg, const st
                 units_fmt_count(all->sent, b, sizeof b), units_fmt_count(all->dropped, c, sizeof c),
                 plan_ok ? "holds" : "BROKEN");
         accounting_compact(out, all);
+        transport_line(out, cfg, all, "  ");
     }
     fprintf(out, "  rates per second over the %.3f s window: planned %s  sent %s  completed %s  goodput %s\n",
             res->window_s, units_fmt_rate(res->planned_rate, a, sizeof a), units_fmt_rate(res->sent_rate, b, sizeof b),
@@ -236,6 +273,7 @@ static void per_target(FILE *out, const struct run_config *cfg, const struct run
         const struct run_target_result *t = &res->targets[i];
         fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
         accounting(out, &t->counts, "  ");
+        transport_line(out, cfg, &t->counts, "  ");
         double win = res->window_s > 0 ? res->window_s : NAN;
         fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
                 units_fmt_rate((double)t->counts.planned / win, a, sizeof a),

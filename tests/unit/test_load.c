@@ -281,20 +281,27 @@ static void test_threshold_eval(void **state)
 
 /* ------------------------------------------------------------------ the engine in-process */
 
+enum server_mode {
+    SERVER_OK,       /* answer every request */
+    SERVER_ONE_SHOT, /* answer a connection's first request; close on its second without a byte */
+};
+
 struct server {
     int lfd;
     uint16_t port;
     pthread_t tid;
     atomic_bool stop;
+    enum server_mode mode;
 };
 
 /* One thread, poll over up to 1024 connections, no allocation: answers every request (a
- * blank line ends a GET) with a fixed 200. */
+ * blank line ends a GET) with a fixed 200 (SERVER_ONE_SHOT: see above). */
 static void *server_main(void *arg)
 {
     struct server *s = arg;
     struct pollfd p[1025];
-    int tail[1025]; /* state of the "\r\n\r\n" search per connection */
+    int tail[1025];   /* state of the "\r\n\r\n" search per connection */
+    int served[1025]; /* responses written on the connection */
     size_t n = 1;
     p[0].fd = s->lfd;
     p[0].events = POLLIN;
@@ -310,6 +317,7 @@ static void *server_main(void *arg)
                 p[n].events = POLLIN;
                 p[n].revents = 0;
                 tail[n] = 0;
+                served[n] = 0;
                 n++;
             }
         }
@@ -317,22 +325,28 @@ static void *server_main(void *arg)
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             ssize_t r = read(p[i].fd, buf, sizeof buf);
-            if (r <= 0) {
-                close(p[i].fd);
-                p[i] = p[n - 1];
-                tail[i] = tail[n - 1];
-                n--;
-                i--;
-                continue;
-            }
+            bool hang_up = r <= 0;
             static const char end[] = "\r\n\r\n";
-            for (ssize_t k = 0; k < r; k++) {
+            for (ssize_t k = 0; k < r && !hang_up; k++) {
                 tail[i] = buf[k] == end[tail[i]] ? tail[i] + 1 : (buf[k] == '\r' ? 1 : 0);
                 if (tail[i] == 4) {
                     tail[i] = 0;
+                    if (s->mode == SERVER_ONE_SHOT && served[i]) {
+                        hang_up = true;
+                        break;
+                    }
                     ssize_t w = write(p[i].fd, resp, sizeof resp - 1);
                     (void)w;
+                    served[i]++;
                 }
+            }
+            if (hang_up) {
+                close(p[i].fd);
+                p[i] = p[n - 1];
+                tail[i] = tail[n - 1];
+                served[i] = served[n - 1];
+                n--;
+                i--;
             }
         }
     }
@@ -341,8 +355,9 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-static void server_start(struct server *s)
+static void server_start_mode(struct server *s, enum server_mode mode)
 {
+    s->mode = mode;
     s->lfd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(s->lfd >= 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -353,6 +368,11 @@ static void server_start(struct server *s)
     s->port = ntohs(a.sin_port);
     atomic_store(&s->stop, false);
     assert_int_equal(pthread_create(&s->tid, NULL, server_main, s), 0);
+}
+
+static void server_start(struct server *s)
+{
+    server_start_mode(s, SERVER_OK);
 }
 
 static void server_stop(struct server *s)
@@ -398,6 +418,18 @@ static void test_counts_hold(void **state)
     c.sent = 24;
     c.planned = 201;
     assert_true(run_counts_hold(&c));
+    /* transport = the sum of its causes; a request is retried at most once */
+    c.outcome[OUTCOME_TRANSPORT] = 2;
+    c.sent = 26;
+    c.planned = 203;
+    assert_false(run_counts_hold(&c));
+    c.transport_cause[RUN_TC_REFUSED] = 1;
+    c.transport_cause[RUN_TC_STALE] = 1;
+    assert_true(run_counts_hold(&c));
+    c.retries = 26;
+    assert_true(run_counts_hold(&c));
+    c.retries = 27;
+    assert_false(run_counts_hold(&c));
 }
 
 static void check_identity(const struct run_counts *c)
@@ -674,6 +706,128 @@ static void test_runs_concurrent(void **state)
     server_stop(&s);
 }
 
+/* ------------------------------------------------------------------ transport failures */
+
+/* The closed loop opens no more connections than it has requests for. */
+static void test_closed_loop_connections(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc[2] = {{.name = "a", .url = url}, {.name = "b", .url = url}};
+    struct run_config cfg = {.targets = tc,
+                             .ntargets = 1,
+                             .requests = 5, /* and the default 8 connections */
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 2};
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 5);
+    assert_int_equal(res.all.counts.conns_opened, 5);
+    assert_int_equal(res.targets[0].connections, 5);
+    run_result_release(&res);
+    /* two targets sharing 8 connections and 3 requests: 2 + 1 */
+    cfg.ntargets = 2;
+    cfg.requests = 3;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 3);
+    assert_int_equal(res.all.counts.conns_opened, 3);
+    assert_int_equal(res.targets[0].connections + res.targets[1].connections, 3);
+    run_result_release(&res);
+    server_stop(&s);
+}
+
+/* A port nobody listens on: every request fails in transport, cause refused. */
+static void test_transport_refused(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd); /* bound, never listened on, now closed: refused */
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", ntohs(a.sin_port));
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .connections = 2,
+                             .requests = 40,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    for (int open = 0; open < 2; open++) {
+        cfg.open_loop = open;
+        cfg.rate = open ? 2000 : 0;
+        cfg.connections = open ? 0 : 2;
+        struct run_result res;
+        run_once(&cfg, &res);
+        assert_true(res.accounting_ok);
+        assert_int_equal(res.all.counts.outcome[OUTCOME_TRANSPORT], 40);
+        assert_int_equal(res.all.counts.transport_cause[RUN_TC_REFUSED], 40);
+        run_result_release(&res);
+    }
+    assert_string_equal(run_transport_cause_name(RUN_TC_STALE), "stale");
+    assert_string_equal(run_transport_cause_name(RUN_TC_CLOSED_BEFORE), "closed_before_response");
+}
+
+/* A server that serves one request per connection without saying so: every reuse of a
+ * connection goes stale. Without --retry-stale those requests fail (cause stale); with it each
+ * is sent once more on a new connection, counted in retries, and every request is ok; the
+ * accounting identities hold either way. */
+static void test_retry_stale(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start_mode(&s, SERVER_ONE_SHOT);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .requests = 200,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    for (int open = 0; open < 2; open++) {
+        cfg.open_loop = open;
+        cfg.rate = open ? 1000 : 0;
+        cfg.connections = open ? 0 : 2;
+        for (int retry = 0; retry < 2; retry++) {
+            cfg.retry_stale = retry;
+            struct run_result res;
+            run_once(&cfg, &res);
+            const struct run_counts *c = &res.all.counts;
+            assert_true(res.accounting_ok);
+            assert_int_equal(c->planned, 200);
+            assert_int_equal(c->sent, 200);
+            if (!retry) {
+                assert_true(c->outcome[OUTCOME_TRANSPORT] > 0);
+                assert_int_equal(c->transport_cause[RUN_TC_STALE], c->outcome[OUTCOME_TRANSPORT]);
+                assert_int_equal(c->outcome[OUTCOME_OK] + c->outcome[OUTCOME_TRANSPORT], 200);
+                assert_int_equal(c->retries, 0);
+            } else {
+                assert_int_equal(c->outcome[OUTCOME_OK], 200);
+                assert_true(c->retries > 0 && c->retries <= 200);
+                assert_int_equal(res.all.latency_all.total_count, 200);
+            }
+            print_message("%s loop, --retry-stale %s: ok %llu, stale %llu, retries %llu\n", open ? "open" : "closed",
+                          retry ? "on" : "off", (unsigned long long)c->outcome[OUTCOME_OK],
+                          (unsigned long long)c->transport_cause[RUN_TC_STALE], (unsigned long long)c->retries);
+            run_result_release(&res);
+        }
+    }
+    server_stop(&s);
+}
+
 /* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
 static void test_no_allocation_per_request(void **state)
 {
@@ -749,6 +903,9 @@ int main(void)
         cmocka_unit_test(test_intervals),
         cmocka_unit_test(test_runs_back_to_back),
         cmocka_unit_test(test_runs_concurrent),
+        cmocka_unit_test(test_closed_loop_connections),
+        cmocka_unit_test(test_transport_refused),
+        cmocka_unit_test(test_retry_stale),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
