@@ -65,7 +65,7 @@ uint64_t compare_poisson(struct rng *r, double mean)
 struct rep_cells {
     size_t m;
     uint32_t *idx;
-    double *count;
+    uint64_t *count;
 };
 
 struct grid {
@@ -143,10 +143,10 @@ static void grid_build(struct grid *g, const struct compare_dist *const *reps, s
         while (j < k && e[j].key == e[i].key) {
             struct rep_cells *rc = &g->rep[e[j].rep];
             if (rc->m && rc->idx[rc->m - 1] == cell) {
-                rc->count[rc->m - 1] += (double)e[j].c;
+                rc->count[rc->m - 1] += e[j].c;
             } else {
                 rc->idx[rc->m] = cell;
-                rc->count[rc->m] = (double)e[j].c;
+                rc->count[rc->m] = e[j].c;
                 rc->m++;
             }
             s += e[j].s;
@@ -175,15 +175,51 @@ static void grid_release(struct grid *g)
     memset(g, 0, sizeof *g);
 }
 
+/* Most cells hold a count of 1, 2, ...: Poisson(c) for a whole c below PTAB_MAX by inversion
+ * of its tabulated CDF, scaled to 64-bit integers (one raw random number per draw, no exp,
+ * no conversion to double; the CDF's resolution is 2^-64). */
+#define PTAB_MAX 10
+#define PTAB_LEN 48
+struct ptab {
+    uint64_t cdf[PTAB_MAX][PTAB_LEN];
+};
+
+static void ptab_init(struct ptab *t)
+{
+    for (int c = 1; c < PTAB_MAX; c++) {
+        double p = exp(-(double)c), cum = 0;
+        for (int k = 0; k < PTAB_LEN; k++) {
+            cum += p;
+            /* the last entry ends every search */
+            t->cdf[c][k] = k == PTAB_LEN - 1 || cum >= 1 ? UINT64_MAX : (uint64_t)ldexp(cum, 64);
+            p *= (double)c / (double)(k + 1);
+        }
+    }
+}
+
+static inline uint64_t draw(const struct ptab *t, struct rng *r, uint64_t count)
+{
+    if (count == 0)
+        return 0;
+    if (count < PTAB_MAX) {
+        const uint64_t *cdf = t->cdf[count];
+        uint64_t u = rng_next(r), k = 0;
+        while (u >= cdf[k] && cdf[k] != UINT64_MAX)
+            k++;
+        return k;
+    }
+    return compare_poisson(r, (double)count);
+}
+
 /* One replicate of a side: the weights on the grid (w zeroed here), then the statistics. */
-static void replicate(const struct grid *g, struct rng *r, bool plain, uint64_t *w, double under_ms,
-                      double out[CMP_NMETRICS])
+static void replicate(const struct grid *g, const struct ptab *t, struct rng *r, bool plain, uint64_t *w,
+                      double under_ms, double out[CMP_NMETRICS])
 {
     memset(w, 0, g->m * sizeof *w);
     for (size_t k = 0; k < g->nreps; k++) {
         const struct rep_cells *rc = &g->rep[plain ? k : rng_below(r, g->nreps)];
         for (size_t i = 0; i < rc->m; i++)
-            w[rc->idx[i]] += compare_poisson(r, rc->count[i]);
+            w[rc->idx[i]] += draw(t, r, rc->count[i]);
     }
     uint64_t n = 0;
     double sum = 0, under = 0;
@@ -223,10 +259,12 @@ void compare_bootstrap(const struct compare_boot *b, const struct compare_dist *
     rng_seed(&seeder, b->seed);
     rng_seed(&rb, rng_next(&seeder));
     rng_seed(&ra, rng_next(&seeder));
+    struct ptab *t = xmalloc(sizeof *t);
+    ptab_init(t);
     double sb[CMP_NMETRICS], sa[CMP_NMETRICS];
     for (size_t i = 0; i < b->resamples; i++) {
-        replicate(&gb, &rb, b->plain, wb, b->under_ms, sb);
-        replicate(&ga, &ra, b->plain, wa, b->under_ms, sa);
+        replicate(&gb, t, &rb, b->plain, wb, b->under_ms, sb);
+        replicate(&ga, t, &ra, b->plain, wa, b->under_ms, sa);
         for (int m = 0; m < CMP_NMETRICS; m++) {
             if (!want[m])
                 continue;
@@ -235,6 +273,7 @@ void compare_bootstrap(const struct compare_boot *b, const struct compare_dist *
                 rel[m][i] = sb[m] != 0 ? sa[m] / sb[m] - 1 : NAN;
         }
     }
+    free(t);
     free(wb);
     free(wa);
     grid_release(&gb);

@@ -6,6 +6,7 @@
 
 #include "core/err.h"
 #include "core/units.h"
+#include "stats/checks.h"
 #include "stats/stats.h"
 
 #include <math.h>
@@ -126,6 +127,38 @@ static void interval(double *v, size_t n, double confidence, double *lo, double 
     *hi = stats_quantile(v, k, 1 - a, 7);
 }
 
+/* z with P(Z > z) = tail, by bisection on the normal tail. */
+static double normal_upper(double tail)
+{
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        double mid = (lo + hi) / 2;
+        if (stats_normal_sf(mid) > tail)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+double compare_widening(size_t nb, size_t na, double confidence)
+{
+    size_t r = nb < na ? nb : na;
+    if (r < 2)
+        return NAN;
+    double a = (1 - confidence) / 2;
+    return sqrt((double)r / (double)(r - 1)) * stats_t_quantile(1 - a, (double)(nb + na - 2)) / normal_upper(a);
+}
+
+/* The interval widened around the point estimate by factor k (see compare_widening). */
+static void widen(double est, double k, double *lo, double *hi)
+{
+    if (!isfinite(*lo) || !isfinite(*hi) || !isfinite(est))
+        return;
+    *lo = est - k * fmax(0, est - *lo);
+    *hi = est + k * fmax(0, *hi - est);
+}
+
 static enum compare_verdict metric_verdict(const struct compare_metric_result *mr, bool higher_better, bool few_reps,
                                            bool few_samples)
 {
@@ -174,24 +207,13 @@ static void overall(struct compare_target_result *tr)
         tr->verdict = CMP_V_FEW_REPS;
     } else if (any_better && any_worse) {
         tr->verdict = CMP_V_MIXED;
-        bool center_b = true, tail_b = true, center_w = true, tail_w = true;
-        for (int m = 0; m < CMP_NMETRICS; m++) {
-            bool center = m == CMP_P50 || m == CMP_MEAN;
-            if (better[m]) {
-                tail_b &= !center;
-                center_b &= center;
-            }
-            if (worse[m]) {
-                tail_w &= !center;
-                center_w &= center;
-            }
-        }
-        const char *mid_b = better[CMP_P50] ? "median" : "mean", *mid_w = worse[CMP_P50] ? "median" : "mean";
-        if (center_b && tail_w)
-            snprintf(tr->verdict_text, sizeof tr->verdict_text, "%s better, tail worse", mid_b);
-        else if (tail_b && center_w)
-            snprintf(tr->verdict_text, sizeof tr->verdict_text, "tail better, %s worse", mid_w);
-        else {
+        /* the articles' shape first: the median one way, the tail (p99, p99.9) the other */
+        bool tail_w = worse[CMP_P99] || worse[CMP_P999], tail_b = better[CMP_P99] || better[CMP_P999];
+        if (better[CMP_P50] && tail_w) {
+            snprintf(tr->verdict_text, sizeof tr->verdict_text, "median better, tail worse");
+        } else if (worse[CMP_P50] && tail_b) {
+            snprintf(tr->verdict_text, sizeof tr->verdict_text, "median worse, tail better");
+        } else {
             char b[64], w[64];
             list_names(better, b, sizeof b);
             list_names(worse, w, sizeof w);
@@ -224,8 +246,7 @@ static double first_bound(const struct compare_dist *b, const struct compare_dis
 }
 
 static void compute_target(struct compare_target_result *tr, const struct compare_dist *const *db, size_t nb,
-                           const struct compare_dist *const *da, size_t na, const struct compare_opts *o,
-                           uint64_t seed)
+                           const struct compare_dist *const *da, size_t na, const struct compare_opts *o, uint64_t seed)
 {
     struct compare_dist pb, pa;
     compare_dist_merge(&pb, db, nb);
@@ -275,10 +296,16 @@ static void compute_target(struct compare_target_result *tr, const struct compar
     if (!few_reps && pb.n && pa.n) {
         struct compare_boot b = {.resamples = o->resamples, .seed = seed, .under_ms = o->under_ms};
         compare_bootstrap(&b, db, nb, da, na, want, diff, rel);
+        double k = compare_widening(nb, na, o->confidence);
         for (int m = 0; m < CMP_NMETRICS; m++)
             if (want[m]) {
-                interval(diff[m], o->resamples, o->confidence, &tr->m[m].ci_lo, &tr->m[m].ci_hi);
-                interval(rel[m], o->resamples, o->confidence, &tr->m[m].ci_lo_rel, &tr->m[m].ci_hi_rel);
+                struct compare_metric_result *mr = &tr->m[m];
+                interval(diff[m], o->resamples, o->confidence, &mr->ci_lo, &mr->ci_hi);
+                interval(rel[m], o->resamples, o->confidence, &mr->ci_lo_rel, &mr->ci_hi_rel);
+                if (!o->no_widening) {
+                    widen(mr->diff, k, &mr->ci_lo, &mr->ci_hi);
+                    widen(mr->rel, k, &mr->ci_lo_rel, &mr->ci_hi_rel);
+                }
             }
     }
     for (int m = 0; m < CMP_NMETRICS; m++) {
@@ -330,8 +357,8 @@ static int check_side(const struct compare_side *s, char *err, size_t errlen)
         for (size_t t = 0; ok && t < r0->ntargets; t++)
             ok = find_name(r, r0->names[t], &at);
         if (!ok)
-            return knee_fail(err, errlen, KNEE_EINVAL, "%s: %s has other targets than %s (%zu vs %zu: %s ...)",
-                             s->name, r->label, r0->label, r->ntargets, r0->ntargets, r0->names[0]);
+            return knee_fail(err, errlen, KNEE_EINVAL, "%s: %s has other targets than %s (%zu vs %zu: %s ...)", s->name,
+                             r->label, r0->label, r->ntargets, r0->ntargets, r0->names[0]);
     }
     return 0;
 }
@@ -346,8 +373,7 @@ static void add_diff(struct compare_result *r, const char *what)
     r->ndiffs++;
 }
 
-static void check_models(const struct compare_side *before, const struct compare_side *after,
-                         struct compare_result *r)
+static void check_models(const struct compare_side *before, const struct compare_side *after, struct compare_result *r)
 {
     char d[16][200];
     const struct compare_side *sides[2] = {before, after};
@@ -419,7 +445,8 @@ static void warn_sides(struct compare_result *r, const struct compare_side *befo
     if (mb->known && ma->known && mb->ntargets == ma->ntargets)
         for (size_t t = 0; t < mb->ntargets; t++)
             if (strcmp(mb->targets[t].authority, ma->targets[t].authority) != 0)
-                compare_strv_add(&r->warnings, &r->nwarnings, "target %s: before %s, after %s (compared as the same "
+                compare_strv_add(&r->warnings, &r->nwarnings,
+                                 "target %s: before %s, after %s (compared as the same "
                                  "target: the same request to another server)",
                                  mb->targets[t].name, mb->targets[t].authority, ma->targets[t].authority);
 }
@@ -462,8 +489,8 @@ int compare_run(const struct compare_side *before, const struct compare_side *af
     r->nreps_after = after->nreps;
     check_models(before, after, r);
     if (r->ndiffs && !o->force) {
-        size_t off = (size_t)snprintf(err, errlen, "the two sides were not run with the same load model: %s",
-                                      r->diffs[0]);
+        size_t off =
+            (size_t)snprintf(err, errlen, "the two sides were not run with the same load model: %s", r->diffs[0]);
         for (size_t k = 1; k < r->ndiffs && k < 16 && off < errlen; k++)
             off += (size_t)snprintf(err + off, errlen - off, "; %s", r->diffs[k]);
         if (off < errlen)
@@ -491,7 +518,8 @@ int compare_run(const struct compare_side *before, const struct compare_side *af
     r->all = &r->targets[nt];
     const struct compare_dist **db = xmalloc(before->nreps * sizeof *db);
     const struct compare_dist **da = xmalloc(after->nreps * sizeof *da);
-    for (size_t t = 0; t < nt; t++) {
+    /* one target is all of them: computed once below, copied here */
+    for (size_t t = 0; t < nt && nt > 1; t++) {
         struct compare_target_result *tr = &r->targets[t];
         const char *an = a0->names[amap[t]];
         if (strcmp(b0->names[t], an) == 0)
@@ -528,6 +556,22 @@ int compare_run(const struct compare_side *before, const struct compare_side *af
     }
     snprintf(r->all->name, sizeof r->all->name, "all");
     compute_target(r->all, db, before->nreps, da, after->nreps, o, o->seed);
+    if (nt == 1) {
+        struct compare_target_result *t0 = &r->targets[0];
+        *t0 = *r->all;
+        for (int m = 0; m < CMP_NMETRICS; m++)
+            if (t0->m[m].used) {
+                t0->m[m].reps_before = xmalloc(before->nreps * sizeof(double));
+                t0->m[m].reps_after = xmalloc(after->nreps * sizeof(double));
+                memcpy(t0->m[m].reps_before, r->all->m[m].reps_before, before->nreps * sizeof(double));
+                memcpy(t0->m[m].reps_after, r->all->m[m].reps_after, after->nreps * sizeof(double));
+            }
+        const char *an = a0->names[amap[0]];
+        if (strcmp(b0->names[0], an) == 0)
+            snprintf(t0->name, sizeof t0->name, "%s", b0->names[0]);
+        else
+            snprintf(t0->name, sizeof t0->name, "%s -> %s", b0->names[0], an);
+    }
     for (size_t i = 0; i < before->nreps; i++)
         compare_dist_release(&mb[i]);
     for (size_t i = 0; i < after->nreps; i++)

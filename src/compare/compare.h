@@ -70,8 +70,8 @@ double compare_dist_share_under(const struct compare_dist *d, double threshold_m
 
 struct compare_model_target {
     char name[64];
-    char path[256];     /* the URL's request target (path?query); "" when unknown */
-    char authority[96]; /* host:port (may differ between sides: the servers under test) */
+    char path[256];      /* the URL's request target (path?query); "" when unknown */
+    char authority[96];  /* host:port (may differ between sides: the servers under test) */
     double planned_rate; /* open loop: requests/s */
     uint64_t clients;    /* closed loop */
 };
@@ -82,14 +82,14 @@ struct compare_model_target {
 struct compare_model {
     bool known;
     bool closed_loop, closed_known;
-    char arrivals[16];  /* open loop: constant, poisson */
-    double rate;        /* open loop: total rate (/s), NAN with a ramp */
+    char arrivals[16]; /* open loop: constant, poisson */
+    double rate;       /* open loop: total rate (/s), NAN with a ramp */
     bool ramp;
     double ramp_from, ramp_to;
-    uint64_t pool_cap;  /* open loop: the connection pool */
-    char when_busy[8];  /* open loop: queue, drop */
-    double think_s;     /* closed loop */
-    double duration_s;  /* NAN when bounded by requests */
+    uint64_t pool_cap; /* open loop: the connection pool */
+    char when_busy[8]; /* open loop: queue, drop */
+    double think_s;    /* closed loop */
+    double duration_s; /* NAN when bounded by requests */
     uint64_t requests;
     double timeout_s, warmup_s;
     bool keepalive;
@@ -105,8 +105,7 @@ struct compare_model {
  * duration, requests, timeout, warm-up, keep-alive, when-busy, the targets (count, names or
  * request targets, their shares). Not compared: seed, threads, host:port. Returns the
  * number of differences (all of them are listed in diffs[0..max), each up to 200 bytes). */
-size_t compare_model_diff(const struct compare_model *a, const struct compare_model *b, char diffs[][200],
-                          size_t max);
+size_t compare_model_diff(const struct compare_model *a, const struct compare_model *b, char diffs[][200], size_t max);
 /* A one-line description: "open loop, 1,000/s poisson, 10 s, warm-up 1 s, 1 target". */
 void compare_model_describe(const struct compare_model *m, char *buf, size_t len);
 
@@ -155,14 +154,14 @@ enum compare_metric { CMP_P50, CMP_P90, CMP_P99, CMP_P999, CMP_MEAN, CMP_UNDER, 
 extern const char *const compare_metric_names[CMP_NMETRICS]; /* "p50" ... "mean", "under" */
 
 enum compare_verdict {
-    CMP_V_NONE,           /* not computed (the metric is not asked for) */
-    CMP_V_NO_DIFFERENCE,  /* the interval contains 0 */
-    CMP_V_FASTER,         /* the interval excludes 0 on the better side, and |difference| > spread within */
-    CMP_V_SLOWER,         /* ... on the worse side */
-    CMP_V_SPREAD,         /* the interval excludes 0, but the repetitions of a side spread more than that */
-    CMP_V_FEW_REPS,       /* fewer than COMPARE_MIN_REPS repetitions on a side */
-    CMP_V_FEW_SAMPLES,    /* fewer than COMPARE_MIN_BEYOND requests above the percentile on a side */
-    CMP_V_MIXED,          /* overall only: some metrics better, some worse */
+    CMP_V_NONE,          /* not computed (the metric is not asked for) */
+    CMP_V_NO_DIFFERENCE, /* the interval contains 0 */
+    CMP_V_FASTER,        /* the interval excludes 0 on the better side, and |difference| > spread within */
+    CMP_V_SLOWER,        /* ... on the worse side */
+    CMP_V_SPREAD,        /* the interval excludes 0, but the repetitions of a side spread more than that */
+    CMP_V_FEW_REPS,      /* fewer than COMPARE_MIN_REPS repetitions on a side */
+    CMP_V_FEW_SAMPLES,   /* fewer than COMPARE_MIN_BEYOND requests above the percentile on a side */
+    CMP_V_MIXED,         /* overall only: some metrics better, some worse */
 };
 /* "no detectable difference", "faster", "slower", "spread within exceeds difference between",
  * "not enough repetitions (N<3)", "not enough samples", "mixed". */
@@ -174,7 +173,7 @@ struct compare_fail_if {
     char expr[64];
     bool any_slower;
     enum compare_metric metric;
-    double limit;  /* ms, or a fraction when relative */
+    double limit; /* ms, or a fraction when relative */
     bool relative;
     bool failed;    /* set by compare_run */
     bool evaluated; /* false when there was no verdict to judge (N<3) */
@@ -186,19 +185,28 @@ struct compare_opts {
     size_t resamples;  /* >= 100 */
     double confidence; /* (0,1) */
     uint64_t seed;
-    double under_ms;   /* > 0: the share under it is a metric; 0: none */
-    bool force;        /* compare different load models anyway (the report says so first) */
+    double under_ms;  /* > 0: the share under it is a metric; 0: none */
+    bool force;       /* compare different load models anyway (the report says so first) */
+    bool no_widening; /* tests: the bootstrap's percentile interval as it is (see compare_widening) */
     struct compare_fail_if *fail_if;
     size_t nfail_if;
 };
 void compare_opts_init(struct compare_opts *o); /* the defaults above, seed 1, no --under */
 
+/* The factor by which knee widens the bootstrap's percentile interval around the point
+ * estimate for nb and na repetitions: sqrt(R/(R-1)) * t(1-a/2, nb+na-2) / z(1-a/2) with R the
+ * smaller side and a = 1 - confidence. With few repetitions the two-stage bootstrap sees only
+ * (R-1)/R of the run-to-run variance and uses a normal quantile where a t quantile belongs
+ * (Hesterberg's "expanded percentile interval", The American Statistician 69(4), 2015, with
+ * the repetitions as the sample): 1.73 for 3 and 3 at 95%, 1.09 for 10 and 10. NAN below 2. */
+double compare_widening(size_t nb, size_t na, double confidence);
+
 struct compare_metric_result {
     bool used;
-    double before, after;          /* pooled over the repetitions (exact) */
-    double diff, rel;              /* after - before; diff / before */
-    double ci_lo, ci_hi;           /* interval of diff; NAN without one (N<3) */
-    double ci_lo_rel, ci_hi_rel;   /* interval of after/before - 1 */
+    double before, after;               /* pooled over the repetitions (exact) */
+    double diff, rel;                   /* after - before; diff / before */
+    double ci_lo, ci_hi;                /* interval of diff; NAN without one (N<3) */
+    double ci_lo_rel, ci_hi_rel;        /* interval of after/before - 1 */
     double spread_before, spread_after; /* max - min of the repetitions' own values */
     double *reps_before, *reps_after;   /* each repetition's own value (nreps) */
     size_t beyond_before, beyond_after; /* requests above the percentile (percentiles only) */
@@ -210,7 +218,7 @@ struct compare_target_result {
     uint64_t n_before, n_after;
     struct compare_metric_result m[CMP_NMETRICS];
     enum compare_verdict verdict;
-    char verdict_text[160]; /* the overall verdict in words ("median better, tail worse") */
+    char verdict_text[160];                  /* the overall verdict in words ("median better, tail worse") */
     struct dbl_hist hist_before, hist_after; /* doubling buckets from 1 ms, for the overlay */
 };
 
@@ -226,7 +234,7 @@ struct compare_result {
     struct compare_target_result *all;
     char **warnings;
     size_t nwarnings;
-    bool fail; /* a --fail-if failed */
+    bool fail;             /* a --fail-if failed */
     bool fail_unevaluated; /* a --fail-if could not be judged (no verdict) */
 };
 
@@ -296,7 +304,7 @@ struct compare_repeat_row {
 void compare_repeat_print(FILE *out, const struct compare_repeat_row *rows, size_t n);
 /* The summary as JSON (schema knee-repeat/1): the repetitions with their files and numbers,
  * and per metric {median, min, max}. */
-void compare_repeat_json(FILE *out, const struct compare_repeat_row *rows, size_t n, size_t planned,
-                         uint64_t settle_ns, const char *dir);
+void compare_repeat_json(FILE *out, const struct compare_repeat_row *rows, size_t n, size_t planned, uint64_t settle_ns,
+                         const char *dir);
 
 #endif

@@ -437,8 +437,7 @@ static enum kind kind_of(const char *path)
     if (i < n && head[i] == '{')
         return K_JSON;
     size_t len = strlen(path);
-    if ((len > 5 && strcmp(path + len - 5, ".hlog") == 0) || strncmp(head + i, "#[", 2) == 0 ||
-        strstr(head, ",HISTF"))
+    if ((len > 5 && strcmp(path + len - 5, ".hlog") == 0) || strncmp(head + i, "#[", 2) == 0 || strstr(head, ",HISTF"))
         return K_HLOG;
     return K_CSV;
 }
@@ -648,7 +647,8 @@ int compare_side_load(struct compare_side *s, const char *const *paths, size_t n
         rc = compare_rep_load(r, g[i].data, g[i].json, err, errlen);
     }
     if (rc == 0 && s->nreps == 0)
-        rc = knee_fail(err, errlen, KNEE_EEMPTY, "%s: no per-request log or hlog found (knee run --repeat N --out-dir DIR writes them)",
+        rc = knee_fail(err, errlen, KNEE_EEMPTY,
+                       "%s: no per-request log or hlog found (knee run --repeat N --out-dir DIR writes them)",
                        npaths ? paths[0] : "(no input)");
     groups_free(g, ng);
     return rc;

@@ -100,8 +100,10 @@ void compare_model_describe(const struct compare_model *m, char *buf, size_t len
     char r[64], d[64], w[64];
     if (!m->known) {
         snprintf(buf, len, "%s loop (no run JSON: the rest of the load model is unknown), %zu target%s",
-                 !m->closed_known ? "unknown" : m->closed_loop ? "closed" : "open", m->ntargets,
-                 m->ntargets == 1 ? "" : "s");
+                 !m->closed_known ? "unknown"
+                 : m->closed_loop ? "closed"
+                                  : "open",
+                 m->ntargets, m->ntargets == 1 ? "" : "s");
         return;
     }
     char shape[160];
@@ -116,8 +118,7 @@ void compare_model_describe(const struct compare_model *m, char *buf, size_t len
         snprintf(shape, sizeof shape, "open loop, ramp %s/s to %s/s, %s arrivals",
                  units_fmt_rate(m->ramp_from, f, sizeof f), units_fmt_rate(m->ramp_to, r, sizeof r), m->arrivals);
     } else {
-        snprintf(shape, sizeof shape, "open loop, %s/s %s arrivals", units_fmt_rate(m->rate, r, sizeof r),
-                 m->arrivals);
+        snprintf(shape, sizeof shape, "open loop, %s/s %s arrivals", units_fmt_rate(m->rate, r, sizeof r), m->arrivals);
     }
     char bound[80];
     if (!isnan(m->duration_s) && m->duration_s > 0)

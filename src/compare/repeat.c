@@ -87,8 +87,8 @@ void compare_repeat_print(FILE *out, const struct compare_repeat_row *rows, size
         fprintf(out, "  (knee compare needs at least %d repetitions a side for a verdict)\n", COMPARE_MIN_REPS);
 }
 
-void compare_repeat_json(FILE *out, const struct compare_repeat_row *rows, size_t n, size_t planned,
-                         uint64_t settle_ns, const char *dir)
+void compare_repeat_json(FILE *out, const struct compare_repeat_row *rows, size_t n, size_t planned, uint64_t settle_ns,
+                         const char *dir)
 {
     struct json j;
     json_init(&j, out, true);

@@ -119,7 +119,8 @@ static void print_verdict(FILE *out, const char *lead, const struct compare_targ
         for (int m = 0; m < CMP_NMETRICS; m++) {
             if (!tr->m[m].used || tr->m[m].verdict != order[k])
                 continue;
-            fprintf(out, "%s%s", first ? (open ? "; " : " (") : ", ", m == CMP_UNDER ? "share under" : compare_metric_names[m]);
+            fprintf(out, "%s%s", first ? (open ? "; " : " (") : ", ",
+                    m == CMP_UNDER ? "share under" : compare_metric_names[m]);
             first = false;
             open = true;
         }
@@ -204,8 +205,9 @@ void compare_print_text(FILE *out, const struct compare_result *r, const struct 
                 "requests; %zu resamples, seed %llu); spread = the widest max - min of one side's repetitions\n",
                 100 * r->opts.confidence, r->opts.resamples, (unsigned long long)r->opts.seed);
     else
-        fprintf(out, "difference = after - before; no interval: fewer than %d repetitions on a side; spread = the "
-                     "widest max - min of one side's repetitions\n",
+        fprintf(out,
+                "difference = after - before; no interval: fewer than %d repetitions on a side; spread = the "
+                "widest max - min of one side's repetitions\n",
                 COMPARE_MIN_REPS);
     for (size_t t = 0; t < r->ntargets && r->ntargets > 1; t++) {
         print_table(out, r, &r->targets[t], before, after, verbose);
@@ -385,8 +387,9 @@ void compare_write_json(FILE *out, const struct compare_result *r, const struct 
     json_model(&j, &after->reps[0].model);
     json_key(&j, "method");
     json_object_begin(&j);
-    json_kv_string(&j, "interval", "percentile bootstrap, hierarchical: repetitions with replacement, then "
-                                   "Poisson(1) weights on each drawn repetition's requests");
+    json_kv_string(&j, "interval",
+                   "percentile bootstrap, hierarchical: repetitions with replacement, then "
+                   "Poisson(1) weights on each drawn repetition's requests");
     json_kv_uint(&j, "resamples", r->opts.resamples);
     json_kv_uint(&j, "seed", r->opts.seed);
     json_kv_double(&j, "confidence", r->opts.confidence);

@@ -96,3 +96,74 @@ int stats_mann_kendall(const double *x, size_t n, struct stats_mk *out)
     free(slopes);
     return 0;
 }
+
+/* The continued fraction of I_x(a, b) (DLMF 8.17.22), modified Lentz; converges fast for
+ * x < (a + 1)/(a + b + 2). */
+static double beta_cf(double x, double a, double b)
+{
+    const double tiny = 1e-300, eps = 1e-15;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (fabs(d) < tiny)
+        d = tiny;
+    d = 1 / d;
+    double h = d;
+    for (int m = 1; m <= 1000; m++) {
+        double dm = m, num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+        d = 1 + num * d;
+        c = 1 + num / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
+        d = 1 + num * d;
+        c = 1 + num / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < eps)
+            break;
+    }
+    return h;
+}
+
+double stats_incomplete_beta(double x, double a, double b)
+{
+    if (!(a > 0 && b > 0 && x >= 0 && x <= 1))
+        return NAN;
+    if (x == 0 || x == 1)
+        return x;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2))
+        return front * beta_cf(x, a, b) / a;
+    return 1 - front * beta_cf(1 - x, b, a) / b;
+}
+
+double stats_t_cdf(double t, double df)
+{
+    if (!(df > 0) || isnan(t))
+        return NAN;
+    if (isinf(t))
+        return t > 0 ? 1 : 0;
+    double tail = 0.5 * stats_incomplete_beta(df / (df + t * t), df / 2, 0.5); /* P(T > |t|) */
+    return t > 0 ? 1 - tail : tail;
+}
+
+double stats_t_quantile(double p, double df)
+{
+    if (!(p > 0 && p < 1) || !(df > 0))
+        return NAN;
+    if (p < 0.5)
+        return -stats_t_quantile(1 - p, df);
+    double lo = 0, hi = 1;
+    while (stats_t_cdf(hi, df) < p && hi < 1e300)
+        hi *= 2;
+    for (int i = 0; i < 2000 && hi - lo > 1e-12 * fmax(1, hi); i++) {
+        double mid = (lo + hi) / 2;
+        if (stats_t_cdf(mid, df) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}

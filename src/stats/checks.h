@@ -57,4 +57,13 @@ int stats_mann_kendall(const double *x, size_t n, struct stats_mk *out);
 /* Standard normal upper tail P(Z > z) = erfc(z/√2)/2. */
 double stats_normal_sf(double z);
 
+/* The regularized incomplete beta function I_x(a, b) for a, b > 0 and x in [0, 1] (the
+ * continued fraction of DLMF 8.17.22, evaluated by the modified Lentz method; ~1e-14
+ * relative). NAN outside the domain. */
+double stats_incomplete_beta(double x, double a, double b);
+/* Student's t: P(T <= t) with df > 0 degrees of freedom, and its quantile for p in (0, 1)
+ * (bisection on the CDF to 1e-12). NAN outside the domain. */
+double stats_t_cdf(double t, double df);
+double stats_t_quantile(double p, double df);
+
 #endif
