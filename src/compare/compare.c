@@ -306,6 +306,11 @@ static void compute_target(struct compare_target_result *tr, const struct compar
                     widen(mr->diff, k, &mr->ci_lo, &mr->ci_hi);
                     widen(mr->rel, k, &mr->ci_lo_rel, &mr->ci_hi_rel);
                 }
+                /* a latency cannot fall below 0, nor a share leave [0, 1]: neither can the interval */
+                double floor_ = -mr->before, ceil_ = m == CMP_UNDER ? 1 - mr->before : INFINITY;
+                mr->ci_lo = fmax(mr->ci_lo, floor_);
+                mr->ci_hi = fmin(mr->ci_hi, ceil_);
+                mr->ci_lo_rel = fmax(mr->ci_lo_rel, -1);
             }
     }
     for (int m = 0; m < CMP_NMETRICS; m++) {

@@ -142,16 +142,16 @@ static int load_json(struct compare_rep *r, const char *path, char *err, size_t 
     }
     /* the run's own verdicts on itself */
     if (json_is_true(json_object_get(root, "interrupted")))
-        compare_rep_warn(r, "%s: the run was interrupted (Ctrl-C): it covers less than its plan", path);
+        compare_rep_warn(r, "the run was interrupted (Ctrl-C): it covers less than its plan");
     if (json_is_true(json_object_get(root, "generator_limited")))
-        compare_rep_warn(r, "%s: GENERATOR-LIMITED: the generator, not the service, shaped this run", path);
+        compare_rep_warn(r, "GENERATOR-LIMITED: the generator, not the service, shaped this run");
     if (json_is_false(json_object_get(root, "accounting_ok")))
-        compare_rep_warn(r, "%s: the run's accounting identities do not hold", path);
+        compare_rep_warn(r, "the run's accounting identities do not hold");
     const json_t *w = json_object_get(root, "warnings");
     for (size_t i = 0; i < json_array_size(w); i++) {
         const char *s = json_string_value(json_array_get(w, i));
         if (s && strncmp(s, "self-check:", 11) == 0)
-            compare_rep_warn(r, "%s: %s", path, s);
+            compare_rep_warn(r, "%s", s);
     }
     json_decref(root);
     return 0;

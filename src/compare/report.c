@@ -82,7 +82,7 @@ static void print_table(FILE *out, const struct compare_result *r, const struct 
         fprintf(out, "  %-10s %10s %10s %11s  %-24s %8s %8s  %s\n", metric_label(m, r->opts.under_ms, l, sizeof l),
                 val(m, mr->before, b, sizeof b), val(m, mr->after, a, sizeof a), sdiff(m, mr->diff, d, sizeof d),
                 ci(m, mr->ci_lo, mr->ci_hi, c, sizeof c), m == CMP_UNDER ? "" : pct(mr->rel, p, sizeof p),
-                m == CMP_UNDER ? (isfinite(spread) ? (snprintf(s, sizeof s, "%.2f", 100 * spread), s) : "-")
+                m == CMP_UNDER ? (isfinite(spread) ? (snprintf(s, sizeof s, "%.1f pts", 100 * spread), s) : "-")
                                : (isfinite(spread) ? (snprintf(s, sizeof s, "%.3f", spread), s) : "-"),
                 compare_verdict_name(mr->verdict));
     }
