@@ -308,9 +308,12 @@ static void compute_target(struct compare_target_result *tr, const struct compar
                 }
                 /* a latency cannot fall below 0, nor a share leave [0, 1]: neither can the interval */
                 double floor_ = -mr->before, ceil_ = m == CMP_UNDER ? 1 - mr->before : INFINITY;
-                mr->ci_lo = fmax(mr->ci_lo, floor_);
-                mr->ci_hi = fmin(mr->ci_hi, ceil_);
-                mr->ci_lo_rel = fmax(mr->ci_lo_rel, -1);
+                if (isfinite(mr->ci_lo) && isfinite(mr->ci_hi)) {
+                    mr->ci_lo = fmax(mr->ci_lo, floor_);
+                    mr->ci_hi = fmin(mr->ci_hi, ceil_);
+                }
+                if (isfinite(mr->ci_lo_rel))
+                    mr->ci_lo_rel = fmax(mr->ci_lo_rel, -1);
             }
     }
     for (int m = 0; m < CMP_NMETRICS; m++) {

@@ -201,9 +201,13 @@ void compare_print_text(FILE *out, const struct compare_result *r, const struct 
     fprintf(out, ")\nload model: %s%s\n", r->model_text, r->forced ? "" : " (the same on both sides)");
     if (r->nreps_before >= COMPARE_MIN_REPS && r->nreps_after >= COMPARE_MIN_REPS)
         fprintf(out,
-                "difference = after - before; %.0f%% intervals from a hierarchical bootstrap (repetitions, then "
-                "requests; %zu resamples, seed %llu); spread = the widest max - min of one side's repetitions\n",
-                100 * r->opts.confidence, r->opts.resamples, (unsigned long long)r->opts.seed);
+                "difference = after - before; %.0f%% intervals: hierarchical bootstrap (repetitions, then requests; "
+                "%s resamples, seed %llu), widened x%.2f for %zu and %zu repetitions; spread = the widest max - min "
+                "of one side's repetitions\n",
+                100 * r->opts.confidence, units_fmt_count(r->opts.resamples, n1, sizeof n1),
+                (unsigned long long)r->opts.seed,
+                r->opts.no_widening ? 1.0 : compare_widening(r->nreps_before, r->nreps_after, r->opts.confidence),
+                r->nreps_before, r->nreps_after);
     else
         fprintf(out,
                 "difference = after - before; no interval: fewer than %d repetitions on a side; spread = the "
@@ -391,6 +395,8 @@ void compare_write_json(FILE *out, const struct compare_result *r, const struct 
                    "percentile bootstrap, hierarchical: repetitions with replacement, then "
                    "Poisson(1) weights on each drawn repetition's requests");
     json_kv_uint(&j, "resamples", r->opts.resamples);
+    json_kv_double(&j, "widening",
+                   r->opts.no_widening ? 1.0 : compare_widening(r->nreps_before, r->nreps_after, r->opts.confidence));
     json_kv_uint(&j, "seed", r->opts.seed);
     json_kv_double(&j, "confidence", r->opts.confidence);
     json_kv_uint(&j, "min_repetitions", COMPARE_MIN_REPS);
