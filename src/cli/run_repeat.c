@@ -10,6 +10,7 @@
 #include "load/threshold.h"
 #include "runcheck/runcheck.h"
 #include "runreport/runreport.h"
+#include "stats/stats.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -115,6 +116,9 @@ static void until_ci_interval(void *ctx, size_t target, double start_s, double l
         return;
     double warm_s = (double)u->cfg->warmup_ns / 1e9;
     if (start_s + length_s < warm_s + RUN_UNTIL_CI_MIN_S)
+        return;
+    /* knee's rule for a tail percentile: at least STATS_MIN_BEYOND samples above it */
+    if ((double)u->h.total_count * 0.01 < STATS_MIN_BEYOND)
         return;
     double p99, lo, hi;
     if (!runcheck_p99_ci(&u->h, &p99, &lo, &hi) || !(p99 > 0))

@@ -414,17 +414,54 @@ void compare_result_release(struct compare_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The repetitions' own problems, one line per problem with the repetitions that have it:
+ * "GENERATOR-LIMITED: ... (3 of 6 repetitions: before rep-2, rep-3; after rep-1)". */
+static void warn_reps(struct compare_result *r, const struct compare_side *const sides[2])
+{
+    size_t total = sides[0]->nreps + sides[1]->nreps;
+    for (int s0 = 0; s0 < 2; s0++)
+        for (size_t i0 = 0; i0 < sides[s0]->nreps; i0++)
+            for (size_t w0 = 0; w0 < sides[s0]->reps[i0].nwarnings; w0++) {
+                const char *text = sides[s0]->reps[i0].warnings[w0];
+                bool seen = false; /* listed already, with an earlier repetition */
+                for (int s = 0; s <= s0 && !seen; s++)
+                    for (size_t i = 0; i < (s == s0 ? i0 : sides[s]->nreps) && !seen; i++)
+                        for (size_t w = 0; w < sides[s]->reps[i].nwarnings && !seen; w++)
+                            seen = strcmp(sides[s]->reps[i].warnings[w], text) == 0;
+                if (seen)
+                    continue;
+                char who[1024];
+                size_t off = 0, count = 0;
+                for (int s = 0; s < 2; s++) {
+                    bool first = true;
+                    for (size_t i = 0; i < sides[s]->nreps && off < sizeof who; i++)
+                        for (size_t w = 0; w < sides[s]->reps[i].nwarnings; w++)
+                            if (strcmp(sides[s]->reps[i].warnings[w], text) == 0) {
+                                const char *label = sides[s]->reps[i].label;
+                                if (first)
+                                    off += (size_t)snprintf(who + off, sizeof who - off, "%s%s %s", off ? "; " : "",
+                                                            sides[s]->name, label);
+                                else
+                                    off += (size_t)snprintf(who + off, sizeof who - off, ", %s", label);
+                                first = false;
+                                count++;
+                                break;
+                            }
+                }
+                compare_strv_add(&r->warnings, &r->nwarnings, "%s (%zu of %zu repetitions: %s)", text, count, total,
+                                 who);
+            }
+}
+
 static void warn_sides(struct compare_result *r, const struct compare_side *before, const struct compare_side *after)
 {
     const struct compare_side *sides[2] = {before, after};
+    warn_reps(r, sides);
     for (int s = 0; s < 2; s++) {
         uint64_t req = 0, not_ok = 0;
         bool known = true, approx = false;
         for (size_t i = 0; i < sides[s]->nreps; i++) {
             const struct compare_rep *rep = &sides[s]->reps[i];
-            for (size_t w = 0; w < rep->nwarnings; w++)
-                compare_strv_add(&r->warnings, &r->nwarnings, "%s %s: %s", sides[s]->name, rep->label,
-                                 rep->warnings[w]);
             req += rep->requests;
             not_ok += rep->not_ok;
             known &= rep->outcomes_known;

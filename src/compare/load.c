@@ -150,7 +150,15 @@ static int load_json(struct compare_rep *r, const char *path, char *err, size_t 
     const json_t *w = json_object_get(root, "warnings");
     for (size_t i = 0; i < json_array_size(w); i++) {
         const char *s = json_string_value(json_array_get(w, i));
-        if (s && strncmp(s, "self-check:", 11) == 0)
+        /* the kind of problem, so the report can list the repetitions that have it (the
+         * numbers are in the run's own JSON) */
+        if (!s || strncmp(s, "self-check:", 11) != 0)
+            continue;
+        if (strstr(s, "not a Poisson process"))
+            compare_rep_warn(r, "self-check: the actual sends were not a Poisson process (Anderson-Darling at 1%%)");
+        else if (strstr(s, "not stationary"))
+            compare_rep_warn(r, "self-check: not stationary (a trend in the per-second p50 or p99)");
+        else
             compare_rep_warn(r, "%s", s);
     }
     json_decref(root);
