@@ -92,12 +92,30 @@ static void split_url(const char *url, struct compare_model_target *t)
     snprintf(t->path, sizeof t->path, "%s", slash ? slash : "/");
 }
 
+static int load_root(struct compare_rep *r, json_t *root, const char *path, char *err, size_t errlen);
+
 static int load_json(struct compare_rep *r, const char *path, char *err, size_t errlen)
 {
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+    return load_root(r, root, path, err, errlen);
+}
+
+int compare_rep_load_json_mem(struct compare_rep *r, const void *data, size_t size, const char *name, char *err,
+                              size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_loadb(data, size, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", name, je.line, je.text);
+    return load_root(r, root, name, err, errlen);
+}
+
+/* The model and the run's own flags from a parsed run JSON (root: owned, released here). */
+static int load_root(struct compare_rep *r, json_t *root, const char *path, char *err, size_t errlen)
+{
     const char *schema = json_string_value(json_object_get(root, "schema"));
     if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0) {
         json_decref(root);

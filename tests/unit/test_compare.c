@@ -96,6 +96,10 @@ static void test_dist(void **state)
     compare_dist_release(&d);
     compare_dist_release(&e);
     compare_dist_release(&u);
+    /* the widening: sqrt(3/2) * t(0.975, 4) / z(0.975) = 1.2247 * 2.7764 / 1.9600 (tables) */
+    assert_true(fabs(compare_widening(3, 3, 0.95) - 1.2247449 * 2.7764451 / 1.9599640) < 1e-6);
+    assert_true(fabs(compare_widening(10, 10, 0.95) - sqrt(10.0 / 9) * 2.1009220 / 1.9599640) < 1e-6);
+    assert_true(isnan(compare_widening(1, 5, 0.95)));
 }
 
 /* The sampler's mean and variance are its mean (4 standard errors), below and above the
@@ -270,8 +274,10 @@ static int run(const struct compare_side *b, const struct compare_side *a, size_
     return rc;
 }
 
-/* The p50 interval of a bootstrap (plain or hierarchical, not widened): does it exclude 0? */
-static bool p50_excludes_zero(const struct compare_side *b, const struct compare_side *a, bool plain, uint64_t seed)
+/* The 95% p50 interval of a bootstrap (plain or hierarchical) of 3 repetitions a side, as it
+ * is (*raw) and widened as knee widens it (*widened): does each exclude 0? */
+static void p50_excludes_zero(const struct compare_side *b, const struct compare_side *a, bool plain, uint64_t seed,
+                              bool *raw, bool *widened)
 {
     const struct compare_dist *db[3] = {&b->reps[0].dist[0], &b->reps[1].dist[0], &b->reps[2].dist[0]};
     const struct compare_dist *da[3] = {&a->reps[0].dist[0], &a->reps[1].dist[0], &a->reps[2].dist[0]};
@@ -283,7 +289,17 @@ static bool p50_excludes_zero(const struct compare_side *b, const struct compare
     stats_sort(diff[CMP_P50], 250);
     double lo = stats_quantile(diff[CMP_P50], 250, 0.025, 7), hi = stats_quantile(diff[CMP_P50], 250, 0.975, 7);
     free(diff[CMP_P50]);
-    return lo > 0 || hi < 0;
+    *raw = lo > 0 || hi < 0;
+    struct compare_dist pb, pa;
+    compare_dist_merge(&pb, db, 3);
+    compare_dist_merge(&pa, da, 3);
+    double est = compare_dist_percentile(&pa, 50) - compare_dist_percentile(&pb, 50), k = compare_widening(3, 3, 0.95);
+    compare_dist_release(&pb);
+    compare_dist_release(&pa);
+    lo = est - k * fmax(0, est - lo);
+    hi = est + k * fmax(0, hi - est);
+    if (widened)
+        *widened = lo > 0 || hi < 0;
 }
 
 /* Same server on both sides, 3 repetitions each (run-to-run spread as in synth_rep): how
@@ -310,8 +326,11 @@ static void test_same_server(void **state)
         claims += v == CMP_V_SLOWER || v == CMP_V_FASTER || v == CMP_V_MIXED;
         knee += r.all->m[CMP_P50].ci_lo > 0 || r.all->m[CMP_P50].ci_hi < 0;
         if (t < FP_TRIALS_P50) {
-            raw += p50_excludes_zero(&b, &a, false, t + 1);
-            plain += p50_excludes_zero(&b, &a, true, t + 1);
+            bool x;
+            p50_excludes_zero(&b, &a, false, t + 1, &x, NULL);
+            raw += x;
+            p50_excludes_zero(&b, &a, true, t + 1, &x, NULL);
+            plain += x;
         }
         compare_result_release(&r);
         compare_side_release(&b);
@@ -329,6 +348,33 @@ static void test_same_server(void **state)
     /* the plain bootstrap's p50 interval misses 0 far more often than the 5% it promises */
     assert_true(plain >= FP_TRIALS_P50 * 25 / 100);
     assert_true(plain > 2 * raw);
+}
+
+/* Long runs: the run-to-run spread outweighs the requests' noise, and there the two-stage
+ * bootstrap's interval is too narrow with 3 repetitions; knee's widening restores it. */
+#define LONG_TRIALS 100
+static void test_same_server_long_runs(void **state)
+{
+    (void)state;
+    size_t raw = 0, widened = 0;
+    for (uint64_t t = 0; t < LONG_TRIALS; t++) {
+        struct rng g;
+        rng_seed(&g, 7000 + t);
+        struct compare_side b, a;
+        synth_side(&b, "before", &g, 3, 4000, 0);
+        synth_side(&a, "after", &g, 3, 4000, 0);
+        bool r, w;
+        p50_excludes_zero(&b, &a, false, t + 1, &r, &w);
+        raw += r;
+        widened += w;
+        compare_side_release(&b);
+        compare_side_release(&a);
+    }
+    print_message("same server, 3 repetitions of 4,000 requests, %d trials: the 95%% p50 interval misses 0: "
+                  "two-stage bootstrap %zu, widened as knee does %zu\n",
+                  LONG_TRIALS, raw, widened);
+    assert_true(raw >= LONG_TRIALS * 10 / 100);
+    assert_true(widened <= LONG_TRIALS * 6 / 100);
 }
 
 /* A real change: 1 ms added to every request. knee says slower, and the intervals of the
@@ -700,9 +746,16 @@ int main(int argc, char **argv)
     if (argc > 1)
         cmocka_set_test_filter(argv[1]); /* one test by name, for a quick look */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dist),        cmocka_unit_test(test_poisson),     cmocka_unit_test(test_bootstrap_python),
-        cmocka_unit_test(test_same_server), cmocka_unit_test(test_added_delay), cmocka_unit_test(test_few_reps),
-        cmocka_unit_test(test_models),      cmocka_unit_test(test_fail_if),     cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_dist),
+        cmocka_unit_test(test_poisson),
+        cmocka_unit_test(test_bootstrap_python),
+        cmocka_unit_test(test_same_server),
+        cmocka_unit_test(test_same_server_long_runs),
+        cmocka_unit_test(test_added_delay),
+        cmocka_unit_test(test_few_reps),
+        cmocka_unit_test(test_models),
+        cmocka_unit_test(test_fail_if),
+        cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_load_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
