@@ -118,10 +118,13 @@ static int load_root(struct compare_rep *r, json_t *root, const char *path, char
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
     if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0) {
+        /* the message first: schema points into root */
+        int rc =
+            knee_fail(err, errlen, KNEE_EFORMAT,
+                      "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
+                      path, schema ? schema : "none");
         json_decref(root);
-        return knee_fail(err, errlen, KNEE_EFORMAT,
-                         "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
-                         path, schema ? schema : "none");
+        return rc;
     }
     struct compare_model *m = &r->model;
     const json_t *cfg = json_object_get(root, "config");

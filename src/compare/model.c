@@ -4,6 +4,7 @@
 #include "core/units.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,12 +24,20 @@ static const char *secs(double s, char *buf, size_t len)
     return units_fmt_seconds(s, 4, buf, len);
 }
 
-#define ADD(...)                                                                                                       \
-    do {                                                                                                               \
-        if (n < max)                                                                                                   \
-            snprintf(diffs[n], sizeof diffs[n], __VA_ARGS__);                                                          \
-        n++;                                                                                                           \
-    } while (0)
+/* One difference, cut to its 200 bytes. */
+static void add_diff(char diffs[][200], size_t max, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void add_diff(char diffs[][200], size_t max, size_t *n, const char *fmt, ...)
+{
+    if (*n < max) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(diffs[*n], 200, fmt, ap);
+        va_end(ap);
+    }
+    (*n)++;
+}
+#define ADD(...) add_diff(diffs, max, &n, __VA_ARGS__)
 
 size_t compare_model_diff(const struct compare_model *a, const struct compare_model *b, char diffs[][200], size_t max)
 {
