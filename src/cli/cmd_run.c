@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/opt.h"
 #include "cli/run_output.h"
+#include "cli/run_repeat.h"
 #include "cli/runopts.h"
 #include "core/err.h"
 #include "load/run.h"
@@ -170,6 +171,7 @@ static int run_and_report(struct runopts_config *rc, struct run_output *out, con
         all_pass &= rc->thr[i].pass;
     }
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
+    run_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
     run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
     written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
     written &= res.out_error == 0; /* the summary's warnings said why */
@@ -183,7 +185,8 @@ int cmd_run(int argc, char **argv)
     struct runopts o;
     runopts_init(&o);
     struct run_flags f = {0};
-    struct opt rows[RUN_NROWS];
+    struct run_repeat_flags rep = {0}; /* --repeat, --settle, --out-dir, --until-ci */
+    struct opt rows[RUN_NROWS + RUN_REPEAT_NROWS];
     struct cmd_spec spec = {
         .name = "run",
         .usage = "[options] [URL...]",
@@ -195,6 +198,7 @@ int cmd_run(int argc, char **argv)
         .min_args = 0,
         .max_args = SIZE_MAX,
     };
+    spec.nopts += run_repeat_rows(&rep, rows + spec.nopts);
     struct strlist urls = {0};
     int rc = opt_parse(&spec, argc, argv, &urls);
     if (rc) {
@@ -207,10 +211,17 @@ int cmd_run(int argc, char **argv)
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
         struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
-        if (f.dry_run)
+        rc = run_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
+        if (rc == 0 && rep.repeat)
+            rc = run_repeat_main(&rep, &spec, &cfg, f.json, f.progress, f.verbose, f.dry_run);
+        else if (rc == 0 && f.dry_run)
             rc = dry_run(&spec, &cfg, &f);
-        else if ((rc = run_output_open(&out, &spec, &cfg.cfg)) == 0)
+        else if (rc == 0 && (rc = run_output_open(&out, &spec, &cfg.cfg)) == 0) {
+            struct run_until_ci u;
+            run_until_ci_install(&u, &cfg.cfg, rep.until_ci);
             rc = run_and_report(&cfg, &out, &f);
+            run_until_ci_release(&u);
+        }
         runopts_config_release(&cfg);
     }
     strlist_release(&urls);

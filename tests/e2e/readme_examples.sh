@@ -12,6 +12,10 @@
 #               open- and a closed-loop run's JSON and binary log); exit 0
 #   knee serve  ports rewritten to 0 and --duration 300ms appended; exit 0, each server
 #               says it is listening
+#   knee compare
+#               run as written in cmp/, where before/, same/ and after/ are three repetitions
+#               each of one plan against the null server; exit 0, or 99 (a --fail-if that
+#               found the rare false alarm the method allows)
 # An example whose README output is a single error line ("knee <cmd>: ...") is bad input on
 # purpose: it must exit 2 and print that line (up to the file name's position, for errors
 # whose details depend on generated inputs). Pipes, redirections and comments after the
@@ -45,6 +49,11 @@ PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' serve.out)
     fail "knee run for the closed-loop report inputs"
 "$KNEE" run --target api="http://127.0.0.1:$PORT/a@150" --target web="http://127.0.0.1:$PORT/b@100" \
     -d 1s --warmup 0.5s --out rr.csv --json rr.json >/dev/null || fail "knee run for the rr.csv input"
+# the compare examples' sides (three repetitions each, one plan), in cmp/ where they run
+for side in before same after; do
+    "$KNEE" run -n 150 -c 2 --repeat 3 --out-dir "cmp/$side" "http://127.0.0.1:$PORT/" >/dev/null ||
+        fail "knee run --repeat for the compare inputs"
+done
 
 python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" "$PORT" <<'PY'
 import os, re, shlex, socket, subprocess, sys
@@ -113,11 +122,11 @@ for line_no, cmd, following in examples:
         argv = local_urls(argv) + ["--dry-run"]
     elif sub == "serve":
         argv = [re.sub(r"(127\.0\.0\.1|\[::1\]):\d+", r"\1:0", a) for a in argv] + ["--duration", "300ms"]
-    elif sub not in ("model", "stats", "hlog", "report"):
+    elif sub not in ("model", "stats", "hlog", "report", "compare"):
         failures.append("%s: no rule for 'knee %s' examples (add one, or an exception with its reason)" % (where, sub))
         continue
     argv[0] = knee
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="cmp" if sub == "compare" else None)
     counts[sub] = counts.get(sub, 0) + 1
     if error_example:
         # the README shows the error line: exit 2 and the same line, at least up to the
@@ -129,7 +138,7 @@ for line_no, cmd, following in examples:
         if p.returncode != 2 or not got.startswith(prefix):
             failures.append("%s: expected exit 2 and '%s', got exit %d and '%s'" % (where, prefix, p.returncode, got))
         continue
-    if p.returncode != 0:
+    if p.returncode != 0 and not (sub == "compare" and p.returncode == 99):
         failures.append("%s: exit %d: %s" % (where, p.returncode, (p.stderr or p.stdout).strip()[:300]))
     elif sub == "run" and "nothing was sent" not in p.stdout:
         failures.append("%s: --dry-run printed no plan" % where)
