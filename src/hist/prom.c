@@ -4,6 +4,7 @@
 #include "hist/prom.h"
 
 #include "core/err.h"
+#include "hist/hdr.h"
 
 #include <errno.h>
 #include <float.h>
@@ -178,4 +179,29 @@ done:
     if (out)
         *out = e;
     return e.estimate;
+}
+
+void prom_add_hdr(struct prom_hist *p, const struct hdr *h)
+{
+    if (!h->counts || h->total_count <= 0)
+        return;
+    /* Only the recorded range is visited: from the smallest value (0 when zeros were
+     * recorded) to the largest. */
+    size_t first = h->counts[0] || h->min_value == INT64_MAX ? 0 : hdr_index_of(h, h->min_value);
+    size_t last = hdr_index_of(h, h->max_value);
+    if (last >= h->counts_len)
+        last = h->counts_len - 1;
+    size_t j = 0;
+    for (size_t i = first; i <= last; i++) {
+        int64_t c = h->counts[i];
+        if (c <= 0)
+            continue;
+        int64_t lo = hdr_value_from_index(h, i);
+        double hi = (double)hdr_highest_equivalent(h, lo);
+        while (j < p->nbounds && p->bounds[j] < hi)
+            j++;
+        p->counts[j] += (uint64_t)c;
+        p->total += (uint64_t)c;
+        p->sum += (double)c * (double)hdr_median_equivalent(h, lo);
+    }
 }

@@ -538,7 +538,9 @@ static void test_run_families(void **state)
     prom_observe(&s.latency[0], 0.005);
     prom_observe(&s.latency[0], 0.05);
     prom_observe(&s.latency[0], 2);
-    s.in_flight = 3;
+    s.in_flight[0] = 3;
+    s.queued[1] = 2;
+    s.finished = true;
     s.generator_limited = true;
     assert_int_equal(metrics_run_publish(mr, &s), 0);
     char *t = render(reg, METRICS_FORMAT_TEXT);
@@ -560,8 +562,11 @@ static void test_run_families(void **state)
         "knee_latency_seconds_count{target=\"read\"} 3\n",
         "knee_service_seconds_count{target=\"write\"} 0\n",
         "knee_lag_seconds_bucket{target=\"write\",le=\"+Inf\"} 0\n",
-        "knee_in_flight_requests 3\n",
-        "knee_queued_requests 0\n",
+        "knee_in_flight_requests{target=\"read\"} 3\n",
+        "knee_in_flight_requests{target=\"write\"} 0\n",
+        "knee_queued_requests{target=\"write\"} 2\n",
+        "knee_warmup 0\n",
+        "knee_run_finished 1\n",
         "knee_generator_limited 1\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
