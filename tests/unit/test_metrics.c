@@ -833,6 +833,52 @@ static void test_serve_families(void **state)
     free(t);
     metrics_serve_free(ms);
     metrics_free(reg);
+
+    /* Servers that record server time: knee_serve_time_seconds by outcome, polled; the null
+     * target above records none (no such family). */
+    struct serve_handle *q[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(serve_preset("queue", &cfg), 0);
+        cfg.time_bounds_ns[0] = 1000000;
+        cfg.time_bounds_ns[1] = 10000000000ULL;
+        cfg.ntime_bounds = 2;
+        assert_int_equal(serve_start(&cfg, &q[i]), 0);
+    }
+    reg = metrics_new();
+    assert_int_equal(metrics_serve_new(reg, q, 2, &ms, err, sizeof err), 0);
+    fd = connect_to(serve_port(q[1]));
+    have = 0;
+    send_all(fd, "GET /work?ms=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_true(read_resp(fd, buf, sizeof buf, &have, &r, false));
+    free(r.body);
+    close(fd);
+    t = render(reg, METRICS_FORMAT_TEXT);
+    const char *lines[] = {"outcome=\"ok\",le=\"0.001\"} 0\n", "outcome=\"ok\",le=\"10.0\"} 1\n", "outcome=\"ok\"} 1\n",
+                           "outcome=\"rejected\"} 0\n"};
+    const char *fams[] = {"_bucket", "_bucket", "_count", "_count"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(want, sizeof want, "knee_serve_time_seconds%s{server=\"%s\",preset=\"queue\",%s", fams[i],
+                 serve_address(q[1]), lines[i]);
+        if (!strstr(t, want))
+            fail_msg("missing %s in\n%s", want, t);
+    }
+    assert_non_null(strstr(t, "# TYPE knee_serve_time_seconds histogram\n"));
+    free(t);
+    metrics_serve_detach(ms);
+    metrics_serve_free(ms);
+    metrics_free(reg);
+    serve_stop(q[0], NULL);
+    /* Servers with different bounds cannot share the family. */
+    assert_int_equal(serve_preset("queue", &cfg), 0);
+    cfg.time_bounds_ns[0] = 2000000;
+    cfg.ntime_bounds = 1;
+    assert_int_equal(serve_start(&cfg, &q[0]), 0);
+    reg = metrics_new();
+    assert_int_equal(metrics_serve_new(reg, q, 2, &ms, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "bounds differ"));
+    metrics_free(reg);
+    serve_stop(q[0], NULL);
+    serve_stop(q[1], NULL);
 }
 
 int main(void)
