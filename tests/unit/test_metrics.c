@@ -20,6 +20,7 @@
 #include "serve/serve.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -768,6 +769,101 @@ static void test_endpoint(void **state)
     metrics_free(reg);
 }
 
+/* Send all of n bytes, stopping quietly when the server resets (its answer is what matters). */
+static void send_quietly(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return;
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* An error answer must reach a client that is still sending: the endpoint shuts down its
+ * sending side, reads and discards, and closes after the client's EOF (a lingering close).
+ * A plain close with unread input sends a reset, and the client's kernel then drops the
+ * answer before the client reads it. Each case: the status, then a clean EOF (not a reset),
+ * many times over (the reset is a race the old code lost most of the time). */
+static void test_endpoint_error_delivery(void **state)
+{
+    (void)state;
+    char err[256];
+    struct metrics_registry *reg = sample_registry();
+    struct metrics_endpoint *ep;
+    assert_int_equal(metrics_endpoint_start(reg, "127.0.0.1:0", &ep, err, sizeof err), 0);
+    int port = metrics_endpoint_port(ep);
+    size_t junk_len = 256 * 1024;
+    char *junk = malloc(junk_len);
+    memset(junk, 'j', junk_len);
+    static char buf[1 << 16];
+    struct http_resp r;
+    const struct {
+        const char *head;
+        int status;
+    } cases[] = {
+        {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n\r\n", 413},
+        {"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Long: ", 431}, /* the junk makes the head too long */
+        {"NOT HTTP\r\n\r\n", 400},
+    };
+    for (int round = 0; round < 20; round++) {
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            int fd = connect_to(port);
+            send_quietly(fd, cases[c].head, strlen(cases[c].head));
+            send_quietly(fd, junk, junk_len);
+            size_t have = 0;
+            if (!read_resp(fd, buf, sizeof buf, &have, &r, false))
+                fail_msg("round %d, case %d: no %d answer (errno %d: %s)", round, cases[c].status, cases[c].status,
+                         errno, strerror(errno));
+            assert_int_equal(r.status, cases[c].status);
+            assert_non_null(strstr(r.head, "Connection: close\r\n"));
+            free(r.body);
+            shutdown(fd, SHUT_WR); /* the client is done: the endpoint sees EOF and closes */
+            char x;
+            ssize_t n = recv(fd, &x, 1, 0);
+            if (n != 0)
+                fail_msg("round %d, case %d: after the answer %zd (errno %d: %s), not EOF", round, cases[c].status, n,
+                         errno, strerror(errno));
+            close(fd);
+        }
+    }
+    /* A connection over the cap: 503, delivered the same way. */
+    int held[METRICS_EP_MAX_CONNS];
+    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++) {
+        held[i] = connect_to(port);
+        size_t have = 0;
+        send_all(held[i], "GET / HTTP/1.1\r\n\r\n");
+        assert_true(read_resp(held[i], buf, sizeof buf, &have, &r, false));
+        free(r.body);
+    }
+    for (int round = 0; round < 10; round++) {
+        int fd = connect_to(port);
+        send_quietly(fd, "GET /metrics HTTP/1.1\r\n\r\n", 27);
+        send_quietly(fd, junk, 64 * 1024);
+        size_t have = 0;
+        if (!read_resp(fd, buf, sizeof buf, &have, &r, false))
+            fail_msg("round %d: no 503 (errno %d: %s)", round, errno, strerror(errno));
+        assert_int_equal(r.status, 503);
+        free(r.body);
+        close(fd);
+    }
+    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++)
+        close(held[i]);
+    /* A client that never sends its EOF is closed by the endpoint after the linger bounds;
+     * the endpoint stops at once whatever lingers. */
+    int fd = connect_to(port);
+    send_quietly(fd, "NOT HTTP\r\n\r\n", 12);
+    size_t have = 0;
+    assert_true(read_resp(fd, buf, sizeof buf, &have, &r, false));
+    assert_int_equal(r.status, 400);
+    free(r.body);
+    metrics_endpoint_stop(ep);
+    close(fd);
+    free(junk);
+    metrics_free(reg);
+}
+
 static void test_endpoint_non_loopback(void **state)
 {
     (void)state;
@@ -899,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_negotiation),
         cmocka_unit_test(test_run_families),
         cmocka_unit_test(test_endpoint),
+        cmocka_unit_test(test_endpoint_error_delivery),
         cmocka_unit_test(test_endpoint_non_loopback),
         cmocka_unit_test(test_serve_families),
     };
