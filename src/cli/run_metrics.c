@@ -95,7 +95,7 @@ static void on_live(void *ctx, const struct run_live *l)
         s->conns_opened[t] = b->conns_opened[t] + c->conns_opened;
         s->conns_failed[t] = b->conns_failed[t] + c->conns_failed;
         s->bytes_sent[t] = b->bytes_sent[t] + lt->bytes_sent;
-        s->bytes_received[t] = b->bytes_received[t] + c->bytes_in;
+        s->bytes_received[t] = b->bytes_received[t] + lt->bytes_received;
         s->in_flight[t] = lt->in_flight;
         s->queued[t] = lt->queued;
         hist_set(&s->latency[t], &b->latency[t], &lt->latency);

@@ -102,7 +102,7 @@ struct target_rt {
     uint64_t ival_max_ns;
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
-    uint64_t bytes_out; /* request bytes written for requests planned after the warm-up */
+    uint64_t bytes_out; /* request bytes written (warm-up included, as bytes_in in the JSON) */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */

@@ -91,6 +91,7 @@ void live_snapshot(struct worker *w)
         struct run_live_target *o = &lt->mine[i];
         o->counts = t->counts[0];
         o->bytes_sent = t->bytes_out;
+        o->bytes_received = t->counts[0].bytes_in + t->counts[1].bytes_in;
         /* in flight: sent and not yet ended, warm-up requests included */
         uint64_t sent = t->counts[0].sent + t->counts[1].sent, ended = 0;
         for (int k = 0; k < OUTCOME_COUNT; k++)
@@ -163,6 +164,7 @@ static void sum_posts(struct engine *e)
             const struct run_live_target *s = &lt->posted[i];
             counts_add(&d->counts, &s->counts);
             d->bytes_sent += s->bytes_sent;
+            d->bytes_received += s->bytes_received;
             d->in_flight += s->in_flight;
             d->queued += s->queued;
             hist_add(&d->latency, &s->latency);

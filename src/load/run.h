@@ -253,15 +253,17 @@ struct run_result {
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
  * and cover the requests planned after the warm-up, as run_result's counts do (during the
- * warm-up they stay 0); at the final call they are the run's totals (equal to run_result's
- * counts and histogram counts). They come from every thread's own totals, handed over with
- * its per-second interval (engine_publish), so the load threads' request path does nothing
- * for them. Histograms: struct prom_hist in ns over run_config.live_bounds_ns, filled from
- * the threads' HdrHistograms by prom_add_hdr (hist/prom.h states the rule and its error:
- * a value within 0.1% below a bound may be counted above it; none above is counted below). */
+ * warm-up they stay 0), except the transport totals (bytes; connections, which run_counts
+ * never splits), which include it as the JSON's do; at the final call they are the run's
+ * totals (equal to run_result's counts and histogram counts). They come from every thread's own totals, handed over
+ * with its per-second interval (engine_publish), so the load threads' request path does nothing for them. Histograms:
+ * struct prom_hist in ns over run_config.live_bounds_ns, filled from the threads' HdrHistograms by prom_add_hdr
+ * (hist/prom.h states the rule and its error: a value within 0.1% below a bound may be counted above it; none above is
+ * counted below). */
 struct run_live_target {
     struct run_counts counts; /* requests planned after the warm-up */
-    uint64_t bytes_sent;      /* request bytes written for them (counted when a request ends) */
+    uint64_t bytes_sent;      /* request bytes written (counted when a request ends), and */
+    uint64_t bytes_received;  /* response bytes read: warm-up included, as the JSON's bytes_in */
     uint64_t in_flight;       /* now: sent and not yet ended (warm-up requests included) */
     uint64_t queued;          /* now: planned, waiting for a connection (open loop) */
     struct prom_hist latency; /* every completed request (all outcomes but dropped, cancelled) */

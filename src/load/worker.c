@@ -246,8 +246,7 @@ static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint
     struct run_counts *rc = counts_of(t, c->warm);
     rc->outcome[o]++;
     rc->bytes_in += c->resp.bytes;
-    if (!c->warm)
-        t->bytes_out += c->write_off; /* the request's bytes written (live metrics) */
+    t->bytes_out += c->write_off; /* the request's bytes written (live metrics) */
     if (o != OUTCOME_CANCELLED) {
         uint64_t from = e->cfg->open_loop ? c->planned_ns : c->sent_ns;
         int64_t lat = (int64_t)(done_ns - from);

@@ -31,8 +31,8 @@ struct metrics_run_sample {
     size_t ntargets;
     uint64_t (*outcome)[OUTCOME_COUNT]; /* planned requests by outcome, [target][enum reqlog_outcome] */
     uint64_t *planned, *sent, *dropped;
-    uint64_t *conns_opened, *conns_failed;
-    uint64_t *bytes_sent, *bytes_received;
+    uint64_t *conns_opened, *conns_failed; /* warm-up included (as the JSON's) */
+    uint64_t *bytes_sent, *bytes_received; /* warm-up included (as the JSON's bytes_in) */
     /* Histograms in seconds with the run's bounds (set by _init): observe seconds, or copy
      * bucket counts (counts[], total, sum) from the engine's own merge. */
     struct prom_hist *latency;    /* planned send -> full response (closed loop: send -> response) */
