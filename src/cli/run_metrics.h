@@ -14,7 +14,8 @@
  *
  * Several runs through the same cfg (knee capacity's steps) add up: each run's final values
  * are kept and the next run's are published on top of them, so every counter only grows
- * across the command (the runs must have the same targets, as one cfg has). */
+ * across the command (the runs must have the same targets, as one cfg has). Runs through one
+ * struct run_metrics follow each other; they must not overlap (on_live takes no lock). */
 #ifndef KNEE_CLI_RUN_METRICS_H
 #define KNEE_CLI_RUN_METRICS_H
 
