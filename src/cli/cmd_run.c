@@ -4,6 +4,7 @@
  * code 2. */
 #include "cli/commands.h"
 #include "cli/opt.h"
+#include "cli/run_metrics.h"
 #include "cli/run_output.h"
 #include "cli/run_repeat.h"
 #include "cli/runopts.h"
@@ -21,6 +22,7 @@
 struct run_flags {
     const char *json, *hlog;
     bool progress, verbose, dry_run;
+    struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
 };
 
 static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
@@ -46,13 +48,15 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
+    for (int id = 0; id < METRICS_FLAG_COUNT; id++)
+        rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
                     "the full summary: every table, per target, by outcome (default when something is wrong)");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
                     "check every flag, resolve the targets, print the plan and exit: send nothing");
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 5)
+#define RUN_NROWS (RUNOPT_COUNT + 5 + METRICS_FLAG_COUNT)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -118,6 +122,10 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     struct run_output out = {.json_path = f->json, .hlog_path = f->hlog};
     if (run_output_check(&out, spec, cfg))
         return 2;
+    double bounds[METRICS_MAX_BOUNDS];
+    size_t nbounds;
+    if (run_metrics_check(&f->metrics, spec, rc->thr, rc->nthr, bounds, &nbounds))
+        return 2;
     struct run_plan plan;
     char err[512];
     int r = run_plan(cfg, &plan, err, sizeof err);
@@ -127,7 +135,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     }
     run_print_plan(stdout, cfg, &plan);
     run_plan_release(&plan);
-    if (f->json || cfg->out_path || f->hlog || rc->nthr)
+    if (f->json || cfg->out_path || f->hlog || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
     if (f->json)
         printf("  --json %s: the summary as JSON\n", strcmp(f->json, "-") == 0 ? "- (stdout)" : f->json);
@@ -140,6 +148,11 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         printf("  --hlog %s: HdrHistogram interval log, one interval per second and target\n", f->hlog);
     for (size_t i = 0; i < rc->nthr; i++)
         printf("  --threshold %s (exit 99 when it fails)\n", rc->thr[i].expr);
+    if (f->metrics.listen) {
+        char b[METRICS_MAX_BOUNDS * 12];
+        printf("  --metrics-listen %s: Prometheus metrics, histogram buckets %s\n", f->metrics.listen,
+               metrics_flags_format_bounds(bounds, nbounds, b, sizeof b));
+    }
     printf("\ndry run: every flag checked, every target resolved; nothing was sent\n");
     return 0;
 }
@@ -211,17 +224,29 @@ int cmd_run(int argc, char **argv)
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
         struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
+        struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
+        bool ran = false;
         rc = run_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
-        if (rc == 0 && rep.repeat)
+        if (rc == 0 && f.dry_run && rep.repeat) { /* dry_run() checks them itself */
+            double bounds[METRICS_MAX_BOUNDS];
+            size_t nbounds;
+            rc = run_metrics_check(&f.metrics, &spec, cfg.thr, cfg.nthr, bounds, &nbounds);
+        }
+        if (rc == 0 && !f.dry_run)
+            rc = run_metrics_start(&f.metrics, &spec, &cfg.cfg, cfg.thr, cfg.nthr, &metrics);
+        if (rc == 0 && rep.repeat) {
+            ran = !f.dry_run;
             rc = run_repeat_main(&rep, &spec, &cfg, f.json, f.progress, f.verbose, f.dry_run);
-        else if (rc == 0 && f.dry_run)
+        } else if (rc == 0 && f.dry_run) {
             rc = dry_run(&spec, &cfg, &f);
-        else if (rc == 0 && (rc = run_output_open(&out, &spec, &cfg.cfg)) == 0) {
+        } else if (rc == 0 && (rc = run_output_open(&out, &spec, &cfg.cfg)) == 0) {
             struct run_until_ci u;
             run_until_ci_install(&u, &cfg.cfg, rep.until_ci);
+            ran = true;
             rc = run_and_report(&cfg, &out, &f);
             run_until_ci_release(&u);
         }
+        run_metrics_finish(metrics, ran && rc != 2); /* --metrics-linger: the last scrape sees the final values */
         runopts_config_release(&cfg);
     }
     strlist_release(&urls);

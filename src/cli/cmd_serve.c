@@ -2,6 +2,7 @@
  * --duration, printing "listening on ADDR (PRESET)" for each as soon as it accepts, and
  * its final counters when it stops. */
 #include "cli/commands.h"
+#include "cli/metrics_flags.h"
 #include "cli/opt.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -11,6 +12,7 @@
 #include "serve/serve.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,11 +40,9 @@ struct serve_args {
 
 static struct serve_args a;
 
-/* --metrics-listen / --metrics-linger (src/metrics): kept apart from the server flags. */
-static struct {
-    const char *listen;
-    uint64_t linger_ns;
-} ma;
+/* --metrics-listen / --metrics-linger / --metrics-buckets (cli/metrics_flags): kept apart
+ * from the server flags. */
+static struct metrics_flags ma;
 
 static struct opt opts[] = {
     {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null (default quiet)", 0, 0, 0},
@@ -84,9 +84,12 @@ static struct opt opts[] = {
      NS_PER_S, 0, 0},
     /* metrics */
     {"metrics-listen", 0, OPT_STR, &ma.listen, "ADDR:PORT",
-     "Prometheus metrics (every server's counters) at http://ADDR:PORT/metrics; :PORT is loopback", 0, 0, 0},
+     "Prometheus metrics (every server's counters and server time) at http://ADDR:PORT/metrics; :PORT is loopback", 0,
+     0, 0},
     {"metrics-linger", 0, OPT_DURATION, &ma.linger_ns, "D",
      "after the servers stop, keep serving their final counters for D (bare number: s)", NS_PER_S, 0, 0},
+    {"metrics-buckets", 0, OPT_STR, &ma.buckets, "LIST",
+     "bounds of the server-time histogram, durations (default 1ms,2.5ms,5ms,...,10s)", 0, 0, 0},
 };
 
 static const char epilog_head[] =
@@ -426,15 +429,10 @@ int cmd_serve(int argc, char **argv)
         return r == 1 ? 0 : 2;
     }
     int rc = 0;
-    if (ma.linger_ns && !ma.listen) {
-        rc = opt_fail(&spec, "--metrics-linger: needs --metrics-listen");
+    double bounds[METRICS_MAX_BOUNDS];
+    size_t nbounds;
+    if ((rc = metrics_flags_check(&ma, &spec, NULL, 0, bounds, &nbounds)) != 0)
         goto out;
-    }
-    char merr[160];
-    if (ma.listen && metrics_endpoint_check(ma.listen, merr, sizeof merr)) {
-        rc = opt_fail(&spec, "--metrics-listen: %s", merr);
-        goto out;
-    }
     struct serve_config cfgs[MAX_SERVERS];
     size_t ncfg = 0;
     const char *deflt[] = {"127.0.0.1:0"};
@@ -461,6 +459,9 @@ int cmd_serve(int argc, char **argv)
             }
             apply_flags(c);
             c->seed += ncfg;
+            for (size_t b = 0; b < nbounds; b++) /* --metrics-listen: server time as a histogram */
+                c->time_bounds_ns[b] = (uint64_t)llround(bounds[b] * 1e9);
+            c->ntime_bounds = (unsigned)nbounds;
             if (nth_address(addr, k, c->listen, sizeof c->listen)) {
                 rc = opt_fail(&spec, "--listen: '%s' is not ADDR:PORT", printable(addr, shown, sizeof shown));
                 goto out;
@@ -523,8 +524,10 @@ int cmd_serve(int argc, char **argv)
     }
     for (size_t i = 0; i < started; i++)
         serve_shutdown(h[i]);
+    for (size_t i = 0; i < started; i++)
+        serve_join(h[i]); /* drained: the counters and server times are final */
     if (metrics.ms)
-        metrics_serve_detach(metrics.ms); /* before serve_stop() frees the handles */
+        metrics_serve_detach(metrics.ms); /* the last poll; before serve_stop() frees the handles */
     for (size_t i = 0; i < started; i++) {
         struct serve_counters fc;
         char addr[SERVE_ADDR_MAX], json[640];

@@ -45,4 +45,17 @@ struct prom_estimate {
 /* histogram_quantile(q). NAN when total == 0 or q is NAN; -INF for q < 0; +INF for q > 1. */
 double prom_quantile(const struct prom_hist *p, double q, struct prom_estimate *out);
 
+struct hdr;
+/* Add the values of an HdrHistogram (recorded in the unit of p's bounds, e.g. ns) to p, HDR
+ * bucket by HDR bucket: the values of one HDR bucket (lo..hi, equivalent at its precision) go
+ * to the first bound >= hi, its highest equivalent value (the value HdrHistogram reports for
+ * them), so the `le` counts agree with knee's HdrHistogram percentiles. The error bound: le=B
+ * never counts a value above B, and counts every value up to B except those in the HDR
+ * bucket B falls strictly inside, all of which lie within that bucket's width below B: at
+ * most B / h->sub_bucket_half_count (B/1024 at 3 significant digits, i.e. 0.1%), and none
+ * when B < h->sub_bucket_count (there HDR buckets are one unit wide) or B + 1 starts an HDR
+ * bucket. The sum adds count x the bucket's median equivalent value (as hdr_mean). Values
+ * in h's overflow (above h->highest) are not added, as they are not in h->total_count. */
+void prom_add_hdr(struct prom_hist *p, const struct hdr *h);
+
 #endif

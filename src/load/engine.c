@@ -317,6 +317,8 @@ void engine_publish(struct worker *w, uint64_t end_ns)
 {
     struct engine *e = w->e;
     uint64_t k = w->tick_index;
+    if (e->live)
+        live_snapshot(w); /* outside the lock: the thread's own totals */
     pthread_mutex_lock(&e->mu);
     struct ival_slot *s = &e->slots[k % IVAL_SLOTS];
     while (s->used && s->index != k)
@@ -340,6 +342,8 @@ void engine_publish(struct worker *w, uint64_t end_ns)
     s->queued += w->queued;
     if (end_ns > s->end_ns)
         s->end_ns = end_ns;
+    if (e->live)
+        live_post(w);
     e->published[w->index] = k + 1;
     if (w->finished)
         e->done[w->index] = true;
@@ -438,6 +442,7 @@ static void consume_intervals(struct engine *e, struct run_result *res)
             };
             cfg->on_progress(cfg->progress_ctx, &p);
         }
+        live_tick(e, start_s + len_s);
         pthread_mutex_lock(&e->mu);
         for (size_t i = 0; i < e->nt; i++)
             hdr_reset(&s->lat[i]);
@@ -454,6 +459,7 @@ static void consume_intervals(struct engine *e, struct run_result *res)
 
 static void engine_release(struct engine *e)
 {
+    live_release(e);
     if (e->workers) {
         for (uint32_t i = 0; i < e->nworkers; i++)
             worker_release(&e->workers[i]);
@@ -547,6 +553,8 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     e.stop = cfg->stop ? cfg->stop : &own_stop;
     result_env_begin(&res->env);
     int rc = engine_prepare(&e, cfg, err, errlen);
+    if (rc == 0)
+        rc = live_init(&e, err, errlen);
     if (rc)
         goto out;
     if (e.pool_cap < e.pool_asked)
@@ -650,6 +658,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         if (e.workers[i].fatal)
             result_warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
     result_finish(&e, res);
+    live_final(&e, res);
     rc = 0;
 out_sync:
     pthread_mutex_destroy(&e.mu);

@@ -106,6 +106,7 @@ struct target_rt {
     uint64_t ival_max_ns;
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
+    uint64_t bytes_out; /* request bytes written (warm-up included, as bytes_in in the JSON) */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */
@@ -188,6 +189,7 @@ struct engine {
     uint32_t nready;
     bool go, aborted;
     struct rusage ru0; /* the process's resource use when the threads started */
+    struct live *live; /* run_config.on_live: the threads' totals for it (live.c); NULL without */
 };
 
 /* engine.c, called by the workers */
@@ -210,6 +212,23 @@ void result_finish(struct engine *e, struct run_result *res);
 void result_warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append one warning that only qualifies the numbers (few samples, the warm-up left out). */
 void result_note(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* live.c: run_config.on_live. Each thread turns its own totals into a struct run_live_target
+ * per target when it publishes an interval (outside the lock) and posts it (inside); the
+ * main thread sums the posted totals of every thread at each merge. */
+struct live;
+/* Check cfg's live bounds and allocate for e's threads and targets (e->live stays NULL
+ * without cfg->on_live). 0 or KNEE_EINVAL with a reason. */
+int live_init(struct engine *e, char *err, size_t errlen);
+void live_release(struct engine *e);
+/* On worker w's thread, before engine_publish takes the lock: its totals now. */
+void live_snapshot(struct worker *w);
+/* Under e->mu, in engine_publish: hand the snapshot over. */
+void live_post(struct worker *w);
+/* On the main thread after each merged interval (takes e->mu briefly), and once at the end
+ * with the result (final: its generator-limited verdict). */
+void live_tick(struct engine *e, double elapsed_s);
+void live_final(struct engine *e, const struct run_result *res);
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);

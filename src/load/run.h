@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "hist/hdr.h"
+#include "hist/prom.h"
 #include "reqlog/reqlog.h"
 
 /* Defaults (documented in `knee run --help` and the README). */
@@ -76,6 +77,10 @@ struct run_progress {
     double p50_ms, p99_ms; /* latency of requests completed in the interval; NAN if none */
 };
 typedef void run_progress_fn(void *ctx, const struct run_progress *p);
+
+struct run_live;
+/* Live numbers for a metrics endpoint (run_config.on_live; struct run_live is below). */
+typedef void run_live_fn(void *ctx, const struct run_live *live);
 
 /* A stop handle, owned by the caller and given to a run in run_config.stop, so that a signal
  * handler, another thread or a sequence of runs (capacity steps, --repeat) can end a run
@@ -139,6 +144,13 @@ struct run_config {
     void *interval_ctx;
     run_progress_fn *on_progress;
     void *progress_ctx;
+    /* Live numbers (knee run --metrics-listen): once per second from the merge and once at the
+     * end, on the thread of run_execute; NULL = nothing is gathered (no cost). live_bounds_ns
+     * are the histograms' upper bounds (ns, 1..PROM_MAX_BOUNDS, strictly increasing). */
+    run_live_fn *on_live;
+    void *live_ctx;
+    const int64_t *live_bounds_ns;
+    size_t live_nbounds;
     const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
@@ -266,6 +278,36 @@ struct run_result {
     struct run_env env;
     bool log_slowed; /* the request-log writer could not keep up */
     int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
+};
+
+/* What run_config.on_live receives. Counters and histograms are cumulative since the start
+ * and cover the requests planned after the warm-up, as run_result's counts do (during the
+ * warm-up they stay 0), except the transport totals (bytes; connections, which run_counts
+ * never splits), which include it as the JSON's do; at the final call they are the run's
+ * totals (equal to run_result's counts and histogram counts). They come from every thread's own totals, handed over
+ * with its per-second interval (engine_publish), so the load threads' request path does nothing for them. Histograms:
+ * struct prom_hist in ns over run_config.live_bounds_ns, filled from the threads' HdrHistograms by prom_add_hdr
+ * (hist/prom.h states the rule and its error: a value within 0.1% below a bound may be counted above it; none above is
+ * counted below). */
+struct run_live_target {
+    struct run_counts counts; /* requests planned after the warm-up */
+    uint64_t bytes_sent;      /* request bytes written (counted when a request ends), and */
+    uint64_t bytes_received;  /* response bytes read: warm-up included, as the JSON's bytes_in */
+    uint64_t in_flight;       /* now: sent and not yet ended (warm-up requests included) */
+    uint64_t queued;          /* now: planned, waiting for a connection (open loop) */
+    struct prom_hist latency; /* every completed request (all outcomes but dropped, cancelled) */
+    struct prom_hist service; /* actual send -> full response */
+    struct prom_hist lag;     /* planned send -> actual send */
+};
+
+struct run_live {
+    double elapsed_s;       /* since t0: the end of the interval just merged */
+    bool warmup;            /* the warm-up is still running */
+    bool final;             /* the run is over: these are its totals, in_flight and queued 0 */
+    bool generator_limited; /* open loop: the summary's GENERATOR-LIMITED test on the numbers so
+                               far (send ratio, lag p99 against the lag limit); final: the result's */
+    size_t ntargets;
+    const struct run_live_target *targets; /* in run_config order */
 };
 
 /* Check cfg without touching the network: targets named and unique, the load model consistent

@@ -266,6 +266,7 @@ static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint
     if (o == OUTCOME_TRANSPORT)
         rc->transport_cause[c->tcause < RUN_TC_COUNT ? c->tcause : RUN_TC_OTHER]++;
     rc->bytes_in += c->resp.bytes;
+    t->bytes_out += c->write_off; /* the request's bytes written (live metrics) */
     if (o != OUTCOME_CANCELLED) {
         uint64_t from = e->cfg->open_loop ? c->planned_ns : c->sent_ns;
         int64_t lat = (int64_t)(done_ns - from);

@@ -128,13 +128,16 @@ struct counters {
     _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts, connections,
         connections_total, conn_refused, pauses;
     _Atomic int64_t active, waiting;
+    /* server time (cfg.time_bounds_ns), by enum serve_time_class: per bucket, and the sum */
+    _Atomic uint64_t time_counts[SERVE_TIME_CLASSES][SERVE_TIME_MAX_BOUNDS + 1];
+    _Atomic uint64_t time_sum_ns[SERVE_TIME_CLASSES];
 };
 
 struct serve_handle {
     struct serve_config cfg;
     struct loop loop;
     pthread_t thread;
-    bool thread_started;
+    bool thread_started, joined;
     int listen_fd;
     struct loop_io listen_io;
     char bound[SERVE_ADDR_MAX];
@@ -196,6 +199,27 @@ static inline void counter_dec(_Atomic uint64_t *v)
 static inline uint64_t counter_get(const _Atomic uint64_t *v)
 {
     return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Count a work request's server time (entry to response queued) in class cls, when the
+ * configuration asks for the histogram. Loop thread only. */
+static inline void serve_time_record(struct serve_handle *s, enum serve_time_class cls, uint64_t entry_ns)
+{
+    unsigned n = s->cfg.ntime_bounds;
+    if (!n)
+        return;
+    uint64_t ns = clock_now_ns() - entry_ns;
+    unsigned lo = 0, hi = n; /* the first bound >= ns (le), n for above every bound */
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (s->cfg.time_bounds_ns[mid] >= ns)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    counter_inc(&s->c.time_counts[cls][lo]);
+    _Atomic uint64_t *sum = &s->c.time_sum_ns[cls];
+    atomic_store_explicit(sum, atomic_load_explicit(sum, memory_order_relaxed) + ns, memory_order_relaxed);
 }
 
 /* Gauges move on the loop thread and on CPU workers: a real atomic add. */

@@ -151,6 +151,11 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
     }
     if (!c->listen[0])
         return bad(err, errlen, "--listen: empty address");
+    if (c->ntime_bounds > SERVE_TIME_MAX_BOUNDS)
+        return bad(err, errlen, "server-time histogram: more than 64 bounds");
+    for (unsigned i = 0; i < c->ntime_bounds; i++)
+        if (c->time_bounds_ns[i] == 0 || (i && c->time_bounds_ns[i] <= c->time_bounds_ns[i - 1]))
+            return bad(err, errlen, "server-time histogram: bounds must be > 0 and strictly increasing");
     if (!label_ok(c->preset))
         return bad(err, errlen, "preset label: letters, digits, '-', '_' and '.' only");
     return 0;

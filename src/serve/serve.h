@@ -34,6 +34,7 @@
 #define SERVE_FANOUT_MAX 1000u
 #define SERVE_MAX_CONNS_MAX 1000000u
 #define SERVE_DURATION_MAX_NS (3600ULL * 1000000000ULL) /* every wait and timeout: 1 h */
+#define SERVE_TIME_MAX_BOUNDS 64                        /* bounds of the server-time histogram */
 
 /* Everything that shapes one server. Durations in ns; 0 means "none" unless noted. */
 struct serve_config {
@@ -63,6 +64,12 @@ struct serve_config {
     size_t max_header_bytes;    /* request line + fields above this → 431 */
     uint64_t max_body_bytes;    /* request body above this → 413 */
     uint64_t max_work_ns;       /* cap on /work?ms=N */
+
+    /* Server time (request complete -> response queued) of work requests, counted in a
+     * histogram with these upper bounds (ns, strictly increasing) when ntime_bounds > 0
+     * (knee serve --metrics-listen; serve_time() reads it). 0 bounds: not recorded. */
+    uint64_t time_bounds_ns[SERVE_TIME_MAX_BOUNDS];
+    unsigned ntime_bounds;
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
@@ -88,6 +95,19 @@ struct serve_counters {
 };
 
 struct serve_handle;
+
+/* Server time by result: work requests answered 200, and 503 QUEUE_TIMEOUT. */
+enum serve_time_class { SERVE_TIME_OK, SERVE_TIME_REJECTED, SERVE_TIME_CLASSES };
+
+/* A snapshot of one class's server-time histogram (serve_config.time_bounds_ns). */
+struct serve_time_hist {
+    unsigned nbounds;
+    uint64_t bounds_ns[SERVE_TIME_MAX_BOUNDS];
+    uint64_t counts[SERVE_TIME_MAX_BOUNDS + 1]; /* per bucket: [i] times <= bounds_ns[i] (and above
+                                                   the bound before); [nbounds] above every bound */
+    uint64_t total;                             /* the sum of counts */
+    uint64_t sum_ns;
+};
 
 /* Names of the presets, NULL-terminated: report quiet queue flat fanout null. */
 extern const char *const serve_preset_names[];
@@ -122,6 +142,13 @@ const struct serve_config *serve_config_of(const struct serve_handle *h);
 /* A snapshot of the counters; any thread may call it while the server runs. */
 void serve_counters(const struct serve_handle *h, struct serve_counters *out);
 
+/* A snapshot of the server-time histogram of class c; any thread may call it while the server
+ * runs. The loop thread adds each time with relaxed atomic stores (one writer, no lock), so a
+ * snapshot's bucket counts never go back between snapshots and total is their sum; sum_ns may
+ * lag or lead them by the requests being recorded at that instant. The null target answers at
+ * once and records nothing; neither do /health, /stats and refused requests. */
+void serve_time(const struct serve_handle *h, enum serve_time_class c, struct serve_time_hist *out);
+
 /* Format counters as one JSON object (no newline) into buf. Returns the length, or 0
  * when buf is too small (512 bytes always suffice). */
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap);
@@ -129,6 +156,11 @@ size_t serve_counters_json(const struct serve_counters *c, const char *preset, c
 /* Begin a graceful stop without waiting: stop accepting, close idle connections, let
  * in-flight requests finish (up to grace_ns), then the thread ends. Any thread. */
 void serve_shutdown(struct serve_handle *h);
+
+/* serve_shutdown, then wait until the server's thread has ended (every request in flight
+ * finished or the grace expired). The handle stays valid: serve_counters() and serve_time()
+ * give the final values until serve_stop(). */
+void serve_join(struct serve_handle *h);
 
 /* Stop (serve_shutdown if not done yet), wait for the thread, store the final counters
  * in *final (may be NULL) and free everything. NULL h is a no-op. */

@@ -229,13 +229,31 @@ void serve_shutdown(struct serve_handle *h)
     loop_wake(&h->loop);
 }
 
+void serve_time(const struct serve_handle *h, enum serve_time_class c, struct serve_time_hist *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nbounds = h->cfg.ntime_bounds;
+    memcpy(out->bounds_ns, h->cfg.time_bounds_ns, sizeof out->bounds_ns);
+    for (unsigned i = 0; i <= out->nbounds; i++) {
+        out->counts[i] = counter_get(&h->c.time_counts[c][i]);
+        out->total += out->counts[i];
+    }
+    out->sum_ns = counter_get(&h->c.time_sum_ns[c]);
+}
+
+void serve_join(struct serve_handle *h)
+{
+    serve_shutdown(h);
+    if (h->thread_started && !h->joined)
+        pthread_join(h->thread, NULL);
+    h->joined = true;
+}
+
 void serve_stop(struct serve_handle *h, struct serve_counters *final)
 {
     if (!h)
         return;
-    serve_shutdown(h);
-    if (h->thread_started)
-        pthread_join(h->thread, NULL);
+    serve_join(h);
     if (final)
         serve_counters(h, final);
     while (h->free_conns) {

@@ -442,6 +442,85 @@ static void test_acquire_timeout_and_fifo(void **state)
     assert_int_equal(fc.executed, 1);
 }
 
+/* The server-time histogram (serve_config.time_bounds_ns): a 200 after 20 ms of work and a 503
+ * after a 150 ms wait land in buckets at or above those times, never below; totals equal the
+ * ok and rejected counters; serve_join keeps the final values readable; no bounds, no counts;
+ * bad bounds are refused. */
+static void test_server_time(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("queue", &cfg);
+    cfg.pool = 1;
+    cfg.acquire_timeout_ns = 150 * NS_PER_MS;
+    const uint64_t b[] = {5 * NS_PER_MS, 19 * NS_PER_MS, 100 * NS_PER_MS, 149 * NS_PER_MS, 10 * NS_PER_S};
+    memcpy(cfg.time_bounds_ns, b, sizeof b);
+    cfg.ntime_bounds = 5;
+    struct serve_handle *h = start(&cfg);
+    int port = serve_port(h);
+    struct resp r;
+    struct tconn *c = tconnect(port);
+    for (int i = 0; i < 3; i++) {
+        tsend(c, "GET /work?ms=20 HTTP/1.1\r\n\r\n");
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, 200);
+    }
+    /* the slot held for 400 ms: a second request is rejected after 150 ms */
+    tsend(c, "GET /work?ms=400 HTTP/1.1\r\n\r\n");
+    struct serve_counters sc;
+    AWAIT(h, sc, sc.active == 1);
+    struct tconn *d = tconnect(port);
+    tsend(d, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(d, &r), 0);
+    assert_int_equal(r.status, 503);
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    tclose(c);
+    tclose(d);
+    serve_join(h); /* drained; the handle still answers */
+    serve_counters(h, &sc);
+    struct serve_time_hist ok, rej;
+    serve_time(h, SERVE_TIME_OK, &ok);
+    serve_time(h, SERVE_TIME_REJECTED, &rej);
+    assert_int_equal(ok.nbounds, 5);
+    assert_int_equal(ok.total, sc.ok);
+    assert_int_equal(ok.total, 4);
+    assert_int_equal(rej.total, sc.rejected);
+    assert_int_equal(rej.total, 1);
+    /* never below the time the server waited: 20 ms of work > 19 ms; 150 ms of waiting > 149 ms */
+    assert_int_equal(ok.counts[0] + ok.counts[1], 0);
+    assert_int_equal(rej.counts[0] + rej.counts[1] + rej.counts[2] + rej.counts[3], 0);
+    assert_true(ok.sum_ns >= 3 * 20 * NS_PER_MS + 400 * NS_PER_MS);
+    assert_true(rej.sum_ns >= 150 * NS_PER_MS);
+    uint64_t sum = 0;
+    for (unsigned i = 0; i <= ok.nbounds; i++)
+        sum += ok.counts[i];
+    assert_int_equal(sum, ok.total);
+    serve_stop(h, NULL);
+
+    /* Without bounds nothing is counted. */
+    serve_preset("queue", &cfg);
+    h = start(&cfg);
+    c = tconnect(serve_port(h));
+    tsend(c, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    tclose(c);
+    serve_time(h, SERVE_TIME_OK, &ok);
+    assert_int_equal(ok.nbounds, 0);
+    assert_int_equal(ok.total, 0);
+    serve_stop(h, NULL);
+
+    /* Bounds must be > 0 and strictly increasing, at most 64. */
+    char err[160];
+    cfg.ntime_bounds = 2;
+    cfg.time_bounds_ns[0] = cfg.time_bounds_ns[1] = NS_PER_MS;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+    cfg.time_bounds_ns[0] = 0;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+    cfg.ntime_bounds = SERVE_TIME_MAX_BOUNDS + 1;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+}
+
 static void test_completion_order_is_fifo(void **state)
 {
     (void)state;
@@ -1000,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_idle_timeout_closes_quietly),
         cmocka_unit_test(test_grace_expiry_forces_close),
         cmocka_unit_test(test_ipv6_loopback),
+        cmocka_unit_test(test_server_time),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
