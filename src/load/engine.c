@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "http/client.h"
 
 #include <errno.h>
@@ -258,18 +259,20 @@ static int validate_plan_bounds(const struct run_config *cfg, char *err, size_t 
     start = own + (any_shared ? (cfg->ramp ? cfg->ramp_from : cfg->rate) : 0);
     uint32_t T = open_loop_threads(cfg);
     double cap = RUN_MAX_RATE_PER_THREAD * T;
+    char a[32], b[32];
     if (peak > cap)
         return knee_fail(err, errlen, KNEE_EINVAL,
-                         "--rate: %.6g/s is more than %u load thread%s can plan (at most %.0f/s per thread, "
-                         "%.0f/s here); give --threads or spread the load over several generators",
-                         peak, T, T == 1 ? "" : "s", RUN_MAX_RATE_PER_THREAD, cap);
+                         "--rate: %.6g/s is more than %u load thread%s can plan (at most %s/s per thread, %s/s "
+                         "here); give --threads or spread the load over several generators",
+                         peak, T, T == 1 ? "" : "s", units_fmt_count((uint64_t)RUN_MAX_RATE_PER_THREAD, a, sizeof a),
+                         units_fmt_count((uint64_t)cap, b, sizeof b));
     if (cfg->requests && !cfg->duration_ns && start > 0 &&
         (double)cfg->requests / start * 1e9 > (double)RUN_MAX_PLAN_NS)
         return knee_fail(err, errlen, KNEE_EINVAL,
-                         "--requests %llu at %.6g/s would take %.3g s to plan: a plan spans at most %.0f s; "
-                         "raise --rate or lower --requests",
+                         "--requests %llu at %.6g/s would take %.3g s to plan: a plan spans at most %s s (--duration's "
+                         "limit); raise --rate or lower --requests",
                          (unsigned long long)cfg->requests, start, (double)cfg->requests / start,
-                         (double)RUN_MAX_PLAN_NS / 1e9);
+                         units_fmt_count(RUN_MAX_PLAN_NS / NS_PER_S, a, sizeof a));
     return 0;
 }
 

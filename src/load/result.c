@@ -318,9 +318,12 @@ void result_finish(struct engine *e, struct run_result *res)
     res->elapsed_s = finish > e->t0_ns ? (double)(finish - e->t0_ns) / 1e9 : 0;
 
     /* the measurement window: warm-up end .. end of the plan (the planned end; a closed loop
-     * with --requests: when its last client finished; interrupted: when planning stopped) */
+     * with --requests: when its last thread finished, the end of the timeline's last
+     * interval; interrupted: when planning stopped) */
     uint64_t wend = e->window_end_ns;
-    if (wend == UINT64_MAX || (res->interrupted && plan_end < wend))
+    if (wend == UINT64_MAX)
+        wend = finish; /* a closed loop with --requests: until its last thread finished */
+    else if (res->interrupted && plan_end < wend)
         wend = plan_end;
     uint64_t ws_ns = cfg->warmup_ns, we_ns = wend > e->t0_ns ? wend - e->t0_ns : 0;
     if (we_ns < ws_ns)

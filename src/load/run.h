@@ -326,7 +326,7 @@ struct run_result {
     uint32_t pool_cap; /* open loop: connection cap in total */
     /* The measurement window, seconds since t0: the warm-up's end .. the end of the plan
      * (--duration; with --requests in an open loop the plan's length at its rate; a closed
-     * loop with --requests: when the last client finished; interrupted: when planning
+     * loop with --requests: when the last thread finished; interrupted: when planning
      * stopped). Every rate is over it: all.rates, targets[i].rates. */
     double window_start_s, window_end_s;
     double window_s;  /* window_end_s - window_start_s */
