@@ -142,11 +142,12 @@ bool run_generator_judge(const struct run_generator_input *in, struct run_genera
             why_add(v, "lag p50 %.3f ms is %.0f%% of the latency p50 %.3f ms", in->lag_p50_ms,
                     100 * in->lag_p50_ms / in->latency_p50_ms, in->latency_p50_ms);
         }
-        v->bursts = isfinite(v->gap_ms) && lag99 > v->gap_ms && above_share(lag99, in->latency_p50_ms);
+        v->bursts =
+            isfinite(v->gap_ms) && lag99 >= RUN_LAG_BURST_GAPS * v->gap_ms && above_share(lag99, in->latency_p50_ms);
         if (v->bursts && !v->shapes_tail)
             why_add(v,
-                    "lag p99 %.3f ms spans %.0f planned sends (one every %.3g ms), sent in bursts as large as "
-                    "%.0f%% of the latency p50 %.3f ms",
+                    "lag p99 %.3f ms spans %.0f planned sends (one every %.3g ms), which leave together; it is %.0f%% "
+                    "of the latency p50 %.3f ms",
                     lag99, lag99 / v->gap_ms, v->gap_ms, 100 * lag99 / in->latency_p50_ms, in->latency_p50_ms);
     }
     v->limited = v->short_send || v->over_limit || v->shapes_tail || v->shapes_median || v->bursts;

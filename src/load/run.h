@@ -32,6 +32,7 @@
  * the lag counts when it is more than RUN_LAG_LATENCY_SHARE of the latency it is part of. */
 #define RUN_LAG_FLOOR_NS 1000000ULL
 #define RUN_LAG_LATENCY_SHARE 0.10
+#define RUN_LAG_BURST_GAPS 10 /* a lag p99 of this many inter-send gaps sends planned requests in bursts */
 /* The plan's bounds (run_validate): a load thread plans at most RUN_MAX_RATE_PER_THREAD
  * requests per second (several times what one thread can send: a higher rate cannot be kept
  * and would only make the run account for requests it never had a chance to send), and a
@@ -237,8 +238,8 @@ void run_rates_of(const struct run_events *ev, struct run_rates *out);
  *  - without it: the lag p99 is above RUN_LAG_FLOOR_NS and the lag is a share above
  *    RUN_LAG_LATENCY_SHARE of the latency it is part of: lag p99 against latency p99 (the
  *    tail), lag p50 (itself above the floor) against latency p50 (the median), or, when the
- *    lag p99 exceeds the inter-send gap (sends leave in bursts), lag p99 against latency p50
- *    (a burst as large as a tenth of the requests in flight).
+ *    lag p99 spans RUN_LAG_BURST_GAPS inter-send gaps (planned sends leave together, in
+ *    bursts), lag p99 against latency p50.
  * A 1.8 ms lag at 10/s under a 50 ms latency is none of these; a 150 ms lag under a 400 ms
  * p99 is. */
 struct run_generator_input {
@@ -255,7 +256,7 @@ struct run_generator_verdict {
     bool over_limit;    /* lag p99 above the --lag-limit */
     bool shapes_tail;   /* lag p99 > share of latency p99 */
     bool shapes_median; /* lag p50 > share of latency p50 */
-    bool bursts;        /* lag p99 above the gap and > share of latency p50 */
+    bool bursts;        /* lag p99 >= RUN_LAG_BURST_GAPS gaps and > share of latency p50 */
     double gap_ms;      /* 1000 / planned_rate (NAN when unknown) */
     char why[320];      /* the reasons as one clause ("" when not limited) */
 };

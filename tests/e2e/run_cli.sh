@@ -58,8 +58,27 @@ expect2 '--reject: at most 8' $(for s in 500 501 502 503 504 505 506 507 508; do
 expect2 '--timeout must be > 0' --timeout 0 "$U"
 expect2 '--target: two targets' --target a=$U --target a=${U}x
 expect2 'no target' --dry-run
-"$KNEE" run --help | grep -q 'usage: knee run' || fail "--help"
-"$KNEE" help run | grep -q -- '--when-busy' || fail "help run"
-"$KNEE" run --help | grep -q -- '--dry-run' || fail "--help lists --dry-run"
-"$KNEE" run --help | grep -q -- '-v, --verbose' || fail "--help lists --verbose"
+# (read whole first: `knee ... | grep -q` would close the pipe early, and a help longer than
+# one stdio buffer then dies of SIGPIPE under pipefail)
+HELP=$("$KNEE" run --help)
+grep -q 'usage: knee run' <<<"$HELP" || fail "--help"
+grep -q -- '--when-busy' <<<"$("$KNEE" help run)" || fail "help run"
+grep -q -- '--dry-run' <<<"$HELP" || fail "--help lists --dry-run"
+grep -q -- '-v, --verbose' <<<"$HELP" || fail "--help lists --verbose"
+# wrk's habits: --latency is accepted and says it changes nothing; -s is refused with a pointer
+run_knee run --latency --dry-run "$U" >"$TMP/out" 2>"$TMP/err"
+[[ $RC -eq 0 ]] && grep -q -- '--latency: accepted for wrk users and ignored' "$TMP/err" || fail "--latency: $(cat "$TMP/err")"
+expect2 'knee runs no Lua scripts' -s script.lua "$U"
+expect2 'did you mean --rate' -rate 10 "$U"
+# the plan's bounds (issue 11): refused with the limit named, exit 2
+expect2 'more than 2 load threads can plan (at most 1,000,000/s per thread' -t 2 -R 1e8 -d 1s "$U"
+expect2 'more than' -t 2 -R 1e12 -d 1s "$U"
+expect2 'more than' -t 2 -R 1e20 -d 1s "$U"
+expect2 'more than' -t 2 -R 1.79e308 -d 1s "$U"
+expect2 '--requests 5 at 1e-300/s would take' --rate 1e-300 -n 5 "$U"
+# control bytes from input are escaped in the error line
+run_knee run $'http://127.0.0.1:99999/
+X' >"$TMP/out" 2>"$TMP/err"
+[[ $RC -eq 2 && $(wc -l <"$TMP/err") -eq 1 ]] && grep -qF '
+X' "$TMP/err" || fail "escaped CR LF: $(od -c "$TMP/err" | head)"
 echo "ok"

@@ -154,9 +154,16 @@ static void test_generator_rule(void **state)
     assert_true(judge(in, &v));
     assert_true(v.bursts && !v.shapes_tail && !v.shapes_median);
     assert_non_null(strstr(v.why, "spans 500 planned sends"));
-    /* ... but at 10/s the same 5 ms lag is far below the 100 ms gap: no burst */
+    /* ... but at 10/s the same 5 ms lag is far below the 100 ms gap, and at 200/s (one every
+     * 5 ms) one planned send late is no burst */
     in.planned_rate = 10;
     assert_false(judge(in, &v));
+    in.planned_rate = 200;
+    in.latency_p50_ms = 0.5;
+    assert_false(judge(in, &v));
+    in.planned_rate = 2000; /* 10 gaps */
+    assert_true(judge(in, &v));
+    assert_true(v.bursts);
     /* the plan was not kept */
     in = base;
     in.sent_on_schedule = 0.24;
