@@ -156,8 +156,13 @@ static int parse_args(struct cmd_spec *spec, int argc, char **argv, struct strli
             if (eq)
                 val = eq + 1;
         } else {
-            if (a[2] != '\0' && !find_short(spec, a[1]))
+            if (a[2] != '\0' && !find_short(spec, a[1])) {
+                /* -rate, -duration: Go-style flags (vegeta, hey) typed by habit */
+                size_t len = strcspn(a + 1, "=");
+                if (find_long(spec, a + 1, len))
+                    return opt_fail(spec, "unknown option '%s': did you mean --%.*s?", a, (int)len, a + 1);
                 return opt_fail(spec, "unknown option '%s' (see knee %s --help)", a, spec->name);
+            }
             o = find_short(spec, a[1]);
             if (!o)
                 return opt_fail(spec, "unknown option '%s' (see knee %s --help)", a, spec->name);

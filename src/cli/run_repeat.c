@@ -224,7 +224,7 @@ static void on_signal(int sig)
 static void on_progress(void *ctx, const struct run_progress *p)
 {
     (void)ctx;
-    run_print_progress(stderr, p);
+    run_print_progress(stderr, p, isatty(STDERR_FILENO));
 }
 
 struct rep_hlog {
@@ -463,14 +463,14 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         row->p99 = s.p99;
         row->p999 = s.p999;
         row->mean = s.mean;
-        row->rate = res.sent_rate;
+        row->rate = res.all.rates.sent;
         row->interrupted = res.interrupted;
         row->attention = res.attention;
         char c[32], r50[32], r99[32], r999[32], mean[32], rate[32];
         fprintf(text, "repetition %zu/%zu: %s requests, p50 %s ms, p99 %s ms, p99.9 %s ms, mean %s ms, %s/s sent%s\n",
                 k, n, units_fmt_count(res.all.counts.planned, c, sizeof c), units_fmt_ms(s.p50, r50, sizeof r50),
                 units_fmt_ms(s.p99, r99, sizeof r99), units_fmt_ms(s.p999, r999, sizeof r999),
-                units_fmt_ms(s.mean, mean, sizeof mean), units_fmt_rate(res.sent_rate, rate, sizeof rate),
+                units_fmt_ms(s.mean, mean, sizeof mean), units_fmt_rate(res.all.rates.sent, rate, sizeof rate),
                 res.interrupted ? " (interrupted)" : "");
         if (verbose)
             run_print_summary(text, &cfg, &res, rc->thr, rc->nthr, true);

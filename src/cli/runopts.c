@@ -110,7 +110,9 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
                         "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US);
     case RUNOPT_LAG_LIMIT:
         return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
-                        "lag p99 above D marks the run generator-limited (1ms)", NS_PER_MS);
+                        "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
+                        "latency)",
+                        NS_PER_MS);
     case RUNOPT_COUNT:
         break;
     }

@@ -1,4 +1,4 @@
-/* Reading a `knee run --json` document (schema knee-run/1, docs/FORMATS.md) with jansson: the
+/* Reading a `knee run --json` document (schema knee-run/2 or /1, docs/FORMATS.md) with jansson: the
  * summary block, the plan (open or closed loop, warm-up, the generator-limited threshold) and
  * the per-second timeline. */
 #include "html/internal.h"
@@ -43,9 +43,10 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
 {
     int r = 0;
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0)
+    /* knee-run/2 (rates by event time) and the knee-run/1 files written before it */
+    if (!json_is_object(root) || !schema || (strcmp(schema, "knee-run/2") != 0 && strcmp(schema, "knee-run/1") != 0))
         return knee_fail(err, errlen, KNEE_EFORMAT,
-                         "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
+                         "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/2\" as `knee run --json` writes)",
                          path, schema ? schema : "none");
     char why[256];
     char *text = html_summary_from_json(root, why, sizeof why);

@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "http/client.h"
 
 #include <errno.h>
@@ -230,6 +231,56 @@ out:
     return rc;
 }
 
+/* The open loop's load threads: --threads (default: the CPUs), at most one per connection of
+ * the pool (each thread owns its connections: --connections 1 means one thread). */
+static uint32_t open_loop_threads(const struct run_config *cfg)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t T = cfg->threads ? cfg->threads : (uint32_t)(ncpu > 0 ? ncpu : 1);
+    uint32_t pool = cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS;
+    if (pool < T)
+        T = pool;
+    return T ? T : 1;
+}
+
+/* The plan's bounds: a rate each thread can plan (RUN_MAX_RATE_PER_THREAD) and a plan that
+ * ends (RUN_MAX_PLAN_NS), so every run ends within its duration + drain + the time to account
+ * the requests the generator did not reach, and nothing overflows on the way. */
+static int validate_plan_bounds(const struct run_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->duration_ns > RUN_MAX_PLAN_NS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--duration must be at most %.0f s", (double)RUN_MAX_PLAN_NS / 1e9);
+    if (!cfg->open_loop)
+        return 0;
+    double shared = cfg->ramp ? fmax(cfg->ramp_from, cfg->ramp_to) : cfg->rate, own = 0, start = 0;
+    bool any_shared = false;
+    for (size_t i = 0; i < cfg->ntargets; i++) {
+        if (cfg->targets[i].rate > 0)
+            own += cfg->targets[i].rate;
+        else
+            any_shared = true;
+    }
+    double peak = own + (any_shared ? shared : 0);
+    start = own + (any_shared ? (cfg->ramp ? cfg->ramp_from : cfg->rate) : 0);
+    uint32_t T = open_loop_threads(cfg);
+    double cap = RUN_MAX_RATE_PER_THREAD * T;
+    char a[32], b[32];
+    if (peak > cap)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--rate: %.6g/s is more than %u load thread%s can plan (at most %s/s per thread, %s/s "
+                         "here); give --threads or spread the load over several generators",
+                         peak, T, T == 1 ? "" : "s", units_fmt_count((uint64_t)RUN_MAX_RATE_PER_THREAD, a, sizeof a),
+                         units_fmt_count((uint64_t)cap, b, sizeof b));
+    if (cfg->requests && !cfg->duration_ns && start > 0 &&
+        (double)cfg->requests / start * 1e9 > (double)RUN_MAX_PLAN_NS)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--requests %llu at %.6g/s would take %.3g s to plan: a plan spans at most %s s (--duration's "
+                         "limit); raise --rate or lower --requests",
+                         (unsigned long long)cfg->requests, start, (double)cfg->requests / start,
+                         units_fmt_count(RUN_MAX_PLAN_NS / NS_PER_S, a, sizeof a));
+    return 0;
+}
+
 /* Every message names the flag of `knee run` that sets the field, so the command line can
  * leave these checks here and still tell the user which flag to fix. */
 int run_validate(const struct run_config *cfg, char *err, size_t errlen)
@@ -296,10 +347,32 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    return 0;
+    return validate_plan_bounds(cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ intervals */
+
+/* Interval k ends at the (k+1)-th edge in time order; the edges are the whole seconds after
+ * t0 and the extra edges (the window's start and end when they are not whole seconds). */
+uint64_t engine_tick_end(const struct engine *e, uint64_t k)
+{
+    uint64_t c = 0;
+    while (c < (uint64_t)e->ntick_extra && c <= k && e->tick_extra[c] < (k + 1 - c) * NS_PER_S)
+        c++;
+    uint64_t sec = (k + 1 - c) * NS_PER_S;
+    if (c && e->tick_extra[c - 1] > sec)
+        return e->tick_extra[c - 1];
+    return c == k + 1 ? e->tick_extra[c - 1] : sec;
+}
+
+uint64_t engine_tick_of(const struct engine *e, uint64_t t)
+{
+    uint64_t k = t / NS_PER_S;
+    for (int i = 0; i < e->ntick_extra; i++)
+        if (e->tick_extra[i] <= t)
+            k++;
+    return k;
+}
 
 bool engine_start_gate(struct engine *e)
 {
@@ -397,8 +470,9 @@ static void consume_intervals(struct engine *e, struct run_result *res)
         /* Workers never write a slot whose index they have already published; this one is
          * ours until we mark it free, so the callbacks run without the lock. */
         pthread_mutex_unlock(&e->mu);
-        double start_s = (double)k;
-        double len_s = (double)(s->end_ns - (e->t0_ns + k * NS_PER_S)) / 1e9;
+        uint64_t start_ns = k ? engine_tick_end(e, k - 1) : 0;
+        double start_s = (double)start_ns / 1e9;
+        double len_s = (double)((int64_t)(s->end_ns - e->t0_ns) - (int64_t)start_ns) / 1e9;
         if (len_s <= 0)
             len_s = 1e-9;
         hdr_reset(&all);
@@ -515,8 +589,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     if (!cfg->open_loop && clients < T)
         T = (uint32_t)clients; /* a thread without clients would have nothing to do */
     e->pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
-    if (cfg->open_loop && e->pool_cap < T)
-        T = e->pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
+    if (cfg->open_loop)
+        T = open_loop_threads(cfg); /* the count run_validate bounded the rate with */
     if (T == 0)
         T = 1;
     e->nworkers = T;
@@ -635,6 +709,19 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     } else {
         e.window_end_ns = e.plan_end_ns;
     }
+    /* a duration run ends by plan end + drain: what the generator has not sent by then is
+     * dropped (accounted and logged), so a plan it cannot keep cannot stretch the run */
+    e.cutoff_ns = e.plan_end_ns == UINT64_MAX ? UINT64_MAX : e.plan_end_ns + e.drain_ns;
+    /* the window's edges cut the timeline's seconds */
+    uint64_t edges[2] = {cfg->warmup_ns, e.window_end_ns == UINT64_MAX ? 0 : e.window_end_ns - e.t0_ns};
+    for (int i = 0; i < 2; i++)
+        if (edges[i] % NS_PER_S && (e.ntick_extra == 0 || e.tick_extra[e.ntick_extra - 1] != edges[i]))
+            e.tick_extra[e.ntick_extra++] = edges[i];
+    if (e.ntick_extra == 2 && e.tick_extra[0] > e.tick_extra[1]) {
+        uint64_t x = e.tick_extra[0];
+        e.tick_extra[0] = e.tick_extra[1];
+        e.tick_extra[1] = x;
+    }
     e.go = true;
     pthread_cond_broadcast(&e.cv);
     pthread_mutex_unlock(&e.mu);
@@ -665,7 +752,7 @@ out_sync:
     pthread_cond_destroy(&e.cv);
 out:
     if (e.log)
-        outlog_close(e.log);
+        outlog_abort(e.log);
     engine_release(&e);
     if (rc)
         run_result_release(res);

@@ -100,6 +100,7 @@ struct target_rt {
     uint64_t budget; /* requests this thread may still send for the target */
     /* accounting: [0] requests planned after the warm-up, [1] during it */
     struct run_counts counts[2];
+    struct run_events ev;                /* every request by its events' times (rates.c), window in ns since t0 */
     struct hdr latency[RUN_GROUP_COUNT]; /* lazily initialised except OK */
     struct hdr service, ttfb, lag, connect;
     struct hdr ival; /* latency of this interval (warm-up included) */
@@ -146,6 +147,13 @@ struct worker {
     /* interval */
     uint64_t tick_index;
     struct ival_counts ic;
+    /* events by time (rates.c): this thread's window end (ns since t0; earlier than the
+     * engine's when a stop cut planning short) and the timeline's counts per interval, by
+     * the interval each event's time falls in (engine_tick_of), merged at the end */
+    uint64_t win_end_ns;
+    uint64_t unreached; /* planned requests dropped at the cutoff (drop_unsent) */
+    struct ival_counts *tk;
+    size_t ntk;
     /* per-request log */
     struct outlog_chunk *chunk;
     bool log_slowed;
@@ -173,6 +181,9 @@ struct engine {
     uint64_t warmup_end_ns;
     uint64_t plan_end_ns;   /* t0 + duration (UINT64_MAX with --requests) */
     uint64_t window_end_ns; /* end of the measurement window */
+    uint64_t cutoff_ns;     /* duration runs: planned requests not sent by plan end + drain are dropped */
+    uint64_t tick_extra[2]; /* interval edges inside a second: the window's start and end (ns since t0) */
+    int ntick_extra;
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint32_t pool_cap;
     uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
@@ -199,6 +210,10 @@ bool engine_start_gate(struct engine *e);
 /* Hand this thread's interval `w->tick_index` (ending at end_ns) to the engine's merge; waits
  * only when the main thread is IVAL_SLOTS intervals behind. */
 void engine_publish(struct worker *w, uint64_t end_ns);
+/* The timeline's intervals: whole seconds since t0, also cut at the window's start and end
+ * (tick_extra). The end of interval k (ns since t0), and the interval holding t (ns since t0). */
+uint64_t engine_tick_end(const struct engine *e, uint64_t k);
+uint64_t engine_tick_of(const struct engine *e, uint64_t t);
 
 /* result.c: struct run_result from the engine's parts (on the thread of run_execute) */
 /* The environment record's start half (version, kernel, host, CPUs, load, wall clock). */
@@ -250,5 +265,7 @@ struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed);
 void outlog_submit(struct outlog *l, struct outlog_chunk *c);
 /* Write everything submitted, close the file. Returns 0 or the first write error (-errno). */
 int outlog_close(struct outlog *l);
+/* The run did not happen: stop the writer, remove the file knee created (core/outfile). */
+void outlog_abort(struct outlog *l);
 
 #endif

@@ -26,8 +26,23 @@
 #define RUN_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define RUN_DEFAULT_CLOSED_CONNECTIONS 8
 #define RUN_DEFAULT_OPEN_CONNECTIONS 10000  /* the open-loop pool cap */
-#define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* lag p99 above this → generator-limited warning */
-#define RUN_SEND_RATE_FLOOR 0.99            /* achieved/planned send rate below this → warning */
+#define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* "sent on schedule": sent by the window's end + this */
+#define RUN_SEND_RATE_FLOOR 0.99            /* sent on schedule below this → generator-limited */
+/* The generator-limited rule (run_generator_judge): without --lag-limit, a lag p99 at or below
+ * RUN_LAG_FLOOR_NS never marks a run (timer and scheduler jitter of a busy machine); above it,
+ * the lag counts when it is more than RUN_LAG_LATENCY_SHARE of the latency it is part of. */
+#define RUN_LAG_FLOOR_NS 1000000ULL
+#define RUN_LAG_LATENCY_SHARE 0.10
+#define RUN_LAG_BURST_GAPS 10 /* a lag p99 of this many inter-send gaps sends planned requests in bursts */
+/* The plan's bounds (run_validate): a load thread plans at most RUN_MAX_RATE_PER_THREAD
+ * requests per second (several times what one thread can send: a higher rate cannot be kept
+ * and would only make the run account for requests it never had a chance to send), and a
+ * plan spans at most RUN_MAX_PLAN_NS (the --duration limit; --requests at --rate included). */
+/* A summary says above its tables when this share of the requests sent failed
+ * (run_outcome_failed); no ok request at all is a failed run (knee run exits 3). */
+#define RUN_HIGH_FAILED_SHARE 0.10
+#define RUN_MAX_RATE_PER_THREAD 1000000.0
+#define RUN_MAX_PLAN_NS 1000000000000000000ULL
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_REJECTS 8
 #define RUN_MAX_CONNECTIONS 1000000 /* --connections, a target's @Nc */
@@ -138,7 +153,7 @@ struct run_config {
     const char *expect_body; /* NULL: status alone decides ok */
     uint32_t threads;        /* 0 = number of online CPUs */
     uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
-    uint64_t lag_limit_ns;   /* 0 = RUN_DEFAULT_LAG_LIMIT_NS */
+    uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (run_generator_judge); 0 = the relative rule */
     const char *out_path;    /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
     run_interval_fn *on_interval;
     void *interval_ctx;
@@ -183,6 +198,88 @@ _Static_assert((int)RUN_GROUP_OK == (int)OUTCOME_OK && (int)RUN_GROUP_REJECTED =
 _Static_assert((int)RUN_GROUP_COUNT == (int)OUTCOME_DROPPED && (int)OUTCOME_CANCELLED == (int)OUTCOME_DROPPED + 1 &&
                    (int)OUTCOME_COUNT == (int)OUTCOME_CANCELLED + 1,
                "the outcomes without a latency (dropped, cancelled) must come last");
+
+/* ---- Rates: events counted by when they happened (docs/FORMATS.md, "Rates") ----
+ *
+ * A rate is a count of events that happened inside the measurement window divided by the
+ * window's length: planned sends by their planned time (T0), sends by their send (T1),
+ * completions and goodput by their end (T5). Events before the window (the warm-up) or after
+ * it (catch-up sends of a generator that fell behind, completions during the drain) are
+ * counted apart and never raise a rate, so no rate can exceed what happened in the window it
+ * names. The engine counts every request this way from the same nanoseconds it writes to the
+ * per-request log; run_events_count() is the one rule, for the engine and for anything that
+ * reads a log (knee stats, lab, capacity, compare, merge). Times are ns since t0, 0 = none
+ * (the log's convention). */
+struct run_events {
+    uint64_t window_start_ns, window_end_ns; /* [start, end): since t0; end UINT64_MAX = open */
+    uint64_t planned;                        /* T0 inside the window */
+    uint64_t sent;                           /* T1 inside the window */
+    uint64_t completed;                      /* T5 inside the window, every outcome but dropped/cancelled */
+    uint64_t ok;                             /* of which ok (goodput) */
+    uint64_t sent_before;                    /* T1 before the window (the warm-up) */
+    uint64_t sent_late;                      /* T1 at or after the window's end (catch-up, drain) */
+    uint64_t completed_late;                 /* T5 at or after the window's end (during the drain) */
+    uint64_t sends;                          /* T1 at or after the window's start: sent + sent_late */
+    uint64_t first_send_ns, last_send_ns;    /* the first and last of those sends (when sends > 0) */
+};
+
+/* The rates of a set of events, per second over window_s (NAN when the window is empty). */
+struct run_rates {
+    double window_s;
+    double planned, sent, completed, goodput;
+    double sending_s;     /* last - first send at or after the window's start: time spent sending */
+    double achieved_send; /* (sends - 1) / sending_s: the generator's own pace while it sent (NAN < 2 sends) */
+    uint64_t sent_late, completed_late;
+};
+
+/* Empty events over the window [start_ns, end_ns) (ns since t0). */
+void run_events_init(struct run_events *ev, uint64_t window_start_ns, uint64_t window_end_ns);
+/* Count one request: planned_ns, sent_ns, done_ns since t0 (0: never sent / not done), its
+ * outcome. A closed loop's planned time is its send time (as in the log). */
+void run_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_ns, uint64_t done_ns,
+                      enum reqlog_outcome o);
+/* The same from a per-request log record (its warm-up flag plays no part: events are counted
+ * by time). */
+void run_events_add_record(struct run_events *ev, const struct reqlog_record *r);
+/* d += s; the window becomes the union of both. */
+void run_events_merge(struct run_events *d, const struct run_events *s);
+/* Rates from events: counts / window, and the achieved send rate. */
+void run_rates_of(const struct run_events *ev, struct run_rates *out);
+
+/* ---- Generator-limited: did the generator, not the service, shape the numbers? ----
+ *
+ * The one rule (knee run prints it; the lab and knee capacity take run_result.generator as it
+ * is). Open loop only: a closed loop has no plan to keep. The run is generator-limited when
+ *  - fewer than RUN_SEND_RATE_FLOOR of the planned requests were sent on schedule (by the
+ *    window's end + 1 ms), or
+ *  - with --lag-limit D (a hard limit): the lag p99 is above D, or
+ *  - without it: the lag p99 is above RUN_LAG_FLOOR_NS and the lag is a share above
+ *    RUN_LAG_LATENCY_SHARE of the latency it is part of: lag p99 against latency p99 (the
+ *    tail), lag p50 (itself above the floor) against latency p50 (the median), or, when the
+ *    lag p99 spans RUN_LAG_BURST_GAPS inter-send gaps (planned sends leave together, in
+ *    bursts), lag p99 against latency p50.
+ * A 1.8 ms lag at 10/s under a 50 ms latency is none of these; a 150 ms lag under a 400 ms
+ * p99 is. */
+struct run_generator_input {
+    bool open_loop;
+    double sent_on_schedule;               /* share of planned requests sent on schedule (NAN: none planned) */
+    double lag_p50_ms, lag_p99_ms;         /* NAN without samples */
+    double latency_p50_ms, latency_p99_ms; /* every completed request (NAN without samples) */
+    double planned_rate;                   /* per second, for the inter-send gap */
+    double lag_limit_ms;                   /* --lag-limit, 0 = the relative rule */
+};
+struct run_generator_verdict {
+    bool limited;
+    bool short_send;    /* sent on schedule below RUN_SEND_RATE_FLOOR */
+    bool over_limit;    /* lag p99 above the --lag-limit */
+    bool shapes_tail;   /* lag p99 > share of latency p99 */
+    bool shapes_median; /* lag p50 > share of latency p50 */
+    bool bursts;        /* lag p99 >= RUN_LAG_BURST_GAPS gaps and > share of latency p50 */
+    double gap_ms;      /* 1000 / planned_rate (NAN when unknown) */
+    char why[320];      /* the reasons as one clause ("" when not limited) */
+};
+/* Fill *v from *in; returns v->limited. */
+bool run_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v);
 
 #define RUN_ST_MAX_NAMES 16
 struct run_server_timing {
@@ -232,6 +329,8 @@ struct run_target_result {
     uint32_t connections;            /* closed loop: clients; open loop: 0 */
     struct run_counts counts;        /* requests planned after the warm-up */
     struct run_counts warmup_counts; /* requests planned during the warm-up */
+    struct run_events events;        /* every request of the target by its events' times */
+    struct run_rates rates;          /* from events */
     struct hdr latency[RUN_GROUP_COUNT];
     struct hdr latency_all; /* the union of the groups */
     struct hdr service, ttfb, lag, connect;
@@ -239,7 +338,11 @@ struct run_target_result {
     struct run_server_timing st[RUN_ST_MAX_NAMES];
 };
 
-/* One second of the run across all targets (the timeline in the JSON). */
+/* One interval of the run across all targets (the timeline in the JSON): seconds since t0,
+ * cut also at the window's start and end when they fall inside a second, so every interval is
+ * wholly before, inside or after the window and the sends of the intervals inside it add up
+ * to all.events.sent. The counts are by event time, warm-up included: planned and dropped at
+ * T0, sent at T1, completed, ok and errors (completed - ok) at T5. */
 struct run_tick {
     double start_s, length_s;
     uint64_t planned, sent, completed, ok, errors, dropped;
@@ -263,13 +366,23 @@ struct run_result {
     struct run_target_result all; /* every target merged */
     uint32_t threads;
     uint32_t pool_cap; /* open loop: connection cap in total */
-    double window_s;   /* measurement window: warm-up end .. end of planning */
-    double elapsed_s;  /* t0 .. last thread finished */
-    double planned_rate, sent_rate, completed_rate, goodput_rate; /* per second over window_s */
-    double send_ratio;                                            /* requests sent on time / planned (open loop) */
-    bool interrupted;                                             /* stopped by run_stop_request (Ctrl-C) */
+    /* The measurement window, seconds since t0: the warm-up's end .. the end of the plan
+     * (--duration; with --requests in an open loop the plan's length at its rate; a closed
+     * loop with --requests: when the last thread finished; interrupted: when planning
+     * stopped). Every rate is over it: all.rates, targets[i].rates. */
+    double window_start_s, window_end_s;
+    double window_s;  /* window_end_s - window_start_s */
+    double elapsed_s; /* t0 .. last thread finished */
+    /* open loop: requests planned after the warm-up that were sent by the window's end + 1 ms
+     * (--lag-limit when given), as a share of them ("sent on schedule"; NAN when none) */
+    double sent_on_schedule;
+    bool interrupted; /* stopped by run_stop_request (Ctrl-C) */
     bool accounting_ok;
-    bool generator_limited;
+    bool generator_limited;                 /* = generator.limited */
+    struct run_generator_verdict generator; /* why (run_generator_judge) */
+    uint64_t unreached;  /* dropped: planned requests the generator had not reached when the drain ended */
+    bool no_ok;          /* not one request planned after the warm-up ended ok: a failed run */
+    double failed_share; /* failed (run_outcome_failed) among sent, after the warm-up (NAN: none sent) */
     size_t nticks;
     struct run_tick *ticks;
     size_t nwarnings;
@@ -368,6 +481,10 @@ bool run_counts_hold(const struct run_counts *c);
 
 /* Summaries in milliseconds of a histogram recorded in ns. */
 void run_summarize(const struct hdr *h, struct run_summary *out);
+
+/* A failed request: http_error, invalid, transport or timeout (not ok, not a --reject
+ * rejection, not dropped or cancelled, which the generator decided). */
+bool run_outcome_failed(enum reqlog_outcome o);
 
 /* Human-readable name of a latency group ("ok", "rejected", ...). */
 const char *run_group_name(enum run_group g);

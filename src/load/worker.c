@@ -247,6 +247,50 @@ static void record_server_timing(struct target_rt *t, const struct http_response
     }
 }
 
+/* The timeline's counts of the interval holding t (ns since t0), grown on demand. */
+static struct ival_counts *tick_at(struct worker *w, uint64_t t)
+{
+    uint64_t k = engine_tick_of(w->e, t);
+    if (k >= w->ntk) {
+        size_t n = w->ntk ? w->ntk : 16;
+        while (n <= k)
+            n *= 2;
+        w->tk = xrealloc(w->tk, n * sizeof *w->tk);
+        memset(w->tk + w->ntk, 0, (n - w->ntk) * sizeof *w->tk);
+        w->ntk = n;
+    }
+    return &w->tk[k];
+}
+
+/* A request has its outcome: count its events by their times (load/rates.c) and in the
+ * timeline's intervals, from the nanoseconds since t0 the log gets (closed loop: planned =
+ * sent), so the rates, the timeline and the log agree to the request. */
+static void count_events(struct worker *w, struct target_rt *t, const struct conn *c, uint64_t planned_ns,
+                         enum reqlog_outcome o, uint64_t done_ns)
+{
+    uint64_t t0 = w->e->t0_ns;
+    uint64_t planned = planned_ns > t0 ? planned_ns - t0 : 0;
+    uint64_t sent = c ? since_t0(c->sent_ns, t0) : 0;
+    if (c && !w->e->cfg->open_loop)
+        planned = sent;
+    uint64_t done = c && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
+    run_events_count(&t->ev, planned, sent, done, o);
+    struct ival_counts *k = tick_at(w, planned);
+    k->planned++;
+    if (o == OUTCOME_DROPPED)
+        k->dropped++;
+    if (sent)
+        tick_at(w, sent)->sent++;
+    if (done) {
+        k = tick_at(w, done);
+        k->completed++;
+        if (o == OUTCOME_OK)
+            k->ok++;
+        else
+            k->errors++;
+    }
+}
+
 static void record_dropped(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm)
 {
     struct run_counts *rc = counts_of(t, warm);
@@ -254,6 +298,7 @@ static void record_dropped(struct worker *w, struct target_rt *t, uint64_t plann
     rc->outcome[OUTCOME_DROPPED]++;
     w->ic.dropped++;
     log_record(w, t, NULL, planned_ns, warm, OUTCOME_DROPPED, 0);
+    count_events(w, t, NULL, planned_ns, OUTCOME_DROPPED, 0);
 }
 
 /* Account a finished request (any outcome but dropped). */
@@ -288,6 +333,7 @@ static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint
         }
     }
     log_record(w, t, c, c->planned_ns, c->warm, o, done_ns);
+    count_events(w, t, c, c->planned_ns, o, done_ns);
 }
 
 /* The request on c ends with outcome o. The connection stays open (IDLE) only when keep is
@@ -638,6 +684,25 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
 
 static void end_planning(struct worker *w, uint64_t at_ns);
 
+/* The drain of a duration run is over and the generator is still behind its plan: every
+ * planned request it has not reached is dropped (planned, never sent), so a plan it cannot
+ * keep ends with the run instead of stretching it. */
+static void drop_unsent(struct worker *w)
+{
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        while (t->has_next) {
+            uint64_t planned = t->next_planned_ns;
+            bool warm = planned < w->e->warmup_end_ns;
+            counts_of(t, warm)->planned++;
+            w->ic.planned++;
+            w->unreached++;
+            record_dropped(w, t, planned, warm);
+            t->has_next = sched_next(&t->sched, &t->next_planned_ns);
+        }
+    }
+}
+
 static void on_sched(struct loop *loop, struct loop_timer *timer)
 {
     (void)loop;
@@ -660,6 +725,11 @@ static void on_sched(struct loop *loop, struct loop_timer *timer)
             /* with --spin the thread's main loop polls (without sleeping) once this
              * deadline is closer than spin_ns, and IO keeps flowing meanwhile */
             loop_timer_arm(&w->loop, &w->sched_timer, next);
+            return;
+        }
+        if (now >= w->e->cutoff_ns) {
+            drop_unsent(w);
+            end_planning(w, now);
             return;
         }
         if (++n > WORKER_BATCH) {
@@ -988,9 +1058,9 @@ static void on_tick(struct loop *loop, struct loop_timer *timer)
 {
     (void)loop;
     struct worker *w = timer->data;
-    uint64_t end = w->e->t0_ns + (w->tick_index + 1) * NS_PER_S;
+    uint64_t end = w->e->t0_ns + engine_tick_end(w->e, w->tick_index);
     publish_interval(w, end);
-    loop_timer_arm(&w->loop, &w->tick_timer, end + NS_PER_S);
+    loop_timer_arm(&w->loop, &w->tick_timer, w->e->t0_ns + engine_tick_end(w->e, w->tick_index));
 }
 
 /* Cancel whatever is still in flight and drop whatever still waits, then stop. */
@@ -1032,7 +1102,10 @@ static void end_planning(struct worker *w, uint64_t at_ns)
         loop_timer_cancel(&w->loop, &cl->think);
         cl->done = true;
     }
-    w->drain_deadline_ns = at_ns + w->e->drain_ns;
+    /* a duration run's drain starts at the end of the plan, however late the generator
+     * finished planning: the run ends by --duration + --drain */
+    uint64_t from = w->e->plan_end_ns != UINT64_MAX && at_ns > w->e->plan_end_ns ? w->e->plan_end_ns : at_ns;
+    w->drain_deadline_ns = from + w->e->drain_ns;
     loop_timer_arm(&w->loop, &w->end_timer, w->drain_deadline_ns);
     maybe_finish(w);
 }
@@ -1213,6 +1286,7 @@ void worker_release(struct worker *w)
         free(t->q);
     }
     hdr_release(&w->late);
+    free(w->tk);
     free(w->t);
     free(w->clients);
     free(w->rbuf);
@@ -1241,7 +1315,10 @@ void *worker_main(void *arg)
         }
     }
     loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);
-    loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + NS_PER_S);
+    loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + engine_tick_end(e, 0));
+    w->win_end_ns = e->window_end_ns == UINT64_MAX ? UINT64_MAX : e->window_end_ns - e->t0_ns;
+    for (size_t i = 0; i < w->nt; i++)
+        run_events_init(&w->t[i].ev, e->cfg->warmup_ns, w->win_end_ns);
     int stop_seen = 0;
     while (!w->finished) {
         /* connections opened before t0 complete while we wait for it. With --spin, the
@@ -1268,8 +1345,17 @@ void *worker_main(void *arg)
         int lvl = atomic_load(&e->stop->level);
         if (lvl != stop_seen && w->started) {
             stop_seen = lvl;
-            if (lvl >= 1)
-                end_planning(w, clock_now_ns());
+            if (lvl >= 1 && w->planning) {
+                /* the window ends where this thread stopped planning */
+                uint64_t now = clock_now_ns();
+                uint64_t cut = now - e->t0_ns;
+                if (cut < w->win_end_ns) {
+                    w->win_end_ns = cut;
+                    for (size_t i = 0; i < w->nt; i++)
+                        w->t[i].ev.window_end_ns = cut;
+                }
+                end_planning(w, now);
+            }
             if (lvl >= 2)
                 finish_now(w);
         }
