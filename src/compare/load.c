@@ -3,6 +3,7 @@
  * model from its run JSON (jansson). The warm-up is left out by the logs' own metadata: the
  * binary log's per-record flag, the JSON's warmup_s for a CSV (start_s < warm-up), and an
  * hlog from knee run never holds it. Every error names the file (and the line or record). */
+#include "runreport/runreport.h"
 #include "compare/internal.h"
 
 #include "core/err.h"
@@ -117,12 +118,12 @@ int compare_rep_load_json_mem(struct compare_rep *r, const void *data, size_t si
 static int load_root(struct compare_rep *r, json_t *root, const char *path, char *err, size_t errlen)
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0) {
+    if (!json_is_object(root) || !schema || !run_json_schema_readable(schema)) {
         /* the message first: schema points into root */
-        int rc =
-            knee_fail(err, errlen, KNEE_EFORMAT,
-                      "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
-                      path, schema ? schema : "none");
+        int rc = knee_fail(err, errlen, KNEE_EFORMAT,
+                           "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
+                           "\" as `knee run --json` writes)",
+                           path, schema ? schema : "none");
         json_decref(root);
         return rc;
     }
@@ -599,11 +600,12 @@ static int add_file(struct group **g, size_t *ng, const char *path, bool listed,
     if (k == K_JSON) {
         json_t *root = json_load_file(path, 0, NULL);
         const char *schema = root ? json_string_value(json_object_get(root, "schema")) : NULL;
-        bool run = schema && strcmp(schema, "knee-run/1") == 0;
+        bool run = run_json_schema_readable(schema);
         json_decref(root);
         if (!run) {
             if (listed)
-                return knee_fail(err, errlen, KNEE_EFORMAT, "%s: not a knee run JSON (schema knee-run/1)", path);
+                return knee_fail(err, errlen, KNEE_EFORMAT, "%s: not a knee run JSON (schema " RUN_JSON_SCHEMA ")",
+                                 path);
             return 0;
         }
     }

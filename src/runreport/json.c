@@ -300,3 +300,8 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_object_end(&j);
     json_end(&j);
 }
+
+bool run_json_schema_readable(const char *schema)
+{
+    return schema && (strcmp(schema, RUN_JSON_SCHEMA) == 0 || strcmp(schema, "knee-run/1") == 0);
+}

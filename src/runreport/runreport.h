@@ -16,6 +16,10 @@
  * events, the window's edges, the generator verdict, sent_on_schedule (was send_ratio). */
 #define RUN_JSON_SCHEMA "knee-run/2"
 
+/* True for a knee run JSON schema that readers (report, compare, merge) accept: this version
+ * and knee-run/1 (written before the rates were by event time). NULL is false. */
+bool run_json_schema_readable(const char *schema);
+
 /* The human summary. The full form: the plan, the accounting identities with every outcome
  * (warm-up apart), rates, latency by outcome and the service/ttfb/lag/connect tables (each
  * labelled with its interval), per target when there are several, Server-Timing,
