@@ -249,7 +249,14 @@ int tls_server_new(const struct tls_server_config *cfg, struct tls_ctx **out, ch
             goto fail;
         }
         if (!SSL_CTX_use_PrivateKey_file(ssl, cfg->key_file, SSL_FILETYPE_PEM)) {
-            r = knee_fail(err, errlen, KNEE_EINVAL, "--key %s: %s", cfg->key_file, tls_openssl_error(why, sizeof why));
+            /* OpenSSL checks the pair here already ("key values mismatch") */
+            bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+            if (mismatch)
+                r = knee_fail(err, errlen, KNEE_EINVAL, "--key %s does not match the certificate of --cert %s",
+                              cfg->key_file, cfg->cert_file);
+            else
+                r = knee_fail(err, errlen, KNEE_EINVAL, "--key %s: %s", cfg->key_file,
+                              tls_openssl_error(why, sizeof why));
             goto fail;
         }
         if (!SSL_CTX_check_private_key(ssl)) {
