@@ -442,9 +442,11 @@ int h2_client_feed(struct h2_client *h, const uint8_t *data, size_t len)
         h->got_bytes = true;
         /* a server that does not speak h2c answers the preface in HTTP/1.x (often a 400) */
         if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-            size_t n = strcspn((const char *)data, "\r\n");
+            size_t n = 0; /* the status line, up to its end or the bytes read (no NUL here) */
+            while (n < len && n < 60 && data[n] != '\r' && data[n] != '\n')
+                n++;
             char d[160];
-            snprintf(d, sizeof d, "the server answered in HTTP/1.x: '%.*s'", (int)(n < 60 ? n : 60), data);
+            snprintf(d, sizeof d, "the server answered in HTTP/1.x: '%.*s'", (int)n, data);
             set_failed(h, H2_R_NOT_H2, d);
             fail_all(h, H2_R_NOT_H2);
             return KNEE_EFORMAT;
