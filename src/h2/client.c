@@ -13,9 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The server's stream limit before its SETTINGS arrive (RFC 9113 §6.5.2 recommends no fewer
- * than 100; nghttp2 assumes the same). */
-#define H2_DEFAULT_SERVER_STREAMS 100
+/* Streams opened before the server's SETTINGS arrive. RFC 9113 allows any number (the limit is
+ * unlimited until SETTINGS), but a server with a lower limit then refuses the excess with
+ * RST_STREAM(REFUSED_STREAM): nginx with http2_max_concurrent_streams 2 refused 6 of 8 streams
+ * opened at once. One stream goes at once; the rest wait for the server's SETTINGS, which it
+ * sends first thing, so the wait is at most one round trip per connection (and is measured: the
+ * requests wait for a stream like any request waiting for a connection). */
+#define H2_STREAMS_BEFORE_SETTINGS 1
 
 struct h2_client {
     nghttp2_session *session;
@@ -43,7 +47,7 @@ static const char *const reason_names[H2_R_COUNT] = {
     [H2_R_NONE] = "none",          [H2_R_RST_STREAM] = "h2_rst_stream",
     [H2_R_GOAWAY] = "h2_goaway",   [H2_R_PROTOCOL] = "h2_protocol",
     [H2_R_NOT_H2] = "h2_not_h2",   [H2_R_CLOSED] = "h2_closed",
-    [H2_R_TIMEOUT] = "h2_timeout",
+    [H2_R_TIMEOUT] = "h2_timeout", [H2_R_REFUSED] = "h2_refused",
 };
 
 const char *h2_reason_name(enum h2_reason r)
@@ -205,7 +209,9 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
     if (frame->hd.type == NGHTTP2_RST_STREAM) {
         h->stats.rst_received++;
         if (!s->done_ns) {
-            s->reason = H2_R_RST_STREAM;
+            /* REFUSED_STREAM: the server guarantees it did nothing with the request (RFC 9113
+             * §8.7), so it may be sent again, as after GOAWAY */
+            s->reason = frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM ? H2_R_REFUSED : H2_R_RST_STREAM;
             s->error_code = frame->rst_stream.error_code;
         }
         return 0;
@@ -335,7 +341,7 @@ void h2_client_free(struct h2_client *h)
 uint32_t h2_client_server_max_streams(const struct h2_client *h)
 {
     if (!h->got_settings)
-        return H2_DEFAULT_SERVER_STREAMS;
+        return H2_STREAMS_BEFORE_SETTINGS;
     return nghttp2_session_get_remote_settings(h->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
 }
 

@@ -63,7 +63,7 @@ void h2_request_release(struct h2_request *r);
  * (h2_reason_name) are keys of the run JSON's transport causes (docs/FORMATS.md). */
 enum h2_reason {
     H2_R_NONE,       /* the stream completed: END_STREAM received */
-    H2_R_RST_STREAM, /* the server reset the stream (error_code: its code) */
+    H2_R_RST_STREAM, /* the server reset the stream (error_code: its code; REFUSED_STREAM is H2_R_REFUSED) */
     H2_R_GOAWAY,     /* refused by the server's GOAWAY (the stream id was above its last one: the
                         server did not process it, RFC 9113 §6.8, so it may be sent again) */
     H2_R_PROTOCOL,   /* a protocol error: the server broke HTTP/2 (bad frames, bad headers, a
@@ -71,10 +71,13 @@ enum h2_reason {
     H2_R_NOT_H2,     /* the server answered in HTTP/1.x (h2c to a server that does not speak it) */
     H2_R_CLOSED,     /* the connection ended with the stream open (set through h2_client_fail) */
     H2_R_TIMEOUT,    /* the caller gave up on the stream (h2_client_cancel) */
+    H2_R_REFUSED,    /* RST_STREAM(REFUSED_STREAM): the server did not process it (RFC 9113 §8.7),
+                        so it may be sent again */
     H2_R_COUNT
 };
 
-/* "none", "h2_rst_stream", "h2_goaway", "h2_protocol", "h2_not_h2", "h2_closed", "h2_timeout" */
+/* "none", "h2_rst_stream", "h2_goaway", "h2_protocol", "h2_not_h2", "h2_closed", "h2_timeout",
+ * "h2_refused" */
 const char *h2_reason_name(enum h2_reason r);
 
 /* nghttp2's name of an HTTP/2 error code ("NO_ERROR", "REFUSED_STREAM", ...). */
@@ -146,8 +149,9 @@ void h2_client_free(struct h2_client *h);
 uint32_t h2_client_capacity(const struct h2_client *h);
 /* Streams submitted and not closed. */
 uint32_t h2_client_open_streams(const struct h2_client *h);
-/* The server's SETTINGS_MAX_CONCURRENT_STREAMS (100 until its SETTINGS arrive; UINT32_MAX:
- * unlimited). */
+/* The server's SETTINGS_MAX_CONCURRENT_STREAMS (UINT32_MAX: unlimited). Until its SETTINGS
+ * arrive: 1, so one stream goes at once and the others wait for the server's limit (a server
+ * with a lower limit would refuse the excess; see client.c). */
 uint32_t h2_client_server_max_streams(const struct h2_client *h);
 
 /* Queue a request on a new stream (s is reset, then filled; s->user is kept). Its HEADERS go

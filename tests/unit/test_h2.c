@@ -1,6 +1,6 @@
 /* Unit tests for src/h2 (and knee serve --h2) with real peers: knee serve in-process speaking
  * h2c, and a scripted HTTP/2 peer in a thread of this test that answers one stream, resets
- * another and refuses a third with GOAWAY, or sends garbage frames. The client side is the
+ * two (an error, a refusal) and refuses a fourth with GOAWAY, or sends garbage frames. The client side is the
  * transport probe (tests/probe), driven as knee run's worker will drive src/h2. Counts and
  * reasons are asserted exactly; times only as "measured". */
 #include <setjmp.h>
@@ -42,14 +42,13 @@ static struct serve_handle *start_server(const char *preset, bool h2, unsigned p
 
 static void run(const char *url, unsigned n, unsigned streams, struct probe_result *r)
 {
-    struct probe_config pc = {.url = url, .proto = PROBE_H2C, .requests = n, .streams = streams,
-                              .timeout_ns = 20 * NS_PER_S};
+    struct probe_config pc = {
+        .url = url, .proto = PROBE_H2C, .requests = n, .streams = streams, .timeout_ns = 20 * NS_PER_S};
     assert_int_equal(probe_run(&pc, r), 0);
 }
 
 /* Poll the server's counters until pred holds (bounded): never sleep for the server. */
-static bool await_counters(struct serve_handle *h, bool (*pred)(const struct serve_counters *, uint64_t),
-                           uint64_t arg)
+static bool await_counters(struct serve_handle *h, bool (*pred)(const struct serve_counters *, uint64_t), uint64_t arg)
 {
     uint64_t deadline = clock_now_ns() + 10 * NS_PER_S;
     struct serve_counters c;
@@ -90,8 +89,13 @@ static void test_request_build(void **state)
     char err[200];
     assert_int_equal(url_parse("https://example.com:8443/a/b?c=1", &u, err, sizeof err), 0);
     const char *headers[] = {"X-Trace:  abc ", "Accept: */*"};
-    struct http_request_spec spec = {.method = "POST", .url = &u, .headers = headers, .nheaders = 2,
-                                     .body = "hello", .body_len = 5, .keepalive = true};
+    struct http_request_spec spec = {.method = "POST",
+                                     .url = &u,
+                                     .headers = headers,
+                                     .nheaders = 2,
+                                     .body = "hello",
+                                     .body_len = 5,
+                                     .keepalive = true};
     struct h2_request r;
     assert_int_equal(h2_request_build(&spec, &r, err, sizeof err), 0);
     const nghttp2_nv *nva = r.nva;
@@ -123,8 +127,8 @@ static void test_request_build(void **state)
     h2_request_release(&r);
 
     /* connection-specific fields are refused; HTTP/1.1's refusals hold too */
-    const char *bad[] = {"Upgrade: h2c", "Keep-Alive: 5", "TE: gzip", "Connection: close", "Content-Length: 3",
-                         "Bad Name: x"};
+    const char *bad[] = {"Upgrade: h2c",      "Keep-Alive: 5",     "TE: gzip",
+                         "Connection: close", "Content-Length: 3", "Bad Name: x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct http_request_spec s3 = {.url = &u, .headers = &bad[i], .nheaders = 1, .keepalive = true};
         assert_int_equal(h2_request_build(&s3, &r, err, sizeof err), KNEE_EINVAL);
@@ -198,8 +202,13 @@ static void test_serve_h2_pipeline(void **state)
     static char body[200000];
     memset(body, 'x', sizeof body);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=0", serve_port(h));
-    struct probe_config pc = {.url = url, .proto = PROBE_H2C, .method = "POST", .body = body,
-                              .body_len = sizeof body, .requests = 1, .timeout_ns = 20 * NS_PER_S};
+    struct probe_config pc = {.url = url,
+                              .proto = PROBE_H2C,
+                              .method = "POST",
+                              .body = body,
+                              .body_len = sizeof body,
+                              .requests = 1,
+                              .timeout_ns = 20 * NS_PER_S};
     assert_int_equal(probe_run(&pc, &r), 0);
     assert_string_equal(r.reason, "none");
     assert_int_equal(r.ok, 1);
@@ -225,8 +234,8 @@ static void test_serve_h2_client_leaves(void **state)
     struct serve_handle *h = start_server("quiet", true, 4);
     char url[96];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=400", serve_port(h));
-    struct probe_config pc = {.url = url, .proto = PROBE_H2C, .requests = 8, .streams = 8,
-                              .timeout_ns = 150 * NS_PER_MS};
+    struct probe_config pc = {
+        .url = url, .proto = PROBE_H2C, .requests = 8, .streams = 8, .timeout_ns = 150 * NS_PER_MS};
     struct probe_result r;
     assert_int_equal(probe_run(&pc, &r), 0);
     assert_string_equal(r.reason, "h2_timeout");
@@ -290,7 +299,8 @@ static void test_h2c_to_http1_server(void **state)
     assert_string_equal(r.reason, "h2_not_h2");
     assert_non_null(strstr(r.detail, "h2_not_h2"));
     assert_int_equal(r.completed, 0);
-    assert_int_equal(r.by_reason[H2_R_NOT_H2], 2);
+    assert_int_equal(r.sent, 1); /* one stream before the server's SETTINGS, which never came */
+    assert_int_equal(r.by_reason[H2_R_NOT_H2], 1);
     serve_stop(h, NULL);
 }
 
@@ -341,22 +351,24 @@ static void *peer_main(void *arg)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     static const unsigned char settings[] = {0, 0, 0, NGHTTP2_SETTINGS, 0, 0, 0, 0, 0};
     static const unsigned char settings_ack[] = {0, 0, 0, NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, 0, 0, 0};
-    if (p->script == SCRIPT_MIXED && read_headers(fd, 3)) {
+    /* SETTINGS first, as a server must: the client opens one stream until they arrive */
+    bool ok = send_all(fd, settings, sizeof settings);
+    if (ok && p->script == SCRIPT_MIXED && read_headers(fd, 4)) {
         /* stream 1: 200 (HPACK static index 8, ":status: 200"), END_STREAM | END_HEADERS */
         static const unsigned char h1[] = {0, 0, 1, NGHTTP2_HEADERS, 0x05, 0, 0, 0, 1, 0x88};
-        /* stream 3: RST_STREAM PROTOCOL_ERROR */
+        /* stream 3: RST_STREAM PROTOCOL_ERROR; stream 5: RST_STREAM REFUSED_STREAM */
         static const unsigned char rst3[] = {0, 0, 4, NGHTTP2_RST_STREAM, 0, 0, 0, 0, 3, 0, 0, 0, 1};
-        /* GOAWAY, last stream 3, NO_ERROR: stream 5 was never processed */
-        static const unsigned char ga[] = {0, 0, 8, NGHTTP2_GOAWAY, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0};
-        bool ok = send_all(fd, settings, sizeof settings) && send_all(fd, settings_ack, sizeof settings_ack) &&
-                  send_all(fd, h1, sizeof h1) && send_all(fd, rst3, sizeof rst3) && send_all(fd, ga, sizeof ga);
-        (void)ok;
-    } else if (p->script == SCRIPT_GARBAGE && read_headers(fd, 1)) {
+        static const unsigned char rst5[] = {0, 0, 4, NGHTTP2_RST_STREAM, 0, 0, 0, 0, 5, 0, 0, 0, 7};
+        /* GOAWAY, last stream 5, NO_ERROR: stream 7 was never processed */
+        static const unsigned char ga[] = {0, 0, 8, NGHTTP2_GOAWAY, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0};
+        ok = send_all(fd, settings_ack, sizeof settings_ack) && send_all(fd, h1, sizeof h1) &&
+             send_all(fd, rst3, sizeof rst3) && send_all(fd, rst5, sizeof rst5) && send_all(fd, ga, sizeof ga);
+    } else if (ok && p->script == SCRIPT_GARBAGE && read_headers(fd, 1)) {
         /* a SETTINGS frame with a length that is not a multiple of 6: FRAME_SIZE_ERROR */
         static const unsigned char junk[] = {0, 0, 5, NGHTTP2_SETTINGS, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5};
-        bool ok = send_all(fd, junk, sizeof junk);
-        (void)ok;
+        ok = send_all(fd, junk, sizeof junk);
     }
+    (void)ok;
     char b[4096];
     while (recv(fd, b, sizeof b, 0) > 0) /* until the client closes */
         ;
@@ -388,17 +400,18 @@ static void test_rst_goaway_garbage(void **state)
 
     peer_start(&p, SCRIPT_MIXED, &port);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
-    run(url, 3, 3, &r);
+    run(url, 4, 4, &r);
     pthread_join(p.t, NULL);
     close(p.lfd);
-    assert_int_equal(r.sent, 3);
+    assert_int_equal(r.sent, 4);
     assert_int_equal(r.completed, 1);
     assert_int_equal(r.last_status, 200);
-    assert_int_equal(r.failed_streams, 2);
+    assert_int_equal(r.failed_streams, 3);
     assert_int_equal(r.by_reason[H2_R_NONE], 1);
     assert_int_equal(r.by_reason[H2_R_RST_STREAM], 1);
+    assert_int_equal(r.by_reason[H2_R_REFUSED], 1);
     assert_int_equal(r.by_reason[H2_R_GOAWAY], 1);
-    assert_int_equal(r.h2.rst_received, 1);
+    assert_int_equal(r.h2.rst_received, 2);
     assert_int_equal(r.h2.goaway, 1);
 
     peer_start(&p, SCRIPT_GARBAGE, &port);
@@ -415,12 +428,9 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_build),
-        cmocka_unit_test(test_serve_h2c),
-        cmocka_unit_test(test_serve_h2_pipeline),
-        cmocka_unit_test(test_serve_h2_client_leaves),
-        cmocka_unit_test(test_serve_h2_goaway_drain),
-        cmocka_unit_test(test_h2c_to_http1_server),
+        cmocka_unit_test(test_request_build),         cmocka_unit_test(test_serve_h2c),
+        cmocka_unit_test(test_serve_h2_pipeline),     cmocka_unit_test(test_serve_h2_client_leaves),
+        cmocka_unit_test(test_serve_h2_goaway_drain), cmocka_unit_test(test_h2c_to_http1_server),
         cmocka_unit_test(test_rst_goaway_garbage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,8 +81,12 @@ static struct tls_ctx *client(const struct tls_client_config *cfg)
 static void probe(struct tls_ctx *ctx, struct tls_session_cache *cache, const char *url, unsigned n,
                   struct probe_result *res)
 {
-    struct probe_config pc = {.url = url, .tls = ctx, .cache = cache, .requests = n,
-                              .handshake_timeout_ns = 2 * NS_PER_S, .timeout_ns = 10 * NS_PER_S};
+    struct probe_config pc = {.url = url,
+                              .tls = ctx,
+                              .cache = cache,
+                              .requests = n,
+                              .handshake_timeout_ns = 2 * NS_PER_S,
+                              .timeout_ns = 10 * NS_PER_S};
     assert_int_equal(probe_run(&pc, res), 0);
 }
 
@@ -311,8 +315,8 @@ static void test_alpn_versions_ciphers(void **state)
     assert_string_equal(r.phase, "tls");
     assert_string_equal(r.reason, "tls_alpn");
     /* --tls-version 1.2:1.2 and a TLS 1.2 cipher; a TLS 1.3 suite */
-    struct tls_client_config v12 = {.insecure = true, .min_version = TLS_V1_2, .max_version = TLS_V1_2,
-                                    .ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256"};
+    struct tls_client_config v12 = {
+        .insecure = true, .min_version = TLS_V1_2, .max_version = TLS_V1_2, .ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256"};
     struct tls_ctx *c3 = client(&v12);
     probe(c3, NULL, url1, 1, &r);
     assert_string_equal(r.reason, "none");
@@ -324,7 +328,8 @@ static void test_alpn_versions_ciphers(void **state)
     assert_string_equal(r.version, "TLSv1.3");
     assert_string_equal(r.cipher, "TLS_CHACHA20_POLY1305_SHA256");
     /* a TLS 1.2 cipher the server's EC key cannot use: the server says so with an alert */
-    struct tls_client_config rsa = {.insecure = true, .max_version = TLS_V1_2, .ciphers = "ECDHE-RSA-AES128-GCM-SHA256"};
+    struct tls_client_config rsa = {
+        .insecure = true, .max_version = TLS_V1_2, .ciphers = "ECDHE-RSA-AES128-GCM-SHA256"};
     struct tls_ctx *c5 = client(&rsa);
     probe(c5, NULL, url1, 1, &r);
     assert_string_equal(r.reason, "tls_alert");
@@ -389,9 +394,9 @@ static void test_resumption(void **state)
 /* ---- misbehaving peers ------------------------------------------------------------------- */
 
 enum peer_mode {
-    PEER_CLOSE,            /* accept, then close at once (during the client's handshake) */
-    PEER_GARBAGE_RAW,      /* TLS handshake, then bytes that are not TLS records on the socket */
-    PEER_GARBAGE_INSIDE,   /* TLS handshake, then bytes that are not HTTP inside TLS */
+    PEER_CLOSE,          /* accept, then close at once (during the client's handshake) */
+    PEER_GARBAGE_RAW,    /* TLS handshake, then bytes that are not TLS records on the socket */
+    PEER_GARBAGE_INSIDE, /* TLS handshake, then bytes that are not HTTP inside TLS */
 };
 
 struct peer {
