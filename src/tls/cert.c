@@ -18,16 +18,15 @@
 
 const char *tls_openssl_error(char *buf, size_t len)
 {
-    unsigned long e = ERR_peek_last_error();
-    if (e)
-        ERR_error_string_n(e, buf, len);
-    else
-        snprintf(buf, len, "unknown OpenSSL error");
+    /* the first error on the queue is the cause ("no start line", "No such file or
+     * directory"); those after it are the callers' summaries ("PEM lib", "system lib") */
+    unsigned long e = ERR_peek_error();
+    const char *why = e ? ERR_reason_error_string(e) : NULL;
+    if (e && ERR_SYSTEM_ERROR(e))
+        why = strerror(ERR_GET_REASON(e));
+    snprintf(buf, len, "%s", why ? why : "unknown OpenSSL error");
     ERR_clear_error();
-    /* "error:0A000086:SSL routines::certificate verify failed": keep the words after the last
-     * colon pair, which are the part a reader can act on */
-    const char *p = strrchr(buf, ':');
-    return p && p[1] ? p + 1 : buf;
+    return buf;
 }
 
 static bool is_ip(const char *s)

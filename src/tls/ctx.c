@@ -244,8 +244,8 @@ int tls_server_new(const struct tls_server_config *cfg, struct tls_ctx **out, ch
     int r = 0;
     if (cfg->cert_file) {
         if (!SSL_CTX_use_certificate_chain_file(ssl, cfg->cert_file)) {
-            r = knee_fail(err, errlen, KNEE_EINVAL, "--cert %s: %s", cfg->cert_file,
-                          tls_openssl_error(why, sizeof why));
+            r = knee_fail(err, errlen, KNEE_EINVAL, "--cert %s: no PEM certificate could be read from it (%s)",
+                          cfg->cert_file, tls_openssl_error(why, sizeof why));
             goto fail;
         }
         if (!SSL_CTX_use_PrivateKey_file(ssl, cfg->key_file, SSL_FILETYPE_PEM)) {
@@ -255,8 +255,8 @@ int tls_server_new(const struct tls_server_config *cfg, struct tls_ctx **out, ch
                 r = knee_fail(err, errlen, KNEE_EINVAL, "--key %s does not match the certificate of --cert %s",
                               cfg->key_file, cfg->cert_file);
             else
-                r = knee_fail(err, errlen, KNEE_EINVAL, "--key %s: %s", cfg->key_file,
-                              tls_openssl_error(why, sizeof why));
+                r = knee_fail(err, errlen, KNEE_EINVAL, "--key %s: no PEM private key could be read from it (%s)",
+                              cfg->key_file, tls_openssl_error(why, sizeof why));
             goto fail;
         }
         if (!SSL_CTX_check_private_key(ssl)) {
