@@ -111,7 +111,8 @@ static const char epilog_head[] =
     "up to 128 concurrent streams, each answered like a request (same counters, Server-Timing).\n"
     "A flag no server uses is refused (--workers without CPU work, --hit-ms with it); every\n"
     "wait and timeout is at most 1h.\n"
-    "On start each server prints `listening on ADDR:PORT (PRESET)`; on SIGINT/SIGTERM it stops\n"
+    "On start each server prints `listening on ADDR:PORT (PRESET)` (then `https`, `h2` or `h2c`\n"
+    "with --tls/--h2, and a line with a generated certificate's fingerprint); on SIGINT/SIGTERM it stops\n"
     "accepting, finishes in-flight requests and prints `stopped ADDR:PORT (PRESET) {counters}`.\n"
     "Flags override the preset's settings.\n\npresets:\n";
 
