@@ -4,6 +4,7 @@
 #include "analyze/report.h"
 
 #include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -56,15 +57,6 @@ long report_small_window_group(const struct dataset *d, const struct report_opts
     long gi = (long)ord[0];
     free(ord);
     return gi;
-}
-
-const char *report_fmt(char *buf, size_t len, double v, int decimals)
-{
-    if (isfinite(v) && fabs(v) >= 1e12)
-        snprintf(buf, len, "%.2g", v);
-    else
-        snprintf(buf, len, "%.*f", decimals, v);
-    return buf;
 }
 
 /* ---------------------------------------------------------------- exact mode */
@@ -330,7 +322,7 @@ static void tail_warnings(struct report *rep, const struct group_result *r)
             continue;
         char v[40];
         int n = snprintf(list + k, sizeof list - k, "%s%s = %s (%zu)", k ? ", " : "", report_pct_names[i],
-                         report_fmt(v, sizeof v, r->ci[i].value, 1), r->ci[i].beyond);
+                         units_fmt_cell(r->ci[i].value, 1, v, sizeof v), r->ci[i].beyond);
         if (n > 0 && (size_t)n < sizeof list - k)
             k += (size_t)n;
     }

@@ -111,11 +111,6 @@ struct report {
 
 /* ---- report.c ---- */
 
-/* v with `decimals` decimals, or as %.2g when it is too large for that to be a readable number
- * (1.79e308 would print 309 digits; 1e12 ms is 31 years): "12.5", "1.8e+308", "inf", "nan".
- * At most 8 characters for any huge value, so table columns stay apart. Into buf, returned. */
-const char *report_fmt(char *buf, size_t len, double v, int decimals);
-
 /* "ms", "us" or "s" from a column name's suffix (latency_ms, start_s), else "". */
 const char *report_column_unit(const char *column);
 

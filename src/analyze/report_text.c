@@ -5,13 +5,16 @@
  * report_print_text; every number comes from struct report (report.c). */
 #include "analyze/report.h"
 
+#include "core/units.h"
+
 #include <math.h>
 #include <string.h>
 
-/* Values with one (F1) or three (F3) decimals through report_fmt; the buffer is a compound
- * literal of the calling statement, so several can share one printf. */
-#define F1(v) report_fmt((char[40]){0}, 40, (v), 1)
-#define F3(v) report_fmt((char[40]){0}, 40, (v), 3)
+/* Values with one (F1) or three (F3) decimals through units_fmt_cell ("-" when there is no
+ * value, huge ones in at most 8 characters); the buffer is a compound literal of the calling
+ * statement, so several can share one printf. */
+#define F1(v) units_fmt_cell((v), 1, (char[40]){0}, 40)
+#define F3(v) units_fmt_cell((v), 3, (char[40]){0}, 40)
 
 static int digits(uint64_t v)
 {

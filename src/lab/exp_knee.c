@@ -157,9 +157,10 @@ static void print_table(FILE *out, const struct lab_knee_result *r)
         else
             snprintf(lit, sizeof lit, "OFF %+.0f%%", 100 * (w->l_measured / w->l_little - 1));
         fprintf(out, "  %5.0f%8s%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%-6s%s\n", w->rate,
-                units_fmt_rate(w->sent_rate, sr, sizeof sr), lab_ms(w->latency.p50, b[0], 32),
-                lab_ms(w->latency.p95, b[1], 32), lab_ms(w->latency.p99, b[2], 32), lab_ms(w->latency.mean, b[3], 32),
-                lab_ms(w->mm1_mean_ms, b[4], 32), lab_ms(w->md1_mean_ms, b[5], 32), w->work_mean_ms,
+                units_fmt_rate(w->sent_rate, sr, sizeof sr), units_fmt_fixed(w->latency.p50, 1, b[0], 32),
+                units_fmt_fixed(w->latency.p95, 1, b[1], 32), units_fmt_fixed(w->latency.p99, 1, b[2], 32),
+                units_fmt_fixed(w->latency.mean, 1, b[3], 32), units_fmt_fixed(w->mm1_mean_ms, 1, b[4], 32),
+                units_fmt_fixed(w->md1_mean_ms, 1, b[5], 32), w->work_mean_ms,
                 100 * w->sent_rate * w->work_mean_ms / 1e3, w->l_measured, w->l_little, flag, lit,
                 w->valid.generator_limited ? "  ! GENERATOR-LIMITED" : "");
     }

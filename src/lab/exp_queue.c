@@ -122,11 +122,12 @@ static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, do
     fprintf(out, "  rates (knee run's, by event time): planned %s/s, sent %s/s, goodput %s/s (the demand: %.0f/s)\n",
             units_fmt_rate(o->planned_rate, b[0], 32), units_fmt_rate(o->sent_rate, b[1], 32),
             units_fmt_rate(o->goodput_rate, b[2], 32), o->demand_rate);
-    fprintf(out, "  ok latency ms: p50 %s, p99 %s, max %s", lab_ms(o->ok_latency.p50, b[0], 32),
-            lab_ms(o->ok_latency.p99, b[1], 32), lab_ms(o->ok_latency.max, b[2], 32));
+    fprintf(out, "  ok latency ms: p50 %s, p99 %s, max %s", units_fmt_fixed(o->ok_latency.p50, 1, b[0], 32),
+            units_fmt_fixed(o->ok_latency.p99, 1, b[1], 32), units_fmt_fixed(o->ok_latency.max, 1, b[2], 32));
     if (o->rejected_latency.count)
-        fprintf(out, "; rejected: p50 %s", lab_ms(o->rejected_latency.p50, b[3], 32));
-    fprintf(out, "; server queue time mean %s ms (Server-Timing, all responses)\n", lab_ms(o->queue_mean_ms, b[0], 32));
+        fprintf(out, "; rejected: p50 %s", units_fmt_fixed(o->rejected_latency.p50, 1, b[3], 32));
+    fprintf(out, "; server queue time mean %s ms (Server-Timing, all responses)\n",
+            units_fmt_fixed(o->queue_mean_ms, 1, b[0], 32));
 }
 
 static void print_table(FILE *out, const struct lab_queue_result *r)
@@ -144,7 +145,7 @@ static void print_table(FILE *out, const struct lab_queue_result *r)
                 (unsigned long long)k->sent, (unsigned long long)k->dropped, (unsigned long long)k->outcome[OUTCOME_OK],
                 (unsigned long long)k->outcome[OUTCOME_REJECTED], (unsigned long long)other,
                 units_fmt_rate(o->sent_rate, sr, sizeof sr), units_fmt_rate(o->goodput_rate, gr, sizeof gr),
-                lab_ms(o->ok_latency.p50, b, sizeof b));
+                units_fmt_fixed(o->ok_latency.p50, 1, b, sizeof b));
     }
 }
 

@@ -178,9 +178,9 @@ static void print_comparison(FILE *out, const struct lab_stats_result *r)
             char lab[96], b[7][32];
             snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
             fprintf(out, "  %-36s %-4s%9s%8zu%8s%8s%8s%8s%8s%9s\n", g == 0 ? lab : "", gn[g],
-                    units_fmt_rate(o->sent_rate[g], b[6], 32), s->count, lab_ms(s->p50, b[0], 32),
-                    lab_ms(s->p90, b[1], 32), lab_ms(s->p99, b[2], 32), lab_ms(s->p999, b[3], 32),
-                    lab_ms(s->max, b[4], 32),
+                    units_fmt_rate(o->sent_rate[g], b[6], 32), s->count, units_fmt_fixed(s->p50, 1, b[0], 32),
+                    units_fmt_fixed(s->p90, 1, b[1], 32), units_fmt_fixed(s->p99, 1, b[2], 32),
+                    units_fmt_fixed(s->p999, 1, b[3], 32), units_fmt_fixed(s->max, 1, b[4], 32),
                     isnan(o->lag_p99_ms[g]) ? "-" : (snprintf(b[5], 32, "%.2f", o->lag_p99_ms[g]), b[5]));
         }
     }

@@ -125,8 +125,6 @@ void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
 /* "  name   count  mean  stdev  p50 ... max" (ms, one decimal as the article's stats.py). */
 void lab_print_table_head(FILE *out, const char *indent);
 void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s);
-/* A number in ms with one decimal, or "-" for NAN, into buf. */
-const char *lab_ms(double v, char *buf, size_t len);
 /* A section: a blank line, then "== " and the formatted title on a line of its own. */
 void lab_heading(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An accounting identity's verdict as the tables print it: "holds" or "DOES NOT HOLD". */

@@ -553,18 +553,6 @@ static void test_time_order_and_as_run(void **state)
     free(ordered);
 }
 
-static void test_report_fmt(void **state)
-{
-    (void)state;
-    char b[40];
-    assert_string_equal(report_fmt(b, sizeof b, 12.25, 1), "12.2");
-    assert_string_equal(report_fmt(b, sizeof b, 1.79e308, 1), "1.8e+308");
-    assert_string_equal(report_fmt(b, sizeof b, -1.79e308, 3), "-1.8e+308");
-    assert_string_equal(report_fmt(b, sizeof b, 999999999999.0, 1), "999999999999.0");
-    assert_string_equal(report_fmt(b, sizeof b, NAN, 1), "nan");
-    assert_string_equal(report_fmt(b, sizeof b, INFINITY, 1), "inf");
-}
-
 /* Approx mode against exact mode on the same data: HDR's 3 digits bound the difference. */
 static void test_approx_close_to_exact(void **state)
 {
@@ -633,7 +621,6 @@ int main(void)
         cmocka_unit_test(test_approx_close_to_exact),
         cmocka_unit_test(test_csv_warmup_column),
         cmocka_unit_test(test_time_order_and_as_run),
-        cmocka_unit_test(test_report_fmt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
