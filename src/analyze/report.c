@@ -49,10 +49,10 @@ long report_small_window_group(const struct dataset *d, const struct report_opts
         for (size_t i = 0; i < d->ng; i++)
             if (strcmp(d->g[i]->name, opts->window_group) == 0)
                 return (long)i;
-        return -1;
+        return REPORT_NO_GROUP;
     }
     if (d->ng == 0)
-        return -1;
+        return REPORT_NO_GROUP;
     size_t *ord = dataset_name_order(d);
     long gi = (long)ord[0];
     free(ord);
@@ -360,7 +360,7 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
         return KNEE_EEMPTY;
     dataset_finish(d); /* idempotent: the rows in time order even when the caller did not ask */
     long small_gi = report_small_window_group(d, o);
-    if (small_gi < 0)
+    if (small_gi == REPORT_NO_GROUP)
         return KNEE_ENOTFOUND;
     rep->small_group = d->g[small_gi]->name;
     rep->small_n = (size_t)d->g[small_gi]->n;
@@ -389,7 +389,7 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
     struct dataset sub = *d; /* the builders walk only the groups that have values */
     struct dataset_group **gs = xmalloc((ng ? ng : 1) * sizeof *gs);
     size_t *ident = xmalloc((ng ? ng : 1) * sizeof *ident);
-    long sub_small = -1;
+    long sub_small = REPORT_NO_GROUP;
     for (size_t i = 0; i < ng; i++) {
         gs[i] = d->g[ord[i]];
         ident[i] = i;

@@ -121,7 +121,9 @@ const char *report_column_unit(const char *column);
  * when opts->window_group names no group. */
 int report_build(struct report *rep, struct dataset *d, const struct report_opts *opts);
 /* The group whose small windows are shown: opts->window_group, else the first in name
- * order; -1 when the named group does not exist (or there are no groups). */
+ * order; REPORT_NO_GROUP when the named group does not exist (or there are no groups). An
+ * index, not an error code. */
+#define REPORT_NO_GROUP (-1L)
 long report_small_window_group(const struct dataset *d, const struct report_opts *opts);
 void report_release(struct report *rep);
 
