@@ -32,16 +32,6 @@ static const struct round_plan plans[4] = {
 
 static const struct run_reject queue_reject = {503, "QUEUE_TIMEOUT"};
 
-static void add_counts(struct run_counts *dst, const struct run_counts *a, const struct run_counts *b)
-{
-    memset(dst, 0, sizeof *dst);
-    dst->planned = a->planned + b->planned;
-    dst->sent = a->sent + b->sent;
-    dst->dropped = a->dropped + b->dropped;
-    for (int i = 0; i < OUTCOME_COUNT; i++)
-        dst->outcome[i] = a->outcome[i] + b->outcome[i];
-}
-
 void lab_queue_fill_round(const struct lab_round *rd, const char *label, bool open_loop, unsigned work_ms,
                           const struct serve_counters *before, const struct serve_counters *after,
                           struct lab_queue_round *o)
@@ -81,8 +71,8 @@ void lab_queue_fill_round(const struct lab_round *rd, const char *label, bool op
 
     /* The identities. The client's counts include its warm-up (if any) for the cross check:
      * the server cannot tell warm-up requests apart. */
-    struct run_counts all;
-    add_counts(&all, &t->counts, &t->warmup_counts);
+    struct run_counts all = t->counts;
+    run_counts_add(&all, &t->warmup_counts);
     o->client_identity = run_counts_hold(&t->counts) && run_counts_hold(&t->warmup_counts);
     uint64_t in_flight_before = before->active + before->waiting;
     o->server_identity =
