@@ -126,6 +126,7 @@ static int new_group(struct dataset *d, const char *name, size_t len, size_t *ou
         }
         g->min = INFINITY;
         g->max = -INFINITY;
+        stats_running_init(&g->w);
         g->ring = xcalloc(DATASET_RING, sizeof *g->ring);
     }
     d->g = xrealloc(d->g, (d->ng + 1) * sizeof *d->g);
@@ -273,9 +274,7 @@ static void add_value(struct dataset *d, size_t gi, double v, double t, bool has
         g->min = v;
     if (v > g->max)
         g->max = v;
-    double delta = v - g->w_mean;
-    g->w_mean += delta / (double)g->n;
-    g->w_m2 += delta * (v - g->w_mean);
+    stats_running_add(&g->w, v);
     int64_t iv = llround(v * DATASET_HDR_SCALE);
     if (hdr_record(&g->hdr, iv, 1) == KNEE_ERANGE)
         d->hdr_overflow++;

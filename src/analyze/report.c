@@ -200,8 +200,8 @@ static double hdr_pct(const struct hdr *h, double p, double min, double max)
     return v > max ? max : v < min ? min : v;
 }
 
-static void approx_summary(struct summary *s, const struct hdr *h, uint64_t n, double min, double max, double mean,
-                           double m2)
+static void approx_summary(struct summary *s, const struct hdr *h, uint64_t n, double min, double max,
+                           const struct stats_running *w)
 {
     memset(s, 0, sizeof *s);
     s->count = (size_t)n;
@@ -211,8 +211,8 @@ static void approx_summary(struct summary *s, const struct hdr *h, uint64_t n, d
     }
     s->min = min;
     s->max = max;
-    s->mean = mean;
-    s->stdev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+    s->mean = stats_running_mean(w);
+    s->stdev = stats_running_stdev(w);
     s->p50 = hdr_pct(h, 50, min, max);
     s->p90 = hdr_pct(h, 90, min, max);
     s->p95 = hdr_pct(h, 95, min, max);
@@ -224,12 +224,14 @@ static void build_approx(struct report *rep, struct dataset *d, const size_t *or
 {
     struct hdr all;
     hdr_init(&all, 1, DATASET_HDR_HIGHEST, DATASET_HDR_DIGITS);
-    double amin = INFINITY, amax = -INFINITY, amean = 0, am2 = 0;
+    double amin = INFINITY, amax = -INFINITY;
+    struct stats_running aw;
+    stats_running_init(&aw);
     uint64_t an = 0;
     for (size_t r = 0; r < d->ng; r++) {
         struct dataset_group *g = d->g[ord[r]];
         struct group_result *gr = &rep->groups[r];
-        approx_summary(&gr->s, &g->hdr, g->n, g->min, g->max, g->w_mean, g->w_m2);
+        approx_summary(&gr->s, &g->hdr, g->n, g->min, g->max, &g->w);
         analyze_mean_2sd(gr->s.mean, gr->s.stdev, gr->s.p99, &gr->m2s);
         if (d->has_time && g->nwin > 0) {
             gr->has_windows = true;
@@ -258,18 +260,14 @@ static void build_approx(struct report *rep, struct dataset *d, const size_t *or
         if (g->n == 0)
             continue;
         hdr_add(&all, &g->hdr);
-        /* merge running means and sums of squares (Chan, Golub & LeVeque) */
-        uint64_t nn = an + g->n;
-        double delta = g->w_mean - amean;
-        amean += delta * (double)g->n / (double)nn;
-        am2 += g->w_m2 + delta * delta * (double)an * (double)g->n / (double)nn;
-        an = nn;
+        stats_running_merge(&aw, &g->w);
+        an += g->n;
         if (g->min < amin)
             amin = g->min;
         if (g->max > amax)
             amax = g->max;
     }
-    approx_summary(&rep->all.s, &all, an, amin, amax, amean, am2);
+    approx_summary(&rep->all.s, &all, an, amin, amax, &aw);
     analyze_mean_2sd(rep->all.s.mean, rep->all.s.stdev, rep->all.s.p99, &rep->all.m2s);
     rep->p99_nearest = rep->all.s.p99;
     rep->p99_exclusive = rep->p99_inclusive = NAN;

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* 0, or KNEE_ENAN / KNEE_EINF / KNEE_ENEG for the first bad value (its index in *bad_index
  * when bad_index is not NULL). */
@@ -21,8 +22,30 @@ void stats_sort(double *v, size_t n);
  * to Python statistics.fmean. NAN when n == 0. */
 double stats_mean(const double *v, size_t n);
 /* Sample standard deviation (n-1), as Python statistics.stdev (two passes, compensated; ~1e-15
- * relative to Python's exact-fraction result); 0 when n < 2. */
+ * relative to Python's exact-fraction result); 0 when n < 2, NAN when a value is not finite.
+ * Values near DBL_MAX or near the smallest doubles are scaled by a power of two, so any
+ * finite values give a finite stdev, except +inf when the true one exceeds DBL_MAX (values
+ * about DBL_MAX apart). The mean likewise: finite for finite values, even when their sum
+ * is not (where Python's fmean raises OverflowError). */
 double stats_stdev(const double *v, size_t n);
+
+/* Running mean and sample stdev of values seen one at a time (Welford 1962; two merged as
+ * Chan, Golub & LeVeque 1979): kept in units of 2^scale, raised when a value beyond 2^400
+ * arrives, so values up to DBL_MAX give a finite mean and stdev as stats_stdev does (scale
+ * stays 0 on ordinary data: the plain recurrences, bit for bit). A non-finite value makes
+ * both NAN. Zeroed by stats_running_init. */
+struct stats_running {
+    uint64_t n;
+    double mean, m2; /* in units of 2^scale */
+    int scale;
+    bool nonfinite;
+};
+void stats_running_init(struct stats_running *r);
+void stats_running_add(struct stats_running *r, double v);
+/* d += s: the running statistics of both sets of values together. */
+void stats_running_merge(struct stats_running *d, const struct stats_running *s);
+double stats_running_mean(const struct stats_running *r);  /* NAN when n == 0 */
+double stats_running_stdev(const struct stats_running *r); /* n − 1; 0 when n < 2 */
 
 /* Nearest rank (Hyndman & Fan type 1 with p in percent): the smallest value with at least
  * p% of values at or below it: rank = ceil(p/100*n) clamped to [1,n]. p in [0,100]; n > 0
