@@ -54,7 +54,7 @@ double stats_running_stdev(const struct stats_running *r); /* n − 1; 0 when n 
 double stats_nearest_rank(const double *sorted, size_t n, double p_percent);
 
 /* Hyndman & Fan sample quantile of type 1..9 for probability p in [0,1]; n > 0. Definitions as
- * R's quantile(type=) (x_(0) = x_(1), x_(n+1) = x_(n)); docs/DESIGN.md lists them.
+ * R's quantile(type=) (x_(0) = x_(1), x_(n+1) = x_(n)); docs/INTERNALS.md lists them.
  * Type 6 = Python statistics.quantiles(method='exclusive'), type 7 = 'inclusive' = NumPy's
  * default. For p = k/100 (also k/1000, k/10000, k/100000) types 6 and 7 use Python's exact
  * integer arithmetic and are bit-identical to its cut points; other p agree to ~1e-15 relative.
@@ -87,7 +87,7 @@ void stats_share(const double *sorted, size_t n, double threshold, struct share 
  * When no such pair exists inside the sample (n too small: for p99 at 95% below n = 299),
  * `defined` is false and lo/hi are the sample min/max. `beyond` = the number of samples above
  * the nearest-rank percentile; `too_few` is set when beyond < STATS_MIN_BEYOND, the point below
- * which a tail percentile is mostly noise (documented in docs/DESIGN.md). */
+ * which a tail percentile is mostly noise (docs/INTERNALS.md). */
 #define STATS_MIN_BEYOND 10
 struct pct_ci {
     double p_percent, confidence;

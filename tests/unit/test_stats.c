@@ -237,7 +237,7 @@ static void test_nearest_rank_decimal_p(void **state)
     free(v);
 }
 
-/* x = 1 3 4 7 10 (n = 5), hand-computed from the H&F definitions (docs/DESIGN.md). */
+/* x = 1 3 4 7 10 (n = 5), hand-computed from the H&F definitions (docs/INTERNALS.md). */
 static void test_quantile_types_hand(void **state)
 {
     (void)state;
