@@ -244,7 +244,7 @@ static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, 
         return fail_empty(spec, d, files, p->lo.column);
     dataset_finish(d);
     long small_gi = report_small_window_group(d, &p->ro);
-    if (small_gi < 0)
+    if (small_gi == REPORT_NO_GROUP)
         return opt_fail(spec, "--window-group: no group named '%s'", p->ro.window_group);
     if (!p->lo.approx)
         return 0;

@@ -477,9 +477,9 @@ double lab_percentile(const struct lab_round *r, size_t target, int outcome, enu
     return x;
 }
 
-double lab_per_s(const struct lab_round *r, uint64_t count)
+const struct run_rates *lab_rates(const struct lab_round *r, size_t target)
 {
-    return r->res.window_s > 0 ? (double)count / r->res.window_s : NAN;
+    return target == LAB_ALL_TARGETS ? &r->res.all.rates : &r->res.targets[target].rates;
 }
 
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
