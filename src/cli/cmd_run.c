@@ -258,7 +258,7 @@ int cmd_run(int argc, char **argv)
     if (rc == 0) {
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
-        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
+        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog, .verbose = f.verbose};
         struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
         bool ran = false;
         rc = run_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);

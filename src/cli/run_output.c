@@ -126,7 +126,7 @@ bool run_output_json(struct run_output *o, const struct run_config *cfg, const s
 {
     if (!o->json_open)
         return true;
-    run_write_json(o->json.f, cfg, res, thr, nthr, true);
+    run_write_json(o->json.f, cfg, res, thr, nthr, o->verbose, true);
     o->json_open = false;
     char why[512];
     if (outfile_commit(&o->json, why, sizeof why)) {

@@ -20,6 +20,7 @@
 struct run_output {
     const char *json_path; /* NULL, "-" (stdout) or a file */
     const char *hlog_path; /* NULL or a file */
+    bool verbose;          /* --verbose: recorded in the JSON (the summary's full form) */
     struct outfile json;   /* open when json_open */
     struct outfile hlog_file;
     bool json_open, hlog_open;

@@ -450,7 +450,7 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
             fprintf(stderr, "knee run: %s: %s\n", jsonp, err);
             written = false;
         } else {
-            run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, true);
+            run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, verbose, true);
             written &= commit(&jf, jsonp) == 0;
         }
         written &= res.out_error == 0;
