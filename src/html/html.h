@@ -137,7 +137,8 @@ void html_run_set_lag_limit(struct html_run *run, uint64_t lag_limit_ns);
 /* Write the whole HTML document to out. 0, or KNEE_EINVAL (no runs) / -errno (write failed:
  * ferror) with a message in err. */
 int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errlen);
-/* The same into a file created at path (written whole or removed). */
+/* The same into path through core/outfile: an existing file is replaced only once the report
+ * is whole, a device or FIFO is written in place, "-" is stdout. Errors name the path. */
 int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen);
 
 /* What a command's --html FILE reports (html_write_report). */
@@ -155,10 +156,9 @@ struct html_write_opts {
 };
 /* One call for a command's --html FILE (knee run, stats, compare, capacity, lab): the report
  * of what the command has, the same as knee report makes of the files the command wrote.
- * Written whole or not at all. Errors as html_run_load_file (bad input, exit 2) and
- * html_report_write_file (the output, exit 1): the code says which (-errno and KNEE_EIO
- * kinds are the output's when the inputs loaded). *output_failed tells them apart (may be
- * NULL). */
+ * Written whole or not at all. Errors as html_run_load_file (bad input) and
+ * html_report_write_file (the output), with the reason in err; *output_failed (may be NULL)
+ * is true when the inputs were read and the file could not be written (exit 1, not 2). */
 int html_write_report(const char *out_path, const struct html_write_opts *o, bool *output_failed, char *err,
                       size_t errlen);
 /* html_write_report of one run: its knee-run JSON (NULL when none), the summary it printed

@@ -4,6 +4,7 @@
 #include "html/internal.h"
 
 #include "core/err.h"
+#include "core/outfile.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -206,20 +207,22 @@ int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errl
 
 int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return knee_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
-    char why[256] = "";
-    int r = html_report_write(rep, f, why, sizeof why);
-    int saved = errno;
-    if (fclose(f) != 0 && !r) {
-        saved = errno;
-        r = -saved;
-        snprintf(why, sizeof why, "%s", strerror(saved));
-    }
+    struct outfile of;
+    char why[512] = "";
+    int r = outfile_open(&of, path, why, sizeof why);
+    if (r)
+        return knee_fail(err, errlen, r, "%s", why);
+    r = html_report_write(rep, of.f, why, sizeof why);
     if (r) {
-        unlink(path);
-        return knee_fail(err, errlen, r, "%s: %s", path, why[0] ? why : strerror(saved));
+        int e = outfile_write_error(&of);
+        outfile_abort(&of);
+        return knee_fail(err, errlen, e ? -e : r, "%s: %s", path, e ? strerror(e) : why);
     }
-    return 0;
+    if (of.kind == OUTFILE_STDOUT) {
+        bool bad = fflush(stdout) != 0 || ferror(stdout);
+        outfile_abort(&of);
+        return bad ? knee_fail(err, errlen, -EIO, "%s: write error", path) : 0;
+    }
+    r = outfile_commit(&of, why, sizeof why);
+    return r ? knee_fail(err, errlen, r, "%s", why) : 0;
 }

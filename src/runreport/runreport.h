@@ -134,6 +134,12 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
  * requests (exact, or "about" for Poisson arrivals), the warm-up, timeout and drain. */
 void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan);
 
+/* Below the summary on a terminal (termplot_detect(fd): a TTY wide enough; nothing on a pipe
+ * or file): the latency of the requests after the warm-up as a histogram of doubling buckets
+ * with the p99's bucket marked, and the p99 of each second (knee run's timeline, by completion
+ * time, warm-up included) as a sparkline. */
+void run_print_pictures(FILE *out, int fd, const struct run_config *cfg, const struct run_result *res);
+
 /* One progress line: on a terminal "\r" + text + erase-to-end-of-line, no newline (the next
  * one overwrites it); elsewhere (a pipe, a file) the plain text and "\n", one line per second,
  * without control bytes. */

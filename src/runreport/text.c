@@ -7,8 +7,10 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "termplot/termplot.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Text that came from the command line or the network (names, URLs, paths in warnings,
@@ -433,6 +435,44 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
     run_view_init(&v, cfg, res, thr, nthr, verbose);
     run_view_print(out, &v);
     run_view_release(&v);
+}
+
+/* The doubling buckets of a histogram in ns, in ms from the power of two at or below its
+ * smallest value (1 us at the least), each recorded value at its bucket's median equivalent. */
+static void dbl_of_hdr(const struct hdr *h, struct dbl_hist *d)
+{
+    double min_ms = h->counts && h->total_count ? (double)hdr_min(h) / 1e6 : 1;
+    double first = 1.0 / 1024;
+    while (first * 2 <= min_ms && first < 1e6)
+        first *= 2;
+    dbl_init(d, first);
+    if (!h->counts || !h->total_count)
+        return;
+    struct hdr_iter it;
+    hdr_iter_recorded_init(&it, h);
+    while (hdr_iter_next(&it))
+        dbl_add(d, (double)hdr_median_equivalent(h, it.value_iterated_to) / 1e6, (uint64_t)it.count_added_in_step);
+}
+
+void run_print_pictures(FILE *out, int fd, const struct run_config *cfg, const struct run_result *res)
+{
+    struct termplot tp;
+    termplot_detect(&tp, fd);
+    if (!tp.enabled || !res->all.latency_all.counts || !res->all.latency_all.total_count)
+        return;
+    struct dbl_hist d;
+    dbl_of_hdr(&res->all.latency_all, &d);
+    struct run_summary s;
+    run_summarize(&res->all.latency_all, &s);
+    termplot_histogram(out, &tp,
+                       cfg->open_loop ? "latency (ms), planned send -> full response (T5 - T0), doubling buckets"
+                                      : "latency (ms), send -> full response (T5 - T1), doubling buckets",
+                       &d, "ms", s.p99);
+    double *p99 = xcalloc(res->nticks ? res->nticks : 1, sizeof *p99);
+    for (size_t i = 0; i < res->nticks; i++)
+        p99[i] = res->ticks[i].p99_ms;
+    termplot_sparkline(out, &tp, "p99 per second", p99, res->nticks, "ms");
+    free(p99);
 }
 
 void run_print_progress(FILE *out, const struct run_progress *p, bool terminal)
