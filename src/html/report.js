@@ -1190,6 +1190,10 @@
       p.fig.setAttribute('data-drawn', '1');
       n++;
     });
+    Array.prototype.forEach.call(document.querySelectorAll('table.data'), function (t) { /* for crops */
+      var r = t.getBoundingClientRect();
+      t.setAttribute('data-box', [Math.round(r.left + window.scrollX), Math.round(r.top + window.scrollY), Math.round(r.width), Math.round(r.height)].join(','));
+    });
     status.setAttribute('data-charts', String(n));
     status.setAttribute('data-omitted', String(document.querySelectorAll('figure.omitted').length));
     status.setAttribute('data-height', String(Math.ceil(document.documentElement.scrollHeight)));
