@@ -48,7 +48,8 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
     if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
         return knee_fail(err, errlen, KNEE_EFORMAT,
                          "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
-                         "\" as `knee run --json` writes)",
+                         "\" as `knee run --json` writes; knee report also reads knee-compare/1, "
+                         "knee-capacity/1 and knee-repeat/1 documents)",
                          path, schema ? schema : "none");
     char why[256];
     struct run_view view;
