@@ -132,6 +132,11 @@ void report_release(struct report *rep);
 /* The article's layout: a title and the rows left out, then the numbered sections 1 to 11
  * (10 only with a time column, 11 only with --expect-median), then the warnings. */
 void report_print_text(FILE *out, const struct report *rep);
+/* Below the text on a terminal (termplot_detect(fd): a TTY wide enough; nothing on a pipe or
+ * a file): the doubling-bucket histogram of 2. as coloured bars with the p99's bucket marked,
+ * and, with a time column, the p99 of each heatmap bin (10.) as a sparkline, each bin's p99
+ * read off its doubling buckets (the upper bound of the bucket holding rank ceil(0.99 n)). */
+void report_print_pictures(FILE *out, int fd, const struct report *rep);
 
 /* ---- report_json.c ---- */
 

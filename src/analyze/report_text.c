@@ -4,6 +4,8 @@
  * expected-median check. One printer per numbered section, called in order by
  * report_print_text; every number comes from struct report (report.c). */
 #include "analyze/report.h"
+#include "core/err.h"
+#include "termplot/termplot.h"
 
 #include "core/err.h"
 #include "core/units.h"
@@ -408,4 +410,38 @@ void report_print_text(FILE *out, const struct report *report)
     text_median_check(out, rep);  /* 11 */
     text_warnings(out, rep);
     names_release(&names);
+}
+
+void report_print_pictures(FILE *out, int fd, const struct report *rep)
+{
+    struct termplot tp;
+    termplot_detect(&tp, fd);
+    if (!tp.enabled || !rep->hist.total)
+        return;
+    char title[256];
+    snprintf(title, sizeof title, "%s, doubling buckets (all groups)", rep->column);
+    termplot_histogram(out, &tp, title, &rep->hist, rep->unit, rep->all.s.p99);
+    const struct heatmap *h = rep->heat;
+    if (!rep->has_heatmap || !h || !h->nbins)
+        return;
+    double *p99 = xcalloc(h->nbins, sizeof *p99);
+    for (size_t b = 0; b < h->nbins; b++) {
+        const uint64_t *c = &h->counts[b * DBL_MAX_BUCKETS];
+        uint64_t n = 0, seen = 0;
+        for (size_t k = 0; k < DBL_MAX_BUCKETS; k++)
+            n += c[k];
+        p99[b] = NAN;
+        uint64_t rank = (uint64_t)ceil(0.99 * (double)n);
+        for (size_t k = 0; n && k < DBL_MAX_BUCKETS; k++) {
+            seen += c[k];
+            if (seen >= rank) {
+                double hi = dbl_upper(&h->shape, k);
+                p99[b] = isfinite(hi) ? hi : dbl_lower(&h->shape, k);
+                break;
+            }
+        }
+    }
+    snprintf(title, sizeof title, "p99 per %llu s (bucket bound)", (unsigned long long)h->width_s);
+    termplot_sparkline(out, &tp, title, p99, h->nbins, rep->unit);
+    free(p99);
 }
