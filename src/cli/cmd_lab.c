@@ -29,11 +29,11 @@ static struct lab_flags F;
 static struct opt lab_opts[] = {
     {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
      "every round's measured length (default per experiment: stats 60s, queue 10s, knee 20s per rate, fanout 30s, "
-     "nagle 10s)",
+     "nagle 10s, compare 5s)",
      0, 0, 0},
     {"quick", 'q', OPT_FLAG, &F.quick, NULL,
-     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s): the default experiment in under "
-     "a minute",
+     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, compare 2s): the default "
+     "experiment in under a minute",
      0, 0, 0},
     {"warmup", 0, OPT_DURATION, &F.warmup_ns, "D",
      "requests planned in the first D of each round are left out (default 1s, quick 0.5s; queue 0)", 0, 0, 0},
@@ -55,7 +55,7 @@ static struct opt lab_opts[] = {
 
 static struct cmd_spec lab_spec = {
     .name = "lab",
-    .usage = "[options] [stats|queue|knee|fanout|nagle|all]",
+    .usage = "[options] [stats|queue|knee|fanout|nagle|compare|all]",
     .summary = "Reproduce the latency articles' experiments on this machine (in-process servers on 127.0.0.1, "
                "in-process load) and explain each from the numbers it just measured.",
     .opts = lab_opts,
@@ -71,6 +71,8 @@ static struct cmd_spec lab_spec = {
               "  fanout  40 pages/s waiting for N = 1, 2, 5, 10, 20 calls, each 2% slow at 200 ms: share of\n"
               "          slow pages against 1-(1-p)^N\n"
               "  nagle   closed loop against a server with Nagle and two writes, and without: medians\n"
+              "  compare one server as before and after, one run a side three times, then 3 repetitions a\n"
+              "          side through knee compare; and a real +3 ms change: one run names a winner by noise\n"
               "  all     every experiment in turn (about 8 minutes; --quick about 2)\n\n"
               "examples:\n"
               "  knee lab --quick\n"
