@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "http/client.h"
+#include "load/shard.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -291,7 +292,7 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    return 0;
+    return run_shard_validate(cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ intervals */
@@ -494,6 +495,9 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     rc = plan_targets(e, err, errlen);
     if (rc)
         return rc;
+    rc = shard_apply(e, err, errlen); /* --shard: this shard's part of the connections */
+    if (rc)
+        return rc;
 
     /* threads */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -612,6 +616,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     }
     /* t0 a little ahead, so every thread has armed its timers before the first send */
     e.t0_ns = clock_now_ns() + 2 * NS_PER_MS;
+    shard_start(&e, res); /* --start-at: t0 is the shared instant */
     e.warmup_end_ns = e.t0_ns + cfg->warmup_ns;
     e.plan_end_ns = cfg->duration_ns ? e.t0_ns + cfg->duration_ns : UINT64_MAX;
     if (cfg->open_loop && !cfg->duration_ns) {
@@ -645,6 +650,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         if (e.workers[i].fatal)
             result_warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
     result_finish(&e, res);
+    shard_finish(&e, res);
     rc = 0;
 out_sync:
     pthread_mutex_destroy(&e.mu);
@@ -712,6 +718,7 @@ int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, siz
         pt->rate_to = cfg->open_loop ? et->rate_to : 0;
         pt->connections = et->clients;
         plan_counts(&e, et, pt);
+        shard_plan_target(cfg, pt);
         all->rate_from += pt->rate_from;
         all->rate_to += pt->rate_to;
         all->connections += pt->connections;

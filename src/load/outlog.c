@@ -5,6 +5,7 @@
 #include "load/internal.h"
 
 #include "core/err.h"
+#include "load/shard.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -144,7 +145,8 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
         const char **names = xcalloc(e->nt, sizeof *names);
         for (size_t i = 0; i < e->nt; i++)
             names[i] = e->targets[i].cfg->name;
-        int r = reqlog_writer_open(&l->rw, path, names, e->nt, !e->cfg->open_loop);
+        struct reqlog_shard sh; /* --shard: the header names the shard */
+        int r = reqlog_writer_open_shard(&l->rw, path, names, e->nt, !e->cfg->open_loop, run_shard_reqlog(e->cfg, &sh));
         free(names);
         if (r) {
             outlog_free(l);

@@ -5,6 +5,7 @@
 #include "load/internal.h"
 
 #include "core/err.h"
+#include "load/shard.h"
 #include "stats/stats.h"
 
 #include <math.h>
@@ -153,7 +154,7 @@ void result_begin(struct run_result *res, const struct engine *e)
         snprintf(r->url, sizeof r->url, "%s", et->cfg->url);
         snprintf(r->address, sizeof r->address, "%s", et->addr.text);
         r->resolve_ns = et->resolve_ns;
-        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 : 0;
+        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 / run_shard_count(cfg) : 0;
         r->connections = et->clients;
     }
     target_result_init(&res->all);

@@ -136,6 +136,11 @@ struct run_config {
     const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
+    /* --shard I/N (load/shard.h): shard_count 0 runs the whole plan; 1..RUN_MAX_SHARDS runs
+     * shard shard_index's part of it. shard_source says where I/N came from (for reports). */
+    uint32_t shard_index, shard_count;
+    const char *shard_source;
+    uint64_t start_at_unix_ns; /* --start-at: t0 at this wall-clock instant (ns since the epoch); 0 = when ready */
 };
 
 /* Summary of one histogram in milliseconds (HdrHistogram percentiles: the highest
@@ -205,6 +210,37 @@ struct run_tick {
     double p50_ms, p99_ms, max_ms;
 };
 
+#define RUN_MAX_SHARDS 65536
+#define RUN_SHARD_MERGED UINT32_MAX /* run_shard.index of a result merged from count shards */
+
+/* One shard of a merged result (knee merge), as its outputs described it. */
+struct run_shard_part {
+    uint32_t index;
+    char host[64];
+    int64_t start_skew_ns;
+    bool generator_limited;
+    bool failed;        /* interrupted, broken accounting, a truncated log, a thread stopped early */
+    char failure[160];  /* why, when failed */
+};
+
+/* The shard record of a run (run_config.shard_count > 0 or a start instant), or of a merge. */
+struct run_shard {
+    uint32_t index, count; /* count 0: not a shard run; index RUN_SHARD_MERGED: a merge of count shards */
+    char source[64];       /* where index and count came from: "--shard", "SLURM_PROCID/SLURM_NTASKS", ... */
+    uint64_t plan_id;      /* run_shard_plan_id: equal in every shard of one plan */
+    uint64_t start_at_unix_ns; /* the shared start instant; 0 when none was given */
+    uint64_t t0_unix_ns;       /* the wall-clock instant of t0 (the start instant when given) */
+    int64_t start_skew_ns;     /* wall clock when the threads were ready minus the start instant: > 0 late */
+    bool clock_synced;         /* the kernel says NTP/PTP keeps the clock synchronised */
+    double clock_maxerror_ms, clock_esterror_ms; /* adjtimex(2); NAN when unknown */
+    uint64_t lag_limit_ns;                       /* the run's lag limit (for a merge's verdict) */
+    /* a merge only */
+    size_t nparts;
+    const struct run_shard_part *parts; /* nparts, by index; owned by the merge */
+    bool complete;                      /* every shard ran its part to the end */
+    int64_t skew_min_ns, skew_max_ns;
+};
+
 struct run_env {
     char version[32];
     char kernel[256];
@@ -237,6 +273,7 @@ struct run_result {
     struct run_env env;
     bool log_slowed; /* the request-log writer could not keep up */
     int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
+    struct run_shard shard; /* --shard / --start-at (count 0 otherwise) */
 };
 
 /* Check cfg without touching the network: targets named and unique, the load model consistent
