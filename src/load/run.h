@@ -219,15 +219,15 @@ struct run_shard_part {
     char host[64];
     int64_t start_skew_ns;
     bool generator_limited;
-    bool failed;        /* interrupted, broken accounting, a truncated log, a thread stopped early */
-    char failure[160];  /* why, when failed */
+    bool failed;       /* interrupted, broken accounting, a truncated log, a thread stopped early */
+    char failure[160]; /* why, when failed */
 };
 
 /* The shard record of a run (run_config.shard_count > 0 or a start instant), or of a merge. */
 struct run_shard {
-    uint32_t index, count; /* count 0: not a shard run; index RUN_SHARD_MERGED: a merge of count shards */
-    char source[64];       /* where index and count came from: "--shard", "SLURM_PROCID/SLURM_NTASKS", ... */
-    uint64_t plan_id;      /* run_shard_plan_id: equal in every shard of one plan */
+    uint32_t index, count;     /* count 0: not a shard run; index RUN_SHARD_MERGED: a merge of count shards */
+    char source[64];           /* where index and count came from: "--shard", "SLURM_PROCID/SLURM_NTASKS", ... */
+    uint64_t plan_id;          /* run_shard_plan_id: equal in every shard of one plan */
     uint64_t start_at_unix_ns; /* the shared start instant; 0 when none was given */
     uint64_t t0_unix_ns;       /* the wall-clock instant of t0 (the start instant when given) */
     int64_t start_skew_ns;     /* wall clock when the threads were ready minus the start instant: > 0 late */
@@ -271,8 +271,8 @@ struct run_result {
     char **warnings; /* most important first */
     bool attention;  /* a warning says something went wrong (not only: few samples, warm-up left out) */
     struct run_env env;
-    bool log_slowed; /* the request-log writer could not keep up */
-    int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
+    bool log_slowed;        /* the request-log writer could not keep up */
+    int out_error;          /* --out could not be written whole: the first error (-errno); also a warning */
     struct run_shard shard; /* --shard / --start-at (count 0 otherwise) */
 };
 

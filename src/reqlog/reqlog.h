@@ -54,8 +54,8 @@ struct reqlog_record {
 #define REQLOG_RECORD_SIZE 60       /* bytes of a version-1 record */
 #define REQLOG_FIXED_HEADER_SIZE 24 /* magic, version, flags, header_size, record_size, ntargets */
 #define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
-#define REQLOG_SHARD_BLOCK_SIZE 24        /* after the names: index, count, start instant, plan id */
-#define REQLOG_SHARD_MERGED 0xffffffffu   /* reqlog_shard.index of a log merged from count shards */
+#define REQLOG_SHARD_BLOCK_SIZE 24      /* after the names: index, count, start instant, plan id */
+#define REQLOG_SHARD_MERGED 0xffffffffu /* reqlog_shard.index of a log merged from count shards */
 
 /* The shard block appended to the header after the names (knee run --shard, docs/FORMATS.md):
  * header fields appended within header_size, as the format allows without a version change, so
