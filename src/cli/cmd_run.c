@@ -10,6 +10,7 @@
 #include "load/run.h"
 #include "load/threshold.h"
 #include "runreport/runreport.h"
+#include "runreport/shard.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +46,8 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
+    for (int id = RUNOPT_SHARD; id <= RUNOPT_START_AT; id++) /* one plan as N processes */
+        rows[n++] = runopts_row(o, (enum runopt_id)id);
     rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
                     "the full summary: every table, per target, by outcome (default when something is wrong)");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
@@ -125,6 +128,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         return failure_code(r);
     }
     run_print_plan(stdout, cfg, &plan);
+    run_print_shard_start(stdout, cfg);
     run_plan_release(&plan);
     if (f->json || cfg->out_path || f->hlog || rc->nthr)
         printf("\noutputs\n");
@@ -155,6 +159,7 @@ static int run_and_report(struct runopts_config *rc, struct run_output *out, con
         cfg->on_progress = on_progress;
     struct run_result res;
     char err[512];
+    run_print_shard_start(stderr, cfg);
     int r = run_with_signals(cfg, &res, err, sizeof err);
     if (progress)
         fputs("\r\033[K", stderr);
@@ -171,6 +176,7 @@ static int run_and_report(struct runopts_config *rc, struct run_output *out, con
     }
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
     run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
+    run_print_shard_result(json_stdout ? stderr : stdout, &res);
     written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
     written &= res.out_error == 0; /* the summary's warnings said why */
     int code = !res.accounting_ok || !written ? 1 : !all_pass ? 99 : 0;
