@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -207,7 +208,8 @@ int run_instant_parse(const char *s, uint64_t *unix_ns)
 }
 
 /* The base instant in FILE, written there first (atomically: a complete temporary file linked
- * into place, so a reader never sees half a line) when nobody has. */
+ * into place with link(2), which fails when the name exists, so exactly one process wins and a
+ * reader never sees half a line; link is atomic on NFS too) when nobody has. */
 static int base_from_file(const char *path, uint64_t now_unix_ns, uint64_t *out, char *err, size_t errlen)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -226,11 +228,18 @@ static int base_from_file(const char *path, uint64_t now_unix_ns, uint64_t *out,
             return knee_fail(err, errlen, -errno, "--start-at: %s: %s", path, strerror(errno));
         /* nobody wrote it yet: offer ours; link(2) fails with EEXIST when another process won */
         size_t n = strlen(path);
-        char *tmp = xmalloc(n + 32);
-        snprintf(tmp, n + 32, "%s.%ld.tmp", path, (long)getpid());
-        FILE *w = fopen(tmp, "w");
+        char *tmp = xmalloc(n + 16);
+        snprintf(tmp, n + 16, "%s.XXXXXX", path);
+        int fd = mkstemp(tmp);
+        if (fd >= 0)
+            fchmod(fd, 0644); /* every shard reads it, whoever wrote it */
+        FILE *w = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (!w) {
             int e = -errno;
+            if (fd >= 0) {
+                close(fd);
+                unlink(tmp);
+            }
             free(tmp);
             return knee_fail(err, errlen, e, "--start-at: cannot create %s: %s", path, knee_strerror(e));
         }

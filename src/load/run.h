@@ -223,6 +223,12 @@ struct run_shard_part {
     char failure[160]; /* why, when failed */
 };
 
+/* A target's open-loop stream as the whole plan has it (every shard draws from it). */
+struct run_shard_stream {
+    double rate_from, rate_to; /* requests/s of the whole plan */
+    uint64_t limit;            /* global index bound (--requests share); UINT64_MAX: by duration */
+};
+
 /* The shard record of a run (run_config.shard_count > 0 or a start instant), or of a merge. */
 struct run_shard {
     uint32_t index, count;     /* count 0: not a shard run; index RUN_SHARD_MERGED: a merge of count shards */
@@ -234,6 +240,8 @@ struct run_shard {
     bool clock_synced;         /* the kernel says NTP/PTP keeps the clock synchronised */
     double clock_maxerror_ms, clock_esterror_ms; /* adjtimex(2); NAN when unknown */
     uint64_t lag_limit_ns;                       /* the run's lag limit (for a merge's verdict) */
+    size_t nstreams;                             /* open loop: one per target */
+    struct run_shard_stream streams[RUN_MAX_TARGETS];
     /* a merge only */
     size_t nparts;
     const struct run_shard_part *parts; /* nparts, by index; owned by the merge */

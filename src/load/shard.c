@@ -166,6 +166,25 @@ void run_shard_read_clock(struct run_shard *s)
     s->clock_esterror_ms = (double)tx.esterror / 1e3;
 }
 
+bool run_shard_stream_planned(const struct run_shard_stream *st, bool poisson, uint64_t seed, size_t target,
+                              uint64_t duration_ns, uint64_t max_draws, uint64_t *out)
+{
+    struct sched s;
+    uint64_t end = duration_ns ? duration_ns : UINT64_MAX;
+    sched_init(&s, poisson, st->rate_from, st->rate_to, (double)duration_ns / 1e9, 0, end, st->limit, 1, 0,
+               run_stream_seed(seed, target));
+    if (!poisson) {
+        *out = sched_constant_count(&s, end);
+        return true;
+    }
+    uint64_t n = 0, t;
+    while (sched_next(&s, &t))
+        if (++n > max_draws)
+            return false;
+    *out = n;
+    return true;
+}
+
 const struct reqlog_shard *run_shard_reqlog(const struct run_config *cfg, struct reqlog_shard *out)
 {
     if (!cfg->shard_count && !cfg->start_at_unix_ns)
@@ -230,6 +249,9 @@ void shard_start(struct engine *e, struct run_result *res)
     s->plan_id = run_shard_plan_id(cfg);
     s->start_at_unix_ns = cfg->start_at_unix_ns;
     s->lag_limit_ns = e->lag_limit_ns;
+    s->nstreams = cfg->open_loop ? e->nt : 0;
+    for (size_t i = 0; i < s->nstreams; i++)
+        s->streams[i] = (struct run_shard_stream){e->targets[i].rate_from, e->targets[i].rate_to, e->targets[i].limit};
     run_shard_read_clock(s);
     if (cfg->start_at_unix_ns) {
         /* t0 = the start instant on the monotonic clock; in the past when this shard is late */

@@ -41,6 +41,18 @@ static inline uint32_t run_shard_index(const struct run_config *cfg)
     return cfg->shard_count ? cfg->shard_index : 0;
 }
 
+/* The Poisson seed of target i's stream (every thread and shard of the run uses it). */
+static inline uint64_t run_stream_seed(uint64_t seed, size_t target)
+{
+    return seed ^ (0x9e3779b97f4a7c15ULL * (target + 1));
+}
+
+/* How many requests the whole plan (every shard) gives target stream st within duration_ns (0:
+ * no duration) and its limit: exact. Constant arrivals by arithmetic; Poisson by drawing the
+ * seeded sequence, at most max_draws draws (false beyond: too costly to check). */
+bool run_shard_stream_planned(const struct run_shard_stream *st, bool poisson, uint64_t seed, size_t target,
+                              uint64_t duration_ns, uint64_t max_draws, uint64_t *out);
+
 /* How many of `total` things (indices 0..total-1 dealt round robin, or connections) shard
  * `index` of `count` gets: total / count, plus one when index < total mod count. The parts of
  * all shards add up to total. count 0 is read as 1. */

@@ -166,6 +166,26 @@ static void clock_json(struct json *j, const struct run_shard *s)
     json_object_end(j);
 }
 
+/* The whole plan's streams (open loop), for the merge's check that the shards planned it all. */
+static void plan_json(struct json *j, const struct run_shard *s)
+{
+    json_key(j, "streams");
+    json_array_begin(j);
+    for (size_t i = 0; i < s->nstreams; i++) {
+        json_object_begin(j);
+        json_kv_double(j, "rate_from", s->streams[i].rate_from);
+        json_kv_double(j, "rate_to", s->streams[i].rate_to);
+        if (s->streams[i].limit == UINT64_MAX) {
+            json_key(j, "limit");
+            json_null(j);
+        } else {
+            json_kv_uint(j, "limit", s->streams[i].limit);
+        }
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
 void run_write_json_shard(struct json *j, const struct run_result *res)
 {
     const struct run_shard *s = &res->shard;
@@ -221,6 +241,7 @@ void run_write_json_shard(struct json *j, const struct run_result *res)
         json_kv_double(j, "start_skew_ms", (double)s->start_skew_ns / 1e6);
         clock_json(j, s);
     }
+    plan_json(j, s);
     struct hlog_codec *c = hlog_codec_new();
     json_key(j, "histograms");
     json_object_begin(j);

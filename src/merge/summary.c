@@ -1,0 +1,902 @@
+/* The merged summary: the shards' knee run JSON documents added up into one struct run_config
+ * and struct run_result, which knee run's own printers then print. Counts are summed, the
+ * histograms each shard carries in its "shard" object are added index by index (with the
+ * exact minimum and maximum), and every verdict is re-derived from the sums: the accounting
+ * identities, the plan check, generator-limited, failed shards. */
+#include "merge/internal.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "hlog/codec.h"
+#include "load/shard.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SHARD_WARNINGS 20 /* per-shard warnings carried into the merge (the rest: in the shards' JSON) */
+#define MAX_PLAN_DRAWS 200000000ULL
+
+struct doc {
+    json_t *root;
+    const char *path;
+    uint32_t index;
+    uint64_t t0_unix_ns;
+    double window_s, elapsed_s;
+};
+
+struct ctx {
+    struct merge_summary *m;
+    uint32_t count;
+    struct doc *docs;
+    struct hlog_codec *codec;
+    char *err;
+    size_t errlen;
+};
+
+static int failf(struct ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int failf(struct ctx *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (c->err && c->errlen)
+        vsnprintf(c->err, c->errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static char *keep(struct merge_summary *m, const char *s)
+{
+    m->strings = xrealloc(m->strings, (m->nstrings + 1) * sizeof *m->strings);
+    return m->strings[m->nstrings++] = xstrdup(s ? s : "");
+}
+
+static void warn(struct run_result *res, bool attention, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warn(struct run_result *res, bool attention, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
+    res->warnings[res->nwarnings++] = xstrdup(buf);
+    res->attention |= attention;
+}
+
+/* ---- reading numbers ---- */
+
+static const char *str_or(const char *s, const char *otherwise)
+{
+    return s ? s : otherwise;
+}
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = o ? json_object_get(o, key) : NULL;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool u64(const json_t *o, const char *key, uint64_t *out)
+{
+    const json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return false;
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+/* A count that must be there. */
+static int need_u64(struct ctx *c, const struct doc *d, const json_t *o, const char *where, const char *key,
+                    uint64_t *out)
+{
+    if (!u64(o, key, out))
+        return failf(c, KNEE_EFORMAT, "%s: %s.%s is missing or not a count", d->path, where, key);
+    return 0;
+}
+
+static uint64_t ns_of_s(double s)
+{
+    return isfinite(s) && s > 0 ? (uint64_t)llround(s * 1e9) : 0;
+}
+
+/* ---- histograms ---- */
+
+static void result_hdr_init(struct hdr *h)
+{
+    hdr_init(h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+}
+
+static void target_init(struct run_target_result *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        result_hdr_init(&r->latency[g]);
+    result_hdr_init(&r->latency_all);
+    result_hdr_init(&r->service);
+    result_hdr_init(&r->ttfb);
+    result_hdr_init(&r->lag);
+    result_hdr_init(&r->connect);
+}
+
+/* dst += the histogram in entry e ({"count", "min_ns", "max_ns", "hdr"}); none when absent or
+ * empty. The encoding keeps the counts; the exact extremes come from min_ns/max_ns, which
+ * must lie in the extreme buckets (else the document was altered). */
+static int add_hist(struct ctx *c, const struct doc *d, const json_t *e, const char *what, struct hdr *dst)
+{
+    uint64_t count = 0;
+    if (!e || (u64(e, "count", &count) && count == 0))
+        return 0;
+    const char *text = json_string_value(json_object_get(e, "hdr"));
+    uint64_t mn, mx;
+    if (!text || !u64(e, "min_ns", &mn) || !u64(e, "max_ns", &mx))
+        return failf(c, KNEE_EFORMAT, "%s: histogram %s has no hdr, min_ns or max_ns", d->path, what);
+    struct hdr h;
+    char why[256] = "";
+    int r = hlog_decode_base64(c->codec, text, strlen(text), &h, why, sizeof why);
+    if (r)
+        return failf(c, r, "%s: histogram %s: %s", d->path, what, why[0] ? why : knee_strerror(r));
+    if ((uint64_t)h.total_count != count || !hdr_values_equivalent(&h, (int64_t)mn, h.min_value) ||
+        !hdr_values_equivalent(&h, (int64_t)mx, h.max_value)) {
+        hdr_release(&h);
+        return failf(c, KNEE_EFORMAT, "%s: histogram %s: its count or extremes disagree with its buckets", d->path,
+                     what);
+    }
+    h.min_value = (int64_t)mn;
+    h.max_value = (int64_t)mx;
+    uint64_t of = 0, ofmax = 0;
+    if (u64(e, "overflow", &of)) {
+        u64(e, "overflow_max_ns", &ofmax);
+        h.overflow_count = (int64_t)of;
+        h.overflow_max = (int64_t)ofmax;
+    }
+    if (!dst->counts)
+        result_hdr_init(dst);
+    r = hdr_add(dst, &h);
+    hdr_release(&h);
+    if (r)
+        return failf(c, r, "%s: histogram %s: %s", d->path, what, knee_strerror(r));
+    return 0;
+}
+
+static int add_target_hists(struct ctx *c, const struct doc *d, const json_t *th, struct run_target_result *r)
+{
+    char what[128];
+    const char *name = json_string_value(json_object_get(th, "name"));
+    snprintf(what, sizeof what, "%s.latency", name ? name : "?");
+    int rc = add_hist(c, d, json_object_get(th, "latency"), what, &r->latency_all);
+    const json_t *bo = json_object_get(th, "by_outcome");
+    for (int g = 0; g < RUN_GROUP_COUNT && !rc; g++) {
+        snprintf(what, sizeof what, "%s.by_outcome.%s", name ? name : "?", run_group_name((enum run_group)g));
+        rc = add_hist(c, d, json_object_get(bo, run_group_name((enum run_group)g)), what, &r->latency[g]);
+    }
+    static const char *const keys[] = {"service", "ttfb", "lag", "connect"};
+    struct hdr *dst[] = {&r->service, &r->ttfb, &r->lag, &r->connect};
+    for (size_t k = 0; k < 4 && !rc; k++) {
+        snprintf(what, sizeof what, "%s.%s", name ? name : "?", keys[k]);
+        rc = add_hist(c, d, json_object_get(th, keys[k]), what, dst[k]);
+    }
+    const char *st_name;
+    json_t *st_h;
+    json_object_foreach(json_object_get(th, "server_timing"), st_name, st_h)
+    {
+        if (rc)
+            break;
+        size_t j = 0;
+        while (j < r->nst && strcmp(r->st[j].name, st_name) != 0)
+            j++;
+        if (j == r->nst) {
+            if (r->nst == RUN_ST_MAX_NAMES)
+                continue;
+            snprintf(r->st[j].name, sizeof r->st[j].name, "%s", st_name);
+            result_hdr_init(&r->st[j].dur);
+            r->nst++;
+        }
+        snprintf(what, sizeof what, "%s.server_timing.%s", name ? name : "?", st_name);
+        rc = add_hist(c, d, st_h, what, &r->st[j].dur);
+    }
+    uint64_t on_time = 0;
+    if (!rc && !u64(th, "sent_on_time", &on_time))
+        rc = failf(c, KNEE_EFORMAT, "%s: histograms of %s: no sent_on_time", d->path, name ? name : "?");
+    r->counts.sent_on_time += on_time;
+    return rc;
+}
+
+/* ---- counts ---- */
+
+static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, const char *where, struct run_counts *out)
+{
+    if (!json_is_object(acc))
+        return failf(c, KNEE_EFORMAT, "%s: no %s object", d->path, where);
+    uint64_t v;
+    int r = 0;
+    r = r ? r : need_u64(c, d, acc, where, "planned", &v);
+    out->planned += v;
+    r = r ? r : need_u64(c, d, acc, where, "sent", &v);
+    out->sent += v;
+    r = r ? r : need_u64(c, d, acc, where, "dropped", &v);
+    out->dropped += v;
+    if (u64(acc, "queued", &v))
+        out->queued += v;
+    if (u64(acc, "queue_overflow", &v))
+        out->queue_overflow += v;
+    const json_t *oc = json_object_get(acc, "outcomes");
+    for (int o = 0; o < OUTCOME_COUNT && !r; o++) {
+        char w[96];
+        snprintf(w, sizeof w, "%s.outcomes", where);
+        r = need_u64(c, d, oc, w, reqlog_outcome_name((enum reqlog_outcome)o), &v);
+        out->outcome[o] += v;
+    }
+    return r;
+}
+
+static int add_target(struct ctx *c, const struct doc *d, const json_t *t, struct run_target_result *r)
+{
+    int rc = add_counts(c, d, json_object_get(t, "accounting"), "accounting", &r->counts);
+    if (!rc)
+        rc = add_counts(c, d, json_object_get(t, "warmup"), "warmup", &r->warmup_counts);
+    if (rc)
+        return rc;
+    const json_t *cn = json_object_get(t, "connections");
+    uint64_t v;
+    if (u64(cn, "opened", &v))
+        r->counts.conns_opened += v;
+    if (u64(cn, "failed", &v))
+        r->counts.conns_failed += v;
+    if (u64(cn, "closed_by_server", &v))
+        r->counts.conns_closed_by_peer += v;
+    if (u64(cn, "unsolicited_bytes", &v))
+        r->counts.conns_unsolicited += v;
+    if (u64(t, "bytes_in", &v))
+        r->counts.bytes_in += v;
+    double pr = num(t, "planned_rate");
+    if (isfinite(pr))
+        r->planned_rate += pr;
+    if (u64(t, "clients", &v))
+        r->connections += (uint32_t)v;
+    double res_ms = num(t, "resolve_ms");
+    if (isfinite(res_ms) && (uint64_t)(res_ms * 1e6) > r->resolve_ns)
+        r->resolve_ns = (uint64_t)(res_ms * 1e6);
+    return 0;
+}
+
+/* ---- configuration (shard 0's; the plan id says the others agree) ---- */
+
+static int read_config(struct ctx *c, const struct doc *d)
+{
+    struct merge_summary *m = c->m;
+    struct run_config *cfg = &m->cfg;
+    const json_t *jc = json_object_get(d->root, "config");
+    const char *mode = json_string_value(json_object_get(jc, "mode"));
+    if (!mode)
+        return failf(c, KNEE_EFORMAT, "%s: no config.mode", d->path);
+    cfg->open_loop = strcmp(mode, "open") == 0;
+    const char *arr = json_string_value(json_object_get(jc, "arrivals"));
+    cfg->arrivals = arr && strcmp(arr, "poisson") == 0 ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
+    uint64_t v;
+    cfg->seed = u64(jc, "seed", &v) ? v : 1;
+    const json_t *ramp = json_object_get(jc, "ramp");
+    if (ramp) {
+        cfg->ramp = true;
+        cfg->ramp_from = num(ramp, "from");
+        cfg->ramp_to = num(ramp, "to");
+    } else {
+        double rate = num(jc, "rate");
+        cfg->rate = isfinite(rate) ? rate : 0;
+    }
+    const char *busy = json_string_value(json_object_get(jc, "when_busy"));
+    cfg->when_busy = busy && strcmp(busy, "drop") == 0 ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
+    cfg->think_ns = ns_of_s(num(jc, "think_s"));
+    cfg->duration_ns = ns_of_s(num(jc, "duration_s"));
+    cfg->requests = u64(jc, "requests", &v) ? v : 0;
+    cfg->timeout_ns = ns_of_s(num(jc, "timeout_s"));
+    cfg->drain_ns = ns_of_s(num(jc, "drain_s"));
+    cfg->warmup_ns = ns_of_s(num(jc, "warmup_s"));
+    cfg->keepalive = json_is_true(json_object_get(jc, "keepalive"));
+    const char *eb = json_string_value(json_object_get(jc, "expect_body"));
+    cfg->expect_body = eb ? keep(m, eb) : NULL;
+    const json_t *rj = json_object_get(jc, "reject");
+    size_t nr = json_array_size(rj);
+    m->rejects = xcalloc(nr ? nr : 1, sizeof *m->rejects);
+    for (size_t i = 0; i < nr && i < RUN_MAX_REJECTS; i++) {
+        const json_t *e = json_array_get(rj, i);
+        m->rejects[i].status = (int)num(e, "status");
+        const char *b = json_string_value(json_object_get(e, "body"));
+        m->rejects[i].body = b ? keep(m, b) : NULL;
+        cfg->nrejects = i + 1;
+    }
+    cfg->rejects = m->rejects;
+    return 0;
+}
+
+/* ---- the shards one by one ---- */
+
+static void fail_shard(struct merge_summary *m, uint32_t index, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail_shard(struct merge_summary *m, uint32_t index, const char *fmt, ...)
+{
+    char buf[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    merge_summary_fail_shard(m, index, buf);
+}
+
+void merge_summary_fail_shard(struct merge_summary *m, uint32_t index, const char *why)
+{
+    if (index < m->res.shard.nparts) { /* parts are by index */
+        struct run_shard_part *p = &m->parts[index];
+        if (!p->failed)
+            snprintf(p->failure, sizeof p->failure, "%s", why);
+        p->failed = true;
+    }
+    m->incomplete = true;
+    m->res.shard.complete = false;
+}
+
+static int read_shard(struct ctx *c, struct doc *d, size_t k)
+{
+    struct merge_summary *m = c->m;
+    struct run_result *res = &m->res;
+    const json_t *root = d->root;
+    const json_t *sh = json_object_get(root, "shard");
+    const json_t *targets = json_object_get(root, "targets");
+    if (json_array_size(targets) != res->ntargets)
+        return failf(c, KNEE_EFORMAT, "%s: %zu targets, but %s has %zu", d->path, json_array_size(targets),
+                     c->docs[0].path, res->ntargets);
+    const json_t *hs = json_object_get(json_object_get(sh, "histograms"), "targets");
+    if (json_array_size(hs) != res->ntargets)
+        return failf(c, KNEE_EFORMAT, "%s: shard.histograms.targets does not list the %zu targets", d->path,
+                     res->ntargets);
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const json_t *t = json_array_get(targets, i);
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if (!name || strcmp(name, res->targets[i].name) != 0)
+            return failf(c, KNEE_EFORMAT, "%s: target %zu is '%s', but %s names it '%s'", d->path, i + 1,
+                         name ? name : "?", c->docs[0].path, res->targets[i].name);
+        int r = add_target(c, d, t, &res->targets[i]);
+        if (!r)
+            r = add_target_hists(c, d, json_array_get(hs, i), &res->targets[i]);
+        if (r)
+            return r;
+    }
+    int r = add_target_hists(c, d, json_object_get(json_object_get(sh, "histograms"), "all"), &res->all);
+    if (r)
+        return r;
+    /* the shard's own record */
+    struct run_shard_part *p = &m->parts[k];
+    p->index = d->index;
+    const json_t *env = json_object_get(root, "environment");
+    snprintf(p->host, sizeof p->host, "%s", str_or(json_string_value(json_object_get(env, "hostname")), "?"));
+    double skew = num(sh, "start_skew_ms");
+    p->start_skew_ns = isfinite(skew) ? (int64_t)llround(skew * 1e6) : 0;
+    p->generator_limited = json_is_true(json_object_get(root, "generator_limited"));
+    res->generator_limited |= p->generator_limited;
+    if (!json_is_true(json_object_get(sh, "clock") ? json_object_get(json_object_get(sh, "clock"), "synced") : NULL))
+        res->shard.clock_synced = false;
+    double me = num(json_object_get(sh, "clock"), "maxerror_ms");
+    if (isfinite(me) && !(me <= res->shard.clock_maxerror_ms))
+        res->shard.clock_maxerror_ms = me;
+    if (json_is_true(json_object_get(root, "interrupted"))) {
+        res->interrupted = true;
+        fail_shard(m, d->index, "interrupted before the end of its plan");
+    }
+    if (!json_is_true(json_object_get(root, "accounting_ok")))
+        fail_shard(m, d->index, "its accounting identities do not hold");
+    const json_t *w = json_object_get(root, "warnings");
+    for (size_t i = 0; i < json_array_size(w); i++) {
+        const char *text = json_string_value(json_array_get(w, i));
+        if (text && strstr(text, "stopped early"))
+            fail_shard(m, d->index, "%s", text);
+        else if (text && strstr(text, "writing failed"))
+            fail_shard(m, d->index, "its request log could not be written whole (%s)", text);
+    }
+    /* environment: sums and extremes */
+    res->env.cpus += (long)num(env, "cpus");
+    double cu = num(env, "cpu_user_s"), cs = num(env, "cpu_sys_s"), rss = num(env, "peak_rss_kb");
+    res->env.cpu_user_s += isfinite(cu) ? cu : 0;
+    res->env.cpu_sys_s += isfinite(cs) ? cs : 0;
+    if (isfinite(rss) && (long)rss > res->env.peak_rss_kb)
+        res->env.peak_rss_kb = (long)rss;
+    const char *st = json_string_value(json_object_get(env, "start_utc"));
+    if (st && (!res->env.start_wall[0] || strcmp(st, res->env.start_wall) < 0))
+        snprintf(res->env.start_wall, sizeof res->env.start_wall, "%s", st);
+    const char *kern = json_string_value(json_object_get(env, "kernel"));
+    if (kern && !res->env.kernel[0])
+        snprintf(res->env.kernel, sizeof res->env.kernel, "%s", kern);
+    else if (kern && strcmp(kern, res->env.kernel) != 0)
+        snprintf(res->env.kernel, sizeof res->env.kernel, "several kernels");
+    const json_t *jc = json_object_get(root, "config");
+    uint64_t v;
+    if (u64(jc, "threads", &v))
+        res->threads += (uint32_t)v;
+    if (u64(jc, "pool_cap", &v))
+        res->pool_cap += (uint32_t)v;
+    return 0;
+}
+
+/* Every shard's timeline on the earliest t0's second grid. */
+static void merge_ticks(struct ctx *c, uint64_t t0_min)
+{
+    struct run_result *res = &c->m->res;
+    size_t cap = 0;
+    for (uint32_t k = 0; k < c->count; k++) {
+        const struct doc *d = &c->docs[k];
+        int64_t off = (int64_t)llround((double)(d->t0_unix_ns - t0_min) / 1e9);
+        const json_t *tl = json_object_get(d->root, "timeline");
+        for (size_t i = 0; i < json_array_size(tl); i++) {
+            const json_t *e = json_array_get(tl, i);
+            double st = num(e, "start_s");
+            if (!isfinite(st) || st < 0 || st > 1e8)
+                continue;
+            size_t at = (size_t)(off + llround(st));
+            if (at >= cap) {
+                size_t ncap = cap ? cap : 64;
+                while (ncap <= at)
+                    ncap *= 2;
+                res->ticks = xrealloc(res->ticks, ncap * sizeof *res->ticks);
+                for (size_t j = cap; j < ncap; j++)
+                    res->ticks[j] =
+                        (struct run_tick){.start_s = (double)j, .p50_ms = NAN, .p99_ms = NAN, .max_ms = NAN};
+                cap = ncap;
+            }
+            if (at + 1 > res->nticks)
+                res->nticks = at + 1;
+            struct run_tick *t = &res->ticks[at];
+            double len = num(e, "length_s");
+            if (isfinite(len) && len > t->length_s)
+                t->length_s = len;
+            uint64_t v;
+            t->planned += u64(e, "planned", &v) ? v : 0;
+            t->sent += u64(e, "sent", &v) ? v : 0;
+            t->completed += u64(e, "completed", &v) ? v : 0;
+            t->ok += u64(e, "ok", &v) ? v : 0;
+            t->errors += u64(e, "errors", &v) ? v : 0;
+            t->dropped += u64(e, "dropped", &v) ? v : 0;
+            double mx = num(e, "max_ms");
+            if (isfinite(mx) && !(mx <= t->max_ms))
+                t->max_ms = mx;
+        }
+    }
+}
+
+static bool counts_hold(const struct run_counts *c)
+{
+    return run_counts_hold(c);
+}
+
+static void counts_add(struct run_counts *d, const struct run_counts *s)
+{
+    d->planned += s->planned;
+    d->sent += s->sent;
+    d->dropped += s->dropped;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        d->outcome[o] += s->outcome[o];
+    d->sent_on_time += s->sent_on_time;
+    d->queued += s->queued;
+    d->queue_overflow += s->queue_overflow;
+    d->bytes_in += s->bytes_in;
+    d->conns_opened += s->conns_opened;
+    d->conns_failed += s->conns_failed;
+    d->conns_closed_by_peer += s->conns_closed_by_peer;
+    d->conns_unsolicited += s->conns_unsolicited;
+}
+
+/* The whole plan's count against the shards' (open loop: every stream, each shard's exact
+ * share of the global indices; closed loop with --requests: the total). */
+static void plan_check(struct ctx *c)
+{
+    struct merge_summary *m = c->m;
+    struct run_result *res = &m->res;
+    const struct run_config *cfg = &m->cfg;
+    if (!cfg->open_loop) {
+        if (!cfg->requests)
+            return;
+        m->plan_checked = true;
+        m->plan_expected = cfg->requests;
+        m->plan_merged = res->all.counts.planned + res->all.warmup_counts.planned;
+        m->plan_ok = m->plan_expected == m->plan_merged;
+        return;
+    }
+    const json_t *streams = json_object_get(json_object_get(c->docs[0].root, "shard"), "streams");
+    if (json_array_size(streams) != res->ntargets)
+        return;
+    bool poisson = cfg->arrivals == RUN_ARRIVALS_POISSON;
+    uint64_t expected = 0;
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const json_t *e = json_array_get(streams, i);
+        struct run_shard_stream st = {num(e, "rate_from"), num(e, "rate_to"), UINT64_MAX};
+        uint64_t lim;
+        if (u64(e, "limit", &lim))
+            st.limit = lim;
+        if (!(st.rate_from >= 0 && st.rate_to >= 0 && isfinite(st.rate_from) && isfinite(st.rate_to)))
+            return;
+        uint64_t n;
+        if (!run_shard_stream_planned(&st, poisson, cfg->seed, i, cfg->duration_ns, MAX_PLAN_DRAWS, &n))
+            return;
+        expected += n;
+        /* each shard: exactly its share of this stream's global indices */
+        for (uint32_t k = 0; k < c->count; k++) {
+            const struct doc *d = &c->docs[k];
+            const json_t *t = json_array_get(json_object_get(d->root, "targets"), i);
+            uint64_t a = 0, b = 0;
+            u64(json_object_get(t, "accounting"), "planned", &a);
+            u64(json_object_get(t, "warmup"), "planned", &b);
+            uint64_t want = run_shard_share(n, d->index, c->count);
+            if (a + b != want)
+                fail_shard(m, d->index, "planned %" PRIu64 " requests of target %s, its share of the plan is %" PRIu64,
+                           a + b, res->targets[i].name, want);
+        }
+    }
+    m->plan_checked = true;
+    m->plan_expected = expected;
+    m->plan_merged = res->all.counts.planned + res->all.warmup_counts.planned;
+    m->plan_ok = expected == m->plan_merged;
+}
+
+static void hostnames(struct ctx *c)
+{
+    struct run_env *env = &c->m->res.env;
+    size_t off = 0, shown = 0, distinct = 0;
+    env->hostname[0] = '\0';
+    for (uint32_t k = 0; k < c->count; k++) {
+        const char *h = c->m->parts[k].host;
+        bool seen = false;
+        for (uint32_t j = 0; j < k && !seen; j++)
+            seen = strcmp(c->m->parts[j].host, h) == 0;
+        if (seen)
+            continue;
+        distinct++;
+        if (off + strlen(h) + 24 < sizeof env->hostname) {
+            off += (size_t)snprintf(env->hostname + off, sizeof env->hostname - off, "%s%s", shown ? "," : "", h);
+            shown++;
+        }
+    }
+    if (distinct > shown)
+        snprintf(env->hostname + off, sizeof env->hostname - off, ",+%zu more", distinct - shown);
+}
+
+/* "1, 3, 7" of the shards for which pick() holds (a few, then "and N more"). */
+static size_t shard_list(const struct merge_summary *m, bool (*pick)(const struct run_shard_part *, int64_t),
+                         int64_t arg, char *buf, size_t len)
+{
+    size_t off = 0, n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < m->res.shard.nparts; i++) {
+        if (!pick(&m->parts[i], arg))
+            continue;
+        if (n < 10 && off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%u", n ? ", " : "", m->parts[i].index);
+        else if (n == 10 && off < len)
+            off += (size_t)snprintf(buf + off, len - off, " ...");
+        n++;
+    }
+    return n;
+}
+
+static bool pick_limited(const struct run_shard_part *p, int64_t arg)
+{
+    (void)arg;
+    return p->generator_limited;
+}
+
+static bool pick_late(const struct run_shard_part *p, int64_t lag_limit_ns)
+{
+    return p->start_skew_ns > lag_limit_ns;
+}
+
+static void verdicts(struct ctx *c)
+{
+    struct merge_summary *m = c->m;
+    struct run_result *res = &m->res;
+    struct run_shard *sh = &res->shard;
+    char list[128];
+    size_t nfailed = 0;
+    for (size_t i = 0; i < sh->nparts; i++)
+        if (m->parts[i].failed) {
+            if (nfailed++ < 10)
+                warn(res, true,
+                     "INCOMPLETE: shard %u of %u (%s) failed: %s; the merged numbers are the other shards' parts and "
+                     "what this shard did, not the whole plan",
+                     m->parts[i].index, sh->count, m->parts[i].host, m->parts[i].failure);
+        }
+    if (nfailed > 10)
+        warn(res, true, "INCOMPLETE: %zu more shards failed (see the shard list)", nfailed - 10);
+    if (!res->accounting_ok)
+        warn(res, true,
+             "BUG: the accounting identities do not hold for the merged counts (planned = sent + dropped; "
+             "sent = outcomes)");
+    if (m->plan_checked && !m->plan_ok)
+        warn(res, true, "the shards planned %" PRIu64 " requests, the whole plan has %" PRIu64 "%s", m->plan_merged,
+             m->plan_expected, nfailed ? " (a shard failed)" : "");
+    size_t nlim = shard_list(m, pick_limited, 0, list, sizeof list);
+    if (nlim)
+        warn(res, true,
+             "GENERATOR-LIMITED: shard%s %s of %u could not keep %s plan (%s warnings follow): the merged lag and "
+             "latency include that",
+             nlim == 1 ? "" : "s", list, sh->count, nlim == 1 ? "its" : "their", nlim == 1 ? "its" : "their");
+    if (sh->start_at_unix_ns) {
+        size_t nlate = shard_list(m, pick_late, (int64_t)sh->lag_limit_ns, list, sizeof list);
+        if (nlate)
+            warn(res, true,
+                 "shard%s %s started up to %.3f ms after the shared start instant: %s requests planned before then "
+                 "were sent late, and the lag counts them",
+                 nlate == 1 ? "" : "s", list, (double)sh->skew_max_ns / 1e6, nlate == 1 ? "its" : "their");
+    } else if (!m->windows_equal) {
+        warn(res, false,
+             "no shared start instant (--start-at): each shard measured its own window; rates are the sum of the "
+             "shards' rates, and the timeline is aligned to whole seconds of their starts");
+    }
+    if (!sh->clock_synced && sh->start_at_unix_ns)
+        warn(res, false,
+             "not every shard's kernel reports a synchronised clock (NTP/PTP; largest error bound %.3f ms): the "
+             "shared start instant is only as good as the clocks agree",
+             sh->clock_maxerror_ms);
+    /* the shards' own warnings that need attention, prefixed */
+    size_t carried = 0, more = 0;
+    for (uint32_t k = 0; k < c->count; k++) {
+        const json_t *w = json_object_get(c->docs[k].root, "warnings");
+        for (size_t i = 0; i < json_array_size(w); i++) {
+            const char *text = json_string_value(json_array_get(w, i));
+            if (!text || strncmp(text, "only ", 5) == 0 || strstr(text, "synchronised"))
+                continue; /* recomputed for the whole, or said once above */
+            if (carried < MAX_SHARD_WARNINGS) {
+                warn(res, false, "shard %u: %s", c->docs[k].index, text);
+                carried++;
+            } else {
+                more++;
+            }
+        }
+    }
+    if (more)
+        warn(res, false, "%zu more warnings of the shards are in their JSON", more);
+}
+
+int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const char *const *names, uint32_t count,
+                            uint64_t plan_id, uint64_t start_at_unix_ns, const char *const *argv, int argc, char *err,
+                            size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    struct ctx c = {.m = m, .count = count, .err = err, .errlen = errlen};
+    int rc = 0;
+    c.docs = xcalloc(count ? count : 1, sizeof *c.docs);
+    for (uint32_t k = 0; k < count && !rc; k++) {
+        struct doc *d = &c.docs[k];
+        d->path = names[k];
+        d->index = k;
+        d->root = roots[k];
+        if (!json_is_object(d->root)) {
+            rc = failf(&c, KNEE_EFORMAT, "%s: not a JSON object", d->path);
+            break;
+        }
+        const json_t *sh = json_object_get(d->root, "shard");
+        if (!u64(sh, "t0_unix_ns", &d->t0_unix_ns))
+            rc = failf(&c, KNEE_EFORMAT, "%s: shard.t0_unix_ns is missing", d->path);
+        d->window_s = num(d->root, "window_s");
+        d->elapsed_s = num(d->root, "elapsed_s");
+        if (!rc && !(d->window_s >= 0 && d->elapsed_s >= 0))
+            rc = failf(&c, KNEE_EFORMAT, "%s: no window_s or elapsed_s", d->path);
+    }
+    if (rc)
+        goto out;
+    struct run_result *res = &m->res;
+    struct run_config *cfg = &m->cfg;
+    const struct doc *d0 = &c.docs[0];
+    rc = read_config(&c, d0);
+    if (rc)
+        goto out;
+    const json_t *targets = json_object_get(d0->root, "targets");
+    res->ntargets = json_array_size(targets);
+    if (res->ntargets == 0 || res->ntargets > RUN_MAX_TARGETS) {
+        rc = failf(&c, KNEE_EFORMAT, "%s: %zu targets", d0->path, res->ntargets);
+        goto out;
+    }
+    res->targets = xcalloc(res->ntargets, sizeof *res->targets);
+    m->tc = xcalloc(res->ntargets, sizeof *m->tc);
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const json_t *t = json_array_get(targets, i);
+        struct run_target_result *r = &res->targets[i];
+        target_init(r);
+        snprintf(r->name, sizeof r->name, "%s", str_or(json_string_value(json_object_get(t, "name")), "?"));
+        snprintf(r->url, sizeof r->url, "%s", str_or(json_string_value(json_object_get(t, "url")), ""));
+        snprintf(r->address, sizeof r->address, "%s", str_or(json_string_value(json_object_get(t, "address")), ""));
+        m->tc[i].name = keep(m, r->name);
+        m->tc[i].url = keep(m, r->url);
+    }
+    cfg->targets = m->tc;
+    cfg->ntargets = res->ntargets;
+    cfg->argv = argv;
+    cfg->argc = argc;
+    target_init(&res->all);
+    snprintf(res->all.name, sizeof res->all.name, "all");
+    snprintf(res->env.version, sizeof res->env.version, "%s", KNEE_VERSION);
+    for (int i = 0; i < 3; i++)
+        res->env.loadavg_before[i] = res->env.loadavg_after[i] = NAN;
+    /* the shard record of the merge */
+    struct run_shard *sh = &res->shard;
+    m->parts = xcalloc(count, sizeof *m->parts);
+    for (uint32_t k = 0; k < count; k++)
+        m->parts[k].index = k;
+    sh->index = RUN_SHARD_MERGED;
+    sh->count = count;
+    sh->plan_id = plan_id;
+    sh->start_at_unix_ns = start_at_unix_ns;
+    sh->nparts = count;
+    sh->parts = m->parts;
+    sh->complete = true;
+    sh->clock_synced = true;
+    sh->clock_maxerror_ms = NAN;
+    sh->clock_esterror_ms = NAN;
+    snprintf(sh->source, sizeof sh->source, "knee merge");
+    const json_t *sh0 = json_object_get(d0->root, "shard");
+    double ll = num(sh0, "lag_limit_ms");
+    sh->lag_limit_ns = isfinite(ll) && ll > 0 ? (uint64_t)llround(ll * 1e6) : RUN_DEFAULT_LAG_LIMIT_NS;
+    cfg->lag_limit_ns = sh->lag_limit_ns;
+    const json_t *streams = json_object_get(sh0, "streams");
+    for (size_t i = 0; i < json_array_size(streams) && i < RUN_MAX_TARGETS; i++) {
+        const json_t *e = json_array_get(streams, i);
+        uint64_t lim = UINT64_MAX;
+        u64(e, "limit", &lim);
+        sh->streams[i] = (struct run_shard_stream){num(e, "rate_from"), num(e, "rate_to"), lim};
+        sh->nstreams = i + 1;
+    }
+    c.codec = hlog_codec_new();
+    for (uint32_t k = 0; k < count && !rc; k++)
+        rc = read_shard(&c, &c.docs[k], k);
+    if (rc)
+        goto out;
+    if (!cfg->open_loop) {
+        cfg->connections = 0;
+        for (size_t i = 0; i < res->ntargets; i++)
+            cfg->connections += res->targets[i].connections;
+    } else {
+        cfg->connections = res->pool_cap;
+    }
+    cfg->threads = res->threads;
+    /* counts: the total is the sum of the targets, as in one process */
+    uint64_t on_time = res->all.counts.sent_on_time; /* from the shards' "all" entries */
+    for (size_t i = 0; i < res->ntargets; i++) {
+        counts_add(&res->all.counts, &res->targets[i].counts);
+        counts_add(&res->all.warmup_counts, &res->targets[i].warmup_counts);
+    }
+    res->all.counts.sent_on_time = on_time;
+    /* time: t0s on the wall clock, the common window */
+    uint64_t t0_min = UINT64_MAX;
+    for (uint32_t k = 0; k < count; k++)
+        if (c.docs[k].t0_unix_ns < t0_min)
+            t0_min = c.docs[k].t0_unix_ns;
+    sh->t0_unix_ns = t0_min;
+    double wstart = -INFINITY, wend = INFINITY, end_max = 0;
+    m->windows_equal = true;
+    int64_t skew_min = INT64_MAX, skew_max = INT64_MIN;
+    double sum_rates[4] = {0};
+    for (uint32_t k = 0; k < count; k++) {
+        const struct doc *d = &c.docs[k];
+        double t0 = (double)(d->t0_unix_ns - t0_min) / 1e9;
+        double a = t0 + (double)cfg->warmup_ns / 1e9, b = a + d->window_s;
+        if (d->t0_unix_ns != c.docs[0].t0_unix_ns || fabs(d->window_s - c.docs[0].window_s) > 1e-6)
+            m->windows_equal = false;
+        if (a > wstart)
+            wstart = a;
+        if (b < wend)
+            wend = b;
+        if (t0 + d->elapsed_s > end_max)
+            end_max = t0 + d->elapsed_s;
+        int64_t skew = m->parts[k].start_skew_ns;
+        skew_min = skew < skew_min ? skew : skew_min;
+        skew_max = skew > skew_max ? skew : skew_max;
+        const json_t *rates = json_object_get(d->root, "rates");
+        static const char *const rk[] = {"planned", "sent", "completed", "goodput"};
+        for (int i = 0; i < 4; i++) {
+            double v = num(rates, rk[i]);
+            sum_rates[i] += isfinite(v) ? v : 0;
+        }
+    }
+    m->window_start_s = wstart;
+    m->shard_t0_unix_ns = xcalloc(count, sizeof *m->shard_t0_unix_ns);
+    for (uint32_t k = 0; k < count; k++)
+        m->shard_t0_unix_ns[k] = c.docs[k].t0_unix_ns;
+    sh->skew_min_ns = skew_min;
+    sh->skew_max_ns = skew_max;
+    res->window_s = wend > wstart ? wend - wstart : 0;
+    res->elapsed_s = end_max;
+    const struct run_counts *tot = &res->all.counts;
+    double win = res->window_s > 0 ? res->window_s : NAN;
+    if (m->windows_equal) {
+        res->planned_rate = (double)tot->planned / win;
+        res->sent_rate = (double)tot->sent / win;
+        res->completed_rate = (double)(tot->sent - tot->outcome[OUTCOME_CANCELLED]) / win;
+        res->goodput_rate = (double)tot->outcome[OUTCOME_OK] / win;
+    } else {
+        res->planned_rate = sum_rates[0];
+        res->sent_rate = sum_rates[1];
+        res->completed_rate = sum_rates[2];
+        res->goodput_rate = sum_rates[3];
+    }
+    res->send_ratio = tot->planned ? (double)tot->sent_on_time / (double)tot->planned : NAN;
+    merge_ticks(&c, t0_min);
+    hostnames(&c);
+    /* verdicts */
+    res->accounting_ok = counts_hold(&res->all.counts) && counts_hold(&res->all.warmup_counts);
+    for (size_t i = 0; i < res->ntargets; i++)
+        res->accounting_ok &= counts_hold(&res->targets[i].counts) && counts_hold(&res->targets[i].warmup_counts);
+    bool shards_ok = true;
+    for (uint32_t k = 0; k < count; k++)
+        shards_ok &= json_is_true(json_object_get(c.docs[k].root, "accounting_ok"));
+    plan_check(&c);
+    res->accounting_ok &= shards_ok && (!m->plan_checked || m->plan_ok);
+    verdicts(&c);
+out:
+    hlog_codec_free(c.codec);
+    free(c.docs);
+    if (rc)
+        merge_summary_release(m);
+    return rc;
+}
+
+int merge_summary_build(struct merge_summary *m, const struct merge_set *s, const char *const *argv, int argc,
+                        char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    if (!merge_set_complete(s, MERGE_JSON))
+        return knee_fail(err, errlen, KNEE_EINVAL, "the merged summary needs every shard's JSON (knee run --json)");
+    json_t **roots = xcalloc(s->count, sizeof *roots);
+    const char **names = xcalloc(s->count, sizeof *names);
+    int rc = 0;
+    for (uint32_t k = 0; k < s->count && !rc; k++) {
+        names[k] = s->shards[k].path[MERGE_JSON];
+        json_error_t je;
+        roots[k] = json_load_file(names[k], JSON_REJECT_DUPLICATES, &je);
+        if (!roots[k])
+            rc = knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", names[k], je.line, je.text);
+    }
+    if (!rc)
+        rc = merge_summary_from_docs(m, roots, names, s->count, s->plan_id, s->start_at_unix_ns, argv, argc, err,
+                                     errlen);
+    for (uint32_t k = 0; k < s->count; k++)
+        if (roots[k])
+            json_decref(roots[k]);
+    free(roots);
+    free(names);
+    return rc;
+}
+
+static void target_release(struct run_target_result *r)
+{
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_release(&r->latency[g]);
+    hdr_release(&r->latency_all);
+    hdr_release(&r->service);
+    hdr_release(&r->ttfb);
+    hdr_release(&r->lag);
+    hdr_release(&r->connect);
+    for (size_t i = 0; i < r->nst; i++)
+        hdr_release(&r->st[i].dur);
+    r->nst = 0;
+}
+
+void merge_summary_release(struct merge_summary *m)
+{
+    struct run_result *res = &m->res;
+    if (res->targets) {
+        for (size_t i = 0; i < res->ntargets; i++)
+            target_release(&res->targets[i]);
+        free(res->targets);
+        target_release(&res->all);
+    }
+    for (size_t i = 0; i < res->nwarnings; i++)
+        free(res->warnings[i]);
+    free(res->warnings);
+    free(res->ticks);
+    for (size_t i = 0; i < m->nstrings; i++)
+        free(m->strings[i]);
+    free(m->strings);
+    free(m->tc);
+    free(m->rejects);
+    free(m->parts);
+    free(m->shard_t0_unix_ns);
+    memset(m, 0, sizeof *m);
+}
