@@ -4,6 +4,7 @@
 #include "runreport/shard.h"
 
 #include "core/clock.h"
+#include "core/json.h"
 #include "core/units.h"
 #include "hlog/codec.h"
 #include "load/shard.h"

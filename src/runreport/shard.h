@@ -7,8 +7,9 @@
 
 #include <stdio.h>
 
-#include "core/json.h"
 #include "load/run.h"
+
+struct json; /* core/json.h (not included: its names clash with jansson's for readers of both) */
 
 /* "shard 2/4 (SLURM_PROCID/SLURM_NTASKS), plan 1f0c…, start at 2026-…Z (in 4.93 s)": nothing
  * when cfg is neither sharded nor has a start instant. */
