@@ -131,4 +131,20 @@ typedef void merge_slot_fn(void *ctx, int64_t slot, const char *tag, const struc
 int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *out, const char *comment,
                      merge_slot_fn *on_slot, void *ctx, char *err, size_t errlen);
 
+/* ---- shard files given to other commands ---- */
+
+/* knee stats FILE...: when some inputs are shards' outputs, a one-line label in `label` ("inputs:
+ * all 4 shards of one run (plan …, shared start …): one time axis") and 1; 0 when none is (label
+ * ""); KNEE_EINVAL with the reason in err when they cannot be one run's (a shard given twice,
+ * shards of two plans). A set with shards missing is labelled, not refused. */
+int merge_label_inputs(const char *const *paths, size_t n, char *label, size_t len, char *err, size_t errlen);
+
+/* knee report INPUT...: every whole set of shard outputs among paths (grouped by plan) becomes one
+ * run, "<name> (N shards merged)", merged as knee merge merges it (summary, per-request log or
+ * hlog); used[i] says which paths it took (the rest are the command's). 0 or an error as
+ * merge_set_build / merge_summary_build (exit 2). */
+struct html_report;
+int merge_report_runs(struct html_report *rep, const char *const *paths, size_t n, bool *used, char *err,
+                      size_t errlen);
+
 #endif
