@@ -70,6 +70,15 @@ static int collect(const struct cmd_spec *spec, const struct strlist *args, stru
                 size_t len = strlen(args->v[i]) + strlen(name) + 2;
                 char *p = xmalloc(len);
                 snprintf(p, len, "%s/%s", args->v[i], name);
+                struct merge_probe pr;
+                char why[256];
+                if (merge_probe_file(p, &pr, why, sizeof why) == 0 && pr.merged) {
+                    /* an earlier merge's output in the shards' directory */
+                    fprintf(stderr, "knee merge: skipping %s (already a merge of %u shards)\n", p, pr.count);
+                    free(p);
+                    free(list[k]);
+                    continue;
+                }
                 *owned = xrealloc(*owned, (*nowned + 1) * sizeof **owned);
                 (*owned)[(*nowned)++] = p;
                 strlist_push(paths, p);

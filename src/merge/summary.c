@@ -9,6 +9,7 @@
 #include "core/err.h"
 #include "hlog/codec.h"
 #include "load/shard.h"
+#include "stats/stats.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -635,14 +636,25 @@ static void verdicts(struct ctx *c)
              "not every shard's kernel reports a synchronised clock (NTP/PTP; largest error bound %.3f ms): the "
              "shared start instant is only as good as the clocks agree",
              sh->clock_maxerror_ms);
+    if (m->cfg.warmup_ns)
+        warn(res, false, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics",
+             (unsigned long long)res->all.warmup_counts.planned, (double)m->cfg.warmup_ns / 1e9);
+    uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
+    if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01)) /* the sentences of load/result.c */
+        warn(res, false, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
+             (unsigned long long)n_all, STATS_MIN_BEYOND);
+    else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
+        warn(res, false, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
+             (unsigned long long)n_all, STATS_MIN_BEYOND);
     /* the shards' own warnings that need attention, prefixed */
     size_t carried = 0, more = 0;
     for (uint32_t k = 0; k < c->count; k++) {
         const json_t *w = json_object_get(c->docs[k].root, "warnings");
         for (size_t i = 0; i < json_array_size(w); i++) {
             const char *text = json_string_value(json_array_get(w, i));
-            if (!text || strncmp(text, "only ", 5) == 0 || strstr(text, "synchronised"))
-                continue; /* recomputed for the whole, or said once above */
+            if (!text || strncmp(text, "only ", 5) == 0 || strncmp(text, "warm-up: ", 9) == 0 ||
+                strstr(text, "synchronised"))
+                continue; /* said once for the whole */
             if (carried < MAX_SHARD_WARNINGS) {
                 warn(res, false, "shard %u: %s", c->docs[k].index, text);
                 carried++;

@@ -69,7 +69,7 @@ void run_print_shard_result(FILE *out, const struct run_result *res)
                 run_shard_plan_hex(s->plan_id, hex, sizeof hex),
                 s->complete ? "every shard ran its part" : "INCOMPLETE: a shard did not run its part to the end");
         if (s->start_at_unix_ns)
-            fprintf(out, "  start skew against the shared instant: %+.3f .. %+.3f ms (ready after it: late)\n",
+            fprintf(out, "  start skew (ready minus the shared instant; below 0: waited for it): %+.3f .. %+.3f ms\n",
                     (double)s->skew_min_ns / 1e6, (double)s->skew_max_ns / 1e6);
         for (size_t i = 0; i < s->nparts; i++) {
             const struct run_shard_part *p = &s->parts[i];
