@@ -19,6 +19,7 @@
 
 #define MAX_SHARD_WARNINGS 20 /* per-shard warnings carried into the merge (the rest: in the shards' JSON) */
 #define MAX_PLAN_DRAWS 200000000ULL
+#define MAX_TICKS 1000000 /* seconds of merged timeline (11.5 days): a document cannot ask for more */
 
 struct doc {
     json_t *root;
@@ -98,9 +99,16 @@ static int need_u64(struct ctx *c, const struct doc *d, const json_t *o, const c
     return 0;
 }
 
+/* A number of the document as an integer within [lo, hi] (0 when not a number): hostile
+ * documents must not reach a float-to-integer conversion out of range. */
+static double within(double v, double lo, double hi)
+{
+    return !(v == v) ? 0 : v < lo ? lo : v > hi ? hi : v;
+}
+
 static uint64_t ns_of_s(double s)
 {
-    return isfinite(s) && s > 0 ? (uint64_t)llround(s * 1e9) : 0;
+    return (uint64_t)llround(within(s * 1e9, 0, 9e18));
 }
 
 /* ---- histograms ---- */
@@ -211,14 +219,17 @@ static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, con
 {
     if (!json_is_object(acc))
         return failf(c, KNEE_EFORMAT, "%s: no %s object", d->path, where);
-    uint64_t v;
-    int r = 0;
-    r = r ? r : need_u64(c, d, acc, where, "planned", &v);
-    out->planned += v;
-    r = r ? r : need_u64(c, d, acc, where, "sent", &v);
-    out->sent += v;
-    r = r ? r : need_u64(c, d, acc, where, "dropped", &v);
-    out->dropped += v;
+    uint64_t v = 0, planned = 0, sent = 0, dropped = 0;
+    int r = need_u64(c, d, acc, where, "planned", &planned);
+    if (!r)
+        r = need_u64(c, d, acc, where, "sent", &sent);
+    if (!r)
+        r = need_u64(c, d, acc, where, "dropped", &dropped);
+    if (r)
+        return r;
+    out->planned += planned;
+    out->sent += sent;
+    out->dropped += dropped;
     if (u64(acc, "queued", &v))
         out->queued += v;
     if (u64(acc, "queue_overflow", &v))
@@ -227,6 +238,7 @@ static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, con
     for (int o = 0; o < OUTCOME_COUNT && !r; o++) {
         char w[96];
         snprintf(w, sizeof w, "%s.outcomes", where);
+        v = 0;
         r = need_u64(c, d, oc, w, reqlog_outcome_name((enum reqlog_outcome)o), &v);
         out->outcome[o] += v;
     }
@@ -258,8 +270,9 @@ static int add_target(struct ctx *c, const struct doc *d, const json_t *t, struc
     if (u64(t, "clients", &v))
         r->connections += (uint32_t)v;
     double res_ms = num(t, "resolve_ms");
-    if (isfinite(res_ms) && (uint64_t)(res_ms * 1e6) > r->resolve_ns)
-        r->resolve_ns = (uint64_t)(res_ms * 1e6);
+    uint64_t res_ns = (uint64_t)within(res_ms * 1e6, 0, 9e18);
+    if (res_ns > r->resolve_ns)
+        r->resolve_ns = res_ns;
     return 0;
 }
 
@@ -303,7 +316,7 @@ static int read_config(struct ctx *c, const struct doc *d)
     m->rejects = xcalloc(nr ? nr : 1, sizeof *m->rejects);
     for (size_t i = 0; i < nr && i < RUN_MAX_REJECTS; i++) {
         const json_t *e = json_array_get(rj, i);
-        m->rejects[i].status = (int)num(e, "status");
+        m->rejects[i].status = (int)within(num(e, "status"), 0, 999);
         const char *b = json_string_value(json_object_get(e, "body"));
         m->rejects[i].body = b ? keep(m, b) : NULL;
         cfg->nrejects = i + 1;
@@ -373,7 +386,7 @@ static int read_shard(struct ctx *c, struct doc *d, size_t k)
     const json_t *env = json_object_get(root, "environment");
     snprintf(p->host, sizeof p->host, "%s", str_or(json_string_value(json_object_get(env, "hostname")), "?"));
     double skew = num(sh, "start_skew_ms");
-    p->start_skew_ns = isfinite(skew) ? (int64_t)llround(skew * 1e6) : 0;
+    p->start_skew_ns = (int64_t)llround(within(skew * 1e6, -9e18, 9e18));
     p->generator_limited = json_is_true(json_object_get(root, "generator_limited"));
     res->generator_limited |= p->generator_limited;
     if (!json_is_true(json_object_get(sh, "clock") ? json_object_get(json_object_get(sh, "clock"), "synced") : NULL))
@@ -396,12 +409,12 @@ static int read_shard(struct ctx *c, struct doc *d, size_t k)
             fail_shard(m, d->index, "its request log could not be written whole (%s)", text);
     }
     /* environment: sums and extremes */
-    res->env.cpus += (long)num(env, "cpus");
+    res->env.cpus += (long)within(num(env, "cpus"), 0, 1e9);
     double cu = num(env, "cpu_user_s"), cs = num(env, "cpu_sys_s"), rss = num(env, "peak_rss_kb");
     res->env.cpu_user_s += isfinite(cu) ? cu : 0;
     res->env.cpu_sys_s += isfinite(cs) ? cs : 0;
-    if (isfinite(rss) && (long)rss > res->env.peak_rss_kb)
-        res->env.peak_rss_kb = (long)rss;
+    if ((long)within(rss, 0, 1e15) > res->env.peak_rss_kb)
+        res->env.peak_rss_kb = (long)within(rss, 0, 1e15);
     const char *st = json_string_value(json_object_get(env, "start_utc"));
     if (st && (!res->env.start_wall[0] || strcmp(st, res->env.start_wall) < 0))
         snprintf(res->env.start_wall, sizeof res->env.start_wall, "%s", st);
@@ -426,14 +439,19 @@ static void merge_ticks(struct ctx *c, uint64_t t0_min)
     size_t cap = 0;
     for (uint32_t k = 0; k < c->count; k++) {
         const struct doc *d = &c->docs[k];
-        int64_t off = (int64_t)llround((double)(d->t0_unix_ns - t0_min) / 1e9);
+        double off_s = (double)(d->t0_unix_ns - t0_min) / 1e9;
+        if (off_s > MAX_TICKS)
+            continue; /* started days after the others: not one run's timeline */
+        int64_t off = llround(off_s);
         const json_t *tl = json_object_get(d->root, "timeline");
         for (size_t i = 0; i < json_array_size(tl); i++) {
             const json_t *e = json_array_get(tl, i);
             double st = num(e, "start_s");
-            if (!isfinite(st) || st < 0 || st > 1e8)
+            if (!isfinite(st) || st < 0 || st > MAX_TICKS)
                 continue;
             size_t at = (size_t)(off + llround(st));
+            if (at >= MAX_TICKS)
+                continue;
             if (at >= cap) {
                 size_t ncap = cap ? cap : 64;
                 while (ncap <= at)
@@ -513,8 +531,10 @@ static void plan_check(struct ctx *c)
         uint64_t lim;
         if (u64(e, "limit", &lim))
             st.limit = lim;
-        if (!(st.rate_from >= 0 && st.rate_to >= 0 && isfinite(st.rate_from) && isfinite(st.rate_to)))
-            return;
+        double top = st.rate_from > st.rate_to ? st.rate_from : st.rate_to;
+        if (!(st.rate_from >= 0 && st.rate_to >= 0 && top > 0 && top < 1e10) ||
+            (st.limit == UINT64_MAX && top * (double)cfg->duration_ns / 1e9 > 1e12))
+            return; /* not a plan a generator runs: no check (and no endless count) */
         uint64_t n;
         if (!run_shard_stream_planned(&st, poisson, cfg->seed, i, cfg->duration_ns, MAX_PLAN_DRAWS, &n))
             return;
@@ -745,7 +765,7 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     snprintf(sh->source, sizeof sh->source, "knee merge");
     const json_t *sh0 = json_object_get(d0->root, "shard");
     double ll = num(sh0, "lag_limit_ms");
-    sh->lag_limit_ns = isfinite(ll) && ll > 0 ? (uint64_t)llround(ll * 1e6) : RUN_DEFAULT_LAG_LIMIT_NS;
+    sh->lag_limit_ns = ll > 0 ? (uint64_t)llround(within(ll * 1e6, 1, 9e18)) : RUN_DEFAULT_LAG_LIMIT_NS;
     cfg->lag_limit_ns = sh->lag_limit_ns;
     const json_t *streams = json_object_get(sh0, "streams");
     for (size_t i = 0; i < json_array_size(streams) && i < RUN_MAX_TARGETS; i++) {
