@@ -13,10 +13,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 struct lab_flags {
     uint64_t duration_ns, warmup_ns, seed;
-    bool quick, quiet;
+    bool quick, quiet, progress;
     const char *out, *rates;
 };
 
@@ -39,7 +40,11 @@ static struct opt lab_opts[] = {
      0, 0},
     {"rates", 0, OPT_STR, &F.rates, "R,R,...",
      "knee: the ladder of rates (default 10,30,50,70,80,90,95; quick 10,50,70,90)", 0, 0, 0},
-    {"quiet", 0, OPT_FLAG, &F.quiet, NULL, "no progress notes on stderr", 0, 0, 0},
+    {"quiet", 0, OPT_FLAG, &F.quiet, NULL, "no progress on stderr (no note per round, no live line)", 0, 0, 0},
+    {"progress", 0, OPT_FLAG, &F.progress, NULL,
+     "progress during each round even when stderr is not a terminal: a plain line every 5 s (on a terminal: one "
+     "line rewritten every second, the default)",
+     0, 0, 0},
 };
 
 static struct cmd_spec lab_spec = {
@@ -113,6 +118,8 @@ static int check_flags(const char *name, double *rates, size_t *nrates)
     *nrates = 0;
     if (!known_experiment(name))
         return opt_fail(&lab_spec, "unknown experiment '%s': expected stats, queue, knee, fanout, nagle or all", name);
+    if (F.quiet && F.progress)
+        return opt_fail(&lab_spec, "--quiet and --progress exclude each other");
     if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S)
         return opt_fail(&lab_spec,
                         "--duration: at least 1s (a round needs seconds of requests behind its percentiles)");
@@ -136,6 +143,12 @@ static void options_from_flags(struct lab_options *o, const double *rates, size_
     o->out_dir = F.out;
     o->seed = F.seed;
     o->progress = !F.quiet;
+    if (F.quiet)
+        o->live = LAB_LIVE_OFF;
+    else if (isatty(STDERR_FILENO))
+        o->live = LAB_LIVE_TTY;
+    else
+        o->live = F.progress ? LAB_LIVE_LINES : LAB_LIVE_OFF;
     if (nrates) {
         o->rates = rates;
         o->nrates = nrates;
@@ -156,22 +169,20 @@ static void catch_stop_signals(void)
 }
 
 /* The exit code of an experiment's result, after its last line on stderr. */
-static int finish(const char *name, int lrc)
+static int finish(int lrc)
 {
     fflush(stdout);
     if (lrc == -EINTR) {
         fprintf(stderr, "knee lab: interrupted; the servers are stopped\n");
         return 1;
     }
-    if (lrc) {
-        fprintf(stderr, "knee lab %s: failed: %s\n", name, knee_strerror(lrc));
-        return 1;
-    }
+    if (lrc)
+        return 1; /* the experiment printed its one-line reason (a path and why, a server, a round) */
     if (F.out)
-        fprintf(stderr,
-                "knee lab: per-request CSV and JSON summaries are in %s/ (the CSV rows include each round's "
-                "warm-up: knee stats FILE --skip D leaves it out)\n",
-                F.out);
+        knee_report(stderr, "knee lab: ",
+                    "per-request CSV and JSON summaries are in %s/ (each round's warm-up rows are marked in the "
+                    "CSV's warmup column; knee stats leaves them out)",
+                    F.out);
     return 0;
 }
 
@@ -194,7 +205,7 @@ int cmd_lab(int argc, char **argv)
         struct lab_options o;
         options_from_flags(&o, rates, nrates);
         catch_stop_signals();
-        rc = finish(name, lab_run_named(name, &o));
+        rc = finish(lab_run_named(name, &o));
     }
     strlist_release(&args);
     return rc;

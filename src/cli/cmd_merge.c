@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "merge/merge.h"
 #include "runreport/runreport.h"
+#include "runcheck/runcheck.h"
 #include "runreport/shard.h"
 
 #include <dirent.h>
@@ -27,11 +28,12 @@ static const char epilog[] =
     "\n"
     "The summary (from the shards' JSON, which carry their histograms): counts summed and the\n"
     "accounting identities checked, the total planned checked against the whole plan, every\n"
-    "percentile computed from the added histograms (never an average of percentiles), rates\n"
-    "over the common window, generator-limited when any shard was, the start skew of the shards,\n"
-    "and a shard that failed named with the result marked INCOMPLETE (exit 1). With the binary\n"
-    "logs, the rates of requests sent and completed inside the window by event time, too; with\n"
-    "the hlogs, the timeline's per-second percentiles.\n"
+    "percentile computed from the added histograms (never an average of percentiles), rates by\n"
+    "event time as knee run counts them (the shards' events added up, or counted again from\n"
+    "their binary logs when given) over the shards' window (without a shared start instant: the\n"
+    "window they share), generator-limited when any shard was, the start skew of the shards, and\n"
+    "a shard that failed named with the result marked INCOMPLETE (exit 1). With the hlogs, the\n"
+    "timeline's per-second percentiles.\n"
     "\n"
     "examples:\n"
     "  knee merge shard-*.json\n"
@@ -99,26 +101,18 @@ static int code_of(int r)
                : 1;
 }
 
-static void print_log_rates(FILE *out, const struct merge_summary *m, const struct merge_log_stats *st)
+/* Where the rates by event time came from. */
+static void print_rates_source(FILE *out, const struct merge_summary *m)
 {
-    if (!(st->window_end_s > st->window_start_s))
-        return;
-    double w = st->window_end_s - st->window_start_s;
-    char a[32], b[32], c[32], d[32], n[32];
-    fprintf(out,
-            "\nby event time inside the common window (%.3f .. %.3f s, from the %s per-request records):\n"
-            "  planned %s/s  sent %s/s  completed %s/s  goodput %s/s\n",
-            st->window_start_s, st->window_end_s, units_fmt_count(st->records, n, sizeof n),
-            units_fmt_rate((double)st->planned_in_window / w, a, sizeof a),
-            units_fmt_rate((double)st->sent_in_window / w, b, sizeof b),
-            units_fmt_rate((double)st->completed_in_window / w, c, sizeof c),
-            units_fmt_rate((double)st->ok_in_window / w, d, sizeof d));
-    if (st->last_send_s > st->first_send_s) {
-        uint64_t sent = m->res.all.counts.sent + m->res.all.warmup_counts.sent;
-        fprintf(out, "  achieved send rate %s/s over %.3f s of sending (first to last send, all shards)\n",
-                units_fmt_rate((double)sent / (st->last_send_s - st->first_send_s), a, sizeof a),
-                st->last_send_s - st->first_send_s);
-    }
+    char n[32];
+    if (m->rates_from_logs)
+        fprintf(out, "rates: every event counted again from the shards' %s per-request records (binary logs)%s\n",
+                units_fmt_count(m->log_records, n, sizeof n),
+                m->logs_disagree ? "; they DIFFER from the shards' own events (see the warnings)" : "");
+    else if (m->same_t0)
+        fprintf(out, "rates: the shards' events added up (from their JSON)\n");
+    else
+        fprintf(out, "rates: the shards' rates added up, each over its own window (from their JSON)\n");
 }
 
 static void print_plan_check(FILE *out, const struct merge_summary *m)
@@ -258,7 +252,6 @@ int cmd_merge(int argc, char **argv)
         }
     }
     struct merge_log_stats st = {0};
-    st.window_start_s = st.window_end_s = NAN;
     if (set.have[MERGE_LOG] && (out_path || have_summary)) {
         r = merge_logs(&set, have_summary ? &m : NULL, out_path, &st, err, sizeof err);
         if (r) {
@@ -272,6 +265,15 @@ int cmd_merge(int argc, char **argv)
         written &= write_hlog(hlog_path, &set, &code);
     if (code)
         goto out;
+    if (have_summary) { /* knee run's self-checks on the merged run: its p99 interval, its timeline's
+                           trend, and Poisson arrivals on the merged log (a shard's own are thinned) */
+        size_t len = out_path ? strlen(out_path) : 0;
+        bool binary =
+            out_path && !(len >= 4 && strcmp(out_path + len - 4, ".csv") == 0) && !outfile_is_special(out_path);
+        struct runcheck checks;
+        runcheck_run(&m.cfg, &m.res, binary ? out_path : NULL, &checks, err, sizeof err);
+        runcheck_annotate(&checks, &m.res);
+    }
     bool json_stdout = json_path && strcmp(json_path, "-") == 0;
     FILE *text = json_stdout ? stderr : stdout;
     char desc[256];
@@ -281,7 +283,7 @@ int cmd_merge(int argc, char **argv)
         run_print_summary(text, &m.cfg, &m.res, NULL, 0, verbose);
         run_print_shard_result(text, &m.res);
         print_plan_check(text, &m);
-        print_log_rates(text, &m, &st);
+        print_rates_source(text, &m);
         if (json_path)
             written &= write_json(json_path, &m);
     }

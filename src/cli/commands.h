@@ -1,10 +1,15 @@
 /* The subcommands. Each lives in src/cli/cmd_<name>.c, parses its own options with an
  * option table (cli/opt.h) and returns the process exit code:
- *   0 ok · 2 usage or bad input · 99 a --threshold failed · 1 a runtime failure. */
+ *   0 ok · 2 usage or bad input · 99 a --threshold failed · 1 a runtime failure (an output
+ *   that was asked for and not written among them) · 3 a load run in which not one request
+ *   succeeded (KNEE_EXIT_NO_OK: the target is down, refuses, or every request failed; the
+ *   numbers are printed, but no latency of a working service was measured). */
 #ifndef KNEE_CLI_COMMANDS_H
 #define KNEE_CLI_COMMANDS_H
 
 #include <stdio.h>
+
+#define KNEE_EXIT_NO_OK 3
 
 struct command {
     const char *name;
@@ -30,6 +35,8 @@ int cmd_stats(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 /* knee merge: the shards of one plan added up (src/cli/cmd_merge.c, src/merge). */
 int cmd_merge(int argc, char **argv);
+/* knee compare: before/after with repetitions (src/cli/cmd_compare.c, src/compare). */
+int cmd_compare(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */
 int cmd_run(int argc, char **argv);
 

@@ -2,6 +2,8 @@
  * tests can drive the whole CLI in-process. */
 #include "cli/commands.h"
 
+#include "core/err.h"
+
 #include <string.h>
 
 static void usage(FILE *out)
@@ -29,7 +31,7 @@ int knee_main(int argc, char **argv)
             for (const struct command *c = knee_commands; c->name; c++)
                 if (strcmp(c->name, argv[2]) == 0)
                     return c->fn(2, sub);
-            fprintf(stderr, "knee: unknown command '%s' (see knee --help)\n", argv[2]);
+            knee_report(stderr, "knee: ", "unknown command '%s' (see knee --help)", argv[2]);
             return 2;
         }
         usage(stdout);
@@ -43,8 +45,8 @@ int knee_main(int argc, char **argv)
         if (strcmp(c->name, name) == 0)
             return c->fn(argc - 1, argv + 1);
     if (name[0] == '-')
-        fprintf(stderr, "knee: unknown option '%s' (see knee --help)\n", name);
+        knee_report(stderr, "knee: ", "unknown option '%s' (see knee --help)", name);
     else
-        fprintf(stderr, "knee: unknown command '%s' (see knee --help)\n", name);
+        knee_report(stderr, "knee: ", "unknown command '%s' (see knee --help)", name);
     return 2;
 }

@@ -50,6 +50,7 @@ enum runopt_id {
     RUNOPT_HEADER,
     RUNOPT_BODY,
     RUNOPT_NO_KEEPALIVE,
+    RUNOPT_RETRY_STALE,
     RUNOPT_TIMEOUT,
     RUNOPT_DRAIN,
     RUNOPT_WARMUP,
@@ -77,6 +78,7 @@ struct runopts {
     bool no_keepalive;
     const char *shard, *start_at; /* --shard I/N|auto, --start-at TIME */
     uint64_t shards;              /* --shards N */
+    bool retry_stale;
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

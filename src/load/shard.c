@@ -214,6 +214,11 @@ int shard_apply(struct engine *e, char *err, size_t errlen)
             et->limit = run_shard_share_by(et->limit, c, I, N);
         mine += et->clients;
     }
+    if (!mine && cfg->requests && cfg->requests < N) /* the connections were capped at one per request */
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--shard %u/%u: --requests %llu leaves this shard no request, and so no connection (give "
+                         "--requests >= %u)",
+                         I, N, (unsigned long long)cfg->requests, N);
     if (!mine)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--shard %u/%u: %llu closed-loop connections leave this shard none (give --connections >= %u)",

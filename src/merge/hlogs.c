@@ -45,6 +45,7 @@ struct hm {
     struct tag *tags;
     size_t ntags;
     double base, slot_s;
+    bool by_start; /* an interval is in the slot of its start (else: of its midpoint) */
     struct hdr tmp;
     bool tmp_ready;
     struct hlog_codec *codec; /* the sparse path's inflater */
@@ -75,8 +76,8 @@ static int advance(struct hm *h, struct src *s)
 
 static int slot_of(struct hm *h, struct src *s, int64_t *slot)
 {
-    double mid = s->e.start_s + s->e.length_s / 2;
-    double k = floor((mid - h->base) / h->slot_s);
+    double at = h->by_start ? s->e.start_s : s->e.start_s + s->e.length_s / 2;
+    double k = floor((at - h->base) / h->slot_s);
     if (!(fabs(k) < 9e15))
         return failf(h, KNEE_ERANGE, "%s:%zu: timestamp too far from the others", s->path, s->e.line);
     *slot = (int64_t)k;
@@ -230,10 +231,10 @@ static int take(struct hm *h, struct src *s, int64_t cur)
     return 0;
 }
 
-int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *out, const char *comment,
-                     merge_slot_fn *on_slot, void *ctx, char *err, size_t errlen)
+static int hlog_slots(const char *const *paths, size_t n, double slot_s, bool by_start, FILE *out, const char *comment,
+                      merge_slot_fn *on_slot, void *ctx, char *err, size_t errlen)
 {
-    struct hm h = {.n = n, .slot_s = slot_s, .base = INFINITY, .err = err, .errlen = errlen};
+    struct hm h = {.n = n, .slot_s = slot_s, .by_start = by_start, .base = INFINITY, .err = err, .errlen = errlen};
     err[0] = '\0';
     if (!(slot_s > 0) || !isfinite(slot_s))
         return failf(&h, KNEE_EINVAL, "slot length must be a positive number of seconds");
@@ -285,7 +286,7 @@ int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *ou
             if (!t->used)
                 continue;
             if (on_slot)
-                on_slot(ctx, cur, t->name, &t->acc.h);
+                on_slot(ctx, cur, t->start - h.base, t->end - h.base, t->name, &t->acc.h);
             if (w && (rc = hlog_writer_write(w, t->name, t->start - h.base, t->end - t->start, &t->acc.h)))
                 failf(&h, rc, "writing the merged log: %s", knee_strerror(rc));
             hdr_reset(&t->acc.h);
@@ -315,6 +316,12 @@ int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *ou
     return rc;
 }
 
+int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *out, const char *comment,
+                     merge_slot_fn *on_slot, void *ctx, char *err, size_t errlen)
+{
+    return hlog_slots(paths, n, slot_s, false, out, comment, on_slot, ctx, err, errlen);
+}
+
 static const char **set_paths(const struct merge_set *s)
 {
     const char **p = xcalloc(s->count ? s->count : 1, sizeof *p);
@@ -337,35 +344,50 @@ int merge_hlogs(const struct merge_set *s, FILE *out, char *err, size_t errlen)
     return r;
 }
 
-/* ---- the merged timeline's per-second percentiles ---- */
+/* ---- the merged timeline's percentiles ---- */
 
 struct tick_ctx {
     struct run_result *res;
+    bool by_start;
     int64_t slot; /* the slot being summed, -1 before the first */
+    double start_s, end_s;
     struct hdr all;
     bool ready;
 };
 
+/* The slot's summed histogram (every target) becomes the percentiles of the timeline's
+ * interval that starts where the slot's intervals start (one t0), or that holds the slot's
+ * midpoint (without). */
 static void tick_flush(struct tick_ctx *t)
 {
     if (t->slot < 0 || !t->ready || !t->all.total_count)
         return;
-    if ((size_t)t->slot < t->res->nticks) {
-        struct run_tick *k = &t->res->ticks[t->slot];
-        k->p50_ms = (double)hdr_value_at_percentile(&t->all, 50) / 1e6;
-        k->p99_ms = (double)hdr_value_at_percentile(&t->all, 99) / 1e6;
+    double at = t->by_start ? t->start_s : (t->start_s + t->end_s) / 2;
+    struct run_result *res = t->res;
+    for (size_t i = 0; i < res->nticks; i++) {
+        struct run_tick *k = &res->ticks[i];
+        bool here = t->by_start ? fabs(at - k->start_s) < 5e-4 : at >= k->start_s && at < k->start_s + k->length_s;
+        if (here) {
+            k->p50_ms = (double)hdr_value_at_percentile(&t->all, 50) / 1e6;
+            k->p99_ms = (double)hdr_value_at_percentile(&t->all, 99) / 1e6;
+            break;
+        }
     }
     hdr_reset(&t->all);
 }
 
-static void on_tick_slot(void *ctx, int64_t slot, const char *tag, const struct hdr *sum)
+static void on_tick_slot(void *ctx, int64_t slot, double start_s, double end_s, const char *tag, const struct hdr *sum)
 {
     (void)tag;
     struct tick_ctx *t = ctx;
     if (slot != t->slot) {
         tick_flush(t);
         t->slot = slot;
+        t->start_s = start_s;
+        t->end_s = end_s;
     }
+    t->start_s = start_s < t->start_s ? start_s : t->start_s;
+    t->end_s = end_s > t->end_s ? end_s : t->end_s;
     if (!t->ready) {
         if (hdr_init(&t->all, sum->lowest, sum->highest, sum->sig_digits) != 0)
             return;
@@ -379,9 +401,14 @@ int merge_summary_ticks_from_hlogs(struct merge_summary *m, const struct merge_s
 {
     if (!merge_set_complete(s, MERGE_HLOG))
         return 0;
-    struct tick_ctx t = {.res = &m->res, .slot = -1};
+    /* one t0 (the hlogs' StartTime is the start instant): the shards log the same intervals
+     * (whole seconds cut at the window's edges; a shard's last one ends when it did), each summed
+     * exactly with those that start with it; without, per second of the earliest log, as knee
+     * hlog merge sums them */
+    struct tick_ctx t = {.res = &m->res, .slot = -1, .by_start = m->same_t0};
     const char **paths = set_paths(s);
-    int r = merge_hlog_files(paths, s->count, 1.0, NULL, NULL, on_tick_slot, &t, err, errlen);
+    int r =
+        hlog_slots(paths, s->count, m->same_t0 ? 0.001 : 1.0, m->same_t0, NULL, NULL, on_tick_slot, &t, err, errlen);
     tick_flush(&t);
     free(paths);
     if (t.ready)

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "reqlog/reqlog.h"
+#include "runreport/runreport.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -86,9 +87,10 @@ static int probe_hlog(const char *path, FILE *f, struct merge_probe *p)
 int merge_json_shard(const json_t *root, const char *path, struct merge_probe *p, char *err, size_t errlen)
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0)
-        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: not knee run's JSON (schema \"%s\", expected \"knee-run/1\")",
-                         path, schema ? schema : "none");
+    if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: not knee run's JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\")", path,
+                         schema ? schema : "none");
     const json_t *sh = json_object_get(root, "shard");
     p->kind = MERGE_JSON;
     p->count = 0;

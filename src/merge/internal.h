@@ -20,10 +20,11 @@ bool merge_parse_hlog_comment(const char *line, struct merge_probe *p);
 int merge_json_shard(const json_t *root, const char *path, struct merge_probe *p, char *err, size_t errlen);
 
 /* The summary from parsed documents (roots[k] is shard k's, names[k] labels its messages;
- * borrowed). merge_summary_build loads the files and calls it; the fuzz target calls it. */
+ * borrowed; log_paths[k] shard k's binary log, or log_paths NULL). merge_summary_build loads
+ * the files and calls it; the fuzz target calls it. */
 int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const char *const *names, uint32_t count,
-                            uint64_t plan_id, uint64_t start_at_unix_ns, const char *const *argv, int argc, char *err,
-                            size_t errlen);
+                            uint64_t plan_id, uint64_t start_at_unix_ns, const char *const *log_paths,
+                            const char *const *argv, int argc, char *err, size_t errlen);
 
 /* Mark shard `index` of m failed with a reason (the first reason is kept). */
 void merge_summary_fail_shard(struct merge_summary *m, uint32_t index, const char *why);

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +34,6 @@ static void shift(uint64_t *t, uint64_t by)
 {
     if (*t)
         *t += by;
-}
-
-static bool in_window(uint64_t t_ns, uint64_t ws, uint64_t we)
-{
-    return t_ns && t_ns >= ws && t_ns < we;
 }
 
 static int write_out(const struct merge_set *s, const char *out_path, const struct item *items, size_t n,
@@ -67,24 +61,22 @@ static int write_out(const struct merge_set *s, const char *out_path, const stru
             }
         }
     } else {
-        /* the binary writer opens a path: the temporary file outfile made (or the special file) */
-        if (o.kind == OUTFILE_INPLACE) {
-            outfile_abort(&o);
-            return knee_fail(err, errlen, KNEE_EINVAL,
-                             "-o %s: its directory allows no temporary file, and a binary log is not written in place",
-                             out_path);
-        }
-        const char *target = o.kind == OUTFILE_RENAME ? o.tmp : o.kind == OUTFILE_STDOUT ? "/dev/stdout" : o.dest;
+        /* the binary writer writes the descriptor outfile opened (a temporary file renamed into
+         * place, or a special file in place); the FILE over it stays empty */
         struct reqlog_shard sh = {.index = REQLOG_SHARD_MERGED,
                                   .count = s->count,
                                   .start_at_unix_ns = s->start_at_unix_ns,
                                   .plan_id = s->plan_id};
         struct reqlog_writer *w;
-        r = reqlog_writer_open_shard(&w, target ? target : out_path, (const char *const *)names, nt, closed_loop, &sh);
+        r = reqlog_writer_open_fd_shard(&w, o.fd, (const char *const *)names, nt, closed_loop, &sh);
+        if (r) {
+            outfile_abort(&o);
+            return knee_fail(err, errlen, r, "-o %s: %s", out_path, knee_strerror(r));
+        }
         for (size_t i = 0; i < n && !r; i++)
             r = reqlog_write(w, &items[i].r);
         int rc = r ? (reqlog_writer_close(w), r) : reqlog_writer_close(w);
-        if (rc) {
+        if (rc) { /* the writer's first write error (-errno) */
             outfile_abort(&o);
             return knee_fail(err, errlen, rc, "-o %s: %s", out_path, knee_strerror(rc));
         }
@@ -99,7 +91,6 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
                char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
-    st->window_start_s = st->window_end_s = st->first_send_s = st->last_send_s = NAN;
     if (!merge_set_complete(s, MERGE_LOG))
         return knee_fail(err, errlen, KNEE_EINVAL, "the merged request log needs every shard's binary log");
     struct item *items = NULL;
@@ -173,34 +164,6 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
     if (!rc) {
         qsort(items, n, sizeof *items, cmp_item);
         st->records = n;
-        /* event-time counts over the common window */
-        if (m && m->res.window_s > 0) {
-            st->window_start_s = m->window_start_s;
-            st->window_end_s = m->window_start_s + m->res.window_s;
-            uint64_t ws = (uint64_t)llround(st->window_start_s * 1e9), we = (uint64_t)llround(st->window_end_s * 1e9);
-            uint64_t first = UINT64_MAX, last = 0;
-            for (size_t i = 0; i < n; i++) {
-                const struct reqlog_record *r = &items[i].r;
-                if (r->planned_ns >= ws && r->planned_ns < we)
-                    st->planned_in_window++;
-                if (in_window(r->sent_ns, ws, we))
-                    st->sent_in_window++;
-                bool completed = r->outcome != OUTCOME_CANCELLED && r->outcome != OUTCOME_DROPPED;
-                if (completed && in_window(r->done_ns, ws, we)) {
-                    st->completed_in_window++;
-                    if (r->outcome == OUTCOME_OK)
-                        st->ok_in_window++;
-                }
-                if (r->sent_ns && r->sent_ns < first)
-                    first = r->sent_ns;
-                if (r->sent_ns > last)
-                    last = r->sent_ns;
-            }
-            if (last) {
-                st->first_send_s = (double)first / 1e9;
-                st->last_send_s = (double)last / 1e9;
-            }
-        }
         if (out_path)
             rc = write_out(s, out_path, items, n, names, nt, closed_loop, err, errlen);
     }

@@ -6,13 +6,16 @@
  *             is refused (KNEE_EINVAL, exit 2) when the shards disagree on the count, the plan or
  *             the start instant, when a shard's file of one kind is given twice, or when a kind
  *             of output is given for some shards but not all ("missing shards 1, 3 of 4").
- *   summary   from the shards' JSON: counts summed and the accounting identities checked, the
- *             histograms (carried in the JSON) added index by index, so every percentile is
- *             that of the union of the requests, never an average; the total planned checked
- *             against the whole plan; rates over the common window; generator-limited when any
- *             shard was; a shard that failed (interrupted, broken accounting, a thread stopped,
- *             a truncated log) named and the result marked incomplete. The result is a struct
- *             run_config + struct run_result, printed by knee run's own printers (text, JSON).
+ *   summary   from the shards' JSON: counts summed (transport causes and retries too) and the
+ *             accounting identities checked, the histograms (carried in the JSON) added index
+ *             by index, so every percentile is that of the union of the requests, never an
+ *             average; the total planned checked against the whole plan; rates by event time
+ *             (load/run.h struct run_events: the shards' events added up, or counted again from
+ *             their binary logs) over the merged window; generator-limited when any shard was;
+ *             a shard that failed (interrupted, broken accounting, a thread stopped, a
+ *             truncated log) named and the result marked incomplete. The result is a struct
+ *             run_config + struct run_result, printed by knee run's own printers (text, JSON
+ *             in the knee-run/2 schema).
  *   logs      the union of the binary logs, on one time axis (the shared start instant, else
  *             each shard's t0 on the wall clock), ordered by planned time.
  *   hlogs     the union of the interval logs, streamed: one interval per file open at a time.
@@ -80,9 +83,16 @@ struct merge_summary {
     bool incomplete;            /* a shard failed: res.shard.complete is false */
     bool plan_checked, plan_ok; /* the shards' planned counts against the whole plan */
     uint64_t plan_expected, plan_merged;
-    bool windows_equal;         /* every shard measured the same window (a shared start instant) */
+    bool same_t0;               /* every shard's t0 is one instant (a shared start instant) */
+    bool windows_equal;         /* ... and every shard measured a window of the same length */
     uint64_t *shard_t0_unix_ns; /* per shard: its t0 on the wall clock */
-    double window_start_s;      /* the common window's start on the merged axis (0 = the earliest t0) */
+    /* The merged window on the merged axis (0 = the earliest t0): with one t0 the union of the
+     * shards' windows (one process's window), else the common window (every shard measured). */
+    uint64_t window_start_ns, window_end_ns;
+    double window_start_s;
+    bool rates_from_logs; /* the events were counted again from the shards' binary logs */
+    bool logs_disagree;   /* ... and (one t0) differ from the shards' events added up */
+    uint64_t log_records; /* the records those logs hold */
     /* storage behind cfg and res */
     struct run_target_config *tc;
     struct run_reject *rejects;
@@ -91,31 +101,29 @@ struct merge_summary {
     struct run_shard_part *parts;
 };
 
-/* Build the summary from the set's JSON files (argv/argc: the merge's command line, for the
+/* Build the summary from the set's JSON files, and when the set has every shard's binary log,
+ * count the events again from the logs (argv/argc: the merge's command line, for the
  * environment record). 0, or KNEE_EINVAL/KNEE_EFORMAT with "FILE: why" in err. */
 int merge_summary_build(struct merge_summary *m, const struct merge_set *s, const char *const *argv, int argc,
                         char *err, size_t errlen);
 void merge_summary_release(struct merge_summary *m);
 
-/* The per-second p50/p99/max of the merged timeline from the shards' hlogs (the JSON alone
- * cannot give them: per-second percentiles are not additive). 0 or an hlog error. */
+/* The p50/p99 of the merged timeline's intervals from the shards' hlogs (the JSON alone cannot
+ * give them: percentiles are not additive; its max is). With one t0 every interval's exactly;
+ * without, each second's (the interval holding the second's midpoint). 0 or an hlog error. */
 int merge_summary_ticks_from_hlogs(struct merge_summary *m, const struct merge_set *s, char *err, size_t errlen);
 
-/* Event-time counts of the merged per-request log (issue 20's rate definitions): requests sent,
- * completed (not cancelled) and ok inside the common window, and the span of the sends. */
+/* What the merged per-request log holds. */
 struct merge_log_stats {
     uint64_t records;
-    uint64_t truncated_shards;           /* shards whose log ended inside a record (named in err's warning) */
-    double window_start_s, window_end_s; /* on the merged time axis (0 = the earliest t0) */
-    uint64_t sent_in_window, completed_in_window, ok_in_window, planned_in_window;
-    double first_send_s, last_send_s;
+    uint64_t truncated_shards; /* shards whose log ended inside a record */
 };
 
 /* Write the union of the set's binary logs to out_path (binary, or CSV for *.csv; through
- * core/outfile), ordered by planned time on one time axis; when m is given, its window and
- * shard record are used and the event-time rates stored in m. A shard whose log is truncated
- * is marked failed in m. 0, or an error with "FILE: why" in err (KNEE_EFORMAT bad input, -errno
- * a write failed). out_path NULL: only the counts. */
+ * core/outfile), ordered by planned time on one time axis (m given: its shards' t0s place
+ * shards without a shared start instant). A shard whose log is truncated is marked failed in m.
+ * 0, or an error with "FILE: why" in err (KNEE_EFORMAT bad input, -errno a write failed).
+ * out_path NULL: only the counts. */
 int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *out_path, struct merge_log_stats *st,
                char *err, size_t errlen);
 
@@ -126,8 +134,10 @@ int merge_hlogs(const struct merge_set *s, FILE *out, char *err, size_t errlen);
 
 /* The streaming merge itself over any hlog files (the bench calls it on its own files):
  * inputs must each be in time order (knee's are); on_slot, when not NULL, sees every slot's
- * summed histogram per tag before it is written (out may be NULL). */
-typedef void merge_slot_fn(void *ctx, int64_t slot, const char *tag, const struct hdr *sum);
+ * summed histogram per tag, with the span [start_s, end_s) of the intervals in it (seconds
+ * from the earliest StartTime), before it is written (out may be NULL). */
+typedef void merge_slot_fn(void *ctx, int64_t slot, double start_s, double end_s, const char *tag,
+                           const struct hdr *sum);
 int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *out, const char *comment,
                      merge_slot_fn *on_slot, void *ctx, char *err, size_t errlen);
 

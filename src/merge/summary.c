@@ -1,14 +1,20 @@
 /* The merged summary: the shards' knee run JSON documents added up into one struct run_config
  * and struct run_result, which knee run's own printers then print. Counts are summed, the
  * histograms each shard carries in its "shard" object are added index by index (with the
- * exact minimum and maximum), and every verdict is re-derived from the sums: the accounting
- * identities, the plan check, generator-limited, failed shards. */
+ * exact minimum and maximum), the shards' events (struct run_events, also in the "shard"
+ * object) are added as the engine adds its threads' — or counted again from the shards'
+ * per-request logs over the merged window — and every verdict is re-derived from the sums:
+ * the accounting identities, the plan check, failed shards; generator-limited is the shards'
+ * own verdict (any shard). */
 #include "merge/internal.h"
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "hlog/codec.h"
 #include "load/shard.h"
+#include "reqlog/reqlog.h"
+#include "runreport/runreport.h"
 #include "stats/stats.h"
 
 #include <inttypes.h>
@@ -21,11 +27,16 @@
 #define MAX_PLAN_DRAWS 200000000ULL
 #define MAX_TICKS 1000000 /* seconds of merged timeline (11.5 days): a document cannot ask for more */
 
+#define MAX_SHARD_OFFSET_NS (1000000ULL * NS_PER_S) /* t0s further apart than MAX_TICKS: not one run */
+#define MAX_EVENT_NS 4000000000000000000ULL         /* an event time a document may give (126 years) */
+
 struct doc {
     json_t *root;
     const char *path;
     uint32_t index;
     uint64_t t0_unix_ns;
+    uint64_t off_ns;       /* t0 - the earliest t0: where this shard's times sit on the merged axis */
+    uint64_t ws_ns, we_ns; /* its window on the merged axis */
     double window_s, elapsed_s;
 };
 
@@ -34,6 +45,9 @@ struct ctx {
     uint32_t count;
     struct doc *docs;
     struct hlog_codec *codec;
+    bool same_t0;           /* every shard's t0 is one instant (a shared start instant) */
+    bool identities_ok;     /* the merged counts' accounting identities hold */
+    struct run_rates *sums; /* without: the shards' rates summed, per target and [ntargets] for all */
     char *err;
     size_t errlen;
 };
@@ -121,6 +135,7 @@ static void result_hdr_init(struct hdr *h)
 static void target_init(struct run_target_result *r)
 {
     memset(r, 0, sizeof *r);
+    run_events_init(&r->events, UINT64_MAX, 0); /* merging widens it */
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         result_hdr_init(&r->latency[g]);
     result_hdr_init(&r->latency_all);
@@ -170,7 +185,65 @@ static int add_hist(struct ctx *c, const struct doc *d, const json_t *e, const c
     return 0;
 }
 
-static int add_target_hists(struct ctx *c, const struct doc *d, const json_t *th, struct run_target_result *r)
+/* The shard's events of one target (or all) from its "events" object, moved onto the merged
+ * time axis: d->off_ns later when the shards have no common t0. */
+static int read_events(struct ctx *c, const struct doc *d, const json_t *e, const char *name, struct run_events *ev)
+{
+    static const char *const keys[] = {
+        "window_start_ns", "window_end_ns", "planned",        "sent",  "completed",     "ok",
+        "sent_before",     "sent_late",     "completed_late", "sends", "first_send_ns", "last_send_ns"};
+    uint64_t v[12];
+    if (!json_is_object(e))
+        return failf(c, KNEE_EFORMAT,
+                     "%s: histograms of %s: no events (a shard's JSON from a knee before the knee-run/2 schema; run "
+                     "the shards with this knee)",
+                     d->path, name);
+    for (size_t k = 0; k < 12; k++)
+        if (!u64(e, keys[k], &v[k]) || (k < 2 || k >= 10 ? v[k] > MAX_EVENT_NS : false))
+            return failf(c, KNEE_EFORMAT, "%s: histograms of %s: events.%s is missing or out of range", d->path, name,
+                         keys[k]);
+    if (v[0] > v[1] || v[10] > v[11])
+        return failf(c, KNEE_EFORMAT, "%s: histograms of %s: events out of order", d->path, name);
+    *ev = (struct run_events){.window_start_ns = v[0] + d->off_ns,
+                              .window_end_ns = v[1] + d->off_ns,
+                              .planned = v[2],
+                              .sent = v[3],
+                              .completed = v[4],
+                              .ok = v[5],
+                              .sent_before = v[6],
+                              .sent_late = v[7],
+                              .completed_late = v[8],
+                              .sends = v[9],
+                              .first_send_ns = v[9] ? v[10] + d->off_ns : 0,
+                              .last_send_ns = v[9] ? v[11] + d->off_ns : 0};
+    return 0;
+}
+
+/* A shard's events of target slot (ntargets: all) added to r's; without a common t0, its
+ * rates over its own window added to the sums. */
+static int add_events(struct ctx *c, const struct doc *d, const json_t *th, size_t slot, struct run_target_result *r)
+{
+    const char *name = json_string_value(json_object_get(th, "name"));
+    struct run_events ev;
+    int rc = read_events(c, d, json_object_get(th, "events"), name ? name : "?", &ev);
+    if (rc)
+        return rc;
+    run_events_merge(&r->events, &ev);
+    if (slot == c->m->res.ntargets) {
+        c->docs[d->index].ws_ns = ev.window_start_ns;
+        c->docs[d->index].we_ns = ev.window_end_ns;
+    }
+    struct run_rates own, *sum = &c->sums[slot];
+    run_rates_of(&ev, &own);
+    double *to[] = {&sum->planned, &sum->sent, &sum->completed, &sum->goodput, &sum->achieved_send};
+    const double from[] = {own.planned, own.sent, own.completed, own.goodput, own.achieved_send};
+    for (size_t k = 0; k < 5; k++)
+        *to[k] += isfinite(from[k]) ? from[k] : 0;
+    return 0;
+}
+
+static int add_target_hists(struct ctx *c, const struct doc *d, const json_t *th, size_t slot,
+                            struct run_target_result *r)
 {
     char what[128];
     const char *name = json_string_value(json_object_get(th, "name"));
@@ -210,6 +283,8 @@ static int add_target_hists(struct ctx *c, const struct doc *d, const json_t *th
     if (!rc && !u64(th, "sent_on_time", &on_time))
         rc = failf(c, KNEE_EFORMAT, "%s: histograms of %s: no sent_on_time", d->path, name ? name : "?");
     r->counts.sent_on_time += on_time;
+    if (!rc)
+        rc = add_events(c, d, th, slot, r);
     return rc;
 }
 
@@ -235,13 +310,26 @@ static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, con
     if (u64(acc, "queue_overflow", &v))
         out->queue_overflow += v;
     const json_t *oc = json_object_get(acc, "outcomes");
+    char w[96];
+    snprintf(w, sizeof w, "%s.outcomes", where);
     for (int o = 0; o < OUTCOME_COUNT && !r; o++) {
-        char w[96];
-        snprintf(w, sizeof w, "%s.outcomes", where);
         v = 0;
         r = need_u64(c, d, oc, w, reqlog_outcome_name((enum reqlog_outcome)o), &v);
         out->outcome[o] += v;
     }
+    /* why the transport outcomes failed (they add up to outcomes.transport) and --retry-stale's
+     * second attempts: summed like the outcomes, checked by run_counts_hold */
+    const json_t *tc = json_object_get(acc, "transport_causes");
+    snprintf(w, sizeof w, "%s.transport_causes", where);
+    for (int k = 0; k < RUN_TC_COUNT && !r; k++) {
+        v = 0;
+        r = need_u64(c, d, tc, w, run_transport_cause_name((enum run_transport_cause)k), &v);
+        out->transport_cause[k] += v;
+    }
+    if (!r)
+        r = need_u64(c, d, acc, where, "retries", &v);
+    if (!r)
+        out->retries += v;
     return r;
 }
 
@@ -351,6 +439,27 @@ void merge_summary_fail_shard(struct merge_summary *m, uint32_t index, const cha
     m->res.shard.complete = false;
 }
 
+/* The merged verdict is the shards' (any shard): their rules' flags or'ed, their reasons named
+ * by shard. A lag that shaped one shard's numbers shaped the merged numbers too, even where
+ * the merged histograms would dilute it below the rule. */
+static void generator_of_shard(struct merge_summary *m, const struct doc *d, const json_t *g, bool limited)
+{
+    struct run_generator_verdict *v = &m->res.generator;
+    if (!limited)
+        return;
+    v->limited = true;
+    v->short_send |= json_is_true(json_object_get(g, "short_send"));
+    v->over_limit |= json_is_true(json_object_get(g, "over_lag_limit"));
+    v->shapes_tail |= json_is_true(json_object_get(g, "lag_shapes_tail"));
+    v->shapes_median |= json_is_true(json_object_get(g, "lag_shapes_median"));
+    v->bursts |= json_is_true(json_object_get(g, "sends_in_bursts"));
+    const char *why = json_string_value(json_object_get(g, "reasons"));
+    size_t off = strlen(v->why);
+    if (off + 16 < sizeof v->why)
+        snprintf(v->why + off, sizeof v->why - off, "%sshard %u: %s", off ? "; " : "", d->index,
+                 why && *why ? why : "limited");
+}
+
 static int read_shard(struct ctx *c, struct doc *d, size_t k)
 {
     struct merge_summary *m = c->m;
@@ -373,11 +482,11 @@ static int read_shard(struct ctx *c, struct doc *d, size_t k)
                          name ? name : "?", c->docs[0].path, res->targets[i].name);
         int r = add_target(c, d, t, &res->targets[i]);
         if (!r)
-            r = add_target_hists(c, d, json_array_get(hs, i), &res->targets[i]);
+            r = add_target_hists(c, d, json_array_get(hs, i), i, &res->targets[i]);
         if (r)
             return r;
     }
-    int r = add_target_hists(c, d, json_object_get(json_object_get(sh, "histograms"), "all"), &res->all);
+    int r = add_target_hists(c, d, json_object_get(json_object_get(sh, "histograms"), "all"), res->ntargets, &res->all);
     if (r)
         return r;
     /* the shard's own record */
@@ -389,6 +498,7 @@ static int read_shard(struct ctx *c, struct doc *d, size_t k)
     p->start_skew_ns = (int64_t)llround(within(skew * 1e6, -9e18, 9e18));
     p->generator_limited = json_is_true(json_object_get(root, "generator_limited"));
     res->generator_limited |= p->generator_limited;
+    generator_of_shard(m, d, json_object_get(root, "generator"), p->generator_limited);
     if (!json_is_true(json_object_get(sh, "clock") ? json_object_get(json_object_get(sh, "clock"), "synced") : NULL))
         res->shard.clock_synced = false;
     double me = num(json_object_get(sh, "clock"), "maxerror_ms");
@@ -432,54 +542,194 @@ static int read_shard(struct ctx *c, struct doc *d, size_t k)
     return 0;
 }
 
-/* Every shard's timeline on the earliest t0's second grid. */
-static void merge_ticks(struct ctx *c, uint64_t t0_min)
+/* One interval of a shard's timeline placed on the merged axis. */
+struct tick_in {
+    double start_s, length_s;
+    const json_t *e;
+};
+
+static int cmp_tick_in(const void *pa, const void *pb)
+{
+    const struct tick_in *a = pa, *b = pb;
+    return a->start_s < b->start_s ? -1 : a->start_s > b->start_s;
+}
+
+/* Every shard's timeline on the merged axis, summed interval by interval. With one t0 the
+ * shards cut their seconds at the same edges (whole seconds and the window's edges: load/run.h
+ * struct run_tick), so intervals that start together are one interval of the merge; without,
+ * each shard's timeline moves by its offset rounded to whole seconds. An interval of one shard
+ * that another shard's edge cuts (a window that ends earlier) stays whole in the merged
+ * interval where it starts. */
+static void merge_ticks(struct ctx *c)
 {
     struct run_result *res = &c->m->res;
-    size_t cap = 0;
+    struct tick_in *in = NULL;
+    size_t n = 0, cap = 0;
     for (uint32_t k = 0; k < c->count; k++) {
         const struct doc *d = &c->docs[k];
-        double off_s = (double)(d->t0_unix_ns - t0_min) / 1e9;
-        if (off_s > MAX_TICKS)
-            continue; /* started days after the others: not one run's timeline */
-        int64_t off = llround(off_s);
+        double off = c->same_t0 ? 0 : (double)llround((double)d->off_ns / 1e9);
         const json_t *tl = json_object_get(d->root, "timeline");
         for (size_t i = 0; i < json_array_size(tl); i++) {
             const json_t *e = json_array_get(tl, i);
-            double st = num(e, "start_s");
-            if (!isfinite(st) || st < 0 || st > MAX_TICKS)
+            double st = num(e, "start_s"), len = num(e, "length_s");
+            if (!(st >= 0 && st + off < MAX_TICKS) || !(len >= 0 && len <= 1))
                 continue;
-            size_t at = (size_t)(off + llround(st));
-            if (at >= MAX_TICKS)
-                continue;
-            if (at >= cap) {
-                size_t ncap = cap ? cap : 64;
-                while (ncap <= at)
-                    ncap *= 2;
-                res->ticks = xrealloc(res->ticks, ncap * sizeof *res->ticks);
-                for (size_t j = cap; j < ncap; j++)
-                    res->ticks[j] =
-                        (struct run_tick){.start_s = (double)j, .p50_ms = NAN, .p99_ms = NAN, .max_ms = NAN};
-                cap = ncap;
+            if (n == cap) {
+                if (cap >= (size_t)MAX_TICKS * 4)
+                    break; /* more intervals than one run's timeline can hold */
+                cap = cap ? 2 * cap : 64;
+                in = xrealloc(in, cap * sizeof *in);
             }
-            if (at + 1 > res->nticks)
-                res->nticks = at + 1;
-            struct run_tick *t = &res->ticks[at];
-            double len = num(e, "length_s");
-            if (isfinite(len) && len > t->length_s)
-                t->length_s = len;
-            uint64_t v;
-            t->planned += u64(e, "planned", &v) ? v : 0;
-            t->sent += u64(e, "sent", &v) ? v : 0;
-            t->completed += u64(e, "completed", &v) ? v : 0;
-            t->ok += u64(e, "ok", &v) ? v : 0;
-            t->errors += u64(e, "errors", &v) ? v : 0;
-            t->dropped += u64(e, "dropped", &v) ? v : 0;
-            double mx = num(e, "max_ms");
-            if (isfinite(mx) && !(mx <= t->max_ms))
-                t->max_ms = mx;
+            in[n++] = (struct tick_in){st + off, len, e};
         }
     }
+    qsort(in, n, sizeof *in, cmp_tick_in);
+    res->ticks = xcalloc(n ? n : 1, sizeof *res->ticks);
+    res->nticks = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct run_tick *t = res->nticks ? &res->ticks[res->nticks - 1] : NULL;
+        if (!t || in[i].start_s - t->start_s > 1e-6) {
+            t = &res->ticks[res->nticks++];
+            *t = (struct run_tick){.start_s = in[i].start_s, .p50_ms = NAN, .p99_ms = NAN, .max_ms = NAN};
+        }
+        const json_t *e = in[i].e;
+        if (in[i].length_s > t->length_s)
+            t->length_s = in[i].length_s;
+        uint64_t v;
+        t->planned += u64(e, "planned", &v) ? v : 0;
+        t->sent += u64(e, "sent", &v) ? v : 0;
+        t->completed += u64(e, "completed", &v) ? v : 0;
+        t->ok += u64(e, "ok", &v) ? v : 0;
+        t->errors += u64(e, "errors", &v) ? v : 0;
+        t->dropped += u64(e, "dropped", &v) ? v : 0;
+        double mx = num(e, "max_ms");
+        if (isfinite(mx) && !(mx <= t->max_ms))
+            t->max_ms = mx;
+    }
+    /* intervals follow each other: one that another shard's edge cut ends there */
+    for (size_t i = 0; i + 1 < res->nticks; i++)
+        if (res->ticks[i].start_s + res->ticks[i].length_s > res->ticks[i + 1].start_s)
+            res->ticks[i].length_s = res->ticks[i + 1].start_s - res->ticks[i].start_s;
+    free(in);
+}
+
+/* The merged window and the rates over it. With one t0 the window is the union of the shards'
+ * (the same window in an open loop; a closed loop with --requests ends with the last shard's
+ * last thread, as one process's ends with its last thread), and the shards' events add up as
+ * the engine adds its threads'. Without one, the window is the common one (where every shard
+ * measured), and the rates are the shards' rates summed, each over its own window (counted
+ * again over the common window when the logs are given: rates_from_logs). */
+static void merge_window(struct ctx *c)
+{
+    struct merge_summary *m = c->m;
+    struct run_result *res = &m->res;
+    uint64_t ws = 0, we = UINT64_MAX;
+    if (c->same_t0) {
+        ws = res->all.events.window_start_ns;
+        we = res->all.events.window_end_ns;
+    } else {
+        for (uint32_t k = 0; k < c->count; k++) {
+            ws = c->docs[k].ws_ns > ws ? c->docs[k].ws_ns : ws;
+            we = c->docs[k].we_ns < we ? c->docs[k].we_ns : we;
+        }
+    }
+    if (ws > we) /* no common window */
+        we = ws;
+    m->window_start_ns = ws;
+    m->window_end_ns = we;
+    m->window_start_s = (double)ws / 1e9;
+    res->window_start_s = (double)ws / 1e9;
+    res->window_end_s = (double)we / 1e9;
+    res->window_s = (double)(we - ws) / 1e9;
+    for (size_t i = 0; i <= res->ntargets; i++) {
+        struct run_target_result *r = i < res->ntargets ? &res->targets[i] : &res->all;
+        r->events.window_start_ns = ws;
+        r->events.window_end_ns = we;
+        run_rates_of(&r->events, &r->rates);
+        if (c->same_t0)
+            continue;
+        const struct run_rates *sum = &c->sums[i];
+        r->rates.planned = sum->planned;
+        r->rates.sent = sum->sent;
+        r->rates.completed = sum->completed;
+        r->rates.goodput = sum->goodput;
+        r->rates.achieved_send = sum->achieved_send > 0 ? sum->achieved_send : NAN;
+    }
+}
+
+/* The events counted again from the shards' per-request logs over the merged window (every
+ * record moved onto the merged axis), as the engine counts them (run_events_add_record): with
+ * one t0 they must equal the shards' events added up; without, they are the common window's.
+ * A truncated log, or one that holds another number of requests than its JSON planned, fails
+ * its shard. */
+static int rates_from_logs(struct ctx *c, const char *const *paths)
+{
+    struct merge_summary *m = c->m;
+    struct run_result *res = &m->res;
+    size_t nt = res->ntargets;
+    struct run_events *ev = xcalloc(nt + 1, sizeof *ev);
+    for (size_t i = 0; i <= nt; i++)
+        run_events_init(&ev[i], m->window_start_ns, m->window_end_ns);
+    int rc = 0;
+    for (uint32_t k = 0; k < c->count && !rc; k++) {
+        const struct doc *d = &c->docs[k];
+        struct reqlog_reader *rd;
+        char why[256];
+        if ((rc = reqlog_reader_open(&rd, paths[k], why, sizeof why))) {
+            rc = failf(c, rc, "%s: %s", paths[k], why);
+            break;
+        }
+        bool same = reqlog_reader_ntargets(rd) == nt;
+        for (size_t i = 0; same && i < nt; i++)
+            same = strcmp(reqlog_reader_target(rd, i), res->targets[i].name) == 0;
+        if (!same) {
+            reqlog_reader_close(rd);
+            rc = failf(c, KNEE_EFORMAT, "%s: its targets are not those of %s", paths[k], d->path);
+            break;
+        }
+        struct reqlog_record r;
+        uint64_t n = 0;
+        int got;
+        while ((got = reqlog_read(rd, &r)) == 1) {
+            if (d->off_ns) {
+                r.planned_ns += d->off_ns;
+                r.sent_ns += r.sent_ns ? d->off_ns : 0;
+                r.done_ns += r.done_ns ? d->off_ns : 0;
+            }
+            run_events_add_record(&ev[r.target], &r);
+            run_events_add_record(&ev[nt], &r);
+            n++;
+        }
+        const json_t *all = json_object_get(d->root, "all");
+        uint64_t a = 0, b = 0;
+        u64(json_object_get(all, "accounting"), "planned", &a);
+        u64(json_object_get(all, "warmup"), "planned", &b);
+        if (got == KNEE_ETRUNC)
+            fail_shard(m, d->index, "its request log is truncated after %" PRIu64 " records (%s)", n, paths[k]);
+        else if (got < 0)
+            rc = failf(c, got, "%s: %s", paths[k], reqlog_reader_error(rd));
+        else if (n != a + b)
+            fail_shard(m, d->index, "its request log %s holds %" PRIu64 " requests, its JSON planned %" PRIu64,
+                       paths[k], n, a + b);
+        reqlog_reader_close(rd);
+        m->log_records += n;
+    }
+    if (!rc) {
+        for (size_t i = 0; i <= nt; i++) {
+            struct run_target_result *t = i < nt ? &res->targets[i] : &res->all;
+            const struct run_events *x = &t->events, *y = &ev[i];
+            bool same = x->planned == y->planned && x->sent == y->sent && x->completed == y->completed &&
+                        x->ok == y->ok && x->sent_before == y->sent_before && x->sent_late == y->sent_late &&
+                        x->completed_late == y->completed_late && x->sends == y->sends &&
+                        (!x->sends || (x->first_send_ns == y->first_send_ns && x->last_send_ns == y->last_send_ns));
+            m->logs_disagree |= c->same_t0 && !same;
+            t->events = *y;
+            run_rates_of(&t->events, &t->rates);
+        }
+        m->rates_from_logs = true;
+    }
+    free(ev);
+    return rc;
 }
 
 static bool counts_hold(const struct run_counts *c)
@@ -502,6 +752,9 @@ static void counts_add(struct run_counts *d, const struct run_counts *s)
     d->conns_failed += s->conns_failed;
     d->conns_closed_by_peer += s->conns_closed_by_peer;
     d->conns_unsolicited += s->conns_unsolicited;
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        d->transport_cause[k] += s->transport_cause[k];
+    d->retries += s->retries;
 }
 
 /* The whole plan's count against the shards' (open loop: every stream, each shard's exact
@@ -626,13 +879,28 @@ static void verdicts(struct ctx *c)
         }
     if (nfailed > 10)
         warn(res, true, "INCOMPLETE: %zu more shards failed (see the shard list)", nfailed - 10);
-    if (!res->accounting_ok)
+    if (!c->identities_ok)
         warn(res, true,
              "BUG: the accounting identities do not hold for the merged counts (planned = sent + dropped; "
-             "sent = outcomes)");
+             "sent = outcomes; transport = its causes; retries <= sent)");
+    char failures[256];
+    if (res->no_ok) /* knee run's sentences (load/result.c), on the merged counts */
+        warn(res, true, "FAILED: not one request succeeded (%s): there is no latency of a working service to report",
+             run_describe_failures(&res->all.counts, failures, sizeof failures));
+    else if (res->failed_share >= RUN_HIGH_FAILED_SHARE)
+        warn(res, true,
+             "ERRORS: %.1f%% of the requests sent failed (%s): the latency of all requests mixes failures in; "
+             "thresholds on latency use ok requests",
+             100 * res->failed_share, run_describe_failures(&res->all.counts, failures, sizeof failures));
+    if (m->logs_disagree && !nfailed)
+        warn(res, true,
+             "the shards' per-request logs and their JSON disagree on the events (the rates are the logs'): are they "
+             "the outputs of one run?");
+    char a[32], b[32];
     if (m->plan_checked && !m->plan_ok)
-        warn(res, true, "the shards planned %" PRIu64 " requests, the whole plan has %" PRIu64 "%s", m->plan_merged,
-             m->plan_expected, nfailed ? " (a shard failed)" : "");
+        warn(res, true, "the shards planned %s requests, the whole plan has %s%s",
+             units_fmt_count(m->plan_merged, a, sizeof a), units_fmt_count(m->plan_expected, b, sizeof b),
+             nfailed ? " (a shard failed)" : "");
     size_t nlim = shard_list(m, pick_limited, 0, list, sizeof list);
     if (nlim)
         warn(res, true,
@@ -646,26 +914,44 @@ static void verdicts(struct ctx *c)
                  "shard%s %s started up to %.3f ms after the shared start instant: %s requests planned before then "
                  "were sent late, and the lag counts them",
                  nlate == 1 ? "" : "s", list, (double)sh->skew_max_ns / 1e6, nlate == 1 ? "its" : "their");
-    } else if (!m->windows_equal) {
-        warn(res, false,
-             "no shared start instant (--start-at): each shard measured its own window; rates are the sum of the "
-             "shards' rates, and the timeline is aligned to whole seconds of their starts");
+    }
+    if (!m->same_t0) {
+        if (m->rates_from_logs)
+            warn(res, false,
+                 "no shared start instant (--start-at): each shard measured its own window; the rates count the "
+                 "shards' per-request logs over the common window %.3f .. %.3f s (since the earliest start), and the "
+                 "timeline is aligned to whole seconds of their starts",
+                 res->window_start_s, res->window_end_s);
+        else if (!(m->window_end_ns > m->window_start_ns))
+            warn(res, false,
+                 "no shared start instant (--start-at), and the shards' windows do not overlap: the rates are the sum "
+                 "of the shards' rates, each over its own window, and the timeline is aligned to whole seconds of "
+                 "their starts");
+        else
+            warn(res, false,
+                 "no shared start instant (--start-at): each shard measured its own window; the rates are the sum of "
+                 "the shards' rates (each over its own window; give their binary logs to count the common window), "
+                 "and the timeline is aligned to whole seconds of their starts");
     }
     if (!sh->clock_synced && sh->start_at_unix_ns)
         warn(res, false,
              "not every shard's kernel reports a synchronised clock (NTP/PTP; largest error bound %.3f ms): the "
              "shared start instant is only as good as the clocks agree",
              sh->clock_maxerror_ms);
+    /* the notes of load/result.c, in its words */
+    char n[32];
+    uint64_t warm_n = res->all.warmup_counts.planned;
     if (m->cfg.warmup_ns)
-        warn(res, false, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics",
-             (unsigned long long)res->all.warmup_counts.planned, (double)m->cfg.warmup_ns / 1e9);
+        warn(res, false, "warm-up: %s request%s planned in the first %.3g s %s left out of these statistics",
+             units_fmt_count(warm_n, n, sizeof n), warm_n == 1 ? "" : "s", (double)m->cfg.warmup_ns / 1e9,
+             warm_n == 1 ? "is" : "are");
     uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
-    if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01)) /* the sentences of load/result.c */
-        warn(res, false, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
-             (unsigned long long)n_all, STATS_MIN_BEYOND);
+    if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
+        warn(res, false, "only %s latency sample%s: p99 rests on fewer than %d samples above it, p99.9 on none",
+             units_fmt_count(n_all, n, sizeof n), n_all == 1 ? "" : "s", STATS_MIN_BEYOND);
     else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
-        warn(res, false, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
-             (unsigned long long)n_all, STATS_MIN_BEYOND);
+        warn(res, false, "only %s latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
+             units_fmt_count(n_all, n, sizeof n), STATS_MIN_BEYOND);
     /* the shards' own warnings that need attention, prefixed */
     size_t carried = 0, more = 0;
     for (uint32_t k = 0; k < c->count; k++) {
@@ -673,8 +959,8 @@ static void verdicts(struct ctx *c)
         for (size_t i = 0; i < json_array_size(w); i++) {
             const char *text = json_string_value(json_array_get(w, i));
             if (!text || strncmp(text, "only ", 5) == 0 || strncmp(text, "warm-up: ", 9) == 0 ||
-                strstr(text, "synchronised"))
-                continue; /* said once for the whole */
+                strstr(text, "synchronised") || strncmp(text, "self-check", 10) == 0)
+                continue; /* said once for the whole (knee merge checks the merged run itself) */
             if (carried < MAX_SHARD_WARNINGS) {
                 warn(res, false, "shard %u: %s", c->docs[k].index, text);
                 carried++;
@@ -688,8 +974,8 @@ static void verdicts(struct ctx *c)
 }
 
 int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const char *const *names, uint32_t count,
-                            uint64_t plan_id, uint64_t start_at_unix_ns, const char *const *argv, int argc, char *err,
-                            size_t errlen)
+                            uint64_t plan_id, uint64_t start_at_unix_ns, const char *const *log_paths,
+                            const char *const *argv, int argc, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     struct ctx c = {.m = m, .count = count, .err = err, .errlen = errlen};
@@ -702,6 +988,14 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
         d->root = roots[k];
         if (!json_is_object(d->root)) {
             rc = failf(&c, KNEE_EFORMAT, "%s: not a JSON object", d->path);
+            break;
+        }
+        const char *schema = json_string_value(json_object_get(d->root, "schema"));
+        if (!schema || strcmp(schema, RUN_JSON_SCHEMA) != 0) {
+            rc = failf(&c, KNEE_EFORMAT,
+                       "%s: schema \"%s\": knee merge adds up shards of the \"" RUN_JSON_SCHEMA
+                       "\" schema (rates by event time); run the shards with this knee",
+                       d->path, schema ? schema : "none");
             break;
         }
         const json_t *sh = json_object_get(d->root, "shard");
@@ -766,7 +1060,9 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     const json_t *sh0 = json_object_get(d0->root, "shard");
     double ll = num(sh0, "lag_limit_ms");
     sh->lag_limit_ns = ll > 0 ? (uint64_t)llround(within(ll * 1e6, 1, 9e18)) : RUN_DEFAULT_LAG_LIMIT_NS;
-    cfg->lag_limit_ns = sh->lag_limit_ns;
+    /* --lag-limit as the shards were given it (null: the relative rule) */
+    double given = num(json_object_get(d0->root, "generator"), "lag_limit_ms");
+    cfg->lag_limit_ns = given > 0 ? (uint64_t)llround(within(given * 1e6, 1, 9e18)) : 0;
     const json_t *streams = json_object_get(sh0, "streams");
     for (size_t i = 0; i < json_array_size(streams) && i < RUN_MAX_TARGETS; i++) {
         const json_t *e = json_array_get(streams, i);
@@ -775,6 +1071,21 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
         sh->streams[i] = (struct run_shard_stream){num(e, "rate_from"), num(e, "rate_to"), lim};
         sh->nstreams = i + 1;
     }
+    /* time: the shards' t0s on the wall clock, the merged axis from the earliest */
+    uint64_t t0_min = UINT64_MAX;
+    for (uint32_t k = 0; k < count; k++)
+        if (c.docs[k].t0_unix_ns < t0_min)
+            t0_min = c.docs[k].t0_unix_ns;
+    sh->t0_unix_ns = t0_min;
+    c.same_t0 = true;
+    for (uint32_t k = 0; k < count && !rc; k++) {
+        c.docs[k].off_ns = c.docs[k].t0_unix_ns - t0_min;
+        c.same_t0 &= c.docs[k].off_ns == 0;
+        if (c.docs[k].off_ns > MAX_SHARD_OFFSET_NS)
+            rc = failf(&c, KNEE_EFORMAT, "%s: its t0 is %.0f s after %s's: not the shards of one run", c.docs[k].path,
+                       (double)c.docs[k].off_ns / 1e9, c.docs[0].path);
+    }
+    c.sums = xcalloc(res->ntargets + 1, sizeof *c.sums);
     c.codec = hlog_codec_new();
     for (uint32_t k = 0; k < count && !rc; k++)
         rc = read_shard(&c, &c.docs[k], k);
@@ -795,66 +1106,50 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
         counts_add(&res->all.warmup_counts, &res->targets[i].warmup_counts);
     }
     res->all.counts.sent_on_time = on_time;
-    /* time: t0s on the wall clock, the common window */
-    uint64_t t0_min = UINT64_MAX;
-    for (uint32_t k = 0; k < count; k++)
-        if (c.docs[k].t0_unix_ns < t0_min)
-            t0_min = c.docs[k].t0_unix_ns;
-    sh->t0_unix_ns = t0_min;
-    double wstart = -INFINITY, wend = INFINITY, end_max = 0;
-    m->windows_equal = true;
+    m->same_t0 = c.same_t0;
+    m->shard_t0_unix_ns = xcalloc(count, sizeof *m->shard_t0_unix_ns);
+    double end_max = 0;
     int64_t skew_min = INT64_MAX, skew_max = INT64_MIN;
-    double sum_rates[4] = {0};
+    m->windows_equal = c.same_t0;
     for (uint32_t k = 0; k < count; k++) {
         const struct doc *d = &c.docs[k];
-        double t0 = (double)(d->t0_unix_ns - t0_min) / 1e9;
-        double a = t0 + (double)cfg->warmup_ns / 1e9, b = a + d->window_s;
-        if (d->t0_unix_ns != c.docs[0].t0_unix_ns || fabs(d->window_s - c.docs[0].window_s) > 1e-6)
+        m->shard_t0_unix_ns[k] = d->t0_unix_ns;
+        if (fabs(d->window_s - c.docs[0].window_s) > 1e-6)
             m->windows_equal = false;
-        if (a > wstart)
-            wstart = a;
-        if (b < wend)
-            wend = b;
+        double t0 = (double)d->off_ns / 1e9;
         if (t0 + d->elapsed_s > end_max)
             end_max = t0 + d->elapsed_s;
         int64_t skew = m->parts[k].start_skew_ns;
         skew_min = skew < skew_min ? skew : skew_min;
         skew_max = skew > skew_max ? skew : skew_max;
-        const json_t *rates = json_object_get(d->root, "rates");
-        static const char *const rk[] = {"planned", "sent", "completed", "goodput"};
-        for (int i = 0; i < 4; i++) {
-            double v = num(rates, rk[i]);
-            sum_rates[i] += isfinite(v) ? v : 0;
-        }
     }
-    m->window_start_s = wstart;
-    m->shard_t0_unix_ns = xcalloc(count, sizeof *m->shard_t0_unix_ns);
-    for (uint32_t k = 0; k < count; k++)
-        m->shard_t0_unix_ns[k] = c.docs[k].t0_unix_ns;
     sh->skew_min_ns = skew_min;
     sh->skew_max_ns = skew_max;
-    res->window_s = wend > wstart ? wend - wstart : 0;
     res->elapsed_s = end_max;
+    merge_window(&c);
     const struct run_counts *tot = &res->all.counts;
-    double win = res->window_s > 0 ? res->window_s : NAN;
-    if (m->windows_equal) {
-        res->planned_rate = (double)tot->planned / win;
-        res->sent_rate = (double)tot->sent / win;
-        res->completed_rate = (double)(tot->sent - tot->outcome[OUTCOME_CANCELLED]) / win;
-        res->goodput_rate = (double)tot->outcome[OUTCOME_OK] / win;
-    } else {
-        res->planned_rate = sum_rates[0];
-        res->sent_rate = sum_rates[1];
-        res->completed_rate = sum_rates[2];
-        res->goodput_rate = sum_rates[3];
-    }
-    res->send_ratio = tot->planned ? (double)tot->sent_on_time / (double)tot->planned : NAN;
-    merge_ticks(&c, t0_min);
+    res->sent_on_schedule = tot->planned ? (double)tot->sent_on_time / (double)tot->planned : NAN;
+    uint64_t failed = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (run_outcome_failed((enum reqlog_outcome)o))
+            failed += tot->outcome[o];
+    res->failed_share = tot->sent ? (double)failed / (double)tot->sent : NAN;
+    res->no_ok = tot->outcome[OUTCOME_OK] == 0;
+    /* the logs count the events again over the window (not over an empty common window: the
+     * shards' own rates, summed, are all there is then) */
+    bool common = c.same_t0 || m->window_end_ns > m->window_start_ns;
+    if (log_paths && common && (rc = rates_from_logs(&c, log_paths)))
+        goto out;
+    res->generator.gap_ms = res->all.rates.planned > 0 ? 1e3 / res->all.rates.planned : NAN;
+    merge_ticks(&c);
     hostnames(&c);
     /* verdicts */
-    res->accounting_ok = counts_hold(&res->all.counts) && counts_hold(&res->all.warmup_counts);
+    c.identities_ok = counts_hold(&res->all.counts) && counts_hold(&res->all.warmup_counts);
     for (size_t i = 0; i < res->ntargets; i++)
-        res->accounting_ok &= counts_hold(&res->targets[i].counts) && counts_hold(&res->targets[i].warmup_counts);
+        c.identities_ok &= counts_hold(&res->targets[i].counts) && counts_hold(&res->targets[i].warmup_counts);
+    /* the result accounts for the whole plan only when the sums hold, every shard's own
+     * accounting held and the shards planned the whole plan (a failed shard says why not) */
+    res->accounting_ok = c.identities_ok;
     bool shards_ok = true;
     for (uint32_t k = 0; k < count; k++)
         shards_ok &= json_is_true(json_object_get(c.docs[k].root, "accounting_ok"));
@@ -863,6 +1158,7 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     verdicts(&c);
 out:
     hlog_codec_free(c.codec);
+    free(c.sums);
     free(c.docs);
     if (rc)
         merge_summary_release(m);
@@ -885,9 +1181,17 @@ int merge_summary_build(struct merge_summary *m, const struct merge_set *s, cons
         if (!roots[k])
             rc = knee_fail(err, errlen, KNEE_EFORMAT, "%s:%d: %s", names[k], je.line, je.text);
     }
+    /* the shards' binary logs, when given, count the events again (rates_from_logs) */
+    const char **logs = NULL;
+    if (merge_set_complete(s, MERGE_LOG)) {
+        logs = xcalloc(s->count, sizeof *logs);
+        for (uint32_t k = 0; k < s->count; k++)
+            logs[k] = s->shards[k].path[MERGE_LOG];
+    }
     if (!rc)
-        rc = merge_summary_from_docs(m, roots, names, s->count, s->plan_id, s->start_at_unix_ns, argv, argc, err,
+        rc = merge_summary_from_docs(m, roots, names, s->count, s->plan_id, s->start_at_unix_ns, logs, argv, argc, err,
                                      errlen);
+    free(logs);
     for (uint32_t k = 0; k < s->count; k++)
         if (roots[k])
             json_decref(roots[k]);

@@ -133,11 +133,34 @@ static void hist(struct json *j, struct hlog_codec *c, const char *key, const st
     json_object_end(j);
 }
 
+/* The run's events exactly (load/run.h struct run_events, ns since t0): what the document's
+ * "events" and "rates" are computed from, with the window and the first and last send, so a
+ * merge adds the shards' events up as the engine adds its threads'. */
+static void events_json(struct json *j, const struct run_events *ev)
+{
+    json_key(j, "events");
+    json_object_begin(j);
+    json_kv_uint(j, "window_start_ns", ev->window_start_ns);
+    json_kv_uint(j, "window_end_ns", ev->window_end_ns);
+    json_kv_uint(j, "planned", ev->planned);
+    json_kv_uint(j, "sent", ev->sent);
+    json_kv_uint(j, "completed", ev->completed);
+    json_kv_uint(j, "ok", ev->ok);
+    json_kv_uint(j, "sent_before", ev->sent_before);
+    json_kv_uint(j, "sent_late", ev->sent_late);
+    json_kv_uint(j, "completed_late", ev->completed_late);
+    json_kv_uint(j, "sends", ev->sends);
+    json_kv_uint(j, "first_send_ns", ev->first_send_ns);
+    json_kv_uint(j, "last_send_ns", ev->last_send_ns);
+    json_object_end(j);
+}
+
 static void target_hists(struct json *j, struct hlog_codec *c, const struct run_target_result *t)
 {
     json_object_begin(j);
     json_kv_string(j, "name", t->name);
     json_kv_uint(j, "sent_on_time", t->counts.sent_on_time);
+    events_json(j, &t->events);
     hist(j, c, "latency", &t->latency_all);
     json_key(j, "by_outcome");
     json_object_begin(j);

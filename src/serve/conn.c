@@ -1,8 +1,8 @@
 /* knee serve's connections and parsing: accept, read, parse one request at a time, answer
  * at once (/health, /stats, the null target, a bad request) or hand a work request to the
  * pipeline (work.c), write the responses (with --nagle, head and body in separate writes),
- * and close on EOF, error, or the header-read and idle timeouts. A connection's life and
- * a request's are described in serve/internal.h. */
+ * and close on EOF, error, or the header-read and idle timeouts; after a response, with a
+ * lingering close. A connection's life and a request's are described in serve/internal.h. */
 #include "serve/internal.h"
 
 #include "core/clock.h"
@@ -106,7 +106,10 @@ static void conn_close(struct conn *c)
         close(c->io.fd);
         c->io.fd = -1;
         c->dead = true;
-        counter_dec(&s->c.connections);
+        if (c->refused)
+            s->refused_lingering--;
+        else
+            counter_dec(&s->c.connections);
     }
     switch (c->w.phase) {
     case PH_WAIT_SLOT:
@@ -154,8 +157,14 @@ bool serve_conn_flush(struct conn *c)
 static uint64_t conn_deadline(const struct conn *c)
 {
     const struct serve_config *cfg = &c->srv->cfg;
+    if (c->lingering) {
+        uint64_t total = c->linger_start_ns + LINGER_TIME_NS, idle = c->linger_input_ns + LINGER_IDLE_NS;
+        return total < idle ? total : idle;
+    }
     if (c->dead || c->busy)
         return UINT64_MAX; /* the server is the slow party: no timeout */
+    if (c->closing)        /* a last response the client is slow to take */
+        return c->idle_since_ns + LINGER_TIME_NS;
     if (c->partial_since_ns)
         return c->partial_since_ns + cfg->header_timeout_ns;
     if (c->nreq == 0)
@@ -179,6 +188,10 @@ static void conn_update_events(struct conn *c)
 {
     if (c->dead)
         return;
+    if (c->lingering) {
+        loop_io_mod(&c->srv->loop, &c->io, EPOLLIN);
+        return;
+    }
     uint32_t ev = 0;
     bool can_read = !c->peer_eof && !c->closing && c->in_end < CONN_IN_CAP;
     if (can_read)
@@ -188,19 +201,65 @@ static void conn_update_events(struct conn *c)
     loop_io_mod(&c->srv->loop, &c->io, ev);
 }
 
-/* After output or input progress: close when nothing more can happen on this connection. */
+/* The response is all in the kernel's hands: send FIN after it, and from now on read and
+ * discard (serve/internal.h: the lingering close). */
+static void conn_linger(struct conn *c)
+{
+    shutdown(c->io.fd, SHUT_WR);
+    c->lingering = true;
+    c->linger_start_ns = c->linger_input_ns = c->srv->loop.now_ns;
+    c->linger_bytes = 0;
+    c->in_start = c->in_end = 0;
+}
+
+/* After output or input progress: close when nothing more can happen on this connection;
+ * after a response, linger first unless the client has already finished sending (EOF). */
 bool serve_conn_settle(struct conn *c)
 {
     if (c->dead)
         return false;
     bool idle = !c->busy && c->out_start == c->out_end;
-    if (idle && (c->closing || c->peer_eof)) {
-        conn_close(c);
-        return false;
+    if (idle && !c->lingering && (c->closing || c->peer_eof)) {
+        if (c->peer_eof || !c->linger_after) {
+            conn_close(c);
+            return false;
+        }
+        conn_linger(c);
     }
     conn_update_events(c);
     conn_arm_timer(c);
     return true;
+}
+
+/* Read and discard, up to LINGER_READ_PER_EVENT bytes per readiness event (so one fast
+ * sender cannot hold the loop; level-triggered, the rest comes with the next event).
+ * Returns false when the connection was closed: EOF (the client has read its answer and
+ * closed), an error, or more than LINGER_MAX_BYTES discarded. The time bounds are the
+ * connection's timer (conn_deadline). */
+static bool linger_read(struct conn *c)
+{
+    struct serve_handle *s = c->srv;
+    size_t got = 0;
+    while (got < LINGER_READ_PER_EVENT) {
+        ssize_t n = recv(c->io.fd, s->discard, sizeof s->discard, 0);
+        if (n > 0) {
+            got += (size_t)n;
+            c->linger_bytes += (uint64_t)n;
+            c->linger_input_ns = s->loop.now_ns;
+            if (c->linger_bytes > LINGER_MAX_BYTES)
+                break;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        break;
+    }
+    if (got >= LINGER_READ_PER_EVENT && c->linger_bytes <= LINGER_MAX_BYTES)
+        return true;
+    conn_close(c);
+    return false;
 }
 
 /* ---- responses -------------------------------------------------------------------------- */
@@ -211,6 +270,26 @@ static void respond_error(struct conn *c, int status, const char *reason)
     int n = snprintf(body, sizeof body, "{\"ok\":false,\"reason\":\"%s\"}\n", reason);
     out_response(c, status, "application/json", body, (size_t)n, NULL, true, false);
     c->closing = true;
+    c->linger_after = true;
+}
+
+/* The reason in the body of a response to a request the parser refused. */
+static const char *parse_error_reason(int status)
+{
+    switch (status) {
+    case 413:
+        return "BODY_TOO_LARGE";
+    case 414:
+        return "URI_TOO_LONG";
+    case 431:
+        return "HEADERS_TOO_LARGE";
+    case 501:
+        return "TRANSFER_CODING_NOT_IMPLEMENTED";
+    case 505:
+        return "HTTP_VERSION_NOT_SUPPORTED";
+    default:
+        return "BAD_REQUEST";
+    }
 }
 
 static void respond_stats(struct conn *c, bool close, bool head_only)
@@ -281,10 +360,12 @@ static void handle_request(struct conn *c)
     counter_inc(&s->c.requests);
     c->nreq++;
     c->partial_since_ns = 0;
-    bool keep = r->keep_alive && !r->upgrade && !s->draining && !c->peer_eof;
+    /* After the client's EOF (a half-close) the remaining complete requests are still
+     * answered; the connection closes once they are. */
+    bool keep = r->keep_alive && !r->upgrade && !s->draining;
     bool head_only = r->method == HTTP_HEAD;
     if (!keep)
-        c->closing = true;
+        c->closing = c->linger_after = true;
     if (http_request_path_is(r, "/health")) {
         static const char up[] = "{\"status\":\"UP\"}\n";
         out_response(c, 200, "application/json", up, sizeof up - 1, NULL, !keep, head_only);
@@ -337,12 +418,8 @@ static bool process_input(struct conn *c)
         if (st == HTTP_REQUEST_ERROR) {
             int status = c->parser.error_status;
             counter_inc(&s->c.bad_requests);
-            respond_error(c, status,
-                          status == 431   ? "HEADERS_TOO_LARGE"
-                          : status == 414 ? "URI_TOO_LONG"
-                          : status == 413 ? "BODY_TOO_LARGE"
-                                          : "BAD_REQUEST");
-            c->in_start = c->in_end; /* the stream position is lost: nothing more is read */
+            respond_error(c, status, parse_error_reason(status));
+            c->in_start = c->in_end; /* the stream position is lost: the rest is discarded */
             break;
         }
         c->parsing = true;
@@ -372,7 +449,7 @@ void serve_conn_request_done(struct conn *c)
         return;
     }
     if (!w->keep_alive)
-        c->closing = true;
+        c->closing = c->linger_after = true;
     c->idle_since_ns = c->srv->loop.now_ns;
     if (c->parsing)
         return;
@@ -387,6 +464,8 @@ void serve_conn_request_done(struct conn *c)
  * parse. Returns false when the connection was closed. */
 static bool conn_read(struct conn *c)
 {
+    if (c->lingering)
+        return linger_read(c);
     if (c->in_end == CONN_IN_CAP && c->in_start > 0) {
         memmove(c->in, c->in + c->in_start, c->in_end - c->in_start);
         c->in_end -= c->in_start;
@@ -399,9 +478,11 @@ static bool conn_read(struct conn *c)
         c->in_end += (size_t)n;
     } else if (n == 0) {
         c->peer_eof = true;
-        /* EOF with a request in flight: the client gave up (a half-closing client is
-         * treated the same; HTTP/1.1 clients do not half-close while waiting). */
-        if (c->busy) {
+        /* EOF while the request waits for a slot or the lock: the client is taken for
+         * gone (a half-close cannot be told from a close, and a queue of abandoned
+         * requests would hold up everyone after them). Once the work runs, it is a
+         * half-close: the answer is still written. */
+        if (c->busy && (c->w.phase == PH_WAIT_SLOT || c->w.phase == PH_WAIT_LOCK)) {
             conn_close(c);
             return false;
         }
@@ -449,12 +530,20 @@ static void on_conn_timer(struct loop *loop, struct loop_timer *t)
         loop_timer_arm(loop, t, d);
         return;
     }
+    if (c->lingering || c->closing) { /* lingering, or a response the client does not read */
+        conn_close(c);
+        return;
+    }
     if (c->partial_since_ns || c->nreq == 0) {
         counter_inc(&c->srv->c.timeouts);
         if (c->partial_since_ns && out_room(c) >= RESP_MAX) {
+            /* The 408, then a lingering close (the slow client may still be sending). */
             respond_error(c, 408, "HEADER_TIMEOUT");
-            if (!serve_conn_flush(c)) /* best effort: the client is slow by definition */
-                return;
+            c->partial_since_ns = 0;
+            c->idle_since_ns = loop->now_ns;
+            if (serve_conn_flush(c))
+                serve_conn_settle(c);
+            return;
         }
     }
     conn_close(c);
@@ -474,9 +563,57 @@ static struct conn *conn_get(struct serve_handle *s)
     return c;
 }
 
+/* Register an accepted socket as a connection. Returns NULL (the socket closed) when epoll
+ * refuses it. */
+static struct conn *conn_open(struct serve_handle *s, int fd)
+{
+    struct loop *loop = &s->loop;
+    struct conn *c = conn_get(s);
+    c->srv = s;
+    c->io.fd = fd;
+    c->io.cb = on_conn_io;
+    c->io.data = c;
+    loop_timer_init(&c->timer, on_conn_timer, c);
+    serve_work_init(&c->w, c);
+    http_request_parser_init(&c->parser, s->cfg.max_header_bytes, s->cfg.max_body_bytes);
+    c->accepted_ns = c->idle_since_ns = loop->now_ns;
+    if (loop_io_add(loop, &c->io, EPOLLIN) < 0) {
+        close(fd);
+        c->next = s->free_conns;
+        s->free_conns = c;
+        return NULL;
+    }
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->nconn_structs++;
+    return c;
+}
+
+/* Beyond --max-conns: 503 CONN_LIMIT, then a lingering close (the client may have sent
+ * its request already; a plain close would reset the connection and lose the 503). Up
+ * to REFUSED_LINGER_MAX refused connections linger at once; beyond, the 503 is sent and
+ * the socket closed at once. Refused connections are not counted as open. */
 static void refuse(struct serve_handle *s, int fd)
 {
     static const char body[] = "{\"ok\":false,\"reason\":\"CONN_LIMIT\"}\n";
+    counter_inc(&s->c.conn_refused);
+    if (s->refused_lingering < REFUSED_LINGER_MAX) {
+        struct conn *c = conn_open(s, fd);
+        if (!c)
+            return;
+        c->refused = true;
+        s->refused_lingering++;
+        size_t n = http_response_head(c->out, sizeof c->out - sizeof body, 503, s->date, "application/json",
+                                      sizeof body - 1, NULL, true);
+        memcpy(c->out + n, body, sizeof body - 1);
+        c->out_end = n + sizeof body - 1;
+        c->closing = c->linger_after = true;
+        if (serve_conn_flush(c))
+            serve_conn_settle(c);
+        return;
+    }
     char buf[RESP_MAX];
     size_t n = http_response_head(buf, sizeof buf - sizeof body, 503, s->date, "application/json", sizeof body - 1,
                                   NULL, true);
@@ -484,7 +621,18 @@ static void refuse(struct serve_handle *s, int fd)
     ssize_t w = send(fd, buf, n + sizeof body - 1, MSG_NOSIGNAL);
     (void)w;
     close(fd);
-    counter_inc(&s->c.conn_refused);
+}
+
+static void on_accept_timer(struct loop *loop, struct loop_timer *t)
+{
+    struct serve_handle *s = t->data;
+    if (s->listen_fd >= 0)
+        loop_io_mod(loop, &s->listen_io, EPOLLIN);
+}
+
+void serve_conn_accept_init(struct serve_handle *s)
+{
+    loop_timer_init(&s->accept_timer, on_accept_timer, s);
 }
 
 void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events)
@@ -493,8 +641,15 @@ void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events)
     struct serve_handle *s = io->data;
     for (int i = 0; i < ACCEPT_BATCH; i++) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return; /* EAGAIN, or EMFILE and friends: try again on the next event */
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* Level-triggered: the pending connection would wake us at once, forever.
+                 * Stop listening for a while; the connections wait in the backlog. */
+                loop_io_mod(loop, &s->listen_io, 0);
+                loop_timer_arm(loop, &s->accept_timer, loop->now_ns + ACCEPT_PAUSE_NS);
+            }
+            return; /* EAGAIN, or an aborted connection: the next event */
+        }
         if (counter_get(&s->c.connections) >= s->cfg.max_conns) {
             refuse(s, fd);
             continue;
@@ -503,26 +658,9 @@ void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events)
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
-        struct conn *c = conn_get(s);
-        c->srv = s;
-        c->io.fd = fd;
-        c->io.cb = on_conn_io;
-        c->io.data = c;
-        loop_timer_init(&c->timer, on_conn_timer, c);
-        serve_work_init(&c->w, c);
-        http_request_parser_init(&c->parser, s->cfg.max_header_bytes, s->cfg.max_body_bytes);
-        c->accepted_ns = c->idle_since_ns = loop->now_ns;
-        if (loop_io_add(loop, &c->io, EPOLLIN) < 0) {
-            close(fd);
-            c->next = s->free_conns;
-            s->free_conns = c;
+        struct conn *c = conn_open(s, fd);
+        if (!c)
             continue;
-        }
-        c->next = s->conns;
-        if (s->conns)
-            s->conns->prev = c;
-        s->conns = c;
-        s->nconn_structs++;
         counter_inc(&s->c.connections);
         counter_inc(&s->c.connections_total);
         conn_arm_timer(c);

@@ -3,7 +3,8 @@
 # continuations) still parses and runs:
 #   knee run    with --dry-run appended (every flag checked, the targets resolved, nothing
 #               sent); a URL whose host does not resolve here is rewritten to 127.0.0.1
-#               (README examples may name example hosts); must exit 0
+#               (README examples may name example hosts), and the placeholder port PORT
+#               becomes a live knee serve's; must exit 0
 #   knee model  run as written; exit 0
 #   knee stats, knee hlog, knee report
 #               run as written in a temp dir with inputs made for them (the article CSV from
@@ -14,6 +15,10 @@
 #   knee merge  run as written (globs expanded) in the temp dir over the outputs of 4 shards
 #               (s0..s3) and of 2 shards of which shard 1 was interrupted (int-0, int-1); exit
 #               0, or the code the README shows in a following "$ echo $?"
+#   knee compare
+#               run as written in cmp/, where before/, same/ and after/ are three repetitions
+#               each of one plan against the null server; exit 0, or 99 (a --fail-if that
+#               found the rare false alarm the method allows)
 # An example whose README output is a single error line ("knee <cmd>: ...") is bad input on
 # purpose: it must exit 2 and print that line (up to the file name's position, for errors
 # whose details depend on generated inputs). Pipes, redirections and comments after the
@@ -45,6 +50,13 @@ PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' serve.out)
     fail "knee run for the open-loop report inputs"
 "$KNEE" run -n 200 -c 2 "http://127.0.0.1:$PORT/" --json closed-loop.json --out closed-loop.bin >/dev/null ||
     fail "knee run for the closed-loop report inputs"
+"$KNEE" run --target api="http://127.0.0.1:$PORT/a@150" --target web="http://127.0.0.1:$PORT/b@100" \
+    -d 1s --warmup 0.5s --out rr.csv --json rr.json >/dev/null || fail "knee run for the rr.csv input"
+# the compare examples' sides (three repetitions each, one plan), in cmp/ where they run
+for side in before same after; do
+    "$KNEE" run -n 150 -c 2 --repeat 3 --out-dir "cmp/$side" "http://127.0.0.1:$PORT/" >/dev/null ||
+        fail "knee run --repeat for the compare inputs"
+done
 
 # the shards of knee merge's examples: four of one plan, and two of which shard 1 is interrupted
 start=$(($(date +%s) + 2))
@@ -65,10 +77,10 @@ for p in "${PIDS[@]:1}"; do
 done
 PIDS=("${PIDS[0]}")
 
-python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" <<'PY'
+python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" "$PORT" <<'PY'
 import glob, os, re, shlex, socket, subprocess, sys
 
-readme, knee, exceptions = sys.argv[1], sys.argv[2], sys.argv[3].split()
+readme, knee, exceptions, live_port = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
 lines = open(readme, encoding="utf-8").read().split("\n")
 
 # "$ knee ..." lines inside ``` blocks, continuations joined; the line after the command
@@ -117,6 +129,7 @@ def local_urls(argv):
     """Hosts that do not resolve here become 127.0.0.1 (the example's host is a placeholder)."""
     out = []
     for a in argv:
+        a = a.replace(":PORT/", ":%s/" % live_port)
         m = URL.match(a)
         if m and not resolves(m.group(2).strip("[]")):
             a = m.group(1) + "127.0.0.1" + m.group(3)
@@ -139,11 +152,11 @@ for line_no, cmd, following, code in examples:
         argv = [re.sub(r"(127\.0\.0\.1|\[::1\]):\d+", r"\1:0", a) for a in argv] + ["--duration", "300ms"]
     elif sub == "merge":
         argv = argv[:2] + [m for a in argv[2:] for m in (sorted(glob.glob(a)) if "*" in a else [a])]
-    elif sub not in ("model", "stats", "hlog", "report"):
+    elif sub not in ("model", "stats", "hlog", "report", "compare"):
         failures.append("%s: no rule for 'knee %s' examples (add one, or an exception with its reason)" % (where, sub))
         continue
     argv[0] = knee
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="cmp" if sub == "compare" else None)
     counts[sub] = counts.get(sub, 0) + 1
     if error_example:
         # the README shows the error line: exit 2 and the same line, at least up to the
@@ -155,8 +168,10 @@ for line_no, cmd, following, code in examples:
         if p.returncode != 2 or not got.startswith(prefix):
             failures.append("%s: expected exit 2 and '%s', got exit %d and '%s'" % (where, prefix, p.returncode, got))
         continue
-    code = code if sub == "merge" else 0  # the README's other exit codes are of runs, here --dry-run
-    if p.returncode != code:
+    # the README's other exit codes are of runs, here --dry-run; compare may find the rare
+    # false alarm the method allows (99)
+    code = code if sub == "merge" else 0
+    if p.returncode != code and not (sub == "compare" and p.returncode == 99):
         failures.append("%s: exit %d (the README shows %d): %s" % (where, p.returncode, code,
                                                                    (p.stderr or p.stdout).strip()[:300]))
     elif sub == "run" and "nothing was sent" not in p.stdout:

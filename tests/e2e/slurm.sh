@@ -90,17 +90,27 @@ for k in 1 2 3; do
         fail "one-process run $k"
 done
 
-# four shards under srun, one start instant from a file the first task writes
+# four shards under srun, one start instant from a file the first task writes. The merge
+# names the shards whose own lag shaped their numbers (GENERATOR-LIMITED): then they measured
+# this loaded machine, not the server, and the comparison below means nothing; such a round is
+# run again (at most three rounds), never compared.
 cd "$TMP"
-timeout 120 srun -n 4 --overcommit --kill-on-bad-exit=0 bash -c '
-    exec "$0" run "${@:3}" -t 1 --shard auto --start-at "+2s@$1/start" --json "$1/s-$SLURM_PROCID.json" \
-        --out "$1/s-$SLURM_PROCID.bin" --hlog "$1/s-$SLURM_PROCID.hlog" "$2" >"$1/s-$SLURM_PROCID.txt" 2>&1
-' "$KNEE" "$TMP" "$URL" "${PLAN[@]}" || { cat "$TMP"/s-*.txt >&2; fail "srun -n 4 knee run --shard auto"; }
-grep -q 'shard 3/4 (SLURM_PROCID/SLURM_NTASKS)' "$TMP/s-3.txt" || { cat "$TMP/s-3.txt" >&2; fail "the shard from Slurm"; }
-run_knee merge "$TMP"/s-[0-9].json "$TMP"/s-[0-9].bin "$TMP"/s-[0-9].hlog --json "$TMP/merged.json" \
-    -o "$TMP/merged.bin" >"$TMP/merge.txt" 2>&1
-[[ $RC -eq 0 ]] || { cat "$TMP/merge.txt" >&2; fail "knee merge exited $RC"; }
-cat "$TMP/merge.txt"
+for round in 1 2 3; do
+    rm -f "$TMP"/start "$TMP"/s-[0-9].*
+    timeout 120 srun -n 4 --overcommit --kill-on-bad-exit=0 bash -c '
+        exec "$0" run "${@:3}" -t 1 --shard auto --start-at "+2s@$1/start" --json "$1/s-$SLURM_PROCID.json" \
+            --out "$1/s-$SLURM_PROCID.bin" --hlog "$1/s-$SLURM_PROCID.hlog" "$2" >"$1/s-$SLURM_PROCID.txt" 2>&1
+    ' "$KNEE" "$TMP" "$URL" "${PLAN[@]}" || { cat "$TMP"/s-*.txt >&2; fail "srun -n 4 knee run --shard auto"; }
+    grep -q 'shard 3/4 (SLURM_PROCID/SLURM_NTASKS)' "$TMP/s-3.txt" || { cat "$TMP/s-3.txt" >&2; fail "the shard from Slurm"; }
+    run_knee merge "$TMP"/s-[0-9].json "$TMP"/s-[0-9].bin "$TMP"/s-[0-9].hlog --json "$TMP/merged.json" \
+        -o "$TMP/merged.bin" >"$TMP/merge.txt" 2>&1
+    [[ $RC -eq 0 ]] || { cat "$TMP/merge.txt" >&2; fail "knee merge exited $RC"; }
+    cat "$TMP/merge.txt"
+    python3 -c 'import json, sys; sys.exit(1 if json.load(open(sys.argv[1]))["generator"]["limited"] else 0)' \
+        "$TMP/merged.json" && break
+    [[ $round -lt 3 ]] || fail "the shards were generator-limited in 3 rounds (a machine too loaded to compare)"
+    echo "round $round: generator-limited shards (their lag shaped their numbers): once more"
+done
 
 python3 - "$TMP/merged.json" "$TMP"/one-[123].json <<'PY' || fail "merged against one process"
 import json, sys

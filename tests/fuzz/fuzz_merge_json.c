@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *name = "input";
     struct merge_summary m;
     err[0] = '\0';
-    if (merge_summary_from_docs(&m, &root, &name, 1, 0, 0, NULL, 0, err, sizeof err) != 0) {
+    if (merge_summary_from_docs(&m, &root, &name, 1, 0, 0, NULL, NULL, 0, err, sizeof err) != 0) {
         if (!err[0])
             abort(); /* every failure explains itself */
     } else {

@@ -4,7 +4,9 @@
  * per-request logs (exact, never averaged), the merged log is ordered and complete, the
  * streamed hlog merge writes what knee hlog merge writes; refusals (duplicate, missing,
  * foreign, not a shard's), a failed shard (interrupted; a truncated log) named and the result
- * marked incomplete; shards without a shared start instant. */
+ * marked incomplete; shards without a shared start instant. Rates by event time: the shards'
+ * events added up equal those counted from the union of their logs, and N shards run together
+ * plan what one process plans in the same window; transport causes add up and are checked. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,8 +25,13 @@
 #include "runreport/shard.h"
 #include "serve/serve.h"
 
+#include <arpa/inet.h>
 #include <jansson.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +44,9 @@ static char url_a[128], url_b[128];
 
 static const char *path_of(const char *name)
 {
-    static char buf[32][256];
-    static int k;
-    k = (k + 1) % 32;
+    static char buf[64][256];
+    static atomic_uint next; /* shards run on threads call it too */
+    unsigned k = atomic_fetch_add(&next, 1) % 64;
     snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
     return buf[k];
 }
@@ -141,6 +148,34 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
     run_result_release(&res);
 }
 
+/* Shards 0..N-1 of cfg run at the same time, on threads (as processes would), NAME<I>.*. */
+struct shard_job {
+    struct run_config cfg;
+    uint32_t index;
+    char name[16];
+};
+
+static void *shard_thread(void *arg)
+{
+    struct shard_job *j = arg;
+    run_shard(j->cfg, j->index, j->name, false);
+    return NULL;
+}
+
+static void run_shards_together(struct run_config cfg, uint32_t N, const char *name)
+{
+    struct shard_job jobs[8];
+    pthread_t tid[8];
+    assert_true(N <= 8);
+    for (uint32_t I = 0; I < N; I++) {
+        jobs[I] = (struct shard_job){.cfg = cfg, .index = I};
+        snprintf(jobs[I].name, sizeof jobs[I].name, "%s%u", name, I);
+        assert_int_equal(pthread_create(&tid[I], NULL, shard_thread, &jobs[I]), 0);
+    }
+    for (uint32_t I = 0; I < N; I++)
+        pthread_join(tid[I], NULL);
+}
+
 /* ------------------------------------------------------------------ the union of the logs */
 
 struct union_hists {
@@ -174,6 +209,57 @@ static void union_of_logs(const char *const *paths, size_t n, struct union_hists
         }
         reqlog_reader_close(rd);
     }
+}
+
+/* The events of the union of the logs over [ws, we) (ns since the shared t0), as the engine counts them. */
+static void events_of_logs(const char *const *paths, size_t n, uint64_t ws, uint64_t we, struct run_events *ev)
+{
+    run_events_init(ev, ws, we);
+    for (size_t i = 0; i < n; i++) {
+        struct reqlog_reader *rd;
+        char err[256];
+        assert_int_equal(reqlog_reader_open(&rd, paths[i], err, sizeof err), 0);
+        struct reqlog_record r;
+        while (reqlog_read(rd, &r) == 1)
+            run_events_add_record(ev, &r);
+        reqlog_reader_close(rd);
+    }
+}
+
+/* Every interval of the hlogs whose offset from StartTime is `start_s` (each target's),
+ * summed: the shards' own per-interval histograms, read with the hlog reader. */
+static void hlog_interval_sum(const char *const *paths, size_t n, double start_s, struct hdr *h)
+{
+    hdr_init(h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    for (size_t i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "r");
+        assert_non_null(f);
+        struct hlog_reader *r = hlog_reader_new(f, paths[i]);
+        struct hlog_entry e;
+        while (hlog_reader_next(r, &e) == 1) {
+            if (fabs(e.offset_s - start_s) > 5e-4)
+                continue;
+            struct hdr x;
+            assert_int_equal(hlog_reader_decode(r, &e, &x), 0);
+            assert_int_equal(hdr_add(h, &x), 0);
+            hdr_release(&x);
+        }
+        hlog_reader_free(r);
+        fclose(f);
+    }
+}
+
+static void assert_same_events(const struct run_events *a, const struct run_events *b)
+{
+    if (a->window_start_ns != b->window_start_ns || a->window_end_ns != b->window_end_ns || a->planned != b->planned ||
+        a->sent != b->sent || a->completed != b->completed || a->ok != b->ok || a->sent_before != b->sent_before ||
+        a->sent_late != b->sent_late || a->completed_late != b->completed_late || a->sends != b->sends ||
+        a->first_send_ns != b->first_send_ns || a->last_send_ns != b->last_send_ns)
+        fail_msg("events differ: planned %llu/%llu sent %llu/%llu completed %llu/%llu ok %llu/%llu sends %llu/%llu",
+                 (unsigned long long)a->planned, (unsigned long long)b->planned, (unsigned long long)a->sent,
+                 (unsigned long long)b->sent, (unsigned long long)a->completed, (unsigned long long)b->completed,
+                 (unsigned long long)a->ok, (unsigned long long)b->ok, (unsigned long long)a->sends,
+                 (unsigned long long)b->sends);
 }
 
 static void assert_same_hist(const struct hdr *a, const struct hdr *b, const char *what)
@@ -242,19 +328,61 @@ static void test_merge_exact(void **state)
     assert_same_hist(&m.res.targets[0].latency_all, &u.latency[0], "a.latency");
     assert_same_hist(&m.res.targets[1].latency_all, &u.latency[1], "b.latency");
     assert_same_hist(&m.res.all.lag, &u.lag, "all.lag");
-    /* the timeline from the hlogs */
-    assert_true(m.res.nticks >= 1);
-    assert_true(isfinite(m.res.ticks[0].p50_ms));
+    /* rates by event time: counted again from the logs, equal to the shards' events added up */
+    assert_true(m.same_t0);
+    assert_true(m.rates_from_logs);
+    assert_false(m.logs_disagree);
+    assert_int_equal(m.log_records, u.records);
+    struct run_events ev;
+    events_of_logs(paths + 4, 3, 200 * NS_PER_MS, 600 * NS_PER_MS, &ev);
+    assert_same_events(&m.res.all.events, &ev);
+    assert_int_equal(m.res.all.events.planned, u.planned_measured);
+    assert_true(m.res.all.rates.planned == (double)ev.planned / 0.4);
+    assert_true(m.res.all.rates.goodput == (double)ev.ok / 0.4);
+    assert_true(isfinite(m.res.all.rates.achieved_send));
+    assert_true(fabs(m.res.window_start_s - 0.2) < 1e-9 && fabs(m.res.window_end_s - 0.6) < 1e-9);
+    assert_false(m.res.no_ok);
+    /* the JSON alone gives the same events (the shards' run_events added up) */
+    const char *jsons[] = {paths[1], paths[2], paths[3]};
+    struct merge_set js;
+    struct merge_summary mj;
+    assert_int_equal(merge_set_build(&js, jsons, 3, false, err, sizeof err), 0);
+    if (merge_summary_build(&mj, &js, argv, 1, err, sizeof err))
+        fail_msg("merge_summary_build (JSON only): %s", err);
+    assert_false(mj.rates_from_logs);
+    assert_same_events(&mj.res.all.events, &ev);
+    for (size_t i = 0; i < 2; i++)
+        assert_same_events(&mj.res.targets[i].events, &m.res.targets[i].events);
+    assert_true(mj.res.all.rates.sent == m.res.all.rates.sent);
+    merge_summary_release(&mj);
+    merge_set_release(&js);
+    /* the timeline from the hlogs: every interval's percentiles are those of the shards' same
+     * intervals added up (the engine's intervals: whole seconds cut at the window's edges) */
+    assert_true(m.res.nticks >= 2);
+    const char *hlogs[] = {path_of("x0.hlog"), path_of("x1.hlog"), path_of("x2.hlog")};
     uint64_t tl_planned = 0;
-    for (size_t i = 0; i < m.res.nticks; i++)
-        tl_planned += m.res.ticks[i].planned;
+    size_t with_p50 = 0;
+    for (size_t i = 0; i < m.res.nticks; i++) {
+        const struct run_tick *t = &m.res.ticks[i];
+        tl_planned += t->planned;
+        struct hdr h;
+        hlog_interval_sum(hlogs, 3, t->start_s, &h);
+        if (!h.total_count) {
+            assert_true(isnan(t->p50_ms));
+        } else {
+            with_p50++;
+            assert_true(t->p50_ms == (double)hdr_value_at_percentile(&h, 50) / 1e6);
+            assert_true(t->p99_ms == (double)hdr_value_at_percentile(&h, 99) / 1e6);
+        }
+        hdr_release(&h);
+    }
+    assert_true(with_p50 >= 1);
     assert_int_equal(tl_planned, u.records);
     /* the merged log */
     struct merge_log_stats st;
     if (merge_logs(&set, &m, path_of("merged.bin"), &st, err, sizeof err))
         fail_msg("merge_logs: %s", err);
     assert_int_equal(st.records, u.records);
-    assert_int_equal(st.planned_in_window, u.planned_measured);
     struct reqlog_reader *rd;
     assert_int_equal(reqlog_reader_open(&rd, path_of("merged.bin"), err, sizeof err), 0);
     struct reqlog_shard sh;
@@ -291,7 +419,12 @@ static void test_merge_exact(void **state)
     json_error_t je;
     json_t *root = json_loadb(buf, len, 0, &je);
     assert_non_null(root);
-    assert_string_equal(json_string_value(json_object_get(root, "schema")), "knee-run/1");
+    assert_string_equal(json_string_value(json_object_get(root, "schema")), RUN_JSON_SCHEMA);
+    assert_true(run_json_schema_readable(json_string_value(json_object_get(root, "schema"))));
+    assert_true(json_number_value(json_object_get(json_object_get(root, "rates"), "planned")) ==
+                m.res.all.rates.planned);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "events"), "sent")),
+                     m.res.all.events.sent);
     json_t *jsh = json_object_get(root, "shard");
     assert_true(json_is_true(json_object_get(jsh, "merged")));
     assert_int_equal(json_integer_value(json_object_get(jsh, "count")), N);
@@ -387,13 +520,13 @@ static void test_merge_failed_shard(void **state)
     const char *g[] = {path_of("g0.json"), path_of("g1.json"), path_of("g0.bin"), path_of("g1.bin")};
     assert_int_equal(merge_set_build(&set, g, 4, false, err, sizeof err), 0);
     assert_int_equal(merge_summary_build(&m, &set, NULL, 0, err, sizeof err), 0);
-    assert_false(m.incomplete);
+    assert_true(m.incomplete); /* the summary counts the logs again: the truncation is seen there */
+    assert_true(m.parts[1].failed);
+    assert_non_null(strstr(m.parts[1].failure, "truncated"));
+    assert_non_null(strstr(m.res.warnings[0], "INCOMPLETE: shard 1 of 2"));
     struct merge_log_stats st;
     assert_int_equal(merge_logs(&set, &m, NULL, &st, err, sizeof err), 0);
     assert_int_equal(st.truncated_shards, 1);
-    assert_true(m.incomplete);
-    assert_true(m.parts[1].failed);
-    assert_non_null(strstr(m.parts[1].failure, "truncated"));
     merge_summary_release(&m);
     merge_set_release(&set);
 }
@@ -412,12 +545,19 @@ static void test_merge_unaligned(void **state)
     struct merge_summary m;
     assert_int_equal(merge_summary_build(&m, &set, NULL, 0, err, sizeof err), 0);
     assert_false(m.windows_equal);
+    assert_false(m.same_t0);
     assert_true(m.plan_ok);
     assert_true(m.shard_t0_unix_ns[1] > m.shard_t0_unix_ns[0]);
     bool noted = false;
     for (size_t i = 0; i < m.res.nwarnings; i++)
         noted |= strstr(m.res.warnings[i], "no shared start instant") != NULL;
     assert_true(noted);
+    /* one after the other: no common window, so the rates are the shards' own, summed (each
+     * planned half of the 1,500/s over its window) */
+    assert_false(m.rates_from_logs);
+    assert_true(m.res.window_s == 0);
+    assert_true(fabs(m.res.all.rates.planned - 1500) < 1500 * 0.01);
+    assert_int_equal(m.res.all.events.planned, m.res.all.counts.planned);
     struct merge_log_stats st;
     assert_int_equal(merge_logs(&set, &m, path_of("u.csv"), &st, err, sizeof err), 0);
     /* shard 1's requests sit after shard 0's on the merged axis (it started later) */
@@ -428,6 +568,95 @@ static void test_merge_unaligned(void **state)
         rows++;
     fclose(f);
     assert_int_equal(rows, st.records + 1);
+    merge_summary_release(&m);
+    merge_set_release(&set);
+}
+
+/* The merge of N shards run at the same time is the run one process makes of the whole plan:
+ * the same requests planned in the same window (rates by event time: planned exactly equal),
+ * the same accounting. */
+static void test_merge_equals_one_process(void **state)
+{
+    (void)state;
+    const uint32_t N = 3;
+    struct run_config cfg = plan(N, clock_wall_ns() + 300 * NS_PER_MS);
+    run_shards_together(cfg, N, "p");
+    const char *paths[] = {path_of("p0.json"), path_of("p1.json"), path_of("p2.json"),
+                           path_of("p0.bin"),  path_of("p1.bin"),  path_of("p2.bin")};
+    struct merge_set set;
+    char err[512];
+    assert_int_equal(merge_set_build(&set, paths, 6, false, err, sizeof err), 0);
+    struct merge_summary m;
+    if (merge_summary_build(&m, &set, NULL, 0, err, sizeof err))
+        fail_msg("merge_summary_build: %s", err);
+    assert_true(m.same_t0);
+    assert_true(m.rates_from_logs);
+    assert_false(m.logs_disagree);
+    assert_true(m.res.accounting_ok);
+    assert_false(m.incomplete);
+    struct run_config one = plan(0, clock_wall_ns() + 100 * NS_PER_MS);
+    struct run_result res;
+    assert_int_equal(run_execute(&one, &res, err, sizeof err), 0);
+    assert_true(m.res.window_s == res.window_s);
+    assert_true(m.res.window_start_s == res.window_start_s && m.res.window_end_s == res.window_end_s);
+    for (size_t i = 0; i <= 2; i++) {
+        const struct run_target_result *a = i < 2 ? &m.res.targets[i] : &m.res.all;
+        const struct run_target_result *b = i < 2 ? &res.targets[i] : &res.all;
+        assert_int_equal(a->events.planned, b->events.planned);
+        assert_true(a->rates.planned == b->rates.planned);
+        assert_int_equal(a->counts.planned, b->counts.planned);
+        assert_int_equal(a->warmup_counts.planned, b->warmup_counts.planned);
+        /* every request planned is accounted for in both: sent or dropped, one outcome each */
+        assert_int_equal(a->counts.sent + a->counts.dropped, b->counts.sent + b->counts.dropped);
+    }
+    assert_true(res.accounting_ok);
+    run_result_release(&res);
+    merge_summary_release(&m);
+    merge_set_release(&set);
+}
+
+/* A target nobody listens on: the transport causes add up across shards (refused), the
+ * accounting with them holds, and the merged run says FAILED as knee run would. */
+static void test_merge_transport(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    close(fd); /* the port is free now: connects are refused */
+    char dead[64];
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/", ntohs(a.sin_port));
+    const struct run_target_config down[] = {{.name = "down", .url = dead}};
+    struct run_config cfg = plan(2, clock_wall_ns() + 200 * NS_PER_MS);
+    cfg.targets = down;
+    cfg.ntargets = 1;
+    cfg.rate = 200;
+    cfg.warmup_ns = 0;
+    run_shards_together(cfg, 2, "d");
+    const char *paths[] = {path_of("d0.json"), path_of("d1.json")};
+    struct merge_set set;
+    char err[512];
+    assert_int_equal(merge_set_build(&set, paths, 2, false, err, sizeof err), 0);
+    struct merge_summary m;
+    if (merge_summary_build(&m, &set, NULL, 0, err, sizeof err))
+        fail_msg("merge_summary_build: %s", err);
+    const struct run_counts *c = &m.res.all.counts;
+    assert_true(c->outcome[OUTCOME_TRANSPORT] > 0);
+    assert_int_equal(c->transport_cause[RUN_TC_REFUSED], c->outcome[OUTCOME_TRANSPORT]);
+    assert_int_equal(m.res.targets[0].counts.transport_cause[RUN_TC_REFUSED], c->outcome[OUTCOME_TRANSPORT]);
+    assert_true(m.res.accounting_ok);
+    assert_true(m.res.no_ok);
+    assert_true(m.res.failed_share == 1.0);
+    assert_true(m.res.nwarnings > 0);
+    bool failed = false;
+    for (size_t i = 0; i < m.res.nwarnings; i++)
+        failed |= strncmp(m.res.warnings[i], "FAILED: not one request succeeded (transport", 44) == 0;
+    assert_true(failed);
+    /* a cause taken away breaks the accounting: the merge checks it */
+    m.res.all.counts.transport_cause[RUN_TC_REFUSED]--;
+    assert_false(run_counts_hold(&m.res.all.counts));
     merge_summary_release(&m);
     merge_set_release(&set);
 }
@@ -504,6 +733,8 @@ int main(void)
         cmocka_unit_test(test_merge_refusals),
         cmocka_unit_test(test_merge_failed_shard),
         cmocka_unit_test(test_merge_unaligned),
+        cmocka_unit_test(test_merge_equals_one_process),
+        cmocka_unit_test(test_merge_transport),
         cmocka_unit_test(test_hlog_stream_equals_merge),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

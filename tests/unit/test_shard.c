@@ -3,7 +3,8 @@
  * the shares of connections and requests add up, the dry-run plan of the shards adds up to
  * the whole plan, the engine itself run as N shards (mixes, Poisson, --requests; against an
  * in-process knee serve) logs exactly the planned times one process logs, the plan id, and
- * the shared start instant (on time and late). */
+ * the shared start instant (on time and late); the engine's bounds with shards (the rate per
+ * load thread, the closed loop's connections capped by --requests). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,65 @@ static void test_validate(void **state)
     assert_int_equal(run_plan(&c, &plan, err, sizeof err), 0);
     assert_int_equal(plan.all.connections, 1);
     run_plan_release(&plan);
+    /* the rate bound per load thread (RUN_MAX_RATE_PER_THREAD): a shard's thread plans every
+     * (N·T)-th send, so N shards of T threads plan N times what one process of T threads can */
+    c = base_cfg();
+    c.threads = 1;
+    c.rate = 3 * RUN_MAX_RATE_PER_THREAD;
+    assert_int_equal(run_validate(&c, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "1 load thread can plan"));
+    c.shard_count = 4;
+    c.shard_index = 3;
+    assert_int_equal(run_validate(&c, err, sizeof err), 0);
+    c.rate = 4 * RUN_MAX_RATE_PER_THREAD; /* the bound itself */
+    assert_int_equal(run_validate(&c, err, sizeof err), 0);
+    c.rate = 5 * RUN_MAX_RATE_PER_THREAD;
+    assert_int_equal(run_validate(&c, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "4 shards of 1 load thread"));
+}
+
+/* A closed loop opens no more connections than --requests (one request each at least): the
+ * whole plan's connections are capped first, then shared, so every shard holds at most as
+ * many connections as requests, the shards' connections add up to the capped count and their
+ * requests to --requests; a shard left without a request is refused naming --requests. */
+static void test_closed_requests_cap(void **state)
+{
+    (void)state;
+    char err[256];
+    struct run_config c = base_cfg();
+    c.open_loop = false;
+    c.rate = 0;
+    c.connections = 8;
+    c.requests = 5;
+    c.duration_ns = 0;
+    struct run_plan whole;
+    assert_int_equal(run_plan(&c, &whole, err, sizeof err), 0);
+    assert_int_equal(whole.all.connections, 5);
+    for (uint32_t N = 1; N <= 5; N++) {
+        uint64_t conns = 0;
+        double planned = 0;
+        for (uint32_t I = 0; I < N; I++) {
+            struct run_config s = c;
+            s.shard_count = N;
+            s.shard_index = I;
+            struct run_plan p;
+            if (run_plan(&s, &p, err, sizeof err))
+                fail_msg("%u/%u: %s", I, N, err);
+            assert_true(p.all.connections >= 1);
+            assert_true((double)p.all.connections <= p.all.planned);
+            conns += p.all.connections;
+            planned += p.all.planned;
+            run_plan_release(&p);
+        }
+        assert_int_equal(conns, whole.all.connections);
+        assert_true(planned == 5);
+    }
+    run_plan_release(&whole);
+    c.shard_count = 6;
+    c.shard_index = 5;
+    struct run_plan p;
+    assert_int_equal(run_plan(&c, &p, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--requests >= 6"));
 }
 
 static void test_plan_id(void **state)
@@ -470,9 +530,10 @@ static void test_start_at(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_share),    cmocka_unit_test(test_schedule_union), cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_plan_id),  cmocka_unit_test(test_plan_adds_up),   cmocka_unit_test(test_engine_shards),
-        cmocka_unit_test(test_start_at),
+        cmocka_unit_test(test_share),        cmocka_unit_test(test_schedule_union),
+        cmocka_unit_test(test_validate),     cmocka_unit_test(test_plan_id),
+        cmocka_unit_test(test_plan_adds_up), cmocka_unit_test(test_engine_shards),
+        cmocka_unit_test(test_start_at),     cmocka_unit_test(test_closed_requests_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
