@@ -10,6 +10,7 @@
 #include "metrics/endpoint.h"
 #include "metrics/knee_serve.h"
 #include "serve/serve.h"
+#include "tls/tls.h"
 
 #include <errno.h>
 #include <math.h>
@@ -36,6 +37,8 @@ struct serve_args {
     uint64_t header_timeout_ns, idle_timeout_ns, grace_ns, duration_ns;
     double miss_rate, dep_slow_prob;
     bool nagle;
+    bool tls, h2;
+    const char *cert, *key;
 };
 
 static struct serve_args a;
@@ -69,6 +72,11 @@ static struct opt opts[] = {
      0},
     {"dep-ms", 0, OPT_DURATION, &a.dep_ns, "D", "time of a normal dependency (bare number: ms)", NS_PER_MS, 0, 0},
     {"nagle", 0, OPT_FLAG, &a.nagle, NULL, "Nagle on, head and body in two writes (the 40 ms stall)", 0, 0, 0},
+    {"tls", 0, OPT_FLAG, &a.tls, NULL, "speak TLS (https); a self-signed certificate is made at start", 0, 0, 0},
+    {"cert", 0, OPT_STR, &a.cert, "FILE", "PEM certificate (and chain) instead of a self-signed one (implies --tls)", 0,
+     0, 0},
+    {"key", 0, OPT_STR, &a.key, "FILE", "PEM private key of --cert", 0, 0, 0},
+    {"h2", 0, OPT_FLAG, &a.h2, NULL, "HTTP/2 too: ALPN h2 with --tls, h2c (prior knowledge) without", 0, 0, 0},
     {"seed", 0, OPT_COUNT, &a.seed, "N", "seed of every random choice (default 1; server i: N+i)", 0, 0, 0},
     {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (1..1M, default 10000)", 0, 0,
      0},
@@ -100,9 +108,14 @@ static const char epilog_head[] =
     "400 malformed or ambiguous framing (RFC 9112: smuggling), 413 body above 1 MiB, 414\n"
     "target above 2 KiB, 431 head above --max-header-bytes, 501 a coding before chunked,\n"
     "505 not HTTP/1.x; the close lingers (reads on up to 5 s) so the client reads the answer.\n"
+    "--tls: HTTPS (TLS 1.2/1.3; without --cert a self-signed EC certificate for localhost,\n"
+    "127.0.0.1, ::1 and the listen host, printed by its SHA-256 fingerprint). --h2: HTTP/2\n"
+    "besides HTTP/1.1, by ALPN over TLS or by the client's preface in cleartext (h2c);\n"
+    "up to 128 concurrent streams, each answered like a request (same counters, Server-Timing).\n"
     "A flag no server uses is refused (--workers without CPU work, --hit-ms with it); every\n"
     "wait and timeout is at most 1h.\n"
-    "On start each server prints `listening on ADDR:PORT (PRESET)`; on SIGINT/SIGTERM it stops\n"
+    "On start each server prints `listening on ADDR:PORT (PRESET)` (then `https`, `h2` or `h2c`\n"
+    "with --tls/--h2, and a line with a generated certificate's fingerprint); on SIGINT/SIGTERM it stops\n"
     "accepting, finishes in-flight requests and prints `stopped ADDR:PORT (PRESET) {counters}`.\n"
     "Flags override the preset's settings.\n\npresets:\n";
 
@@ -111,9 +124,10 @@ static const char epilog_tail[] =
     "  knee serve --preset report --listen 127.0.0.1:19300\n"
     "  knee serve --listen report@127.0.0.1:19300 --listen quiet@127.0.0.1:19301\n"
     "  knee serve --preset queue --seed 7          # then: curl '127.0.0.1:PORT/work?ms=200'\n"
-    "  knee serve --preset fanout --dep-slow-prob 2% --fanout 20\n";
+    "  knee serve --preset fanout --dep-slow-prob 2% --fanout 20\n"
+    "  knee serve --preset null --tls --h2          # https with h2 and http/1.1 (ALPN)\n";
 
-static char epilog[3072];
+static char epilog[4096];
 
 static struct cmd_spec spec = {
     .name = "serve",
@@ -189,6 +203,10 @@ static void apply_flags(struct serve_config *c)
         c->grace_ns = a.grace_ns;
     if (seen("max-header-bytes"))
         c->max_header_bytes = (size_t)a.max_header_bytes;
+    c->tls = a.tls || a.cert || a.key;
+    c->cert_file = a.cert;
+    c->key_file = a.key;
+    c->h2 = a.h2;
 }
 
 /* Command-line text echoed into an error line, with control bytes escaped (\r, \n, \xHH)
@@ -476,6 +494,16 @@ int cmd_serve(int argc, char **argv)
     }
     if ((rc = check_flag_uses(cfgs, ncfg)) != 0 || (rc = check_counts()) != 0)
         goto out;
+    if (a.cert && a.key) { /* a certificate that does not load is bad input: say why before starting */
+        struct tls_server_config tc = {.cert_file = a.cert, .key_file = a.key};
+        struct tls_ctx *ctx;
+        char terr[512];
+        if (tls_server_new(&tc, &ctx, terr, sizeof terr)) {
+            rc = opt_fail(&spec, "%s", terr);
+            goto out;
+        }
+        tls_ctx_free(ctx);
+    }
     raise_nofile(cfgs, ncfg);
 
     /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below.
@@ -504,7 +532,15 @@ int cmd_serve(int argc, char **argv)
             rc = e == KNEE_EINVAL ? 2 : 1;
             break;
         }
-        printf("listening on %s (%s)\n", serve_address(h[started]), cfgs[started].preset);
+        if (cfgs[started].tls || cfgs[started].h2)
+            printf("listening on %s (%s) %s%s\n", serve_address(h[started]), cfgs[started].preset,
+                   cfgs[started].tls ? "https" : "http", cfgs[started].h2 ? (cfgs[started].tls ? " h2" : " h2c") : "");
+        else
+            printf("listening on %s (%s)\n", serve_address(h[started]), cfgs[started].preset);
+        bool self_signed;
+        const char *fp = serve_tls_fingerprint(h[started], &self_signed);
+        if (fp && self_signed)
+            printf("tls: self-signed certificate, SHA-256 %s (clients need --insecure)\n", fp);
         fflush(stdout);
     }
     if (started == ncfg && (rc = metrics_start(&metrics, h, started)) == 0) {

@@ -104,6 +104,10 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     int r = url_parse(tc->url, &et->url, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s: %s", tc->name, tc->url, why);
+    /* issue 16: net/url parses https; the workers speak TLS from stage 2 (src/tls, src/h2) */
+    if (et->url.tls)
+        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "target %s: %s: TLS is not supported yet (use http://)",
+                         tc->name, tc->url);
     r = net_resolve(et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);

@@ -2,7 +2,10 @@
  * at once (/health, /stats, the null target, a bad request) or hand a work request to the
  * pipeline (work.c), write the responses (with --nagle, head and body in separate writes),
  * and close on EOF, error, or the header-read and idle timeouts; after a response, with a
- * lingering close. A connection's life and a request's are described in serve/internal.h. */
+ * lingering close. A connection's life and a request's are described in serve/internal.h.
+ * With --tls every byte goes through the connection's TLS (after a handshake bounded by the
+ * header timeout); with --h2, a connection that chose HTTP/2 (ALPN, or the h2c preface) is
+ * handed to h2.c, whose streams come back here as socket-less connections to be answered. */
 #include "serve/internal.h"
 
 #include "core/clock.h"
@@ -63,6 +66,10 @@ static void out_append(struct conn *c, const char *p, size_t n)
 static void out_response(struct conn *c, int status, const char *ctype, const char *body, size_t body_len,
                          const char *extra, bool close, bool head_only)
 {
+    if (c->h2_id) { /* an HTTP/2 stream: the same answer as frames */
+        serve_h2_respond(c, status, ctype, body, body_len, extra, head_only);
+        return;
+    }
     size_t room = out_room(c);
     size_t n = http_response_head(c->out + c->out_end, room, status, c->srv->date, ctype, body_len, extra, close);
     if (n == 0 || n + body_len > room) {
@@ -85,6 +92,15 @@ void serve_conn_free(struct conn *c)
     struct serve_handle *s = c->srv;
     loop_timer_cancel(&s->loop, &c->timer);
     loop_timer_cancel(&s->loop, &c->w.timer);
+    tls_conn_release(&c->tls);
+    if (c->h2_id) { /* a stream: in its connection's list, not the server's */
+        serve_h2_stream_free(c);
+        c->next = s->free_conns;
+        s->free_conns = c;
+        return;
+    }
+    if (c->h2)
+        serve_h2_release(c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -101,6 +117,8 @@ void serve_conn_free(struct conn *c)
 static void conn_close(struct conn *c)
 {
     struct serve_handle *s = c->srv;
+    if (c->h2)
+        serve_h2_close(c);
     if (!c->dead) {
         loop_io_del(&s->loop, &c->io);
         close(c->io.fd);
@@ -111,6 +129,8 @@ static void conn_close(struct conn *c)
         else
             counter_dec(&s->c.connections);
     }
+    if (c->h2 && serve_h2_streams(c))
+        return; /* freed with its last stream (work in flight: serve/internal.h) */
     switch (c->w.phase) {
     case PH_WAIT_SLOT:
     case PH_WAIT_LOCK:
@@ -126,16 +146,66 @@ static void conn_close(struct conn *c)
     serve_conn_free(c);
 }
 
+void serve_conn_close(struct conn *c)
+{
+    conn_close(c);
+}
+
+/* ---- bytes through TLS or not ----------------------------------------------------------- */
+
+ssize_t serve_conn_recv(struct conn *c, void *buf, size_t len)
+{
+    if (!c->tls.ssl)
+        return recv(c->io.fd, buf, len, 0);
+    size_t got;
+    switch (tls_conn_read(&c->tls, buf, len, &got)) {
+    case TLS_IO_OK:
+        return (ssize_t)got;
+    case TLS_IO_EOF:
+        return 0;
+    case TLS_IO_WANT_READ:
+    case TLS_IO_WANT_WRITE: /* a key update's answer waits for the next write */
+        errno = EAGAIN;
+        return -1;
+    case TLS_IO_ERROR:
+        break;
+    }
+    errno = c->tls.reason == TLS_R_SOCKET && c->tls.sys_errno ? c->tls.sys_errno : ECONNRESET;
+    return -1;
+}
+
+ssize_t serve_conn_send(struct conn *c, const void *buf, size_t len)
+{
+    if (!c->tls.ssl)
+        return send(c->io.fd, buf, len, MSG_NOSIGNAL);
+    size_t put;
+    switch (tls_conn_write(&c->tls, buf, len, &put)) {
+    case TLS_IO_OK:
+        return (ssize_t)put;
+    case TLS_IO_WANT_READ:
+    case TLS_IO_WANT_WRITE:
+        errno = EAGAIN;
+        return -1;
+    case TLS_IO_EOF:
+    case TLS_IO_ERROR:
+        break;
+    }
+    errno = c->tls.reason == TLS_R_SOCKET && c->tls.sys_errno ? c->tls.sys_errno : ECONNRESET;
+    return -1;
+}
+
 /* Write what is pending. Returns false when the connection was closed (c may be freed). */
 bool serve_conn_flush(struct conn *c)
 {
+    if (c->h2)
+        return serve_h2_flush(c);
     while (c->out_start < c->out_end) {
         size_t end = c->out_end;
         while (c->cut0 < c->ncuts && c->cuts[c->cut0] <= c->out_start)
             c->cut0++;
         if (c->cut0 < c->ncuts && c->cuts[c->cut0] < end)
             end = c->cuts[c->cut0];
-        ssize_t n = send(c->io.fd, c->out + c->out_start, end - c->out_start, MSG_NOSIGNAL);
+        ssize_t n = serve_conn_send(c, c->out + c->out_start, end - c->out_start);
         if (n > 0) {
             c->out_start += (size_t)n;
             c->idle_since_ns = c->srv->loop.now_ns;
@@ -163,7 +233,9 @@ static uint64_t conn_deadline(const struct conn *c)
     }
     if (c->dead || c->busy)
         return UINT64_MAX; /* the server is the slow party: no timeout */
-    if (c->closing)        /* a last response the client is slow to take */
+    if (c->h2)
+        return serve_h2_deadline(c);
+    if (c->closing) /* a last response the client is slow to take */
         return c->idle_since_ns + LINGER_TIME_NS;
     if (c->partial_since_ns)
         return c->partial_since_ns + cfg->header_timeout_ns;
@@ -203,8 +275,9 @@ static void conn_update_events(struct conn *c)
 
 /* The response is all in the kernel's hands: send FIN after it, and from now on read and
  * discard (serve/internal.h: the lingering close). */
-static void conn_linger(struct conn *c)
+void serve_conn_linger(struct conn *c)
 {
+    tls_conn_shutdown(&c->tls); /* close_notify first, inside TLS (a no-op without it) */
     shutdown(c->io.fd, SHUT_WR);
     c->lingering = true;
     c->linger_start_ns = c->linger_input_ns = c->srv->loop.now_ns;
@@ -212,11 +285,19 @@ static void conn_linger(struct conn *c)
     c->in_start = c->in_end = 0;
 }
 
+static bool tls_read_pending(struct conn *c);
+
 /* After output or input progress: close when nothing more can happen on this connection;
  * after a response, linger first unless the client has already finished sending (EOF). */
 bool serve_conn_settle(struct conn *c)
 {
     if (c->dead)
+        return false;
+    if (c->h2_id)
+        return true; /* a stream: its connection settles */
+    if (c->h2)
+        return serve_h2_settle(c);
+    if (!tls_read_pending(c))
         return false;
     bool idle = !c->busy && c->out_start == c->out_end;
     if (idle && !c->lingering && (c->closing || c->peer_eof)) {
@@ -224,10 +305,28 @@ bool serve_conn_settle(struct conn *c)
             conn_close(c);
             return false;
         }
-        conn_linger(c);
+        serve_conn_linger(c);
     }
     conn_update_events(c);
     conn_arm_timer(c);
+    return true;
+}
+
+static bool conn_read(struct conn *c);
+
+/* TLS: bytes OpenSSL has already taken from the socket raise no epoll event, so read them now
+ * while there is room for them (a record longer than the input buffer's room, pipelined
+ * requests after a long wait). */
+static bool tls_read_pending(struct conn *c)
+{
+    while (c->tls.ssl && c->tls.handshake_done && !c->dead && !c->lingering && !c->busy && !c->closing &&
+           !c->peer_eof && c->in_end < CONN_IN_CAP && tls_conn_pending(&c->tls)) {
+        size_t before = c->in_end - c->in_start;
+        if (!conn_read(c) || !serve_conn_flush(c))
+            return false;
+        if (c->in_end - c->in_start == before && !c->busy && out_room(c) < RESP_MAX)
+            break; /* no progress: the output must drain first (EPOLLOUT resumes) */
+    }
     return true;
 }
 
@@ -264,6 +363,8 @@ static bool linger_read(struct conn *c)
 
 /* ---- responses -------------------------------------------------------------------------- */
 
+static const char *parse_error_reason(int status);
+
 static void respond_error(struct conn *c, int status, const char *reason)
 {
     char body[96];
@@ -271,6 +372,12 @@ static void respond_error(struct conn *c, int status, const char *reason)
     out_response(c, status, "application/json", body, (size_t)n, NULL, true, false);
     c->closing = true;
     c->linger_after = true;
+}
+
+void serve_conn_refuse_request(struct conn *c, int status)
+{
+    counter_inc(&c->srv->c.bad_requests);
+    respond_error(c, status, parse_error_reason(status));
 }
 
 /* The reason in the body of a response to a request the parser refused. */
@@ -306,6 +413,11 @@ static void respond_null(struct conn *c, bool close, bool head_only)
 {
     struct serve_handle *s = c->srv;
     int v = close ? 1 : 0;
+    if (c->h2_id) { /* the same body, as frames */
+        serve_h2_respond(c, 200, "text/plain", s->null_resp[v] + s->null_head_len[v],
+                         s->null_len[v] - s->null_head_len[v], NULL, head_only);
+        return;
+    }
     out_room(c);
     if (s->cfg.nagle || head_only) {
         out_append(c, s->null_resp[v], s->null_head_len[v]);
@@ -397,6 +509,13 @@ static void handle_request(struct conn *c)
     serve_work_start(s, w);
 }
 
+void serve_conn_request(struct conn *c)
+{
+    c->parsing = true;
+    handle_request(c);
+    c->parsing = false;
+}
+
 /* Parse and answer requests from the input buffer until it is empty, a request goes to
  * work, the connection is closing, or the output buffer needs writing first. Returns false
  * when the connection was closed (c must not be used). */
@@ -448,6 +567,10 @@ void serve_conn_request_done(struct conn *c)
         serve_conn_free(c);
         return;
     }
+    if (c->h2_id) {
+        serve_h2_stream_done(c);
+        return;
+    }
     if (!w->keep_alive)
         c->closing = c->linger_after = true;
     c->idle_since_ns = c->srv->loop.now_ns;
@@ -473,9 +596,21 @@ static bool conn_read(struct conn *c)
     }
     if (c->in_end == CONN_IN_CAP)
         return true;
-    ssize_t n = recv(c->io.fd, c->in + c->in_end, CONN_IN_CAP - c->in_end, 0);
+    ssize_t n = serve_conn_recv(c, c->in + c->in_end, CONN_IN_CAP - c->in_end);
     if (n > 0) {
         c->in_end += (size_t)n;
+        if (c->srv->cfg.h2 && !c->tls.ssl && c->nreq == 0 && c->in_start == 0 && !c->busy) {
+            /* h2c with prior knowledge: the connection opens with the HTTP/2 preface */
+            size_t have = c->in_end < SERVE_H2_PREFACE_LEN ? c->in_end : SERVE_H2_PREFACE_LEN;
+            if (memcmp(c->in, SERVE_H2_PREFACE, have) == 0) {
+                if (have < SERVE_H2_PREFACE_LEN)
+                    return true; /* a prefix so far: wait for the rest (the header timeout runs) */
+                size_t len = c->in_end;
+                c->in_start = c->in_end = 0;
+                serve_h2_start(c, c->in, len);
+                return false; /* the connection is HTTP/2's now (or closed) */
+            }
+        }
     } else if (n == 0) {
         c->peer_eof = true;
         /* EOF while the request waits for a slot or the lock: the client is taken for
@@ -493,10 +628,45 @@ static bool conn_read(struct conn *c)
     return c->busy || process_input(c);
 }
 
+/* One step of the TLS handshake; then HTTP/2 when ALPN chose it, else HTTP/1.1. A failed
+ * handshake closes the connection (the client has its alert). */
+static void conn_handshake(struct conn *c)
+{
+    switch (tls_conn_handshake(&c->tls)) {
+    case TLS_IO_WANT_READ:
+        loop_io_mod(&c->srv->loop, &c->io, EPOLLIN);
+        return;
+    case TLS_IO_WANT_WRITE:
+        loop_io_mod(&c->srv->loop, &c->io, EPOLLOUT);
+        return;
+    case TLS_IO_OK:
+        break;
+    default:
+        conn_close(c);
+        return;
+    }
+    c->idle_since_ns = c->srv->loop.now_ns;
+    if (c->tls.proto == TLS_PROTO_H2) {
+        serve_h2_start(c, NULL, 0);
+        return;
+    }
+    /* the client may have sent its request with the handshake's last flight */
+    if (conn_read(c) && serve_conn_flush(c))
+        serve_conn_settle(c);
+}
+
 static void on_conn_io(struct loop *loop, struct loop_io *io, uint32_t events)
 {
     (void)loop;
     struct conn *c = io->data;
+    if (c->h2) {
+        serve_h2_io(c, events);
+        return;
+    }
+    if (c->tls.ssl && !c->tls.handshake_done && !(events & EPOLLERR)) {
+        conn_handshake(c);
+        return;
+    }
     if (events & EPOLLERR) {
         conn_close(c);
         return;
@@ -577,7 +747,8 @@ static struct conn *conn_open(struct serve_handle *s, int fd)
     serve_work_init(&c->w, c);
     http_request_parser_init(&c->parser, s->cfg.max_header_bytes, s->cfg.max_body_bytes);
     c->accepted_ns = c->idle_since_ns = loop->now_ns;
-    if (loop_io_add(loop, &c->io, EPOLLIN) < 0) {
+    if ((s->tls && tls_conn_server(&c->tls, s->tls, fd) != 0) || loop_io_add(loop, &c->io, EPOLLIN) < 0) {
+        tls_conn_release(&c->tls);
         close(fd);
         c->next = s->free_conns;
         s->free_conns = c;
@@ -651,6 +822,11 @@ void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events)
             return; /* EAGAIN, or an aborted connection: the next event */
         }
         if (counter_get(&s->c.connections) >= s->cfg.max_conns) {
+            if (s->tls) { /* a 503 in cleartext would be garbage to a TLS client: close */
+                counter_inc(&s->c.conn_refused);
+                close(fd);
+                continue;
+            }
             refuse(s, fd);
             continue;
         }
@@ -665,4 +841,60 @@ void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events)
         counter_inc(&s->c.connections_total);
         conn_arm_timer(c);
     }
+}
+
+/* ---- TLS and HTTP/2 streams --------------------------------------------------------------- */
+
+int serve_conn_tls_init(struct serve_handle *s)
+{
+    const char *host = NULL;
+    char h[SERVE_ADDR_MAX];
+    /* the listen host goes into a generated certificate: "[::1]:0" -> "::1", "name:80" -> "name" */
+    snprintf(h, sizeof h, "%s", s->cfg.listen);
+    char *colon = strrchr(h, ':');
+    if (colon) {
+        *colon = '\0';
+        host = h;
+        if (h[0] == '[') {
+            host = h + 1;
+            char *rb = strchr(h, ']');
+            if (rb)
+                *rb = '\0';
+        }
+    }
+    struct tls_server_config tc = {
+        .cert_file = s->cfg.cert_file, .key_file = s->cfg.key_file, .host = host, .h2 = s->cfg.h2};
+    char err[256];
+    int r = tls_server_new(&tc, &s->tls, err, sizeof err);
+    /* the paths were for this moment: the configuration the server keeps holds no pointer */
+    s->cfg.cert_file = s->cfg.key_file = NULL;
+    return r;
+}
+
+void serve_conn_tls_release(struct serve_handle *s)
+{
+    tls_ctx_free(s->tls);
+    s->tls = NULL;
+}
+
+const char *serve_tls_fingerprint(const struct serve_handle *h, bool *self_signed)
+{
+    if (self_signed)
+        *self_signed = h->tls && tls_ctx_self_signed(h->tls);
+    return h->tls ? tls_ctx_fingerprint(h->tls) : NULL;
+}
+
+struct conn *serve_conn_stream_new(struct conn *parent)
+{
+    struct serve_handle *s = parent->srv;
+    struct conn *c = conn_get(s);
+    c->srv = s;
+    c->io.fd = -1;
+    c->h2_parent = parent;
+    loop_timer_init(&c->timer, on_conn_timer, c);
+    serve_work_init(&c->w, c);
+    c->accepted_ns = c->idle_since_ns = s->loop.now_ns;
+    c->parser.req.keep_alive = true;
+    c->parser.req.http_major = 2;
+    return c;
 }

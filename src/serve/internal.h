@@ -40,12 +40,14 @@
 #include "http/server_response.h"
 #include "serve/cpu.h"
 #include "serve/serve.h"
+#include "tls/tls.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CONN_IN_CAP 4096  /* unparsed bytes after the request in progress */
 #define CONN_OUT_CAP 4096 /* responses not yet written */
@@ -114,6 +116,14 @@ struct conn {
     bool dead;         /* socket closed; the struct lives until the work in flight ends */
     bool peer_eof;
     bool parsing; /* inside process_input(): a request finishing at once must not re-enter it */
+    /* TLS and HTTP/2 (conn.c, h2.c). A connection speaks TLS when tls.ssl is set (handshaking
+     * until tls.handshake_done). An HTTP/2 connection has h2 (its nghttp2 session and streams);
+     * each of its streams is a struct conn of its own without a socket (h2_parent set): the
+     * request pipeline (work.c) answers a stream exactly as it answers a connection. */
+    struct tls_conn tls;
+    struct serve_h2 *h2;
+    struct conn *h2_parent; /* a stream: its connection (NULL once the connection is gone) */
+    int32_t h2_id;          /* a stream: its id */
     size_t in_start, in_end;
     size_t out_start, out_end;
     unsigned ncuts, cut0;
@@ -172,6 +182,7 @@ struct serve_handle {
     unsigned refused_lingering;
     struct loop_timer accept_timer;
     char discard[LINGER_READ];
+    struct tls_ctx *tls; /* cfg.tls: the server's context (certificate, ALPN) */
 
     struct counters c;
     uint64_t start_ns;
@@ -250,6 +261,61 @@ void serve_conn_respond_rejected(struct conn *c);
 /* The request in flight has its response in the output buffer (or its client is gone): go
  * on with the pipelined bytes, write, settle. c may be freed. */
 void serve_conn_request_done(struct conn *c);
+
+/* Set up TLS (cfg.tls: load or generate the certificate) before the loop starts. 0 or
+ * KNEE_EINVAL; serve_conn_release frees it at stop. */
+int serve_conn_tls_init(struct serve_handle *s);
+void serve_conn_tls_release(struct serve_handle *s);
+/* A stream's request is complete in c->parser.req: answer it as conn.c answers a request. */
+void serve_conn_request(struct conn *c);
+/* Answer a request that was refused (400, 413, 414, 431, ...) as the parser's refusals are. */
+void serve_conn_refuse_request(struct conn *c, int status);
+/* A new stream of connection parent (a socket-less struct conn, linked into nothing). */
+struct conn *serve_conn_stream_new(struct conn *parent);
+/* Read and write on a socket through TLS when the connection speaks it: recv()/send()
+ * semantics (-1 with errno EAGAIN to wait, ECONNRESET for a TLS failure). */
+ssize_t serve_conn_recv(struct conn *c, void *buf, size_t len);
+ssize_t serve_conn_send(struct conn *c, const void *buf, size_t len);
+/* After a response: close now, or shut down the sending side and read on (the lingering close). */
+void serve_conn_linger(struct conn *c);
+/* Close the socket (and its streams, or its request), as on an error. */
+void serve_conn_close(struct conn *c);
+
+/* ---- h2.c: HTTP/2 connections (cfg.h2) ---- */
+
+/* Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+#define SERVE_H2_STREAMS 128
+/* The HTTP/2 client connection preface (RFC 9113 §3.4). */
+#define SERVE_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define SERVE_H2_PREFACE_LEN 24
+
+/* Make c an HTTP/2 connection (after ALPN "h2", or a cleartext preface) and feed it the bytes
+ * already read (the preface among them; NULL/0 over TLS). false when it was closed. */
+bool serve_h2_start(struct conn *c, const char *pre, size_t len);
+/* Events on an HTTP/2 connection. */
+void serve_h2_io(struct conn *c, uint32_t events);
+/* Write what the session has; false when the connection was closed. */
+bool serve_h2_flush(struct conn *c);
+/* After progress: GOAWAY when closing, close when done, events and timer. false: closed. */
+bool serve_h2_settle(struct conn *c);
+/* The connection's timeout deadline (header timeout before the first request, idle timeout
+ * without streams, none while streams are open). */
+uint64_t serve_h2_deadline(const struct conn *c);
+/* Submit a stream's response (status, content type, body, extra header lines "Name: v\r\n"). */
+void serve_h2_respond(struct conn *stream, int status, const char *ctype, const char *body, size_t body_len,
+                      const char *extra, bool head_only);
+/* A stream's request is answered (or its client left): write, and free the stream when its
+ * connection is gone. */
+void serve_h2_stream_done(struct conn *stream);
+/* The connection's socket is closing: detach or cancel its streams (work in flight keeps its
+ * stream alive, answered into nothing, as an HTTP/1.1 request whose client reset). */
+void serve_h2_close(struct conn *c);
+/* Streams of connection c still alive (open, or finishing their work after the socket closed). */
+unsigned serve_h2_streams(const struct conn *c);
+/* Free the session and every stream left (serve_conn_free of the connection). */
+void serve_h2_release(struct conn *c);
+/* A stream is freed: unlink it from its connection. */
+void serve_h2_stream_free(struct conn *stream);
 
 /* ---- work.c: the request pipeline ---- */
 

@@ -125,6 +125,10 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
         return bad(err, errlen, "--max-header-bytes: between 64 and 65536");
     if (c->header_timeout_ns == 0 || c->idle_timeout_ns == 0)
         return bad(err, errlen, "--header-timeout and --idle-timeout must be positive");
+    if ((c->cert_file || c->key_file) && !c->tls)
+        return bad(err, errlen, "--cert and --key are for TLS: add --tls");
+    if ((c->cert_file == NULL) != (c->key_file == NULL))
+        return bad(err, errlen, c->cert_file ? "--cert needs --key" : "--key needs --cert");
     static const struct {
         size_t offset;
         const char *flag;

@@ -15,7 +15,8 @@
  *         serve_stop(h, NULL);              // drain, join, free
  *     }
  *
- * HTTP surface (docs/FORMATS.md "knee serve"): any path runs the profile's work;
+ * HTTP surface (docs/FORMATS.md "knee serve"), over HTTP/1.1 and, with cfg.h2, HTTP/2 (h2 over
+ * TLS, h2c in cleartext); with cfg.tls over TLS: any path runs the profile's work;
  * /work?ms=N sets this request's work time; ?fanout=N this request's fan-out; /health and
  * /stats answer at once. Work responses carry Server-Timing (queue, work; lock when the
  * profile has a pause) and a small JSON body. */
@@ -55,6 +56,15 @@ struct serve_config {
     uint64_t dep_slow_ns, dep_ns; /* slow and normal dependency times */
     bool nagle;                   /* Nagle on, head and body in two writes (default: TCP_NODELAY, one write) */
     uint64_t seed;                /* every random choice derives from it */
+
+    /* TLS and HTTP/2 (issue 16). The paths are read by serve_start only (they need not outlive
+     * it). With h2, HTTP/2 is spoken besides HTTP/1.1: chosen by ALPN ("h2") over TLS, or by
+     * the client's connection preface (h2c with prior knowledge) in cleartext; every request,
+     * whichever protocol carried it, goes through the same pipeline, counters and Server-Timing. */
+    bool tls;              /* speak TLS (https://) */
+    const char *cert_file; /* PEM certificate (and chain); NULL: a self-signed one generated at start */
+    const char *key_file;  /* PEM private key of cert_file */
+    bool h2;               /* HTTP/2 too */
 
     unsigned max_conns;         /* connection limit; beyond it: 503 CONN_LIMIT and close */
     uint64_t header_timeout_ns; /* a request's head must arrive within this (from its first byte,
@@ -129,6 +139,10 @@ int serve_config_check(const struct serve_config *cfg, char *err, size_t errlen)
  * example -EADDRINUSE). Signals are not touched: block them in the caller beforehand if
  * the server threads must not receive them. */
 int serve_start(const struct serve_config *cfg, struct serve_handle **out);
+
+/* With cfg.tls: the certificate's SHA-256 fingerprint ("AB:CD:...") and whether it was generated
+ * at start (self-signed); NULL without TLS. Valid until serve_stop(). */
+const char *serve_tls_fingerprint(const struct serve_handle *h, bool *self_signed);
 
 /* The bound port (the real one when the configuration asked for port 0). */
 int serve_port(const struct serve_handle *h);

@@ -147,6 +147,8 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     serve_pause_start(s);
     loop_timer_init(&s->drain_timer, on_drain_timer, s);
     serve_conn_accept_init(s);
+    if (cfg->tls && (r = serve_conn_tls_init(s)) != 0)
+        goto fail;
 
     if (cfg->cpu_ns && (r = serve_cpu_start(s)) != 0)
         goto fail;
@@ -160,6 +162,7 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     return 0;
 fail:
     serve_cpu_stop(s);
+    serve_conn_tls_release(s);
     close(s->listen_fd);
     loop_release(&s->loop);
     free(s);
@@ -261,6 +264,7 @@ void serve_stop(struct serve_handle *h, struct serve_counters *final)
         h->free_conns = c->next;
         free(c);
     }
+    serve_conn_tls_release(h);
     loop_release(&h->loop);
     free(h);
 }
