@@ -126,8 +126,9 @@ static void print_plan_check(FILE *out, const struct merge_summary *m)
                 m->plan_ok ? "equal" : "DIFFERENT");
 }
 
-/* Write the merged summary as JSON to path ("-": stdout). true when written whole. */
-static bool write_json(const char *path, const struct merge_summary *m)
+/* Write the merged summary as JSON to path ("-": stdout). verbose: the summary was printed in
+ * its full form (--verbose), recorded so the JSON rebuilds it. true when written whole. */
+static bool write_json(const char *path, const struct merge_summary *m, bool verbose)
 {
     struct outfile o;
     char why[512];
@@ -135,7 +136,7 @@ static bool write_json(const char *path, const struct merge_summary *m)
         fprintf(stderr, "knee merge: --json %s\n", why);
         return false;
     }
-    run_write_json(o.f, &m->cfg, &m->res, NULL, 0, true);
+    run_write_json(o.f, &m->cfg, &m->res, NULL, 0, verbose, true);
     if (outfile_commit(&o, why, sizeof why)) {
         fprintf(stderr, "knee merge: --json %s\n", why);
         return false;
@@ -285,7 +286,7 @@ int cmd_merge(int argc, char **argv)
         print_plan_check(text, &m);
         print_rates_source(text, &m);
         if (json_path)
-            written &= write_json(json_path, &m);
+            written &= write_json(json_path, &m, verbose);
     }
     if (out_path) {
         char n[32];

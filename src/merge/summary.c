@@ -290,7 +290,9 @@ static int add_target_hists(struct ctx *c, const struct doc *d, const json_t *th
 
 /* ---- counts ---- */
 
-static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, const char *where, struct run_counts *out)
+/* One shard's accounting object read into *out (zeroed by the caller); the caller adds it to
+ * the sums with run_counts_add, so every counter of RUN_COUNTS_FIELDS is summed one way. */
+static int read_counts(struct ctx *c, const struct doc *d, const json_t *acc, const char *where, struct run_counts *out)
 {
     if (!json_is_object(acc))
         return failf(c, KNEE_EFORMAT, "%s: no %s object", d->path, where);
@@ -302,20 +304,20 @@ static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, con
         r = need_u64(c, d, acc, where, "dropped", &dropped);
     if (r)
         return r;
-    out->planned += planned;
-    out->sent += sent;
-    out->dropped += dropped;
+    out->planned = planned;
+    out->sent = sent;
+    out->dropped = dropped;
     if (u64(acc, "queued", &v))
-        out->queued += v;
+        out->queued = v;
     if (u64(acc, "queue_overflow", &v))
-        out->queue_overflow += v;
+        out->queue_overflow = v;
     const json_t *oc = json_object_get(acc, "outcomes");
     char w[96];
     snprintf(w, sizeof w, "%s.outcomes", where);
     for (int o = 0; o < OUTCOME_COUNT && !r; o++) {
         v = 0;
         r = need_u64(c, d, oc, w, reqlog_outcome_name((enum reqlog_outcome)o), &v);
-        out->outcome[o] += v;
+        out->outcome[o] = v;
     }
     /* why the transport outcomes failed (they add up to outcomes.transport) and --retry-stale's
      * second attempts: summed like the outcomes, checked by run_counts_hold */
@@ -324,34 +326,37 @@ static int add_counts(struct ctx *c, const struct doc *d, const json_t *acc, con
     for (int k = 0; k < RUN_TC_COUNT && !r; k++) {
         v = 0;
         r = need_u64(c, d, tc, w, run_transport_cause_name((enum run_transport_cause)k), &v);
-        out->transport_cause[k] += v;
+        out->transport_cause[k] = v;
     }
     if (!r)
         r = need_u64(c, d, acc, where, "retries", &v);
     if (!r)
-        out->retries += v;
+        out->retries = v;
     return r;
 }
 
 static int add_target(struct ctx *c, const struct doc *d, const json_t *t, struct run_target_result *r)
 {
-    int rc = add_counts(c, d, json_object_get(t, "accounting"), "accounting", &r->counts);
+    struct run_counts after = {0}, warm = {0};
+    int rc = read_counts(c, d, json_object_get(t, "accounting"), "accounting", &after);
     if (!rc)
-        rc = add_counts(c, d, json_object_get(t, "warmup"), "warmup", &r->warmup_counts);
+        rc = read_counts(c, d, json_object_get(t, "warmup"), "warmup", &warm);
     if (rc)
         return rc;
     const json_t *cn = json_object_get(t, "connections");
     uint64_t v;
     if (u64(cn, "opened", &v))
-        r->counts.conns_opened += v;
+        after.conns_opened = v;
     if (u64(cn, "failed", &v))
-        r->counts.conns_failed += v;
+        after.conns_failed = v;
     if (u64(cn, "closed_by_server", &v))
-        r->counts.conns_closed_by_peer += v;
+        after.conns_closed_by_peer = v;
     if (u64(cn, "unsolicited_bytes", &v))
-        r->counts.conns_unsolicited += v;
+        after.conns_unsolicited = v;
     if (u64(t, "bytes_in", &v))
-        r->counts.bytes_in += v;
+        after.bytes_in = v;
+    run_counts_add(&r->counts, &after);
+    run_counts_add(&r->warmup_counts, &warm);
     double pr = num(t, "planned_rate");
     if (isfinite(pr))
         r->planned_rate += pr;
@@ -732,31 +737,6 @@ static int rates_from_logs(struct ctx *c, const char *const *paths)
     return rc;
 }
 
-static bool counts_hold(const struct run_counts *c)
-{
-    return run_counts_hold(c);
-}
-
-static void counts_add(struct run_counts *d, const struct run_counts *s)
-{
-    d->planned += s->planned;
-    d->sent += s->sent;
-    d->dropped += s->dropped;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        d->outcome[o] += s->outcome[o];
-    d->sent_on_time += s->sent_on_time;
-    d->queued += s->queued;
-    d->queue_overflow += s->queue_overflow;
-    d->bytes_in += s->bytes_in;
-    d->conns_opened += s->conns_opened;
-    d->conns_failed += s->conns_failed;
-    d->conns_closed_by_peer += s->conns_closed_by_peer;
-    d->conns_unsolicited += s->conns_unsolicited;
-    for (int k = 0; k < RUN_TC_COUNT; k++)
-        d->transport_cause[k] += s->transport_cause[k];
-    d->retries += s->retries;
-}
-
 /* The whole plan's count against the shards' (open loop: every stream, each shard's exact
  * share of the global indices; closed loop with --requests: the total). */
 static void plan_check(struct ctx *c)
@@ -1102,8 +1082,8 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     /* counts: the total is the sum of the targets, as in one process */
     uint64_t on_time = res->all.counts.sent_on_time; /* from the shards' "all" entries */
     for (size_t i = 0; i < res->ntargets; i++) {
-        counts_add(&res->all.counts, &res->targets[i].counts);
-        counts_add(&res->all.warmup_counts, &res->targets[i].warmup_counts);
+        run_counts_add(&res->all.counts, &res->targets[i].counts);
+        run_counts_add(&res->all.warmup_counts, &res->targets[i].warmup_counts);
     }
     res->all.counts.sent_on_time = on_time;
     m->same_t0 = c.same_t0;
@@ -1144,9 +1124,9 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     merge_ticks(&c);
     hostnames(&c);
     /* verdicts */
-    c.identities_ok = counts_hold(&res->all.counts) && counts_hold(&res->all.warmup_counts);
+    c.identities_ok = run_counts_hold(&res->all.counts) && run_counts_hold(&res->all.warmup_counts);
     for (size_t i = 0; i < res->ntargets; i++)
-        c.identities_ok &= counts_hold(&res->targets[i].counts) && counts_hold(&res->targets[i].warmup_counts);
+        c.identities_ok &= run_counts_hold(&res->targets[i].counts) && run_counts_hold(&res->targets[i].warmup_counts);
     /* the result accounts for the whole plan only when the sums hold, every shard's own
      * accounting held and the shards planned the whole plan (a failed shard says why not) */
     res->accounting_ok = c.identities_ok;

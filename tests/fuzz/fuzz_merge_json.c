@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!f)
             abort();
         run_print_summary(f, &m.cfg, &m.res, NULL, 0, true);
-        run_write_json(f, &m.cfg, &m.res, NULL, 0, false);
+        run_write_json(f, &m.cfg, &m.res, NULL, 0, true, false);
         fclose(f);
         merge_summary_release(&m);
     }

@@ -143,7 +143,7 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
     assert_int_equal(hlog_writer_close(ho.w), 0);
     fclose(ho.f);
     FILE *f = fopen(path_of(json), "w");
-    run_write_json(f, &cfg, &res, NULL, 0, true);
+    run_write_json(f, &cfg, &res, NULL, 0, false, true);
     fclose(f);
     run_result_release(&res);
 }
@@ -414,7 +414,7 @@ static void test_merge_exact(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    run_write_json(mem, &m.cfg, &m.res, NULL, 0, false);
+    run_write_json(mem, &m.cfg, &m.res, NULL, 0, false, false);
     fclose(mem);
     json_error_t je;
     json_t *root = json_loadb(buf, len, 0, &je);
@@ -472,7 +472,7 @@ static void test_merge_refusals(void **state)
     char err[256];
     assert_int_equal(run_execute(&plain, &res, err, sizeof err), 0);
     FILE *f = fopen(path_of("plain.json"), "w");
-    run_write_json(f, &plain, &res, NULL, 0, true);
+    run_write_json(f, &plain, &res, NULL, 0, false, true);
     fclose(f);
     run_result_release(&res);
     const char *notshard[] = {path_of("plain.json")};
