@@ -35,6 +35,9 @@ test=(
   chromium                              # headless browser for tests/e2e/report_browser.sh
   groff-base                            # the generated man page is checked for roff warnings
   zsh                                   # the generated zsh completion is loaded and exercised
+  slurmd slurmctld slurm-client munge   # a one-node Slurm cluster runs knee run --shard (tests/e2e/slurm.sh)
+  python3-yaml                          # deploy/kubernetes manifests checked as YAML (tests/e2e/deploy_kubernetes.sh)
+  iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them

@@ -4,8 +4,10 @@
 #include "cli/opt.h"
 #include "core/err.h"
 #include "html/html.h"
+#include "merge/merge.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -111,7 +113,17 @@ int cmd_report(int argc, char **argv)
     rep = html_report_new();
     html_report_set_service_time(rep, (double)service_ns / 1e9);
     char err[1024] = "";
-    r = html_report_add_inputs(rep, runs.v, runs.n, args.v, args.n, err, sizeof err);
+    /* the shards of one plan (knee run --shard) are one run, merged as knee merge merges them */
+    bool *used = xcalloc(args.n ? args.n : 1, sizeof *used);
+    r = merge_report_runs(rep, args.v, args.n, used, err, sizeof err);
+    size_t kept = 0;
+    for (size_t i = 0; i < args.n; i++)
+        if (!used[i])
+            args.v[kept++] = args.v[i];
+    args.n = kept;
+    free(used);
+    if (!r)
+        r = html_report_add_inputs(rep, runs.v, runs.n, args.v, args.n, err, sizeof err);
     if (r) {
         code = opt_fail(&spec, "%s", err[0] ? err : knee_strerror(r));
         goto out;

@@ -12,6 +12,7 @@
 #include "load/run.h"
 #include "load/threshold.h"
 #include "runreport/runreport.h"
+#include "runreport/shard.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +53,8 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
+    for (int id = RUNOPT_SHARD; id <= RUNOPT_START_AT; id++) /* one plan as N processes */
+        rows[n++] = runopts_row(o, (enum runopt_id)id);
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
@@ -152,6 +155,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         return failure_code(r);
     }
     run_print_plan(stdout, cfg, &plan);
+    run_print_shard_start(stdout, cfg);
     run_plan_release(&plan);
     if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
@@ -191,6 +195,7 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
         cfg->on_progress = on_progress;
     struct run_result res;
     char err[512];
+    run_print_shard_start(stderr, cfg);
     int r = run_with_signals(cfg, &res, err, sizeof err);
     if (progress && progress_terminal)
         fputs("\r\033[K", stderr);
@@ -208,6 +213,7 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
     run_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
     run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
+    run_print_shard_result(json_stdout ? stderr : stdout, &res);
     run_print_pictures(json_stdout ? stderr : stdout, json_stdout ? STDERR_FILENO : STDOUT_FILENO, cfg, &res);
     if (!json_stdout)
         written &= opt_stdout_done(spec) == 0;

@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/units.h"
 #include "html/html.h"
+#include "merge/merge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -351,6 +352,19 @@ out:
     return rc;
 }
 
+/* Shards' logs (knee run --shard) are one run's requests together: say so, and refuse a shard
+ * given twice or shards of two plans (counted as one run, they would be wrong). 0 or 2. */
+static int stats_label_shards(const struct cmd_spec *spec, const struct strlist *files, bool json)
+{
+    char label[512], err[512];
+    int r = merge_label_inputs(files->v, files->n, label, sizeof label, err, sizeof err);
+    if (r < 0)
+        return opt_fail(spec, "%s", err);
+    if (r == 1)
+        fprintf(json ? stderr : stdout, "%s\n\n", label);
+    return 0;
+}
+
 static bool is_hlog(const char *arg)
 {
     size_t n = strlen(arg);
@@ -407,6 +421,8 @@ int cmd_stats(int argc, char **argv)
     };
     struct strlist files = {0};
     int rc = opt_parse(&spec, argc, argv, &files);
+    if (rc == 0)
+        rc = stats_label_shards(&spec, &files, f.json);
     if (rc == 0)
         rc = stats_run(&spec, &f, &files);
     else if (rc == 1)

@@ -33,6 +33,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 /* knee report: one self-contained HTML report of runs (src/cli/cmd_report.c, src/html). */
 int cmd_report(int argc, char **argv);
+/* knee merge: the shards of one plan added up (src/cli/cmd_merge.c, src/merge). */
+int cmd_merge(int argc, char **argv);
 /* knee compare: before/after with repetitions (src/cli/cmd_compare.c, src/compare). */
 int cmd_compare(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */

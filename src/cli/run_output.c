@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "html/html.h"
 #include "runreport/runreport.h"
+#include "runreport/shard.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -90,7 +91,10 @@ int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct ru
         return 2;
     }
     o->hlog_open = true;
-    int r = hlog_writer_open(&o->hlog, o->hlog_file.f, (double)clock_wall_ns() / 1e9, NULL);
+    char comment[160]; /* --shard: the header names the shard; --start-at: StartTime is the instant (t0) */
+    uint64_t start_ns = run_shard_hlog_comment(cfg, comment, sizeof comment);
+    int r = hlog_writer_open(&o->hlog, o->hlog_file.f, (double)(start_ns ? start_ns : clock_wall_ns()) / 1e9,
+                             comment[0] ? comment : NULL);
     if (r) {
         opt_fail(spec, "--hlog %s: %s", o->hlog_path, knee_strerror(r));
         run_output_abort(o);

@@ -73,6 +73,12 @@ static bool given(const struct cmd_spec *spec, const char *name)
 int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
                      const char *hlog_path)
 {
+    bool sharded = cfg->shard_count || cfg->start_at_unix_ns; /* --shard, --start-at (cli/run_shard.c) */
+    if (sharded && (f->repeat || f->until_ci > 0))
+        return opt_fail(spec,
+                        "%s with %s: a shard runs its part of one plan once, from one start instant, to its end "
+                        "(knee merge adds the shards up); repeat the whole sharded run instead",
+                        f->repeat ? "--repeat" : "--until-ci", cfg->shard_count ? "--shard" : "--start-at");
     if (f->until_ci > 0) {
         if (!cfg->open_loop)
             return opt_fail(spec,

@@ -3,6 +3,7 @@
  * semantic checks are run_validate's (load/engine.c), whose messages name these flags. */
 #include "cli/runopts.h"
 
+#include "cli/run_shard.h"
 #include "cli/run_targets.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -113,6 +114,17 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
                         "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
                         "latency)",
                         NS_PER_MS);
+    case RUNOPT_SHARD:
+        return ROW("shard", 0, OPT_STR, &o->shard, "I/N|auto",
+                   "run shard I of N of the plan (auto: from Slurm, a Kubernetes Indexed Job or MPI); knee merge adds "
+                   "the shards up");
+    case RUNOPT_SHARDS:
+        return ROW("shards", 0, OPT_COUNT, &o->shards, "N",
+                   "the shard count where the scheduler gives only the index (JOB_COMPLETION_INDEX)");
+    case RUNOPT_START_AT:
+        return ROW("start-at", 0, OPT_STR, &o->start_at, "TIME",
+                   "start the plan at a wall-clock instant: Unix seconds, RFC 3339, +D after $KNEE_START_BASE or "
+                   "+D@FILE");
     case RUNOPT_COUNT:
         break;
     }
@@ -283,6 +295,8 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
     rc->cfg.rejects = rc->rejects;
     rc->cfg.nrejects = o->rejects.n;
     fill_targets(rc);
+    if (run_shard_args(spec, o->shard, o->shards, &rc->cfg) || run_start_at_args(spec, o->start_at, &rc->cfg))
+        goto fail;
     char why[512];
     if (run_validate(&rc->cfg, why, sizeof why)) {
         opt_fail(spec, "%s", why);

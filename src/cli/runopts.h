@@ -62,6 +62,9 @@ enum runopt_id {
     RUNOPT_THRESHOLD,
     RUNOPT_SPIN,
     RUNOPT_LAG_LIMIT,
+    RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/run_shard.h) */
+    RUNOPT_SHARDS,
+    RUNOPT_START_AT,
     RUNOPT_COUNT
 };
 
@@ -73,6 +76,8 @@ struct runopts {
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
+    const char *shard, *start_at; /* --shard I/N|auto, --start-at TIME */
+    uint64_t shards;              /* --shards N */
     bool retry_stale;
 };
 

@@ -8,6 +8,7 @@ const struct command knee_commands[] = {
     {"compare", cmd_compare, "before/after: repeated runs, the same load model, differences with intervals, a verdict"},
     {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},
     {"hlog", cmd_hlog, "HdrHistogram interval logs: show, stats, tags, merge (exact, Java-compatible)"},
+    {"merge", cmd_merge, "add up the outputs of the shards of one plan (knee run --shard I/N) exactly"},
     {"report", cmd_report, "one self-contained HTML report (charts and summary) of one or more runs"},
     {"model", cmd_model, "queueing calculators: M/M/1, M/M/c, M/D/1, Little's law, fan-out"},
     {0, 0, 0},

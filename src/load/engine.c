@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/units.h"
 #include "http/client.h"
+#include "load/shard.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -266,9 +267,17 @@ static int validate_plan_bounds(const struct run_config *cfg, char *err, size_t 
     }
     double peak = own + (any_shared ? shared : 0);
     start = own + (any_shared ? (cfg->ramp ? cfg->ramp_from : cfg->rate) : 0);
-    uint32_t T = open_loop_threads(cfg);
-    double cap = RUN_MAX_RATE_PER_THREAD * T;
+    /* a shard's thread plans every (N·T)-th send of the whole plan (load/shard.h): N shards of T
+     * threads share the bound */
+    uint32_t T = open_loop_threads(cfg), N = run_shard_count(cfg);
+    double cap = RUN_MAX_RATE_PER_THREAD * T * N;
     char a[32], b[32];
+    if (peak > cap && N > 1)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--rate: %.6g/s is more than %u shards of %u load thread%s can plan (at most %s/s per "
+                         "thread, %s/s here); give --threads or more shards",
+                         peak, N, T, T == 1 ? "" : "s", units_fmt_count((uint64_t)RUN_MAX_RATE_PER_THREAD, a, sizeof a),
+                         units_fmt_count((uint64_t)cap, b, sizeof b));
     if (peak > cap)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--rate: %.6g/s is more than %u load thread%s can plan (at most %s/s per thread, %s/s "
@@ -351,7 +360,8 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    return validate_plan_bounds(cfg, err, errlen);
+    int r = run_shard_validate(cfg, err, errlen);
+    return r ? r : validate_plan_bounds(cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ intervals */
@@ -583,6 +593,9 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     rc = plan_targets(e, err, errlen);
     if (rc)
         return rc;
+    rc = shard_apply(e, err, errlen); /* --shard: this shard's part of the connections */
+    if (rc)
+        return rc;
 
     /* threads */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -703,6 +716,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     }
     /* t0 a little ahead, so every thread has armed its timers before the first send */
     e.t0_ns = clock_now_ns() + 2 * NS_PER_MS;
+    shard_start(&e, res); /* --start-at: t0 is the shared instant */
     e.warmup_end_ns = e.t0_ns + cfg->warmup_ns;
     e.plan_end_ns = cfg->duration_ns ? e.t0_ns + cfg->duration_ns : UINT64_MAX;
     if (cfg->open_loop && !cfg->duration_ns) {
@@ -749,6 +763,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         if (e.workers[i].fatal)
             result_warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
     result_finish(&e, res);
+    shard_finish(&e, res);
     live_final(&e, res);
     rc = 0;
 out_sync:
@@ -817,6 +832,7 @@ int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, siz
         pt->rate_to = cfg->open_loop ? et->rate_to : 0;
         pt->connections = et->clients;
         plan_counts(&e, et, pt);
+        shard_plan_target(cfg, pt);
         all->rate_from += pt->rate_from;
         all->rate_to += pt->rate_to;
         all->connections += pt->connections;

@@ -6,6 +6,7 @@
 
 #include "core/err.h"
 #include "core/outfile.h"
+#include "load/shard.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -147,8 +148,11 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
         const char **names = xcalloc(e->nt, sizeof *names);
         for (size_t i = 0; i < e->nt; i++)
             names[i] = e->targets[i].cfg->name;
-        /* the writer writes the descriptor outfile opened; the FILE over it stays empty */
-        r = reqlog_writer_open_fd(&l->rw, l->out.fd, names, e->nt, !e->cfg->open_loop);
+        /* the writer writes the descriptor outfile opened; the FILE over it stays empty; --shard:
+         * the header names the shard */
+        struct reqlog_shard sh;
+        r = reqlog_writer_open_fd_shard(&l->rw, l->out.fd, names, e->nt, !e->cfg->open_loop,
+                                        run_shard_reqlog(e->cfg, &sh));
         free(names);
         if (r) {
             outfile_abort(&l->out);

@@ -6,6 +6,7 @@
 
 #include "core/err.h"
 #include "core/units.h"
+#include "load/shard.h"
 #include "stats/stats.h"
 
 #include <math.h>
@@ -167,7 +168,7 @@ void result_begin(struct run_result *res, const struct engine *e)
         snprintf(r->url, sizeof r->url, "%s", et->cfg->url);
         snprintf(r->address, sizeof r->address, "%s", et->addr.text);
         r->resolve_ns = et->resolve_ns;
-        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 : 0;
+        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 / run_shard_count(cfg) : 0;
         r->connections = et->clients;
     }
     target_result_init(&res->all);
@@ -218,8 +219,7 @@ static double tv_s(struct timeval tv)
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
-/* "transport 173,909" or "timeout 12, http_error 3": the failed outcomes that occurred. */
-static const char *describe_failures(const struct run_counts *c, char *buf, size_t len)
+const char *run_describe_failures(const struct run_counts *c, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
@@ -376,12 +376,12 @@ void result_finish(struct engine *e, struct run_result *res)
                          "please report this run");
     if (res->no_ok)
         result_warn(res, "FAILED: not one request succeeded (%s): there is no latency of a working service to report",
-                    describe_failures(c, failures, sizeof failures));
+                    run_describe_failures(c, failures, sizeof failures));
     else if (res->failed_share >= RUN_HIGH_FAILED_SHARE)
         result_warn(res,
                     "ERRORS: %.1f%% of the requests sent failed (%s): the latency of all requests mixes "
                     "failures in; thresholds on latency use ok requests",
-                    100 * res->failed_share, describe_failures(c, failures, sizeof failures));
+                    100 * res->failed_share, run_describe_failures(c, failures, sizeof failures));
     if (res->interrupted)
         result_warn(res, "interrupted: planning stopped early at %.2f s; the numbers cover what ran",
                     plan_end > e->t0_ns ? (double)(plan_end - e->t0_ns) / 1e9 : 0.0);

@@ -169,6 +169,11 @@ struct run_config {
     const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
+    /* --shard I/N (load/shard.h): shard_count 0 runs the whole plan; 1..RUN_MAX_SHARDS runs
+     * shard shard_index's part of it. shard_source says where I/N came from (for reports). */
+    uint32_t shard_index, shard_count;
+    const char *shard_source;
+    uint64_t start_at_unix_ns; /* --start-at: t0 at this wall-clock instant (ns since the epoch); 0 = when ready */
 };
 
 /* Summary of one histogram in milliseconds (HdrHistogram percentiles: the highest
@@ -370,6 +375,45 @@ struct run_tick {
     double p50_ms, p99_ms, max_ms;
 };
 
+#define RUN_MAX_SHARDS 65536
+#define RUN_SHARD_MERGED UINT32_MAX /* run_shard.index of a result merged from count shards */
+
+/* One shard of a merged result (knee merge), as its outputs described it. */
+struct run_shard_part {
+    uint32_t index;
+    char host[64];
+    int64_t start_skew_ns;
+    bool generator_limited;
+    bool failed;       /* interrupted, broken accounting, a truncated log, a thread stopped early */
+    char failure[160]; /* why, when failed */
+};
+
+/* A target's open-loop stream as the whole plan has it (every shard draws from it). */
+struct run_shard_stream {
+    double rate_from, rate_to; /* requests/s of the whole plan */
+    uint64_t limit;            /* global index bound (--requests share); UINT64_MAX: by duration */
+};
+
+/* The shard record of a run (run_config.shard_count > 0 or a start instant), or of a merge. */
+struct run_shard {
+    uint32_t index, count;     /* count 0: not a shard run; index RUN_SHARD_MERGED: a merge of count shards */
+    char source[64];           /* where index and count came from: "--shard", "SLURM_PROCID/SLURM_NTASKS", ... */
+    uint64_t plan_id;          /* run_shard_plan_id: equal in every shard of one plan */
+    uint64_t start_at_unix_ns; /* the shared start instant; 0 when none was given */
+    uint64_t t0_unix_ns;       /* the wall-clock instant of t0 (the start instant when given) */
+    int64_t start_skew_ns;     /* wall clock when the threads were ready minus the start instant: > 0 late */
+    bool clock_synced;         /* the kernel says NTP/PTP keeps the clock synchronised */
+    double clock_maxerror_ms, clock_esterror_ms; /* adjtimex(2); NAN when unknown */
+    uint64_t lag_limit_ns;                       /* the run's lag limit (for a merge's verdict) */
+    size_t nstreams;                             /* open loop: one per target */
+    struct run_shard_stream streams[RUN_MAX_TARGETS];
+    /* a merge only */
+    size_t nparts;
+    const struct run_shard_part *parts; /* nparts, by index; owned by the merge */
+    bool complete;                      /* every shard ran its part to the end */
+    int64_t skew_min_ns, skew_max_ns;
+};
+
 struct run_env {
     char version[32];
     char kernel[256];
@@ -410,8 +454,9 @@ struct run_result {
     char **warnings; /* most important first */
     bool attention;  /* a warning says something went wrong (not only: few samples, warm-up left out) */
     struct run_env env;
-    bool log_slowed; /* the request-log writer could not keep up */
-    int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
+    bool log_slowed;        /* the request-log writer could not keep up */
+    int out_error;          /* --out could not be written whole: the first error (-errno); also a warning */
+    struct run_shard shard; /* --shard / --start-at (count 0 otherwise) */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
@@ -508,6 +553,10 @@ void run_summarize(const struct hdr *h, struct run_summary *out);
 /* A failed request: http_error, invalid, transport or timeout (not ok, not a --reject
  * rejection, not dropped or cancelled, which the generator decided). */
 bool run_outcome_failed(enum reqlog_outcome o);
+
+/* "transport 173,909" or "timeout 12, http_error 3": the failed outcomes that occurred (or
+ * "nothing was sent", ...), as the FAILED and ERRORS warnings say them. Returns buf. */
+const char *run_describe_failures(const struct run_counts *c, char *buf, size_t len);
 
 /* Human-readable name of a latency group ("ok", "rejected", ...). */
 const char *run_group_name(enum run_group g);

@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "load/shard.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1308,10 +1309,10 @@ void *worker_main(void *arg)
         for (size_t i = 0; i < w->nt; i++) {
             struct target_rt *t = &w->t[i];
             const struct engine_target *et = t->et;
-            uint64_t seed = e->cfg->seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+            uint64_t seed = run_stream_seed(e->cfg->seed, i);
             sched_init(&t->sched, e->cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to,
-                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit, e->nworkers, w->index,
-                       seed);
+                       (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit,
+                       run_shard_stride(e->cfg, e->nworkers), run_shard_offset(e->cfg, e->nworkers, w->index), seed);
         }
     }
     loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);

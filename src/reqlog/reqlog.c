@@ -164,12 +164,24 @@ static int writer_put(struct reqlog_writer *w, const void *data, size_t n)
     return w->err;
 }
 
-/* The names fit the header's caps: its size in bytes, or 0 when they do not. */
-static size_t header_size_of(const char *const *target_names, size_t ntargets)
+static void encode_shard(uint8_t *p, const struct reqlog_shard *sh)
 {
+    memset(p, 0, REQLOG_SHARD_BLOCK_SIZE);
+    if (!sh)
+        return;
+    put_u32(p + 0, sh->index);
+    put_u32(p + 4, sh->count);
+    put_u64(p + 8, sh->start_at_unix_ns);
+    put_u64(p + 16, sh->plan_id);
+}
+
+/* The names (and the shard block, when there is one) fit the header's caps: its size in
+ * bytes, or 0 when they do not. */
+static size_t header_size_of(const char *const *target_names, size_t ntargets, const struct reqlog_shard *shard)
+{
+    size_t header_size = REQLOG_FIXED_HEADER_SIZE + (shard ? REQLOG_SHARD_BLOCK_SIZE : 0);
     if (ntargets > REQLOG_MAX_TARGETS || (ntargets > 0 && !target_names))
         return 0;
-    size_t header_size = REQLOG_FIXED_HEADER_SIZE;
     for (size_t i = 0; i < ntargets; i++) {
         if (!target_names[i])
             return 0;
@@ -183,7 +195,8 @@ static size_t header_size_of(const char *const *target_names, size_t ntargets)
 
 /* Write the header to fd; *out on success. The fd is closed on failure only when owned. */
 static int writer_start(struct reqlog_writer **out, int fd, bool own_fd, size_t header_size,
-                        const char *const *target_names, size_t ntargets, int closed_loop)
+                        const char *const *target_names, size_t ntargets, int closed_loop,
+                        const struct reqlog_shard *shard)
 {
     struct reqlog_writer *w = xcalloc(1, sizeof *w);
     w->fd = fd;
@@ -205,6 +218,10 @@ static int writer_start(struct reqlog_writer **out, int fd, bool own_fd, size_t 
         writer_put(w, len, 2);
         writer_put(w, target_names[i], n);
     }
+    uint8_t block[REQLOG_SHARD_BLOCK_SIZE];
+    encode_shard(block, shard);
+    if (shard)
+        writer_put(w, block, sizeof block);
     int err = writer_flush(w); /* the header reaches the file even if the run dies early */
     if (err) {
         if (own_fd)
@@ -219,26 +236,38 @@ static int writer_start(struct reqlog_writer **out, int fd, bool own_fd, size_t 
 int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
                        int closed_loop)
 {
+    return reqlog_writer_open_shard(out, path, target_names, ntargets, closed_loop, NULL);
+}
+
+int reqlog_writer_open_shard(struct reqlog_writer **out, const char *path, const char *const *target_names,
+                             size_t ntargets, int closed_loop, const struct reqlog_shard *shard)
+{
     *out = NULL;
-    size_t header_size = header_size_of(target_names, ntargets);
+    size_t header_size = header_size_of(target_names, ntargets, shard);
     if (!header_size)
         return KNEE_EINVAL;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -errno;
-    return writer_start(out, fd, true, header_size, target_names, ntargets, closed_loop);
+    return writer_start(out, fd, true, header_size, target_names, ntargets, closed_loop, shard);
 }
 
 int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
                           int closed_loop)
 {
+    return reqlog_writer_open_fd_shard(out, fd, target_names, ntargets, closed_loop, NULL);
+}
+
+int reqlog_writer_open_fd_shard(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
+                                int closed_loop, const struct reqlog_shard *shard)
+{
     *out = NULL;
-    size_t header_size = header_size_of(target_names, ntargets);
+    size_t header_size = header_size_of(target_names, ntargets, shard);
     if (!header_size)
         return KNEE_EINVAL;
     if (fd < 0)
         return -EBADF;
-    return writer_start(out, fd, false, header_size, target_names, ntargets, closed_loop);
+    return writer_start(out, fd, false, header_size, target_names, ntargets, closed_loop, shard);
 }
 
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r)
@@ -280,6 +309,7 @@ struct reqlog_reader {
     size_t mem_size, mem_pos;
     unsigned version;
     uint16_t header_flags;
+    struct reqlog_shard shard;
     uint32_t record_size;
     size_t ntargets;
     char **names;
@@ -415,6 +445,22 @@ static int reader_header(struct reqlog_reader *rd)
             return KNEE_EFORMAT;
         }
     }
+    if (left >= REQLOG_SHARD_BLOCK_SIZE) { /* the shard block (zeros: not a shard's log) */
+        uint8_t block[REQLOG_SHARD_BLOCK_SIZE];
+        if (reader_get(rd, block, sizeof block) != (long)sizeof block) {
+            set_err(rd, "truncated header (shard block)");
+            return KNEE_ETRUNC;
+        }
+        left -= sizeof block;
+        rd->shard.index = get_u32(block);
+        rd->shard.count = get_u32(block + 4);
+        rd->shard.start_at_unix_ns = get_u64(block + 8);
+        rd->shard.plan_id = get_u64(block + 16);
+        if (rd->shard.count && rd->shard.index >= rd->shard.count && rd->shard.index != REQLOG_SHARD_MERGED) {
+            set_err(rd, "shard %u of %u: the index must be below the count", rd->shard.index, rd->shard.count);
+            return KNEE_EFORMAT;
+        }
+    }
     /* Later minor revisions may append header fields: skip what this reader does not know. */
     while (left > 0) {
         uint8_t skip[256];
@@ -512,6 +558,11 @@ unsigned reqlog_reader_version(const struct reqlog_reader *rd)
 bool reqlog_reader_closed_loop(const struct reqlog_reader *rd)
 {
     return (rd->header_flags & REQLOG_HEADER_FLAG_CLOSED_LOOP) != 0;
+}
+int reqlog_reader_shard(const struct reqlog_reader *rd, struct reqlog_shard *out)
+{
+    *out = rd->shard;
+    return rd->shard.count ? 1 : 0;
 }
 size_t reqlog_reader_ntargets(const struct reqlog_reader *rd)
 {

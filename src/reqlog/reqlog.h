@@ -54,6 +54,19 @@ struct reqlog_record {
 #define REQLOG_RECORD_SIZE 60       /* bytes of a version-1 record */
 #define REQLOG_FIXED_HEADER_SIZE 24 /* magic, version, flags, header_size, record_size, ntargets */
 #define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
+#define REQLOG_SHARD_BLOCK_SIZE 24      /* after the names: index, count, start instant, plan id */
+#define REQLOG_SHARD_MERGED 0xffffffffu /* reqlog_shard.index of a log merged from count shards */
+
+/* The shard block appended to the header after the names (knee run --shard, docs/FORMATS.md):
+ * header fields appended within header_size, as the format allows without a version change, so
+ * every reader of version 1 reads a shard's log (older ones skip the block). count 0, or no
+ * block: the log is not a shard's. Times relative to the run start; with a start instant, that instant is
+ * the run start of every shard, so their logs share one time axis. */
+struct reqlog_shard {
+    uint32_t index, count;
+    uint64_t start_at_unix_ns; /* the shared start instant (ns since the epoch); 0 = none */
+    uint64_t plan_id;          /* equal in every shard of one plan */
+};
 
 /* Caps a reader enforces on the header (a log is peer-controlled input to `knee stats`). */
 #define REQLOG_MAX_TARGETS 65536u
@@ -74,11 +87,17 @@ struct reqlog_writer;
  * Returns 0 and *out, KNEE_EINVAL for bad names/counts, or -errno. */
 int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
                        int closed_loop);
+/* The same with the shard block after the names (NULL: none, the header of reqlog_writer_open). */
+int reqlog_writer_open_shard(struct reqlog_writer **out, const char *path, const char *const *target_names,
+                             size_t ntargets, int closed_loop, const struct reqlog_shard *shard);
 /* The same over an open descriptor (an output core/outfile opened): the writer writes to fd
  * and never closes it; reqlog_writer_close flushes and reports the first write error, and the
  * caller then commits or aborts the outfile. */
 int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
                           int closed_loop);
+/* reqlog_writer_open_fd with the shard block after the names (NULL: none). */
+int reqlog_writer_open_fd_shard(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
+                                int closed_loop, const struct reqlog_shard *shard);
 /* Append one record. 0, KNEE_EINVAL (target >= ntargets or outcome >= OUTCOME_COUNT: the
  * record is not written), or the first write error (-errno; sticky: later calls return it). */
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r);
@@ -104,6 +123,9 @@ uint64_t reqlog_reader_record_index(const struct reqlog_reader *rd);
 const char *reqlog_reader_error(const struct reqlog_reader *rd);
 unsigned reqlog_reader_version(const struct reqlog_reader *rd);
 bool reqlog_reader_closed_loop(const struct reqlog_reader *rd);
+/* The header's shard block: 1 and *out when the log is a shard's (or a merge of shards), 0
+ * when not (no block, or count 0: *out zeroed). */
+int reqlog_reader_shard(const struct reqlog_reader *rd, struct reqlog_shard *out);
 size_t reqlog_reader_ntargets(const struct reqlog_reader *rd);
 /* NUL-terminated target name i (< ntargets), owned by the reader. */
 const char *reqlog_reader_target(const struct reqlog_reader *rd, size_t i);

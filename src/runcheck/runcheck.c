@@ -121,7 +121,7 @@ static int read_log(struct runcheck *c, const struct run_config *cfg, const char
     reqlog_reader_close(rd);
     if (rc == 0) {
         p99_exact(c, lat, nl);
-        bool poisson = cfg->open_loop && cfg->arrivals == RUN_ARRIVALS_POISSON && !cfg->ramp;
+        bool poisson = cfg->open_loop && cfg->arrivals == RUN_ARRIVALS_POISSON && !cfg->ramp && cfg->shard_count <= 1;
         if (poisson && ns >= 6) {
             stats_sort(sent, ns);
             size_t ngaps = ns - 1, step = (ngaps + RUNCHECK_AD_MAX_GAPS - 1) / RUNCHECK_AD_MAX_GAPS, m = 0;
@@ -154,6 +154,10 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
         snprintf(out->poisson_note, sizeof out->poisson_note, "not Poisson arrivals");
     else if (cfg->ramp)
         snprintf(out->poisson_note, sizeof out->poisson_note, "--ramp changes the rate over the run");
+    else if (cfg->shard_count > 1) /* load/shard.h: every N-th arrival of one Poisson process */
+        snprintf(out->poisson_note, sizeof out->poisson_note,
+                 "a shard sends one arrival in %u of the plan's (gaps not exponential); knee merge -o checks them all",
+                 cfg->shard_count);
     else
         snprintf(out->poisson_note, sizeof out->poisson_note, "needs the binary request log (--out FILE.bin)");
     trend(&out->p50, cfg, res, false);

@@ -3,6 +3,7 @@
 #include "runreport/runreport.h"
 
 #include "core/json.h"
+#include "runreport/shard.h"
 
 #include <math.h>
 #include <string.h>
@@ -303,6 +304,7 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     }
     json_array_end(&j);
     json_kv_bool(&j, "thresholds_pass", all_pass);
+    run_write_json_shard(&j, res); /* --shard / --start-at, or a merge: the shard record and histograms */
     json_object_end(&j);
     json_end(&j);
 }

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# knee run --shard I/N and knee merge, as separate processes against knee serve: the union of
+# the shards' requests is the one-process plan request for request (constant mix with warm-up,
+# Poisson, --requests, a ramp), shards started at different moments agree on the start
+# instant (+D@FILE), the merged summary accounts for the whole plan; missing, duplicate and
+# foreign shards are refused (exit 2); an interrupted shard is named and the merge marked
+# INCOMPLETE (exit 1); a late shard's lag is counted; knee stats and knee report take the
+# shards' files directly.
+source "$KNEE_SRC/tests/e2e/run_common.bash"
+
+"$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
+PIDS+=($!)
+for i in $(seq 100); do
+    grep -q 'listening on' "$TMP/serve.out" 2>/dev/null && break
+    sleep 0.1
+done
+PORT=$(grep -o '127.0.0.1:[0-9]*' "$TMP/serve.out" | head -1 | cut -d: -f2)
+[[ -n "$PORT" ]] || fail "knee serve did not start"
+U="http://127.0.0.1:$PORT"
+
+# shards NAME N PLAN...: N shards of PLAN started 0.25 s apart, all at +1.5s from the first
+# one's arrival (the file), each with --json/--out/--hlog
+shards() {
+    local name=$1 n=$2
+    shift 2
+    local start="$TMP/$name.start" i pids=()
+    for ((i = 0; i < n; i++)); do
+        "$KNEE" run "$@" -t 2 --shard "$i/$n" --start-at "+1500ms@$start" --json "$TMP/$name-$i.json" \
+            --out "$TMP/$name-$i.bin" --hlog "$TMP/$name-$i.hlog" >"$TMP/$name-$i.txt" 2>"$TMP/$name-$i.err" &
+        pids+=($!)
+        sleep 0.25
+    done
+    for i in "${pids[@]}"; do
+        wait "$i" || true
+    done
+}
+
+# same_plan ONE.csv MERGED.csv: the same (target, planned time) multiset
+same_plan() {
+    python3 - "$1" "$2" <<'PY' || exit 1
+import csv, sys
+def plan(path):
+    with open(path) as f:
+        return sorted((r["server"], r["start_s"]) for r in csv.DictReader(f))
+a, b = plan(sys.argv[1]), plan(sys.argv[2])
+if a != b:
+    diff = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    print("FAIL: one process planned %d requests, the shards %d; first difference at %d: %s vs %s"
+          % (len(a), len(b), diff, a[diff:diff + 1], b[diff:diff + 1]), file=sys.stderr)
+    sys.exit(1)
+print("ok: %d requests, the same planned times" % len(a))
+PY
+}
+
+check_plan() {
+    local name=$1 n=$2
+    shift 2
+    "$KNEE" run "$@" -t 1 --out "$TMP/$name-one.csv" --json "$TMP/$name-one.json" >/dev/null 2>&1 ||
+        fail "$name: the one-process run"
+    shards "$name" "$n" "$@"
+    run_knee merge "$TMP/$name"-[0-9]*.json "$TMP/$name"-[0-9]*.bin "$TMP/$name"-[0-9]*.hlog \
+        -o "$TMP/$name-merged.csv" --json "$TMP/$name-merged.json" >"$TMP/$name-merge.txt" 2>&1
+    [[ $RC -eq 0 ]] || { cat "$TMP/$name-merge.txt" >&2; fail "$name: knee merge exited $RC"; }
+    same_plan "$TMP/$name-one.csv" "$TMP/$name-merged.csv"
+    grep -q 'plan check: the shards planned .* \[equal\]' "$TMP/$name-merge.txt" || fail "$name: plan check"
+    python3 - "$TMP/$name-one.json" "$TMP/$name-merged.json" <<'PY' || fail "$name: merged JSON"
+import json, sys
+one, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+tot = lambda d: d["all"]["accounting"]["planned"] + d["all"]["warmup"]["planned"]
+assert tot(one) == tot(m), (tot(one), tot(m))
+assert m["accounting_ok"] and m["shard"]["merged"] and m["shard"]["complete"], m["shard"]
+assert [t["name"] for t in m["targets"]] == [t["name"] for t in one["targets"]]
+assert abs(m["window_s"] - one["window_s"]) < 1e-6
+assert m["all"]["latency"]["count"] == sum(t["latency"]["count"] for t in m["targets"])
+PY
+    echo "ok: $name: $n shards = one process"
+}
+
+check_plan mix 3 -R 2000 --target "a=$U/a" --target "b=$U/b" --mix a=3,b=1 -d 1500ms --warmup 500ms
+check_plan poisson 3 -R 1500 --arrivals poisson --seed 7 -d 1500ms "$U/"
+check_plan requests 4 -R 2000 -n 1777 "$U/"
+check_plan ramp 2 --ramp 500:2500 -d 1500ms "$U/"
+
+# the shards agreed on one instant although started 0.25 s apart
+python3 - "$TMP"/mix-[0-9].json <<'PY' || fail "one start instant"
+import json, sys
+ds = [json.load(open(p)) for p in sys.argv[1:]]
+assert len({d["shard"]["start_at_unix_ns"] for d in ds}) == 1
+assert len({d["shard"]["t0_unix_ns"] for d in ds}) == 1
+assert all(d["shard"]["start_skew_ms"] < 0 for d in ds), [d["shard"]["start_skew_ms"] for d in ds]
+print("ok: shards started 0.25 s apart share the start instant")
+PY
+
+# refusals: exit 2 with the reason
+refused() {
+    local want=$1
+    shift
+    run_knee merge "$@" >"$TMP/ref.out" 2>"$TMP/ref.err"
+    [[ $RC -eq 2 ]] || fail "merge $*: exit $RC, want 2"
+    grep -q -- "$want" "$TMP/ref.err" || { cat "$TMP/ref.err" >&2; fail "merge: want '$want'"; }
+    echo "ok: refused: $(head -1 "$TMP/ref.err")"
+}
+refused "missing shards 2 of 3" "$TMP/mix-0.json" "$TMP/mix-1.json"
+refused "two JSONs" "$TMP"/mix-[0-9].json "$TMP/mix-1.json"
+refused "not the shards of one plan" "$TMP"/mix-[0-9].json "$TMP/poisson-0.json"
+refused "not a shard's output" "$TMP/mix-one.json"
+refused "the hlog of shards 1, 2 of 3 is missing" "$TMP"/mix-[0-9].json "$TMP/mix-0.hlog"
+
+# a shard interrupted half-way: named, the merge INCOMPLETE (exit 1)
+start=$(($(date +%s) + 2))
+for i in 0 1; do
+    "$KNEE" run -R 500 -d 3s -t 1 --shard "$i/2" --start-at "$start" --json "$TMP/int-$i.json" "$U/" \
+        >/dev/null 2>&1 &
+    eval "pid$i=\$!"
+done
+sleep 3.5
+kill -INT "$pid1"
+wait "$pid0" || true
+wait "$pid1" || true
+run_knee merge "$TMP"/int-[0-9].json --json "$TMP/int-merged.json" >"$TMP/int.txt" 2>&1
+[[ $RC -eq 1 ]] || { cat "$TMP/int.txt" >&2; fail "interrupted shard: exit $RC, want 1"; }
+grep -q 'INCOMPLETE: shard 1 of 2' "$TMP/int.txt" || fail "the failed shard is named"
+json_check "$TMP/int-merged.json" 'not d["shard"]["complete"] and d["shard"]["shards"][1]["failed"] and not d["shard"]["shards"][0]["failed"]' \
+    "merged JSON marks the failure"
+echo "ok: an interrupted shard makes the merge INCOMPLETE (exit 1) and is named"
+
+# a late shard: ready 0.7 s after the instant; its lag counts it
+start_ns=$(python3 -c 'import time; print(int((time.time() + 1.0) * 1e9))')
+start_at=$(python3 -c "print('%d.%09d' % divmod($start_ns, 10**9))")
+"$KNEE" run -R 400 -d 2s -t 1 --shard 0/2 --start-at "$start_at" --json "$TMP/late-0.json" "$U/" >/dev/null 2>&1 &
+p0=$!
+python3 -c "import time; time.sleep(max(0, $start_ns / 1e9 + 0.7 - time.time()))"
+"$KNEE" run -R 400 -d 2s -t 1 --shard 1/2 --start-at "$start_at" --json "$TMP/late-1.json" "$U/" >"$TMP/late-1.txt" 2>&1
+wait "$p0" || true
+json_check "$TMP/late-1.json" 'd["shard"]["start_skew_ms"] >= 650 and d["all"]["lag"]["max"] >= 600' "late shard's skew and lag"
+grep -q 'after the shared start instant' "$TMP/late-1.txt" || fail "late shard warns"
+run_knee merge "$TMP"/late-[0-9].json --json "$TMP/late.json" >"$TMP/late.txt" 2>&1
+grep -q 'shard 1 started up to' "$TMP/late.txt" || { cat "$TMP/late.txt" >&2; fail "merge names the late shard"; }
+json_check "$TMP/late.json" 'd["all"]["lag"]["max"] >= 600 and d["shard"]["start_skew_ms"]["max"] >= 650' "merged lag keeps it"
+echo "ok: a late shard's lateness is lag in its JSON and in the merge"
+
+# knee stats and knee report take the shards' files
+"$KNEE" stats "$TMP"/mix-[0-9].bin >"$TMP/stats.txt"
+grep -q '^inputs: all 3 shards of one run' "$TMP/stats.txt" || fail "knee stats labels shards"
+run_knee stats "$TMP/mix-0.bin" "$TMP/mix-0.bin"
+[[ $RC -eq 2 ]] || fail "knee stats: a shard twice must be refused"
+"$KNEE" report "$TMP"/mix-[0-9].json "$TMP"/mix-[0-9].bin -o "$TMP/r.html" >"$TMP/report.txt"
+grep -q '(1 run' "$TMP/report.txt" || { cat "$TMP/report.txt" >&2; fail "knee report: the shards are one run"; }
+grep -q 'mix (3 shards merged)' "$TMP/r.html" || fail "knee report names the merged run"
+echo "ok: knee stats and knee report read shards"
