@@ -1,6 +1,7 @@
 /* The subcommands. Each lives in src/cli/cmd_<name>.c, parses its own options with an
  * option table (cli/opt.h) and returns the process exit code:
- *   0 ok · 2 usage or bad input · 99 a --threshold failed · 1 a runtime failure. */
+ *   0 ok · 2 usage or bad input · 99 a --threshold failed (knee capacity: --require not met)
+ *   · 3 knee capacity's verdict is INVALID · 1 a runtime failure. */
 #ifndef KNEE_CLI_COMMANDS_H
 #define KNEE_CLI_COMMANDS_H
 
@@ -30,6 +31,9 @@ int cmd_stats(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */
 int cmd_run(int argc, char **argv);
+/* knee capacity: the ladder, the vote, the probe and the cross-check (src/cli/cmd_capacity.c,
+ * src/capacity). */
+int cmd_capacity(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
