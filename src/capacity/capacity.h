@@ -304,6 +304,9 @@ int capacity_run(const struct capacity_config *cfg, struct capacity_result *res,
 
 /* ---- printing ------------------------------------------------------------------------------ */
 
+/* A rate for people: "1,000" when whole, else one decimal ("12.5"); "-" when not finite. */
+const char *capacity_fmt_rate(double per_s, char *buf, size_t len);
+
 /* The report: the ladder × repetitions table, why steps failed, the knee curve, probes,
  * environment, the cross-check and the verdict line. */
 void capacity_print_text(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r);

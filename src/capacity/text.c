@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A rate for people: "1,000" when whole, else one decimal ("12.5"). */
-static const char *rate_s(double r, char *buf, size_t len)
+const char *capacity_fmt_rate(double r, char *buf, size_t len)
 {
     if (isfinite(r) && r >= 0 && r < 9e15 && r == floor(r))
         return units_fmt_count((uint64_t)r, buf, len);
     return units_fmt_rate(r, buf, len);
 }
+
+#define rate_s capacity_fmt_rate
 
 /* A latency in ms for people: "10.9ms", "1.2s", "-". */
 static const char *ms_s(double ms, char *buf, size_t len)
@@ -340,10 +341,8 @@ void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const 
         fprintf(out, ", closed loop: nothing within the SLO");
     else {
         fprintf(out, ", closed loop %s/s", units_fmt_rate(x->closed_loop, b, sizeof b));
-        if (x->difference == 0 && isfinite(x->relative))
-            fprintf(out, ", agree within %.0f%%", ceil(100 * fabs(x->relative)));
-        else if (x->difference == 0)
-            fprintf(out, ", agree");
+        if (x->difference == 0)
+            fprintf(out, ", inside the ladder's bracket: agree");
         else
             fprintf(out, ", agree within %.0f%% of the ladder's bracket", ceil(100 * fabs(x->difference)));
     }

@@ -168,11 +168,11 @@ static void disagreement(const struct capacity_result *r, struct capacity_verdic
     const struct capacity_vote *vo = &r->vote;
     char a[48], b[32], c[32], d[32];
     if (vo->cap_index >= 0)
-        snprintf(a, sizeof a, "%s/s", units_fmt_rate(vo->capacity, c, sizeof c));
+        snprintf(a, sizeof a, "%s/s", capacity_fmt_rate(vo->capacity, c, sizeof c));
     else
-        snprintf(a, sizeof a, "below %s/s", units_fmt_rate(r->rates[0], c, sizeof c));
+        snprintf(a, sizeof a, "below %s/s", capacity_fmt_rate(r->rates[0], c, sizeof c));
     if (isfinite(x->closed_loop))
-        snprintf(b, sizeof b, "%s/s", units_fmt_rate(x->closed_loop, d, sizeof d));
+        snprintf(b, sizeof b, "%s/s", capacity_fmt_rate(x->closed_loop, d, sizeof d));
     else
         snprintf(b, sizeof b, "nothing");
     reason(v,
@@ -187,7 +187,7 @@ static void disagreement(const struct capacity_result *r, struct capacity_verdic
                "queue that open-loop arrivals build; its best step (%u connections) met the SLO with p99 %.3g ms, "
                "while the open loop failed at %s/s: an SLO within a few service times puts the open-loop capacity "
                "below the closed loop's throughput",
-               s->connections, s->s.p99_ms, vo->top_held ? "no rate" : units_fmt_rate(vo->bracket_hi, c, sizeof c));
+               s->connections, s->s.p99_ms, vo->top_held ? "no rate" : capacity_fmt_rate(vo->bracket_hi, c, sizeof c));
     } else if (x->difference < 0 && last) {
         if (x->best < 0)
             reason(v,
@@ -250,24 +250,24 @@ void capacity_judge(struct capacity_result *r, double require)
         list[0] = '\0';
         for (size_t i = 0; i < vo->nnonmono && off < sizeof list; i++)
             off += (size_t)snprintf(list + off, sizeof list - off, "%s%s/s", i ? ", " : "",
-                                    units_fmt_rate(r->rates[vo->nonmono[i]], a, sizeof a));
+                                    capacity_fmt_rate(r->rates[vo->nonmono[i]], a, sizeof a));
         reason(v, "non-monotone: %s held above a rate that failed; the capacity stops below the first failed rate",
                list);
     }
     if (vo->nvalid && vo->cap_index < 0)
         reason(v, "not even the lowest rate (%s/s) was held: the capacity is below the ladder",
-               units_fmt_rate(r->rates[0], a, sizeof a));
+               capacity_fmt_rate(r->rates[0], a, sizeof a));
     if (vo->top_held)
         reason(v, "the top rate held: the capacity is at least %s/s (raise --max or the last of --rates)",
-               units_fmt_rate(vo->capacity, a, sizeof a));
+               capacity_fmt_rate(vo->capacity, a, sizeof a));
     if (!r->cross.ran && !r->interrupted)
         reason(v, "no cross-check (--no-cross-check): the capacity rests on one method");
     if (require > 0) {
         v->require_given = true;
         v->require_met = valid && vo->cap_index >= 0 && vo->capacity >= require;
         if (valid && !v->require_met)
-            reason(v, "--require %s/s not met (capacity %s)", units_fmt_rate(require, a, sizeof a),
-                   vo->cap_index >= 0 ? units_fmt_rate(vo->capacity, b, sizeof b) : "below the ladder");
+            reason(v, "--require %s/s not met (capacity %s)", capacity_fmt_rate(require, a, sizeof a),
+                   vo->cap_index >= 0 ? capacity_fmt_rate(vo->capacity, b, sizeof b) : "below the ladder");
     }
     v->exit_code = !valid ? 3 : (v->require_given && !v->require_met) ? 99 : 0;
 }

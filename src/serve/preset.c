@@ -17,7 +17,7 @@ static const char *const summaries[] = {
     "10 ms of real CPU per request on 1 worker: capacity 100 rps",
     "N parallel dependencies (default 1, ?fanout=N), each 200 ms with p=2%, else 1 ms",
     "a tiny fixed 200 response, no work: the calibration-probe target",
-    "pool 4, 2 ms work (capacity 2,000 rps); a lock held 300 ms at random moments, every 10 s on average",
+    "pool 4, 2 ms work (capacity 2,000 rps); a lock held 300 ms at random moments, every 20 s on average",
 };
 _Static_assert(sizeof summaries / sizeof summaries[0] + 1 == sizeof serve_preset_names / sizeof serve_preset_names[0],
                "one summary per preset name, by position");
@@ -70,7 +70,7 @@ int serve_preset(const char *name, struct serve_config *c)
          * table lock is taken now and then, at moments nobody planned. */
         c->pool = 4;
         c->hit_ns = c->miss_ns = 2 * NS_PER_MS;
-        c->pause_every_ns = 10 * NS_PER_S;
+        c->pause_every_ns = 20 * NS_PER_S;
         c->pause_for_ns = 300 * NS_PER_MS;
         c->pause_random = true;
     } else {
