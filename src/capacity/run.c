@@ -444,6 +444,18 @@ int capacity_run(const struct capacity_config *cfg, struct capacity_result *res,
     }
     capacity_result_init(res, cfg->rates, cfg->nrates, cfg->reps);
     res->probe_rate = probe_rate(cfg);
+    /* every target resolved and every request built before the first window: a name that does
+     * not resolve is bad input now, not after the probe */
+    struct run_config top = cfg->base;
+    top.open_loop = true;
+    top.rate = cfg->rates[cfg->nrates - 1];
+    top.duration_ns = cfg->warmup_ns + cfg->step_ns;
+    top.warmup_ns = cfg->warmup_ns;
+    top.requests = 0;
+    struct run_plan plan;
+    if ((rc = run_plan(&top, &plan, err, errlen)) != 0)
+        return rc;
+    run_plan_release(&plan);
     res->steps_total = (uint64_t)cfg->reps * (cfg->nrates + 1);
     if (cfg->out_dir && mkdir(cfg->out_dir, 0777) != 0 && errno != EEXIST)
         return knee_fail(err, errlen, -errno, "--out %s: %s", cfg->out_dir, strerror(errno));

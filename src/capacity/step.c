@@ -28,7 +28,7 @@ bool capacity_step_delivered(const struct run_result *res, double *achieved_per_
                      100 * (isfinite(achieved) && planned > 0 ? achieved / planned : 0),
                      isfinite(achieved) ? achieved : 0, planned, 100 * CAPACITY_DELIVERED);
         else if (!delivered)
-            snprintf(why, whylen, "not delivered: the generator was limited (lag p99 %.3f ms)", lag.p99);
+            snprintf(why, whylen, "not delivered: the generator was limited (lag p99 %.3g ms)", lag.p99);
     }
     return delivered;
 }

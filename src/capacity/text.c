@@ -296,8 +296,9 @@ static void print_cross(FILE *out, const struct capacity_result *r)
     char a[32], b[32], c[32];
     const struct capacity_vote *v = &r->vote;
     if (x->best >= 0)
-        fprintf(out, "  closed loop %s/s at %u connections%s", units_fmt_rate(x->closed_loop, a, sizeof a),
-                x->step[x->best].connections, x->beyond ? " (stopped beyond 4x the top rate)" : "");
+        fprintf(out, "  closed loop %s/s at %u connection%s%s", units_fmt_rate(x->closed_loop, a, sizeof a),
+                x->step[x->best].connections, x->step[x->best].connections == 1 ? "" : "s",
+                x->beyond ? " (stopped beyond 4x the top rate)" : "");
     else
         fprintf(out, "  closed loop: no step met the SLO");
     if (v->cap_index >= 0 && v->top_held)

@@ -184,10 +184,11 @@ static void disagreement(const struct capacity_result *r, struct capacity_verdic
         const struct capacity_closed_step *s = &x->step[x->best];
         reason(v,
                "likely cause: a closed loop waits for each answer before it sends again, so it never builds the "
-               "queue that open-loop arrivals build; its best step (%u connections) met the SLO with p99 %.3g ms, "
+               "queue that open-loop arrivals build; its best step (%u connection%s) met the SLO with p99 %.3g ms, "
                "while the open loop failed at %s/s: an SLO within a few service times puts the open-loop capacity "
                "below the closed loop's throughput",
-               s->connections, s->s.p99_ms, vo->top_held ? "no rate" : capacity_fmt_rate(vo->bracket_hi, c, sizeof c));
+               s->connections, s->connections == 1 ? "" : "s", s->s.p99_ms,
+               vo->top_held ? "no rate" : capacity_fmt_rate(vo->bracket_hi, c, sizeof c));
     } else if (x->difference < 0 && last) {
         if (x->best < 0)
             reason(v,

@@ -62,7 +62,7 @@ static struct cmd_spec lab_spec = {
               "  nagle   closed loop against a server with Nagle and two writes, and without: medians\n"
               "  capacity  a server that stalls 300 ms now and then: the article's search (double, bisect,\n"
               "          median of 3) against knee's fixed ladder with a majority vote, 3 runs of each\n"
-              "  all     every experiment in turn (about 8 minutes; --quick about 2)\n\n"
+              "  all     every experiment in turn (about 11 minutes; --quick about 3.5)\n\n"
               "examples:\n"
               "  knee lab --quick\n"
               "  knee lab queue --out lab-out\n"

@@ -181,6 +181,16 @@ static void pool(struct lab_capacity_result *r)
 
 #define rate_s capacity_fmt_rate
 
+/* A vote: its rate, or "<250" when not even the lowest rate was held. */
+static const char *vote_s(const struct lab_capacity_result *r, double v, char *buf, size_t len)
+{
+    if (v > 0)
+        return rate_s(v, buf, len);
+    char low[32];
+    snprintf(buf, len, "<%s", rate_s(r->rates[0], low, sizeof low));
+    return buf;
+}
+
 static void spread(const double *v, size_t n, double *lo, double *hi)
 {
     *lo = INFINITY;
@@ -234,7 +244,7 @@ static void print_ladder(FILE *out, const struct lab_capacity_result *r)
             }
             fprintf(out, "   %s\n", rate_s(r->ladder_rep[run][rep], b, sizeof b));
         }
-        fprintf(out, "          -> vote %s/s%s\n", rate_s(r->ladder_vote[run], b, sizeof b),
+        fprintf(out, "          -> vote %s/s%s\n", vote_s(r, r->ladder_vote[run], b, sizeof b),
                 r->ladder_nonmono[run] ? " (non-monotone: a rate held above a failed one)" : "");
     }
 }
@@ -251,9 +261,9 @@ static void print_side(FILE *out, const struct lab_capacity_result *r)
     fprintf(out, "   spread %s..%s/s\n", rate_s(lo, b, sizeof b), rate_s(hi, b2, sizeof b2));
     fprintf(out, "  %-34s", "ladder (majority of 3 repetitions)");
     for (size_t run = 0; run < r->nruns; run++)
-        fprintf(out, " %8s", rate_s(r->ladder_vote[run], b, sizeof b));
+        fprintf(out, " %8s", vote_s(r, r->ladder_vote[run], b, sizeof b));
     spread(r->ladder_vote, r->nruns, &lo, &hi);
-    fprintf(out, "   spread %s..%s/s\n", rate_s(lo, b, sizeof b), rate_s(hi, b2, sizeof b2));
+    fprintf(out, "   spread %s..%s/s\n", vote_s(r, lo, b, sizeof b), vote_s(r, hi, b2, sizeof b2));
     double all[LAB_CAP_MAX_RUNS * LAB_CAP_REPS];
     size_t n = 0;
     for (size_t run = 0; run < r->nruns; run++)
@@ -343,9 +353,9 @@ static void explain(FILE *out, const struct lab_capacity_result *r)
                         ": a stalled window costs the ladder one vote at one rate, and the majority absorbs it.", "");
     else if (off_flagged == off_ladder)
         lab_say_verdict(&s, out, true,
-                        ": the ladder's outlying vote came with a warning — two stalls fell on one rate in one run "
-                        "while faster rates still held, which knee capacity reports as non-monotone; a search's answer "
-                        "comes with none.",
+                        ": the ladder's outlying vote came with a warning — two bad windows fell on one rate in one "
+                        "run while faster rates still held, which knee capacity reports as non-monotone; a search's "
+                        "answer comes with none.",
                         "");
     else {
         lab_say_add(&s, ": here the ladder was moved too");

@@ -623,7 +623,7 @@ static void test_printers(void **state)
     assert_has(text, "knee curve (medians over the 2 valid repetitions)");
     assert_has(text, "cc1 (pid 42)");
     assert_has(text, "BUSY");
-    assert_has(text, "closed loop 310.0/s at 1 connections");
+    assert_has(text, "closed loop 310.0/s at 1 connection;");
     assert_has(text, "inside the ladder's bracket: agree");
     assert_has(text, "repetition 2 excluded: probe failed");
     assert_has(text,
