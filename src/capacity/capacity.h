@@ -290,8 +290,9 @@ struct capacity_config {
  * KNEE_EINVAL with one line naming the flag. capacity_run calls it first. */
 int capacity_config_check(const struct capacity_config *cfg, char *err, size_t errlen);
 
-/* The windows capacity_run plans and the time they take at least (probes, rungs, the closed
- * loop at most; settle and --between included, drains not). */
+/* The ladder's windows (probes and rungs) and the time they take at least (warm-up, window
+ * and settle each; drains, --between and the closed loop's up to CAPACITY_CLOSED_MAX_STEPS
+ * windows not included). */
 void capacity_plan(const struct capacity_config *cfg, uint64_t *windows, double *seconds);
 
 /* Measure: start the probe target (unless --probe), then per repetition --between, the

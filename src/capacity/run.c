@@ -77,10 +77,8 @@ static double probe_rate(const struct capacity_config *cfg)
 void capacity_plan(const struct capacity_config *cfg, uint64_t *windows, double *seconds)
 {
     uint64_t per_window = cfg->warmup_ns + cfg->step_ns + cfg->settle_ns;
-    uint64_t w = (uint64_t)cfg->reps * (cfg->nrates + 1);
-    uint64_t closed = cfg->cross_check ? CAPACITY_CLOSED_MAX_STEPS : 0;
-    *windows = w + closed;
-    *seconds = (double)((w + closed) * per_window) / 1e9;
+    *windows = (uint64_t)cfg->reps * (cfg->nrates + 1);
+    *seconds = (double)(*windows * per_window) / 1e9;
 }
 
 /* ---- small pieces ---- */

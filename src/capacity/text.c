@@ -112,10 +112,13 @@ void capacity_print_plan(FILE *out, const struct capacity_config *cfg)
     fprintf(out, "  then      %s\n",
             cfg->cross_check ? "the closed-loop cross-check: 1, 2, 4, ... connections until the SLO fails"
                              : "no cross-check (--no-cross-check)");
-    char d[32];
-    fprintf(out, "\nplan: %llu windows of the ladder (%zu x %zu rates + %zu probes)%s, at least %s\n",
-            (unsigned long long)(cfg->reps * (cfg->nrates + 1)), cfg->reps, cfg->nrates, cfg->reps,
-            cfg->cross_check ? " and up to 12 of the closed loop" : "", units_fmt_seconds(secs, 3, d, sizeof d));
+    char d[32], e[32];
+    fprintf(out, "\nplan: %llu windows of the ladder (%zu x %zu rates + %zu probes), at least %s",
+            (unsigned long long)windows, cfg->reps, cfg->nrates, cfg->reps, units_fmt_seconds(secs, 3, d, sizeof d));
+    if (cfg->cross_check)
+        fprintf(out, ", then up to %d of the closed loop (%s each)", CAPACITY_CLOSED_MAX_STEPS,
+                units_fmt_seconds((double)(cfg->warmup_ns + cfg->step_ns + cfg->settle_ns) / 1e9, 3, e, sizeof e));
+    fputc('\n', out);
 }
 
 /* One cell of the table: "✔ 10.9ms", "✘ 1.2s", "-" (not measured). */

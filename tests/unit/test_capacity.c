@@ -704,8 +704,11 @@ static void test_config_check(void **state)
     cfg.warmup_ns = NS_PER_S;
     cfg.settle_ns = NS_PER_S;
     capacity_plan(&cfg, &windows, &secs);
-    assert_int_equal(windows, 9); /* 3 x (2 rates + 1 probe), no cross-check */
+    assert_int_equal(windows, 9); /* 3 x (2 rates + 1 probe) */
     assert_true(fabs(secs - 27) < 1e-9);
+    cfg.cross_check = true; /* the closed loop is not part of the plan's minimum */
+    capacity_plan(&cfg, &windows, &secs);
+    assert_int_equal(windows, 9);
 }
 
 int main(void)
