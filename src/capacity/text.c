@@ -188,6 +188,12 @@ static void print_table(FILE *out, const struct capacity_result *r)
         put_col(out, !rep->ran ? "-" : rep->valid ? "yes" : "EXCLUDED", W);
     }
     fprintf(out, "   %zu of %zu\n", r->vote.nvalid, r->nreps);
+    fprintf(out, "  %10s", "machine");
+    for (size_t i = 0; i < r->nreps; i++) {
+        const struct capacity_rep *rep = &r->reps[i];
+        put_col(out, !rep->ran || !rep->env.have ? "-" : rep->env.busy ? "BUSY" : "quiet", W);
+    }
+    fprintf(out, "   (environment below)\n");
 }
 
 static void print_why(FILE *out, const struct capacity_result *r)

@@ -619,6 +619,7 @@ static void test_printers(void **state)
     assert_has(text, "held 2/2  <- capacity");
     assert_has(text, "EXCLUDED");
     assert_has(text, "2 of 3");
+    assert_has(text, "     machine        BUSY           -           -   (environment below)");
     assert_has(text, "200/s rep 2 (excluded)");
     assert_has(text, "knee curve (medians over the 2 valid repetitions)");
     assert_has(text, "cc1 (pid 42)");
