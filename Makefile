@@ -18,7 +18,7 @@ MAKEFLAGS += --no-print-directory
 # are on stderr and stay).
 configure = cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2) >/dev/null
 
-.PHONY: all deps build install uninstall deb test test-fast test-asan test-build lab bench fuzz format format-check clean
+.PHONY: all deps build install uninstall deb test test-fast test-asan test-build lab bench fuzz fuzz-run format format-check clean
 
 all: build
 
@@ -77,6 +77,11 @@ fuzz:
 	@scripts/deps.sh --test
 	@CC=clang cmake -S . -B build-fuzz -DKNEE_FUZZ=ON -DKNEE_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build build-fuzz -j$(JOBS)
+
+# Every fuzz target for a fixed time (FUZZ_SECONDS each, default 120); findings are copied
+# into tests/fuzz/corpus/<name>/ (replayed by make test) and the target fails.
+fuzz-run: fuzz
+	@scripts/fuzz-run.sh $(or $(FUZZ_SECONDS),120)
 
 format:
 	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')

@@ -14,6 +14,8 @@ build=(
   libhttp-parser-dev                    # HTTP/1.1 parsing (client and server)
   zlib1g-dev                            # HdrHistogram V2 compressed encoding
   libjansson-dev                        # JSON parsing (knee report reads run JSON)
+  libssl-dev                            # TLS (OpenSSL): https:// targets, knee serve --tls
+  libnghttp2-dev                        # HTTP/2 (nghttp2): h2 and h2c, client and knee serve --h2
 )
 # npm fetches the pinned uPlot that knee report embeds (scripts/fetch-uplot.sh, once per build tree)
 command -v npm >/dev/null || build+=(npm)
@@ -26,7 +28,8 @@ test=(
   clang libclang-rt-14-dev              # fuzz targets (libFuzzer)
   clang-format                          # `make format-check` (CI)
   default-jdk-headless libhdrhistogram-java  # HdrHistogram reference implementation (hlog interop tests)
-  nginx-light                           # a real peer server for end-to-end tests
+  nginx-light                           # a real peer server for end-to-end tests (also over TLS and h2)
+  openssl nghttp2-client                # test certificates (openssl CLI); h2load, an independent h2 client
   prometheus                            # scrapes knee --metrics-listen (tests/e2e/metrics_prometheus.sh; promtool)
   chromium                              # headless browser for tests/e2e/report_browser.sh
   groff-base                            # the generated man page is checked for roff warnings

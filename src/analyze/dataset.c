@@ -61,6 +61,7 @@ static void group_free(struct dataset_group *g, bool approx)
     free(g->name);
     free(g->v);
     free(g->sec);
+    free(g->t);
     if (approx) {
         hdr_release(&g->hdr);
         for (size_t i = 0; g->ring && i < DATASET_RING; i++)
@@ -242,6 +243,13 @@ static void add_value(struct dataset *d, size_t gi, double v, double t, bool has
     }
     d->kept++;
     g->n++;
+    if (has_t) {
+        if (g->n > 1 && t < g->last_t) {
+            g->unordered++;
+            d->unordered++;
+        }
+        g->last_t = t;
+    }
     if (v < d->o.under)
         g->under++;
     dbl_add(&d->hist, v, 1);
@@ -255,10 +263,10 @@ static void add_value(struct dataset *d, size_t gi, double v, double t, bool has
         if (g->n > g->cap) {
             g->cap = g->cap ? g->cap + g->cap / 2 : 1024;
             g->v = xrealloc(g->v, g->cap * sizeof *g->v);
-            g->sec = xrealloc(g->sec, g->cap * sizeof *g->sec);
+            g->t = xrealloc(g->t, g->cap * sizeof *g->t);
         }
         g->v[g->n - 1] = v;
-        g->sec[g->n - 1] = sec;
+        g->t[g->n - 1] = has_t ? t : 0;
         return;
     }
     if (v < g->min)
@@ -275,10 +283,52 @@ static void add_value(struct dataset *d, size_t gi, double v, double t, bool has
         ring_add(g, sec, iv);
 }
 
+/* Order of two rows of a group: by time, then by their place in the files (stable). */
+static int cmp_row_time(const void *a, const void *b, void *ctx)
+{
+    const double *t = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    if (t[i] != t[j])
+        return t[i] < t[j] ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* Exact mode: the group's rows in time order, then their whole seconds in g->sec. */
+static void group_time_order(struct dataset_group *g)
+{
+    size_t n = (size_t)g->n;
+    if (g->unordered && n > 1) {
+        size_t *ord = xmalloc(n * sizeof *ord);
+        for (size_t i = 0; i < n; i++)
+            ord[i] = i;
+        qsort_r(ord, n, sizeof *ord, cmp_row_time, g->t);
+        double *v = xmalloc(n * sizeof *v), *t = xmalloc(n * sizeof *t);
+        for (size_t i = 0; i < n; i++) {
+            v[i] = g->v[ord[i]];
+            t[i] = g->t[ord[i]];
+        }
+        free(ord);
+        free(g->v);
+        free(g->t);
+        g->v = v;
+        g->t = t;
+        g->cap = n;
+    }
+    g->sec = xmalloc((n ? n : 1) * sizeof *g->sec);
+    for (size_t i = 0; i < n; i++)
+        g->sec[i] = (int32_t)floor(g->t[i]);
+    free(g->t);
+    g->t = NULL;
+}
+
 void dataset_finish(struct dataset *d)
 {
-    if (!d->o.approx)
+    if (!d->o.approx) {
+        for (size_t gi = 0; gi < d->ng; gi++)
+            if (!d->g[gi]->sec)
+                group_time_order(d->g[gi]);
         return;
+    }
     for (size_t gi = 0; gi < d->ng; gi++) {
         struct dataset_group *g = d->g[gi];
         for (size_t i = 0; i < DATASET_RING; i++)
@@ -367,10 +417,18 @@ static void list_columns(const struct csv_record *h, char *buf, size_t len)
     }
 }
 
-static int load_csv(struct dataset *d, const char *path, size_t file_group, bool by_file)
+/* The warmup cell of knee's CSV: "1" a warm-up row, "0" or empty not. 1, 0, or -1 (bad). */
+static int warmup_cell(const char *cell, size_t len)
+{
+    if (len == 0 || (len == 1 && cell[0] == '0'))
+        return 0;
+    return len == 1 && cell[0] == '1' ? 1 : -1;
+}
+
+static int load_csv(struct dataset *d, const char *src, const char *path, size_t file_group, bool by_file)
 {
     struct csv_reader *r;
-    int e = csv_reader_open(&r, path, NULL);
+    int e = csv_reader_open(&r, src, NULL);
     if (e)
         return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, knee_strerror(e));
     struct csv_record rec;
@@ -458,6 +516,10 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
                              cols);
         }
     }
+    /* knee's own CSV marks the warm-up (warmup = 1): left out unless --keep-warmup */
+    int wucol = find_col(&rec, "warmup");
+    if (wucol >= 0)
+        d->knee_log = true;
     bool use_time = tcol >= 0;
     if (!by_file && gcol < 0 && (e = group_of(d, DATASET_ALL_GROUP, strlen(DATASET_ALL_GROUP), &file_group)) != 0) {
         csv_reader_close(r);
@@ -470,6 +532,18 @@ static int load_csv(struct dataset *d, const char *path, size_t file_group, bool
             break;
         }
         d->rows++;
+        if (wucol >= 0) {
+            int wu = warmup_cell(rec.field[wucol], rec.len[wucol]);
+            if (wu < 0) {
+                k = knee_fail(d->err, sizeof d->err, KNEE_EFORMAT, "%s:%llu: warmup: '%s' is not 0 or 1", path,
+                              (unsigned long long)rec.line, rec.field[wucol]);
+                break;
+            }
+            if (wu && !d->o.keep_warmup) {
+                d->filtered_warmup++;
+                continue;
+            }
+        }
         bool keep = true;
         for (size_t i = 0; i < d->o.nwhere; i++) {
             bool eq = strcmp(rec.field[wcol[i]], d->o.where[i].value) == 0;
@@ -593,13 +667,14 @@ static const char *log_text(const struct reqlog_reader *rd, const struct reqlog_
     return buf;
 }
 
-static int load_log(struct dataset *d, const char *path, size_t file_group, bool by_file)
+static int load_log(struct dataset *d, const char *src, const char *path, size_t file_group, bool by_file)
 {
     char msg[256];
     struct reqlog_reader *rd;
-    int e = reqlog_reader_open(&rd, path, msg, sizeof msg);
+    int e = reqlog_reader_open(&rd, src, msg, sizeof msg);
     if (e)
         return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, msg);
+    d->knee_log = true;
     int vc = log_col_of(d->o.column);
     if (vc < 0 || vc == LC_SERVER || vc == LC_OUTCOME) {
         reqlog_reader_close(rd);
@@ -721,12 +796,17 @@ static bool ends_with(const char *s, const char *suffix)
 
 int dataset_load(struct dataset *d, const char *path)
 {
+    return dataset_load_named(d, path, path);
+}
+
+int dataset_load_named(struct dataset *d, const char *src, const char *path)
+{
     d->err[0] = '\0';
     if (ends_with(path, ".hlog"))
         return knee_fail(
             d->err, sizeof d->err, KNEE_EUNSUPPORTED,
             "%s: hlog input: use knee hlog ... (an HdrHistogram interval log holds histograms, not requests)", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(src, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return knee_fail(d->err, sizeof d->err, -errno, "%s: %s", path, strerror(errno));
     unsigned char head[REQLOG_MAGIC_LEN];
@@ -753,8 +833,8 @@ int dataset_load(struct dataset *d, const char *path)
             return knee_fail(d->err, sizeof d->err, KNEE_ETOOBIG, "more than %d input files", DATASET_MAX_GROUPS);
         d->by_col = DATASET_BY_FILE;
     }
-    int e = reqlog_is_log(head, (size_t)n) ? load_log(d, path, file_group, by_file)
-                                           : load_csv(d, path, file_group, by_file);
+    int e = reqlog_is_log(head, (size_t)n) ? load_log(d, src, path, file_group, by_file)
+                                           : load_csv(d, src, path, file_group, by_file);
     d->any_file = true;
     if (d->pass2) {
         d->rows = saved[0];

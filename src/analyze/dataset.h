@@ -39,7 +39,7 @@ struct load_opts {
     const struct where *where;
     size_t nwhere;
     bool approx;        /* HDR histograms instead of arrays */
-    bool keep_warmup;   /* binary logs: keep rows flagged warm-up (default: leave them out) */
+    bool keep_warmup;   /* keep rows flagged warm-up (binary flag, CSV warmup=1; default: leave them out) */
     double first_bound; /* doubling buckets: first upper bound (1) */
     double under;       /* share-under threshold, column unit */
     const double *prom_bounds;
@@ -64,10 +64,14 @@ struct dataset_group {
     char *name;
     uint64_t n;     /* values kept */
     uint64_t under; /* values < opts.under */
-    /* exact mode: values in row order (sorted later), their whole seconds */
+    /* exact mode: values in row order, then (dataset_finish) in time order, and their whole
+     * seconds; while loading, t holds each row's time (seconds) instead of sec */
     double *v;
     int32_t *sec;
+    double *t;
     size_t cap;
+    double last_t;      /* the previous row's time, to notice rows out of time order */
+    uint64_t unordered; /* rows whose time is earlier than the row before (same group) */
     /* approx mode */
     struct hdr hdr;
     double min, max, w_mean, w_m2; /* Welford running mean and sum of squares */
@@ -106,6 +110,8 @@ struct dataset {
     uint64_t missing; /* rows whose value cell was empty (a dropped request has no latency) */
     uint64_t filtered_where, filtered_time, filtered_warmup;
     uint64_t hdr_overflow; /* approx: values above the HDR range (not in its percentiles) */
+    uint64_t unordered;    /* kept rows earlier in time than the row before them in their group */
+    bool knee_log;         /* an input is knee's own log (binary, or CSV with knee's warmup column) */
     const char *time_col;  /* the time column actually used (or NULL) */
     const char *by_col;    /* the group column actually used ("file", a column, or NULL) */
     size_t nfiles;
@@ -119,10 +125,18 @@ void dataset_release(struct dataset *d);
 /* Read one file (type by content: binary log magic, else CSV; ".hlog" names are refused).
  * 0, or a negative code with d->err = "FILE:LINE: why" (exit 2 material). */
 int dataset_load(struct dataset *d, const char *path);
+/* The same, reading `path` but naming the input `name` in messages, titles and --by file
+ * groups (knee stats - reads a spooled copy of standard input and calls it "-"). */
+int dataset_load_named(struct dataset *d, const char *path, const char *name);
 /* Approx mode only: after every file was loaded once, prepare the small windows of group gi,
  * then call dataset_load again for every file (pass 2 only fills those windows). */
 void dataset_begin_pass2(struct dataset *d, size_t gi, size_t nwin, size_t win_len);
-/* Approx mode: close the remaining per-second windows (call once after loading). */
+/* Call once after loading. Exact mode: every group's values are put in time order (knee run
+ * writes its logs in completion order; the small windows mean consecutive planned requests),
+ * a stable sort by the time column that keeps file order among equal times, and their whole
+ * seconds computed; nothing moves when the rows were in order already. Approx mode: the
+ * remaining per-second windows are closed (its small windows follow file order: see
+ * d->unordered). */
 void dataset_finish(struct dataset *d);
 /* Group names sorted in name order: the returned array maps rank -> group index. */
 size_t *dataset_name_order(const struct dataset *d);

@@ -58,6 +58,15 @@ long report_small_window_group(const struct dataset *d, const struct report_opts
     return gi;
 }
 
+const char *report_fmt(char *buf, size_t len, double v, int decimals)
+{
+    if (isfinite(v) && fabs(v) >= 1e12)
+        snprintf(buf, len, "%.2g", v);
+    else
+        snprintf(buf, len, "%.*f", decimals, v);
+    return buf;
+}
+
 /* ---------------------------------------------------------------- exact mode */
 
 static void exact_group(struct group_result *r, const double *sorted, size_t n)
@@ -112,6 +121,34 @@ static double *merge_sorted(struct dataset *d, size_t total)
     return all;
 }
 
+/* The summary knee run prints for these values (ms, sorted), from the histogram it uses:
+ * the same integer nanoseconds recorded, the same HdrHistogram percentiles, mean and stdev. */
+static void as_run_summary(const double *sorted, size_t n, struct summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->count = n;
+    struct hdr h;
+    if (n == 0 || hdr_init(&h, REPORT_RUN_HDR_LOWEST, REPORT_RUN_HDR_HIGHEST, REPORT_RUN_HDR_DIGITS) != 0) {
+        s->min = s->max = s->mean = s->stdev = s->p50 = s->p90 = s->p95 = s->p99 = s->p999 = NAN;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double ns = sorted[i] * 1e6;
+        hdr_record(&h, ns < 9e18 ? llround(ns) : INT64_MAX, 1);
+    }
+    s->count = (size_t)h.total_count; /* beyond an hour a value is not in knee run's histogram either */
+    s->mean = hdr_mean(&h) / 1e6;
+    s->stdev = hdr_stdev(&h) / 1e6;
+    s->min = (double)hdr_min(&h) / 1e6;
+    s->max = (double)hdr_max(&h) / 1e6;
+    s->p50 = (double)hdr_value_at_percentile(&h, 50) / 1e6;
+    s->p90 = (double)hdr_value_at_percentile(&h, 90) / 1e6;
+    s->p95 = (double)hdr_value_at_percentile(&h, 95) / 1e6;
+    s->p99 = (double)hdr_value_at_percentile(&h, 99) / 1e6;
+    s->p999 = (double)hdr_value_at_percentile(&h, 99.9) / 1e6;
+    hdr_release(&h);
+}
+
 static void build_exact(struct report *rep, struct dataset *d, const size_t *ord, long small_gi, double **all_out)
 {
     size_t maxn = 0;
@@ -134,6 +171,8 @@ static void build_exact(struct report *rep, struct dataset *d, const size_t *ord
         g->sec = NULL;
         stats_sort(g->v, n);
         exact_group(gr, g->v, n);
+        if (rep->has_as_run)
+            as_run_summary(g->v, n, &gr->as_run);
         gr->win.whole = gr->s.p99;
     }
     free(scratch);
@@ -150,6 +189,8 @@ static void build_exact(struct report *rep, struct dataset *d, const size_t *ord
         }
     }
     exact_group(&rep->all, all, total);
+    if (rep->has_as_run)
+        as_run_summary(all, total, &rep->all.as_run);
     rep->p99_nearest = rep->all.s.p99;
     rep->p99_exclusive = analyze_python_quantile(all, total, 99, 100, true);
     rep->p99_inclusive = analyze_python_quantile(all, total, 99, 100, false);
@@ -287,8 +328,9 @@ static void tail_warnings(struct report *rep, const struct group_result *r)
     for (int i = 0; i < REPORT_NPCT; i++) {
         if (!r->ci[i].too_few)
             continue;
-        int n = snprintf(list + k, sizeof list - k, "%s%s = %.1f (%zu)", k ? ", " : "", report_pct_names[i],
-                         r->ci[i].value, r->ci[i].beyond);
+        char v[40];
+        int n = snprintf(list + k, sizeof list - k, "%s%s = %s (%zu)", k ? ", " : "", report_pct_names[i],
+                         report_fmt(v, sizeof v, r->ci[i].value, 1), r->ci[i].beyond);
         if (n > 0 && (size_t)n < sizeof list - k)
             k += (size_t)n;
     }
@@ -316,12 +358,15 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
     rep->filtered_time = d->filtered_time;
     rep->filtered_warmup = d->filtered_warmup;
     rep->hdr_overflow = d->hdr_overflow;
+    rep->unordered = d->unordered;
+    rep->has_as_run = d->knee_log && !d->o.approx && strcmp(rep->unit, "ms") == 0;
     rep->hist = d->hist;
     rep->prom = d->prom;
     rep->custom_buckets = o->custom_buckets;
     rep->under = o->under;
     if (d->kept == 0)
         return KNEE_EEMPTY;
+    dataset_finish(d); /* idempotent: the rows in time order even when the caller did not ask */
     long small_gi = report_small_window_group(d, o);
     if (small_gi < 0)
         return KNEE_ENOTFOUND;
@@ -397,12 +442,18 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
              (double)DATASET_HDR_HIGHEST / DATASET_HDR_SCALE, rep->unit);
     for (size_t i = 0; i < ng; i++)
         if (rep->groups[i].late)
-            warn(rep, "%s: %llu rows came more than %d s out of time order and are not in its per-second windows",
-                 rep->groups[i].name, (unsigned long long)rep->groups[i].late, DATASET_RING);
+            warn(rep, "%s: %llu row%s came more than %d s out of time order and %s not in its per-second windows",
+                 rep->groups[i].name, (unsigned long long)rep->groups[i].late, rep->groups[i].late == 1 ? "" : "s",
+                 DATASET_RING, rep->groups[i].late == 1 ? "is" : "are");
     for (size_t i = 0; i < ng; i++)
         tail_warnings(rep, &rep->groups[i]);
     if (ng > 1)
         tail_warnings(rep, &rep->all);
+    if (rep->approx && rep->unordered)
+        warn(rep,
+             "%llu row%s came earlier in time than the row before (knee run writes rows as requests complete): "
+             "--approx cuts its ten small windows in file order; without --approx they follow the time column",
+             (unsigned long long)rep->unordered, rep->unordered == 1 ? "" : "s");
     if (rep->small_n < REPORT_SMALL_WINDOW_LEN)
         warn(rep, "%s has only %zu value%s: its small windows are shorter than %d", rep->small_group, rep->small_n,
              rep->small_n == 1 ? "" : "s", REPORT_SMALL_WINDOW_LEN);

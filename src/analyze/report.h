@@ -30,6 +30,13 @@ enum report_prom { REPORT_PROM_P50, REPORT_PROM_P95, REPORT_PROM_P99, REPORT_NPR
 extern const double report_prom_pcts[REPORT_NPROM];
 extern const char *const report_prom_names[REPORT_NPROM];
 
+/* knee run's latency histograms (load/run.h RUN_HDR_*; test_analyze checks they agree): the
+ * "as knee run summarises them" numbers of a knee log are computed with the same histogram
+ * over the same integer nanoseconds, so they equal knee run's own summary. */
+#define REPORT_RUN_HDR_LOWEST 1
+#define REPORT_RUN_HDR_HIGHEST 3600000000000LL
+#define REPORT_RUN_HDR_DIGITS 3
+
 #define REPORT_SMALL_WINDOWS 10
 #define REPORT_SMALL_WINDOW_LEN 100
 #define REPORT_CONFIDENCE 0.95
@@ -54,6 +61,7 @@ struct group_result {
     uint64_t late;  /* approx: rows outside the per-second windows */
     uint64_t under; /* values < threshold */
     struct mean_2sd m2s;
+    struct summary as_run; /* has_as_run: knee run's HdrHistogram summary of the same values (ms) */
 };
 
 struct report {
@@ -64,6 +72,10 @@ struct report {
     char **files; /* borrowed from the dataset */
     /* accounting */
     uint64_t rows, kept, missing, filtered_where, filtered_time, filtered_warmup, hdr_overflow;
+    uint64_t unordered; /* rows earlier in time than the row before them (put in order in exact mode) */
+    /* 1. on knee's own logs, a _ms column, exact mode: every group's values summarised as knee
+     * run does (HdrHistogram, REPORT_RUN_HDR_*, percentiles as bucket highest equivalents) */
+    bool has_as_run;
     /* 1. */
     size_t ng;
     struct group_result *groups; /* in name order */
@@ -98,6 +110,11 @@ struct report {
 };
 
 /* ---- report.c ---- */
+
+/* v with `decimals` decimals, or as %.2g when it is too large for that to be a readable number
+ * (1.79e308 would print 309 digits; 1e12 ms is 31 years): "12.5", "1.8e+308", "inf", "nan".
+ * At most 8 characters for any huge value, so table columns stay apart. Into buf, returned. */
+const char *report_fmt(char *buf, size_t len, double v, int decimals);
 
 /* "ms", "us" or "s" from a column name's suffix (latency_ms, start_s), else "". */
 const char *report_column_unit(const char *column);

@@ -103,6 +103,7 @@ static void put_header(struct json *j, const struct report *rep)
     json_kv_uint(j, "filtered_time", rep->filtered_time);
     json_kv_uint(j, "filtered_warmup", rep->filtered_warmup);
     json_kv_uint(j, "hdr_overflow", rep->hdr_overflow);
+    json_kv_uint(j, "out_of_time_order", rep->unordered);
     json_object_end(j);
 }
 
@@ -119,6 +120,23 @@ static void put_summaries(struct json *j, const struct report *rep)
     json_kv_string(j, "all_name", rep->all.name);
     json_key(j, "all");
     json_summary(j, &rep->all.s);
+    /* knee run's own summary of the same values (knee logs, _ms column, exact mode), or null */
+    json_key(j, "as_knee_run");
+    if (!rep->has_as_run) {
+        json_null(j);
+        return;
+    }
+    json_object_begin(j);
+    json_key(j, "groups");
+    json_object_begin(j);
+    for (size_t i = 0; i < rep->ng; i++) {
+        json_key(j, rep->groups[i].name);
+        json_summary(j, &rep->groups[i].as_run);
+    }
+    json_object_end(j);
+    json_key(j, "all");
+    json_summary(j, &rep->all.as_run);
+    json_object_end(j);
 }
 
 /* 2. "histogram": the doubling buckets from the first to the last non-empty one */

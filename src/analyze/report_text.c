@@ -8,6 +8,11 @@
 #include <math.h>
 #include <string.h>
 
+/* Values with one (F1) or three (F3) decimals through report_fmt; the buffer is a compound
+ * literal of the calling statement, so several can share one printf. */
+#define F1(v) report_fmt((char[40]){0}, 40, (v), 1)
+#define F3(v) report_fmt((char[40]){0}, 40, (v), 3)
+
 static int digits(uint64_t v)
 {
     int d = 1;
@@ -75,8 +80,8 @@ static void text_title(FILE *out, const struct report *rep)
 static void print_summary_row(FILE *out, const struct group_result *r, int nw, int cw)
 {
     const struct summary *s = &r->s;
-    fprintf(out, "%-*s%*zu%9.1f%9.1f%9.1f%9.1f%9.1f%9.1f%9.1f%9.1f\n", nw, r->name, cw, s->count, s->mean, s->stdev,
-            s->p50, s->p90, s->p95, s->p99, s->p999, s->max);
+    fprintf(out, "%-*s%*zu%9s%9s%9s%9s%9s%9s%9s%9s\n", nw, r->name, cw, s->count, F1(s->mean), F1(s->stdev), F1(s->p50),
+            F1(s->p90), F1(s->p95), F1(s->p99), F1(s->p999), F1(s->max));
 }
 
 /* 1. count, mean, stdev, nearest-rank percentiles and max per group, then all together */
@@ -92,6 +97,21 @@ static void text_summary(FILE *out, const struct report *rep)
         print_summary_row(out, &rep->groups[i], nw, cw);
     if (rep->ng > 1)
         print_summary_row(out, &rep->all, nw, cw);
+    if (!rep->has_as_run)
+        return;
+    /* the same values as knee run summarises them: its histogram, three decimals so the
+     * (at most 1/1024) difference shows */
+    fprintf(out,
+            "as knee run summarises them (HdrHistogram, 3 significant digits: a percentile is its bucket's highest "
+            "value, at most 1/1024 above the exact one; mean and stdev from bucket midpoints):\n");
+    for (size_t i = 0; i <= rep->ng; i++) {
+        if (i == rep->ng && rep->ng == 1)
+            break;
+        const struct group_result *g = i < rep->ng ? &rep->groups[i] : &rep->all;
+        const struct summary *a = &g->as_run;
+        fprintf(out, "%-*s%*zu%9s%9s%9s%9s%9s%9s%9s%9s\n", nw, g->name, cw, a->count, F3(a->mean), F3(a->stdev),
+                F3(a->p50), F3(a->p90), F3(a->p95), F3(a->p99), F3(a->p999), F3(a->max));
+    }
 }
 
 /* 2. the doubling-bucket histogram */
@@ -109,12 +129,12 @@ static void text_p99_methods(FILE *out, const struct report *rep)
     fprintf(out, "\n-- p99 from different methods, %s\n", rep->all.name);
     if (rep->approx)
         fprintf(out,
-                "nearest rank %.1f (HDR) | statistics.quantiles exclusive and inclusive need every value: run without "
+                "nearest rank %s (HDR) | statistics.quantiles exclusive and inclusive need every value: run without "
                 "--approx\n",
-                rep->p99_nearest);
+                F1(rep->p99_nearest));
     else
-        fprintf(out, "nearest rank %.1f | statistics.quantiles exclusive %.1f | inclusive %.1f\n", rep->p99_nearest,
-                rep->p99_exclusive, rep->p99_inclusive);
+        fprintf(out, "nearest rank %s | statistics.quantiles exclusive %s | inclusive %s\n", F1(rep->p99_nearest),
+                F1(rep->p99_exclusive), F1(rep->p99_inclusive));
 }
 
 /* 4. the average of the groups' p99s and of per-second p99s against the real p99 */
@@ -123,12 +143,12 @@ static void text_averaging(FILE *out, const struct report *rep)
     fprintf(out, "\n-- averaging percentiles\n");
     if (rep->ng > 1) {
         for (size_t i = 0; i < rep->ng; i++)
-            fprintf(out, "p99 %s = %.1f  ", rep->groups[i].name, rep->groups[i].s.p99);
+            fprintf(out, "p99 %s = %s  ", rep->groups[i].name, F1(rep->groups[i].s.p99));
         if (rep->ng == 2)
-            fprintf(out, "average of the two = %.1f", rep->groups_mean_p99);
+            fprintf(out, "average of the two = %s", F1(rep->groups_mean_p99));
         else
-            fprintf(out, "average of the %zu = %.1f", rep->ng, rep->groups_mean_p99);
-        fprintf(out, "  real p99 of all requests = %.1f\n", rep->all.s.p99);
+            fprintf(out, "average of the %zu = %s", rep->ng, F1(rep->groups_mean_p99));
+        fprintf(out, "  real p99 of all requests = %s\n", F1(rep->all.s.p99));
     } else {
         fprintf(out, "one %s only: no averaging across %ss (use --by to split)\n", group_label(rep), group_label(rep));
     }
@@ -139,9 +159,10 @@ static void text_averaging(FILE *out, const struct report *rep)
         if (!g->has_windows)
             continue;
         fprintf(out,
-                "%s %s: average of %zu per-second p99 values = %.1f  max of them = %.1f  real p99 over the whole run = "
-                "%.1f\n",
-                group_label(rep), g->name, g->win.nwindows, g->win.mean, g->win.max, g->win.whole);
+                "%s %s: average of %zu per-second p99 value%s = %s  max of them = %s  real p99 over the whole run = "
+                "%s\n",
+                group_label(rep), g->name, g->win.nwindows, g->win.nwindows == 1 ? "" : "s", F1(g->win.mean),
+                F1(g->win.max), F1(g->win.whole));
     }
 }
 
@@ -169,8 +190,8 @@ static void text_prometheus(FILE *out, const struct report *rep)
         char lo[32], hi[32];
         fmt_bound(lo, sizeof lo, e->low);
         fmt_bound(hi, sizeof hi, e->high);
-        fprintf(out, "%s: bucket (%s, %s] -> estimate %.1f  exact %.1f%s\n", report_prom_names[i], lo, hi, e->estimate,
-                rep->prom_exact[i],
+        fprintf(out, "%s: bucket (%s, %s] -> estimate %s  exact %s%s\n", report_prom_names[i], lo, hi, F1(e->estimate),
+                F1(rep->prom_exact[i]),
                 isinf(e->high) ? "  (rank in +Inf: Prometheus answers the highest finite bound)" : "");
     }
 }
@@ -198,14 +219,14 @@ static void text_small_windows(FILE *out, const struct report *rep)
             rep->small_group);
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < rep->nsmall; i++) {
-        fprintf(out, "%s%.1f", i ? " " : "", rep->small[i].p99);
+        fprintf(out, "%s%s", i ? " " : "", F1(rep->small[i].p99));
         if (rep->small[i].p99 < lo)
             lo = rep->small[i].p99;
         if (rep->small[i].p99 > hi)
             hi = rep->small[i].p99;
     }
     if (rep->nsmall)
-        fprintf(out, "\n(from %.1f to %.1f; window i starts at row i*%zu of %s)\n", lo, hi,
+        fprintf(out, "\n(from %s to %s; window i starts at row i*%zu of %s)\n", F1(lo), F1(hi),
                 rep->small_n / REPORT_SMALL_WINDOWS, rep->small_group);
 }
 
@@ -235,13 +256,13 @@ static void text_confidence(FILE *out, const struct report *rep)
             const struct pct_ci *c = &g->ci[k];
             char iv[64];
             if (c->defined)
-                snprintf(iv, sizeof iv, "[%.1f, %.1f]", c->lo, c->hi);
+                snprintf(iv, sizeof iv, "[%s, %s]", F1(c->lo), F1(c->hi));
             else
                 snprintf(iv, sizeof iv, "(too few values)");
             if (k + 1 < REPORT_NPCT)
-                fprintf(out, "%-6s%9.1f %-24s", report_pct_names[k], c->value, iv);
+                fprintf(out, "%-6s%9s %-24s", report_pct_names[k], F1(c->value), iv);
             else
-                fprintf(out, "%-6s%9.1f %s", report_pct_names[k], c->value, iv);
+                fprintf(out, "%-6s%9s %s", report_pct_names[k], F1(c->value), iv);
         }
         fputc('\n', out);
     }
@@ -253,8 +274,8 @@ static void text_mean_2sd(FILE *out, const struct report *rep)
     fprintf(out, "\n-- mean + 2 stdev is not a percentile (it assumes a bell curve)\n");
     const struct group_result *g;
     for (size_t i = 0; (g = group_or_all(rep, i)) != NULL; i++)
-        fprintf(out, "%s: mean + 2 stdev = %.1f  real p99 = %.1f  (%+.0f%%)%s\n", g->name, g->m2s.mean_plus_2sd,
-                g->m2s.p99, 100 * g->m2s.rel_diff,
+        fprintf(out, "%s: mean + 2 stdev = %s  real p99 = %s  (%+.0f%%)%s\n", g->name, F1(g->m2s.mean_plus_2sd),
+                F1(g->m2s.p99), 100 * g->m2s.rel_diff,
                 g->m2s.flagged ? "  <- off by more than 20%: do not alert on mean + 2 stdev" : "");
 }
 
@@ -277,13 +298,13 @@ static void text_median_check(FILE *out, const struct report *rep)
     const struct median_check *m = &rep->median;
     fprintf(out, "\n-- median check (--expect-median %g ms)\n", m->expected_ms);
     if (!m->off) {
-        fprintf(out, "median %.1f ms is within 3x of the expected %g ms\n", m->median_ms, m->expected_ms);
+        fprintf(out, "median %s ms is within 3× of the expected %g ms\n", F1(m->median_ms), m->expected_ms);
         return;
     }
     fprintf(out,
-            "! the median %.1f ms is %.1fx what the code should take (%g ms): something between the code and "
+            "! the median %s ms is %s× what the code should take (%g ms): something between the code and "
             "the network adds time\n",
-            m->median_ms, m->ratio, m->expected_ms);
+            F1(m->median_ms), F1(m->ratio), m->expected_ms);
     if (m->nagle_like)
         fputs("  hint: a cluster near 40 ms above the expectation is the signature of Nagle's algorithm with "
               "delayed ACK "

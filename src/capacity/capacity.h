@@ -34,6 +34,8 @@
 #include "load/run.h"
 #include "load/threshold.h"
 
+struct capacity_config;
+
 #define CAPACITY_MAX_RATES 32                             /* rungs of a ladder */
 #define CAPACITY_MAX_REPS 25                              /* --reps */
 #define CAPACITY_DEFAULT_STEPS 7                          /* --steps (the article's seven rates per cell) */
@@ -70,33 +72,59 @@ int capacity_ladder_make(double min, double max, size_t steps, bool linear, doub
 /* ---- one step --------------------------------------------------------------------------- */
 
 /* One measured window: a rate of the ladder in one repetition, a probe, or one concurrency of
- * the closed loop. */
+ * the closed loop. Rates are the engine's, by event time over the window (load/rates.c). */
 struct capacity_step {
-    bool ran;        /* measured to its end: not skipped, not interrupted, accounting intact */
-    bool held;       /* ran, delivered (open loop) and every SLO term passed */
-    bool delivered;  /* open loop: the generator sent what was planned (capacity_step_delivered) */
-    double planned;  /* requests per second planned (open loop; closed loop: 0) */
-    double achieved; /* open loop: requests sent on schedule per second; closed loop: completed per second */
-    double p50_ms, p99_ms, lag_p99_ms;
+    bool ran;              /* measured to its end: not skipped, not interrupted, accounting intact */
+    bool held;             /* ran, some request ok, delivered (open loop) and every SLO term passed */
+    bool delivered;        /* open loop: the generator sent what was planned (capacity_step_delivered) */
+    double planned;        /* open loop: requests planned in the window per second (rates.planned: the plan's
+                              own draws, so a Poisson plan varies around the rung's rate); closed loop: 0 */
+    double achieved;       /* open loop: requests sent in the window per second (rates.sent); closed loop:
+                              responses completed in the window per second (rates.completed) */
+    double p50_ms, p99_ms; /* latency of the SLO's group (capacity_latency_group: ok by default) */
+    double lag_p99_ms;
     double error_rate;                /* failed among sent (load/threshold's error_rate); NAN when nothing was sent */
     uint64_t requests;                /* requests measured (planned after the warm-up) */
     char reason[CAPACITY_REASON_MAX]; /* why it was not held (empty when held) */
 };
 
 /* Did the generator deliver this open-loop run? The one place that reads the engine's rate
- * fields, so that a change of their definitions is a one-place change. Today it reads
- * run_result.planned_rate, .send_ratio (requests sent on time / planned), .generator_limited
- * and .all.lag (p99): achieved = planned_rate × send_ratio; delivered when achieved ≥ 99% of
- * planned and the run is not generator-limited (lag p99 over --lag-limit, or short sends).
- * *achieved_per_s gets the achieved send rate; why (may be NULL) the reason when not. */
-bool capacity_step_delivered(const struct run_result *res, double *achieved_per_s, char *why, size_t whylen);
+ * fields, so that a change of their definitions is a one-place change. It reads
+ * run_result.all.rates (docs/FORMATS.md, "Rates": events counted by time over the window) and
+ * a generator verdict: delivered when the sends inside the window are at least 99%
+ * (CAPACITY_DELIVERED) of the requests planned inside it (rates.sent >= 0.99 x rates.planned)
+ * and the verdict is not "limited". gen NULL: the engine's own, res->generator
+ * (run_generator_judge: short sends, or a lag that shapes the latency, or over --lag-limit).
+ * *achieved_per_s gets rates.sent; why (may be NULL) the reason when not delivered. */
+bool capacity_step_delivered(const struct run_result *res, const struct run_generator_verdict *gen,
+                             double *achieved_per_s, char *why, size_t whylen);
+
+/* The latency group whose p50 and p99 a step shows: that of the first SLO term on latency
+ * (p99<10ms: ok; all.p99<10ms: every completed request), RUN_GROUP_OK without one, so a
+ * failed step's printed p99 is the value its SLO term measured (on the merged targets).
+ * THR_GROUP_ALL or an enum run_group; its name ("ok", "all", "timeout", ...). */
+int capacity_latency_group(const struct run_threshold *slo, size_t nslo);
+const char *capacity_latency_group_name(int group);
 
 /* Fill *out from a finished open-loop (open_loop true) or closed-loop run: the latency
- * summary of every response (p50, p99), lag, error rate, delivery (open loop only) and each
+ * summary of the SLO's group (p50, p99), lag, error rate, delivery (open loop only) and each
  * SLO term evaluated on a copy of slo[i] (the caller's terms are not changed). held needs
- * every term to pass; reason names the first terms that failed, with their measured values. */
+ * a request that ended ok (run_result.no_ok false) and every term to pass; reason names the
+ * terms that failed, with their measured values. */
 void capacity_step_eval(const struct run_result *res, bool open_loop, const struct run_threshold *slo, size_t nslo,
                         struct capacity_step *out);
+
+/* A probe window judged: delivered as a step is, but its generator verdict is
+ * run_generator_judge's with lag_limit_ms as the hard limit (the probe's own latency is the
+ * null target's, nothing the relative rule could weigh the lag against), and no SLO. */
+void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, struct capacity_step *out);
+
+/* The probe's lag limit in ms: --probe-lag-limit, else --lag-limit, else 10%
+ * (RUN_LAG_LATENCY_SHARE, knee run's share for a lag that shapes the latency) of the SLO's
+ * tightest latency bound, else (no latency term) the time of RUN_LAG_BURST_GAPS planned sends
+ * at the probe rate (knee run's burst rule); never below RUN_LAG_FLOOR_NS. source (may be
+ * NULL) gets where it came from, for people. */
+double capacity_probe_lag_limit_ms(const struct capacity_config *cfg, char *source, size_t len);
 
 /* ---- the environment record --------------------------------------------------------------- */
 
@@ -218,7 +246,8 @@ struct capacity_result {
     struct capacity_verdict verdict;
     bool interrupted; /* Ctrl-C (the stop handle): what was measured is kept */
     double probe_rate;
-    char probe_target[256]; /* the probe's URL, and "(in-process knee serve --preset null)" */
+    double probe_lag_limit_ms; /* capacity_probe_lag_limit_ms */
+    char probe_target[256];    /* the probe's URL, and "(in-process knee serve --preset null)" */
     double elapsed_s;
     uint64_t steps_done, steps_total; /* the ladder's windows (probes and rungs): measured / planned */
     int out_error;                    /* the first error writing --out DIR or --hlog (-errno); 0 none */
@@ -273,6 +302,7 @@ struct capacity_config {
     uint64_t step_ns, warmup_ns, settle_ns;
     const char *between;             /* a /bin/sh command before every repetition, or NULL */
     double probe_rate;               /* 0: CAPACITY_PROBE_SHARE × the top rate */
+    uint64_t probe_lag_limit_ns;     /* 0: capacity_probe_lag_limit_ms's rule */
     const char *probe_url;           /* NULL: knee serve --preset null started in-process on 127.0.0.1:0 */
     const struct run_threshold *slo; /* parsed against base (run_threshold_parse) */
     size_t nslo;

@@ -41,6 +41,8 @@ static void write_config(struct json *j, const struct capacity_config *cfg, cons
     json_kv_uint(j, "threads", b->threads);
     json_kv_double(j, "probe_rate", r->probe_rate);
     json_kv_string(j, "probe_target", r->probe_target);
+    json_kv_double(j, "probe_lag_limit", capacity_probe_lag_limit_ms(cfg, NULL, 0));
+    json_kv_string(j, "latency_group", capacity_latency_group_name(capacity_latency_group(cfg->slo, cfg->nslo)));
     if (cfg->between)
         json_kv_string(j, "between", cfg->between);
     else {

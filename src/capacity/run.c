@@ -217,11 +217,14 @@ static void close_step_hlog(struct window *w)
         out_error(w->res, rc, "--out: %s", why);
 }
 
+enum window_kind { WINDOW_STEP, WINDOW_PROBE, WINDOW_CLOSED };
+
 /* Run one window with run config c (already shaped: open or closed loop, rate or
- * connections) and judge it into *s. name: the files' base name under --out. Returns 0, or
- * a negative code with err when the engine could not run at all. */
-static int run_window(struct window *w, struct run_config *c, const char *name, bool open_loop,
-                      const struct run_threshold *slo, size_t nslo, struct capacity_step *s, char *err, size_t errlen)
+ * connections) and judge it into *s: a step or the closed loop against the SLO, the probe
+ * against its lag limit. name: the files' base name under --out. Returns 0, or a negative
+ * code with err when the engine could not run at all. */
+static int run_window(struct window *w, struct run_config *c, const char *name, enum window_kind kind,
+                      struct capacity_step *s, char *err, size_t errlen)
 {
     const struct capacity_config *cfg = w->cfg;
     c->duration_ns = cfg->warmup_ns + cfg->step_ns;
@@ -252,7 +255,10 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
     c->out_path = NULL;
     if (rc)
         return rc;
-    capacity_step_eval(&rr, open_loop, slo, nslo, s);
+    if (kind == WINDOW_PROBE)
+        capacity_probe_eval(&rr, w->res->probe_lag_limit_ms, s);
+    else
+        capacity_step_eval(&rr, kind == WINDOW_STEP, cfg->slo, cfg->nslo, s);
     if (rr.out_error)
         out_error(w->res, rr.out_error, "--out %s: %s", log, knee_strerror(rr.out_error));
     if (rr.interrupted)
@@ -284,13 +290,18 @@ static int run_probe(struct window *w, const char *url, size_t i, char *err, siz
     c.expect_body = NULL;
     c.open_loop = true;
     c.rate = w->res->probe_rate;
+    /* its sends on schedule counted with its own lag limit; no live metrics: the endpoint
+     * shows the candidate's targets, and the probe's requests are not theirs */
+    c.lag_limit_ns = (uint64_t)llround(w->res->probe_lag_limit_ms * 1e6);
+    c.on_live = NULL;
+    c.live_ctx = NULL;
     char name[64];
     snprintf(name, sizeof name, "rep%zu-probe", i + 1);
     snprintf(w->tag_prefix, sizeof w->tag_prefix, "rep%zu/probe", i + 1);
     w->prog.phase = "probe";
     w->prog.rate = c.rate;
     w->prog.step = 0;
-    int rc = run_window(w, &c, name, true, NULL, 0, &rep->probe, err, errlen);
+    int rc = run_window(w, &c, name, WINDOW_PROBE, &rep->probe, err, errlen);
     if (rc)
         return rc;
     if (!rep->probe.held && !rep->excluded[0])
@@ -341,7 +352,7 @@ static int run_rep(struct window *w, const char *probe_url, size_t i, char *err,
         w->prog.phase = "step";
         w->prog.step = k + 1;
         w->prog.rate = c.rate;
-        rc = run_window(w, &c, name, true, cfg->slo, cfg->nslo, &rep->step[k], err, errlen);
+        rc = run_window(w, &c, name, WINDOW_STEP, &rep->step[k], err, errlen);
         res->steps_done += rc == 0 && rep->step[k].ran;
     }
     capacity_env_end(&snap, &rep->env);
@@ -387,7 +398,7 @@ static int run_closed(struct window *w, char *err, size_t errlen)
         w->prog.connections = conns;
         struct capacity_closed_step *cs = &x->step[x->nsteps];
         cs->connections = conns;
-        int rc = run_window(w, &c, name, false, cfg->slo, cfg->nslo, &cs->s, err, errlen);
+        int rc = run_window(w, &c, name, WINDOW_CLOSED, &cs->s, err, errlen);
         if (rc)
             return rc;
         x->nsteps++;
@@ -442,6 +453,7 @@ int capacity_run(const struct capacity_config *cfg, struct capacity_result *res,
     }
     capacity_result_init(res, cfg->rates, cfg->nrates, cfg->reps);
     res->probe_rate = probe_rate(cfg);
+    res->probe_lag_limit_ms = capacity_probe_lag_limit_ms(cfg, NULL, 0);
     /* every target resolved and every request built before the first window: a name that does
      * not resolve is bad input now, not after the probe */
     struct run_config top = cfg->base;

@@ -89,12 +89,18 @@ static void print_head(FILE *out, const struct capacity_config *cfg, const char 
     else
         fprintf(out, " (%.0f%% of the top rate)", 100 * CAPACITY_PROBE_SHARE);
     fprintf(out, " to %s before every repetition\n", probe_target);
+    char src[200];
+    double lim = capacity_probe_lag_limit_ms(cfg, src, sizeof src);
+    fprintf(out, "            it fails when it sends < %.0f%% of its plan or its lag p99 > %s (%s)\n",
+            100 * CAPACITY_DELIVERED, ms_s(lim, d1, sizeof d1), src);
     if (cfg->between)
         fprintf(out, "  between   %s (before every repetition, outside every window)\n", cfg->between);
     fprintf(out,
-            "  held      a step: the generator delivered it (>= %.0f%% of the plan sent on schedule, not "
-            "generator-limited)\n"
-            "            and every SLO term passed; a rate: a strict majority of the valid repetitions held it\n",
+            "  held      a step: the generator delivered it (>= %.0f%% of the window's planned requests sent in "
+            "it, not\n"
+            "            generator-limited), a request ended ok and every SLO term passed; a rate: a strict "
+            "majority of\n"
+            "            the valid repetitions held it\n",
             100 * CAPACITY_DELIVERED);
 }
 
@@ -149,10 +155,22 @@ static bool step_measured(const struct capacity_rep *rep, const struct capacity_
     return rep->ran && (s->ran || s->requests || s->reason[0]);
 }
 
-static void print_table(FILE *out, const struct capacity_result *r)
+/* "ok responses", "every response", "timeout responses": whose latency a step shows. */
+static const char *group_words(const struct capacity_config *cfg, char *buf, size_t len)
+{
+    int g = capacity_latency_group(cfg->slo, cfg->nslo);
+    if (g == THR_GROUP_ALL)
+        snprintf(buf, len, "every response");
+    else
+        snprintf(buf, len, "%s responses", capacity_latency_group_name(g));
+    return buf;
+}
+
+static void print_table(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
 {
     const int W = 12;
-    fprintf(out, "\nladder x repetitions (✔ held, ✘ not held; the p99 of every response)\n");
+    char gw[64];
+    fprintf(out, "\nladder x repetitions (✔ held, ✘ not held; the p99 of %s)\n", group_words(cfg, gw, sizeof gw));
     fprintf(out, "  %10s", "rate/s");
     for (size_t i = 0; i < r->nreps; i++) {
         char h[32];
@@ -214,12 +232,13 @@ static void print_why(FILE *out, const struct capacity_result *r)
         }
 }
 
-static void print_curve(FILE *out, const struct capacity_result *r)
+static void print_curve(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
 {
     if (!r->vote.nvalid)
         return;
-    fprintf(out, "\nknee curve (medians over the %zu valid repetition%s)\n", r->vote.nvalid,
-            r->vote.nvalid == 1 ? "" : "s");
+    char gw[64];
+    fprintf(out, "\nknee curve (medians over the %zu valid repetition%s; latency of %s)\n", r->vote.nvalid,
+            r->vote.nvalid == 1 ? "" : "s", group_words(cfg, gw, sizeof gw));
     fprintf(out, "  %10s %12s %10s %10s %8s\n", "rate/s", "achieved/s", "p50", "p99", "errors");
     for (size_t k = 0; k < r->nrates; k++) {
         const struct capacity_rung *g = &r->vote.rung[k];
@@ -365,9 +384,9 @@ void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const 
 void capacity_print_text(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
 {
     print_head(out, cfg, r->probe_target);
-    print_table(out, r);
+    print_table(out, cfg, r);
     print_why(out, r);
-    print_curve(out, r);
+    print_curve(out, cfg, r);
     print_probes(out, cfg, r);
     print_env(out, r);
     print_cross(out, r);

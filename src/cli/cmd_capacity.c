@@ -6,7 +6,9 @@
  * output not written, 2 bad input. */
 #include "capacity/capacity.h"
 #include "cli/commands.h"
+#include "cli/metrics_flags.h"
 #include "cli/opt.h"
+#include "cli/run_metrics.h"
 #include "cli/runopts.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -27,9 +29,10 @@
 struct cap_flags {
     const char *rates, *between, *probe, *json, *out, *hlog;
     double max, min, probe_rate, agree, require;
-    uint64_t steps, reps, step_ns, settle_ns;
+    uint64_t steps, reps, step_ns, settle_ns, probe_lag_limit_ns;
     bool linear, no_cross_check, progress, dry_run;
     struct strlist slo;
+    struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
 };
 
 static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
@@ -47,7 +50,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_WHEN_BUSY, RUNOPT_REJECT,      RUNOPT_EXPECT_BODY,  RUNOPT_THREADS, RUNOPT_SPIN,  RUNOPT_LAG_LIMIT,
 };
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])
-#define CAP_NROWS (NLOAD + 20)
+#define CAP_NROWS (NLOAD + 24)
 
 static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
 {
@@ -70,6 +73,15 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
     rows[n++] = row("probe", 0, OPT_STR, &f->probe, "URL",
                     "the calibration probe's target (default: knee serve --preset null in this process)");
     rows[n++] = row("probe-rate", 0, OPT_RATE, &f->probe_rate, "R", "the probe's rate (default 115% of the top rate)");
+    rows[n++] = (struct opt){
+        .name = "probe-lag-limit",
+        .kind = OPT_DURATION,
+        .dst = &f->probe_lag_limit_ns,
+        .metavar = "D",
+        .help = "the probe fails when its lag p99 is above D (default: --lag-limit, else 10% of the SLO's "
+                "tightest latency bound, at least 1ms)",
+        .unit_ns = NS_PER_MS,
+    };
     rows[n++] = row("agree", 0, OPT_SHARE, &f->agree, "P",
                     "the ladder and the closed loop may differ by P (default 10%), else INVALID");
     rows[n++] = row("no-cross-check", 0, OPT_FLAG, &f->no_cross_check, NULL,
@@ -94,6 +106,8 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
                     "keep every window's per-request log (.bin) and hlog (.hlog) in DIR (created)");
     rows[n++] = row("hlog", 0, OPT_STR, &f->hlog, "FILE",
                     "one HdrHistogram interval log of every window (tag rep<N>/<rate>/<target>)");
+    for (int id = 0; id < METRICS_FLAG_COUNT; id++)
+        rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     rows[n++] =
         row("progress", 0, OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
@@ -236,6 +250,9 @@ static int fill_config(const struct cmd_spec *spec, const struct cap_flags *f, s
     cfg->settle_ns = given(spec, "settle") ? f->settle_ns : CAPACITY_DEFAULT_SETTLE_NS;
     cfg->between = f->between;
     cfg->probe_rate = f->probe_rate;
+    if (given(spec, "probe-lag-limit") && f->probe_lag_limit_ns == 0)
+        return opt_fail(spec, "--probe-lag-limit must be > 0");
+    cfg->probe_lag_limit_ns = f->probe_lag_limit_ns;
     cfg->probe_url = f->probe;
     cfg->slo = *slo;
     cfg->nslo = f->slo.n;
@@ -255,8 +272,12 @@ static int failure_code(int r)
 }
 
 /* --dry-run: the targets resolved (run_plan) and the ladder with what would run. */
-static int dry_run(const struct capacity_config *cfg)
+static int dry_run(const struct cmd_spec *spec, const struct capacity_config *cfg, const struct cap_flags *f)
 {
+    double bounds[METRICS_MAX_BOUNDS];
+    size_t nbounds;
+    if (run_metrics_check(&f->metrics, spec, cfg->slo, cfg->nslo, bounds, &nbounds))
+        return 2;
     struct run_config c = cfg->base;
     c.open_loop = true;
     c.rate = cfg->rates[cfg->nrates - 1];
@@ -271,16 +292,25 @@ static int dry_run(const struct capacity_config *cfg)
     }
     run_plan_release(&plan);
     capacity_print_plan(stdout, cfg);
+    if (f->metrics.listen) {
+        char b[METRICS_MAX_BOUNDS * 12];
+        printf("  metrics   --metrics-listen %s: Prometheus metrics of every step and closed-loop window "
+               "(the probes left out), histogram buckets %s\n",
+               f->metrics.listen, metrics_flags_format_bounds(bounds, nbounds, b, sizeof b));
+    }
     printf("\ndry run: every flag checked, every target resolved; nothing was sent\n");
-    return 0;
+    return opt_stdout_done(spec);
 }
 
-/* Measure with Ctrl-C and SIGTERM on the stop handle, then report. */
-static int measure(struct capacity_config *cfg, const struct cap_flags *f)
+/* Measure with Ctrl-C and SIGTERM on the stop handle, then report. *ran: a measurement was
+ * made and reported. */
+static int measure_report(const struct cmd_spec *spec, struct capacity_config *cfg, const struct cap_flags *f,
+                          bool *ran)
 {
     struct outfile json = {0};
     char why[512] = "";
     bool json_stdout = f->json && strcmp(f->json, "-") == 0;
+    *ran = false;
     if (f->json && !json_stdout && outfile_open(&json, f->json, why, sizeof why) != 0) {
         fprintf(stderr, "knee capacity: --json: %s\n", why);
         return 2;
@@ -312,6 +342,7 @@ static int measure(struct capacity_config *cfg, const struct cap_flags *f)
         fprintf(stderr, "knee capacity: %s\n", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
+    *ran = true;
     capacity_print_text(json_stdout ? stderr : stdout, cfg, &res);
     int code = res.verdict.exit_code;
     if (res.out_error) {
@@ -328,6 +359,23 @@ static int measure(struct capacity_config *cfg, const struct cap_flags *f)
         }
     }
     capacity_result_release(&res);
+    if (opt_stdout_done(spec)) /* the report (or --json -) did not reach standard output */
+        code = 1;
+    return code;
+}
+
+/* knee capacity's measurement and report. --metrics-listen: one
+ * endpoint for the whole measurement (cli/run_metrics.h: started before the first window, its
+ * counters adding up over the windows, finished after the report). */
+static int measure(const struct cmd_spec *spec, struct capacity_config *cfg, const struct cap_flags *f)
+{
+    struct run_metrics *metrics = NULL;
+    int mrc = run_metrics_start(&f->metrics, spec, &cfg->base, cfg->slo, cfg->nslo, &metrics);
+    if (mrc)
+        return mrc;
+    bool ran = false;
+    int code = measure_report(spec, cfg, f, &ran);
+    run_metrics_finish(metrics, ran); /* --metrics-linger: the last scrape sees the final values */
     return code;
 }
 
@@ -370,7 +418,7 @@ int cmd_capacity(int argc, char **argv)
         (rc = fill_config(&spec, &f, &lc, rates, nrates, &slo, &cfg)) == 0) {
         cfg.base.argv = (const char *const *)argv;
         cfg.base.argc = argc;
-        rc = f.dry_run ? dry_run(&cfg) : measure(&cfg, &f);
+        rc = f.dry_run ? dry_run(&spec, &cfg, &f) : measure(&spec, &cfg, &f);
     }
     free(slo);
     runopts_config_release(&lc);

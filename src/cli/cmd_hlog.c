@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/outfile.h"
 #include "hlog/hlog.h"
 
 #include <errno.h>
@@ -222,6 +223,43 @@ static bool windowed(const struct filter *flt)
     return flt->from_s > 0 || flt->to_s < INFINITY;
 }
 
+/* Every tag merged. The "all" row is impossible (and said so in why) when the tags'
+ * histograms cannot be summed exactly (their precisions differ). */
+struct all_tags {
+    struct hlog_acc acc;
+    bool ok;
+    char why[256];
+    char label[64]; /* the tags joined by '+', or "all" */
+    bool same_digits;
+};
+
+static void all_tags_init(struct all_tags *a, const struct scan *s)
+{
+    hlog_acc_init(&a->acc);
+    a->ok = true;
+    a->why[0] = '\0';
+    for (size_t i = 0; i < s->n && a->ok; i++) {
+        char reason[200];
+        if (hlog_acc_add(&a->acc, &s->t[i].acc.h, reason, sizeof reason) != 0) {
+            snprintf(a->why, sizeof a->why, "tag %s has %s", tag_label(&s->t[i]), reason);
+            a->ok = false;
+        }
+    }
+    a->same_digits = true;
+    for (size_t i = 1; i < s->n; i++)
+        a->same_digits = a->same_digits && s->t[i].acc.h.sig_digits == s->t[0].acc.h.sig_digits;
+    a->label[0] = '\0';
+    for (size_t i = 0; i < s->n; i++) {
+        size_t used = strlen(a->label);
+        const char *l = tag_label(&s->t[i]);
+        if (s->n > 4 || used + strlen(l) + 2 > sizeof a->label) {
+            snprintf(a->label, sizeof a->label, "all");
+            break;
+        }
+        snprintf(a->label + used, sizeof a->label - used, "%s%s", i ? "+" : "", l);
+    }
+}
+
 /* ---- show -------------------------------------------------------------------------------- */
 
 /* The two lines HistogramLogProcessor puts above its .hgrm table (the date in local time, as
@@ -261,7 +299,8 @@ static int hlog_show(int argc, char **argv)
          .kind = OPT_STR,
          .dst = &tag,
          .metavar = "T",
-         .help = "only intervals tagged T (default: the untagged ones, as the reference tool)"},
+         .help = "only intervals tagged T (default: the untagged ones, as the reference tool; a log that has none, "
+                 "such as knee run --hlog writes, shows every tag merged and says so on stderr)"},
         {.name = "all-tags",
          .kind = OPT_FLAG,
          .dst = &all_tags,
@@ -311,18 +350,47 @@ static int hlog_show(int argc, char **argv)
     if (code)
         goto out;
     flt.tag = tag;
-    flt.untagged_only = !tag && !all_tags;
-    flt.one_sum = true; /* one distribution; a mismatch is then reported at its line */
+    /* --tag or --all-tags: one distribution, a mismatch reported at its line. Neither: sum per
+     * tag in one read (standard input cannot be read twice), then show the untagged intervals
+     * as the reference tool does, or, when the log has none (knee run's logs tag every
+     * interval with its target), every tag merged, and say so on stderr. */
+    flt.one_sum = tag || all_tags;
     struct scan s;
     if ((code = scan_file(&spec, args.v[0], &flt, &s)))
         goto out;
-    if (s.intervals == 0) {
+    const struct hdr *h = NULL;
+    struct all_tags all = {.ok = false};
+    bool merged = false;
+    if (flt.one_sum) {
+        h = s.intervals ? &s.t[0].acc.h : NULL;
+    } else {
+        for (size_t i = 0; i < s.n && !h; i++)
+            if (!s.t[i].name)
+                h = &s.t[i].acc.h;
+        if (!h && s.n) {
+            all_tags_init(&all, &s);
+            merged = true;
+            if (!all.ok) {
+                code = opt_fail(&spec, "%s: no untagged intervals, and its tags cannot be merged (%s): use --tag T",
+                                args.v[0], all.why);
+                goto show_done;
+            }
+            h = &all.acc.h;
+            knee_report(stderr, "knee hlog show: ",
+                        "%s has no untagged intervals: showing all %zu tag%s merged (%s); --tag T for one", args.v[0],
+                        s.n, s.n == 1 ? "" : "s", all.label);
+        }
+    }
+    if (!h) {
         code = show_fail_empty(&spec, args.v[0], tag, all_tags, &flt);
     } else {
         print_range_header(flt.from_s, flt.to_s, s.start_time_s);
-        if (hdr_percentiles_print(stdout, &s.t[0].acc.h, (int)ticks, ratio, csv) != 0)
-            code = 1;
+        hdr_percentiles_print(stdout, h, (int)ticks, ratio, csv);
+        code = opt_stdout_done(&spec);
     }
+show_done:
+    if (merged)
+        hlog_acc_release(&all.acc);
     scan_release(&s);
 out:
     strlist_release(&args);
@@ -335,43 +403,6 @@ static const double stat_pcts[] = {50, 90, 95, 99, 99.9};
 static const char *const stat_names[] = {"p50", "p90", "p95", "p99", "p99.9"};
 #define NSTAT (sizeof stat_pcts / sizeof stat_pcts[0])
 _Static_assert(sizeof stat_names / sizeof stat_names[0] == NSTAT, "one name per percentile, by position");
-
-/* Every tag merged. The "all" row is impossible (and said so in why) when the tags'
- * histograms cannot be summed exactly (their precisions differ). */
-struct all_tags {
-    struct hlog_acc acc;
-    bool ok;
-    char why[256];
-    char label[64]; /* the tags joined by '+', or "all" */
-    bool same_digits;
-};
-
-static void all_tags_init(struct all_tags *a, const struct scan *s)
-{
-    hlog_acc_init(&a->acc);
-    a->ok = true;
-    a->why[0] = '\0';
-    for (size_t i = 0; i < s->n && a->ok; i++) {
-        char reason[200];
-        if (hlog_acc_add(&a->acc, &s->t[i].acc.h, reason, sizeof reason) != 0) {
-            snprintf(a->why, sizeof a->why, "tag %s has %s", tag_label(&s->t[i]), reason);
-            a->ok = false;
-        }
-    }
-    a->same_digits = true;
-    for (size_t i = 1; i < s->n; i++)
-        a->same_digits = a->same_digits && s->t[i].acc.h.sig_digits == s->t[0].acc.h.sig_digits;
-    a->label[0] = '\0';
-    for (size_t i = 0; i < s->n; i++) {
-        size_t used = strlen(a->label);
-        const char *l = tag_label(&s->t[i]);
-        if (s->n > 4 || used + strlen(l) + 2 > sizeof a->label) {
-            snprintf(a->label, sizeof a->label, "all");
-            break;
-        }
-        snprintf(a->label + used, sizeof a->label - used, "%s%s", i ? "+" : "", l);
-    }
-}
 
 /* The name of the printed unit for a --unit-ratio. */
 static const char *ratio_unit(double ratio)
@@ -518,6 +549,7 @@ static int stats_main(const char *name, int argc, char **argv)
         else
             stats_print_text(args.v[0], &s, &all, ratio);
         hlog_acc_release(&all.acc);
+        code = opt_stdout_done(&spec);
     }
     scan_release(&s);
 out:
@@ -562,6 +594,7 @@ static int hlog_tags(int argc, char **argv)
                    jf(a, sizeof a, s.t[i].first_offset_s, 3), jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
         }
         scan_release(&s);
+        code = opt_stdout_done(&spec);
     }
     strlist_release(&args);
     return code;
@@ -591,30 +624,37 @@ static int merge_check(const struct cmd_spec *spec, const struct strlist *in, co
 }
 
 /* Merge the inputs into out_path ("-": standard output). Returns the exit code: 2 for input
- * that cannot be read or merged, 1 when the output cannot be written (a partial file is
- * removed). */
+ * that cannot be read or merged, 1 when the output cannot be written. The output goes through
+ * core/outfile: a regular file is written to a temporary file renamed into place on success
+ * (a failure leaves the old file whole and removes only the temporary file); a device, FIFO
+ * or /dev/stdout is written in place and never removed. */
 static int merge_to(const struct cmd_spec *spec, const struct strlist *in, const char *out_path, uint64_t slot_ns)
 {
-    bool to_stdout = strcmp(out_path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(out_path, "w");
-    if (!f)
-        return opt_fail(spec, "-o %s: %s", out_path, strerror(errno));
+    struct outfile o;
     char err[768];
-    int code = 0;
-    int rc = hlog_merge(f, in->v, in->n, (double)slot_ns / 1e9, err, sizeof err);
-    int cr = to_stdout ? fflush(f) : fclose(f);
+    if (outfile_open(&o, out_path, err, sizeof err) != 0) {
+        opt_fail(spec, "-o %s", err);
+        return 1;
+    }
+    int rc = hlog_merge(o.f, in->v, in->n, (double)slot_ns / 1e9, err, sizeof err);
     if (rc) {
         /* unreadable or malformed input is bad input (2); a failed write is a runtime failure */
         bool write_fail = strncmp(err, "writing", 7) == 0;
-        opt_fail(spec, "%s", err);
-        code = write_fail ? 1 : 2;
-    } else if (cr != 0) {
-        code = 1;
-        opt_fail(spec, "-o %s: %s", out_path, strerror(errno));
+        int e = outfile_write_error(&o);
+        outfile_abort(&o);
+        if (write_fail && e)
+            opt_fail(spec, "-o %s: %s", out_path, strerror(e));
+        else if (write_fail)
+            opt_fail(spec, "-o %s: %s", out_path, err);
+        else
+            opt_fail(spec, "%s", err);
+        return write_fail ? 1 : 2;
     }
-    if (code && !to_stdout)
-        unlink(out_path);
-    return code;
+    if (outfile_commit(&o, err, sizeof err) != 0) {
+        opt_fail(spec, "-o %s", err);
+        return 1;
+    }
+    return 0;
 }
 
 static int hlog_merge_cmd(int argc, char **argv)
@@ -692,6 +732,6 @@ int cmd_hlog(int argc, char **argv)
     for (const struct command *c = subcommands; c->name; c++)
         if (strcmp(c->name, argv[1]) == 0)
             return c->fn(argc - 1, argv + 1);
-    fprintf(stderr, "knee hlog: unknown command '%s' (see knee hlog --help)\n", argv[1]);
+    knee_report(stderr, "knee hlog: ", "unknown command '%s' (see knee hlog --help)", argv[1]);
     return 2;
 }

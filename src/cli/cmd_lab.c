@@ -13,10 +13,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 struct lab_flags {
     uint64_t duration_ns, warmup_ns, seed;
-    bool quick, quiet;
+    bool quick, quiet, progress;
     const char *out, *rates;
 };
 
@@ -25,7 +26,7 @@ static struct lab_flags F;
 static struct opt lab_opts[] = {
     {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
      "every round's measured length (default per experiment: stats 60s, queue 10s, knee 20s per rate, fanout 30s, "
-     "nagle 10s, capacity 1s per window)",
+     "nagle 10s, compare 5s, capacity 1s per window)",
      0, 0, 0},
     {"quick", 'q', OPT_FLAG, &F.quick, NULL,
      "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s): the default experiment in under "
@@ -39,12 +40,16 @@ static struct opt lab_opts[] = {
      0, 0},
     {"rates", 0, OPT_STR, &F.rates, "R,R,...",
      "knee: the ladder of rates (default 10,30,50,70,80,90,95; quick 10,50,70,90)", 0, 0, 0},
-    {"quiet", 0, OPT_FLAG, &F.quiet, NULL, "no progress notes on stderr", 0, 0, 0},
+    {"quiet", 0, OPT_FLAG, &F.quiet, NULL, "no progress on stderr (no note per round, no live line)", 0, 0, 0},
+    {"progress", 0, OPT_FLAG, &F.progress, NULL,
+     "progress during each round even when stderr is not a terminal: a plain line every 5 s (on a terminal: one "
+     "line rewritten every second, the default)",
+     0, 0, 0},
 };
 
 static struct cmd_spec lab_spec = {
     .name = "lab",
-    .usage = "[options] [stats|queue|knee|fanout|nagle|capacity|all]",
+    .usage = "[options] [stats|queue|knee|fanout|nagle|compare|capacity|all]",
     .summary = "Reproduce the latency articles' experiments on this machine (in-process servers on 127.0.0.1, "
                "in-process load) and explain each from the numbers it just measured.",
     .opts = lab_opts,
@@ -60,9 +65,11 @@ static struct cmd_spec lab_spec = {
               "  fanout  40 pages/s waiting for N = 1, 2, 5, 10, 20 calls, each 2% slow at 200 ms: share of\n"
               "          slow pages against 1-(1-p)^N\n"
               "  nagle   closed loop against a server with Nagle and two writes, and without: medians\n"
+              "  compare one server measured as \"before\" and \"after\" 3 times each, through knee compare,\n"
+              "          then with 3 ms added: single runs name a winner by noise, repetitions do not\n"
               "  capacity  a server that stalls 300 ms now and then: the article's search (double, bisect,\n"
               "          median of 3) against knee's fixed ladder with a majority vote, 3 runs of each\n"
-              "  all     every experiment in turn (about 11 minutes; --quick about 3.5)\n\n"
+              "  all     every experiment in turn (about 12 minutes; --quick about 4)\n\n"
               "examples:\n"
               "  knee lab --quick\n"
               "  knee lab queue --out lab-out\n"
@@ -115,7 +122,10 @@ static int check_flags(const char *name, double *rates, size_t *nrates)
     *nrates = 0;
     if (!known_experiment(name))
         return opt_fail(&lab_spec,
-                        "unknown experiment '%s': expected stats, queue, knee, fanout, nagle, capacity or all", name);
+                        "unknown experiment '%s': expected stats, queue, knee, fanout, nagle, compare, capacity or all",
+                        name);
+    if (F.quiet && F.progress)
+        return opt_fail(&lab_spec, "--quiet and --progress exclude each other");
     if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S)
         return opt_fail(&lab_spec,
                         "--duration: at least 1s (a round needs seconds of requests behind its percentiles)");
@@ -139,6 +149,12 @@ static void options_from_flags(struct lab_options *o, const double *rates, size_
     o->out_dir = F.out;
     o->seed = F.seed;
     o->progress = !F.quiet;
+    if (F.quiet)
+        o->live = LAB_LIVE_OFF;
+    else if (isatty(STDERR_FILENO))
+        o->live = LAB_LIVE_TTY;
+    else
+        o->live = F.progress ? LAB_LIVE_LINES : LAB_LIVE_OFF;
     if (nrates) {
         o->rates = rates;
         o->nrates = nrates;
@@ -159,22 +175,20 @@ static void catch_stop_signals(void)
 }
 
 /* The exit code of an experiment's result, after its last line on stderr. */
-static int finish(const char *name, int lrc)
+static int finish(int lrc)
 {
     fflush(stdout);
     if (lrc == -EINTR) {
         fprintf(stderr, "knee lab: interrupted; the servers are stopped\n");
         return 1;
     }
-    if (lrc) {
-        fprintf(stderr, "knee lab %s: failed: %s\n", name, knee_strerror(lrc));
-        return 1;
-    }
+    if (lrc)
+        return 1; /* the experiment printed its one-line reason (a path and why, a server, a round) */
     if (F.out)
-        fprintf(stderr,
-                "knee lab: per-request CSV and JSON summaries are in %s/ (the CSV rows include each round's "
-                "warm-up: knee stats FILE --skip D leaves it out)\n",
-                F.out);
+        knee_report(stderr, "knee lab: ",
+                    "per-request CSV and JSON summaries are in %s/ (each round's warm-up rows are marked in the "
+                    "CSV's warmup column; knee stats leaves them out)",
+                    F.out);
     return 0;
 }
 
@@ -197,7 +211,7 @@ int cmd_lab(int argc, char **argv)
         struct lab_options o;
         options_from_flags(&o, rates, nrates);
         catch_stop_signals();
-        rc = finish(name, lab_run_named(name, &o));
+        rc = finish(lab_run_named(name, &o));
     }
     strlist_release(&args);
     return rc;

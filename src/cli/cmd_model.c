@@ -895,6 +895,6 @@ int cmd_model(int argc, char **argv)
     for (const struct command *c = model_subcommands; c->name; c++)
         if (strcmp(c->name, name) == 0)
             return c->fn(argc - 1, argv + 1);
-    fprintf(stderr, "knee model: unknown calculator '%s' (one of mm1, mmc, md1, little, fanout, ladder)\n", name);
+    knee_report(stderr, "knee model: ", "unknown calculator '%s' (one of mm1, mmc, md1, little, fanout, ladder)", name);
     return 2;
 }

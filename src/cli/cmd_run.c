@@ -4,7 +4,9 @@
  * code 2. */
 #include "cli/commands.h"
 #include "cli/opt.h"
+#include "cli/run_metrics.h"
 #include "cli/run_output.h"
+#include "cli/run_repeat.h"
 #include "cli/runopts.h"
 #include "core/err.h"
 #include "load/run.h"
@@ -20,6 +22,9 @@
 struct run_flags {
     const char *json, *hlog;
     bool progress, verbose, dry_run;
+    struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
+    bool latency;                 /* wrk's --latency: knee always prints the distribution */
+    const char *script;           /* wrk's -s: refused with a pointer to knee's flags */
 };
 
 static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
@@ -45,13 +50,19 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
+    for (int id = 0; id < METRICS_FLAG_COUNT; id++)
+        rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
                     "the full summary: every table, per target, by outcome (default when something is wrong)");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
                     "check every flag, resolve the targets, print the plan and exit: send nothing");
+    rows[n++] = row("latency", 'L', OPT_FLAG, &f->latency, NULL,
+                    "wrk's flag, accepted and without effect: knee always prints the latency distribution");
+    rows[n++] = row("script", 's', OPT_STR, &f->script, "FILE",
+                    "wrk's Lua script: refused; knee's flags describe requests (see docs/COMING_FROM.md)");
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 5)
+#define RUN_NROWS (RUNOPT_COUNT + 7 + METRICS_FLAG_COUNT)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -59,7 +70,15 @@ static const char run_epilog[] =
     "service = T5-T1, ttfb = first byte - T1, lag = T1-T0.\n"
     "Outcomes: ok (2xx/3xx, and --expect-body), rejected (--reject), http_error, invalid,\n"
     "transport, timeout, dropped (never sent), cancelled (in flight after --drain).\n"
-    "Ctrl-C stops planning and drains; a second Ctrl-C cancels what is in flight.\n\n"
+    "Ctrl-C stops planning and drains; a second Ctrl-C cancels what is in flight.\n"
+    "Rates count events inside the measurement window (warm-up end .. end of the plan) by\n"
+    "when they happened; later sends and completions are reported apart (docs/FORMATS.md).\n"
+    "Thresholds: [TARGET.][GROUP.][METRIC.]STAT OP VALUE; latency statistics are of ok\n"
+    "requests unless GROUP says all. or another outcome (all.p99<1s, timeout.count==0).\n"
+    "Outputs (--json, --out, --hlog) replace an existing file once the run wrote them whole\n"
+    "(a failed run keeps the old one); devices and FIFOs are written in place, never removed.\n"
+    "Exit: 0 ok, 1 an output not written or the accounting broke, 2 bad input, 3 not one\n"
+    "request succeeded (the target is down or every request failed), 99 a threshold failed.\n\n"
     "examples:\n"
     "  knee run -c 8 -d 10s http://127.0.0.1:8080/\n"
     "  knee run --dry-run -R 5000 -d 30s --warmup 5s http://127.0.0.1:8080/   (the plan; nothing is sent)\n"
@@ -67,10 +86,12 @@ static const char run_epilog[] =
     "  knee run -R 200 --target read=http://h/r --target write=http://h/w --mix read=3,write=1 \\\n"
     "           -m write=POST -b write=@payload.json --reject 503:QUEUE_TIMEOUT --threshold 'p99<250ms'\n";
 
+static bool progress_terminal; /* stderr is a terminal: one line rewritten in place */
+
 static void on_progress(void *ctx, const struct run_progress *p)
 {
     (void)ctx;
-    run_print_progress(stderr, p);
+    run_print_progress(stderr, p, progress_terminal);
 }
 
 static volatile sig_atomic_t signals_seen;
@@ -117,16 +138,20 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     struct run_output out = {.json_path = f->json, .hlog_path = f->hlog};
     if (run_output_check(&out, spec, cfg))
         return 2;
+    double bounds[METRICS_MAX_BOUNDS];
+    size_t nbounds;
+    if (run_metrics_check(&f->metrics, spec, rc->thr, rc->nthr, bounds, &nbounds))
+        return 2;
     struct run_plan plan;
     char err[512];
     int r = run_plan(cfg, &plan, err, sizeof err);
     if (r) {
-        fprintf(stderr, "knee run: %s\n", err[0] ? err : knee_strerror(r));
+        knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
     run_print_plan(stdout, cfg, &plan);
     run_plan_release(&plan);
-    if (f->json || cfg->out_path || f->hlog || rc->nthr)
+    if (f->json || cfg->out_path || f->hlog || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
     if (f->json)
         printf("  --json %s: the summary as JSON\n", strcmp(f->json, "-") == 0 ? "- (stdout)" : f->json);
@@ -139,41 +164,53 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         printf("  --hlog %s: HdrHistogram interval log, one interval per second and target\n", f->hlog);
     for (size_t i = 0; i < rc->nthr; i++)
         printf("  --threshold %s (exit 99 when it fails)\n", rc->thr[i].expr);
+    if (f->metrics.listen) {
+        char b[METRICS_MAX_BOUNDS * 12];
+        printf("  --metrics-listen %s: Prometheus metrics, histogram buckets %s\n", f->metrics.listen,
+               metrics_flags_format_bounds(bounds, nbounds, b, sizeof b));
+    }
     printf("\ndry run: every flag checked, every target resolved; nothing was sent\n");
-    return 0;
+    return opt_stdout_done(spec);
 }
 
-/* The run, the reports and the exit code: 0; 1 when the accounting broke, an output that was
- * asked for (--json, --hlog, --out) could not be written whole, or the run could not start;
- * 2 for bad input found by the engine (a name that does not resolve); 99 when a threshold
- * failed. */
-static int run_and_report(struct runopts_config *rc, struct run_output *out, const struct run_flags *f)
+/* The run, the reports and the exit code (cli/commands.h): 0; 1 when the accounting broke,
+ * an output that was asked for (--json, --hlog, --out, the summary on stdout) could not be
+ * written whole, or the run could not start; 2 for bad input found by the engine (a name that
+ * does not resolve); 3 when not one request succeeded; 99 when a threshold failed. */
+static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc, struct run_output *out,
+                          const struct run_flags *f)
 {
     struct run_config *cfg = &rc->cfg;
-    bool progress = f->progress || isatty(STDERR_FILENO);
+    progress_terminal = isatty(STDERR_FILENO);
+    bool progress = f->progress || progress_terminal;
     if (progress)
         cfg->on_progress = on_progress;
     struct run_result res;
     char err[512];
     int r = run_with_signals(cfg, &res, err, sizeof err);
-    if (progress)
+    if (progress && progress_terminal)
         fputs("\r\033[K", stderr);
-    bool written = run_output_close_hlog(out);
     if (r) {
         run_output_abort(out);
-        fprintf(stderr, "knee run: %s\n", err[0] ? err : knee_strerror(r));
+        knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
+    bool written = run_output_close_hlog(out);
     bool all_pass = true;
     for (size_t i = 0; i < rc->nthr; i++) {
         run_threshold_eval(&rc->thr[i], &res);
         all_pass &= rc->thr[i].pass;
     }
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
+    run_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
     run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
+    if (!json_stdout)
+        written &= opt_stdout_done(spec) == 0;
     written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
-    written &= res.out_error == 0; /* the summary's warnings said why */
-    int code = !res.accounting_ok || !written ? 1 : !all_pass ? 99 : 0;
+    if (res.out_error) /* the summary's warnings said why; the error line says it where it is seen */
+        knee_report(stderr, "knee run: ", "--out %s: %s", cfg->out_path, knee_strerror(res.out_error));
+    written &= res.out_error == 0;
+    int code = !res.accounting_ok || !written ? 1 : res.no_ok ? KNEE_EXIT_NO_OK : !all_pass ? 99 : 0;
     run_result_release(&res);
     return code;
 }
@@ -183,7 +220,8 @@ int cmd_run(int argc, char **argv)
     struct runopts o;
     runopts_init(&o);
     struct run_flags f = {0};
-    struct opt rows[RUN_NROWS];
+    struct run_repeat_flags rep = {0}; /* --repeat, --settle, --out-dir, --until-ci */
+    struct opt rows[RUN_NROWS + RUN_REPEAT_NROWS];
     struct cmd_spec spec = {
         .name = "run",
         .usage = "[options] [URL...]",
@@ -195,22 +233,55 @@ int cmd_run(int argc, char **argv)
         .min_args = 0,
         .max_args = SIZE_MAX,
     };
+    spec.nopts += run_repeat_rows(&rep, rows + spec.nopts);
     struct strlist urls = {0};
     int rc = opt_parse(&spec, argc, argv, &urls);
     if (rc) {
         runopts_release(&o);
         return rc == 1 ? 0 : rc;
     }
+    if (f.script) {
+        rc = opt_fail(&spec,
+                      "-s/--script %s: knee runs no Lua scripts; say what to send with flags: methods "
+                      "(-m [T=]POST), headers (-H), bodies (-b [T=]@FILE), several targets (--target "
+                      "NAME=URL) and their mix (--mix); docs/COMING_FROM.md maps wrk's scripts",
+                      f.script);
+        strlist_release(&urls);
+        runopts_release(&o);
+        return rc;
+    }
+    if (f.latency)
+        fprintf(stderr, "knee run: --latency: accepted for wrk users and ignored: knee always prints the latency "
+                        "distribution (p50 .. p99.9 and max)\n");
     struct runopts_config cfg;
     rc = runopts_build(&o, &spec, &urls, &cfg);
     if (rc == 0) {
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
         struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
-        if (f.dry_run)
+        struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
+        bool ran = false;
+        rc = run_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
+        if (rc == 0 && f.dry_run && rep.repeat) { /* dry_run() checks them itself */
+            double bounds[METRICS_MAX_BOUNDS];
+            size_t nbounds;
+            rc = run_metrics_check(&f.metrics, &spec, cfg.thr, cfg.nthr, bounds, &nbounds);
+        }
+        if (rc == 0 && !f.dry_run)
+            rc = run_metrics_start(&f.metrics, &spec, &cfg.cfg, cfg.thr, cfg.nthr, &metrics);
+        if (rc == 0 && rep.repeat) {
+            ran = !f.dry_run;
+            rc = run_repeat_main(&rep, &spec, &cfg, f.json, f.progress, f.verbose, f.dry_run);
+        } else if (rc == 0 && f.dry_run) {
             rc = dry_run(&spec, &cfg, &f);
-        else if ((rc = run_output_open(&out, &spec, &cfg.cfg)) == 0)
-            rc = run_and_report(&cfg, &out, &f);
+        } else if (rc == 0 && (rc = run_output_open(&out, &spec, &cfg.cfg)) == 0) {
+            struct run_until_ci u;
+            run_until_ci_install(&u, &cfg.cfg, rep.until_ci);
+            ran = true;
+            rc = run_and_report(&spec, &cfg, &out, &f);
+            run_until_ci_release(&u);
+        }
+        run_metrics_finish(metrics, ran && rc != 2); /* --metrics-linger: the last scrape sees the final values */
         runopts_config_release(&cfg);
     }
     strlist_release(&urls);

@@ -2,6 +2,7 @@
  * --duration, printing "listening on ADDR (PRESET)" for each as soon as it accepts, and
  * its final counters when it stops. */
 #include "cli/commands.h"
+#include "cli/metrics_flags.h"
 #include "cli/opt.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -9,16 +10,23 @@
 #include "metrics/endpoint.h"
 #include "metrics/knee_serve.h"
 #include "serve/serve.h"
+#include "tls/tls.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_SERVERS 64
+/* Descriptors a server needs besides its connections (listening socket, epoll, eventfds,
+ * CPU workers' wake-ups), and the process besides its servers (stdio, metrics). */
+#define FDS_PER_SERVER 16
+#define FDS_PROCESS 64
 
 struct serve_args {
     const char *preset;
@@ -29,22 +37,23 @@ struct serve_args {
     uint64_t header_timeout_ns, idle_timeout_ns, grace_ns, duration_ns;
     double miss_rate, dep_slow_prob;
     bool nagle;
+    bool tls, h2;
+    const char *cert, *key;
 };
 
 static struct serve_args a;
 
-/* --metrics-listen / --metrics-linger (src/metrics): kept apart from the server flags. */
-static struct {
-    const char *listen;
-    uint64_t linger_ns;
-} ma;
+/* --metrics-listen / --metrics-linger / --metrics-buckets (cli/metrics_flags): kept apart
+ * from the server flags. */
+static struct metrics_flags ma;
 
 static struct opt opts[] = {
     {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null stall (default quiet)", 0, 0, 0},
     {"listen", 'l', OPT_LIST, &a.listen, "[PRESET@]ADDR:PORT",
      "repeatable; PRESET@ sets its preset (default 127.0.0.1:0)", 0, 0, 0},
     {"count", 'n', OPT_COUNT, &a.count, "N", "N servers per --listen: ports PORT, PORT+1, ... (or all free)", 0, 0, 0},
-    {"pool", 0, OPT_COUNT, &a.pool, "N", "N slots; requests wait for one in FIFO order (0 = unlimited)", 0, 0, 0},
+    {"pool", 0, OPT_COUNT, &a.pool, "N", "N slots; requests wait for one in FIFO order (0 = unlimited; at most 100k)",
+     0, 0, 0},
     {"hit-ms", 0, OPT_DURATION, &a.hit_ns, "D", "work time on a cache hit (bare number: ms)", NS_PER_MS, 0, 0},
     {"miss-ms", 0, OPT_DURATION, &a.miss_ns, "D", "work time on a cache miss (bare number: ms)", NS_PER_MS, 0, 0},
     {"miss-rate", 0, OPT_SHARE, &a.miss_rate, "P", "share of requests that miss the cache (10% or 0.1)", 0, 0, 0},
@@ -55,15 +64,22 @@ static struct opt opts[] = {
     {"acquire-timeout", 0, OPT_DURATION, &a.acquire_timeout_ns, "D",
      "no slot within D: 503 QUEUE_TIMEOUT (bare number: ms)", NS_PER_MS, 0, 0},
     {"cpu-ms", 0, OPT_DURATION, &a.cpu_ns, "D", "burn D of real CPU per request on a worker (ms)", NS_PER_MS, 0, 0},
-    {"workers", 0, OPT_COUNT, &a.workers, "N", "CPU worker threads for --cpu-ms (default 1)", 0, 0, 0},
-    {"fanout", 0, OPT_COUNT, &a.fanout, "N", "wait for N parallel dependencies (?fanout=N per request)", 0, 0, 0},
+    {"workers", 0, OPT_COUNT, &a.workers, "N", "CPU worker threads for --cpu-ms / flat (1..256, default 1)", 0, 0, 0},
+    {"fanout", 0, OPT_COUNT, &a.fanout, "N", "wait for N parallel dependencies (?fanout=N per request; at most 1000)",
+     0, 0, 0},
     {"dep-slow-prob", 0, OPT_SHARE, &a.dep_slow_prob, "P", "each dependency is slow with probability P", 0, 0, 0},
     {"dep-slow-ms", 0, OPT_DURATION, &a.dep_slow_ns, "D", "time of a slow dependency (bare number: ms)", NS_PER_MS, 0,
      0},
     {"dep-ms", 0, OPT_DURATION, &a.dep_ns, "D", "time of a normal dependency (bare number: ms)", NS_PER_MS, 0, 0},
     {"nagle", 0, OPT_FLAG, &a.nagle, NULL, "Nagle on, head and body in two writes (the 40 ms stall)", 0, 0, 0},
+    {"tls", 0, OPT_FLAG, &a.tls, NULL, "speak TLS (https); a self-signed certificate is made at start", 0, 0, 0},
+    {"cert", 0, OPT_STR, &a.cert, "FILE", "PEM certificate (and chain) instead of a self-signed one (implies --tls)", 0,
+     0, 0},
+    {"key", 0, OPT_STR, &a.key, "FILE", "PEM private key of --cert", 0, 0, 0},
+    {"h2", 0, OPT_FLAG, &a.h2, NULL, "HTTP/2 too: ALPN h2 with --tls, h2c (prior knowledge) without", 0, 0, 0},
     {"seed", 0, OPT_COUNT, &a.seed, "N", "seed of every random choice (default 1; server i: N+i)", 0, 0, 0},
-    {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (default 10000)", 0, 0, 0},
+    {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (1..1M, default 10000)", 0, 0,
+     0},
     {"header-timeout", 0, OPT_DURATION, &a.header_timeout_ns, "D",
      "a request head must arrive within D, else 408 (default 10s)", NS_PER_S, 0, 0},
     {"idle-timeout", 0, OPT_DURATION, &a.idle_timeout_ns, "D", "close keep-alive connections idle for D (default 60s)",
@@ -76,17 +92,30 @@ static struct opt opts[] = {
      NS_PER_S, 0, 0},
     /* metrics */
     {"metrics-listen", 0, OPT_STR, &ma.listen, "ADDR:PORT",
-     "Prometheus metrics (every server's counters) at http://ADDR:PORT/metrics; :PORT is loopback", 0, 0, 0},
+     "Prometheus metrics (every server's counters and server time) at http://ADDR:PORT/metrics; :PORT is loopback", 0,
+     0, 0},
     {"metrics-linger", 0, OPT_DURATION, &ma.linger_ns, "D",
      "after the servers stop, keep serving their final counters for D (bare number: s)", NS_PER_S, 0, 0},
+    {"metrics-buckets", 0, OPT_STR, &ma.buckets, "LIST",
+     "bounds of the server-time histogram, durations (default 1ms,2.5ms,5ms,...,10s)", 0, 0, 0},
 };
 
 static const char epilog_head[] =
     "HTTP: any path runs the work; /work?ms=N sets this request's work time; ?fanout=N its\n"
     "fan-out; /health -> {\"status\":\"UP\"}; /stats -> JSON counters. Work responses carry\n"
     "Server-Timing: queue;dur=MS, work;dur=MS (and lock;dur=MS with a pause). Keep-alive,\n"
-    "pipelining (answered in order) and Connection: close; 400 malformed, 431 headers too large.\n"
-    "On start each server prints `listening on ADDR:PORT (PRESET)`; on SIGINT/SIGTERM it stops\n"
+    "pipelining (answered in order), Connection: close and half-close. Refused and closed:\n"
+    "400 malformed or ambiguous framing (RFC 9112: smuggling), 413 body above 1 MiB, 414\n"
+    "target above 2 KiB, 431 head above --max-header-bytes, 501 a coding before chunked,\n"
+    "505 not HTTP/1.x; the close lingers (reads on up to 5 s) so the client reads the answer.\n"
+    "--tls: HTTPS (TLS 1.2/1.3; without --cert a self-signed EC certificate for localhost,\n"
+    "127.0.0.1, ::1 and the listen host, printed by its SHA-256 fingerprint). --h2: HTTP/2\n"
+    "besides HTTP/1.1, by ALPN over TLS or by the client's preface in cleartext (h2c);\n"
+    "up to 128 concurrent streams, each answered like a request (same counters, Server-Timing).\n"
+    "A flag no server uses is refused (--workers without CPU work, --hit-ms with it); every\n"
+    "wait and timeout is at most 1h.\n"
+    "On start each server prints `listening on ADDR:PORT (PRESET)` (then `https`, `h2` or `h2c`\n"
+    "with --tls/--h2, and a line with a generated certificate's fingerprint); on SIGINT/SIGTERM it stops\n"
     "accepting, finishes in-flight requests and prints `stopped ADDR:PORT (PRESET) {counters}`.\n"
     "Flags override the preset's settings.\n\npresets:\n";
 
@@ -95,9 +124,10 @@ static const char epilog_tail[] =
     "  knee serve --preset report --listen 127.0.0.1:19300\n"
     "  knee serve --listen report@127.0.0.1:19300 --listen quiet@127.0.0.1:19301\n"
     "  knee serve --preset queue --seed 7          # then: curl '127.0.0.1:PORT/work?ms=200'\n"
-    "  knee serve --preset fanout --dep-slow-prob 2% --fanout 20\n";
+    "  knee serve --preset fanout --dep-slow-prob 2% --fanout 20\n"
+    "  knee serve --preset null --tls --h2          # https with h2 and http/1.1 (ALPN)\n";
 
-static char epilog[2048];
+static char epilog[4096];
 
 static struct cmd_spec spec = {
     .name = "serve",
@@ -173,6 +203,136 @@ static void apply_flags(struct serve_config *c)
         c->grace_ns = a.grace_ns;
     if (seen("max-header-bytes"))
         c->max_header_bytes = (size_t)a.max_header_bytes;
+    c->tls = a.tls || a.cert || a.key;
+    c->cert_file = a.cert;
+    c->key_file = a.key;
+    c->h2 = a.h2;
+}
+
+/* Command-line text echoed into an error line, with control bytes escaped (\r, \n, \xHH)
+ * so input cannot forge or break lines. Returns out. */
+static const char *printable(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && n + 5 < cap; p++) {
+        if (*p == '\r' || *p == '\n' || *p == '\t') {
+            out[n++] = '\\';
+            out[n++] = *p == '\r' ? 'r' : *p == '\n' ? 'n' : 't';
+        } else if (*p < 0x20 || *p == 0x7f) {
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", *p);
+        } else {
+            out[n++] = (char)*p;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* The raw counts are uint64 and the configuration's fields narrower: bound them here, so
+ * a value cannot wrap into range (--workers 4294967297 is not 1). */
+static int check_counts(void)
+{
+    if (seen("pool") && a.pool > SERVE_POOL_MAX)
+        return opt_fail(&spec, "--pool: at most %u slots", SERVE_POOL_MAX);
+    if (seen("workers") && (a.workers < 1 || a.workers > SERVE_WORKERS_MAX))
+        return opt_fail(&spec, "--workers: between 1 and %u", SERVE_WORKERS_MAX);
+    if (seen("fanout") && a.fanout > SERVE_FANOUT_MAX)
+        return opt_fail(&spec, "--fanout: at most %u", SERVE_FANOUT_MAX);
+    if (seen("max-conns") && (a.max_conns < 1 || a.max_conns > SERVE_MAX_CONNS_MAX))
+        return opt_fail(&spec, "--max-conns: between 1 and %u", SERVE_MAX_CONNS_MAX);
+    if (seen("max-header-bytes") && (a.max_header_bytes < 64 || a.max_header_bytes > 65536))
+        return opt_fail(&spec, "--max-header-bytes: between 64 and 65536");
+    return 0;
+}
+
+/* A flag given on the command line must change something on at least one server: one that
+ * no server uses is refused rather than silently ignored (--workers for a preset without
+ * CPU work). */
+struct flag_use {
+    const char *flag;
+    bool (*used)(const struct serve_config *c);
+    const char *why;
+};
+
+static bool uses_sim_work(const struct serve_config *c)
+{
+    return !c->null_response && !c->cpu_ns;
+}
+static bool uses_miss_ms(const struct serve_config *c)
+{
+    return uses_sim_work(c) && c->miss_rate > 0;
+}
+static bool uses_cpu(const struct serve_config *c)
+{
+    return c->cpu_ns > 0;
+}
+static bool uses_deps(const struct serve_config *c)
+{
+    return !c->null_response;
+}
+static bool uses_slow_deps(const struct serve_config *c)
+{
+    return !c->null_response && c->dep_slow_prob > 0;
+}
+
+static const struct flag_use flag_uses[] = {
+    {"hit-ms", uses_sim_work, "the work is CPU time (--cpu-ms) or none (null)"},
+    {"miss-rate", uses_sim_work, "the work is CPU time (--cpu-ms) or none (null): there is no cache"},
+    {"miss-ms", uses_miss_ms, "no request misses the cache: --miss-rate is 0 (or the work is CPU time)"},
+    {"workers", uses_cpu, "only CPU work (--cpu-ms, preset flat) runs on worker threads"},
+    {"dep-ms", uses_deps, "the null target has no dependencies"},
+    {"dep-slow-prob", uses_deps, "the null target has no dependencies"},
+    {"dep-slow-ms", uses_slow_deps, "no dependency is slow: --dep-slow-prob is 0"},
+    {"seed", uses_deps, "the null target makes no random choice"},
+};
+
+static int check_flag_uses(const struct serve_config *cfgs, size_t n)
+{
+    for (size_t f = 0; f < sizeof flag_uses / sizeof flag_uses[0]; f++) {
+        if (!seen(flag_uses[f].flag))
+            continue;
+        bool used = false;
+        char presets[256] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < n && !used; i++) {
+            used = flag_uses[f].used(&cfgs[i]);
+            if (!strstr(presets, cfgs[i].preset) && len + strlen(cfgs[i].preset) + 3 < sizeof presets)
+                len += (size_t)snprintf(presets + len, sizeof presets - len, "%s%s", len ? ", " : "", cfgs[i].preset);
+        }
+        if (!used)
+            return opt_fail(&spec, "--%s: has no effect on preset %s: %s", flag_uses[f].flag, presets,
+                            flag_uses[f].why);
+    }
+    return 0;
+}
+
+/* Every connection is a descriptor: raise the soft open-file limit towards what the
+ * servers' --max-conns add up to (never above the hard limit), and say so when it stays
+ * short. Beyond the limit, accept() fails and the server pauses accepting for a moment;
+ * the connections wait in the listen backlog. */
+static void raise_nofile(const struct serve_config *cfgs, size_t n)
+{
+    uint64_t want = FDS_PROCESS, conns = 0;
+    for (size_t i = 0; i < n; i++) {
+        conns += cfgs[i].max_conns;
+        want += (uint64_t)cfgs[i].max_conns + FDS_PER_SERVER;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rlim_t target = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? (rlim_t)want : rl.rlim_max;
+    if (target > rl.rlim_cur) {
+        rl.rlim_cur = target;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < want)
+        fprintf(stderr,
+                "knee serve: open files are limited to %llu (hard limit %llu), fewer than the %llu that --max-conns "
+                "asks for (%llu connections in all, plus the servers' own): connections beyond the limit wait in "
+                "the listen backlog\n",
+                (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, (unsigned long long)want,
+                (unsigned long long)conns);
 }
 
 /* "report@127.0.0.1:0" → preset "report", address "127.0.0.1:0". */
@@ -287,15 +447,10 @@ int cmd_serve(int argc, char **argv)
         return r == 1 ? 0 : 2;
     }
     int rc = 0;
-    if (ma.linger_ns && !ma.listen) {
-        rc = opt_fail(&spec, "--metrics-linger: needs --metrics-listen");
+    double bounds[METRICS_MAX_BOUNDS];
+    size_t nbounds;
+    if ((rc = metrics_flags_check(&ma, &spec, NULL, 0, bounds, &nbounds)) != 0)
         goto out;
-    }
-    char merr[160];
-    if (ma.listen && metrics_endpoint_check(ma.listen, merr, sizeof merr)) {
-        rc = opt_fail(&spec, "--metrics-listen: %s", merr);
-        goto out;
-    }
     struct serve_config cfgs[MAX_SERVERS];
     size_t ncfg = 0;
     const char *deflt[] = {"127.0.0.1:0"};
@@ -307,21 +462,26 @@ int cmd_serve(int argc, char **argv)
     }
     for (size_t i = 0; i < nlisten; i++) {
         char preset[SERVE_NAME_MAX], addr[SERVE_ADDR_MAX];
+        char shown[4 * SERVE_ADDR_MAX];
         if (split_listen(listens[i], a.preset, preset, sizeof preset, addr, sizeof addr)) {
-            rc = opt_fail(&spec, "--listen: '%s' is not [PRESET@]ADDR:PORT", listens[i]);
+            rc =
+                opt_fail(&spec, "--listen: '%s' is not [PRESET@]ADDR:PORT", printable(listens[i], shown, sizeof shown));
             goto out;
         }
         for (uint64_t k = 0; k < a.count; k++) {
             struct serve_config *c = &cfgs[ncfg];
             if (serve_preset(preset, c)) {
                 rc = opt_fail(&spec, "%s: unknown preset '%s' (report, quiet, queue, flat, fanout, null)",
-                              a.listen.n ? "--listen" : "--preset", preset);
+                              a.listen.n ? "--listen" : "--preset", printable(preset, shown, sizeof shown));
                 goto out;
             }
             apply_flags(c);
             c->seed += ncfg;
+            for (size_t b = 0; b < nbounds; b++) /* --metrics-listen: server time as a histogram */
+                c->time_bounds_ns[b] = (uint64_t)llround(bounds[b] * 1e9);
+            c->ntime_bounds = (unsigned)nbounds;
             if (nth_address(addr, k, c->listen, sizeof c->listen)) {
-                rc = opt_fail(&spec, "--listen: '%s' is not ADDR:PORT", addr);
+                rc = opt_fail(&spec, "--listen: '%s' is not ADDR:PORT", printable(addr, shown, sizeof shown));
                 goto out;
             }
             char err[160];
@@ -332,6 +492,19 @@ int cmd_serve(int argc, char **argv)
             ncfg++;
         }
     }
+    if ((rc = check_flag_uses(cfgs, ncfg)) != 0 || (rc = check_counts()) != 0)
+        goto out;
+    if (a.cert && a.key) { /* a certificate that does not load is bad input: say why before starting */
+        struct tls_server_config tc = {.cert_file = a.cert, .key_file = a.key};
+        struct tls_ctx *ctx;
+        char terr[512];
+        if (tls_server_new(&tc, &ctx, terr, sizeof terr)) {
+            rc = opt_fail(&spec, "%s", terr);
+            goto out;
+        }
+        tls_ctx_free(ctx);
+    }
+    raise_nofile(cfgs, ncfg);
 
     /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below.
      * A shell starts background jobs with SIGINT ignored, and an ignored signal is
@@ -353,12 +526,21 @@ int cmd_serve(int argc, char **argv)
     for (; started < ncfg; started++) {
         int e = serve_start(&cfgs[started], &h[started]);
         if (e) {
-            fprintf(stderr, "knee serve: --listen %s: %s\n", cfgs[started].listen,
+            char shown[4 * SERVE_ADDR_MAX];
+            fprintf(stderr, "knee serve: --listen %s: %s\n", printable(cfgs[started].listen, shown, sizeof shown),
                     e == KNEE_EINVAL ? "address does not parse or resolve" : knee_strerror(e));
             rc = e == KNEE_EINVAL ? 2 : 1;
             break;
         }
-        printf("listening on %s (%s)\n", serve_address(h[started]), cfgs[started].preset);
+        if (cfgs[started].tls || cfgs[started].h2)
+            printf("listening on %s (%s) %s%s\n", serve_address(h[started]), cfgs[started].preset,
+                   cfgs[started].tls ? "https" : "http", cfgs[started].h2 ? (cfgs[started].tls ? " h2" : " h2c") : "");
+        else
+            printf("listening on %s (%s)\n", serve_address(h[started]), cfgs[started].preset);
+        bool self_signed;
+        const char *fp = serve_tls_fingerprint(h[started], &self_signed);
+        if (fp && self_signed)
+            printf("tls: self-signed certificate, SHA-256 %s (clients need --insecure)\n", fp);
         fflush(stdout);
     }
     if (started == ncfg && (rc = metrics_start(&metrics, h, started)) == 0) {
@@ -378,8 +560,10 @@ int cmd_serve(int argc, char **argv)
     }
     for (size_t i = 0; i < started; i++)
         serve_shutdown(h[i]);
+    for (size_t i = 0; i < started; i++)
+        serve_join(h[i]); /* drained: the counters and server times are final */
     if (metrics.ms)
-        metrics_serve_detach(metrics.ms); /* before serve_stop() frees the handles */
+        metrics_serve_detach(metrics.ms); /* the last poll; before serve_stop() frees the handles */
     for (size_t i = 0; i < started; i++) {
         struct serve_counters fc;
         char addr[SERVE_ADDR_MAX], json[640];

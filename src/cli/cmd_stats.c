@@ -10,15 +10,25 @@
 #include "core/err.h"
 #include "core/units.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char epilog[] =
     "Input: CSV with a header (comma, quoted fields, CRLF) or knee's binary request log\n"
-    "(knee run --out x.bin); several files are concatenated in order. Files named *.hlog are\n"
+    "(knee run --out x.bin); several files are concatenated in order; '-' reads standard input\n"
+    "(stored in a temporary file first, removed at once, so --approx can read it twice). Rows\n"
+    "may come in any order (knee run writes them as requests complete): the values are put in\n"
+    "time order (the time column) before the ten 100-row windows are cut. Rows knee marked\n"
+    "warm-up (the binary flag, the CSV's warmup column) are left out and counted unless\n"
+    "--keep-warmup. On knee's own logs (the binary log, or a CSV with knee's warmup column) and\n"
+    "a _ms column, section 1 also shows the numbers as knee run summarises them (HdrHistogram,\n"
+    "3 significant digits: at most 1/1024 above the exact ones). Files named *.hlog are\n"
     "HdrHistogram interval logs: they go to knee hlog stats (--from/--to/--json). Empty cells in the column (a dropped "
     "request has no\n"
     "latency) are counted and left out; every other bad cell stops with FILE:LINE, exit 2.\n"
@@ -130,6 +140,11 @@ static int plan_init(const struct cmd_spec *spec, const struct stats_flags *f, s
         if (prom_parse_bounds(f->buckets, p->prom_bounds, &p->lo.nprom) != 0)
             rc = opt_fail(spec, "--buckets: '%s' is not an increasing list of at most %d numbers such as 5,10,25",
                           f->buckets, PROM_MAX_BOUNDS);
+        else if (p->prom_bounds[0] < 0) /* increasing: the first is the smallest */
+            rc = opt_fail(spec,
+                          "--buckets: '%s': a bound below 0 (%g) can count nothing, since knee stats refuses "
+                          "negative values",
+                          f->buckets, p->prom_bounds[0]);
         p->ro.custom_buckets = true;
         p->lo.prom_bounds = p->prom_bounds;
     }
@@ -157,20 +172,73 @@ static int fail_empty(const struct cmd_spec *spec, const struct dataset *d, cons
     if (d->rows == 0 && d->missing == 0)
         return opt_fail(spec, "%s: no data rows (only a header)", files->n == 1 ? files->v[0] : "the inputs");
     return opt_fail(spec,
-                    "no values left to analyse: %llu rows read, %llu left out by --where, %llu by --skip/--until, "
+                    "no values left to analyse: %llu row%s read, %llu left out by --where, %llu by --skip/--until, "
                     "%llu warm-up, %llu without a %s value",
-                    (unsigned long long)d->rows, (unsigned long long)d->filtered_where,
+                    (unsigned long long)d->rows, d->rows == 1 ? "" : "s", (unsigned long long)d->filtered_where,
                     (unsigned long long)d->filtered_time, (unsigned long long)d->filtered_warmup,
                     (unsigned long long)d->missing, column);
+}
+
+/* Standard input ("-") is copied once into a temporary file that is unlinked at once (so
+ * nothing is left behind, whatever happens) and read through /proc/self/fd: the readers then
+ * see a file, --approx can read it twice, and messages still say "-". */
+struct spool {
+    int fd;
+    char path[64];
+};
+
+/* Copy standard input into s. 0, or the exit code after the message (1: it could not be
+ * stored). */
+static int spool_stdin(const struct cmd_spec *spec, struct spool *s)
+{
+    const char *dir = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/knee-stats-stdin-XXXXXX", dir && *dir ? dir : "/tmp");
+    s->fd = mkostemp(tmpl, O_CLOEXEC);
+    if (s->fd < 0) {
+        opt_fail(spec, "-: cannot store standard input in %s: %s", dir && *dir ? dir : "/tmp", strerror(errno));
+        return 1;
+    }
+    unlink(tmpl); /* ours alone: made with O_EXCL by mkostemp, gone when the descriptor closes */
+    snprintf(s->path, sizeof s->path, "/proc/self/fd/%d", s->fd);
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            opt_fail(spec, "-: reading standard input: %s", strerror(errno));
+            return 1;
+        }
+        if (n == 0)
+            return 0;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(s->fd, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                opt_fail(spec, "-: cannot store standard input in %s: %s", dir && *dir ? dir : "/tmp",
+                         w < 0 ? strerror(errno) : "short write");
+                return 1;
+            }
+            off += w;
+        }
+    }
+}
+
+/* One input: a file, or "-" through its spool. */
+static int load_one(struct dataset *d, const char *arg, const struct spool *s)
+{
+    return strcmp(arg, "-") == 0 ? dataset_load_named(d, s->path, "-") : dataset_load(d, arg);
 }
 
 /* Every file into *d (dataset_init'ed by the caller), then, with --approx, the second pass
  * for the small windows. 0, or 2 after a message naming the file and line. */
 static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, const struct strlist *files,
-                       struct dataset *d)
+                       struct dataset *d, const struct spool *s)
 {
     for (size_t i = 0; i < files->n; i++)
-        if (dataset_load(d, files->v[i]) != 0)
+        if (load_one(d, files->v[i], s) != 0)
             return opt_fail(spec, "%s", d->err);
     if (d->kept == 0)
         return fail_empty(spec, d, files, p->lo.column);
@@ -183,7 +251,7 @@ static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, 
     /* the ten windows sit at fractions of the group's length, known only now: read again */
     dataset_begin_pass2(d, (size_t)small_gi, REPORT_SMALL_WINDOWS, REPORT_SMALL_WINDOW_LEN);
     for (size_t i = 0; i < files->n; i++)
-        if (dataset_load(d, files->v[i]) != 0)
+        if (load_one(d, files->v[i], s) != 0)
             return opt_fail(spec, "%s (second pass)", d->err);
     return 0;
 }
@@ -197,15 +265,25 @@ static int stats_run(const struct cmd_spec *spec, const struct stats_flags *f, c
     bool d_init = false;
     struct report rep;
     bool rep_init = false;
+    struct spool s = {.fd = -1, .path = ""};
     int rc = plan_init(spec, f, &p);
     if (rc)
+        goto out;
+    size_t ndash = 0;
+    for (size_t i = 0; i < files->n; i++)
+        ndash += strcmp(files->v[i], "-") == 0;
+    if (ndash > 1) {
+        rc = opt_fail(spec, "'-' (standard input) may be given once");
+        goto out;
+    }
+    if (ndash && (rc = spool_stdin(spec, &s)) != 0)
         goto out;
     if (dataset_init(&d, &p.lo) != 0) {
         rc = opt_fail(spec, "--buckets: invalid bounds");
         goto out;
     }
     d_init = true;
-    if ((rc = load_inputs(spec, &p, files, &d)) != 0)
+    if ((rc = load_inputs(spec, &p, files, &d, &s)) != 0)
         goto out;
     int e = report_build(&rep, &d, &p.ro);
     rep_init = true;
@@ -217,12 +295,14 @@ static int stats_run(const struct cmd_spec *spec, const struct stats_flags *f, c
         report_print_json(stdout, &rep, true);
     else
         report_print_text(stdout, &rep);
-    rc = fflush(stdout) == 0 ? 0 : 1;
+    rc = opt_stdout_done(spec);
 out:
     if (rep_init)
         report_release(&rep);
     if (d_init)
         dataset_release(&d);
+    if (s.fd >= 0)
+        close(s.fd);
     plan_release(&p);
     return rc;
 }
@@ -263,7 +343,9 @@ int cmd_stats(int argc, char **argv)
         {"approx", 0, OPT_FLAG, &f.approx, NULL,
          "HDR histograms in constant memory instead of every value (for inputs larger than memory)", 0, NULL, false},
         {"keep-warmup", 0, OPT_FLAG, &f.keep_warmup, NULL,
-         "binary logs: keep requests flagged warm-up (left out by default)", 0, NULL, false},
+         "keep requests marked warm-up (knee's logs: the binary log's flag, the CSV's warmup column = 1); left out "
+         "and counted by default",
+         0, NULL, false},
         {"json", 0, OPT_FLAG, &f.json, NULL, "print every number as one JSON object", 0, NULL, false},
     };
     struct cmd_spec spec = {

@@ -1,11 +1,16 @@
 /* The subcommands. Each lives in src/cli/cmd_<name>.c, parses its own options with an
  * option table (cli/opt.h) and returns the process exit code:
  *   0 ok · 2 usage or bad input · 99 a --threshold failed (knee capacity: --require not met)
- *   · 3 knee capacity's verdict is INVALID · 1 a runtime failure. */
+ *   · 1 a runtime failure (an output that was asked for and not written among them) · 3 a load
+ *   run in which not one request succeeded (KNEE_EXIT_NO_OK: the target is down, refuses, or
+ *   every request failed; the numbers are printed, but no latency of a working service was
+ *   measured); knee capacity: its verdict is INVALID. */
 #ifndef KNEE_CLI_COMMANDS_H
 #define KNEE_CLI_COMMANDS_H
 
 #include <stdio.h>
+
+#define KNEE_EXIT_NO_OK 3
 
 struct command {
     const char *name;
@@ -29,6 +34,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 /* knee report: one self-contained HTML report of runs (src/cli/cmd_report.c, src/html). */
 int cmd_report(int argc, char **argv);
+/* knee compare: before/after with repetitions (src/cli/cmd_compare.c, src/compare). */
+int cmd_compare(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */
 int cmd_run(int argc, char **argv);
 /* knee capacity: the ladder, the vote, the probe and the cross-check (src/cli/cmd_capacity.c,

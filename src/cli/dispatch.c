@@ -2,6 +2,8 @@
  * tests can drive the whole CLI in-process. */
 #include "cli/commands.h"
 
+#include "core/err.h"
+
 #include <string.h>
 
 static void usage(FILE *out)
@@ -14,7 +16,7 @@ static void usage(FILE *out)
     for (const struct command *c = knee_commands; c->name; c++)
         fprintf(out, "  %-8s  %s\n", c->name, c->summary);
     fputs("\nexit codes: 0 ok, 1 runtime failure, 2 usage or bad input, 99 a threshold failed,\n"
-          "            3 knee capacity's verdict is INVALID\n",
+          "            3 not one request succeeded (knee run) or knee capacity's verdict is INVALID\n",
           out);
 }
 
@@ -31,7 +33,7 @@ int knee_main(int argc, char **argv)
             for (const struct command *c = knee_commands; c->name; c++)
                 if (strcmp(c->name, argv[2]) == 0)
                     return c->fn(2, sub);
-            fprintf(stderr, "knee: unknown command '%s' (see knee --help)\n", argv[2]);
+            knee_report(stderr, "knee: ", "unknown command '%s' (see knee --help)", argv[2]);
             return 2;
         }
         usage(stdout);
@@ -45,8 +47,8 @@ int knee_main(int argc, char **argv)
         if (strcmp(c->name, name) == 0)
             return c->fn(argc - 1, argv + 1);
     if (name[0] == '-')
-        fprintf(stderr, "knee: unknown option '%s' (see knee --help)\n", name);
+        knee_report(stderr, "knee: ", "unknown option '%s' (see knee --help)", name);
     else
-        fprintf(stderr, "knee: unknown command '%s' (see knee --help)\n", name);
+        knee_report(stderr, "knee: ", "unknown command '%s' (see knee --help)", name);
     return 2;
 }

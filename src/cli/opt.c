@@ -5,6 +5,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +28,24 @@ void strlist_release(struct strlist *l)
 
 int opt_fail(const struct cmd_spec *spec, const char *fmt, ...)
 {
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "knee %s: ", spec->name);
     va_list ap;
-    fprintf(stderr, "knee %s: ", spec->name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    knee_vreport(stderr, prefix, fmt, ap); /* input quoted in the message is escaped there */
     va_end(ap);
-    fputc('\n', stderr);
     return 2;
+}
+
+int opt_stdout_done(const struct cmd_spec *spec)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    int e = errno ? errno : EIO;
+    clearerr(stdout);
+    opt_fail(spec, "standard output: %s", strerror(e));
+    return 1;
 }
 
 static const char *kind_example(enum opt_kind k)
@@ -144,8 +156,13 @@ static int parse_args(struct cmd_spec *spec, int argc, char **argv, struct strli
             if (eq)
                 val = eq + 1;
         } else {
-            if (a[2] != '\0' && !find_short(spec, a[1]))
+            if (a[2] != '\0' && !find_short(spec, a[1])) {
+                /* -rate, -duration: Go-style flags (vegeta, hey) typed by habit */
+                size_t len = strcspn(a + 1, "=");
+                if (find_long(spec, a + 1, len))
+                    return opt_fail(spec, "unknown option '%s': did you mean --%.*s?", a, (int)len, a + 1);
                 return opt_fail(spec, "unknown option '%s' (see knee %s --help)", a, spec->name);
+            }
             o = find_short(spec, a[1]);
             if (!o)
                 return opt_fail(spec, "unknown option '%s' (see knee %s --help)", a, spec->name);

@@ -70,6 +70,10 @@ void opt_print_help(const struct cmd_spec *spec, FILE *out);
 /* Find an option by long name (for `seen`); NULL when absent. */
 const struct opt *opt_find(const struct cmd_spec *spec, const char *name);
 
+/* Flush standard output after a command printed its result there: 0, or 1 (an output that was
+ * asked for and not written) after "knee <cmd>: standard output: <why>" on stderr. */
+int opt_stdout_done(const struct cmd_spec *spec);
+
 /* Print "knee <cmd>: <message>" to stderr and return 2 (the exit code for bad input). */
 int opt_fail(const struct cmd_spec *spec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,5 +1,6 @@
 /* knee run's output files: --json and --hlog opened before the run (so a bad path is exit 2
- * before any request), written after it (a failed write is reported and is exit 1). */
+ * before any request), written after it (a failed write is reported and is exit 1), through
+ * core/outfile (never destroying what knee did not create). */
 #include "cli/run_output.h"
 
 #include "core/clock.h"
@@ -59,11 +60,12 @@ static void on_interval(void *ctx, size_t target, double start_s, double length_
 
 int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct run_config *cfg)
 {
+    char why[512];
     o->targets = cfg->targets;
-    if (o->json_path && strcmp(o->json_path, "-") != 0) {
-        o->json = fopen(o->json_path, "w");
-        if (!o->json)
-            return opt_fail(spec, "--json %s: %s", o->json_path, strerror(errno));
+    if (o->json_path) {
+        if (outfile_open(&o->json, o->json_path, why, sizeof why))
+            return opt_fail(spec, "--json %s", why);
+        o->json_open = true;
     }
     if (!o->hlog_path)
         return 0;
@@ -71,8 +73,13 @@ int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct ru
         run_output_abort(o);
         return 2;
     }
-    o->hlog_file = fopen(o->hlog_path, "w");
-    int r = o->hlog_file ? hlog_writer_open(&o->hlog, o->hlog_file, (double)clock_wall_ns() / 1e9, NULL) : -errno;
+    if (outfile_open(&o->hlog_file, o->hlog_path, why, sizeof why)) {
+        opt_fail(spec, "--hlog %s", why);
+        run_output_abort(o);
+        return 2;
+    }
+    o->hlog_open = true;
+    int r = hlog_writer_open(&o->hlog, o->hlog_file.f, (double)clock_wall_ns() / 1e9, NULL);
     if (r) {
         opt_fail(spec, "--hlog %s: %s", o->hlog_path, knee_strerror(r));
         run_output_abort(o);
@@ -83,50 +90,61 @@ int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct ru
     return 0;
 }
 
+/* The reason of a failed write through an outfile: the first write's errno when it is known
+ * (ENOSPC rather than "I/O error"), else the hlog writer's own code. */
+static int write_error(const struct outfile *f, int fallback)
+{
+    int e = outfile_write_error(f);
+    return e ? -e : fallback;
+}
+
 bool run_output_close_hlog(struct run_output *o)
 {
-    if (!o->hlog_file)
+    if (!o->hlog_open)
         return true;
     int r = hlog_writer_close(o->hlog);
     o->hlog = NULL;
-    if (fclose(o->hlog_file) != 0 && !r)
-        r = -errno;
-    o->hlog_file = NULL;
-    if (!o->hlog_err)
+    if (!o->hlog_err && r)
         o->hlog_err = r;
-    if (o->hlog_err)
-        fprintf(stderr, "knee run: --hlog %s: %s\n", o->hlog_path, knee_strerror(o->hlog_err));
-    return o->hlog_err == 0;
+    o->hlog_open = false;
+    char why[512];
+    if (o->hlog_err) {
+        int e = write_error(&o->hlog_file, o->hlog_err);
+        outfile_abort(&o->hlog_file);
+        knee_report(stderr, "knee run: ", "--hlog %s: %s", o->hlog_path, knee_strerror(e));
+        return false;
+    }
+    if (outfile_commit(&o->hlog_file, why, sizeof why)) {
+        knee_report(stderr, "knee run: ", "--hlog %s", why);
+        return false;
+    }
+    return true;
 }
 
 bool run_output_json(struct run_output *o, const struct run_config *cfg, const struct run_result *res,
                      const struct run_threshold *thr, size_t nthr)
 {
-    if (!o->json_path)
+    if (!o->json_open)
         return true;
-    if (!o->json) {
-        run_write_json(stdout, cfg, res, thr, nthr, true);
-        return true;
+    run_write_json(o->json.f, cfg, res, thr, nthr, true);
+    o->json_open = false;
+    char why[512];
+    if (outfile_commit(&o->json, why, sizeof why)) {
+        knee_report(stderr, "knee run: ", "--json %s", why);
+        return false;
     }
-    run_write_json(o->json, cfg, res, thr, nthr, true);
-    bool ok = !ferror(o->json);
-    if (fclose(o->json) != 0)
-        ok = false;
-    o->json = NULL;
-    if (!ok)
-        fprintf(stderr, "knee run: --json %s: %s\n", o->json_path, strerror(errno ? errno : EIO));
-    return ok;
+    return true;
 }
 
 void run_output_abort(struct run_output *o)
 {
-    if (o->json)
-        fclose(o->json);
-    o->json = NULL;
+    if (o->json_open)
+        outfile_abort(&o->json);
+    o->json_open = false;
     if (o->hlog)
         hlog_writer_close(o->hlog);
     o->hlog = NULL;
-    if (o->hlog_file)
-        fclose(o->hlog_file);
-    o->hlog_file = NULL;
+    if (o->hlog_open)
+        outfile_abort(&o->hlog_file);
+    o->hlog_open = false;
 }

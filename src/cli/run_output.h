@@ -1,6 +1,10 @@
 /* The output files of `knee run` beside the terminal summary: --json (a file, or "-" for
  * stdout) and --hlog (the HdrHistogram interval log fed by the run's per-second callback).
- * Private to src/cli; a command that runs several times (--repeat) opens them once. */
+ * Both go through core/outfile, as --out does inside the engine: an existing file is replaced
+ * whole when the run's output is complete (the habit of wrk, k6 and vegeta users), and keeps
+ * its old content when the run fails first; a device, FIFO or symlink to one is written in
+ * place and never removed. Private to src/cli; a command that runs several times (--repeat)
+ * opens them once. */
 #ifndef KNEE_CLI_RUN_OUTPUT_H
 #define KNEE_CLI_RUN_OUTPUT_H
 
@@ -8,6 +12,7 @@
 #include <stdio.h>
 
 #include "cli/opt.h"
+#include "core/outfile.h"
 #include "hlog/hlog.h"
 #include "load/run.h"
 #include "load/threshold.h"
@@ -15,8 +20,9 @@
 struct run_output {
     const char *json_path; /* NULL, "-" (stdout) or a file */
     const char *hlog_path; /* NULL or a file */
-    FILE *json;            /* the open --json file (NULL for none or stdout) */
-    FILE *hlog_file;
+    struct outfile json;   /* open when json_open */
+    struct outfile hlog_file;
+    bool json_open, hlog_open;
     struct hlog_writer *hlog;
     const struct run_target_config *targets; /* the tags of the hlog intervals */
     int hlog_err;                            /* the first --hlog write error */
@@ -28,19 +34,20 @@ int run_output_check(const struct run_output *o, const struct cmd_spec *spec, co
 
 /* Open --json and --hlog (the hlog tags are the target names: checked here) and point
  * cfg->on_interval at the hlog writer. Returns 0 or 2 after one line naming the flag; on 2
- * nothing stays open. */
+ * nothing stays open and nothing was touched. */
 int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct run_config *cfg);
 
-/* Finish the hlog after the run: true when it was written whole, else false after one line
- * on stderr. */
+/* Finish the hlog after the run: true when it was written whole and put in place, else false
+ * after one line on stderr naming the path and the reason. */
 bool run_output_close_hlog(struct run_output *o);
 
-/* Write the JSON document (when asked) and close its file: true when it was written whole,
- * else false after one line on stderr. */
+/* Write the JSON document (when asked) and put it in place: true when it was written whole,
+ * else false after one line on stderr naming the path and the reason. */
 bool run_output_json(struct run_output *o, const struct run_config *cfg, const struct run_result *res,
                      const struct run_threshold *thr, size_t nthr);
 
-/* Close whatever is still open (error paths). */
+/* Give up whatever is still open (error paths): files knee created are removed, what existed
+ * is as it was. */
 void run_output_abort(struct run_output *o);
 
 #endif

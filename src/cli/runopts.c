@@ -49,7 +49,8 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
                    "open loop: rate rising (or falling) linearly over the duration");
     case RUNOPT_CONNECTIONS:
         return ROW("connections", 'c', OPT_COUNT, &o->connections, "N",
-                   "closed loop: concurrent clients (default 8); open loop: connection pool cap (default 10000)");
+                   "closed loop: concurrent clients, one connection each (default 8; at most --requests); open loop: "
+                   "connection pool cap (default 10000)");
     case RUNOPT_THINK:
         return ROW("think", 0, OPT_DURATION, &o->think_ns, "D",
                    "closed loop: pause between a response and the next request");
@@ -76,6 +77,10 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
     case RUNOPT_NO_KEEPALIVE:
         return ROW("no-keepalive", 0, OPT_FLAG, &o->no_keepalive, NULL,
                    "a new connection for every request (Connection: close)");
+    case RUNOPT_RETRY_STALE:
+        return ROW("retry-stale", 0, OPT_FLAG, &o->retry_stale, NULL,
+                   "send a request again, once, when its reused keep-alive connection closes before any byte of "
+                   "the response (counted; off by default)");
     case RUNOPT_TIMEOUT:
         return ROW("timeout", 0, OPT_DURATION, &o->timeout_ns, "D", "per request, from its send (default 10s)");
     case RUNOPT_DRAIN:
@@ -105,7 +110,9 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
                         "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US);
     case RUNOPT_LAG_LIMIT:
         return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
-                        "lag p99 above D marks the run generator-limited (1ms)", NS_PER_MS);
+                        "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
+                        "latency)",
+                        NS_PER_MS);
     case RUNOPT_COUNT:
         break;
     }
@@ -254,6 +261,7 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->drain_ns = seen(spec, "drain") ? o->drain_ns : cfg->timeout_ns;
     cfg->warmup_ns = o->warmup_ns;
     cfg->keepalive = !o->no_keepalive;
+    cfg->retry_stale = o->retry_stale;
     cfg->expect_body = o->expect_body;
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;

@@ -50,6 +50,7 @@ enum runopt_id {
     RUNOPT_HEADER,
     RUNOPT_BODY,
     RUNOPT_NO_KEEPALIVE,
+    RUNOPT_RETRY_STALE,
     RUNOPT_TIMEOUT,
     RUNOPT_DRAIN,
     RUNOPT_WARMUP,
@@ -72,6 +73,7 @@ struct runopts {
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
+    bool retry_stale;
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

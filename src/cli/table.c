@@ -6,6 +6,7 @@ const struct command knee_commands[] = {
     {"run", cmd_run, "send load (open or closed loop) and report latency, outcomes and generator lag"},
     {"capacity", cmd_capacity, "how much load a service carries within its SLO (ladder, vote, probe, cross-check)"},
     {"serve", cmd_serve, "run lab target servers with known sources of tail latency"},
+    {"compare", cmd_compare, "before/after: repeated runs, the same load model, differences with intervals, a verdict"},
     {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},
     {"hlog", cmd_hlog, "HdrHistogram interval logs: show, stats, tags, merge (exact, Java-compatible)"},
     {"report", cmd_report, "one self-contained HTML report (charts and summary) of one or more runs"},

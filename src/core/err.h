@@ -3,6 +3,9 @@
 #ifndef KNEE_CORE_ERR_H
 #define KNEE_CORE_ERR_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #define KNEE_ERRORS(X)                                                                                                 \
     X(KNEE_EINVAL, -5001, "invalid argument")                                                                          \
     X(KNEE_ENAN, -5002, "value is not a number")                                                                       \
@@ -35,6 +38,21 @@ const char *knee_strerror(int code);
  * return code: `return knee_fail(err, errlen, KNEE_EINVAL, "bad --rate '%s'", s);`. The one
  * format-and-return helper of libknee. */
 int knee_fail(char *err, unsigned long errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Copy the n bytes of src into dst (dstlen bytes, always NUL-terminated when dstlen > 0) as
+ * printable text for one line of a terminal: CR, LF and TAB become \r, \n and \t, every other
+ * C0 control byte, DEL, the C1 controls (U+0080..U+009F) and bytes that are not valid UTF-8
+ * become \xNN (one per byte); valid UTF-8 text is copied as it is. A backslash is copied as it
+ * is (paths stay readable). Returns the length the escaped text needs (without the NUL), as
+ * snprintf does, so a caller can size dst. */
+unsigned long knee_escape(char *dst, unsigned long dstlen, const char *src, unsigned long n);
+
+/* Print one error line to out: prefix (as it is, e.g. "knee stats: "), then the formatted
+ * message with knee_escape applied (a message may quote input: a CSV cell, a log line, a
+ * file name), then '\n'. Every command's error lines go through here (cli/opt's opt_fail,
+ * the dispatch, knee lab), so no byte of input reaches a terminal as a control sequence. */
+void knee_report(FILE *out, const char *prefix, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void knee_vreport(FILE *out, const char *prefix, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Abort with a message; used for out-of-memory (knee never limps on after a failed malloc). */
 _Noreturn void knee_oom(void);

@@ -238,6 +238,11 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
     return code;
 }
 
+int outfile_write_error(const struct outfile *o)
+{
+    return o->sink ? o->sink->err : 0;
+}
+
 void outfile_abort(struct outfile *o)
 {
     if (o->f && o->kind != OUTFILE_STDOUT)

@@ -59,6 +59,11 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen);
  * zeroed or already released struct. */
 void outfile_abort(struct outfile *o);
 
+/* The errno of the first write through o->f that failed (0: none so far). For a message that
+ * names the real reason ("No space left on device") when a writer above the FILE only knows
+ * that a write failed. */
+int outfile_write_error(const struct outfile *o);
+
 /* True when path names a destination knee writes in place and never replaces ("-", devices,
  * FIFOs, sockets, terminals, through symlinks). */
 bool outfile_is_special(const char *path);

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Beyond this magnitude a fixed-point number is a wall of digits (1.79e308 would print 309 of
+ * them): the formatters switch to scientific notation with the same significant digits. */
+#define UNITS_FIXED_MAX 1e15
+
 struct unit {
     const char *suffix;
     double factor;
@@ -212,7 +216,7 @@ char *units_fmt_count(uint64_t v, char *buf, size_t len)
 
 char *units_fmt_rate(double per_s, char *buf, size_t len)
 {
-    if (!isfinite(per_s) || fabs(per_s) >= 1e17) {
+    if (!isfinite(per_s) || fabs(per_s) >= UNITS_FIXED_MAX) {
         snprintf(buf, len, isfinite(per_s) ? "%.4g" : "-", per_s);
         return buf;
     }
@@ -228,6 +232,8 @@ char *units_fmt_ms(double ms, char *buf, size_t len)
 {
     if (!isfinite(ms))
         snprintf(buf, len, "-");
+    else if (fabs(ms) >= UNITS_FIXED_MAX)
+        snprintf(buf, len, "%.6g", ms);
     else if (ms >= 100000)
         snprintf(buf, len, "%.0f", ms);
     else
@@ -239,6 +245,8 @@ char *units_fmt_fixed(double v, int decimals, char *buf, size_t len)
 {
     if (isnan(v))
         snprintf(buf, len, "-");
+    else if (fabs(v) >= UNITS_FIXED_MAX)
+        snprintf(buf, len, "%.6g", v);
     else
         snprintf(buf, len, "%.*f", decimals, v);
     return buf;

@@ -46,7 +46,9 @@ char *units_fmt_seconds(double s, int sig, char *buf, size_t len);
 char *units_fmt_count(uint64_t v, char *buf, size_t len);
 
 /* A rate per second, rounded to one decimal, with thousands separators: 12345.67 →
- * "12,345.7"; "-" when not finite (no window to divide by). */
+ * "12,345.7"; "-" when not finite (no window to divide by). From 1e15 on, every formatter
+ * below that writes fixed-point numbers switches to scientific notation ("1.79e+308", never a
+ * 309-digit number). */
 char *units_fmt_rate(double per_s, char *buf, size_t len);
 
 /* Milliseconds for a latency table: three decimals ("12.345"), none from 100000 on

@@ -301,7 +301,7 @@ static enum scan scan_quoted(struct csv_reader *r, char *p, size_t avail, bool w
                 char c = p[i];
                 fail(r, KNEE_EFORMAT, line0 + nl,
                      "unexpected '%c' after a closing quote (a quote inside a quoted field is written \"\")",
-                     c >= ' ' && c < 127 ? c : '?');
+                     c ? c : '?'); /* printed through knee_report, which escapes control bytes */
                 return SCAN_ERROR;
             }
         } else {

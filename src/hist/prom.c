@@ -1,9 +1,11 @@
 /* Prometheus classic histogram: fixed `le` bounds (inclusive) plus +Inf, and PromQL's
  * histogram_quantile (promql/quantile.go bucketQuantile), step by step as Prometheus runs it on
- * the cumulative buckets, including its count-precision fix and its edge cases. */
+ * the cumulative buckets, including its count-precision fix and its edge cases; one deviation:
+ * an interpolation that floating point rounds out of its bucket is kept inside it. */
 #include "hist/prom.h"
 
 #include "core/err.h"
+#include "hist/hdr.h"
 
 #include <errno.h>
 #include <float.h>
@@ -173,9 +175,65 @@ double prom_quantile(const struct prom_hist *p, double q, struct prom_estimate *
     }
     e.low = start;
     e.high = end;
-    e.estimate = start + (end - start) * (rank / count);
+    /* Prometheus's interpolation, start + (end - start) * rank / count. In floating point it
+     * can land outside its own bucket: end - start overflows to infinity for bounds near
+     * ±DBL_MAX, and with bounds of opposite sign near ±1e78 the sum cancels and rounds past
+     * end. The first case is computed as a weighted mean instead (no overflow), and the result
+     * is kept inside [start, end], where the exact value always lies; for every finite
+     * interpolation that stays inside (all ordinary bounds) the number is Prometheus's. */
+    double f = rank / count;
+    double width = end - start;
+    double est = isfinite(width) ? start + width * f : start * (1 - f) + end * f;
+    e.estimate = est < start ? start : est > end ? end : est;
 done:
     if (out)
         *out = e;
     return e.estimate;
+}
+
+void prom_add_hdr(struct prom_hist *p, const struct hdr *h)
+{
+    if (!h->counts || h->total_count <= 0)
+        return;
+    /* Only the recorded range is visited: from the smallest value (0 when zeros were
+     * recorded) to the largest. The index math is hdr_value_from_index's, inline: a load
+     * thread runs this once a second over histograms that may span 20 buckets of 1024. */
+    size_t first = h->counts[0] || h->min_value == INT64_MAX ? 0 : hdr_index_of(h, h->min_value);
+    size_t last = hdr_index_of(h, h->max_value);
+    if (last >= h->counts_len)
+        last = h->counts_len - 1;
+    const int half_mag = h->sub_bucket_half_count_magnitude;
+    const int64_t half = h->sub_bucket_half_count;
+    size_t j = 0;
+    double bound = p->nbounds ? p->bounds[0] : INFINITY;
+    uint64_t in_j = 0, total = 0;
+    double sum = 0;
+    for (size_t i = first; i <= last; i++) {
+        int64_t c = h->counts[i];
+        if (c <= 0)
+            continue;
+        int b = (int)(i >> half_mag) - 1;
+        int64_t sub = (int64_t)(i & (size_t)(half - 1)) + half;
+        if (b < 0) {
+            sub -= half;
+            b = 0;
+        }
+        int shift = b + h->unit_magnitude;
+        int64_t lo = sub << shift, width = (int64_t)1 << shift; /* the bucket: lo .. lo + width - 1 */
+        double hi = (double)(lo + width - 1);
+        if (bound < hi) { /* past bound j: its count is complete */
+            p->counts[j] += in_j;
+            in_j = 0;
+            do
+                j++;
+            while (j < p->nbounds && p->bounds[j] < hi);
+            bound = j < p->nbounds ? p->bounds[j] : INFINITY;
+        }
+        in_j += (uint64_t)c;
+        total += (uint64_t)c;
+        sum += (double)c * (double)(lo + (width >> 1)); /* the median equivalent value */
+    }
+    p->counts[j] += in_j;
+    p->total += total;
+    p->sum += sum;
 }

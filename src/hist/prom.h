@@ -1,7 +1,10 @@
 /* A Prometheus classic histogram: counts on fixed upper bounds (`le`, inclusive) plus +Inf,
  * and quantile estimation exactly as PromQL's histogram_quantile (promql/quantile.go
  * bucketQuantile): linear interpolation inside the bucket, the lowest bucket starting at 0,
- * a rank in the +Inf bucket answered with the highest finite bound. Units are the caller's. */
+ * a rank in the +Inf bucket answered with the highest finite bound; an interpolation that
+ * floating point would round out of its bucket (bounds near ±1e308, or of opposite sign near
+ * ±1e78) is kept inside the bucket, where Prometheus would print a number outside it. Units
+ * are the caller's. */
 #ifndef KNEE_HIST_PROM_H
 #define KNEE_HIST_PROM_H
 
@@ -41,5 +44,18 @@ struct prom_estimate {
 };
 /* histogram_quantile(q). NAN when total == 0 or q is NAN; -INF for q < 0; +INF for q > 1. */
 double prom_quantile(const struct prom_hist *p, double q, struct prom_estimate *out);
+
+struct hdr;
+/* Add the values of an HdrHistogram (recorded in the unit of p's bounds, e.g. ns) to p, HDR
+ * bucket by HDR bucket: the values of one HDR bucket (lo..hi, equivalent at its precision) go
+ * to the first bound >= hi, its highest equivalent value (the value HdrHistogram reports for
+ * them), so the `le` counts agree with knee's HdrHistogram percentiles. The error bound: le=B
+ * never counts a value above B, and counts every value up to B except those in the HDR
+ * bucket B falls strictly inside, all of which lie within that bucket's width below B: at
+ * most B / h->sub_bucket_half_count (B/1024 at 3 significant digits, i.e. 0.1%), and none
+ * when B < h->sub_bucket_count (there HDR buckets are one unit wide) or B + 1 starts an HDR
+ * bucket. The sum adds count x the bucket's median equivalent value (as hdr_mean). Values
+ * in h's overflow (above h->highest) are not added, as they are not in h->total_count. */
+void prom_add_hdr(struct prom_hist *p, const struct hdr *h);
 
 #endif

@@ -590,7 +590,7 @@ int hlog_decode_base64(struct hlog_codec *c, const char *text, size_t len, struc
         if (bad >= len)
             return knee_fail(why, whylen, KNEE_EFORMAT, "base64 length %zu is not a multiple of 4", len);
         return knee_fail(why, whylen, KNEE_EFORMAT, "bad base64 at character %zu ('%c')", bad + 1,
-                         (text[bad] >= 0x20 && text[bad] < 0x7f) ? text[bad] : '?');
+                         text[bad] ? text[bad] : '?'); /* escaped where it is printed (knee_report) */
     }
     return hlog_decode(c, c->bin, n, out, why, whylen);
 }

@@ -186,11 +186,13 @@ static bool header_time(const char *line, const char *key, double *out)
     return parse_num(num, out);
 }
 
+/* The start of a bad field for a message, cut to the buffer. Control bytes are kept: the one
+ * place errors are printed (core/err's knee_report) escapes them as \r, \n, \xNN. */
 static const char *printable(const char *s, char *buf, size_t len)
 {
     size_t o = 0;
     for (; *s && o + 5 < len; s++)
-        buf[o++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+        buf[o++] = *s;
     buf[o] = '\0';
     return buf;
 }

@@ -77,7 +77,7 @@ int html_run_load_file(struct html_run *run, const char *path, char *err, size_t
 int html_run_load_reqlog(struct html_run *run, const char *path, char *err, size_t errlen);
 int html_run_load_csv(struct html_run *run, const char *path, char *err, size_t errlen);
 int html_run_load_hlog(struct html_run *run, const char *path, char *err, size_t errlen);
-/* A `knee run --json` document (schema knee-run/1): the summary block word for word as the
+/* A `knee run --json` document (schema knee-run/2, or /1 from an older knee): the summary block word for word as the
  * terminal printed it, the plan (open/closed loop, warm-up) and the per-second timeline. */
 int html_run_load_json(struct html_run *run, const char *path, char *err, size_t errlen);
 /* The same from memory (name labels messages). For fuzzing and in-process producers. */
@@ -122,7 +122,7 @@ int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errl
 int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen);
 
 /* One call for a command's --html FILE (stage 2: knee run, stats, lab): a report of one run
- * named `name` from what the command has — its knee-run/1 JSON in memory (json, json_len; NULL
+ * named `name` from what the command has — its knee-run/2 JSON in memory (json, json_len; NULL
  * when none), the summary it printed (NULL: rebuilt from the JSON), and the files it wrote
  * (per-request log, hlog; a NULL-terminated list, may be NULL). Written whole or not at all.
  * Errors as html_run_load_file (bad input) and html_report_write_file (the output). */

@@ -185,7 +185,7 @@ void html_run_note(struct html_run *run, const char *fmt, ...) __attribute__((fo
 /* Find or add a target by name (for histogram inputs); its index. */
 size_t html_run_target(struct html_run *run, const char *name);
 
-/* The terminal summary rebuilt from a parsed knee-run/1 document (jansson's json_t, passed
+/* The terminal summary rebuilt from a parsed knee-run document (jansson's json_t, passed
  * as void * so this header does not need jansson). Returns malloc'ed text or NULL with err. */
 char *html_summary_from_json(const void *root, char *err, size_t errlen);
 /* The parts of the terminal summary the records can back (accounting, latency tables). */

@@ -1,6 +1,7 @@
-/* Reading a `knee run --json` document (schema knee-run/1, docs/FORMATS.md) with jansson: the
+/* Reading a `knee run --json` document (schema knee-run/2 or /1, docs/FORMATS.md) with jansson: the
  * summary block, the plan (open or closed loop, warm-up, the generator-limited threshold) and
  * the per-second timeline. */
+#include "runreport/runreport.h"
 #include "html/internal.h"
 
 #include "core/clock.h"
@@ -43,9 +44,11 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
 {
     int r = 0;
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || strcmp(schema, "knee-run/1") != 0)
+    /* knee-run/2 (rates by event time) and the knee-run/1 files written before it */
+    if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
         return knee_fail(err, errlen, KNEE_EFORMAT,
-                         "%s: not a knee run JSON (schema \"%s\", expected \"knee-run/1\" as `knee run --json` writes)",
+                         "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
+                         "\" as `knee run --json` writes)",
                          path, schema ? schema : "none");
     char why[256];
     char *text = html_summary_from_json(root, why, sizeof why);
@@ -95,7 +98,7 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
         p->max_ms = num(e, "max_ms");
     }
     char src[1200];
-    snprintf(src, sizeof src, "%s (JSON, knee-run/1, %s loop, %zu target%s)", path,
+    snprintf(src, sizeof src, "%s (JSON, %s, %s loop, %zu target%s)", path, schema,
              run->closed_loop == 1 ? "closed" : "open", json_array_size(json_object_get(root, "targets")),
              json_array_size(json_object_get(root, "targets")) == 1 ? "" : "s");
     html_run_add_source(run, src);

@@ -292,7 +292,7 @@ static void jsummary(FILE *out, const json_t *root)
             num(root, "window_s"), fmt_rate(a, sizeof a, num(rates, "planned")),
             fmt_rate(b, sizeof b, num(rates, "sent")), fmt_rate(c, sizeof c, num(rates, "completed")),
             fmt_rate(d, sizeof d, num(rates, "goodput")));
-    double ratio = num(root, "send_ratio");
+    double ratio = num(root, json_object_get(root, "sent_on_schedule") ? "sent_on_schedule" : "send_ratio");
     if (open_loop && isfinite(ratio))
         fprintf(out, "  sent on schedule: %.2f%% of planned requests left by the end of the plan\n", 100 * ratio);
 

@@ -1,6 +1,9 @@
-/* Request parsing on top of http-parser: the callbacks only copy the target and count
- * bytes against the caps, and on_message_complete pauses the parser so each call stops
- * after exactly one request (pipelined requests are then answered one by one, in order). */
+/* Request parsing on top of http-parser: knee's framing scanner (http/framing.h) first
+ * decides where the request ends and refuses what is ambiguous; http-parser then parses
+ * exactly those bytes (method, target, version, keep-alive, the body) and must agree on
+ * where the request ended. Its callbacks only copy the target and count body bytes, and
+ * on_message_complete pauses the parser so each call stops after exactly one request
+ * (pipelined requests are then answered one by one, in order). */
 #include "http/request.h"
 
 #include "core/err.h"
@@ -16,34 +19,20 @@ static struct http_request_parser *from(http_parser *hp)
     return hp->data;
 }
 
-/* Count header-block bytes; past the cap the request is answered 431. Returning nonzero
- * from a callback makes http-parser stop with an HPE_CB_* error. */
-static int count_header(struct http_request_parser *p, size_t len)
-{
-    p->header_bytes += len;
-    if (p->header_bytes > p->max_header_bytes) {
-        p->error_status = 431;
-        return 1;
-    }
-    return 0;
-}
-
 static int on_message_begin(http_parser *hp)
 {
     struct http_request_parser *p = from(hp);
     p->in_message = true;
-    p->header_bytes = 0;
     p->body_bytes = 0;
     p->req.url_len = 0;
     p->req.url[0] = '\0';
     return 0;
 }
 
+/* The scanner caps the target at HTTP_REQUEST_URL_MAX already; the check guards the copy. */
 static int on_url(http_parser *hp, const char *at, size_t len)
 {
     struct http_request_parser *p = from(hp);
-    if (count_header(p, len))
-        return 1;
     if (p->req.url_len + len > HTTP_REQUEST_URL_MAX) {
         p->error_status = 414;
         return 1;
@@ -54,24 +43,16 @@ static int on_url(http_parser *hp, const char *at, size_t len)
     return 0;
 }
 
-/* Field names and values are not kept: http-parser itself tracks Connection,
- * Content-Length and Transfer-Encoding, which is all the server needs. Each line also
- * costs its ": " and CRLF, counted once per field name piece (an upper bound on lines). */
-static int on_header_field(http_parser *hp, const char *at, size_t len)
-{
-    (void)at;
-    return count_header(from(hp), len + 4);
-}
-
-static int on_header_value(http_parser *hp, const char *at, size_t len)
-{
-    (void)at;
-    return count_header(from(hp), len);
-}
-
+/* Returning nonzero (other than 1 and 2, which skip the body) stops http-parser with
+ * HPE_CB_headers_complete. The scanner has seen every byte http-parser has: if it has not
+ * reached the end of the head, the two read the message differently. */
 static int on_headers_complete(http_parser *hp)
 {
     struct http_request_parser *p = from(hp);
+    if (!http_framing_head_done(&p->framing)) {
+        p->error_status = 400;
+        return -1;
+    }
     p->headers_done = true;
     p->req.method = (enum http_method)hp->method;
     p->req.http_major = hp->http_major;
@@ -104,8 +85,6 @@ static int on_message_complete(http_parser *hp)
 static const http_parser_settings settings = {
     .on_message_begin = on_message_begin,
     .on_url = on_url,
-    .on_header_field = on_header_field,
-    .on_header_value = on_header_value,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
@@ -120,6 +99,16 @@ void http_request_parser_init(struct http_request_parser *p, size_t max_header_b
         max_header_bytes = HTTP_REQUEST_HEADER_MAX_DEFAULT;
     p->max_header_bytes = max_header_bytes > HEADER_CAP_MAX ? HEADER_CAP_MAX : max_header_bytes;
     p->max_body_bytes = max_body_bytes;
+    http_framing_init(&p->framing, p->max_header_bytes, HTTP_REQUEST_URL_MAX, max_body_bytes);
+}
+
+static size_t fail(struct http_request_parser *p, int status, size_t consumed, enum http_request_state *state)
+{
+    if (p->error_status == 0)
+        p->error_status = status;
+    p->in_message = true;
+    *state = HTTP_REQUEST_ERROR;
+    return consumed;
 }
 
 size_t http_request_parse(struct http_request_parser *p, const char *data, size_t len, enum http_request_state *state)
@@ -128,26 +117,38 @@ size_t http_request_parse(struct http_request_parser *p, const char *data, size_
         *state = HTTP_REQUEST_DONE;
         return 0;
     }
-    size_t n = http_parser_execute(&p->parser, &settings, data, len);
+    if (p->error_status) { /* the stream position is lost after an error */
+        *state = HTTP_REQUEST_ERROR;
+        return 0;
+    }
+    /* The scanner first: it stops at the request's end or at the first bad byte, and
+     * http-parser gets exactly the bytes it accepted. Whichever finds the first bad byte
+     * decides the status, so the answer never depends on how the input was split. */
+    size_t end = http_framing_scan(&p->framing, data, len);
+    p->header_bytes = (size_t)p->framing.head_bytes;
+    /* Never zero bytes: http-parser takes a zero length for the end of the stream. */
+    size_t n = end ? http_parser_execute(&p->parser, &settings, data, end) : 0;
     enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
-    if (p->complete && (e == HPE_PAUSED || e == HPE_OK)) {
+    if (e != HPE_OK && e != HPE_PAUSED)
+        return fail(p, e == HPE_HEADER_OVERFLOW ? 431 : 400, n, state);
+    if (p->framing.error_status)
+        return fail(p, p->framing.error_status, end, state);
+    if (p->complete) {
+        if (!p->framing.done || n != end)
+            return fail(p, 400, n, state); /* the two disagree on where the request ends */
         *state = HTTP_REQUEST_DONE;
         return n;
     }
-    if (e == HPE_OK) {
-        *state = HTTP_REQUEST_MORE;
-        return n;
-    }
-    if (p->error_status == 0)
-        p->error_status = e == HPE_HEADER_OVERFLOW ? 431 : 400;
-    p->in_message = true;
-    *state = HTTP_REQUEST_ERROR;
+    if (p->framing.done || n != end)
+        return fail(p, 400, n, state);
+    *state = HTTP_REQUEST_MORE;
     return n;
 }
 
 void http_request_next(struct http_request_parser *p)
 {
     http_parser_pause(&p->parser, 0);
+    http_framing_next(&p->framing);
     p->complete = false;
     p->in_message = false;
     p->headers_done = false;

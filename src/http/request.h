@@ -1,12 +1,16 @@
 /* Server-side HTTP/1.1 request parsing over http-parser (libhttp-parser): one request at a
  * time, with caps on everything the peer controls, so a server can answer pipelined
- * requests in order and reject malformed or oversized input with the right status.
+ * requests in order and reject malformed, ambiguous or oversized input with the right
+ * status. knee's framing scanner (http/framing.h) runs first and refuses what http-parser
+ * would accept leniently (request smuggling's raw material: see framing.h for the list).
  *
  * The parser is streaming: bytes handed to http_request_parse() are consumed even when
  * they end mid-token, so the caller's input buffer only has to hold what follows a
  * complete request (pipelined bytes). Nothing here allocates. */
 #ifndef KNEE_HTTP_REQUEST_H
 #define KNEE_HTTP_REQUEST_H
+
+#include "http/framing.h"
 
 #include <http_parser.h>
 #include <stdbool.h>
@@ -23,7 +27,7 @@
 enum http_request_state {
     HTTP_REQUEST_MORE,  /* every byte consumed, the request is not complete yet */
     HTTP_REQUEST_DONE,  /* one request complete; bytes after it were not consumed */
-    HTTP_REQUEST_ERROR, /* malformed or too large: answer error_status and close */
+    HTTP_REQUEST_ERROR, /* malformed, ambiguous or too large: answer error_status and close */
 };
 
 /* The parsed request; valid after HTTP_REQUEST_DONE until http_request_next(). */
@@ -38,12 +42,13 @@ struct http_request {
 
 struct http_request_parser {
     http_parser parser;
+    struct http_framing framing;
     struct http_request req;
-    size_t header_bytes;     /* bytes of request line + header fields seen so far */
+    size_t header_bytes;     /* bytes of the head so far: request line, fields, CRLFs (and trailers) */
     size_t max_header_bytes; /* cap: above it, error 431 */
     uint64_t body_bytes;
     uint64_t max_body_bytes; /* cap: above it, error 413 */
-    int error_status;        /* 400, 413, 414 or 431 after HTTP_REQUEST_ERROR */
+    int error_status;        /* 400, 413, 414, 431, 501 or 505 after HTTP_REQUEST_ERROR */
     bool in_message;         /* at least one byte of the current request was parsed */
     bool headers_done;
     bool complete;
@@ -56,7 +61,8 @@ void http_request_parser_init(struct http_request_parser *p, size_t max_header_b
 /* Parse from data[0..len). Stops right after one complete request. Returns the number of
  * bytes consumed and sets *state. After HTTP_REQUEST_DONE read p->req, answer it, then call
  * http_request_next() before parsing more. After HTTP_REQUEST_ERROR, p->error_status says
- * how to answer; the connection must then be closed (the stream position is lost). */
+ * how to answer; the connection must then be closed (the stream position is lost), and
+ * later calls consume nothing and report the error again. */
 size_t http_request_parse(struct http_request_parser *p, const char *data, size_t len, enum http_request_state *state);
 
 /* Forget the completed request and get ready for the next one on the same connection. */

@@ -177,3 +177,58 @@ void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_tru
     lab_say_add(s, "%s", cond ? if_true : if_false);
     lab_say_end(s, out);
 }
+
+/* ---- a round's validity ---- */
+
+void lab_validity_of(const struct run_result *res, struct lab_validity *v)
+{
+    memset(v, 0, sizeof *v);
+    v->generator_limited = res->generator_limited;
+    if (!v->generator_limited)
+        return;
+    const char *w = NULL;
+    for (size_t i = 0; i < res->nwarnings && !w; i++)
+        if (strstr(res->warnings[i], "GENERATOR-LIMITED"))
+            w = res->warnings[i];
+    if (!w && res->nwarnings)
+        w = res->warnings[0];
+    snprintf(v->warning, sizeof v->warning, "%s",
+             w ? w : "GENERATOR-LIMITED: the generator, not the service, shaped this run");
+}
+
+void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_result *res)
+{
+    if (res->generator_limited)
+        fprintf(out,
+                "%s! %s is GENERATOR-LIMITED (knee run's verdict, below): knee could not keep to its plan, so its "
+                "latencies measure knee's delay as much as the servers'; no conclusion about the servers is drawn from "
+                "it\n",
+                indent, round);
+    for (size_t i = 0; i < res->nwarnings; i++)
+        if (strncmp(res->warnings[i], "warm-up:", 8) != 0)
+            fprintf(out, "%s! %s\n", indent, res->warnings[i]);
+}
+
+bool lab_say_invalid(struct lab_say *s, const struct lab_validity *v, const char *what)
+{
+    if (!v->generator_limited)
+        return false;
+    lab_say_add(s, "%s was GENERATOR-LIMITED (knee run's verdict, printed with the round)", what);
+    return true;
+}
+
+const char *lab_change(char *buf, size_t len, double from, double to)
+{
+    if (!isfinite(from) || !isfinite(to) || from == 0) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    double ratio = to / from, pct = 100 * (ratio - 1);
+    if (fabs(pct) < 0.5)
+        snprintf(buf, len, "±0%% (%.2f×)", ratio);
+    else if (pct < 0)
+        snprintf(buf, len, "−%.0f%% (%.2f×)", -pct, ratio);
+    else
+        snprintf(buf, len, "+%.0f%% (%.2f×)", pct, ratio);
+    return buf;
+}

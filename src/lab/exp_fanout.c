@@ -24,13 +24,23 @@ static bool inside(const struct lab_fanout_row *w)
     return w->predicted >= w->ci_lo && w->predicted <= w->ci_hi;
 }
 
-static void explain(FILE *out, const struct lab_fanout_result *r)
+void lab_fanout_explain(FILE *out, const struct lab_fanout_result *r)
 {
     lab_heading(out, "what this run shows");
     if (r->nrows == 0)
         return;
     struct lab_say s = {.n = 0};
     const struct lab_fanout_row *a = &r->row[0], *z = &r->row[r->nrows - 1];
+    if (lab_say_invalid(&s, &r->valid, "the round")) {
+        /* a page's latency counts from its planned send: knee's lag would make pages look slow */
+        lab_say_add(&s,
+                    ": knee's lag p99 was %.1f ms, and a page's latency counts from its planned send, so the shares "
+                    "of slow pages above are knee's as much as the dependencies'; the prediction is not checked "
+                    "against them.",
+                    r->lag_p99_ms);
+        lab_say_end(&s, out);
+        return;
+    }
     lab_say_add(&s,
                 "with N = %u, %.1f%% of pages took %.0f ms or more [95%% CI %.1f–%.1f%%]; 1 − (1 − %.2f)^%u "
                 "predicts %.1f%%",
@@ -141,9 +151,14 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
             r->slow_ms);
     const struct run_counts *k = &rd.res.all.counts;
     if (k->sent != k->outcome[OUTCOME_OK] || k->dropped)
-        fprintf(out, "  note: %llu pages did not end ok and %llu were dropped; the table holds the ok ones\n",
-                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]), (unsigned long long)k->dropped);
-    explain(out, r);
+        fprintf(out, "  note: %llu page%s did not end ok and %llu %s dropped; the table holds the ok ones\n",
+                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]),
+                k->sent - k->outcome[OUTCOME_OK] == 1 ? "" : "s", (unsigned long long)k->dropped,
+                k->dropped == 1 ? "was" : "were");
+    lab_validity_of(&rd.res, &r->valid);
+    r->lag_p99_ms = lab_percentile(&rd, LAB_ALL_TARGETS, -1, LAB_COL_LAG, 99);
+    lab_print_round_warnings(out, "  ", "the round", &rd.res);
+    lab_fanout_explain(out, r);
     fflush(out);
 out:
     lab_round_release(&rd);

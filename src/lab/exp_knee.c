@@ -111,6 +111,7 @@ static void fill(const struct lab_round *rd, double rate, const struct sampler *
 {
     memset(w, 0, sizeof *w);
     w->rate = rate;
+    lab_validity_of(&rd->res, &w->valid);
     const struct run_target_result *t = &rd->res.targets[0];
     w->sent_rate = lab_per_s(rd, t->counts.sent);
     w->completed_rate = lab_per_s(rd, t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]);
@@ -152,14 +153,18 @@ static void print_table(FILE *out, const struct lab_knee_result *r)
             snprintf(lit, sizeof lit, "holds");
         else
             snprintf(lit, sizeof lit, "OFF %+.0f%%", 100 * (w->l_measured / w->l_little - 1));
-        fprintf(out, "  %5.0f%8.1f%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%s\n", w->rate, w->sent_rate,
-                lab_ms(w->latency.p50, b[0], 32), lab_ms(w->latency.p95, b[1], 32), lab_ms(w->latency.p99, b[2], 32),
-                lab_ms(w->latency.mean, b[3], 32), lab_ms(w->mm1_mean_ms, b[4], 32), lab_ms(w->md1_mean_ms, b[5], 32),
-                w->work_mean_ms, 100 * w->sent_rate * w->work_mean_ms / 1e3, w->l_measured, w->l_little, flag, lit);
+        fprintf(out, "  %5.0f%8.1f%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%-6s%s\n", w->rate,
+                w->sent_rate, lab_ms(w->latency.p50, b[0], 32), lab_ms(w->latency.p95, b[1], 32),
+                lab_ms(w->latency.p99, b[2], 32), lab_ms(w->latency.mean, b[3], 32), lab_ms(w->mm1_mean_ms, b[4], 32),
+                lab_ms(w->md1_mean_ms, b[5], 32), w->work_mean_ms, 100 * w->sent_rate * w->work_mean_ms / 1e3,
+                w->l_measured, w->l_little, flag, lit, w->valid.generator_limited ? "  ! GENERATOR-LIMITED" : "");
     }
     fprintf(out, "  (ms; p50..mean from the planned send; M/M/1 = 1/(μ−λ), M/D/1 = D + ρD/(2(1−ρ)) with D = 10 ms;\n"
                  "   work = the server's own time per request (Server-Timing), busy = sent/s × work;\n"
                  "   L = in-flight requests at the server, time-averaged; λ·W = sent/s × mean send->response time)\n");
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->row[i].valid.generator_limited)
+            fprintf(out, "  ! %.0f/s: %s\n", r->row[i].rate, r->row[i].valid.warning);
 }
 
 /* Utilisation from what the server measured: sent/s × its own time per request. */
@@ -168,27 +173,55 @@ static double busy(const struct lab_knee_row *w)
     return w->sent_rate * w->work_mean_ms / 1e3;
 }
 
-static void explain(FILE *out, const struct lab_knee_result *r)
+/* A row knee run did not call generator-limited: only those carry conclusions. */
+static bool clean(const struct lab_knee_row *w)
+{
+    return !w->valid.generator_limited;
+}
+
+void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
 {
     lab_heading(out, "what this run shows");
     if (r->nrows < 2)
         return;
     struct lab_say s = {.n = 0};
-    /* The trend up to the knee: the highest row the server could still carry (busy < 100%). */
-    const struct lab_knee_row *lo = &r->row[0], *hi = NULL;
-    for (size_t i = 1; i < r->nrows; i++)
-        if (busy(&r->row[i]) < OVERLOAD)
+    size_t ngl = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        ngl += !clean(&r->row[i]);
+    if (ngl) {
+        lab_say_add(&s, "generator-limited (knee run's verdict, under the table):");
+        for (size_t i = 0, k = 0; i < r->nrows; i++)
+            if (!clean(&r->row[i]))
+                lab_say_add(&s, "%s %.0f/s", k++ ? "," : "", r->row[i].rate);
+        lab_say_add(&s,
+                    " — knee fell behind its plan there, so those rows measure knee's delay as much as the "
+                    "server's; the sentences below leave them out%s",
+                    ngl == r->nrows ? ", which leaves nothing to conclude from." : ".");
+        lab_say_end(&s, out);
+        if (ngl == r->nrows)
+            return;
+    }
+    /* The trend up to the knee: from the first clean row to the highest clean row the server
+     * could still carry (busy < 100%). */
+    const struct lab_knee_row *lo = NULL, *hi = NULL;
+    for (size_t i = 0; i < r->nrows; i++) {
+        if (!clean(&r->row[i]))
+            continue;
+        if (!lo)
+            lo = &r->row[i];
+        else if (busy(&r->row[i]) < OVERLOAD)
             hi = &r->row[i];
+    }
     if (hi) {
         double gp = hi->latency.p99 / lo->latency.p99, gm = hi->latency.mean / lo->latency.mean;
-        lab_say_add(&s, "from %.0f/s to %.0f/s, p99 grew x%.1f (%.1f -> %.1f ms) and the mean x%.1f (%.1f -> %.1f ms)",
+        lab_say_add(&s, "from %.0f/s to %.0f/s, p99 grew %.1f× (%.1f -> %.1f ms) and the mean %.1f× (%.1f -> %.1f ms)",
                     lo->rate, hi->rate, gp, lo->latency.p99, hi->latency.p99, gm, lo->latency.mean, hi->latency.mean);
         lab_say_verdict(&s, out, gp > gm, ": the high percentiles move first, the mean last.",
                         ": in this run p99 did not outgrow the mean.");
     }
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
-        if (busy(w) < OVERLOAD)
+        if (busy(w) < OVERLOAD || !clean(w))
             continue;
         lab_say_add(&s,
                     "at %.0f/s the server was busy %.0f%% of the time by its own clock (%.2f ms per request): at "
@@ -199,26 +232,26 @@ static void explain(FILE *out, const struct lab_knee_result *r)
         break;
     }
 
-    /* the row nearest 70/s: the article's "70% busy" point */
-    const struct lab_knee_row *k = &r->row[0];
-    for (size_t i = 1; i < r->nrows; i++)
-        if (fabs(r->row[i].rate - 70) < fabs(k->rate - 70))
+    /* the clean row nearest 70/s: the article's "70% busy" point */
+    const struct lab_knee_row *k = lo;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (clean(&r->row[i]) && fabs(r->row[i].rate - 70) < fabs(k->rate - 70))
             k = &r->row[i];
     lab_say_add(&s,
-                "at %.0f/s (%.0f%% of the nominal capacity, %.0f%% busy as measured) p99 was %.1f ms, %.1fx the "
+                "at %.0f/s (%.0f%% of the nominal capacity, %.0f%% busy as measured) p99 was %.1f ms, %.1f× the "
                 "10 ms of work; M/M/1 puts the mean at %.1f ms, measured %.1f ms.",
                 k->rate, k->rate, 100 * busy(k), k->latency.p99, k->latency.p99 / 10, k->mm1_mean_ms, k->latency.mean);
     lab_say_end(&s, out);
 
     size_t nparts = 0;
     for (size_t i = 0; i < r->nrows; i++)
-        nparts += !model_close(&r->row[i]);
+        nparts += clean(&r->row[i]) && !model_close(&r->row[i]);
     if (nparts == 0)
-        lab_say_add(&s, "the measured mean stayed within 25%% of M/M/1 on every row.");
+        lab_say_add(&s, "the measured mean stayed within 25%% of M/M/1 on every %srow.", ngl ? "clean " : "");
     else {
         lab_say_add(&s, "model and measurement part (the mean more than 25%% from M/M/1) at");
         for (size_t i = 0, k2 = 0; i < r->nrows; i++)
-            if (!model_close(&r->row[i]))
+            if (clean(&r->row[i]) && !model_close(&r->row[i]))
                 lab_say_add(&s, "%s %.0f/s (%.1f vs %.1f ms)", k2++ ? "," : "", r->row[i].rate, r->row[i].latency.mean,
                             r->row[i].mm1_mean_ms);
         lab_say_add(&s, ".");
@@ -288,12 +321,13 @@ static void explain(FILE *out, const struct lab_knee_result *r)
                     worst_work, 1e3 / worst_work);
         lab_say_end(&s, out);
     }
-    if (lagrow && worst_lag > 1) {
-        lab_say_add(&s,
-                    "knee's own send lag reached p99 %.1f ms at %.0f/s; latency is still timed from the plan, so "
-                    "that lag is in the numbers, not hidden.",
-                    worst_lag, lagrow->rate);
-        lab_say_end(&s, out);
+    if (lagrow && (worst_lag > 1 || !clean(lagrow))) {
+        lab_say_add(&s, "knee's own send lag reached p99 %.1f ms at %.0f/s", worst_lag, lagrow->rate);
+        lab_say_verdict(&s, out, clean(lagrow),
+                        "; knee run still calls that round valid, and latency is timed from the plan, so that lag is "
+                        "in the numbers, not hidden.",
+                        ", where knee run calls the round GENERATOR-LIMITED: latency is timed from the plan, so the "
+                        "lag is in that row's numbers, which is why it is left out above.");
     }
 }
 
@@ -322,8 +356,9 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
     uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     FILE *out = c.out;
-    fprintf(out, "knee lab knee: where the knee is (%zu rates, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
-            nrates, (double)dur / 1e9, (double)warm / 1e9);
+    fprintf(out,
+            "knee lab knee: where the knee is (%zu rate%s, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
+            nrates, nrates == 1 ? "" : "s", (double)dur / 1e9, (double)warm / 1e9);
     fprintf(out, "  flat server %s: %s\n", serve_address(srv), serve_preset_summary("flat"));
     fflush(out);
     char url[160];
@@ -359,7 +394,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         lab_round_release(&rd);
     }
     print_table(out, r);
-    explain(out, r);
+    lab_knee_explain(out, r);
     fflush(out);
 out:
     lab_round_release(&rd);

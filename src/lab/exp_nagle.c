@@ -15,6 +15,42 @@
 #define NAGLE_QUICK_NS (5 * NS_PER_S)
 #define CLIENTS 8
 
+void lab_nagle_explain(FILE *out, const struct lab_nagle_result *r)
+{
+    lab_heading(out, "what this run shows");
+    struct lab_say say = {.n = 0};
+    if (lab_say_invalid(&say, &r->valid, "the round")) {
+        lab_say_add(&say, ": the medians (%.1f ms with Nagle, %.1f ms without) are not read as the servers'.",
+                    r->nagle.p50, r->nodelay.p50);
+        lab_say_end(&say, out);
+        return;
+    }
+    lab_say_add(&say,
+                "median with Nagle and two writes: %.1f ms; with TCP_NODELAY and one write: %.1f ms (%.0f vs %.0f "
+                "requests/s from %d clients each)",
+                r->nagle.p50, r->nodelay.p50, r->rate_nagle, r->rate_nodelay, (int)r->clients);
+    bool stalled = r->nagle.p50 > 3 * r->nodelay.p50 && r->nagle.p50 - r->nodelay.p50 > 20;
+    lab_say_verdict(&say, out, stalled,
+                    ": the body waited for the ACK of the head, and the client delayed that ACK (Nagle, RFC 896; "
+                    "delayed ACK, RFC 1122) — a fixed stall on most requests. The fix: TCP_NODELAY, or the "
+                    "whole response in one write.",
+                    " — the delayed-ACK stall did not show in this run (the kernel may have acknowledged at once).");
+    if (stalled) {
+        lab_say_add(&say,
+                    "the mean with Nagle (%.1f ms) would pass for a slow server; the median, set against the ~2 "
+                    "ms of work most requests do, gives it away.",
+                    r->nagle.mean);
+        lab_say_end(&say, out);
+    }
+    lab_say_add(&say,
+                "knee stats --expect-median %.1fms on the Nagle server's requests: median %.1f× the expectation, "
+                "%.0f%% of requests 30–50 ms above it",
+                r->median.expected_ms, r->median.ratio, 100 * r->median.share_near_40);
+    lab_say_verdict(&say, out, r->median.nagle_like,
+                    " — it names Nagle's algorithm with delayed ACK as the likely cause.",
+                    " — it does not see the delayed-ACK pattern here.");
+}
+
 int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -81,32 +117,9 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
     free(sorted[1]);
     fprintf(out, "  (ms, send -> full response)\n");
 
-    lab_heading(out, "what this run shows");
-    struct lab_say say = {.n = 0};
-    lab_say_add(&say,
-                "median with Nagle and two writes: %.1f ms; with TCP_NODELAY and one write: %.1f ms (%.0f vs %.0f "
-                "requests/s from %d clients each)",
-                r->nagle.p50, r->nodelay.p50, r->rate_nagle, r->rate_nodelay, CLIENTS);
-    bool stalled = r->nagle.p50 > 3 * r->nodelay.p50 && r->nagle.p50 - r->nodelay.p50 > 20;
-    lab_say_verdict(&say, out, stalled,
-                    ": the body waited for the ACK of the head, and the client delayed that ACK (Nagle, RFC 896; "
-                    "delayed ACK, RFC 1122) — a fixed stall on most requests. The fix: TCP_NODELAY, or the "
-                    "whole response in one write.",
-                    " — the delayed-ACK stall did not show in this run (the kernel may have acknowledged at once).");
-    if (stalled) {
-        lab_say_add(&say,
-                    "the mean with Nagle (%.1f ms) would pass for a slow server; the median, set against the ~2 "
-                    "ms of work most requests do, gives it away.",
-                    r->nagle.mean);
-        lab_say_end(&say, out);
-    }
-    lab_say_add(&say,
-                "knee stats --expect-median %.1fms on the Nagle server's requests: median %.1fx the expectation, "
-                "%.0f%% of requests 30–50 ms above it",
-                r->median.expected_ms, r->median.ratio, 100 * r->median.share_near_40);
-    lab_say_verdict(&say, out, r->median.nagle_like,
-                    " — it names Nagle's algorithm with delayed ACK as the likely cause.",
-                    " — it does not see the delayed-ACK pattern here.");
+    lab_validity_of(&rd.res, &r->valid);
+    lab_print_round_warnings(out, "  ", "the round", &rd.res);
+    lab_nagle_explain(out, r);
     fflush(out);
 out:
     lab_round_release(&rd);

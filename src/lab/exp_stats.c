@@ -37,21 +37,23 @@ static double capacity_of(const struct serve_config *c)
     return mean_s > 0 ? c->pool / mean_s : NAN;
 }
 
-static void fill_round(const struct lab_round *rd, const struct round_plan *p, struct lab_stats_round *o)
+void lab_stats_fill_round(const struct lab_round *rd, bool open_loop, const double rate[2], const unsigned clients[2],
+                          const char *label, struct lab_stats_round *o)
 {
     memset(o, 0, sizeof *o);
-    snprintf(o->label, sizeof o->label, "%s", p->label);
-    o->open_loop = p->open_loop;
+    snprintf(o->label, sizeof o->label, "%s", label);
+    o->open_loop = open_loop;
     o->accounting_ok = true;
+    lab_validity_of(&rd->res, &o->valid);
     for (int t = 0; t < 2; t++) {
-        o->rate[t] = p->rate[t];
-        o->clients[t] = p->clients[t];
+        o->rate[t] = rate[t];
+        o->clients[t] = clients[t];
         const struct run_counts *c = &rd->res.targets[t].counts;
         o->sent_rate[t] = rd->res.window_s > 0 ? (double)c->sent / rd->res.window_s : NAN;
         o->accounting_ok &= run_counts_hold(c);
         o->not_ok += c->sent - c->outcome[OUTCOME_OK];
         o->lag_p99_ms[t] = NAN;
-        if (p->open_loop)
+        if (open_loop)
             o->lag_p99_ms[t] = lab_percentile(rd, (size_t)t, -1, LAB_COL_LAG, 99);
     }
     size_t n;
@@ -126,6 +128,9 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
     else
         fputs("  a closed loop plans each request when it sends it: latency_ms and service_ms are the same column\n",
               out);
+    char rname[16];
+    snprintf(rname, sizeof rname, "round %zu", i + 1);
+    lab_print_round_warnings(out, "  ", rname, &rd->res);
     fputs("  the analysis below is `knee stats` over this round's requests (ok outcomes, warm-up left out)\n\n", out);
 
     char title[96];
@@ -177,18 +182,44 @@ static void print_comparison(FILE *out, const struct lab_stats_result *r)
     }
 }
 
-/* The sentences: every number from this run, every claim conditional on what it measured. */
-static void explain(FILE *out, const struct lab_stats_result *r, double capacity_b)
+/* The sentences: every number from this run, every claim conditional on what it measured.
+ * A round knee run calls generator-limited is named first, and no sentence concludes anything
+ * about the servers from it; the sentences about arithmetic (percentiles do not average, a
+ * bucket bounds an estimate) still hold for its numbers and say whose numbers they are. */
+void lab_stats_explain(FILE *out, const struct lab_stats_result *r, double capacity_b)
 {
     const struct lab_stats_round *cl = &r->round[0], *op = &r->round[1], *bz = &r->round[2];
     const struct summary *ca = &cl->latency[LAB_A], *oa = &op->latency[LAB_A], *ob = &op->latency[LAB_B];
     struct lab_say s = {.n = 0};
+    char ch[3][48];
     lab_heading(out, "what this run shows");
+    if (r->nrounds < 3)
+        return;
+
+    for (size_t i = 0; i < r->nrounds; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "round %zu (%s)", i + 1, r->round[i].label);
+        if (lab_say_invalid(&s, &r->round[i].valid, what)) {
+            const char *w = r->round[i].valid.warning;
+            if (strncmp(w, "GENERATOR-LIMITED: ", 19) == 0)
+                w += 19; /* the verdict is already named */
+            lab_say_add(&s,
+                        ": %s. Its numbers measure knee's own delay as much as the servers'; the sentences below "
+                        "draw no conclusion about the servers from it.",
+                        w);
+            lab_say_end(&s, out);
+        }
+    }
+    bool clean12 = !cl->valid.generator_limited && !op->valid.generator_limited;
 
     double share_c = ca->count ? 100.0 * (double)cl->slow_a / (double)ca->count : NAN;
     double share_o = oa->count ? 100.0 * (double)op->slow_a / (double)oa->count : NAN;
-    lab_say_add(&s, "closed loop: p99 of A = %.1f ms; open loop: %.1f ms", ca->p99, oa->p99);
-    if (oa->p99 > 1.5 * ca->p99)
+    lab_say_add(&s, "closed loop: p99 of A = %.1f ms; open loop: %.1f ms (%s)", ca->p99, oa->p99,
+                lab_change(ch[0], sizeof ch[0], ca->p99, oa->p99));
+    if (!clean12)
+        lab_say_add(&s, " — a generator-limited round is on one side, so what the closed loop hides is not read "
+                        "from this pair.");
+    else if (oa->p99 > 1.5 * ca->p99)
         lab_say_add(&s,
                     " — the closed loop stopped sending while A stalled (coordinated omission): only %.2f%% of its "
                     "requests to A took %.0f ms or more, against %.2f%% in the open loop",
@@ -198,19 +229,26 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
                     " — the gap coordinated omission predicts did not show in this run (%.2f%% of closed-loop "
                     "requests to A took %.0f ms or more, %.2f%% in the open loop)",
                     share_c, SLOW_MS, share_o);
-    if (ca->p999 > 2 * ca->p99)
+    if (clean12 && ca->p999 > 2 * ca->p99)
         lab_say_add(&s, "; the stalls surface only in the closed loop's p99.9 (%.1f ms)", ca->p999);
     lab_say_add(&s, ".");
     lab_say_end(&s, out);
 
-    lab_say_add(&s, "open loop: the medians of A and B are %.1f and %.1f ms, their p99s %.1f and %.1f ms", oa->p50,
-                ob->p50, oa->p99, ob->p99);
-    lab_say_verdict(&s, out, oa->p99 > 2 * ob->p99 && fabs(oa->p50 - ob->p50) < 0.5 * fmax(oa->p50, ob->p50),
-                    " — the report job (250 ms every 4 s) leaves the typical request alone and owns A's tail.",
-                    " — the report job's hold on A's tail did not stand out from B in this run.");
+    double p50_ratio = ob->p50 > 0 ? oa->p50 / ob->p50 : NAN, p99_ratio = ob->p99 > 0 ? oa->p99 / ob->p99 : NAN;
+    lab_say_add(&s,
+                "open loop: the medians of A and B are %.1f and %.1f ms (A/B %.2f×), their p99s %.1f and %.1f ms "
+                "(A/B %.2f×)",
+                oa->p50, ob->p50, p50_ratio, oa->p99, ob->p99, p99_ratio);
+    if (op->valid.generator_limited)
+        lab_say_verdict(&s, out, true, " — from a generator-limited round: not read as the report job's doing.", "");
+    else
+        lab_say_verdict(&s, out, p99_ratio > 2 && p50_ratio > 0.5 && p50_ratio < 2,
+                        " — the report job (250 ms every 4 s) leaves the typical request alone and owns A's tail.",
+                        " — the report job's hold on A's tail did not stand out from B in this run.");
 
+    const char *whose = op->valid.generator_limited ? "in round 2's numbers (generator-limited): " : "";
     double lo = oa->mean - oa->stdev, hi = oa->mean + 2 * oa->stdev;
-    lab_say_add(&s, "mean + 2 stdev of A = %.1f ms against its real p99 of %.1f ms%s", hi, oa->p99,
+    lab_say_add(&s, "%smean + 2 stdev of A = %.1f ms against its real p99 of %.1f ms%s", whose, hi, oa->p99,
                 hi < oa->p99 ? " (the bell-curve rule falls short)"
                              : " (above it this time; the rule still assumes a shape latency does not have)");
     if (lo < 0)
@@ -219,20 +257,21 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
     lab_say_end(&s, out);
 
     double off = r->avg_of_p99s_ms - r->real_p99_ms;
-    lab_say_add(&s, "the average of the two p99s is %.1f ms, the real p99 of all requests %.1f ms (%+.1f ms): ",
-                r->avg_of_p99s_ms, r->real_p99_ms, off);
+    lab_say_add(
+        &s, "%sthe average of the two p99s is %.1f ms, the real p99 of all requests %.1f ms (%+.1f ms, %s): ", whose,
+        r->avg_of_p99s_ms, r->real_p99_ms, off, lab_change(ch[0], sizeof ch[0], r->real_p99_ms, r->avg_of_p99s_ms));
     lab_say_verdict(&s, out, fabs(off) > 0.05 * r->real_p99_ms,
                     "percentiles do not average; merge histograms or counts, then take the percentile.",
                     "close this time only because of these weights; percentiles still do not average.");
 
     if (r->per_second_n) {
-        lab_say_add(&s, "A's %zu per-second p99s average %.1f ms (max %.1f) against the round's real p99 of %.1f ms",
-                    r->per_second_n, r->per_second_p99_avg_ms, r->per_second_p99_max_ms, oa->p99);
+        lab_say_add(&s, "%sA's %zu per-second p99s average %.1f ms (max %.1f) against the round's real p99 of %.1f ms",
+                    whose, r->per_second_n, r->per_second_p99_avg_ms, r->per_second_p99_max_ms, oa->p99);
         lab_say_verdict(&s, out, r->per_second_p99_avg_ms < 0.8 * oa->p99,
                         ": the quiet seconds outvote the stalled ones.", ": in this run the averaging hid little.");
     }
-    lab_say_add(&s, "the default Prometheus buckets estimate p99 of A+B at %.1f ms; the exact value is %.1f ms",
-                r->prom_p99_ms, r->real_p99_ms);
+    lab_say_add(&s, "%sthe default Prometheus buckets estimate p99 of A+B at %.1f ms; the exact value is %.1f ms",
+                whose, r->prom_p99_ms, r->real_p99_ms);
     if (isinf(r->prom_p99_hi_ms))
         lab_say_add(&s, ", beyond the last bucket: the estimate is only its bound.");
     else
@@ -242,43 +281,66 @@ static void explain(FILE *out, const struct lab_stats_result *r, double capacity
                     r->prom_p99_ms - r->real_p99_ms, r->prom_p99_lo_ms, r->prom_p99_hi_ms);
     lab_say_end(&s, out);
     if (r->nwindows) {
-        lab_say_add(&s, "p99 from only 100 requests of A ranged from %.0f to %.0f ms over ten windows of one round: %s",
-                    r->window_p99_min_ms, r->window_p99_max_ms,
+        lab_say_add(&s,
+                    "%sp99 from only 100 requests of A ranged from %.0f to %.0f ms over ten windows of one round: %s",
+                    whose, r->window_p99_min_ms, r->window_p99_max_ms,
                     r->window_p99_max_ms > 2 * r->window_p99_min_ms ? "p99 needs thousands of requests behind it."
                                                                     : "unusually steady this time.");
         lab_say_end(&s, out);
     }
 
     const struct summary *bb = &bz->latency[LAB_B], *bs = &bz->service[LAB_B];
+    bool clean23 = !op->valid.generator_limited && !bz->valid.generator_limited;
     double ratio = ob->p50 > 0 ? bb->p50 / ob->p50 : NAN, mratio = bb->mean / ob->mean, pratio = bb->p99 / ob->p99;
     double load = bz->rate[1] / op->rate[1];
     lab_say_add(&s,
-                "B from %.0f to %.0f/s (x%.2f; about %.0f%% of its ~%.0f/s capacity): median x%.1f (%.1f -> %.1f ms), "
-                "mean x%.1f (%.1f -> %.1f), p99 x%.1f (%.1f -> %.1f)",
+                "B from %.0f to %.0f/s (%.2f×; about %.0f%% of its ~%.0f/s capacity): median %.1f× (%.1f -> %.1f ms), "
+                "mean %.1f× (%.1f -> %.1f), p99 %.1f× (%.1f -> %.1f)",
                 op->rate[1], bz->rate[1], load, 100 * bz->rate[1] / capacity_b, capacity_b, ratio, ob->p50, bb->p50,
                 mratio, ob->mean, bb->mean, pratio, ob->p99, bb->p99);
-    if (mratio > load || ratio > load)
+    if (!clean23)
+        lab_say_add(&s, " — a generator-limited round is on one side: its latencies include knee's own lag, so how "
+                        "B's latency grew with its load is not concluded from them.");
+    else if (mratio > load || ratio > load)
         lab_say_add(&s, " — %s grew faster than the load: waiting grows faster than utilisation%s",
                     ratio > load ? "the median" : "the mean",
                     ratio > load ? "." : " (the median moved less: most requests still found a free slot).");
     else
         lab_say_add(&s, " — nothing grew faster than the load in this run.");
     lab_say_end(&s, out);
+
+    /* Planned against actual send: the difference of the two columns is knee's send lag, so
+     * what the sentence says follows the lag (and knee run's verdict on it), not the p99s alone. */
     lab_say_add(&s,
-                "at %.0f/s, p99 of B from the planned send = %.1f ms, from the actual send = %.1f ms, knee's lag p99 "
-                "%.2f ms",
-                bz->rate[1], bb->p99, bs->p99, bz->lag_p99_ms[1]);
-    lab_say_verdict(&s, out, bb->p99 > 1.1 * bs->p99,
-                    ": the generator fell behind its plan; timing from the send alone would hide it (coordinated "
-                    "omission inside an open loop).",
-                    ": the generator kept its plan, so the two agree; only a tool that records the plan can show "
-                    "when they do not.");
-    double a2 = oa->p99, a3 = bz->latency[LAB_A].p99, rel = fabs(a3 - a2) / fmax(a2, a3);
-    lab_say_add(&s, "A's load did not change between rounds 2 and 3: its p99 was %.1f and %.1f ms (%.0f%% apart)", a2,
-                a3, 100 * rel);
-    lab_say_verdict(&s, out, rel < 0.15,
-                    " — round-to-round noise; differences this small between two runs say nothing.",
-                    " — that much from noise alone: compare before/after only over repeated runs.");
+                "at %.0f/s, p99 of B from the planned send = %.1f ms, from the actual send = %.1f ms (%s), knee's lag "
+                "p99 %.2f ms",
+                bz->rate[1], bb->p99, bs->p99, lab_change(ch[0], sizeof ch[0], bs->p99, bb->p99), bz->lag_p99_ms[1]);
+    if (bz->valid.generator_limited)
+        lab_say_add(&s, ": the generator fell behind its plan (knee run: GENERATOR-LIMITED), so this round says "
+                        "nothing about B; timing from the send alone would have hidden the lag (coordinated omission "
+                        "inside an open loop).");
+    else if (bb->p99 > 1.1 * bs->p99)
+        lab_say_add(&s, ": the difference is knee's lag between plan and send, within knee run's limit for a valid "
+                        "run yet visible in the tail; timing from the send alone would hide it.");
+    else
+        lab_say_add(&s, ": the generator kept its plan (lag within knee run's limit), so the two agree; only a tool "
+                        "that records the plan can show when they do not.");
+    lab_say_end(&s, out);
+
+    double a2 = oa->p99, a3 = bz->latency[LAB_A].p99;
+    double big = fmax(a2, a3), small = fmin(a2, a3);
+    lab_say_add(&s, "A's load did not change between rounds 2 and 3: its p99 was %.1f and %.1f ms (%s)", a2, a3,
+                lab_change(ch[0], sizeof ch[0], a2, a3));
+    if (!clean23)
+        lab_say_add(&s, " — a generator-limited round is on one side: the change is put down neither to noise nor "
+                        "to the servers.");
+    else if (small > 0 && big / small < 1.15)
+        lab_say_add(&s, " — round-to-round noise; differences this small between two runs say nothing.");
+    else
+        lab_say_add(&s, " — with A's own load unchanged, a change this size comes from the machine (B's load shares "
+                        "its CPUs with A and with knee) or from noise; only repeated runs can tell: compare "
+                        "before/after over repeated runs.");
+    lab_say_end(&s, out);
 }
 
 int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
@@ -326,7 +388,7 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
         snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
         if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
             goto out;
-        fill_round(&rd, p, &r->round[i]);
+        lab_stats_fill_round(&rd, p->open_loop, p->rate, p->clients, p->label, &r->round[i]);
         if ((rc = analyse_round(&c, i, &rd, &r->round[i], (double)dur / 1e9, i == 1 ? r : NULL)) != 0)
             goto out;
         r->nrounds = i + 1;
@@ -334,7 +396,7 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
         lab_round_release(&rd);
     }
     print_comparison(out, r);
-    explain(out, r, cap_b);
+    lab_stats_explain(out, r, cap_b);
     fflush(out);
 out:
     lab_round_release(&rd);

@@ -156,4 +156,30 @@ void lab_say_end(struct lab_say *s, FILE *out);
  * else if_false (both added as they are, not as formats), then lab_say_end. */
 void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_true, const char *if_false);
 
+/* ---- a round's validity: knee run's own verdict, said first ---- */
+/* Copy knee run's verdict on res into *v: generator_limited and the warning knee run prints
+ * for it (the first warning naming GENERATOR-LIMITED; when the engine words it otherwise, its
+ * first warning; a fixed line when it gave none). */
+void lab_validity_of(const struct run_result *res, struct lab_validity *v);
+/* A round's warnings as knee run prints them ("<indent>! ..."), except the warm-up note (the
+ * lab says how it treats the warm-up itself). A generator-limited round is announced first,
+ * on a line of its own, saying that no conclusion is drawn from it. */
+void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_result *res);
+/* When v says the round is generator-limited: add "<what> was GENERATOR-LIMITED (knee run's
+ * verdict, printed with the round)" to s and return true, so the caller says what it will not
+ * conclude; false (nothing added) for a clean round. */
+bool lab_say_invalid(struct lab_say *s, const struct lab_validity *v, const char *what);
+/* How `to` compares with `from` as a reader expects: "+100% (2.00×)", "−50% (0.50×)", "±0%
+ * (1.00×)"; "-" when from is 0 or either is not a number. Into buf, returned. */
+const char *lab_change(char *buf, size_t len, double from, double to);
+
+/* ---- the experiments' printers, for tests that drive them with synthetic results ---- */
+void lab_stats_fill_round(const struct lab_round *rd, bool open_loop, const double rate[2], const unsigned clients[2],
+                          const char *label, struct lab_stats_round *o);
+void lab_stats_explain(FILE *out, const struct lab_stats_result *r, double capacity_b);
+void lab_queue_explain(FILE *out, const struct lab_queue_result *r);
+void lab_knee_explain(FILE *out, const struct lab_knee_result *r);
+void lab_fanout_explain(FILE *out, const struct lab_fanout_result *r);
+void lab_nagle_explain(FILE *out, const struct lab_nagle_result *r);
+
 #endif

@@ -5,6 +5,7 @@
 #include "lab/internal.h"
 
 #include "core/err.h"
+#include "core/outfile.h"
 #include "reqlog/reqlog.h"
 #include "runreport/runreport.h"
 
@@ -96,16 +97,22 @@ void lab_ctx_release(struct lab_ctx *c)
 {
     if (!c->tmpdir[0])
         return;
-    /* Only our own logs live here; remove whatever a failed round left behind. */
+    /* The directory is ours (mkdtemp, mode 0700) and every round removes its own logs; what a
+     * failed round left behind is removed only when it has the name of a log the lab writes
+     * (<experiment>-<round>.raw or .bin, a regular file), never anything else put there. */
     DIR *d = opendir(c->tmpdir);
     if (d) {
         struct dirent *e;
         char path[LAB_PATH_MAX + 256];
+        size_t pre = strlen(c->experiment);
         while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
+            size_t n = strlen(e->d_name);
+            bool ours = n > pre + 5 && strncmp(e->d_name, c->experiment, pre) == 0 && e->d_name[pre] == '-' &&
+                        (strcmp(e->d_name + n - 4, ".raw") == 0 || strcmp(e->d_name + n - 4, ".bin") == 0);
+            struct stat st;
             snprintf(path, sizeof path, "%s/%s", c->tmpdir, e->d_name);
-            unlink(path);
+            if (ours && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+                unlink(path);
         }
         closedir(d);
     }
@@ -142,13 +149,34 @@ static int cmp_planned(const void *a, const void *b)
     return (x->target > y->target) - (x->target < y->target);
 }
 
-static FILE *open_out(struct lab_ctx *c, const char *round, const char *ext, char *path, size_t len)
+/* DIR/<exp>-<round>.<ext> for --out, opened through core/outfile: an existing file is
+ * replaced only when the new one is complete, a device or FIFO is written in place, and a
+ * failure removes only the temporary file knee made. 0, or -errno (message printed). */
+static int open_out(struct lab_ctx *c, const char *round, const char *ext, struct outfile *o)
 {
-    snprintf(path, len, "%s/%s-%s.%s", c->o->out_dir, c->experiment, round, ext);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(c->err, "knee lab: --out: cannot write %s: %s\n", path, strerror(errno));
-    return f;
+    char path[LAB_PATH_MAX + 128], why[LAB_PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s-%s.%s", c->o->out_dir, c->experiment, round, ext);
+    int rc = outfile_open(o, path, why, sizeof why);
+    if (rc)
+        knee_report(c->err, "knee lab: --out: ", "%s", why);
+    return rc;
+}
+
+/* Commit an --out file (or give it up when rc says the content is not whole). 0 or the
+ * first error (message printed). */
+static int close_out(struct lab_ctx *c, struct outfile *o, int rc)
+{
+    if (!o->f)
+        return rc;
+    if (rc) {
+        outfile_abort(o);
+        return rc;
+    }
+    char why[LAB_PATH_MAX + 256];
+    int e = outfile_commit(o, why, sizeof why);
+    if (e)
+        knee_report(c->err, "knee lab: --out: ", "%s", why);
+    return e;
 }
 
 /* Every record of the run's log into *rec (heap, grown up to LAB_MAX_RECORDS; *rec may be
@@ -190,8 +218,7 @@ static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
     struct reqlog_reader *rd = NULL;
     struct reqlog_writer *wr = NULL;
     struct reqlog_record *rec = NULL;
-    FILE *csv = NULL;
-    char path[LAB_PATH_MAX + 128];
+    struct outfile csv = {.f = NULL, .fd = -1};
     const char **names = NULL;
     size_t n = 0;
     int rc = reqlog_reader_open(&rd, raw, why, sizeof why);
@@ -214,12 +241,9 @@ static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
         goto out;
     }
     if (c->o->out_dir) {
-        csv = open_out(c, r->name, "csv", path, sizeof path);
-        if (!csv) {
-            rc = -EIO;
+        if ((rc = open_out(c, r->name, "csv", &csv)) != 0)
             goto out;
-        }
-        fputs(REQLOG_CSV_HEADER "\n", csv);
+        fputs(REQLOG_CSV_HEADER "\n", csv.f);
     }
     r->req = xmalloc((n ? n : 1) * sizeof *r->req);
     for (size_t i = 0; i < n; i++) {
@@ -237,19 +261,16 @@ static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
         q->target = rec[i].target;
         q->outcome = rec[i].outcome;
         q->warmup = (rec[i].flags & REQLOG_FLAG_WARMUP) != 0;
-        if (csv) {
+        if (csv.f) {
             char line[1024];
             size_t k = reqlog_format_csv(&rec[i], names[rec[i].target], line, sizeof line);
             if (k < sizeof line)
-                fputs(line, csv);
+                fputs(line, csv.f);
         }
     }
     rc = 0;
 out:
-    if (csv && fclose(csv) != 0 && rc == 0) {
-        fprintf(c->err, "knee lab: --out: writing %s failed: %s\n", path, strerror(errno));
-        rc = -EIO;
-    }
+    rc = close_out(c, &csv, rc);
     if (wr) {
         int wrc = reqlog_writer_close(wr);
         if (wrc && rc == 0) {
@@ -291,6 +312,63 @@ void lab_run_config_init(struct run_config *cfg, struct run_target_config *targe
     cfg->keepalive = true;
 }
 
+/* Progress during a round (lab_options.live): run_execute calls live_progress once a second.
+ * On a terminal one line is rewritten in place with \r and padded with spaces over the
+ * previous one (no escape sequences); elsewhere, when asked, a plain line every
+ * LAB_LIVE_LINE_S seconds. The state is static: the lab runs one round at a time. */
+static struct {
+    FILE *err;
+    enum lab_live mode;
+    size_t last_len;
+    double next_line_s;
+} live;
+
+static void live_progress(void *ctx, const struct run_progress *p)
+{
+    (void)ctx;
+    char line[256], tot[32] = "", p99[32] = "-";
+    if (p->total_s > 0)
+        snprintf(tot, sizeof tot, " of %.0f", p->total_s);
+    if (!isnan(p->p99_ms))
+        snprintf(p99, sizeof p99, "%.1f", p->p99_ms);
+    double len = p->length_s > 0 ? p->length_s : 1;
+    int n = snprintf(line, sizeof line, "  %.0f s%s: sent %.0f/s, done %.0f/s, in flight %llu, p99 %s ms, errors %llu",
+                     p->elapsed_s, tot, (double)p->sent / len, (double)p->completed / len,
+                     (unsigned long long)p->in_flight, p99, (unsigned long long)p->errors);
+    if (n < 0)
+        return;
+    size_t k = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (live.mode == LAB_LIVE_TTY) {
+        fprintf(live.err, "\r%s%*s", line, live.last_len > k ? (int)(live.last_len - k) : 0, "");
+        live.last_len = k;
+    } else if (p->elapsed_s + 1e-9 >= live.next_line_s) {
+        fprintf(live.err, "%s\n", line);
+        while (live.next_line_s <= p->elapsed_s + 1e-9)
+            live.next_line_s += LAB_LIVE_LINE_S;
+    }
+    fflush(live.err);
+}
+
+static void live_start(struct lab_ctx *c, struct run_config *cfg)
+{
+    live.err = c->err;
+    live.mode = c->o->live;
+    live.last_len = 0;
+    live.next_line_s = LAB_LIVE_LINE_S;
+    cfg->on_progress = live.mode == LAB_LIVE_OFF ? NULL : live_progress;
+    cfg->progress_ctx = NULL;
+}
+
+/* Clear the terminal's live line, so what follows starts on a clean line. */
+static void live_end(void)
+{
+    if (live.mode == LAB_LIVE_TTY && live.last_len) {
+        fprintf(live.err, "\r%*s\r", (int)live.last_len, "");
+        fflush(live.err);
+    }
+    live.last_len = 0;
+}
+
 int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct run_config *cfg, struct lab_round *r)
 {
     memset(r, 0, sizeof *r);
@@ -305,6 +383,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         fprintf(c->err, "knee lab %s: %s\n", c->experiment, what);
         fflush(c->err);
     }
+    live_start(c, cfg);
     char why[256] = "";
     cfg->stop = &lab_stop;
     int rc = run_execute(cfg, &r->res, why, sizeof why);
@@ -315,20 +394,18 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         return rc;
     }
     r->have_res = true;
+    live_end();
     rc = read_log(c, raw, r);
     unlink(raw);
     if (rc)
         return rc;
     if (c->o->out_dir) {
-        char path[LAB_PATH_MAX + 128];
-        FILE *f = open_out(c, name, "json", path, sizeof path);
-        if (!f)
-            return -EIO;
-        run_write_json(f, cfg, &r->res, NULL, 0, true);
-        if (fclose(f) != 0) {
-            fprintf(c->err, "knee lab: --out: writing %s failed: %s\n", path, strerror(errno));
-            return -EIO;
-        }
+        struct outfile f;
+        if ((rc = open_out(c, name, "json", &f)) != 0)
+            return rc;
+        run_write_json(f.f, cfg, &r->res, NULL, 0, true);
+        if ((rc = close_out(c, &f, 0)) != 0)
+            return rc;
     }
     if (r->res.interrupted || lab_stopped())
         return -EINTR;

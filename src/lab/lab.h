@@ -30,6 +30,22 @@
 #define LAB_MAX_RATES 32
 #define LAB_MAX_FANOUTS 16
 
+/* What `knee run` itself says about a round: its verdict copied from struct run_result (never
+ * a rule of the lab's own, so the lab follows the engine when the engine's rule changes).
+ * Every sentence that would draw a conclusion from a round checks this first. */
+struct lab_validity {
+    bool generator_limited; /* run_result.generator_limited */
+    char warning[512];      /* the warning knee run prints for it ("GENERATOR-LIMITED: ..."), or "" */
+};
+
+/* Progress during a round (the rounds last seconds to minutes). */
+enum lab_live {
+    LAB_LIVE_OFF,   /* nothing during a round */
+    LAB_LIVE_TTY,   /* one line on err, rewritten in place with \r every second (a terminal) */
+    LAB_LIVE_LINES, /* a plain line every LAB_LIVE_LINE_S seconds (a pipe or a file, when asked) */
+};
+#define LAB_LIVE_LINE_S 5
+
 struct lab_options {
     uint64_t duration_ns; /* every round's measured length; 0 = the experiment's default */
     uint64_t warmup_ns;   /* UINT64_MAX = the experiment's default (1 s, quick 0.5 s) */
@@ -39,6 +55,7 @@ struct lab_options {
     FILE *out;            /* tables and sentences; NULL = stdout */
     FILE *err;            /* errors and the one-line progress notes; NULL = stderr */
     bool progress;        /* a "running round ..." note on err before each round */
+    enum lab_live live;   /* progress during a round (cmd_lab: a terminal, or --progress) */
     const double *rates;  /* knee: the ladder of rates (/s); NULL = the default ladder */
     size_t nrates;
     const unsigned *fanouts; /* fanout: the N values; NULL = 1, 2, 5, 10, 20 */
@@ -64,6 +81,7 @@ struct lab_stats_round {
     uint64_t slow_a;                     /* requests to A with latency >= 100 ms */
     uint64_t not_ok;                     /* requests that completed with another outcome than ok */
     bool accounting_ok;                  /* planned = sent + dropped and sent = Σ outcomes (both targets) */
+    struct lab_validity valid;           /* knee run's verdict on the round */
 };
 
 struct lab_stats_result {
@@ -98,6 +116,7 @@ struct lab_queue_round {
     bool server_identity; /* entered = ok + rejected + cancelled + in flight */
     bool cross_identity;  /* client ok = server ok, client rejected = server rejected,
                              client sent = server entered */
+    struct lab_validity valid;
 };
 
 struct lab_queue_result {
@@ -122,6 +141,7 @@ struct lab_knee_row {
     uint64_t l_samples;
     double lag_p99_ms;
     uint64_t not_ok;
+    struct lab_validity valid;
 };
 
 struct lab_knee_result {
@@ -148,6 +168,8 @@ struct lab_fanout_result {
     double rate;    /* pages/s per N */
     double p_slow;  /* per dependency */
     double slow_ms; /* a slow dependency's time: the threshold of a slow page */
+    double lag_p99_ms;
+    struct lab_validity valid; /* the one round's */
 };
 
 int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r);
@@ -159,6 +181,7 @@ struct lab_nagle_result {
     double rate_nagle, rate_nodelay; /* completed /s */
     unsigned clients;
     struct median_check median; /* knee stats' check of the Nagle median, expecting the other's */
+    struct lab_validity valid;
 };
 
 int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r);

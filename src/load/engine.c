@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "http/client.h"
 
 #include <errno.h>
@@ -102,6 +103,10 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     int r = url_parse(tc->url, &et->url, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s: %s", tc->name, tc->url, why);
+    /* issue 16: net/url parses https; the workers speak TLS from stage 2 (src/tls, src/h2) */
+    if (et->url.tls)
+        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "target %s: %s: TLS is not supported yet (use http://)",
+                         tc->name, tc->url);
     r = net_resolve(et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
@@ -214,6 +219,11 @@ static int plan_targets(struct engine *e, char *err, size_t errlen)
             apportion(cfg->requests, w, n, parts);
             for (size_t i = 0; i < n; i++)
                 e->targets[i].limit = parts[i];
+            /* a client sends at least one request: no more clients (connections) than the
+             * target's requests (-n 5 -c 8 opens 5) */
+            for (size_t i = 0; i < n; i++)
+                if (e->targets[i].clients > e->targets[i].limit)
+                    e->targets[i].clients = (uint32_t)e->targets[i].limit;
         } else {
             for (size_t i = 0; i < n; i++)
                 e->targets[i].limit = UINT64_MAX;
@@ -223,6 +233,56 @@ out:
     free(w);
     free(parts);
     return rc;
+}
+
+/* The open loop's load threads: --threads (default: the CPUs), at most one per connection of
+ * the pool (each thread owns its connections: --connections 1 means one thread). */
+static uint32_t open_loop_threads(const struct run_config *cfg)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t T = cfg->threads ? cfg->threads : (uint32_t)(ncpu > 0 ? ncpu : 1);
+    uint32_t pool = cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS;
+    if (pool < T)
+        T = pool;
+    return T ? T : 1;
+}
+
+/* The plan's bounds: a rate each thread can plan (RUN_MAX_RATE_PER_THREAD) and a plan that
+ * ends (RUN_MAX_PLAN_NS), so every run ends within its duration + drain + the time to account
+ * the requests the generator did not reach, and nothing overflows on the way. */
+static int validate_plan_bounds(const struct run_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->duration_ns > RUN_MAX_PLAN_NS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--duration must be at most %.0f s", (double)RUN_MAX_PLAN_NS / 1e9);
+    if (!cfg->open_loop)
+        return 0;
+    double shared = cfg->ramp ? fmax(cfg->ramp_from, cfg->ramp_to) : cfg->rate, own = 0, start = 0;
+    bool any_shared = false;
+    for (size_t i = 0; i < cfg->ntargets; i++) {
+        if (cfg->targets[i].rate > 0)
+            own += cfg->targets[i].rate;
+        else
+            any_shared = true;
+    }
+    double peak = own + (any_shared ? shared : 0);
+    start = own + (any_shared ? (cfg->ramp ? cfg->ramp_from : cfg->rate) : 0);
+    uint32_t T = open_loop_threads(cfg);
+    double cap = RUN_MAX_RATE_PER_THREAD * T;
+    char a[32], b[32];
+    if (peak > cap)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--rate: %.6g/s is more than %u load thread%s can plan (at most %s/s per thread, %s/s "
+                         "here); give --threads or spread the load over several generators",
+                         peak, T, T == 1 ? "" : "s", units_fmt_count((uint64_t)RUN_MAX_RATE_PER_THREAD, a, sizeof a),
+                         units_fmt_count((uint64_t)cap, b, sizeof b));
+    if (cfg->requests && !cfg->duration_ns && start > 0 &&
+        (double)cfg->requests / start * 1e9 > (double)RUN_MAX_PLAN_NS)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--requests %llu at %.6g/s would take %.3g s to plan: a plan spans at most %s s (--duration's "
+                         "limit); raise --rate or lower --requests",
+                         (unsigned long long)cfg->requests, start, (double)cfg->requests / start,
+                         units_fmt_count(RUN_MAX_PLAN_NS / NS_PER_S, a, sizeof a));
+    return 0;
 }
 
 /* Every message names the flag of `knee run` that sets the field, so the command line can
@@ -291,10 +351,32 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    return 0;
+    return validate_plan_bounds(cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ intervals */
+
+/* Interval k ends at the (k+1)-th edge in time order; the edges are the whole seconds after
+ * t0 and the extra edges (the window's start and end when they are not whole seconds). */
+uint64_t engine_tick_end(const struct engine *e, uint64_t k)
+{
+    uint64_t c = 0;
+    while (c < (uint64_t)e->ntick_extra && c <= k && e->tick_extra[c] < (k + 1 - c) * NS_PER_S)
+        c++;
+    uint64_t sec = (k + 1 - c) * NS_PER_S;
+    if (c && e->tick_extra[c - 1] > sec)
+        return e->tick_extra[c - 1];
+    return c == k + 1 ? e->tick_extra[c - 1] : sec;
+}
+
+uint64_t engine_tick_of(const struct engine *e, uint64_t t)
+{
+    uint64_t k = t / NS_PER_S;
+    for (int i = 0; i < e->ntick_extra; i++)
+        if (e->tick_extra[i] <= t)
+            k++;
+    return k;
+}
 
 bool engine_start_gate(struct engine *e)
 {
@@ -312,6 +394,8 @@ void engine_publish(struct worker *w, uint64_t end_ns)
 {
     struct engine *e = w->e;
     uint64_t k = w->tick_index;
+    if (e->live)
+        live_snapshot(w); /* outside the lock: the thread's own totals */
     pthread_mutex_lock(&e->mu);
     struct ival_slot *s = &e->slots[k % IVAL_SLOTS];
     while (s->used && s->index != k)
@@ -335,6 +419,8 @@ void engine_publish(struct worker *w, uint64_t end_ns)
     s->queued += w->queued;
     if (end_ns > s->end_ns)
         s->end_ns = end_ns;
+    if (e->live)
+        live_post(w);
     e->published[w->index] = k + 1;
     if (w->finished)
         e->done[w->index] = true;
@@ -388,8 +474,9 @@ static void consume_intervals(struct engine *e, struct run_result *res)
         /* Workers never write a slot whose index they have already published; this one is
          * ours until we mark it free, so the callbacks run without the lock. */
         pthread_mutex_unlock(&e->mu);
-        double start_s = (double)k;
-        double len_s = (double)(s->end_ns - (e->t0_ns + k * NS_PER_S)) / 1e9;
+        uint64_t start_ns = k ? engine_tick_end(e, k - 1) : 0;
+        double start_s = (double)start_ns / 1e9;
+        double len_s = (double)((int64_t)(s->end_ns - e->t0_ns) - (int64_t)start_ns) / 1e9;
         if (len_s <= 0)
             len_s = 1e-9;
         hdr_reset(&all);
@@ -433,6 +520,7 @@ static void consume_intervals(struct engine *e, struct run_result *res)
             };
             cfg->on_progress(cfg->progress_ctx, &p);
         }
+        live_tick(e, start_s + len_s);
         pthread_mutex_lock(&e->mu);
         for (size_t i = 0; i < e->nt; i++)
             hdr_reset(&s->lat[i]);
@@ -449,6 +537,7 @@ static void consume_intervals(struct engine *e, struct run_result *res)
 
 static void engine_release(struct engine *e)
 {
+    live_release(e);
     if (e->workers) {
         for (uint32_t i = 0; i < e->nworkers; i++)
             worker_release(&e->workers[i]);
@@ -504,8 +593,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     if (!cfg->open_loop && clients < T)
         T = (uint32_t)clients; /* a thread without clients would have nothing to do */
     e->pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;
-    if (cfg->open_loop && e->pool_cap < T)
-        T = e->pool_cap; /* each thread owns its connections: --connections 1 means one thread, one connection */
+    if (cfg->open_loop)
+        T = open_loop_threads(cfg); /* the count run_validate bounded the rate with */
     if (T == 0)
         T = 1;
     e->nworkers = T;
@@ -542,6 +631,8 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     e.stop = cfg->stop ? cfg->stop : &own_stop;
     result_env_begin(&res->env);
     int rc = engine_prepare(&e, cfg, err, errlen);
+    if (rc == 0)
+        rc = live_init(&e, err, errlen);
     if (rc)
         goto out;
     if (e.pool_cap < e.pool_asked)
@@ -622,6 +713,19 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     } else {
         e.window_end_ns = e.plan_end_ns;
     }
+    /* a duration run ends by plan end + drain: what the generator has not sent by then is
+     * dropped (accounted and logged), so a plan it cannot keep cannot stretch the run */
+    e.cutoff_ns = e.plan_end_ns == UINT64_MAX ? UINT64_MAX : e.plan_end_ns + e.drain_ns;
+    /* the window's edges cut the timeline's seconds */
+    uint64_t edges[2] = {cfg->warmup_ns, e.window_end_ns == UINT64_MAX ? 0 : e.window_end_ns - e.t0_ns};
+    for (int i = 0; i < 2; i++)
+        if (edges[i] % NS_PER_S && (e.ntick_extra == 0 || e.tick_extra[e.ntick_extra - 1] != edges[i]))
+            e.tick_extra[e.ntick_extra++] = edges[i];
+    if (e.ntick_extra == 2 && e.tick_extra[0] > e.tick_extra[1]) {
+        uint64_t x = e.tick_extra[0];
+        e.tick_extra[0] = e.tick_extra[1];
+        e.tick_extra[1] = x;
+    }
     e.go = true;
     pthread_cond_broadcast(&e.cv);
     pthread_mutex_unlock(&e.mu);
@@ -645,13 +749,14 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         if (e.workers[i].fatal)
             result_warn(res, "load thread %u stopped early: %s", i, knee_strerror(e.workers[i].fatal));
     result_finish(&e, res);
+    live_final(&e, res);
     rc = 0;
 out_sync:
     pthread_mutex_destroy(&e.mu);
     pthread_cond_destroy(&e.cv);
 out:
     if (e.log)
-        outlog_close(e.log);
+        outlog_abort(e.log);
     engine_release(&e);
     if (rc)
         run_result_release(res);

@@ -23,6 +23,7 @@
 #define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
 #define IVAL_SLOTS 8      /* per-second merge slots in flight between workers and main */
 #define CONN_CHUNK 64     /* connections are allocated this many at a time */
+#define WORKER_READS 16   /* reads of WORKER_RBUF per readiness event: a flood yields to timers */
 
 struct outlog;
 struct outlog_chunk;
@@ -62,8 +63,11 @@ struct conn {
     uint32_t id;
     uint64_t freed_iter; /* loop iteration it was freed in: not reused in the same batch */
     uint64_t connect_start_ns;
-    /* the request in flight (has_req) */
-    bool has_req, warm, close_after, want_out;
+    uint32_t nreq; /* requests begun on this connection */
+    /* the request in flight (has_req); reused: not the connection's first request; retried:
+     * already sent once on a connection that went stale (--retry-stale) */
+    bool has_req, warm, close_after, want_out, reused, retried;
+    uint8_t tcause; /* enum run_transport_cause, when it ends in transport */
     uint64_t planned_ns, sent_ns, first_byte_ns, connect_ns;
     size_t write_off;
     struct conn *next;          /* free list / idle stack */
@@ -96,12 +100,14 @@ struct target_rt {
     uint64_t budget; /* requests this thread may still send for the target */
     /* accounting: [0] requests planned after the warm-up, [1] during it */
     struct run_counts counts[2];
+    struct run_events ev;                /* every request by its events' times (rates.c), window in ns since t0 */
     struct hdr latency[RUN_GROUP_COUNT]; /* lazily initialised except OK */
     struct hdr service, ttfb, lag, connect;
     struct hdr ival; /* latency of this interval (warm-up included) */
     uint64_t ival_max_ns;
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
+    uint64_t bytes_out; /* request bytes written (warm-up included, as bytes_in in the JSON) */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */
@@ -141,6 +147,13 @@ struct worker {
     /* interval */
     uint64_t tick_index;
     struct ival_counts ic;
+    /* events by time (rates.c): this thread's window end (ns since t0; earlier than the
+     * engine's when a stop cut planning short) and the timeline's counts per interval, by
+     * the interval each event's time falls in (engine_tick_of), merged at the end */
+    uint64_t win_end_ns;
+    uint64_t unreached; /* planned requests dropped at the cutoff (drop_unsent) */
+    struct ival_counts *tk;
+    size_t ntk;
     /* per-request log */
     struct outlog_chunk *chunk;
     bool log_slowed;
@@ -168,6 +181,9 @@ struct engine {
     uint64_t warmup_end_ns;
     uint64_t plan_end_ns;   /* t0 + duration (UINT64_MAX with --requests) */
     uint64_t window_end_ns; /* end of the measurement window */
+    uint64_t cutoff_ns;     /* duration runs: planned requests not sent by plan end + drain are dropped */
+    uint64_t tick_extra[2]; /* interval edges inside a second: the window's start and end (ns since t0) */
+    int ntick_extra;
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint32_t pool_cap;
     uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
@@ -184,6 +200,7 @@ struct engine {
     uint32_t nready;
     bool go, aborted;
     struct rusage ru0; /* the process's resource use when the threads started */
+    struct live *live; /* run_config.on_live: the threads' totals for it (live.c); NULL without */
 };
 
 /* engine.c, called by the workers */
@@ -193,6 +210,10 @@ bool engine_start_gate(struct engine *e);
 /* Hand this thread's interval `w->tick_index` (ending at end_ns) to the engine's merge; waits
  * only when the main thread is IVAL_SLOTS intervals behind. */
 void engine_publish(struct worker *w, uint64_t end_ns);
+/* The timeline's intervals: whole seconds since t0, also cut at the window's start and end
+ * (tick_extra). The end of interval k (ns since t0), and the interval holding t (ns since t0). */
+uint64_t engine_tick_end(const struct engine *e, uint64_t k);
+uint64_t engine_tick_of(const struct engine *e, uint64_t t);
 
 /* result.c: struct run_result from the engine's parts (on the thread of run_execute) */
 /* The environment record's start half (version, kernel, host, CPUs, load, wall clock). */
@@ -206,6 +227,23 @@ void result_finish(struct engine *e, struct run_result *res);
 void result_warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append one warning that only qualifies the numbers (few samples, the warm-up left out). */
 void result_note(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* live.c: run_config.on_live. Each thread turns its own totals into a struct run_live_target
+ * per target when it publishes an interval (outside the lock) and posts it (inside); the
+ * main thread sums the posted totals of every thread at each merge. */
+struct live;
+/* Check cfg's live bounds and allocate for e's threads and targets (e->live stays NULL
+ * without cfg->on_live). 0 or KNEE_EINVAL with a reason. */
+int live_init(struct engine *e, char *err, size_t errlen);
+void live_release(struct engine *e);
+/* On worker w's thread, before engine_publish takes the lock: its totals now. */
+void live_snapshot(struct worker *w);
+/* Under e->mu, in engine_publish: hand the snapshot over. */
+void live_post(struct worker *w);
+/* On the main thread after each merged interval (takes e->mu briefly), and once at the end
+ * with the result (final: its generator-limited verdict). */
+void live_tick(struct engine *e, double elapsed_s);
+void live_final(struct engine *e, const struct run_result *res);
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);
@@ -227,5 +265,7 @@ struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed);
 void outlog_submit(struct outlog *l, struct outlog_chunk *c);
 /* Write everything submitted, close the file. Returns 0 or the first write error (-errno). */
 int outlog_close(struct outlog *l);
+/* The run did not happen: stop the writer, remove the file knee created (core/outfile). */
+void outlog_abort(struct outlog *l);
 
 #endif

@@ -5,6 +5,7 @@
 #include "load/internal.h"
 
 #include "core/err.h"
+#include "core/outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@
 #define OUTLOG_MAX_CHUNKS 256 /* ~16 MB of records in flight at most */
 
 struct outlog {
-    FILE *f;
+    struct outfile out; /* --out through core/outfile: replaced whole on success, never destroyed */
+    FILE *f;            /* out.f (CSV) */
     bool csv, closed_loop;
     size_t nt;
     char **names;
@@ -130,13 +132,14 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
     l->names = xcalloc(e->nt, sizeof *l->names);
     for (size_t i = 0; i < e->nt; i++)
         l->names[i] = xstrdup(e->targets[i].cfg->name);
+    char why[512];
+    int r = outfile_open(&l->out, path, why, sizeof why);
+    if (r) {
+        outlog_free(l);
+        return knee_fail(err, errlen, r, "--out %s", why);
+    }
     if (csv) {
-        l->f = fopen(path, "w");
-        if (!l->f) {
-            int r = -errno;
-            outlog_free(l);
-            return knee_fail(err, errlen, r, "--out %s: %s", path, knee_strerror(r));
-        }
+        l->f = l->out.f;
         l->buf = xmalloc(OUTLOG_BUF);
         static const char header[] = REQLOG_CSV_HEADER "\n";
         out_str(l, header, sizeof header - 1);
@@ -144,9 +147,11 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
         const char **names = xcalloc(e->nt, sizeof *names);
         for (size_t i = 0; i < e->nt; i++)
             names[i] = e->targets[i].cfg->name;
-        int r = reqlog_writer_open(&l->rw, path, names, e->nt, !e->cfg->open_loop);
+        /* the writer writes the descriptor outfile opened; the FILE over it stays empty */
+        r = reqlog_writer_open_fd(&l->rw, l->out.fd, names, e->nt, !e->cfg->open_loop);
         free(names);
         if (r) {
+            outfile_abort(&l->out);
             outlog_free(l);
             return knee_fail(err, errlen, r, "--out %s: %s", path, knee_strerror(r));
         }
@@ -156,11 +161,10 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
     pthread_cond_init(&l->cv_free, NULL);
     int pr = pthread_create(&l->tid, NULL, writer_main, l);
     if (pr != 0) {
-        /* nothing was written yet: close the file and report; the run does not start */
-        if (l->csv)
-            fclose(l->f);
-        else
+        /* nothing was written yet: give the file up and report; the run does not start */
+        if (!l->csv)
             reqlog_writer_close(l->rw);
+        outfile_abort(&l->out);
         pthread_mutex_destroy(&l->mu);
         pthread_cond_destroy(&l->cv_full);
         pthread_cond_destroy(&l->cv_free);
@@ -211,7 +215,8 @@ void outlog_submit(struct outlog *l, struct outlog_chunk *c)
     pthread_mutex_unlock(&l->mu);
 }
 
-int outlog_close(struct outlog *l)
+/* Stop the writer thread after it wrote everything submitted; the first write error. */
+static int writer_stop(struct outlog *l)
 {
     pthread_mutex_lock(&l->mu);
     l->closing = true;
@@ -219,14 +224,19 @@ int outlog_close(struct outlog *l)
     pthread_mutex_unlock(&l->mu);
     pthread_join(l->tid, NULL);
     int rc = l->error;
-    if (l->csv) {
-        if (fclose(l->f) != 0 && !rc)
-            rc = -errno;
-    } else {
+    if (!l->csv) {
         int r = reqlog_writer_close(l->rw);
         if (r && !rc)
             rc = r;
     }
+    l->rw = NULL;
+    if (rc && outfile_write_error(&l->out))
+        rc = -outfile_write_error(&l->out); /* the real reason: ENOSPC, not "I/O error" */
+    return rc;
+}
+
+static void outlog_end(struct outlog *l)
+{
     while (l->free_list) {
         struct outlog_chunk *c = l->free_list;
         l->free_list = c->next;
@@ -236,5 +246,25 @@ int outlog_close(struct outlog *l)
     pthread_cond_destroy(&l->cv_full);
     pthread_cond_destroy(&l->cv_free);
     outlog_free(l);
+}
+
+void outlog_abort(struct outlog *l)
+{
+    writer_stop(l);
+    outfile_abort(&l->out);
+    outlog_end(l);
+}
+
+int outlog_close(struct outlog *l)
+{
+    int rc = writer_stop(l);
+    if (rc) {
+        /* the log is not whole: what knee created goes, a special file stays as it is */
+        outfile_abort(&l->out);
+    } else {
+        char why[512];
+        rc = outfile_commit(&l->out, why, sizeof why);
+    }
+    outlog_end(l);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "load/internal.h"
 
 #include "core/err.h"
+#include "core/units.h"
 #include "stats/stats.h"
 
 #include <math.h>
@@ -20,6 +21,11 @@
 const char *run_group_name(enum run_group g)
 {
     return reqlog_outcome_name((enum reqlog_outcome)g);
+}
+
+bool run_outcome_failed(enum reqlog_outcome o)
+{
+    return o == OUTCOME_HTTP_ERROR || o == OUTCOME_INVALID || o == OUTCOME_TRANSPORT || o == OUTCOME_TIMEOUT;
 }
 
 void run_summarize(const struct hdr *h, struct run_summary *s)
@@ -81,6 +87,24 @@ static void counts_add(struct run_counts *d, const struct run_counts *s)
     d->conns_failed += s->conns_failed;
     d->conns_closed_by_peer += s->conns_closed_by_peer;
     d->conns_unsolicited += s->conns_unsolicited;
+    /* transport causes and --retry-stale (worker.c) */
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        d->transport_cause[k] += s->transport_cause[k];
+    d->retries += s->retries;
+}
+
+const char *run_transport_cause_name(enum run_transport_cause c)
+{
+    static const char *const names[RUN_TC_COUNT] = {
+        [RUN_TC_REFUSED] = "refused",
+        [RUN_TC_CONNECT] = "connect",
+        [RUN_TC_RESET] = "reset",
+        [RUN_TC_CLOSED_BEFORE] = "closed_before_response",
+        [RUN_TC_CLOSED_MID] = "closed_mid_response",
+        [RUN_TC_STALE] = "stale",
+        [RUN_TC_OTHER] = "other",
+    };
+    return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
 }
 
 static void target_result_init(struct run_target_result *r)
@@ -165,7 +189,11 @@ bool run_counts_hold(const struct run_counts *c)
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
             done += c->outcome[o];
-    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED];
+    uint64_t causes = 0;
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        causes += c->transport_cause[k];
+    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED] &&
+           causes == c->outcome[OUTCOME_TRANSPORT] && c->retries <= c->sent;
 }
 
 static void read_loadavg(double out[3])
@@ -190,13 +218,80 @@ void result_env_begin(struct run_env *env)
     strftime(env->start_wall, sizeof env->start_wall, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static double tv_s(struct timeval tv)
 {
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+/* "transport 173,909" or "timeout 12, http_error 3": the failed outcomes that occurred. */
+static const char *describe_failures(const struct run_counts *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int o = 0; o < OUTCOME_COUNT && off + 1 < len; o++) {
+        if (!run_outcome_failed((enum reqlog_outcome)o) || !c->outcome[o])
+            continue;
+        char n[32];
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "",
+                             reqlog_outcome_name((enum reqlog_outcome)o), units_fmt_count(c->outcome[o], n, sizeof n));
+    }
+    if (!buf[0])
+        snprintf(buf, len,
+                 !c->sent                       ? "nothing was sent"
+                 : c->outcome[OUTCOME_REJECTED] ? "every answer was a rejection"
+                                                : "every request was cancelled");
+    return buf;
+}
+
+/* The timeline's counts by event time: the threads' per-interval counts (worker.c
+ * count_events) replace the live ones, so the intervals inside the window add up to the
+ * window's events. An event past the last interval (none is expected) gets an interval. */
+static void timeline_by_event_time(const struct engine *e, struct run_result *res)
+{
+    size_t n = res->nticks;
+    for (uint32_t k = 0; k < e->nworkers; k++)
+        for (size_t i = n; i < e->workers[k].ntk; i++) {
+            const struct ival_counts *x = &e->workers[k].tk[i];
+            if (x->planned || x->sent || x->completed || x->dropped)
+                n = i + 1;
+        }
+    if (n > res->nticks) {
+        res->ticks = xrealloc(res->ticks, n * sizeof *res->ticks);
+        for (size_t i = res->nticks; i < n; i++) {
+            struct run_tick *tk = &res->ticks[i];
+            memset(tk, 0, sizeof *tk);
+            tk->start_s = i ? (double)engine_tick_end(e, i - 1) / 1e9 : 0;
+            tk->length_s = (double)engine_tick_end(e, i) / 1e9 - tk->start_s;
+            tk->p50_ms = tk->p99_ms = tk->max_ms = NAN;
+        }
+        res->nticks = n;
+    }
+    for (size_t i = 0; i < res->nticks; i++) {
+        struct run_tick *tk = &res->ticks[i];
+        tk->planned = tk->sent = tk->completed = tk->ok = tk->errors = tk->dropped = 0;
+        for (uint32_t k = 0; k < e->nworkers; k++) {
+            const struct worker *w = &e->workers[k];
+            if (i >= w->ntk)
+                continue;
+            tk->planned += w->tk[i].planned;
+            tk->sent += w->tk[i].sent;
+            tk->completed += w->tk[i].completed;
+            tk->ok += w->tk[i].ok;
+            tk->errors += w->tk[i].errors;
+            tk->dropped += w->tk[i].dropped;
+        }
+    }
+}
+
 void result_finish(struct engine *e, struct run_result *res)
 {
+    char failures[256];
     const struct run_config *cfg = e->cfg;
     struct rusage ru1;
     getrusage(RUSAGE_SELF, &ru1);
@@ -209,6 +304,8 @@ void result_finish(struct engine *e, struct run_result *res)
     hdr_init(&late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     uint64_t plan_end = 0, finish = 0;
     bool slowed = false;
+    for (size_t i = 0; i < e->nt; i++)
+        run_events_init(&res->targets[i].events, UINT64_MAX, 0); /* merging widens it */
     for (uint32_t k = 0; k < e->nworkers; k++) {
         struct worker *w = &e->workers[k];
         if (w->plan_end_ns > plan_end)
@@ -216,10 +313,12 @@ void result_finish(struct engine *e, struct run_result *res)
         if (w->finish_ns > finish)
             finish = w->finish_ns;
         slowed |= w->log_slowed;
+        res->unreached += w->unreached;
         hdr_add(&late, &w->late);
         for (size_t i = 0; i < e->nt; i++) {
             struct target_rt *t = &w->t[i];
             struct run_target_result *r = &res->targets[i];
+            run_events_merge(&r->events, &t->ev);
             counts_add(&r->counts, &t->counts[0]);
             counts_add(&r->warmup_counts, &t->counts[1]);
             for (int g = 0; g < RUN_GROUP_COUNT; g++)
@@ -240,19 +339,41 @@ void result_finish(struct engine *e, struct run_result *res)
     res->log_slowed = slowed;
     res->elapsed_s = finish > e->t0_ns ? (double)(finish - e->t0_ns) / 1e9 : 0;
 
-    /* the measurement window: warm-up end .. end of planning */
+    /* the measurement window: warm-up end .. end of the plan (the planned end; a closed loop
+     * with --requests: when its last thread finished, the end of the timeline's last
+     * interval; interrupted: when planning stopped) */
     uint64_t wend = e->window_end_ns;
-    if (!cfg->open_loop || wend == UINT64_MAX || (res->interrupted && plan_end < wend))
+    if (wend == UINT64_MAX)
+        wend = finish; /* a closed loop with --requests: until its last thread finished */
+    else if (res->interrupted && plan_end < wend)
         wend = plan_end;
-    res->window_s = wend > e->warmup_end_ns ? (double)(wend - e->warmup_end_ns) / 1e9 : 0;
+    uint64_t ws_ns = cfg->warmup_ns, we_ns = wend > e->t0_ns ? wend - e->t0_ns : 0;
+    if (we_ns < ws_ns)
+        we_ns = ws_ns;
+    res->window_start_s = (double)ws_ns / 1e9;
+    res->window_end_s = (double)we_ns / 1e9;
+    res->window_s = (double)(we_ns - ws_ns) / 1e9;
+    /* rates: every event counted by its time against this window (load/rates.c) */
+    run_events_init(&res->all.events, ws_ns, we_ns);
+    for (size_t i = 0; i < e->nt; i++) {
+        struct run_target_result *r = &res->targets[i];
+        r->events.window_start_ns = ws_ns;
+        r->events.window_end_ns = we_ns;
+        run_events_merge(&res->all.events, &r->events);
+        run_rates_of(&r->events, &r->rates);
+    }
+    res->all.events.window_start_ns = ws_ns;
+    res->all.events.window_end_ns = we_ns;
+    run_rates_of(&res->all.events, &res->all.rates);
+    timeline_by_event_time(e, res);
     const struct run_counts *c = &res->all.counts;
-    double win = res->window_s > 0 ? res->window_s : NAN;
-    res->planned_rate = (double)c->planned / win;
-    res->sent_rate = (double)c->sent / win;
-    uint64_t completed = c->sent - c->outcome[OUTCOME_CANCELLED];
-    res->completed_rate = (double)completed / win;
-    res->goodput_rate = (double)c->outcome[OUTCOME_OK] / win;
-    res->send_ratio = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
+    res->sent_on_schedule = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
+    uint64_t failed = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (run_outcome_failed((enum reqlog_outcome)o))
+            failed += c->outcome[o];
+    res->failed_share = c->sent ? (double)failed / (double)c->sent : NAN;
+    res->no_ok = c->outcome[OUTCOME_OK] == 0;
 
     res->accounting_ok = run_counts_hold(&res->all.counts) && run_counts_hold(&res->all.warmup_counts);
     for (size_t i = 0; i < e->nt; i++)
@@ -263,61 +384,91 @@ void result_finish(struct engine *e, struct run_result *res)
     if (!res->accounting_ok)
         result_warn(res, "BUG: the accounting identities do not hold (planned = sent + dropped; sent = outcomes); "
                          "please report this run");
+    if (res->no_ok)
+        result_warn(res, "FAILED: not one request succeeded (%s): there is no latency of a working service to report",
+                    describe_failures(c, failures, sizeof failures));
+    else if (res->failed_share >= RUN_HIGH_FAILED_SHARE)
+        result_warn(res,
+                    "ERRORS: %.1f%% of the requests sent failed (%s): the latency of all requests mixes "
+                    "failures in; thresholds on latency use ok requests",
+                    100 * res->failed_share, describe_failures(c, failures, sizeof failures));
     if (res->interrupted)
         result_warn(res, "interrupted: planning stopped early at %.2f s; the numbers cover what ran",
                     plan_end > e->t0_ns ? (double)(plan_end - e->t0_ns) / 1e9 : 0.0);
     if (cfg->open_loop && c->planned) {
-        struct run_summary lag;
+        struct run_summary lag, lat;
         run_summarize(&res->all.lag, &lag);
-        double lag_limit_ms = (double)e->lag_limit_ns / 1e6;
-        bool short_send = res->send_ratio < RUN_SEND_RATE_FLOOR;
-        bool late_send = lag.count && lag.p99 > lag_limit_ms;
-        if (short_send || late_send) {
+        run_summarize(&res->all.latency_all, &lat);
+        struct run_generator_input gin = {
+            .open_loop = true,
+            .sent_on_schedule = res->sent_on_schedule,
+            .lag_p50_ms = lag.p50,
+            .lag_p99_ms = lag.p99,
+            .latency_p50_ms = lat.p50,
+            .latency_p99_ms = lat.p99,
+            .planned_rate = res->all.rates.planned,
+            .lag_limit_ms = (double)cfg->lag_limit_ns / 1e6,
+        };
+        if (run_generator_judge(&gin, &res->generator)) {
             res->generator_limited = true;
-            char why[384] = "";
+            char why[384] = "", n[32];
             size_t off = 0;
             if (c->queued)
                 off += (size_t)snprintf(why + off, sizeof why - off,
-                                        "; %llu requests waited for a connection (pool cap %u, at most %d "
+                                        "; %s request%s waited for a connection (pool cap %u, at most %d "
                                         "connects at a time per thread)",
-                                        (unsigned long long)c->queued, e->pool_cap, RUN_MAX_CONNECTING);
-            if (c->dropped)
-                off += (size_t)snprintf(why + off, sizeof why - off, "; %llu dropped", (unsigned long long)c->dropped);
+                                        units_fmt_count(c->queued, n, sizeof n), plural(c->queued), e->pool_cap,
+                                        RUN_MAX_CONNECTING);
+            if (c->dropped && off < sizeof why)
+                off += (size_t)snprintf(why + off, sizeof why - off, "; %s dropped",
+                                        units_fmt_count(c->dropped, n, sizeof n));
             if (late.total_count && off < sizeof why)
                 snprintf(why + off, sizeof why - off, "; timer lateness p99 %.3f ms",
                          (double)hdr_value_at_percentile(&late, 99) / 1e6);
-            result_warn(res,
-                        "GENERATOR-LIMITED: the generator, not the service, shaped this run: sent %.1f%% of planned "
-                        "requests on time (floor %.0f%%), lag p99 %.3f ms (limit %.3f ms)%s",
-                        100 * res->send_ratio, 100 * RUN_SEND_RATE_FLOOR, lag.p99, lag_limit_ms, why);
+            result_warn(res, "GENERATOR-LIMITED: the generator, not the service, shaped this run: %s%s",
+                        res->generator.why, why);
         }
     }
-    if (c->dropped)
-        result_warn(res, "%llu planned requests were never sent (dropped)%s", (unsigned long long)c->dropped,
-                    c->queue_overflow                 ? ": the wait queue overflowed"
-                    : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
-                                                      : ": still waiting for a connection when the drain ended");
-    if (c->outcome[OUTCOME_CANCELLED])
-        result_warn(res, "%llu requests were still in flight when the drain ended and were cancelled",
-                    (unsigned long long)c->outcome[OUTCOME_CANCELLED]);
+    char n[32];
+    if (c->dropped) {
+        uint64_t other = c->dropped - (res->unreached < c->dropped ? res->unreached : c->dropped);
+        if (res->unreached)
+            result_warn(res,
+                        "%s planned request%s never sent (dropped): the generator had not reached %s when the "
+                        "drain ended (--duration + --drain bound the run)",
+                        units_fmt_count(res->unreached, n, sizeof n), res->unreached == 1 ? " was" : "s were",
+                        res->unreached == 1 ? "it" : "them");
+        if (other)
+            result_warn(res, "%s planned request%s never sent (dropped)%s", units_fmt_count(other, n, sizeof n),
+                        other == 1 ? " was" : "s were",
+                        c->queue_overflow                 ? ": the wait queue overflowed"
+                        : cfg->when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
+                                                          : ": still waiting for a connection when the drain ended");
+    }
+    uint64_t cancelled = c->outcome[OUTCOME_CANCELLED];
+    if (cancelled)
+        result_warn(res, "%s request%s still in flight when the drain ended and %s cancelled",
+                    units_fmt_count(cancelled, n, sizeof n), cancelled == 1 ? " was" : "s were",
+                    cancelled == 1 ? "was" : "were");
     if (c->conns_failed)
-        result_warn(res, "%llu connection attempts failed (refused, unreachable or out of descriptors)",
-                    (unsigned long long)c->conns_failed);
+        result_warn(res, "%s connection attempt%s failed (refused, unreachable or out of descriptors)",
+                    units_fmt_count(c->conns_failed, n, sizeof n), plural(c->conns_failed));
     if (c->conns_unsolicited)
-        result_warn(res, "%llu times the server sent bytes nobody asked for (e.g. more than its Content-Length)",
-                    (unsigned long long)c->conns_unsolicited);
+        result_warn(res, "%s time%s the server sent bytes nobody asked for (e.g. more than its Content-Length)",
+                    units_fmt_count(c->conns_unsolicited, n, sizeof n), plural(c->conns_unsolicited));
     uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
     if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
-        result_note(res, "only %llu latency samples: p99 rests on fewer than %d samples above it, p99.9 on none",
-                    (unsigned long long)n_all, STATS_MIN_BEYOND);
+        result_note(res, "only %s latency sample%s: p99 rests on fewer than %d samples above it, p99.9 on none",
+                    units_fmt_count(n_all, n, sizeof n), plural(n_all), STATS_MIN_BEYOND);
     else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
-        result_note(res, "only %llu latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
-                    (unsigned long long)n_all, STATS_MIN_BEYOND);
+        result_note(res, "only %s latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
+                    units_fmt_count(n_all, n, sizeof n), STATS_MIN_BEYOND);
     uint64_t warm_n = res->all.warmup_counts.planned;
     if (cfg->warmup_ns)
-        result_note(res, "warm-up: %llu requests planned in the first %.3g s are left out of these statistics%s",
-                    (unsigned long long)warm_n, (double)cfg->warmup_ns / 1e9,
-                    cfg->out_path ? " (they are in --out)" : "");
+        result_note(res, "warm-up: %s request%s planned in the first %.3g s %s left out of these statistics%s",
+                    units_fmt_count(warm_n, n, sizeof n), plural(warm_n), (double)cfg->warmup_ns / 1e9,
+                    warm_n == 1 ? "is" : "are",
+                    cfg->out_path ? (warm_n == 1 ? " (it is in --out)" : " (they are in --out)") : "");
     if (slowed)
         result_warn(res, "the request log writer could not keep up and held the load threads back: numbers may be "
                          "pessimistic (write --out to a faster disk)");

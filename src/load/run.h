@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "hist/hdr.h"
+#include "hist/prom.h"
 #include "reqlog/reqlog.h"
 
 /* Defaults (documented in `knee run --help` and the README). */
@@ -25,8 +26,23 @@
 #define RUN_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define RUN_DEFAULT_CLOSED_CONNECTIONS 8
 #define RUN_DEFAULT_OPEN_CONNECTIONS 10000  /* the open-loop pool cap */
-#define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* lag p99 above this → generator-limited warning */
-#define RUN_SEND_RATE_FLOOR 0.99            /* achieved/planned send rate below this → warning */
+#define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* "sent on schedule": sent by the window's end + this */
+#define RUN_SEND_RATE_FLOOR 0.99            /* sent on schedule below this → generator-limited */
+/* The generator-limited rule (run_generator_judge): without --lag-limit, a lag p99 at or below
+ * RUN_LAG_FLOOR_NS never marks a run (timer and scheduler jitter of a busy machine); above it,
+ * the lag counts when it is more than RUN_LAG_LATENCY_SHARE of the latency it is part of. */
+#define RUN_LAG_FLOOR_NS 1000000ULL
+#define RUN_LAG_LATENCY_SHARE 0.10
+#define RUN_LAG_BURST_GAPS 10 /* a lag p99 of this many inter-send gaps sends planned requests in bursts */
+/* The plan's bounds (run_validate): a load thread plans at most RUN_MAX_RATE_PER_THREAD
+ * requests per second (several times what one thread can send: a higher rate cannot be kept
+ * and would only make the run account for requests it never had a chance to send), and a
+ * plan spans at most RUN_MAX_PLAN_NS (the --duration limit; --requests at --rate included). */
+/* A summary says above its tables when this share of the requests sent failed
+ * (run_outcome_failed); no ok request at all is a failed run (knee run exits 3). */
+#define RUN_HIGH_FAILED_SHARE 0.10
+#define RUN_MAX_RATE_PER_THREAD 1000000.0
+#define RUN_MAX_PLAN_NS 1000000000000000000ULL
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_REJECTS 8
 #define RUN_MAX_CONNECTIONS 1000000 /* --connections, a target's @Nc */
@@ -77,6 +93,10 @@ struct run_progress {
 };
 typedef void run_progress_fn(void *ctx, const struct run_progress *p);
 
+struct run_live;
+/* Live numbers for a metrics endpoint (run_config.on_live; struct run_live is below). */
+typedef void run_live_fn(void *ctx, const struct run_live *live);
+
 /* A stop handle, owned by the caller and given to a run in run_config.stop, so that a signal
  * handler, another thread or a sequence of runs (capacity steps, --repeat) can end a run
  * early without any global state. Initialise it with run_stop_init() (a zeroed static one is
@@ -122,17 +142,30 @@ struct run_config {
     uint64_t warmup_ns;   /* requests planned before t0 + warmup are logged, not counted */
     enum run_when_busy when_busy;
     bool keepalive;
+    /* A request whose reused keep-alive connection was closed or reset before any byte of its
+     * response (RUN_TC_STALE) is sent once more on a new connection, as HTTP clients do. The
+     * request keeps its planned and first send times (its latency and timeout run from them),
+     * is planned and sent once in the accounting, ends in one outcome (that of the second
+     * attempt), and adds 1 to run_counts.retries. Never retried twice. */
+    bool retry_stale;
     const struct run_reject *rejects;
     size_t nrejects;
     const char *expect_body; /* NULL: status alone decides ok */
     uint32_t threads;        /* 0 = number of online CPUs */
     uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
-    uint64_t lag_limit_ns;   /* 0 = RUN_DEFAULT_LAG_LIMIT_NS */
+    uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (run_generator_judge); 0 = the relative rule */
     const char *out_path;    /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
     run_interval_fn *on_interval;
     void *interval_ctx;
     run_progress_fn *on_progress;
     void *progress_ctx;
+    /* Live numbers (knee run --metrics-listen): once per second from the merge and once at the
+     * end, on the thread of run_execute; NULL = nothing is gathered (no cost). live_bounds_ns
+     * are the histograms' upper bounds (ns, 1..PROM_MAX_BOUNDS, strictly increasing). */
+    run_live_fn *on_live;
+    void *live_ctx;
+    const int64_t *live_bounds_ns;
+    size_t live_nbounds;
     const char *const *argv; /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
@@ -166,11 +199,114 @@ _Static_assert((int)RUN_GROUP_COUNT == (int)OUTCOME_DROPPED && (int)OUTCOME_CANC
                    (int)OUTCOME_COUNT == (int)OUTCOME_CANCELLED + 1,
                "the outcomes without a latency (dropped, cancelled) must come last");
 
+/* ---- Rates: events counted by when they happened (docs/FORMATS.md, "Rates") ----
+ *
+ * A rate is a count of events that happened inside the measurement window divided by the
+ * window's length: planned sends by their planned time (T0), sends by their send (T1),
+ * completions and goodput by their end (T5). Events before the window (the warm-up) or after
+ * it (catch-up sends of a generator that fell behind, completions during the drain) are
+ * counted apart and never raise a rate, so no rate can exceed what happened in the window it
+ * names. The engine counts every request this way from the same nanoseconds it writes to the
+ * per-request log; run_events_count() is the one rule, for the engine and for anything that
+ * reads a log (knee stats, lab, capacity, compare, merge). Times are ns since t0, 0 = none
+ * (the log's convention). */
+struct run_events {
+    uint64_t window_start_ns, window_end_ns; /* [start, end): since t0; end UINT64_MAX = open */
+    uint64_t planned;                        /* T0 inside the window */
+    uint64_t sent;                           /* T1 inside the window */
+    uint64_t completed;                      /* T5 inside the window, every outcome but dropped/cancelled */
+    uint64_t ok;                             /* of which ok (goodput) */
+    uint64_t sent_before;                    /* T1 before the window (the warm-up) */
+    uint64_t sent_late;                      /* T1 at or after the window's end (catch-up, drain) */
+    uint64_t completed_late;                 /* T5 at or after the window's end (during the drain) */
+    uint64_t sends;                          /* T1 at or after the window's start: sent + sent_late */
+    uint64_t first_send_ns, last_send_ns;    /* the first and last of those sends (when sends > 0) */
+};
+
+/* The rates of a set of events, per second over window_s (NAN when the window is empty). */
+struct run_rates {
+    double window_s;
+    double planned, sent, completed, goodput;
+    double sending_s;     /* last - first send at or after the window's start: time spent sending */
+    double achieved_send; /* (sends - 1) / sending_s: the generator's own pace while it sent (NAN < 2 sends) */
+    uint64_t sent_late, completed_late;
+};
+
+/* Empty events over the window [start_ns, end_ns) (ns since t0). */
+void run_events_init(struct run_events *ev, uint64_t window_start_ns, uint64_t window_end_ns);
+/* Count one request: planned_ns, sent_ns, done_ns since t0 (0: never sent / not done), its
+ * outcome. A closed loop's planned time is its send time (as in the log). */
+void run_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_ns, uint64_t done_ns,
+                      enum reqlog_outcome o);
+/* The same from a per-request log record (its warm-up flag plays no part: events are counted
+ * by time). */
+void run_events_add_record(struct run_events *ev, const struct reqlog_record *r);
+/* d += s; the window becomes the union of both. */
+void run_events_merge(struct run_events *d, const struct run_events *s);
+/* Rates from events: counts / window, and the achieved send rate. */
+void run_rates_of(const struct run_events *ev, struct run_rates *out);
+
+/* ---- Generator-limited: did the generator, not the service, shape the numbers? ----
+ *
+ * The one rule (knee run prints it; the lab and knee capacity take run_result.generator as it
+ * is). Open loop only: a closed loop has no plan to keep. The run is generator-limited when
+ *  - fewer than RUN_SEND_RATE_FLOOR of the planned requests were sent on schedule (by the
+ *    window's end + 1 ms), or
+ *  - with --lag-limit D (a hard limit): the lag p99 is above D, or
+ *  - without it: the lag p99 is above RUN_LAG_FLOOR_NS and the lag is a share above
+ *    RUN_LAG_LATENCY_SHARE of the latency it is part of: lag p99 against latency p99 (the
+ *    tail), lag p50 (itself above the floor) against latency p50 (the median), or, when the
+ *    lag p99 spans RUN_LAG_BURST_GAPS inter-send gaps (planned sends leave together, in
+ *    bursts), lag p99 against latency p50.
+ * A 1.8 ms lag at 10/s under a 50 ms latency is none of these; a 150 ms lag under a 400 ms
+ * p99 is. */
+struct run_generator_input {
+    bool open_loop;
+    double sent_on_schedule;               /* share of planned requests sent on schedule (NAN: none planned) */
+    double lag_p50_ms, lag_p99_ms;         /* NAN without samples */
+    double latency_p50_ms, latency_p99_ms; /* every completed request (NAN without samples) */
+    double planned_rate;                   /* per second, for the inter-send gap */
+    double lag_limit_ms;                   /* --lag-limit, 0 = the relative rule */
+};
+struct run_generator_verdict {
+    bool limited;
+    bool short_send;    /* sent on schedule below RUN_SEND_RATE_FLOOR */
+    bool over_limit;    /* lag p99 above the --lag-limit */
+    bool shapes_tail;   /* lag p99 > share of latency p99 */
+    bool shapes_median; /* lag p50 > share of latency p50 */
+    bool bursts;        /* lag p99 >= RUN_LAG_BURST_GAPS gaps and > share of latency p50 */
+    double gap_ms;      /* 1000 / planned_rate (NAN when unknown) */
+    char why[320];      /* the reasons as one clause ("" when not limited) */
+};
+/* Fill *v from *in; returns v->limited. */
+bool run_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v);
+
 #define RUN_ST_MAX_NAMES 16
 struct run_server_timing {
     char name[32];
     struct hdr dur; /* ns */
 };
+
+/* Why a request ended in `transport` (the outcome says only that it got no complete response
+ * for a reason below HTTP). Each transport outcome has exactly one cause, so the causes add up
+ * to outcome[OUTCOME_TRANSPORT]. Names in run_transport_cause_name(). TLS failures (handshake,
+ * certificate) get causes of their own before RUN_TC_OTHER when TLS lands: the JSON object is
+ * keyed by name, so a new cause breaks no reader. */
+enum run_transport_cause {
+    RUN_TC_REFUSED,       /* connect refused: nobody listens on the port */
+    RUN_TC_CONNECT,       /* any other failed connect: unreachable, out of descriptors or ports */
+    RUN_TC_RESET,         /* reset by the peer (RST), or a write to a connection the peer closed */
+    RUN_TC_CLOSED_BEFORE, /* closed before any byte of the response, on the connection's first request */
+    RUN_TC_CLOSED_MID,    /* closed in the middle of a response (fewer bytes than its framing said) */
+    RUN_TC_STALE,         /* a reused keep-alive connection closed or reset before any byte of the
+                             response: the server closed it while idle (the case --retry-stale retries) */
+    RUN_TC_OTHER,         /* any other socket error */
+    RUN_TC_COUNT
+};
+
+/* "refused", "connect", "reset", "closed_before_response", "closed_mid_response", "stale",
+ * "other" (JSON keys; the text summary replaces '_' with ' '). */
+const char *run_transport_cause_name(enum run_transport_cause c);
 
 struct run_counts {
     uint64_t planned, sent, dropped;
@@ -180,6 +316,8 @@ struct run_counts {
     uint64_t queue_overflow; /* dropped because the wait queue was full */
     uint64_t bytes_in;
     uint64_t conns_opened, conns_failed, conns_closed_by_peer, conns_unsolicited;
+    uint64_t transport_cause[RUN_TC_COUNT]; /* adds up to outcome[OUTCOME_TRANSPORT] */
+    uint64_t retries; /* --retry-stale: requests sent a second time (not new requests: see run_config) */
 };
 
 struct run_target_result {
@@ -191,6 +329,8 @@ struct run_target_result {
     uint32_t connections;            /* closed loop: clients; open loop: 0 */
     struct run_counts counts;        /* requests planned after the warm-up */
     struct run_counts warmup_counts; /* requests planned during the warm-up */
+    struct run_events events;        /* every request of the target by its events' times */
+    struct run_rates rates;          /* from events */
     struct hdr latency[RUN_GROUP_COUNT];
     struct hdr latency_all; /* the union of the groups */
     struct hdr service, ttfb, lag, connect;
@@ -198,7 +338,11 @@ struct run_target_result {
     struct run_server_timing st[RUN_ST_MAX_NAMES];
 };
 
-/* One second of the run across all targets (the timeline in the JSON). */
+/* One interval of the run across all targets (the timeline in the JSON): seconds since t0,
+ * cut also at the window's start and end when they fall inside a second, so every interval is
+ * wholly before, inside or after the window and the sends of the intervals inside it add up
+ * to all.events.sent. The counts are by event time, warm-up included: planned and dropped at
+ * T0, sent at T1, completed, ok and errors (completed - ok) at T5. */
 struct run_tick {
     double start_s, length_s;
     uint64_t planned, sent, completed, ok, errors, dropped;
@@ -222,13 +366,23 @@ struct run_result {
     struct run_target_result all; /* every target merged */
     uint32_t threads;
     uint32_t pool_cap; /* open loop: connection cap in total */
-    double window_s;   /* measurement window: warm-up end .. end of planning */
-    double elapsed_s;  /* t0 .. last thread finished */
-    double planned_rate, sent_rate, completed_rate, goodput_rate; /* per second over window_s */
-    double send_ratio;                                            /* requests sent on time / planned (open loop) */
-    bool interrupted;                                             /* stopped by run_stop_request (Ctrl-C) */
+    /* The measurement window, seconds since t0: the warm-up's end .. the end of the plan
+     * (--duration; with --requests in an open loop the plan's length at its rate; a closed
+     * loop with --requests: when the last thread finished; interrupted: when planning
+     * stopped). Every rate is over it: all.rates, targets[i].rates. */
+    double window_start_s, window_end_s;
+    double window_s;  /* window_end_s - window_start_s */
+    double elapsed_s; /* t0 .. last thread finished */
+    /* open loop: requests planned after the warm-up that were sent by the window's end + 1 ms
+     * (--lag-limit when given), as a share of them ("sent on schedule"; NAN when none) */
+    double sent_on_schedule;
+    bool interrupted; /* stopped by run_stop_request (Ctrl-C) */
     bool accounting_ok;
-    bool generator_limited;
+    bool generator_limited;                 /* = generator.limited */
+    struct run_generator_verdict generator; /* why (run_generator_judge) */
+    uint64_t unreached;  /* dropped: planned requests the generator had not reached when the drain ended */
+    bool no_ok;          /* not one request planned after the warm-up ended ok: a failed run */
+    double failed_share; /* failed (run_outcome_failed) among sent, after the warm-up (NAN: none sent) */
     size_t nticks;
     struct run_tick *ticks;
     size_t nwarnings;
@@ -237,6 +391,36 @@ struct run_result {
     struct run_env env;
     bool log_slowed; /* the request-log writer could not keep up */
     int out_error;   /* --out could not be written whole: the first error (-errno); also a warning */
+};
+
+/* What run_config.on_live receives. Counters and histograms are cumulative since the start
+ * and cover the requests planned after the warm-up, as run_result's counts do (during the
+ * warm-up they stay 0), except the transport totals (bytes; connections, which run_counts
+ * never splits), which include it as the JSON's do; at the final call they are the run's
+ * totals (equal to run_result's counts and histogram counts). They come from every thread's own totals, handed over
+ * with its per-second interval (engine_publish), so the load threads' request path does nothing for them. Histograms:
+ * struct prom_hist in ns over run_config.live_bounds_ns, filled from the threads' HdrHistograms by prom_add_hdr
+ * (hist/prom.h states the rule and its error: a value within 0.1% below a bound may be counted above it; none above is
+ * counted below). */
+struct run_live_target {
+    struct run_counts counts; /* requests planned after the warm-up */
+    uint64_t bytes_sent;      /* request bytes written (counted when a request ends), and */
+    uint64_t bytes_received;  /* response bytes read: warm-up included, as the JSON's bytes_in */
+    uint64_t in_flight;       /* now: sent and not yet ended (warm-up requests included) */
+    uint64_t queued;          /* now: planned, waiting for a connection (open loop) */
+    struct prom_hist latency; /* every completed request (all outcomes but dropped, cancelled) */
+    struct prom_hist service; /* actual send -> full response */
+    struct prom_hist lag;     /* planned send -> actual send */
+};
+
+struct run_live {
+    double elapsed_s;       /* since t0: the end of the interval just merged */
+    bool warmup;            /* the warm-up is still running */
+    bool final;             /* the run is over: these are its totals, in_flight and queued 0 */
+    bool generator_limited; /* open loop: the summary's GENERATOR-LIMITED test on the numbers so
+                               far (send ratio, lag p99 against the lag limit); final: the result's */
+    size_t ntargets;
+    const struct run_live_target *targets; /* in run_config order */
 };
 
 /* Check cfg without touching the network: targets named and unique, the load model consistent
@@ -289,12 +473,18 @@ int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, siz
 void run_plan_release(struct run_plan *plan);
 
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
- * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]. run_execute
- * checks them for every target and the total (run_result.accounting_ok). */
+ * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]; also transport
+ * = the sum of its causes, and retries <= sent (a request is retried at most once, and a retry
+ * is neither planned nor sent again). run_execute checks them for every target and the total
+ * (run_result.accounting_ok). */
 bool run_counts_hold(const struct run_counts *c);
 
 /* Summaries in milliseconds of a histogram recorded in ns. */
 void run_summarize(const struct hdr *h, struct run_summary *out);
+
+/* A failed request: http_error, invalid, transport or timeout (not ok, not a --reject
+ * rejection, not dropped or cancelled, which the generator decided). */
+bool run_outcome_failed(enum reqlog_outcome o);
 
 /* Human-readable name of a latency group ("ok", "rejected", ...). */
 const char *run_group_name(enum run_group g);

@@ -14,7 +14,23 @@
 
 static const char *const METRICS[] = {"latency", "service", "ttfb", "lag", "connect"};
 _Static_assert(sizeof METRICS / sizeof *METRICS == THR_METRIC_COUNT, "METRICS is indexed by enum thr_metric");
-static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_per_s", "goodput_per_s"};
+static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_per_s", "goodput_per_s",
+                                    "achieved_send_per_s"};
+
+/* "GROUP." at *ls (all, or a latency group's name): consume it and set *group. */
+static bool take_group(const char **ls, const char *le, int *group)
+{
+    for (int g = -1; g < RUN_GROUP_COUNT; g++) {
+        const char *name = g < 0 ? "all" : run_group_name((enum run_group)g);
+        size_t n = strlen(name);
+        if ((size_t)(le - *ls) > n + 1 && strncmp(*ls, name, n) == 0 && (*ls)[n] == '.') {
+            *group = g < 0 ? THR_GROUP_ALL : g;
+            *ls += n + 1;
+            return true;
+        }
+    }
+    return false;
+}
 
 #define OUTCOME_UNKNOWN (-100)
 
@@ -79,6 +95,8 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     }
     if (best)
         ls += best + 1;
+    t->group = RUN_GROUP_OK;
+    bool have_group = take_group(&ls, le, &t->group);
     bool have_metric = false;
     for (size_t m = 0; m < sizeof METRICS / sizeof *METRICS; m++) {
         size_t n = strlen(METRICS[m]);
@@ -89,6 +107,13 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
             break;
         }
     }
+    if (have_metric && t->metric == THR_LATENCY && !have_group)
+        have_group = take_group(&ls, le, &t->group);
+    if (have_group && t->metric != THR_LATENCY)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "a group (all., ok., timeout., ...) applies to latency only: %s has one histogram of every "
+                         "request",
+                         METRICS[t->metric]);
     size_t sl = (size_t)(le - ls);
     char value[64];
     if ((size_t)(ve - vs) >= sizeof value)
@@ -126,9 +151,16 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
         }
         return 0;
     }
-    if (have_metric)
+    if (have_metric || have_group)
         return knee_fail(err, errlen, KNEE_EINVAL, "'%.*s' is not a statistic (pNN, mean, stdev, min, max, count)",
                          (int)sl, ls);
+    if (sl == 16 && strncmp(ls, "sent_on_schedule", 16) == 0) {
+        t->kind = THR_SCHEDULE;
+        snprintf(t->stat, sizeof t->stat, "on_schedule");
+        if (units_parse_share(value, &t->value))
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a share such as 99%% or 0.99", value);
+        return 0;
+    }
     for (size_t i = 0; i < sizeof PER_S / sizeof *PER_S; i++)
         if (sl == strlen(PER_S[i]) && strncmp(ls, PER_S[i], sl) == 0) {
             t->kind = THR_PER_S;
@@ -169,11 +201,12 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     }
     return knee_fail(err, errlen, KNEE_EINVAL,
                      "unknown quantity '%.*s' (use p99, mean, max, error_rate, goodput_rate, dropped, "
-                     "sent_per_s, ... with an optional TARGET. and latency./service./ttfb./lag./connect. prefix)",
+                     "sent_per_s, ... with an optional TARGET., all./ok./timeout. ... and "
+                     "latency./service./ttfb./lag./connect. prefix)",
                      (int)sl, ls);
 }
 
-static const struct hdr *metric_hist(const struct run_target_result *r, enum thr_metric m)
+static const struct hdr *metric_hist(const struct run_target_result *r, enum thr_metric m, int group)
 {
     switch (m) {
     case THR_SERVICE:
@@ -186,7 +219,7 @@ static const struct hdr *metric_hist(const struct run_target_result *r, enum thr
         return &r->connect;
     case THR_LATENCY:
     default:
-        return &r->latency_all;
+        return group == THR_GROUP_ALL ? &r->latency_all : &r->latency[group];
     }
 }
 
@@ -206,12 +239,12 @@ void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
     double v = NAN;
     switch (t->kind) {
     case THR_STAT: {
-        const struct hdr *h = metric_hist(r, t->metric);
+        const struct hdr *h = metric_hist(r, t->metric, t->group);
         if (strcmp(t->stat, "count") == 0) {
-            v = (double)h->total_count;
+            v = h->counts ? (double)h->total_count : 0;
             break;
         }
-        if (!h->total_count)
+        if (!h->counts || !h->total_count)
             break;
         if (strcmp(t->stat, "p") == 0)
             v = (double)hdr_value_at_percentile(h, t->pct) / 1e6;
@@ -239,21 +272,22 @@ void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
             v = (double)failed / (double)c->sent;
         break;
     }
-    case THR_PER_S: {
-        double win = res->window_s;
-        uint64_t n = 0;
+    case THR_PER_S: /* by event time over the window (load/rates.c) */
         if (strcmp(t->stat, "planned_per_s") == 0)
-            n = c->planned;
+            v = r->rates.planned;
         else if (strcmp(t->stat, "sent_per_s") == 0)
-            n = c->sent;
+            v = r->rates.sent;
         else if (strcmp(t->stat, "completed_per_s") == 0)
-            n = c->sent - c->outcome[OUTCOME_CANCELLED];
+            v = r->rates.completed;
+        else if (strcmp(t->stat, "achieved_send_per_s") == 0)
+            v = r->rates.achieved_send;
         else
-            n = c->outcome[OUTCOME_OK];
-        if (win > 0)
-            v = (double)n / win;
+            v = r->rates.goodput;
         break;
-    }
+    case THR_SCHEDULE:
+        if (c->planned)
+            v = (double)c->sent_on_time / (double)c->planned;
+        break;
     }
     t->measured = v;
     if (isnan(v)) {
@@ -289,6 +323,7 @@ const char *run_threshold_unit(const struct run_threshold *t)
         return strcmp(t->stat, "count") == 0 ? "" : "ms";
     case THR_SHARE:
     case THR_ERROR_RATE:
+    case THR_SCHEDULE:
         return "%";
     case THR_PER_S:
         return "/s";

@@ -1,12 +1,18 @@
 /* Pass/fail checks on a run (--threshold, k6-like). An expression is
- *     [TARGET.][METRIC.]STAT OP VALUE
+ *     [TARGET.][GROUP.][METRIC.]STAT OP VALUE
  * METRIC is latency (default), service, ttfb, lag or connect; STAT is pNN (p99, p99.9), mean,
  * stdev, min, max or count, compared with a duration (250ms, 1s; a bare number is ms).
+ * GROUP (latency only, also written latency.GROUP.STAT) says whose latency: ok (the default:
+ * a verdict on latency is about requests that worked, so a refused connection's 0.1 ms never
+ * passes a p99 check), all (every completed request), or one failed outcome (rejected,
+ * http_error, invalid, transport, timeout). A target named like a group is read as the target.
  * Without a metric STAT may also be a request count (planned, sent, ok, rejected,
  * http_error, invalid, transport, timeout, dropped, cancelled), a share of planned requests
  * (<outcome>_rate, e.g. goodput_rate = ok_rate, dropped_rate; compared with 1% or 0.01),
- * error_rate (failed among sent: rejected + http_error + invalid + transport + timeout), or a
- * rate per second (planned_per_s, sent_per_s, completed_per_s, goodput_per_s).
+ * error_rate (failed among sent: rejected + http_error + invalid + transport + timeout),
+ * sent_on_schedule (the share of planned requests sent on schedule), or a rate per second
+ * by event time over the window (planned_per_s, sent_per_s, completed_per_s, goodput_per_s,
+ * achieved_send_per_s: docs/FORMATS.md, "Rates").
  * OP is one of < <= > >= == !=. A statistic without samples fails (nothing to vouch for it). */
 #ifndef KNEE_LOAD_THRESHOLD_H
 #define KNEE_LOAD_THRESHOLD_H
@@ -17,19 +23,21 @@
 #include "load/run.h"
 
 enum thr_op { THR_LT, THR_LE, THR_GT, THR_GE, THR_EQ, THR_NE };
-enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S };
+enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S, THR_SCHEDULE };
 enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT, THR_METRIC_COUNT };
 
 #define THR_ALL_TARGETS (-1)   /* run_threshold.target: the merged result, no TARGET. prefix */
 #define THR_COUNT_PLANNED (-1) /* run_threshold.outcome: planned requests, not an outcome */
 #define THR_COUNT_SENT (-2)    /* run_threshold.outcome: sent requests, not an outcome */
+#define THR_GROUP_ALL (-1)     /* run_threshold.group: every completed request's latency */
 
 struct run_threshold {
     char expr[160];
     int target; /* index, or THR_ALL_TARGETS */
     enum thr_kind kind;
     enum thr_metric metric;
-    char stat[16]; /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
+    int group;     /* latency: an enum run_group (RUN_GROUP_OK by default) or THR_GROUP_ALL */
+    char stat[24]; /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
     double pct;    /* for "p" */
     int outcome;   /* THR_COUNT/THR_SHARE: an outcome, THR_COUNT_PLANNED or THR_COUNT_SENT */
     enum thr_op op;

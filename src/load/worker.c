@@ -127,6 +127,7 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
     c->has_req = false;
     c->want_out = true;
     c->close_after = false;
+    c->nreq = 0;
     w->nopen++;
     w->connecting++;
     *out = c;
@@ -135,19 +136,36 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
 
 /* ------------------------------------------------------------------ timeout FIFO */
 
-/* Requests in flight in the order they were sent. All share one timeout, so the head has
- * the earliest deadline; one loop timer serves them all. */
+/* Requests in flight in the order of their deadlines (send time + the one timeout), so the
+ * head has the earliest; one loop timer serves them all. Invariant, outside on_timeout: while
+ * the FIFO is not empty, the timer is armed no later than the head's deadline (it may be
+ * earlier: a removed head leaves the timer early, and on_timeout then re-arms it). Only a
+ * request that becomes the head arms the timer, so a send never pushes an earlier deadline
+ * back; on_timeout re-arms for the head when it is done. */
+static uint64_t deadline_of(const struct worker *w, const struct conn *c)
+{
+    return c->sent_ns + w->e->timeout_ns;
+}
+
 static void fifo_push(struct worker *w, struct conn *c)
 {
-    c->tnext = NULL;
-    c->tprev = w->fifo_tail;
-    if (w->fifo_tail)
-        w->fifo_tail->tnext = c;
+    /* nearly always at the tail (requests are sent in time order); a --retry-stale request
+     * keeps its first send time and may go a few places back */
+    struct conn *after = w->fifo_tail;
+    while (after && after->sent_ns > c->sent_ns)
+        after = after->tprev;
+    c->tprev = after;
+    c->tnext = after ? after->tnext : w->fifo_head;
+    if (c->tnext)
+        c->tnext->tprev = c;
+    else
+        w->fifo_tail = c;
+    if (after)
+        after->tnext = c;
     else
         w->fifo_head = c;
-    w->fifo_tail = c;
-    if (!loop_timer_armed(&w->timeout_timer))
-        loop_timer_arm(&w->loop, &w->timeout_timer, c->sent_ns + w->e->timeout_ns);
+    if (w->fifo_head == c)
+        loop_timer_arm(&w->loop, &w->timeout_timer, deadline_of(w, c));
 }
 
 static void fifo_remove(struct worker *w, struct conn *c)
@@ -229,6 +247,50 @@ static void record_server_timing(struct target_rt *t, const struct http_response
     }
 }
 
+/* The timeline's counts of the interval holding t (ns since t0), grown on demand. */
+static struct ival_counts *tick_at(struct worker *w, uint64_t t)
+{
+    uint64_t k = engine_tick_of(w->e, t);
+    if (k >= w->ntk) {
+        size_t n = w->ntk ? w->ntk : 16;
+        while (n <= k)
+            n *= 2;
+        w->tk = xrealloc(w->tk, n * sizeof *w->tk);
+        memset(w->tk + w->ntk, 0, (n - w->ntk) * sizeof *w->tk);
+        w->ntk = n;
+    }
+    return &w->tk[k];
+}
+
+/* A request has its outcome: count its events by their times (load/rates.c) and in the
+ * timeline's intervals, from the nanoseconds since t0 the log gets (closed loop: planned =
+ * sent), so the rates, the timeline and the log agree to the request. */
+static void count_events(struct worker *w, struct target_rt *t, const struct conn *c, uint64_t planned_ns,
+                         enum reqlog_outcome o, uint64_t done_ns)
+{
+    uint64_t t0 = w->e->t0_ns;
+    uint64_t planned = planned_ns > t0 ? planned_ns - t0 : 0;
+    uint64_t sent = c ? since_t0(c->sent_ns, t0) : 0;
+    if (c && !w->e->cfg->open_loop)
+        planned = sent;
+    uint64_t done = c && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
+    run_events_count(&t->ev, planned, sent, done, o);
+    struct ival_counts *k = tick_at(w, planned);
+    k->planned++;
+    if (o == OUTCOME_DROPPED)
+        k->dropped++;
+    if (sent)
+        tick_at(w, sent)->sent++;
+    if (done) {
+        k = tick_at(w, done);
+        k->completed++;
+        if (o == OUTCOME_OK)
+            k->ok++;
+        else
+            k->errors++;
+    }
+}
+
 static void record_dropped(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm)
 {
     struct run_counts *rc = counts_of(t, warm);
@@ -236,6 +298,7 @@ static void record_dropped(struct worker *w, struct target_rt *t, uint64_t plann
     rc->outcome[OUTCOME_DROPPED]++;
     w->ic.dropped++;
     log_record(w, t, NULL, planned_ns, warm, OUTCOME_DROPPED, 0);
+    count_events(w, t, NULL, planned_ns, OUTCOME_DROPPED, 0);
 }
 
 /* Account a finished request (any outcome but dropped). */
@@ -245,7 +308,10 @@ static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint
     struct engine *e = w->e;
     struct run_counts *rc = counts_of(t, c->warm);
     rc->outcome[o]++;
+    if (o == OUTCOME_TRANSPORT)
+        rc->transport_cause[c->tcause < RUN_TC_COUNT ? c->tcause : RUN_TC_OTHER]++;
     rc->bytes_in += c->resp.bytes;
+    t->bytes_out += c->write_off; /* the request's bytes written (live metrics) */
     if (o != OUTCOME_CANCELLED) {
         uint64_t from = e->cfg->open_loop ? c->planned_ns : c->sent_ns;
         int64_t lat = (int64_t)(done_ns - from);
@@ -267,6 +333,7 @@ static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint
         }
     }
     log_record(w, t, c, c->planned_ns, c->warm, o, done_ns);
+    count_events(w, t, c, c->planned_ns, o, done_ns);
 }
 
 /* The request on c ends with outcome o. The connection stays open (IDLE) only when keep is
@@ -287,9 +354,9 @@ static struct conn *complete(struct worker *w, struct conn *c, enum reqlog_outco
 
 /* ------------------------------------------------------------------ sending */
 
-/* Write (the rest of) the request. Returns true while the request is in flight, false when
- * it failed (completed as transport, connection closed). */
-static bool conn_write(struct worker *w, struct conn *c)
+/* Write (the rest of) the request. Returns 0 while the request is in flight (written, or the
+ * rest waits for EPOLLOUT), or the send's -errno: the caller fails the request. */
+static int conn_write(struct worker *w, struct conn *c)
 {
     const struct engine_target *et = c->t->et;
     while (c->write_off < et->req_len) {
@@ -305,22 +372,34 @@ static bool conn_write(struct worker *w, struct conn *c)
                 loop_io_mod(&w->loop, &c->io, EPOLLIN | EPOLLOUT);
                 c->want_out = true;
             }
-            return true;
+            return 0;
         }
-        return false;
+        return n < 0 ? -errno : -EPIPE;
     }
     if (c->want_out) {
         loop_io_mod(&w->loop, &c->io, EPOLLIN);
         c->want_out = false;
     }
-    return true;
+    return 0;
+}
+
+/* Count a request as sent at sent_ns (T1). */
+static void count_sent(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns)
+{
+    struct engine *e = w->e;
+    struct run_counts *rc = counts_of(t, warm);
+    rc->sent++;
+    if (sent_ns <= e->window_end_ns + e->lag_limit_ns)
+        rc->sent_on_time++;
+    if (!warm)
+        hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
+    w->ic.sent++;
 }
 
 /* Begin a request on c (IDLE or CONNECTING without a request). */
 static void req_begin(struct worker *w, struct conn *c, uint64_t planned_ns, bool warm, uint64_t sent_ns)
 {
     struct target_rt *t = c->t;
-    struct engine *e = w->e;
     c->has_req = true;
     c->warm = warm;
     c->planned_ns = planned_ns;
@@ -329,16 +408,106 @@ static void req_begin(struct worker *w, struct conn *c, uint64_t planned_ns, boo
     c->connect_ns = 0;
     c->write_off = 0;
     c->close_after = false;
+    c->reused = c->nreq++ > 0;
+    c->retried = false;
+    c->tcause = RUN_TC_OTHER;
     http_response_init(&c->resp, &t->et->matchers, t->et->head);
-    struct run_counts *rc = counts_of(t, warm);
-    rc->sent++;
-    if (sent_ns <= e->window_end_ns + e->lag_limit_ns)
-        rc->sent_on_time++;
-    if (!warm)
-        hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
-    w->ic.sent++;
+    count_sent(w, t, planned_ns, warm, sent_ns);
     w->inflight++;
     fifo_push(w, c);
+}
+
+/* ------------------------------------------------------------------ transport failures */
+
+static enum run_transport_cause connect_cause(int err)
+{
+    return err == -ECONNREFUSED ? RUN_TC_REFUSED : RUN_TC_CONNECT;
+}
+
+/* The cause of a failed read or write (-errno, or 0 for a read of end-of-file) on c. Before
+ * any byte of the response, on a reused connection, whatever ended it is the server's close of
+ * a connection it thought idle: stale. */
+static enum run_transport_cause io_cause(const struct conn *c, int err)
+{
+    bool reset = err == -ECONNRESET || err == -EPIPE;
+    if ((reset || err == 0) && c->reused && !c->first_byte_ns)
+        return RUN_TC_STALE;
+    if (reset)
+        return RUN_TC_RESET;
+    if (err == 0)
+        return c->first_byte_ns ? RUN_TC_CLOSED_MID : RUN_TC_CLOSED_BEFORE;
+    return RUN_TC_OTHER;
+}
+
+/* A request that failed in transport before it had a connection of its own (its connect
+ * failed at once, or the connect opened for the queue it waited in failed). It was attempted:
+ * counted as sent at sent_ns unless `counted` (a --retry-stale request already is), and
+ * accounted at once. */
+static void fail_unconnected(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns,
+                             enum run_transport_cause cause, bool counted)
+{
+    struct conn tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.t = t;
+    tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
+    tmp.io.fd = -1;
+    tmp.state = CONN_BUSY;
+    tmp.planned_ns = planned_ns;
+    tmp.sent_ns = sent_ns;
+    tmp.warm = warm;
+    tmp.tcause = (uint8_t)cause;
+    if (!counted)
+        count_sent(w, t, planned_ns, warm, sent_ns);
+    record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
+}
+
+static bool may_retry(const struct worker *w, const struct conn *c, enum run_transport_cause cause)
+{
+    return cause == RUN_TC_STALE && w->e->cfg->retry_stale && !c->retried;
+}
+
+/* --retry-stale: send the request on c (its reused connection went stale before any byte of
+ * the response) once more, on a new connection. It keeps its planned and first send times, so
+ * its latency and its timeout still run from them, and its place in the timeout FIFO. It is
+ * not counted as sent again: counts.retries says how many went twice. Returns true when the
+ * request is in flight on the new connection (which the client or the pool now owns), false
+ * when the new connect failed at once: then the request is accounted (transport, the
+ * connect's cause), and the caller goes on as after any failed request. */
+static bool retry_stale(struct worker *w, struct conn *c)
+{
+    struct target_rt *t = c->t;
+    struct client *cl = c->client;
+    uint64_t planned = c->planned_ns, sent = c->sent_ns;
+    bool warm = c->warm;
+    fifo_remove(w, c);
+    conn_close(w, c);
+    counts_of(t, warm)->retries++;
+    struct conn *n;
+    int r = conn_open(w, t, &n);
+    if (r) {
+        if (cl)
+            cl->conn = NULL;
+        w->inflight--;
+        fail_unconnected(w, t, planned, warm, sent, connect_cause(r), true);
+        return false;
+    }
+    n->client = cl;
+    if (cl)
+        cl->conn = n;
+    n->has_req = true;
+    n->warm = warm;
+    n->planned_ns = planned;
+    n->sent_ns = sent;
+    n->first_byte_ns = 0;
+    n->connect_ns = 0;
+    n->write_off = 0;
+    n->nreq = 1;
+    n->reused = false;
+    n->retried = true;
+    n->tcause = RUN_TC_OTHER;
+    http_response_init(&n->resp, &t->et->matchers, t->et->head);
+    fifo_push(w, n);
+    return true;
 }
 
 /* Send a planned request: on c when given (IDLE), else on a new connection. Returns true when
@@ -350,8 +519,15 @@ static bool dispatch(struct worker *w, struct target_rt *t, struct client *cl, s
     if (c) {
         c->state = CONN_BUSY;
         req_begin(w, c, planned_ns, warm, now);
-        if (conn_write(w, c))
+        int err = conn_write(w, c);
+        if (!err)
             return true;
+        /* a reused connection the server closed while it was idle fails here when the
+         * close (RST) came first */
+        enum run_transport_cause cause = io_cause(c, err);
+        if (may_retry(w, c, cause))
+            return retry_stale(w, c);
+        c->tcause = (uint8_t)cause;
         complete(w, c, OUTCOME_TRANSPORT, false, clock_now_ns());
         return false;
     }
@@ -359,16 +535,7 @@ static bool dispatch(struct worker *w, struct target_rt *t, struct client *cl, s
     if (r) {
         /* The connect failed at once (refused on loopback, out of descriptors): the request
          * was attempted and failed in transport. It has no connection, so account it here. */
-        struct conn tmp;
-        memset(&tmp, 0, sizeof tmp);
-        tmp.t = t;
-        tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
-        tmp.io.fd = -1;
-        tmp.state = CONN_BUSY;
-        req_begin(w, &tmp, planned_ns, warm, now);
-        record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
-        fifo_remove(w, &tmp);
-        w->inflight--;
+        fail_unconnected(w, t, planned_ns, warm, now, connect_cause(r), false);
         return false;
     }
     c->client = cl;
@@ -434,23 +601,13 @@ static bool can_open(struct worker *w, struct target_rt *t)
     return w->nopen < w->pool_cap || steal_idle(w, t);
 }
 
-/* A queued request whose connection attempt failed: it was attempted (sent) and failed in
- * transport, like a request whose own connect failed. */
-static void fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns)
+/* A queued request whose connection attempt failed (err: the connect's -errno): it was
+ * attempted (sent) and failed in transport, like a request whose own connect failed. */
+static void fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns, int err)
 {
     uint64_t planned = queue_pop(t);
     w->queued--;
-    struct conn tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.t = t;
-    tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
-    tmp.io.fd = -1;
-    tmp.state = CONN_BUSY;
-    bool warm = planned < w->e->warmup_end_ns;
-    req_begin(w, &tmp, planned, warm, attempt_ns);
-    record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
-    fifo_remove(w, &tmp);
-    w->inflight--;
+    fail_unconnected(w, t, planned, planned < w->e->warmup_end_ns, attempt_ns, connect_cause(err), false);
 }
 
 /* Open connections (not bound to a request) for the queued requests: each queued request has
@@ -461,11 +618,12 @@ static void grow(struct worker *w, struct target_rt *t)
     while (t->qlen > t->connecting_unbound && can_open(w, t)) {
         struct conn *c;
         uint64_t now = clock_now_ns();
-        if (conn_open(w, t, &c) == 0) {
+        int r = conn_open(w, t, &c);
+        if (r == 0) {
             t->connecting_unbound++;
             continue;
         }
-        fail_queued(w, t, now);
+        fail_queued(w, t, now, r);
     }
 }
 
@@ -526,6 +684,25 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
 
 static void end_planning(struct worker *w, uint64_t at_ns);
 
+/* The drain of a duration run is over and the generator is still behind its plan: every
+ * planned request it has not reached is dropped (planned, never sent), so a plan it cannot
+ * keep ends with the run instead of stretching it. */
+static void drop_unsent(struct worker *w)
+{
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        while (t->has_next) {
+            uint64_t planned = t->next_planned_ns;
+            bool warm = planned < w->e->warmup_end_ns;
+            counts_of(t, warm)->planned++;
+            w->ic.planned++;
+            w->unreached++;
+            record_dropped(w, t, planned, warm);
+            t->has_next = sched_next(&t->sched, &t->next_planned_ns);
+        }
+    }
+}
+
 static void on_sched(struct loop *loop, struct loop_timer *timer)
 {
     (void)loop;
@@ -548,6 +725,11 @@ static void on_sched(struct loop *loop, struct loop_timer *timer)
             /* with --spin the thread's main loop polls (without sleeping) once this
              * deadline is closer than spin_ns, and IO keeps flowing meanwhile */
             loop_timer_arm(&w->loop, &w->sched_timer, next);
+            return;
+        }
+        if (now >= w->e->cutoff_ns) {
+            drop_unsent(w);
+            end_planning(w, now);
             return;
         }
         if (++n > WORKER_BATCH) {
@@ -666,7 +848,26 @@ static void finish_request(struct worker *w, struct conn *c, enum reqlog_outcome
     maybe_finish(w);
 }
 
-static void conn_failed(struct worker *w, struct conn *c)
+/* The request on c failed in transport (cause): retried once when --retry-stale applies,
+ * else finished. */
+static void fail_transport(struct worker *w, struct conn *c, enum run_transport_cause cause)
+{
+    if (may_retry(w, c, cause)) {
+        struct target_rt *t = c->t;
+        struct client *cl = c->client;
+        if (!retry_stale(w, c)) {
+            after_request(w, t, cl, NULL);
+            maybe_finish(w);
+        }
+        return;
+    }
+    c->tcause = (uint8_t)cause;
+    finish_request(w, c, OUTCOME_TRANSPORT, false);
+}
+
+/* A connection without a request closed or failed (err: the connect's -errno while it was
+ * connecting, else 0). */
+static void conn_failed(struct worker *w, struct conn *c, int err)
 {
     /* a connection without a request closed or failed: the pool (or the client) needs a
      * new one only when there is work for it */
@@ -681,15 +882,20 @@ static void conn_failed(struct worker *w, struct conn *c)
         /* a failed connect opened for the queue fails the request at its head (one attempt
          * per request), or a refusing server would be retried forever */
         if (was_connecting && t->qlen)
-            fail_queued(w, t, attempt);
+            fail_queued(w, t, attempt, err);
         pool_refill(w, t, NULL);
     }
     maybe_finish(w);
 }
 
+/* Read and parse what arrived for the request on c. Bytes are parsed from the thread's one
+ * buffer and never kept, so a body without end costs no memory; at most WORKER_READS buffers
+ * per call, so a peer that sends faster than we parse cannot keep the loop from its timers
+ * (the request's timeout among them): the rest waits for the next turn (epoll is
+ * level-triggered). */
 static void conn_read(struct worker *w, struct conn *c)
 {
-    for (;;) {
+    for (int reads = 0; reads < WORKER_READS;) {
         ssize_t n = read(c->io.fd, w->rbuf, WORKER_RBUF);
         if (n > 0) {
             if (!c->first_byte_ns)
@@ -715,6 +921,7 @@ static void conn_read(struct worker *w, struct conn *c)
             }
             if ((size_t)n < WORKER_RBUF)
                 return;
+            reads++;
             continue;
         }
         if (n == 0) {
@@ -722,7 +929,7 @@ static void conn_read(struct worker *w, struct conn *c)
                 finish_request(w, c, classify(c->t->et, &c->resp), false);
             } else {
                 c->t->counts[0].conns_closed_by_peer++;
-                finish_request(w, c, OUTCOME_TRANSPORT, false);
+                fail_transport(w, c, io_cause(c, 0));
             }
             return;
         }
@@ -730,7 +937,7 @@ static void conn_read(struct worker *w, struct conn *c)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             return;
-        finish_request(w, c, OUTCOME_TRANSPORT, false);
+        fail_transport(w, c, io_cause(c, -errno));
         return;
     }
 }
@@ -745,8 +952,9 @@ static void on_connected(struct worker *w, struct conn *c)
     if (c->has_req) {
         c->connect_ns = took;
         c->state = CONN_BUSY;
-        if (!conn_write(w, c))
-            finish_request(w, c, OUTCOME_TRANSPORT, false);
+        int err = conn_write(w, c);
+        if (err)
+            fail_transport(w, c, io_cause(c, err));
         return;
     }
     loop_io_mod(&w->loop, &c->io, EPOLLIN);
@@ -771,9 +979,9 @@ static void on_io(struct loop *loop, struct loop_io *io, uint32_t events)
         if (r) {
             c->t->counts[0].conns_failed++;
             if (c->has_req)
-                finish_request(w, c, OUTCOME_TRANSPORT, false);
+                fail_transport(w, c, connect_cause(r));
             else
-                conn_failed(w, c);
+                conn_failed(w, c, r);
             return;
         }
         on_connected(w, c);
@@ -797,13 +1005,14 @@ static void on_io(struct loop *loop, struct loop_io *io, uint32_t events)
             if (*pp)
                 *pp = c->next;
         }
-        conn_failed(w, c);
+        conn_failed(w, c, 0);
         return;
     }
     case CONN_BUSY:
         if ((events & EPOLLOUT) && c->want_out && c->write_off < c->t->et->req_len) {
-            if (!conn_write(w, c)) {
-                finish_request(w, c, OUTCOME_TRANSPORT, false);
+            int err = conn_write(w, c);
+            if (err) {
+                fail_transport(w, c, io_cause(c, err));
                 return;
             }
         }
@@ -820,15 +1029,17 @@ static void on_timeout(struct loop *loop, struct loop_timer *timer)
     (void)loop;
     struct worker *w = timer->data;
     uint64_t now = clock_now_ns();
-    while (w->fifo_head && w->fifo_head->sent_ns + w->e->timeout_ns <= now) {
+    /* The next request a closed-loop client sends here joins the FIFO's tail: it never delays
+     * an older deadline, and the timer is re-armed for whatever is the head at the end. */
+    while (w->fifo_head && deadline_of(w, w->fifo_head) <= now) {
         struct conn *c = w->fifo_head;
         struct target_rt *t = c->t;
         struct client *cl = c->client;
         complete(w, c, OUTCOME_TIMEOUT, false, now);
         after_request(w, t, cl, NULL);
     }
-    if (w->fifo_head && !loop_timer_armed(&w->timeout_timer))
-        loop_timer_arm(&w->loop, &w->timeout_timer, w->fifo_head->sent_ns + w->e->timeout_ns);
+    if (w->fifo_head)
+        loop_timer_arm(&w->loop, &w->timeout_timer, deadline_of(w, w->fifo_head));
     maybe_finish(w);
 }
 
@@ -847,9 +1058,9 @@ static void on_tick(struct loop *loop, struct loop_timer *timer)
 {
     (void)loop;
     struct worker *w = timer->data;
-    uint64_t end = w->e->t0_ns + (w->tick_index + 1) * NS_PER_S;
+    uint64_t end = w->e->t0_ns + engine_tick_end(w->e, w->tick_index);
     publish_interval(w, end);
-    loop_timer_arm(&w->loop, &w->tick_timer, end + NS_PER_S);
+    loop_timer_arm(&w->loop, &w->tick_timer, w->e->t0_ns + engine_tick_end(w->e, w->tick_index));
 }
 
 /* Cancel whatever is still in flight and drop whatever still waits, then stop. */
@@ -891,7 +1102,10 @@ static void end_planning(struct worker *w, uint64_t at_ns)
         loop_timer_cancel(&w->loop, &cl->think);
         cl->done = true;
     }
-    w->drain_deadline_ns = at_ns + w->e->drain_ns;
+    /* a duration run's drain starts at the end of the plan, however late the generator
+     * finished planning: the run ends by --duration + --drain */
+    uint64_t from = w->e->plan_end_ns != UINT64_MAX && at_ns > w->e->plan_end_ns ? w->e->plan_end_ns : at_ns;
+    w->drain_deadline_ns = from + w->e->drain_ns;
     loop_timer_arm(&w->loop, &w->end_timer, w->drain_deadline_ns);
     maybe_finish(w);
 }
@@ -1072,6 +1286,7 @@ void worker_release(struct worker *w)
         free(t->q);
     }
     hdr_release(&w->late);
+    free(w->tk);
     free(w->t);
     free(w->clients);
     free(w->rbuf);
@@ -1100,7 +1315,10 @@ void *worker_main(void *arg)
         }
     }
     loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);
-    loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + NS_PER_S);
+    loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + engine_tick_end(e, 0));
+    w->win_end_ns = e->window_end_ns == UINT64_MAX ? UINT64_MAX : e->window_end_ns - e->t0_ns;
+    for (size_t i = 0; i < w->nt; i++)
+        run_events_init(&w->t[i].ev, e->cfg->warmup_ns, w->win_end_ns);
     int stop_seen = 0;
     while (!w->finished) {
         /* connections opened before t0 complete while we wait for it. With --spin, the
@@ -1127,8 +1345,17 @@ void *worker_main(void *arg)
         int lvl = atomic_load(&e->stop->level);
         if (lvl != stop_seen && w->started) {
             stop_seen = lvl;
-            if (lvl >= 1)
-                end_planning(w, clock_now_ns());
+            if (lvl >= 1 && w->planning) {
+                /* the window ends where this thread stopped planning */
+                uint64_t now = clock_now_ns();
+                uint64_t cut = now - e->t0_ns;
+                if (cut < w->win_end_ns) {
+                    w->win_end_ns = cut;
+                    for (size_t i = 0; i < w->nt; i++)
+                        w->t[i].ev.window_end_ns = cut;
+                }
+                end_planning(w, now);
+            }
             if (lvl >= 2)
                 finish_now(w);
         }

@@ -3,7 +3,13 @@
  * connection's buffer, so its Accept header can be read by a second http-parser pass over
  * them (http/request keeps no header values, and a scrape a second is no cost to parse
  * twice). A scrape renders the registry into memory (open_memstream) and writes it with
- * keep-alive; nothing here touches a producer's thread. */
+ * keep-alive; nothing here touches a producer's thread.
+ *
+ * Closing after a response (an error, Connection: close, a connection over the cap) is a
+ * lingering close, as knee serve and nginx do: shut down the sending side, then read and
+ * discard what the client still sends until its EOF or a bound (LINGER_*), then close. A plain
+ * close() with unread input sends a reset, and the client's kernel may then drop the answer
+ * before the client reads it. */
 #include "metrics/endpoint.h"
 
 #include "core/clock.h"
@@ -30,6 +36,11 @@
 #define IN_CAP 16384    /* a request (head <= 8 KiB, body <= 1 KiB) and what was pipelined after it */
 #define ACCEPT_MAX 1024 /* bytes of Accept header kept for negotiation; the rest is ignored */
 #define HEAD_MAX 512    /* a response head */
+/* The lingering close: at most this long in all, this long without input, this many bytes. */
+#define LINGER_TIME_NS (2 * NS_PER_S)
+#define LINGER_IDLE_NS (1 * NS_PER_S)
+#define LINGER_MAX_BYTES (1u << 20)
+#define LINGER_READ_PER_EVENT (4 * IN_CAP)
 
 struct mconn {
     struct metrics_endpoint *ep;
@@ -40,7 +51,10 @@ struct mconn {
     uint64_t active_ns; /* last byte read or written */
     char *out;          /* the response being written, or NULL */
     size_t out_len, out_off;
-    bool closing;     /* close once out is written */
+    bool closing;   /* close once out is written (lingering first) */
+    bool lingering; /* sending side shut down; reading and discarding until EOF or a bound */
+    bool refused;   /* over METRICS_EP_MAX_CONNS: answered 503, not counted in nconns */
+    uint64_t linger_start_ns, linger_bytes;
     size_t in_len;    /* bytes in `in` */
     size_t req_start; /* first byte of the request being parsed */
     size_t parsed;    /* bytes handed to the parser */
@@ -59,6 +73,7 @@ struct metrics_endpoint {
     atomic_bool stop;
     struct mconn *conns;
     size_t nconns;
+    size_t nrefused; /* refused connections lingering (at most METRICS_EP_MAX_CONNS) */
     _Atomic uint64_t scrapes, openmetrics, requests, errors, refused, connections;
 };
 
@@ -81,7 +96,10 @@ static void conn_close(struct mconn *c)
         ep->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    ep->nconns--;
+    if (c->refused)
+        ep->nrefused--;
+    else
+        ep->nconns--;
     free(c->out);
     free(c);
 }
@@ -90,6 +108,11 @@ static void conn_close(struct mconn *c)
  * request timeout; an idle keep-alive connection may wait for the next scrape. */
 static void conn_arm(struct mconn *c)
 {
+    if (c->lingering) {
+        uint64_t total = c->linger_start_ns + LINGER_TIME_NS, idle = c->active_ns + LINGER_IDLE_NS;
+        loop_timer_arm(&c->ep->loop, &c->timer, total < idle ? total : idle);
+        return;
+    }
     bool busy = c->out || http_request_partial(&c->parser);
     uint64_t d = c->active_ns + (busy ? METRICS_EP_REQUEST_TIMEOUT_NS : METRICS_EP_IDLE_TIMEOUT_NS);
     loop_timer_arm(&c->ep->loop, &c->timer, d);
@@ -259,7 +282,51 @@ static void process_input(struct mconn *c)
         c->in_len = c->req_start = c->parsed = 0;
 }
 
-/* Write what is pending. Returns false when the connection was closed. */
+/* The answer is all in the kernel's hands: send FIN after it, and from now on read and discard
+ * (the lingering close above). */
+static void conn_linger(struct mconn *c)
+{
+    shutdown(c->io.fd, SHUT_WR);
+    c->lingering = true;
+    c->linger_start_ns = c->active_ns = c->ep->loop.now_ns;
+    c->linger_bytes = 0;
+    loop_io_mod(&c->ep->loop, &c->io, EPOLLIN);
+    conn_arm(c);
+}
+
+/* Read and discard, up to LINGER_READ_PER_EVENT bytes per readiness event. Returns false when
+ * the connection was closed: EOF (the client read its answer and closed), an error, or more
+ * than LINGER_MAX_BYTES. The time bounds are the timer's (conn_arm). */
+static bool linger_read(struct mconn *c)
+{
+    size_t got = 0;
+    while (got < LINGER_READ_PER_EVENT) {
+        ssize_t n = recv(c->io.fd, c->in, IN_CAP, 0);
+        if (n > 0) {
+            got += (size_t)n;
+            c->linger_bytes += (uint64_t)n;
+            c->active_ns = c->ep->loop.now_ns;
+            if (c->linger_bytes > LINGER_MAX_BYTES)
+                break;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            conn_arm(c);
+            return true;
+        }
+        break;
+    }
+    if (got >= LINGER_READ_PER_EVENT && c->linger_bytes <= LINGER_MAX_BYTES) {
+        conn_arm(c);
+        return true; /* level-triggered: the rest comes with the next event */
+    }
+    conn_close(c);
+    return false;
+}
+
+/* Write what is pending. Returns false when the connection was closed or now lingers. */
 static bool conn_flush(struct mconn *c)
 {
     while (c->out && c->out_off < c->out_len) {
@@ -280,7 +347,7 @@ static bool conn_flush(struct mconn *c)
         free(c->out);
         c->out = NULL;
         if (c->closing) {
-            conn_close(c);
+            conn_linger(c);
             return false;
         }
     }
@@ -321,6 +388,11 @@ static void on_conn_io(struct loop *loop, struct loop_io *io, uint32_t events)
         conn_close(c);
         return;
     }
+    if (c->lingering) {
+        if (events & (EPOLLIN | EPOLLHUP))
+            linger_read(c);
+        return;
+    }
     if ((events & EPOLLOUT) && !conn_flush(c))
         return;
     if ((events & (EPOLLIN | EPOLLHUP)) && !c->out && !conn_read(c))
@@ -341,16 +413,56 @@ static void on_conn_io(struct loop *loop, struct loop_io *io, uint32_t events)
 
 /* ---- accepting --------------------------------------------------------------------------- */
 
-static void refuse(int fd)
+static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+static struct mconn *conn_new(struct metrics_endpoint *ep, int fd)
 {
-    static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    ssize_t w = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)w;
-    close(fd);
+    struct mconn *c = xcalloc(1, sizeof *c);
+    c->ep = ep;
+    c->io = (struct loop_io){.fd = fd, .cb = on_conn_io, .data = c};
+    loop_timer_init(&c->timer, on_conn_timer, c);
+    http_request_parser_init(&c->parser, METRICS_EP_HEADER_MAX, METRICS_EP_BODY_MAX);
+    c->active_ns = ep->loop.now_ns;
+    if (loop_io_add(&ep->loop, &c->io, EPOLLIN) < 0) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    c->next = ep->conns;
+    if (ep->conns)
+        ep->conns->prev = c;
+    ep->conns = c;
+    return c;
+}
+
+/* Over the cap: 503, then a lingering close like any other (up to METRICS_EP_MAX_CONNS of
+ * them at once; beyond, the 503 is sent and the socket closed at once). */
+static void refuse(struct metrics_endpoint *ep, int fd)
+{
+    if (ep->nrefused >= METRICS_EP_MAX_CONNS) {
+        ssize_t w = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+        close(fd);
+        return;
+    }
+    struct mconn *c = conn_new(ep, fd);
+    if (!c)
+        return;
+    c->refused = true;
+    ep->nrefused++;
+    c->closing = true;
+    c->out = xmalloc(sizeof busy - 1);
+    memcpy(c->out, busy, sizeof busy - 1);
+    c->out_len = sizeof busy - 1;
+    if (conn_flush(c)) { /* a partial write: EPOLLOUT resumes it */
+        loop_io_mod(&ep->loop, &c->io, EPOLLOUT);
+        conn_arm(c);
+    }
 }
 
 static void on_accept(struct loop *loop, struct loop_io *io, uint32_t events)
 {
+    (void)loop;
     (void)events;
     struct metrics_endpoint *ep = io->data;
     for (int i = 0; i < 16; i++) {
@@ -359,24 +471,12 @@ static void on_accept(struct loop *loop, struct loop_io *io, uint32_t events)
             return;
         if (ep->nconns >= METRICS_EP_MAX_CONNS) {
             count(&ep->refused); /* before the answer: a client may read the stats right after it */
-            refuse(fd);
+            refuse(ep, fd);
             continue;
         }
-        struct mconn *c = xcalloc(1, sizeof *c);
-        c->ep = ep;
-        c->io = (struct loop_io){.fd = fd, .cb = on_conn_io, .data = c};
-        loop_timer_init(&c->timer, on_conn_timer, c);
-        http_request_parser_init(&c->parser, METRICS_EP_HEADER_MAX, METRICS_EP_BODY_MAX);
-        c->active_ns = loop->now_ns;
-        if (loop_io_add(loop, &c->io, EPOLLIN) < 0) {
-            close(fd);
-            free(c);
+        struct mconn *c = conn_new(ep, fd);
+        if (!c)
             continue;
-        }
-        c->next = ep->conns;
-        if (ep->conns)
-            ep->conns->prev = c;
-        ep->conns = c;
         ep->nconns++;
         count(&ep->connections);
         conn_arm(c);

@@ -6,7 +6,10 @@
  *   other paths        404; other methods on those two paths 405 (Allow: GET, HEAD)
  * Caps on what a scraper may send: METRICS_EP_MAX_CONNS connections (more are answered 503
  * and closed), request line + headers 8 KiB (431), a body 1 KiB (413), 10 s to send a
- * request once begun (then closed), 120 s idle keep-alive.
+ * request once begun (then closed), 120 s idle keep-alive. A close after an answer (errors,
+ * Connection: close, the 503) lingers: the sending side is shut down and what the client
+ * still sends is read and discarded until its EOF (2 s, 1 s idle, 1 MiB), so the answer
+ * arrives instead of a reset.
  *
  * Typical use:
  *     struct metrics_endpoint *ep;
@@ -37,7 +40,7 @@ struct metrics_endpoint_stats {
     uint64_t scrapes;     /* /metrics answered 200 (GET or HEAD) */
     uint64_t openmetrics; /* ... of them in OpenMetrics */
     uint64_t requests;    /* every request parsed */
-    uint64_t errors;      /* answered 400, 404, 405, 413, 414 or 431 */
+    uint64_t errors;      /* answered 400, 404, 405, 413, 414, 431, 501 or 505 */
     uint64_t refused;     /* connections over METRICS_EP_MAX_CONNS */
     uint64_t connections; /* accepted in all */
 };

@@ -20,6 +20,8 @@ enum tfam {
     T_LATENCY,
     T_SERVICE,
     T_LAG,
+    T_IN_FLIGHT,
+    T_QUEUED,
     T_COUNT
 };
 
@@ -31,28 +33,37 @@ static const struct {
 } tfams[T_COUNT] = {
     [T_PLANNED] = {"knee_planned_requests", METRICS_COUNTER, NULL,
                    "Requests whose planned send time has come (after the warm-up)."},
-    [T_SENT] = {"knee_sent_requests", METRICS_COUNTER, NULL, "Requests written to a connection."},
+    [T_SENT] = {"knee_sent_requests", METRICS_COUNTER, NULL, "Requests written to a connection (after the warm-up)."},
     [T_DROPPED] = {"knee_dropped_requests", METRICS_COUNTER, NULL,
-                   "Planned requests never sent (no connection in time, --when-busy drop)."},
-    [T_CONNS_OPENED] = {"knee_connections_opened", METRICS_COUNTER, NULL, "Connections established."},
-    [T_CONNS_FAILED] = {"knee_connections_failed", METRICS_COUNTER, NULL, "Connection attempts that failed."},
-    [T_BYTES_SENT] = {"knee_sent_bytes", METRICS_COUNTER, "bytes", "Request bytes written."},
-    [T_BYTES_RECEIVED] = {"knee_received_bytes", METRICS_COUNTER, "bytes", "Response bytes read."},
+                   "Planned requests never sent: no connection in time, --when-busy drop (after the warm-up)."},
+    [T_CONNS_OPENED] = {"knee_connections_opened", METRICS_COUNTER, NULL,
+                        "Connections established (warm-up included)."},
+    [T_CONNS_FAILED] = {"knee_connections_failed", METRICS_COUNTER, NULL,
+                        "Connection attempts that failed (warm-up included)."},
+    [T_BYTES_SENT] = {"knee_sent_bytes", METRICS_COUNTER, "bytes",
+                      "Request bytes written, counted when a request ends (warm-up included)."},
+    [T_BYTES_RECEIVED] = {"knee_received_bytes", METRICS_COUNTER, "bytes", "Response bytes read (warm-up included)."},
     [T_LATENCY] = {"knee_latency_seconds", METRICS_HISTOGRAM, "seconds",
-                   "Planned send to full response (closed loop: send to full response), every completed request."},
-    [T_SERVICE] = {"knee_service_seconds", METRICS_HISTOGRAM, "seconds", "Actual send to full response."},
+                   "Planned send to full response (closed loop: send to full response), every completed request "
+                   "(after the warm-up)."},
+    [T_SERVICE] = {"knee_service_seconds", METRICS_HISTOGRAM, "seconds",
+                   "Actual send to full response (after the warm-up)."},
     [T_LAG] = {"knee_lag_seconds", METRICS_HISTOGRAM, "seconds",
-               "Generator lag: planned send to actual send, the generator's own delay."},
+               "Generator lag: planned send to actual send, the generator's own delay (after the warm-up)."},
+    [T_IN_FLIGHT] = {"knee_in_flight_requests", METRICS_GAUGE, NULL,
+                     "Requests sent and not yet answered, at the last merge (warm-up included)."},
+    [T_QUEUED] = {"knee_queued_requests", METRICS_GAUGE, NULL,
+                  "Requests waiting for a connection (open loop), at the last merge (warm-up included)."},
 };
 
-enum gfam { G_IN_FLIGHT, G_QUEUED, G_LIMITED, G_COUNT };
+enum gfam { G_WARMUP, G_FINISHED, G_LIMITED, G_COUNT };
 
 static const struct {
     const char *name;
     const char *help;
 } gfams[G_COUNT] = {
-    [G_IN_FLIGHT] = {"knee_in_flight_requests", "Requests sent and not yet answered, at the last merge."},
-    [G_QUEUED] = {"knee_queued_requests", "Requests waiting for a connection (open loop), at the last merge."},
+    [G_WARMUP] = {"knee_warmup", "1 while the warm-up runs: requests planned in it are not counted."},
+    [G_FINISHED] = {"knee_run_finished", "1 once the run is over: every value is final (--metrics-linger)."},
     [G_LIMITED] = {"knee_generator_limited",
                    "1 when the generator could not keep to the plan (lag or on-time sends, as the summary warns)."},
 };
@@ -143,8 +154,8 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
     memset(s, 0, sizeof *s);
     s->ntargets = m->ntargets;
     s->outcome = xcalloc(n, sizeof *s->outcome);
-    uint64_t **counts[] = {&s->planned,      &s->sent,       &s->dropped,       &s->conns_opened,
-                           &s->conns_failed, &s->bytes_sent, &s->bytes_received};
+    uint64_t **counts[] = {&s->planned,    &s->sent,      &s->dropped,        &s->conns_opened, &s->conns_failed,
+                           &s->bytes_sent, &s->in_flight, &s->bytes_received, &s->queued};
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
         *counts[i] = xcalloc(n, sizeof **counts[i]);
     struct prom_hist **hists[] = {&s->latency, &s->service, &s->lag};
@@ -165,6 +176,8 @@ void metrics_run_sample_release(struct metrics_run_sample *s)
     free(s->conns_failed);
     free(s->bytes_sent);
     free(s->bytes_received);
+    free(s->in_flight);
+    free(s->queued);
     free(s->latency);
     free(s->service);
     free(s->lag);
@@ -183,6 +196,8 @@ int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *
                                    s->conns_failed[t], s->bytes_sent[t], s->bytes_received[t]};
         for (int f = T_PLANNED; f <= T_BYTES_RECEIVED; f++)
             metrics_snapshot_set(snap, m->ids[t][f], (double)counts[f]);
+        metrics_snapshot_set(snap, m->ids[t][T_IN_FLIGHT], (double)s->in_flight[t]);
+        metrics_snapshot_set(snap, m->ids[t][T_QUEUED], (double)s->queued[t]);
         const struct prom_hist *h[] = {&s->latency[t], &s->service[t], &s->lag[t]};
         for (int f = T_LATENCY; f <= T_LAG; f++) {
             int rc = metrics_snapshot_set_prom(snap, m->ids[t][f], h[f - T_LATENCY], 1.0);
@@ -190,8 +205,8 @@ int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *
                 return rc;
         }
     }
-    metrics_snapshot_set(snap, m->gids[G_IN_FLIGHT], (double)s->in_flight);
-    metrics_snapshot_set(snap, m->gids[G_QUEUED], (double)s->queued);
+    metrics_snapshot_set(snap, m->gids[G_WARMUP], s->warmup ? 1 : 0);
+    metrics_snapshot_set(snap, m->gids[G_FINISHED], s->finished ? 1 : 0);
     metrics_snapshot_set(snap, m->gids[G_LIMITED], s->generator_limited ? 1 : 0);
     return metrics_publish(m->reg, snap);
 }

@@ -1,6 +1,6 @@
-/* The metric families of knee run and knee capacity (wired in by the load engine's
- * per-second merge; see docs/FORMATS.md "Live metrics" for names and meanings). The engine
- * keeps a struct metrics_run_sample with everything counted since the start (after the
+/* The metric families of knee run and knee capacity (fed from the load engine's per-second
+ * merge by cli/run_metrics; see docs/FORMATS.md "Live metrics" for names and meanings). The
+ * caller keeps a struct metrics_run_sample with everything counted since the start (after the
  * warm-up, like the JSON) and publishes it with one call per second:
  *
  *     struct metrics_run *mr;
@@ -31,15 +31,17 @@ struct metrics_run_sample {
     size_t ntargets;
     uint64_t (*outcome)[OUTCOME_COUNT]; /* planned requests by outcome, [target][enum reqlog_outcome] */
     uint64_t *planned, *sent, *dropped;
-    uint64_t *conns_opened, *conns_failed;
-    uint64_t *bytes_sent, *bytes_received;
+    uint64_t *conns_opened, *conns_failed; /* warm-up included (as the JSON's) */
+    uint64_t *bytes_sent, *bytes_received; /* warm-up included (as the JSON's bytes_in) */
     /* Histograms in seconds with the run's bounds (set by _init): observe seconds, or copy
      * bucket counts (counts[], total, sum) from the engine's own merge. */
-    struct prom_hist *latency; /* planned send -> full response (closed loop: send -> response) */
-    struct prom_hist *service; /* actual send -> full response */
-    struct prom_hist *lag;     /* planned send -> actual send: the generator's own delay */
-    /* Run-wide, at the end of the last interval. */
-    uint64_t in_flight, queued;
+    struct prom_hist *latency;    /* planned send -> full response (closed loop: send -> response) */
+    struct prom_hist *service;    /* actual send -> full response */
+    struct prom_hist *lag;        /* planned send -> actual send: the generator's own delay */
+    uint64_t *in_flight, *queued; /* now (at the end of the last interval), per target */
+    /* Run-wide. */
+    bool warmup;            /* the warm-up runs: requests planned in it are not counted */
+    bool finished;          /* the run is over: the values are final */
     bool generator_limited; /* the generator could not keep to the plan (the summary's warning) */
 };
 

@@ -1,6 +1,7 @@
 /* knee serve's families: one per field of struct serve_counters, label set {server, preset}
- * per server. Polled by a collector on the endpoint's thread (serve_counters() is safe from
- * any thread), so a scrape always sees the counters of that moment. */
+ * per server, and the server-time histogram by outcome (ok, rejected) when the servers record
+ * it. Polled by a collector on the endpoint's thread (serve_counters() and serve_time() are
+ * safe from any thread), so a scrape always sees the values of that moment. */
 #include "metrics/knee_serve.h"
 
 #include "core/err.h"
@@ -48,7 +49,8 @@ static const struct {
     [F_WRITE_FAILURES] = {"knee_serve_write_failures", METRICS_COUNTER, NULL,
                           "Responses that could not be written (the client was gone)."},
     [F_REQUESTS] = {"knee_serve_requests", METRICS_COUNTER, NULL, "Requests parsed, /health and /stats included."},
-    [F_BAD_REQUESTS] = {"knee_serve_bad_requests", METRICS_COUNTER, NULL, "Requests answered 400, 413, 414 or 431."},
+    [F_BAD_REQUESTS] = {"knee_serve_bad_requests", METRICS_COUNTER, NULL,
+                        "Requests answered 400, 413, 414, 431, 501 or 505."},
     [F_HEADER_TIMEOUTS] = {"knee_serve_header_timeouts", METRICS_COUNTER, NULL,
                            "Connections closed by the header-read timeout (408)."},
     [F_CONNECTIONS] = {"knee_serve_connections", METRICS_COUNTER, NULL, "Connections accepted."},
@@ -101,8 +103,12 @@ struct metrics_serve {
     size_t n;
     struct serve_handle **h;
     int (*ids)[F_COUNT];
+    int (*time_ids)[SERVE_TIME_CLASSES]; /* knee_serve_time_seconds; NULL without bounds */
     bool attached;
 };
+
+static const char *const time_class_names[SERVE_TIME_CLASSES] = {
+    [SERVE_TIME_OK] = "ok", [SERVE_TIME_REJECTED] = "rejected"};
 
 static void fill(const struct metrics_serve *m, struct metrics_snapshot *snap, size_t i, const struct serve_counters *c)
 {
@@ -117,7 +123,55 @@ static void collect(void *ctx, struct metrics_snapshot *snap)
         struct serve_counters c;
         serve_counters(m->h[i], &c);
         fill(m, snap, i, &c);
+        for (int k = 0; m->time_ids && k < SERVE_TIME_CLASSES; k++) {
+            struct serve_time_hist t;
+            serve_time(m->h[i], (enum serve_time_class)k, &t);
+            metrics_snapshot_set_hist(snap, m->time_ids[i][k], t.counts, t.nbounds + 1, (double)t.sum_ns / 1e9);
+        }
     }
+}
+
+/* knee_serve_time_seconds over the servers' time_bounds_ns (every server's the same), when
+ * they record it. Returns 0 or an error of metrics_family_add/_series_add. */
+static int time_family(struct metrics_serve *m, char *err, size_t errlen)
+{
+    static const char *const labels[] = {"server", "preset", "outcome"};
+    const struct serve_config *c0 = serve_config_of(m->h[0]);
+    if (!c0->ntime_bounds)
+        return 0;
+    double bounds[SERVE_TIME_MAX_BOUNDS];
+    for (unsigned b = 0; b < c0->ntime_bounds; b++)
+        bounds[b] = (double)c0->time_bounds_ns[b] / 1e9;
+    for (size_t i = 1; i < m->n; i++) {
+        const struct serve_config *c = serve_config_of(m->h[i]);
+        if (c->ntime_bounds != c0->ntime_bounds ||
+            memcmp(c->time_bounds_ns, c0->time_bounds_ns, c0->ntime_bounds * sizeof *c0->time_bounds_ns) != 0)
+            return knee_fail(err, errlen, KNEE_EINVAL, "knee_serve_time_seconds: the servers' bounds differ");
+    }
+    struct metrics_family_spec spec = {
+        .name = "knee_serve_time_seconds",
+        .help = "Server time of work requests: request complete to response queued (ok: 200, rejected: 503 "
+                "QUEUE_TIMEOUT).",
+        .unit = "seconds",
+        .type = METRICS_HISTOGRAM,
+        .labels = labels,
+        .nlabels = 3,
+        .bounds = bounds,
+        .nbounds = c0->ntime_bounds,
+        .max_series = m->n * SERVE_TIME_CLASSES};
+    int fid = metrics_family_add(m->reg, &spec, err, errlen);
+    if (fid < 0)
+        return fid;
+    m->time_ids = xcalloc(m->n, sizeof *m->time_ids);
+    for (size_t i = 0; i < m->n; i++)
+        for (int k = 0; k < SERVE_TIME_CLASSES; k++) {
+            const char *values[] = {serve_address(m->h[i]), serve_config_of(m->h[i])->preset, time_class_names[k]};
+            int id = metrics_series_add(m->reg, fid, values, err, errlen);
+            if (id < 0)
+                return id;
+            m->time_ids[i][k] = id;
+        }
+    return 0;
 }
 
 int metrics_serve_new(struct metrics_registry *reg, struct serve_handle *const *handles, size_t n,
@@ -155,6 +209,11 @@ int metrics_serve_new(struct metrics_registry *reg, struct serve_handle *const *
             m->ids[i][f] = id;
         }
     }
+    int rc = n ? time_family(m, err, errlen) : 0;
+    if (rc < 0) {
+        metrics_serve_free(m);
+        return rc;
+    }
     metrics_set_collector(reg, collect, m);
     m->attached = true;
     *out = m;
@@ -190,5 +249,6 @@ void metrics_serve_free(struct metrics_serve *m)
         metrics_set_collector(m->reg, NULL, NULL);
     free(m->h);
     free(m->ids);
+    free(m->time_ids);
     free(m);
 }

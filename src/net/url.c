@@ -1,5 +1,5 @@
-/* URL parsing for targets (RFC 3986 §3, restricted to what an HTTP/1.1 load generator
- * sends): scheme "http", a reg-name, IPv4 or bracketed IPv6 host, an optional port and an
+/* URL parsing for targets (RFC 3986 §3, restricted to what an HTTP load generator sends):
+ * scheme "http" or "https" (RFC 9110 §4.2), a reg-name, IPv4 or bracketed IPv6 host, an optional port and an
  * origin-form target. Anything outside that is refused with a reason rather than guessed. */
 #include "net/url.h"
 
@@ -48,10 +48,9 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
     if (!sep)
         return knee_fail(err, errlen, KNEE_EFORMAT, "not a URL (expected http://host[:port]/path)");
     size_t schemelen = (size_t)(sep - s);
-    if (schemelen == 5 && strncasecmp(s, "https", 5) == 0)
-        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "TLS is not supported yet (use http://)");
-    if (!(schemelen == 4 && strncasecmp(s, "http", 4) == 0))
-        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "scheme '%.*s' is not supported (only http://)",
+    bool tls = schemelen == 5 && strncasecmp(s, "https", 5) == 0;
+    if (!tls && !(schemelen == 4 && strncasecmp(s, "http", 4) == 0))
+        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "scheme '%.*s' is not supported (only http:// and https://)",
                          (int)schemelen, s);
     const char *p = sep + 3;
     /* authority ends at the first '/', '?' or '#' */
@@ -90,7 +89,7 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
             if (!host_char_ok(*q))
                 return knee_fail(err, errlen, KNEE_EFORMAT, "bad character '%c' in host", *q);
     }
-    unsigned long port = 80;
+    unsigned long port = tls ? 443 : 80;
     if (portp) {
         size_t plen = (size_t)(aend - portp);
         if (plen == 0 || plen > 5)
@@ -116,6 +115,7 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
     snprintf(pbuf, sizeof pbuf, "%lu", port);
     out->port_str = dup_range(pbuf, strlen(pbuf));
     out->port = (uint16_t)port;
+    out->tls = tls;
     out->authority = dup_range(p, (size_t)(aend - p));
     if (tend == tstart)
         out->target = dup_range("/", 1);

@@ -1,6 +1,8 @@
-/* HTTP URLs as knee's targets: http://host[:port][/path][?query]. Parsed once at start into
- * the pieces a request needs (the Host header value, the origin-form request target) and the
- * pieces a connect needs (host, port). https:// is recognised and refused until TLS lands. */
+/* HTTP URLs as knee's targets: http://host[:port][/path][?query] and https://... Parsed once at
+ * start into the pieces a request needs (the Host header value, the origin-form request target)
+ * and the pieces a connect needs (host, port, and whether it speaks TLS). Whether a command
+ * can use an https URL is its own business (knee run refuses them in the engine until its
+ * workers speak TLS). */
 #ifndef KNEE_NET_URL_H
 #define KNEE_NET_URL_H
 
@@ -13,15 +15,16 @@
 
 struct url {
     char *host;     /* "127.0.0.1", "example.com", "::1" (IPv6 literal without brackets) */
-    char *port_str; /* "80" when the URL gave none */
+    char *port_str; /* "80" (http) or "443" (https) when the URL gave none */
     uint16_t port;
     char *authority; /* the Host header value: host as written (brackets kept) plus ":port" if given */
     char *target;    /* origin-form request target: "/path?query" ("/" when absent); no fragment */
     bool ipv6_literal;
+    bool tls; /* https:// */
 };
 
 /* Parse s into *out (heap strings; url_release frees them). Returns 0, or:
- *   KNEE_EUNSUPPORTED  https:// (message "TLS is not supported yet") or another scheme
+ *   KNEE_EUNSUPPORTED  a scheme other than http:// and https://
  *   KNEE_EFORMAT       anything malformed
  * On error a one-line reason is written to err (never NULL-terminated beyond errlen) and
  * *out is left empty (safe to url_release). */

@@ -116,7 +116,8 @@ static void decode_record(const uint8_t *p, struct reqlog_record *r)
 
 struct reqlog_writer {
     int fd;
-    int err; /* first write error, sticky */
+    bool own_fd; /* opened here (reqlog_writer_open): closed by reqlog_writer_close */
+    int err;     /* first write error, sticky */
     size_t ntargets;
     uint64_t count;
     size_t used;
@@ -163,28 +164,30 @@ static int writer_put(struct reqlog_writer *w, const void *data, size_t n)
     return w->err;
 }
 
-int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
-                       int closed_loop)
+/* The names fit the header's caps: its size in bytes, or 0 when they do not. */
+static size_t header_size_of(const char *const *target_names, size_t ntargets)
 {
-    *out = NULL;
     if (ntargets > REQLOG_MAX_TARGETS || (ntargets > 0 && !target_names))
-        return KNEE_EINVAL;
+        return 0;
     size_t header_size = REQLOG_FIXED_HEADER_SIZE;
     for (size_t i = 0; i < ntargets; i++) {
         if (!target_names[i])
-            return KNEE_EINVAL;
+            return 0;
         size_t len = strlen(target_names[i]);
         if (len > REQLOG_MAX_NAME_LEN)
-            return KNEE_EINVAL;
+            return 0;
         header_size += 2 + len;
     }
-    if (header_size > REQLOG_MAX_HEADER_SIZE)
-        return KNEE_EINVAL;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
+    return header_size > REQLOG_MAX_HEADER_SIZE ? 0 : header_size;
+}
+
+/* Write the header to fd; *out on success. The fd is closed on failure only when owned. */
+static int writer_start(struct reqlog_writer **out, int fd, bool own_fd, size_t header_size,
+                        const char *const *target_names, size_t ntargets, int closed_loop)
+{
     struct reqlog_writer *w = xcalloc(1, sizeof *w);
     w->fd = fd;
+    w->own_fd = own_fd;
     w->ntargets = ntargets;
 
     uint8_t fixed[REQLOG_FIXED_HEADER_SIZE];
@@ -204,12 +207,38 @@ int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char 
     }
     int err = writer_flush(w); /* the header reaches the file even if the run dies early */
     if (err) {
-        close(fd);
+        if (own_fd)
+            close(fd);
         free(w);
         return err;
     }
     *out = w;
     return 0;
+}
+
+int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
+                       int closed_loop)
+{
+    *out = NULL;
+    size_t header_size = header_size_of(target_names, ntargets);
+    if (!header_size)
+        return KNEE_EINVAL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    return writer_start(out, fd, true, header_size, target_names, ntargets, closed_loop);
+}
+
+int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
+                          int closed_loop)
+{
+    *out = NULL;
+    size_t header_size = header_size_of(target_names, ntargets);
+    if (!header_size)
+        return KNEE_EINVAL;
+    if (fd < 0)
+        return -EBADF;
+    return writer_start(out, fd, false, header_size, target_names, ntargets, closed_loop);
 }
 
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r)
@@ -237,7 +266,7 @@ int reqlog_writer_close(struct reqlog_writer *w)
         return 0;
     writer_flush(w);
     int err = w->err;
-    if (close(w->fd) != 0 && err == 0)
+    if (w->own_fd && close(w->fd) != 0 && err == 0)
         err = -errno;
     free(w);
     return err;
@@ -580,7 +609,7 @@ size_t reqlog_format_csv(const struct reqlog_record *r, const char *target_name,
     sb_ms(&b, d.service_ms);
     sb_ms(&b, d.ttfb_ms);
     sb_ms(&b, d.lag_ms);
-    sb_printf(&b, "%u,%s,%llu,%u\n", r->status, reqlog_outcome_name((enum reqlog_outcome)r->outcome),
-              (unsigned long long)r->bytes, r->connection);
+    sb_printf(&b, "%u,%s,%llu,%u,%d\n", r->status, reqlog_outcome_name((enum reqlog_outcome)r->outcome),
+              (unsigned long long)r->bytes, r->connection, (r->flags & REQLOG_FLAG_WARMUP) ? 1 : 0);
     return b.used;
 }

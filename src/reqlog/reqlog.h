@@ -66,12 +66,19 @@ bool reqlog_is_log(const void *head, size_t n);
 
 /* ---- writer (one thread; callers serialise access) ---- */
 struct reqlog_writer;
-/* Create/truncate path and write a versioned header with the target names (each at most
+/* Create/truncate path and write a versioned header (for knee's own files, such as the lab's
+ * temporary logs; a path a user named is opened through core/outfile, which never truncates
+ * what it did not create, and handed over with reqlog_writer_open_fd) with the target names (each at most
  * REQLOG_MAX_NAME_LEN bytes, at most REQLOG_MAX_TARGETS of them); records are buffered
  * (64 KiB) and written with write(2). closed_loop is recorded in the header flags.
  * Returns 0 and *out, KNEE_EINVAL for bad names/counts, or -errno. */
 int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
                        int closed_loop);
+/* The same over an open descriptor (an output core/outfile opened): the writer writes to fd
+ * and never closes it; reqlog_writer_close flushes and reports the first write error, and the
+ * caller then commits or aborts the outfile. */
+int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
+                          int closed_loop);
 /* Append one record. 0, KNEE_EINVAL (target >= ntargets or outcome >= OUTCOME_COUNT: the
  * record is not written), or the first write error (-errno; sticky: later calls return it). */
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r);
@@ -105,7 +112,7 @@ void reqlog_reader_close(struct reqlog_reader *rd);
 
 /* ---- the derived per-request columns (shared by the CSV writer and knee stats) ---- */
 /* The CSV header knee writes for per-request output, without a trailing newline. */
-#define REQLOG_CSV_HEADER "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection"
+#define REQLOG_CSV_HEADER "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection,warmup"
 
 /* Derived values; NAN when the request has no such value (a dropped request has no latency).
  *   start_s    = planned / 1e9
@@ -119,7 +126,8 @@ struct reqlog_derived {
 };
 void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d);
 
-/* Format one CSV row (columns of REQLOG_CSV_HEADER, '\n'-terminated, NUL-terminated) into buf.
+/* Format one CSV row (columns of REQLOG_CSV_HEADER, '\n'-terminated, NUL-terminated) into buf;
+ * warmup is 1 for a request planned inside --warmup (REQLOG_FLAG_WARMUP), else 0.
  * Times keep nanosecond resolution (start_s %.9f, ms %.6f) so `knee stats` gives the same
  * numbers from the CSV as from the binary log; a value that does not exist is an empty cell;
  * the name is quoted when it holds a comma, quote or line break. Returns the length written,

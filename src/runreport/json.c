@@ -26,6 +26,18 @@ static void summary(struct json *j, const char *key, const struct hdr *h)
     json_object_end(j);
 }
 
+/* Beside every "outcomes": why the transport ones failed (the causes add up to outcomes.
+ * transport) and how many requests --retry-stale sent a second time (not in "sent"). */
+static void transport_causes(struct json *j, const struct run_counts *c)
+{
+    json_key(j, "transport_causes");
+    json_object_begin(j);
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        json_kv_uint(j, run_transport_cause_name((enum run_transport_cause)k), c->transport_cause[k]);
+    json_object_end(j);
+    json_kv_uint(j, "retries", c->retries);
+}
+
 static void outcomes(struct json *j, const struct run_counts *c)
 {
     json_key(j, "outcomes");
@@ -33,6 +45,7 @@ static void outcomes(struct json *j, const struct run_counts *c)
     for (int o = 0; o < OUTCOME_COUNT; o++)
         json_kv_uint(j, reqlog_outcome_name((enum reqlog_outcome)o), c->outcome[o]);
     json_object_end(j);
+    transport_causes(j, c);
 }
 
 static void accounting(struct json *j, const char *key, const struct run_counts *c)
@@ -54,19 +67,34 @@ static void accounting(struct json *j, const char *key, const struct run_counts 
     json_object_end(j);
 }
 
-static void rates(struct json *j, const struct run_counts *c, double window_s)
+/* "rates" (per second over the window, by event time) and "events" (the counts behind them
+ * and what happened outside the window): docs/FORMATS.md, "Rates". */
+static void rates(struct json *j, const struct run_target_result *t)
 {
-    double w = window_s > 0 ? window_s : NAN;
+    const struct run_rates *r = &t->rates;
+    const struct run_events *ev = &t->events;
     json_key(j, "rates");
     json_object_begin(j);
-    json_kv_double(j, "planned", (double)c->planned / w);
-    json_kv_double(j, "sent", (double)c->sent / w);
-    json_kv_double(j, "completed", (double)(c->sent - c->outcome[OUTCOME_CANCELLED]) / w);
-    json_kv_double(j, "goodput", (double)c->outcome[OUTCOME_OK] / w);
+    json_kv_double(j, "planned", r->planned);
+    json_kv_double(j, "sent", r->sent);
+    json_kv_double(j, "completed", r->completed);
+    json_kv_double(j, "goodput", r->goodput);
+    json_kv_double(j, "achieved_send", r->achieved_send);
+    json_kv_double(j, "sending_s", r->sending_s);
+    json_object_end(j);
+    json_key(j, "events");
+    json_object_begin(j);
+    json_kv_uint(j, "planned", ev->planned);
+    json_kv_uint(j, "sent", ev->sent);
+    json_kv_uint(j, "completed", ev->completed);
+    json_kv_uint(j, "ok", ev->ok);
+    json_kv_uint(j, "sent_before_window", ev->sent_before);
+    json_kv_uint(j, "sent_late", ev->sent_late);
+    json_kv_uint(j, "completed_late", ev->completed_late);
     json_object_end(j);
 }
 
-static void target(struct json *j, const struct run_result *res, const struct run_target_result *t, bool is_all)
+static void target(struct json *j, const struct run_target_result *t, bool is_all)
 {
     json_object_begin(j);
     json_kv_string(j, "name", t->name);
@@ -77,7 +105,7 @@ static void target(struct json *j, const struct run_result *res, const struct ru
         json_kv_double(j, "planned_rate", t->planned_rate);
         json_kv_uint(j, "clients", t->connections);
     }
-    rates(j, &t->counts, res->window_s);
+    rates(j, t);
     outcomes(j, &t->counts);
     accounting(j, "accounting", &t->counts);
     accounting(j, "warmup", &t->warmup_counts);
@@ -108,6 +136,23 @@ static void target(struct json *j, const struct run_result *res, const struct ru
     json_object_end(j);
 }
 
+/* "generator": run_generator_judge's verdict, each rule apart. */
+static void generator(struct json *j, const struct run_config *cfg, const struct run_generator_verdict *v)
+{
+    json_key(j, "generator");
+    json_object_begin(j);
+    json_kv_bool(j, "limited", v->limited);
+    json_kv_string(j, "reasons", v->why);
+    json_kv_bool(j, "short_send", v->short_send);
+    json_kv_bool(j, "over_lag_limit", v->over_limit);
+    json_kv_bool(j, "lag_shapes_tail", v->shapes_tail);
+    json_kv_bool(j, "lag_shapes_median", v->shapes_median);
+    json_kv_bool(j, "sends_in_bursts", v->bursts);
+    json_kv_double(j, "lag_limit_ms", cfg->lag_limit_ns ? (double)cfg->lag_limit_ns / 1e6 : NAN);
+    json_kv_double(j, "gap_ms", v->gap_ms);
+    json_object_end(j);
+}
+
 static void triple(struct json *j, const char *key, const double v[3])
 {
     json_key(j, key);
@@ -123,7 +168,7 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     struct json j;
     json_init(&j, out, pretty);
     json_object_begin(&j);
-    json_kv_string(&j, "schema", "knee-run/1");
+    json_kv_string(&j, "schema", RUN_JSON_SCHEMA);
 
     json_key(&j, "environment");
     json_object_begin(&j);
@@ -189,21 +234,26 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_object_end(&j);
 
     json_kv_double(&j, "window_s", res->window_s);
+    json_kv_double(&j, "window_start_s", res->window_start_s);
+    json_kv_double(&j, "window_end_s", res->window_end_s);
     json_kv_double(&j, "elapsed_s", res->elapsed_s);
     json_kv_bool(&j, "interrupted", res->interrupted);
     json_kv_bool(&j, "accounting_ok", res->accounting_ok);
     json_kv_bool(&j, "generator_limited", res->generator_limited);
-    json_kv_double(&j, "send_ratio", res->send_ratio);
+    generator(&j, cfg, &res->generator);
+    json_kv_double(&j, "sent_on_schedule", res->sent_on_schedule);
+    json_kv_bool(&j, "no_ok", res->no_ok);
+    json_kv_double(&j, "failed_share", res->failed_share);
     json_key(&j, "latency_interval");
     json_string(&j, cfg->open_loop ? "T5-T0 (planned send to full response)" : "T5-T1 (send to full response)");
-    rates(&j, &res->all.counts, res->window_s);
+    rates(&j, &res->all);
     outcomes(&j, &res->all.counts);
     json_key(&j, "all");
-    target(&j, res, &res->all, true);
+    target(&j, &res->all, true);
     json_key(&j, "targets");
     json_array_begin(&j);
     for (size_t i = 0; i < res->ntargets; i++)
-        target(&j, res, &res->targets[i], false);
+        target(&j, &res->targets[i], false);
     json_array_end(&j);
 
     json_key(&j, "timeline");
@@ -249,4 +299,9 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_kv_bool(&j, "thresholds_pass", all_pass);
     json_object_end(&j);
     json_end(&j);
+}
+
+bool run_json_schema_readable(const char *schema)
+{
+    return schema && (strcmp(schema, RUN_JSON_SCHEMA) == 0 || strcmp(schema, "knee-run/1") == 0);
 }

@@ -12,6 +12,14 @@
 #include "load/run.h"
 #include "load/threshold.h"
 
+/* The JSON document's schema name. Version 2: rates by event time (docs/FORMATS.md, "Rates"),
+ * events, the window's edges, the generator verdict, sent_on_schedule (was send_ratio). */
+#define RUN_JSON_SCHEMA "knee-run/2"
+
+/* True for a knee run JSON schema that readers (report, compare, merge) accept: this version
+ * and knee-run/1 (written before the rates were by event time). NULL is false. */
+bool run_json_schema_readable(const char *schema);
+
 /* The human summary. The full form: the plan, the accounting identities with every outcome
  * (warm-up apart), rates, latency by outcome and the service/ttfb/lag/connect tables (each
  * labelled with its interval), per target when there are several, Server-Timing,
@@ -38,7 +46,9 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
  * requests (exact, or "about" for Poisson arrivals), the warm-up, timeout and drain. */
 void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan);
 
-/* One progress line ("\r" + text, no newline) for a terminal. */
-void run_print_progress(FILE *out, const struct run_progress *p);
+/* One progress line: on a terminal "\r" + text + erase-to-end-of-line, no newline (the next
+ * one overwrites it); elsewhere (a pipe, a file) the plain text and "\n", one line per second,
+ * without control bytes. */
+void run_print_progress(FILE *out, const struct run_progress *p, bool terminal);
 
 #endif

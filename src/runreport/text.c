@@ -4,11 +4,21 @@
  * unnoticed. */
 #include "runreport/runreport.h"
 
-#include "core/units.h"
 #include "core/clock.h"
+#include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <string.h>
+
+/* Text that came from the command line or the network (names, URLs, paths in warnings,
+ * threshold expressions) with control bytes escaped (core/err knee_escape): a summary line
+ * is never a terminal control sequence. */
+static const char *esc(const char *s, char *buf, size_t len)
+{
+    knee_escape(buf, len, s, strlen(s));
+    return buf;
+}
 
 static void table_header(FILE *out)
 {
@@ -77,22 +87,68 @@ static void accounting(FILE *out, const struct run_counts *c, const char *indent
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
 }
 
+/* Under the outcomes, when there is something to say: why the transport failures failed
+ * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
+static void transport_line(FILE *out, const struct run_config *cfg, const struct run_counts *c, const char *indent)
+{
+    char a[32];
+    if (c->outcome[OUTCOME_TRANSPORT]) {
+        fprintf(out, "%stransport %s:", indent, units_fmt_count(c->outcome[OUTCOME_TRANSPORT], a, sizeof a));
+        bool first = true;
+        for (int k = 0; k < RUN_TC_COUNT; k++) {
+            if (!c->transport_cause[k])
+                continue;
+            char name[40];
+            snprintf(name, sizeof name, "%s", run_transport_cause_name((enum run_transport_cause)k));
+            for (char *p = name; *p; p++)
+                if (*p == '_')
+                    *p = ' ';
+            fprintf(out, "%s %s %s", first ? "" : ",", name, units_fmt_count(c->transport_cause[k], a, sizeof a));
+            first = false;
+        }
+        if (c->transport_cause[RUN_TC_STALE] && !cfg->retry_stale)
+            fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
+                         "--retry-stale sends such a request again)");
+        fputc('\n', out);
+    }
+    if (c->retries) {
+        char n[48];
+        snprintf(n, sizeof n, "%s request%s", units_fmt_count(c->retries, a, sizeof a), c->retries == 1 ? "" : "s");
+        fprintf(out,
+                "%sretried %s once on a new connection: the reused keep-alive connection went stale "
+                "(--retry-stale)\n",
+                indent, n);
+    }
+}
+
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads" */
 static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads, uint32_t pool_cap, uint32_t conns)
 {
     char a[32], b[32];
     fprintf(out, "knee run: ");
     if (cfg->open_loop) {
+        /* the total: the shared rate (or ramp) plus the targets' own @R rates */
+        double own = 0;
+        bool shared = !cfg->targets;
+        for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
+            if (cfg->targets[i].rate > 0)
+                own += cfg->targets[i].rate;
+            else
+                shared = true;
+        }
+        double from = own + (shared ? (cfg->ramp ? cfg->ramp_from : cfg->rate) : 0);
+        double to = own + (shared ? (cfg->ramp ? cfg->ramp_to : cfg->rate) : 0);
         fprintf(out, "open loop, %s arrivals", cfg->arrivals == RUN_ARRIVALS_POISSON ? "Poisson" : "constant");
-        if (cfg->ramp)
-            fprintf(out, ", ramp %s -> %s /s", units_fmt_rate(cfg->ramp_from, a, sizeof a),
-                    units_fmt_rate(cfg->ramp_to, b, sizeof b));
-        else if (cfg->rate > 0)
-            fprintf(out, ", %s/s", units_fmt_rate(cfg->rate, a, sizeof a));
+        if (cfg->ramp && shared)
+            fprintf(out, ", ramp %s -> %s /s", units_fmt_rate(from, a, sizeof a), units_fmt_rate(to, b, sizeof b));
+        else if (from > 0)
+            fprintf(out, ", %s/s", units_fmt_rate(from, a, sizeof a));
+        if (own > 0 && shared)
+            fprintf(out, " in total");
         if (cfg->arrivals == RUN_ARRIVALS_POISSON)
             fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
-        fprintf(out, ", pool up to %s connections (%s when busy)", units_fmt_count(pool_cap, a, sizeof a),
-                cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
+        fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(pool_cap, a, sizeof a),
+                pool_cap == 1 ? "" : "s", cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
     } else {
         fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
@@ -101,15 +157,15 @@ static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads,
     if (cfg->duration_ns)
         fprintf(out, ", %.3g s", (double)cfg->duration_ns / 1e9);
     if (cfg->requests)
-        fprintf(out, ", %s requests", units_fmt_count(cfg->requests, a, sizeof a));
+        fprintf(out, ", %s request%s", units_fmt_count(cfg->requests, a, sizeof a), cfg->requests == 1 ? "" : "s");
     fprintf(out, ", %u thread%s%s\n", threads, threads == 1 ? "" : "s", cfg->keepalive ? "" : ", no keep-alive");
 }
 
 /* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
 static void target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
 {
-    char rt[32];
-    fprintf(out, "  %-10s %s -> %s (resolved in %s)", name, url, address,
+    char rt[32], n[256], u[1024];
+    fprintf(out, "  %-10s %s -> %s (resolved in %s)", esc(name, n, sizeof n), esc(url, u, sizeof u), address,
             units_fmt_duration(resolve_ns, rt, sizeof rt));
 }
 
@@ -182,16 +238,55 @@ static void compact_row(FILE *out, const char *label, const struct hdr *h)
             units_fmt_ms(s.p999, v[3], 24), units_fmt_ms(s.max, v[4], 24));
 }
 
-static void requests_and_rates(FILE *out, const struct run_config *cfg, const struct run_result *res, bool full)
+/* The rates by event time over the window it names, the generator's own pace while it sent,
+ * what happened after the window (in no rate), and in an open loop the share sent on schedule
+ * (docs/FORMATS.md, "Rates"). */
+static void rates_lines(FILE *out, const struct run_config *cfg, const struct run_result *res)
 {
     char a[32], b[32], c[32], d[32];
+    const struct run_rates *r = &res->all.rates;
+    fprintf(out,
+            "  rates per second over the window %.3f .. %.3f s (events inside it): planned %s  sent %s  "
+            "completed %s  goodput %s\n",
+            res->window_start_s, res->window_end_s, units_fmt_rate(r->planned, a, sizeof a),
+            units_fmt_rate(r->sent, b, sizeof b), units_fmt_rate(r->completed, c, sizeof c),
+            units_fmt_rate(r->goodput, d, sizeof d));
+    if (isfinite(r->achieved_send))
+        fprintf(out, "  sent %s/s over %.3f s of sending (first to last send)\n",
+                units_fmt_rate(r->achieved_send, a, sizeof a), r->sending_s);
+    if (r->sent_late || r->completed_late) {
+        fprintf(out, "  after the window (in no rate): %s late send%s, %s completed during the drain\n",
+                units_fmt_count(r->sent_late, a, sizeof a), r->sent_late == 1 ? "" : "s",
+                units_fmt_count(r->completed_late, b, sizeof b));
+    }
+    if (cfg->open_loop && isfinite(res->sent_on_schedule))
+        fprintf(out, "  sent on schedule: %.2f%% of the planned requests, sent by the window's end (+%s)\n",
+                100 * res->sent_on_schedule,
+                units_fmt_duration(cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS, a, sizeof a));
+}
+
+/* Above the latency tables, where a reader looks first: a run in which nothing succeeded, or
+ * whose failures are many, says so (the same sentence as in the warnings). */
+static void alert(FILE *out, const struct run_result *res)
+{
+    char line[4096];
+    for (size_t i = 0; i < res->nwarnings; i++)
+        if (strncmp(res->warnings[i], "FAILED:", 7) == 0 || strncmp(res->warnings[i], "ERRORS:", 7) == 0)
+            fprintf(out, "\n! %s\n", esc(res->warnings[i], line, sizeof line));
+}
+
+static void requests_and_rates(FILE *out, const struct run_config *cfg, const struct run_result *res, bool full)
+{
+    char a[32], b[32], c[32];
     const struct run_counts *all = &res->all.counts;
     fprintf(out, "\nrequests%s\n", cfg->warmup_ns ? " (planned after the warm-up)" : "");
     if (full) {
         accounting(out, all, "  ");
+        transport_line(out, cfg, all, "  ");
         if (cfg->warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
             accounting(out, &res->all.warmup_counts, "    ");
+            transport_line(out, cfg, &res->all.warmup_counts, "    ");
         }
     } else {
         bool plan_ok = all->planned == all->sent + all->dropped;
@@ -199,13 +294,9 @@ static void requests_and_rates(FILE *out, const struct run_config *cfg, const st
                 units_fmt_count(all->sent, b, sizeof b), units_fmt_count(all->dropped, c, sizeof c),
                 plan_ok ? "holds" : "BROKEN");
         accounting_compact(out, all);
+        transport_line(out, cfg, all, "  ");
     }
-    fprintf(out, "  rates per second over the %.3f s window: planned %s  sent %s  completed %s  goodput %s\n",
-            res->window_s, units_fmt_rate(res->planned_rate, a, sizeof a), units_fmt_rate(res->sent_rate, b, sizeof b),
-            units_fmt_rate(res->completed_rate, c, sizeof c), units_fmt_rate(res->goodput_rate, d, sizeof d));
-    if (cfg->open_loop && isfinite(res->send_ratio))
-        fprintf(out, "  sent on schedule: %.2f%% of planned requests left by the end of the plan\n",
-                100 * res->send_ratio);
+    rates_lines(out, cfg, res);
 }
 
 static void server_timing(FILE *out, const struct run_result *res)
@@ -234,13 +325,15 @@ static void per_target(FILE *out, const struct run_config *cfg, const struct run
     char a[32], b[32], c[32];
     for (size_t i = 0; i < res->ntargets; i++) {
         const struct run_target_result *t = &res->targets[i];
-        fprintf(out, "\n--- target %s (%s)\n", t->name, t->url);
+        char n[256], u[1024];
+        fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
         accounting(out, &t->counts, "  ");
+        transport_line(out, cfg, &t->counts, "  ");
         double win = res->window_s > 0 ? res->window_s : NAN;
         fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
-                units_fmt_rate((double)t->counts.planned / win, a, sizeof a),
-                units_fmt_rate((double)t->counts.sent / win, b, sizeof b),
-                units_fmt_rate((double)t->counts.outcome[OUTCOME_OK] / win, c, sizeof c));
+                units_fmt_rate((double)t->events.planned / win, a, sizeof a),
+                units_fmt_rate((double)t->events.sent / win, b, sizeof b),
+                units_fmt_rate((double)t->events.ok / win, c, sizeof c));
         latency_tables(out, cfg, t);
     }
 }
@@ -248,10 +341,11 @@ static void per_target(FILE *out, const struct run_config *cfg, const struct run
 static void warnings_and_thresholds(FILE *out, const struct run_result *res, const struct run_threshold *thr,
                                     size_t nthr)
 {
+    char line[4096];
     if (res->nwarnings) {
         fprintf(out, "\nwarnings\n");
         for (size_t i = 0; i < res->nwarnings; i++)
-            fprintf(out, "  ! %s\n", res->warnings[i]);
+            fprintf(out, "  ! %s\n", esc(res->warnings[i], line, sizeof line));
     }
     if (!nthr)
         return;
@@ -266,7 +360,7 @@ static void warnings_and_thresholds(FILE *out, const struct run_result *res, con
             units_fmt_share(t->measured, 4, mv, sizeof mv);
         else
             snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
-        fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", t->expr, mv);
+        fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", esc(t->expr, line, sizeof line), mv);
     }
 }
 
@@ -277,6 +371,7 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
     bool full = verbose || run_summary_needs_full(cfg, res, thr, nthr);
     plan_line(out, cfg, res);
     requests_and_rates(out, cfg, res, full);
+    alert(out, res);
     if (full) {
         latency_tables(out, cfg, &res->all);
         if (res->ntargets > 1)
@@ -310,14 +405,14 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
     warnings_and_thresholds(out, res, thr, nthr);
 }
 
-void run_print_progress(FILE *out, const struct run_progress *p)
+void run_print_progress(FILE *out, const struct run_progress *p, bool terminal)
 {
     char a[32], b[32], c[32];
     char tot[32] = "";
     if (p->total_s > 0)
         snprintf(tot, sizeof tot, "/%.0fs", p->total_s);
     double len = p->length_s > 0 ? p->length_s : 1;
-    fprintf(out, "\r[%6.1fs%s] sent %s/s  done %s/s  in flight %s", p->elapsed_s, tot,
+    fprintf(out, "%s[%6.1fs%s] sent %s/s  done %s/s  in flight %s", terminal ? "\r" : "", p->elapsed_s, tot,
             units_fmt_rate((double)p->sent / len, a, sizeof a), units_fmt_rate((double)p->completed / len, b, sizeof b),
             units_fmt_count(p->in_flight, c, sizeof c));
     if (p->queued)
@@ -326,7 +421,7 @@ void run_print_progress(FILE *out, const struct run_progress *p)
             units_fmt_ms(p->p99_ms, b, sizeof b), (unsigned long long)p->errors);
     if (p->dropped)
         fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
-    fputs("\033[K", out);
+    fputs(terminal ? "\033[K" : "\n", out);
     fflush(out);
 }
 
@@ -365,7 +460,8 @@ void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_pl
     const struct run_plan_target *all = &plan->all;
     fprintf(out, "\nplan\n");
     if (isfinite(all->planned)) {
-        fprintf(out, "  %s requests planned", planned_count(all->planned, all->planned_exact, n, sizeof n));
+        fprintf(out, "  %s request%s planned", planned_count(all->planned, all->planned_exact, n, sizeof n),
+                all->planned_exact && llround(all->planned) == 1 ? "" : "s");
         if (cfg->duration_ns)
             fprintf(out, " over %.3g s", (double)cfg->duration_ns / 1e9);
         if (cfg->open_loop && !all->planned_exact)

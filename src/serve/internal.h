@@ -18,10 +18,18 @@
  *
  * as in the source articles' servers, where a request takes its pool slot first and then
  * waits for the table lock while holding it. A client that disconnects (EOF or reset)
- * while its request waits is dropped from the queue (cancelled); one that disconnects
- * while the work runs leaves the work running, as a real server would, and its response
- * counts as a write failure. While a request is in flight the connection is still read
- * (up to the input buffer), so a departure is seen at once. */
+ * while its request waits is dropped from the queue (cancelled). An EOF once the work
+ * runs is a half-close (shutdown(SHUT_WR) after the request): the request and every
+ * complete request before the EOF are answered, then the connection is closed. A client
+ * that reset the connection leaves the work running, as a real server would, and its
+ * response counts as a write failure. While a request is in flight the connection is
+ * still read (up to the input buffer), so a departure is seen at once.
+ *
+ * Closing after a response (an error, Connection: close, HTTP/1.0) is a lingering close,
+ * as nginx does: shut down the write side, then read and discard what the client still
+ * sends for up to LINGER_TIME_NS (LINGER_IDLE_NS without input) or LINGER_MAX_BYTES, then
+ * close. A plain close() with unread input makes the kernel send a reset, and the
+ * client's kernel then discards the response before the client reads it. */
 #ifndef KNEE_SERVE_INTERNAL_H
 #define KNEE_SERVE_INTERNAL_H
 
@@ -32,12 +40,14 @@
 #include "http/server_response.h"
 #include "serve/cpu.h"
 #include "serve/serve.h"
+#include "tls/tls.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CONN_IN_CAP 4096  /* unparsed bytes after the request in progress */
 #define CONN_OUT_CAP 4096 /* responses not yet written */
@@ -46,6 +56,18 @@
 #define LISTEN_BACKLOG 4096
 #define ACCEPT_BATCH 64
 #define MAX_FANOUT 1000
+/* The lingering close (above): its bounds, the read size and the bytes read per event. */
+#define LINGER_TIME_NS (5 * NS_PER_S)
+#define LINGER_IDLE_NS (1 * NS_PER_S)
+#define LINGER_MAX_BYTES (64u << 20)
+#define LINGER_READ 65536
+#define LINGER_READ_PER_EVENT (4 * LINGER_READ)
+/* Connections turned away by --max-conns (503 CONN_LIMIT) linger too, up to this many at
+ * once; beyond it they are closed at once. */
+#define REFUSED_LINGER_MAX 256
+/* accept() failing for lack of file descriptors (EMFILE, ENFILE) or memory: stop
+ * accepting this long (the connections wait in the backlog) instead of spinning. */
+#define ACCEPT_PAUSE_NS (100 * NS_PER_MS)
 
 /* Where a work request is in its life (the drawing above). */
 enum phase { PH_NONE, PH_WAIT_SLOT, PH_WAIT_LOCK, PH_WORK, PH_CPU, PH_DEPS };
@@ -84,12 +106,24 @@ struct conn {
     struct http_request_parser parser;
     struct work w;
     uint64_t accepted_ns, idle_since_ns, partial_since_ns;
+    uint64_t linger_start_ns, linger_input_ns, linger_bytes;
     uint64_t nreq;
-    bool busy;    /* a work request is in flight; parsing is paused */
-    bool closing; /* close once the output is written */
-    bool dead;    /* socket closed; the struct lives until the work in flight ends */
+    bool busy;         /* a work request is in flight; parsing is paused */
+    bool closing;      /* close once the output is written */
+    bool linger_after; /* ... with a lingering close: a response went out before the close */
+    bool lingering;    /* write side shut down; reading and discarding until EOF or a bound */
+    bool refused;      /* turned away by the connection limit: not counted as open */
+    bool dead;         /* socket closed; the struct lives until the work in flight ends */
     bool peer_eof;
     bool parsing; /* inside process_input(): a request finishing at once must not re-enter it */
+    /* TLS and HTTP/2 (conn.c, h2.c). A connection speaks TLS when tls.ssl is set (handshaking
+     * until tls.handshake_done). An HTTP/2 connection has h2 (its nghttp2 session and streams);
+     * each of its streams is a struct conn of its own without a socket (h2_parent set): the
+     * request pipeline (work.c) answers a stream exactly as it answers a connection. */
+    struct tls_conn tls;
+    struct serve_h2 *h2;
+    struct conn *h2_parent; /* a stream: its connection (NULL once the connection is gone) */
+    int32_t h2_id;          /* a stream: its id */
     size_t in_start, in_end;
     size_t out_start, out_end;
     unsigned ncuts, cut0;
@@ -104,13 +138,16 @@ struct counters {
     _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts, connections,
         connections_total, conn_refused, pauses;
     _Atomic int64_t active, waiting;
+    /* server time (cfg.time_bounds_ns), by enum serve_time_class: per bucket, and the sum */
+    _Atomic uint64_t time_counts[SERVE_TIME_CLASSES][SERVE_TIME_MAX_BOUNDS + 1];
+    _Atomic uint64_t time_sum_ns[SERVE_TIME_CLASSES];
 };
 
 struct serve_handle {
     struct serve_config cfg;
     struct loop loop;
     pthread_t thread;
-    bool thread_started;
+    bool thread_started, joined;
     int listen_fd;
     struct loop_io listen_io;
     char bound[SERVE_ADDR_MAX];
@@ -136,10 +173,16 @@ struct serve_handle {
     char null_resp[2][256];
     size_t null_len[2], null_head_len[2];
 
-    /* conn.c: every live struct conn (open or dead), and the free ones for reuse */
+    /* conn.c: every live struct conn (open or dead), and the free ones for reuse; the
+     * refused ones lingering; accept paused for lack of descriptors; the discard buffer of
+     * lingering closes */
     struct conn *conns;
     struct conn *free_conns;
     uint64_t nconn_structs;
+    unsigned refused_lingering;
+    struct loop_timer accept_timer;
+    char discard[LINGER_READ];
+    struct tls_ctx *tls; /* cfg.tls: the server's context (certificate, ALPN) */
 
     struct counters c;
     uint64_t start_ns;
@@ -169,6 +212,27 @@ static inline uint64_t counter_get(const _Atomic uint64_t *v)
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
+/* Count a work request's server time (entry to response queued) in class cls, when the
+ * configuration asks for the histogram. Loop thread only. */
+static inline void serve_time_record(struct serve_handle *s, enum serve_time_class cls, uint64_t entry_ns)
+{
+    unsigned n = s->cfg.ntime_bounds;
+    if (!n)
+        return;
+    uint64_t ns = clock_now_ns() - entry_ns;
+    unsigned lo = 0, hi = n; /* the first bound >= ns (le), n for above every bound */
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (s->cfg.time_bounds_ns[mid] >= ns)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    counter_inc(&s->c.time_counts[cls][lo]);
+    _Atomic uint64_t *sum = &s->c.time_sum_ns[cls];
+    atomic_store_explicit(sum, atomic_load_explicit(sum, memory_order_relaxed) + ns, memory_order_relaxed);
+}
+
 /* Gauges move on the loop thread and on CPU workers: a real atomic add. */
 static inline void gauge_add(_Atomic int64_t *g, int64_t d)
 {
@@ -178,8 +242,11 @@ static inline void gauge_add(_Atomic int64_t *g, int64_t d)
 /* ---- conn.c: connections and parsing ---- */
 
 /* The listening socket's callback: accept up to ACCEPT_BATCH connections (or refuse them
- * beyond cfg.max_conns with 503 CONN_LIMIT). io->data is the server. */
+ * beyond cfg.max_conns with 503 CONN_LIMIT). io->data is the server. Out of descriptors,
+ * it stops accepting for ACCEPT_PAUSE_NS. */
 void serve_conn_accept(struct loop *loop, struct loop_io *io, uint32_t events);
+/* Prepare the accept-pause timer (once, at start). */
+void serve_conn_accept_init(struct serve_handle *s);
 /* Write what is pending. Returns false when the connection was closed (c may be freed). */
 bool serve_conn_flush(struct conn *c);
 /* After progress: close when nothing more can happen on c, else update its events and
@@ -194,6 +261,61 @@ void serve_conn_respond_rejected(struct conn *c);
 /* The request in flight has its response in the output buffer (or its client is gone): go
  * on with the pipelined bytes, write, settle. c may be freed. */
 void serve_conn_request_done(struct conn *c);
+
+/* Set up TLS (cfg.tls: load or generate the certificate) before the loop starts. 0 or
+ * KNEE_EINVAL; serve_conn_release frees it at stop. */
+int serve_conn_tls_init(struct serve_handle *s);
+void serve_conn_tls_release(struct serve_handle *s);
+/* A stream's request is complete in c->parser.req: answer it as conn.c answers a request. */
+void serve_conn_request(struct conn *c);
+/* Answer a request that was refused (400, 413, 414, 431, ...) as the parser's refusals are. */
+void serve_conn_refuse_request(struct conn *c, int status);
+/* A new stream of connection parent (a socket-less struct conn, linked into nothing). */
+struct conn *serve_conn_stream_new(struct conn *parent);
+/* Read and write on a socket through TLS when the connection speaks it: recv()/send()
+ * semantics (-1 with errno EAGAIN to wait, ECONNRESET for a TLS failure). */
+ssize_t serve_conn_recv(struct conn *c, void *buf, size_t len);
+ssize_t serve_conn_send(struct conn *c, const void *buf, size_t len);
+/* After a response: close now, or shut down the sending side and read on (the lingering close). */
+void serve_conn_linger(struct conn *c);
+/* Close the socket (and its streams, or its request), as on an error. */
+void serve_conn_close(struct conn *c);
+
+/* ---- h2.c: HTTP/2 connections (cfg.h2) ---- */
+
+/* Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+#define SERVE_H2_STREAMS 128
+/* The HTTP/2 client connection preface (RFC 9113 §3.4). */
+#define SERVE_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define SERVE_H2_PREFACE_LEN 24
+
+/* Make c an HTTP/2 connection (after ALPN "h2", or a cleartext preface) and feed it the bytes
+ * already read (the preface among them; NULL/0 over TLS). false when it was closed. */
+bool serve_h2_start(struct conn *c, const char *pre, size_t len);
+/* Events on an HTTP/2 connection. */
+void serve_h2_io(struct conn *c, uint32_t events);
+/* Write what the session has; false when the connection was closed. */
+bool serve_h2_flush(struct conn *c);
+/* After progress: GOAWAY when closing, close when done, events and timer. false: closed. */
+bool serve_h2_settle(struct conn *c);
+/* The connection's timeout deadline (header timeout before the first request, idle timeout
+ * without streams, none while streams are open). */
+uint64_t serve_h2_deadline(const struct conn *c);
+/* Submit a stream's response (status, content type, body, extra header lines "Name: v\r\n"). */
+void serve_h2_respond(struct conn *stream, int status, const char *ctype, const char *body, size_t body_len,
+                      const char *extra, bool head_only);
+/* A stream's request is answered (or its client left): write, and free the stream when its
+ * connection is gone. */
+void serve_h2_stream_done(struct conn *stream);
+/* The connection's socket is closing: detach or cancel its streams (work in flight keeps its
+ * stream alive, answered into nothing, as an HTTP/1.1 request whose client reset). */
+void serve_h2_close(struct conn *c);
+/* Streams of connection c still alive (open, or finishing their work after the socket closed). */
+unsigned serve_h2_streams(const struct conn *c);
+/* Free the session and every stream left (serve_conn_free of the connection). */
+void serve_h2_release(struct conn *c);
+/* A stream is freed: unlink it from its connection. */
+void serve_h2_stream_free(struct conn *stream);
 
 /* ---- work.c: the request pipeline ---- */
 

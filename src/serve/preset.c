@@ -5,6 +5,8 @@
 #include "core/clock.h"
 #include "core/err.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,12 +96,23 @@ static int bad(char *err, size_t errlen, const char *msg)
     return KNEE_EINVAL;
 }
 
+/* A label is printed in lines and JSON: keep it to name characters. */
+static bool label_ok(const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+              *s == '_' || *s == '.'))
+            return false;
+    return true;
+}
+
 int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
 {
-    if (c->null_response &&
-        (c->pool || c->hit_ns || c->miss_ns || c->pause_every_ns || c->cpu_ns || c->fanout || c->acquire_timeout_ns))
-        return bad(err, errlen, "the null target does no work: it takes no pool, work, pause, CPU or fan-out settings");
-    if (c->pool > 100000)
+    if (c->null_response && (c->pool || c->hit_ns || c->miss_ns || c->miss_rate > 0 || c->pause_every_ns || c->cpu_ns ||
+                             c->fanout || c->acquire_timeout_ns || c->dep_ns || c->dep_slow_ns || c->dep_slow_prob > 0))
+        return bad(err, errlen,
+                   "the null target does no work: it takes no pool, work, cache, pause, CPU or dependency settings");
+    if (c->pool > SERVE_POOL_MAX)
         return bad(err, errlen, "--pool: at most 100000 slots");
     if (c->acquire_timeout_ns && !c->pool)
         return bad(err, errlen, "--acquire-timeout needs a --pool to wait for");
@@ -113,17 +126,52 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
         return bad(err, errlen, "--pause-for must be shorter than --pause-every");
     if (c->pause_random && !c->pause_every_ns)
         return bad(err, errlen, "random pauses need --pause-every and --pause-for");
-    if (c->cpu_ns && (c->workers < 1 || c->workers > 256))
+    if (c->cpu_ns && (c->workers < 1 || c->workers > SERVE_WORKERS_MAX))
         return bad(err, errlen, "--workers: between 1 and 256");
-    if (c->fanout > 1000)
+    if (c->fanout > SERVE_FANOUT_MAX)
         return bad(err, errlen, "--fanout: at most 1000");
-    if (c->max_conns < 1)
-        return bad(err, errlen, "--max-conns: at least 1");
+    if (c->max_conns < 1 || c->max_conns > SERVE_MAX_CONNS_MAX)
+        return bad(err, errlen, "--max-conns: between 1 and 1000000");
     if (c->max_header_bytes < 64 || c->max_header_bytes > 65536)
         return bad(err, errlen, "--max-header-bytes: between 64 and 65536");
     if (c->header_timeout_ns == 0 || c->idle_timeout_ns == 0)
         return bad(err, errlen, "--header-timeout and --idle-timeout must be positive");
+    if ((c->cert_file || c->key_file) && !c->tls)
+        return bad(err, errlen, "--cert and --key are for TLS: add --tls");
+    if ((c->cert_file == NULL) != (c->key_file == NULL))
+        return bad(err, errlen, c->cert_file ? "--cert needs --key" : "--key needs --cert");
+    static const struct {
+        size_t offset;
+        const char *flag;
+    } waits[] = {
+        {offsetof(struct serve_config, hit_ns), "--hit-ms"},
+        {offsetof(struct serve_config, miss_ns), "--miss-ms"},
+        {offsetof(struct serve_config, pause_every_ns), "--pause-every"},
+        {offsetof(struct serve_config, acquire_timeout_ns), "--acquire-timeout"},
+        {offsetof(struct serve_config, cpu_ns), "--cpu-ms"},
+        {offsetof(struct serve_config, dep_slow_ns), "--dep-slow-ms"},
+        {offsetof(struct serve_config, dep_ns), "--dep-ms"},
+        {offsetof(struct serve_config, header_timeout_ns), "--header-timeout"},
+        {offsetof(struct serve_config, idle_timeout_ns), "--idle-timeout"},
+        {offsetof(struct serve_config, grace_ns), "--grace"},
+        {offsetof(struct serve_config, max_work_ns), "max_work_ns"},
+    };
+    for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)c + waits[i].offset, sizeof v);
+        if (v > SERVE_DURATION_MAX_NS) {
+            snprintf(err, errlen, "%s: at most 1h", waits[i].flag);
+            return KNEE_EINVAL;
+        }
+    }
     if (!c->listen[0])
         return bad(err, errlen, "--listen: empty address");
+    if (c->ntime_bounds > SERVE_TIME_MAX_BOUNDS)
+        return bad(err, errlen, "server-time histogram: more than 64 bounds");
+    for (unsigned i = 0; i < c->ntime_bounds; i++)
+        if (c->time_bounds_ns[i] == 0 || (i && c->time_bounds_ns[i] <= c->time_bounds_ns[i - 1]))
+            return bad(err, errlen, "server-time histogram: bounds must be > 0 and strictly increasing");
+    if (!label_ok(c->preset))
+        return bad(err, errlen, "preset label: letters, digits, '-', '_' and '.' only");
     return 0;
 }

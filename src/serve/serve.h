@@ -15,7 +15,8 @@
  *         serve_stop(h, NULL);              // drain, join, free
  *     }
  *
- * HTTP surface (docs/FORMATS.md "knee serve"): any path runs the profile's work;
+ * HTTP surface (docs/FORMATS.md "knee serve"), over HTTP/1.1 and, with cfg.h2, HTTP/2 (h2 over
+ * TLS, h2c in cleartext); with cfg.tls over TLS: any path runs the profile's work;
  * /work?ms=N sets this request's work time; ?fanout=N this request's fan-out; /health and
  * /stats answer at once. Work responses carry Server-Timing (queue, work; lock when the
  * profile has a pause) and a small JSON body. */
@@ -28,10 +29,17 @@
 
 #define SERVE_NAME_MAX 32
 #define SERVE_ADDR_MAX 96
+/* Bounds serve_config_check() enforces (documented in knee serve --help and README). */
+#define SERVE_POOL_MAX 100000u
+#define SERVE_WORKERS_MAX 256u
+#define SERVE_FANOUT_MAX 1000u
+#define SERVE_MAX_CONNS_MAX 1000000u
+#define SERVE_DURATION_MAX_NS (3600ULL * 1000000000ULL) /* every wait and timeout: 1 h */
+#define SERVE_TIME_MAX_BOUNDS 64                        /* bounds of the server-time histogram */
 
 /* Everything that shapes one server. Durations in ns; 0 means "none" unless noted. */
 struct serve_config {
-    char preset[SERVE_NAME_MAX]; /* label printed in "listening on ... (PRESET)" */
+    char preset[SERVE_NAME_MAX]; /* label printed in "listening on ... (PRESET)": letters, digits, - _ . */
     char listen[SERVE_ADDR_MAX]; /* "127.0.0.1:0", "[::1]:8080", "localhost:9000" */
 
     bool null_response;          /* the null target: a fixed tiny 200, no work at all */
@@ -51,6 +59,15 @@ struct serve_config {
     bool nagle;                   /* Nagle on, head and body in two writes (default: TCP_NODELAY, one write) */
     uint64_t seed;                /* every random choice derives from it */
 
+    /* TLS and HTTP/2 (issue 16). The paths are read by serve_start only (they need not outlive
+     * it). With h2, HTTP/2 is spoken besides HTTP/1.1: chosen by ALPN ("h2") over TLS, or by
+     * the client's connection preface (h2c with prior knowledge) in cleartext; every request,
+     * whichever protocol carried it, goes through the same pipeline, counters and Server-Timing. */
+    bool tls;              /* speak TLS (https://) */
+    const char *cert_file; /* PEM certificate (and chain); NULL: a self-signed one generated at start */
+    const char *key_file;  /* PEM private key of cert_file */
+    bool h2;               /* HTTP/2 too */
+
     unsigned max_conns;         /* connection limit; beyond it: 503 CONN_LIMIT and close */
     uint64_t header_timeout_ns; /* a request's head must arrive within this (from its first byte,
                                    or from accept); else 408 and close */
@@ -59,11 +76,17 @@ struct serve_config {
     size_t max_header_bytes;    /* request line + fields above this → 431 */
     uint64_t max_body_bytes;    /* request body above this → 413 */
     uint64_t max_work_ns;       /* cap on /work?ms=N */
+
+    /* Server time (request complete -> response queued) of work requests, counted in a
+     * histogram with these upper bounds (ns, strictly increasing) when ntime_bounds > 0
+     * (knee serve --metrics-listen; serve_time() reads it). 0 bounds: not recorded. */
+    uint64_t time_bounds_ns[SERVE_TIME_MAX_BOUNDS];
+    unsigned ntime_bounds;
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
  * since start. Every request parsed counts in `requests`; a work request is exactly one of
- * ok, rejected, cancelled (client left while waiting), executed for a client that left
+ * ok, rejected, cancelled (client left while waiting), executed for a client that reset
  * during the work (its response is a write failure), or still in flight. */
 struct serve_counters {
     uint64_t active;         /* requests holding their turn: working (sleep, CPU, dependencies) */
@@ -71,10 +94,10 @@ struct serve_counters {
     uint64_t executed;       /* work requests whose work ran to the end */
     uint64_t ok;             /* work requests answered 200 */
     uint64_t rejected;       /* work requests answered 503 QUEUE_TIMEOUT */
-    uint64_t cancelled;      /* work requests dropped while waiting because the client left */
-    uint64_t write_failures; /* responses that could not be written (client gone) */
+    uint64_t cancelled;      /* work requests dropped while waiting: the client closed or reset */
+    uint64_t write_failures; /* responses that could not be written: the client reset */
     uint64_t requests;       /* every request parsed, /health and /stats included */
-    uint64_t bad_requests;   /* answered 400, 413, 414 or 431 */
+    uint64_t bad_requests;   /* answered 400, 413, 414, 431, 501 or 505 (the request was refused) */
     uint64_t timeouts;       /* connections closed by the header-read timeout (408) */
     uint64_t connections;    /* open now */
     uint64_t connections_total;
@@ -84,6 +107,19 @@ struct serve_counters {
 };
 
 struct serve_handle;
+
+/* Server time by result: work requests answered 200, and 503 QUEUE_TIMEOUT. */
+enum serve_time_class { SERVE_TIME_OK, SERVE_TIME_REJECTED, SERVE_TIME_CLASSES };
+
+/* A snapshot of one class's server-time histogram (serve_config.time_bounds_ns). */
+struct serve_time_hist {
+    unsigned nbounds;
+    uint64_t bounds_ns[SERVE_TIME_MAX_BOUNDS];
+    uint64_t counts[SERVE_TIME_MAX_BOUNDS + 1]; /* per bucket: [i] times <= bounds_ns[i] (and above
+                                                   the bound before); [nbounds] above every bound */
+    uint64_t total;                             /* the sum of counts */
+    uint64_t sum_ns;
+};
 
 /* Names of the presets, NULL-terminated: report quiet queue flat fanout null stall. */
 extern const char *const serve_preset_names[];
@@ -95,7 +131,9 @@ int serve_preset(const char *name, struct serve_config *cfg);
 /* One-line description of a preset for --help, or NULL. */
 const char *serve_preset_summary(const char *name);
 
-/* Check a configuration. Returns 0, or KNEE_EINVAL with a reason in err. */
+/* Check a configuration: the bounds above, settings that contradict each other (the null
+ * target with work settings, --acquire-timeout without a pool, ...). Returns 0, or
+ * KNEE_EINVAL with a reason in err (naming the knee serve flag). */
 int serve_config_check(const struct serve_config *cfg, char *err, size_t errlen);
 
 /* Bind cfg->listen, start the server thread and return once it accepts connections.
@@ -103,6 +141,10 @@ int serve_config_check(const struct serve_config *cfg, char *err, size_t errlen)
  * example -EADDRINUSE). Signals are not touched: block them in the caller beforehand if
  * the server threads must not receive them. */
 int serve_start(const struct serve_config *cfg, struct serve_handle **out);
+
+/* With cfg.tls: the certificate's SHA-256 fingerprint ("AB:CD:...") and whether it was generated
+ * at start (self-signed); NULL without TLS. Valid until serve_stop(). */
+const char *serve_tls_fingerprint(const struct serve_handle *h, bool *self_signed);
 
 /* The bound port (the real one when the configuration asked for port 0). */
 int serve_port(const struct serve_handle *h);
@@ -116,6 +158,13 @@ const struct serve_config *serve_config_of(const struct serve_handle *h);
 /* A snapshot of the counters; any thread may call it while the server runs. */
 void serve_counters(const struct serve_handle *h, struct serve_counters *out);
 
+/* A snapshot of the server-time histogram of class c; any thread may call it while the server
+ * runs. The loop thread adds each time with relaxed atomic stores (one writer, no lock), so a
+ * snapshot's bucket counts never go back between snapshots and total is their sum; sum_ns may
+ * lag or lead them by the requests being recorded at that instant. The null target answers at
+ * once and records nothing; neither do /health, /stats and refused requests. */
+void serve_time(const struct serve_handle *h, enum serve_time_class c, struct serve_time_hist *out);
+
 /* Format counters as one JSON object (no newline) into buf. Returns the length, or 0
  * when buf is too small (512 bytes always suffice). */
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap);
@@ -123,6 +172,11 @@ size_t serve_counters_json(const struct serve_counters *c, const char *preset, c
 /* Begin a graceful stop without waiting: stop accepting, close idle connections, let
  * in-flight requests finish (up to grace_ns), then the thread ends. Any thread. */
 void serve_shutdown(struct serve_handle *h);
+
+/* serve_shutdown, then wait until the server's thread has ended (every request in flight
+ * finished or the grace expired). The handle stays valid: serve_counters() and serve_time()
+ * give the final values until serve_stop(). */
+void serve_join(struct serve_handle *h);
 
 /* Stop (serve_shutdown if not done yet), wait for the thread, store the final counters
  * in *final (may be NULL) and free everything. NULL h is a no-op. */

@@ -44,6 +44,7 @@ static void on_date_timer(struct loop *loop, struct loop_timer *t)
 static void begin_drain(struct serve_handle *s)
 {
     s->draining = true;
+    loop_timer_cancel(&s->loop, &s->accept_timer);
     if (s->listen_fd >= 0) {
         loop_io_del(&s->loop, &s->listen_io);
         close(s->listen_fd);
@@ -56,7 +57,7 @@ static void begin_drain(struct serve_handle *s)
         struct conn *next = c->next;
         if (c->busy) {
             c->w.keep_alive = false; /* answer with Connection: close */
-        } else if (!c->dead) {
+        } else if (!c->dead && !c->lingering) {
             c->closing = true;
             if (serve_conn_flush(c))
                 serve_conn_settle(c);
@@ -95,7 +96,8 @@ static void *server_main(void *arg)
         if (!c->dead) {
             close(c->io.fd);
             c->dead = true;
-            counter_dec(&s->c.connections);
+            if (!c->refused)
+                counter_dec(&s->c.connections);
         }
         c->w.phase = PH_NONE;
         serve_conn_free(c);
@@ -144,6 +146,9 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     on_date_timer(&s->loop, &s->date_timer);
     serve_pause_start(s);
     loop_timer_init(&s->drain_timer, on_drain_timer, s);
+    serve_conn_accept_init(s);
+    if (cfg->tls && (r = serve_conn_tls_init(s)) != 0)
+        goto fail;
 
     if (cfg->cpu_ns && (r = serve_cpu_start(s)) != 0)
         goto fail;
@@ -157,6 +162,7 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     return 0;
 fail:
     serve_cpu_stop(s);
+    serve_conn_tls_release(s);
     close(s->listen_fd);
     loop_release(&s->loop);
     free(s);
@@ -226,13 +232,31 @@ void serve_shutdown(struct serve_handle *h)
     loop_wake(&h->loop);
 }
 
+void serve_time(const struct serve_handle *h, enum serve_time_class c, struct serve_time_hist *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nbounds = h->cfg.ntime_bounds;
+    memcpy(out->bounds_ns, h->cfg.time_bounds_ns, sizeof out->bounds_ns);
+    for (unsigned i = 0; i <= out->nbounds; i++) {
+        out->counts[i] = counter_get(&h->c.time_counts[c][i]);
+        out->total += out->counts[i];
+    }
+    out->sum_ns = counter_get(&h->c.time_sum_ns[c]);
+}
+
+void serve_join(struct serve_handle *h)
+{
+    serve_shutdown(h);
+    if (h->thread_started && !h->joined)
+        pthread_join(h->thread, NULL);
+    h->joined = true;
+}
+
 void serve_stop(struct serve_handle *h, struct serve_counters *final)
 {
     if (!h)
         return;
-    serve_shutdown(h);
-    if (h->thread_started)
-        pthread_join(h->thread, NULL);
+    serve_join(h);
     if (final)
         serve_counters(h, final);
     while (h->free_conns) {
@@ -240,6 +264,7 @@ void serve_stop(struct serve_handle *h, struct serve_counters *final)
         h->free_conns = c->next;
         free(c);
     }
+    serve_conn_tls_release(h);
     loop_release(&h->loop);
     free(h);
 }

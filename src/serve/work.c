@@ -52,6 +52,7 @@ static void finish(struct serve_handle *s, struct work *w)
     }
     if (!w->conn->dead) {
         counter_inc(&s->c.ok);
+        serve_time_record(s, SERVE_TIME_OK, w->entry_ns);
         serve_conn_respond_work(w->conn);
     }
     serve_conn_request_done(w->conn);
@@ -153,6 +154,7 @@ static void on_acquire_timeout(struct loop *loop, struct loop_timer *t)
     workq_remove(&s->slotq, w);
     gauge_add(&s->c.waiting, -1);
     counter_inc(&s->c.rejected);
+    serve_time_record(s, SERVE_TIME_REJECTED, w->entry_ns);
     serve_conn_respond_rejected(w->conn);
     serve_conn_request_done(w->conn);
 }

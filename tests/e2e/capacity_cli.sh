@@ -52,6 +52,11 @@ expect2 'unknown option' --max 100 --threshold 'p99<1s' "${S[@]}" "$U"
 expect2 'TLS is not supported yet' --max 100 "${S[@]}" https://127.0.0.1/ --dry-run
 expect2 'no target' --max 100 "${S[@]}"
 expect2 "--arrivals 'uniform'" --max 100 --arrivals uniform "${S[@]}" "$U"
+expect2 '--probe-lag-limit must be > 0' --max 100 --probe-lag-limit 0 "${S[@]}" "$U"
+expect2 "--probe-lag-limit: 'soon' is not a duration" --max 100 --probe-lag-limit soon "${S[@]}" "$U"
+expect2 '--metrics-linger: needs --metrics-listen' --max 100 --metrics-linger 5s "${S[@]}" "$U"
+expect2 '--metrics-buckets' --max 100 --metrics-listen :0 --metrics-buckets 5ms,soon "${S[@]}" "$U"
+expect2 '--metrics-listen' --max 100 --metrics-listen 127.0.0.1 "${S[@]}" "$U" --dry-run
 touch "$TMP/afile"
 expect2 "--out $TMP/afile: not a directory" --max 100 --out "$TMP/afile" "${S[@]}" "$U"
 expect2 "--json /nonexistent/dir/x.json" --max 100 --json /nonexistent/dir/x.json "${S[@]}" "$U"
@@ -60,7 +65,8 @@ expect2 "--json /nonexistent/dir/x.json" --max 100 --json /nonexistent/dir/x.jso
 run_knee capacity --help >"$TMP/help" 2>&1
 [[ $RC -eq 0 ]] || fail "--help exit $RC"
 for f in --slo --rates --max --steps --min --linear --reps --step --settle --between --probe --probe-rate --agree \
-    --no-cross-check --require --json --out --hlog --progress --dry-run --arrivals --threads --lag-limit --warmup; do
+    --no-cross-check --require --json --out --hlog --progress --dry-run --arrivals --threads --lag-limit --warmup \
+    --probe-lag-limit --metrics-listen --metrics-linger --metrics-buckets; do
     grep -q -- "$f" "$TMP/help" || fail "--help does not list $f"
 done
 
@@ -70,6 +76,7 @@ run_knee capacity --dry-run --max 1000 --reps 2 --step 2s --json "$TMP/never.jso
 [[ $RC -eq 0 ]] || { cat "$TMP/dry.err"; fail "--dry-run exit $RC"; }
 grep -q 'ladder    125, 177, 250, 354, 500, 707, 1,000 /s' "$TMP/dry" || { cat "$TMP/dry"; fail "the geometric ladder"; }
 grep -q 'probe     1,150/s (115% of the top rate)' "$TMP/dry" || { cat "$TMP/dry"; fail "the probe rate"; }
+grep -q "its lag p99 > 1ms (10% of the SLO's p99<10ms)" "$TMP/dry" || { cat "$TMP/dry"; fail "the probe's lag limit"; }
 grep -q 'nothing was sent' "$TMP/dry" || fail "the dry run's last line"
 [[ ! -e "$TMP/never.json" && ! -e "$TMP/never" ]] || fail "--dry-run created an output"
 run_knee capacity --dry-run --max 700 --linear --probe-rate 2k --no-cross-check --slo 'p99<10ms' "$U" >"$TMP/dry2"
@@ -77,8 +84,24 @@ run_knee capacity --dry-run --max 700 --linear --probe-rate 2k --no-cross-check 
 grep -q 'ladder    100, 200, 300, 400, 500, 600, 700 /s' "$TMP/dry2" || { cat "$TMP/dry2"; fail "the linear ladder"; }
 grep -q 'probe     2,000/s (--probe-rate)' "$TMP/dry2" || { cat "$TMP/dry2"; fail "--probe-rate"; }
 grep -q 'no cross-check' "$TMP/dry2" || fail "--no-cross-check in the plan"
+# the probe's lag limit without a latency term, and from --lag-limit / --probe-lag-limit;
+# --metrics-listen in the plan with the SLO's bound among the buckets
+run_knee capacity --dry-run --max 1000 --slo 'error_rate<1%' --metrics-listen 127.0.0.1:9464 \
+    --metrics-buckets 1ms,100ms "$U" >"$TMP/dry3"
+[[ $RC -eq 0 ]] || fail "--dry-run --metrics-listen exit $RC"
+grep -q 'its lag p99 > 8.7ms (10 planned sends at the probe rate: no latency term in the SLO)' "$TMP/dry3" ||
+    { cat "$TMP/dry3"; fail "the probe's lag limit without a latency term"; }
+grep -q -- '--metrics-listen 127.0.0.1:9464: Prometheus metrics of every step and closed-loop window (the probes left out), histogram buckets 1ms,100ms$' "$TMP/dry3" ||
+    { cat "$TMP/dry3"; fail "--metrics-listen in the plan"; }
+run_knee capacity --dry-run --max 1000 --slo 'p99<40ms' --lag-limit 20ms --metrics-listen :0 "$U" >"$TMP/dry4"
+grep -q 'its lag p99 > 20ms (--lag-limit)' "$TMP/dry4" || { cat "$TMP/dry4"; fail "--lag-limit for the probe"; }
+grep -q 'histogram buckets .*,25ms,40ms,50ms,' "$TMP/dry4" || { cat "$TMP/dry4"; fail "the SLO bound among the buckets"; }
+run_knee capacity --dry-run --max 1000 --slo 'p99<40ms' --lag-limit 20ms --probe-lag-limit 3ms "$U" >"$TMP/dry5"
+grep -q 'its lag p99 > 3ms (--probe-lag-limit)' "$TMP/dry5" || { cat "$TMP/dry5"; fail "--probe-lag-limit"; }
 
 # knee --help lists the command and the exit code 3
-"$KNEE" --help | grep -q '^  capacity ' || fail "knee --help does not list capacity"
-"$KNEE" --help | grep -q "3 knee capacity's verdict is INVALID" || fail "knee --help: exit code 3"
+"$KNEE" --help >"$TMP/khelp"
+grep -q '^  capacity ' "$TMP/khelp" || fail "knee --help does not list capacity"
+grep -q "3 not one request succeeded (knee run) or knee capacity's verdict is INVALID" "$TMP/khelp" ||
+    fail "knee --help: exit code 3"
 echo "1 passed, 0 failed"

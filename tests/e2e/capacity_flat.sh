@@ -8,8 +8,15 @@
 # the M/D/1 p99 response time reaches the SLO (the lower allowance: a shared machine makes the
 # service time vary, and a variable service time queues more than M/D/1's constant one; the
 # upper: p99 from 2 s windows). The two runs agree within one rate of the ladder.
+# The ladder starts at 40/s: a machine slow enough to fail it puts the bracket at [0, 40), which
+# still meets the band's lower end (0.6 x λ(D_max)), so a lower rung would show nothing more.
 # --no-cross-check: a closed loop never builds the queue that the SLO is about here (see
-# capacity_queue.sh C for the disagreement it reports); --lag-limit 50ms: a shared machine.
+# capacity_queue.sh C for the disagreement it reports).
+# --lag-limit 50ms: knee run's relative generator rule (a lag p99 above 1 ms and above 10% of
+# the latency p99) marks a step generator-limited; on a loaded 2-core machine the lag p99 is
+# 3-6 ms against the low rungs' 15-30 ms p99 (measured while other helpers compiled), so those
+# rungs would fail as "not delivered". The generator's timer is not what this test is about,
+# and the SLO judges latency from the planned send, so a lag can only lower the capacity.
 # The server and knee run at nice -10 where that is allowed, so that the other processes of a
 # shared machine stretch the 10 ms less (D is measured either way).
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
@@ -21,12 +28,12 @@ U=http://127.0.0.1:$PORT_flat/
 cat >"$TMP/stretch.sh" <<SH
 #!/bin/sh
 n=\$(ls "$TMP"/stretch-*.json 2>/dev/null | wc -l)
-exec "$KNEE" run -c 1 -d 1s --json "$TMP/stretch-\$n.json" "$U" >/dev/null
+exec "$KNEE" run -c 1 -d 500ms --json "$TMP/stretch-\$n.json" "$U" >/dev/null
 SH
-RATES=25,40,60,90
+RATES=40,60,90
 for run in a b; do
     set +e
-    "${NICE[@]}" "$KNEE" capacity --rates $RATES --reps 3 --arrivals poisson --step 2s --warmup 500ms --settle 300ms \
+    "${NICE[@]}" "$KNEE" capacity --rates $RATES --reps 3 --arrivals poisson --step 2s --warmup 300ms --settle 200ms \
         --lag-limit 50ms --slo 'p99<100ms' --no-cross-check --between "sh $TMP/stretch.sh" --json "$TMP/$run.json" \
         "$U" >"$TMP/$run.txt" 2>"$TMP/$run.err"
     RC=$?

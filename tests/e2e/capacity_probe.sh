@@ -17,11 +17,17 @@ PIDS+=($!)
 for _ in $(seq 100); do grep -q 'listening on' "$TMP/serve.out" && break; sleep 0.1; done
 PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
 [[ -n $PORT ]] || fail "knee serve did not start"
+# Twelve hogs, at nice -5 where that is allowed: the generator needs about an eighth of the
+# CPU for the probe, and six hogs at nice 0 (a seventh of it each, the sleeping generator let
+# in first at every wake-up) once left the probe within its lag limit.
+NICE=
+nice -n -5 true 2>/dev/null && NICE="nice -n -5"
 cat >"$TMP/between.sh" <<SH
 #!/bin/sh
+NICE="$NICE"
 n=\$(( \$(cat "$TMP/n" 2>/dev/null || echo 0) + 1 )); echo \$n >"$TMP/n"
 if [ \$n -eq 2 ]; then
-    for i in 1 2 3 4 5 6; do taskset -c 1 sh -c 'while :; do :; done' & echo \$! >>"$HOGS"; done
+    for i in \$(seq 12); do taskset -c 1 \$NICE sh -c 'while :; do :; done' & echo \$! >>"$HOGS"; done
 elif [ \$n -eq 3 ]; then
     kill \$(cat "$HOGS"); rm -f "$HOGS"
 fi
@@ -32,14 +38,17 @@ run_knee_pinned() {
     RC=$?
     set -e
 }
-run_knee_pinned capacity --threads 1 --rates 1000,2000,4000 --reps 3 --step 1s --warmup 300ms --settle 200ms \
-    --lag-limit 50ms --slo 'p99<500ms' --no-cross-check --between "sh $TMP/between.sh" --json "$TMP/p.json" \
+run_knee_pinned capacity --threads 1 --rates 4000 --reps 3 --step 1s --warmup 300ms --settle 200ms \
+    --slo 'p99<500ms' --no-cross-check --between "sh $TMP/between.sh" --json "$TMP/p.json" \
     "http://127.0.0.1:$PORT/" >"$TMP/p.txt" 2>"$TMP/p.err"
 cat "$TMP/p.txt"
 [[ ! -s "$HOGS" ]] || fail "the hogs were not stopped"
 [[ $RC -eq 0 || $RC -eq 3 ]] || { cat "$TMP/p.err"; fail "exit $RC"; }
 grep -q '^  rep 2   FAILED  achieved ' "$TMP/p.txt" || fail "the probes table does not show repetition 2 failing"
 grep -q 'repetition 2 excluded: probe failed (not delivered' "$TMP/p.txt" || fail "no reason for the exclusion"
+grep -q "lag p99 > 50ms (10% of the SLO's p99<500ms)" "$TMP/p.txt" || fail "the probe's lag limit not shown"
+cap_check "$TMP/p.json" "d['config']['probe_lag_limit'] == 50 and d['config']['latency_group'] == 'ok'" \
+    "the probe's lag limit and the latency group in the JSON"
 cap_check "$TMP/p.json" "not d['probes'][1]['ok'] and d['probes'][1]['reason'] != '' and \
     (d['probes'][1]['achieved'] < 0.99 * d['probes'][1]['planned'] or d['probes'][1]['lag_p99'] > 50)" \
     "repetition 2's probe fell short"

@@ -5,10 +5,16 @@
 #     the capacity at 150/s (100 and 150 held 2/3, 250 not); the closed loop (~200/s) lands in
 #     the ladder's bracket [150, 250): valid, exit 0. The JSON follows knee-capacity/1, --out
 #     keeps every window's log and hlog, --hlog tags every window, --between is timed.
-#  B. --require above it: exit 99, the verdict says NOT MET; --json - puts the JSON on stdout.
+#  B. --require above it: exit 99, the verdict says NOT MET; --json - puts the JSON on stdout
+#     (two rates, both held: the capacity is at least the top, 150/s); --metrics-listen serves
+#     the steps' counts added up (the probe's left out) and lingers with the final values.
 #  C. one slot (20 ms: 50/s), Poisson arrivals and an SLO of a few service times: the open loop's capacity lies
 #     far below the closed loop's throughput: INVALID, exit 3, both numbers and a likely cause.
-# --lag-limit 50ms: on a shared 2-core machine the generator's timer lateness is not under test.
+# --lag-limit 50ms: knee run's relative generator rule (a lag p99 above 1 ms and above 10% of
+# the latency p99) marks a step generator-limited; on a loaded 2-core machine the lag p99 is
+# 3-6 ms against the 100 and 150/s steps' 22-30 ms p99 (measured while other helpers compiled),
+# so those steps fail as "not delivered" without a hard limit. The generator's timer is not
+# under test here (capacity_probe.sh tests the probe, with its own default limit).
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 start_serve q --preset queue
 Q=http://127.0.0.1:$PORT_q/
@@ -64,14 +70,39 @@ for t in rep1/probe/probe "rep2/150/127.0.0.1:$PORT_q" "rep3/250/127.0.0.1:$PORT
     grep -q "^$t " "$TMP/tags.txt" || { cat "$TMP/tags.txt"; fail "A: --hlog has no tag $t"; }
 done
 
-# B: --require not met, --json - (JSON on stdout, the text on stderr)
-run_knee capacity --rates 100,150,250 --reps 1 --no-cross-check "${COMMON[@]}" --slo 'error_rate<1%' \
-    --require 1000 --json - "$Q" >"$TMP/b.json" 2>"$TMP/b.txt"
+# B: --require not met, --json - (JSON on stdout, the text on stderr); --metrics-listen: one
+# endpoint for the whole measurement, lingering after it with the final values: its planned
+# requests are the steps' (the JSON's), the probe's left out
+"$KNEE" capacity --rates 100,150 --reps 1 --no-cross-check "${COMMON[@]}" --slo 'error_rate<1%' \
+    --require 1000 --json - --metrics-listen 127.0.0.1:0 --metrics-linger 30s "$Q" >"$TMP/b.json" 2>"$TMP/b.txt" &
+bpid=$!
+PIDS+=("$bpid")
+for _ in $(seq 300); do grep -q '^metrics: final values on ' "$TMP/b.txt" && break; sleep 0.1; done
+grep -q '^metrics: final values on http://127.0.0.1:[0-9]*/metrics for 30s' "$TMP/b.txt" ||
+    { cat "$TMP/b.txt"; fail "B: no lingering metrics endpoint"; }
+mport=$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/b.txt")
+curl -sf "http://127.0.0.1:$mport/metrics" >"$TMP/b.prom" || fail "B: the scrape failed"
+kill -INT "$bpid"
+set +e
+wait "$bpid"
+RC=$?
+set -e
 [[ $RC -eq 99 ]] || { cat "$TMP/b.txt"; fail "B: exit $RC, expected 99"; }
 grep -q -- '--require 1,000/s NOT MET' "$TMP/b.txt" || { cat "$TMP/b.txt"; fail "B: the verdict line"; }
 grep -q 'no cross-check' "$TMP/b.txt" || fail "B: no-cross-check not said"
 cap_check "$TMP/b.json" "d['exit_code'] == 99 and d['require_met'] is False and d['capacity'] == 150 and \
-    d['cross_check']['ran'] is False" "B: --require"
+    d['top_held'] and d['cross_check']['ran'] is False" "B: --require"
+python3 - "$TMP/b.json" "$TMP/b.prom" "$PORT_q" <<'PY' || exit 1
+import json, sys
+d, text, t = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), "127.0.0.1:" + sys.argv[3]
+steps = sum(r["requests"] for g in d["ladder"] for r in g["reps"])
+want = ['knee_planned_requests_total{target="%s"} %d' % (t, steps), "knee_run_finished 1"]
+missing = [w for w in want if w + "\n" not in text]
+if missing or steps < 240:
+    sys.exit("FAIL: B: not in the lingering scrape: %s (steps' requests %d)\n%s" % (missing, steps,
+             "\n".join(l for l in text.splitlines() if l.startswith("knee_planned"))))
+print("ok: B: knee capacity's endpoint counts the steps' %d planned requests, the probe's left out" % steps)
+PY
 
 # C: the methods disagree on one 20 ms slot: INVALID, exit 3
 start_serve one --preset queue --pool 1

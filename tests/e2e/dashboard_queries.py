@@ -6,6 +6,8 @@
   dashboard_queries.py DASH --query URL      run every query against a Prometheus at URL: each must
                                              answer status "success"; queries on knee_serve_*
                                              must return data (the test's servers are scraped)
+  dashboard_queries.py DASH --query URL --all  ... and every query must return data (knee run
+                                             instances are scraped too)
 
 Dashboard variables are substituted first: $target -> .* (the "All" value), ${datasource} is
 only a datasource reference.
@@ -59,7 +61,8 @@ def load(path):
         fail("no LESSON panel with the averaged p99 beside the merged one")
     for needed in ("knee_latency_seconds_bucket", "knee_requests_total", "knee_planned_requests_total",
                    "knee_lag_seconds_bucket", "knee_in_flight_requests", "knee_generator_limited",
-                   'le="0.1"', "knee_serve_ok_requests_total"):
+                   'le="0.1"', "knee_serve_ok_requests_total", "knee_serve_time_seconds_bucket",
+                   "knee_run_finished"):
         if not any(needed in q[2] for q in queries):
             fail("no panel queries " + needed)
     return queries
@@ -82,9 +85,11 @@ def main():
                 r = json.load(err)
             if r.get("status") != "success":
                 fail("%r %s: %s -> %s" % (title, ref, e, r.get("error")))
-            if "knee_serve_" in e and not r["data"]["result"]:
+            every = len(sys.argv) > 4 and sys.argv[4] == "--all"
+            if ("knee_serve_" in e or every) and not r["data"]["result"]:
                 fail("%r %s: no data for %s" % (title, ref, e))
-        print("ok: all %d dashboard queries run on Prometheus without error" % len(queries))
+        print("ok: all %d dashboard queries run on Prometheus without error%s"
+              % (len(queries), " and return data" if len(sys.argv) > 4 else ""))
     else:
         fail("usage")
 

@@ -38,7 +38,7 @@ dpkg-deb -f "$deb" Package Version Depends Section >"$tmp/control"
 grep -qx 'Package: knee' "$tmp/control" || fail "Package: $(cat "$tmp/control")"
 grep -qx "Version: $version" "$tmp/control" || fail "Version is not $version: $(cat "$tmp/control")"
 depends=$(sed -n 's/^Depends: //p' "$tmp/control")
-for lib in libc6 libhttp-parser2.9 zlib1g; do
+for lib in libc6 libhttp-parser2.9 zlib1g libssl3 libnghttp2-14; do
     [[ ", $depends" == *", $lib "* || ", $depends," == *", $lib,"* ]] || fail "Depends lacks $lib: $depends"
 done
 dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|' >"$tmp/files"

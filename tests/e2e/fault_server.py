@@ -22,11 +22,36 @@ serves until killed. Behaviour is chosen by the request path:
   /periodic              200, except that every --period seconds the server stalls for --stall
                          seconds (a background job holding a lock): requests arriving in the
                          stall wait until it ends, as in the statistics lab of the mission
+  /sometimes-stall?pct=P&max_ms=M
+                         P% of requests are never answered, the others after a uniform 0..M ms:
+                         a closed loop's sends (and so its deadlines) spread out in time
+  /close-quietly         200 without "Connection: close", then close: the next request on the
+                         connection finds it closed (a stale keep-alive connection)
+  /hangup                read the request, close without a byte of response
+  /one-shot              200 without "Connection: close"; the next request on that connection is
+                         read and answered by a close without a byte (a server that serves one
+                         request per connection and does not say so): every reuse goes stale
+  /trickle-body?ms=N     Content-Length 1000000, then one body byte every N ms (default 100)
+  /trickle-headers?ms=N  a status line, then one header byte every N ms (default 100), never ending
+  /endless-chunked       a chunked body whose chunks never end, as fast as the client reads
+  /huge-length           Content-Length 10^15, body bytes as fast as the client reads
+  /endless-headers       a status line, then header lines without end, as fast as the client reads
+  /endless-interim       interim responses (103 Early Hints) without end, never the final one
+  /unsolicited           200, immediately followed by a second response nobody asked for
+  /push-later?ms=N       200, then N ms later (default 50) a response nobody asked for, on the
+                         connection the client now holds idle
+  /flood-idle            200, then bytes without end on the connection the client holds idle
+
+--log prints "served PATH" on stdout after each response it writes (a test can wait for work
+done instead of sleeping).
+--idle-close MS closes every keep-alive connection that has been idle for MS ms between
+requests (as servers do with their keep-alive timeout); it races with a client's next request.
 
 A refused connection needs no server: connect to a port nobody listens on.
 """
 import argparse
 import asyncio
+import random
 import socket
 import struct
 import sys
@@ -53,6 +78,7 @@ async def periodic_wait():
 
 async def handle(reader, writer):
     sock = writer.get_extra_info("socket")
+    served_one_shot = False
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except OSError:
@@ -60,8 +86,12 @@ async def handle(reader, writer):
     try:
         while True:
             try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                if ARGS.idle_close > 0:
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), ARGS.idle_close / 1000.0)
+                else:
+                    head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError,
+                    asyncio.TimeoutError):
                 return
             lines = head.decode("latin-1").split("\r\n")
             parts = lines[0].split(" ")
@@ -81,6 +111,9 @@ async def handle(reader, writer):
             url = urlsplit(target)
             q = parse_qs(url.query)
             path = url.path
+            if served_one_shot:
+                writer.close()
+                return
             if path == "/ok":
                 writer.write(response(200, b"ok\n"))
             elif path == "/slow":
@@ -135,9 +168,78 @@ async def handle(reader, writer):
             elif path == "/periodic":
                 await periodic_wait()
                 writer.write(response(200, b"p\n"))
+            elif path == "/sometimes-stall":
+                if random.random() * 100 < float(q.get("pct", ["50"])[0]):
+                    await asyncio.sleep(3600)
+                    return
+                await asyncio.sleep(random.random() * int(q.get("max_ms", ["100"])[0]) / 1000.0)
+                writer.write(response(200, b"s\n"))
+            elif path == "/close-quietly":
+                writer.write(response(200, b"q\n"))
+                await writer.drain()
+                writer.close()
+                return
+            elif path == "/hangup":
+                writer.close()
+                return
+            elif path == "/one-shot":
+                writer.write(response(200, b"once\n"))
+                served_one_shot = True
+            elif path == "/trickle-body":
+                gap = int(q.get("ms", ["100"])[0]) / 1000.0
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+                while not writer.is_closing():
+                    await writer.drain()
+                    await asyncio.sleep(gap)
+                    writer.write(b"x")
+            elif path == "/trickle-headers":
+                gap = int(q.get("ms", ["100"])[0]) / 1000.0
+                writer.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                while not writer.is_closing():
+                    await writer.drain()
+                    await asyncio.sleep(gap)
+                    writer.write(b"y")
+            elif path == "/endless-chunked":
+                writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                chunk = b"%x\r\n" % 65536 + b"z" * 65536 + b"\r\n"
+                while not writer.is_closing():
+                    writer.write(chunk)
+                    await writer.drain()
+            elif path == "/huge-length":
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000\r\n\r\n")
+                block = b"h" * 65536
+                while not writer.is_closing():
+                    writer.write(block)
+                    await writer.drain()
+            elif path == "/endless-headers":
+                writer.write(b"HTTP/1.1 200 OK\r\n")
+                line = b"X-More: " + b"m" * 100 + b"\r\n"
+                while not writer.is_closing():
+                    writer.write(line * 64)
+                    await writer.drain()
+            elif path == "/endless-interim":
+                hint = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" * 256
+                while not writer.is_closing():
+                    writer.write(hint)
+                    await writer.drain()
+            elif path == "/unsolicited":
+                writer.write(response(200, b"u\n") + response(200, b"nobody asked\n"))
+            elif path == "/push-later":
+                writer.write(response(200, b"p\n"))
+                await writer.drain()
+                await asyncio.sleep(int(q.get("ms", ["50"])[0]) / 1000.0)
+                writer.write(response(200, b"pushed\n"))
+            elif path == "/flood-idle":
+                writer.write(response(200, b"f\n"))
+                block = b"f" * 65536
+                while not writer.is_closing():
+                    await writer.drain()
+                    writer.write(block)
             else:
                 writer.write(response(404, b"no such fault\n"))
             await writer.drain()
+            if ARGS.log:
+                print(f"served {path}", flush=True)
     except (ConnectionError, OSError):
         return
     finally:
@@ -162,6 +264,8 @@ if __name__ == "__main__":
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--period", type=float, default=2.0)
     ap.add_argument("--stall", type=float, default=0.25)
+    ap.add_argument("--log", action="store_true", help='print "served PATH" after each response')
+    ap.add_argument("--idle-close", type=float, default=0, help="close connections idle for this many ms")
     ARGS = ap.parse_args()
     try:
         asyncio.run(main())

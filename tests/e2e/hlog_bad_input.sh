@@ -63,6 +63,21 @@ for name in "${!line[@]}"; do
   done
   echo "ok: $name -> $msg"
 done
+# a bad field holding CR, LF and ESC is quoted escaped (\r, \n, \x1b): one line, no raw control byte
+printf '#[StartTime: 1]\n0.000,"1.0\033[2J\r",0.000,HISTFAAAA\r\n' > "$tmp/ctl.hlog"
+for cmd in "hlog show" "hlog stats"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$KNEE" $cmd "$tmp/ctl.hlog" > /dev/null 2> "$tmp/err"
+  rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "$cmd ctl: exit $rc, want 2"
+  [[ $(wc -l < "$tmp/err") == 1 ]] || fail "$cmd ctl: want one line on stderr, got: $(cat -A "$tmp/err")"
+  grep -qF 'ctl.hlog:2: bad interval length' "$tmp/err" || fail "$cmd ctl: $(cat -A "$tmp/err")"
+  grep -qF '\x1b[2J' "$tmp/err" || fail "$cmd ctl: ESC not escaped: $(cat -A "$tmp/err")"
+  if LC_ALL=C grep -q $'[\033\r]' "$tmp/err"; then fail "$cmd ctl: a raw control byte reached stderr"; fi
+done
+echo "ok: control bytes in a bad field are escaped"
 # usage errors
 set +e
 "$KNEE" hlog frobnicate 2> /dev/null; [[ $? == 2 ]] || fail "unknown subcommand: want exit 2"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# knee serve's metrics flags from the command line: usage errors (one line, exit 2), a
+# The metrics flags from the command line. knee serve: usage errors (one line, exit 2), a
 # non-loopback address served with a warning, a port in use (exit 1), --help, and
-# --metrics-linger keeping the final counters up after --duration.
+# --metrics-linger keeping the final counters up after --duration. knee run: the same usage
+# errors before anything is sent, --dry-run showing the buckets with the thresholds added, a
+# run whose lingering endpoint serves exactly its JSON counts, and a port in use.
 set -euo pipefail
 KNEE=${KNEE:-build/knee}
 TMP=$(mktemp -d /tmp/knee-metrics-cli.XXXXXX)
@@ -21,8 +23,8 @@ for args in "--metrics-linger 5s" "--metrics-listen 127.0.0.1" "--metrics-listen
   [[ $(printf '%s\n' "$err" | wc -l) -eq 1 && $err == "knee serve: --metrics-"* ]] || fail "message for '$args': $err"
   echo "ok: knee serve $args -> exit 2: $err"
 done
-"$KNEE" serve --help | grep -q -- '--metrics-listen ADDR:PORT' || fail "--help lacks --metrics-listen"
-"$KNEE" serve --help | grep -q -- '--metrics-linger D' || fail "--help lacks --metrics-linger"
+"$KNEE" serve --help | grep -- '--metrics-listen ADDR:PORT' >/dev/null || fail "--help lacks --metrics-listen"
+"$KNEE" serve --help | grep -- '--metrics-linger D' >/dev/null || fail "--help lacks --metrics-linger"
 echo "ok: --help lists both flags"
 
 # Not loopback: served, with one warning line on stderr. :PORT alone is loopback.
@@ -50,7 +52,7 @@ set +e; wait "$pid"; rc=$?; set -e
 echo "ok: --metrics-linger serves the final counters after --duration, then exits 0"
 
 # The metrics port already taken: exit 1 with the system's reason; the servers stop cleanly.
-"$KNEE" serve --preset null --metrics-listen 127.0.0.1:0 --duration 5s >"$TMP/t.out" 2>&1 &
+"$KNEE" serve --preset null --metrics-listen 127.0.0.1:0 --duration 60s >"$TMP/t.out" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do grep -q '^metrics on ' "$TMP/t.out" && break; sleep 0.1; done
 taken=$(sed -n 's|^metrics on http://\(127.0.0.1:[0-9]*\)/metrics$|\1|p' "$TMP/t.out")
@@ -58,3 +60,59 @@ set +e; err=$("$KNEE" serve --preset null --metrics-listen "$taken" 2>&1 >"$TMP/
 [[ $rc -eq 1 && $err == *"--metrics-listen $taken"*"in use"* ]] || fail "taken port: rc=$rc $err"
 grep -q '^stopped ' "$TMP/t2.out" || fail "servers not stopped after the endpoint failed: $(cat "$TMP/t2.out")"
 echo "ok: a metrics port in use -> exit 1: $err"
+
+# ---- knee run ------------------------------------------------------------------------------
+for args in "--metrics-linger 5s" "--metrics-buckets 5ms" "--metrics-listen 127.0.0.1" \
+            "--metrics-listen :0 --metrics-buckets 5ms,soon" "--metrics-listen :0 --metrics-buckets 0s"; do
+  set +e; err=$("$KNEE" run -n 10 $args http://127.0.0.1:9/ 2>&1 >/dev/null); rc=$?; set -e
+  [[ $rc -eq 2 ]] || fail "'knee run $args' exited $rc, want 2 ($err)"
+  [[ $(printf '%s\n' "$err" | wc -l) -eq 1 && $err == "knee run: --metrics-"* ]] || fail "message for '$args': $err"
+  echo "ok: knee run $args -> exit 2: $err"
+done
+for flag in '--metrics-listen ADDR:PORT' '--metrics-linger D' '--metrics-buckets LIST'; do
+  "$KNEE" run --help | grep -- "$flag" >/dev/null || fail "knee run --help lacks $flag"
+done
+out=$("$KNEE" run --dry-run -R 100 -d 2s --threshold 'p99<7ms' --threshold 'error_rate<1%' \
+      --metrics-listen 127.0.0.1:9464 --metrics-buckets 1ms,10ms,100ms http://127.0.0.1:9/)
+grep -q -- '--metrics-listen 127.0.0.1:9464: Prometheus metrics, histogram buckets 1ms,7ms,10ms,100ms$' <<<"$out" ||
+    fail "dry run: $out"
+echo "ok: knee run --dry-run shows the buckets, the threshold's 7 ms added"
+
+# A real run: its endpoint, lingering, serves exactly the JSON's counts; SIGINT ends the linger
+# and the exit code is the run's.
+"$KNEE" serve --preset null --duration 20s >"$TMP/rs.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q '^listening on ' "$TMP/rs.out" && break; sleep 0.1; done
+sport=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMP/rs.out")
+"$KNEE" run -R 500 -d 1s --warmup 200ms --metrics-listen :0 --metrics-linger 30s --json "$TMP/r.json" \
+    "http://127.0.0.1:$sport/" >"$TMP/r.out" 2>"$TMP/r.err" &
+rpid=$!; PIDS+=("$rpid")
+for _ in $(seq 200); do grep -q '^metrics: final values on ' "$TMP/r.err" && break; sleep 0.1; done
+grep -q '^metrics: final values on http://127.0.0.1:[0-9]*/metrics for 30s (Ctrl-C ends it)$' "$TMP/r.err" ||
+    fail "knee run linger line: $(cat "$TMP/r.err")"
+mport=$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/r.err")
+[[ -s $TMP/r.json ]] || fail "the JSON is not written before the linger"
+curl -sf "http://127.0.0.1:$mport/metrics" >"$TMP/r.prom"
+python3 - "$TMP/r.json" "$TMP/r.prom" "$sport" <<'PY' || exit 1
+import json, sys
+d, text, t = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), "127.0.0.1:" + sys.argv[3]
+want = ['knee_requests_total{target="%s",outcome="%s"} %d' % (t, o, n) for o, n in d["outcomes"].items()]
+want += ['knee_planned_requests_total{target="%s"} %d' % (t, d["all"]["accounting"]["planned"]),
+         'knee_latency_seconds_count{target="%s"} %d' % (t, d["all"]["latency"]["count"]),
+         'knee_received_bytes_total{target="%s"} %d' % (t, d["all"]["bytes_in"]),
+         "knee_run_finished 1", "knee_warmup 0",
+         "knee_generator_limited %d" % (1 if d["generator_limited"] else 0)]
+missing = [w for w in want if w + "\n" not in text]
+if missing:
+    sys.exit("FAIL: not in the lingering scrape: %s" % missing)
+print("ok: knee run's lingering endpoint serves exactly its JSON counts (%d ok)" % d["outcomes"]["ok"])
+PY
+kill -INT "$rpid"
+set +e; wait "$rpid"; rc=$?; set -e
+[[ $rc -eq 0 ]] || fail "knee run exited $rc after SIGINT ended its linger"
+echo "ok: SIGINT ends knee run's linger; exit 0"
+
+# The port in use: exit 1 before anything is sent, the reason named.
+set +e; err=$("$KNEE" run -n 5 -c 1 --metrics-listen "$taken" "http://127.0.0.1:$sport/" 2>&1 >/dev/null); rc=$?; set -e
+[[ $rc -eq 1 && $err == *"--metrics-listen $taken"*"in use"* ]] || fail "knee run, taken port: rc=$rc $err"
+echo "ok: knee run with the metrics port in use -> exit 1: $err"

@@ -4,7 +4,8 @@
 #   knee run, knee capacity
 #               with --dry-run appended (every flag checked, the targets resolved, nothing
 #               sent); a URL whose host does not resolve here is rewritten to 127.0.0.1
-#               (README examples may name example hosts); must exit 0
+#               (README examples may name example hosts), and the placeholder port PORT
+#               becomes a live knee serve's; must exit 0
 #   knee model  run as written; exit 0
 #   knee stats, knee hlog, knee report
 #               run as written in a temp dir with inputs made for them (the article CSV from
@@ -12,6 +13,10 @@
 #               open- and a closed-loop run's JSON and binary log); exit 0
 #   knee serve  ports rewritten to 0 and --duration 300ms appended; exit 0, each server
 #               says it is listening
+#   knee compare
+#               run as written in cmp/, where before/, same/ and after/ are three repetitions
+#               each of one plan against the null server; exit 0, or 99 (a --fail-if that
+#               found the rare false alarm the method allows)
 # An example whose README output is a single error line ("knee <cmd>: ...") is bad input on
 # purpose: it must exit 2 and print that line (up to the file name's position, for errors
 # whose details depend on generated inputs). Pipes, redirections and comments after the
@@ -43,11 +48,18 @@ PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' serve.out)
     fail "knee run for the open-loop report inputs"
 "$KNEE" run -n 200 -c 2 "http://127.0.0.1:$PORT/" --json closed-loop.json --out closed-loop.bin >/dev/null ||
     fail "knee run for the closed-loop report inputs"
+"$KNEE" run --target api="http://127.0.0.1:$PORT/a@150" --target web="http://127.0.0.1:$PORT/b@100" \
+    -d 1s --warmup 0.5s --out rr.csv --json rr.json >/dev/null || fail "knee run for the rr.csv input"
+# the compare examples' sides (three repetitions each, one plan), in cmp/ where they run
+for side in before same after; do
+    "$KNEE" run -n 150 -c 2 --repeat 3 --out-dir "cmp/$side" "http://127.0.0.1:$PORT/" >/dev/null ||
+        fail "knee run --repeat for the compare inputs"
+done
 
-python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" <<'PY'
+python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" "$PORT" <<'PY'
 import os, re, shlex, socket, subprocess, sys
 
-readme, knee, exceptions = sys.argv[1], sys.argv[2], sys.argv[3].split()
+readme, knee, exceptions, live_port = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
 lines = open(readme, encoding="utf-8").read().split("\n")
 
 # "$ knee ..." lines inside ``` blocks, continuations joined; the line after the command
@@ -90,6 +102,7 @@ def local_urls(argv):
     """Hosts that do not resolve here become 127.0.0.1 (the example's host is a placeholder)."""
     out = []
     for a in argv:
+        a = a.replace(":PORT/", ":%s/" % live_port)
         m = URL.match(a)
         if m and not resolves(m.group(2).strip("[]")):
             a = m.group(1) + "127.0.0.1" + m.group(3)
@@ -110,11 +123,11 @@ for line_no, cmd, following in examples:
         argv = local_urls(argv) + ["--dry-run"]
     elif sub == "serve":
         argv = [re.sub(r"(127\.0\.0\.1|\[::1\]):\d+", r"\1:0", a) for a in argv] + ["--duration", "300ms"]
-    elif sub not in ("model", "stats", "hlog", "report"):
+    elif sub not in ("model", "stats", "hlog", "report", "compare"):
         failures.append("%s: no rule for 'knee %s' examples (add one, or an exception with its reason)" % (where, sub))
         continue
     argv[0] = knee
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="cmp" if sub == "compare" else None)
     counts[sub] = counts.get(sub, 0) + 1
     if error_example:
         # the README shows the error line: exit 2 and the same line, at least up to the
@@ -126,7 +139,7 @@ for line_no, cmd, following in examples:
         if p.returncode != 2 or not got.startswith(prefix):
             failures.append("%s: expected exit 2 and '%s', got exit %d and '%s'" % (where, prefix, p.returncode, got))
         continue
-    if p.returncode != 0:
+    if p.returncode != 0 and not (sub == "compare" and p.returncode == 99):
         failures.append("%s: exit %d: %s" % (where, p.returncode, (p.stderr or p.stdout).strip()[:300]))
     elif sub in ("run", "capacity") and "nothing was sent" not in p.stdout:
         failures.append("%s: --dry-run printed no plan" % where)

@@ -28,14 +28,17 @@ json_check "$TMP/queue.json" 'tot["latency"]["max"] >= tot["service"]["max"] + 2
 json_check "$TMP/one.json" 'identity(acc) and d["config"]["threads"] == 1' "-c 1 runs one thread"
 json_check "$TMP/one.json" 'acc["sent"] <= 6 and acc["dropped"] >= 34' "-c 1: one connection's worth sent"
 
-# timeouts: classified, with their latency
-"$KNEE" run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >/dev/null
+# timeouts: classified, with their latency; not one ok: a failed run (exit 3), said above the table
+run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >"$TMP/to.txt"
+[[ $RC -eq 3 ]] || fail "every request timed out: exit $RC, not 3"
+grep -q '^! FAILED: not one request succeeded (timeout 20)' "$TMP/to.txt" || fail "no FAILED line: $(cat "$TMP/to.txt")"
 json_check "$TMP/to.json" 'identity(acc) and d["outcomes"]["timeout"] == 20' "timeout classification"
 json_check "$TMP/to.json" '100 <= tot["latency_by_outcome"]["timeout"]["p50"] < 150' "timeout latency ~100 ms"
 
 # cancelled: in flight when the drain ends
-"$KNEE" run -R 50 -d 1s --timeout 10s --drain 100ms --json "$TMP/cancel.json" \
+run_knee run -R 50 -d 1s --timeout 10s --drain 100ms --json "$TMP/cancel.json" \
     "http://127.0.0.1:$FS_PORT/slow?ms=2000" >/dev/null
+[[ $RC -eq 3 ]] || fail "every request cancelled: exit $RC, not 3"
 json_check "$TMP/cancel.json" 'identity(acc) and d["outcomes"]["cancelled"] == 50' "cancelled after the drain"
 json_check "$TMP/cancel.json" 'tot["latency"]["count"] == 0' "cancelled requests carry no latency"
 echo "ok"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every fault lands in the right outcome class, the accounting identities hold, the run goes
-# on and exits 0: refused, reset, close mid-body, stall (timeout), garbage, huge headers,
+# on to its end: refused, reset, close mid-body, stall (timeout), garbage, huge headers,
 # short and long Content-Length, HTTP errors, business rejections and a failed body check.
+# A run in which not one request ended ok exits 3 and says FAILED above its tables; one whose
+# requests were ok exits 0.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"
@@ -15,7 +17,12 @@ check() {
         local flags=(-n 60 --timeout 500ms)
         [[ $mode == closed ]] && flags+=(-c 3) || flags+=(-R 300)
         run_knee run "${flags[@]}" "$@" --json "$TMP/$name.$mode.json" "$url" >"$TMP/$name.$mode.txt" 2>&1
-        [[ $RC -eq 0 ]] || { cat "$TMP/$name.$mode.txt"; fail "$name ($mode): exit $RC"; }
+        local want=0
+        [[ $outcome == ok ]] || want=3
+        [[ $RC -eq $want ]] || { cat "$TMP/$name.$mode.txt"; fail "$name ($mode): exit $RC, not $want"; }
+        if ((want == 3)); then
+            grep -q '^! FAILED: not one request succeeded' "$TMP/$name.$mode.txt" || fail "$name ($mode): no FAILED line"
+        fi
         json_check "$TMP/$name.$mode.json" "identity(acc) and d['accounting_ok']" "$name ($mode): accounting"
         json_check "$TMP/$name.$mode.json" "d['outcomes']['$outcome'] == 60" "$name ($mode): all 60 $outcome"
     done

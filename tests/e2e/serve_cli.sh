@@ -8,14 +8,33 @@ trap 'pkill -P $$ 2>/dev/null || true' EXIT
 
 # Usage errors: one line naming the flag, exit 2.
 for args in "--preset nope" "--pool x" "--listen 127.0.0.1" "--preset null --pool 4" "--preset flat --acquire-timeout 1s" \
-            "--pause-for 5s" "--miss-rate 2" "--count 0" "extra-arg"; do
+            "--pause-for 5s" "--miss-rate 2" "--count 0" "extra-arg" \
+            "--workers 0" "--workers 100000" "--workers 4" "--preset flat --workers 0" "--preset flat --workers 257" \
+            "--preset flat --workers 4294967297" "--preset flat --hit-ms 5" "--preset flat --miss-rate 10%" \
+            "--preset queue --miss-ms 50" "--dep-slow-ms 300" "--preset null --seed 3" "--preset null --dep-ms 2" \
+            "--pool 4294967297" "--pool 100001" "--fanout 1001" "--max-conns 0" "--max-conns 1000001" "--hit-ms 2h" \
+            "--header-timeout 0" "--idle-timeout 3601s"; do
   set +e; err=$("$KNEE" serve $args 2>&1 >/dev/null); rc=$?; set -e
   [[ $rc -eq 2 ]] || { echo "FAIL: 'knee serve $args' exited $rc, want 2"; exit 1; }
   [[ $(printf '%s\n' "$err" | wc -l) -eq 1 && $err == "knee serve: "* ]] || { echo "FAIL: message for '$args': $err"; exit 1; }
   echo "ok: knee serve $args -> exit 2: $err"
 done
-"$KNEE" serve --help | grep -q "queue;dur=" && echo "ok: --help documents Server-Timing"
-"$KNEE" serve --help | grep -q "^  null " && echo "ok: --help lists the presets"
+# The reason names the flag and why it has no effect.
+err=$("$KNEE" serve --workers 4 2>&1 >/dev/null || true)
+[[ $err == "knee serve: --workers: has no effect on preset quiet: only CPU work"* ]] || { echo "FAIL: --workers on quiet: $err"; exit 1; }
+err=$("$KNEE" serve --listen quiet@127.0.0.1:0 --listen report@127.0.0.1:0 --workers 4 2>&1 >/dev/null || true)
+[[ $err == *"preset quiet, report"* ]] || { echo "FAIL: --workers on two presets: $err"; exit 1; }
+echo "ok: a flag no server uses is refused with the presets and the reason"
+# A flag used by at least one of the servers is accepted.
+out=$("$KNEE" serve --listen flat@127.0.0.1:0 --listen quiet@127.0.0.1:0 --workers 2 --duration 0.2s 2>/dev/null)
+[[ $(grep -c '^stopped' <<<"$out") -eq 2 ]] || { echo "FAIL: --workers with flat + quiet: $out"; exit 1; }
+echo "ok: --workers accepted when one of the servers (flat) uses it"
+# Control bytes from the command line are escaped in the error line: one line, no raw CR/LF/ESC.
+err=$("$KNEE" serve --listen "$(printf 'bad\r\nforged line\033[31m:x')" 2>&1 >/dev/null || true)
+[[ $(printf '%s' "$err" | wc -l) -eq 0 && $err == *'bad\r\nforged line\x1b[31m:x'* ]] || { echo "FAIL: escaping: $(printf '%q' "$err")"; exit 1; }
+echo "ok: control bytes echoed escaped: $err"
+"$KNEE" serve --help | grep "queue;dur=" >/dev/null && echo "ok: --help documents Server-Timing"
+"$KNEE" serve --help | grep "^  null " >/dev/null && echo "ok: --help lists the presets"
 
 # A background job of a non-interactive shell (signals may arrive ignored): SIGINT stops it.
 out=$(mktemp); trap 'pkill -P $$ 2>/dev/null || true; rm -f "$out"' EXIT

@@ -85,5 +85,5 @@ with open("nagle.csv", "w") as f:
 PY
 "$KNEE" stats nagle.csv --expect-median 2ms > nagle.txt
 grep -q "Nagle's algorithm with delayed ACK" nagle.txt || { cat nagle.txt; echo "FAIL: no Nagle hint"; exit 1; }
-"$KNEE" stats nagle.csv --expect-median 40ms | grep -q "within 3x" || { echo "FAIL: false alarm"; exit 1; }
+"$KNEE" stats nagle.csv --expect-median 40ms | grep -q "within 3×" || { echo "FAIL: false alarm"; exit 1; }
 echo "ok"

@@ -62,6 +62,15 @@ expect_bad "data.csv.gz: unknown file type: gzip-compressed" data.csv.gz
 printf '#[StartTime: 0]\n' > run.hlog
 expect_bad "run.hlog: no intervals" run.hlog   # an .hlog goes to knee hlog stats, which names the problem
 
+# input quoted in an error line is escaped: CR, LF and ESC in a quoted cell (and in a file
+# name) print as \r, \n and \x1b, so the message stays one line and the terminal sees no
+# control sequence (expect_bad checks the single line)
+printf 'server,start_s,latency_ms\nA,0.1,"3\r\n4\033[2J"\n' > ctl.csv
+expect_bad "ctl.csv:2: latency_ms: '3\\r\\n4\\x1b[2J' is not a number" ctl.csv
+cp ctl.csv "$(printf 'x\033]0;t\007.csv')"
+expect_bad "x\\x1b]0;t\\x07.csv:2:" "$(printf 'x\033]0;t\007.csv')"
+if LC_ALL=C grep -q $'\033' "$work/err"; then echo "FAIL: a raw ESC reached stderr"; fails=$((fails + 1)); fi
+
 # binary logs: a newer version, a truncated record, an out-of-range field
 python3 - <<'PY'
 import struct
@@ -86,6 +95,7 @@ expect_bad "ok.csv:1: --where: no column 'outcome'" ok.csv --where outcome=ok
 expect_bad "--window-group: no group named 'C'" ok.csv --window-group C
 expect_bad "--under: 'fast' is not a number or a duration" ok.csv --under fast
 expect_bad "--buckets: '5,3' is not an increasing list" ok.csv --buckets 5,3
+expect_bad "--buckets: '-5,10': a bound below 0 (-5) can count nothing" ok.csv --buckets=-5,10
 expect_bad "--until must be later than --skip" ok.csv --skip 2s --until 1s
 expect_bad "no values left to analyse: 2 rows read, 0 left out by --where, 2 by --skip/--until" ok.csv --skip 10s
 expect_bad "--expect-median needs a column in milliseconds" ok.csv --column start_s --expect-median 5ms

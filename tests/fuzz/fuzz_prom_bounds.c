@@ -40,6 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         double v = prom_quantile(&p, q, &e);
         if (q >= 0 && q <= 1 && !isnan(v) && (v < b[0] - fabs(b[0]) || v > b[n - 1]))
             abort(); /* estimates stay within the bounds (or the implicit 0 below the first) */
+        if (q >= 0 && q <= 1 && !isnan(v) && e.bucket < n && (v < e.low || v > e.high))
+            abort(); /* and inside the bucket the rank fell in (float rounding must not leave it) */
     }
     return 0;
 }

@@ -13,6 +13,8 @@
 #include "analyze/report.h"
 #include "core/err.h"
 #include "core/rng.h"
+#include "hist/hdr.h"
+#include "load/run.h"
 #include "reqlog/reqlog.h"
 #include "stats/stats.h"
 
@@ -21,6 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* knee stats' as-knee-run numbers use knee run's histogram: the parameters must agree */
+_Static_assert(REPORT_RUN_HDR_LOWEST == RUN_HDR_LOWEST && REPORT_RUN_HDR_HIGHEST == RUN_HDR_HIGHEST &&
+                   REPORT_RUN_HDR_DIGITS == RUN_HDR_SIGDIGITS,
+               "report.h's REPORT_RUN_HDR_* must equal load/run.h's RUN_HDR_*");
 
 static char tmpdir[] = "/tmp/knee_test_analyze_XXXXXX";
 
@@ -452,6 +459,112 @@ static void test_load_binary_log(void **state)
     dataset_release(&d);
 }
 
+/* knee's CSV marks the warm-up in its warmup column: left out and counted by default, kept
+ * with keep_warmup; a cell other than 0, 1 or empty is an error naming the line. A foreign
+ * CSV without the column is not a knee log. */
+static void test_csv_warmup_column(void **state)
+{
+    (void)state;
+    struct load_opts o;
+    opts_default(&o);
+    const char *p = write_file("warm.csv", "server,start_s,latency_ms,warmup\n"
+                                           "A,0.1,50,1\n"
+                                           "A,0.2,40,1\n"
+                                           "A,1.1,3,0\n"
+                                           "A,1.2,4,\n"
+                                           "A,1.3,5,0\n");
+    struct dataset d;
+    assert_int_equal(dataset_init(&d, &o), 0);
+    assert_int_equal(dataset_load(&d, p), 0);
+    assert_int_equal(d.rows, 5);
+    assert_int_equal(d.filtered_warmup, 2);
+    assert_int_equal(d.kept, 3);
+    assert_true(d.knee_log);
+    dataset_release(&d);
+    o.keep_warmup = true;
+    assert_int_equal(dataset_init(&d, &o), 0);
+    assert_int_equal(dataset_load(&d, p), 0);
+    assert_int_equal(d.kept, 5);
+    assert_int_equal(d.filtered_warmup, 0);
+    dataset_release(&d);
+    opts_default(&o);
+    expect_load_error("server,start_s,latency_ms,warmup\nA,0,1,0\nA,0,1,yes\n", &o,
+                      "bad.csv:3: warmup: 'yes' is not 0 or 1");
+    p = write_file("plain.csv", "server,start_s,latency_ms\nA,0.1,3\n");
+    assert_int_equal(dataset_init(&d, &o), 0);
+    assert_int_equal(dataset_load(&d, p), 0);
+    assert_false(d.knee_log);
+    dataset_release(&d);
+}
+
+/* Rows in completion order (as knee run writes them) are put in time order before the small
+ * windows are cut, stably; the report is the same as from the rows in order. The as-knee-run
+ * numbers appear only for knee logs and equal an HdrHistogram of the same nanoseconds. */
+static void test_time_order_and_as_run(void **state)
+{
+    (void)state;
+    /* 300 rows of one server; value = 1 + row index in time order; written with every pair
+     * of neighbours swapped */
+    char *text = malloc(300 * 64 + 64), *ordered = malloc(300 * 64 + 64);
+    size_t k = 0, m = 0;
+    k += (size_t)sprintf(text, "server,start_s,latency_ms,warmup\n");
+    m += (size_t)sprintf(ordered, "server,start_s,latency_ms,warmup\n");
+    for (int i = 0; i < 300; i++) {
+        int j = i % 2 ? i - 1 : i + 1; /* 1,0,3,2,... */
+        k += (size_t)sprintf(text + k, "A,%.3f,%d.25,0\n", j * 0.01, j + 1);
+        m += (size_t)sprintf(ordered + m, "A,%.3f,%d.25,0\n", i * 0.01, i + 1);
+    }
+    const char *p1 = write_file("swapped.csv", text), *p2 = write_file("ordered.csv", ordered);
+    struct load_opts o;
+    opts_default(&o);
+    struct report rep[2];
+    struct report_opts ro = {.under = 100};
+    for (int f = 0; f < 2; f++) {
+        struct dataset d;
+        assert_int_equal(dataset_init(&d, &o), 0);
+        assert_int_equal(dataset_load(&d, f ? p2 : p1), 0);
+        assert_int_equal(d.unordered, f ? 0 : 150);
+        dataset_finish(&d);
+        for (size_t i = 0; i < d.g[0]->n; i++)
+            assert_true(d.g[0]->v[i] == (double)i + 1.25); /* time order */
+        assert_int_equal(report_build(&rep[f], &d, &ro), 0);
+        assert_true(rep[f].has_as_run);
+        dataset_release(&d);
+    }
+    assert_int_equal(rep[0].nsmall, rep[1].nsmall);
+    for (size_t i = 0; i < rep[0].nsmall; i++)
+        assert_true(rep[0].small[i].p99 == rep[1].small[i].p99);
+    assert_int_equal(rep[0].unordered, 150);
+    /* knee run's numbers: HdrHistogram of the integer ns, 3 digits */
+    struct hdr h;
+    assert_int_equal(hdr_init(&h, REPORT_RUN_HDR_LOWEST, REPORT_RUN_HDR_HIGHEST, REPORT_RUN_HDR_DIGITS), 0);
+    for (int i = 0; i < 300; i++)
+        hdr_record(&h, (int64_t)(i + 1) * 1000000 + 250000, 1);
+    const struct summary *a = &rep[0].all.as_run;
+    assert_int_equal(a->count, 300);
+    assert_true(a->p99 == (double)hdr_value_at_percentile(&h, 99) / 1e6);
+    assert_true(a->max == (double)hdr_max(&h) / 1e6);
+    assert_true(a->min == (double)hdr_min(&h) / 1e6);
+    assert_true(a->p99 >= rep[0].all.s.p99 && a->p99 <= rep[0].all.s.p99 * (1 + 1.0 / 1024));
+    hdr_release(&h);
+    report_release(&rep[0]);
+    report_release(&rep[1]);
+    free(text);
+    free(ordered);
+}
+
+static void test_report_fmt(void **state)
+{
+    (void)state;
+    char b[40];
+    assert_string_equal(report_fmt(b, sizeof b, 12.25, 1), "12.2");
+    assert_string_equal(report_fmt(b, sizeof b, 1.79e308, 1), "1.8e+308");
+    assert_string_equal(report_fmt(b, sizeof b, -1.79e308, 3), "-1.8e+308");
+    assert_string_equal(report_fmt(b, sizeof b, 999999999999.0, 1), "999999999999.0");
+    assert_string_equal(report_fmt(b, sizeof b, NAN, 1), "nan");
+    assert_string_equal(report_fmt(b, sizeof b, INFINITY, 1), "inf");
+}
+
 /* Approx mode against exact mode on the same data: HDR's 3 digits bound the difference. */
 static void test_approx_close_to_exact(void **state)
 {
@@ -518,6 +631,9 @@ int main(void)
         cmocka_unit_test(test_load_filters_and_groups),
         cmocka_unit_test(test_load_binary_log),
         cmocka_unit_test(test_approx_close_to_exact),
+        cmocka_unit_test(test_csv_warmup_column),
+        cmocka_unit_test(test_time_order_and_as_run),
+        cmocka_unit_test(test_report_fmt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

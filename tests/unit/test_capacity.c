@@ -90,14 +90,15 @@ static void test_ladder_make(void **state)
 
 /* ------------------------------------------------------------------ one step */
 
-/* A one-target open-loop result: `n` requests in a 1 s window at `planned`/s, latencies
- * spread evenly over [lo_ms, hi_ms], `failed` of them timeouts, sent on time by share. */
+/* A one-target open-loop result over a 1 s window: `n` requests planned in it at `planned`/s,
+ * a share `sent_share` of them sent in it (rates by event time, and sent on schedule), the ok
+ * ones' latencies spread evenly over [lo_ms, hi_ms] and `failed` of them timeouts at 5 s. */
 struct fake {
     struct run_result res;
     struct run_target_result t;
 };
 
-static void fake_init(struct fake *f, double planned, double send_ratio, uint64_t n, double lo_ms, double hi_ms,
+static void fake_init(struct fake *f, double planned, double sent_share, uint64_t n, double lo_ms, double hi_ms,
                       uint64_t failed)
 {
     memset(f, 0, sizeof *f);
@@ -106,26 +107,37 @@ static void fake_init(struct fake *f, double planned, double send_ratio, uint64_
         assert_int_equal(hdr_init(&all->latency[g], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
     assert_int_equal(hdr_init(&all->latency_all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
     assert_int_equal(hdr_init(&all->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
-    for (uint64_t i = 0; i < n; i++) {
-        double ms = n > 1 ? lo_ms + (hi_ms - lo_ms) * (double)i / (double)(n - 1) : lo_ms;
+    uint64_t ok = n - failed;
+    for (uint64_t i = 0; i < ok; i++) {
+        double ms = ok > 1 ? lo_ms + (hi_ms - lo_ms) * (double)i / (double)(ok - 1) : lo_ms;
+        hdr_record(&all->latency[RUN_GROUP_OK], (int64_t)(ms * 1e6), 1);
         hdr_record(&all->latency_all, (int64_t)(ms * 1e6), 1);
-        hdr_record(&all->lag, 50000, 1); /* 50 us */
     }
+    for (uint64_t i = 0; i < failed; i++) {
+        hdr_record(&all->latency[RUN_GROUP_TIMEOUT], 5 * NS_PER_S, 1);
+        hdr_record(&all->latency_all, 5 * NS_PER_S, 1);
+    }
+    for (uint64_t i = 0; i < n; i++)
+        hdr_record(&all->lag, 50000, 1); /* 50 us */
     all->counts.planned = all->counts.sent = n;
-    all->counts.outcome[OUTCOME_OK] = n - failed;
+    all->counts.outcome[OUTCOME_OK] = ok;
     all->counts.outcome[OUTCOME_TIMEOUT] = failed;
-    all->counts.sent_on_time = (uint64_t)llround(send_ratio * (double)n);
+    all->counts.sent_on_time = (uint64_t)llround(sent_share * (double)n);
+    all->rates = (struct run_rates){.window_s = 1,
+                                    .planned = planned,
+                                    .sent = planned * sent_share,
+                                    .completed = planned * sent_share,
+                                    .goodput = planned * sent_share * (double)ok / (double)n,
+                                    .achieved_send = planned * sent_share};
     snprintf(all->name, sizeof all->name, "all");
     f->t = *all;
     snprintf(f->t.name, sizeof f->t.name, "api");
+    f->t.planned_rate = planned;
     f->res.ntargets = 1;
     f->res.targets = &f->t;
     f->res.window_s = 1;
-    f->res.planned_rate = planned;
-    f->res.sent_rate = planned;
-    f->res.completed_rate = planned;
-    f->res.goodput_rate = planned * (double)(n - failed) / (double)n;
-    f->res.send_ratio = send_ratio;
+    f->res.sent_on_schedule = sent_share;
+    f->res.no_ok = ok == 0;
     f->res.accounting_ok = true;
 }
 
@@ -153,22 +165,33 @@ static void test_step_delivered(void **state)
     double a;
     char why[256];
     fake_init(&f, 1000, 0.995, 1000, 1, 2, 0);
-    assert_true(capacity_step_delivered(&f.res, &a, why, sizeof why));
-    assert_true(fabs(a - 995) < 1e-9);
+    assert_true(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
+    assert_true(fabs(a - 995) < 1e-9); /* achieved = rates.sent */
     assert_string_equal(why, "");
-    /* short: 98% sent on schedule */
-    f.res.send_ratio = 0.98;
-    assert_false(capacity_step_delivered(&f.res, &a, why, sizeof why));
-    assert_non_null(strstr(why, "98.0% of the plan"));
-    /* on schedule but generator-limited (the engine's lag verdict) */
-    f.res.send_ratio = 1;
-    f.res.generator_limited = true;
-    assert_false(capacity_step_delivered(&f.res, &a, why, sizeof why));
-    assert_non_null(strstr(why, "generator was limited"));
+    /* short: 98% of the window's plan sent in it (rates by event time) */
+    f.res.all.rates.sent = 980;
+    assert_false(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
+    assert_non_null(strstr(why, "sent 98.0% of the plan in the window (980.0 of 1000.0/s"));
+    /* the generator's pace alone (achieved_send) does not make a delivery: sends after the
+     * window are in it, not in the window's rate */
+    f.res.all.rates.achieved_send = 1000;
+    assert_false(capacity_step_delivered(&f.res, NULL, &a, NULL, 0));
+    /* all sent but generator-limited (run_generator_judge's verdict, with its reason) */
+    f.res.all.rates.sent = 1000;
+    f.res.generator.limited = f.res.generator.shapes_tail = true;
+    snprintf(f.res.generator.why, sizeof f.res.generator.why, "lag p99 9.000 ms is 45%% of the latency p99");
+    assert_false(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
+    assert_non_null(strstr(why, "not delivered: generator-limited: lag p99 9.000 ms is 45% of the latency p99"));
+    /* another verdict given by the caller replaces the engine's */
+    struct run_generator_verdict fine = {0};
+    assert_true(capacity_step_delivered(&f.res, &fine, &a, why, sizeof why));
     /* nothing planned: not delivered (no evidence) */
-    f.res.generator_limited = false;
-    f.res.send_ratio = NAN;
-    assert_false(capacity_step_delivered(&f.res, &a, NULL, 0));
+    f.res.generator.limited = false;
+    f.res.all.rates.planned = NAN;
+    assert_false(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
+    assert_non_null(strstr(why, "nothing was planned"));
+    f.res.all.rates.planned = 0;
+    assert_false(capacity_step_delivered(&f.res, NULL, &a, NULL, 0));
     fake_release(&f);
 }
 
@@ -185,17 +208,36 @@ static void test_step_eval(void **state)
     capacity_step_eval(&f.res, true, slo, 2, &s);
     assert_true(s.ran && s.held && s.delivered);
     assert_true(s.p99_ms > 4.9 && s.p99_ms < 5.1);
+    assert_true(s.planned == 1000 && s.achieved == 1000);
     assert_true(s.error_rate == 0);
     assert_string_equal(s.reason, "");
     assert_true(isnan(slo[0].measured)); /* the caller's terms are not changed */
     fake_release(&f);
-    /* p99 over the SLO and 2% failed: both terms named, with their measured values */
+    /* p99 over the SLO and 2% failed: both terms named, with their measured values; the step's
+     * p99 is the ok requests' (the SLO's group), equal to what the term measured, not the 5 s
+     * of the timeouts that every response's p99 would show */
     fake_init(&f, 1000, 1, 1000, 1, 20, 20);
     capacity_step_eval(&f.res, true, slo, 2, &s);
     assert_false(s.held);
     assert_true(s.ran && s.delivered);
     assert_non_null(strstr(s.reason, "p99<10ms measured 19."));
     assert_non_null(strstr(s.reason, "error_rate<1% measured 2%"));
+    struct run_threshold t = slo[0];
+    run_threshold_eval(&t, &f.res);
+    assert_true(s.p99_ms == t.measured);
+    assert_int_equal(capacity_latency_group(slo, 2), RUN_GROUP_OK);
+    assert_string_equal(capacity_latency_group_name(capacity_latency_group(slo, 2)), "ok");
+    /* an SLO on every response's latency: the step shows that group, still equal */
+    struct run_threshold all[2];
+    parse_slo("error_rate<5%", &all[0]); /* not a latency term: skipped */
+    parse_slo("all.p99<10ms", &all[1]);
+    assert_int_equal(capacity_latency_group(all, 2), THR_GROUP_ALL);
+    assert_string_equal(capacity_latency_group_name(THR_GROUP_ALL), "all");
+    capacity_step_eval(&f.res, true, all, 2, &s);
+    t = all[1];
+    run_threshold_eval(&t, &f.res);
+    assert_true(s.p99_ms == t.measured && s.p99_ms > 4000);
+    assert_int_equal(capacity_latency_group(NULL, 0), RUN_GROUP_OK);
     fake_release(&f);
     /* fast but not delivered: not held, the reason says why */
     fake_init(&f, 1000, 0.9, 1000, 1, 2, 0);
@@ -205,13 +247,101 @@ static void test_step_eval(void **state)
     /* the same result judged as a closed loop: delivery does not apply, achieved = completed/s */
     capacity_step_eval(&f.res, false, slo, 2, &s);
     assert_true(s.held);
-    assert_true(s.achieved == 1000 && s.planned == 0);
+    assert_true(s.achieved == 900 && s.planned == 0);
     /* interrupted or broken accounting: not ran */
     f.res.interrupted = true;
     capacity_step_eval(&f.res, true, slo, 2, &s);
     assert_false(s.ran || s.held);
     assert_non_null(strstr(s.reason, "interrupted"));
     fake_release(&f);
+    /* not one request ok: not held, said, whatever the SLO (a rate term alone would pass) */
+    struct run_threshold rate;
+    parse_slo("sent_per_s>=10", &rate);
+    fake_init(&f, 100, 1, 100, 1, 2, 100);
+    capacity_step_eval(&f.res, true, &rate, 1, &s);
+    assert_true(s.ran && s.delivered);
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "not one request ended ok"));
+    fake_release(&f);
+}
+
+static void test_probe(void **state)
+{
+    (void)state;
+    struct fake f;
+    struct capacity_step s;
+    fake_init(&f, 1150, 1, 1150, 0.1, 0.3, 0);
+    /* the engine found it generator-limited by the relative rule (lag against the null
+     * target's 0.3 ms): the probe judges its lag against its own limit instead */
+    f.res.generator.limited = f.res.generator.shapes_tail = true;
+    capacity_probe_eval(&f.res, 5, &s);
+    assert_true(s.held && s.delivered);
+    assert_string_equal(s.reason, "");
+    /* lag p99 30 ms: over a 5 ms limit, named as the probe's */
+    for (int i = 0; i < 100; i++)
+        hdr_record(&f.res.all.lag, 30 * NS_PER_MS, 1);
+    capacity_probe_eval(&f.res, 5, &s);
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "generator-limited: lag p99 30."));
+    assert_non_null(strstr(s.reason, "above the probe's lag limit 5 ms"));
+    assert_null(strstr(s.reason, "--lag-limit"));
+    capacity_probe_eval(&f.res, 50, &s);
+    assert_true(s.held);
+    /* short sends: sent on schedule below 99% (the engine's floor), and in the window */
+    f.res.sent_on_schedule = 0.9;
+    capacity_probe_eval(&f.res, 50, &s);
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "on schedule"));
+    f.res.sent_on_schedule = 1;
+    f.res.all.rates.sent = 1000;
+    capacity_probe_eval(&f.res, 50, &s);
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "sent 87.0% of the plan in the window"));
+    assert_true(s.planned == 1150 && s.achieved == 1000);
+    fake_release(&f);
+    /* a probe target that answers nothing ok measured nothing */
+    fake_init(&f, 1150, 1, 1150, 0.1, 0.3, 1150);
+    capacity_probe_eval(&f.res, 50, &s);
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "not one request ended ok"));
+    fake_release(&f);
+}
+
+static void test_probe_lag_limit(void **state)
+{
+    (void)state;
+    struct run_threshold slo[3];
+    parse_slo("error_rate<1%", &slo[0]);
+    parse_slo("p99<100ms", &slo[1]);
+    parse_slo("p50<=40ms", &slo[2]);
+    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    double rates[] = {100, 1000};
+    struct capacity_config cfg = {
+        .base = {.targets = &tc, .ntargets = 1, .open_loop = true},
+        .rates = rates,
+        .nrates = 2,
+        .slo = slo,
+        .nslo = 3,
+    };
+    char src[200];
+    /* 10% of the tightest latency bound */
+    assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 4) < 1e-9);
+    assert_string_equal(src, "10% of the SLO's p50<=40ms");
+    cfg.nslo = 2;
+    assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 10) < 1e-9);
+    /* no latency term: 10 planned sends at the probe rate (115% of 1,000/s) */
+    cfg.nslo = 1;
+    assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 10e3 / 1150) < 1e-9);
+    assert_non_null(strstr(src, "no latency term"));
+    cfg.probe_rate = 20000; /* 0.5 ms: the floor */
+    assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 1) < 1e-9);
+    assert_string_equal(src, "the floor of knee run's lag rule");
+    /* --lag-limit, then --probe-lag-limit */
+    cfg.base.lag_limit_ns = 50 * NS_PER_MS;
+    assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 50) < 1e-9);
+    assert_string_equal(src, "--lag-limit");
+    cfg.probe_lag_limit_ns = 7 * NS_PER_MS;
+    assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, NULL, 0) - 7) < 1e-9);
 }
 
 /* ------------------------------------------------------------------ vote, compare, judge */
@@ -621,7 +751,9 @@ static void test_printers(void **state)
     assert_has(text, "2 of 3");
     assert_has(text, "     machine        BUSY           -           -   (environment below)");
     assert_has(text, "200/s rep 2 (excluded)");
-    assert_has(text, "knee curve (medians over the 2 valid repetitions)");
+    assert_has(text, "knee curve (medians over the 2 valid repetitions; latency of ok responses)");
+    assert_has(text, "ladder x repetitions (✔ held, ✘ not held; the p99 of ok responses)");
+    assert_has(text, "its lag p99 > 5ms (10% of the SLO's p99<50ms)");
     assert_has(text, "cc1 (pid 42)");
     assert_has(text, "BUSY");
     assert_has(text, "closed loop 310.0/s at 1 connection;");
@@ -635,6 +767,7 @@ static void test_printers(void **state)
     char *json = capture(capacity_write_json, &cfg, &r);
     assert_json(json, "d['schema'] == 'knee-capacity/1' and d['capacity'] == 300 and d['verdict'] == 'valid'");
     assert_json(json, "d['slo'] == ['p99<50ms'] and d['exit_code'] == 0 and d['require_met'] is True");
+    assert_json(json, "d['config']['probe_lag_limit'] == 5 and d['config']['latency_group'] == 'ok'");
     assert_json(json, "[g['rate'] for g in d['ladder']] == [100, 200, 300, 400, 500]");
     assert_json(json, "d['ladder'][2]['held_by'] == 2 and d['ladder'][2]['valid_reps'] == 2 and "
                       "d['ladder'][2]['held'] and not d['ladder'][3]['held']");
@@ -717,6 +850,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ladder_parse),    cmocka_unit_test(test_ladder_make),
         cmocka_unit_test(test_step_delivered),  cmocka_unit_test(test_step_eval),
+        cmocka_unit_test(test_probe),           cmocka_unit_test(test_probe_lag_limit),
         cmocka_unit_test(test_vote_majority),   cmocka_unit_test(test_vote_monotone),
         cmocka_unit_test(test_compare_bracket), cmocka_unit_test(test_judge),
         cmocka_unit_test(test_env_record),      cmocka_unit_test(test_printers),

@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -154,6 +156,36 @@ static void test_strerror(void **state)
     assert_string_equal(knee_strerror(-999999), "unknown error");
 }
 
+static void test_escape(void **state)
+{
+    (void)state;
+    char buf[128];
+    /* CR, LF, TAB by name; ESC, DEL, NUL-free C0 and a C1 control as \xNN; UTF-8 kept */
+    const char in[] = "a\r\nb\tc\x1b[31md\x7f \xc2\x9b \xe2\x80\x94 \\x";
+    unsigned long n = knee_escape(buf, sizeof buf, in, sizeof in - 1);
+    assert_string_equal(buf, "a\\r\\nb\\tc\\x1b[31md\\x7f \\xc2\\x9b \xe2\x80\x94 \\x");
+    assert_int_equal(n, strlen(buf));
+    /* invalid UTF-8: a lone continuation byte, a truncated sequence, an overlong form, a surrogate */
+    const char bad[] = "\x80|\xe2\x80|\xc0\xaf|\xed\xa0\x80";
+    knee_escape(buf, sizeof buf, bad, sizeof bad - 1);
+    assert_string_equal(buf, "\\x80|\\xe2\\x80|\\xc0\\xaf|\\xed\\xa0\\x80");
+    /* too small: cut, NUL-terminated, the needed length returned */
+    char small[4];
+    assert_int_equal(knee_escape(small, sizeof small, "\n\n", 2), 4);
+    assert_string_equal(small, "\\n\\");
+    assert_int_equal(knee_escape(NULL, 0, "\x1b", 1), 4);
+
+    /* knee_report: one line, prefix as given, the message escaped */
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    assert_non_null(f);
+    knee_report(f, "knee stats: ", "x.csv:3: latency_ms: '%s' is not a number", "1\r\n2\x1b");
+    fclose(f);
+    assert_string_equal(mem, "knee stats: x.csv:3: latency_ms: '1\\r\\n2\\x1b' is not a number\n");
+    free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_fd_readiness_and_wake),
         cmocka_unit_test(test_rng_reproducible_and_distributions),
         cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,15 +251,16 @@ static void test_threshold_eval(void **state)
     res.all.counts.outcome[OUTCOME_OK] = 980;
     res.all.counts.outcome[OUTCOME_TIMEOUT] = 10;
     res.all.counts.outcome[OUTCOME_DROPPED] = 10;
+    res.all.rates.goodput = 98; /* rates come from events by time (load/rates.c) */
     struct run_config cfg = {.targets = TC, .ntargets = 2};
     struct {
         const char *expr;
         bool pass;
         double measured;
     } cases[] = {
-        {"p99<=991ms", true, 990},      {"p99<990ms", false, 990},           {"max>=1000ms", true, 1000},
+        {"all.p99<=991ms", true, 990},  {"all.p99<990ms", false, 990},       {"all.max>=1000ms", true, 1000},
         {"dropped==0", false, 10},      {"error_rate<2%", true, 10.0 / 990}, {"goodput_rate>=99%", false, 0.98},
-        {"goodput_per_s>90", true, 98}, {"count>=1000", true, 1000},
+        {"goodput_per_s>90", true, 98}, {"all.count>=1000", true, 1000},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         struct run_threshold t;
@@ -281,20 +282,27 @@ static void test_threshold_eval(void **state)
 
 /* ------------------------------------------------------------------ the engine in-process */
 
+enum server_mode {
+    SERVER_OK,       /* answer every request */
+    SERVER_ONE_SHOT, /* answer a connection's first request; close on its second without a byte */
+};
+
 struct server {
     int lfd;
     uint16_t port;
     pthread_t tid;
     atomic_bool stop;
+    enum server_mode mode;
 };
 
 /* One thread, poll over up to 1024 connections, no allocation: answers every request (a
- * blank line ends a GET) with a fixed 200. */
+ * blank line ends a GET) with a fixed 200 (SERVER_ONE_SHOT: see above). */
 static void *server_main(void *arg)
 {
     struct server *s = arg;
     struct pollfd p[1025];
-    int tail[1025]; /* state of the "\r\n\r\n" search per connection */
+    int tail[1025];   /* state of the "\r\n\r\n" search per connection */
+    int served[1025]; /* responses written on the connection */
     size_t n = 1;
     p[0].fd = s->lfd;
     p[0].events = POLLIN;
@@ -310,6 +318,7 @@ static void *server_main(void *arg)
                 p[n].events = POLLIN;
                 p[n].revents = 0;
                 tail[n] = 0;
+                served[n] = 0;
                 n++;
             }
         }
@@ -317,22 +326,28 @@ static void *server_main(void *arg)
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             ssize_t r = read(p[i].fd, buf, sizeof buf);
-            if (r <= 0) {
-                close(p[i].fd);
-                p[i] = p[n - 1];
-                tail[i] = tail[n - 1];
-                n--;
-                i--;
-                continue;
-            }
+            bool hang_up = r <= 0;
             static const char end[] = "\r\n\r\n";
-            for (ssize_t k = 0; k < r; k++) {
+            for (ssize_t k = 0; k < r && !hang_up; k++) {
                 tail[i] = buf[k] == end[tail[i]] ? tail[i] + 1 : (buf[k] == '\r' ? 1 : 0);
                 if (tail[i] == 4) {
                     tail[i] = 0;
+                    if (s->mode == SERVER_ONE_SHOT && served[i]) {
+                        hang_up = true;
+                        break;
+                    }
                     ssize_t w = write(p[i].fd, resp, sizeof resp - 1);
                     (void)w;
+                    served[i]++;
                 }
+            }
+            if (hang_up) {
+                close(p[i].fd);
+                p[i] = p[n - 1];
+                tail[i] = tail[n - 1];
+                served[i] = served[n - 1];
+                n--;
+                i--;
             }
         }
     }
@@ -341,8 +356,9 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-static void server_start(struct server *s)
+static void server_start_mode(struct server *s, enum server_mode mode)
 {
+    s->mode = mode;
     s->lfd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(s->lfd >= 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -353,6 +369,11 @@ static void server_start(struct server *s)
     s->port = ntohs(a.sin_port);
     atomic_store(&s->stop, false);
     assert_int_equal(pthread_create(&s->tid, NULL, server_main, s), 0);
+}
+
+static void server_start(struct server *s)
+{
+    server_start_mode(s, SERVER_OK);
 }
 
 static void server_stop(struct server *s)
@@ -398,6 +419,18 @@ static void test_counts_hold(void **state)
     c.sent = 24;
     c.planned = 201;
     assert_true(run_counts_hold(&c));
+    /* transport = the sum of its causes; a request is retried at most once */
+    c.outcome[OUTCOME_TRANSPORT] = 2;
+    c.sent = 26;
+    c.planned = 203;
+    assert_false(run_counts_hold(&c));
+    c.transport_cause[RUN_TC_REFUSED] = 1;
+    c.transport_cause[RUN_TC_STALE] = 1;
+    assert_true(run_counts_hold(&c));
+    c.retries = 26;
+    assert_true(run_counts_hold(&c));
+    c.retries = 27;
+    assert_false(run_counts_hold(&c));
 }
 
 static void check_identity(const struct run_counts *c)
@@ -459,7 +492,7 @@ static void test_engine_closed_and_open(void **state)
     char line[512];
     int lines = 0;
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection\n");
+    assert_string_equal(line, REQLOG_CSV_HEADER "\n");
     while (fgets(line, sizeof line, f))
         lines++;
     fclose(f);
@@ -470,7 +503,7 @@ static void test_engine_closed_and_open(void **state)
 
 struct ival_seen {
     int calls;
-    double last_start_s, total_len_s;
+    double last_start_s, last_len_s, total_len_s;
     int64_t count;
     bool ordered;
 };
@@ -479,9 +512,10 @@ static void on_ival(void *ctx, size_t target, double start_s, double length_s, c
 {
     struct ival_seen *v = ctx;
     assert_int_equal(target, 0);
-    if (v->calls && start_s != v->last_start_s + 1)
-        v->ordered = false;
+    if (v->calls && fabs(start_s - (v->last_start_s + v->last_len_s)) > 1e-6)
+        v->ordered = false; /* each interval starts where the previous one ended */
     v->last_start_s = start_s;
+    v->last_len_s = length_s;
     v->total_len_s += length_s;
     v->count += lat->total_count;
     v->calls++;
@@ -514,10 +548,10 @@ static void test_intervals(void **state)
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.planned + res.all.warmup_counts.planned, 1000);
-    assert_int_equal(v.calls, 3); /* [0,1) [1,2) [2,2.5+) */
+    assert_int_equal(v.calls, 4); /* [0,0.5) [0.5,1) [1,2) [2,2.5+): the window's start cuts a second */
     assert_true(v.ordered);
     assert_int_equal(v.count, 1000); /* intervals include the warm-up */
-    assert_int_equal(res.nticks, 3);
+    assert_int_equal(res.nticks, 4);
     assert_true(v.total_len_s > 2.49 && v.total_len_s < 4);
     run_result_release(&res);
     server_stop(&s);
@@ -674,6 +708,128 @@ static void test_runs_concurrent(void **state)
     server_stop(&s);
 }
 
+/* ------------------------------------------------------------------ transport failures */
+
+/* The closed loop opens no more connections than it has requests for. */
+static void test_closed_loop_connections(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start(&s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc[2] = {{.name = "a", .url = url}, {.name = "b", .url = url}};
+    struct run_config cfg = {.targets = tc,
+                             .ntargets = 1,
+                             .requests = 5, /* and the default 8 connections */
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 2};
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 5);
+    assert_int_equal(res.all.counts.conns_opened, 5);
+    assert_int_equal(res.targets[0].connections, 5);
+    run_result_release(&res);
+    /* two targets sharing 8 connections and 3 requests: 2 + 1 */
+    cfg.ntargets = 2;
+    cfg.requests = 3;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 3);
+    assert_int_equal(res.all.counts.conns_opened, 3);
+    assert_int_equal(res.targets[0].connections + res.targets[1].connections, 3);
+    run_result_release(&res);
+    server_stop(&s);
+}
+
+/* A port nobody listens on: every request fails in transport, cause refused. */
+static void test_transport_refused(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd); /* bound, never listened on, now closed: refused */
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", ntohs(a.sin_port));
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .connections = 2,
+                             .requests = 40,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    for (int open = 0; open < 2; open++) {
+        cfg.open_loop = open;
+        cfg.rate = open ? 2000 : 0;
+        cfg.connections = open ? 0 : 2;
+        struct run_result res;
+        run_once(&cfg, &res);
+        assert_true(res.accounting_ok);
+        assert_int_equal(res.all.counts.outcome[OUTCOME_TRANSPORT], 40);
+        assert_int_equal(res.all.counts.transport_cause[RUN_TC_REFUSED], 40);
+        run_result_release(&res);
+    }
+    assert_string_equal(run_transport_cause_name(RUN_TC_STALE), "stale");
+    assert_string_equal(run_transport_cause_name(RUN_TC_CLOSED_BEFORE), "closed_before_response");
+}
+
+/* A server that serves one request per connection without saying so: every reuse of a
+ * connection goes stale. Without --retry-stale those requests fail (cause stale); with it each
+ * is sent once more on a new connection, counted in retries, and every request is ok; the
+ * accounting identities hold either way. */
+static void test_retry_stale(void **state)
+{
+    (void)state;
+    struct server s;
+    server_start_mode(&s, SERVER_ONE_SHOT);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .requests = 200,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    for (int open = 0; open < 2; open++) {
+        cfg.open_loop = open;
+        cfg.rate = open ? 1000 : 0;
+        cfg.connections = open ? 0 : 2;
+        for (int retry = 0; retry < 2; retry++) {
+            cfg.retry_stale = retry;
+            struct run_result res;
+            run_once(&cfg, &res);
+            const struct run_counts *c = &res.all.counts;
+            assert_true(res.accounting_ok);
+            assert_int_equal(c->planned, 200);
+            assert_int_equal(c->sent, 200);
+            if (!retry) {
+                assert_true(c->outcome[OUTCOME_TRANSPORT] > 0);
+                assert_int_equal(c->transport_cause[RUN_TC_STALE], c->outcome[OUTCOME_TRANSPORT]);
+                assert_int_equal(c->outcome[OUTCOME_OK] + c->outcome[OUTCOME_TRANSPORT], 200);
+                assert_int_equal(c->retries, 0);
+            } else {
+                assert_int_equal(c->outcome[OUTCOME_OK], 200);
+                assert_true(c->retries > 0 && c->retries <= 200);
+                assert_int_equal(res.all.latency_all.total_count, 200);
+            }
+            print_message("%s loop, --retry-stale %s: ok %llu, stale %llu, retries %llu\n", open ? "open" : "closed",
+                          retry ? "on" : "off", (unsigned long long)c->outcome[OUTCOME_OK],
+                          (unsigned long long)c->transport_cause[RUN_TC_STALE], (unsigned long long)c->retries);
+            run_result_release(&res);
+        }
+    }
+    server_stop(&s);
+}
+
 /* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
 static void test_no_allocation_per_request(void **state)
 {
@@ -749,6 +905,9 @@ int main(void)
         cmocka_unit_test(test_intervals),
         cmocka_unit_test(test_runs_back_to_back),
         cmocka_unit_test(test_runs_concurrent),
+        cmocka_unit_test(test_closed_loop_connections),
+        cmocka_unit_test(test_transport_refused),
+        cmocka_unit_test(test_retry_stale),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,12 +20,14 @@
 #include "serve/serve.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *render(struct metrics_registry *reg, enum metrics_format fmt)
@@ -538,7 +540,9 @@ static void test_run_families(void **state)
     prom_observe(&s.latency[0], 0.005);
     prom_observe(&s.latency[0], 0.05);
     prom_observe(&s.latency[0], 2);
-    s.in_flight = 3;
+    s.in_flight[0] = 3;
+    s.queued[1] = 2;
+    s.finished = true;
     s.generator_limited = true;
     assert_int_equal(metrics_run_publish(mr, &s), 0);
     char *t = render(reg, METRICS_FORMAT_TEXT);
@@ -560,8 +564,11 @@ static void test_run_families(void **state)
         "knee_latency_seconds_count{target=\"read\"} 3\n",
         "knee_service_seconds_count{target=\"write\"} 0\n",
         "knee_lag_seconds_bucket{target=\"write\",le=\"+Inf\"} 0\n",
-        "knee_in_flight_requests 3\n",
-        "knee_queued_requests 0\n",
+        "knee_in_flight_requests{target=\"read\"} 3\n",
+        "knee_in_flight_requests{target=\"write\"} 0\n",
+        "knee_queued_requests{target=\"write\"} 2\n",
+        "knee_warmup 0\n",
+        "knee_run_finished 1\n",
         "knee_generator_limited 1\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
@@ -763,6 +770,111 @@ static void test_endpoint(void **state)
     metrics_free(reg);
 }
 
+/* Send all of n bytes, stopping quietly when the server resets (its answer is what matters). */
+static void send_quietly(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return;
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* An error answer must reach a client that is still sending: the endpoint shuts down its
+ * sending side, reads and discards, and closes after the client's EOF (a lingering close).
+ * A plain close with unread input sends a reset, and the client's kernel then drops the
+ * answer before the client reads it. Each case: the status, then a clean EOF (not a reset),
+ * many times over (the reset is a race the old code lost most of the time). */
+static void test_endpoint_error_delivery(void **state)
+{
+    (void)state;
+    char err[256];
+    struct metrics_registry *reg = sample_registry();
+    struct metrics_endpoint *ep;
+    assert_int_equal(metrics_endpoint_start(reg, "127.0.0.1:0", &ep, err, sizeof err), 0);
+    int port = metrics_endpoint_port(ep);
+    size_t junk_len = 256 * 1024;
+    char *junk = malloc(junk_len);
+    memset(junk, 'j', junk_len);
+    static char buf[1 << 16];
+    struct http_resp r;
+    const struct {
+        const char *head;
+        int status;
+    } cases[] = {
+        {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n\r\n", 413},
+        {"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Long: ", 431}, /* the junk makes the head too long */
+        {"NOT HTTP\r\n\r\n", 400},
+    };
+    for (int round = 0; round < 20; round++) {
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            int fd = connect_to(port);
+            send_quietly(fd, cases[c].head, strlen(cases[c].head));
+            send_quietly(fd, junk, junk_len);
+            size_t have = 0;
+            if (!read_resp(fd, buf, sizeof buf, &have, &r, false))
+                fail_msg("round %d, case %d: no %d answer (errno %d: %s)", round, cases[c].status, cases[c].status,
+                         errno, strerror(errno));
+            assert_int_equal(r.status, cases[c].status);
+            assert_non_null(strstr(r.head, "Connection: close\r\n"));
+            free(r.body);
+            shutdown(fd, SHUT_WR); /* the client is done: the endpoint sees EOF and closes */
+            char x;
+            ssize_t n = recv(fd, &x, 1, 0);
+            if (n != 0)
+                fail_msg("round %d, case %d: after the answer %zd (errno %d: %s), not EOF", round, cases[c].status, n,
+                         errno, strerror(errno));
+            close(fd);
+        }
+    }
+    /* A connection over the cap: 503, delivered the same way. */
+    int held[METRICS_EP_MAX_CONNS];
+    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++) {
+        held[i] = connect_to(port);
+        size_t have = 0;
+        send_all(held[i], "GET / HTTP/1.1\r\n\r\n");
+        assert_true(read_resp(held[i], buf, sizeof buf, &have, &r, false));
+        free(r.body);
+    }
+    for (int round = 0; round < 10; round++) {
+        int fd = connect_to(port);
+        static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
+        send_quietly(fd, get, sizeof get - 1);
+        send_quietly(fd, junk, 64 * 1024);
+        size_t have = 0;
+        if (!read_resp(fd, buf, sizeof buf, &have, &r, false))
+            fail_msg("round %d: no 503 (errno %d: %s)", round, errno, strerror(errno));
+        assert_int_equal(r.status, 503);
+        free(r.body);
+        close(fd);
+    }
+    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++)
+        close(held[i]);
+    /* A client that never sends its EOF is closed by the endpoint after the linger bounds;
+     * the endpoint stops at once whatever lingers. */
+    static const char bad[] = "NOT HTTP\r\n\r\n";
+    int fd = -1;
+    for (int tries = 0;; tries++) { /* until the endpoint has seen the held connections close */
+        fd = connect_to(port);
+        send_quietly(fd, bad, sizeof bad - 1);
+        size_t have = 0;
+        assert_true(read_resp(fd, buf, sizeof buf, &have, &r, false));
+        free(r.body);
+        if (r.status != 503 || tries == 1000)
+            break;
+        close(fd);
+        struct timespec nap = {.tv_nsec = 10000000};
+        nanosleep(&nap, NULL);
+    }
+    assert_int_equal(r.status, 400);
+    metrics_endpoint_stop(ep);
+    close(fd);
+    free(junk);
+    metrics_free(reg);
+}
+
 static void test_endpoint_non_loopback(void **state)
 {
     (void)state;
@@ -828,6 +940,52 @@ static void test_serve_families(void **state)
     free(t);
     metrics_serve_free(ms);
     metrics_free(reg);
+
+    /* Servers that record server time: knee_serve_time_seconds by outcome, polled; the null
+     * target above records none (no such family). */
+    struct serve_handle *q[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(serve_preset("queue", &cfg), 0);
+        cfg.time_bounds_ns[0] = 1000000;
+        cfg.time_bounds_ns[1] = 10000000000ULL;
+        cfg.ntime_bounds = 2;
+        assert_int_equal(serve_start(&cfg, &q[i]), 0);
+    }
+    reg = metrics_new();
+    assert_int_equal(metrics_serve_new(reg, q, 2, &ms, err, sizeof err), 0);
+    fd = connect_to(serve_port(q[1]));
+    have = 0;
+    send_all(fd, "GET /work?ms=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_true(read_resp(fd, buf, sizeof buf, &have, &r, false));
+    free(r.body);
+    close(fd);
+    t = render(reg, METRICS_FORMAT_TEXT);
+    const char *lines[] = {"outcome=\"ok\",le=\"0.001\"} 0\n", "outcome=\"ok\",le=\"10.0\"} 1\n", "outcome=\"ok\"} 1\n",
+                           "outcome=\"rejected\"} 0\n"};
+    const char *fams[] = {"_bucket", "_bucket", "_count", "_count"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(want, sizeof want, "knee_serve_time_seconds%s{server=\"%s\",preset=\"queue\",%s", fams[i],
+                 serve_address(q[1]), lines[i]);
+        if (!strstr(t, want))
+            fail_msg("missing %s in\n%s", want, t);
+    }
+    assert_non_null(strstr(t, "# TYPE knee_serve_time_seconds histogram\n"));
+    free(t);
+    metrics_serve_detach(ms);
+    metrics_serve_free(ms);
+    metrics_free(reg);
+    serve_stop(q[0], NULL);
+    /* Servers with different bounds cannot share the family. */
+    assert_int_equal(serve_preset("queue", &cfg), 0);
+    cfg.time_bounds_ns[0] = 2000000;
+    cfg.ntime_bounds = 1;
+    assert_int_equal(serve_start(&cfg, &q[0]), 0);
+    reg = metrics_new();
+    assert_int_equal(metrics_serve_new(reg, q, 2, &ms, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "bounds differ"));
+    metrics_free(reg);
+    serve_stop(q[0], NULL);
+    serve_stop(q[1], NULL);
 }
 
 int main(void)
@@ -848,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_negotiation),
         cmocka_unit_test(test_run_families),
         cmocka_unit_test(test_endpoint),
+        cmocka_unit_test(test_endpoint_error_delivery),
         cmocka_unit_test(test_endpoint_non_loopback),
         cmocka_unit_test(test_serve_families),
     };

@@ -159,6 +159,12 @@ static void test_bad_input_is_2(void **state)
         {"test", "-t", "99999999999", "http://127.0.0.1:1/", NULL},       /* saturated, then refused */
         {"test", "--threshold", "p99<soon", "http://127.0.0.1:1/", NULL}, /* thresholds */
         {"test", NULL},                                                   /* no target */
+        {"test", "-t", "2", "-R", "1e8", "http://127.0.0.1:1/"},          /* above 1M/s per thread */
+        {"test", "-t", "2", "-R", "1e12", "http://127.0.0.1:1/"},
+        {"test", "-t", "2", "-R", "1e20", "http://127.0.0.1:1/"},
+        {"test", "-t", "2", "-R", "1.79e308", "http://127.0.0.1:1/"},
+        {"test", "-R", "1e-300", "-n", "5", "http://127.0.0.1:1/"},                 /* a plan that never ends */
+        {"test", "--threshold", "all.service.p99<1s", "http://127.0.0.1:1/", NULL}, /* groups: latency only */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int argc = 0;

@@ -43,6 +43,7 @@ static void record(struct run_target_result *t, enum reqlog_outcome o, uint64_t 
 {
     t->counts.planned += n;
     t->counts.sent_on_time += n;
+    t->events.planned += n; /* every event inside the window */
     if (o == OUTCOME_DROPPED) {
         t->counts.dropped += n;
         t->counts.outcome[o] += n;
@@ -50,8 +51,13 @@ static void record(struct run_target_result *t, enum reqlog_outcome o, uint64_t 
     }
     t->counts.sent += n;
     t->counts.outcome[o] += n;
+    t->events.sent += n;
+    t->events.sends += n;
     if (o == OUTCOME_CANCELLED)
         return;
+    t->events.completed += n;
+    if (o == OUTCOME_OK)
+        t->events.ok += n;
     hdr_record(&t->latency[o], lat_ns, (int64_t)n);
     hdr_record(&t->latency_all, lat_ns, (int64_t)n);
     hdr_record(&t->service, lat_ns / 2, (int64_t)n);
@@ -86,11 +92,30 @@ static void merge_all(struct run_result *r)
         hdr_add(&r->all.lag, &t->lag);
     }
     const struct run_counts *c = &r->all.counts;
-    r->planned_rate = (double)c->planned / r->window_s;
-    r->sent_rate = (double)c->sent / r->window_s;
-    r->completed_rate = (double)(c->sent - c->outcome[OUTCOME_CANCELLED]) / r->window_s;
-    r->goodput_rate = (double)c->outcome[OUTCOME_OK] / r->window_s;
-    r->send_ratio = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
+    /* the events as the engine counts them: sends spread evenly over the window */
+    uint64_t wns = (uint64_t)(r->window_s * 1e9);
+    r->window_end_s = r->window_start_s + r->window_s;
+    run_events_init(&r->all.events, 0, wns);
+    for (size_t i = 0; i < r->ntargets; i++) {
+        struct run_events *ev = &r->targets[i].events;
+        ev->window_start_ns = 0;
+        ev->window_end_ns = wns;
+        ev->first_send_ns = 1;
+        ev->last_send_ns = ev->sends > 1 ? 1 + (ev->sends - 1) * (wns / ev->sends) : 1;
+        run_events_merge(&r->all.events, ev);
+        run_rates_of(ev, &r->targets[i].rates);
+    }
+    run_rates_of(&r->all.events, &r->all.rates);
+    r->sent_on_schedule = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
+    r->failed_share = NAN;
+    if (c->sent) {
+        uint64_t failed = 0;
+        for (int o = 0; o < OUTCOME_COUNT; o++)
+            if (run_outcome_failed((enum reqlog_outcome)o))
+                failed += c->outcome[o];
+        r->failed_share = (double)failed / (double)c->sent;
+    }
+    r->no_ok = c->outcome[OUTCOME_OK] == 0;
     r->accounting_ok = run_counts_hold(c);
 }
 
@@ -240,9 +265,11 @@ static void test_compact_one_target(void **state)
     assert_line(t, "requests");
     assert_line(t, "  planned 10,000 = sent 10,000 + dropped 0  [holds]");
     assert_line(t, "  sent 10,000 = ok 10,000  [holds]");
-    assert_line(t, "  rates per second over the 10.000 s window: planned 1,000.0  sent 1,000.0  completed 1,000.0  "
-                   "goodput 1,000.0");
-    assert_line(t, "  sent on schedule: 100.00% of planned requests left by the end of the plan");
+    assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it): planned 1,000.0  sent "
+                   "1,000.0  completed 1,000.0  goodput 1,000.0");
+    assert_line(t, "  sent 1,000.0/s over 9.999 s of sending (first to last send)");
+    assert_lacks(t, "after the window");
+    assert_line(t, "  sent on schedule: 100.00% of the planned requests, sent by the window's end (+1ms)");
     assert_line(t, "                    count       p50       p90       p99     p99.9       max");
     /* p50 and p90 in the 1 ms bucket, p99 in the 2 ms one, p99.9 and max at 50 ms */
     struct run_summary s;
@@ -261,7 +288,7 @@ static void test_compact_one_target(void **state)
                    "--verbose: every table");
     assert_lacks(t, "service (ms)");
     assert_lacks(t, "warnings");
-    assert_true(count_lines(t) <= 16);
+    assert_true(count_lines(t) <= 17);
     free(t);
 
     /* the same result with --verbose: the full tables, every outcome named */
@@ -388,12 +415,15 @@ static void test_several_targets(void **state)
     free(t);
 
     char *j = json_of(&cfg, r, NULL, 0);
-    assert_has(j, "\"schema\":\"knee-run/1\"");
+    assert_has(j, "\"schema\":\"knee-run/2\"");
     assert_has(j, "\"mode\":\"open\"");
     assert_json(j, "len(d['targets']) == 2 and d['targets'][1]['name'] == 'write' and "
                    "d['targets'][1]['accounting']['dropped'] == 10 and d['all']['accounting']['planned'] == 2000 and "
                    "d['outcomes']['dropped'] == 10 and d['all']['accounting']['planned_eq_sent_plus_dropped'] and "
-                   "d['targets'][0]['planned_rate'] == 150 and abs(d['rates']['goodput'] - 199) < 1e-9");
+                   "d['targets'][0]['planned_rate'] == 150 and abs(d['rates']['goodput'] - 199) < 1e-9 and "
+                   "d['events']['sent'] == 1990 and d['targets'][1]['events']['planned'] == 500 and "
+                   "abs(d['targets'][1]['rates']['sent'] - 49) < 1e-9 and d['sent_on_schedule'] == 1 and "
+                   "'send_ratio' not in d and d['window_start_s'] == 0 and d['window_end_s'] == 10");
     free(j);
     result_free(r);
 }
@@ -518,6 +548,19 @@ static void test_plan(void **state)
     assert_line(buf, "  about 5,000 requests planned over 10 s (Poisson arrivals: the count varies from seed to seed)");
     assert_line(buf, "  ! the connection pool is capped at 1000 (file descriptor limit 0; asked for 10000)");
     free(buf);
+    /* one of a kind: singular */
+    t.planned = 1;
+    t.planned_exact = true;
+    plan.all = t;
+    plan.pool_cap = plan.pool_asked = 1;
+    cfg.arrivals = RUN_ARRIVALS_CONSTANT;
+    cfg.requests = 1;
+    f = open_memstream(&buf, &len);
+    run_print_plan(f, &cfg, &plan);
+    fclose(f);
+    assert_has(buf, "pool up to 1 connection (queue when busy), 10 s, 1 request, 2 threads");
+    assert_line(buf, "  1 request planned over 10 s");
+    free(buf);
 }
 
 static void test_progress(void **state)
@@ -536,11 +579,109 @@ static void test_progress(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_print_progress(f, &p);
+    run_print_progress(f, &p, true);
     fclose(f);
     assert_string_equal(
         buf, "\r[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\033[K");
     free(buf);
+    /* not a terminal (a pipe, a file): one plain line, no carriage return, no escape code */
+    f = open_memstream(&buf, &len);
+    run_print_progress(f, &p, false);
+    fclose(f);
+    assert_string_equal(buf, "[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\n");
+    free(buf);
+}
+
+/* ------------------------------------------------------------------ rates by event time */
+
+/* A generator that fell behind: the rates count what happened inside the window, the sends
+ * and completions after it are on their own line, the achieved pace beside them. */
+static void test_rates_after_the_window(void **state)
+{
+    (void)state;
+    struct run_result *r = one_target_ok();
+    struct run_events *ev = &r->targets[0].events;
+    /* of 10,000 planned in 10 s, 2,500 left inside the window, 7,500 after it */
+    ev->sent = 2500;
+    ev->sent_late = 7500;
+    ev->completed = 2400;
+    ev->ok = 2400;
+    ev->completed_late = 7600;
+    ev->first_send_ns = 1000000;
+    ev->last_send_ns = 40001000000ULL; /* 40 s of sending */
+    ev->sends = 10001;
+    r->all.events = *ev;
+    run_rates_of(ev, &r->targets[0].rates);
+    run_rates_of(&r->all.events, &r->all.rates);
+    r->sent_on_schedule = 0.25;
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it): planned 1,000.0  sent "
+                   "250.0  completed 240.0  goodput 240.0");
+    assert_line(t, "  sent 250.0/s over 40.000 s of sending (first to last send)");
+    assert_line(t, "  after the window (in no rate): 7,500 late sends, 7,600 completed during the drain");
+    assert_line(t, "  sent on schedule: 25.00% of the planned requests, sent by the window's end (+1ms)");
+    free(t);
+    char *j = json_of(&open_cfg, r, NULL, 0);
+    assert_json(j, "d['rates']['sent'] == 250 and d['rates']['achieved_send'] == 250 and d['rates']['sending_s'] == 40 "
+                   "and d['events']['sent_late'] == 7500 and d['events']['completed_late'] == 7600 and "
+                   "d['sent_on_schedule'] == 0.25");
+    free(j);
+    result_free(r);
+}
+
+/* Nothing succeeded, or many failed: said above the latency table, not only at the end; names
+ * and warnings from input are printed with their control bytes escaped. */
+static void test_failed_and_escaped(void **state)
+{
+    (void)state;
+    struct run_result *r = result_new(1);
+    target_init(&r->targets[0], "a\r\nb", "http://127.0.0.1:1/\x1b[2J");
+    record(&r->targets[0], OUTCOME_TRANSPORT, 1000, 100000);
+    merge_all(r);
+    warn(r, true,
+         "FAILED: not one request succeeded (transport 1,000): there is no latency of a working service to "
+         "report");
+    warn(r, true, "--out x\ry: writing failed");
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    const char *banner = strstr(t, "\n! FAILED: not one request succeeded");
+    const char *table = strstr(t, "\nlatency (ms)");
+    assert_non_null(banner);
+    assert_non_null(table);
+    assert_true(banner < table);
+    assert_has(t, "  a\\r\\nb ");
+    assert_has(t, "http://127.0.0.1:1/\\x1b[2J");
+    assert_line(t, "  ! --out x\\ry: writing failed");
+    assert_lacks(t, "\r");
+    assert_lacks(t, "\033");
+    free(t);
+    char *j = json_of(&open_cfg, r, NULL, 0);
+    assert_json(j, "d['no_ok'] and d['failed_share'] == 1");
+    free(j);
+    result_free(r);
+}
+
+/* The plan's head names the total rate: the shared --rate plus the targets' own @R. */
+static void test_banner_total(void **state)
+{
+    (void)state;
+    struct run_result *r = result_new(2);
+    target_init(&r->targets[0], "a", "http://h/a");
+    target_init(&r->targets[1], "b", "http://h/b");
+    r->targets[0].planned_rate = 20;
+    r->targets[1].planned_rate = 100;
+    record(&r->targets[0], OUTCOME_OK, 200, 1000000);
+    record(&r->targets[1], OUTCOME_OK, 1000, 1000000);
+    merge_all(r);
+    struct run_target_config tc[2] = {{.name = "a", .url = "http://h/a", .rate = 20},
+                                      {.name = "b", .url = "http://h/b"}};
+    struct run_config cfg = open_cfg;
+    cfg.rate = 100;
+    cfg.targets = tc;
+    cfg.ntargets = 2;
+    char *t = text_of(&cfg, r, NULL, 0, false);
+    assert_has(t, "knee run: open loop, constant arrivals, 120.0/s in total, pool up to 10,000 connections");
+    free(t);
+    result_free(r);
 }
 
 int main(void)
@@ -554,6 +695,9 @@ int main(void)
         cmocka_unit_test(test_json_document),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_rates_after_the_window),
+        cmocka_unit_test(test_failed_and_escaped),
+        cmocka_unit_test(test_banner_total),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

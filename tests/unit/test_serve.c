@@ -64,6 +64,27 @@ static void tclose(struct tconn *c)
     free(c);
 }
 
+/* Close with a reset (SO_LINGER 0): the server's next read or write fails at once. */
+static void treset(struct tconn *c)
+{
+    struct linger l = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    tclose(c);
+}
+
+/* Send all of n bytes (blocking). Returns 0, or -errno when the server reset or closed. */
+static int tsend_all(struct tconn *c, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
+        if (k < 0)
+            return errno == EINTR ? 0 : -errno;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
 static void tsend(struct tconn *c, const char *s)
 {
     size_t n = strlen(s);
@@ -110,6 +131,19 @@ static bool tsees_close(struct tconn *c, int timeout_ms)
     char b[4096];
     ssize_t n = recv(c->fd, b, sizeof b, 0);
     return n <= 0;
+}
+
+/* True when the server ends the connection with a clean EOF (not a reset) within
+ * timeout_ms, after nothing more than what is buffered. */
+static bool tsees_eof(struct tconn *c, int timeout_ms)
+{
+    if (c->len)
+        return false;
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    if (poll(&p, 1, timeout_ms) <= 0)
+        return false;
+    char b[64];
+    return recv(c->fd, b, sizeof b, 0) == 0;
 }
 
 static double timing(const struct resp *r, const char *name)
@@ -408,6 +442,85 @@ static void test_acquire_timeout_and_fifo(void **state)
     assert_int_equal(fc.executed, 1);
 }
 
+/* The server-time histogram (serve_config.time_bounds_ns): a 200 after 20 ms of work and a 503
+ * after a 150 ms wait land in buckets at or above those times, never below; totals equal the
+ * ok and rejected counters; serve_join keeps the final values readable; no bounds, no counts;
+ * bad bounds are refused. */
+static void test_server_time(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("queue", &cfg);
+    cfg.pool = 1;
+    cfg.acquire_timeout_ns = 150 * NS_PER_MS;
+    const uint64_t b[] = {5 * NS_PER_MS, 19 * NS_PER_MS, 100 * NS_PER_MS, 149 * NS_PER_MS, 10 * NS_PER_S};
+    memcpy(cfg.time_bounds_ns, b, sizeof b);
+    cfg.ntime_bounds = 5;
+    struct serve_handle *h = start(&cfg);
+    int port = serve_port(h);
+    struct resp r;
+    struct tconn *c = tconnect(port);
+    for (int i = 0; i < 3; i++) {
+        tsend(c, "GET /work?ms=20 HTTP/1.1\r\n\r\n");
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, 200);
+    }
+    /* the slot held for 400 ms: a second request is rejected after 150 ms */
+    tsend(c, "GET /work?ms=400 HTTP/1.1\r\n\r\n");
+    struct serve_counters sc;
+    AWAIT(h, sc, sc.active == 1);
+    struct tconn *d = tconnect(port);
+    tsend(d, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(d, &r), 0);
+    assert_int_equal(r.status, 503);
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    tclose(c);
+    tclose(d);
+    serve_join(h); /* drained; the handle still answers */
+    serve_counters(h, &sc);
+    struct serve_time_hist ok, rej;
+    serve_time(h, SERVE_TIME_OK, &ok);
+    serve_time(h, SERVE_TIME_REJECTED, &rej);
+    assert_int_equal(ok.nbounds, 5);
+    assert_int_equal(ok.total, sc.ok);
+    assert_int_equal(ok.total, 4);
+    assert_int_equal(rej.total, sc.rejected);
+    assert_int_equal(rej.total, 1);
+    /* never below the time the server waited: 20 ms of work > 19 ms; 150 ms of waiting > 149 ms */
+    assert_int_equal(ok.counts[0] + ok.counts[1], 0);
+    assert_int_equal(rej.counts[0] + rej.counts[1] + rej.counts[2] + rej.counts[3], 0);
+    assert_true(ok.sum_ns >= 3 * 20 * NS_PER_MS + 400 * NS_PER_MS);
+    assert_true(rej.sum_ns >= 150 * NS_PER_MS);
+    uint64_t sum = 0;
+    for (unsigned i = 0; i <= ok.nbounds; i++)
+        sum += ok.counts[i];
+    assert_int_equal(sum, ok.total);
+    serve_stop(h, NULL);
+
+    /* Without bounds nothing is counted. */
+    serve_preset("queue", &cfg);
+    h = start(&cfg);
+    c = tconnect(serve_port(h));
+    tsend(c, "GET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    tclose(c);
+    serve_time(h, SERVE_TIME_OK, &ok);
+    assert_int_equal(ok.nbounds, 0);
+    assert_int_equal(ok.total, 0);
+    serve_stop(h, NULL);
+
+    /* Bounds must be > 0 and strictly increasing, at most 64. */
+    char err[160];
+    cfg.ntime_bounds = 2;
+    cfg.time_bounds_ns[0] = cfg.time_bounds_ns[1] = NS_PER_MS;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+    cfg.time_bounds_ns[0] = 0;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+    cfg.ntime_bounds = SERVE_TIME_MAX_BOUNDS + 1;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+}
+
 static void test_completion_order_is_fifo(void **state)
 {
     (void)state;
@@ -500,8 +613,9 @@ static void test_client_leaving(void **state)
     AWAIT(h, sc, sc.cancelled == 1 && sc.waiting == 0); /* (the counters move one at a time) */
     assert_int_equal(sc.active, 1);                     /* the holder still works */
     assert_int_equal(sc.executed, 0);
-    /* The slot holder leaves too: its work runs on; the response cannot be delivered. */
-    tclose(hold);
+    /* The slot holder resets the connection: its work runs on; the response cannot be
+     * delivered. */
+    treset(hold);
     AWAIT(h, sc, sc.write_failures == 1 && sc.executed == 1 && sc.active == 0 && sc.connections == 0);
     assert_int_equal(sc.cancelled, 1);
     assert_int_equal(sc.ok, 0);
@@ -514,6 +628,137 @@ static void test_client_leaving(void **state)
     assert_int_equal(r.status, 200);
     tclose(c);
     serve_stop(h, NULL);
+}
+
+/* A half-close (shutdown(SHUT_WR) after the requests): every complete request is answered,
+ * in order, then the server closes. A client that closes (FIN) while its work runs cannot
+ * be told from a half-close: its response is written (ok); only a reset makes it a write
+ * failure (test_client_leaving). */
+static void test_half_close_is_answered(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_preset("quiet");
+    int port = serve_port(h);
+    struct resp r;
+    struct tconn *c = tconnect(port);
+    tsend(c, "GET /work?ms=80 HTTP/1.1\r\n\r\n");
+    sleep_ms(20); /* the work is running when the EOF comes */
+    assert_int_equal(shutdown(c->fd, SHUT_WR), 0);
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_true(tsees_eof(c, 3000));
+    tclose(c);
+
+    /* Pipelined, with the EOF in the same breath: all three answered, in order. */
+    c = tconnect(port);
+    tsend(c, "GET /work?ms=30 HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\n\r\nGET /work?ms=1 HTTP/1.1\r\n\r\n");
+    assert_int_equal(shutdown(c->fd, SHUT_WR), 0);
+    assert_int_equal(tread(c, &r), 0);
+    assert_non_null(strstr(r.body, "\"work_ms\":30.000"));
+    assert_int_equal(tread(c, &r), 0);
+    assert_non_null(strstr(r.body, "UP"));
+    assert_int_equal(tread(c, &r), 0);
+    assert_non_null(strstr(r.body, "\"work_ms\":1.000"));
+    assert_true(tsees_eof(c, 3000));
+    tclose(c);
+
+    /* An incomplete request before the EOF can never complete: closed, unanswered. */
+    c = tconnect(port);
+    tsend(c, "GET / HTTP/1.1\r\nHost: x\r\n");
+    assert_int_equal(shutdown(c->fd, SHUT_WR), 0);
+    assert_true(tsees_eof(c, 3000));
+    tclose(c);
+
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.ok, 3);
+    assert_int_equal(fc.requests, 4);
+    assert_int_equal(fc.write_failures, 0);
+    assert_int_equal(fc.cancelled, 0);
+    assert_int_equal(fc.connections, 0);
+}
+
+/* Requests the framing rules refuse, through a real socket: the status, the reason, and
+ * the close (a smuggled request in the body is never answered). */
+static void test_framing_refused_over_the_wire(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_preset("null");
+    int port = serve_port(h);
+    static const struct {
+        const char *req;
+        int status;
+        const char *reason;
+    } cases[] = {
+        {"POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n", 400,
+         "BAD_REQUEST"},
+        {"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "BAD_REQUEST"},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501,
+         "TRANSFER_CODING_NOT_IMPLEMENTED"},
+        {"GET / HTTP/9.9\r\n\r\n", 505, "HTTP_VERSION_NOT_SUPPORTED"},
+        {"GET / HTTP/1.1\r\nX-A: b\r\n c\r\n\r\n", 400, "BAD_REQUEST"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tconn *c = tconnect(port);
+        struct resp r;
+        tsend(c, cases[i].req);
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, cases[i].status);
+        assert_non_null(strstr(r.body, cases[i].reason));
+        assert_non_null(strcasestr(r.head, "Connection: close"));
+        assert_true(tsees_eof(c, 3000)); /* nothing after the error, and no reset */
+        tclose(c);
+    }
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.bad_requests, sizeof cases / sizeof cases[0]);
+    assert_int_equal(fc.requests, 0);
+}
+
+/* The lingering close: a client that sends an oversized request in full (more than the
+ * kernel buffers hold, so the server must read on after its 413) reads the status and a
+ * clean EOF every time; a client that never stops sending is cut off at the byte bound. */
+static void test_lingering_close_delivers_the_error(void **state)
+{
+    (void)state;
+    struct serve_config cfg;
+    serve_preset("null", &cfg);
+    cfg.max_body_bytes = 1024;
+    struct serve_handle *h = start(&cfg);
+    int port = serve_port(h);
+    size_t body_len = 8u << 20;
+    char *req = malloc(body_len + 128);
+    int hl = snprintf(req, 128, "POST / HTTP/1.1\r\nContent-Length: %zu\r\n\r\n", body_len);
+    memset(req + hl, 'b', body_len);
+    for (int i = 0; i < 5; i++) {
+        struct tconn *c = tconnect(port);
+        assert_int_equal(tsend_all(c, req, (size_t)hl + body_len), 0);
+        struct resp r;
+        assert_int_equal(tread(c, &r), 0);
+        assert_int_equal(r.status, 413);
+        assert_non_null(strstr(r.body, "BODY_TOO_LARGE"));
+        assert_true(tsees_eof(c, 3000));
+        tclose(c);
+    }
+    free(req);
+
+    /* A sender without end: the server discards up to its byte bound, then closes. */
+    struct tconn *c = tconnect(port);
+    tsend(c, "POST / HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n");
+    static char chunk[1 << 16];
+    memset(chunk, 'x', sizeof chunk);
+    uint64_t sent = 0, t0 = clock_now_ns();
+    int rc = 0;
+    while (rc == 0 && clock_now_ns() - t0 < 30 * NS_PER_S)
+        if ((rc = tsend_all(c, chunk, sizeof chunk)) == 0)
+            sent += sizeof chunk;
+    assert_true(rc == -ECONNRESET || rc == -EPIPE);
+    assert_true(sent > (64u << 20) && sent < (64u << 20) + (64u << 20)); /* the bound, plus buffers */
+    tclose(c);
+    struct serve_counters fc;
+    serve_stop(h, &fc);
+    assert_int_equal(fc.bad_requests, 6);
+    assert_int_equal(fc.connections, 0);
 }
 
 static void test_header_timeout_and_conn_limit(void **state)
@@ -541,9 +786,12 @@ static void test_header_timeout_and_conn_limit(void **state)
     assert_int_equal(tread(a, &r), 0);
     tsend(b, "GET / HTTP/1.1\r\n\r\n");
     assert_int_equal(tread(b, &r), 0);
-    struct tconn *c = tconnect(port); /* the third: refused with a 503 (or a reset) */
-    int got = tread(c, &r);
-    assert_true(got == -1 || (r.status == 503 && strstr(r.body, "CONN_LIMIT")));
+    struct tconn *c = tconnect(port); /* the third: refused with a 503, then EOF */
+    tsend(c, "GET / HTTP/1.1\r\n\r\n");
+    assert_int_equal(tread(c, &r), 0);
+    assert_int_equal(r.status, 503);
+    assert_non_null(strstr(r.body, "CONN_LIMIT"));
+    assert_true(tsees_eof(c, 3000));
     tclose(c);
     tclose(a);
     struct serve_counters sc;
@@ -821,6 +1069,9 @@ int main(void)
         cmocka_unit_test(test_completion_order_is_fifo),
         cmocka_unit_test(test_seed_reproducible),
         cmocka_unit_test(test_client_leaving),
+        cmocka_unit_test(test_half_close_is_answered),
+        cmocka_unit_test(test_framing_refused_over_the_wire),
+        cmocka_unit_test(test_lingering_close_delivers_the_error),
         cmocka_unit_test(test_header_timeout_and_conn_limit),
         cmocka_unit_test(test_graceful_stop_finishes_in_flight),
         cmocka_unit_test(test_pause_holds_requests),
@@ -828,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_idle_timeout_closes_quietly),
         cmocka_unit_test(test_grace_expiry_forces_close),
         cmocka_unit_test(test_ipv6_loopback),
+        cmocka_unit_test(test_server_time),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

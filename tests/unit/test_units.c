@@ -42,6 +42,7 @@ static void test_fmt_rate(void **state)
     assert_string_equal(units_fmt_rate(-2.5, b, sizeof b), "-2.5");
     assert_string_equal(units_fmt_rate(NAN, b, sizeof b), "-");
     assert_string_equal(units_fmt_rate(INFINITY, b, sizeof b), "-");
+    assert_string_equal(units_fmt_rate(1.79e308, b, sizeof b), "1.79e+308");
 }
 
 static void test_fmt_ms(void **state)
@@ -56,6 +57,10 @@ static void test_fmt_ms(void **state)
     assert_string_equal(units_fmt_ms(123456.7, b, sizeof b), "123457");
     assert_string_equal(units_fmt_ms(NAN, b, sizeof b), "-");
     assert_string_equal(units_fmt_ms(-INFINITY, b, sizeof b), "-");
+    /* issue 11: never a wall of 309 digits */
+    assert_string_equal(units_fmt_ms(1.79e308, b, sizeof b), "1.79e+308");
+    assert_string_equal(units_fmt_ms(1e15, b, sizeof b), "1e+15");
+    assert_string_equal(units_fmt_ms(999999999999999, b, sizeof b), "999999999999999");
 }
 
 static void test_fmt_fixed(void **state)
@@ -66,6 +71,8 @@ static void test_fmt_fixed(void **state)
     assert_string_equal(units_fmt_fixed(0.05, 1, b, sizeof b), "0.1");
     assert_string_equal(units_fmt_fixed(7, 0, b, sizeof b), "7");
     assert_string_equal(units_fmt_fixed(NAN, 1, b, sizeof b), "-");
+    assert_string_equal(units_fmt_fixed(1.79e308, 1, b, sizeof b), "1.79e+308");
+    assert_string_equal(units_fmt_fixed(-2e20, 3, b, sizeof b), "-2e+20");
 }
 
 static void test_fmt_seconds(void **state)

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# What live metrics cost knee run: a 50,000/s open loop against nginx (Debian, one worker, a
+# tiny static response) without and with --metrics-listen scraped every second, in
+# interleaved pairs (off, on, off, on, ...) so drift on a shared machine hits both alike.
+# nginx and the scraper (a curl loop, one GET /metrics a second, as Prometheus would send)
+# are pinned to CPU 0, the generator (one thread) to CPU 1. Per run: the generator's lag p99
+# and p99.9, the share sent on time, and its CPU time per request (user + system from
+# /usr/bin/time over requests sent, warm-up included); with metrics, the scrapes answered.
+#
+#   bench/metrics_overhead.sh                    REPS=5 DURATION=10 RATE=50000
+#   REPS=2 DURATION=3 bench/metrics_overhead.sh  a smoke run
+#
+# Environment: KNEE (default build/knee), REPS, DURATION (s), RATE (/s), SERVER_CPU (0),
+# GEN_CPU (1). Needs nginx, curl, taskset, /usr/bin/time, python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KNEE=${KNEE:-build/knee}
+REPS=${REPS:-5}
+DURATION=${DURATION:-10}
+RATE=${RATE:-50000}
+SERVER_CPU=${SERVER_CPU:-0}
+GEN_CPU=${GEN_CPU:-1}
+command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
+for tool in nginx curl taskset python3; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
+done
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (package time)" >&2; exit 1; }
+[[ -x $KNEE ]] || { echo "bench: $KNEE not built (make)" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/knee-bench-metrics.XXXXXX)
+NGX_PID=
+SCRAPER_PID=
+cleanup() {
+    [[ -n $SCRAPER_PID ]] && kill "$SCRAPER_PID" 2>/dev/null && wait "$SCRAPER_PID" 2>/dev/null
+    [[ -n $NGX_PID ]] && kill "$NGX_PID" 2>/dev/null && wait "$NGX_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+MPORT=$(free_port)
+cat >"$TMP/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $TMP/nginx.pid;
+error_log $TMP/error.log;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_body_temp_path $TMP; proxy_temp_path $TMP; fastcgi_temp_path $TMP;
+  uwsgi_temp_path $TMP; scgi_temp_path $TMP;
+  server { listen 127.0.0.1:$PORT; location / { return 200 "hello\n"; } }
+}
+CONF
+taskset -c "$SERVER_CPU" nginx -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
+NGX_PID=$!
+for _ in $(seq 50); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 0.2)" 2>/dev/null && break
+    sleep 0.1
+done
+URL="http://127.0.0.1:$PORT/"
+echo "# knee run -t 1 -R $RATE -d ${DURATION}s, without and with --metrics-listen scraped every 1 s;"
+echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///') and the scraper on CPU $SERVER_CPU, generator on CPU $GEN_CPU," \
+    "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# scrape_loop: GET /metrics once a second (whatever answers), counting 200s, until killed.
+scrape_loop() {
+    local n=0
+    while :; do
+        if curl -sf -o "$TMP/last.prom" "http://127.0.0.1:$MPORT/metrics" 2>/dev/null; then
+            n=$((n + 1))
+            echo "$n" >"$TMP/scrapes"
+        fi
+        sleep 1
+    done
+}
+
+# one RUN_ID on|off
+one() {
+    local i=$1 mode=$2 extra=()
+    if [[ $mode == on ]]; then
+        extra=(--metrics-listen "127.0.0.1:$MPORT")
+        echo 0 >"$TMP/scrapes"
+        taskset -c "$SERVER_CPU" bash -c "$(declare -f scrape_loop); TMP=$TMP MPORT=$MPORT scrape_loop" &
+        SCRAPER_PID=$!
+    fi
+    /usr/bin/time -f '%U %S' -o "$TMP/$mode$i.time" taskset -c "$GEN_CPU" \
+        "$KNEE" run -t 1 -R "$RATE" -d "${DURATION}s" "${extra[@]}" --json "$TMP/$mode$i.json" "$URL" \
+        >/dev/null 2>"$TMP/$mode$i.err" || true
+    local scrapes=-
+    if [[ $mode == on ]]; then
+        kill "$SCRAPER_PID" 2>/dev/null && wait "$SCRAPER_PID" 2>/dev/null || true
+        SCRAPER_PID=
+        scrapes=$(cat "$TMP/scrapes")
+        grep -q '^knee_planned_requests_total{' "$TMP/last.prom" 2>/dev/null || scrapes="$scrapes(no-data)"
+    fi
+    python3 - "$TMP/$mode$i" "$i" "$mode" "$scrapes" <<'PY' | tee -a "$TMP/rows"
+import json, sys
+p, i, mode, scrapes = sys.argv[1:5]
+d = json.load(open(p + ".json"))
+a = d["all"]
+sent = a["accounting"]["sent"] + a["warmup"]["sent"]
+cpu = sum(map(float, open(p + ".time").read().split()[-2:]))
+print("%-4s %-8s %10d %10.4f %12.3f %12.3f %12.3f %8s" % (i, "metrics" if mode == "on" else "none", sent,
+      d["send_ratio"], a["lag"]["p99"], a["lag"]["p99.9"], cpu / sent * 1e6, scrapes))
+PY
+}
+
+echo
+printf '%-4s %-8s %10s %10s %12s %12s %12s %8s\n' pair mode sent sent_ratio lag_p99_ms lag_p999_ms cpu_us_req scrapes
+: >"$TMP/rows"
+for i in $(seq "$REPS"); do
+    one "$i" off
+    one "$i" on
+done
+python3 - "$TMP/rows" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+for mode in ("none", "metrics"):
+    r = [x for x in rows if x[1] == mode]
+    med = lambda j: statistics.median(float(x[j]) for x in r)
+    print("median %-8s %10.0f %10.4f %12.3f %12.3f %12.3f" % (mode, med(2), med(3), med(4), med(5), med(6)))
+PY
+echo
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

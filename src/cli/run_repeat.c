@@ -1,0 +1,500 @@
+/* knee run --repeat, --until-ci and the self-checks of every run (see run_repeat.h). */
+#include "cli/run_repeat.h"
+
+#include "compare/compare.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/outfile.h"
+#include "core/units.h"
+#include "hlog/hlog.h"
+#include "load/threshold.h"
+#include "runcheck/runcheck.h"
+#include "runreport/runreport.h"
+#include "stats/stats.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the rows ---------------------------------------------------------------------------------- */
+
+static int parse_percent(const char *v, void *dst, char *err, size_t errlen)
+{
+    double f;
+    if (units_parse_share(v, &f) || !(f > 0 && f < 1))
+        return knee_fail(err, errlen, KNEE_EINVAL, "expected a width such as 5%% (between 0 and 100%%)");
+    *(double *)dst = f;
+    return 0;
+}
+
+size_t run_repeat_rows(struct run_repeat_flags *f, struct opt *rows)
+{
+    rows[0] = (struct opt){.name = "repeat",
+                           .kind = OPT_COUNT,
+                           .dst = &f->repeat,
+                           .metavar = "N",
+                           .help = "run the same plan N times (same seed, same schedule) into --out-dir, for knee "
+                                   "compare"};
+    rows[1] = (struct opt){.name = "settle",
+                           .kind = OPT_DURATION,
+                           .dst = &f->settle_ns,
+                           .metavar = "D",
+                           .help = "with --repeat: idle time between repetitions (default 0)"};
+    rows[2] = (struct opt){.name = "out-dir",
+                           .kind = OPT_STR,
+                           .dst = &f->out_dir,
+                           .metavar = "DIR",
+                           .help = "with --repeat: rep-K.bin, rep-K.hlog, rep-K.json and repeat.json go here (a new "
+                                   "or empty directory)"};
+    rows[3] = (struct opt){.name = "until-ci",
+                           .kind = OPT_CUSTOM,
+                           .dst = &f->until_ci,
+                           .metavar = "P",
+                           .parse = parse_percent,
+                           .help = "open loop: stop once the p99's 95% interval is narrower than P of it (e.g. 5%); "
+                                   "--duration is the cap"};
+    return RUN_REPEAT_NROWS;
+}
+
+static bool given(const struct cmd_spec *spec, const char *name)
+{
+    const struct opt *o = opt_find(spec, name);
+    return o && o->seen;
+}
+
+int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
+                     const char *hlog_path)
+{
+    if (f->until_ci > 0) {
+        if (!cfg->open_loop)
+            return opt_fail(spec,
+                            "--until-ci needs an open loop (--rate): a closed loop's sample rate is the server's");
+        if (!cfg->duration_ns)
+            return opt_fail(spec, "--until-ci needs --duration (the cap), not --requests");
+        if (f->repeat)
+            return opt_fail(spec, "--until-ci and --repeat: repetitions must be the same plan, so none may stop early");
+    }
+    if (!f->repeat) {
+        if (given(spec, "settle"))
+            return opt_fail(spec, "--settle needs --repeat");
+        if (given(spec, "out-dir"))
+            return opt_fail(spec, "--out-dir needs --repeat");
+        return 0;
+    }
+    if (given(spec, "repeat") && f->repeat == 0)
+        return opt_fail(spec, "--repeat must be at least 1");
+    if (f->repeat > RUN_REPEAT_MAX)
+        return opt_fail(spec, "--repeat %llu: at most %d", (unsigned long long)f->repeat, RUN_REPEAT_MAX);
+    if (!f->out_dir || !f->out_dir[0])
+        return opt_fail(spec, "--repeat needs --out-dir DIR (each repetition's log, hlog and JSON go there)");
+    if (cfg->out_path)
+        return opt_fail(spec, "--out with --repeat: each repetition's log is DIR/rep-K.bin");
+    if (hlog_path)
+        return opt_fail(spec, "--hlog with --repeat: each repetition's hlog is DIR/rep-K.hlog");
+    for (size_t i = 0; i < cfg->ntargets; i++)
+        if (!hlog_tag_valid(cfg->targets[i].name))
+            return opt_fail(spec, "--repeat: target name '%s' cannot be an hlog tag (no ',', spaces or tabs)",
+                            cfg->targets[i].name);
+    return 0;
+}
+
+/* ---- --until-ci ---------------------------------------------------------------------------------- */
+
+static void until_ci_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency)
+{
+    struct run_until_ci *u = ctx;
+    if (u->next)
+        u->next(u->next_ctx, target, start_s, length_s, latency);
+    hdr_add(&u->h, latency);
+    if (target + 1 != u->cfg->ntargets || u->stopped)
+        return;
+    double warm_s = (double)u->cfg->warmup_ns / 1e9;
+    if (start_s + length_s < warm_s + RUN_UNTIL_CI_MIN_S)
+        return;
+    /* knee's rule for a tail percentile: at least STATS_MIN_BEYOND samples above it */
+    if ((double)u->h.total_count * 0.01 < STATS_MIN_BEYOND)
+        return;
+    double p99, lo, hi;
+    if (!runcheck_p99_ci(&u->h, &p99, &lo, &hi) || !(p99 > 0))
+        return;
+    if ((hi - lo) / p99 < u->fraction && u->cfg->stop) {
+        u->stopped = true;
+        u->stopped_at_s = start_s + length_s;
+        u->p99_ms = p99;
+        u->lo_ms = lo;
+        u->hi_ms = hi;
+        run_stop_request(u->cfg->stop, false);
+    }
+}
+
+void run_until_ci_install(struct run_until_ci *u, struct run_config *cfg, double fraction)
+{
+    memset(u, 0, sizeof *u);
+    u->fraction = fraction;
+    if (!(fraction > 0))
+        return;
+    u->cfg = cfg;
+    u->next = cfg->on_interval;
+    u->next_ctx = cfg->interval_ctx;
+    if (hdr_init(&u->h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS) != 0)
+        knee_oom();
+    cfg->on_interval = until_ci_interval;
+    cfg->interval_ctx = u;
+}
+
+void run_until_ci_release(struct run_until_ci *u)
+{
+    if (!(u->fraction > 0))
+        return;
+    hdr_release(&u->h);
+    if (u->cfg && u->cfg->on_interval == until_ci_interval) {
+        u->cfg->on_interval = u->next;
+        u->cfg->interval_ctx = u->next_ctx;
+    }
+    memset(u, 0, sizeof *u);
+}
+
+/* ---- self-checks ----------------------------------------------------------------------------------- */
+
+#define SELFCHECK_MAX_LOG_BYTES (300ull << 20) /* ~5M records: reading back more is not worth the wait */
+
+void run_selfcheck(const struct run_config *cfg, struct run_result *res)
+{
+    if (cfg->on_interval == until_ci_interval) {
+        const struct run_until_ci *u = cfg->interval_ctx;
+        if (u->stopped && res->interrupted) {
+            /* the engine saw a stop request; it was --until-ci's, so say that instead */
+            res->interrupted = false;
+            char l[32], h[32], p[32];
+            for (size_t i = 0; i < res->nwarnings; i++)
+                if (strncmp(res->warnings[i], "interrupted:", 12) == 0) {
+                    free(res->warnings[i]);
+                    char buf[512];
+                    snprintf(buf, sizeof buf,
+                             "--until-ci: planning stopped at %.0f s: the p99 %s ms has its 95%% interval [%s, %s] "
+                             "within %.1f%% of it (asked: %.1f%%)",
+                             u->stopped_at_s, units_fmt_ms(u->p99_ms, p, sizeof p), units_fmt_ms(u->lo_ms, l, sizeof l),
+                             units_fmt_ms(u->hi_ms, h, sizeof h), 100 * (u->hi_ms - u->lo_ms) / u->p99_ms,
+                             100 * u->fraction);
+                    res->warnings[i] = xstrdup(buf);
+                }
+        } else if (!u->stopped && res->all.latency_all.total_count) {
+            double p99, lo, hi;
+            char buf[512];
+            bool ok = runcheck_p99_ci(&res->all.latency_all, &p99, &lo, &hi);
+            snprintf(buf, sizeof buf,
+                     "--until-ci: the run reached its cap (--duration) before the p99's 95%% interval was within "
+                     "%.1f%% of it (now %s)",
+                     100 * u->fraction, ok ? "" : "undefined");
+            if (ok)
+                snprintf(buf + strlen(buf) - 1, sizeof buf - strlen(buf) + 1, "%.1f%%)", 100 * (hi - lo) / p99);
+            res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
+            res->warnings[res->nwarnings++] = xstrdup(buf);
+            res->attention = true;
+        }
+    }
+    const char *log = cfg->out_path;
+    struct stat st;
+    if (log && (stat(log, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SELFCHECK_MAX_LOG_BYTES))
+        log = NULL;
+    struct runcheck c;
+    char err[512];
+    runcheck_run(cfg, res, log, &c, err, sizeof err); /* a log that cannot be read: the checks without it */
+    runcheck_annotate(&c, res);
+}
+
+/* ---- --repeat -------------------------------------------------------------------------------------- */
+
+static struct run_stop repeat_stop;
+static volatile sig_atomic_t repeat_signals;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    repeat_signals++;
+    run_stop_request(&repeat_stop, repeat_signals > 1);
+}
+
+static void on_progress(void *ctx, const struct run_progress *p)
+{
+    (void)ctx;
+    run_print_progress(stderr, p, isatty(STDERR_FILENO));
+}
+
+struct rep_hlog {
+    struct outfile of;
+    struct hlog_writer *w;
+    const struct run_target_config *targets;
+    int err;
+};
+
+static void rep_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency)
+{
+    struct rep_hlog *h = ctx;
+    if (!h->err)
+        h->err = hlog_writer_write(h->w, h->targets[target].name, start_s, length_s, latency);
+}
+
+/* DIR exists and is empty (0), does not exist (1), or is unusable (-errno / KNEE_EINVAL). */
+static int dir_state(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? 1 : -errno;
+    if (!S_ISDIR(st.st_mode))
+        return KNEE_EINVAL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -errno;
+    struct dirent *de;
+    int r = 0;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            r = -ENOTEMPTY;
+    closedir(d);
+    return r;
+}
+
+/* mkdir -p */
+static int make_dir(const char *dir)
+{
+    char buf[4096];
+    size_t n = strlen(dir);
+    if (n >= sizeof buf)
+        return -ENAMETOOLONG;
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++)
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return -errno;
+            buf[i] = c;
+        }
+    return 0;
+}
+
+static int check_dir(const struct cmd_spec *spec, const char *dir, bool create)
+{
+    int r = dir_state(dir);
+    if (r == KNEE_EINVAL)
+        return opt_fail(spec, "--out-dir %s: not a directory", dir);
+    if (r == -ENOTEMPTY)
+        return opt_fail(spec,
+                        "--out-dir %s: not empty (knee writes repetitions only into a new or empty directory, so "
+                        "nothing there is replaced; remove it or choose another)",
+                        dir);
+    if (r < 0)
+        return opt_fail(spec, "--out-dir %s: %s", dir, knee_strerror(r));
+    if (r == 1 && create && (r = make_dir(dir)) != 0)
+        return opt_fail(spec, "--out-dir %s: %s", dir, knee_strerror(r));
+    return 0;
+}
+
+static void path_of(char *buf, size_t len, const char *dir, size_t k, const char *ext)
+{
+    char stem[32];
+    snprintf(stem, sizeof stem, COMPARE_REP_FMT, k);
+    snprintf(buf, len, "%s/%s%s", dir, stem, ext);
+}
+
+static int dry_run(const struct run_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc)
+{
+    if (check_dir(spec, f->out_dir, false))
+        return 2;
+    struct run_plan plan;
+    char err[512];
+    int r = run_plan(&rc->cfg, &plan, err, sizeof err);
+    if (r) {
+        fprintf(stderr, "knee run: %s\n", err[0] ? err : knee_strerror(r));
+        return r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND ? 2 : 1;
+    }
+    run_print_plan(stdout, &rc->cfg, &plan);
+    run_plan_release(&plan);
+    char settle[32];
+    printf("\nrepetitions\n  %llu of this plan (the same seed and schedule each time), %s idle between them\n",
+           (unsigned long long)f->repeat, units_fmt_duration(f->settle_ns, settle, sizeof settle));
+    printf("  into %s: rep-1.bin, rep-1.hlog, rep-1.json ... rep-%llu.json, repeat.json (compare them with knee "
+           "compare)\n",
+           f->out_dir, (unsigned long long)f->repeat);
+    for (size_t i = 0; i < rc->nthr; i++)
+        printf("  --threshold %s: judged per repetition (exit 99 when any fails)\n", rc->thr[i].expr);
+    printf("\ndry run: every flag checked, every target resolved; nothing was sent\n");
+    return 0;
+}
+
+/* Sleep d, in steps, unless a stop is requested. false when stopped. */
+static bool settle(uint64_t d_ns)
+{
+    uint64_t end = clock_now_ns() + d_ns;
+    while (run_stop_level(&repeat_stop) == 0) {
+        uint64_t now = clock_now_ns();
+        if (now >= end)
+            return true;
+        uint64_t step = end - now < 50000000ULL ? end - now : 50000000ULL;
+        struct timespec ts = {(time_t)(step / 1000000000ULL), (long)(step % 1000000000ULL)};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* Write one output through core/outfile: 0, or 1 after a line on stderr. */
+static int commit(struct outfile *of, const char *what)
+{
+    char err[512];
+    if (outfile_commit(of, err, sizeof err) != 0) {
+        fprintf(stderr, "knee run: %s: %s\n", what, err);
+        return 1;
+    }
+    return 0;
+}
+
+static int write_summary(const char *path, const struct compare_repeat_row *rows, size_t n, size_t planned,
+                         uint64_t settle_ns, const char *dir, const char *what)
+{
+    struct outfile of;
+    char err[512];
+    if (outfile_open(&of, path, err, sizeof err) != 0) {
+        fprintf(stderr, "knee run: %s: %s\n", what, err);
+        return 1;
+    }
+    compare_repeat_json(of.f, rows, n, planned, settle_ns, dir);
+    if (of.kind == OUTFILE_STDOUT) {
+        fflush(stdout);
+        outfile_abort(&of); /* stdout is never closed here */
+        return ferror(stdout) ? 1 : 0;
+    }
+    return commit(&of, what);
+}
+
+int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc,
+                    const char *json_path, bool progress, bool verbose, bool dry)
+{
+    if (dry)
+        return dry_run(f, spec, rc);
+    if (check_dir(spec, f->out_dir, true))
+        return 2;
+    bool json_stdout = json_path && strcmp(json_path, "-") == 0;
+    FILE *text = json_stdout ? stderr : stdout;
+    struct run_config cfg = rc->cfg;
+    progress = progress || isatty(STDERR_FILENO);
+    if (progress)
+        cfg.on_progress = on_progress;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    repeat_signals = 0;
+    run_stop_init(&repeat_stop);
+    cfg.stop = &repeat_stop;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    size_t n = (size_t)f->repeat, done = 0;
+    struct compare_repeat_row *rows = xcalloc(n, sizeof *rows);
+    bool accounting = true, written = true, pass = true;
+    int code = 0;
+    char logp[4200], hlogp[4200], jsonp[4200];
+    for (size_t k = 1; k <= n; k++) {
+        if (k > 1 && f->settle_ns && !settle(f->settle_ns))
+            break;
+        if (run_stop_level(&repeat_stop))
+            break;
+        path_of(logp, sizeof logp, f->out_dir, k, ".bin");
+        path_of(hlogp, sizeof hlogp, f->out_dir, k, ".hlog");
+        path_of(jsonp, sizeof jsonp, f->out_dir, k, ".json");
+        cfg.out_path = logp;
+        struct rep_hlog h = {.targets = cfg.targets};
+        char err[512];
+        int r = outfile_open(&h.of, hlogp, err, sizeof err);
+        if (r == 0 && (r = hlog_writer_open(&h.w, h.of.f, (double)clock_wall_ns() / 1e9, NULL)) != 0)
+            outfile_abort(&h.of);
+        if (r) {
+            fprintf(stderr, "knee run: %s: %s\n", hlogp, err[0] ? err : knee_strerror(r));
+            code = 1;
+            break;
+        }
+        cfg.on_interval = rep_interval;
+        cfg.interval_ctx = &h;
+        struct run_result res;
+        r = run_execute(&cfg, &res, err, sizeof err);
+        if (progress)
+            fputs("\r\033[K", stderr);
+        int hr = hlog_writer_close(h.w);
+        if (r) {
+            outfile_abort(&h.of);
+            fprintf(stderr, "knee run: repetition %zu: %s\n", k, err[0] ? err : knee_strerror(r));
+            code = (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) && k == 1 ? 2 : 1;
+            break;
+        }
+        if (hr || h.err) {
+            outfile_abort(&h.of);
+            fprintf(stderr, "knee run: %s: %s\n", hlogp, knee_strerror(h.err ? h.err : hr));
+            written = false;
+        } else if (commit(&h.of, hlogp)) {
+            written = false;
+        }
+        run_selfcheck(&cfg, &res);
+        for (size_t i = 0; i < rc->nthr; i++) {
+            run_threshold_eval(&rc->thr[i], &res);
+            pass &= rc->thr[i].pass;
+        }
+        struct outfile jf;
+        if (outfile_open(&jf, jsonp, err, sizeof err) != 0) {
+            fprintf(stderr, "knee run: %s: %s\n", jsonp, err);
+            written = false;
+        } else {
+            run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, true);
+            written &= commit(&jf, jsonp) == 0;
+        }
+        written &= res.out_error == 0;
+        accounting &= res.accounting_ok;
+        struct run_summary s;
+        run_summarize(&res.all.latency_all, &s);
+        struct compare_repeat_row *row = &rows[done++];
+        row->requests = res.all.counts.planned;
+        row->p50 = s.p50;
+        row->p99 = s.p99;
+        row->p999 = s.p999;
+        row->mean = s.mean;
+        row->rate = res.all.rates.sent;
+        row->interrupted = res.interrupted;
+        row->attention = res.attention;
+        char c[32], r50[32], r99[32], r999[32], mean[32], rate[32];
+        fprintf(text, "repetition %zu/%zu: %s requests, p50 %s ms, p99 %s ms, p99.9 %s ms, mean %s ms, %s/s sent%s\n",
+                k, n, units_fmt_count(res.all.counts.planned, c, sizeof c), units_fmt_ms(s.p50, r50, sizeof r50),
+                units_fmt_ms(s.p99, r99, sizeof r99), units_fmt_ms(s.p999, r999, sizeof r999),
+                units_fmt_ms(s.mean, mean, sizeof mean), units_fmt_rate(res.all.rates.sent, rate, sizeof rate),
+                res.interrupted ? " (interrupted)" : "");
+        if (verbose)
+            run_print_summary(text, &cfg, &res, rc->thr, rc->nthr, true);
+        else
+            for (size_t i = 0; i < res.nwarnings; i++)
+                if (strncmp(res.warnings[i], "warm-up:", 8) != 0)
+                    fprintf(text, "  - %s\n", res.warnings[i]);
+        run_result_release(&res);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (done) {
+        compare_repeat_print(text, rows, done);
+        if (done < n)
+            fprintf(text, "  stopped: %zu of %zu repetitions ran\n", done, n);
+        char sum[4200];
+        snprintf(sum, sizeof sum, "%s/%s", f->out_dir, COMPARE_REPEAT_SUMMARY);
+        written &= write_summary(sum, rows, done, n, f->settle_ns, f->out_dir, sum) == 0;
+        if (json_path)
+            written &= write_summary(json_path, rows, done, n, f->settle_ns, f->out_dir, "--json") == 0;
+        fprintf(text, "\nwrote %s (compare two such directories: knee compare BEFORE AFTER)\n", f->out_dir);
+    }
+    free(rows);
+    if (code)
+        return code;
+    return !accounting || !written ? 1 : !pass ? 99 : 0;
+}

@@ -1,0 +1,442 @@
+/* knee compare's printers: the text report (tables, verdicts, the two distributions side by
+ * side) and the JSON document (schema knee-compare/1, docs/FORMATS.md). Both print only
+ * what compare_run computed; a value without data is "-" in text and null in JSON. */
+#include "compare/internal.h"
+
+#include "core/json.h"
+#include "core/units.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- numbers --------------------------------------------------------------------------------- */
+
+/* A metric's value: ms with three decimals, the share under as a percentage. */
+static const char *val(int m, double v, char *buf, size_t len)
+{
+    if (!isfinite(v))
+        return "-";
+    if (m == CMP_UNDER)
+        snprintf(buf, len, "%.2f%%", 100 * v);
+    else
+        snprintf(buf, len, "%.3f", v);
+    return buf;
+}
+
+/* A signed difference: ms, or percentage points for the share under. */
+static const char *sdiff(int m, double v, char *buf, size_t len)
+{
+    if (!isfinite(v))
+        return "-";
+    if (m == CMP_UNDER)
+        snprintf(buf, len, "%+.2f pts", 100 * v);
+    else
+        snprintf(buf, len, "%+.3f", v);
+    return buf;
+}
+
+static const char *ci(int m, double lo, double hi, char *buf, size_t len)
+{
+    if (!isfinite(lo) || !isfinite(hi))
+        return "-";
+    char a[32], b[32];
+    snprintf(buf, len, "[%s, %s]", sdiff(m, lo, a, sizeof a), sdiff(m, hi, b, sizeof b));
+    return buf;
+}
+
+static const char *pct(double rel, char *buf, size_t len)
+{
+    if (!isfinite(rel))
+        return "-";
+    snprintf(buf, len, "%+.1f%%", 100 * rel);
+    return buf;
+}
+
+static const char *metric_label(int m, double under_ms, char *buf, size_t len)
+{
+    if (m == CMP_UNDER) {
+        char t[32];
+        snprintf(buf, len, "< %s", units_fmt_seconds(under_ms / 1e3, 4, t, sizeof t));
+    } else {
+        snprintf(buf, len, "%s ms", compare_metric_names[m]);
+    }
+    return buf;
+}
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+static void print_table(FILE *out, const struct compare_result *r, const struct compare_target_result *tr,
+                        const struct compare_side *before, const struct compare_side *after, bool verbose)
+{
+    char n1[32], n2[32];
+    fprintf(out, "\n%s (%s requests before, %s after)\n", tr->name, units_fmt_count(tr->n_before, n1, sizeof n1),
+            units_fmt_count(tr->n_after, n2, sizeof n2));
+    fprintf(out, "  %-10s %10s %10s %11s  %-24s %8s %8s  %s\n", "", "before", "after", "difference", "interval",
+            "relative", "spread", "verdict");
+    for (int m = 0; m < CMP_NMETRICS; m++) {
+        const struct compare_metric_result *mr = &tr->m[m];
+        if (!mr->used)
+            continue;
+        char l[32], b[32], a[32], d[32], c[80], p[32], s[32];
+        double spread = fmax(mr->spread_before, mr->spread_after);
+        fprintf(out, "  %-10s %10s %10s %11s  %-24s %8s %8s  %s\n", metric_label(m, r->opts.under_ms, l, sizeof l),
+                val(m, mr->before, b, sizeof b), val(m, mr->after, a, sizeof a), sdiff(m, mr->diff, d, sizeof d),
+                ci(m, mr->ci_lo, mr->ci_hi, c, sizeof c), m == CMP_UNDER ? "" : pct(mr->rel, p, sizeof p),
+                m == CMP_UNDER ? (isfinite(spread) ? (snprintf(s, sizeof s, "%.1f pts", 100 * spread), s) : "-")
+                               : (isfinite(spread) ? (snprintf(s, sizeof s, "%.3f", spread), s) : "-"),
+                compare_verdict_name(mr->verdict));
+    }
+    if (!verbose)
+        return;
+    for (int m = 0; m < CMP_NMETRICS; m++) {
+        const struct compare_metric_result *mr = &tr->m[m];
+        if (!mr->used)
+            continue;
+        char l[32], v[32];
+        fprintf(out, "  %-10s before:", metric_label(m, r->opts.under_ms, l, sizeof l));
+        for (size_t i = 0; i < before->nreps; i++)
+            fprintf(out, " %s", val(m, mr->reps_before[i], v, sizeof v));
+        fprintf(out, "   after:");
+        for (size_t i = 0; i < after->nreps; i++)
+            fprintf(out, " %s", val(m, mr->reps_after[i], v, sizeof v));
+        fputc('\n', out);
+    }
+}
+
+/* "slower (p50, p99 slower; p99.9 no detectable difference)" */
+static void print_verdict(FILE *out, const char *lead, const struct compare_target_result *tr)
+{
+    fprintf(out, "%s%s", lead, tr->verdict_text);
+    if (tr->verdict == CMP_V_FEW_REPS) {
+        fputc('\n', out);
+        return;
+    }
+    const enum compare_verdict order[] = {CMP_V_SLOWER, CMP_V_FASTER, CMP_V_NO_DIFFERENCE, CMP_V_SPREAD,
+                                          CMP_V_FEW_SAMPLES};
+    bool open = false;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        bool first = true;
+        for (int m = 0; m < CMP_NMETRICS; m++) {
+            if (!tr->m[m].used || tr->m[m].verdict != order[k])
+                continue;
+            fprintf(out, "%s%s", first ? (open ? "; " : " (") : ", ",
+                    m == CMP_UNDER ? "share under" : compare_metric_names[m]);
+            first = false;
+            open = true;
+        }
+        if (!first)
+            fprintf(out, " %s", compare_verdict_name(order[k]));
+    }
+    fprintf(out, "%s\n", open ? ")" : "");
+}
+
+void compare_print_overlay(FILE *out, const struct dbl_hist *before, const struct dbl_hist *after, int width)
+{
+    size_t first = DBL_MAX_BUCKETS, last = 0;
+    double max = 0;
+    for (size_t i = 0; i < DBL_MAX_BUCKETS; i++) {
+        if (!before->counts[i] && !after->counts[i])
+            continue;
+        if (first == DBL_MAX_BUCKETS)
+            first = i;
+        last = i;
+        double sb = before->total ? (double)before->counts[i] / (double)before->total : 0;
+        double sa = after->total ? (double)after->counts[i] / (double)after->total : 0;
+        max = fmax(max, fmax(sb, sa));
+    }
+    if (first == DBL_MAX_BUCKETS || !(max > 0))
+        return;
+    char label[DBL_MAX_BUCKETS][48];
+    int lw = 0;
+    for (size_t i = first; i <= last; i++) {
+        double hi = dbl_upper(before, i);
+        int n = isinf(hi) ? snprintf(label[i], sizeof label[i], "%g..", dbl_lower(before, i))
+                          : snprintf(label[i], sizeof label[i], "%g..%g", dbl_lower(before, i), hi);
+        if (n > lw)
+            lw = n;
+    }
+    fprintf(out, "  %*s     %-*s  %s\n", lw, "", width + 8, "before", "after");
+    for (size_t i = first; i <= last; i++) {
+        const struct dbl_hist *h[2] = {before, after};
+        fprintf(out, "  %*s ms", lw, label[i]);
+        for (int s = 0; s < 2; s++) {
+            double share = h[s]->total ? (double)h[s]->counts[i] / (double)h[s]->total : 0;
+            int bar = (int)(share * width / max + 0.5);
+            if (h[s]->counts[i] && bar == 0)
+                bar = 1;
+            fprintf(out, "  %5.1f%% ", 100 * share);
+            for (int k = 0; k < bar; k++)
+                fputc('#', out);
+            if (s == 0)
+                for (int k = bar; k < width; k++)
+                    fputc(' ', out);
+        }
+        fputc('\n', out);
+    }
+}
+
+void compare_print_text(FILE *out, const struct compare_result *r, const struct compare_side *before,
+                        const struct compare_side *after, bool verbose)
+{
+    if (r->forced) {
+        fprintf(out, "FORCED: the two sides were not run with the same load model (%s", r->diffs[0]);
+        for (size_t k = 1; k < r->ndiffs && k < sizeof r->diffs / sizeof r->diffs[0]; k++)
+            fprintf(out, "; %s", r->diffs[k]);
+        fprintf(out, "): this is not a like-for-like comparison\n");
+    }
+    char n1[32], n2[32];
+    uint64_t rb = 0, ra = 0;
+    for (size_t i = 0; i < before->nreps; i++)
+        rb += before->reps[i].requests;
+    for (size_t i = 0; i < after->nreps; i++)
+        ra += after->reps[i].requests;
+    fprintf(out, "before: %zu repetition%s, %s measured requests (%s", before->nreps, before->nreps == 1 ? "" : "s",
+            units_fmt_count(rb, n1, sizeof n1), before->reps[0].label);
+    if (before->nreps > 1)
+        fprintf(out, " .. %s", before->reps[before->nreps - 1].label);
+    fprintf(out, ")\nafter:  %zu repetition%s, %s measured requests (%s", after->nreps, after->nreps == 1 ? "" : "s",
+            units_fmt_count(ra, n2, sizeof n2), after->reps[0].label);
+    if (after->nreps > 1)
+        fprintf(out, " .. %s", after->reps[after->nreps - 1].label);
+    fprintf(out, ")\nload model: %s%s\n", r->model_text, r->forced ? "" : " (the same on both sides)");
+    if (r->nreps_before >= COMPARE_MIN_REPS && r->nreps_after >= COMPARE_MIN_REPS)
+        fprintf(out,
+                "difference = after - before; %.0f%% intervals: hierarchical bootstrap (repetitions, then requests; "
+                "%s resamples, seed %llu), widened x%.2f for %zu and %zu repetitions; spread = the widest max - min "
+                "of one side's repetitions\n",
+                100 * r->opts.confidence, units_fmt_count(r->opts.resamples, n1, sizeof n1),
+                (unsigned long long)r->opts.seed,
+                r->opts.no_widening ? 1.0 : compare_widening(r->nreps_before, r->nreps_after, r->opts.confidence),
+                r->nreps_before, r->nreps_after);
+    else
+        fprintf(out,
+                "difference = after - before; no interval: fewer than %d repetitions on a side; spread = the "
+                "widest max - min of one side's repetitions\n",
+                COMPARE_MIN_REPS);
+    for (size_t t = 0; t < r->ntargets && r->ntargets > 1; t++) {
+        print_table(out, r, &r->targets[t], before, after, verbose);
+        print_verdict(out, "  verdict: ", &r->targets[t]);
+    }
+    print_table(out, r, r->all, before, after, verbose);
+    fputc('\n', out);
+    print_verdict(out, "verdict: ", r->all);
+    fprintf(out, "\nlatency distribution (all targets; share of requests per doubling bucket)\n");
+    compare_print_overlay(out, &r->all->hist_before, &r->all->hist_after, 24);
+    for (size_t i = 0; i < r->opts.nfail_if; i++) {
+        const struct compare_fail_if *f = &r->opts.fail_if[i];
+        fprintf(out, "%s--fail-if %s: %s\n", i == 0 ? "\n" : "", f->expr,
+                !f->evaluated ? "NOT EVALUATED (no verdict without 3 repetitions a side)"
+                : f->failed   ? "FAILED"
+                              : "passed");
+    }
+    if (r->nwarnings) {
+        fprintf(out, "\nwarnings\n");
+        for (size_t i = 0; i < r->nwarnings; i++)
+            fprintf(out, "  - %s\n", r->warnings[i]);
+    }
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void json_metrics(struct json *j, const struct compare_target_result *tr, size_t nb, size_t na)
+{
+    json_key(j, "metrics");
+    json_object_begin(j);
+    for (int m = 0; m < CMP_NMETRICS; m++) {
+        const struct compare_metric_result *mr = &tr->m[m];
+        if (!mr->used)
+            continue;
+        json_key(j, compare_metric_names[m]);
+        json_object_begin(j);
+        json_kv_string(j, "unit", m == CMP_UNDER ? "fraction" : "ms");
+        json_kv_double(j, "before", mr->before);
+        json_kv_double(j, "after", mr->after);
+        json_kv_double(j, "difference", mr->diff);
+        json_kv_double(j, "relative", mr->rel);
+        json_kv_double(j, "ci_low", mr->ci_lo);
+        json_kv_double(j, "ci_high", mr->ci_hi);
+        json_kv_double(j, "ci_low_relative", mr->ci_lo_rel);
+        json_kv_double(j, "ci_high_relative", mr->ci_hi_rel);
+        json_kv_double(j, "spread_before", mr->spread_before);
+        json_kv_double(j, "spread_after", mr->spread_after);
+        json_key(j, "repetitions_before");
+        json_array_begin(j);
+        for (size_t i = 0; i < nb; i++)
+            json_double(j, mr->reps_before[i]);
+        json_array_end(j);
+        json_key(j, "repetitions_after");
+        json_array_begin(j);
+        for (size_t i = 0; i < na; i++)
+            json_double(j, mr->reps_after[i]);
+        json_array_end(j);
+        if (m <= CMP_P999) {
+            json_kv_uint(j, "beyond_before", mr->beyond_before);
+            json_kv_uint(j, "beyond_after", mr->beyond_after);
+        }
+        json_kv_string(j, "verdict", compare_verdict_name(mr->verdict));
+        json_object_end(j);
+    }
+    json_object_end(j);
+}
+
+static void json_hist(struct json *j, const char *key, const struct dbl_hist *h)
+{
+    json_key(j, key);
+    json_array_begin(j);
+    for (size_t i = 0; i < DBL_MAX_BUCKETS; i++) {
+        if (!h->counts[i])
+            continue;
+        json_object_begin(j);
+        json_kv_double(j, "from_ms", dbl_lower(h, i));
+        json_kv_double(j, "to_ms", dbl_upper(h, i));
+        json_kv_uint(j, "count", h->counts[i]);
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
+static void json_model(struct json *j, const struct compare_model *m)
+{
+    json_object_begin(j);
+    json_kv_bool(j, "known", m->known);
+    json_kv_string(j, "mode", !m->closed_known ? "unknown" : m->closed_loop ? "closed" : "open");
+    if (m->known) {
+        if (!m->closed_loop) {
+            json_kv_string(j, "arrivals", m->arrivals);
+            json_kv_double(j, "rate", m->rate);
+            if (m->ramp) {
+                json_kv_double(j, "ramp_from", m->ramp_from);
+                json_kv_double(j, "ramp_to", m->ramp_to);
+            }
+            json_kv_uint(j, "pool_cap", m->pool_cap);
+            json_kv_string(j, "when_busy", m->when_busy);
+        } else {
+            json_kv_double(j, "think_s", m->think_s);
+        }
+        json_kv_double(j, "duration_s", m->duration_s);
+        json_kv_uint(j, "requests", m->requests);
+        json_kv_double(j, "warmup_s", m->warmup_s);
+        json_kv_double(j, "timeout_s", m->timeout_s);
+        json_kv_bool(j, "keepalive", m->keepalive);
+        json_kv_uint(j, "seed", m->seed);
+    }
+    json_key(j, "targets");
+    json_array_begin(j);
+    for (size_t i = 0; i < m->ntargets; i++) {
+        json_object_begin(j);
+        json_kv_string(j, "name", m->targets[i].name);
+        if (m->known) {
+            json_kv_string(j, "path", m->targets[i].path);
+            json_kv_string(j, "authority", m->targets[i].authority);
+            if (m->closed_loop)
+                json_kv_uint(j, "clients", m->targets[i].clients);
+            else
+                json_kv_double(j, "planned_rate", m->targets[i].planned_rate);
+        }
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
+static void json_target(struct json *j, const struct compare_target_result *tr, size_t nb, size_t na)
+{
+    json_object_begin(j);
+    json_kv_string(j, "name", tr->name);
+    json_kv_uint(j, "requests_before", tr->n_before);
+    json_kv_uint(j, "requests_after", tr->n_after);
+    json_kv_string(j, "verdict", tr->verdict_text);
+    json_metrics(j, tr, nb, na);
+    json_object_end(j);
+}
+
+void compare_write_json(FILE *out, const struct compare_result *r, const struct compare_side *before,
+                        const struct compare_side *after)
+{
+    struct json j;
+    json_init(&j, out, true);
+    json_object_begin(&j);
+    json_kv_string(&j, "schema", "knee-compare/1");
+    json_kv_string(&j, "verdict", r->all->verdict_text);
+    json_kv_bool(&j, "forced", r->forced);
+    json_key(&j, "load_model_differences");
+    json_array_begin(&j);
+    for (size_t k = 0; k < r->ndiffs && k < sizeof r->diffs / sizeof r->diffs[0]; k++)
+        json_string(&j, r->diffs[k]);
+    json_array_end(&j);
+    json_key(&j, "repetitions");
+    json_object_begin(&j);
+    json_kv_uint(&j, "before", r->nreps_before);
+    json_kv_uint(&j, "after", r->nreps_after);
+    json_object_end(&j);
+    const struct compare_side *sides[2] = {before, after};
+    json_key(&j, "inputs");
+    json_object_begin(&j);
+    for (int s = 0; s < 2; s++) {
+        json_key(&j, sides[s]->name);
+        json_array_begin(&j);
+        for (size_t i = 0; i < sides[s]->nreps; i++) {
+            json_object_begin(&j);
+            json_kv_string(&j, "label", sides[s]->reps[i].label);
+            json_kv_string(&j, "source", sides[s]->reps[i].source);
+            json_kv_uint(&j, "requests", sides[s]->reps[i].requests);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+    }
+    json_object_end(&j);
+    json_key(&j, "load_model");
+    json_model(&j, &before->reps[0].model);
+    json_key(&j, "load_model_after");
+    json_model(&j, &after->reps[0].model);
+    json_key(&j, "method");
+    json_object_begin(&j);
+    json_kv_string(&j, "interval",
+                   "percentile bootstrap, hierarchical: repetitions with replacement, then "
+                   "Poisson(1) weights on each drawn repetition's requests");
+    json_kv_uint(&j, "resamples", r->opts.resamples);
+    json_kv_double(&j, "widening",
+                   r->opts.no_widening ? 1.0 : compare_widening(r->nreps_before, r->nreps_after, r->opts.confidence));
+    json_kv_uint(&j, "seed", r->opts.seed);
+    json_kv_double(&j, "confidence", r->opts.confidence);
+    json_kv_uint(&j, "min_repetitions", COMPARE_MIN_REPS);
+    json_kv_uint(&j, "min_beyond", COMPARE_MIN_BEYOND);
+    json_kv_string(&j, "percentile", "nearest rank");
+    json_object_end(&j);
+    if (r->opts.under_ms > 0)
+        json_kv_double(&j, "under_ms", r->opts.under_ms);
+    else {
+        json_key(&j, "under_ms");
+        json_null(&j);
+    }
+    json_metrics(&j, r->all, r->nreps_before, r->nreps_after);
+    json_key(&j, "all");
+    json_target(&j, r->all, r->nreps_before, r->nreps_after);
+    json_key(&j, "targets");
+    json_array_begin(&j);
+    for (size_t t = 0; t < r->ntargets; t++)
+        json_target(&j, &r->targets[t], r->nreps_before, r->nreps_after);
+    json_array_end(&j);
+    json_key(&j, "distribution");
+    json_object_begin(&j);
+    json_hist(&j, "before", &r->all->hist_before);
+    json_hist(&j, "after", &r->all->hist_after);
+    json_object_end(&j);
+    json_key(&j, "fail_if");
+    json_array_begin(&j);
+    for (size_t i = 0; i < r->opts.nfail_if; i++) {
+        json_object_begin(&j);
+        json_kv_string(&j, "expr", r->opts.fail_if[i].expr);
+        json_kv_bool(&j, "evaluated", r->opts.fail_if[i].evaluated);
+        json_kv_bool(&j, "failed", r->opts.fail_if[i].failed);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_key(&j, "warnings");
+    json_array_begin(&j);
+    for (size_t i = 0; i < r->nwarnings; i++)
+        json_string(&j, r->warnings[i]);
+    json_array_end(&j);
+    json_object_end(&j);
+    json_end(&j);
+}

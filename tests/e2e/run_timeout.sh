@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Every request's timeout fires on time, in the closed and the open loop. The server answers
+# half the requests after 0..400 ms and never answers the other half, so a closed loop's sends,
+# and with them the deadlines in flight, spread out in time: a send made by the timeout handler
+# must not push an older deadline back (it did: up to 2x --timeout late).
+#
+# The bound: no timed-out request's service time (T5 - T1, from the per-request CSV) exceeds
+# the timeout + 250 ms. What a timeout can add is the worker thread's wake-up latency (timer
+# slack 1 ns, epoll_pwait2) plus the handler's own µs: on a loaded 2-core machine a woken
+# thread waits at most about one CFS scheduling period (12-24 ms, or 3 ms per runnable task
+# with many), seen at a few ms here; a skipped deadline is late by up to the whole timeout.
+source "$KNEE_SRC/tests/e2e/run_common.bash"
+start_fault_server
+URL="http://127.0.0.1:$FS_PORT/sometimes-stall?pct=50&max_ms=400"
+TIMEOUT_MS=1000
+SLACK_MS=250
+
+late_check() { # CSV LABEL: every timeout within the bound; at least a few timeouts seen
+    python3 - "$1" "$2" "$TIMEOUT_MS" "$SLACK_MS" <<'PY'
+import csv, sys
+path, label, timeout, slack = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+rows = list(csv.DictReader(open(path)))
+svc = [float(r["service_ms"]) for r in rows if r["outcome"] == "timeout"]
+late = sorted(s for s in svc if s > timeout + slack)
+print("%s: %d requests, %d timed out, service of timeouts %.1f .. %.1f ms" % (label, len(rows), len(svc),
+      min(svc) if svc else 0, max(svc) if svc else 0))
+if len(svc) < 10:
+    sys.exit("FAIL: %s: only %d timeouts, the test needs more" % (label, len(svc)))
+if min(svc) < timeout:
+    sys.exit("FAIL: %s: a timeout fired early (%.1f ms)" % (label, min(svc)))
+if late:
+    sys.exit("FAIL: %s: %d of %d timeouts later than %g + %g ms: %s" % (label, len(late), len(svc), timeout, slack,
+             ", ".join("%.0f" % s for s in late[:10])))
+PY
+}
+
+run_knee run -c 16 -d 4s --timeout ${TIMEOUT_MS}ms --out "$TMP/closed.csv" --json "$TMP/closed.json" "$URL" \
+    >"$TMP/closed.txt" 2>&1
+[[ $RC -eq 0 ]] || { cat "$TMP/closed.txt"; fail "closed loop: exit $RC"; }
+json_check "$TMP/closed.json" 'identity(acc) and d["accounting_ok"] and acc["outcomes"]["timeout"] > 0' "closed: accounting"
+late_check "$TMP/closed.csv" "closed loop"
+
+run_knee run -R 60 -d 4s --timeout ${TIMEOUT_MS}ms --out "$TMP/open.csv" --json "$TMP/open.json" "$URL" \
+    >"$TMP/open.txt" 2>&1
+[[ $RC -eq 0 ]] || { cat "$TMP/open.txt"; fail "open loop: exit $RC"; }
+json_check "$TMP/open.json" 'identity(acc) and d["accounting_ok"] and acc["outcomes"]["timeout"] > 0' "open: accounting"
+late_check "$TMP/open.csv" "open loop"
+echo "ok"

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# knee serve --tls / --cert / --key / --h2 from the command line: the listening lines, a
+# self-signed certificate, a CA-signed one verified by the client, HTTP/2 over ALPN and h2c by
+# prior knowledge answered with the same counters as HTTP/1.1, h2load (nghttp2-client) as an
+# independent HTTP/2 client, and bad flags (one line, exit 2). knee_probe (tests/probe) is the
+# client where h2load is not.
+source "$KNEE_SRC/tests/e2e/run_common.bash"
+: "${KNEE_BUILD:?KNEE_BUILD must name the build dir}"
+PROBE=$KNEE_BUILD/knee_probe
+[[ -x $PROBE ]] || fail "no $PROBE (build the tests)"
+command -v openssl >/dev/null || { echo "skip: openssl missing"; exit 77; }
+cd "$TMP"
+
+# bad input: one line naming the flag, exit 2
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout a.key -out a.pem -days 2 \
+    -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout b.key -out b.pem -days 2 \
+    -subj /CN=localhost 2>/dev/null
+echo "not a certificate" >junk.pem
+for args in "--key a.key" "--cert a.pem" "--cert nope.pem --key a.key" "--cert junk.pem --key a.key" \
+            "--cert a.pem --key b.key" "--tls --cert a.pem"; do
+    set +e; err=$("$KNEE" serve $args 2>&1 >/dev/null); rc=$?; set -e
+    [[ $rc -eq 2 && $(printf '%s\n' "$err" | wc -l) -eq 1 && $err == "knee serve: "* ]] ||
+        fail "'knee serve $args': exit $rc: $err"
+    echo "ok: knee serve $args -> exit 2: $err"
+done
+err=$("$KNEE" serve --cert a.pem --key b.key 2>&1 >/dev/null || true)
+[[ $err == *"--key b.key does not match the certificate of --cert a.pem"* ]] || fail "mismatch message: $err"
+
+start() { # start NAME ARGS...: a knee serve whose port lands in ${NAME}_PORT
+    local name=$1
+    shift
+    "$KNEE" serve "$@" >"$name.out" 2>"$name.err" &
+    PIDS+=($!)
+    printf -v "${name}_PID" '%s' $!
+    for i in $(seq 100); do grep -q '^listening on' "$name.out" 2>/dev/null && break; sleep 0.1; done
+    printf -v "${name}_PORT" '%s' "$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$name.out")"
+}
+stop() { # stop NAME: SIGINT, wait, and the final counters line in ${NAME}.out
+    local pid_var=${1}_PID
+    kill -INT "${!pid_var}"
+    wait "${!pid_var}" || fail "$1 exited with $?"
+}
+
+# --tls --h2, self-signed: https with ALPN h2 and http/1.1
+start s --preset null --tls --h2
+grep -q "^listening on 127.0.0.1:$s_PORT (null) https h2$" s.out || fail "listening line: $(cat s.out)"
+grep -Eq '^tls: self-signed certificate, SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2} \(clients need --insecure\)$' s.out ||
+    fail "fingerprint line: $(cat s.out)"
+"$PROBE" --insecure -n 50 -m 8 "https://127.0.0.1:$s_PORT/" >p.txt || { cat p.txt; fail "probe h2"; }
+grep -q " proto=h2 .* completed=50 ok=50 " p.txt || fail "h2 over TLS: $(cat p.txt)"
+"$PROBE" --insecure --http1.1 -n 10 "https://127.0.0.1:$s_PORT/" >p.txt || fail "probe h1"
+grep -q " proto=http/1.1 .* completed=10 ok=10 " p.txt || fail "http/1.1 over TLS: $(cat p.txt)"
+"$PROBE" "https://127.0.0.1:$s_PORT/" >p.txt && fail "verification must fail on a self-signed certificate"
+grep -q " reason=tls_verify " p.txt || fail "verify reason: $(cat p.txt)"
+if command -v h2load >/dev/null; then
+    h2load -n 2000 -c 4 -m 10 "https://127.0.0.1:$s_PORT/" >h2load.txt 2>&1 || true
+    grep -q "requests: 2000 total, 2000 started, 2000 done, 2000 succeeded" h2load.txt || { cat h2load.txt; fail "h2load over TLS"; }
+    grep -q "Application protocol: h2" h2load.txt || fail "h2load did not negotiate h2"
+else
+    echo "note: h2load missing (nghttp2-client): the independent h2 client is skipped"
+fi
+stop s
+want=$((50 + 10 + $(command -v h2load >/dev/null && echo 2000 || echo 0)))
+grep -q "^stopped 127.0.0.1:$s_PORT (null) {.*\"executed\":$want,\"ok\":$want,.*\"requests\":$want,.*\"connections\":0," s.out ||
+    fail "final counters ($want requests): $(tail -1 s.out)"
+
+# HTTP/1.1 pipelining through TLS: 300 work requests in one write. OpenSSL holds the records it
+# read beyond the input buffer's room, which epoll cannot see: the server must read them itself.
+start q --preset quiet --tls
+python3 - "$q_PORT" <<'PY' || fail "pipelining over TLS"
+import socket, ssl, sys, time
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))), server_hostname="localhost")
+n = 300
+s.sendall(b"GET /work?ms=1 HTTP/1.1\r\nHost: a\r\n\r\n" * n)
+buf, t = b"", time.time()
+s.settimeout(20)
+while buf.count(b"HTTP/1.1 200") < n and time.time() - t < 20:
+    d = s.recv(65536)
+    if not d:
+        break
+    buf += d
+got = buf.count(b"HTTP/1.1 200")
+print("pipelined over TLS: %d of %d answered" % (got, n))
+sys.exit(0 if got == n else 1)
+PY
+stop q
+grep -q '"ok":300,' q.out || fail "pipelined: $(tail -1 q.out)"
+
+# --cert/--key (a CA the client trusts); the quiet preset's pipeline and Server-Timing over h2
+start c --preset quiet --cert a.pem --key a.key --h2
+grep -q "https h2$" c.out && ! grep -q '^tls: self-signed' c.out || fail "--cert: $(cat c.out)"
+"$PROBE" --cacert a.pem -n 20 -m 4 "https://localhost:$c_PORT/work?ms=1" >p.txt || { cat p.txt; fail "verified h2"; }
+grep -q " reason=none proto=h2 .* ok=20 .*server_timing='queue;dur=[0-9.]*, work;dur=[0-9.]*'" p.txt ||
+    fail "Server-Timing over h2: $(cat p.txt)"
+stop c
+
+# --h2 without TLS: h2c by prior knowledge; HTTP/1.1 on the same port
+start h --preset null --h2
+grep -q "^listening on 127.0.0.1:$h_PORT (null) http h2c$" h.out || fail "h2c listening line: $(cat h.out)"
+"$PROBE" --h2c -n 100 -m 16 "http://127.0.0.1:$h_PORT/" >p.txt || { cat p.txt; fail "h2c"; }
+grep -q " proto=h2 .* completed=100 ok=100 .* server_max_streams=128 max_open=16 " p.txt || fail "h2c: $(cat p.txt)"
+"$PROBE" -n 5 "http://127.0.0.1:$h_PORT/" >p.txt || fail "http/1.1 beside h2c"
+if command -v h2load >/dev/null; then
+    h2load -n 1000 -c 2 -m 20 "http://127.0.0.1:$h_PORT/" >h2load.txt 2>&1 || true
+    grep -q "requests: 1000 total, 1000 started, 1000 done, 1000 succeeded" h2load.txt || { cat h2load.txt; fail "h2load h2c"; }
+fi
+stop h
+grep -q '"connections":0,' h.out || fail "connections left open: $(tail -1 h.out)"
+
+# without --h2, the h2c preface is an HTTP/1.1 request that does not parse
+start p --preset null
+"$PROBE" --h2c "http://127.0.0.1:$p_PORT/" >p.txt && fail "h2c to a server without --h2"
+grep -q " reason=h2_not_h2 " p.txt || fail "h2c refused: $(cat p.txt)"
+stop p
+echo "ok"

@@ -1,0 +1,437 @@
+/* Unit tests for src/h2 (and knee serve --h2) with real peers: knee serve in-process speaking
+ * h2c, and a scripted HTTP/2 peer in a thread of this test that answers one stream, resets
+ * two (an error, a refusal) and refuses a fourth with GOAWAY, or sends garbage frames. The client side is the
+ * transport probe (tests/probe), driven as knee run's worker will drive src/h2. Counts and
+ * reasons are asserted exactly; times only as "measured". */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "h2/h2.h"
+#include "probe/probe.h"
+#include "serve/serve.h"
+
+#include <arpa/inet.h>
+#include <nghttp2/nghttp2.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct serve_handle *start_server(const char *preset, bool h2, unsigned pool)
+{
+    struct serve_config cfg;
+    assert_int_equal(serve_preset(preset, &cfg), 0);
+    snprintf(cfg.listen, sizeof cfg.listen, "127.0.0.1:0");
+    cfg.h2 = h2;
+    if (pool)
+        cfg.pool = pool;
+    struct serve_handle *h;
+    assert_int_equal(serve_start(&cfg, &h), 0);
+    return h;
+}
+
+static void run(const char *url, unsigned n, unsigned streams, struct probe_result *r)
+{
+    struct probe_config pc = {
+        .url = url, .proto = PROBE_H2C, .requests = n, .streams = streams, .timeout_ns = 20 * NS_PER_S};
+    assert_int_equal(probe_run(&pc, r), 0);
+}
+
+/* Poll the server's counters until pred holds (bounded): never sleep for the server. */
+static bool await_counters(struct serve_handle *h, bool (*pred)(const struct serve_counters *, uint64_t), uint64_t arg)
+{
+    uint64_t deadline = clock_now_ns() + 10 * NS_PER_S;
+    struct serve_counters c;
+    do {
+        serve_counters(h, &c);
+        if (pred(&c, arg))
+            return true;
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    } while (clock_now_ns() < deadline);
+    return false;
+}
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+static const nghttp2_nv *field(const struct h2_request *r, const char *name)
+{
+    const nghttp2_nv *nva = r->nva;
+    for (size_t i = 0; i < r->nnv; i++)
+        if (nva[i].namelen == strlen(name) && memcmp(nva[i].name, name, nva[i].namelen) == 0)
+            return &nva[i];
+    return NULL;
+}
+
+static void assert_field(const struct h2_request *r, const char *name, const char *value)
+{
+    const nghttp2_nv *f = field(r, name);
+    if (!f)
+        fail_msg("no field %s", name);
+    if (f->valuelen != strlen(value) || memcmp(f->value, value, f->valuelen) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", name, (int)f->valuelen, f->value, value);
+}
+
+static void test_request_build(void **state)
+{
+    (void)state;
+    struct url u;
+    char err[200];
+    assert_int_equal(url_parse("https://example.com:8443/a/b?c=1", &u, err, sizeof err), 0);
+    const char *headers[] = {"X-Trace:  abc ", "Accept: */*"};
+    struct http_request_spec spec = {.method = "POST",
+                                     .url = &u,
+                                     .headers = headers,
+                                     .nheaders = 2,
+                                     .body = "hello",
+                                     .body_len = 5,
+                                     .keepalive = true};
+    struct h2_request r;
+    assert_int_equal(h2_request_build(&spec, &r, err, sizeof err), 0);
+    const nghttp2_nv *nva = r.nva;
+    /* pseudo-headers first, in this order (RFC 9113 §8.3) */
+    assert_memory_equal(nva[0].name, ":method", 7);
+    assert_memory_equal(nva[3].name, ":path", 5);
+    assert_field(&r, ":method", "POST");
+    assert_field(&r, ":scheme", "https");
+    assert_field(&r, ":authority", "example.com:8443");
+    assert_field(&r, ":path", "/a/b?c=1");
+    assert_field(&r, "x-trace", "abc");
+    assert_field(&r, "accept", "*/*");
+    assert_field(&r, "content-length", "5");
+    assert_non_null(field(&r, "user-agent"));
+    assert_null(field(&r, "host"));
+    assert_int_equal(r.body_len, 5);
+    h2_request_release(&r);
+
+    /* Host overrides :authority; GET has no content-length; http scheme */
+    url_release(&u);
+    assert_int_equal(url_parse("http://127.0.0.1:80/", &u, err, sizeof err), 0);
+    const char *host[] = {"Host: api.internal", "User-Agent: me"};
+    struct http_request_spec s2 = {.url = &u, .headers = host, .nheaders = 2, .keepalive = true};
+    assert_int_equal(h2_request_build(&s2, &r, err, sizeof err), 0);
+    assert_field(&r, ":scheme", "http");
+    assert_field(&r, ":authority", "api.internal");
+    assert_field(&r, "user-agent", "me");
+    assert_null(field(&r, "content-length"));
+    h2_request_release(&r);
+
+    /* connection-specific fields are refused; HTTP/1.1's refusals hold too */
+    const char *bad[] = {"Upgrade: h2c",      "Keep-Alive: 5",     "TE: gzip",
+                         "Connection: close", "Content-Length: 3", "Bad Name: x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct http_request_spec s3 = {.url = &u, .headers = &bad[i], .nheaders = 1, .keepalive = true};
+        assert_int_equal(h2_request_build(&s3, &r, err, sizeof err), KNEE_EINVAL);
+    }
+    const char *te[] = {"TE: trailers"};
+    struct http_request_spec s4 = {.url = &u, .headers = te, .nheaders = 1, .keepalive = true};
+    assert_int_equal(h2_request_build(&s4, &r, err, sizeof err), 0);
+    h2_request_release(&r);
+    url_release(&u);
+    for (int k = 0; k < H2_R_COUNT; k++)
+        assert_true(k == H2_R_NONE || strncmp(h2_reason_name((enum h2_reason)k), "h2_", 3) == 0);
+    assert_string_equal(h2_error_code_name(NGHTTP2_REFUSED_STREAM), "REFUSED_STREAM");
+    assert_true(strlen(h2_library_version()) > 0);
+}
+
+/* ---- against knee serve --h2 (h2c) ----------------------------------------------------------- */
+
+static void test_serve_h2c(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_server("null", true, 0);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", serve_port(h));
+    struct probe_result r;
+    run(url, 200, 16, &r);
+    assert_string_equal(r.reason, "none");
+    assert_string_equal(r.proto, "h2");
+    assert_int_equal(r.sent, 200);
+    assert_int_equal(r.completed, 200);
+    assert_int_equal(r.ok, 200);
+    assert_int_equal(r.body_bytes, 400); /* "ok" each */
+    assert_int_equal(r.server_max_streams, 128);
+    assert_int_equal(r.max_open, 16); /* the user's cap, below the server's */
+    assert_int_equal(r.failed_streams, 0);
+    /* HTTP/1.1 on the same server still works */
+    struct probe_config pc = {.url = url, .requests = 3};
+    assert_int_equal(probe_run(&pc, &r), 0);
+    assert_string_equal(r.proto, "http/1.1");
+    assert_int_equal(r.ok, 3);
+    struct serve_counters sc;
+    serve_stop(h, &sc);
+    assert_int_equal(sc.requests, 203);
+    assert_int_equal(sc.ok, 203);
+    assert_int_equal(sc.connections_total, 2);
+    assert_int_equal(sc.connections, 0);
+}
+
+static void test_serve_h2_pipeline(void **state)
+{
+    (void)state;
+    /* the quiet preset: pool of 4, Server-Timing on each answer */
+    struct serve_handle *h = start_server("quiet", true, 0);
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=1", serve_port(h));
+    struct probe_result r;
+    run(url, 40, 8, &r);
+    assert_string_equal(r.reason, "none");
+    assert_int_equal(r.ok, 40);
+    assert_non_null(strstr(r.server_timing, "queue;dur="));
+    assert_non_null(strstr(r.server_timing, "work;dur="));
+    /* /health and /stats as streams; a bad parameter is a 400 on its stream only */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/health", serve_port(h));
+    run(url, 2, 2, &r);
+    assert_int_equal(r.ok, 2);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=abc", serve_port(h));
+    run(url, 3, 3, &r);
+    assert_string_equal(r.reason, "none");
+    assert_int_equal(r.completed, 3);
+    assert_int_equal(r.last_status, 400);
+    /* a POST body larger than the server's stream window: the client's body waits for it */
+    static char body[200000];
+    memset(body, 'x', sizeof body);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=0", serve_port(h));
+    struct probe_config pc = {.url = url,
+                              .proto = PROBE_H2C,
+                              .method = "POST",
+                              .body = body,
+                              .body_len = sizeof body,
+                              .requests = 1,
+                              .timeout_ns = 20 * NS_PER_S};
+    assert_int_equal(probe_run(&pc, &r), 0);
+    assert_string_equal(r.reason, "none");
+    assert_int_equal(r.ok, 1);
+    assert_int_equal(r.h2.stalls, 1);
+    struct serve_counters sc;
+    serve_stop(h, &sc);
+    assert_int_equal(sc.requests, 40 + 2 + 3 + 1);
+    assert_int_equal(sc.ok, 41);
+    assert_int_equal(sc.bad_requests, 3);
+}
+
+static bool cancelled_and_failed(const struct serve_counters *c, uint64_t n)
+{
+    return c->cancelled + c->write_failures >= n && c->active == 0 && c->waiting == 0;
+}
+
+/* The client gives up on its streams (RST_STREAM CANCEL): those waiting for a slot are
+ * cancelled at the server, those working finish into nothing (write failures), as for
+ * HTTP/1.1 clients that leave. */
+static void test_serve_h2_client_leaves(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_server("quiet", true, 4);
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=400", serve_port(h));
+    struct probe_config pc = {
+        .url = url, .proto = PROBE_H2C, .requests = 8, .streams = 8, .timeout_ns = 150 * NS_PER_MS};
+    struct probe_result r;
+    assert_int_equal(probe_run(&pc, &r), 0);
+    assert_string_equal(r.reason, "h2_timeout");
+    assert_int_equal(r.by_reason[H2_R_TIMEOUT], 8);
+    assert_int_equal(r.completed, 0);
+    assert_true(await_counters(h, cancelled_and_failed, 8));
+    struct serve_counters sc;
+    serve_stop(h, &sc);
+    assert_int_equal(sc.requests, 8);
+    assert_int_equal(sc.cancelled, 4);
+    assert_int_equal(sc.write_failures, 4);
+    assert_int_equal(sc.ok, 0);
+}
+
+struct drain {
+    struct serve_handle *h;
+    pthread_t t;
+};
+
+static bool active_4(const struct serve_counters *c, uint64_t n)
+{
+    return c->active + c->waiting >= n;
+}
+
+static void *drain_main(void *arg)
+{
+    struct drain *d = arg;
+    if (await_counters(d->h, active_4, 6))
+        serve_shutdown(d->h);
+    return NULL;
+}
+
+/* knee serve stops gracefully with GOAWAY: the streams it took are answered. */
+static void test_serve_h2_goaway_drain(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_server("quiet", true, 4);
+    struct drain d = {.h = h};
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/work?ms=100", serve_port(h));
+    assert_int_equal(pthread_create(&d.t, NULL, drain_main, &d), 0);
+    struct probe_result r;
+    run(url, 6, 6, &r);
+    pthread_join(d.t, NULL);
+    assert_int_equal(r.h2.goaway, 1);
+    assert_int_equal(r.completed, 6);
+    assert_int_equal(r.ok, 6);
+    struct serve_counters sc;
+    serve_stop(h, &sc);
+    assert_int_equal(sc.ok, 6);
+}
+
+static void test_h2c_to_http1_server(void **state)
+{
+    (void)state;
+    struct serve_handle *h = start_server("null", false, 0);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", serve_port(h));
+    struct probe_result r;
+    run(url, 2, 2, &r);
+    assert_string_equal(r.reason, "h2_not_h2");
+    assert_non_null(strstr(r.detail, "h2_not_h2"));
+    assert_int_equal(r.completed, 0);
+    assert_int_equal(r.sent, 1); /* one stream before the server's SETTINGS, which never came */
+    assert_int_equal(r.by_reason[H2_R_NOT_H2], 1);
+    serve_stop(h, NULL);
+}
+
+/* ---- a scripted HTTP/2 peer --------------------------------------------------------------- */
+
+enum script { SCRIPT_MIXED, SCRIPT_GARBAGE };
+
+struct peer {
+    int lfd;
+    enum script script;
+    pthread_t t;
+};
+
+static bool send_all(int fd, const void *p, size_t n)
+{
+    return send(fd, p, n, MSG_NOSIGNAL) == (ssize_t)n;
+}
+
+/* Read the client's preface and frames until it has sent `want` HEADERS frames. */
+static bool read_headers(int fd, unsigned want)
+{
+    static unsigned char buf[65536];
+    size_t len = 0, pos = 24;
+    unsigned seen = 0;
+    while (seen < want) {
+        ssize_t n = recv(fd, buf + len, sizeof buf - len, 0);
+        if (n <= 0)
+            return false;
+        len += (size_t)n;
+        while (pos + 9 <= len) {
+            size_t flen = (size_t)buf[pos] << 16 | (size_t)buf[pos + 1] << 8 | buf[pos + 2];
+            if (pos + 9 + flen > len)
+                break;
+            seen += buf[pos + 3] == NGHTTP2_HEADERS;
+            pos += 9 + flen;
+        }
+    }
+    return true;
+}
+
+static void *peer_main(void *arg)
+{
+    struct peer *p = arg;
+    int fd = accept(p->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    static const unsigned char settings[] = {0, 0, 0, NGHTTP2_SETTINGS, 0, 0, 0, 0, 0};
+    static const unsigned char settings_ack[] = {0, 0, 0, NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, 0, 0, 0};
+    /* SETTINGS first, as a server must: the client opens one stream until they arrive */
+    bool ok = send_all(fd, settings, sizeof settings);
+    if (ok && p->script == SCRIPT_MIXED && read_headers(fd, 4)) {
+        /* stream 1: 200 (HPACK static index 8, ":status: 200"), END_STREAM | END_HEADERS */
+        static const unsigned char h1[] = {0, 0, 1, NGHTTP2_HEADERS, 0x05, 0, 0, 0, 1, 0x88};
+        /* stream 3: RST_STREAM PROTOCOL_ERROR; stream 5: RST_STREAM REFUSED_STREAM */
+        static const unsigned char rst3[] = {0, 0, 4, NGHTTP2_RST_STREAM, 0, 0, 0, 0, 3, 0, 0, 0, 1};
+        static const unsigned char rst5[] = {0, 0, 4, NGHTTP2_RST_STREAM, 0, 0, 0, 0, 5, 0, 0, 0, 7};
+        /* GOAWAY, last stream 5, NO_ERROR: stream 7 was never processed */
+        static const unsigned char ga[] = {0, 0, 8, NGHTTP2_GOAWAY, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0};
+        ok = send_all(fd, settings_ack, sizeof settings_ack) && send_all(fd, h1, sizeof h1) &&
+             send_all(fd, rst3, sizeof rst3) && send_all(fd, rst5, sizeof rst5) && send_all(fd, ga, sizeof ga);
+    } else if (ok && p->script == SCRIPT_GARBAGE && read_headers(fd, 1)) {
+        /* a SETTINGS frame with a length that is not a multiple of 6: FRAME_SIZE_ERROR */
+        static const unsigned char junk[] = {0, 0, 5, NGHTTP2_SETTINGS, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5};
+        ok = send_all(fd, junk, sizeof junk);
+    }
+    (void)ok;
+    char b[4096];
+    while (recv(fd, b, sizeof b, 0) > 0) /* until the client closes */
+        ;
+    close(fd);
+    return NULL;
+}
+
+static void peer_start(struct peer *p, enum script s, int *port)
+{
+    p->script = s;
+    p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(p->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(p->lfd, 4), 0);
+    socklen_t len = sizeof a;
+    getsockname(p->lfd, (struct sockaddr *)&a, &len);
+    *port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&p->t, NULL, peer_main, p), 0);
+}
+
+static void test_rst_goaway_garbage(void **state)
+{
+    (void)state;
+    struct peer p;
+    int port;
+    char url[64];
+    struct probe_result r;
+
+    peer_start(&p, SCRIPT_MIXED, &port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+    run(url, 4, 4, &r);
+    pthread_join(p.t, NULL);
+    close(p.lfd);
+    assert_int_equal(r.sent, 4);
+    assert_int_equal(r.completed, 1);
+    assert_int_equal(r.last_status, 200);
+    assert_int_equal(r.failed_streams, 3);
+    assert_int_equal(r.by_reason[H2_R_NONE], 1);
+    assert_int_equal(r.by_reason[H2_R_RST_STREAM], 1);
+    assert_int_equal(r.by_reason[H2_R_REFUSED], 1);
+    assert_int_equal(r.by_reason[H2_R_GOAWAY], 1);
+    assert_int_equal(r.h2.rst_received, 2);
+    assert_int_equal(r.h2.goaway, 1);
+
+    peer_start(&p, SCRIPT_GARBAGE, &port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+    run(url, 1, 1, &r);
+    pthread_join(p.t, NULL);
+    close(p.lfd);
+    assert_string_equal(r.reason, "h2_protocol");
+    assert_int_equal(r.by_reason[H2_R_PROTOCOL], 1);
+    assert_int_equal(r.completed, 0);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_build),         cmocka_unit_test(test_serve_h2c),
+        cmocka_unit_test(test_serve_h2_pipeline),     cmocka_unit_test(test_serve_h2_client_leaves),
+        cmocka_unit_test(test_serve_h2_goaway_drain), cmocka_unit_test(test_h2c_to_http1_server),
+        cmocka_unit_test(test_rst_goaway_garbage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

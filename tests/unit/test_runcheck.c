@@ -1,0 +1,170 @@
+/* Unit tests for src/runcheck: the self-checks of a finished run on synthetic results and
+ * request logs — Poisson sends pass and a fixed schedule fails the Anderson–Darling check,
+ * a rising per-second p99 is a trend and a flat one is not, the p99's interval exact from the
+ * log and from the histogram, and the warnings they add to the run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/rng.h"
+#include "reqlog/reqlog.h"
+#include "runcheck/runcheck.h"
+#include "stats/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct run_target_config target = {.name = "api", .url = "http://127.0.0.1:1/"};
+
+static void config(struct run_config *cfg, bool poisson)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->targets = &target;
+    cfg->ntargets = 1;
+    cfg->open_loop = true;
+    cfg->rate = 1000;
+    cfg->arrivals = poisson ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
+    cfg->duration_ns = 30ULL * 1000000000ULL;
+    cfg->warmup_ns = 1000000000ULL;
+}
+
+/* 30 ticks (the first in the warm-up); p99 from 10 ms rising by `slope` ms/s, with noise. */
+static void result(struct run_result *res, double slope, struct rng *g)
+{
+    memset(res, 0, sizeof *res);
+    assert_int_equal(hdr_init(&res->all.latency_all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+    res->nticks = 31;
+    res->ticks = calloc(res->nticks, sizeof *res->ticks);
+    for (size_t i = 0; i < res->nticks; i++) {
+        res->ticks[i].start_s = (double)i;
+        res->ticks[i].length_s = i == 30 ? 0.2 : 1; /* the last, partial second is left out */
+        res->ticks[i].p50_ms = 2 + 0.1 * rng_normal(g);
+        res->ticks[i].p99_ms = 10 + slope * (double)i + 0.5 * rng_normal(g);
+    }
+}
+
+static void release(struct run_result *res)
+{
+    hdr_release(&res->all.latency_all);
+    run_result_release(res);
+}
+
+/* A log of n measured requests (+ 100 warm-up) sent at the given gaps (ns), latencies
+ * lognormal around 2 ms; the same latencies go into the result's histogram. */
+static void write_log(const char *path, struct run_result *res, struct rng *g, size_t n, bool poisson)
+{
+    const char *names[] = {"api"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path, names, 1, 0), 0);
+    uint64_t t = 0;
+    for (size_t i = 0; i < n + 100; i++) {
+        double gap = poisson ? rng_exp(g, 1e6) : 1e6 + 2000 * rng_uniform(g);
+        t += (uint64_t)gap + 1;
+        struct reqlog_record r = {0};
+        r.planned_ns = t;
+        r.sent_ns = t + 1000;
+        r.done_ns = t + (uint64_t)(rng_lognormal(g, log(2e6), 0.3));
+        r.outcome = OUTCOME_OK;
+        r.status = 200;
+        r.flags = i < 100 ? REQLOG_FLAG_WARMUP : 0;
+        assert_int_equal(reqlog_write(w, &r), 0);
+        if (i >= 100)
+            hdr_record(&res->all.latency_all, (int64_t)(r.done_ns - r.planned_ns), 1);
+    }
+    assert_int_equal(reqlog_writer_close(w), 0);
+}
+
+static bool has_warning(const struct run_result *res, const char *needle)
+{
+    for (size_t i = 0; i < res->nwarnings; i++)
+        if (strstr(res->warnings[i], needle))
+            return true;
+    return false;
+}
+
+static void test_poisson_and_trend(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/knee_test_runcheck_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct rng g;
+    rng_seed(&g, 3);
+    struct run_config cfg;
+    config(&cfg, true);
+    struct run_result res;
+    result(&res, 0, &g);
+    write_log(path, &res, &g, 20000, true);
+    struct runcheck c;
+    char err[256];
+    assert_int_equal(runcheck_run(&cfg, &res, path, &c, err, sizeof err), 0);
+    assert_true(c.poisson_tested);
+    assert_int_equal(c.gaps_total, 19999);
+    assert_int_equal(c.ad.n, RUNCHECK_AD_MAX_GAPS);
+    assert_false(c.poisson_rejected);
+    assert_true(c.p50.tested && c.p99.tested);
+    assert_int_equal(c.p99.n, 29); /* 30 whole seconds, the first in the warm-up */
+    assert_false(c.p50.trend || c.p99.trend);
+    assert_true(c.p99_exact && c.p99_ci_defined);
+    assert_true(c.p99_lo_ms <= c.p99_ms && c.p99_ms <= c.p99_hi_ms);
+    /* the histogram's interval agrees with the exact one to its 3 significant digits */
+    double p, lo, hi;
+    assert_true(runcheck_p99_ci(&res.all.latency_all, &p, &lo, &hi));
+    assert_true(fabs(p - c.p99_ms) <= 0.002 * p && fabs(lo - c.p99_lo_ms) <= 0.002 * lo &&
+                fabs(hi - c.p99_hi_ms) <= 0.002 * hi);
+    assert_false(c.p99_wide);
+    runcheck_annotate(&c, &res);
+    assert_false(has_warning(&res, "self-check:"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    runcheck_print(f, &c, "  ");
+    fclose(f);
+    assert_non_null(strstr(text, "poisson: yes"));
+    assert_non_null(strstr(text, "stationary p99: yes"));
+    free(text);
+    release(&res);
+
+    /* a fixed schedule with jitter is not Poisson; a rising p99 is a trend */
+    result(&res, 0.5, &g);
+    write_log(path, &res, &g, 20000, false);
+    assert_int_equal(runcheck_run(&cfg, &res, path, &c, err, sizeof err), 0);
+    assert_true(c.poisson_rejected);
+    assert_true(c.p99.trend);
+    assert_false(c.p50.trend);
+    assert_true(fabs(c.p99.mk.sen_slope - 0.5) < 0.1);
+    runcheck_annotate(&c, &res);
+    assert_true(has_warning(&res, "self-check: the actual sends are not a Poisson process"));
+    assert_true(has_warning(&res, "self-check: not stationary: the per-second p99 rises"));
+    assert_true(res.attention);
+    release(&res);
+
+    /* constant arrivals: no Poisson check; no log: the p99 from the histogram */
+    config(&cfg, false);
+    result(&res, 0, &g);
+    write_log(path, &res, &g, 200, true);
+    assert_int_equal(runcheck_run(&cfg, &res, NULL, &c, err, sizeof err), 0);
+    assert_false(c.poisson_tested);
+    assert_string_equal(c.poisson_note, "not Poisson arrivals");
+    assert_false(c.p99_exact);
+    assert_false(c.p99_ci_defined); /* 200 samples: no 95% interval for p99 (needs 299) */
+    runcheck_annotate(&c, &res);
+    assert_true(has_warning(&res, "self-check (precision): p99"));
+    assert_false(res.attention);
+    release(&res);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_poisson_and_trend),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
