@@ -90,14 +90,20 @@ struct capacity_step {
 
 /* Did the generator deliver this open-loop run? The one place that reads the engine's rate
  * fields, so that a change of their definitions is a one-place change. It reads
- * run_result.all.rates (docs/FORMATS.md, "Rates": events counted by time over the window) and
- * a generator verdict: delivered when the sends inside the window are at least 99%
- * (CAPACITY_DELIVERED) of the requests planned inside it (rates.sent >= 0.99 x rates.planned)
- * and the verdict is not "limited". gen NULL: the engine's own, res->generator
+ * run_result.all.rates (docs/FORMATS.md, "Rates": events counted by time over the window),
+ * all.lag and a generator verdict: delivered when the sends inside the window are at least
+ * capacity_delivered_floor of the requests planned inside it (rates.sent >= floor x
+ * rates.planned) and the verdict is not "limited". gen NULL: the engine's own, res->generator
  * (run_generator_judge: short sends, or a lag that shapes the latency, or over --lag-limit).
  * *achieved_per_s gets rates.sent; why (may be NULL) the reason when not delivered. */
 bool capacity_step_delivered(const struct run_result *res, const struct run_generator_verdict *gen,
                              double *achieved_per_s, char *why, size_t whylen);
+
+/* The share of the window's plan that must be sent inside it: 99% (CAPACITY_DELIVERED) less
+ * the share that the lag carries past the window's end (lag max / window: requests planned
+ * in the window's last lag are sent after it; at a steady lag the warm-up's late sends make up
+ * for them, when the lag grew they do not). The lag itself is the generator verdict's. */
+double capacity_delivered_floor(const struct run_result *res);
 
 /* The latency group whose p50 and p99 a step shows: that of the first SLO term on latency
  * (p99<10ms: ok; all.p99<10ms: every completed request), RUN_GROUP_OK without one, so a

@@ -97,10 +97,10 @@ static void print_head(FILE *out, const struct capacity_config *cfg, const char 
         fprintf(out, "  between   %s (before every repetition, outside every window)\n", cfg->between);
     fprintf(out,
             "  held      a step: the generator delivered it (>= %.0f%% of the window's planned requests sent in "
-            "it, not\n"
-            "            generator-limited), a request ended ok and every SLO term passed; a rate: a strict "
-            "majority of\n"
-            "            the valid repetitions held it\n",
+            "it, less\n"
+            "            what the lag carries past its end; not generator-limited), a request ended ok and every "
+            "SLO\n"
+            "            term passed; a rate: a strict majority of the valid repetitions held it\n",
             100 * CAPACITY_DELIVERED);
 }
 

@@ -116,8 +116,9 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
 }
 
 static const char cap_epilog[] =
-    "A step is held when the generator delivered it (>= 99% of the plan sent on schedule, not\n"
-    "generator-limited) and every --slo term passed. A rate is held when a strict majority of the\n"
+    "A step is held when the generator delivered it (>= 99% of the window's plan sent in it, less\n"
+    "what the lag carries past its end; not generator-limited by knee run's rule), a request ended\n"
+    "ok and every --slo term passed. A rate is held when a strict majority of the\n"
     "valid repetitions held it; the capacity is the highest held rate with every lower rate held.\n"
     "Before each repetition a probe sends 115% of the top rate to a target that runs no code; a\n"
     "repetition whose probe falls short measured the generator and is excluded. Then a closed loop\n"

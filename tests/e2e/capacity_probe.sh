@@ -4,7 +4,11 @@
 # repetition 3 stops them. Repetition 2's probe (115% of 4,000/s to the in-process null
 # target) falls short, the repetition is excluded and never votes, and the output says why
 # (the probe's shortfall, the hogs among the busiest processes of its environment record).
-# The other probes may pass (the test could fail): at least one of them must.
+# The other probes may pass (the test could fail): at least one of them must. One rung: the
+# probe is what is tested. No --lag-limit: the probe's default limit is 10% of the SLO's
+# p99<500ms, 50 ms; the steps are judged by knee run's relative rule (they may fail as
+# generator-limited on a busy machine; this test does not look at them). --timeout and
+# --drain bound repetition 2's windows: a starved generator would drain for many seconds.
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 command -v taskset >/dev/null || { echo "skip: no taskset"; exit 77; }
 [[ $(nproc) -ge 2 ]] || { echo "skip: one CPU"; exit 77; }
@@ -17,17 +21,19 @@ PIDS+=($!)
 for _ in $(seq 100); do grep -q 'listening on' "$TMP/serve.out" && break; sleep 0.1; done
 PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
 [[ -n $PORT ]] || fail "knee serve did not start"
-# Twelve hogs, at nice -5 where that is allowed: the generator needs about an eighth of the
-# CPU for the probe, and six hogs at nice 0 (a seventh of it each, the sleeping generator let
-# in first at every wake-up) once left the probe within its lag limit.
-NICE=
-nice -n -5 true 2>/dev/null && NICE="nice -n -5"
+# The hogs outweigh the generator: three at nice -10 where that is allowed (the generator gets
+# about 3% of its CPU, and each hog a third, so they top the environment record's list of
+# busiest processes), else twelve at nice 0. Six at nice 0 once left the probe within its lag
+# limit: the generator, asleep between sends, is let in first at every wake-up, and a seventh
+# of a CPU was nearly enough for it.
+NICE= NHOGS=12
+nice -n -10 true 2>/dev/null && NICE="nice -n -10" NHOGS=3
 cat >"$TMP/between.sh" <<SH
 #!/bin/sh
 NICE="$NICE"
 n=\$(( \$(cat "$TMP/n" 2>/dev/null || echo 0) + 1 )); echo \$n >"$TMP/n"
 if [ \$n -eq 2 ]; then
-    for i in \$(seq 12); do taskset -c 1 \$NICE sh -c 'while :; do :; done' & echo \$! >>"$HOGS"; done
+    for i in \$(seq $NHOGS); do taskset -c 1 \$NICE sh -c 'while :; do :; done' & echo \$! >>"$HOGS"; done
 elif [ \$n -eq 3 ]; then
     kill \$(cat "$HOGS"); rm -f "$HOGS"
 fi
@@ -39,13 +45,13 @@ run_knee_pinned() {
     set -e
 }
 run_knee_pinned capacity --threads 1 --rates 4000 --reps 3 --step 1s --warmup 300ms --settle 200ms \
-    --slo 'p99<500ms' --no-cross-check --between "sh $TMP/between.sh" --json "$TMP/p.json" \
+    --timeout 1s --drain 500ms --slo 'p99<500ms' --no-cross-check --between "sh $TMP/between.sh" --json "$TMP/p.json" \
     "http://127.0.0.1:$PORT/" >"$TMP/p.txt" 2>"$TMP/p.err"
 cat "$TMP/p.txt"
 [[ ! -s "$HOGS" ]] || fail "the hogs were not stopped"
 [[ $RC -eq 0 || $RC -eq 3 ]] || { cat "$TMP/p.err"; fail "exit $RC"; }
 grep -q '^  rep 2   FAILED  achieved ' "$TMP/p.txt" || fail "the probes table does not show repetition 2 failing"
-grep -q 'repetition 2 excluded: probe failed (not delivered' "$TMP/p.txt" || fail "no reason for the exclusion"
+grep -q 'repetition 2 excluded: probe failed (not delivered: ' "$TMP/p.txt" || fail "no reason for the exclusion"
 grep -q "lag p99 > 50ms (10% of the SLO's p99<500ms)" "$TMP/p.txt" || fail "the probe's lag limit not shown"
 cap_check "$TMP/p.json" "d['config']['probe_lag_limit'] == 50 and d['config']['latency_group'] == 'ok'" \
     "the probe's lag limit and the latency group in the JSON"

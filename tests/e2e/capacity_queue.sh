@@ -6,8 +6,9 @@
 #     the ladder's bracket [150, 250): valid, exit 0. The JSON follows knee-capacity/1, --out
 #     keeps every window's log and hlog, --hlog tags every window, --between is timed.
 #  B. --require above it: exit 99, the verdict says NOT MET; --json - puts the JSON on stdout
-#     (two rates, both held: the capacity is at least the top, 150/s); --metrics-listen serves
-#     the steps' counts added up (the probe's left out) and lingers with the final values.
+#     (two rates: the capacity is at least the top, 150/s, unless a bad window failed it in the
+#     one repetition); --metrics-listen serves the steps' counts added up (the probe's left
+#     out) and lingers with the final values.
 #  C. one slot (20 ms: 50/s), Poisson arrivals and an SLO of a few service times: the open loop's capacity lies
 #     far below the closed loop's throughput: INVALID, exit 3, both numbers and a likely cause.
 # --lag-limit 50ms: knee run's relative generator rule (a lag p99 above 1 ms and above 10% of
@@ -87,11 +88,13 @@ set +e
 wait "$bpid"
 RC=$?
 set -e
+sed -n '/^ladder x/,/^$/p;/^why steps/,/^$/p' "$TMP/b.txt"
 [[ $RC -eq 99 ]] || { cat "$TMP/b.txt"; fail "B: exit $RC, expected 99"; }
 grep -q -- '--require 1,000/s NOT MET' "$TMP/b.txt" || { cat "$TMP/b.txt"; fail "B: the verdict line"; }
 grep -q 'no cross-check' "$TMP/b.txt" || fail "B: no-cross-check not said"
-cap_check "$TMP/b.json" "d['exit_code'] == 99 and d['require_met'] is False and d['capacity'] == 150 and \
-    d['top_held'] and d['cross_check']['ran'] is False" "B: --require"
+# (one repetition, so one bad window of a loaded machine can fail 150/s: A tests the vote)
+cap_check "$TMP/b.json" "d['exit_code'] == 99 and d['require_met'] is False and d['capacity'] in (100, 150) and \
+    d['top_held'] == (d['capacity'] == 150) and d['cross_check']['ran'] is False" "B: --require"
 python3 - "$TMP/b.json" "$TMP/b.prom" "$PORT_q" <<'PY' || exit 1
 import json, sys
 d, text, t = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), "127.0.0.1:" + sys.argv[3]

@@ -182,6 +182,19 @@ static void test_step_delivered(void **state)
     snprintf(f.res.generator.why, sizeof f.res.generator.why, "lag p99 9.000 ms is 45%% of the latency p99");
     assert_false(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
     assert_non_null(strstr(why, "not delivered: generator-limited: lag p99 9.000 ms is 45% of the latency p99"));
+    /* the lag carries requests past the window's end: a 10 ms lag in a 1 s window lowers the
+     * floor by 1% (98.5% sent is then a delivery, 97.5% is not) */
+    f.res.generator.limited = false;
+    assert_true(fabs(capacity_delivered_floor(&f.res) - (0.99 - 50e-6)) < 1e-6); /* HDR: 3 digits */
+    hdr_record(&f.res.all.lag, 10 * NS_PER_MS, 1);
+    assert_true(fabs(capacity_delivered_floor(&f.res) - 0.98) < 1e-4);
+    f.res.all.rates.sent = 985;
+    assert_true(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
+    f.res.all.rates.sent = 975;
+    assert_false(capacity_step_delivered(&f.res, NULL, &a, why, sizeof why));
+    assert_non_null(strstr(why, "sent 97.5% of the plan in the window (975.0 of 1000.0/s; floor 98.0%: 99% less"));
+    f.res.all.rates.sent = 1000;
+    f.res.generator.limited = true;
     /* another verdict given by the caller replaces the engine's */
     struct run_generator_verdict fine = {0};
     assert_true(capacity_step_delivered(&f.res, &fine, &a, why, sizeof why));
