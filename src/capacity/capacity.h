@@ -354,8 +354,10 @@ void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const 
 /* The ladder and what will run (knee capacity --dry-run). */
 void capacity_print_plan(FILE *out, const struct capacity_config *cfg);
 
-/* One progress line (no newline; starts with \r and clears the line). */
-void capacity_print_progress(FILE *out, const struct capacity_progress *p);
+/* One progress line: on a terminal it starts with \r, clears the line and ends without a
+ * newline (rewritten every second); elsewhere (--progress in a pipe) a plain line as each
+ * window starts, nothing in between, no control characters. */
+void capacity_print_progress(FILE *out, const struct capacity_progress *p, bool terminal);
 
 /* The JSON document (schema knee-capacity/1, docs/FORMATS.md). */
 void capacity_write_json(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r);

@@ -321,6 +321,8 @@ static int run_rep(struct window *w, const char *probe_url, size_t i, char *err,
     w->prog.connections = 0;
     if (cfg->between) {
         w->prog.phase = "between";
+        w->prog.elapsed_s = w->prog.total_s = 0;
+        w->prog.now_p99_ms = NAN;
         if (cfg->on_progress)
             cfg->on_progress(cfg->progress_ctx, &w->prog);
         rep->between_ran = true;

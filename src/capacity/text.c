@@ -403,10 +403,13 @@ void capacity_print_text(FILE *out, const struct capacity_config *cfg, const str
     capacity_print_verdict(out, cfg, r);
 }
 
-void capacity_print_progress(FILE *out, const struct capacity_progress *p)
+void capacity_print_progress(FILE *out, const struct capacity_progress *p, bool terminal)
 {
     char a[32], b[32], c[32];
-    fprintf(out, "\r\033[K");
+    if (!terminal && p->elapsed_s > 0)
+        return; /* a pipe: one plain line as each window starts */
+    if (terminal)
+        fprintf(out, "\r\033[K");
     if (p->rep)
         fprintf(out, "capacity: rep %zu/%zu ", p->rep, p->nreps);
     else
@@ -419,11 +422,13 @@ void capacity_print_progress(FILE *out, const struct capacity_progress *p)
         fprintf(out, "closed loop %u connections", p->connections);
     else
         fprintf(out, "%s", p->phase);
-    if (p->total_s > 0)
+    if (terminal && p->total_s > 0)
         fprintf(out, "  %.0f/%.0f s", p->elapsed_s, p->total_s);
     if (isfinite(p->now_p99_ms))
         fprintf(out, "  p99 now %s", ms_s(p->now_p99_ms, b, sizeof b));
     if (isfinite(p->last_p99_ms))
         fprintf(out, "  last step p99 %s", ms_s(p->last_p99_ms, c, sizeof c));
+    if (!terminal)
+        fputc('\n', out);
     fflush(out);
 }

@@ -108,8 +108,8 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
                     "one HdrHistogram interval log of every window (tag rep<N>/<rate>/<target>)");
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
-    rows[n++] =
-        row("progress", 0, OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal");
+    rows[n++] = row("progress", 0, OPT_FLAG, &f->progress, NULL,
+                    "progress on stderr even when it is not a terminal (a plain line as each window starts)");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
                     "check every flag, resolve the targets, print the ladder and the plan: send nothing");
     return n;
@@ -142,10 +142,12 @@ static void on_signal(int sig)
     run_stop_request(&cap_stop, signals_seen > 1);
 }
 
+static bool progress_terminal; /* stderr is a terminal: a live line; else plain lines */
+
 static void on_progress(void *ctx, const struct capacity_progress *p)
 {
     (void)ctx;
-    capacity_print_progress(stderr, p);
+    capacity_print_progress(stderr, p, progress_terminal);
 }
 
 static bool given(const struct cmd_spec *spec, const char *name)
@@ -316,7 +318,8 @@ static int measure_report(const struct cmd_spec *spec, struct capacity_config *c
         fprintf(stderr, "knee capacity: --json: %s\n", why);
         return 2;
     }
-    bool progress = f->progress || isatty(STDERR_FILENO);
+    progress_terminal = isatty(STDERR_FILENO);
+    bool progress = f->progress || progress_terminal;
     if (progress)
         cfg->on_progress = on_progress;
     struct sigaction sa, old_int, old_term;
@@ -334,7 +337,7 @@ static int measure_report(const struct cmd_spec *spec, struct capacity_config *c
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     cfg->stop = NULL;
-    if (progress)
+    if (progress && progress_terminal)
         fputs("\r\033[K", stderr);
     if (r) {
         if (f->json && !json_stdout)

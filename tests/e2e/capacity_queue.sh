@@ -8,7 +8,7 @@
 #  B. --require above it: exit 99, the verdict says NOT MET; --json - puts the JSON on stdout
 #     (two rates: the capacity is at least the top, 150/s, unless a bad window failed it in the
 #     one repetition); --metrics-listen serves the steps' counts added up (the probe's left
-#     out) and lingers with the final values.
+#     out) and lingers with the final values; --progress in a pipe prints plain lines.
 #  C. one slot (20 ms: 50/s), Poisson arrivals and an SLO of a few service times: the open loop's capacity lies
 #     far below the closed loop's throughput: INVALID, exit 3, both numbers and a likely cause.
 # --lag-limit 50ms: knee run's relative generator rule (a lag p99 above 1 ms and above 10% of
@@ -75,7 +75,8 @@ done
 # endpoint for the whole measurement, lingering after it with the final values: its planned
 # requests are the steps' (the JSON's), the probe's left out
 "$KNEE" capacity --rates 100,150 --reps 1 --no-cross-check "${COMMON[@]}" --slo 'error_rate<1%' \
-    --require 1000 --json - --metrics-listen 127.0.0.1:0 --metrics-linger 30s "$Q" >"$TMP/b.json" 2>"$TMP/b.txt" &
+    --require 1000 --json - --metrics-listen 127.0.0.1:0 --metrics-linger 30s --progress "$Q" \
+    >"$TMP/b.json" 2>"$TMP/b.txt" &
 bpid=$!
 PIDS+=("$bpid")
 for _ in $(seq 300); do grep -q '^metrics: final values on ' "$TMP/b.txt" && break; sleep 0.1; done
@@ -92,6 +93,10 @@ sed -n '/^ladder x/,/^$/p;/^why steps/,/^$/p' "$TMP/b.txt"
 [[ $RC -eq 99 ]] || { cat "$TMP/b.txt"; fail "B: exit $RC, expected 99"; }
 grep -q -- '--require 1,000/s NOT MET' "$TMP/b.txt" || { cat "$TMP/b.txt"; fail "B: the verdict line"; }
 grep -q 'no cross-check' "$TMP/b.txt" || fail "B: no-cross-check not said"
+# --progress in a pipe: a plain line as each window starts, no CR, no escape sequence
+grep -q '^capacity: rep 1/1 probe 172.5/s$' "$TMP/b.txt" || { cat "$TMP/b.txt"; fail "B: no progress line for the probe"; }
+grep -q '^capacity: rep 1/1 step 2/2 150/s  last step p99 ' "$TMP/b.txt" || fail "B: no progress line for step 2"
+! grep -q $'[\r\033]' "$TMP/b.txt" || fail "B: control characters in --progress to a pipe"
 # (one repetition, so one bad window of a loaded machine can fail 150/s: A tests the vote)
 cap_check "$TMP/b.json" "d['exit_code'] == 99 and d['require_met'] is False and d['capacity'] in (100, 150) and \
     d['top_held'] == (d['capacity'] == 150) and d['cross_check']['ran'] is False" "B: --require"
