@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/outfile.h"
+#include "html/html.h"
 #include "load/run.h"
 #include "load/threshold.h"
 
@@ -27,9 +28,9 @@
 
 /* knee capacity's own flags. */
 struct cap_flags {
-    const char *rates, *between, *probe, *json, *out, *hlog;
+    const char *rates, *between, *probe, *json, *out, *hlog, *html;
     double max, min, probe_rate, agree, require;
-    uint64_t steps, reps, step_ns, settle_ns, probe_lag_limit_ns;
+    uint64_t steps, reps, step_ns, settle_ns, probe_lag_limit_ns, service_ns;
     bool linear, no_cross_check, progress, dry_run;
     struct strlist slo;
     struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
@@ -50,7 +51,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_WHEN_BUSY, RUNOPT_REJECT,      RUNOPT_EXPECT_BODY,  RUNOPT_THREADS, RUNOPT_SPIN,  RUNOPT_LAG_LIMIT,
 };
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])
-#define CAP_NROWS (NLOAD + 24)
+#define CAP_NROWS (NLOAD + 26)
 
 static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
 {
@@ -106,6 +107,16 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
                     "keep every window's per-request log (.bin) and hlog (.hlog) in DIR (created)");
     rows[n++] = row("hlog", 0, OPT_STR, &f->hlog, "FILE",
                     "one HdrHistogram interval log of every window (tag rep<N>/<rate>/<target>)");
+    rows[n++] = row("html", 0, OPT_STR, &f->html, "FILE",
+                    "the report with charts at the end (knee report of the --json document)");
+    rows[n++] = (struct opt){
+        .name = "service",
+        .kind = OPT_DURATION,
+        .dst = &f->service_ns,
+        .metavar = "D",
+        .help = "with --html: the service time whose M/M/1 and M/D/1 the knee curve also draws (bare number: ms)",
+        .unit_ns = NS_PER_MS,
+    };
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     rows[n++] = row("progress", 0, OPT_FLAG, &f->progress, NULL,
@@ -223,6 +234,14 @@ static int check_outputs(const struct cmd_spec *spec, const struct cap_flags *f)
         if ((r = writable(f->out)))
             return opt_fail(spec, "--out %s: %s", f->out, knee_strerror(r));
     }
+    if (f->html && strcmp(f->html, "-") == 0)
+        return opt_fail(spec, "--html -: the report needs a file (stdout carries the report)");
+    if (f->html && (r = writable(f->html)))
+        return opt_fail(spec, "--html %s: %s", f->html, knee_strerror(r));
+    if (given(spec, "service") && !f->html)
+        return opt_fail(spec, "--service draws on the --html report: give --html FILE");
+    if (given(spec, "service") && f->service_ns == 0)
+        return opt_fail(spec, "--service must be > 0");
     return 0;
 }
 
@@ -305,6 +324,27 @@ static int dry_run(const struct cmd_spec *spec, const struct capacity_config *cf
     return opt_stdout_done(spec);
 }
 
+/* --html: the report of the measurement (its JSON document, as knee report draws it). 0 or -1. */
+static int write_html(const char *path, const struct capacity_config *cfg, const struct capacity_result *res,
+                      uint64_t service_ns)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&json, &len);
+    if (!mem)
+        knee_oom();
+    capacity_write_json(mem, cfg, res);
+    fclose(mem);
+    struct html_write_opts h = {
+        .name = "capacity", .json = json, .json_len = len, .service_s = (double)service_ns / 1e9};
+    char err[1024];
+    int rc = html_write_report(path, &h, NULL, err, sizeof err);
+    free(json);
+    if (rc)
+        knee_report(stderr, "knee capacity: ", "--html %s", err);
+    return rc ? -1 : 0;
+}
+
 /* Measure with Ctrl-C and SIGTERM on the stop handle, then report. *ran: a measurement was
  * made and reported. */
 static int measure_report(const struct cmd_spec *spec, struct capacity_config *cfg, const struct cap_flags *f,
@@ -362,6 +402,8 @@ static int measure_report(const struct cmd_spec *spec, struct capacity_config *c
             code = 1;
         }
     }
+    if (f->html && write_html(f->html, cfg, &res, f->service_ns))
+        code = 1;
     capacity_result_release(&res);
     if (opt_stdout_done(spec)) /* the report (or --json -) did not reach standard output */
         code = 1;

@@ -57,6 +57,9 @@ expect2 "--probe-lag-limit: 'soon' is not a duration" --max 100 --probe-lag-limi
 expect2 '--metrics-linger: needs --metrics-listen' --max 100 --metrics-linger 5s "${S[@]}" "$U"
 expect2 '--metrics-buckets' --max 100 --metrics-listen :0 --metrics-buckets 5ms,soon "${S[@]}" "$U"
 expect2 '--metrics-listen' --max 100 --metrics-listen 127.0.0.1 "${S[@]}" "$U" --dry-run
+expect2 '--html -: the report needs a file' --max 100 --html - "${S[@]}" "$U"
+expect2 '--service draws on the --html report' --max 100 --service 10ms "${S[@]}" "$U"
+expect2 '--service must be > 0' --max 100 --html "$TMP/c.html" --service 0 "${S[@]}" "$U"
 touch "$TMP/afile"
 expect2 "--out $TMP/afile: not a directory" --max 100 --out "$TMP/afile" "${S[@]}" "$U"
 expect2 "--json /nonexistent/dir/x.json" --max 100 --json /nonexistent/dir/x.json "${S[@]}" "$U"

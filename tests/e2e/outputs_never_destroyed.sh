@@ -24,6 +24,7 @@ hlog merge -o|hlog merge {IN} -o {OUT}||hlog merge {BADIN} -o {OUT}
 lab --out csv|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.csv|
 lab --out json|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.json|
 capacity --json|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s http://127.0.0.1:{PORT}/ --json {OUT}||capacity --rates 100 --reps 0 --slo p99<1s http://127.0.0.1:{PORT}/ --json {OUT}
+capacity --html|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s http://127.0.0.1:{PORT}/ --html {OUT}||capacity --rates 100 --reps 0 --slo p99<1s http://127.0.0.1:{PORT}/ --html {OUT}
 '
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
