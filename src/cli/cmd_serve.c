@@ -48,7 +48,7 @@ static struct serve_args a;
 static struct metrics_flags ma;
 
 static struct opt opts[] = {
-    {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null (default quiet)", 0, 0, 0},
+    {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null stall (default quiet)", 0, 0, 0},
     {"listen", 'l', OPT_LIST, &a.listen, "[PRESET@]ADDR:PORT",
      "repeatable; PRESET@ sets its preset (default 127.0.0.1:0)", 0, 0, 0},
     {"count", 'n', OPT_COUNT, &a.count, "N", "N servers per --listen: ports PORT, PORT+1, ... (or all free)", 0, 0, 0},

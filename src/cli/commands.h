@@ -1,9 +1,10 @@
 /* The subcommands. Each lives in src/cli/cmd_<name>.c, parses its own options with an
  * option table (cli/opt.h) and returns the process exit code:
- *   0 ok · 2 usage or bad input · 99 a --threshold failed · 1 a runtime failure (an output
- *   that was asked for and not written among them) · 3 a load run in which not one request
- *   succeeded (KNEE_EXIT_NO_OK: the target is down, refuses, or every request failed; the
- *   numbers are printed, but no latency of a working service was measured). */
+ *   0 ok · 2 usage or bad input · 99 a --threshold failed (knee capacity: --require not met)
+ *   · 1 a runtime failure (an output that was asked for and not written among them) · 3 a load
+ *   run in which not one request succeeded (KNEE_EXIT_NO_OK: the target is down, refuses, or
+ *   every request failed; the numbers are printed, but no latency of a working service was
+ *   measured); knee capacity: its verdict is INVALID. */
 #ifndef KNEE_CLI_COMMANDS_H
 #define KNEE_CLI_COMMANDS_H
 
@@ -39,6 +40,9 @@ int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 /* knee run: the load engine (src/cli/cmd_run.c). */
 int cmd_run(int argc, char **argv);
+/* knee capacity: the ladder, the vote, the probe and the cross-check (src/cli/cmd_capacity.c,
+ * src/capacity). */
+int cmd_capacity(int argc, char **argv);
 
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);

@@ -15,7 +15,9 @@ static void usage(FILE *out)
           out);
     for (const struct command *c = knee_commands; c->name; c++)
         fprintf(out, "  %-8s  %s\n", c->name, c->summary);
-    fputs("\nexit codes: 0 ok, 1 runtime failure, 2 usage or bad input, 99 a threshold failed\n", out);
+    fputs("\nexit codes: 0 ok, 1 runtime failure, 2 usage or bad input, 99 a threshold failed,\n"
+          "            3 not one request succeeded (knee run) or knee capacity's verdict is INVALID\n",
+          out);
 }
 
 int knee_main(int argc, char **argv)

@@ -4,6 +4,7 @@
 const struct command knee_commands[] = {
     {"lab", cmd_lab, "reproduce the articles' experiments here and explain them from this run's numbers"},
     {"run", cmd_run, "send load (open or closed loop) and report latency, outcomes and generator lag"},
+    {"capacity", cmd_capacity, "how much load a service carries within its SLO (ladder, vote, probe, cross-check)"},
     {"serve", cmd_serve, "run lab target servers with known sources of tail latency"},
     {"compare", cmd_compare, "before/after: repeated runs, the same load model, differences with intervals, a verdict"},
     {"stats", cmd_stats, "every number a latency dashboard shows, and the ones it hides (CSV or knee logs)"},

@@ -2,6 +2,7 @@
  * of src/lab that knows every experiment; the experiments (exp_*.c) know only the toolkit
  * (lab/internal.h: lab.c and analysis.c), never each other or this table. */
 #include "lab/lab.h"
+#include "lab/lab_capacity.h"
 #include "lab/lab_compare.h"
 
 #include "core/err.h"
@@ -49,17 +50,26 @@ static int run_compare(const struct lab_options *o)
     return lab_compare(o, &r);
 }
 
+static int run_capacity(const struct lab_options *o)
+{
+    struct lab_capacity_result *r = xmalloc(sizeof *r);
+    int rc = lab_capacity(o, r);
+    free(r);
+    return rc;
+}
+
 static const struct experiment {
     const char *name;
     int (*run)(const struct lab_options *o);
 } experiments[] = {
-    {"stats", run_stats},   {"queue", run_queue}, {"knee", run_knee},
-    {"fanout", run_fanout}, {"nagle", run_nagle}, {"compare", run_compare},
+    {"stats", run_stats}, {"queue", run_queue},     {"knee", run_knee},         {"fanout", run_fanout},
+    {"nagle", run_nagle}, {"compare", run_compare}, {"capacity", run_capacity},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])
 
 /* The names in the order of the table, then "all" (`knee lab all` runs them in this order). */
-const char *const lab_experiment_names[] = {"stats", "queue", "knee", "fanout", "nagle", "compare", "all", NULL};
+const char *const lab_experiment_names[] = {"stats",   "queue",    "knee", "fanout", "nagle",
+                                            "compare", "capacity", "all",  NULL};
 _Static_assert(sizeof lab_experiment_names / sizeof lab_experiment_names[0] == NEXPERIMENTS + 2,
                "every experiment has its name, then \"all\" and the NULL end");
 

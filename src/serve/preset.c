@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const serve_preset_names[] = {"report", "quiet", "queue", "flat", "fanout", "null", NULL};
+const char *const serve_preset_names[] = {"report", "quiet", "queue", "flat", "fanout", "null", "stall", NULL};
 
 static const char *const summaries[] = {
     "server A: pool 4, 2 ms work (40 ms on a 10% miss), lock held 250 ms every 4 s",
@@ -19,6 +19,7 @@ static const char *const summaries[] = {
     "10 ms of real CPU per request on 1 worker: capacity 100 rps",
     "N parallel dependencies (default 1, ?fanout=N), each 200 ms with p=2%, else 1 ms",
     "a tiny fixed 200 response, no work: the calibration-probe target",
+    "pool 4, 2 ms work (capacity 2,000 rps); a lock held 300 ms at random moments, every 20 s on average",
 };
 _Static_assert(sizeof summaries / sizeof summaries[0] + 1 == sizeof serve_preset_names / sizeof serve_preset_names[0],
                "one summary per preset name, by position");
@@ -66,6 +67,14 @@ int serve_preset(const char *name, struct serve_config *c)
         c->dep_ns = 1 * NS_PER_MS;
     } else if (strcmp(name, "null") == 0) {
         c->null_response = true;
+    } else if (strcmp(name, "stall") == 0) {
+        /* The capacity article's occasional bad window: a service with a clear capacity whose
+         * table lock is taken now and then, at moments nobody planned. */
+        c->pool = 4;
+        c->hit_ns = c->miss_ns = 2 * NS_PER_MS;
+        c->pause_every_ns = 20 * NS_PER_S;
+        c->pause_for_ns = 300 * NS_PER_MS;
+        c->pause_random = true;
     } else {
         return KNEE_ENOTFOUND;
     }
@@ -115,6 +124,8 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
         return bad(err, errlen, "--pause-every and --pause-for go together");
     if (c->pause_every_ns && c->pause_for_ns >= c->pause_every_ns)
         return bad(err, errlen, "--pause-for must be shorter than --pause-every");
+    if (c->pause_random && !c->pause_every_ns)
+        return bad(err, errlen, "random pauses need --pause-every and --pause-for");
     if (c->cpu_ns && (c->workers < 1 || c->workers > SERVE_WORKERS_MAX))
         return bad(err, errlen, "--workers: between 1 and 256");
     if (c->fanout > SERVE_FANOUT_MAX)

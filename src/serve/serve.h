@@ -49,6 +49,8 @@ struct serve_config {
     double miss_rate;
     uint64_t pause_every_ns;      /* a background job holds the table lock for pause_for_ns */
     uint64_t pause_for_ns;        /*   every pause_every_ns (first one at start + every) */
+    bool pause_random;            /* the pauses come at random: the idle time between two is exponential
+                                     with mean pause_every_ns − pause_for_ns (seeded), not periodic */
     uint64_t cpu_ns;              /* > 0: work is real CPU burnt on a worker thread */
     unsigned workers;             /* CPU worker threads (>= 1 when cpu_ns > 0) */
     unsigned fanout;              /* parallel simulated dependencies per request; 0 = none */
@@ -119,7 +121,7 @@ struct serve_time_hist {
     uint64_t sum_ns;
 };
 
-/* Names of the presets, NULL-terminated: report quiet queue flat fanout null. */
+/* Names of the presets, NULL-terminated: report quiet queue flat fanout null stall. */
 extern const char *const serve_preset_names[];
 
 /* Fill *cfg with the server defaults and then the preset's settings. Returns 0, or

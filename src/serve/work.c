@@ -242,13 +242,27 @@ bool serve_work_plan(struct serve_handle *s, const struct http_request *r, struc
 
 static void on_pause_start(struct loop *loop, struct loop_timer *t);
 
+/* When the next pause starts, from the end (or the start, for the first) of the last one:
+ * periodic, or with pause_random an exponential idle time of mean pause_every − pause_for
+ * drawn from the seed and the pause's number (not from the request stream's generator, so
+ * the requests' draws stay the same). */
+static uint64_t next_pause_ns(const struct serve_handle *s, uint64_t from_ns, bool first)
+{
+    if (!s->cfg.pause_random)
+        return first ? from_ns + s->cfg.pause_every_ns : from_ns - s->cfg.pause_for_ns + s->cfg.pause_every_ns;
+    struct rng g;
+    rng_seed(&g, s->cfg.seed ^ 0x5eed5a11ULL ^ (counter_get(&s->c.pauses) << 20));
+    double idle_ns = rng_exp(&g, (double)(s->cfg.pause_every_ns - s->cfg.pause_for_ns));
+    return from_ns + (uint64_t)idle_ns;
+}
+
 static void on_pause_end(struct loop *loop, struct loop_timer *t)
 {
     struct serve_handle *s = t->data;
     s->paused = false;
     if (!s->draining) {
         t->cb = on_pause_start;
-        loop_timer_arm(loop, t, s->pause_start_ns + s->cfg.pause_every_ns);
+        loop_timer_arm(loop, t, next_pause_ns(s, s->pause_start_ns + s->cfg.pause_for_ns, false));
     }
     /* Detach the queue first: begin_work never re-queues (the lock is free now), but a
      * request finishing synchronously may parse a pipelined one that must not see a
@@ -278,7 +292,7 @@ void serve_pause_start(struct serve_handle *s)
 {
     loop_timer_init(&s->pause_timer, on_pause_start, s);
     if (s->cfg.pause_every_ns)
-        loop_timer_arm(&s->loop, &s->pause_timer, s->start_ns + s->cfg.pause_every_ns);
+        loop_timer_arm(&s->loop, &s->pause_timer, next_pause_ns(s, s->start_ns, true));
 }
 
 void serve_pause_stop(struct serve_handle *s)

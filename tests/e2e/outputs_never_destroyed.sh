@@ -23,6 +23,8 @@ TABLE='
 hlog merge -o|hlog merge {IN} -o {OUT}||hlog merge {BADIN} -o {OUT}
 lab --out csv|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.csv|
 lab --out json|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.json|
+capacity --json|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s http://127.0.0.1:{PORT}/ --json {OUT}||capacity --rates 100 --reps 0 --slo p99<1s http://127.0.0.1:{PORT}/ --json {OUT}
+capacity --html|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s http://127.0.0.1:{PORT}/ --html {OUT}||capacity --rates 100 --reps 0 --slo p99<1s http://127.0.0.1:{PORT}/ --html {OUT}
 '
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
@@ -154,7 +156,8 @@ done <<<"$TABLE"
 # results on standard output that cannot be written: exit 1 with the reason (not 0, not a crash)
 printf 'server,start_s,latency_ms\nA,0.1,3\nA,0.2,4\n' >"$TMP/small.csv"
 for cmdline in "stats $TMP/small.csv" "stats $TMP/small.csv --json" "hlog stats $TMP/in.hlog" \
-    "hlog show $TMP/in.hlog --all-tags" "hlog tags $TMP/in.hlog" "hlog merge $TMP/in.hlog -o -"; do
+    "hlog show $TMP/in.hlog --all-tags" "hlog tags $TMP/in.hlog" "hlog merge $TMP/in.hlog -o -" \
+    "capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s http://127.0.0.1:$PORT/"; do
     set +e
     # shellcheck disable=SC2086
     "$KNEE" $cmdline >/dev/full 2>"$TMP/err"

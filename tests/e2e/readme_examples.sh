@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every example command in README.md's code blocks ("$ knee ..." lines, with their "\"
 # continuations) still parses and runs:
-#   knee run    with --dry-run appended (every flag checked, the targets resolved, nothing
+#   knee run, knee capacity
+#               with --dry-run appended (every flag checked, the targets resolved, nothing
 #               sent); a URL whose host does not resolve here is rewritten to 127.0.0.1
 #               (README examples may name example hosts), and the placeholder port PORT
 #               becomes a live knee serve's; must exit 0
@@ -146,7 +147,7 @@ for line_no, cmd, following, code in examples:
         continue
     # (knee report's success line "knee report: wrote FILE ..." is not an error)
     error_example = following.startswith("knee %s" % sub) and ":" in following and ": wrote " not in following
-    if sub == "run":
+    if sub in ("run", "capacity"):
         argv = local_urls(argv) + ["--dry-run"]
     elif sub == "serve":
         argv = [re.sub(r"(127\.0\.0\.1|\[::1\]):\d+", r"\1:0", a) for a in argv] + ["--duration", "300ms"]
@@ -174,7 +175,7 @@ for line_no, cmd, following, code in examples:
     if p.returncode != code and not (sub == "compare" and p.returncode == 99):
         failures.append("%s: exit %d (the README shows %d): %s" % (where, p.returncode, code,
                                                                    (p.stderr or p.stdout).strip()[:300]))
-    elif sub == "run" and "nothing was sent" not in p.stdout:
+    elif sub in ("run", "capacity") and "nothing was sent" not in p.stdout:
         failures.append("%s: --dry-run printed no plan" % where)
     elif sub == "serve" and "listening on" not in p.stdout:
         failures.append("%s: no server listened" % where)

@@ -1,0 +1,471 @@
+/* knee lab capacity (the capacity article): one bad window steers a search, a vote absorbs
+ * it. The server is knee serve's stall preset; every window is one round of the lab toolkit
+ * (Poisson arrivals), judged as knee capacity judges a step (capacity_step_eval: delivered
+ * and the ok responses' p99 within the SLO). The search is the article's: double from 250/s
+ * while a window passes, halve while the first ones fail, then bisect down to 125/s; its
+ * answer is the highest rate that passed, and a run's answer the median of its repetitions.
+ * The ladder is knee's: fixed rates, every repetition the same, a rate held by a strict
+ * majority (capacity_vote). */
+#include "lab/internal.h"
+#include "lab/lab_capacity.h"
+
+#include "capacity/capacity.h"
+#include "core/err.h"
+#include "core/units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CAP_SLO "p99<50ms"
+#define CAP_SLO_MS 50.0
+/* A hard --lag-limit for every window: knee run's relative rule (a lag p99 above 1 ms and a
+ * tenth of the latency) would fail the stall server's 2-3 ms windows whenever a shared
+ * machine's timer runs a few ms late, and the generator's lateness is not the lesson here. */
+#define CAP_LAG_LIMIT_NS (10 * NS_PER_MS)
+#define CAP_START 250.0      /* the search's first rate */
+#define CAP_RESOLUTION 125.0 /* the search stops when its bracket is this narrow */
+#define CAP_DEFAULT_NS (1 * NS_PER_S)
+#define CAP_QUICK_NS (NS_PER_S / 2)
+#define CAP_WARMUP_NS (NS_PER_S / 2)
+#define CAP_WARMUP_QUICK_NS (NS_PER_S / 4)
+
+static const double ladder_rates[] = {250, 500, 750, 1000, 1250, 1500, 1750};
+#define NLADDER (sizeof ladder_rates / sizeof ladder_rates[0])
+_Static_assert(NLADDER <= LAB_CAP_MAX_RATES, "the ladder fits the result");
+
+struct cap_ctx {
+    struct lab_ctx c;
+    struct serve_handle *srv;
+    char url[160];
+    uint64_t dur_ns, warm_ns;
+    uint64_t seed;
+    size_t nround; /* rounds so far: the seed of the next */
+};
+
+/* Idle a quarter of a window before each one, so that the last one's queue drains. */
+static void settle(const struct cap_ctx *x)
+{
+    uint64_t ns = x->dur_ns / 4;
+    struct timespec ts = {(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
+    nanosleep(&ts, NULL);
+}
+
+/* One window at `rate`: held (delivered and p99 within the SLO) into *pass; whether the server
+ * began a stall during it, its warm-up or the settle before it (a stall's backlog spills into
+ * the window either way) into *stalled. */
+static int window(struct cap_ctx *x, const char *name, const char *what, double rate, bool *pass, bool *stalled)
+{
+    struct run_target_config t;
+    memset(&t, 0, sizeof t);
+    t.name = "stall";
+    t.url = x->url;
+    struct run_config cfg;
+    lab_run_config_init(&cfg, &t, 1, x->seed + x->nround++, x->dur_ns, x->warm_ns);
+    cfg.open_loop = true;
+    cfg.rate = rate;
+    cfg.arrivals = RUN_ARRIVALS_POISSON;
+    cfg.lag_limit_ns = CAP_LAG_LIMIT_NS;
+    struct run_threshold slo;
+    char why[256];
+    int rc = run_threshold_parse(CAP_SLO, &cfg, &slo, why, sizeof why);
+    if (rc) {
+        fprintf(x->c.err, "knee lab: %s: %s\n", CAP_SLO, why);
+        return rc;
+    }
+    struct serve_counters before, after;
+    serve_counters(x->srv, &before);
+    settle(x);
+    struct lab_round rd;
+    rc = lab_round_run(&x->c, name, what, &cfg, &rd);
+    serve_counters(x->srv, &after);
+    if (rc == 0) {
+        struct capacity_step s;
+        capacity_step_eval(&rd.res, true, &slo, 1, &s);
+        *pass = s.held;
+        *stalled = after.pauses > before.pauses;
+    }
+    lab_round_release(&rd);
+    return rc;
+}
+
+/* The article's search, one repetition. */
+static int search(struct cap_ctx *x, size_t run, size_t rep, struct lab_cap_search *s)
+{
+    memset(s, 0, sizeof *s);
+    double r = CAP_START, lo = 0, hi = INFINITY;
+    while (s->nwindows < LAB_CAP_MAX_WINDOWS) {
+        size_t w = s->nwindows;
+        char name[48], what[128], rs[32];
+        snprintf(name, sizeof name, "search-r%zu-rep%zu-w%zu", run + 1, rep + 1, w + 1);
+        snprintf(what, sizeof what, "search, run %zu, repetition %zu, window %zu: %s/s", run + 1, rep + 1, w + 1,
+                 capacity_fmt_rate(r, rs, sizeof rs));
+        s->rate[w] = r;
+        int rc = window(x, name, what, r, &s->pass[w], &s->stalled[w]);
+        if (rc)
+            return rc;
+        s->nwindows++;
+        if (s->pass[w])
+            lo = r;
+        else
+            hi = r;
+        if (lo > 0 && isfinite(hi) && hi - lo <= CAP_RESOLUTION)
+            break;
+        r = isinf(hi) ? 2 * r : lo == 0 ? r / 2 : (lo + hi) / 2;
+        if (r < 1)
+            break;
+    }
+    s->answer = lo;
+    return 0;
+}
+
+_Static_assert(LAB_CAP_REPS == 3, "median3 takes the median of three");
+static double median3(const double *v)
+{
+    double a = v[0], b = v[1], c = v[2];
+    return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
+/* knee's ladder, one run: every repetition climbs every rate; the vote decides. */
+static int ladder(struct cap_ctx *x, size_t run, struct lab_capacity_result *r)
+{
+    struct capacity_result cr;
+    capacity_result_init(&cr, ladder_rates, NLADDER, LAB_CAP_REPS);
+    int rc = 0;
+    for (size_t rep = 0; rep < LAB_CAP_REPS && rc == 0; rep++) {
+        cr.reps[rep].ran = cr.reps[rep].valid = true;
+        double alone = 0;
+        bool climbing = true;
+        for (size_t k = 0; k < NLADDER && rc == 0; k++) {
+            char name[48], what[128], rs[32];
+            snprintf(name, sizeof name, "ladder-r%zu-rep%zu-%g", run + 1, rep + 1, ladder_rates[k]);
+            snprintf(what, sizeof what, "ladder, run %zu, repetition %zu: %s/s", run + 1, rep + 1,
+                     capacity_fmt_rate(ladder_rates[k], rs, sizeof rs));
+            bool pass = false, stalled = false;
+            rc = window(x, name, what, ladder_rates[k], &pass, &stalled);
+            cr.reps[rep].step[k].ran = rc == 0;
+            cr.reps[rep].step[k].held = pass;
+            r->held[run][rep][k] = pass;
+            r->stalled[run][rep][k] = stalled;
+            climbing &= pass;
+            if (climbing)
+                alone = ladder_rates[k];
+        }
+        r->ladder_rep[run][rep] = alone;
+    }
+    if (rc == 0) {
+        capacity_vote(&cr);
+        r->ladder_vote[run] = cr.vote.cap_index >= 0 ? cr.vote.capacity : 0;
+        r->ladder_nonmono[run] = cr.vote.nnonmono;
+    }
+    capacity_result_release(&cr);
+    return rc;
+}
+
+/* The vote over every ladder repetition of every run: the reference the runs are read against. */
+static void pool(struct lab_capacity_result *r)
+{
+    struct capacity_result cr;
+    capacity_result_init(&cr, r->rates, r->nrates, r->nruns * LAB_CAP_REPS);
+    for (size_t run = 0; run < r->nruns; run++)
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++) {
+            struct capacity_rep *p = &cr.reps[run * LAB_CAP_REPS + rep];
+            p->ran = p->valid = true;
+            for (size_t k = 0; k < r->nrates; k++) {
+                p->step[k].ran = true;
+                p->step[k].held = r->held[run][rep][k];
+            }
+        }
+    capacity_vote(&cr);
+    r->pooled = cr.vote.cap_index >= 0 ? cr.vote.capacity : 0;
+    capacity_result_release(&cr);
+}
+
+#define rate_s capacity_fmt_rate
+
+/* A vote: its rate, or "<250" when not even the lowest rate was held. */
+static const char *vote_s(const struct lab_capacity_result *r, double v, char *buf, size_t len)
+{
+    if (v > 0)
+        return rate_s(v, buf, len);
+    char low[32];
+    snprintf(buf, len, "<%s", rate_s(r->rates[0], low, sizeof low));
+    return buf;
+}
+
+static void spread(const double *v, size_t n, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        *lo = fmin(*lo, v[i]);
+        *hi = fmax(*hi, v[i]);
+    }
+}
+
+static void print_search(FILE *out, const struct lab_capacity_result *r)
+{
+    lab_heading(out,
+                "the article's method: double from %.0f/s while a window passes, then bisect to %.0f/s; the "
+                "median of %d repetitions",
+                CAP_START, CAP_RESOLUTION, LAB_CAP_REPS);
+    for (size_t run = 0; run < r->nruns; run++) {
+        char b[32];
+        fprintf(out, "  run %zu:", run + 1);
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++)
+            fprintf(out, "  %8s", rate_s(r->search[run][rep].answer, b, sizeof b));
+        fprintf(out, "  -> median %s/s\n", rate_s(r->search_median[run], b, sizeof b));
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++) {
+            const struct lab_cap_search *s = &r->search[run][rep];
+            fprintf(out, "         rep %zu asked:", rep + 1);
+            for (size_t w = 0; w < s->nwindows; w++)
+                fprintf(out, " %s%s%s", rate_s(s->rate[w], b, sizeof b), s->pass[w] ? "✔" : "✘",
+                        s->stalled[w] ? "(stall)" : "");
+            fputc('\n', out);
+        }
+    }
+}
+
+static void print_ladder(FILE *out, const struct lab_capacity_result *r)
+{
+    char b[32];
+    lab_heading(out, "knee's ladder: %zu fixed rates, %d repetitions, a rate held by a strict majority", r->nrates,
+                LAB_CAP_REPS);
+    for (size_t run = 0; run < r->nruns; run++) {
+        fprintf(out, "  run %zu:  %10s", run + 1, "rate/s");
+        for (size_t k = 0; k < r->nrates; k++)
+            fprintf(out, " %11s", rate_s(r->rates[k], b, sizeof b));
+        fprintf(out, "   alone\n");
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++) {
+            fprintf(out, "          %10s", "");
+            fprintf(out, "rep %zu", rep + 1);
+            for (size_t k = 0; k < r->nrates; k++) {
+                const char *m = r->held[run][rep][k] ? "✔" : "✘";
+                fprintf(out, " %*s%s%s", r->stalled[run][rep][k] ? 3 : 10, "", m,
+                        r->stalled[run][rep][k] ? "(stall)" : "");
+            }
+            fprintf(out, "   %s\n", rate_s(r->ladder_rep[run][rep], b, sizeof b));
+        }
+        fprintf(out, "          -> vote %s/s%s\n", vote_s(r, r->ladder_vote[run], b, sizeof b),
+                r->ladder_nonmono[run] ? " (non-monotone: a rate held above a failed one)" : "");
+    }
+}
+
+static void print_side(FILE *out, const struct lab_capacity_result *r)
+{
+    lab_heading(out, "side by side: the answer of each run");
+    char b[32], b2[32];
+    double lo, hi;
+    fprintf(out, "  %-34s", "search (median of 3 repetitions)");
+    for (size_t run = 0; run < r->nruns; run++)
+        fprintf(out, " %8s", rate_s(r->search_median[run], b, sizeof b));
+    spread(r->search_median, r->nruns, &lo, &hi);
+    fprintf(out, "   spread %s..%s/s\n", rate_s(lo, b, sizeof b), rate_s(hi, b2, sizeof b2));
+    fprintf(out, "  %-34s", "ladder (majority of 3 repetitions)");
+    for (size_t run = 0; run < r->nruns; run++)
+        fprintf(out, " %8s", vote_s(r, r->ladder_vote[run], b, sizeof b));
+    spread(r->ladder_vote, r->nruns, &lo, &hi);
+    fprintf(out, "   spread %s..%s/s\n", vote_s(r, lo, b, sizeof b), vote_s(r, hi, b2, sizeof b2));
+    double all[LAB_CAP_MAX_RUNS * LAB_CAP_REPS];
+    size_t n = 0;
+    for (size_t run = 0; run < r->nruns; run++)
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++)
+            all[n++] = r->search[run][rep].answer;
+    spread(all, n, &lo, &hi);
+    fprintf(out, "  %-34s %s..%s/s over %zu repetitions\n", "search, single repetitions", rate_s(lo, b, sizeof b),
+            rate_s(hi, b2, sizeof b2), n);
+    n = 0;
+    for (size_t run = 0; run < r->nruns; run++)
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++)
+            all[n++] = r->ladder_rep[run][rep];
+    spread(all, n, &lo, &hi);
+    fprintf(out, "  %-34s %s..%s/s over %zu repetitions\n", "ladder, single repetitions", rate_s(lo, b, sizeof b),
+            rate_s(hi, b2, sizeof b2), n);
+    fprintf(out, "  %-34s %s/s\n", "ladder, every repetition pooled", rate_s(r->pooled, b, sizeof b));
+}
+
+static void explain(FILE *out, const struct lab_capacity_result *r)
+{
+    lab_heading(out, "what this run shows");
+    struct lab_say s = {.n = 0};
+    char a[32], b[32], c[32], d[32], e[32];
+    /* windows that met a stall, and what they did to each method */
+    size_t sw = 0, sw_stalled = 0, sw_stalled_failed = 0, steered = 0, nsearch = 0;
+    double ref = r->pooled;
+    for (size_t run = 0; run < r->nruns; run++)
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++) {
+            const struct lab_cap_search *q = &r->search[run][rep];
+            nsearch++;
+            bool hit = false;
+            for (size_t w = 0; w < q->nwindows; w++) {
+                sw++;
+                sw_stalled += q->stalled[w];
+                if (q->stalled[w] && !q->pass[w] && q->rate[w] <= ref) {
+                    sw_stalled_failed++;
+                    hit = true;
+                }
+            }
+            /* steered: a stalled window failed below the reference and the answer fell more
+             * than one ladder step (250/s) below it */
+            steered += hit && q->answer < ref - 250;
+        }
+    size_t lw = 0, lw_stalled = 0, lw_failed_stalled = 0;
+    for (size_t run = 0; run < r->nruns; run++)
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++)
+            for (size_t k = 0; k < r->nrates; k++) {
+                lw++;
+                lw_stalled += r->stalled[run][rep][k];
+                lw_failed_stalled += r->stalled[run][rep][k] && !r->held[run][rep][k] && r->rates[k] <= ref;
+            }
+    lab_say_add(&s,
+                "the server stalled %llu times (its lock held 300 ms at random moments); %zu of the search's %zu "
+                "windows and %zu of the ladder's %zu met a stall, and %zu + %zu of those failed the SLO at a rate the "
+                "server carries (the vote over all %zu ladder repetitions: %s/s).",
+                (unsigned long long)r->stalls, sw_stalled, sw, lw_stalled, lw, sw_stalled_failed, lw_failed_stalled,
+                r->nruns * LAB_CAP_REPS, rate_s(ref, a, sizeof a));
+    lab_say_end(&s, out);
+
+    double slo_lo, slo_hi, lad_lo, lad_hi;
+    spread(r->search_median, r->nruns, &slo_lo, &slo_hi);
+    spread(r->ladder_vote, r->nruns, &lad_lo, &lad_hi);
+    lab_say_add(&s,
+                "%zu of %zu search repetitions met a stall in a window that failed and answered more than one "
+                "ladder step below %s/s",
+                steered, nsearch, rate_s(ref, a, sizeof a));
+    lab_say_verdict(
+        &s, out, steered > 0,
+        ": with no success yet to bisect from, or a bracket cut short, the search turns one bad window into "
+        "its verdict and spends the rest of its windows confirming it.",
+        ": in this run no stall fell on a window the search needed; run it again (--seed) to see one.");
+    size_t off_ladder = 0, off_flagged = 0, off_search = 0;
+    for (size_t run = 0; run < r->nruns; run++) {
+        bool off = fabs(r->ladder_vote[run] - ref) > 250;
+        off_ladder += off;
+        off_flagged += off && r->ladder_nonmono[run] > 0;
+        off_search += fabs(r->search_median[run] - ref) > 250;
+    }
+    lab_say_add(&s,
+                "the medians of 3 searches ranged from %s to %s/s (%zu of %zu more than one ladder step from %s/s); "
+                "the ladder's votes from %s to %s/s (%zu of %zu)",
+                rate_s(slo_lo, a, sizeof a), rate_s(slo_hi, b, sizeof b), off_search, r->nruns,
+                rate_s(ref, c, sizeof c), rate_s(lad_lo, d, sizeof d), rate_s(lad_hi, e, sizeof e), off_ladder,
+                r->nruns);
+    if (off_ladder == 0)
+        lab_say_verdict(&s, out, true,
+                        ": a stalled window costs the ladder one vote at one rate, and the majority absorbs it.", "");
+    else if (off_flagged == off_ladder)
+        lab_say_verdict(&s, out, true,
+                        ": the ladder's outlying vote came with a warning — two bad windows fell on one rate in one "
+                        "run while faster rates still held, which knee capacity reports as non-monotone; a search's "
+                        "answer comes with none.",
+                        "");
+    else {
+        lab_say_add(&s, ": here the ladder was moved too");
+        if (off_flagged)
+            lab_say_add(&s, " (%zu of those %zu runs with a non-monotone warning)", off_flagged, off_ladder);
+        lab_say_verdict(&s, out, false, "", ": more bad windows than one per rate and run.");
+    }
+    /* bad windows that no stall explains: the machine */
+    size_t quiet_fail = 0, quiet_n = 0;
+    for (size_t run = 0; run < r->nruns; run++)
+        for (size_t rep = 0; rep < LAB_CAP_REPS; rep++) {
+            const struct lab_cap_search *q = &r->search[run][rep];
+            for (size_t w = 0; w < q->nwindows; w++)
+                if (!q->stalled[w] && q->rate[w] <= ref) {
+                    quiet_n++;
+                    quiet_fail += !q->pass[w];
+                }
+            for (size_t k = 0; k < r->nrates; k++)
+                if (!r->stalled[run][rep][k] && r->rates[k] <= ref) {
+                    quiet_n++;
+                    quiet_fail += !r->held[run][rep][k];
+                }
+        }
+    lab_say_add(&s,
+                "%zu of the %zu windows without a stall at rates up to %s/s failed anyway (load average %.1f "
+                "before, %.1f after)",
+                quiet_fail, quiet_n, rate_s(ref, a, sizeof a), r->loadavg_before, r->loadavg_after);
+    lab_say_verdict(&s, out, quiet_fail * 20 > quiet_n,
+                    ": the machine itself produced bad windows — the article's host that lied; knee capacity's "
+                    "probe and environment record are there to catch it.",
+                    ": the stalls, not the machine, made the bad windows.");
+    size_t nm = 0;
+    for (size_t run = 0; run < r->nruns; run++)
+        nm += r->ladder_nonmono[run] > 0;
+    if (nm) {
+        lab_say_add(&s,
+                    "in %zu run%s a rate was held above one that failed: knee capacity names such rates as "
+                    "non-monotone instead of using them.",
+                    nm, nm == 1 ? "" : "s");
+        lab_say_end(&s, out);
+    }
+    lab_say_add(&s, "knee capacity adds two checks this experiment leaves out: a calibration probe before each "
+                    "repetition (is the generator able to send the top rate?) and a closed-loop phase that "
+                    "measures the same capacity another way (knee capacity --help).");
+    lab_say_end(&s, out);
+}
+
+int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->nruns = o->quick ? 2 : 3;
+    r->slo_p99_ms = CAP_SLO_MS;
+    r->lag_limit_ms = (double)CAP_LAG_LIMIT_NS / 1e6;
+    r->nrates = NLADDER;
+    memcpy(r->rates, ladder_rates, sizeof ladder_rates);
+    struct cap_ctx x;
+    memset(&x, 0, sizeof x);
+    int rc = lab_ctx_init(&x.c, o, "capacity");
+    if (rc)
+        return rc;
+    struct serve_config sc;
+    if ((rc = lab_preset_start(&x.c, "stall", o->seed, &sc, &x.srv)) != 0)
+        goto out;
+    x.dur_ns = lab_duration_ns(o, CAP_QUICK_NS, CAP_DEFAULT_NS);
+    x.warm_ns = lab_warmup_ns(o, CAP_WARMUP_QUICK_NS, CAP_WARMUP_NS);
+    x.seed = o->seed;
+    snprintf(x.url, sizeof x.url, "http://%s/", serve_address(x.srv));
+    FILE *out = x.c.out;
+    char d1[32], d2[32];
+    fprintf(out, "knee lab capacity: a search against a fixed ladder with a majority vote (%zu runs of each)\n",
+            r->nruns);
+    fprintf(out, "  stall server %s: %s\n", serve_address(x.srv), serve_preset_summary("stall"));
+    fprintf(out,
+            "  every window: Poisson arrivals for %s after a %s warm-up; it passes when the generator delivered it\n"
+            "  (lag p99 <= %.0f ms on this shared machine) and %s\n",
+            units_fmt_seconds((double)x.dur_ns / 1e9, 3, d1, sizeof d1),
+            units_fmt_seconds((double)x.warm_ns / 1e9, 3, d2, sizeof d2), r->lag_limit_ms, CAP_SLO);
+    fflush(out);
+    struct serve_counters before, after;
+    serve_counters(x.srv, &before);
+    double la[3];
+    r->loadavg_before = getloadavg(la, 1) == 1 ? la[0] : NAN;
+    for (size_t run = 0; run < r->nruns && rc == 0; run++) {
+        double answers[LAB_CAP_REPS];
+        for (size_t rep = 0; rep < LAB_CAP_REPS && rc == 0; rep++) {
+            rc = search(&x, run, rep, &r->search[run][rep]);
+            answers[rep] = r->search[run][rep].answer;
+        }
+        if (rc == 0)
+            r->search_median[run] = median3(answers);
+    }
+    for (size_t run = 0; run < r->nruns && rc == 0; run++)
+        rc = ladder(&x, run, r);
+    if (rc == 0)
+        pool(r);
+    serve_counters(x.srv, &after);
+    r->loadavg_after = getloadavg(la, 1) == 1 ? la[0] : NAN;
+    r->stalls = after.pauses - before.pauses;
+    if (rc)
+        goto out;
+    print_search(out, r);
+    print_ladder(out, r);
+    print_side(out, r);
+    explain(out, r);
+    fflush(out);
+out:
+    serve_stop(x.srv, NULL);
+    lab_ctx_release(&x.c);
+    return rc;
+}
