@@ -62,6 +62,10 @@ static void latency_tables(FILE *out, const struct run_config *cfg, const struct
         fprintf(out, "connect (ms): connect start -> established, per new connection\n");
         table_row(out, "all", &r->connect);
     }
+    if (r->tls.total_count) {
+        fprintf(out, "tls (ms): connected -> TLS handshake done, per new connection\n");
+        table_row(out, "all", &r->tls);
+    }
 }
 
 static void accounting(FILE *out, const struct run_counts *c, const char *indent)
@@ -121,6 +125,111 @@ static void transport_line(FILE *out, const struct run_config *cfg, const struct
     }
 }
 
+/* ------------------------------------------------------------------ TLS and HTTP/2 */
+
+/* "TLSv1.3", or "TLSv1.2 12, TLSv1.3 88" when connections differed. */
+static const char *tls_versions(const struct run_proto_counts *pc, char *buf, size_t len)
+{
+    int kinds = 0;
+    for (int v = 0; v < RUN_TLS_VERSIONS; v++)
+        kinds += pc->tls_version[v] > 0;
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int v = 0; v < RUN_TLS_VERSIONS && off < len; v++) {
+        if (!pc->tls_version[v])
+            continue;
+        char n[32];
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", run_tls_version_name(v));
+        if (kinds > 1 && off < len)
+            off += (size_t)snprintf(buf + off, len - off, " %s", units_fmt_count(pc->tls_version[v], n, sizeof n));
+    }
+    return buf;
+}
+
+/* "h2", "http/1.1", or both with their counts. */
+static const char *protocols(const struct run_proto_counts *pc, char *buf, size_t len)
+{
+    char a[32], b[32];
+    if (pc->h2 && pc->http1)
+        snprintf(buf, len, "h2 %s, http/1.1 %s connections", units_fmt_count(pc->h2, a, sizeof a),
+                 units_fmt_count(pc->http1, b, sizeof b));
+    else
+        snprintf(buf, len, "%s", pc->h2 ? "h2" : pc->http1 ? "http/1.1" : "no protocol agreed");
+    return buf;
+}
+
+/* One target's TLS and HTTP/2 lines, when it spoke either:
+ *   tls: TLSv1.3, h2 (ALPN); handshakes 1,000: 950 resumed (95.0%); tls p50 1.210 ms, p99 3.400 ms
+ *   h2: 5,000 streams on 2 connections (server limit 128); RST_STREAM 0, GOAWAY 0, ... */
+static void transport_target(FILE *out, const struct run_config *cfg, const struct run_target_result *t,
+                             const char *indent)
+{
+    const struct run_proto_counts *pc = &t->pc;
+    char a[32], b[32], c[64], v[128];
+    if (t->https) {
+        uint64_t hs = pc->tls_full + pc->tls_resumed;
+        fprintf(out, "%stls: %s, %s (%s)", indent, tls_versions(pc, v, sizeof v), protocols(pc, c, sizeof c),
+                cfg->http == RUN_HTTP_1   ? "--http1.1"
+                : cfg->http == RUN_HTTP_2 ? "--http2"
+                                          : "ALPN");
+        fprintf(out, "; handshakes %s", units_fmt_count(hs, a, sizeof a));
+        if (hs)
+            fprintf(out, ": %s resumed (%s)", units_fmt_count(pc->tls_resumed, b, sizeof b),
+                    units_fmt_share((double)pc->tls_resumed / (double)hs, 3, c, sizeof c));
+        if (cfg->tls_no_resume)
+            fprintf(out, " (--tls-resume off)");
+        if (pc->tls_failed)
+            fprintf(out, ", %s failed", units_fmt_count(pc->tls_failed, a, sizeof a));
+        if (t->tls.total_count) {
+            struct run_summary s;
+            run_summarize(&t->tls, &s);
+            fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(s.p50, a, sizeof a),
+                    units_fmt_ms(s.p99, b, sizeof b));
+        }
+        fputc('\n', out);
+    }
+    if (pc->h2 || pc->h2_streams) {
+        fprintf(out, "%s%s: %s streams on %s connection%s", indent, t->https ? "h2" : "h2c",
+                units_fmt_count(pc->h2_streams, a, sizeof a), units_fmt_count(pc->h2, b, sizeof b),
+                pc->h2 == 1 ? "" : "s");
+        if (pc->h2_max_concurrent == UINT64_MAX)
+            fprintf(out, " (server limit: none");
+        else
+            fprintf(out, " (server limit %s", units_fmt_count(pc->h2_max_concurrent, a, sizeof a));
+        if (cfg->streams)
+            fprintf(out, ", --streams %u", cfg->streams);
+        fputc(')', out);
+        if (pc->h2_rst || pc->h2_goaway || pc->h2_retried || pc->h2_stalls)
+            fprintf(out,
+                    "; RST_STREAM %llu (refused %llu), GOAWAY %llu (%llu streams refused), sent again %llu, "
+                    "flow-control stalls %llu",
+                    (unsigned long long)pc->h2_rst, (unsigned long long)pc->h2_refused,
+                    (unsigned long long)pc->h2_goaway, (unsigned long long)pc->h2_goaway_streams,
+                    (unsigned long long)pc->h2_retried, (unsigned long long)pc->h2_stalls);
+        fputc('\n', out);
+    }
+}
+
+/* Under the connections line: whether certificates were verified, then each target's TLS and
+ * HTTP/2 lines (prefixed by its name when there are several). */
+static void transport_lines(FILE *out, const struct run_config *cfg, const struct run_result *res)
+{
+    if (res->all.https && cfg->tls_insecure)
+        fprintf(out, "tls: certificate verification OFF (--insecure): the server's identity was not checked\n");
+    for (size_t i = 0; i < res->ntargets; i++) {
+        const struct run_target_result *t = &res->targets[i];
+        if (!t->https && !t->pc.h2)
+            continue;
+        if (res->ntargets > 1) {
+            char n[256];
+            fprintf(out, "target %s:\n", esc(t->name, n, sizeof n));
+            transport_target(out, cfg, t, "  ");
+        } else {
+            transport_target(out, cfg, t, "");
+        }
+    }
+}
+
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads" */
 static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads, uint32_t pool_cap, uint32_t conns)
 {
@@ -149,6 +258,8 @@ static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads,
             fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
         fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(pool_cap, a, sizeof a),
                 pool_cap == 1 ? "" : "s", cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
+    } else if (cfg->streams > 1) {
+        fprintf(out, "closed loop, %u clients, %u per connection (--streams)", conns, cfg->streams);
     } else {
         fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
         if (cfg->think_ns)
@@ -396,6 +507,7 @@ void run_print_summary(FILE *out, const struct run_config *cfg, const struct run
         fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
     fprintf(out, "; %s bytes received\n",
             units_fmt_count(all->bytes_in + res->all.warmup_counts.bytes_in, a, sizeof a));
+    transport_lines(out, cfg, res);
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
             res->elapsed_s, full ? "" : "; --verbose: every table");
     if (!cfg->open_loop)
