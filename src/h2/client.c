@@ -102,10 +102,17 @@ static void close_stream(struct h2_client *h, struct h2_stream *s, enum h2_reaso
     h->cb.on_close(s);
 }
 
+/* A stream whose HEADERS never left knee was never seen by the server: after a GOAWAY it is as
+ * refused as the streams above the GOAWAY's last id (RFC 9113 §6.8), whatever ends it. */
+static enum h2_reason unsent_reason(const struct h2_client *h, const struct h2_stream *s, enum h2_reason r)
+{
+    return h->goaway && !s->headers_ns ? H2_R_GOAWAY : r;
+}
+
 static void fail_all(struct h2_client *h, enum h2_reason r)
 {
     while (h->head)
-        close_stream(h, h->head, r);
+        close_stream(h, h->head, unsent_reason(h, h->head, r));
 }
 
 static void set_failed(struct h2_client *h, enum h2_reason r, const char *detail)
@@ -248,6 +255,25 @@ static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, v
     return 0;
 }
 
+/* A request's HEADERS that nghttp2 will not send: a stream submitted (from a callback, before
+ * the flush) in the same turn a GOAWAY arrived is never opened, so on_stream_close never names
+ * it; it is closed here, refused like the streams the GOAWAY names. */
+static int on_frame_not_send(nghttp2_session *session, const nghttp2_frame *frame, int lib_error_code, void *ud)
+{
+    (void)session;
+    struct h2_client *h = ud;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    struct h2_stream *s = h->head;
+    while (s && s->id != frame->hd.stream_id)
+        s = s->next;
+    if (s)
+        close_stream(h, s,
+                     lib_error_code == NGHTTP2_ERR_START_STREAM_NOT_ALLOWED ? H2_R_GOAWAY
+                                                                            : unsent_reason(h, s, H2_R_CLOSED));
+    return 0;
+}
+
 static int on_stream_close(nghttp2_session *session, int32_t id, uint32_t error_code, void *ud)
 {
     struct h2_client *h = ud;
@@ -315,6 +341,7 @@ struct h2_client *h2_client_new(const struct h2_callbacks *cb, h2_write_fn *writ
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(cbs, on_frame_not_send);
     nghttp2_session_callbacks_set_error_callback2(cbs, on_error);
     int r = nghttp2_session_client_new(&h->session, cbs, h);
     nghttp2_session_callbacks_del(cbs);

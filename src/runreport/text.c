@@ -292,6 +292,8 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
         target_head(out, t->name, t->url, t->address, t->resolve_ns);
         if (cfg->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
+        else if (cfg->streams > 1)
+            fprintf(out, ", %u clients", t->connections);
         else
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
@@ -556,6 +558,8 @@ static void plan_target(FILE *out, const struct run_config *cfg, const struct ru
                 units_fmt_rate(t->rate_to, b, sizeof b));
     else if (cfg->open_loop)
         fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+    else if (cfg->streams > 1)
+        fprintf(out, ", %u clients", t->connections);
     else
         fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
     if (isfinite(t->planned))
