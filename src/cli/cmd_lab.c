@@ -26,10 +26,11 @@ static struct lab_flags F;
 static struct opt lab_opts[] = {
     {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
      "every round's measured length (default per experiment: stats 60s, queue 10s, knee 20s per rate, fanout 30s, "
-     "nagle 10s)",
+     "nagle 10s, tls 10s per round)",
      0, 0, 0},
     {"quick", 'q', OPT_FLAG, &F.quick, NULL,
-     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s): the default experiment in under "
+     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, tls 5s): the default experiment in "
+     "under "
      "a minute",
      0, 0, 0},
     {"warmup", 0, OPT_DURATION, &F.warmup_ns, "D",
@@ -49,7 +50,7 @@ static struct opt lab_opts[] = {
 
 static struct cmd_spec lab_spec = {
     .name = "lab",
-    .usage = "[options] [stats|queue|knee|fanout|nagle|all]",
+    .usage = "[options] [stats|queue|knee|fanout|nagle|tls|all]",
     .summary = "Reproduce the latency articles' experiments on this machine (in-process servers on 127.0.0.1, "
                "in-process load) and explain each from the numbers it just measured.",
     .opts = lab_opts,
@@ -65,6 +66,8 @@ static struct cmd_spec lab_spec = {
               "  fanout  40 pages/s waiting for N = 1, 2, 5, 10, 20 calls, each 2% slow at 200 ms: share of\n"
               "          slow pages against 1-(1-p)^N\n"
               "  nagle   closed loop against a server with Nagle and two writes, and without: medians\n"
+              "  tls     200/s over TLS: keep-alive, a new connection per request (resumed, full handshake)\n"
+              "          and a new plain TCP connection per request: the tail, the tls phase, resumption\n"
               "  all     every experiment in turn (about 8 minutes; --quick about 2)\n\n"
               "examples:\n"
               "  knee lab --quick\n"
@@ -117,7 +120,8 @@ static int check_flags(const char *name, double *rates, size_t *nrates)
 {
     *nrates = 0;
     if (!known_experiment(name))
-        return opt_fail(&lab_spec, "unknown experiment '%s': expected stats, queue, knee, fanout, nagle or all", name);
+        return opt_fail(&lab_spec, "unknown experiment '%s': expected stats, queue, knee, fanout, nagle, tls or all",
+                        name);
     if (F.quiet && F.progress)
         return opt_fail(&lab_spec, "--quiet and --progress exclude each other");
     if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S)
