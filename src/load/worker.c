@@ -1784,6 +1784,10 @@ static void handshake(struct worker *w, struct conn *c)
     if (v >= TLS_V1_0 && v <= TLS_V1_3)
         t->pc.tls_version[v - TLS_V1_0]++;
     conn_ready(w, c);
+    /* reading ahead, the handshake may have taken in what followed it (an HTTP/2 server's
+     * SETTINGS): epoll will not say so again */
+    if (c->state != CONN_FREE && c->tls_on && tls_conn_pending(&c->tls))
+        on_io(&w->loop, &c->io, EPOLLIN);
 }
 
 static void on_connected(struct worker *w, struct conn *c)
