@@ -1043,7 +1043,9 @@ static void test_tls_phase_and_log(void **state)
                 assert_true(rec[i].tls_ns < rec[i].done_ns - rec[i].sent_ns); /* inside its latency */
             }
         }
-        assert_true(with_tls >= 1 && with_tls <= 8); /* the first request of a connection opened for it */
+        /* the first request of each connection opened for it: connections 2..8 (the first was
+         * opened before t0, its request joined it and waited for part of the handshake only) */
+        assert_true(with_tls >= 7 && with_tls <= 8);
         assert_true(resumed >= 4 * 50);
     }
     unlink(path);
