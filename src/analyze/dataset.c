@@ -126,6 +126,7 @@ static int new_group(struct dataset *d, const char *name, size_t len, size_t *ou
         }
         g->min = INFINITY;
         g->max = -INFINITY;
+        stats_running_init(&g->w);
         g->ring = xcalloc(DATASET_RING, sizeof *g->ring);
     }
     d->g = xrealloc(d->g, (d->ng + 1) * sizeof *d->g);
@@ -273,9 +274,7 @@ static void add_value(struct dataset *d, size_t gi, double v, double t, bool has
         g->min = v;
     if (v > g->max)
         g->max = v;
-    double delta = v - g->w_mean;
-    g->w_mean += delta / (double)g->n;
-    g->w_m2 += delta * (v - g->w_mean);
+    stats_running_add(&g->w, v);
     int64_t iv = llround(v * DATASET_HDR_SCALE);
     if (hdr_record(&g->hdr, iv, 1) == KNEE_ERANGE)
         d->hdr_overflow++;
@@ -395,12 +394,15 @@ static bool time_kept(const struct dataset *d, double t)
 
 /* ---------------------------------------------------------------- CSV */
 
+/* A column's index in a header, or NO_COL (an index, not an error code). */
+enum { NO_COL = -1 };
+
 static int find_col(const struct csv_record *h, const char *name)
 {
     for (size_t i = 0; i < h->n; i++)
         if (strcmp(h->field[i], name) == 0)
             return (int)i;
-    return -1;
+    return NO_COL;
 }
 
 static void list_columns(const struct csv_record *h, char *buf, size_t len)
@@ -417,12 +419,13 @@ static void list_columns(const struct csv_record *h, char *buf, size_t len)
     }
 }
 
-/* The warmup cell of knee's CSV: "1" a warm-up row, "0" or empty not. 1, 0, or -1 (bad). */
-static int warmup_cell(const char *cell, size_t len)
+/* The warmup cell of knee's CSV: "1" a warm-up row, "0" or empty not. */
+enum warmup_cell { WARMUP_NO, WARMUP_YES, WARMUP_BAD };
+static enum warmup_cell warmup_cell(const char *cell, size_t len)
 {
     if (len == 0 || (len == 1 && cell[0] == '0'))
-        return 0;
-    return len == 1 && cell[0] == '1' ? 1 : -1;
+        return WARMUP_NO;
+    return len == 1 && cell[0] == '1' ? WARMUP_YES : WARMUP_BAD;
 }
 
 static int load_csv(struct dataset *d, const char *src, const char *path, size_t file_group, bool by_file)
@@ -451,8 +454,8 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
     size_t ncols = rec.n;
     char cols[512];
     int vcol = find_col(&rec, d->o.column);
-    int gcol = -1, tcol = -1;
-    if (vcol < 0) {
+    int gcol = NO_COL, tcol = NO_COL;
+    if (vcol == NO_COL) {
         list_columns(&rec, cols, sizeof cols);
         csv_reader_close(r);
         return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s:1: no column '%s' in the header (columns: %s)",
@@ -461,13 +464,13 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
     if (!by_file) {
         const char *by = d->o.by ? d->o.by : "server";
         gcol = find_col(&rec, by);
-        if (gcol < 0 && d->o.by) {
+        if (gcol == NO_COL && d->o.by) {
             list_columns(&rec, cols, sizeof cols);
             csv_reader_close(r);
             return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
                              "%s:1: --by: no column '%s' in the header (columns: %s)", path, by, cols);
         }
-        if (gcol >= 0) {
+        if (gcol != NO_COL) {
             if (d->any_file && !d->by_col) {
                 csv_reader_close(r);
                 return knee_fail(
@@ -484,13 +487,13 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
     }
     const char *tname = d->o.time ? d->o.time : "start_s";
     tcol = find_col(&rec, tname);
-    if (tcol < 0 && d->o.time) {
+    if (tcol == NO_COL && d->o.time) {
         list_columns(&rec, cols, sizeof cols);
         csv_reader_close(r);
         return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
                          "%s:1: --time: no column '%s' in the header (columns: %s)", path, tname, cols);
     }
-    if (tcol < 0) {
+    if (tcol == NO_COL) {
         if (isfinite(d->o.skip_s) || isfinite(d->o.until_s)) {
             csv_reader_close(r);
             return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
@@ -508,7 +511,7 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
     }
     for (size_t i = 0; i < d->o.nwhere; i++) {
         wcol[i] = find_col(&rec, d->o.where[i].col);
-        if (wcol[i] < 0) {
+        if (wcol[i] == NO_COL) {
             list_columns(&rec, cols, sizeof cols);
             csv_reader_close(r);
             return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
@@ -518,10 +521,11 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
     }
     /* knee's own CSV marks the warm-up (warmup = 1): left out unless --keep-warmup */
     int wucol = find_col(&rec, "warmup");
-    if (wucol >= 0)
+    if (wucol != NO_COL)
         d->knee_log = true;
-    bool use_time = tcol >= 0;
-    if (!by_file && gcol < 0 && (e = group_of(d, DATASET_ALL_GROUP, strlen(DATASET_ALL_GROUP), &file_group)) != 0) {
+    bool use_time = tcol != NO_COL;
+    if (!by_file && gcol == NO_COL &&
+        (e = group_of(d, DATASET_ALL_GROUP, strlen(DATASET_ALL_GROUP), &file_group)) != 0) {
         csv_reader_close(r);
         return knee_fail(d->err, sizeof d->err, e, "%s: too many groups", path);
     }
@@ -532,14 +536,14 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
             break;
         }
         d->rows++;
-        if (wucol >= 0) {
-            int wu = warmup_cell(rec.field[wucol], rec.len[wucol]);
-            if (wu < 0) {
+        if (wucol != NO_COL) {
+            enum warmup_cell wu = warmup_cell(rec.field[wucol], rec.len[wucol]);
+            if (wu == WARMUP_BAD) {
                 k = knee_fail(d->err, sizeof d->err, KNEE_EFORMAT, "%s:%llu: warmup: '%s' is not 0 or 1", path,
                               (unsigned long long)rec.line, rec.field[wucol]);
                 break;
             }
-            if (wu && !d->o.keep_warmup) {
+            if (wu == WARMUP_YES && !d->o.keep_warmup) {
                 d->filtered_warmup++;
                 continue;
             }
@@ -574,7 +578,7 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
         if (pv > 0)
             continue;
         size_t gi = file_group;
-        if (gcol >= 0 && (k = group_of(d, rec.field[gcol], rec.len[gcol], &gi)) != 0) {
+        if (gcol != NO_COL && (k = group_of(d, rec.field[gcol], rec.len[gcol], &gi)) != 0) {
             knee_fail(d->err, sizeof d->err, k,
                       "%s:%llu: more than %d groups in column '%s': group by something coarser", path,
                       (unsigned long long)rec.line, DATASET_MAX_GROUPS, d->by_col);
@@ -628,7 +632,7 @@ static int log_col_of(const char *name)
     for (int i = 0; i < LC_COUNT; i++)
         if (strcmp(name, log_cols[i]) == 0)
             return i;
-    return -1;
+    return NO_COL;
 }
 
 /* The cell value of a derived column: a number (NAN when it does not exist) or, for the
@@ -691,7 +695,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
         return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, msg);
     d->knee_log = true;
     int vc = log_col_of(d->o.column);
-    if (vc < 0 || log_col_text(vc)) {
+    if (vc == NO_COL || log_col_text(vc)) {
         reqlog_reader_close(rd);
         return knee_fail(
             d->err, sizeof d->err, KNEE_ENOTFOUND,
@@ -699,10 +703,10 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
             "lag_ms, status, bytes, connection, warmup, tls_ms)",
             path, d->o.column);
     }
-    int gc = -1;
+    int gc = NO_COL;
     if (!by_file) {
         gc = log_col_of(d->o.by ? d->o.by : "server");
-        if (gc < 0) {
+        if (gc == NO_COL) {
             reqlog_reader_close(rd);
             return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --by: a request log has no column '%s'", path,
                              d->o.by);
@@ -715,7 +719,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
         d->by_col = log_cols[gc];
     }
     int tc = log_col_of(d->o.time ? d->o.time : "start_s");
-    if (tc < 0 || log_col_text(tc)) {
+    if (tc == NO_COL || log_col_text(tc)) {
         reqlog_reader_close(rd);
         return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --time: a request log has no numeric column '%s'",
                          path, d->o.time);
@@ -729,7 +733,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
     }
     for (size_t i = 0; i < d->o.nwhere; i++) {
         wc[i] = log_col_of(d->o.where[i].col);
-        if (wc[i] < 0) {
+        if (wc[i] == NO_COL) {
             reqlog_reader_close(rd);
             return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --where: a request log has no column '%s'",
                              path, d->o.where[i].col);
@@ -785,7 +789,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
             break;
         }
         size_t gi = file_group;
-        if (gc >= 0) {
+        if (gc != NO_COL) {
             const char *name = log_text(rd, &r, gc, buf, sizeof buf, &dv);
             if ((k = group_of(d, name, strlen(name), &gi)) != 0) {
                 knee_fail(d->err, sizeof d->err, k, "%s: more than %d groups in column '%s'", path, DATASET_MAX_GROUPS,

@@ -10,6 +10,7 @@
 #include "hist/dbl.h"
 #include "hist/hdr.h"
 #include "hist/prom.h"
+#include "stats/stats.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -74,7 +75,8 @@ struct dataset_group {
     uint64_t unordered; /* rows whose time is earlier than the row before (same group) */
     /* approx mode */
     struct hdr hdr;
-    double min, max, w_mean, w_m2; /* Welford running mean and sum of squares */
+    double min, max;
+    struct stats_running w; /* running mean and stdev (Welford) */
     struct ring_slot *ring;
     int64_t ring_top;
     bool ring_any;

@@ -4,6 +4,7 @@
 #include "analyze/report.h"
 
 #include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -48,23 +49,14 @@ long report_small_window_group(const struct dataset *d, const struct report_opts
         for (size_t i = 0; i < d->ng; i++)
             if (strcmp(d->g[i]->name, opts->window_group) == 0)
                 return (long)i;
-        return -1;
+        return REPORT_NO_GROUP;
     }
     if (d->ng == 0)
-        return -1;
+        return REPORT_NO_GROUP;
     size_t *ord = dataset_name_order(d);
     long gi = (long)ord[0];
     free(ord);
     return gi;
-}
-
-const char *report_fmt(char *buf, size_t len, double v, int decimals)
-{
-    if (isfinite(v) && fabs(v) >= 1e12)
-        snprintf(buf, len, "%.2g", v);
-    else
-        snprintf(buf, len, "%.*f", decimals, v);
-    return buf;
 }
 
 /* ---------------------------------------------------------------- exact mode */
@@ -208,8 +200,8 @@ static double hdr_pct(const struct hdr *h, double p, double min, double max)
     return v > max ? max : v < min ? min : v;
 }
 
-static void approx_summary(struct summary *s, const struct hdr *h, uint64_t n, double min, double max, double mean,
-                           double m2)
+static void approx_summary(struct summary *s, const struct hdr *h, uint64_t n, double min, double max,
+                           const struct stats_running *w)
 {
     memset(s, 0, sizeof *s);
     s->count = (size_t)n;
@@ -219,8 +211,8 @@ static void approx_summary(struct summary *s, const struct hdr *h, uint64_t n, d
     }
     s->min = min;
     s->max = max;
-    s->mean = mean;
-    s->stdev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+    s->mean = stats_running_mean(w);
+    s->stdev = stats_running_stdev(w);
     s->p50 = hdr_pct(h, 50, min, max);
     s->p90 = hdr_pct(h, 90, min, max);
     s->p95 = hdr_pct(h, 95, min, max);
@@ -232,12 +224,14 @@ static void build_approx(struct report *rep, struct dataset *d, const size_t *or
 {
     struct hdr all;
     hdr_init(&all, 1, DATASET_HDR_HIGHEST, DATASET_HDR_DIGITS);
-    double amin = INFINITY, amax = -INFINITY, amean = 0, am2 = 0;
+    double amin = INFINITY, amax = -INFINITY;
+    struct stats_running aw;
+    stats_running_init(&aw);
     uint64_t an = 0;
     for (size_t r = 0; r < d->ng; r++) {
         struct dataset_group *g = d->g[ord[r]];
         struct group_result *gr = &rep->groups[r];
-        approx_summary(&gr->s, &g->hdr, g->n, g->min, g->max, g->w_mean, g->w_m2);
+        approx_summary(&gr->s, &g->hdr, g->n, g->min, g->max, &g->w);
         analyze_mean_2sd(gr->s.mean, gr->s.stdev, gr->s.p99, &gr->m2s);
         if (d->has_time && g->nwin > 0) {
             gr->has_windows = true;
@@ -266,18 +260,14 @@ static void build_approx(struct report *rep, struct dataset *d, const size_t *or
         if (g->n == 0)
             continue;
         hdr_add(&all, &g->hdr);
-        /* merge running means and sums of squares (Chan, Golub & LeVeque) */
-        uint64_t nn = an + g->n;
-        double delta = g->w_mean - amean;
-        amean += delta * (double)g->n / (double)nn;
-        am2 += g->w_m2 + delta * delta * (double)an * (double)g->n / (double)nn;
-        an = nn;
+        stats_running_merge(&aw, &g->w);
+        an += g->n;
         if (g->min < amin)
             amin = g->min;
         if (g->max > amax)
             amax = g->max;
     }
-    approx_summary(&rep->all.s, &all, an, amin, amax, amean, am2);
+    approx_summary(&rep->all.s, &all, an, amin, amax, &aw);
     analyze_mean_2sd(rep->all.s.mean, rep->all.s.stdev, rep->all.s.p99, &rep->all.m2s);
     rep->p99_nearest = rep->all.s.p99;
     rep->p99_exclusive = rep->p99_inclusive = NAN;
@@ -330,7 +320,7 @@ static void tail_warnings(struct report *rep, const struct group_result *r)
             continue;
         char v[40];
         int n = snprintf(list + k, sizeof list - k, "%s%s = %s (%zu)", k ? ", " : "", report_pct_names[i],
-                         report_fmt(v, sizeof v, r->ci[i].value, 1), r->ci[i].beyond);
+                         units_fmt_cell(r->ci[i].value, 1, v, sizeof v), r->ci[i].beyond);
         if (n > 0 && (size_t)n < sizeof list - k)
             k += (size_t)n;
     }
@@ -368,7 +358,7 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
         return KNEE_EEMPTY;
     dataset_finish(d); /* idempotent: the rows in time order even when the caller did not ask */
     long small_gi = report_small_window_group(d, o);
-    if (small_gi < 0)
+    if (small_gi == REPORT_NO_GROUP)
         return KNEE_ENOTFOUND;
     rep->small_group = d->g[small_gi]->name;
     rep->small_n = (size_t)d->g[small_gi]->n;
@@ -397,7 +387,7 @@ int report_build(struct report *rep, struct dataset *d, const struct report_opts
     struct dataset sub = *d; /* the builders walk only the groups that have values */
     struct dataset_group **gs = xmalloc((ng ? ng : 1) * sizeof *gs);
     size_t *ident = xmalloc((ng ? ng : 1) * sizeof *ident);
-    long sub_small = -1;
+    long sub_small = REPORT_NO_GROUP;
     for (size_t i = 0; i < ng; i++) {
         gs[i] = d->g[ord[i]];
         ident[i] = i;

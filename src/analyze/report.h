@@ -111,11 +111,6 @@ struct report {
 
 /* ---- report.c ---- */
 
-/* v with `decimals` decimals, or as %.2g when it is too large for that to be a readable number
- * (1.79e308 would print 309 digits; 1e12 ms is 31 years): "12.5", "1.8e+308", "inf", "nan".
- * At most 8 characters for any huge value, so table columns stay apart. Into buf, returned. */
-const char *report_fmt(char *buf, size_t len, double v, int decimals);
-
 /* "ms", "us" or "s" from a column name's suffix (latency_ms, start_s), else "". */
 const char *report_column_unit(const char *column);
 
@@ -126,7 +121,9 @@ const char *report_column_unit(const char *column);
  * when opts->window_group names no group. */
 int report_build(struct report *rep, struct dataset *d, const struct report_opts *opts);
 /* The group whose small windows are shown: opts->window_group, else the first in name
- * order; -1 when the named group does not exist (or there are no groups). */
+ * order; REPORT_NO_GROUP when the named group does not exist (or there are no groups). An
+ * index, not an error code. */
+#define REPORT_NO_GROUP (-1L)
 long report_small_window_group(const struct dataset *d, const struct report_opts *opts);
 void report_release(struct report *rep);
 
@@ -135,6 +132,11 @@ void report_release(struct report *rep);
 /* The article's layout: a title and the rows left out, then the numbered sections 1 to 11
  * (10 only with a time column, 11 only with --expect-median), then the warnings. */
 void report_print_text(FILE *out, const struct report *rep);
+/* Below the text on a terminal (termplot_detect(fd): a TTY wide enough; nothing on a pipe or
+ * a file): the doubling-bucket histogram of 2. as coloured bars with the p99's bucket marked,
+ * and, with a time column, the p99 of each heatmap bin (10.) as a sparkline, each bin's p99
+ * read off its doubling buckets (the upper bound of the bucket holding rank ceil(0.99 n)). */
+void report_print_pictures(FILE *out, int fd, const struct report *rep);
 
 /* ---- report_json.c ---- */
 

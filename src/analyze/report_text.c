@@ -4,14 +4,21 @@
  * expected-median check. One printer per numbered section, called in order by
  * report_print_text; every number comes from struct report (report.c). */
 #include "analyze/report.h"
+#include "core/err.h"
+#include "termplot/termplot.h"
+
+#include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* Values with one (F1) or three (F3) decimals through report_fmt; the buffer is a compound
- * literal of the calling statement, so several can share one printf. */
-#define F1(v) report_fmt((char[40]){0}, 40, (v), 1)
-#define F3(v) report_fmt((char[40]){0}, 40, (v), 3)
+/* Values with one (F1) or three (F3) decimals through units_fmt_cell ("-" when there is no
+ * value, huge ones in at most 8 characters); the buffer is a compound literal of the calling
+ * statement, so several can share one printf. */
+#define F1(v) units_fmt_cell((v), 1, (char[40]){0}, 40)
+#define F3(v) units_fmt_cell((v), 3, (char[40]){0}, 40)
 
 static int digits(uint64_t v)
 {
@@ -325,8 +332,70 @@ static void text_warnings(FILE *out, const struct report *rep)
         fprintf(out, "! %s\n", rep->warnings[i]);
 }
 
-void report_print_text(FILE *out, const struct report *rep)
+/* A heap copy of s with control bytes escaped (core/err's knee_escape); NULL stays NULL. */
+static char *esc_dup(const char *s)
 {
+    if (!s)
+        return NULL;
+    unsigned long n = knee_escape(NULL, 0, s, strlen(s));
+    char *e = xmalloc(n + 1);
+    knee_escape(e, n + 1, s, strlen(s));
+    return e;
+}
+
+/* The text of a report as a reader's terminal shows it: every name that came from the input
+ * (group names from a CSV cell, file and column names, the warnings quoting them) escaped,
+ * so a CR, LF or ESC in a cell prints as \r, \n, \x1b and cannot rewrite the screen. The
+ * report is not changed: the JSON writer escapes on its own. */
+struct text_names {
+    struct report v;
+    char *col, *by, *time, *all, *small;
+};
+
+static void names_escape(struct text_names *t, const struct report *rep)
+{
+    t->v = *rep;
+    t->v.column = t->col = esc_dup(rep->column);
+    t->v.by_col = t->by = esc_dup(rep->by_col);
+    t->v.time_col = t->time = esc_dup(rep->time_col);
+    t->v.all.name = t->all = esc_dup(rep->all.name);
+    t->v.small_group = t->small = esc_dup(rep->small_group);
+    t->v.groups = xmalloc((rep->ng ? rep->ng : 1) * sizeof *t->v.groups);
+    for (size_t i = 0; i < rep->ng; i++) {
+        t->v.groups[i] = rep->groups[i];
+        t->v.groups[i].name = esc_dup(rep->groups[i].name);
+    }
+    t->v.files = xmalloc((rep->nfiles ? rep->nfiles : 1) * sizeof *t->v.files);
+    for (size_t i = 0; i < rep->nfiles; i++)
+        t->v.files[i] = esc_dup(rep->files[i]);
+    t->v.warnings = xmalloc((rep->nwarnings ? rep->nwarnings : 1) * sizeof *t->v.warnings);
+    for (size_t i = 0; i < rep->nwarnings; i++)
+        t->v.warnings[i] = esc_dup(rep->warnings[i]);
+}
+
+static void names_release(struct text_names *t)
+{
+    for (size_t i = 0; i < t->v.ng; i++)
+        free(t->v.groups[i].name);
+    for (size_t i = 0; i < t->v.nfiles; i++)
+        free(t->v.files[i]);
+    for (size_t i = 0; i < t->v.nwarnings; i++)
+        free(t->v.warnings[i]);
+    free(t->v.groups);
+    free(t->v.files);
+    free(t->v.warnings);
+    free(t->col);
+    free(t->by);
+    free(t->time);
+    free(t->all);
+    free(t->small);
+}
+
+void report_print_text(FILE *out, const struct report *report)
+{
+    struct text_names names;
+    names_escape(&names, report);
+    const struct report *rep = &names.v;
     text_title(out, rep);
     text_summary(out, rep);       /* 1 */
     text_histogram(out, rep);     /* 2 */
@@ -340,4 +409,39 @@ void report_print_text(FILE *out, const struct report *rep)
     text_heatmap(out, rep);       /* 10 */
     text_median_check(out, rep);  /* 11 */
     text_warnings(out, rep);
+    names_release(&names);
+}
+
+void report_print_pictures(FILE *out, int fd, const struct report *rep)
+{
+    struct termplot tp;
+    termplot_detect(&tp, fd);
+    if (!tp.enabled || !rep->hist.total)
+        return;
+    char title[256];
+    snprintf(title, sizeof title, "%s, doubling buckets (all groups)", rep->column);
+    termplot_histogram(out, &tp, title, &rep->hist, rep->unit, rep->all.s.p99);
+    const struct heatmap *h = rep->heat;
+    if (!rep->has_heatmap || !h || !h->nbins)
+        return;
+    double *p99 = xcalloc(h->nbins, sizeof *p99);
+    for (size_t b = 0; b < h->nbins; b++) {
+        const uint64_t *c = &h->counts[b * DBL_MAX_BUCKETS];
+        uint64_t n = 0, seen = 0;
+        for (size_t k = 0; k < DBL_MAX_BUCKETS; k++)
+            n += c[k];
+        p99[b] = NAN;
+        uint64_t rank = (uint64_t)ceil(0.99 * (double)n);
+        for (size_t k = 0; n && k < DBL_MAX_BUCKETS; k++) {
+            seen += c[k];
+            if (seen >= rank) {
+                double hi = dbl_upper(&h->shape, k);
+                p99[b] = isfinite(hi) ? hi : dbl_lower(&h->shape, k);
+                break;
+            }
+        }
+    }
+    snprintf(title, sizeof title, "p99 per %llu s (bucket bound)", (unsigned long long)h->width_s);
+    termplot_sparkline(out, &tp, title, p99, h->nbins, rep->unit);
+    free(p99);
 }

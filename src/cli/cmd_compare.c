@@ -7,6 +7,7 @@
 #include "compare/compare.h"
 #include "core/err.h"
 #include "core/outfile.h"
+#include "html/html.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ struct compare_flags {
     struct strlist before, after, fail_if;
     uint64_t under_ns, resamples, seed;
     double confidence;
-    const char *json;
+    const char *json, *html;
     bool force, verbose;
 };
 
@@ -98,6 +99,26 @@ static int write_json(const char *path, const struct compare_result *r, const st
     return 0;
 }
 
+/* --html: the report of the comparison (its JSON document, as knee report draws it). */
+static int write_html(const char *path, const struct compare_result *r, const struct compare_side *b,
+                      const struct compare_side *a)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&json, &len);
+    if (!mem)
+        knee_oom();
+    compare_write_json(mem, r, b, a);
+    fclose(mem);
+    struct html_write_opts h = {.name = "compare", .json = json, .json_len = len};
+    char err[1024];
+    int rc = html_write_report(path, &h, NULL, err, sizeof err);
+    free(json);
+    if (rc)
+        fprintf(stderr, "knee compare: --html %s\n", err);
+    return rc ? 1 : 0;
+}
+
 static int run_compare(const struct cmd_spec *spec, struct compare_flags *f, const struct strlist *args)
 {
     struct strlist b = f->before, a = f->after;
@@ -160,12 +181,14 @@ static int run_compare(const struct cmd_spec *spec, struct compare_flags *f, con
         compare_print_text(json_stdout ? stderr : stdout, &r, &sb, &sa, f->verbose);
         if (f->json && write_json(f->json, &r, &sb, &sa))
             code = 1;
-        else if (r.fail_unevaluated)
+        if (f->html && write_html(f->html, &r, &sb, &sa))
+            code = 1;
+        if (code == 0 && r.fail_unevaluated)
             code = opt_fail(spec,
                             "--fail-if needs at least %d repetitions on each side (before %zu, after %zu): "
                             "there is no verdict to judge",
                             COMPARE_MIN_REPS, r.nreps_before, r.nreps_after);
-        else if (r.fail)
+        else if (code == 0 && r.fail)
             code = 99;
         compare_result_release(&r);
     }
@@ -206,6 +229,11 @@ int cmd_compare(int argc, char **argv)
          .dst = &f.json,
          .metavar = "FILE|-",
          .help = "the comparison as JSON (- = stdout; the text goes to stderr)"},
+        {.name = "html",
+         .kind = OPT_STR,
+         .dst = &f.html,
+         .metavar = "FILE",
+         .help = "the report with charts: both distributions overlaid, the differences with their intervals"},
         {.name = "resamples",
          .kind = OPT_COUNT,
          .dst = &f.resamples,

@@ -410,10 +410,19 @@ static const char *ratio_unit(double ratio)
     return ratio == 1e6 ? "ms" : ratio == 1e3 ? "us" : ratio == 1.0 ? "ns" : "units";
 }
 
+/* A tag or path from the log or the command line as text output shows it: control bytes
+ * escaped (core/err's knee_escape), so a tag holding ESC or CR cannot rewrite the terminal.
+ * The JSON writer escapes on its own. */
+static const char *esc(const char *s, char *buf, size_t len)
+{
+    knee_escape(buf, len, s, strlen(s));
+    return buf;
+}
+
 static void print_row(const char *label, const struct hdr *h, double ratio)
 {
-    char b[64];
-    printf("%-14s %10lld", label, (long long)h->total_count);
+    char b[64], l[256];
+    printf("%-14s %10lld", esc(label, l, sizeof l), (long long)h->total_count);
     printf(" %10s", jf(b, sizeof b, hdr_mean(h) / ratio, 3));
     printf(" %10s", jf(b, sizeof b, hdr_stdev(h) / ratio, 3));
     for (size_t k = 0; k < NSTAT; k++)
@@ -428,7 +437,8 @@ static void stats_print_text(const char *path, const struct scan *s, const struc
     struct tm tm;
     if (isfinite(s->start_time_s) && gmtime_r(&tt, &tm))
         strftime(date, sizeof date, " (%Y-%m-%d %H:%M:%S UTC)", &tm);
-    printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", path, s->intervals,
+    char p[1024], l[256], w[1024];
+    printf("%s: %zu interval%s from %s s to %s s after StartTime %s%s\n", esc(path, p, sizeof p), s->intervals,
            s->intervals == 1 ? "" : "s", jf(t0, sizeof t0, s->first_offset_s, 3),
            jf(t1, sizeof t1, s->last_end_offset_s, 3), jf(st, sizeof st, s->start_time_s, 3), date);
     if (ratio == 1e6)
@@ -449,7 +459,7 @@ static void stats_print_text(const char *path, const struct scan *s, const struc
         if (all->ok)
             print_row(all->label, &all->acc.h, ratio);
         else
-            printf("%-14s not shown: %s\n", all->label, all->why);
+            printf("%-14s not shown: %s\n", esc(all->label, l, sizeof l), esc(all->why, w, sizeof w));
     }
 }
 
@@ -589,8 +599,8 @@ static int hlog_tags(int argc, char **argv)
     if (!code) {
         printf("%-20s %10s %12s %12s\n", "tag", "intervals", "from_s", "to_s");
         for (size_t i = 0; i < s.n; i++) {
-            char a[64], b[64];
-            printf("%-20s %10zu %12s %12s\n", tag_label(&s.t[i]), s.t[i].intervals,
+            char a[64], b[64], l[256];
+            printf("%-20s %10zu %12s %12s\n", esc(tag_label(&s.t[i]), l, sizeof l), s.t[i].intervals,
                    jf(a, sizeof a, s.t[i].first_offset_s, 3), jf(b, sizeof b, s.t[i].last_end_offset_s, 3));
         }
         scan_release(&s);

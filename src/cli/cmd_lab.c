@@ -8,16 +8,19 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "html/html.h"
 #include "lab/lab.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 struct lab_flags {
     uint64_t duration_ns, warmup_ns, seed;
-    bool quick, quiet, progress;
+    bool quick, quiet, progress, html;
     const char *out, *rates;
 };
 
@@ -37,6 +40,9 @@ static struct opt lab_opts[] = {
      "requests planned in the first D of each round are left out (default 1s, quick 0.5s; queue 0)", 0, 0, 0},
     {"out", 'o', OPT_STR, &F.out, "DIR",
      "keep every round's per-request CSV and JSON summary in DIR (<experiment>-<round>.csv/.json)", 0, 0, 0},
+    {"html", 0, OPT_FLAG, &F.html, NULL,
+     "with --out DIR: also DIR/<experiment>.html, the report with charts of each experiment's rounds (knee report)", 0,
+     0, 0},
     {"seed", 0, OPT_COUNT, &F.seed, "N", "seed of the servers' random choices and the Poisson arrivals (default 1)", 0,
      0, 0},
     {"rates", 0, OPT_STR, &F.rates, "R,R,...",
@@ -131,6 +137,9 @@ static int check_flags(const char *name, double *rates, size_t *nrates)
         return opt_fail(&lab_spec,
                         "--rates '%s': expected a comma-separated list of up to %d positive rates, e.g. 10,50,90",
                         F.rates, LAB_MAX_RATES);
+    if (F.html && !F.out)
+        return opt_fail(&lab_spec,
+                        "--html needs --out DIR (the report is DIR/<experiment>.html, of the rounds kept there)");
     if (F.rates && strcmp(name, "knee") != 0 && strcmp(name, "all") != 0)
         return opt_fail(&lab_spec, "--rates applies to the knee experiment (knee lab knee --rates ...)");
     return 0;
@@ -172,6 +181,63 @@ static void catch_stop_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+    return strverscmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* --html: DIR/<experiment>.html from the rounds the experiment left in DIR (<experiment>-*.csv
+ * and .json, grouped into runs by knee report's rule). 0, or 1 after a line naming the file. */
+static int write_report(const char *experiment)
+{
+    DIR *d = opendir(F.out);
+    if (!d)
+        return 0;
+    char **files = NULL;
+    size_t n = 0, plen = strlen(experiment);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        bool ours = strncmp(e->d_name, experiment, plen) == 0 && e->d_name[plen] == '-';
+        bool kind = len > 5 && (strcmp(e->d_name + len - 4, ".csv") == 0 || strcmp(e->d_name + len - 5, ".json") == 0);
+        if (!ours || !kind)
+            continue;
+        files = xrealloc(files, (n + 2) * sizeof *files);
+        size_t plen2 = strlen(F.out) + len + 2;
+        files[n] = xmalloc(plen2);
+        snprintf(files[n++], plen2, "%s/%s", F.out, e->d_name);
+    }
+    closedir(d);
+    int rc = 0;
+    if (n) {
+        qsort(files, n, sizeof *files, cmp_names);
+        files[n] = NULL;
+        char out[4200], err[1024];
+        snprintf(out, sizeof out, "%s/%s.html", F.out, experiment);
+        struct html_write_opts h = {.files = (const char *const *)files};
+        if (html_write_report(out, &h, NULL, err, sizeof err) != 0) {
+            knee_report(stderr, "knee lab: ", "--html %s", err);
+            rc = 1;
+        } else {
+            knee_report(stderr, "knee lab: ", "wrote %s (knee report of the %s rounds)", out, experiment);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(files[i]);
+    free(files);
+    return rc;
+}
+
+static int write_reports(const char *name)
+{
+    int rc = 0;
+    for (size_t i = 0; lab_experiment_names[i]; i++)
+        if (strcmp(lab_experiment_names[i], "all") != 0 &&
+            (strcmp(name, "all") == 0 || strcmp(name, lab_experiment_names[i]) == 0))
+            rc |= write_report(lab_experiment_names[i]);
+    return rc;
+}
+
 /* The exit code of an experiment's result, after its last line on stderr. */
 static int finish(int lrc)
 {
@@ -210,6 +276,8 @@ int cmd_lab(int argc, char **argv)
         options_from_flags(&o, rates, nrates);
         catch_stop_signals();
         rc = finish(lab_run_named(name, &o));
+        if (rc == 0 && F.html)
+            rc = write_reports(name);
     }
     strlist_release(&args);
     return rc;

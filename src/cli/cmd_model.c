@@ -48,26 +48,16 @@
 
 /* ---- formatting ---------------------------------------------------------------------- */
 
-/* Display columns of a UTF-8 string (Greek letters and '−' are one column, several bytes). */
-static int utf8_width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            w++;
-    return w;
-}
-
 static void put_padded(FILE *out, const char *s, int width)
 {
     fputs(s, out);
-    for (int w = utf8_width(s); w < width; w++)
+    for (size_t w = units_text_width(s, strlen(s)); w < (size_t)width; w++)
         fputc(' ', out);
 }
 
 static void put_right(FILE *out, const char *s, int width)
 {
-    for (int w = utf8_width(s); w < width; w++)
+    for (size_t w = units_text_width(s, strlen(s)); w < (size_t)width; w++)
         fputc(' ', out);
     fputs(s, out);
 }

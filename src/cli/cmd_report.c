@@ -12,9 +12,11 @@
 
 static const char epilog[] =
     "Inputs: what knee run writes — the --json summary, the per-request log (--out x.bin or\n"
-    "x.csv), the --hlog file — or a directory of them (knee lab --out DIR). Files whose names\n"
-    "differ only in the extension are one run (run.json + run.bin: the run \"run\"); --run\n"
-    "names a run and its files explicitly. Several runs are shown side by side.\n"
+    "x.csv), the --hlog file — or a directory of them (knee lab --out DIR, knee run --repeat's\n"
+    "--out-dir, knee capacity --out); and the JSON of knee compare, knee capacity and knee run\n"
+    "--repeat (repeat.json). Files whose names differ only in the extension are one run\n"
+    "(run.json + run.bin: the run \"run\"); --run names a run and its files explicitly. Several\n"
+    "runs are shown side by side.\n"
     "\n"
     "Charts, each titled with the interval it covers: the summary block (word for word as the\n"
     "terminal printed it, from the JSON), a latency histogram with doubling buckets and markers\n"
@@ -23,6 +25,10 @@ static const char epilog[] =
     "maximum), a heatmap of time x doubling buckets, and rates, outcomes, in-flight requests\n"
     "and the generator's lag per second with the generator-limited threshold. A chart an input\n"
     "cannot back (an hlog has no per-request times) is left out with a note saying why.\n"
+    "A knee compare JSON: the two distributions overlaid (histogram and percentile spectrum)\n"
+    "and each metric's difference with its interval. A knee capacity JSON: the knee curve\n"
+    "(p50/p99 per offered rate, each repetition a dot, the SLO; with --service the M/M/1 and\n"
+    "M/D/1 predictions), achieved against offered, the ladder x repetition grid, the probes.\n"
     "\n"
     "The file embeds the chart library (uPlot, MIT) and the data: it opens without a network.\n"
     "\n"
@@ -31,6 +37,9 @@ static const char epilog[] =
     "  knee report run.json run.bin -o report.html\n"
     "  knee report --run before=a.json,a.bin --run after=b.json,b.bin -o compare.html\n"
     "  knee report lab-out/ -o lab.html\n"
+    "  knee report before/ -o repeat.html          (a knee run --repeat directory)\n"
+    "  knee compare before after --json cmp.json && knee report cmp.json -o cmp.html\n"
+    "  knee report cap.json --service 10ms -o capacity.html\n"
     "\n"
     "exit codes: 0 written, 1 the report could not be written, 2 usage or bad input\n";
 
@@ -43,6 +52,7 @@ static bool same_file(const char *a, const char *b)
 int cmd_report(int argc, char **argv)
 {
     const char *out_path = NULL;
+    uint64_t service_ns = 0;
     struct strlist runs = {0};
     struct opt opts[] = {
         {.name = "output",
@@ -56,6 +66,12 @@ int cmd_report(int argc, char **argv)
          .dst = &runs,
          .metavar = "NAME=FILE[,FILE...]",
          .help = "one run named NAME from these files (repeatable; e.g. --run before=a.json,a.bin)"},
+        {.name = "service",
+         .kind = OPT_DURATION,
+         .dst = &service_ns,
+         .metavar = "D",
+         .unit_ns = 1000000,
+         .help = "a knee capacity JSON's service time: draw M/M/1 and M/D/1 on its knee curve (bare number: ms)"},
     };
     struct cmd_spec spec = {
         .name = "report",
@@ -88,7 +104,12 @@ int cmd_report(int argc, char **argv)
             code = opt_fail(&spec, "-o %s: is also an input", out_path);
             goto out;
         }
+    if (opt_find(&spec, "service")->seen && service_ns == 0) {
+        code = opt_fail(&spec, "--service must be > 0");
+        goto out;
+    }
     rep = html_report_new();
+    html_report_set_service_time(rep, (double)service_ns / 1e9);
     char err[1024] = "";
     r = html_report_add_inputs(rep, runs.v, runs.n, args.v, args.n, err, sizeof err);
     if (r) {
@@ -102,9 +123,11 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     struct stat st;
-    size_t nr = html_report_nruns(rep);
-    printf("knee report: wrote %s (%zu run%s, %.1f MB)\n", out_path, nr, nr == 1 ? "" : "s",
-           stat(out_path, &st) == 0 ? (double)st.st_size / 1e6 : 0.0);
+    size_t nr = html_report_nruns(rep), nd = html_report_ndocuments(rep);
+    printf("knee report: wrote %s (", out_path);
+    if (nd)
+        printf("%zu document%s, ", nd, nd == 1 ? "" : "s");
+    printf("%zu run%s, %.1f MB)\n", nr, nr == 1 ? "" : "s", stat(out_path, &st) == 0 ? (double)st.st_size / 1e6 : 0.0);
 out:
     html_report_free(rep);
     strlist_release(&args);

@@ -20,7 +20,7 @@
 
 /* knee run's own flags, beside the load options. */
 struct run_flags {
-    const char *json, *hlog;
+    const char *json, *hlog, *html;
     bool progress, verbose, dry_run;
     struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
     bool latency;                 /* wrk's --latency: knee always prints the distribution */
@@ -45,6 +45,8 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_OUT);
     rows[n++] = row("hlog", 0, OPT_STR, &f->hlog, "FILE",
                     "HdrHistogram interval log: per second and target, latency in ns (tag = target name)");
+    rows[n++] = row("html", 0, OPT_STR, &f->html, "FILE",
+                    "the report with charts at the end (knee report of the run; with --out, every request)");
     rows[n++] =
         row("progress", 0, OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal");
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
@@ -62,7 +64,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
                     "wrk's Lua script: refused; knee's flags describe requests (see docs/COMING_FROM.md)");
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 7 + METRICS_FLAG_COUNT)
+#define RUN_NROWS (RUNOPT_COUNT + 8 + METRICS_FLAG_COUNT)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -135,7 +137,7 @@ static int failure_code(int r)
 static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc, const struct run_flags *f)
 {
     const struct run_config *cfg = &rc->cfg;
-    struct run_output out = {.json_path = f->json, .hlog_path = f->hlog};
+    struct run_output out = {.json_path = f->json, .hlog_path = f->hlog, .html_path = f->html};
     if (run_output_check(&out, spec, cfg))
         return 2;
     double bounds[METRICS_MAX_BOUNDS];
@@ -151,7 +153,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     }
     run_print_plan(stdout, cfg, &plan);
     run_plan_release(&plan);
-    if (f->json || cfg->out_path || f->hlog || rc->nthr || f->metrics.listen)
+    if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
     if (f->json)
         printf("  --json %s: the summary as JSON\n", strcmp(f->json, "-") == 0 ? "- (stdout)" : f->json);
@@ -162,6 +164,8 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     }
     if (f->hlog)
         printf("  --hlog %s: HdrHistogram interval log, one interval per second and target\n", f->hlog);
+    if (f->html)
+        printf("  --html %s: the report with charts (knee report)\n", f->html);
     for (size_t i = 0; i < rc->nthr; i++)
         printf("  --threshold %s (exit 99 when it fails)\n", rc->thr[i].expr);
     if (f->metrics.listen) {
@@ -204,9 +208,11 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
     run_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
     run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
+    run_print_pictures(json_stdout ? stderr : stdout, json_stdout ? STDERR_FILENO : STDOUT_FILENO, cfg, &res);
     if (!json_stdout)
         written &= opt_stdout_done(spec) == 0;
     written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
+    written &= run_output_html(out, cfg, &res, rc->thr, rc->nthr);
     if (res.out_error) /* the summary's warnings said why; the error line says it where it is seen */
         knee_report(stderr, "knee run: ", "--out %s: %s", cfg->out_path, knee_strerror(res.out_error));
     written &= res.out_error == 0;
@@ -258,9 +264,10 @@ int cmd_run(int argc, char **argv)
     if (rc == 0) {
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
-        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog};
+        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog, .html_path = f.html, .verbose = f.verbose};
         struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
         bool ran = false;
+        rep.html = f.html; /* with --repeat: the report of DIR once the repetitions ran */
         rc = run_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
         if (rc == 0 && f.dry_run && rep.repeat) { /* dry_run() checks them itself */
             double bounds[METRICS_MAX_BOUNDS];

@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "html/html.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +54,7 @@ static const char epilog[] =
 
 /* The flags as given. */
 struct stats_flags {
-    const char *column, *by, *time_col, *buckets, *under, *window_group, *expect_median;
+    const char *column, *by, *time_col, *buckets, *under, *window_group, *expect_median, *html;
     uint64_t skip_ns, until_ns;
     bool json, approx, keep_warmup;
     struct strlist where;
@@ -244,7 +245,7 @@ static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, 
         return fail_empty(spec, d, files, p->lo.column);
     dataset_finish(d);
     long small_gi = report_small_window_group(d, &p->ro);
-    if (small_gi < 0)
+    if (small_gi == REPORT_NO_GROUP)
         return opt_fail(spec, "--window-group: no group named '%s'", p->ro.window_group);
     if (!p->lo.approx)
         return 0;
@@ -254,6 +255,34 @@ static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, 
         if (load_one(d, files->v[i], s) != 0)
             return opt_fail(spec, "%s (second pass)", d->err);
     return 0;
+}
+
+/* --html FILE: the report of the inputs (knee report's charts) with the text knee stats printed
+ * as the summary of a single input. 0, 2 (an input the report cannot read) or 1 (the file
+ * could not be written), after one line naming the flag. */
+static int write_html(const struct cmd_spec *spec, const struct stats_flags *f, const struct strlist *files,
+                      const struct spool *s, const char *text)
+{
+    const char **paths = xcalloc(files->n + 1, sizeof *paths);
+    for (size_t i = 0; i < files->n; i++)
+        paths[i] = strcmp(files->v[i], "-") == 0 ? s->path : files->v[i];
+    char name[256] = "";
+    if (files->n == 1) { /* the file's name without its directory and extension */
+        const char *base = strrchr(files->v[0], '/') ? strrchr(files->v[0], '/') + 1 : files->v[0];
+        snprintf(name, sizeof name, "%s", strcmp(base, "-") == 0 ? "stdin" : base);
+        char *dot = strrchr(name, '.');
+        if (dot && dot != name)
+            *dot = '\0';
+    }
+    struct html_write_opts h = {.name = files->n == 1 ? name : NULL, .summary_text = text, .files = paths};
+    char err[1024];
+    bool output_failed;
+    int r = html_write_report(f->html, &h, &output_failed, err, sizeof err);
+    free(paths);
+    if (r == 0)
+        return 0;
+    opt_fail(spec, "--html %s", err);
+    return output_failed ? 1 : 2;
 }
 
 /* Load, build and print. Returns the exit code: 0, 2 (bad input, message printed) or 1 (stdout
@@ -291,11 +320,26 @@ static int stats_run(const struct cmd_spec *spec, const struct stats_flags *f, c
         rc = opt_fail(spec, "%s", knee_strerror(e));
         goto out;
     }
-    if (f->json)
+    char *text = NULL; /* --html: the text as printed, for the report's summary */
+    size_t text_len = 0;
+    if (f->json) {
         report_print_json(stdout, &rep, true);
-    else
+    } else if (f->html) {
+        FILE *mem = open_memstream(&text, &text_len);
+        if (!mem)
+            knee_oom();
+        report_print_text(mem, &rep);
+        fclose(mem);
+        fwrite(text, 1, text_len, stdout);
+    } else {
         report_print_text(stdout, &rep);
+    }
+    if (!f->json)
+        report_print_pictures(stdout, STDOUT_FILENO, &rep);
     rc = opt_stdout_done(spec);
+    if (rc == 0 && f->html)
+        rc = write_html(spec, f, files, &s, text);
+    free(text);
 out:
     if (rep_init)
         report_release(&rep);
@@ -347,6 +391,9 @@ int cmd_stats(int argc, char **argv)
          "and counted by default",
          0, NULL, false},
         {"json", 0, OPT_FLAG, &f.json, NULL, "print every number as one JSON object", 0, NULL, false},
+        {"html", 0, OPT_STR, &f.html, "FILE",
+         "also write the report with charts of the inputs (knee report; a CSV needs start_s and latency_ms)", 0, NULL,
+         false},
     };
     struct cmd_spec spec = {
         .name = "stats",

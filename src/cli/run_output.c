@@ -5,6 +5,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "html/html.h"
 #include "runreport/runreport.h"
 
 #include <errno.h>
@@ -39,6 +40,10 @@ int run_output_check(const struct run_output *o, const struct cmd_spec *spec, co
         return opt_fail(spec, "--json %s: %s", o->json_path, knee_strerror(r));
     if (cfg->out_path && (r = writable(cfg->out_path)))
         return opt_fail(spec, "--out %s: %s", cfg->out_path, knee_strerror(r));
+    if (o->html_path && strcmp(o->html_path, "-") == 0)
+        return opt_fail(spec, "--html -: the report needs a file (stdout carries the summary)");
+    if (o->html_path && (r = writable(o->html_path)))
+        return opt_fail(spec, "--html %s: %s", o->html_path, knee_strerror(r));
     if (o->hlog_path) {
         if (check_tags(spec, cfg))
             return 2;
@@ -62,6 +67,12 @@ int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct ru
 {
     char why[512];
     o->targets = cfg->targets;
+    if (o->html_path) { /* checked now, written at the end (html_write_report) */
+        struct run_output html_only = {.html_path = o->html_path};
+        struct run_config none = {0};
+        if (run_output_check(&html_only, spec, &none))
+            return 2;
+    }
     if (o->json_path) {
         if (outfile_open(&o->json, o->json_path, why, sizeof why))
             return opt_fail(spec, "--json %s", why);
@@ -126,7 +137,7 @@ bool run_output_json(struct run_output *o, const struct run_config *cfg, const s
 {
     if (!o->json_open)
         return true;
-    run_write_json(o->json.f, cfg, res, thr, nthr, true);
+    run_write_json(o->json.f, cfg, res, thr, nthr, o->verbose, true);
     o->json_open = false;
     char why[512];
     if (outfile_commit(&o->json, why, sizeof why)) {
@@ -134,6 +145,33 @@ bool run_output_json(struct run_output *o, const struct run_config *cfg, const s
         return false;
     }
     return true;
+}
+
+bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res,
+                     const struct run_threshold *thr, size_t nthr)
+{
+    if (!o->html_path)
+        return true;
+    char *json = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&json, &len);
+    if (!mem)
+        knee_oom();
+    run_write_json(mem, cfg, res, thr, nthr, o->verbose, false);
+    fclose(mem);
+    /* every request when the log was written whole, else the hlog's histograms */
+    const char *files[2] = {NULL, NULL};
+    if (cfg->out_path && !res->out_error && !outfile_is_special(cfg->out_path))
+        files[0] = cfg->out_path;
+    else if (o->hlog_path && !o->hlog_err && !outfile_is_special(o->hlog_path))
+        files[0] = o->hlog_path;
+    struct html_write_opts h = {.name = "run", .json = json, .json_len = len, .files = files};
+    char err[1024];
+    int r = html_write_report(o->html_path, &h, NULL, err, sizeof err);
+    free(json);
+    if (r)
+        knee_report(stderr, "knee run: ", "--html %s", err);
+    return r == 0;
 }
 
 void run_output_abort(struct run_output *o)

@@ -1,5 +1,6 @@
 /* knee run --repeat, --until-ci and the self-checks of every run (see run_repeat.h). */
 #include "cli/run_repeat.h"
+#include "cli/run_output.h"
 
 #include "compare/compare.h"
 #include "core/clock.h"
@@ -7,6 +8,7 @@
 #include "core/outfile.h"
 #include "core/units.h"
 #include "hlog/hlog.h"
+#include "html/html.h"
 #include "load/threshold.h"
 #include "runcheck/runcheck.h"
 #include "runreport/runreport.h"
@@ -380,6 +382,10 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         return dry_run(f, spec, rc);
     if (check_dir(spec, f->out_dir, true))
         return 2;
+    struct run_output html_check = {.html_path = f->html};
+    struct run_config no_outputs = {0};
+    if (f->html && run_output_check(&html_check, spec, &no_outputs))
+        return 2;
     bool json_stdout = json_path && strcmp(json_path, "-") == 0;
     FILE *text = json_stdout ? stderr : stdout;
     struct run_config cfg = rc->cfg;
@@ -450,7 +456,7 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
             fprintf(stderr, "knee run: %s: %s\n", jsonp, err);
             written = false;
         } else {
-            run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, true);
+            run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, verbose, true);
             written &= commit(&jf, jsonp) == 0;
         }
         written &= res.out_error == 0;
@@ -492,6 +498,15 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         if (json_path)
             written &= write_summary(json_path, rows, done, n, f->settle_ns, f->out_dir, "--json") == 0;
         fprintf(text, "\nwrote %s (compare two such directories: knee compare BEFORE AFTER)\n", f->out_dir);
+        if (f->html) { /* knee report DIR: every repetition and the summary across them */
+            const char *files[] = {f->out_dir, NULL};
+            struct html_write_opts h = {.files = files};
+            char err[1024];
+            if (html_write_report(f->html, &h, NULL, err, sizeof err) != 0) {
+                fprintf(stderr, "knee run: --html %s\n", err);
+                written = false;
+            }
+        }
     }
     free(rows);
     if (code)

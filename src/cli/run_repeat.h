@@ -24,7 +24,8 @@ struct run_repeat_flags {
     uint64_t repeat;    /* --repeat N; 0 = not given */
     uint64_t settle_ns; /* --settle D: idle time between repetitions */
     const char *out_dir;
-    double until_ci; /* --until-ci P as a fraction; 0 = not given */
+    double until_ci;  /* --until-ci P as a fraction; 0 = not given */
+    const char *html; /* knee run --html: the report of DIR (its runs and repeat.json) at the end */
 };
 
 /* The rows --repeat, --settle, --out-dir, --until-ci into rows[0..RUN_REPEAT_NROWS). */

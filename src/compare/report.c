@@ -3,10 +3,12 @@
  * what compare_run computed; a value without data is "-" in text and null in JSON. */
 #include "compare/internal.h"
 
+#include "core/err.h"
 #include "core/json.h"
 #include "core/units.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- numbers --------------------------------------------------------------------------------- */
@@ -295,6 +297,48 @@ static void json_hist(struct json *j, const char *key, const struct dbl_hist *h)
     json_array_end(j);
 }
 
+/* The percentile spectrum of a side: every repetition's requests of every target pooled, the
+ * nearest-rank percentile at p = 1 - 2^(-k/5) (five steps per halving of 1 - p, as the
+ * HdrHistogram plotter's) while at least one request lies beyond the level. */
+static void json_spectrum(struct json *j, const char *key, const struct compare_side *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nreps; i++)
+        n += s->reps[i].ntargets;
+    const struct compare_dist **parts = xcalloc(n ? n : 1, sizeof *parts);
+    n = 0;
+    for (size_t i = 0; i < s->nreps; i++)
+        for (size_t t = 0; t < s->reps[i].ntargets; t++)
+            parts[n++] = &s->reps[i].dist[t];
+    struct compare_dist d;
+    compare_dist_merge(&d, parts, n);
+    free(parts);
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_uint(j, "requests", d.n);
+    double p[256];
+    size_t m = 0;
+    for (int k = 0; m < sizeof p / sizeof p[0]; k++) {
+        double beyond = exp2(-(double)k / 5);
+        if (d.n == 0 || beyond * (double)d.n < 1)
+            break;
+        p[m++] = 1 - beyond;
+    }
+    json_key(j, "p");
+    json_array_begin(j);
+    for (size_t i = 0; i < m; i++)
+        json_double(j, p[i]);
+    json_array_end(j);
+    json_key(j, "v");
+    json_array_begin(j);
+    for (size_t i = 0; i < m; i++)
+        json_double(j, compare_dist_percentile(&d, 100 * p[i]));
+    json_array_end(j);
+    json_kv_double(j, "max", d.m ? d.x[d.m - 1] : NAN);
+    json_object_end(j);
+    compare_dist_release(&d);
+}
+
 static void json_model(struct json *j, const struct compare_model *m)
 {
     json_object_begin(j);
@@ -421,6 +465,11 @@ void compare_write_json(FILE *out, const struct compare_result *r, const struct 
     json_object_begin(&j);
     json_hist(&j, "before", &r->all->hist_before);
     json_hist(&j, "after", &r->all->hist_after);
+    json_object_end(&j);
+    json_key(&j, "spectrum");
+    json_object_begin(&j);
+    json_spectrum(&j, "before", before);
+    json_spectrum(&j, "after", after);
     json_object_end(&j);
     json_key(&j, "fail_if");
     json_array_begin(&j);

@@ -252,6 +252,16 @@ char *units_fmt_fixed(double v, int decimals, char *buf, size_t len)
     return buf;
 }
 
+char *units_fmt_cell(double v, int decimals, char *buf, size_t len)
+{
+    /* 1e12 ms is 31 years: beyond it no latency is read digit by digit */
+    if (isfinite(v) && fabs(v) >= 1e12)
+        snprintf(buf, len, "%.2g", v);
+    else
+        units_fmt_fixed(v, decimals, buf, len);
+    return buf;
+}
+
 char *units_fmt_share(double fraction, int sig, char *buf, size_t len)
 {
     snprintf(buf, len, "%.*g%%", sig, fraction * 100);
@@ -262,4 +272,12 @@ char *units_fmt_percentile(double q, char *buf, size_t len)
 {
     snprintf(buf, len, "p%.6g", q * 100);
     return buf;
+}
+
+size_t units_text_width(const char *s, size_t len)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < len; i++)
+        w += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return w;
 }

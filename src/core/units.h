@@ -59,11 +59,21 @@ char *units_fmt_ms(double ms, char *buf, size_t len);
  * (no samples). */
 char *units_fmt_fixed(double v, int decimals, char *buf, size_t len);
 
+/* A number for a narrow table cell (knee stats' 9-column tables): as units_fmt_fixed ("12.5",
+ * "-" for NaN), but from 1e12 on with two significant digits ("1.8e+308"), so any huge value
+ * takes at most 8 characters and the columns stay apart; "inf" for an infinity. */
+char *units_fmt_cell(double v, int decimals, char *buf, size_t len);
+
 /* A fraction as a percentage with `sig` significant digits: 0.012345, 4 → "1.234%"; 0 → "0%". */
 char *units_fmt_share(double fraction, int sig, char *buf, size_t len);
 
 /* A percentile's name from its quantile, up to 6 significant digits: 0.5 → "p50",
  * 0.999 → "p99.9", 0.99999 → "p99.999". */
 char *units_fmt_percentile(double q, char *buf, size_t len);
+
+/* Display columns of the UTF-8 byte range s[0..len), for padding and wrapping text: one per
+ * character (continuation bytes take none), so "λ·W" and "−" are one column each. knee's own
+ * text has no wide or combining characters; bytes that are not UTF-8 count one each. */
+size_t units_text_width(const char *s, size_t len);
 
 #endif

@@ -1,5 +1,5 @@
 /* HdrHistogram, written from its published description (Gil Tene's HdrHistogram: see
- * docs/DESIGN.md and docs/FORMATS.md): values are int64 in the
+ * docs/INTERNALS.md and docs/FORMATS.md): values are int64 in the
  * caller's unit (knee records nanoseconds), recorded in O(1) with no allocation, with a
  * guaranteed relative precision of 10^-sig_digits. Index math, equivalence ranges, percentile
  * semantics and iterators follow the Java reference so knee's numbers match its tools.

@@ -7,6 +7,7 @@
 #include "core/err.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -584,6 +585,14 @@ void html_write_data(FILE *out, const struct html_report *rep)
     arr(&w, "runs");
     for (size_t i = 0; i < rep->nruns; i++)
         run_out(&w, rep->runs[i]);
+    end_arr(&w);
+    arr(&w, "documents");
+    for (size_t i = 0; i < rep->ndocs; i++) {
+        sep(&w);
+        json_t *d = html_doc_data(rep, rep->docs[i]);
+        html_json_out(w.f, d);
+        json_decref(d);
+    }
     end_arr(&w);
     end_obj(&w);
 }

@@ -59,6 +59,7 @@ void html_report_free(struct html_report *rep); /* NULL is a no-op */
 /* A new, empty run (name copied; shown as the run's title). The report owns it. */
 struct html_run *html_report_add_run(struct html_report *rep, const char *name);
 size_t html_report_nruns(const struct html_report *rep);
+size_t html_report_ndocuments(const struct html_report *rep); /* compare, capacity, repeat sections */
 struct html_run *html_report_run(struct html_report *rep, size_t i);
 
 /* ---- inputs: files ------------------------------------------------------------------- */
@@ -92,6 +93,24 @@ int html_run_load_json_mem(struct html_run *run, const void *data, size_t size, 
 int html_report_add_inputs(struct html_report *rep, const char *const *specs, size_t nspecs, const char *const *paths,
                            size_t npaths, char *err, size_t errlen);
 
+/* ---- inputs: documents ---------------------------------------------------------------- */
+
+/* True for the schemas of the documents a report draws besides runs: knee compare's
+ * (knee-compare/1), knee capacity's (knee-capacity/1) and knee run --repeat's summary
+ * (knee-repeat/1). */
+bool html_document_schema(const char *schema);
+/* Such a document as a section of the report named name: compare (the two distributions
+ * overlaid, the differences with their intervals), capacity (the knee curve, the ladder x
+ * repetition grid, the probes), repeat (the repetitions side by side). 0, or KNEE_EFORMAT with
+ * "FILE[:LINE]: why" in err (not JSON, another schema, a part the charts need missing). */
+int html_report_add_document(struct html_report *rep, const char *name, const char *path, char *err, size_t errlen);
+/* The same from memory (source names it in messages and on the page). */
+int html_report_add_document_mem(struct html_report *rep, const char *name, const void *data, size_t size,
+                                 const char *source, char *err, size_t errlen);
+/* A service time (s) for capacity documents: their knee curve also draws the M/M/1 and M/D/1
+ * predictions of src/model (Poisson arrivals, one server). 0 = none. */
+void html_report_set_service_time(struct html_report *rep, double service_s);
+
 /* ---- inputs: direct feeding (in-process producers) ------------------------------------ */
 
 /* Start the per-request part of a run: the target names (copied) and whether latency is
@@ -118,14 +137,32 @@ void html_run_set_lag_limit(struct html_run *run, uint64_t lag_limit_ns);
 /* Write the whole HTML document to out. 0, or KNEE_EINVAL (no runs) / -errno (write failed:
  * ferror) with a message in err. */
 int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errlen);
-/* The same into a file created at path (written whole or removed). */
+/* The same into path through core/outfile: an existing file is replaced only once the report
+ * is whole, a device or FIFO is written in place, "-" is stdout. Errors name the path. */
 int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen);
 
-/* One call for a command's --html FILE (stage 2: knee run, stats, lab): a report of one run
- * named `name` from what the command has — its knee-run/2 JSON in memory (json, json_len; NULL
- * when none), the summary it printed (NULL: rebuilt from the JSON), and the files it wrote
- * (per-request log, hlog; a NULL-terminated list, may be NULL). Written whole or not at all.
- * Errors as html_run_load_file (bad input) and html_report_write_file (the output). */
+/* What a command's --html FILE reports (html_write_report). */
+struct html_write_opts {
+    /* The section's name. With a name, json and files are one run (or one document) of that
+     * name; without (NULL), files are grouped into runs as knee report's inputs are. */
+    const char *name;
+    /* A knee document in memory, by its schema: a run (knee-run/2), a comparison
+     * (knee-compare/1), a capacity search (knee-capacity/1); NULL when none. */
+    const char *json;
+    size_t json_len;
+    const char *summary_text; /* a run's summary as the command printed it (NULL: from the JSON) */
+    const char *const *files; /* per-request logs, hlogs, directories (NULL-terminated; may be NULL) */
+    double service_s;         /* capacity: the service time of the queueing predictions (0: none) */
+};
+/* One call for a command's --html FILE (knee run, stats, compare, capacity, lab): the report
+ * of what the command has, the same as knee report makes of the files the command wrote.
+ * Written whole or not at all. Errors as html_run_load_file (bad input) and
+ * html_report_write_file (the output), with the reason in err; *output_failed (may be NULL)
+ * is true when the inputs were read and the file could not be written (exit 1, not 2). */
+int html_write_report(const char *out_path, const struct html_write_opts *o, bool *output_failed, char *err,
+                      size_t errlen);
+/* html_write_report of one run: its knee-run JSON (NULL when none), the summary it printed
+ * (NULL: from the JSON) and its files. */
 int html_write_run_report(const char *out_path, const char *name, const char *json, size_t json_len,
                           const char *summary_text, const char *const *files, char *err, size_t errlen);
 

@@ -66,12 +66,13 @@ static void groups_release(struct groups *gs)
     free(gs->g);
 }
 
+/* Natural order: rep-2 before rep-10 (knee run --repeat numbers its files without padding). */
 static int cmp_str(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return strverscmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A directory's files with a known extension, in name order. */
+/* A directory's files with a known extension, in natural name order. */
 static int add_dir(struct groups *gs, const char *dir, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
@@ -108,17 +109,30 @@ static int add_dir(struct groups *gs, const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* Load files into run, the JSON first (it says where the warm-up ends, which a CSV needs). */
-static int load_group(struct html_run *run, char *const *files, size_t n, char *err, size_t errlen)
+/* Load files into a run named name, the JSON first (it says where the warm-up ends, which a
+ * CSV needs). A JSON that is a document (knee compare, knee capacity, knee run --repeat's
+ * summary) becomes a section of its own; the other files, if any, are the run. */
+static int load_group(struct html_report *rep, const char *name, char *const *files, size_t n, char *err, size_t errlen)
 {
     enum html_input_kind *kinds = xcalloc(n ? n : 1, sizeof *kinds);
+    bool *doc = xcalloc(n ? n : 1, sizeof *doc);
+    size_t nrun = 0;
     int r = 0;
-    for (size_t i = 0; i < n && !r; i++)
+    for (size_t i = 0; i < n && !r; i++) {
         r = html_detect_kind(files[i], &kinds[i], err, errlen);
+        char schema[64];
+        if (!r && kinds[i] == HTML_INPUT_JSON &&
+            (r = html_json_schema(files[i], schema, sizeof schema, err, errlen)) == 0 && html_document_schema(schema)) {
+            doc[i] = true;
+            r = html_report_add_document(rep, name, files[i], err, errlen);
+        }
+        nrun += !doc[i];
+    }
+    struct html_run *run = !r && nrun ? html_report_add_run(rep, name) : NULL;
     static const enum html_input_kind order[] = {HTML_INPUT_JSON, HTML_INPUT_REQLOG, HTML_INPUT_CSV, HTML_INPUT_HLOG};
-    for (size_t k = 0; k < 4 && !r; k++)
+    for (size_t k = 0; run && k < 4 && !r; k++)
         for (size_t i = 0; i < n && !r; i++)
-            if (kinds[i] == order[k]) {
+            if (kinds[i] == order[k] && !doc[i]) {
                 switch (kinds[i]) {
                 case HTML_INPUT_JSON:
                     r = html_run_load_json(run, files[i], err, errlen);
@@ -134,6 +148,7 @@ static int load_group(struct html_run *run, char *const *files, size_t n, char *
                     break;
                 }
             }
+    free(doc);
     free(kinds);
     return r;
 }
@@ -159,7 +174,7 @@ int html_report_add_inputs(struct html_report *rep, const char *const *specs, si
         if (!n)
             r = knee_fail(err, errlen, KNEE_EINVAL, "--run '%s': no files", specs[i]);
         else
-            r = load_group(html_report_add_run(rep, name), files, n, err, errlen);
+            r = load_group(rep, name, files, n, err, errlen);
         free(files);
         free(list);
         free(name);
@@ -187,26 +202,70 @@ int html_report_add_inputs(struct html_report *rep, const char *const *specs, si
             if (j != i && strcmp(s2 ? s2 + 1 : gs.g[j].stem, base) == 0)
                 clash = true;
         }
-        r = load_group(html_report_add_run(rep, clash ? gs.g[i].stem : base), gs.g[i].files, gs.g[i].n, err, errlen);
+        r = load_group(rep, clash ? gs.g[i].stem : base, gs.g[i].files, gs.g[i].n, err, errlen);
     }
     groups_release(&gs);
+    return r;
+}
+
+/* The name of a document in memory: the kind its schema says. */
+static const char *doc_name(const char *json, size_t len)
+{
+    if (memmem(json, len, "\"knee-compare/", 14))
+        return "compare";
+    if (memmem(json, len, "\"knee-capacity/", 15))
+        return "capacity";
+    return "document";
+}
+
+int html_write_report(const char *out_path, const struct html_write_opts *o, bool *output_failed, char *err,
+                      size_t errlen)
+{
+    struct html_report *rep = html_report_new();
+    html_report_set_service_time(rep, o->service_s);
+    if (output_failed)
+        *output_failed = false;
+    int r = 0;
+    size_t nfiles = 0;
+    while (o->files && o->files[nfiles])
+        nfiles++;
+    if (!o->name) {
+        if (o->json)
+            r = html_report_add_document_mem(rep, doc_name(o->json, o->json_len), o->json, o->json_len,
+                                             "the command's JSON", err, errlen);
+        if (!r && nfiles)
+            r = html_report_add_inputs(rep, NULL, 0, o->files, nfiles, err, errlen);
+    } else {
+        bool doc = false;
+        if (o->json) {
+            /* a run's JSON goes with its files into one run; a document is a section */
+            doc = !memmem(o->json, o->json_len, "\"knee-run/", 10);
+            if (doc)
+                r = html_report_add_document_mem(rep, o->name, o->json, o->json_len, "the command's JSON", err, errlen);
+        }
+        if (!r && (!doc || nfiles)) {
+            struct html_run *run = html_report_add_run(rep, o->name);
+            if (o->summary_text)
+                html_run_set_summary_text(run, o->summary_text);
+            if (o->json && !doc)
+                r = html_run_load_json_mem(run, o->json, o->json_len, "the run's JSON", err, errlen);
+            for (size_t i = 0; !r && i < nfiles; i++)
+                r = html_run_load_file(run, o->files[i], err, errlen);
+        }
+    }
+    if (!r) {
+        r = html_report_write_file(rep, out_path, err, errlen);
+        if (r && output_failed)
+            *output_failed = true;
+    }
+    html_report_free(rep);
     return r;
 }
 
 int html_write_run_report(const char *out_path, const char *name, const char *json, size_t json_len,
                           const char *summary_text, const char *const *files, char *err, size_t errlen)
 {
-    struct html_report *rep = html_report_new();
-    struct html_run *run = html_report_add_run(rep, name);
-    int r = 0;
-    if (summary_text)
-        html_run_set_summary_text(run, summary_text);
-    if (json)
-        r = html_run_load_json_mem(run, json, json_len, "the run's JSON", err, errlen);
-    for (size_t i = 0; !r && files && files[i]; i++)
-        r = html_run_load_file(run, files[i], err, errlen);
-    if (!r)
-        r = html_report_write_file(rep, out_path, err, errlen);
-    html_report_free(rep);
-    return r;
+    struct html_write_opts o = {
+        .name = name, .json = json, .json_len = json_len, .summary_text = summary_text, .files = files};
+    return html_write_report(out_path, &o, NULL, err, errlen);
 }

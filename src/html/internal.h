@@ -176,18 +176,40 @@ struct html_run {
     size_t nnotes;
 };
 
+/* ---- documents: knee compare, knee capacity, knee run --repeat's summary (docs.c) ----------- */
+
+enum html_doc_kind { HTML_DOC_COMPARE, HTML_DOC_CAPACITY, HTML_DOC_REPEAT };
+
+struct json_t; /* jansson's */
+
+struct html_doc {
+    enum html_doc_kind kind;
+    char *name;
+    char *source;
+    struct json_t *root; /* the document, checked (one reference owned) */
+};
+
+void html_doc_free(struct html_doc *d); /* NULL is a no-op */
+/* The schema of a JSON file ("" when it has none). 0, or KNEE_EFORMAT "FILE:LINE: why". */
+int html_json_schema(const char *path, char *schema, size_t len, char *err, size_t errlen);
+/* The document's entry of the data object: {kind, name, source, doc, knee {slo, prediction}}
+ * (a new reference). */
+struct json_t *html_doc_data(const struct html_report *rep, const struct html_doc *d);
+/* v as compact JSON safe inside a <script> element. */
+void html_json_out(FILE *out, const struct json_t *v);
+
 struct html_report {
     struct html_run **runs;
     size_t nruns;
+    struct html_doc **docs;
+    size_t ndocs;
+    double service_s; /* capacity: the service time of the queueing predictions (0: none) */
 };
 
 void html_run_note(struct html_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Find or add a target by name (for histogram inputs); its index. */
 size_t html_run_target(struct html_run *run, const char *name);
 
-/* The terminal summary rebuilt from a parsed knee-run document (jansson's json_t, passed
- * as void * so this header does not need jansson). Returns malloc'ed text or NULL with err. */
-char *html_summary_from_json(const void *root, char *err, size_t errlen);
 /* The parts of the terminal summary the records can back (accounting, latency tables). */
 char *html_summary_from_model(const struct html_run *run);
 

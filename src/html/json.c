@@ -1,6 +1,6 @@
 /* Reading a `knee run --json` document (schema knee-run/2 or /1, docs/FORMATS.md) with jansson: the
- * summary block, the plan (open or closed loop, warm-up, the generator-limited threshold) and
- * the per-second timeline. */
+ * summary block (runreport's printer over the document's numbers), the plan (open or closed loop, warm-up, the
+ * generator-limited threshold) and the per-second timeline. */
 #include "runreport/runreport.h"
 #include "html/internal.h"
 
@@ -48,12 +48,21 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
     if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
         return knee_fail(err, errlen, KNEE_EFORMAT,
                          "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
-                         "\" as `knee run --json` writes)",
+                         "\" as `knee run --json` writes; knee report also reads knee-compare/1, "
+                         "knee-capacity/1 and knee-repeat/1 documents)",
                          path, schema ? schema : "none");
     char why[256];
-    char *text = html_summary_from_json(root, why, sizeof why);
-    if (!text)
+    struct run_view view;
+    if (run_view_init_json(&view, root, why, sizeof why))
         return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *mem = open_memstream(&text, &text_len);
+    if (!mem)
+        knee_oom();
+    run_view_print(mem, &view); /* knee run's terminal summary, by its own printer */
+    fclose(mem);
+    run_view_release(&view);
     if (!run->summary_text) {
         run->summary_text = text;
         free(run->summary_origin);

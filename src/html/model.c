@@ -72,6 +72,9 @@ void html_report_free(struct html_report *rep)
     for (size_t i = 0; i < rep->nruns; i++)
         run_free(rep->runs[i]);
     free(rep->runs);
+    for (size_t i = 0; i < rep->ndocs; i++)
+        html_doc_free(rep->docs[i]);
+    free(rep->docs);
     free(rep);
 }
 
@@ -93,6 +96,11 @@ struct html_run *html_report_add_run(struct html_report *rep, const char *name)
 size_t html_report_nruns(const struct html_report *rep)
 {
     return rep->nruns;
+}
+
+size_t html_report_ndocuments(const struct html_report *rep)
+{
+    return rep->ndocs;
 }
 
 struct html_run *html_report_run(struct html_report *rep, size_t i)

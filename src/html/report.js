@@ -656,9 +656,520 @@
     });
   }
 
+
+  /* ---- documents: shared helpers -------------------------------------------------------------- */
+
+  var docs = data.documents || [];
+
+  function num(v) { return typeof v === 'number' && isFinite(v) ? v : null; }
+  function arr(v) { return Array.isArray(v) ? v : []; }
+  function obj(v) { return v && typeof v === 'object' && !Array.isArray(v) ? v : {}; }
+  function fix3(v) { v = num(v); return v == null ? '-' : v.toFixed(3); }
+  function signed3(v) { v = num(v); return v == null ? '-' : (v >= 0 ? '+' : '') + v.toFixed(3); }
+  function pctText(v, d) { v = num(v); return v == null ? '-' : (v >= 0 ? '+' : '') + (100 * v).toFixed(d == null ? 1 : d) + '%'; }
+  function rateText(v) { v = num(v); return v == null ? '-' : v.toLocaleString('en-US', {maximumFractionDigits: 1}) + '/s'; }
+
+  function docRow(host, title, intro) {
+    var s = el('div', 'docrow');
+    if (title) s.appendChild(el('h3', null, title));
+    if (intro) s.appendChild(el('p', 'intro', intro));
+    var row = el('div', 'row');
+    s.appendChild(row);
+    host.appendChild(s);
+    return row;
+  }
+
+  /* A table: head (strings) and rows (arrays of strings or {text, cls, title, attrs}). */
+  function table(host, id, caption, head, rows) {
+    var t = el('table', 'data');
+    t.id = id;
+    if (caption) t.appendChild(el('caption', null, caption));
+    var tr = el('tr');
+    head.forEach(function (h) {
+      var th = el('th', null, h && typeof h === 'object' ? h.text : h);
+      if (h && h.title) th.title = h.title;
+      tr.appendChild(th);
+    });
+    var thead = el('thead');
+    thead.appendChild(tr);
+    t.appendChild(thead);
+    var tb = el('tbody');
+    rows.forEach(function (r) {
+      var row = el('tr');
+      if (r.attrs) Object.keys(r.attrs).forEach(function (k) { row.setAttribute(k, r.attrs[k]); });
+      (r.cells || r).forEach(function (c, i) {
+        var cell = el(i === 0 ? 'th' : 'td', c && c.cls ? c.cls : null, c && typeof c === 'object' ? c.text : c);
+        if (c && c.title) cell.title = c.title;
+        if (c && c.key) cell.setAttribute('data-key', c.key);
+        row.appendChild(cell);
+      });
+      tb.appendChild(row);
+    });
+    t.appendChild(tb);
+    host.appendChild(t);
+    return t;
+  }
+
+  function hline(u, v, scale, color, label, dash) {
+    if (v == null || v < u.scales[scale].min || v > u.scales[scale].max) return;
+    var y = Math.round(u.valToPos(v, scale, true)), ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = color;
+    ctx.lineWidth = uPlot.pxRatio;
+    ctx.setLineDash((dash || [6, 4]).map(function (x) { return x * uPlot.pxRatio; }));
+    ctx.beginPath();
+    ctx.moveTo(u.bbox.left, y);
+    ctx.lineTo(u.bbox.left + u.bbox.width, y);
+    ctx.stroke();
+    if (label) {
+      ctx.fillStyle = color;
+      ctx.font = ctxFont(u, 11);
+      ctx.textAlign = 'left';
+      ctx.textBaseline = 'alphabetic';
+      ctx.fillText(label, u.bbox.left + 6 * uPlot.pxRatio, y - 4 * uPlot.pxRatio);
+    }
+    ctx.restore();
+  }
+
+  function vline(u, v, color, label, dash) {
+    if (v == null || v < u.scales.x.min || v > u.scales.x.max) return;
+    var x = Math.round(u.valToPos(v, 'x', true)), ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1.5 * uPlot.pxRatio;
+    ctx.setLineDash((dash || [6, 4]).map(function (d) { return d * uPlot.pxRatio; }));
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+    if (label) {
+      ctx.fillStyle = color;
+      ctx.font = ctxFont(u, 11);
+      ctx.textAlign = 'left';
+      ctx.textBaseline = 'alphabetic';
+      ctx.fillText(label, x + 4 * uPlot.pxRatio, u.bbox.top + 12 * uPlot.pxRatio);
+    }
+    ctx.restore();
+  }
+
+  function pointsOnly(color, size) {
+    return {stroke: color, fill: color, width: 0, paths: function () { return null; }, points: {show: true, size: size || 6, fill: color, stroke: color}};
+  }
+
+  /* ---- 7. knee compare: the two distributions overlaid, the differences with their intervals ---- */
+
+  var SIDE = {before: '#1f77b4', after: '#d62728'};
+
+  function compareDoc(d, di, host) {
+    var doc = d.doc, all = obj(doc.all), reps = obj(doc.repetitions), method = obj(doc.method);
+    var conf = num(method.confidence), widen = num(method.widening);
+    var ivl = (conf != null ? Math.round(conf * 100) + '% ' : '') + 'intervals from a hierarchical bootstrap (repetitions, then requests' +
+      (num(method.resamples) != null ? '; ' + fmtCount(method.resamples) + ' resamples' : '') + ')' + (widen != null && widen !== 1 ? ', widened x' + widen.toFixed(2) + ' for ' + reps.before + ' and ' + reps.after + ' repetitions' : '');
+    var metricKeys = Object.keys(obj(doc.metrics));
+    function metricRows(t) {
+      var ms = obj(t.metrics);
+      return Object.keys(ms).map(function (k) {
+        var m = obj(ms[k]), frac = m.unit === 'fraction';
+        var v = function (x) { return frac ? (num(x) == null ? '-' : (100 * x).toFixed(2) + '%') : fix3(x); };
+        var dv = function (x) { return frac ? pctText(x, 2) : signed3(x); };
+        return {attrs: {'data-metric': k}, cells: [
+          {text: k + (frac ? ' (share under ' + fmtMs(num(doc.under_ms)) + ' ms)' : ' (ms)')},
+          {text: v(m.before), key: 'before'}, {text: v(m.after), key: 'after'}, {text: dv(m.difference), key: 'difference'},
+          {text: num(m.ci_low) == null ? '-' : '[' + dv(m.ci_low) + ', ' + dv(m.ci_high) + ']', key: 'interval'},
+          {text: pctText(m.relative), key: 'relative'},
+          {text: frac ? '-' : fix3(Math.max(num(m.spread_before) || 0, num(m.spread_after) || 0)), key: 'spread'},
+          {text: m.verdict || '-', cls: /slower|worse/.test(m.verdict || '') ? 'bad' : /faster|better/.test(m.verdict || '') ? 'good' : null, key: 'verdict'}]};
+      });
+    }
+    var head = ['metric', 'before', 'after', 'difference', 'interval', 'relative', 'spread within', 'verdict'];
+    var trow = docRow(host, 'The differences, after - before', 'Each side pooled over its repetitions (' + reps.before + ' before, ' + reps.after + ' after); ' + ivl +
+      '; spread within = the widest max - min of one side\'s repetitions. A verdict needs 3 repetitions a side, an interval without 0 and a difference larger than the spread.');
+    table(trow, 'cmp-table-' + di, 'all targets (' + fmtCount(all.requests_before) + ' requests before, ' + fmtCount(all.requests_after) + ' after): ' + (all.verdict || ''), head, metricRows(all));
+    arr(doc.targets).forEach(function (t, ti) {
+      if (arr(doc.targets).length > 1) table(trow, 'cmp-table-' + di + '-' + ti, 'target ' + t.name + ': ' + (t.verdict || ''), head, metricRows(obj(t)));
+    });
+
+    var row = docRow(host, null, null);
+    /* 7a. histogram overlay: share of requests per doubling bucket */
+    var dist = obj(doc.distribution), sides = ['before', 'after'];
+    var buckets = {};
+    sides.forEach(function (s) { arr(dist[s]).forEach(function (b) { if (num(b.from_ms) != null) buckets[b.from_ms] = b.to_ms; }); });
+    var los = Object.keys(buckets).map(Number).sort(function (a, b) { return a - b; });
+    var htitle = d.name + ': latency of both sides (all targets, every repetition pooled), share of requests per doubling bucket';
+    if (!los.length) {
+      omitted(row, 'chart-cmp-hist-' + di, htitle, 'the document has no distribution');
+    } else {
+      var xs = los.slice();
+      var lastTo = buckets[los[los.length - 1]];
+      xs.push(num(lastTo) != null ? lastTo : los[los.length - 1] * 2);
+      var shares = sides.map(function (s) {
+        var total = arr(dist[s]).reduce(function (a, b) { return a + (num(b.count) || 0); }, 0);
+        var y = xs.map(function () { return 0; });
+        arr(dist[s]).forEach(function (b) { var i = los.indexOf(b.from_ms); if (i >= 0) y[i] = total ? b.count / total : 0; });
+        y[y.length - 1] = y[y.length - 2];
+        return y;
+      });
+      var fig = figure(row, 'chart-cmp-hist-' + di, htitle, false);
+      mount(fig, function (w) {
+        return {
+          data: [xs].concat(shares),
+          opts: {
+            width: w, height: 320,
+            scales: {x: {time: false, distr: 3, log: 2}, y: {range: function (u, mn, mx) { return [0, mx * 1.08]; }}},
+            series: [{label: 'bucket (ms)', value: function (u, v, si, i) { return i == null || i >= xs.length - 1 ? '-' : fmtMs(xs[i]) + ' .. ' + fmtMs(xs[i + 1]); }}]
+              .concat(sides.map(function (s) {
+                return {label: s, stroke: SIDE[s], fill: SIDE[s] + '30', width: 1.6, paths: uPlot.paths.stepped({align: 1}), points: {show: false},
+                  value: function (u, v) { return v == null ? '-' : (100 * v).toFixed(1) + '%'; }};
+              })),
+            axes: [{label: 'latency (ms), log scale: doubling buckets', values: axisValues},
+                   {label: 'share of requests', size: 60, values: function (u, vs) { return vs.map(function (v) { return Math.round(v * 100) + '%'; }); }}]
+          }
+        };
+      });
+    }
+    /* 7b. spectrum overlay with the compared percentiles marked */
+    var sp = obj(doc.spectrum);
+    var stitle = d.name + ': percentile spectrum of both sides (nearest rank over the pooled requests; x = 1/(1 - p), log), the compared percentiles marked';
+    if (!sides.every(function (s) { return arr(obj(sp[s]).p).length; })) {
+      omitted(row, 'chart-cmp-spectrum-' + di, stitle, 'the document has no spectrum (written by a knee before it had one)');
+    } else {
+      var tables = sides.map(function (s) {
+        var o = obj(sp[s]);
+        return [arr(o.p).map(function (p) { return 1 / (1 - p); }), arr(o.v)];
+      });
+      var joined = uPlot.join(tables);
+      var marks = [];
+      [['p50', 0.5], ['p90', 0.9], ['p99', 0.99], ['p99.9', 0.999]].forEach(function (k) {
+        var m = obj(obj(doc.metrics)[k[0]]);
+        if (num(m.before) != null) marks.push({name: k[0], x: 1 / (1 - k[1]), before: m.before, after: m.after});
+      });
+      var fig2 = figure(row, 'chart-cmp-spectrum-' + di, stitle, false);
+      var logY = true;
+      mount(fig2, function (w) {
+        return {
+          data: joined,
+          opts: {
+            width: w, height: 320,
+            scales: {x: {time: false, distr: 3, log: 10}, y: logY ? {distr: 3, log: 10} : {range: function (u, mn, mx) { return [0, mx * 1.05]; }}},
+            series: [{label: 'percentile', value: function (u, v) { return v == null ? '-' : pct(v); }}].concat(sides.map(function (s) {
+              return {label: s, stroke: SIDE[s], width: 1.8, spanGaps: true, points: {show: false}, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }};
+            })),
+            axes: [{label: 'percentile (1/(1-p), log scale)', values: function (u, v) { return v.map(pct); },
+                    splits: function (u, ai, mn, mx) { var out = []; for (var x = 1; x <= mx * 1.0001; x *= 10) if (x >= mn * 0.9999) out.push(x); return out; }},
+                   {label: 'latency (ms)' + (logY ? ', log' : ''), size: 70, values: axisValues}],
+            hooks: {draw: [function (u) {
+              var ctx = u.ctx;
+              ctx.save();
+              ctx.font = ctxFont(u, 10);
+              ctx.textAlign = 'left';
+              ctx.textBaseline = 'alphabetic';
+              marks.forEach(function (m) {
+                if (m.x < u.scales.x.min || m.x > u.scales.x.max) return;
+                var x = u.valToPos(m.x, 'x', true);
+                sides.forEach(function (s) {
+                  var v = num(m[s]);
+                  if (v == null || v <= 0 || v < u.scales.y.min || v > u.scales.y.max) return;
+                  var y = u.valToPos(v, 'y', true);
+                  ctx.fillStyle = SIDE[s];
+                  ctx.beginPath();
+                  ctx.arc(x, y, 3.5 * uPlot.pxRatio, 0, 2 * Math.PI);
+                  ctx.fill();
+                });
+                ctx.fillStyle = '#333';
+                ctx.fillText(m.name, x + 4 * uPlot.pxRatio, u.bbox.top + u.bbox.height - 4 * uPlot.pxRatio);
+              });
+              ctx.restore();
+            }]}
+          }
+        };
+      });
+      button(fig2, 'linear ms', function () { logY = !logY; this.classList.toggle('on', !logY); plotsOf(fig2).draw(); });
+    }
+    /* 7c. the differences with their intervals, relative to before */
+    var drow = docRow(host, null, null);
+    var ms = obj(doc.metrics);
+    var keys = metricKeys.filter(function (k) { return num(obj(ms[k]).relative) != null; });
+    var dtitle = d.name + ': difference after - before of each metric, relative to before, with its ' + ivl + '; grey: the spread of the repetitions (max - min of a side, relative)';
+    if (!keys.length) {
+      omitted(drow, 'chart-cmp-diff-' + di, dtitle, 'no metric has a difference');
+      return;
+    }
+    var fig3 = figure(drow, 'chart-cmp-diff-' + di, dtitle, true);
+    var tip = tooltip(fig3);
+    var xs3 = keys.map(function (k, i) { return i; });
+    mount(fig3, function (w) {
+      var ys = keys.map(function (k) { return 100 * ms[k].relative; });
+      var lo = ys.concat(keys.map(function (k) { return num(ms[k].ci_low_relative) != null ? 100 * ms[k].ci_low_relative : 0; }));
+      var hi = ys.concat(keys.map(function (k) { return num(ms[k].ci_high_relative) != null ? 100 * ms[k].ci_high_relative : 0; }));
+      var ymin = Math.min.apply(null, lo.concat([0])), ymax = Math.max.apply(null, hi.concat([0]));
+      var pad = (ymax - ymin) * 0.08 || 1;
+      return {
+        data: [xs3, ys],
+        opts: {
+          width: w, height: 300,
+          scales: {x: {time: false, range: [-0.6, keys.length - 0.4]}, y: {range: [ymin - pad, ymax + pad]}},
+          legend: {show: false},
+          series: [{}, pointsOnly('#333', 9)],
+          axes: [{label: 'metric', splits: function () { return xs3; }, values: function (u, vs) { return vs.map(function (v) { return keys[v] || ''; }); }, grid: {show: false}},
+                 {label: 'after / before - 1 (%)', size: 70, values: function (u, vs) { return vs.map(function (v) { return (v > 0 ? '+' : '') + fmtAxis(v) + '%'; }); }}],
+          hooks: {
+            draw: [function (u) {
+              hline(u, 0, 'y', '#666', null, [3, 3]);
+              var ctx = u.ctx;
+              ctx.save();
+              ctx.textAlign = 'left';
+              ctx.textBaseline = 'alphabetic';
+              keys.forEach(function (k, i) {
+                var m = ms[k], x = u.valToPos(i, 'x', true), half = 10 * uPlot.pxRatio;
+                var spread = Math.max(num(m.spread_before) || 0, num(m.spread_after) || 0), bv = num(m.before);
+                if (m.unit !== 'fraction' && bv) {
+                  var sr = 100 * spread / bv, c = 100 * m.relative;
+                  ctx.fillStyle = 'rgba(120,120,120,0.18)';
+                  var y0 = u.valToPos(Math.min(u.scales.y.max, c + sr / 2), 'y', true), y1 = u.valToPos(Math.max(u.scales.y.min, c - sr / 2), 'y', true);
+                  ctx.fillRect(x - 2.2 * half, y0, 4.4 * half, y1 - y0);
+                }
+                if (num(m.ci_low_relative) == null) return;
+                var ya = u.valToPos(100 * m.ci_low_relative, 'y', true), yb = u.valToPos(100 * m.ci_high_relative, 'y', true);
+                var col = /slower/.test(m.verdict) ? '#d62728' : /faster/.test(m.verdict) ? '#2ca02c' : '#1f77b4';
+                ctx.strokeStyle = col;
+                ctx.lineWidth = 2 * uPlot.pxRatio;
+                ctx.beginPath();
+                ctx.moveTo(x, ya); ctx.lineTo(x, yb);
+                ctx.moveTo(x - half, ya); ctx.lineTo(x + half, ya);
+                ctx.moveTo(x - half, yb); ctx.lineTo(x + half, yb);
+                ctx.stroke();
+                ctx.fillStyle = '#111';
+                ctx.font = ctxFont(u, 11);
+                var label = (m.unit === 'fraction' ? pctText(m.difference, 2) : signed3(m.difference) + ' ms') + ' ' + pctText(m.relative);
+                ctx.fillText(label, x + 1.5 * half, u.valToPos(100 * m.relative, 'y', true) - 4 * uPlot.pxRatio);
+              });
+              ctx.restore();
+            }],
+            setCursor: [function (u) {
+              var l = u.cursor.left;
+              if (l == null || l < 0) { tip.style.display = 'none'; return; }
+              var i = Math.round(u.posToVal(l, 'x'));
+              var m = ms[keys[i]];
+              if (!m) { tip.style.display = 'none'; return; }
+              tip.style.display = 'block';
+              tip.style.left = (u.over.offsetLeft + l + 12) + 'px';
+              tip.style.top = (u.over.offsetTop + u.cursor.top + 12) + 'px';
+              tip.textContent = keys[i] + ': ' + fix3(m.before) + ' -> ' + fix3(m.after) + ', ' + signed3(m.difference) + ' [' + signed3(m.ci_low) + ', ' + signed3(m.ci_high) + '], ' + (m.verdict || '');
+            }]
+          }
+        }
+      };
+    });
+  }
+
+  /* ---- 6. knee capacity: the knee curve, the ladder x repetition grid, the probes --------------- */
+
+  function capacityDoc(d, di, host) {
+    var doc = d.doc, cfg = obj(doc.config), ladder = arr(doc.ladder), knee = obj(d.knee);
+    var rates = ladder.map(function (g) { return num(g.rate); });
+    var nreps = Math.max.apply(null, [0].concat(ladder.map(function (g) { return arr(g.reps).length; })));
+    var repsInfo = arr(doc.repetitions);
+    var cap = num(doc.capacity), bracket = arr(doc.bracket);
+    /* the answer */
+    var facts = docRow(host, 'The answer', 'A step is held when the generator delivered it (99% of the plan sent on schedule) and every SLO term passed; a rate is held by a strict majority of the valid repetitions; the capacity is the highest held rate with every lower rate held.');
+    table(facts, 'cap-facts-' + di, null, ['', ''], [
+      {attrs: {'data-key': 'capacity'}, cells: ['capacity', {text: cap == null ? 'none' : rateText(cap), key: 'capacity'}]},
+      {attrs: {'data-key': 'verdict'}, cells: ['verdict', {text: doc.verdict || '-', cls: doc.verdict === 'valid' ? 'good' : 'bad', key: 'verdict'}]},
+      {cells: ['ladder capacity', {text: num(doc.ladder_capacity) == null ? 'below the ladder' : rateText(doc.ladder_capacity), key: 'ladder_capacity'}]},
+      {cells: ['between', {text: rateText(bracket[0]) + ' and ' + (num(bracket[1]) == null ? 'above the top' : rateText(bracket[1])), key: 'bracket'}]},
+      {cells: ['SLO', {text: arr(doc.slo).join(', ') || '-', key: 'slo'}]},
+      {cells: ['repetitions', {text: (num(doc.valid_reps) == null ? '-' : doc.valid_reps) + ' valid of ' + (num(doc.reps) == null ? nreps : doc.reps), key: 'reps'}]},
+      {cells: ['cross-check (closed loop)', {text: obj(doc.cross_check).ran ? rateText(obj(doc.cross_check).closed_loop) + (obj(doc.cross_check).agree === true ? ', agrees' : obj(doc.cross_check).agree === false ? ', DISAGREES' : '') : 'not run', key: 'cross_check'}]}
+    ]);
+    /* 6a. the knee curve: latency against the offered rate */
+    var row = docRow(host, null, null);
+    var pred = knee.prediction ? obj(knee.prediction) : null;
+    var title = d.name + ': the knee curve — latency p50 and p99 at each offered rate of the ladder (open loop, from the planned send; lines: the median of the valid repetitions, dots: each repetition' +
+      (obj(doc.cross_check).ran ? '; squares: the closed-loop cross-check at its throughput' : '') + '), the SLO' + (pred ? ', and M/M/1 and M/D/1 with a service time of ' + fmtMs(pred.service_ms) + ' ms (dashed)' : '');
+    if (!ladder.length) {
+      omitted(row, 'chart-cap-knee-' + di, title, 'the ladder is empty');
+    } else {
+      var t1 = [rates, ladder.map(function (g) { return num(obj(g.median).p50); }), ladder.map(function (g) { return num(obj(g.median).p99); })];
+      var series = [{label: 'offered rate (/s)', value: function (u, v) { return v == null ? '-' : rateText(v); }},
+        {label: 'p50 (median of reps)', stroke: PALETTE[0], width: 2, spanGaps: true, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }},
+        {label: 'p99 (median of reps)', stroke: PALETTE[3], width: 2, spanGaps: true, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }}];
+      for (var r = 0; r < nreps; r++) {
+        (function (r) {
+          t1.push(ladder.map(function (g) { return num(obj(arr(g.reps)[r]).p50); }));
+          t1.push(ladder.map(function (g) { return num(obj(arr(g.reps)[r]).p99); }));
+          var valid = obj(repsInfo[r]).valid !== false;
+          series.push(Object.assign(pointsOnly(PALETTE[0] + (valid ? 'aa' : '44'), 5), {label: 'rep ' + (r + 1) + ' p50' + (valid ? '' : ' (excluded)'), value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }}));
+          series.push(Object.assign(pointsOnly(PALETTE[3] + (valid ? 'aa' : '44'), 5), {label: 'rep ' + (r + 1) + ' p99' + (valid ? '' : ' (excluded)'), value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }}));
+        })(r);
+      }
+      var tablesK = [t1];
+      var cross = obj(doc.cross_check);
+      if (cross.ran && arr(cross.steps).length) {
+        var cs = arr(cross.steps).filter(function (s) { return num(s.throughput) != null; }).sort(function (a, b) { return a.throughput - b.throughput; });
+        tablesK.push([cs.map(function (s) { return s.throughput; }), cs.map(function (s) { return num(s.p99); })]);
+        series.push(Object.assign(pointsOnly('#9467bd', 7), {label: 'closed loop p99 (cross-check)', points: {show: true, size: 7, fill: '#fff', stroke: '#9467bd', width: 2}, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }}));
+      }
+      if (pred) {
+        tablesK.push([arr(pred.rate), arr(obj(pred.mm1).p50), arr(obj(pred.mm1).p99), arr(obj(pred.md1).p50), arr(obj(pred.md1).p99)]);
+        [['M/M/1 p50', PALETTE[0], [2, 3]], ['M/M/1 p99', PALETTE[3], [2, 3]], ['M/D/1 p50', PALETTE[0], [8, 4]], ['M/D/1 p99', PALETTE[3], [8, 4]]].forEach(function (p) {
+          series.push({label: p[0], stroke: p[1], width: 1.2, dash: p[2], spanGaps: true, points: {show: false}, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }});
+        });
+      }
+      var joinedK = uPlot.join(tablesK);
+      var measured = [];
+      t1.slice(1).forEach(function (y) { y.forEach(function (v) { if (v != null && v > 0) measured.push(v); }); });
+      var sloTerms = arr(knee.slo);
+      sloTerms.forEach(function (t) { if (num(t.ms) > 0) measured.push(t.ms); });
+      var ylo = Math.min.apply(null, measured.concat([1])) / 1.5, yhi = Math.max.apply(null, measured.concat([1])) * 1.5;
+      var xhi = Math.max.apply(null, rates.concat(tablesK.length > 1 ? tablesK[1][0] : [])) * 1.08;
+      var figK = figure(row, 'chart-cap-knee-' + di, title, true);
+      mount(figK, function (w) {
+        return {
+          data: joinedK,
+          opts: {
+            width: w, height: 380,
+            scales: {x: {time: false, range: [0, xhi]}, y: {distr: 3, log: 10, range: [ylo, yhi]}},
+            series: series,
+            axes: [{label: 'offered rate (requests per second)', values: axisValues}, {label: 'latency (ms, log)', size: 70, values: axisValues}],
+            hooks: {draw: [function (u) {
+              sloTerms.forEach(function (t) { hline(u, num(t.ms), 'y', '#d62728', 'SLO ' + t.expr); });
+              if (cap != null) vline(u, cap, '#2ca02c', 'capacity ' + rateText(cap), [2, 0]);
+              if (pred) vline(u, num(pred.saturation_rate), '#7f7f7f', 'saturation 1/S = ' + rateText(pred.saturation_rate), [2, 4]);
+            }]}
+          }
+        };
+      });
+      /* 6b. achieved against offered */
+      var t2 = [rates, ladder.map(function (g) { return num(obj(g.median).achieved); })];
+      var s2 = [{label: 'offered rate (/s)', value: function (u, v) { return v == null ? '-' : rateText(v); }},
+        {label: 'achieved (median of reps)', stroke: PALETTE[2], width: 2, spanGaps: true, value: function (u, v) { return rateText(v); }}];
+      for (var q = 0; q < nreps; q++) {
+        (function (q) {
+          t2.push(ladder.map(function (g) { return num(obj(arr(g.reps)[q]).achieved); }));
+          s2.push(Object.assign(pointsOnly(PALETTE[2] + 'aa', 5), {label: 'rep ' + (q + 1), value: function (u, v) { return rateText(v); }}));
+        })(q);
+      }
+      var top = Math.max.apply(null, rates.filter(function (x) { return x != null; }));
+      var floor = num(cfg.delivered_floor) || 0.99;
+      var joined2 = uPlot.join([t2, [[0, top * 1.08], [0, top * 1.08], [0, top * 1.08 * floor]]]);
+      s2.push({label: 'offered (all delivered)', stroke: '#7f7f7f', width: 1, dash: [4, 4], points: {show: false}, value: function (u, v) { return rateText(v); }});
+      s2.push({label: Math.round(floor * 100) + '% delivered', stroke: '#d62728', width: 1, dash: [2, 3], points: {show: false}, value: function (u, v) { return rateText(v); }});
+      var fig2 = figure(row, 'chart-cap-achieved-' + di, d.name + ': achieved rate against the offered rate (open loop: requests sent on schedule per second of the window); a step is delivered at ' + Math.round(floor * 100) + '% of its plan', false);
+      mount(fig2, function (w) {
+        return {
+          data: joined2,
+          opts: {
+            width: w, height: 300, scales: {x: {time: false}, y: {range: function (u, mn, mx) { return [0, mx * 1.05]; }}},
+            series: s2,
+            axes: [{label: 'offered rate (/s)', values: axisValues}, {label: 'achieved (/s)', size: 70, values: axisValues}],
+            hooks: {draw: [function (u) { if (cap != null) vline(u, cap, '#2ca02c', 'capacity', [2, 0]); }]}
+          }
+        };
+      });
+      /* 6b'. error rate per step */
+      var t3 = [rates, ladder.map(function (g) { return num(obj(g.median).error_rate); })];
+      var s3 = [{label: 'offered rate (/s)'}, {label: 'error rate (median)', stroke: PALETTE[3], width: 2, spanGaps: true, value: function (u, v) { return v == null ? '-' : (100 * v).toFixed(2) + '%'; }}];
+      for (var e = 0; e < nreps; e++) {
+        (function (e) {
+          t3.push(ladder.map(function (g) { return num(obj(arr(g.reps)[e]).error_rate); }));
+          s3.push(Object.assign(pointsOnly(PALETTE[3] + 'aa', 5), {label: 'rep ' + (e + 1), value: function (u, v) { return v == null ? '-' : (100 * v).toFixed(2) + '%'; }}));
+        })(e);
+      }
+      var fig3 = figure(row, 'chart-cap-errors-' + di, d.name + ': failed among sent at each offered rate (error_rate: http_error, invalid, transport, timeout)', false);
+      mount(fig3, function (w) {
+        return {
+          data: t3,
+          opts: {
+            width: w, height: 300, scales: {x: {time: false}, y: {range: function (u, mn, mx) { return [0, Math.max(0.01, mx * 1.1)]; }}},
+            series: s3,
+            axes: [{label: 'offered rate (/s)', values: axisValues}, {label: 'error rate', size: 60, values: function (u, vs) { return vs.map(function (v) { return fmtAxis(100 * v) + '%'; }); }}]
+          }
+        };
+      });
+    }
+    /* 6c. the ladder x repetition grid */
+    var grow = docRow(host, 'The ladder x repetition grid', 'Each cell is one measured window: held or not, its p99 and achieved rate; hover for why a step was not held. An excluded repetition (its probe fell short, or it did not run) does not vote.');
+    var head = ['rate'];
+    for (var k = 0; k < nreps; k++) {
+      var ri = obj(repsInfo[k]);
+      head.push({text: 'rep ' + (k + 1) + (ri.valid === false ? ' (excluded)' : ''), title: ri.excluded || ''});
+    }
+    head.push('held by', 'rate held');
+    table(grow, 'cap-grid-' + di, null, head, ladder.map(function (g) {
+      var cells = [{text: rateText(g.rate)}];
+      arr(g.reps).forEach(function (st, k) {
+        st = obj(st);
+        var excluded = st.valid === false || obj(repsInfo[k]).valid === false;
+        cells.push({text: (st.ran === false ? 'not run' : (st.held ? 'held' : 'not held') + ' · p99 ' + fmtMs(num(st.p99)) + ' ms · ' + rateText(st.achieved)),
+          cls: excluded ? 'muted' : st.held ? 'good' : 'bad', title: st.reason || (st.held ? 'held' : ''), key: 'rep-' + (k + 1)});
+      });
+      while (cells.length < nreps + 1) cells.push({text: '-'});
+      cells.push({text: (num(g.held_by) == null ? '-' : g.held_by) + ' of ' + (num(g.valid_reps) == null ? '-' : g.valid_reps), key: 'held_by'});
+      cells.push({text: g.held ? 'held' : 'not held', cls: g.held ? 'good' : 'bad', key: 'held'});
+      return {attrs: {'data-rate': String(g.rate)}, cells: cells};
+    }));
+    /* 6d. probes */
+    var probes = arr(doc.probes);
+    if (probes.length) {
+      var prow = docRow(host, 'Calibration probes', 'Before each repetition the generator sends ' + rateText(cfg.probe_rate) + ' to ' + (cfg.probe_target || 'a target that runs no code') + ': a repetition whose probe falls short measured the generator, not the service, and is excluded.');
+      table(prow, 'cap-probes-' + di, null, ['repetition', 'probe', 'planned', 'achieved', 'lag p99', 'reason'], probes.map(function (p) {
+        p = obj(p);
+        return {attrs: {'data-rep': String(p.rep)}, cells: [String(p.rep), {text: p.ok ? 'ok' : 'SHORT', cls: p.ok ? 'good' : 'bad', key: 'ok'}, {text: rateText(p.planned), key: 'planned'},
+          {text: rateText(p.achieved), key: 'achieved'}, {text: fmtMs(num(p.lag_p99)) + ' ms', key: 'lag_p99'}, {text: p.reason || '', key: 'reason'}]};
+      }));
+    }
+  }
+
+  /* ---- knee run --repeat: the repetitions side by side ------------------------------------------------ */
+
+  function repeatDoc(d, di, host) {
+    var doc = d.doc, reps = arr(doc.repetitions);
+    var row = docRow(host, null, null);
+    var title = d.name + ': each repetition\'s p50, p99 and p99.9 (ms, HdrHistogram, as knee run prints them); dashed: the median over the repetitions';
+    if (!reps.length) {
+      omitted(row, 'chart-repeat-' + di, title, 'no repetition ran');
+      return;
+    }
+    var xs = reps.map(function (r, i) { return num(r.repetition) != null ? r.repetition : i + 1; });
+    var keys = [['p50_ms', 'p50', PALETTE[0]], ['p99_ms', 'p99', PALETTE[3]], ['p99.9_ms', 'p99.9', PALETTE[4]]];
+    var sum = obj(doc.summary);
+    var fig = figure(row, 'chart-repeat-' + di, title, true);
+    mount(fig, function (w) {
+      return {
+        data: [xs].concat(keys.map(function (k) { return reps.map(function (r) { return num(r[k[0]]); }); })),
+        opts: {
+          width: w, height: 280,
+          scales: {x: {time: false, range: [xs[0] - 0.5, xs[xs.length - 1] + 0.5]}, y: {distr: 3, log: 10}},
+          series: [{label: 'repetition'}].concat(keys.map(function (k) {
+            return Object.assign(pointsOnly(k[2], 8), {label: k[1], value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }});
+          })),
+          axes: [{label: 'repetition', splits: function () { return xs; }, values: function (u, vs) { return vs.map(String); }}, {label: 'latency (ms, log)', size: 70, values: axisValues}],
+          hooks: {draw: [function (u) { keys.forEach(function (k) { hline(u, num(obj(sum[k[0]]).median), 'y', k[2], 'median ' + k[1] + ' ' + fmtMs(num(obj(sum[k[0]]).median)) + ' ms', [4, 4]); }); }]}
+        }
+      };
+    });
+    table(row, 'repeat-table-' + di, null, ['repetition', 'requests', 'p50 ms', 'p99 ms', 'p99.9 ms', 'mean ms', 'sent /s', ''], reps.map(function (r) {
+      return {attrs: {'data-rep': String(r.repetition)}, cells: [String(r.repetition), {text: fmtCount(r.requests), key: 'requests'}, {text: fix3(r.p50_ms), key: 'p50_ms'}, {text: fix3(r.p99_ms), key: 'p99_ms'},
+        {text: fix3(r['p99.9_ms']), key: 'p99.9_ms'}, {text: fix3(r.mean_ms), key: 'mean_ms'}, {text: num(r.rate) == null ? '-' : r.rate.toFixed(1), key: 'rate'},
+        {text: (r.interrupted ? 'interrupted ' : '') + (r.attention ? 'needs a look (see its summary)' : ''), cls: r.interrupted || r.attention ? 'bad' : null}]};
+    }));
+  }
+
+  function buildDocs() {
+    docs.forEach(function (d, i) {
+      var host = document.getElementById('doc-charts-' + i);
+      if (!host) return;
+      if (d.kind === 'compare') compareDoc(d, i, host);
+      else if (d.kind === 'capacity') capacityDoc(d, i, host);
+      else if (d.kind === 'repeat') repeatDoc(d, i, host);
+    });
+  }
+
   /* ---- the page ------------------------------------------------------------------------------- */
 
   function build() {
+    buildDocs();
+    if (!runs.length) return;
     var r1 = section('Latency histogram', 'Doubling buckets (each twice as wide as the one before) on a log axis, as knee stats draws them in the terminal; the markers are HdrHistogram percentiles, the same numbers as the summary.');
     runs.forEach(function (run, i) { histogram(r1, run, i); });
     var r2 = section('Percentile spectrum', 'The latency at every percentile, the tail stretched out: each step right is ten times rarer. Dashed: service time (from the actual send), which hides the generator\'s delay and coordinated omission.');
@@ -678,6 +1189,10 @@
       p.fig.setAttribute('data-box', [Math.round(r.left + window.scrollX), Math.round(r.top + window.scrollY), Math.round(r.width), Math.round(r.height)].join(','));
       p.fig.setAttribute('data-drawn', '1');
       n++;
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('table.data'), function (t) { /* for crops */
+      var r = t.getBoundingClientRect();
+      t.setAttribute('data-box', [Math.round(r.left + window.scrollX), Math.round(r.top + window.scrollY), Math.round(r.width), Math.round(r.height)].join(','));
     });
     status.setAttribute('data-charts', String(n));
     status.setAttribute('data-omitted', String(document.querySelectorAll('figure.omitted').length));

@@ -4,8 +4,10 @@
 #include "html/internal.h"
 
 #include "core/err.h"
+#include "core/outfile.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,9 +93,58 @@ static void run_static(FILE *out, const struct html_run *run, size_t idx)
     fputs("</section>\n", out);
 }
 
+/* A document's section: its title, source, and its verdict and sentences as the document
+ * words them (readable without JavaScript); the page adds the tables and charts into
+ * #doc-charts-N. */
+static void doc_static(FILE *out, const struct html_doc *d, size_t idx)
+{
+    fprintf(out, "<section class=\"doc\" id=\"doc-%zu\">\n<h2>", idx);
+    html_text(out, d->name);
+    fputs("</h2>\n<ul class=\"sources\">\n<li>", out);
+    html_text(out, d->source);
+    fputs("</li>\n</ul>\n", out);
+    const char *verdict = json_string_value(json_object_get(d->root, "verdict"));
+    if (verdict) {
+        fprintf(out, "<p class=\"verdict\" id=\"doc-verdict-%zu\">verdict: ", idx);
+        html_text(out, verdict);
+        fputs("</p>\n", out);
+    }
+    const json_t *lines = json_object_get(d->root, d->kind == HTML_DOC_CAPACITY ? "reasons" : "warnings");
+    if (json_array_size(lines)) {
+        fputs("<ul class=\"notes\">\n", out);
+        for (size_t i = 0; i < json_array_size(lines); i++) {
+            const char *t = json_string_value(json_array_get(lines, i));
+            fputs("<li>", out);
+            html_text(out, t ? t : "");
+            fputs("</li>\n", out);
+        }
+        fputs("</ul>\n", out);
+    }
+    fprintf(out, "<div class=\"doc-charts\" id=\"doc-charts-%zu\"></div>\n</section>\n", idx);
+}
+
+/* "2 runs", "1 comparison, 3 runs" */
+static void contents(FILE *out, const struct html_report *rep)
+{
+    static const char *const what[][2] = {{"comparison", "comparisons"},
+                                          {"capacity search", "capacity searches"},
+                                          {"repetition summary", "repetition summaries"}};
+    size_t n[3] = {0};
+    for (size_t i = 0; i < rep->ndocs; i++)
+        n[rep->docs[i]->kind]++;
+    bool first = true;
+    for (int k = 0; k < 3; k++)
+        if (n[k]) {
+            fprintf(out, "%s%zu %s", first ? "" : ", ", n[k], what[k][n[k] != 1]);
+            first = false;
+        }
+    if (rep->nruns || first)
+        fprintf(out, "%s%zu run%s", first ? "" : ", ", rep->nruns, rep->nruns == 1 ? "" : "s");
+}
+
 int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errlen)
 {
-    if (!rep->nruns)
+    if (!rep->nruns && !rep->ndocs)
         return knee_fail(err, errlen, KNEE_EINVAL, "no runs to report");
     for (size_t i = 0; i < rep->nruns; i++) {
         struct html_run *run = rep->runs[i];
@@ -110,10 +161,10 @@ int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errl
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", out);
     fputs("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n", out);
     fprintf(out, "<meta name=\"generator\" content=\"knee %s\">\n<title>knee report: ", KNEE_VERSION);
-    for (size_t i = 0; i < rep->nruns; i++) {
+    for (size_t i = 0; i < rep->ndocs + rep->nruns; i++) {
         if (i)
             fputs(", ", out);
-        html_text(out, rep->runs[i]->name);
+        html_text(out, i < rep->ndocs ? rep->docs[i]->name : rep->runs[i - rep->ndocs]->name);
     }
     fputs("</title>\n<!--\n", out);
     fprintf(out,
@@ -126,14 +177,19 @@ int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errl
     fputs("\n</style>\n<style>\n", out);
     fputs(HTML_ASSET(html_asset_report_css), out);
     fputs("\n</style>\n</head>\n<body>\n<header>\n<h1>knee report</h1>\n", out);
+    fputs("<p class=\"meta\">", out);
+    contents(out, rep);
     fprintf(out,
-            "<p class=\"meta\">%zu run%s &middot; written by knee %s &middot; charts drawn by uPlot %s, embedded "
+            " &middot; written by knee %s &middot; charts drawn by uPlot %s, embedded "
             "&middot; drag on a chart to zoom, double-click to reset, click a legend entry to toggle a series</p>\n",
-            rep->nruns, rep->nruns == 1 ? "" : "s", KNEE_VERSION, html_asset_uplot_version);
+            KNEE_VERSION, html_asset_uplot_version);
     fputs(
         "<noscript><p class=\"note\">The charts need JavaScript; the summaries below are plain text.</p></noscript>\n",
         out);
-    fputs("</header>\n<main>\n<div class=\"runs\" id=\"runs\">\n", out);
+    fputs("</header>\n<main>\n<div class=\"documents\" id=\"documents\">\n", out);
+    for (size_t i = 0; i < rep->ndocs; i++)
+        doc_static(out, rep->docs[i], i);
+    fputs("</div>\n<div class=\"runs\" id=\"runs\">\n", out);
     for (size_t i = 0; i < rep->nruns; i++)
         run_static(out, rep->runs[i], i);
     fputs("</div>\n<div id=\"charts\"></div>\n<div id=\"knee-status\" data-state=\"loading\"></div>\n</main>\n", out);
@@ -151,20 +207,22 @@ int html_report_write(struct html_report *rep, FILE *out, char *err, size_t errl
 
 int html_report_write_file(struct html_report *rep, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return knee_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
-    char why[256] = "";
-    int r = html_report_write(rep, f, why, sizeof why);
-    int saved = errno;
-    if (fclose(f) != 0 && !r) {
-        saved = errno;
-        r = -saved;
-        snprintf(why, sizeof why, "%s", strerror(saved));
-    }
+    struct outfile of;
+    char why[512] = "";
+    int r = outfile_open(&of, path, why, sizeof why);
+    if (r)
+        return knee_fail(err, errlen, r, "%s", why);
+    r = html_report_write(rep, of.f, why, sizeof why);
     if (r) {
-        unlink(path);
-        return knee_fail(err, errlen, r, "%s: %s", path, why[0] ? why : strerror(saved));
+        int e = outfile_write_error(&of);
+        outfile_abort(&of);
+        return knee_fail(err, errlen, e ? -e : r, "%s: %s", path, e ? strerror(e) : why);
     }
-    return 0;
+    if (of.kind == OUTFILE_STDOUT) {
+        bool bad = fflush(stdout) != 0 || ferror(stdout);
+        outfile_abort(&of);
+        return bad ? knee_fail(err, errlen, -EIO, "%s: write error", path) : 0;
+    }
+    r = outfile_commit(&of, why, sizeof why);
+    return r ? knee_fail(err, errlen, r, "%s", why) : 0;
 }

@@ -6,20 +6,12 @@
 #include "analyze/dataset.h"
 #include "analyze/report.h"
 #include "core/err.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *lab_ms(double v, char *buf, size_t len)
-{
-    if (isnan(v))
-        snprintf(buf, len, "-");
-    else
-        snprintf(buf, len, "%.1f", v);
-    return buf;
-}
 
 void lab_heading(FILE *out, const char *fmt, ...)
 {
@@ -45,9 +37,11 @@ void lab_print_table_head(FILE *out, const char *indent)
 void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s)
 {
     char b[9][32];
-    fprintf(out, "%s%-8s%8zu%9s%9s%9s%9s%9s%9s%9s%9s\n", indent, name, s->count, lab_ms(s->mean, b[0], 32),
-            lab_ms(s->stdev, b[1], 32), lab_ms(s->p50, b[2], 32), lab_ms(s->p90, b[3], 32), lab_ms(s->p95, b[4], 32),
-            lab_ms(s->p99, b[5], 32), lab_ms(s->p999, b[6], 32), lab_ms(s->max, b[7], 32));
+    fprintf(out, "%s%-8s%8zu%9s%9s%9s%9s%9s%9s%9s%9s\n", indent, name, s->count, units_fmt_fixed(s->mean, 1, b[0], 32),
+            units_fmt_fixed(s->stdev, 1, b[1], 32), units_fmt_fixed(s->p50, 1, b[2], 32),
+            units_fmt_fixed(s->p90, 1, b[3], 32), units_fmt_fixed(s->p95, 1, b[4], 32),
+            units_fmt_fixed(s->p99, 1, b[5], 32), units_fmt_fixed(s->p999, 1, b[6], 32),
+            units_fmt_fixed(s->max, 1, b[7], 32));
 }
 
 int lab_report_build(struct lab_ctx *c, const struct lab_round *rd, const char *column, const char *title,
@@ -129,15 +123,6 @@ void lab_say_add(struct lab_say *s, const char *fmt, ...)
         s->n = s->n + (size_t)k < sizeof s->buf ? s->n + (size_t)k : sizeof s->buf - 1;
 }
 
-/* Columns of a UTF-8 byte range (continuation bytes take none). */
-static size_t columns(const char *p, size_t len)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < len; i++)
-        w += ((unsigned char)p[i] & 0xC0) != 0x80;
-    return w;
-}
-
 void lab_say_end(struct lab_say *s, FILE *out)
 {
     /* "- " then words, wrapped at LAB_SAY_WIDTH columns, continuation lines indented. */
@@ -152,7 +137,7 @@ void lab_say_end(struct lab_say *s, FILE *out)
         const char *e = p;
         while (*e && *e != ' ')
             e++;
-        size_t len = (size_t)(e - p), w = columns(p, len);
+        size_t len = (size_t)(e - p), w = units_text_width(p, len);
         if (!len)
             break;
         if (!first && col + 1 + w > LAB_SAY_WIDTH) {

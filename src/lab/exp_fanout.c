@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "model/model.h"
 
 #include <math.h>
@@ -143,8 +144,9 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
         char ci[48], b[3][32];
         snprintf(ci, sizeof ci, "%5.1f%% [%.1f, %.1f]", 100 * w->share, 100 * w->ci_lo, 100 * w->ci_hi);
         fprintf(out, "  %4u%8llu%9s%9s%9s%9llu   %-22s%11.1f%%%9s\n", w->n, (unsigned long long)w->pages,
-                lab_ms(w->mean_ms, b[0], 32), lab_ms(w->p95_ms, b[1], 32), lab_ms(w->p99_ms, b[2], 32),
-                (unsigned long long)w->slow, ci, 100 * w->predicted, inside(w) ? "inside" : "OUTSIDE");
+                units_fmt_fixed(w->mean_ms, 1, b[0], 32), units_fmt_fixed(w->p95_ms, 1, b[1], 32),
+                units_fmt_fixed(w->p99_ms, 1, b[2], 32), (unsigned long long)w->slow, ci, 100 * w->predicted,
+                inside(w) ? "inside" : "OUTSIDE");
         r->nrows = i + 1;
     }
     fprintf(out, "  (ms from the planned send; share = pages >= %.0f ms; the interval is Wilson's at 95%%)\n",

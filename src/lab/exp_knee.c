@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/units.h"
 #include "model/model.h"
 
 #include <math.h>
@@ -107,14 +108,16 @@ static bool model_close(const struct lab_knee_row *w)
     return !isnan(w->mm1_mean_ms) && fabs(w->latency.mean - w->mm1_mean_ms) <= MODEL_TOLERANCE * w->mm1_mean_ms;
 }
 
-static void fill(const struct lab_round *rd, double rate, const struct sampler *s, struct lab_knee_row *w)
+void lab_knee_fill_row(const struct lab_round *rd, double rate, uint64_t l_samples, double l_measured,
+                       struct lab_knee_row *w)
 {
     memset(w, 0, sizeof *w);
     w->rate = rate;
     lab_validity_of(&rd->res, &w->valid);
     const struct run_target_result *t = &rd->res.targets[0];
-    w->sent_rate = lab_per_s(rd, t->counts.sent);
-    w->completed_rate = lab_per_s(rd, t->counts.sent - t->counts.outcome[OUTCOME_CANCELLED]);
+    const struct run_rates *rt = lab_rates(rd, 0);
+    w->sent_rate = rt->sent;
+    w->completed_rate = rt->completed;
     w->not_ok = t->counts.planned - t->counts.outcome[OUTCOME_OK];
     lab_summarize_values(rd, 0, OUTCOME_OK, LAB_COL_LATENCY, &w->latency);
     size_t n;
@@ -129,8 +132,8 @@ static void fill(const struct lab_round *rd, double rate, const struct sampler *
     w->mm1_mean_ms = model_mmc(1, rate, MU, &mm) == 0 ? mm.mean_response_s * 1e3 : NAN;
     struct model_md1 md;
     w->md1_mean_ms = model_md1(rate, SERVICE_S, &md) == 0 ? md.mean_response_s * 1e3 : NAN;
-    w->l_samples = s->n;
-    w->l_measured = s->span_ns ? s->integral_ns / (double)s->span_ns : NAN;
+    w->l_samples = l_samples;
+    w->l_measured = l_measured;
     /* λ·W with λ the requests sent per second of the window and W their mean time from the
      * send to the full response: the interval the server's gauge can see. */
     w->l_little = w->sent_rate * w->service_mean_ms / 1e3;
@@ -142,7 +145,7 @@ static void print_table(FILE *out, const struct lab_knee_result *r)
             "mean", "M/M/1", "M/D/1", "work", "busy", "L", "λ·W", "M/M/1 vs mean", "Little");
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
-        char b[8][32], flag[32], lit[32];
+        char b[8][32], flag[32], lit[32], sr[32];
         if (isnan(w->mm1_mean_ms))
             snprintf(flag, sizeof flag, "unstable");
         else if (model_close(w))
@@ -153,11 +156,13 @@ static void print_table(FILE *out, const struct lab_knee_result *r)
             snprintf(lit, sizeof lit, "holds");
         else
             snprintf(lit, sizeof lit, "OFF %+.0f%%", 100 * (w->l_measured / w->l_little - 1));
-        fprintf(out, "  %5.0f%8.1f%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%-6s%s\n", w->rate,
-                w->sent_rate, lab_ms(w->latency.p50, b[0], 32), lab_ms(w->latency.p95, b[1], 32),
-                lab_ms(w->latency.p99, b[2], 32), lab_ms(w->latency.mean, b[3], 32), lab_ms(w->mm1_mean_ms, b[4], 32),
-                lab_ms(w->md1_mean_ms, b[5], 32), w->work_mean_ms, 100 * w->sent_rate * w->work_mean_ms / 1e3,
-                w->l_measured, w->l_little, flag, lit, w->valid.generator_limited ? "  ! GENERATOR-LIMITED" : "");
+        fprintf(out, "  %5.0f%8s%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%-6s%s\n", w->rate,
+                units_fmt_rate(w->sent_rate, sr, sizeof sr), units_fmt_fixed(w->latency.p50, 1, b[0], 32),
+                units_fmt_fixed(w->latency.p95, 1, b[1], 32), units_fmt_fixed(w->latency.p99, 1, b[2], 32),
+                units_fmt_fixed(w->latency.mean, 1, b[3], 32), units_fmt_fixed(w->mm1_mean_ms, 1, b[4], 32),
+                units_fmt_fixed(w->md1_mean_ms, 1, b[5], 32), w->work_mean_ms,
+                100 * w->sent_rate * w->work_mean_ms / 1e3, w->l_measured, w->l_little, flag, lit,
+                w->valid.generator_limited ? "  ! GENERATOR-LIMITED" : "");
     }
     fprintf(out, "  (ms; p50..mean from the planned send; M/M/1 = 1/(μ−λ), M/D/1 = D + ρD/(2(1−ρ)) with D = 10 ms;\n"
                  "   work = the server's own time per request (Server-Timing), busy = sent/s × work;\n"
@@ -389,7 +394,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         sampler_stop(&s);
         if (rc)
             goto out;
-        fill(&rd, rates[i], &s, &r->row[i]);
+        lab_knee_fill_row(&rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
         r->nrows = i + 1;
         lab_round_release(&rd);
     }

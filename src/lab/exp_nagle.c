@@ -107,7 +107,7 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
         sorted[i] = lab_sorted_copy(v, ns[i]);
         free(v);
         stats_summarize(sorted[i], ns[i], s[i]);
-        *rate[i] = lab_per_s(&rd, ns[i]);
+        *rate[i] = lab_rates(&rd, (size_t)i)->goodput;
         lab_print_table_row(out, "  ", i == 0 ? "nagle" : "nodelay", s[i]);
     }
     /* knee stats' median check, with what the same server takes without Nagle as the

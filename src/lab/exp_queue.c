@@ -5,6 +5,7 @@
 #include "lab/internal.h"
 
 #include "core/clock.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,30 +32,22 @@ static const struct round_plan plans[4] = {
 
 static const struct run_reject queue_reject = {503, "QUEUE_TIMEOUT"};
 
-static void add_counts(struct run_counts *dst, const struct run_counts *a, const struct run_counts *b)
-{
-    memset(dst, 0, sizeof *dst);
-    dst->planned = a->planned + b->planned;
-    dst->sent = a->sent + b->sent;
-    dst->dropped = a->dropped + b->dropped;
-    for (int i = 0; i < OUTCOME_COUNT; i++)
-        dst->outcome[i] = a->outcome[i] + b->outcome[i];
-}
-
-static void fill(const struct lab_round *rd, const struct round_plan *p, const struct serve_counters *before,
-                 const struct serve_counters *after, struct lab_queue_round *o)
+void lab_queue_fill_round(const struct lab_round *rd, const char *label, bool open_loop, unsigned work_ms,
+                          const struct serve_counters *before, const struct serve_counters *after,
+                          struct lab_queue_round *o)
 {
     memset(o, 0, sizeof *o);
-    snprintf(o->label, sizeof o->label, "%s", p->label);
-    o->open_loop = p->open_loop;
+    snprintf(o->label, sizeof o->label, "%s", label);
+    o->open_loop = open_loop;
     o->demand_rate = DEMAND;
-    o->work_ms = p->work_ms;
+    o->work_ms = work_ms;
     lab_validity_of(&rd->res, &o->valid);
     const struct run_target_result *t = &rd->res.targets[0];
     o->counts = t->counts;
-    o->planned_rate = lab_per_s(rd, t->counts.planned);
-    o->sent_rate = lab_per_s(rd, t->counts.sent);
-    o->goodput_rate = lab_per_s(rd, t->counts.outcome[OUTCOME_OK]);
+    const struct run_rates *rt = lab_rates(rd, 0);
+    o->planned_rate = rt->planned;
+    o->sent_rate = rt->sent;
+    o->goodput_rate = rt->goodput;
 
     struct serve_counters *s = &o->server;
     s->executed = after->executed - before->executed;
@@ -78,8 +71,8 @@ static void fill(const struct lab_round *rd, const struct round_plan *p, const s
 
     /* The identities. The client's counts include its warm-up (if any) for the cross check:
      * the server cannot tell warm-up requests apart. */
-    struct run_counts all;
-    add_counts(&all, &t->counts, &t->warmup_counts);
+    struct run_counts all = t->counts;
+    run_counts_add(&all, &t->warmup_counts);
     o->client_identity = run_counts_hold(&t->counts) && run_counts_hold(&t->warmup_counts);
     uint64_t in_flight_before = before->active + before->waiting;
     o->server_identity =
@@ -115,14 +108,16 @@ static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, do
             (unsigned long long)(s->active + s->waiting), lab_holds(o->server_identity));
     fprintf(out, "  client sent = server entered, client ok = server ok, client rejected = server rejected   [%s]\n",
             lab_holds(o->cross_identity));
-    fprintf(out, "  rates: planned %.1f/s, sent %.1f/s, goodput %.1f/s (the demand: %.0f/s)\n", o->planned_rate,
-            o->sent_rate, o->goodput_rate, o->demand_rate);
     char b[4][32];
-    fprintf(out, "  ok latency ms: p50 %s, p99 %s, max %s", lab_ms(o->ok_latency.p50, b[0], 32),
-            lab_ms(o->ok_latency.p99, b[1], 32), lab_ms(o->ok_latency.max, b[2], 32));
+    fprintf(out, "  rates (knee run's, by event time): planned %s/s, sent %s/s, goodput %s/s (the demand: %.0f/s)\n",
+            units_fmt_rate(o->planned_rate, b[0], 32), units_fmt_rate(o->sent_rate, b[1], 32),
+            units_fmt_rate(o->goodput_rate, b[2], 32), o->demand_rate);
+    fprintf(out, "  ok latency ms: p50 %s, p99 %s, max %s", units_fmt_fixed(o->ok_latency.p50, 1, b[0], 32),
+            units_fmt_fixed(o->ok_latency.p99, 1, b[1], 32), units_fmt_fixed(o->ok_latency.max, 1, b[2], 32));
     if (o->rejected_latency.count)
-        fprintf(out, "; rejected: p50 %s", lab_ms(o->rejected_latency.p50, b[3], 32));
-    fprintf(out, "; server queue time mean %s ms (Server-Timing, all responses)\n", lab_ms(o->queue_mean_ms, b[0], 32));
+        fprintf(out, "; rejected: p50 %s", units_fmt_fixed(o->rejected_latency.p50, 1, b[3], 32));
+    fprintf(out, "; server queue time mean %s ms (Server-Timing, all responses)\n",
+            units_fmt_fixed(o->queue_mean_ms, 1, b[0], 32));
 }
 
 static void print_table(FILE *out, const struct lab_queue_result *r)
@@ -134,12 +129,13 @@ static void print_table(FILE *out, const struct lab_queue_result *r)
         const struct lab_queue_round *o = &r->round[i];
         const struct run_counts *k = &o->counts;
         uint64_t other = k->sent - k->outcome[OUTCOME_OK] - k->outcome[OUTCOME_REJECTED];
-        char lab[96], b[32];
+        char lab[96], b[32], sr[32], gr[32];
         snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
-        fprintf(out, "  %-54s%8llu%7llu%8llu%6llu%9llu%7llu%8.1f%10.1f%9s\n", lab, (unsigned long long)k->planned,
+        fprintf(out, "  %-54s%8llu%7llu%8llu%6llu%9llu%7llu%8s%10s%9s\n", lab, (unsigned long long)k->planned,
                 (unsigned long long)k->sent, (unsigned long long)k->dropped, (unsigned long long)k->outcome[OUTCOME_OK],
-                (unsigned long long)k->outcome[OUTCOME_REJECTED], (unsigned long long)other, o->sent_rate,
-                o->goodput_rate, lab_ms(o->ok_latency.p50, b, sizeof b));
+                (unsigned long long)k->outcome[OUTCOME_REJECTED], (unsigned long long)other,
+                units_fmt_rate(o->sent_rate, sr, sizeof sr), units_fmt_rate(o->goodput_rate, gr, sizeof gr),
+                units_fmt_fixed(o->ok_latency.p50, 1, b, sizeof b));
     }
 }
 
@@ -264,7 +260,7 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
             goto out;
         serve_counters(srv, &after);
-        fill(&rd, p, &before, &after, &r->round[i]);
+        lab_queue_fill_round(&rd, p->label, p->open_loop, p->work_ms, &before, &after, &r->round[i]);
         r->nrounds = i + 1;
         print_round(out, i, &r->round[i], (double)dur / 1e9, &rd.res);
         fflush(out);

@@ -4,6 +4,7 @@
 #include "lab/internal.h"
 
 #include "core/clock.h"
+#include "core/units.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ void lab_stats_fill_round(const struct lab_round *rd, bool open_loop, const doub
         o->rate[t] = rate[t];
         o->clients[t] = clients[t];
         const struct run_counts *c = &rd->res.targets[t].counts;
-        o->sent_rate[t] = rd->res.window_s > 0 ? (double)c->sent / rd->res.window_s : NAN;
+        o->sent_rate[t] = lab_rates(rd, (size_t)t)->sent;
         o->accounting_ok &= run_counts_hold(c);
         o->not_ok += c->sent - c->outcome[OUTCOME_OK];
         o->lag_p99_ms[t] = NAN;
@@ -110,10 +111,12 @@ static int analyse_round(struct lab_ctx *c, size_t i, const struct lab_round *rd
     lab_heading(out, "round %zu of 3: %s, %.0f s", i + 1, o->label, duration_s);
     for (int t = 0; t < 2; t++) {
         const struct run_counts *k = &rd->res.targets[t].counts;
-        fprintf(out, "  %s: planned %llu = sent %llu + dropped %llu; ok %llu, other outcomes %llu; %.1f sent/s",
+        char rate[32];
+        fprintf(out, "  %s: planned %llu = sent %llu + dropped %llu; ok %llu, other outcomes %llu; %s sent/s",
                 t == 0 ? "A" : "B", (unsigned long long)k->planned, (unsigned long long)k->sent,
                 (unsigned long long)k->dropped, (unsigned long long)k->outcome[OUTCOME_OK],
-                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]), o->sent_rate[t]);
+                (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]),
+                units_fmt_rate(o->sent_rate[t], rate, sizeof rate));
         if (o->open_loop)
             fprintf(out, " (planned %.0f/s)", o->rate[t]);
         fputs("\n", out);
@@ -172,11 +175,12 @@ static void print_comparison(FILE *out, const struct lab_stats_result *r)
         const struct lab_stats_round *o = &r->round[i];
         for (int g = 0; g < 2; g++) {
             const struct summary *s = &o->latency[g];
-            char lab[96], b[6][32];
+            char lab[96], b[7][32];
             snprintf(lab, sizeof lab, "%zu %s", i + 1, o->label);
-            fprintf(out, "  %-36s %-4s%9.1f%8zu%8s%8s%8s%8s%8s%9s\n", g == 0 ? lab : "", gn[g], o->sent_rate[g],
-                    s->count, lab_ms(s->p50, b[0], 32), lab_ms(s->p90, b[1], 32), lab_ms(s->p99, b[2], 32),
-                    lab_ms(s->p999, b[3], 32), lab_ms(s->max, b[4], 32),
+            fprintf(out, "  %-36s %-4s%9s%8zu%8s%8s%8s%8s%8s%9s\n", g == 0 ? lab : "", gn[g],
+                    units_fmt_rate(o->sent_rate[g], b[6], 32), s->count, units_fmt_fixed(s->p50, 1, b[0], 32),
+                    units_fmt_fixed(s->p90, 1, b[1], 32), units_fmt_fixed(s->p99, 1, b[2], 32),
+                    units_fmt_fixed(s->p999, 1, b[3], 32), units_fmt_fixed(s->max, 1, b[4], 32),
                     isnan(o->lag_p99_ms[g]) ? "-" : (snprintf(b[5], 32, "%.2f", o->lag_p99_ms[g]), b[5]));
         }
     }

@@ -106,8 +106,11 @@ void lab_summarize_values(const struct lab_round *r, size_t target, int outcome,
  * is no value. */
 double lab_percentile(const struct lab_round *r, size_t target, int outcome, enum lab_col col, double p);
 
-/* count per second of the round's measured window; NAN when the window is empty. */
-double lab_per_s(const struct lab_round *r, uint64_t count);
+/* knee run's own rates of `target` (LAB_ALL_TARGETS: every target together): events counted
+ * by when they happened inside the measured window (docs/FORMATS.md, "Rates"), so the lab
+ * prints what knee run prints. Never counts / window: a generator that fell behind sends
+ * after the window, and those sends are in no rate. */
+const struct run_rates *lab_rates(const struct lab_round *r, size_t target);
 
 /* Count of v[i] >= threshold. */
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold);
@@ -122,8 +125,6 @@ void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
 /* "  name   count  mean  stdev  p50 ... max" (ms, one decimal as the article's stats.py). */
 void lab_print_table_head(FILE *out, const char *indent);
 void lab_print_table_row(FILE *out, const char *indent, const char *name, const struct summary *s);
-/* A number in ms with one decimal, or "-" for NAN, into buf. */
-const char *lab_ms(double v, char *buf, size_t len);
 /* A section: a blank line, then "== " and the formatted title on a line of its own. */
 void lab_heading(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An accounting identity's verdict as the tables print it: "holds" or "DOES NOT HOLD". */
@@ -177,7 +178,13 @@ const char *lab_change(char *buf, size_t len, double from, double to);
 void lab_stats_fill_round(const struct lab_round *rd, bool open_loop, const double rate[2], const unsigned clients[2],
                           const char *label, struct lab_stats_round *o);
 void lab_stats_explain(FILE *out, const struct lab_stats_result *r, double capacity_b);
+void lab_queue_fill_round(const struct lab_round *rd, const char *label, bool open_loop, unsigned work_ms,
+                          const struct serve_counters *before, const struct serve_counters *after,
+                          struct lab_queue_round *o);
 void lab_queue_explain(FILE *out, const struct lab_queue_result *r);
+/* l_samples, l_measured: the in-flight sampler's count and time average. */
+void lab_knee_fill_row(const struct lab_round *rd, double rate, uint64_t l_samples, double l_measured,
+                       struct lab_knee_row *w);
 void lab_knee_explain(FILE *out, const struct lab_knee_result *r);
 void lab_fanout_explain(FILE *out, const struct lab_fanout_result *r);
 void lab_nagle_explain(FILE *out, const struct lab_nagle_result *r);

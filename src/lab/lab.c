@@ -403,7 +403,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         struct outfile f;
         if ((rc = open_out(c, name, "json", &f)) != 0)
             return rc;
-        run_write_json(f.f, cfg, &r->res, NULL, 0, true);
+        run_write_json(f.f, cfg, &r->res, NULL, 0, false, true);
         if ((rc = close_out(c, &f, 0)) != 0)
             return rc;
     }
@@ -477,9 +477,9 @@ double lab_percentile(const struct lab_round *r, size_t target, int outcome, enu
     return x;
 }
 
-double lab_per_s(const struct lab_round *r, uint64_t count)
+const struct run_rates *lab_rates(const struct lab_round *r, size_t target)
 {
-    return r->res.window_s > 0 ? (double)count / r->res.window_s : NAN;
+    return target == LAB_ALL_TARGETS ? &r->res.all.rates : &r->res.targets[target].rates;
 }
 
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold)

@@ -74,7 +74,7 @@ struct lab_stats_round {
     bool open_loop;
     double rate[2];                      /* open loop: planned rate of A and B (/s) */
     unsigned clients[2];                 /* closed loop: clients of A and B */
-    double sent_rate[2];                 /* achieved (/s) over the measured window */
+    double sent_rate[2];                 /* knee run's rates.sent (/s): sends inside the window */
     struct summary latency[LAB_NGROUPS]; /* ms from the planned send (closed loop: from the send) */
     struct summary service[LAB_NGROUPS]; /* ms from the actual send */
     double lag_p99_ms[2];                /* generator lag (send − plan), p99; NAN in a closed loop */
@@ -105,7 +105,7 @@ struct lab_queue_round {
     char label[64];
     bool open_loop;
     double demand_rate;                           /* the demand the round stands for (/s): 40 */
-    double planned_rate, sent_rate, goodput_rate; /* /s over the window */
+    double planned_rate, sent_rate, goodput_rate; /* knee run's rates (/s, by event time) */
     uint64_t work_ms;
     struct run_counts counts;     /* the client's accounting */
     struct serve_counters server; /* the server's counters over this round (deltas; gauges at the end) */
@@ -129,15 +129,15 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r);
 /* ---- knee: the flat server (10 ms CPU, 1 worker) under a ladder of rates (the knee article) */
 
 struct lab_knee_row {
-    double rate; /* planned (/s), Poisson arrivals */
-    double sent_rate, completed_rate;
-    struct summary latency; /* ms from the planned send, ok outcomes */
-    double service_mean_ms; /* ms from the actual send (the W of Little's law) */
-    double work_mean_ms;    /* Server-Timing work: the server's own service time */
-    double mm1_mean_ms;     /* 1/(μ−λ) with μ = 100/s; NAN when λ >= μ */
-    double md1_mean_ms;     /* M/D/1 (Pollaczek–Khinchine) with D = 10 ms; NAN when λ >= μ */
-    double l_measured;      /* time-averaged in-flight count at the server (sampled) */
-    double l_little;        /* λ·W: completed rate × mean service time */
+    double rate;                      /* planned (/s), Poisson arrivals */
+    double sent_rate, completed_rate; /* knee run's rates (/s, by event time) */
+    struct summary latency;           /* ms from the planned send, ok outcomes */
+    double service_mean_ms;           /* ms from the actual send (the W of Little's law) */
+    double work_mean_ms;              /* Server-Timing work: the server's own service time */
+    double mm1_mean_ms;               /* 1/(μ−λ) with μ = 100/s; NAN when λ >= μ */
+    double md1_mean_ms;               /* M/D/1 (Pollaczek–Khinchine) with D = 10 ms; NAN when λ >= μ */
+    double l_measured;                /* time-averaged in-flight count at the server (sampled) */
+    double l_little;                  /* λ·W: sent rate × mean service time */
     uint64_t l_samples;
     double lag_p99_ms;
     uint64_t not_ok;
@@ -178,7 +178,7 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r);
 
 struct lab_nagle_result {
     struct summary nagle, nodelay;   /* ms, closed loop, ok outcomes */
-    double rate_nagle, rate_nodelay; /* completed /s */
+    double rate_nagle, rate_nodelay; /* goodput /s: knee run's rates.goodput */
     unsigned clients;
     struct median_check median; /* knee stats' check of the Nagle median, expecting the other's */
     struct lab_validity valid;

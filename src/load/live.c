@@ -124,19 +124,6 @@ void live_post(struct worker *w)
     lt->posted_lag_ok = lt->mine_lag_ok;
 }
 
-/* dst += src over every field: struct run_counts holds uint64_t counters only. */
-static void counts_add(struct run_counts *dst, const struct run_counts *src)
-{
-    _Static_assert(sizeof(struct run_counts) % sizeof(uint64_t) == 0, "struct run_counts: uint64_t fields only");
-    enum { N = sizeof(struct run_counts) / sizeof(uint64_t) };
-    uint64_t a[N], b[N];
-    memcpy(a, dst, sizeof a);
-    memcpy(b, src, sizeof b);
-    for (size_t i = 0; i < N; i++)
-        a[i] += b[i];
-    memcpy(dst, a, sizeof a);
-}
-
 static void hist_add(struct prom_hist *dst, const struct prom_hist *src)
 {
     for (size_t i = 0; i <= src->nbounds; i++)
@@ -162,7 +149,7 @@ static void sum_posts(struct engine *e)
         for (size_t i = 0; i < l->nt; i++) {
             struct run_live_target *d = &l->sum[i];
             const struct run_live_target *s = &lt->posted[i];
-            counts_add(&d->counts, &s->counts);
+            run_counts_add(&d->counts, &s->counts);
             d->bytes_sent += s->bytes_sent;
             d->bytes_received += s->bytes_received;
             d->in_flight += s->in_flight;

@@ -72,25 +72,15 @@ void result_note(struct run_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
-static void counts_add(struct run_counts *d, const struct run_counts *s)
+void run_counts_add(struct run_counts *d, const struct run_counts *s)
 {
-    d->planned += s->planned;
-    d->sent += s->sent;
-    d->dropped += s->dropped;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        d->outcome[o] += s->outcome[o];
-    d->sent_on_time += s->sent_on_time;
-    d->queued += s->queued;
-    d->queue_overflow += s->queue_overflow;
-    d->bytes_in += s->bytes_in;
-    d->conns_opened += s->conns_opened;
-    d->conns_failed += s->conns_failed;
-    d->conns_closed_by_peer += s->conns_closed_by_peer;
-    d->conns_unsolicited += s->conns_unsolicited;
-    /* transport causes and --retry-stale (worker.c) */
-    for (int k = 0; k < RUN_TC_COUNT; k++)
-        d->transport_cause[k] += s->transport_cause[k];
-    d->retries += s->retries;
+#define ADD_S(name) d->name += s->name;
+#define ADD_A(name, n)                                                                                                 \
+    for (size_t i = 0; i < (n); i++)                                                                                   \
+        d->name[i] += s->name[i];
+    RUN_COUNTS_FIELDS(ADD_S, ADD_A)
+#undef ADD_S
+#undef ADD_A
 }
 
 const char *run_transport_cause_name(enum run_transport_cause c)
@@ -192,8 +182,8 @@ static void st_merge(struct run_target_result *d, const struct run_server_timing
 
 static void target_result_add(struct run_target_result *d, const struct run_target_result *s)
 {
-    counts_add(&d->counts, &s->counts);
-    counts_add(&d->warmup_counts, &s->warmup_counts);
+    run_counts_add(&d->counts, &s->counts);
+    run_counts_add(&d->warmup_counts, &s->warmup_counts);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         hdr_add(&d->latency[g], &s->latency[g]);
     hdr_add(&d->latency_all, &s->latency_all);
@@ -365,8 +355,8 @@ void result_finish(struct engine *e, struct run_result *res)
             struct target_rt *t = &w->t[i];
             struct run_target_result *r = &res->targets[i];
             run_events_merge(&r->events, &t->ev);
-            counts_add(&r->counts, &t->counts[0]);
-            counts_add(&r->warmup_counts, &t->counts[1]);
+            run_counts_add(&r->counts, &t->counts[0]);
+            run_counts_add(&r->warmup_counts, &t->counts[1]);
             for (int g = 0; g < RUN_GROUP_COUNT; g++)
                 if (t->latency[g].counts) {
                     hdr_add(&r->latency[g], &t->latency[g]);

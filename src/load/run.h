@@ -341,17 +341,38 @@ enum run_transport_cause {
  * "h2_not_h2", "other" (JSON keys; the text summary replaces '_' with ' '). */
 const char *run_transport_cause_name(enum run_transport_cause c);
 
+/* The counters of struct run_counts, every one a uint64_t that adds up across threads and
+ * targets: S(name) a scalar, A(name, n) an array. The struct and run_counts_add() are built
+ * from this one list, so a field cannot be declared and then left out of the sums; anything
+ * that does not add up (a double, a flag, a maximum) belongs elsewhere, and the size check
+ * below the struct refuses it here. */
+/* clang-format off */
+#define RUN_COUNTS_FIELDS(S, A)                                                                                    \
+    S(planned) S(sent) S(dropped)                                                                                  \
+    A(outcome, OUTCOME_COUNT)                                                                                      \
+    S(sent_on_time)   /* sent before the end of the planning window (+ lag limit) */                               \
+    S(queued)         /* waited for a connection (open loop, --when-busy queue) */                                 \
+    S(queue_overflow) /* dropped because the wait queue was full */                                                \
+    S(bytes_in)                                                                                                    \
+    S(conns_opened) S(conns_failed) S(conns_closed_by_peer) S(conns_unsolicited)                                   \
+    A(transport_cause, RUN_TC_COUNT) /* adds up to outcome[OUTCOME_TRANSPORT] */                                   \
+    S(retries) /* --retry-stale: requests sent a second time (not new requests: see run_config) */
+/* clang-format on */
+
+#define RUN_COUNTS_DECL_S(name) uint64_t name;
+#define RUN_COUNTS_DECL_A(name, n) uint64_t name[n];
 struct run_counts {
-    uint64_t planned, sent, dropped;
-    uint64_t outcome[OUTCOME_COUNT];
-    uint64_t sent_on_time;   /* sent before the end of the planning window (+ lag limit) */
-    uint64_t queued;         /* waited for a connection (open loop, --when-busy queue) */
-    uint64_t queue_overflow; /* dropped because the wait queue was full */
-    uint64_t bytes_in;
-    uint64_t conns_opened, conns_failed, conns_closed_by_peer, conns_unsolicited;
-    uint64_t transport_cause[RUN_TC_COUNT]; /* adds up to outcome[OUTCOME_TRANSPORT] */
-    uint64_t retries; /* --retry-stale: requests sent a second time (not new requests: see run_config) */
+    RUN_COUNTS_FIELDS(RUN_COUNTS_DECL_S, RUN_COUNTS_DECL_A)
 };
+#undef RUN_COUNTS_DECL_S
+#undef RUN_COUNTS_DECL_A
+
+#define RUN_COUNTS_N_S(name) +1
+#define RUN_COUNTS_N_A(name, n) +(n)
+_Static_assert(sizeof(struct run_counts) == (0 RUN_COUNTS_FIELDS(RUN_COUNTS_N_S, RUN_COUNTS_N_A)) * sizeof(uint64_t),
+               "struct run_counts holds exactly the uint64_t counters of RUN_COUNTS_FIELDS");
+#undef RUN_COUNTS_N_S
+#undef RUN_COUNTS_N_A
 
 /* Connections by what they spoke, TLS handshakes and HTTP/2 sessions (per target; warm-up
  * included, as the connection counters of run_counts). */
@@ -538,6 +559,8 @@ void run_plan_release(struct run_plan *plan);
  * is neither planned nor sent again). run_execute checks them for every target and the total
  * (run_result.accounting_ok). */
 bool run_counts_hold(const struct run_counts *c);
+/* d += s, field by field (RUN_COUNTS_FIELDS). */
+void run_counts_add(struct run_counts *d, const struct run_counts *s);
 
 /* Summaries in milliseconds of a histogram recorded in ns. */
 void run_summarize(const struct hdr *h, struct run_summary *out);

@@ -205,7 +205,8 @@ static void transport_target(struct json *j, const struct run_target_result *t)
     json_object_end(j);
 }
 
-static void target(struct json *j, const struct run_target_result *t, bool is_all)
+/* own_rate: the target's own @R rate (NAN: it shares the run's rate; ignored for "all"). */
+static void target(struct json *j, const struct run_target_result *t, bool is_all, double own_rate)
 {
     json_object_begin(j);
     json_kv_string(j, "name", t->name);
@@ -214,6 +215,7 @@ static void target(struct json *j, const struct run_target_result *t, bool is_al
         json_kv_string(j, "address", t->address);
         json_kv_double(j, "resolve_ms", (double)t->resolve_ns / 1e6);
         json_kv_double(j, "planned_rate", t->planned_rate);
+        json_kv_double(j, "own_rate", own_rate);
         json_kv_uint(j, "clients", t->connections);
     }
     rates(j, t);
@@ -275,7 +277,7 @@ static void triple(struct json *j, const char *key, const double v[3])
 }
 
 void run_write_json(FILE *out, const struct run_config *cfg, const struct run_result *res,
-                    const struct run_threshold *thr, size_t nthr, bool pretty)
+                    const struct run_threshold *thr, size_t nthr, bool verbose, bool pretty)
 {
     struct json j;
     json_init(&j, out, pretty);
@@ -333,6 +335,7 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_kv_double(&j, "drain_s", (double)cfg->drain_ns / 1e9);
     json_kv_double(&j, "warmup_s", (double)cfg->warmup_ns / 1e9);
     json_kv_bool(&j, "keepalive", cfg->keepalive);
+    json_kv_bool(&j, "retry_stale", cfg->retry_stale);
     transport_config(&j, cfg, res);
     if (cfg->expect_body)
         json_kv_string(&j, "expect_body", cfg->expect_body);
@@ -355,6 +358,8 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_kv_bool(&j, "interrupted", res->interrupted);
     json_kv_bool(&j, "accounting_ok", res->accounting_ok);
     json_kv_bool(&j, "generator_limited", res->generator_limited);
+    json_kv_bool(&j, "attention", res->attention);
+    json_kv_bool(&j, "verbose", verbose);
     generator(&j, cfg, &res->generator);
     json_kv_double(&j, "sent_on_schedule", res->sent_on_schedule);
     json_kv_bool(&j, "no_ok", res->no_ok);
@@ -364,11 +369,12 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     rates(&j, &res->all);
     outcomes(&j, &res->all.counts);
     json_key(&j, "all");
-    target(&j, &res->all, true);
+    target(&j, &res->all, true, NAN);
     json_key(&j, "targets");
     json_array_begin(&j);
     for (size_t i = 0; i < res->ntargets; i++)
-        target(&j, &res->targets[i], false);
+        target(&j, &res->targets[i], false,
+               cfg->targets && i < cfg->ntargets && cfg->targets[i].rate > 0 ? cfg->targets[i].rate : NAN);
     json_array_end(&j);
 
     json_key(&j, "timeline");

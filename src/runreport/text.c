@@ -1,14 +1,16 @@
-/* The terminal summary of a run. Every table names the interval it measures (T0 planned send,
- * T1 actual send, T5 full response), because "latency" means different things in an open and
- * a closed loop; outcomes come with the accounting identities so nothing can go missing
- * unnoticed. */
+/* The terminal summary of a run, printed from its view (view.c fills it from the run or from
+ * its JSON, so knee run and knee report print this one text). Every table names the interval it measures (T0 planned
+ * send, T1 actual send, T5 full response), because "latency" means different things in an open and a closed loop;
+ * outcomes come with the accounting identities so nothing can go missing unnoticed. */
 #include "runreport/runreport.h"
 
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "termplot/termplot.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Text that came from the command line or the network (names, URLs, paths in warnings,
@@ -20,55 +22,53 @@ static const char *esc(const char *s, char *buf, size_t len)
     return buf;
 }
 
-static void table_header(FILE *out)
+void run_print_table_header(FILE *out)
 {
     fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "count", "mean", "stdev", "p50", "p90", "p95",
             "p99", "p99.9", "max");
 }
 
-static void table_row(FILE *out, const char *label, const struct hdr *h)
+void run_print_table_row(FILE *out, const char *label, const struct run_summary *s)
 {
-    struct run_summary s;
-    run_summarize(h, &s);
     char c[32], v[9][24];
-    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s.count, c, sizeof c),
-            units_fmt_ms(s.mean, v[0], 24), units_fmt_ms(s.stdev, v[1], 24), units_fmt_ms(s.p50, v[2], 24),
-            units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p95, v[4], 24), units_fmt_ms(s.p99, v[5], 24),
-            units_fmt_ms(s.p999, v[6], 24), units_fmt_ms(s.max, v[7], 24));
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s->count, c, sizeof c),
+            units_fmt_ms(s->mean, v[0], 24), units_fmt_ms(s->stdev, v[1], 24), units_fmt_ms(s->p50, v[2], 24),
+            units_fmt_ms(s->p90, v[3], 24), units_fmt_ms(s->p95, v[4], 24), units_fmt_ms(s->p99, v[5], 24),
+            units_fmt_ms(s->p999, v[6], 24), units_fmt_ms(s->max, v[7], 24));
 }
 
-static void latency_tables(FILE *out, const struct run_config *cfg, const struct run_target_result *r)
+void run_print_latency_tables(FILE *out, bool open_loop, const struct run_view_target *t)
 {
-    if (cfg->open_loop)
+    if (open_loop)
         fprintf(out, "\nlatency (ms): planned send -> full response (T5 - T0), by outcome\n");
     else
         fprintf(out, "\nlatency (ms): send -> full response (T5 - T1), by outcome; closed loop\n");
-    table_header(out);
-    table_row(out, "all", &r->latency_all);
+    run_print_table_header(out);
+    run_print_table_row(out, "all", &t->latency_all);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        if (r->latency[g].total_count)
-            table_row(out, run_group_name((enum run_group)g), &r->latency[g]);
-    if (cfg->open_loop) {
+        if (t->latency[g].count)
+            run_print_table_row(out, run_group_name((enum run_group)g), &t->latency[g]);
+    if (open_loop) {
         fprintf(out, "service (ms): send -> full response (T5 - T1)\n");
-        table_row(out, "all", &r->service);
+        run_print_table_row(out, "all", &t->service);
     }
     fprintf(out, "ttfb (ms): send -> first response byte\n");
-    table_row(out, "all", &r->ttfb);
-    if (cfg->open_loop) {
+    run_print_table_row(out, "all", &t->ttfb);
+    if (open_loop) {
         fprintf(out, "lag (ms): planned send -> actual send (T1 - T0), the generator's own delay\n");
-        table_row(out, "all", &r->lag);
+        run_print_table_row(out, "all", &t->lag);
     }
-    if (r->connect.total_count) {
+    if (t->connect.count) {
         fprintf(out, "connect (ms): connect start -> established, per new connection\n");
-        table_row(out, "all", &r->connect);
+        run_print_table_row(out, "all", &t->connect);
     }
-    if (r->tls.total_count) {
+    if (t->tls.count) {
         fprintf(out, "tls (ms): connected -> TLS handshake done, per new connection\n");
-        table_row(out, "all", &r->tls);
+        run_print_table_row(out, "all", &t->tls);
     }
 }
 
-static void accounting(FILE *out, const struct run_counts *c, const char *indent)
+void run_print_accounting(FILE *out, const struct run_counts *c, const char *indent)
 {
     char a[32], b[32], d[32];
     bool plan_ok = c->planned == c->sent + c->dropped;
@@ -93,7 +93,7 @@ static void accounting(FILE *out, const struct run_counts *c, const char *indent
 
 /* Under the outcomes, when there is something to say: why the transport failures failed
  * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
-static void transport_line(FILE *out, const struct run_config *cfg, const struct run_counts *c, const char *indent)
+static void transport_line(FILE *out, const struct run_view *v, const struct run_counts *c, const char *indent)
 {
     char a[32];
     if (c->outcome[OUTCOME_TRANSPORT]) {
@@ -110,7 +110,7 @@ static void transport_line(FILE *out, const struct run_config *cfg, const struct
             fprintf(out, "%s %s %s", first ? "" : ",", name, units_fmt_count(c->transport_cause[k], a, sizeof a));
             first = false;
         }
-        if (c->transport_cause[RUN_TC_STALE] && !cfg->retry_stale)
+        if (c->transport_cause[RUN_TC_STALE] && !v->retry_stale)
             fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
                          "--retry-stale sends such a request again)");
         fputc('\n', out);
@@ -161,31 +161,27 @@ static const char *protocols(const struct run_proto_counts *pc, char *buf, size_
 /* One target's TLS and HTTP/2 lines, when it spoke either:
  *   tls: TLSv1.3, h2 (ALPN); handshakes 1,000: 950 resumed (95.0%); tls p50 1.210 ms, p99 3.400 ms
  *   h2: 5,000 streams on 2 connections (server limit 128); RST_STREAM 0, GOAWAY 0, ... */
-static void transport_target(FILE *out, const struct run_config *cfg, const struct run_target_result *t,
-                             const char *indent)
+static void transport_target(FILE *out, const struct run_view *v, const struct run_view_target *t, const char *indent)
 {
     const struct run_proto_counts *pc = &t->pc;
-    char a[32], b[32], c[64], v[128];
+    char a[32], b[32], c[64], vs[128];
     if (t->https) {
         uint64_t hs = pc->tls_full + pc->tls_resumed;
-        fprintf(out, "%stls: %s, %s (%s)", indent, tls_versions(pc, v, sizeof v), protocols(pc, c, sizeof c),
-                cfg->http == RUN_HTTP_1   ? "--http1.1"
-                : cfg->http == RUN_HTTP_2 ? "--http2"
-                                          : "ALPN");
+        fprintf(out, "%stls: %s, %s (%s)", indent, tls_versions(pc, vs, sizeof vs), protocols(pc, c, sizeof c),
+                v->http == RUN_HTTP_1   ? "--http1.1"
+                : v->http == RUN_HTTP_2 ? "--http2"
+                                        : "ALPN");
         fprintf(out, "; handshakes %s", units_fmt_count(hs, a, sizeof a));
         if (hs)
             fprintf(out, ": %s resumed (%s)", units_fmt_count(pc->tls_resumed, b, sizeof b),
                     units_fmt_share((double)pc->tls_resumed / (double)hs, 3, c, sizeof c));
-        if (cfg->tls_no_resume)
+        if (v->tls_no_resume)
             fprintf(out, " (--tls-resume off)");
         if (pc->tls_failed)
             fprintf(out, ", %s failed", units_fmt_count(pc->tls_failed, a, sizeof a));
-        if (t->tls.total_count) {
-            struct run_summary s;
-            run_summarize(&t->tls, &s);
-            fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(s.p50, a, sizeof a),
-                    units_fmt_ms(s.p99, b, sizeof b));
-        }
+        if (t->tls.count)
+            fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(t->tls.p50, a, sizeof a),
+                    units_fmt_ms(t->tls.p99, b, sizeof b));
         fputc('\n', out);
     }
     if (pc->h2 || pc->h2_streams) {
@@ -196,8 +192,8 @@ static void transport_target(FILE *out, const struct run_config *cfg, const stru
             fprintf(out, " (server limit: none");
         else
             fprintf(out, " (server limit %s", units_fmt_count(pc->h2_max_concurrent, a, sizeof a));
-        if (cfg->streams)
-            fprintf(out, ", --streams %u", cfg->streams);
+        if (v->streams)
+            fprintf(out, ", --streams %u", v->streams);
         fputc(')', out);
         if (pc->h2_rst || pc->h2_goaway || pc->h2_retried || pc->h2_stalls)
             fprintf(out,
@@ -212,64 +208,67 @@ static void transport_target(FILE *out, const struct run_config *cfg, const stru
 
 /* Under the connections line: whether certificates were verified, then each target's TLS and
  * HTTP/2 lines (prefixed by its name when there are several). */
-static void transport_lines(FILE *out, const struct run_config *cfg, const struct run_result *res)
+static void transport_lines(FILE *out, const struct run_view *v)
 {
-    if (res->all.https && cfg->tls_insecure)
+    if (v->all.https && v->tls_insecure)
         fprintf(out, "tls: certificate verification OFF (--insecure): the server's identity was not checked\n");
-    for (size_t i = 0; i < res->ntargets; i++) {
-        const struct run_target_result *t = &res->targets[i];
+    for (size_t i = 0; i < v->ntargets; i++) {
+        const struct run_view_target *t = &v->targets[i];
         if (!t->https && !t->pc.h2)
             continue;
-        if (res->ntargets > 1) {
+        if (v->ntargets > 1) {
             char n[256];
             fprintf(out, "target %s:\n", esc(t->name, n, sizeof n));
-            transport_target(out, cfg, t, "  ");
+            transport_target(out, v, t, "  ");
         } else {
-            transport_target(out, cfg, t, "");
+            transport_target(out, v, t, "");
         }
     }
 }
 
-/* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads" */
-static void plan_head(FILE *out, const struct run_config *cfg, uint32_t threads, uint32_t pool_cap, uint32_t conns)
+/* What the plan's head line says, from a run's view or from a configuration (--dry-run). */
+struct head {
+    bool open_loop, poisson, ramp, drop_when_busy, keepalive;
+    bool shared; /* some target runs at the shared rate (or ramp) */
+    uint64_t seed, think_ns, requests;
+    double rate, ramp_from, ramp_to, duration_s;
+    double own; /* the targets' own @R rates, summed */
+    uint32_t threads, pool_cap, conns;
+    uint32_t streams; /* --streams: closed-loop clients per connection */
+};
+
+/* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
+ * total rate is the shared rate (or ramp) plus the targets' own @R rates. */
+static void plan_head(FILE *out, const struct head *h)
 {
     char a[32], b[32];
     fprintf(out, "knee run: ");
-    if (cfg->open_loop) {
-        /* the total: the shared rate (or ramp) plus the targets' own @R rates */
-        double own = 0;
-        bool shared = !cfg->targets;
-        for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
-            if (cfg->targets[i].rate > 0)
-                own += cfg->targets[i].rate;
-            else
-                shared = true;
-        }
-        double from = own + (shared ? (cfg->ramp ? cfg->ramp_from : cfg->rate) : 0);
-        double to = own + (shared ? (cfg->ramp ? cfg->ramp_to : cfg->rate) : 0);
-        fprintf(out, "open loop, %s arrivals", cfg->arrivals == RUN_ARRIVALS_POISSON ? "Poisson" : "constant");
-        if (cfg->ramp && shared)
+    if (h->open_loop) {
+        double from = h->own + (h->shared ? (h->ramp ? h->ramp_from : h->rate) : 0);
+        double to = h->own + (h->shared ? (h->ramp ? h->ramp_to : h->rate) : 0);
+        fprintf(out, "open loop, %s arrivals", h->poisson ? "Poisson" : "constant");
+        if (h->ramp && h->shared)
             fprintf(out, ", ramp %s -> %s /s", units_fmt_rate(from, a, sizeof a), units_fmt_rate(to, b, sizeof b));
         else if (from > 0)
             fprintf(out, ", %s/s", units_fmt_rate(from, a, sizeof a));
-        if (own > 0 && shared)
+        if (h->own > 0 && h->shared)
             fprintf(out, " in total");
-        if (cfg->arrivals == RUN_ARRIVALS_POISSON)
-            fprintf(out, " (seed %llu)", (unsigned long long)cfg->seed);
-        fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(pool_cap, a, sizeof a),
-                pool_cap == 1 ? "" : "s", cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
-    } else if (cfg->streams > 1) {
-        fprintf(out, "closed loop, %u clients, %u per connection (--streams)", conns, cfg->streams);
+        if (h->poisson)
+            fprintf(out, " (seed %llu)", (unsigned long long)h->seed);
+        fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(h->pool_cap, a, sizeof a),
+                h->pool_cap == 1 ? "" : "s", h->drop_when_busy ? "drop" : "queue");
+    } else if (h->streams > 1) {
+        fprintf(out, "closed loop, %u clients, %u per connection (--streams)", h->conns, h->streams);
     } else {
-        fprintf(out, "closed loop, %u connection%s", conns, conns == 1 ? "" : "s");
-        if (cfg->think_ns)
-            fprintf(out, ", think %s", units_fmt_ms((double)cfg->think_ns / 1e6, a, sizeof a)), fprintf(out, " ms");
+        fprintf(out, "closed loop, %u connection%s", h->conns, h->conns == 1 ? "" : "s");
+        if (h->think_ns)
+            fprintf(out, ", think %s", units_fmt_ms((double)h->think_ns / 1e6, a, sizeof a)), fprintf(out, " ms");
     }
-    if (cfg->duration_ns)
-        fprintf(out, ", %.3g s", (double)cfg->duration_ns / 1e9);
-    if (cfg->requests)
-        fprintf(out, ", %s request%s", units_fmt_count(cfg->requests, a, sizeof a), cfg->requests == 1 ? "" : "s");
-    fprintf(out, ", %u thread%s%s\n", threads, threads == 1 ? "" : "s", cfg->keepalive ? "" : ", no keep-alive");
+    if (h->duration_s > 0)
+        fprintf(out, ", %.3g s", h->duration_s);
+    if (h->requests)
+        fprintf(out, ", %s request%s", units_fmt_count(h->requests, a, sizeof a), h->requests == 1 ? "" : "s");
+    fprintf(out, ", %u thread%s%s\n", h->threads, h->threads == 1 ? "" : "s", h->keepalive ? "" : ", no keep-alive");
 }
 
 /* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
@@ -280,19 +279,39 @@ static void target_head(FILE *out, const char *name, const char *url, const char
             units_fmt_duration(resolve_ns, rt, sizeof rt));
 }
 
-static void plan_line(FILE *out, const struct run_config *cfg, const struct run_result *res)
+static void plan_line(FILE *out, const struct run_view *v)
 {
     char a[32];
-    uint32_t conns = 0;
-    for (size_t i = 0; i < res->ntargets; i++)
-        conns += res->targets[i].connections;
-    plan_head(out, cfg, res->threads, res->pool_cap, conns);
-    for (size_t i = 0; i < res->ntargets; i++) {
-        const struct run_target_result *t = &res->targets[i];
+    struct head h = {.open_loop = v->open_loop,
+                     .poisson = v->poisson,
+                     .ramp = v->ramp,
+                     .drop_when_busy = v->drop_when_busy,
+                     .keepalive = v->keepalive,
+                     .seed = v->seed,
+                     .rate = v->rate,
+                     .ramp_from = v->ramp_from,
+                     .ramp_to = v->ramp_to,
+                     .think_ns = v->think_ns,
+                     .requests = v->requests,
+                     .duration_s = v->duration_s,
+                     .threads = v->threads,
+                     .pool_cap = v->pool_cap,
+                     .streams = v->streams,
+                     .shared = v->ntargets == 0};
+    for (size_t i = 0; i < v->ntargets; i++) {
+        h.conns += v->targets[i].connections;
+        if (v->targets[i].own_rate > 0)
+            h.own += v->targets[i].own_rate;
+        else
+            h.shared = true;
+    }
+    plan_head(out, &h);
+    for (size_t i = 0; i < v->ntargets; i++) {
+        const struct run_view_target *t = &v->targets[i];
         target_head(out, t->name, t->url, t->address, t->resolve_ns);
-        if (cfg->open_loop)
+        if (v->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
-        else if (cfg->streams > 1)
+        else if (v->streams > 1)
             fprintf(out, ", %u clients", t->connections);
         else
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
@@ -303,21 +322,29 @@ static void plan_line(FILE *out, const struct run_config *cfg, const struct run_
 /* Anything the compact form would leave to --verbose that needs a reader's eyes: then the
  * full form is printed. Notes about few samples or the warm-up do not count (they print in
  * both forms); rejections are data the user asked for (--reject), not failures. */
-bool run_summary_needs_full(const struct run_config *cfg, const struct run_result *res, const struct run_threshold *thr,
-                            size_t nthr)
+bool run_view_needs_full(const struct run_view *v)
 {
-    (void)cfg;
-    if (res->ntargets != 1 || res->attention || res->generator_limited || !res->accounting_ok || res->interrupted)
+    if (v->ntargets != 1 || v->attention || v->generator_limited || !v->accounting_ok || v->interrupted)
         return true;
-    const struct run_counts *cs[2] = {&res->all.counts, &res->all.warmup_counts};
+    const struct run_counts *cs[2] = {&v->all.counts, &v->all.warmup_counts};
     for (int k = 0; k < 2; k++)
         for (int o = 0; o < OUTCOME_COUNT; o++)
             if (o != OUTCOME_OK && o != OUTCOME_REJECTED && cs[k]->outcome[o])
                 return true;
-    for (size_t i = 0; i < nthr; i++)
-        if (!thr[i].pass)
+    for (size_t i = 0; i < v->nthresholds; i++)
+        if (!v->thresholds[i].pass)
             return true;
     return false;
+}
+
+bool run_summary_needs_full(const struct run_config *cfg, const struct run_result *res, const struct run_threshold *thr,
+                            size_t nthr)
+{
+    struct run_view v;
+    run_view_init(&v, cfg, res, thr, nthr, false);
+    bool full = run_view_needs_full(&v);
+    run_view_release(&v);
+    return full;
 }
 
 /* "sent N = ok N + rejected M  [holds]": the compact accounting line names only the outcomes
@@ -341,27 +368,25 @@ static void accounting_compact(FILE *out, const struct run_counts *c)
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
 }
 
-static void compact_row(FILE *out, const char *label, const struct hdr *h)
+static void compact_row(FILE *out, const char *label, const struct run_summary *s)
 {
-    struct run_summary s;
-    run_summarize(h, &s);
     char c[32], v[5][24];
-    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s.count, c, sizeof c),
-            units_fmt_ms(s.p50, v[0], 24), units_fmt_ms(s.p90, v[1], 24), units_fmt_ms(s.p99, v[2], 24),
-            units_fmt_ms(s.p999, v[3], 24), units_fmt_ms(s.max, v[4], 24));
+    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s->count, c, sizeof c),
+            units_fmt_ms(s->p50, v[0], 24), units_fmt_ms(s->p90, v[1], 24), units_fmt_ms(s->p99, v[2], 24),
+            units_fmt_ms(s->p999, v[3], 24), units_fmt_ms(s->max, v[4], 24));
 }
 
 /* The rates by event time over the window it names, the generator's own pace while it sent,
  * what happened after the window (in no rate), and in an open loop the share sent on schedule
  * (docs/FORMATS.md, "Rates"). */
-static void rates_lines(FILE *out, const struct run_config *cfg, const struct run_result *res)
+static void rates_lines(FILE *out, const struct run_view *v)
 {
     char a[32], b[32], c[32], d[32];
-    const struct run_rates *r = &res->all.rates;
+    const struct run_rates *r = &v->all.rates;
     fprintf(out,
             "  rates per second over the window %.3f .. %.3f s (events inside it): planned %s  sent %s  "
             "completed %s  goodput %s\n",
-            res->window_start_s, res->window_end_s, units_fmt_rate(r->planned, a, sizeof a),
+            v->window_start_s, v->window_end_s, units_fmt_rate(r->planned, a, sizeof a),
             units_fmt_rate(r->sent, b, sizeof b), units_fmt_rate(r->completed, c, sizeof c),
             units_fmt_rate(r->goodput, d, sizeof d));
     if (isfinite(r->achieved_send))
@@ -372,34 +397,34 @@ static void rates_lines(FILE *out, const struct run_config *cfg, const struct ru
                 units_fmt_count(r->sent_late, a, sizeof a), r->sent_late == 1 ? "" : "s",
                 units_fmt_count(r->completed_late, b, sizeof b));
     }
-    if (cfg->open_loop && isfinite(res->sent_on_schedule))
+    if (v->open_loop && isfinite(v->sent_on_schedule))
         fprintf(out, "  sent on schedule: %.2f%% of the planned requests, sent by the window's end (+%s)\n",
-                100 * res->sent_on_schedule,
-                units_fmt_duration(cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS, a, sizeof a));
+                100 * v->sent_on_schedule,
+                units_fmt_duration(v->lag_limit_ns ? v->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS, a, sizeof a));
 }
 
 /* Above the latency tables, where a reader looks first: a run in which nothing succeeded, or
  * whose failures are many, says so (the same sentence as in the warnings). */
-static void alert(FILE *out, const struct run_result *res)
+static void alert(FILE *out, const struct run_view *v)
 {
     char line[4096];
-    for (size_t i = 0; i < res->nwarnings; i++)
-        if (strncmp(res->warnings[i], "FAILED:", 7) == 0 || strncmp(res->warnings[i], "ERRORS:", 7) == 0)
-            fprintf(out, "\n! %s\n", esc(res->warnings[i], line, sizeof line));
+    for (size_t i = 0; i < v->nwarnings; i++)
+        if (strncmp(v->warnings[i], "FAILED:", 7) == 0 || strncmp(v->warnings[i], "ERRORS:", 7) == 0)
+            fprintf(out, "\n! %s\n", esc(v->warnings[i], line, sizeof line));
 }
 
-static void requests_and_rates(FILE *out, const struct run_config *cfg, const struct run_result *res, bool full)
+static void requests_and_rates(FILE *out, const struct run_view *v, bool full)
 {
     char a[32], b[32], c[32];
-    const struct run_counts *all = &res->all.counts;
-    fprintf(out, "\nrequests%s\n", cfg->warmup_ns ? " (planned after the warm-up)" : "");
+    const struct run_counts *all = &v->all.counts;
+    fprintf(out, "\nrequests%s\n", v->warmup_ns ? " (planned after the warm-up)" : "");
     if (full) {
-        accounting(out, all, "  ");
-        transport_line(out, cfg, all, "  ");
-        if (cfg->warmup_ns) {
+        run_print_accounting(out, all, "  ");
+        transport_line(out, v, all, "  ");
+        if (v->warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
-            accounting(out, &res->all.warmup_counts, "    ");
-            transport_line(out, cfg, &res->all.warmup_counts, "    ");
+            run_print_accounting(out, &v->all.warmup_counts, "    ");
+            transport_line(out, v, &v->all.warmup_counts, "    ");
         }
     } else {
         bool plan_ok = all->planned == all->sent + all->dropped;
@@ -407,116 +432,159 @@ static void requests_and_rates(FILE *out, const struct run_config *cfg, const st
                 units_fmt_count(all->sent, b, sizeof b), units_fmt_count(all->dropped, c, sizeof c),
                 plan_ok ? "holds" : "BROKEN");
         accounting_compact(out, all);
-        transport_line(out, cfg, all, "  ");
+        transport_line(out, v, all, "  ");
     }
-    rates_lines(out, cfg, res);
+    rates_lines(out, v);
 }
 
-static void server_timing(FILE *out, const struct run_result *res)
+static void server_timing(FILE *out, const struct run_view *v)
 {
     bool any_st = false;
-    for (size_t i = 0; i < res->ntargets; i++)
-        any_st |= res->targets[i].nst > 0;
+    for (size_t i = 0; i < v->ntargets; i++)
+        any_st |= v->targets[i].nst > 0;
     if (!any_st)
         return;
     fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
     fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
             "max");
-    for (size_t i = 0; i < res->ntargets; i++)
-        for (size_t j = 0; j < res->targets[i].nst; j++) {
-            struct run_summary s;
-            run_summarize(&res->targets[i].st[j].dur, &s);
-            char v[6][24];
-            fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", res->targets[i].name, res->targets[i].st[j].name,
-                    units_fmt_count(s.count, v[0], 24), units_fmt_ms(s.mean, v[1], 24), units_fmt_ms(s.p50, v[2], 24),
-                    units_fmt_ms(s.p90, v[3], 24), units_fmt_ms(s.p99, v[4], 24), units_fmt_ms(s.max, v[5], 24));
+    for (size_t i = 0; i < v->ntargets; i++)
+        for (size_t j = 0; j < v->targets[i].nst; j++) {
+            const struct run_summary *s = &v->targets[i].st[j].dur;
+            char n[256], sn[128], f[6][24];
+            fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", esc(v->targets[i].name, n, sizeof n),
+                    esc(v->targets[i].st[j].name, sn, sizeof sn), units_fmt_count(s->count, f[0], 24),
+                    units_fmt_ms(s->mean, f[1], 24), units_fmt_ms(s->p50, f[2], 24), units_fmt_ms(s->p90, f[3], 24),
+                    units_fmt_ms(s->p99, f[4], 24), units_fmt_ms(s->max, f[5], 24));
         }
 }
 
-static void per_target(FILE *out, const struct run_config *cfg, const struct run_result *res)
+static void per_target(FILE *out, const struct run_view *v)
 {
     char a[32], b[32], c[32];
-    for (size_t i = 0; i < res->ntargets; i++) {
-        const struct run_target_result *t = &res->targets[i];
+    for (size_t i = 0; i < v->ntargets; i++) {
+        const struct run_view_target *t = &v->targets[i];
         char n[256], u[1024];
         fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
-        accounting(out, &t->counts, "  ");
-        transport_line(out, cfg, &t->counts, "  ");
-        double win = res->window_s > 0 ? res->window_s : NAN;
+        run_print_accounting(out, &t->counts, "  ");
+        transport_line(out, v, &t->counts, "  ");
+        double win = v->window_s > 0 ? v->window_s : NAN;
         fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
                 units_fmt_rate((double)t->events.planned / win, a, sizeof a),
                 units_fmt_rate((double)t->events.sent / win, b, sizeof b),
                 units_fmt_rate((double)t->events.ok / win, c, sizeof c));
-        latency_tables(out, cfg, t);
+        run_print_latency_tables(out, v->open_loop, t);
     }
 }
 
-static void warnings_and_thresholds(FILE *out, const struct run_result *res, const struct run_threshold *thr,
-                                    size_t nthr)
+static void warnings_and_thresholds(FILE *out, const struct run_view *v)
 {
     char line[4096];
-    if (res->nwarnings) {
+    if (v->nwarnings) {
         fprintf(out, "\nwarnings\n");
-        for (size_t i = 0; i < res->nwarnings; i++)
-            fprintf(out, "  ! %s\n", esc(res->warnings[i], line, sizeof line));
+        for (size_t i = 0; i < v->nwarnings; i++)
+            fprintf(out, "  ! %s\n", esc(v->warnings[i], line, sizeof line));
     }
-    if (!nthr)
+    if (!v->nthresholds)
         return;
     fprintf(out, "\nthresholds\n");
-    for (size_t i = 0; i < nthr; i++) {
-        const struct run_threshold *t = &thr[i];
-        const char *unit = run_threshold_unit(t);
+    for (size_t i = 0; i < v->nthresholds; i++) {
+        const struct run_view_threshold *t = &v->thresholds[i];
         char mv[40];
         if (!isfinite(t->measured))
             snprintf(mv, sizeof mv, "no samples");
-        else if (strcmp(unit, "%") == 0)
+        else if (strcmp(t->unit, "%") == 0)
             units_fmt_share(t->measured, 4, mv, sizeof mv);
         else
-            snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *unit && strcmp(unit, "/s") ? " " : "", unit);
+            snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *t->unit && strcmp(t->unit, "/s") ? " " : "", t->unit);
         fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", esc(t->expr, line, sizeof line), mv);
     }
 }
 
-void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
-                       const struct run_threshold *thr, size_t nthr, bool verbose)
+void run_view_print(FILE *out, const struct run_view *v)
 {
     char a[32], b[32], c[32], d[32];
-    bool full = verbose || run_summary_needs_full(cfg, res, thr, nthr);
-    plan_line(out, cfg, res);
-    requests_and_rates(out, cfg, res, full);
-    alert(out, res);
+    bool full = v->verbose || run_view_needs_full(v);
+    plan_line(out, v);
+    requests_and_rates(out, v, full);
+    alert(out, v);
     if (full) {
-        latency_tables(out, cfg, &res->all);
-        if (res->ntargets > 1)
-            per_target(out, cfg, res);
+        run_print_latency_tables(out, v->open_loop, &v->all);
+        if (v->ntargets > 1)
+            per_target(out, v);
     } else {
         fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
-        compact_row(out, "latency (ms)", &res->all.latency_all);
-        if (cfg->open_loop) {
-            compact_row(out, "lag (ms)", &res->all.lag);
+        compact_row(out, "latency (ms)", &v->all.latency_all);
+        if (v->open_loop) {
+            compact_row(out, "lag (ms)", &v->all.lag);
             fprintf(out, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - "
                          "T0)\n");
         } else {
             fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
         }
     }
-    server_timing(out, res);
-    const struct run_counts *all = &res->all.counts;
+    server_timing(out, v);
+    const struct run_counts *all = &v->all.counts;
     fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
             units_fmt_count(all->conns_opened, a, sizeof a), units_fmt_count(all->conns_failed, b, sizeof b),
             units_fmt_count(all->conns_closed_by_peer, c, sizeof c));
     if (all->conns_unsolicited)
         fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
-    fprintf(out, "; %s bytes received\n",
-            units_fmt_count(all->bytes_in + res->all.warmup_counts.bytes_in, a, sizeof a));
-    transport_lines(out, cfg, res);
+    fprintf(out, "; %s bytes received\n", units_fmt_count(v->all.bytes_in_total, a, sizeof a));
+    transport_lines(out, v);
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
-            res->elapsed_s, full ? "" : "; --verbose: every table");
-    if (!cfg->open_loop)
+            v->elapsed_s, full ? "" : "; --verbose: every table");
+    if (!v->open_loop)
         fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
                      "server slows the load and its stalls are hidden from the latency (coordinated omission); "
                      "--rate R measures from the planned send instead\n");
-    warnings_and_thresholds(out, res, thr, nthr);
+    warnings_and_thresholds(out, v);
+}
+
+void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
+                       const struct run_threshold *thr, size_t nthr, bool verbose)
+{
+    struct run_view v;
+    run_view_init(&v, cfg, res, thr, nthr, verbose);
+    run_view_print(out, &v);
+    run_view_release(&v);
+}
+
+/* The doubling buckets of a histogram in ns, in ms from the power of two at or below its
+ * smallest value (1 us at the least), each recorded value at its bucket's median equivalent. */
+static void dbl_of_hdr(const struct hdr *h, struct dbl_hist *d)
+{
+    double min_ms = h->counts && h->total_count ? (double)hdr_min(h) / 1e6 : 1;
+    double first = 1.0 / 1024;
+    while (first * 2 <= min_ms && first < 1e6)
+        first *= 2;
+    dbl_init(d, first);
+    if (!h->counts || !h->total_count)
+        return;
+    struct hdr_iter it;
+    hdr_iter_recorded_init(&it, h);
+    while (hdr_iter_next(&it))
+        dbl_add(d, (double)hdr_median_equivalent(h, it.value_iterated_to) / 1e6, (uint64_t)it.count_added_in_step);
+}
+
+void run_print_pictures(FILE *out, int fd, const struct run_config *cfg, const struct run_result *res)
+{
+    struct termplot tp;
+    termplot_detect(&tp, fd);
+    if (!tp.enabled || !res->all.latency_all.counts || !res->all.latency_all.total_count)
+        return;
+    struct dbl_hist d;
+    dbl_of_hdr(&res->all.latency_all, &d);
+    struct run_summary s;
+    run_summarize(&res->all.latency_all, &s);
+    termplot_histogram(out, &tp,
+                       cfg->open_loop ? "latency (ms), planned send -> full response (T5 - T0), doubling buckets"
+                                      : "latency (ms), send -> full response (T5 - T1), doubling buckets",
+                       &d, "ms", s.p99);
+    double *p99 = xcalloc(res->nticks ? res->nticks : 1, sizeof *p99);
+    for (size_t i = 0; i < res->nticks; i++)
+        p99[i] = res->ticks[i].p99_ms;
+    termplot_sparkline(out, &tp, "p99 per second", p99, res->nticks, "ms");
+    free(p99);
 }
 
 void run_print_progress(FILE *out, const struct run_progress *p, bool terminal)
@@ -570,7 +638,30 @@ static void plan_target(FILE *out, const struct run_config *cfg, const struct ru
 void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan)
 {
     char a[32], b[32], n[48];
-    plan_head(out, cfg, plan->threads, plan->pool_cap, plan->all.connections);
+    struct head h = {.open_loop = cfg->open_loop,
+                     .poisson = cfg->arrivals == RUN_ARRIVALS_POISSON,
+                     .ramp = cfg->ramp,
+                     .drop_when_busy = cfg->when_busy == RUN_BUSY_DROP,
+                     .keepalive = cfg->keepalive,
+                     .shared = !cfg->targets,
+                     .seed = cfg->seed,
+                     .think_ns = cfg->think_ns,
+                     .requests = cfg->requests,
+                     .rate = cfg->rate,
+                     .ramp_from = cfg->ramp_from,
+                     .ramp_to = cfg->ramp_to,
+                     .duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0,
+                     .threads = plan->threads,
+                     .pool_cap = plan->pool_cap,
+                     .conns = plan->all.connections,
+                     .streams = cfg->streams};
+    for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
+        if (cfg->targets[i].rate > 0)
+            h.own += cfg->targets[i].rate;
+        else
+            h.shared = true;
+    }
+    plan_head(out, &h);
     for (size_t i = 0; i < plan->ntargets; i++)
         plan_target(out, cfg, &plan->targets[i]);
     const struct run_plan_target *all = &plan->all;

@@ -5,6 +5,7 @@
 
 #include "core/err.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,15 +125,21 @@ void stats_sort(double *v, size_t n)
 
 /* ---- mean and stdev ---- */
 
-/* The exactly rounded sum (Shewchuk's non-overlapping partials, as Python's math.fsum), so
- * the mean is bit-identical to statistics.fmean. Non-finite intermediate sums fall back to
- * the plain sum (which is then inf). */
-static double exact_sum(const double *v, size_t n)
+/* Values beyond 2^STATS_SCALE_EXP in magnitude (or, for the stdev, all below 2^-STATS_SCALE_EXP)
+ * are computed as v·2^-k and the result scaled back by 2^k: a power of two scales exactly,
+ * and n ≤ 2^64 squares of values below 2^401 stay far from DBL_MAX. Ordinary data is never
+ * scaled, so it gives the same bits as the unscaled formulas. */
+#define STATS_SCALE_EXP 400
+
+/* The exactly rounded sum of v[i]·2^-scale (Shewchuk's non-overlapping partials, as Python's
+ * math.fsum), so the mean is bit-identical to statistics.fmean. Non-finite intermediate sums
+ * fall back to the plain sum (which is then inf). */
+static double exact_sum(const double *v, size_t n, int scale)
 {
     double stack[64], *partials = stack, naive = 0;
     size_t np = 0, cap = 64;
     for (size_t k = 0; k < n; k++) {
-        double x = v[k];
+        double x = scale ? ldexp(v[k], -scale) : v[k];
         naive += x;
         size_t i = 0;
         for (size_t j = 0; j < np; j++) {
@@ -189,24 +196,50 @@ static double exact_sum(const double *v, size_t n)
     return hi;
 }
 
+/* The exponent k to compute v in units of 2^k: 0 unless the largest magnitude lies beyond
+ * 2^±STATS_SCALE_EXP (tiny values only when `tiny`); INT_MIN when a value is not finite. */
+static int scale_of(const double *v, size_t n, bool tiny)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            return INT_MIN;
+        m = fmax(m, fabs(v[i]));
+    }
+    if (m == 0)
+        return 0;
+    int e = ilogb(m);
+    return e > STATS_SCALE_EXP || (tiny && e < -STATS_SCALE_EXP) ? e : 0;
+}
+
 double stats_mean(const double *v, size_t n)
 {
     if (n == 0)
         return NAN;
-    return exact_sum(v, n) / (double)n;
+    double s = exact_sum(v, n, 0);
+    if (isfinite(s))
+        return s / (double)n;
+    /* the sum left the double range: values near DBL_MAX have a finite mean all the same */
+    int k = scale_of(v, n, false);
+    return k == INT_MIN || k == 0 ? s / (double)n : ldexp(exact_sum(v, n, k) / (double)n, k);
 }
 
 /* Two passes: the exactly rounded mean, then a compensated (Neumaier) sum of squared
  * deviations with the classic correction term sum(d)^2/n for the mean's own rounding. Agrees
- * with Python's exact-fraction stdev to ~1e-15 relative on latency-like data. */
+ * with Python's exact-fraction stdev to ~1e-15 relative on latency-like data. Values near
+ * DBL_MAX (their squares overflow) or near the smallest doubles (their squares underflow)
+ * are scaled by a power of two first (STATS_SCALE_EXP). */
 double stats_stdev(const double *v, size_t n)
 {
     if (n < 2)
         return 0;
-    double m = stats_mean(v, n);
+    int k = scale_of(v, n, true);
+    if (k == INT_MIN)
+        return NAN;
+    double m = exact_sum(v, n, k) / (double)n;
     double ss = 0, ss_c = 0, sd = 0, sd_c = 0;
     for (size_t i = 0; i < n; i++) {
-        double d = v[i] - m, sq = d * d;
+        double d = (k ? ldexp(v[i], -k) : v[i]) - m, sq = d * d;
         double t = ss + sq;
         ss_c += fabs(ss) >= fabs(sq) ? (ss - t) + sq : (sq - t) + ss;
         ss = t;
@@ -217,7 +250,73 @@ double stats_stdev(const double *v, size_t n)
     ss += ss_c;
     sd += sd_c;
     double var = (ss - sd * sd / (double)n) / (double)(n - 1);
-    return var > 0 ? sqrt(var) : 0;
+    /* scaled back: +inf only when the true stdev exceeds DBL_MAX (values ±DBL_MAX apart) */
+    return var > 0 ? ldexp(sqrt(var), k) : 0;
+}
+
+/* ---- running mean and stdev ---- */
+
+void stats_running_init(struct stats_running *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+/* Express r in units of 2^scale (scale ≥ r->scale). */
+static void running_rescale(struct stats_running *r, int scale)
+{
+    int d = scale - r->scale;
+    if (d == 0)
+        return;
+    r->mean = ldexp(r->mean, -d);
+    r->m2 = ldexp(r->m2, -2 * d);
+    r->scale = scale;
+}
+
+void stats_running_add(struct stats_running *r, double v)
+{
+    if (!isfinite(v)) {
+        r->nonfinite = true;
+        return;
+    }
+    if (v != 0 && ilogb(v) - r->scale > STATS_SCALE_EXP)
+        running_rescale(r, ilogb(v));
+    double x = r->scale ? ldexp(v, -r->scale) : v;
+    r->n++;
+    double delta = x - r->mean;
+    r->mean += delta / (double)r->n;
+    r->m2 += delta * (x - r->mean);
+}
+
+void stats_running_merge(struct stats_running *d, const struct stats_running *s)
+{
+    d->nonfinite |= s->nonfinite;
+    if (s->n == 0)
+        return;
+    struct stats_running b = *s;
+    int scale = d->scale > b.scale ? d->scale : b.scale;
+    running_rescale(d, scale);
+    running_rescale(&b, scale);
+    uint64_t nn = d->n + b.n;
+    double delta = b.mean - d->mean;
+    d->mean += delta * (double)b.n / (double)nn;
+    d->m2 += b.m2 + delta * delta * (double)d->n * (double)b.n / (double)nn;
+    d->n = nn;
+}
+
+double stats_running_mean(const struct stats_running *r)
+{
+    if (r->n == 0 || r->nonfinite)
+        return NAN;
+    return ldexp(r->mean, r->scale);
+}
+
+double stats_running_stdev(const struct stats_running *r)
+{
+    if (r->nonfinite)
+        return NAN;
+    if (r->n < 2)
+        return 0;
+    return ldexp(sqrt(r->m2 / (double)(r->n - 1)), r->scale);
 }
 
 /* ---- quantiles ---- */

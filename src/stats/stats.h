@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* 0, or KNEE_ENAN / KNEE_EINF / KNEE_ENEG for the first bad value (its index in *bad_index
  * when bad_index is not NULL). */
@@ -21,8 +22,30 @@ void stats_sort(double *v, size_t n);
  * to Python statistics.fmean. NAN when n == 0. */
 double stats_mean(const double *v, size_t n);
 /* Sample standard deviation (n-1), as Python statistics.stdev (two passes, compensated; ~1e-15
- * relative to Python's exact-fraction result); 0 when n < 2. */
+ * relative to Python's exact-fraction result); 0 when n < 2, NAN when a value is not finite.
+ * Values near DBL_MAX or near the smallest doubles are scaled by a power of two, so any
+ * finite values give a finite stdev, except +inf when the true one exceeds DBL_MAX (values
+ * about DBL_MAX apart). The mean likewise: finite for finite values, even when their sum
+ * is not (where Python's fmean raises OverflowError). */
 double stats_stdev(const double *v, size_t n);
+
+/* Running mean and sample stdev of values seen one at a time (Welford 1962; two merged as
+ * Chan, Golub & LeVeque 1979): kept in units of 2^scale, raised when a value beyond 2^400
+ * arrives, so values up to DBL_MAX give a finite mean and stdev as stats_stdev does (scale
+ * stays 0 on ordinary data: the plain recurrences, bit for bit). A non-finite value makes
+ * both NAN. Zeroed by stats_running_init. */
+struct stats_running {
+    uint64_t n;
+    double mean, m2; /* in units of 2^scale */
+    int scale;
+    bool nonfinite;
+};
+void stats_running_init(struct stats_running *r);
+void stats_running_add(struct stats_running *r, double v);
+/* d += s: the running statistics of both sets of values together. */
+void stats_running_merge(struct stats_running *d, const struct stats_running *s);
+double stats_running_mean(const struct stats_running *r);  /* NAN when n == 0 */
+double stats_running_stdev(const struct stats_running *r); /* n − 1; 0 when n < 2 */
 
 /* Nearest rank (Hyndman & Fan type 1 with p in percent): the smallest value with at least
  * p% of values at or below it: rank = ceil(p/100*n) clamped to [1,n]. p in [0,100]; n > 0
@@ -31,7 +54,7 @@ double stats_stdev(const double *v, size_t n);
 double stats_nearest_rank(const double *sorted, size_t n, double p_percent);
 
 /* Hyndman & Fan sample quantile of type 1..9 for probability p in [0,1]; n > 0. Definitions as
- * R's quantile(type=) (x_(0) = x_(1), x_(n+1) = x_(n)); docs/DESIGN.md lists them.
+ * R's quantile(type=) (x_(0) = x_(1), x_(n+1) = x_(n)); docs/INTERNALS.md lists them.
  * Type 6 = Python statistics.quantiles(method='exclusive'), type 7 = 'inclusive' = NumPy's
  * default. For p = k/100 (also k/1000, k/10000, k/100000) types 6 and 7 use Python's exact
  * integer arithmetic and are bit-identical to its cut points; other p agree to ~1e-15 relative.
@@ -64,7 +87,7 @@ void stats_share(const double *sorted, size_t n, double threshold, struct share 
  * When no such pair exists inside the sample (n too small: for p99 at 95% below n = 299),
  * `defined` is false and lo/hi are the sample min/max. `beyond` = the number of samples above
  * the nearest-rank percentile; `too_few` is set when beyond < STATS_MIN_BEYOND, the point below
- * which a tail percentile is mostly noise (documented in docs/DESIGN.md). */
+ * which a tail percentile is mostly noise (docs/INTERNALS.md). */
 #define STATS_MIN_BEYOND 10
 struct pct_ci {
     double p_percent, confidence;

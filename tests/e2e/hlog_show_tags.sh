@@ -41,4 +41,14 @@ sed 's/^Tag=api,//' "$TMP/r.hlog" >"$TMP/mixed.hlog"
 "$KNEE" hlog show "$TMP/mixed.hlog" >"$TMP/mixed.out" 2>"$TMP/mixed.err"
 [[ ! -s "$TMP/mixed.err" ]] || fail "untagged log printed a note: $(cat "$TMP/mixed.err")"
 [[ $(last_count "$TMP/mixed.out") == "$api" ]] || fail "untagged: $(last_count "$TMP/mixed.out") vs $api"
+# a file name holding ESC and CR (tags cannot: the reader refuses control bytes in them):
+# knee hlog stats (and knee stats, which hands *.hlog to it) print it escaped, never raw
+ctl="$TMP/x"$'\x1b'"[2J"$'\r'"y.hlog"
+cp "$TMP/r.hlog" "$ctl"
+for cmd in "hlog stats" "stats"; do
+    # shellcheck disable=SC2086
+    "$KNEE" $cmd "$ctl" >"$TMP/ctl.out" 2>&1 || fail "$cmd: exited $?: $(cat "$TMP/ctl.out")"
+    grep -q $'[\x1b\r]' "$TMP/ctl.out" && fail "$cmd: a raw control byte on stdout: $(cat -A "$TMP/ctl.out")"
+    grep -qF 'x\x1b[2J\ry.hlog: ' "$TMP/ctl.out" || fail "$cmd: no escaped name: $(cat "$TMP/ctl.out")"
+done
 echo "ok"

@@ -89,11 +89,15 @@ for i, name in ((2, "a"), (0, "b")):
             term.splitlines(True), page.splitlines(True), "terminal", "page")))
     run = json.load(open(f"{tmp}/{name}.json"))
     lat = run["all"]["latency"]
-    row = re.search(r"^  all +([\d,]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$",
-                    page, re.M)
-    assert row, "no latency row"
+    # the full form's "all" row, or the compact form's "latency (ms)" row
+    full = re.search(r"^  all +([\d,]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$",
+                     page, re.M)
+    compact = re.search(r"^  latency \(ms\) +([\d,]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$", page, re.M)
+    assert full or compact, "no latency row"
+    row, cols = (full, (("mean", 2), ("p50", 4), ("p99", 7), ("max", 9))) if full else \
+        (compact, (("p50", 2), ("p90", 3), ("p99", 4), ("p99.9", 5), ("max", 6)))
     assert int(row.group(1).replace(",", "")) == lat["count"], (row.group(1), lat["count"])
-    for k, g in (("mean", 2), ("p50", 4), ("p99", 7), ("max", 9)):
+    for k, g in cols:
         assert row.group(g) == f"{lat[k]:.3f}", (name, k, row.group(g), lat[k])
 assert "latency (ms) per tag, from the hlog" in summary(1)
 # the data object: what the page drew from

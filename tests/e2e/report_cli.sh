@@ -43,7 +43,7 @@ grep -q '<h2>only hlog</h2>' "$TMP/h.html" || fail "--run name not used"
 grep -q 'latency (ms) per tag, from the hlog' "$TMP/h.html" || fail "no hlog summary"
 
 "$KNEE" report --help >"$TMP/help"
-for f in --output --run; do grep -q -- "$f" "$TMP/help" || fail "--help lacks $f"; done
+for f in --output --run --service; do grep -q -- "$f" "$TMP/help" || fail "--help lacks $f"; done
 
 expect 2 'knee report: -o FILE is required' "$KNEE" report "$TMP/lab/y.bin"
 expect 2 'knee report: no inputs' "$KNEE" report -o "$TMP/r.html"
@@ -58,6 +58,9 @@ expect 2 "knee report: $TMP/cut.bin: record [0-9]* is truncated" "$KNEE" report 
 expect 2 "not a knee run JSON" "$KNEE" report "$TMP/stats.json" -o "$TMP/r.html"
 printf '{"schema": "knee-run/1",\n  oops }\n' >"$TMP/broken.json"
 expect 2 "knee report: $TMP/broken.json:2:" "$KNEE" report "$TMP/broken.json" -o "$TMP/r.html"
+printf '{"schema": "knee-capacity/1", "ladder": {}}\n' >"$TMP/cap.json"
+expect 2 "knee report: $TMP/cap.json: \"config\" missing or not an object" "$KNEE" report "$TMP/cap.json" -o "$TMP/r.html"
+expect 2 "knee report: --service must be > 0" "$KNEE" report "$TMP/lab/y.bin" --service 0 -o "$TMP/r.html"
 expect 2 "already has a JSON input" "$KNEE" report --run "r=$TMP/lab/x.json,$TMP/lab/y.json" -o "$TMP/r.html"
 [[ ! -e "$TMP/r.html" ]] || fail "a refused report left $TMP/r.html behind"
 expect 1 "knee report: -o /nonexistent/dir/r.html: " "$KNEE" report "$TMP/lab/y.bin" -o /nonexistent/dir/r.html

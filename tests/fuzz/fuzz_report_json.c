@@ -1,6 +1,8 @@
-/* Fuzz target for knee report's run-JSON input (jansson parses; knee rebuilds the terminal
- * summary and reads the plan and timeline from whatever the document holds): any byte string
- * must load or fail with a message, and a loaded run must write a report; never crash or leak. */
+/* Fuzz target for knee report's JSON inputs (jansson parses): a knee run document (knee
+ * rebuilds the terminal summary and reads the plan and timeline from whatever it holds) and a
+ * knee compare, capacity or --repeat document (checked, its SLO parsed, the queueing
+ * predictions computed): any byte string must load or fail with a message, and whatever
+ * loaded must write a report; never crash or leak. */
 #include "html/html.h"
 
 #include <stdint.h>
@@ -18,6 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (html_run_load_json_mem(run, data, size, "input", err, sizeof err) != 0) {
         if (strlen(err) == 0)
             abort(); /* every failure explains itself */
+    } else {
+        FILE *f = fopen("/dev/null", "w");
+        if (!f || html_report_write(rep, f, err, sizeof err) != 0)
+            abort();
+        fclose(f);
+    }
+    html_report_free(rep);
+
+    rep = html_report_new();
+    html_report_set_service_time(rep, 0.005);
+    if (html_report_add_document_mem(rep, "fuzz", data, size, "input", err, sizeof err) != 0) {
+        if (strlen(err) == 0)
+            abort();
     } else {
         FILE *f = fopen("/dev/null", "w");
         if (!f || html_report_write(rep, f, err, sizeof err) != 0)

@@ -402,6 +402,52 @@ static void test_load_filters_and_groups(void **state)
     dataset_release(&d);
 }
 
+/* Group names come from CSV cells: a CR, LF or ESC in one prints escaped in the text (never a
+ * raw control byte on the terminal), stays exact in the report, and the JSON escapes it. */
+static void test_text_escapes_names(void **state)
+{
+    (void)state;
+    const char *p = write_file("ctl.csv", "server,latency_ms\n"
+                                          "\"a\r\nb\",1\n"
+                                          "\"a\r\nb\",2\n"
+                                          "\x1b[2Jx,3\n"
+                                          "\x1b[2Jx,4\n");
+    struct load_opts o;
+    opts_default(&o);
+    struct dataset d;
+    assert_int_equal(dataset_init(&d, &o), 0);
+    assert_int_equal(dataset_load(&d, p), 0);
+    struct report rep;
+    struct report_opts ro = {.under = 25};
+    assert_int_equal(report_build(&rep, &d, &ro), 0);
+    assert_int_equal(rep.ng, 2);
+    assert_string_equal(rep.groups[0].name, "\x1b[2Jx"); /* name order: ESC sorts first */
+    assert_string_equal(rep.groups[1].name, "a\r\nb");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_print_text(f, &rep);
+    fclose(f);
+    assert_null(strchr(buf, '\x1b'));
+    assert_null(strchr(buf, '\r'));
+    assert_non_null(strstr(buf, "\n\\x1b[2Jx "));       /* the table's first row */
+    assert_non_null(strstr(buf, "\na\\r\\nb "));        /* the second */
+    assert_non_null(strstr(buf, "\\x1b[2Jx+a\\r\\nb")); /* all together */
+    for (char *line = buf; (line = strchr(line, '\n')) != NULL; line++)
+        assert_true(line[1] != 'b'); /* no line begins with the tail of a split name */
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    report_print_json(f, &rep, false);
+    fclose(f);
+    assert_null(strchr(buf, '\x1b'));
+    assert_non_null(strstr(buf, "\"a\\r\\nb\""));
+    assert_non_null(strstr(buf, "\\u001b[2Jx"));
+    free(buf);
+    report_release(&rep);
+    dataset_release(&d);
+}
+
 static void test_load_binary_log(void **state)
 {
     (void)state;
@@ -553,18 +599,6 @@ static void test_time_order_and_as_run(void **state)
     free(ordered);
 }
 
-static void test_report_fmt(void **state)
-{
-    (void)state;
-    char b[40];
-    assert_string_equal(report_fmt(b, sizeof b, 12.25, 1), "12.2");
-    assert_string_equal(report_fmt(b, sizeof b, 1.79e308, 1), "1.8e+308");
-    assert_string_equal(report_fmt(b, sizeof b, -1.79e308, 3), "-1.8e+308");
-    assert_string_equal(report_fmt(b, sizeof b, 999999999999.0, 1), "999999999999.0");
-    assert_string_equal(report_fmt(b, sizeof b, NAN, 1), "nan");
-    assert_string_equal(report_fmt(b, sizeof b, INFINITY, 1), "inf");
-}
-
 /* Approx mode against exact mode on the same data: HDR's 3 digits bound the difference. */
 static void test_approx_close_to_exact(void **state)
 {
@@ -629,11 +663,11 @@ int main(void)
         cmocka_unit_test(test_heatmap),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_filters_and_groups),
+        cmocka_unit_test(test_text_escapes_names),
         cmocka_unit_test(test_load_binary_log),
         cmocka_unit_test(test_approx_close_to_exact),
         cmocka_unit_test(test_csv_warmup_column),
         cmocka_unit_test(test_time_order_and_as_run),
-        cmocka_unit_test(test_report_fmt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,8 @@
  * minimum and maximum per series through any number of merges and its counts add up; the
  * timeline coarsens exactly; the model's statistics and accounting; CSV, binary-log, hlog and
  * JSON inputs and their errors; grouping of inputs into runs; the HTML writer's document is
- * well formed and its data object parses. */
+ * well formed and its data object parses; knee compare, capacity and --repeat documents (the
+ * SLO's latency terms, the M/M/1 and M/D/1 predictions, what is refused, natural order). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/knee_test_html_XXXXXX";
@@ -583,6 +585,156 @@ static void test_write_run_report(void **state)
     assert_int_equal(access(out, F_OK), -1);
 }
 
+/* ---- documents: knee compare, knee capacity, knee run --repeat ------------------------------------ */
+
+static const char capacity_json[] =
+    "{\"schema\":\"knee-capacity/1\",\"capacity\":60,\"verdict\":\"valid\",\"reasons\":[\"a <note>\"],"
+    "\"slo\":[\"p99<100ms\",\"api.p50<=20ms\",\"error_rate<1%\"],\"config\":{\"targets\":[{\"name\":\"api\"}],"
+    "\"delivered_floor\":0.99},\"ladder\":[{\"rate\":40,\"held\":true,\"reps\":[{\"rep\":1,\"p99\":12}]},"
+    "{\"rate\":80,\"held\":false,\"reps\":[{\"rep\":1,\"p99\":300}]}],\"repetitions\":[{\"rep\":1,\"valid\":true}]}";
+
+/* The data object of a report written to memory (a new reference). */
+static json_t *data_of(struct html_report *rep, char **html)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(html, &len);
+    char err[256];
+    assert_int_equal(html_report_write(rep, f, err, sizeof err), 0);
+    fclose(f);
+    const char *open_tag = "<script type=\"application/json\" id=\"knee-data\">";
+    char *a = strstr(*html, open_tag);
+    assert_non_null(a);
+    a += strlen(open_tag);
+    char *b = strstr(a, "</script>");
+    assert_non_null(b);
+    char *copy = strndup(a, (size_t)(b - a));
+    assert_null(strchr(copy, '<')); /* safe inside the script element */
+    json_error_t je;
+    json_t *root = json_loads(copy, 0, &je);
+    if (!root)
+        fail_msg("data object: %d: %s", je.line, je.text);
+    free(copy);
+    return root;
+}
+
+static void test_documents(void **state)
+{
+    (void)state;
+    char err[512];
+    /* capacity: the document as it is, the SLO's latency terms parsed, the predictions with a
+     * service time */
+    struct html_report *rep = html_report_new();
+    html_report_set_service_time(rep, 0.010);
+    assert_int_equal(
+        html_report_add_document_mem(rep, "cap", capacity_json, strlen(capacity_json), "cap.json", err, sizeof err), 0);
+    assert_int_equal(html_report_ndocuments(rep), 1);
+    assert_int_equal(html_report_nruns(rep), 0);
+    char *html = NULL;
+    json_t *root = data_of(rep, &html);
+    assert_non_null(strstr(html, "1 capacity search"));
+    assert_non_null(strstr(html, "verdict: valid"));
+    assert_non_null(strstr(html, "<li>a &lt;note&gt;</li>")); /* the reasons, escaped, readable without scripts */
+    json_t *d = json_array_get(json_object_get(root, "documents"), 0);
+    assert_string_equal(json_string_value(json_object_get(d, "kind")), "capacity");
+    json_t *ladder = json_object_get(json_object_get(d, "doc"), "ladder");
+    assert_int_equal(json_array_size(ladder), 2);
+    assert_true(json_number_value(json_object_get(json_array_get(ladder, 1), "rate")) == 80);
+    json_t *slo = json_object_get(json_object_get(d, "knee"), "slo");
+    assert_int_equal(json_array_size(slo), 2); /* error_rate is not a latency line */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(slo, 0), "stat")), "p99");
+    assert_true(json_number_value(json_object_get(json_array_get(slo, 0), "ms")) == 100);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(slo, 1), "target")), "api");
+    json_t *pred = json_object_get(json_object_get(d, "knee"), "prediction");
+    assert_true(json_number_value(json_object_get(pred, "saturation_rate")) == 100);
+    json_t *rate = json_object_get(pred, "rate");
+    json_t *mm1 = json_object_get(json_object_get(pred, "mm1"), "p99");
+    json_t *md1 = json_object_get(json_object_get(pred, "md1"), "p99");
+    assert_true(json_array_size(rate) > 100 && json_array_size(mm1) == json_array_size(rate));
+    /* at the first rate (near 0) M/M/1's p99 is -ln(0.01) S and M/D/1's about S; at the last,
+     * below saturation, both grow, M/M/1 above M/D/1 */
+    double l0 = json_number_value(json_array_get(rate, 0));
+    double mu = 100;
+    double want0 = -log(0.01) / (mu - l0) * 1e3;
+    assert_true(fabs(json_number_value(json_array_get(mm1, 0)) - want0) < 1e-9 * want0);
+    size_t last = json_array_size(rate) - 1;
+    assert_true(json_number_value(json_array_get(rate, last)) <= 92.0 + 1e-9); /* 1.15 x the top rate */
+    assert_true(json_number_value(json_array_get(mm1, last)) > json_number_value(json_array_get(md1, last)));
+    assert_true(json_number_value(json_array_get(md1, last)) > 10);
+    json_decref(root);
+    free(html);
+    html_report_free(rep);
+
+    /* compare and repeat documents beside a run; without a service time no prediction */
+    rep = html_report_new();
+    const char *cmp = "{\"schema\":\"knee-compare/1\",\"verdict\":\"slower\",\"all\":{},\"metrics\":{\"p99\":{}},"
+                      "\"repetitions\":{\"before\":3,\"after\":3},\"warnings\":[\"w1\"]}";
+    const char *repeat = "{\"schema\":\"knee-repeat/1\",\"repetitions\":[{\"repetition\":1,\"p99_ms\":4.5}]}";
+    assert_int_equal(html_report_add_document_mem(rep, "c", cmp, strlen(cmp), "c.json", err, sizeof err), 0);
+    assert_int_equal(html_report_add_document_mem(rep, "r", repeat, strlen(repeat), "r.json", err, sizeof err), 0);
+    assert_int_equal(
+        html_report_add_document_mem(rep, "cap", capacity_json, strlen(capacity_json), "cap.json", err, sizeof err), 0);
+    html_report_add_run(rep, "run");
+    root = data_of(rep, &html);
+    assert_non_null(strstr(html, "1 comparison, 1 capacity search, 1 repetition summary, 1 run"));
+    assert_non_null(strstr(html, "verdict: slower"));
+    assert_non_null(strstr(html, "id=\"doc-charts-1\""));
+    json_t *docs = json_object_get(root, "documents");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 1), "kind")), "repeat");
+    assert_null(json_object_get(json_object_get(json_array_get(docs, 2), "knee"), "prediction"));
+    assert_int_equal(json_array_size(json_object_get(root, "runs")), 1);
+    json_decref(root);
+    free(html);
+
+    /* refused: another schema, a missing part, not JSON */
+    const char *bad[][2] = {{"{\"schema\":\"knee-stats/1\"}", "none of"},
+                            {"{\"schema\":\"knee-capacity/1\",\"config\":{},\"ladder\":{}}", "\"ladder\" missing or"},
+                            {"{\"schema\":\"knee-capacity/1\",\"config\":{},\"ladder\":[{\"rate\":\"x\",\"reps\":[]}],"
+                             "\"repetitions\":[],\"reasons\":[]}",
+                             "ladder step 1"},
+                            {"{\"schema\":\"knee-compare/1\"", "x.json:1:"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(
+            html_report_add_document_mem(rep, "x", bad[i][0], strlen(bad[i][0]), "x.json", err, sizeof err),
+            KNEE_EFORMAT);
+        if (!strstr(err, bad[i][1]))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i][1]);
+    }
+    assert_int_equal(html_report_ndocuments(rep), 3);
+    html_report_free(rep);
+
+    /* a knee run --repeat directory: the runs in natural order (rep-2 before rep-10), the
+     * summary a document */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", path_of("repdir"));
+    assert_int_equal(mkdir(dir, 0755), 0);
+    for (int k = 1; k <= 10; k++)
+        if (k == 1 || k == 2 || k == 10) {
+            char p[700];
+            snprintf(p, sizeof p, "%s/rep-%d.bin", dir, k);
+            write_reqlog(p, 20);
+        }
+    char p[700];
+    snprintf(p, sizeof p, "%s/repeat.json", dir);
+    write_text(p, repeat);
+    rep = html_report_new();
+    const char *paths[] = {dir};
+    assert_int_equal(html_report_add_inputs(rep, NULL, 0, paths, 1, err, sizeof err), 0);
+    assert_int_equal(html_report_nruns(rep), 3);
+    assert_string_equal(html_report_run(rep, 1)->name, "rep-2");
+    assert_string_equal(html_report_run(rep, 2)->name, "rep-10");
+    assert_int_equal(html_report_ndocuments(rep), 1);
+    html_report_free(rep);
+
+    /* the one call with a document in memory: a section named by the caller */
+    const char *out = path_of("c.html");
+    struct html_write_opts o = {.name = "compare", .json = cmp, .json_len = strlen(cmp)};
+    bool output_failed = true;
+    assert_int_equal(html_write_report(out, &o, &output_failed, err, sizeof err), 0);
+    assert_false(output_failed);
+    assert_int_equal(html_write_report("/nonexistent-dir/c.html", &o, &output_failed, err, sizeof err) < 0, 1);
+    assert_true(output_failed);
+}
+
 /* ---- the writer ------------------------------------------------------------------------------------- */
 
 /* Tags outside <script> and <style> must nest; returns false on the first mismatch. */
@@ -726,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_inputs_grouping),
         cmocka_unit_test(test_write_run_report),
         cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_documents),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

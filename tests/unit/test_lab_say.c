@@ -357,6 +357,64 @@ static void test_fanout_and_nagle(void **state)
     free(text);
 }
 
+/* The lab's rates are knee run's (docs/FORMATS.md, "Rates"), never counts / window: a
+ * generator asked for 400/s over a 2 s window that sent its 800 requests over 7.75 s. Every
+ * planned request was sent and ended ok, so counts / window say 400/s; the events inside the
+ * window say ~103/s. The stats, queue and knee experiments must print the latter. */
+static void test_rates_are_knee_runs(void **state)
+{
+    (void)state;
+    const uint64_t ms = 1000000, w0 = 0, w1 = 2000 * ms;
+    struct run_target_result t[2];
+    memset(t, 0, sizeof t);
+    struct run_result res;
+    memset(&res, 0, sizeof res);
+    run_events_init(&res.all.events, w0, w1);
+    for (int k = 0; k < 2; k++) {
+        run_events_init(&t[k].events, w0, w1);
+        for (uint64_t i = 0; i < 800; i++) {
+            uint64_t planned = i * w1 / 800, sent = planned * 31 / 8 + 1, done = sent + 5 * ms;
+            run_events_count(&t[k].events, planned, sent, done, OUTCOME_OK);
+        }
+        t[k].counts.planned = t[k].counts.sent = t[k].counts.outcome[OUTCOME_OK] = 800;
+        run_rates_of(&t[k].events, &t[k].rates);
+        run_events_merge(&res.all.events, &t[k].events);
+    }
+    run_rates_of(&res.all.events, &res.all.rates);
+    res.targets = t;
+    res.ntargets = 2;
+    res.window_s = 2;
+    struct lab_round rd;
+    memset(&rd, 0, sizeof rd);
+    rd.res = res;
+    const struct run_rates *rt = &t[0].rates;
+    /* knee run's own numbers: the plan kept in the window, the sends not */
+    assert_true(fabs(rt->planned - 400) < 1e-9);
+    assert_true(rt->sent > 100 && rt->sent < 106);
+    assert_true(rt->completed < rt->sent && rt->goodput == rt->completed);
+    assert_true(lab_rates(&rd, 1) == &t[1].rates && lab_rates(&rd, LAB_ALL_TARGETS) == &rd.res.all.rates);
+
+    const double rate[2] = {400, 400};
+    const unsigned clients[2] = {0, 0};
+    struct lab_stats_round so;
+    lab_stats_fill_round(&rd, true, rate, clients, "behind", &so);
+    for (int k = 0; k < 2; k++)
+        assert_true(so.sent_rate[k] == t[k].rates.sent); /* not 800 / 2 s */
+
+    struct serve_counters zero;
+    memset(&zero, 0, sizeof zero);
+    struct lab_queue_round qo;
+    lab_queue_fill_round(&rd, "behind", true, 20, &zero, &zero, &qo);
+    assert_true(qo.planned_rate == rt->planned);
+    assert_true(qo.sent_rate == rt->sent);
+    assert_true(qo.goodput_rate == rt->goodput);
+
+    struct lab_knee_row kw;
+    lab_knee_fill_row(&rd, 400, 0, NAN, &kw);
+    assert_true(kw.sent_rate == rt->sent);
+    assert_true(kw.completed_rate == rt->completed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_queue),
         cmocka_unit_test(test_knee),
         cmocka_unit_test(test_fanout_and_nagle),
+        cmocka_unit_test(test_rates_are_knee_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1135,9 +1135,40 @@ static void test_no_allocation_per_request(void **state)
 #endif
 }
 
+/* run_counts_add adds every counter of RUN_COUNTS_FIELDS, named fields and arrays alike. */
+static void test_counts_add(void **state)
+{
+    (void)state;
+    struct run_counts d, s;
+    memset(&d, 0, sizeof d);
+    memset(&s, 0, sizeof s);
+    uint64_t k = 0;
+#define SET_S(name) s.name = ++k;
+#define SET_A(name, n)                                                                                                 \
+    for (size_t i = 0; i < (n); i++)                                                                                   \
+        s.name[i] = ++k;
+    RUN_COUNTS_FIELDS(SET_S, SET_A)
+#undef SET_S
+#undef SET_A
+    assert_int_equal(k * sizeof(uint64_t), sizeof s); /* every byte is a counter */
+    run_counts_add(&d, &s);
+    run_counts_add(&d, &s);
+    k = 0;
+#define CHECK_S(name) assert_int_equal(d.name, 2 * ++k);
+#define CHECK_A(name, n)                                                                                               \
+    for (size_t i = 0; i < (n); i++)                                                                                   \
+        assert_int_equal(d.name[i], 2 * ++k);
+    RUN_COUNTS_FIELDS(CHECK_S, CHECK_A)
+#undef CHECK_S
+#undef CHECK_A
+    assert_int_equal(d.planned, 2);
+    assert_int_equal(d.retries, 2 * k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_add),
         cmocka_unit_test(test_constant_exact),
         cmocka_unit_test(test_end_and_limit),
         cmocka_unit_test(test_interleaved_threads),

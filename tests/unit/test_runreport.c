@@ -2,7 +2,8 @@
  * what switches to the full one), the JSON document, the --dry-run plan and the progress
  * line, over struct run_result values built by hand (one and several targets, failures,
  * warnings, thresholds). The JSON is checked for values here and parsed by python3 when it
- * is installed. */
+ * is installed; and the summary rebuilt from the JSON (runreport's view of the document, as
+ * knee report prints it) equals the terminal's byte for byte, in every form. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "load/threshold.h"
 #include "runreport/runreport.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,7 +195,7 @@ static char *json_of(const struct run_config *cfg, const struct run_result *r, c
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    run_write_json(f, cfg, r, thr, nthr, false);
+    run_write_json(f, cfg, r, thr, nthr, false, false);
     fclose(f);
     return buf;
 }
@@ -684,6 +686,288 @@ static void test_banner_total(void **state)
     result_free(r);
 }
 
+/* ------------------------------------------------------------------ the summary from the JSON */
+
+/* The summary printed from the run equals the one printed from its JSON, byte for byte, with
+ * and without --verbose (the JSON records it). */
+static void assert_roundtrip(const struct run_config *cfg, const struct run_result *r, const struct run_threshold *thr,
+                             size_t nthr)
+{
+    for (int verbose = 0; verbose <= 1; verbose++) {
+        char *term = text_of(cfg, r, thr, nthr, verbose);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        run_write_json(f, cfg, r, thr, nthr, verbose, verbose);
+        fclose(f);
+        json_error_t je;
+        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+        if (!root)
+            fail_msg("the JSON does not parse: %d: %s\n%s", je.line, je.text, buf);
+        struct run_view v;
+        char err[256];
+        assert_int_equal(run_view_init_json(&v, root, err, sizeof err), 0);
+        char *page = NULL;
+        size_t plen = 0;
+        f = open_memstream(&page, &plen);
+        run_view_print(f, &v);
+        fclose(f);
+        if (strcmp(term, page) != 0)
+            fail_msg("the summary from the JSON differs:\n--- terminal\n%s--- from the JSON\n%s", term, page);
+        assert_int_equal(run_view_needs_full(&v), run_summary_needs_full(cfg, r, thr, nthr));
+        run_view_release(&v);
+        json_decref(root);
+        free(page);
+        free(buf);
+        free(term);
+    }
+}
+
+/* merge_all again after more records: the merged target's histograms are made anew */
+static void remerge(struct run_result *r)
+{
+    struct run_target_result *a = &r->all;
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_release(&a->latency[g]);
+    struct hdr *hs[] = {&a->latency_all, &a->service, &a->ttfb, &a->lag, &a->connect};
+    for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
+        hdr_release(hs[i]);
+    merge_all(r);
+}
+
+static void st_add(struct run_target_result *t, const char *name, int64_t ns, int64_t n)
+{
+    struct run_server_timing *st = &t->st[t->nst++];
+    snprintf(st->name, sizeof st->name, "%s", name);
+    assert_int_equal(hdr_init(&st->dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+    hdr_record(&st->dur, ns, n);
+}
+
+static void test_summary_from_json(void **state)
+{
+    (void)state;
+    /* ok, compact; the same with a note */
+    struct run_result *r = one_target_ok();
+    assert_roundtrip(&open_cfg, r, NULL, 0);
+    warn(r, false, "only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
+    assert_roundtrip(&open_cfg, r, NULL, 0);
+
+    /* thresholds: passing (compact), then one failing (full), a share and a rate among them */
+    struct run_config cfg = open_cfg;
+    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
+    cfg.targets = &tc;
+    struct run_threshold thr[4];
+    char err[256];
+    assert_int_equal(run_threshold_parse("p99<250ms", &cfg, &thr[0], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse("error_rate<1%", &cfg, &thr[1], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse("goodput_per_s>10", &cfg, &thr[2], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse("max<=10ms", &cfg, &thr[3], err, sizeof err), 0);
+    for (int i = 0; i < 4; i++)
+        run_threshold_eval(&thr[i], r);
+    assert_roundtrip(&cfg, r, thr, 3);
+    assert_roundtrip(&cfg, r, thr, 4);
+
+    /* a warning that needs attention; a generator-limited, interrupted run with late events */
+    warn(r, true, "12 connection attempts failed (refused, unreachable or out of descriptors)");
+    assert_roundtrip(&open_cfg, r, NULL, 0);
+    struct run_events *ev = &r->targets[0].events;
+    ev->sent = 2500;
+    ev->sent_late = 7500;
+    ev->completed = 2400;
+    ev->ok = 2400;
+    ev->completed_late = 7600;
+    ev->first_send_ns = 1000000;
+    ev->last_send_ns = 40001000000ULL;
+    ev->sends = 10001;
+    r->all.events = *ev;
+    run_rates_of(ev, &r->targets[0].rates);
+    run_rates_of(&r->all.events, &r->all.rates);
+    r->sent_on_schedule = 0.25;
+    r->generator_limited = true;
+    r->interrupted = true;
+    cfg = open_cfg;
+    cfg.lag_limit_ns = 3 * NS_PER_MS;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    result_free(r);
+
+    /* failures of every kind with a warm-up: transport causes (stale, without --retry-stale,
+     * then with it and its retries), the FAILED/ERRORS line above the tables */
+    r = one_target_ok();
+    record(&r->targets[0], OUTCOME_TIMEOUT, 5, 10000000000LL);
+    record(&r->targets[0], OUTCOME_TRANSPORT, 25, 100000);
+    record(&r->targets[0], OUTCOME_HTTP_ERROR, 3, 700000);
+    record(&r->targets[0], OUTCOME_DROPPED, 4, 0);
+    r->targets[0].counts.transport_cause[RUN_TC_REFUSED] = 3;
+    r->targets[0].counts.transport_cause[RUN_TC_STALE] = 22;
+    r->targets[0].warmup_counts.planned = 100;
+    r->targets[0].warmup_counts.sent = 100;
+    r->targets[0].warmup_counts.outcome[OUTCOME_OK] = 99;
+    r->targets[0].warmup_counts.outcome[OUTCOME_TRANSPORT] = 1;
+    r->targets[0].warmup_counts.transport_cause[RUN_TC_RESET] = 1;
+    r->targets[0].warmup_counts.bytes_in = 4096;
+    r->targets[0].counts.conns_failed = 3;
+    r->targets[0].counts.conns_closed_by_peer = 22;
+    r->targets[0].counts.conns_unsolicited = 1;
+    record(&r->targets[0], OUTCOME_OK, 0, 0);
+    remerge(r);
+    for (int k = 0; k < RUN_TC_COUNT; k++) {
+        r->all.counts.transport_cause[k] = r->targets[0].counts.transport_cause[k];
+        r->all.warmup_counts.transport_cause[k] = r->targets[0].warmup_counts.transport_cause[k];
+    }
+    r->all.counts.conns_failed = 3;
+    r->all.counts.conns_closed_by_peer = 22;
+    r->all.counts.conns_unsolicited = 1;
+    warn(r, true, "ERRORS: 33 of 10,037 requests sent failed (0.33%)");
+    cfg = open_cfg;
+    cfg.warmup_ns = NS_PER_S;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    r->all.counts.retries = r->targets[0].counts.retries = 17;
+    cfg.retry_stale = true;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    result_free(r);
+
+    /* nothing succeeded; names and URLs with control bytes */
+    r = result_new(1);
+    target_init(&r->targets[0], "a\r\nb", "http://127.0.0.1:1/\x1b[2J");
+    record(&r->targets[0], OUTCOME_TRANSPORT, 1000, 100000);
+    merge_all(r);
+    warn(r, true, "FAILED: not one request succeeded (transport 1,000): there is no latency of a working service");
+    assert_roundtrip(&open_cfg, r, NULL, 0);
+    result_free(r);
+
+    /* https over h2 (--http2, --insecure, --tls-resume off, --streams): the verification line,
+     * the tls and h2 lines, the tls table; then h2c to a server without a stream limit */
+    r = one_target_ok();
+    for (int k = 0; k < 2; k++) {
+        struct run_target_result *t = k ? &r->all : &r->targets[0];
+        t->https = true;
+        assert_int_equal(hdr_init(&t->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+        hdr_record(&t->tls, 1210000, 2);
+        hdr_record(&t->tls, 3400000, 1);
+        t->pc = (struct run_proto_counts){.h2 = 3,
+                                          .tls_version = {[RUN_TLS_V13] = 3},
+                                          .tls_full = 3,
+                                          .h2_streams = 10004,
+                                          .h2_max_concurrent = 128,
+                                          .h2_goaway = 1,
+                                          .h2_goaway_streams = 4,
+                                          .h2_retried = 4};
+    }
+    cfg = open_cfg;
+    cfg.http = RUN_HTTP_2;
+    cfg.tls_insecure = true;
+    cfg.tls_no_resume = true;
+    cfg.streams = 8;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    char *text = text_of(&cfg, r, NULL, 0, true);
+    assert_has(text, "tls: certificate verification OFF (--insecure)");
+    assert_has(text, "tls: TLSv1.3, h2 (--http2); handshakes 3: 0 resumed (0%) (--tls-resume off); tls p50 ");
+    assert_has(text, "h2: 10,004 streams on 3 connections (server limit 128, --streams 8); RST_STREAM 0 (refused 0), "
+                     "GOAWAY 1 (4 streams refused), sent again 4");
+    assert_has(text, "tls (ms): connected -> TLS handshake done");
+    free(text);
+    for (int k = 0; k < 2; k++) {
+        struct run_target_result *t = k ? &r->all : &r->targets[0];
+        t->https = false;
+        hdr_reset(&t->tls);
+        t->pc = (struct run_proto_counts){.h2 = 1, .h2_streams = 10000, .h2_max_concurrent = UINT64_MAX};
+    }
+    cfg = open_cfg;
+    cfg.h2c = true;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    text = text_of(&cfg, r, NULL, 0, false);
+    assert_has(text, "h2c: 10,000 streams on 1 connection (server limit: none)");
+    assert_lacks(text, "tls");
+    free(text);
+    result_free(r);
+
+    /* several targets, own @R rates, server timing, connect times */
+    r = result_new(2);
+    target_init(&r->targets[0], "read", "http://h/r");
+    target_init(&r->targets[1], "write", "http://h/w");
+    r->targets[0].planned_rate = 20;
+    r->targets[1].planned_rate = 100;
+    record(&r->targets[0], OUTCOME_OK, 200, 1000000);
+    record(&r->targets[1], OUTCOME_OK, 990, 4000000);
+    record(&r->targets[1], OUTCOME_REJECTED, 10, 300000);
+    st_add(&r->targets[0], "db", 700000, 200);
+    st_add(&r->targets[0], "cache", 20000, 200);
+    st_add(&r->targets[1], "db", 2500000, 1000);
+    merge_all(r);
+    hdr_record(&r->all.connect, 150000, 4);
+    hdr_record(&r->targets[0].connect, 150000, 4);
+    struct run_target_config tcs[2] = {{.name = "read", .url = "http://h/r", .rate = 20},
+                                       {.name = "write", .url = "http://h/w"}};
+    cfg = open_cfg;
+    cfg.rate = 100;
+    cfg.targets = tcs;
+    cfg.ntargets = 2;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    /* both with their own rate: no shared rate in the head */
+    tcs[1].rate = 100;
+    cfg.rate = 0;
+    assert_roundtrip(&cfg, r, NULL, 0);
+
+    /* Poisson arrivals up a ramp, drop when busy, no keep-alive, bounded by --requests */
+    cfg = open_cfg;
+    cfg.arrivals = RUN_ARRIVALS_POISSON;
+    cfg.seed = 12345678901234ULL;
+    cfg.ramp = true;
+    cfg.ramp_from = 10;
+    cfg.ramp_to = 990;
+    cfg.rate = 0;
+    cfg.when_busy = RUN_BUSY_DROP;
+    cfg.keepalive = false;
+    cfg.duration_ns = 0;
+    cfg.requests = 1200;
+    cfg.targets = NULL;
+    cfg.ntargets = 2;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    result_free(r);
+
+    /* the closed loop, compact and with think time */
+    r = one_target_ok();
+    r->targets[0].connections = 8;
+    r->targets[0].planned_rate = 0;
+    cfg = open_cfg;
+    cfg.open_loop = false;
+    cfg.rate = 0;
+    cfg.think_ns = 2500 * NS_PER_US + 1;
+    cfg.duration_ns = 7 * NS_PER_S + 123456789;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    result_free(r);
+}
+
+/* A document that is not a knee run's is refused with a reason; one from an older knee
+ * (knee-run/1: send_ratio, no events) still prints. */
+static void test_view_of_other_documents(void **state)
+{
+    (void)state;
+    struct run_view v;
+    char err[256];
+    json_t *doc = json_pack("{s:s}", "schema", "knee-compare/1");
+    assert_int_equal(run_view_init_json(&v, doc, err, sizeof err), KNEE_EFORMAT);
+    assert_has(err, "not a knee run JSON");
+    json_decref(doc);
+    doc = json_pack("{s:s, s:[]}", "schema", "knee-run/2", "targets");
+    assert_int_equal(run_view_init_json(&v, doc, err, sizeof err), KNEE_EFORMAT);
+    json_decref(doc);
+    doc = json_pack("{s:s, s:{s:s}, s:f, s:[{s:s}], s:{s:{s:i}}}", "schema", "knee-run/1", "config", "mode", "open",
+                    "send_ratio", 0.5, "targets", "name", "old", "all", "latency", "count", 3);
+    assert_int_equal(run_view_init_json(&v, doc, err, sizeof err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    run_view_print(f, &v);
+    fclose(f);
+    assert_has(buf, "  sent on schedule: 50.00% of the planned requests");
+    assert_has(buf, "\n  all                   3         -");
+    free(buf);
+    run_view_release(&v);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +982,8 @@ int main(void)
         cmocka_unit_test(test_rates_after_the_window),
         cmocka_unit_test(test_failed_and_escaped),
         cmocka_unit_test(test_banner_total),
+        cmocka_unit_test(test_summary_from_json),
+        cmocka_unit_test(test_view_of_other_documents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "stats/stats.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,68 @@ static void test_mean_exact(void **state)
     assert_near(stats_stdev(e, 4), sqrt(90.0 / 3), 1e-12);
 }
 
+/* Values near DBL_MAX (their sum and squares overflow) and near the smallest normal doubles
+ * (their squares underflow): a finite, correct mean and stdev, exact and running alike. The
+ * expected values are Python's exact fractions. */
+static void test_stdev_extremes(void **state)
+{
+    (void)state;
+    double big[] = {1e308, 1.5e308, 1.7e308};
+    assert_near(stats_mean(big, 3), 1.4e308, 1e-15);
+    assert_near(stats_stdev(big, 3), 3.605551275463989e307, 1e-14);
+    double top[] = {DBL_MAX, DBL_MAX};
+    assert_true(stats_mean(top, 2) == DBL_MAX);
+    assert_true(stats_stdev(top, 2) == 0);
+    double tiny[] = {1e-300, 2e-300, 3e-300};
+    assert_near(stats_stdev(tiny, 3), 1e-300, 1e-14);
+    /* a true stdev above DBL_MAX: +inf, not 0 */
+    double apart[] = {-1.7e308, 1.7e308};
+    assert_true(isinf(stats_stdev(apart, 2)));
+    double bad[] = {1, INFINITY};
+    assert_true(isnan(stats_stdev(bad, 2)));
+
+    struct stats_running r, a, b;
+    stats_running_init(&r);
+    stats_running_init(&a);
+    stats_running_init(&b);
+    for (int i = 0; i < 3; i++) {
+        stats_running_add(&r, big[i]);
+        stats_running_add(i < 1 ? &a : &b, big[i]);
+    }
+    assert_near(stats_running_mean(&r), 1.4e308, 1e-15);
+    assert_near(stats_running_stdev(&r), 3.605551275463989e307, 1e-14);
+    stats_running_merge(&a, &b);
+    assert_near(stats_running_mean(&a), 1.4e308, 1e-15);
+    assert_near(stats_running_stdev(&a), 3.605551275463989e307, 1e-14);
+    /* a small set merged into a huge one, and the other way round */
+    struct stats_running s1, s2;
+    stats_running_init(&s1);
+    stats_running_init(&s2);
+    stats_running_add(&s1, 1);
+    stats_running_add(&s1, 3);
+    stats_running_add(&s2, 1e308);
+    stats_running_merge(&s2, &s1);
+    assert_int_equal(s2.n, 3);
+    assert_near(stats_running_mean(&s2), 1e308 / 3, 1e-15);
+    stats_running_add(&s1, INFINITY);
+    assert_true(isnan(stats_running_mean(&s1)) && isnan(stats_running_stdev(&s1)));
+
+    /* ordinary data is never scaled: the running stdev is the plain recurrence, bit for bit */
+    double d[] = {2, 4, 4, 4, 5, 5, 7, 9};
+    struct stats_running w;
+    stats_running_init(&w);
+    double mean = 0, m2 = 0;
+    for (int i = 0; i < 8; i++) {
+        stats_running_add(&w, d[i]);
+        double delta = d[i] - mean;
+        mean += delta / (i + 1);
+        m2 += delta * (d[i] - mean);
+    }
+    assert_int_equal(w.scale, 0);
+    assert_true(stats_running_mean(&w) == mean);
+    assert_true(stats_running_stdev(&w) == sqrt(m2 / 7));
+}
+
 static void test_nearest_rank_decimal_p(void **state)
 {
     (void)state;
@@ -174,7 +237,7 @@ static void test_nearest_rank_decimal_p(void **state)
     free(v);
 }
 
-/* x = 1 3 4 7 10 (n = 5), hand-computed from the H&F definitions (docs/DESIGN.md). */
+/* x = 1 3 4 7 10 (n = 5), hand-computed from the H&F definitions (docs/INTERNALS.md). */
 static void test_quantile_types_hand(void **state)
 {
     (void)state;
@@ -412,6 +475,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_check_bad_values),
         cmocka_unit_test(test_sort),
         cmocka_unit_test(test_mean_exact),
+        cmocka_unit_test(test_stdev_extremes),
         cmocka_unit_test(test_nearest_rank_decimal_p),
         cmocka_unit_test(test_quantile_types_hand),
         cmocka_unit_test(test_share),

@@ -75,6 +75,30 @@ static void test_fmt_fixed(void **state)
     assert_string_equal(units_fmt_fixed(-2e20, 3, b, sizeof b), "-2e+20");
 }
 
+/* knee stats' table cells (formerly analyze's report_fmt): "-" where there is no value. */
+static void test_fmt_cell(void **state)
+{
+    (void)state;
+    char b[40];
+    assert_string_equal(units_fmt_cell(12.25, 1, b, sizeof b), "12.2");
+    assert_string_equal(units_fmt_cell(1.79e308, 1, b, sizeof b), "1.8e+308");
+    assert_string_equal(units_fmt_cell(-1.79e308, 3, b, sizeof b), "-1.8e+308");
+    assert_string_equal(units_fmt_cell(999999999999.0, 1, b, sizeof b), "999999999999.0");
+    assert_string_equal(units_fmt_cell(1e12, 1, b, sizeof b), "1e+12");
+    assert_string_equal(units_fmt_cell(NAN, 1, b, sizeof b), "-");
+    assert_string_equal(units_fmt_cell(INFINITY, 1, b, sizeof b), "inf");
+}
+
+static void test_text_width(void **state)
+{
+    (void)state;
+    assert_int_equal(units_text_width("", 0), 0);
+    assert_int_equal(units_text_width("abc", 3), 3);
+    const char *s = "λ·W − 1";
+    assert_int_equal(units_text_width(s, strlen(s)), 7);
+    assert_int_equal(units_text_width(s, 2), 1); /* λ is two bytes, one column */
+}
+
 static void test_fmt_seconds(void **state)
 {
     (void)state;
@@ -121,6 +145,8 @@ int main(void)
         cmocka_unit_test(test_fmt_rate),
         cmocka_unit_test(test_fmt_ms),
         cmocka_unit_test(test_fmt_fixed),
+        cmocka_unit_test(test_fmt_cell),
+        cmocka_unit_test(test_text_width),
         cmocka_unit_test(test_fmt_seconds),
         cmocka_unit_test(test_fmt_duration),
         cmocka_unit_test(test_fmt_share_and_percentile),
