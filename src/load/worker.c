@@ -1719,9 +1719,9 @@ static void conn_ready(struct worker *w, struct conn *c)
         t->pc.http1++;
     c->counted = true;
     struct req *r = c->req;
-    if (r && r->sent_ns <= c->connect_start_ns) {
-        /* the request waited for the whole connect and handshake: they are inside its latency.
-         * A request that joined a connection opened before it (at the start) keeps 0. */
+    if (r) {
+        /* the connection's first request carries its connect and handshake (as main's connect_ns:
+         * a connection opened before t0 began them before its first request was sent) */
         r->connect_ns = c->connect_ns;
         r->tls_ns = c->tls_ns;
     }

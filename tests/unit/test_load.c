@@ -1040,11 +1040,15 @@ static void test_tls_phase_and_log(void **state)
             if (rec[i].tls_ns) {
                 with_tls++;
                 assert_true(rec[i].connect_ns > 0);
-                assert_true(rec[i].tls_ns < rec[i].done_ns - rec[i].sent_ns); /* inside its latency */
+                /* inside its latency when the connection was opened for it: every connection
+                 * after the first (opened before t0, its handshake began before the first send) */
+                if (i > 0)
+                    assert_true(rec[i].tls_ns < rec[i].done_ns - rec[i].sent_ns);
             }
         }
-        /* the first request of each connection opened for it: connections 2..8 (the first was
-         * opened before t0, its request joined it and waited for part of the handshake only) */
+        /* the first request of each connection opened for one (2..8); the first connection,
+         * opened before t0, gives its handshake to the first request only when it was still
+         * handshaking at t0 */
         assert_true(with_tls >= 7 && with_tls <= 8);
         assert_true(resumed >= 4 * 50);
     }
