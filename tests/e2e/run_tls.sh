@@ -140,7 +140,10 @@ json_check goaway.json "tot['outcomes']['ok'] == 1000 and tot['h2']['goaway'] >=
 json_check goaway.json "tot['retries'] == tot['h2']['retried'] and tot['retries'] <= tot['accounting']['sent']" \
     "goaway: streams sent again counted as retries"
 run goaway_open 0 --cacert ca.pem -R 1000 -d 1s --streams 16 "$(U goaway)"
-json_check goaway_open.json "tot['outcomes']['ok'] == 1000" "goaway, open loop: 1000 ok"
+# a stream is sent again once: when its second connection reaches nginx's limit too (a slow
+# generator, ASan) it is refused twice, a transport outcome with its cause; rare, never lost
+json_check goaway_open.json "tot['outcomes']['ok'] + tot['accounting']['transport_causes']['h2_goaway'] == 1000 and \
+tot['outcomes']['ok'] >= 990 and tot['h2']['goaway'] >= 20" "goaway, open loop: 1000 ok or refused twice (at most 10)"
 
 # churn: a new connection per request, with and without resumption
 run churn 0 --cacert ca.pem --no-keepalive -R 100 -d 2s "$(U h1)"

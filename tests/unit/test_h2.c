@@ -542,6 +542,7 @@ static void test_client_flush_gathers(void **state)
     assert_int_equal(gather_closed, 20);
     h2_client_free(h);
     h2_request_release(&req);
+    url_release(&u);
     nghttp2_session_del(srv);
     close(sv[0]);
     close(sv[1]);
