@@ -610,13 +610,22 @@ static int load_csv(struct dataset *d, const char *src, const char *path, size_t
     X(LC_OUTCOME, "outcome")                                                                                           \
     X(LC_BYTES, "bytes")                                                                                               \
     X(LC_CONNECTION, "connection")                                                                                     \
-    X(LC_WARMUP, "warmup")
+    X(LC_WARMUP, "warmup")                                                                                             \
+    X(LC_TLS_MS, "tls_ms")                                                                                             \
+    X(LC_PROTOCOL, "protocol")                                                                                         \
+    X(LC_TLS, "tls")
 #define LC_ENUM(id, name) id,
 #define LC_NAME(id, name) [id] = name,
 enum log_col { LOG_COLUMNS(LC_ENUM) LC_COUNT };
 static const char *const log_cols[LC_COUNT] = {LOG_COLUMNS(LC_NAME)};
 #undef LC_ENUM
 #undef LC_NAME
+
+/* The columns whose cells are words (the rest are numbers). */
+static bool log_col_text(int c)
+{
+    return c == LC_SERVER || c == LC_OUTCOME || c == LC_PROTOCOL || c == LC_TLS;
+}
 
 static int log_col_of(const char *name)
 {
@@ -649,6 +658,8 @@ static double log_number(const struct reqlog_record *r, const struct reqlog_deri
         return r->connection;
     case LC_WARMUP:
         return (r->flags & REQLOG_FLAG_WARMUP) ? 1 : 0;
+    case LC_TLS_MS:
+        return dv->tls_ms;
     default:
         return NAN;
     }
@@ -661,6 +672,10 @@ static const char *log_text(const struct reqlog_reader *rd, const struct reqlog_
         return reqlog_reader_target(rd, r->target);
     if (c == LC_OUTCOME)
         return reqlog_outcome_name((enum reqlog_outcome)r->outcome);
+    if (c == LC_PROTOCOL)
+        return reqlog_proto_name(r->protocol);
+    if (c == LC_TLS)
+        return reqlog_tls_name(r->tls);
     double v = log_number(r, dv, c);
     if (isnan(v))
         buf[0] = '\0';
@@ -680,12 +695,12 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
         return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, msg);
     d->knee_log = true;
     int vc = log_col_of(d->o.column);
-    if (vc == NO_COL || vc == LC_SERVER || vc == LC_OUTCOME) {
+    if (vc == NO_COL || log_col_text(vc)) {
         reqlog_reader_close(rd);
         return knee_fail(
             d->err, sizeof d->err, KNEE_ENOTFOUND,
             "%s: a request log has no numeric column '%s' (it has start_s, latency_ms, service_ms, ttfb_ms, "
-            "lag_ms, status, bytes, connection, warmup)",
+            "lag_ms, status, bytes, connection, warmup, tls_ms)",
             path, d->o.column);
     }
     int gc = NO_COL;
@@ -704,7 +719,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
         d->by_col = log_cols[gc];
     }
     int tc = log_col_of(d->o.time ? d->o.time : "start_s");
-    if (tc == NO_COL || tc == LC_SERVER || tc == LC_OUTCOME) {
+    if (tc == NO_COL || log_col_text(tc)) {
         reqlog_reader_close(rd);
         return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --time: a request log has no numeric column '%s'",
                          path, d->o.time);
@@ -724,7 +739,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
                              path, d->o.where[i].col);
         }
         wnum[i] = NAN;
-        if (wc[i] != LC_SERVER && wc[i] != LC_OUTCOME && d->o.where[i].value[0] &&
+        if (!log_col_text(wc[i]) && d->o.where[i].value[0] &&
             csv_parse_double(d->o.where[i].value, strlen(d->o.where[i].value), &wnum[i]) != 0) {
             reqlog_reader_close(rd);
             return knee_fail(d->err, sizeof d->err, KNEE_EFORMAT, "--where %s=%s: %s is a number in a request log",
@@ -745,7 +760,7 @@ static int load_log(struct dataset *d, const char *src, const char *path, size_t
         bool keep = true;
         for (size_t i = 0; i < d->o.nwhere && keep; i++) {
             bool eq;
-            if (wc[i] == LC_SERVER || wc[i] == LC_OUTCOME) {
+            if (log_col_text(wc[i])) {
                 eq = strcmp(log_text(rd, &r, wc[i], buf, sizeof buf, &dv), d->o.where[i].value) == 0;
             } else {
                 double x = log_number(&r, &dv, wc[i]);

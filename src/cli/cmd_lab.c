@@ -29,10 +29,10 @@ static struct lab_flags F;
 static struct opt lab_opts[] = {
     {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
      "every round's measured length (default per experiment: stats 60s, queue 10s, knee 20s per rate, fanout 30s, "
-     "nagle 10s, compare 5s, capacity 1s per window)",
+     "nagle 10s, compare 5s, capacity 1s per window, tls 10s per round)",
      0, 0, 0},
     {"quick", 'q', OPT_FLAG, &F.quick, NULL,
-     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, compare 2s): the default "
+     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, compare 2s, tls 5s): the default "
      "experiment in under a minute (capacity: 2 runs of 0.5s windows)",
      0, 0, 0},
     {"warmup", 0, OPT_DURATION, &F.warmup_ns, "D",
@@ -55,7 +55,7 @@ static struct opt lab_opts[] = {
 
 static struct cmd_spec lab_spec = {
     .name = "lab",
-    .usage = "[options] [stats|queue|knee|fanout|nagle|compare|capacity|all]",
+    .usage = "[options] [stats|queue|knee|fanout|nagle|compare|capacity|tls|all]",
     .summary = "Reproduce the latency articles' experiments on this machine (in-process servers on 127.0.0.1, "
                "in-process load) and explain each from the numbers it just measured.",
     .opts = lab_opts,
@@ -75,7 +75,9 @@ static struct cmd_spec lab_spec = {
               "          then with 3 ms added: single runs name a winner by noise, repetitions do not\n"
               "  capacity  a server that stalls 300 ms now and then: the article's search (double, bisect,\n"
               "          median of 3) against knee's fixed ladder with a majority vote, 3 runs of each\n"
-              "  all     every experiment in turn (about 12 minutes; --quick about 4)\n\n"
+              "  tls     200/s over TLS: keep-alive, a new connection per request (resumed, full handshake)\n"
+              "          and a new plain TCP connection per request: the tail, the tls phase, resumption\n"
+              "  all     every experiment in turn (about 13 minutes; --quick about 5)\n\n"
               "examples:\n"
               "  knee lab --quick\n"
               "  knee lab queue --out lab-out\n"
@@ -127,9 +129,11 @@ static int check_flags(const char *name, double *rates, size_t *nrates)
 {
     *nrates = 0;
     if (!known_experiment(name))
-        return opt_fail(&lab_spec,
-                        "unknown experiment '%s': expected stats, queue, knee, fanout, nagle, compare, capacity or all",
-                        name);
+        return opt_fail(
+            &lab_spec,
+            "unknown experiment '%s': expected stats, queue, knee, fanout, nagle, compare, capacity, tls or "
+            "all",
+            name);
     if (F.quiet && F.progress)
         return opt_fail(&lab_spec, "--quiet and --progress exclude each other");
     if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S)

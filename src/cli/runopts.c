@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "tls/tls.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +79,37 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
     case RUNOPT_NO_KEEPALIVE:
         return ROW("no-keepalive", 0, OPT_FLAG, &o->no_keepalive, NULL,
                    "a new connection for every request (Connection: close)");
+    case RUNOPT_REQUESTS_PER_CONNECTION:
+        return ROW("requests-per-connection", 0, OPT_COUNT, &o->requests_per_connection, "N",
+                   "close a connection after N requests (the last one says Connection: close): connection churn");
+    case RUNOPT_CACERT:
+        return ROW("cacert", 0, OPT_STR, &o->cacert, "FILE",
+                   "https: trust the certificates in this PEM file instead of the system store");
+    case RUNOPT_INSECURE:
+        return ROW("insecure", 'k', OPT_FLAG, &o->insecure, NULL,
+                   "https: verify no certificate at all (said in the summary); for self-signed test servers");
+    case RUNOPT_TLS_VERSION:
+        return ROW("tls-version", 0, OPT_STR, &o->tls_version, "MIN[:MAX]",
+                   "https: TLS versions allowed, e.g. 1.2, 1.3, 1.2:1.2 (default: OpenSSL's)");
+    case RUNOPT_CIPHERS:
+        return ROW("ciphers", 0, OPT_STR, &o->ciphers, "LIST",
+                   "https: OpenSSL cipher names joined by ':' (TLS 1.3 suites and older ciphers may be mixed)");
+    case RUNOPT_TLS_RESUME:
+        return ROW("tls-resume", 0, OPT_STR, &o->tls_resume, "on|off",
+                   "https: new connections offer the last session ticket (default on; the resumption ratio is "
+                   "reported)");
+    case RUNOPT_HTTP1:
+        return ROW("http1.1", 0, OPT_FLAG, &o->http1, NULL, "https: offer only http/1.1 in ALPN");
+    case RUNOPT_HTTP2:
+        return ROW("http2", 0, OPT_FLAG, &o->http2, NULL,
+                   "https: offer only h2 in ALPN; a server without it fails the handshake (default: the server "
+                   "chooses h2 or http/1.1)");
+    case RUNOPT_H2C:
+        return ROW("h2c", 0, OPT_FLAG, &o->h2c, NULL, "http:// targets speak HTTP/2 in cleartext (prior knowledge)");
+    case RUNOPT_STREAMS:
+        return ROW("streams", 0, OPT_COUNT, &o->streams, "N",
+                   "HTTP/2: concurrent streams per connection (open loop: at most N, default the server's limit up "
+                   "to 128; closed loop: N clients per connection, default 1)");
     case RUNOPT_RETRY_STALE:
         return ROW("retry-stale", 0, OPT_FLAG, &o->retry_stale, NULL,
                    "send a request again, once, when its reused keep-alive connection closes before any byte of "
@@ -198,6 +230,40 @@ static int given_as_zero(const struct cmd_spec *spec, const struct runopts *o)
         return opt_fail(spec, "--requests must be > 0");
     if (seen(spec, "duration") && o->duration_ns == 0)
         return opt_fail(spec, "--duration must be > 0");
+    if (seen(spec, "streams") && (o->streams == 0 || o->streams > RUN_H2_MAX_STREAMS))
+        return opt_fail(spec, "--streams must be between 1 and %d", RUN_H2_MAX_STREAMS);
+    if (seen(spec, "requests-per-connection") &&
+        (o->requests_per_connection == 0 || o->requests_per_connection > UINT32_MAX))
+        return opt_fail(spec, "--requests-per-connection must be between 1 and %u", UINT32_MAX);
+    return 0;
+}
+
+static uint32_t sat32(uint64_t v);
+
+/* The TLS and HTTP/2 flags: syntax here (--tls-version, --tls-resume, one HTTP version), what
+ * applies to which target in run_validate, what OpenSSL accepts (--cacert, --ciphers) when
+ * the run prepares. */
+static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, struct run_config *cfg)
+{
+    if (o->http1 && o->http2)
+        return opt_fail(spec, "--http1.1 and --http2: give one");
+    cfg->http = o->http1 ? RUN_HTTP_1 : o->http2 ? RUN_HTTP_2 : RUN_HTTP_AUTO;
+    cfg->h2c = o->h2c;
+    cfg->tls_cacert = o->cacert;
+    cfg->tls_insecure = o->insecure;
+    cfg->tls_ciphers = o->ciphers;
+    if (o->tls_version) {
+        char why[200];
+        if (tls_parse_versions(o->tls_version, &cfg->tls_min_version, &cfg->tls_max_version, why, sizeof why))
+            return opt_fail(spec, "%s", why);
+    }
+    static const char *const onoff[] = {"on", "off", NULL};
+    int resume = 0;
+    if (parse_word(spec, "tls-resume", o->tls_resume, onoff, "on or off", &resume))
+        return 2;
+    cfg->tls_no_resume = resume == 1;
+    cfg->streams = sat32(o->streams);
+    cfg->requests_per_connection = sat32(o->requests_per_connection);
     return 0;
 }
 
@@ -278,7 +344,7 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;
     cfg->out_path = o->out;
-    return 0;
+    return fill_transport(o, spec, cfg);
 }
 
 int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const struct strlist *urls,

@@ -50,7 +50,17 @@ enum runopt_id {
     RUNOPT_HEADER,
     RUNOPT_BODY,
     RUNOPT_NO_KEEPALIVE,
+    RUNOPT_REQUESTS_PER_CONNECTION,
     RUNOPT_RETRY_STALE,
+    RUNOPT_CACERT,
+    RUNOPT_INSECURE,
+    RUNOPT_TLS_VERSION,
+    RUNOPT_CIPHERS,
+    RUNOPT_TLS_RESUME,
+    RUNOPT_HTTP1,
+    RUNOPT_HTTP2,
+    RUNOPT_H2C,
+    RUNOPT_STREAMS,
     RUNOPT_TIMEOUT,
     RUNOPT_DRAIN,
     RUNOPT_WARMUP,
@@ -79,6 +89,10 @@ struct runopts {
     const char *shard, *start_at; /* --shard I/N|auto, --start-at TIME */
     uint64_t shards;              /* --shards N */
     bool retry_stale;
+    /* TLS and HTTP/2 */
+    const char *cacert, *tls_version, *ciphers, *tls_resume;
+    bool insecure, http1, http2, h2c;
+    uint64_t streams, requests_per_connection;
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

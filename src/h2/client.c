@@ -21,6 +21,12 @@
  * requests wait for a stream like any request waiting for a connection). */
 #define H2_STREAMS_BEFORE_SETTINGS 1
 
+/* Frames are gathered into one buffer of about this size before they are written: nghttp2
+ * serialises one frame at a time, and a write per frame would be a syscall (and over TLS a
+ * record) per request. With the buffer, everything submitted in one turn of the worker's loop
+ * leaves in one write. */
+#define H2_WRITE_GATHER 16384
+
 struct h2_client {
     nghttp2_session *session;
     struct h2_callbacks cb;
@@ -35,8 +41,9 @@ struct h2_client {
     bool goaway;         /* received */
     int32_t goaway_last; /* its last stream id */
     bool failed;         /* the session is over (h2_client_fail, or a protocol error) */
-    bool blocked;        /* the last flush stopped at a full socket */
     bool write_failed;
+    uint8_t *wbuf; /* frames serialised and not yet written: wbuf[woff..wlen) */
+    size_t wcap, wlen, woff;
     uint32_t pending_bodies; /* open streams with request body left to send */
     enum h2_reason reason;
     char detail[200];
@@ -102,10 +109,17 @@ static void close_stream(struct h2_client *h, struct h2_stream *s, enum h2_reaso
     h->cb.on_close(s);
 }
 
+/* A stream whose HEADERS never left knee was never seen by the server: after a GOAWAY it is as
+ * refused as the streams above the GOAWAY's last id (RFC 9113 §6.8), whatever ends it. */
+static enum h2_reason unsent_reason(const struct h2_client *h, const struct h2_stream *s, enum h2_reason r)
+{
+    return h->goaway && !s->headers_ns ? H2_R_GOAWAY : r;
+}
+
 static void fail_all(struct h2_client *h, enum h2_reason r)
 {
     while (h->head)
-        close_stream(h, h->head, r);
+        close_stream(h, h->head, unsent_reason(h, h->head, r));
 }
 
 static void set_failed(struct h2_client *h, enum h2_reason r, const char *detail)
@@ -122,21 +136,6 @@ static void set_failed(struct h2_client *h, enum h2_reason r, const char *detail
 static struct h2_stream *stream_of(nghttp2_session *session, int32_t id)
 {
     return id > 0 ? nghttp2_session_get_stream_user_data(session, id) : NULL;
-}
-
-static ssize_t on_send(nghttp2_session *session, const uint8_t *data, size_t len, int flags, void *ud)
-{
-    (void)session, (void)flags;
-    struct h2_client *h = ud;
-    long n = h->write_fn(h->io, data, len);
-    if (n > 0)
-        return (ssize_t)n;
-    if (n == 0) {
-        h->blocked = true;
-        return NGHTTP2_ERR_WOULDBLOCK;
-    }
-    h->write_failed = true;
-    return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 static int on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd, void *ud)
@@ -248,6 +247,25 @@ static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, v
     return 0;
 }
 
+/* A request's HEADERS that nghttp2 will not send: a stream submitted (from a callback, before
+ * the flush) in the same turn a GOAWAY arrived is never opened, so on_stream_close never names
+ * it; it is closed here, refused like the streams the GOAWAY names. */
+static int on_frame_not_send(nghttp2_session *session, const nghttp2_frame *frame, int lib_error_code, void *ud)
+{
+    (void)session;
+    struct h2_client *h = ud;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    struct h2_stream *s = h->head;
+    while (s && s->id != frame->hd.stream_id)
+        s = s->next;
+    if (s)
+        close_stream(h, s,
+                     lib_error_code == NGHTTP2_ERR_START_STREAM_NOT_ALLOWED ? H2_R_GOAWAY
+                                                                            : unsent_reason(h, s, H2_R_CLOSED));
+    return 0;
+}
+
 static int on_stream_close(nghttp2_session *session, int32_t id, uint32_t error_code, void *ud)
 {
     struct h2_client *h = ud;
@@ -308,13 +326,13 @@ struct h2_client *h2_client_new(const struct h2_callbacks *cb, h2_write_fn *writ
     nghttp2_session_callbacks *cbs;
     if (nghttp2_session_callbacks_new(&cbs))
         knee_oom();
-    nghttp2_session_callbacks_set_send_callback(cbs, on_send);
     nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, on_begin_frame);
     nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(cbs, on_frame_not_send);
     nghttp2_session_callbacks_set_error_callback2(cbs, on_error);
     int r = nghttp2_session_client_new(&h->session, cbs, h);
     nghttp2_session_callbacks_del(cbs);
@@ -335,6 +353,7 @@ void h2_client_free(struct h2_client *h)
     if (!h)
         return;
     nghttp2_session_del(h->session);
+    free(h->wbuf);
     free(h);
 }
 
@@ -406,7 +425,7 @@ static void check_stalls(struct h2_client *h)
 /* After nghttp2 ran: a session it ended (its GOAWAY over a protocol error) closes what is left. */
 static bool settle(struct h2_client *h)
 {
-    if (!h->failed && !nghttp2_session_want_read(h->session) && !nghttp2_session_want_write(h->session) &&
+    if (!h->failed && !nghttp2_session_want_read(h->session) && !h2_client_want_write(h) &&
         !(h->goaway && h->open == 0))
         set_failed(h, H2_R_PROTOCOL, h->detail[0] ? h->detail : "the session ended");
     if (h->failed) {
@@ -416,15 +435,68 @@ static bool settle(struct h2_client *h)
     return true;
 }
 
+/* Write wbuf[woff..wlen) through write_fn: true when it is all out, false when the socket is
+ * full (the rest waits) or the write failed (write_failed). */
+static bool write_out(struct h2_client *h)
+{
+    while (h->woff < h->wlen) {
+        long n = h->write_fn(h->io, h->wbuf + h->woff, h->wlen - h->woff);
+        if (n > 0) {
+            h->woff += (size_t)n;
+            continue;
+        }
+        if (n < 0)
+            h->write_failed = true;
+        return false;
+    }
+    h->woff = h->wlen = 0;
+    return true;
+}
+
+/* Serialise what nghttp2 has into wbuf, up to about H2_WRITE_GATHER bytes. 0 or nghttp2's
+ * error. Callbacks (on_frame_send: a request's HEADERS, its T1) run from here. */
+static int gather(struct h2_client *h)
+{
+    while (h->wlen < H2_WRITE_GATHER) {
+        const uint8_t *data;
+        ssize_t n = nghttp2_session_mem_send(h->session, &data);
+        if (n < 0)
+            return (int)n;
+        if (n == 0)
+            break;
+        if (h->wlen + (size_t)n > h->wcap) {
+            size_t cap = h->wcap ? h->wcap : H2_WRITE_GATHER * 2;
+            while (cap < h->wlen + (size_t)n)
+                cap *= 2;
+            h->wbuf = xrealloc(h->wbuf, cap);
+            h->wcap = cap;
+        }
+        memcpy(h->wbuf + h->wlen, data, (size_t)n);
+        h->wlen += (size_t)n;
+    }
+    return 0;
+}
+
 enum h2_io h2_client_flush(struct h2_client *h)
 {
     if (h->failed || h->write_failed)
         return H2_IO_ERROR;
-    h->blocked = false;
-    int r = nghttp2_session_send(h->session);
-    if (r != 0 || h->write_failed) {
-        if (!h->write_failed)
+    bool blocked = false;
+    for (;;) {
+        if (!write_out(h)) {
+            blocked = !h->write_failed;
+            break;
+        }
+        int r = gather(h);
+        if (r != 0) {
             set_failed(h, H2_R_PROTOCOL, nghttp2_strerror(r));
+            fail_all(h, h->reason);
+            return H2_IO_ERROR;
+        }
+        if (h->wlen == 0)
+            break;
+    }
+    if (h->write_failed) {
         if (h->failed)
             fail_all(h, h->reason);
         return H2_IO_ERROR;
@@ -432,12 +504,12 @@ enum h2_io h2_client_flush(struct h2_client *h)
     check_stalls(h);
     if (!settle(h))
         return H2_IO_ERROR;
-    return h->blocked ? H2_IO_WANT_WRITE : H2_IO_OK;
+    return blocked ? H2_IO_WANT_WRITE : H2_IO_OK;
 }
 
 bool h2_client_want_write(const struct h2_client *h)
 {
-    return !h->failed && nghttp2_session_want_write(h->session);
+    return !h->failed && (h->woff < h->wlen || nghttp2_session_want_write(h->session));
 }
 
 int h2_client_feed(struct h2_client *h, const uint8_t *data, size_t len)

@@ -12,9 +12,11 @@
  *
  * Reading is the caller's (into any buffer, then h2_client_feed), so one read buffer per thread
  * serves every connection; writing goes through the caller's write_fn, which takes what the
- * socket takes and returns 0 when it would block: nghttp2 keeps the rest and h2_client_flush
- * says H2_IO_WANT_WRITE (wait for EPOLLOUT, flush again). Nothing is buffered here beyond
- * nghttp2's own frame queue.
+ * socket takes and returns 0 when it would block: the rest waits and h2_client_flush says
+ * H2_IO_WANT_WRITE (wait for EPOLLOUT, flush again). A flush gathers the frames nghttp2 has
+ * (about 16 KiB at a time) into one buffer per session and writes them together: every stream
+ * submitted since the last flush leaves in one write (one syscall, one TLS record), not one
+ * write per frame.
  *
  * Streams are caller memory (struct h2_stream), so the worker can keep them with its requests;
  * a stream belongs to the session from h2_client_submit until its on_close, which is called
@@ -91,7 +93,7 @@ struct h2_stream {
     int32_t id; /* 0 until submitted */
     /* times (CLOCK_MONOTONIC ns; 0 = has not happened) */
     uint64_t submit_ns;     /* h2_client_submit */
-    uint64_t headers_ns;    /* T1: the request's HEADERS frame was handed to write_fn in full */
+    uint64_t headers_ns;    /* the request's HEADERS frame was serialised by the flush that writes it */
     uint64_t first_byte_ns; /* the first frame of the response began */
     uint64_t done_ns;       /* END_STREAM received: the full response */
     int status;             /* :status, 0 until the response's headers */

@@ -205,31 +205,36 @@ static int on_headers_complete(http_parser *p)
     return (r->head && r->status >= 200) ? HP_NO_BODY : HP_BODY;
 }
 
-static int on_body(http_parser *p, const char *at, size_t len)
+void http_matchers_feed(const struct http_matchers *m, size_t kmp[HTTP_MATCH_MAX], uint32_t *matched, const char *at,
+                        size_t len)
 {
-    struct http_response *r = p->data;
-    r->body_bytes += len;
-    const struct http_matchers *m = r->matchers;
     if (!m)
-        return 0;
+        return;
     for (size_t i = 0; i < m->n; i++) {
-        if (r->matched & (1u << i))
+        if (*matched & (1u << i))
             continue;
         const char *nd = m->needle[i];
         const uint16_t *f = m->fail[i];
-        size_t k = r->kmp[i], nl = m->len[i];
+        size_t k = kmp[i], nl = m->len[i];
         for (size_t j = 0; j < len; j++) {
             while (k > 0 && nd[k] != at[j])
                 k = f[k - 1];
             if (nd[k] == at[j])
                 k++;
             if (k == nl) {
-                r->matched |= 1u << i;
+                *matched |= 1u << i;
                 break;
             }
         }
-        r->kmp[i] = k;
+        kmp[i] = k;
     }
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    struct http_response *r = p->data;
+    r->body_bytes += len;
+    http_matchers_feed(r->matchers, r->kmp, &r->matched, at, len);
     return 0;
 }
 

@@ -36,6 +36,11 @@ void http_matchers_init(struct http_matchers *m);
  * HTTP_MATCH_MAX needles exist or KNEE_EINVAL when empty or longer than HTTP_MATCH_NEEDLE_MAX. */
 int http_matchers_add(struct http_matchers *m, const char *needle, size_t len);
 void http_matchers_release(struct http_matchers *m);
+/* Feed body bytes to the matchers (KMP across calls): kmp[] is the state per needle (zero at a
+ * body's start), bit i of *matched is set once needle i occurred. For bodies that do not come
+ * through http_response_feed (HTTP/2 DATA frames). m may be NULL (nothing to match). */
+void http_matchers_feed(const struct http_matchers *m, size_t kmp[HTTP_MATCH_MAX], uint32_t *matched, const char *data,
+                        size_t len);
 
 struct http_server_timing {
     char name[HTTP_ST_NAME_MAX];

@@ -188,5 +188,6 @@ void lab_knee_fill_row(const struct lab_round *rd, double rate, uint64_t l_sampl
 void lab_knee_explain(FILE *out, const struct lab_knee_result *r);
 void lab_fanout_explain(FILE *out, const struct lab_fanout_result *r);
 void lab_nagle_explain(FILE *out, const struct lab_nagle_result *r);
+void lab_tls_explain(FILE *out, const struct lab_tls_result *r);
 
 #endif

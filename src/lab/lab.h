@@ -186,9 +186,34 @@ struct lab_nagle_result {
 
 int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r);
 
+/* ---- tls: handshakes and connection churn against the tail (issue 16) ----------------------- */
+
+#define LAB_TLS_ROUNDS 4 /* keep-alive, a new connection per request resumed / full, plain TCP churn */
+
+struct lab_tls_round {
+    char label[48]; /* "the keepalive round" */
+    bool tls_on, keepalive, resume;
+    struct summary latency; /* ms from the planned send, ok outcomes */
+    struct summary tls;     /* ms, the tls phase per new connection (the engine's histogram) */
+    uint64_t conns;         /* connections opened */
+    uint64_t full, resumed; /* handshakes */
+    uint64_t not_ok;        /* sent and not ok */
+    double sent_rate;       /* /s over the window */
+    bool accounting_ok;
+    struct lab_validity valid;
+};
+
+struct lab_tls_result {
+    size_t nrounds; /* LAB_TLS_ROUNDS unless stopped */
+    double rate;    /* the open loop's rate (/s) */
+    struct lab_tls_round round[LAB_TLS_ROUNDS];
+};
+
+int lab_tls(const struct lab_options *o, struct lab_tls_result *r);
+
 /* ---- by name (registry.c) ---------------------------------------------------------------- */
 
-/* "stats queue knee fanout nagle all", NULL-terminated. */
+/* "stats queue knee fanout nagle compare tls all", NULL-terminated. */
 extern const char *const lab_experiment_names[];
 
 /* Run an experiment by name ("all" runs every one in turn). Returns 0, KNEE_ENOTFOUND for an

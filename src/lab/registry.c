@@ -58,18 +58,24 @@ static int run_capacity(const struct lab_options *o)
     return rc;
 }
 
+static int run_tls(const struct lab_options *o)
+{
+    struct lab_tls_result r;
+    return lab_tls(o, &r);
+}
+
 static const struct experiment {
     const char *name;
     int (*run)(const struct lab_options *o);
 } experiments[] = {
     {"stats", run_stats}, {"queue", run_queue},     {"knee", run_knee},         {"fanout", run_fanout},
-    {"nagle", run_nagle}, {"compare", run_compare}, {"capacity", run_capacity},
+    {"nagle", run_nagle}, {"compare", run_compare}, {"capacity", run_capacity}, {"tls", run_tls},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])
 
 /* The names in the order of the table, then "all" (`knee lab all` runs them in this order). */
 const char *const lab_experiment_names[] = {"stats",   "queue",    "knee", "fanout", "nagle",
-                                            "compare", "capacity", "all",  NULL};
+                                            "compare", "capacity", "tls",  "all",    NULL};
 _Static_assert(sizeof lab_experiment_names / sizeof lab_experiment_names[0] == NEXPERIMENTS + 2,
                "every experiment has its name, then \"all\" and the NULL end");
 

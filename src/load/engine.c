@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <strings.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -104,10 +105,9 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     int r = url_parse(tc->url, &et->url, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s: %s", tc->name, tc->url, why);
-    /* issue 16: net/url parses https; the workers speak TLS from stage 2 (src/tls, src/h2) */
-    if (et->url.tls)
-        return knee_fail(err, errlen, KNEE_EUNSUPPORTED, "target %s: %s: TLS is not supported yet (use http://)",
-                         tc->name, tc->url);
+    et->tls = et->url.tls;
+    et->h2_known = et->tls ? cfg->http == RUN_HTTP_2 : cfg->h2c;
+    et->h2_able = et->tls ? cfg->http != RUN_HTTP_1 : cfg->h2c;
     r = net_resolve(et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
@@ -124,6 +124,19 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     r = http_client_build_request(&spec, &et->req, &et->req_len, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
+    if (cfg->keepalive && cfg->requests_per_connection) {
+        /* the last request a connection carries says so (Connection: close) */
+        spec.keepalive = false;
+        r = http_client_build_request(&spec, &et->req_close, &et->req_close_len, why, sizeof why);
+        if (r)
+            return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
+    }
+    if (et->h2_able) {
+        spec.keepalive = true;
+        r = h2_request_build(&spec, &et->h2req, why, sizeof why);
+        if (r)
+            return knee_fail(err, errlen, r, "target %s: %s (HTTP/2)", tc->name, why);
+    }
     et->head = strcmp(method, "HEAD") == 0;
     http_matchers_init(&et->matchers);
     et->expect_bit = ENGINE_NO_NEEDLE;
@@ -210,18 +223,22 @@ static int plan_targets(struct engine *e, char *err, size_t errlen)
                     goto out;
                 }
         }
+        /* --streams S: each connection is shared by S clients (HTTP/2 streams) */
+        uint64_t S = e->group_streams;
         for (size_t i = 0; i < n; i++) {
             struct engine_target *et = &e->targets[i];
-            et->clients = et->cfg->connections ? et->cfg->connections : (uint32_t)parts[i];
-            w[i] = et->clients;
+            uint64_t conns = et->cfg->connections ? et->cfg->connections : parts[i];
+            uint64_t clients = conns * S;
+            et->clients = clients > UINT32_MAX ? UINT32_MAX : (uint32_t)clients;
+            w[i] = (double)conns;
         }
         (void)own;
         if (cfg->requests) {
             apportion(cfg->requests, w, n, parts);
             for (size_t i = 0; i < n; i++)
                 e->targets[i].limit = parts[i];
-            /* a client sends at least one request: no more clients (connections) than the
-             * target's requests (-n 5 -c 8 opens 5) */
+            /* a client sends at least one request: no more clients than the target's requests
+             * (-n 5 -c 8 opens 5) */
             for (size_t i = 0; i < n; i++)
                 if (e->targets[i].clients > e->targets[i].limit)
                     e->targets[i].clients = (uint32_t)e->targets[i].limit;
@@ -229,6 +246,8 @@ static int plan_targets(struct engine *e, char *err, size_t errlen)
             for (size_t i = 0; i < n; i++)
                 e->targets[i].limit = UINT64_MAX;
         }
+        for (size_t i = 0; i < n; i++)
+            e->targets[i].groups = (uint32_t)((e->targets[i].clients + S - 1) / S);
     }
 out:
     free(w);
@@ -291,6 +310,56 @@ static int validate_plan_bounds(const struct run_config *cfg, char *err, size_t 
                          "limit); raise --rate or lower --requests",
                          (unsigned long long)cfg->requests, start, (double)cfg->requests / start,
                          units_fmt_count(RUN_MAX_PLAN_NS / NS_PER_S, a, sizeof a));
+    return 0;
+}
+
+/* The TLS and HTTP/2 flags: each applies to some targets (https://, or http:// for --h2c) and
+ * is refused where it would change nothing, so a typo in a URL's scheme is not a silent
+ * cleartext run. */
+static int validate_transport(const struct run_config *cfg, char *err, size_t errlen)
+{
+    bool any_tls = false, any_plain = false;
+    for (size_t i = 0; i < cfg->ntargets; i++) {
+        if (strncasecmp(cfg->targets[i].url, "https://", 8) == 0)
+            any_tls = true;
+        else
+            any_plain = true;
+    }
+    const char *tls_flag = cfg->tls_cacert                                ? "--cacert"
+                           : cfg->tls_insecure                            ? "--insecure"
+                           : cfg->tls_min_version || cfg->tls_max_version ? "--tls-version"
+                           : cfg->tls_ciphers                             ? "--ciphers"
+                           : cfg->tls_no_resume                           ? "--tls-resume off"
+                           : cfg->http == RUN_HTTP_1                      ? "--http1.1"
+                           : cfg->http == RUN_HTTP_2                      ? "--http2"
+                                                                          : NULL;
+    if (tls_flag && !any_tls)
+        return knee_fail(
+            err, errlen, KNEE_EINVAL, "%s applies to https:// targets, and every target is http://%s", tls_flag,
+            cfg->http == RUN_HTTP_2 && !cfg->tls_cacert && !cfg->tls_insecure ? " (HTTP/2 in cleartext is --h2c)" : "");
+    if (cfg->h2c && !any_plain)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--h2c applies to http:// targets (https:// ones agree on h2 by ALPN; --http2 forces it)");
+    if (cfg->tls_insecure && cfg->tls_cacert)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--insecure and --cacert: give one (--insecure verifies no certificate at all)");
+    for (int k = 0; k < 2; k++) {
+        int v = k ? cfg->tls_max_version : cfg->tls_min_version;
+        if (v && (v < 0x0301 || v > 0x0304))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--tls-version: versions are 1.0 to 1.3");
+    }
+    if (cfg->tls_min_version && cfg->tls_max_version && cfg->tls_min_version > cfg->tls_max_version)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--tls-version: MIN is above MAX");
+    bool h2_possible = (any_tls && cfg->http != RUN_HTTP_1) || (any_plain && cfg->h2c);
+    if (cfg->streams > RUN_H2_MAX_STREAMS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--streams must be between 1 and %d", RUN_H2_MAX_STREAMS);
+    if (cfg->streams && !h2_possible)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--streams applies to HTTP/2: https:// targets (ALPN h2, without --http1.1) or --h2c");
+    if (cfg->requests_per_connection && !cfg->keepalive)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--requests-per-connection and --no-keepalive: give one (--no-keepalive is one request per "
+                         "connection)");
     return 0;
 }
 
@@ -360,8 +429,11 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    int r = run_shard_validate(cfg, err, errlen);
-    return r ? r : validate_plan_bounds(cfg, err, errlen);
+    int rc = validate_transport(cfg, err, errlen);
+    if (rc)
+        return rc;
+    rc = run_shard_validate(cfg, err, errlen);
+    return rc ? rc : validate_plan_bounds(cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ intervals */
@@ -564,12 +636,16 @@ static void engine_release(struct engine *e)
         for (size_t i = 0; i < e->nt; i++) {
             url_release(&e->targets[i].url);
             free(e->targets[i].req);
+            free(e->targets[i].req_close);
+            if (e->targets[i].h2_able)
+                h2_request_release(&e->targets[i].h2req);
             http_matchers_release(&e->targets[i].matchers);
         }
         free(e->targets);
     }
     free(e->published);
     free(e->done);
+    tls_ctx_free(e->tls);
 }
 
 /* Everything before the threads, shared by run_execute and run_plan: check cfg, parse,
@@ -583,10 +659,33 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
         return rc;
     e->cfg = cfg;
     e->nt = cfg->ntargets;
+    e->rpc = cfg->requests_per_connection ? cfg->requests_per_connection : cfg->keepalive ? UINT32_MAX : 1;
+    e->h2_streams = cfg->streams ? cfg->streams : RUN_H2_DEFAULT_STREAMS;
+    e->group_streams = !cfg->open_loop && cfg->streams ? cfg->streams : 1;
     e->targets = xcalloc(e->nt, sizeof *e->targets);
+    bool any_tls = false;
     for (size_t i = 0; i < e->nt; i++) {
         e->targets[i].cfg = &cfg->targets[i];
         rc = prepare_target(&e->targets[i], cfg, err, errlen);
+        if (rc)
+            return rc;
+        any_tls |= e->targets[i].tls;
+    }
+    if (any_tls) {
+        /* one client context for the run, shared read-only by every thread; what OpenSSL
+         * refuses here (--cacert, --ciphers) is bad input */
+        struct tls_client_config tc = {
+            .cafile = cfg->tls_cacert,
+            .insecure = cfg->tls_insecure,
+            .min_version = cfg->tls_min_version,
+            .max_version = cfg->tls_max_version,
+            .ciphers = cfg->tls_ciphers,
+            .alpn = cfg->http == RUN_HTTP_1   ? TLS_ALPN_HTTP1
+                    : cfg->http == RUN_HTTP_2 ? TLS_ALPN_H2
+                                              : TLS_ALPN_ANY,
+            .resume = !cfg->tls_no_resume,
+        };
+        rc = tls_client_new(&tc, &e->tls, err, errlen);
         if (rc)
             return rc;
     }
@@ -600,9 +699,9 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     /* threads */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t T = cfg->threads ? cfg->threads : (uint32_t)(ncpu > 0 ? ncpu : 1);
-    uint64_t clients = 0;
+    uint64_t clients = 0; /* closed loop: connections (groups of --streams clients) */
     for (size_t i = 0; i < e->nt; i++)
-        clients += e->targets[i].clients;
+        clients += e->targets[i].groups;
     if (!cfg->open_loop && clients < T)
         T = (uint32_t)clients; /* a thread without clients would have nothing to do */
     e->pool_cap = cfg->open_loop ? (cfg->connections ? cfg->connections : RUN_DEFAULT_OPEN_CONNECTIONS) : 0;

@@ -12,17 +12,20 @@
 #include <sys/resource.h>
 
 #include "core/loop.h"
+#include "h2/h2.h"
 #include "hist/hdr.h"
 #include "http/response.h"
 #include "load/run.h"
 #include "load/schedule.h"
 #include "net/net.h"
 #include "net/url.h"
+#include "tls/tls.h"
 
 #define WORKER_RBUF 65536 /* one read buffer per thread: responses are parsed, never stored */
 #define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
 #define IVAL_SLOTS 8      /* per-second merge slots in flight between workers and main */
 #define CONN_CHUNK 64     /* connections are allocated this many at a time */
+#define REQ_CHUNK 64      /* and requests in flight */
 #define WORKER_READS 16   /* reads of WORKER_RBUF per readiness event: a flood yields to timers */
 
 struct outlog;
@@ -38,7 +41,13 @@ struct engine_target {
     uint64_t resolve_ns;
     char *req; /* the serialised request */
     size_t req_len;
-    bool head; /* HEAD: responses carry no body */
+    char *req_close; /* --requests-per-connection: the same with Connection: close (the last one) */
+    size_t req_close_len;
+    bool tls;                /* https: every connection speaks TLS first */
+    bool h2_known;           /* HTTP/2 without asking: --h2c, or --http2 over TLS */
+    bool h2_able;            /* may speak HTTP/2 (h2req is built) */
+    struct h2_request h2req; /* the request as HTTP/2 header fields (h2_able) */
+    bool head;               /* HEAD: responses carry no body */
     struct http_matchers matchers;
     int expect_bit; /* needle index of --expect-body, ENGINE_NO_NEEDLE when none */
     size_t nrejects;
@@ -47,41 +56,106 @@ struct engine_target {
     /* the plan */
     double rate_from, rate_to; /* open loop, per second for the whole target */
     uint64_t limit;            /* planned requests for this target (UINT64_MAX: by duration) */
-    uint32_t clients;          /* closed loop */
+    uint32_t clients;          /* closed loop: clients (connections x streams, at most limit) */
+    uint32_t groups;           /* closed loop: connections, each shared by up to `streams` clients */
 };
 
-enum conn_state { CONN_FREE, CONN_CONNECTING, CONN_IDLE, CONN_BUSY };
+/* A connection's life: FREE -> CONNECTING (non-blocking connect) -> HANDSHAKING (https: the TLS
+ * handshake) -> IDLE or BUSY (HTTP/1.1: without or with its one request) or H2 (an HTTP/2
+ * session with any number of streams) -> closed (FREE). */
+enum conn_state { CONN_FREE, CONN_CONNECTING, CONN_HANDSHAKING, CONN_IDLE, CONN_BUSY, CONN_H2 };
 
 struct client;
+struct cgroup;
+struct conn;
+
+/* How a request ends when the worker ends it itself (a timeout, the cancel at the end). */
+enum req_end { REQ_END_NONE, REQ_END_TIMEOUT, REQ_END_CANCEL };
+
+/* A request from its send (T1) to its outcome. Taken from the thread's pool when sent,
+ * returned at its outcome: an HTTP/1.1 connection carries one at a time (conn.req), an HTTP/2
+ * connection one per open stream (its h2_stream is embedded: stream.user points back). */
+struct req {
+    struct conn *c;        /* the connection it rides; NULL while it waits for one (pending) */
+    struct target_rt *t;   /* its target */
+    struct client *client; /* closed loop: the client that sent it */
+    bool warm;             /* planned during the warm-up */
+    bool reused;           /* not its connection's first request */
+    bool retried;          /* already sent once (--retry-stale, or HTTP/2 GOAWAY/REFUSED_STREAM) */
+    bool pending;          /* on its target's pending list (waits for a stream to be sent again) */
+    uint8_t end;           /* enum req_end */
+    uint8_t tcause;        /* enum run_transport_cause, when it ends in transport */
+    uint8_t proto;         /* REQLOG_PROTO_* of the connection it went on */
+    uint8_t tls_kind;      /* REQLOG_TLS_* of that connection */
+    uint32_t conn_id;
+    uint64_t planned_ns, sent_ns, first_byte_ns;
+    uint64_t connect_ns, tls_ns; /* the connect and handshake it waited for (0: none) */
+    const char *buf;             /* HTTP/1.1: the bytes to write */
+    size_t len, write_off;
+    struct req *tprev, *tnext; /* timeout FIFO */
+    struct req *next;          /* free list, pending list */
+    struct h2_stream stream;   /* HTTP/2 */
+    struct http_response resp; /* HTTP/1.1: the parser; HTTP/2: status, bytes, matches, Server-Timing */
+};
+
+/* What a connection's bytes go through: plain sockets or TLS (transport.c). Every call returns
+ * TLS_IO_OK (bytes moved), TLS_IO_WANT_READ / TLS_IO_WANT_WRITE (wait for that readiness),
+ * TLS_IO_EOF (read: the peer closed) or TLS_IO_ERROR (conn.sys_errno or conn.tls say why). */
+struct conn_ops {
+    enum tls_io (*read)(struct conn *c, void *buf, size_t cap, size_t *got);
+    enum tls_io (*write)(struct conn *c, const void *buf, size_t len, size_t *put);
+};
+extern const struct conn_ops conn_plain_ops, conn_tls_ops;
 
 struct conn {
     struct loop_io io; /* io.data = this conn */
     struct worker *w;
     struct target_rt *t;
-    struct client *client; /* closed loop: the client owning this connection */
+    const struct conn_ops *ops;
+    struct cgroup *group; /* closed loop: the clients sharing it; NULL in the open loop */
     enum conn_state state;
     uint32_t id;
     uint64_t freed_iter; /* loop iteration it was freed in: not reused in the same batch */
-    uint64_t connect_start_ns;
-    uint32_t nreq; /* requests begun on this connection */
-    /* the request in flight (has_req); reused: not the connection's first request; retried:
-     * already sent once on a connection that went stale (--retry-stale) */
-    bool has_req, warm, close_after, want_out, reused, retried;
-    uint8_t tcause; /* enum run_transport_cause, when it ends in transport */
-    uint64_t planned_ns, sent_ns, first_byte_ns, connect_ns;
-    size_t write_off;
-    struct conn *next;          /* free list / idle stack */
-    struct conn *tprev, *tnext; /* timeout FIFO */
-    struct http_response resp;
+    uint64_t connect_start_ns, connected_ns;
+    uint64_t connect_ns, tls_ns; /* how long its connect and handshake took */
+    uint32_t nreq;               /* requests begun on this connection */
+    bool want_out, close_after;
+    bool avail;                 /* open loop: on its target's list of connections with room */
+    bool in_cfifo;              /* on the deadline FIFO of connections without a request */
+    bool for_queue;             /* open loop: opened for the queue, counted in connecting_unbound until ready */
+    bool tls_on;                /* https */
+    bool counted;               /* its protocol was counted (it became ready) */
+    bool flush_due;             /* HTTP/2: frames were submitted and wait for a flush */
+    bool close_due;             /* HTTP/2: close once the session's callbacks have returned */
+    bool in_after;              /* HTTP/2: h2_after is running for it */
+    uint8_t in_h2;              /* HTTP/2: nesting of calls into the session (callbacks may run) */
+    uint8_t fail_cause;         /* enum run_transport_cause + 1 when the connection failed (0: it did not) */
+    int sys_errno;              /* the plain transport's failed read or write */
+    struct req *req;            /* HTTP/1.1: the request in flight; CONNECTING/HANDSHAKING: the one bound to it */
+    struct conn *next;          /* free list */
+    struct conn *aprev, *anext; /* open loop: the target's list of connections with room */
+    struct conn *cprev, *cnext; /* the deadline FIFO of connections without a request */
+    struct tls_conn tls;
+    struct h2_client *h2;
 };
 
 /* A closed-loop client: sends, waits for the full response, (thinks), sends again. */
 struct client {
     struct worker *w;
     struct target_rt *t;
-    struct conn *conn;
+    struct cgroup *g;
     struct loop_timer think;
     bool done;
+    bool waiting; /* on its group's wait list: every stream of the connection is busy */
+    struct client *wnext;
+};
+
+/* Closed loop: the clients that share one connection (--streams of them; one for HTTP/1.1). A
+ * client whose connection has no free stream waits here, before planning its request. */
+struct cgroup {
+    struct target_rt *t;
+    struct conn *conn; /* the connection new requests go on (NULL: the next one opens it) */
+    struct client *wait_head, *wait_tail;
 };
 
 /* Per target per thread: the schedule share, the pool, counters and histograms. */
@@ -92,22 +166,30 @@ struct target_rt {
     struct sched sched;
     bool has_next;
     uint64_t next_planned_ns;
-    struct conn *idle; /* stack of idle connections */
-    uint64_t *q;       /* ring of queued planned times (waiting for a connection) */
+    struct conn *avail; /* connections with room for a request (IDLE, or HTTP/2 with a free stream) */
+    uint64_t *q;        /* ring of queued planned times (waiting for a connection) */
     size_t qcap, qhead, qlen;
     size_t connecting_unbound; /* connects in progress opened for the queue */
+    uint32_t per_conn;         /* requests a new connection is expected to take at once (HTTP/2: streams) */
+    /* requests sent once that wait for a stream to be sent again (HTTP/2 GOAWAY, REFUSED_STREAM) */
+    struct req *pend_head, *pend_tail;
+    size_t npend;
     /* closed loop */
     uint64_t budget; /* requests this thread may still send for the target */
+    struct cgroup *groups;
+    size_t ngroups;
     /* accounting: [0] requests planned after the warm-up, [1] during it */
     struct run_counts counts[2];
     struct run_events ev;                /* every request by its events' times (rates.c), window in ns since t0 */
     struct hdr latency[RUN_GROUP_COUNT]; /* lazily initialised except OK */
-    struct hdr service, ttfb, lag, connect;
+    struct hdr service, ttfb, lag, connect, tls;
     struct hdr ival; /* latency of this interval (warm-up included) */
     uint64_t ival_max_ns;
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
-    uint64_t bytes_out; /* request bytes written (warm-up included, as bytes_in in the JSON) */
+    uint64_t bytes_out;                 /* request bytes written (warm-up included, as bytes_in in the JSON) */
+    struct run_proto_counts pc;         /* connections by protocol and TLS version, handshakes, HTTP/2 */
+    struct tls_session_cache tls_cache; /* --tls-resume: the newest session ticket of the target */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */
@@ -133,9 +215,16 @@ struct worker {
     uint32_t conn_seq;
     size_t nclients;
     struct client *clients;
+    size_t ngroups;
+    struct cgroup *groups;
+    /* requests in flight: a pool of struct req, grown REQ_CHUNK at a time, never shrunk */
+    struct req **rchunks;
+    size_t nrchunks;
+    struct req *req_free;
     /* timers */
-    struct loop_timer start_timer, sched_timer, tick_timer, end_timer, timeout_timer;
-    struct conn *fifo_head, *fifo_tail;
+    struct loop_timer start_timer, sched_timer, tick_timer, end_timer, timeout_timer, conn_timer;
+    struct req *fifo_head, *fifo_tail;    /* requests in flight, by deadline */
+    struct conn *cfifo_head, *cfifo_tail; /* connections without a request in CONNECTING/HANDSHAKING */
     /* state */
     bool planning, started, finished;
     uint64_t plan_end_ns, drain_deadline_ns, finish_ns;
@@ -189,6 +278,11 @@ struct engine {
     uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
     uint64_t fd_limit;   /* RLIMIT_NOFILE after raising it */
     struct outlog *log;
+    /* TLS and HTTP/2 */
+    struct tls_ctx *tls; /* the client context of https targets (NULL without one) */
+    uint32_t rpc;        /* requests per connection: --requests-per-connection, 1 without keep-alive, else UINT32_MAX */
+    uint32_t h2_streams; /* HTTP/2 streams per connection at most (--streams, else RUN_H2_DEFAULT_STREAMS) */
+    uint32_t group_streams; /* closed loop: clients per connection (--streams, else 1) */
     /* interval merge */
     pthread_mutex_t mu;
     pthread_cond_t cv;

@@ -93,9 +93,47 @@ const char *run_transport_cause_name(enum run_transport_cause c)
         [RUN_TC_CLOSED_BEFORE] = "closed_before_response",
         [RUN_TC_CLOSED_MID] = "closed_mid_response",
         [RUN_TC_STALE] = "stale",
+        [RUN_TC_TLS_VERIFY] = "tls_verify",
+        [RUN_TC_TLS_HOSTNAME] = "tls_hostname",
+        [RUN_TC_TLS_EXPIRED] = "tls_expired",
+        [RUN_TC_TLS_ALERT] = "tls_alert",
+        [RUN_TC_TLS_PROTOCOL] = "tls_protocol",
+        [RUN_TC_TLS_ALPN] = "tls_alpn",
+        [RUN_TC_TLS_HANDSHAKE_TIMEOUT] = "tls_handshake_timeout",
+        [RUN_TC_H2_RST_STREAM] = "h2_rst_stream",
+        [RUN_TC_H2_REFUSED] = "h2_refused",
+        [RUN_TC_H2_GOAWAY] = "h2_goaway",
+        [RUN_TC_H2_PROTOCOL] = "h2_protocol",
+        [RUN_TC_H2_NOT_H2] = "h2_not_h2",
         [RUN_TC_OTHER] = "other",
     };
     return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
+}
+
+const char *run_tls_version_name(int v)
+{
+    static const char *const names[RUN_TLS_VERSIONS] = {"TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+    return v >= 0 && v < RUN_TLS_VERSIONS ? names[v] : "unknown";
+}
+
+void run_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s)
+{
+    d->http1 += s->http1;
+    d->h2 += s->h2;
+    for (int v = 0; v < RUN_TLS_VERSIONS; v++)
+        d->tls_version[v] += s->tls_version[v];
+    d->tls_full += s->tls_full;
+    d->tls_resumed += s->tls_resumed;
+    d->tls_failed += s->tls_failed;
+    d->h2_streams += s->h2_streams;
+    d->h2_rst += s->h2_rst;
+    d->h2_refused += s->h2_refused;
+    d->h2_goaway += s->h2_goaway;
+    d->h2_goaway_streams += s->h2_goaway_streams;
+    d->h2_retried += s->h2_retried;
+    d->h2_stalls += s->h2_stalls;
+    if (s->h2_max_concurrent > d->h2_max_concurrent)
+        d->h2_max_concurrent = s->h2_max_concurrent;
 }
 
 static void target_result_init(struct run_target_result *r)
@@ -108,6 +146,7 @@ static void target_result_init(struct run_target_result *r)
     hdr_init(&r->ttfb, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     hdr_init(&r->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     hdr_init(&r->connect, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
 }
 
 static void target_result_release(struct run_target_result *r)
@@ -119,6 +158,7 @@ static void target_result_release(struct run_target_result *r)
     hdr_release(&r->ttfb);
     hdr_release(&r->lag);
     hdr_release(&r->connect);
+    hdr_release(&r->tls);
     for (size_t i = 0; i < r->nst; i++)
         hdr_release(&r->st[i].dur);
     r->nst = 0;
@@ -152,6 +192,9 @@ static void target_result_add(struct run_target_result *d, const struct run_targ
     hdr_add(&d->ttfb, &s->ttfb);
     hdr_add(&d->lag, &s->lag);
     hdr_add(&d->connect, &s->connect);
+    hdr_add(&d->tls, &s->tls);
+    run_proto_counts_add(&d->pc, &s->pc);
+    d->https |= s->https;
     st_merge(d, s->st, s->nst);
 }
 
@@ -170,6 +213,7 @@ void result_begin(struct run_result *res, const struct engine *e)
         r->resolve_ns = et->resolve_ns;
         r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 / run_shard_count(cfg) : 0;
         r->connections = et->clients;
+        r->https = et->tls;
     }
     target_result_init(&res->all);
 }
@@ -207,6 +251,8 @@ void result_env_begin(struct run_env *env)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(env->start_wall, sizeof env->start_wall, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(env->openssl, sizeof env->openssl, "%s", tls_library_version());
+    snprintf(env->nghttp2, sizeof env->nghttp2, "%s", h2_library_version());
 }
 
 static const char *plural(uint64_t n)
@@ -320,6 +366,8 @@ void result_finish(struct engine *e, struct run_result *res)
             hdr_add(&r->ttfb, &t->ttfb);
             hdr_add(&r->lag, &t->lag);
             hdr_add(&r->connect, &t->connect);
+            hdr_add(&r->tls, &t->tls);
+            run_proto_counts_add(&r->pc, &t->pc);
             st_merge(r, t->st, t->nst);
         }
     }

@@ -49,6 +49,10 @@
 #define RUN_MAX_THREADS 1024
 #define RUN_QUEUE_CAP (1u << 20) /* queued requests per thread before they count as dropped */
 #define RUN_MAX_CONNECTING 64    /* open loop: connects in progress per thread */
+/* HTTP/2: streams per connection without --streams (the server's SETTINGS_MAX_CONCURRENT_STREAMS,
+ * capped here), and --streams' largest value (H2_MAX_STREAMS of src/h2). */
+#define RUN_H2_DEFAULT_STREAMS 128
+#define RUN_H2_MAX_STREAMS 1024
 
 /* Histogram parameters for every latency-like metric: 1 ns .. 1 h, 3 significant digits. */
 #define RUN_HDR_LOWEST 1
@@ -56,6 +60,8 @@
 #define RUN_HDR_SIGDIGITS 3
 
 enum run_arrivals { RUN_ARRIVALS_CONSTANT, RUN_ARRIVALS_POISSON };
+/* The HTTP version over TLS: ALPN offers h2 and http/1.1 (AUTO, the server chooses), or one. */
+enum run_http { RUN_HTTP_AUTO, RUN_HTTP_1, RUN_HTTP_2 };
 enum run_when_busy { RUN_BUSY_QUEUE, RUN_BUSY_DROP };
 
 /* --reject STATUS[:SUBSTR]: a response with this status (and, when body is set, containing
@@ -166,7 +172,20 @@ struct run_config {
     void *live_ctx;
     const int64_t *live_bounds_ns;
     size_t live_nbounds;
-    const char *const *argv; /* the command line, for the environment record (may be NULL) */
+    /* TLS (https:// targets) and HTTP/2. Zero is the default everywhere. */
+    const char *tls_cacert; /* --cacert: PEM file of trusted certificates; NULL = the system store */
+    bool tls_insecure;      /* --insecure: no certificate verification at all */
+    int tls_min_version;    /* --tls-version: 0x0301 (TLS 1.0) .. 0x0304 (TLS 1.3); 0 = OpenSSL's default */
+    int tls_max_version;
+    const char *tls_ciphers;          /* --ciphers: OpenSSL names joined by ':'; NULL = OpenSSL's defaults */
+    bool tls_no_resume;               /* --tls-resume off: every handshake is a full one */
+    enum run_http http;               /* --http1.1 / --http2 over TLS */
+    bool h2c;                         /* --h2c: http:// targets speak HTTP/2 by prior knowledge */
+    uint32_t streams;                 /* --streams: concurrent HTTP/2 streams per connection (open loop: at
+                                         most; closed loop: clients per connection); 0 = the server's
+                                         limit up to RUN_H2_DEFAULT_STREAMS (open), 1 (closed) */
+    uint32_t requests_per_connection; /* --requests-per-connection: close after N; 0 = no limit */
+    const char *const *argv;          /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
     /* --shard I/N (load/shard.h): shard_count 0 runs the whole plan; 1..RUN_MAX_SHARDS runs
@@ -298,19 +317,33 @@ struct run_server_timing {
  * certificate) get causes of their own before RUN_TC_OTHER when TLS lands: the JSON object is
  * keyed by name, so a new cause breaks no reader. */
 enum run_transport_cause {
-    RUN_TC_REFUSED,       /* connect refused: nobody listens on the port */
-    RUN_TC_CONNECT,       /* any other failed connect: unreachable, out of descriptors or ports */
-    RUN_TC_RESET,         /* reset by the peer (RST), or a write to a connection the peer closed */
-    RUN_TC_CLOSED_BEFORE, /* closed before any byte of the response, on the connection's first request */
-    RUN_TC_CLOSED_MID,    /* closed in the middle of a response (fewer bytes than its framing said) */
-    RUN_TC_STALE,         /* a reused keep-alive connection closed or reset before any byte of the
-                             response: the server closed it while idle (the case --retry-stale retries) */
-    RUN_TC_OTHER,         /* any other socket error */
+    RUN_TC_REFUSED,               /* connect refused: nobody listens on the port */
+    RUN_TC_CONNECT,               /* any other failed connect: unreachable, out of descriptors or ports */
+    RUN_TC_RESET,                 /* reset by the peer (RST), or a write to a connection the peer closed */
+    RUN_TC_CLOSED_BEFORE,         /* closed before any byte of the response, on the connection's first request */
+    RUN_TC_CLOSED_MID,            /* closed in the middle of a response (fewer bytes than its framing said) */
+    RUN_TC_STALE,                 /* a reused keep-alive connection closed or reset before any byte of the
+                                     response: the server closed it while idle (the case --retry-stale retries) */
+    RUN_TC_TLS_VERIFY,            /* the server's certificate chain did not verify (--cacert, --insecure) */
+    RUN_TC_TLS_HOSTNAME,          /* the certificate does not name the URL's host */
+    RUN_TC_TLS_EXPIRED,           /* the certificate expired or is not valid yet */
+    RUN_TC_TLS_ALERT,             /* the server sent a fatal TLS alert (versions, ciphers or ALPN that do not meet) */
+    RUN_TC_TLS_PROTOCOL,          /* not TLS, or TLS broken (a plain HTTP server, garbage after the handshake) */
+    RUN_TC_TLS_ALPN,              /* --http2 was forced and the server did not agree on h2 */
+    RUN_TC_TLS_HANDSHAKE_TIMEOUT, /* the connection's TLS handshake did not finish within --timeout */
+    RUN_TC_H2_RST_STREAM,         /* the server reset the request's HTTP/2 stream */
+    RUN_TC_H2_REFUSED,            /* refused twice with RST_STREAM(REFUSED_STREAM) (the first is sent again) */
+    RUN_TC_H2_GOAWAY,             /* refused twice by a GOAWAY (the first is sent again) */
+    RUN_TC_H2_PROTOCOL,           /* the server broke HTTP/2 */
+    RUN_TC_H2_NOT_H2,             /* the server answered HTTP/2 in HTTP/1.x (--h2c to a server without h2c) */
+    RUN_TC_OTHER,                 /* any other socket error */
     RUN_TC_COUNT
 };
 
 /* "refused", "connect", "reset", "closed_before_response", "closed_mid_response", "stale",
- * "other" (JSON keys; the text summary replaces '_' with ' '). */
+ * "tls_verify", "tls_hostname", "tls_expired", "tls_alert", "tls_protocol", "tls_alpn",
+ * "tls_handshake_timeout", "h2_rst_stream", "h2_refused", "h2_goaway", "h2_protocol",
+ * "h2_not_h2", "other" (JSON keys; the text summary replaces '_' with ' '). */
 const char *run_transport_cause_name(enum run_transport_cause c);
 
 /* The counters of struct run_counts, every one a uint64_t that adds up across threads and
@@ -346,6 +379,28 @@ _Static_assert(sizeof(struct run_counts) == (0 RUN_COUNTS_FIELDS(RUN_COUNTS_N_S,
 #undef RUN_COUNTS_N_S
 #undef RUN_COUNTS_N_A
 
+/* Connections by what they spoke, TLS handshakes and HTTP/2 sessions (per target; warm-up
+ * included, as the connection counters of run_counts). */
+enum { RUN_TLS_V10, RUN_TLS_V11, RUN_TLS_V12, RUN_TLS_V13, RUN_TLS_VERSIONS };
+struct run_proto_counts {
+    uint64_t http1, h2;                         /* connections that became ready, by protocol */
+    uint64_t tls_version[RUN_TLS_VERSIONS];     /* TLS connections by version */
+    uint64_t tls_full, tls_resumed, tls_failed; /* handshakes: full, resumed (a ticket), failed */
+    uint64_t h2_streams;                        /* streams submitted */
+    uint64_t h2_rst;                            /* RST_STREAM frames received (REFUSED_STREAM included) */
+    uint64_t h2_refused;                        /* streams refused by RST_STREAM(REFUSED_STREAM) */
+    uint64_t h2_goaway;                         /* GOAWAY frames received */
+    uint64_t h2_goaway_streams;                 /* streams refused by a GOAWAY */
+    uint64_t h2_retried;                        /* refused streams sent again (also in counts.retries) */
+    uint64_t h2_stalls;                         /* request bodies that waited for the flow-control window */
+    uint64_t h2_max_concurrent;                 /* the largest SETTINGS_MAX_CONCURRENT_STREAMS seen
+                                                   (UINT64_MAX: unlimited; 0: none seen) */
+};
+/* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
+const char *run_tls_version_name(int v);
+/* d += s (h2_max_concurrent: the larger). */
+void run_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s);
+
 struct run_target_result {
     char name[64];
     char url[256];
@@ -360,6 +415,9 @@ struct run_target_result {
     struct hdr latency[RUN_GROUP_COUNT];
     struct hdr latency_all; /* the union of the groups */
     struct hdr service, ttfb, lag, connect;
+    struct hdr tls;             /* TLS handshake time (connected -> handshake done) per new connection */
+    struct run_proto_counts pc; /* protocols, TLS versions and handshakes, HTTP/2 */
+    bool https;                 /* an https target (all: any is) */
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
 };
@@ -423,6 +481,8 @@ struct run_env {
     double cpu_user_s, cpu_sys_s; /* the generator's own CPU time during the run */
     long peak_rss_kb;
     char start_wall[40]; /* ISO 8601 UTC */
+    char openssl[64];    /* OpenSSL's version text */
+    char nghttp2[32];    /* nghttp2's version */
 };
 
 struct run_result {
@@ -498,7 +558,7 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0
  * with *res filled (release with run_result_release), or a negative code with a one-line
- * reason in err: KNEE_EINVAL (bad configuration), KNEE_EUNSUPPORTED (https), KNEE_ENOTFOUND
+ * reason in err: KNEE_EINVAL (bad configuration; a TLS flag OpenSSL refuses), KNEE_ENOTFOUND
  * (a name did not resolve), -errno (files, threads). Request failures are data in *res,
  * never an error here. Reentrant: runs may follow each other or run concurrently in one
  * process (each with its own cfg, res and stop handle); a run uses no global state. */

@@ -4,14 +4,24 @@
  *
  * Connection state machine (struct conn):
  *   FREE → CONNECTING (non-blocking connect, EPOLLIN|EPOLLOUT registered)
- *        → IDLE (connected, no request; EPOLLIN only, so a close by the server is seen)
- *        → BUSY (request written or being written; response being parsed) → IDLE or closed.
- * A request is written directly from whatever callback decided to send it; EPOLLOUT is armed
+ *        → HANDSHAKING (https: the TLS handshake, its own phase and histogram)
+ *        → IDLE (HTTP/1.1, connected, no request; EPOLLIN only, so a close by the server is seen)
+ *        → BUSY (HTTP/1.1, request written or being written; response being parsed) → IDLE or closed
+ *        or H2 (an HTTP/2 session: up to --streams requests at once, one per stream) → closed.
+ * Bytes go through the connection's transport table (c->ops: plain or TLS, transport.c). A
+ * request is written directly from whatever callback decided to send it; EPOLLOUT is armed
  * only when a write would block (one epoll_ctl pair per short write, none per request).
  *
+ * A request in flight is a struct req from the thread's pool: an HTTP/1.1 connection carries
+ * one (conn.req), an HTTP/2 connection one per open stream. "Idle" in the open loop means
+ * "has room": a connection is on its target's available list while it can take a request
+ * (IDLE, or an HTTP/2 session with a free stream); a planned request that finds none opens a
+ * connection or waits, by --when-busy, exactly as over HTTP/1.1.
+ *
  * Every planned request reaches exactly one of: dropped (never sent), or one outcome after
- * being sent. "Sent" (T1) is when knee began sending it: the write on an open connection, or
- * the start of the connect when a connection was opened for it. */
+ * being sent. "Sent" (T1) is when knee began sending it: the write (HTTP/1.1) or the submit
+ * and flush of its HEADERS (HTTP/2) on an open connection, or the start of the connect when a
+ * connection was opened for it (its connect and handshake are then part of its latency). */
 #include "load/internal.h"
 
 #include "core/clock.h"
@@ -30,8 +40,14 @@ static void on_io(struct loop *loop, struct loop_io *io, uint32_t events);
 static void client_next(struct client *cl);
 static void maybe_finish(struct worker *w);
 static void after_request(struct worker *w, struct target_rt *t, struct client *cl, struct conn *alive);
+static void pool_refill(struct worker *w, struct target_rt *t, struct conn *c);
+static void group_refill(struct worker *w, struct conn *c);
+static void wake_waiters(struct worker *w, struct cgroup *g);
+static void h2_after(struct worker *w, struct conn *c);
+static bool conn_send(struct worker *w, struct conn *c, struct req *r);
+static void fail_transport(struct worker *w, struct conn *c, enum run_transport_cause cause);
 
-/* ------------------------------------------------------------------ connection pool */
+/* ------------------------------------------------------------------ pools */
 
 static struct conn *conn_alloc(struct worker *w)
 {
@@ -59,24 +75,190 @@ static struct conn *conn_alloc(struct worker *w)
     return &chunk[0];
 }
 
-static void leave_connecting(struct worker *w, struct conn *c)
+/* Requests in flight come from a pool that grows by REQ_CHUNK and is never shrunk: no
+ * allocation per request once the pool holds the most requests ever in flight at once. */
+static struct req *req_alloc(struct worker *w)
 {
-    if (c->state != CONN_CONNECTING)
-        return;
-    w->connecting--;
-    if (!c->has_req && !c->client)
-        c->t->connecting_unbound--;
+    struct req *r = w->req_free;
+    if (r) {
+        w->req_free = r->next;
+        return r;
+    }
+    struct req *chunk = xcalloc(REQ_CHUNK, sizeof *chunk);
+    w->rchunks = xrealloc(w->rchunks, (w->nrchunks + 1) * sizeof *w->rchunks);
+    w->rchunks[w->nrchunks++] = chunk;
+    for (size_t i = 1; i < REQ_CHUNK; i++) {
+        chunk[i].next = w->req_free;
+        w->req_free = &chunk[i];
+    }
+    return &chunk[0];
 }
 
+static void req_release(struct worker *w, struct req *r)
+{
+    r->c = NULL;
+    r->pending = false;
+    r->next = w->req_free;
+    w->req_free = r;
+}
+
+/* ------------------------------------------------------------------ lists */
+
+/* The open loop's connections with room, most recently freed first (a warm connection, and
+ * the cold ones age out by the server's keep-alive timeout, as a stack of idle ones did). */
+static void avail_push(struct target_rt *t, struct conn *c)
+{
+    if (c->avail)
+        return;
+    c->avail = true;
+    c->aprev = NULL;
+    c->anext = t->avail;
+    if (t->avail)
+        t->avail->aprev = c;
+    t->avail = c;
+}
+
+static void avail_remove(struct target_rt *t, struct conn *c)
+{
+    if (!c->avail)
+        return;
+    c->avail = false;
+    if (c->aprev)
+        c->aprev->anext = c->anext;
+    else
+        t->avail = c->anext;
+    if (c->anext)
+        c->anext->aprev = c->aprev;
+    c->aprev = c->anext = NULL;
+}
+
+/* Requests waiting for a stream to be sent again (HTTP/2 GOAWAY, REFUSED_STREAM), in order. */
+static void pend_push(struct target_rt *t, struct req *r)
+{
+    r->pending = true;
+    r->c = NULL;
+    r->next = NULL;
+    if (t->pend_tail)
+        t->pend_tail->next = r;
+    else
+        t->pend_head = r;
+    t->pend_tail = r;
+    t->npend++;
+}
+
+static void pend_remove(struct target_rt *t, struct req *r)
+{
+    struct req **pp = &t->pend_head, *prev = NULL;
+    while (*pp && *pp != r) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (!*pp)
+        return;
+    *pp = r->next;
+    if (t->pend_tail == r)
+        t->pend_tail = prev;
+    r->pending = false;
+    r->next = NULL;
+    t->npend--;
+}
+
+/* The deadline FIFO of connections that carry no request while they connect or handshake
+ * (knee run has no connect timeout of its own: --timeout from the connect start). Connects
+ * start in time order, so a push is always at the tail. */
+static uint64_t conn_deadline(const struct worker *w, const struct conn *c)
+{
+    return c->connect_start_ns + w->e->timeout_ns;
+}
+
+static void cfifo_push(struct worker *w, struct conn *c)
+{
+    c->in_cfifo = true;
+    c->cnext = NULL;
+    c->cprev = w->cfifo_tail;
+    if (w->cfifo_tail)
+        w->cfifo_tail->cnext = c;
+    else
+        w->cfifo_head = c;
+    w->cfifo_tail = c;
+    if (w->cfifo_head == c)
+        loop_timer_arm(&w->loop, &w->conn_timer, conn_deadline(w, c));
+}
+
+static void cfifo_remove(struct worker *w, struct conn *c)
+{
+    if (!c->in_cfifo)
+        return;
+    c->in_cfifo = false;
+    if (c->cprev)
+        c->cprev->cnext = c->cnext;
+    else
+        w->cfifo_head = c->cnext;
+    if (c->cnext)
+        c->cnext->cprev = c->cprev;
+    else
+        w->cfifo_tail = c->cprev;
+    c->cprev = c->cnext = NULL;
+}
+
+/* ------------------------------------------------------------------ connections */
+
+/* An open-loop connection opened for the queue counts in connecting_unbound until it is
+ * ready, carries a request, or is gone. */
+static void conn_unqueue(struct conn *c)
+{
+    if (c->for_queue) {
+        c->for_queue = false;
+        c->t->connecting_unbound--;
+    }
+}
+
+static void leave_connecting(struct worker *w, struct conn *c)
+{
+    if (c->state == CONN_CONNECTING)
+        w->connecting--;
+}
+
+/* Add an HTTP/2 session's counters to its target's at the end of the connection. */
+static void h2_count(struct target_rt *t, const struct h2_client *h)
+{
+    const struct h2_client_stats *s = h2_client_stats(h);
+    t->pc.h2_streams += s->streams;
+    t->pc.h2_rst += s->rst_received;
+    t->pc.h2_goaway += s->goaway;
+    t->pc.h2_stalls += s->stalls;
+    uint32_t m = h2_client_server_max_streams(h);
+    uint64_t mm = m == UINT32_MAX ? UINT64_MAX : m;
+    if (mm > t->pc.h2_max_concurrent)
+        t->pc.h2_max_concurrent = mm;
+}
+
+/* Close c (it carries no request any more; an HTTP/2 session has no open stream) and free
+ * what it holds: the TLS state after one try at close_notify, the HTTP/2 session. */
 static void conn_close(struct worker *w, struct conn *c)
 {
     leave_connecting(w, c);
+    cfifo_remove(w, c);
+    conn_unqueue(c);
+    avail_remove(c->t, c);
+    if (c->group && c->group->conn == c)
+        c->group->conn = NULL;
+    if (c->h2) {
+        h2_count(c->t, c->h2);
+        h2_client_free(c->h2);
+        c->h2 = NULL;
+    }
+    if (c->tls_on) {
+        tls_conn_shutdown(&c->tls);
+        tls_conn_release(&c->tls);
+        c->tls_on = false;
+    }
     if (c->io.fd >= 0)
         close(c->io.fd); /* also removes it from the epoll set */
     c->io.fd = -1;
     c->state = CONN_FREE;
-    c->has_req = false;
-    c->client = NULL;
+    c->req = NULL;
+    c->group = NULL;
     c->freed_iter = w->loop.iterations;
     c->next = NULL;
     if (w->free_tail)
@@ -92,8 +274,9 @@ static struct run_counts *counts_of(struct target_rt *t, bool warm)
     return &t->counts[warm ? 1 : 0];
 }
 
-/* Start a connect. 0 with *out CONNECTING, or -errno (nothing allocated stays). */
-static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
+/* Start a connect. 0 with *out CONNECTING (on the deadline FIFO until a request is bound to
+ * it), or -errno (nothing allocated stays). for_queue: an open-loop connection for the queue. */
+static int conn_open(struct worker *w, struct target_rt *t, struct conn **out, bool for_queue)
 {
     struct conn *c = conn_alloc(w);
     int fd = -1;
@@ -121,18 +304,43 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
     }
     c->w = w;
     c->t = t;
-    c->client = NULL;
+    c->ops = &conn_plain_ops;
+    c->group = NULL;
     c->state = CONN_CONNECTING;
     c->id = w->conn_seq++ * w->e->nworkers + w->index;
     c->connect_start_ns = start;
-    c->has_req = false;
-    c->want_out = true;
-    c->close_after = false;
+    c->connected_ns = c->connect_ns = c->tls_ns = 0;
     c->nreq = 0;
+    c->want_out = true;
+    c->close_after = c->avail = c->in_cfifo = c->tls_on = c->counted = false;
+    c->flush_due = c->close_due = c->in_after = false;
+    c->in_h2 = 0;
+    c->fail_cause = 0;
+    c->sys_errno = 0;
+    c->req = NULL;
+    c->h2 = NULL;
+    c->for_queue = for_queue;
+    if (for_queue)
+        t->connecting_unbound++;
     w->nopen++;
     w->connecting++;
+    cfifo_push(w, c);
     *out = c;
     return 0;
+}
+
+/* Requests c can take now: HTTP/1.1 one when IDLE; HTTP/2 its free streams; none once it has
+ * begun --requests-per-connection of them. */
+static uint32_t conn_room(const struct worker *w, const struct conn *c)
+{
+    if (c->nreq >= w->e->rpc)
+        return 0;
+    if (c->state == CONN_IDLE)
+        return 1;
+    if (c->state != CONN_H2)
+        return 0;
+    uint32_t cap = h2_client_capacity(c->h2), left = w->e->rpc - c->nreq;
+    return cap < left ? cap : left;
 }
 
 /* ------------------------------------------------------------------ timeout FIFO */
@@ -143,43 +351,43 @@ static int conn_open(struct worker *w, struct target_rt *t, struct conn **out)
  * earlier: a removed head leaves the timer early, and on_timeout then re-arms it). Only a
  * request that becomes the head arms the timer, so a send never pushes an earlier deadline
  * back; on_timeout re-arms for the head when it is done. */
-static uint64_t deadline_of(const struct worker *w, const struct conn *c)
+static uint64_t deadline_of(const struct worker *w, const struct req *r)
 {
-    return c->sent_ns + w->e->timeout_ns;
+    return r->sent_ns + w->e->timeout_ns;
 }
 
-static void fifo_push(struct worker *w, struct conn *c)
+static void fifo_push(struct worker *w, struct req *r)
 {
-    /* nearly always at the tail (requests are sent in time order); a --retry-stale request
-     * keeps its first send time and may go a few places back */
-    struct conn *after = w->fifo_tail;
-    while (after && after->sent_ns > c->sent_ns)
+    /* nearly always at the tail (requests are sent in time order); a request sent again keeps
+     * its first send time and may go a few places back */
+    struct req *after = w->fifo_tail;
+    while (after && after->sent_ns > r->sent_ns)
         after = after->tprev;
-    c->tprev = after;
-    c->tnext = after ? after->tnext : w->fifo_head;
-    if (c->tnext)
-        c->tnext->tprev = c;
+    r->tprev = after;
+    r->tnext = after ? after->tnext : w->fifo_head;
+    if (r->tnext)
+        r->tnext->tprev = r;
     else
-        w->fifo_tail = c;
+        w->fifo_tail = r;
     if (after)
-        after->tnext = c;
+        after->tnext = r;
     else
-        w->fifo_head = c;
-    if (w->fifo_head == c)
-        loop_timer_arm(&w->loop, &w->timeout_timer, deadline_of(w, c));
+        w->fifo_head = r;
+    if (w->fifo_head == r)
+        loop_timer_arm(&w->loop, &w->timeout_timer, deadline_of(w, r));
 }
 
-static void fifo_remove(struct worker *w, struct conn *c)
+static void fifo_remove(struct worker *w, struct req *r)
 {
-    if (c->tprev)
-        c->tprev->tnext = c->tnext;
+    if (r->tprev)
+        r->tprev->tnext = r->tnext;
     else
-        w->fifo_head = c->tnext;
-    if (c->tnext)
-        c->tnext->tprev = c->tprev;
+        w->fifo_head = r->tnext;
+    if (r->tnext)
+        r->tnext->tprev = r->tprev;
     else
-        w->fifo_tail = c->tprev;
-    c->tprev = c->tnext = NULL;
+        w->fifo_tail = r->tprev;
+    r->tprev = r->tnext = NULL;
 }
 
 /* ------------------------------------------------------------------ recording */
@@ -190,28 +398,31 @@ static uint64_t since_t0(uint64_t t, uint64_t t0)
     return t > t0 ? t - t0 : 1;
 }
 
-static void log_record(struct worker *w, const struct target_rt *t, const struct conn *c, uint64_t planned_ns,
-                       bool warm, enum reqlog_outcome o, uint64_t done_ns)
+static void log_record(struct worker *w, const struct target_rt *t, const struct req *r, uint64_t planned_ns, bool warm,
+                       enum reqlog_outcome o, uint64_t done_ns)
 {
     if (!w->chunk)
         return;
     uint64_t t0 = w->e->t0_ns;
-    struct reqlog_record *r = &w->chunk->rec[w->chunk->n++];
-    memset(r, 0, sizeof *r);
-    r->planned_ns = planned_ns - t0;
-    r->target = (uint32_t)t->index;
-    r->outcome = (uint8_t)o;
-    r->flags = warm ? REQLOG_FLAG_WARMUP : 0;
-    if (c) {
-        r->sent_ns = since_t0(c->sent_ns, t0);
+    struct reqlog_record *rec = &w->chunk->rec[w->chunk->n++];
+    memset(rec, 0, sizeof *rec);
+    rec->planned_ns = planned_ns - t0;
+    rec->target = (uint32_t)t->index;
+    rec->outcome = (uint8_t)o;
+    rec->flags = warm ? REQLOG_FLAG_WARMUP : 0;
+    if (r) {
+        rec->sent_ns = since_t0(r->sent_ns, t0);
         if (!w->e->cfg->open_loop)
-            r->planned_ns = r->sent_ns; /* closed loop: latency is measured from the send */
-        r->first_byte_ns = c->first_byte_ns ? since_t0(c->first_byte_ns, t0) : 0;
-        r->done_ns = o == OUTCOME_CANCELLED ? 0 : since_t0(done_ns, t0);
-        r->connect_ns = c->connect_ns;
-        r->bytes = c->resp.bytes;
-        r->connection = c->id;
-        r->status = (uint16_t)(c->resp.status > 0 && c->resp.status < 1000 ? c->resp.status : 0);
+            rec->planned_ns = rec->sent_ns; /* closed loop: latency is measured from the send */
+        rec->first_byte_ns = r->first_byte_ns ? since_t0(r->first_byte_ns, t0) : 0;
+        rec->done_ns = o == OUTCOME_CANCELLED ? 0 : since_t0(done_ns, t0);
+        rec->connect_ns = r->connect_ns;
+        rec->tls_ns = r->tls_ns;
+        rec->protocol = r->proto;
+        rec->tls = r->tls_kind;
+        rec->bytes = r->resp.bytes;
+        rec->connection = r->conn_id;
+        rec->status = (uint16_t)(r->resp.status > 0 && r->resp.status < 1000 ? r->resp.status : 0);
     }
     if (w->chunk->n == OUTLOG_CHUNK_RECORDS) {
         outlog_submit(w->e->log, w->chunk);
@@ -266,15 +477,15 @@ static struct ival_counts *tick_at(struct worker *w, uint64_t t)
 /* A request has its outcome: count its events by their times (load/rates.c) and in the
  * timeline's intervals, from the nanoseconds since t0 the log gets (closed loop: planned =
  * sent), so the rates, the timeline and the log agree to the request. */
-static void count_events(struct worker *w, struct target_rt *t, const struct conn *c, uint64_t planned_ns,
+static void count_events(struct worker *w, struct target_rt *t, const struct req *r, uint64_t planned_ns,
                          enum reqlog_outcome o, uint64_t done_ns)
 {
     uint64_t t0 = w->e->t0_ns;
     uint64_t planned = planned_ns > t0 ? planned_ns - t0 : 0;
-    uint64_t sent = c ? since_t0(c->sent_ns, t0) : 0;
-    if (c && !w->e->cfg->open_loop)
+    uint64_t sent = r ? since_t0(r->sent_ns, t0) : 0;
+    if (r && !w->e->cfg->open_loop)
         planned = sent;
-    uint64_t done = c && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
+    uint64_t done = r && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
     run_events_count(&t->ev, planned, sent, done, o);
     struct ival_counts *k = tick_at(w, planned);
     k->planned++;
@@ -303,18 +514,18 @@ static void record_dropped(struct worker *w, struct target_rt *t, uint64_t plann
 }
 
 /* Account a finished request (any outcome but dropped). */
-static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint64_t done_ns)
+static void record(struct worker *w, struct req *r, enum reqlog_outcome o, uint64_t done_ns)
 {
-    struct target_rt *t = c->t;
+    struct target_rt *t = r->t;
     struct engine *e = w->e;
-    struct run_counts *rc = counts_of(t, c->warm);
+    struct run_counts *rc = counts_of(t, r->warm);
     rc->outcome[o]++;
     if (o == OUTCOME_TRANSPORT)
-        rc->transport_cause[c->tcause < RUN_TC_COUNT ? c->tcause : RUN_TC_OTHER]++;
-    rc->bytes_in += c->resp.bytes;
-    t->bytes_out += c->write_off; /* the request's bytes written (live metrics) */
+        rc->transport_cause[r->tcause < RUN_TC_COUNT ? r->tcause : RUN_TC_OTHER]++;
+    rc->bytes_in += r->resp.bytes;
+    t->bytes_out += r->write_off; /* the request's bytes written (live metrics; HTTP/2 counts its frames) */
     if (o != OUTCOME_CANCELLED) {
-        uint64_t from = e->cfg->open_loop ? c->planned_ns : c->sent_ns;
+        uint64_t from = e->cfg->open_loop ? r->planned_ns : r->sent_ns;
         int64_t lat = (int64_t)(done_ns - from);
         w->ic.completed++;
         if (o == OUTCOME_OK)
@@ -324,27 +535,36 @@ static void record(struct worker *w, struct conn *c, enum reqlog_outcome o, uint
         hdr_record(&t->ival, lat, 1);
         if ((uint64_t)lat > t->ival_max_ns)
             t->ival_max_ns = (uint64_t)lat;
-        if (!c->warm) {
+        if (!r->warm) {
             hdr_record(group_hist(t, (enum run_group)o), lat, 1);
-            hdr_record(&t->service, (int64_t)(done_ns - c->sent_ns), 1);
-            if (c->first_byte_ns)
-                hdr_record(&t->ttfb, (int64_t)(c->first_byte_ns - c->sent_ns), 1);
-            if (c->resp.nst)
-                record_server_timing(t, &c->resp);
+            hdr_record(&t->service, (int64_t)(done_ns - r->sent_ns), 1);
+            if (r->first_byte_ns)
+                hdr_record(&t->ttfb, (int64_t)(r->first_byte_ns - r->sent_ns), 1);
+            if (r->resp.nst)
+                record_server_timing(t, &r->resp);
         }
     }
-    log_record(w, t, c, c->planned_ns, c->warm, o, done_ns);
-    count_events(w, t, c, c->planned_ns, o, done_ns);
+    log_record(w, t, r, r->planned_ns, r->warm, o, done_ns);
+    count_events(w, t, r, r->planned_ns, o, done_ns);
 }
 
-/* The request on c ends with outcome o. The connection stays open (IDLE) only when keep is
- * true; returns c when it does, NULL when it was closed. Dispatches nothing. */
-static struct conn *complete(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep, uint64_t done_ns)
+/* The request r ends with outcome o: accounted, out of the FIFO, back to the pool. The
+ * caller has detached it from its connection. */
+static void complete(struct worker *w, struct req *r, enum reqlog_outcome o, uint64_t done_ns)
 {
-    record(w, c, o, done_ns);
-    fifo_remove(w, c);
-    c->has_req = false;
+    record(w, r, o, done_ns);
+    fifo_remove(w, r);
     w->inflight--;
+    req_release(w, r);
+}
+
+/* The HTTP/1.1 request on c ends with outcome o. The connection stays open (IDLE) only when
+ * keep is true; returns c when it does, NULL when it was closed. Dispatches nothing. */
+static struct conn *h1_complete(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep, uint64_t done_ns)
+{
+    struct req *r = c->req;
+    c->req = NULL;
+    complete(w, r, o, done_ns);
     if (!keep) {
         conn_close(w, c);
         return NULL;
@@ -355,27 +575,30 @@ static struct conn *complete(struct worker *w, struct conn *c, enum reqlog_outco
 
 /* ------------------------------------------------------------------ sending */
 
-/* Write (the rest of) the request. Returns 0 while the request is in flight (written, or the
- * rest waits for EPOLLOUT), or the send's -errno: the caller fails the request. */
+/* Write (the rest of) the HTTP/1.1 request on c. Returns 0 while the request is in flight
+ * (written, or the rest waits for the socket), or -1 when the write failed (fail_cause says
+ * why): the caller fails the request. A TLS write that wants to read first waits for EPOLLIN,
+ * which is always armed (arming EPOLLOUT would spin). */
 static int conn_write(struct worker *w, struct conn *c)
 {
-    const struct engine_target *et = c->t->et;
-    while (c->write_off < et->req_len) {
-        ssize_t n = send(c->io.fd, et->req + c->write_off, et->req_len - c->write_off, MSG_NOSIGNAL);
-        if (n > 0) {
-            c->write_off += (size_t)n;
+    struct req *r = c->req;
+    while (r->write_off < r->len) {
+        size_t put;
+        enum tls_io io = c->ops->write(c, r->buf + r->write_off, r->len - r->write_off, &put);
+        if (io == TLS_IO_OK) {
+            r->write_off += put;
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (io == TLS_IO_WANT_WRITE) {
             if (!c->want_out) {
                 loop_io_mod(&w->loop, &c->io, EPOLLIN | EPOLLOUT);
                 c->want_out = true;
             }
             return 0;
         }
-        return n < 0 ? -errno : -EPIPE;
+        if (io == TLS_IO_WANT_READ)
+            return 0;
+        return -1;
     }
     if (c->want_out) {
         loop_io_mod(&w->loop, &c->io, EPOLLIN);
@@ -397,25 +620,73 @@ static void count_sent(struct worker *w, struct target_rt *t, uint64_t planned_n
     w->ic.sent++;
 }
 
-/* Begin a request on c (IDLE or CONNECTING without a request). */
-static void req_begin(struct worker *w, struct conn *c, uint64_t planned_ns, bool warm, uint64_t sent_ns)
+static void req_init(struct req *r, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm,
+                     uint64_t sent_ns)
 {
-    struct target_rt *t = c->t;
-    c->has_req = true;
-    c->warm = warm;
-    c->planned_ns = planned_ns;
-    c->sent_ns = sent_ns;
-    c->first_byte_ns = 0;
-    c->connect_ns = 0;
-    c->write_off = 0;
-    c->close_after = false;
-    c->reused = c->nreq++ > 0;
-    c->retried = false;
-    c->tcause = RUN_TC_OTHER;
-    http_response_init(&c->resp, &t->et->matchers, t->et->head);
+    r->c = NULL;
+    r->t = t;
+    r->client = cl;
+    r->warm = warm;
+    r->reused = r->retried = r->pending = false;
+    r->end = REQ_END_NONE;
+    r->tcause = RUN_TC_OTHER;
+    r->proto = REQLOG_PROTO_HTTP1;
+    r->tls_kind = REQLOG_TLS_PLAIN;
+    r->conn_id = 0;
+    r->planned_ns = planned_ns;
+    r->sent_ns = sent_ns;
+    r->first_byte_ns = r->connect_ns = r->tls_ns = 0;
+    r->buf = NULL;
+    r->len = r->write_off = 0;
+    http_response_init(&r->resp, &t->et->matchers, t->et->head);
+}
+
+/* A new request, sent at sent_ns: counted as sent, in flight, on the timeout FIFO. */
+static struct req *req_begin(struct worker *w, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm,
+                             uint64_t sent_ns)
+{
+    struct req *r = req_alloc(w);
+    req_init(r, t, cl, planned_ns, warm, sent_ns);
     count_sent(w, t, planned_ns, warm, sent_ns);
     w->inflight++;
-    fifo_push(w, c);
+    fifo_push(w, r);
+    return r;
+}
+
+/* r goes on c: the connection's number, whether it is reused, and (once c is ready) what c
+ * speaks. */
+static void req_attach(struct conn *c, struct req *r)
+{
+    r->c = c;
+    r->conn_id = c->id;
+    r->reused = c->nreq++ > 0;
+}
+
+static void req_protocol(const struct conn *c, struct req *r)
+{
+    r->proto = c->h2 ? REQLOG_PROTO_H2 : REQLOG_PROTO_HTTP1;
+    r->tls_kind = !c->tls_on ? REQLOG_TLS_PLAIN : c->tls.resumed ? REQLOG_TLS_RESUMED : REQLOG_TLS_FULL;
+}
+
+/* HTTP/1.1: the bytes r writes on c (the last request a connection may carry asks the server
+ * to close it: --requests-per-connection). */
+static void req_bytes(const struct worker *w, const struct conn *c, struct req *r)
+{
+    const struct engine_target *et = c->t->et;
+    bool last = et->req_close && c->nreq >= w->e->rpc;
+    r->buf = last ? et->req_close : et->req;
+    r->len = last ? et->req_close_len : et->req_len;
+    r->write_off = 0;
+}
+
+/* A request is bound to a connection that is not ready yet (CONNECTING, HANDSHAKING): it goes
+ * out as soon as the connection is (conn_ready), and its timeout covers the connection's. */
+static void bind_req(struct worker *w, struct conn *c, struct req *r)
+{
+    c->req = r;
+    req_attach(c, r);
+    cfifo_remove(w, c);
+    conn_unqueue(c);
 }
 
 /* ------------------------------------------------------------------ transport failures */
@@ -425,34 +696,72 @@ static enum run_transport_cause connect_cause(int err)
     return err == -ECONNREFUSED ? RUN_TC_REFUSED : RUN_TC_CONNECT;
 }
 
-/* The cause of a failed read or write (-errno, or 0 for a read of end-of-file) on c. Before
- * any byte of the response, on a reused connection, whatever ended it is the server's close of
- * a connection it thought idle: stale. */
-static enum run_transport_cause io_cause(const struct conn *c, int err)
+static enum run_transport_cause tls_cause(enum tls_reason r)
+{
+    switch (r) {
+    case TLS_R_VERIFY:
+        return RUN_TC_TLS_VERIFY;
+    case TLS_R_HOSTNAME:
+        return RUN_TC_TLS_HOSTNAME;
+    case TLS_R_EXPIRED:
+        return RUN_TC_TLS_EXPIRED;
+    case TLS_R_ALERT:
+        return RUN_TC_TLS_ALERT;
+    case TLS_R_PROTOCOL:
+        return RUN_TC_TLS_PROTOCOL;
+    case TLS_R_ALPN:
+        return RUN_TC_TLS_ALPN;
+    case TLS_R_HANDSHAKE_TIMEOUT:
+        return RUN_TC_TLS_HANDSHAKE_TIMEOUT;
+    default:
+        return RUN_TC_OTHER;
+    }
+}
+
+/* The cause of a failed read or write (-errno, or 0 for end-of-file) for request r. Before
+ * any byte of the response, on a reused connection, whatever ended it is the server's close
+ * of a connection it thought idle: stale. */
+static enum run_transport_cause io_cause(const struct req *r, int err)
 {
     bool reset = err == -ECONNRESET || err == -EPIPE;
-    if ((reset || err == 0) && c->reused && !c->first_byte_ns)
+    if ((reset || err == 0) && r && r->reused && !r->first_byte_ns)
         return RUN_TC_STALE;
     if (reset)
         return RUN_TC_RESET;
     if (err == 0)
-        return c->first_byte_ns ? RUN_TC_CLOSED_MID : RUN_TC_CLOSED_BEFORE;
+        return r && r->first_byte_ns ? RUN_TC_CLOSED_MID : RUN_TC_CLOSED_BEFORE;
     return RUN_TC_OTHER;
+}
+
+/* Why the byte stream of c failed for request r (r may be NULL): end-of-file (eof), the TLS
+ * layer's reason (a TLS close or socket error is the plain one), or the socket's errno. */
+static enum run_transport_cause fail_cause(const struct conn *c, const struct req *r, bool eof)
+{
+    int err = 0;
+    if (!eof && c->tls_on && c->tls.reason != TLS_R_NONE) {
+        if (c->tls.reason == TLS_R_CLOSED)
+            eof = true;
+        else if (c->tls.reason == TLS_R_SOCKET)
+            err = -(c->tls.sys_errno ? c->tls.sys_errno : EIO);
+        else
+            return tls_cause(c->tls.reason);
+    } else if (!eof) {
+        err = -(c->sys_errno ? c->sys_errno : EIO);
+    }
+    return io_cause(r, eof ? 0 : err);
 }
 
 /* A request that failed in transport before it had a connection of its own (its connect
  * failed at once, or the connect opened for the queue it waited in failed). It was attempted:
- * counted as sent at sent_ns unless `counted` (a --retry-stale request already is), and
+ * counted as sent at sent_ns unless `counted` (a request sent again already is), and
  * accounted at once. */
 static void fail_unconnected(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns,
                              enum run_transport_cause cause, bool counted)
 {
-    struct conn tmp;
+    struct req tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.t = t;
-    tmp.id = w->conn_seq++ * w->e->nworkers + w->index;
-    tmp.io.fd = -1;
-    tmp.state = CONN_BUSY;
+    tmp.conn_id = w->conn_seq++ * w->e->nworkers + w->index;
     tmp.planned_ns = planned_ns;
     tmp.sent_ns = sent_ns;
     tmp.warm = warm;
@@ -462,9 +771,9 @@ static void fail_unconnected(struct worker *w, struct target_rt *t, uint64_t pla
     record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
 }
 
-static bool may_retry(const struct worker *w, const struct conn *c, enum run_transport_cause cause)
+static bool may_retry(const struct worker *w, const struct req *r, enum run_transport_cause cause)
 {
-    return cause == RUN_TC_STALE && w->e->cfg->retry_stale && !c->retried;
+    return cause == RUN_TC_STALE && w->e->cfg->retry_stale && !r->retried;
 }
 
 /* --retry-stale: send the request on c (its reused connection went stale before any byte of
@@ -476,74 +785,116 @@ static bool may_retry(const struct worker *w, const struct conn *c, enum run_tra
  * connect's cause), and the caller goes on as after any failed request. */
 static bool retry_stale(struct worker *w, struct conn *c)
 {
-    struct target_rt *t = c->t;
-    struct client *cl = c->client;
-    uint64_t planned = c->planned_ns, sent = c->sent_ns;
-    bool warm = c->warm;
-    fifo_remove(w, c);
+    struct req *r = c->req;
+    struct target_rt *t = r->t;
+    struct client *cl = r->client;
+    c->req = NULL;
     conn_close(w, c);
-    counts_of(t, warm)->retries++;
+    counts_of(t, r->warm)->retries++;
     struct conn *n;
-    int r = conn_open(w, t, &n);
-    if (r) {
-        if (cl)
-            cl->conn = NULL;
+    int rc = conn_open(w, t, &n, false);
+    if (rc) {
+        fifo_remove(w, r);
         w->inflight--;
-        fail_unconnected(w, t, planned, warm, sent, connect_cause(r), true);
+        fail_unconnected(w, t, r->planned_ns, r->warm, r->sent_ns, connect_cause(rc), true);
+        req_release(w, r);
         return false;
     }
-    n->client = cl;
-    if (cl)
-        cl->conn = n;
-    n->has_req = true;
-    n->warm = warm;
-    n->planned_ns = planned;
-    n->sent_ns = sent;
-    n->first_byte_ns = 0;
-    n->connect_ns = 0;
-    n->write_off = 0;
-    n->nreq = 1;
-    n->reused = false;
-    n->retried = true;
-    n->tcause = RUN_TC_OTHER;
-    http_response_init(&n->resp, &t->et->matchers, t->et->head);
-    fifo_push(w, n);
+    if (cl) {
+        n->group = cl->g;
+        cl->g->conn = n;
+    }
+    r->retried = true;
+    r->first_byte_ns = r->connect_ns = r->tls_ns = 0;
+    r->tcause = RUN_TC_OTHER;
+    http_response_init(&r->resp, &t->et->matchers, t->et->head);
+    bind_req(w, n, r);
     return true;
 }
 
-/* Send a planned request: on c when given (IDLE), else on a new connection. Returns true when
- * the request is in flight, false when it already failed (accounted, connection gone). */
+/* ------------------------------------------------------------------ HTTP/2 streams */
+
+/* r goes out as a new stream of c's session (c has room). Its HEADERS leave with the next
+ * flush: at once (h2_after), or after the callbacks of c's session that submitted it. */
+static void h2_submit(struct worker *w, struct conn *c, struct req *r)
+{
+    if (!r->c)
+        req_attach(c, r);
+    req_protocol(c, r);
+    r->stream.user = r;
+    if (h2_client_submit(c->h2, &c->t->et->h2req, &r->stream) != 0) {
+        /* no free stream after all (stream ids of the connection used up): the request goes
+         * back to wait for one */
+        c->nreq--;
+        pend_push(c->t, r);
+        return;
+    }
+    if (!conn_room(w, c))
+        avail_remove(c->t, c);
+    c->flush_due = true;
+    if (!c->in_h2)
+        h2_after(w, c);
+}
+
+/* Send r (in flight, not on a connection) on c, which has room. Returns false when it failed
+ * at once (accounted; c is closed): the caller goes on as after any failed request. */
+static bool conn_send(struct worker *w, struct conn *c, struct req *r)
+{
+    if (c->state == CONN_H2) {
+        h2_submit(w, c, r);
+        return true;
+    }
+    avail_remove(c->t, c);
+    c->req = r;
+    req_attach(c, r);
+    req_protocol(c, r);
+    req_bytes(w, c, r);
+    c->state = CONN_BUSY;
+    if (conn_write(w, c) == 0)
+        return true;
+    /* a reused connection the server closed while it was idle fails here when the close (RST)
+     * came first */
+    enum run_transport_cause cause = fail_cause(c, r, false);
+    if (may_retry(w, r, cause))
+        return retry_stale(w, c);
+    r->tcause = (uint8_t)cause;
+    h1_complete(w, c, OUTCOME_TRANSPORT, false, clock_now_ns());
+    return false;
+}
+
+/* Send a planned request: on c when given (it has room), else on a new connection. Returns
+ * true when the request is in flight (or its end was already handled by the callbacks of an
+ * HTTP/2 session), false when it already failed (accounted, connection gone). */
 static bool dispatch(struct worker *w, struct target_rt *t, struct client *cl, struct conn *c, uint64_t planned_ns,
                      bool warm)
 {
     uint64_t now = clock_now_ns();
-    if (c) {
-        c->state = CONN_BUSY;
-        req_begin(w, c, planned_ns, warm, now);
-        int err = conn_write(w, c);
-        if (!err)
-            return true;
-        /* a reused connection the server closed while it was idle fails here when the
-         * close (RST) came first */
-        enum run_transport_cause cause = io_cause(c, err);
-        if (may_retry(w, c, cause))
-            return retry_stale(w, c);
-        c->tcause = (uint8_t)cause;
-        complete(w, c, OUTCOME_TRANSPORT, false, clock_now_ns());
-        return false;
-    }
-    int r = conn_open(w, t, &c);
+    if (c)
+        return conn_send(w, c, req_begin(w, t, cl, planned_ns, warm, now));
+    int r = conn_open(w, t, &c, false);
     if (r) {
         /* The connect failed at once (refused on loopback, out of descriptors): the request
          * was attempted and failed in transport. It has no connection, so account it here. */
         fail_unconnected(w, t, planned_ns, warm, now, connect_cause(r), false);
         return false;
     }
-    c->client = cl;
-    if (cl)
-        cl->conn = c;
-    req_begin(w, c, planned_ns, warm, c->connect_start_ns);
+    if (cl) {
+        c->group = cl->g;
+        cl->g->conn = c;
+    }
+    bind_req(w, c, req_begin(w, t, cl, planned_ns, warm, c->connect_start_ns));
     return true;
+}
+
+/* The first request of the pending list goes on c (which has room). */
+static void send_pending(struct worker *w, struct conn *c)
+{
+    struct target_rt *t = c->t;
+    struct req *r = t->pend_head;
+    pend_remove(t, r);
+    struct client *cl = r->client;
+    if (!conn_send(w, c, r))
+        after_request(w, t, cl, NULL);
 }
 
 /* ------------------------------------------------------------------ open loop */
@@ -575,17 +926,20 @@ static uint64_t queue_pop(struct target_rt *t)
     return v;
 }
 
-/* Make room in a full pool by closing an idle connection of another target. */
+/* Make room in a full pool by closing an idle connection of another target (HTTP/1.1 IDLE,
+ * or an HTTP/2 session without an open stream). */
 static bool steal_idle(struct worker *w, struct target_rt *except)
 {
     for (size_t i = 0; i < w->nt; i++) {
         struct target_rt *o = &w->t[i];
-        if (o == except || !o->idle)
+        if (o == except)
             continue;
-        struct conn *c = o->idle;
-        o->idle = c->next;
-        conn_close(w, c);
-        return true;
+        for (struct conn *c = o->avail; c; c = c->anext)
+            if (c->state == CONN_IDLE ||
+                (c->state == CONN_H2 && !c->in_h2 && !c->in_after && !h2_client_open_streams(c->h2))) {
+                conn_close(w, c);
+                return true;
+            }
     }
     return false;
 }
@@ -602,47 +956,85 @@ static bool can_open(struct worker *w, struct target_rt *t)
     return w->nopen < w->pool_cap || steal_idle(w, t);
 }
 
-/* A queued request whose connection attempt failed (err: the connect's -errno): it was
- * attempted (sent) and failed in transport, like a request whose own connect failed. */
-static void fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns, int err)
+/* A queued request whose connection attempt failed (cause: the connect's or the handshake's):
+ * it was attempted (sent) and failed in transport, like a request whose own connect failed. A
+ * request waiting to be sent again (pending) goes first: it is the older. */
+static void fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns, enum run_transport_cause cause)
 {
+    if (t->npend) {
+        struct req *r = t->pend_head;
+        struct client *cl = r->client;
+        pend_remove(t, r);
+        r->tcause = (uint8_t)cause;
+        complete(w, r, OUTCOME_TRANSPORT, clock_now_ns());
+        after_request(w, t, cl, NULL);
+        return;
+    }
     uint64_t planned = queue_pop(t);
     w->queued--;
-    fail_unconnected(w, t, planned, planned < w->e->warmup_end_ns, attempt_ns, connect_cause(err), false);
+    fail_unconnected(w, t, planned, planned < w->e->warmup_end_ns, attempt_ns, cause, false);
 }
 
 /* Open connections (not bound to a request) for the queued requests: each queued request has
- * at most one connect in progress for it; whichever connection comes free first serves the
- * head of the queue. */
+ * at most one connect in progress for it (an HTTP/2 connection counts for the streams it is
+ * expected to take); whichever connection comes free first serves the head of the queue. */
 static void grow(struct worker *w, struct target_rt *t)
 {
-    while (t->qlen > t->connecting_unbound && can_open(w, t)) {
-        struct conn *c;
-        uint64_t now = clock_now_ns();
-        int r = conn_open(w, t, &c);
-        if (r == 0) {
-            t->connecting_unbound++;
-            continue;
+    if (w->e->cfg->open_loop) {
+        while (t->qlen + t->npend > t->connecting_unbound * t->per_conn && can_open(w, t)) {
+            struct conn *c;
+            uint64_t now = clock_now_ns();
+            int r = conn_open(w, t, &c, true);
+            if (r)
+                fail_queued(w, t, now, connect_cause(r));
         }
-        fail_queued(w, t, now, r);
+        return;
+    }
+    /* closed loop: requests to send again need a connection of their client's group */
+    for (struct req *r = t->pend_head; r; r = r->next) {
+        struct cgroup *g = r->client->g;
+        if (g->conn && g->conn->state == CONN_H2 && !h2_client_usable(g->conn->h2))
+            g->conn = NULL; /* after a GOAWAY: it finishes its streams, new ones need a new connection */
+        if (g->conn)
+            continue;
+        struct conn *c;
+        int rc = conn_open(w, t, &c, false);
+        if (rc) {
+            struct client *cl = r->client;
+            pend_remove(t, r);
+            r->tcause = (uint8_t)connect_cause(rc);
+            complete(w, r, OUTCOME_TRANSPORT, clock_now_ns());
+            after_request(w, t, cl, NULL);
+            return; /* the list changed: the next request's turn comes with the next change */
+        }
+        c->group = g;
+        g->conn = c;
     }
 }
 
-/* A connection of the open-loop pool came free (c, IDLE) or went away (NULL): serve the head
- * of the queue, else park it; then make sure the queue has connects in progress. */
+/* A connection of the open-loop pool has room (c), or went away (NULL): serve the requests to
+ * send again, then the head of the queue, while it has room; park it on the available list
+ * when room is left; then make sure the queue has connects in progress. */
 static void pool_refill(struct worker *w, struct target_rt *t, struct conn *c)
 {
-    if (c && t->qlen) {
-        uint64_t planned = queue_pop(t);
-        w->queued--;
-        /* in flight on c, or failed at once with c gone: either way c is not idle */
-        dispatch(w, t, NULL, c, planned, planned < w->e->warmup_end_ns);
-        c = NULL;
-    }
-    if (c) {
-        c->next = t->idle;
-        t->idle = c;
-        return;
+    if (c && c->state != CONN_FREE) {
+        bool h2 = c->state == CONN_H2;
+        if (h2)
+            c->in_h2++;
+        while ((t->npend || t->qlen) && conn_room(w, c)) {
+            if (t->npend) {
+                send_pending(w, c);
+                continue;
+            }
+            uint64_t planned = queue_pop(t);
+            w->queued--;
+            /* in flight on c, or failed at once with c gone */
+            dispatch(w, t, NULL, c, planned, planned < w->e->warmup_end_ns);
+        }
+        if (c->state != CONN_FREE && conn_room(w, c) && !w->finished)
+            avail_push(t, c);
+        if (h2 && --c->in_h2 == 0)
+            h2_after(w, c);
     }
     grow(w, t);
 }
@@ -654,11 +1046,9 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
     counts_of(t, warm)->planned++;
     w->ic.planned++;
     hdr_record(&w->late, (int64_t)(now - planned_ns), 1);
-    if (!t->qlen) {
-        if (t->idle) {
-            struct conn *c = t->idle;
-            t->idle = c->next;
-            dispatch(w, t, NULL, c, planned_ns, warm);
+    if (!t->qlen && !t->npend) {
+        if (t->avail) {
+            dispatch(w, t, NULL, t->avail, planned_ns, warm);
             return;
         }
         if (can_open(w, t)) {
@@ -666,9 +1056,10 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
             return;
         }
     }
-    /* --when-busy drop drops only when the pool is exhausted; a connect limit or a queue
-     * already waiting means a connection is on its way */
-    bool exhausted = w->nopen >= w->pool_cap && !t->idle;
+    /* --when-busy drop drops only when the pool is exhausted (every stream of every
+     * connection busy); a connect limit or a queue already waiting means a connection is on
+     * its way */
+    bool exhausted = w->nopen >= w->pool_cap && !t->avail;
     if (w->e->cfg->when_busy == RUN_BUSY_DROP && exhausted && !t->connecting_unbound) {
         record_dropped(w, t, planned_ns, warm);
         return;
@@ -769,13 +1160,41 @@ static void client_finish(struct client *cl)
         end_planning(w, clock_now_ns());
 }
 
+static void client_wait(struct cgroup *g, struct client *cl)
+{
+    cl->waiting = true;
+    cl->wnext = NULL;
+    if (g->wait_tail)
+        g->wait_tail->wnext = cl;
+    else
+        g->wait_head = cl;
+    g->wait_tail = cl;
+}
+
+/* The target's budget (--requests) is spent: the clients still waiting for a stream will
+ * send nothing more. */
+static void finish_waiters(struct target_rt *t)
+{
+    for (size_t i = 0; i < t->ngroups; i++) {
+        struct cgroup *g = &t->groups[i];
+        struct client *cl = g->wait_head;
+        g->wait_head = g->wait_tail = NULL;
+        while (cl) {
+            struct client *next = cl->wnext;
+            cl->waiting = false;
+            client_finish(cl);
+            cl = next;
+        }
+    }
+}
+
 static _Thread_local bool in_client_next;
 
 static void client_next(struct client *cl)
 {
     struct worker *w = cl->w;
     struct target_rt *t = cl->t;
-    if (cl->done)
+    if (cl->done || cl->waiting)
         return;
     if (!w->planning || t->budget == 0) {
         client_finish(cl);
@@ -787,6 +1206,20 @@ static void client_next(struct client *cl)
         loop_timer_arm(&w->loop, &cl->think, clock_now_ns() + 1);
         return;
     }
+    struct cgroup *g = cl->g;
+    struct conn *c = g->conn;
+    if (c && c->state == CONN_H2 && !h2_client_usable(c->h2)) {
+        g->conn = NULL; /* after a GOAWAY it finishes its streams; new ones need a new connection */
+        c = NULL;
+    }
+    bool room = c && conn_room(w, c) > 0;
+    bool bindable = c && (c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKING) && !c->req;
+    if (c && !room && !bindable) {
+        /* every stream of the group's connection is busy (or it is being opened for another
+         * client): wait, before planning, for one to come free */
+        client_wait(g, cl);
+        return;
+    }
     in_client_next = true;
     uint64_t planned = clock_now_ns();
     bool warm = planned < w->e->warmup_end_ns;
@@ -794,20 +1227,63 @@ static void client_next(struct client *cl)
         t->budget--;
     counts_of(t, warm)->planned++;
     w->ic.planned++;
-    struct conn *c = cl->conn;
     bool ok = true;
-    if (c && c->state == CONN_IDLE) {
+    if (room) {
         ok = dispatch(w, t, cl, c, planned, warm);
-    } else if (c && c->state == CONN_CONNECTING && !c->has_req) {
+    } else if (bindable) {
         /* the connect started before this request: T1 is now; the write follows the connect */
-        req_begin(w, c, planned, warm, planned);
+        bind_req(w, c, req_begin(w, t, cl, planned, warm, planned));
     } else {
-        cl->conn = NULL;
         ok = dispatch(w, t, cl, NULL, planned, warm);
     }
     if (!ok) /* failed at once: the next request comes from the loop (see above) */
         after_request(w, t, cl, NULL);
     in_client_next = false;
+    if (t->budget == 0)
+        finish_waiters(t);
+}
+
+/* The clients waiting on g's connection get their turn: it went away (they open the next one:
+ * the first opens it, the others wait for it). */
+static void wake_waiters(struct worker *w, struct cgroup *g)
+{
+    (void)w;
+    struct client *cl = g->wait_head;
+    g->wait_head = g->wait_tail = NULL;
+    while (cl) {
+        struct client *next = cl->wnext;
+        cl->waiting = false;
+        client_next(cl);
+        cl = next;
+    }
+}
+
+/* c (of a closed-loop group) has room: requests to send again first, then the waiting clients,
+ * one per free stream, in the order they began to wait. */
+static void group_refill(struct worker *w, struct conn *c)
+{
+    struct cgroup *g = c->group;
+    struct target_rt *t = c->t;
+    if (c->state == CONN_FREE)
+        return;
+    bool h2 = c->state == CONN_H2;
+    if (h2)
+        c->in_h2++;
+    while (t->npend && c->state != CONN_FREE && conn_room(w, c))
+        send_pending(w, c);
+    size_t n = 0;
+    for (struct client *cl = g->wait_head; cl; cl = cl->wnext)
+        n++;
+    while (n-- && g->wait_head && c->state != CONN_FREE && g->conn == c && conn_room(w, c)) {
+        struct client *cl = g->wait_head;
+        g->wait_head = cl->wnext;
+        if (!g->wait_head)
+            g->wait_tail = NULL;
+        cl->waiting = false;
+        client_next(cl);
+    }
+    if (h2 && --c->in_h2 == 0)
+        h2_after(w, c);
 }
 
 /* ------------------------------------------------------------------ after a request */
@@ -815,7 +1291,9 @@ static void client_next(struct client *cl)
 static void after_request(struct worker *w, struct target_rt *t, struct client *cl, struct conn *alive)
 {
     if (cl) {
-        cl->conn = alive;
+        /* those waiting for a stream of this connection go first, then this client */
+        if (alive && alive->group && alive->group->wait_head)
+            group_refill(w, alive);
         if (w->e->cfg->think_ns && w->planning)
             loop_timer_arm(&w->loop, &cl->think, clock_now_ns() + w->e->cfg->think_ns);
         else
@@ -839,130 +1317,506 @@ static enum reqlog_outcome classify(const struct engine_target *et, const struct
     return OUTCOME_HTTP_ERROR;
 }
 
-static void finish_request(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep)
+/* The HTTP/1.1 request on c ended with outcome o; c stays when keep. */
+static void h1_finish(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep)
 {
     struct target_rt *t = c->t;
-    struct client *cl = c->client;
+    struct client *cl = c->req->client;
     uint64_t now = clock_now_ns();
-    struct conn *alive = complete(w, c, o, keep, now);
+    struct conn *alive = h1_complete(w, c, o, keep, now);
     after_request(w, t, cl, alive);
     maybe_finish(w);
 }
 
-/* The request on c failed in transport (cause): retried once when --retry-stale applies,
- * else finished. */
+/* The HTTP/1.1 request on c (or the request bound to a connection that is not ready) failed
+ * in transport (cause): retried once when --retry-stale applies, else finished. */
 static void fail_transport(struct worker *w, struct conn *c, enum run_transport_cause cause)
 {
-    if (may_retry(w, c, cause)) {
-        struct target_rt *t = c->t;
-        struct client *cl = c->client;
+    struct req *r = c->req;
+    if (may_retry(w, r, cause)) {
+        struct target_rt *t = r->t;
+        struct client *cl = r->client;
         if (!retry_stale(w, c)) {
             after_request(w, t, cl, NULL);
             maybe_finish(w);
         }
         return;
     }
-    c->tcause = (uint8_t)cause;
-    finish_request(w, c, OUTCOME_TRANSPORT, false);
+    r->tcause = (uint8_t)cause;
+    h1_finish(w, c, OUTCOME_TRANSPORT, false);
 }
 
-/* A connection without a request closed or failed (err: the connect's -errno while it was
- * connecting, else 0). */
-static void conn_failed(struct worker *w, struct conn *c, int err)
+/* A connection that carries no request closed or failed (cause: why, when it failed before it
+ * was ready). Whoever needs a connection hears of it. */
+static void conn_failed(struct worker *w, struct conn *c, enum run_transport_cause cause)
 {
-    /* a connection without a request closed or failed: the pool (or the client) needs a
-     * new one only when there is work for it */
     struct target_rt *t = c->t;
-    struct client *cl = c->client;
-    bool was_connecting = c->state == CONN_CONNECTING;
+    struct cgroup *g = c->group;
+    bool for_queue = c->for_queue;
     uint64_t attempt = c->connect_start_ns;
     conn_close(w, c);
-    if (cl) {
-        cl->conn = NULL;
+    if (g) {
+        wake_waiters(w, g);
+        grow(w, t);
     } else {
         /* a failed connect opened for the queue fails the request at its head (one attempt
          * per request), or a refusing server would be retried forever */
-        if (was_connecting && t->qlen)
-            fail_queued(w, t, attempt, err);
+        if (for_queue && (t->qlen || t->npend))
+            fail_queued(w, t, attempt, cause);
         pool_refill(w, t, NULL);
     }
     maybe_finish(w);
 }
 
+/* A connection failed before it was ready: its bound request fails with the cause, or, without
+ * one, whoever waited for it hears of it. */
+static void conn_fail(struct worker *w, struct conn *c, enum run_transport_cause cause)
+{
+    if (c->req)
+        fail_transport(w, c, cause);
+    else
+        conn_failed(w, c, cause);
+}
+
+/* ------------------------------------------------------------------ HTTP/1.1 responses */
+
 /* Read and parse what arrived for the request on c. Bytes are parsed from the thread's one
  * buffer and never kept, so a body without end costs no memory; at most WORKER_READS buffers
  * per call, so a peer that sends faster than we parse cannot keep the loop from its timers
  * (the request's timeout among them): the rest waits for the next turn (epoll is
- * level-triggered). */
+ * level-triggered). Over TLS a read returns one record at most, so a short read says nothing:
+ * read until the socket is empty, and never leave while OpenSSL holds bytes epoll cannot see. */
 static void conn_read(struct worker *w, struct conn *c)
 {
-    for (int reads = 0; reads < WORKER_READS;) {
-        ssize_t n = read(c->io.fd, w->rbuf, WORKER_RBUF);
-        if (n > 0) {
-            if (!c->first_byte_ns)
-                c->first_byte_ns = clock_now_ns();
+    for (int reads = 0;;) {
+        struct req *r = c->req;
+        size_t got;
+        enum tls_io io = c->ops->read(c, w->rbuf, WORKER_RBUF, &got);
+        if (io == TLS_IO_OK) {
+            if (!r->first_byte_ns)
+                r->first_byte_ns = clock_now_ns();
             size_t used = 0;
-            enum http_feed f = http_response_feed(&c->resp, w->rbuf, (size_t)n, &used);
+            enum http_feed f = http_response_feed(&r->resp, w->rbuf, got, &used);
             if (f == HTTP_FEED_DONE) {
-                if (used < (size_t)n) {
+                if (used < got) {
                     /* bytes after the response we asked for: the connection is out of step */
                     c->t->counts[0].conns_unsolicited++;
                     c->close_after = true;
+                } else if (c->tls_on && tls_conn_pending(&c->tls)) {
+                    /* OpenSSL holds more: a session ticket is fine, anything else is not */
+                    size_t more;
+                    enum tls_io x = c->ops->read(c, w->rbuf, WORKER_RBUF, &more);
+                    if (x == TLS_IO_OK)
+                        c->t->counts[0].conns_unsolicited++;
+                    if (x != TLS_IO_WANT_READ)
+                        c->close_after = true;
                 }
                 /* a response before the whole request was written leaves the connection out
                  * of step (the rest of the request would be read as the next one) */
-                bool keep =
-                    c->resp.keep_alive && !c->close_after && w->e->cfg->keepalive && c->write_off == c->t->et->req_len;
-                finish_request(w, c, classify(c->t->et, &c->resp), keep);
+                bool keep = r->resp.keep_alive && !c->close_after && r->write_off == r->len && c->nreq < w->e->rpc;
+                h1_finish(w, c, classify(c->t->et, &r->resp), keep);
                 return;
             }
             if (f == HTTP_FEED_ERROR) {
-                finish_request(w, c, OUTCOME_INVALID, false);
+                h1_finish(w, c, OUTCOME_INVALID, false);
                 return;
             }
-            if ((size_t)n < WORKER_RBUF)
+            if (!c->tls_on && got < WORKER_RBUF)
                 return;
-            reads++;
+            if (++reads >= WORKER_READS && !(c->tls_on && tls_conn_pending(&c->tls)))
+                return;
             continue;
         }
-        if (n == 0) {
-            if (http_response_eof(&c->resp) == HTTP_FEED_DONE) {
-                finish_request(w, c, classify(c->t->et, &c->resp), false);
+        if (io == TLS_IO_WANT_READ)
+            return;
+        if (io == TLS_IO_WANT_WRITE) {
+            if (!c->want_out) {
+                loop_io_mod(&w->loop, &c->io, EPOLLIN | EPOLLOUT);
+                c->want_out = true;
+            }
+            return;
+        }
+        if (io == TLS_IO_EOF) {
+            if (http_response_eof(&r->resp) == HTTP_FEED_DONE) {
+                h1_finish(w, c, classify(c->t->et, &r->resp), false);
             } else {
                 c->t->counts[0].conns_closed_by_peer++;
-                fail_transport(w, c, io_cause(c, 0));
+                fail_transport(w, c, fail_cause(c, r, true));
             }
             return;
         }
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return;
-        fail_transport(w, c, io_cause(c, -errno));
+        fail_transport(w, c, fail_cause(c, r, false));
         return;
     }
 }
 
-static void on_connected(struct worker *w, struct conn *c)
+/* ------------------------------------------------------------------ HTTP/2 sessions */
+
+/* The session's bytes go out through the connection's transport. */
+static long h2_io_write(void *io, const uint8_t *data, size_t len)
 {
-    leave_connecting(w, c);
-    uint64_t now = clock_now_ns();
-    uint64_t took = now - c->connect_start_ns;
-    if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
-        hdr_record(&c->t->connect, (int64_t)took, 1);
-    if (c->has_req) {
-        c->connect_ns = took;
+    struct conn *c = io;
+    size_t put;
+    enum tls_io r = c->ops->write(c, data, len, &put);
+    if (r == TLS_IO_OK) {
+        c->t->bytes_out += put;
+        return (long)put;
+    }
+    if (r == TLS_IO_WANT_WRITE) {
+        c->want_out = true; /* h2_after arms EPOLLOUT */
+        return 0;
+    }
+    if (r == TLS_IO_WANT_READ)
+        return 0; /* EPOLLIN is always armed */
+    if (!c->fail_cause)
+        c->fail_cause = (uint8_t)(1 + fail_cause(c, NULL, false));
+    return -1;
+}
+
+static void h2_on_header(struct h2_stream *s, const uint8_t *name, size_t namelen, const uint8_t *value,
+                         size_t valuelen)
+{
+    struct req *r = s->user;
+    if (s->status >= 200 && namelen == 13 && memcmp(name, "server-timing", 13) == 0 && !r->resp.nst)
+        r->resp.nst = http_parse_server_timing((const char *)value, valuelen, r->resp.st, HTTP_ST_MAX_ENTRIES);
+}
+
+static void h2_on_data(struct h2_stream *s, const uint8_t *data, size_t len)
+{
+    struct req *r = s->user;
+    if (r->t->et->matchers.n)
+        http_matchers_feed(&r->t->et->matchers, r->resp.kmp, &r->resp.matched, (const char *)data, len);
+}
+
+/* A refused stream (GOAWAY, REFUSED_STREAM) was not processed by the server (RFC 9113 §8.7,
+ * §6.8): the request is sent once more on another connection, with --retry-stale's accounting
+ * (one request: planned and sent once, its first send time kept, counts.retries + 1). It
+ * waits on the target's pending list for a stream. */
+static void h2_retry(struct worker *w, struct req *r)
+{
+    struct target_rt *t = r->t;
+    struct req *n = req_alloc(w);
+    req_init(n, t, r->client, r->planned_ns, r->warm, r->sent_ns);
+    n->retried = true;
+    /* n takes r's place in the timeout FIFO */
+    n->tprev = r->tprev;
+    n->tnext = r->tnext;
+    if (n->tprev)
+        n->tprev->tnext = n;
+    else
+        w->fifo_head = n;
+    if (n->tnext)
+        n->tnext->tprev = n;
+    else
+        w->fifo_tail = n;
+    req_release(w, r);
+    counts_of(t, n->warm)->retries++;
+    t->pc.h2_retried++;
+    pend_push(t, n);
+    if (w->e->cfg->open_loop) {
+        for (struct conn *c = t->avail; c && t->npend;) {
+            struct conn *next = c->anext;
+            if (conn_room(w, c))
+                pool_refill(w, t, c);
+            c = next;
+        }
+    } else {
+        struct cgroup *g = n->client->g;
+        if (g->conn && g->conn->state != CONN_FREE && conn_room(w, g->conn))
+            group_refill(w, g->conn);
+    }
+    if (t->npend)
+        grow(w, t);
+}
+
+static void h2_on_close(struct h2_stream *s)
+{
+    struct req *r = s->user;
+    struct conn *c = r->c;
+    struct worker *w = c->w;
+    struct target_rt *t = r->t;
+    struct client *cl = r->client;
+    r->first_byte_ns = s->first_byte_ns;
+    r->resp.status = s->status;
+    r->resp.bytes = s->bytes;
+    r->resp.body_bytes = s->body_bytes;
+    uint64_t done = clock_now_ns();
+    enum reqlog_outcome o = OUTCOME_TRANSPORT;
+    if (r->end == REQ_END_TIMEOUT) {
+        o = OUTCOME_TIMEOUT;
+    } else if (r->end == REQ_END_CANCEL) {
+        o = OUTCOME_CANCELLED;
+    } else {
+        switch (s->reason) {
+        case H2_R_NONE:
+            o = classify(t->et, &r->resp);
+            done = s->done_ns;
+            break;
+        case H2_R_GOAWAY:
+        case H2_R_REFUSED:
+            if (s->reason == H2_R_REFUSED)
+                t->pc.h2_refused++;
+            else
+                t->pc.h2_goaway_streams++;
+            if (!r->retried) {
+                h2_retry(w, r);
+                return;
+            }
+            r->tcause = s->reason == H2_R_REFUSED ? RUN_TC_H2_REFUSED : RUN_TC_H2_GOAWAY;
+            break;
+        case H2_R_RST_STREAM:
+            r->tcause = RUN_TC_H2_RST_STREAM;
+            break;
+        case H2_R_PROTOCOL:
+            r->tcause = RUN_TC_H2_PROTOCOL;
+            break;
+        case H2_R_NOT_H2:
+            r->tcause = RUN_TC_H2_NOT_H2;
+            break;
+        case H2_R_TIMEOUT: /* only through h2_client_cancel, which set r->end */
+            o = OUTCOME_TIMEOUT;
+            break;
+        default: /* H2_R_CLOSED: the connection ended under the stream */
+            r->tcause = c->fail_cause ? (uint8_t)(c->fail_cause - 1) : (uint8_t)io_cause(r, 0);
+            break;
+        }
+    }
+    bool cancelled = r->end == REQ_END_CANCEL;
+    complete(w, r, o, done);
+    if (cancelled)
+        return; /* the drain is over: nothing more is sent (finish_now) */
+    after_request(w, t, cl, c->state == CONN_H2 && conn_room(w, c) ? c : NULL);
+    maybe_finish(w);
+}
+
+static void h2_on_goaway(void *user, int32_t last_stream_id, uint32_t error_code)
+{
+    (void)last_stream_id, (void)error_code;
+    struct conn *c = user;
+    avail_remove(c->t, c); /* no new streams; h2_after lets its group open the next connection */
+}
+
+static const struct h2_callbacks h2_callbacks = {
+    .on_header = h2_on_header,
+    .on_data = h2_on_data,
+    .on_close = h2_on_close,
+    .on_goaway = h2_on_goaway,
+};
+
+/* Everything that must wait until the session's callbacks have returned, in a loop until
+ * nothing changes: write what nghttp2 has (one flush for every stream submitted meanwhile),
+ * close the connection when it is over (failed, GOAWAY with nothing open, its requests per
+ * connection done, or the worker finished), let new requests go elsewhere after a GOAWAY, and
+ * give free streams to whoever waits. Never runs inside a callback of c's own session. */
+static void h2_after(struct worker *w, struct conn *c)
+{
+    if (c->in_after || c->in_h2 || c->state != CONN_H2)
+        return;
+    c->in_after = true;
+    struct target_rt *t = c->t;
+    for (;;) {
+        if (c->flush_due || h2_client_want_write(c->h2)) {
+            c->flush_due = false;
+            c->want_out = false;
+            c->in_h2++;
+            enum h2_io io = h2_client_flush(c->h2);
+            if (io == H2_IO_ERROR && h2_client_reason(c->h2) == H2_R_NONE)
+                h2_client_fail(c->h2, H2_R_CLOSED); /* the write failed: every open stream fails */
+            c->in_h2--;
+            bool out = io == H2_IO_WANT_WRITE || c->want_out;
+            loop_io_mod(&w->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
+            c->want_out = out;
+        }
+        uint32_t open = h2_client_open_streams(c->h2);
+        if (c->close_due || h2_client_done(c->h2) || (!open && (c->nreq >= w->e->rpc || w->finished))) {
+            struct cgroup *g = c->group;
+            c->in_after = false;
+            conn_close(w, c);
+            if (w->finished)
+                return;
+            if (g) {
+                wake_waiters(w, g);
+                grow(w, t);
+            } else {
+                pool_refill(w, t, NULL);
+            }
+            return;
+        }
+        if (!h2_client_usable(c->h2)) {
+            /* GOAWAY: its streams finish here, new requests need a new connection */
+            avail_remove(t, c);
+            if (c->group && c->group->conn == c) {
+                c->group->conn = NULL;
+                wake_waiters(w, c->group);
+                grow(w, t);
+            }
+            break;
+        }
+        uint32_t m = h2_client_server_max_streams(c->h2);
+        t->per_conn = m < w->e->h2_streams ? m : w->e->h2_streams;
+        if (!conn_room(w, c) || w->finished)
+            break;
+        if (c->group)
+            group_refill(w, c);
+        else
+            pool_refill(w, t, c);
+        if (!(c->flush_due || c->close_due || h2_client_want_write(c->h2)))
+            break;
+    }
+    c->in_after = false;
+}
+
+/* Bytes arrived (or the socket can take more) on an HTTP/2 connection. */
+static void h2_on_io(struct worker *w, struct conn *c, uint32_t events)
+{
+    c->in_h2++;
+    if (events & EPOLLOUT)
+        c->flush_due = true;
+    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+        for (int reads = 0;;) {
+            size_t got;
+            enum tls_io io = c->ops->read(c, w->rbuf, WORKER_RBUF, &got);
+            if (io == TLS_IO_OK) {
+                if (h2_client_feed(c->h2, (const uint8_t *)w->rbuf, got) != 0)
+                    break; /* the session failed: its streams were closed with its reason */
+                if (!c->tls_on && got < WORKER_RBUF)
+                    break;
+                if (++reads >= WORKER_READS && !(c->tls_on && tls_conn_pending(&c->tls)))
+                    break;
+                continue;
+            }
+            if (io == TLS_IO_WANT_READ)
+                break;
+            if (io == TLS_IO_WANT_WRITE) {
+                c->flush_due = true;
+                c->want_out = true;
+                break;
+            }
+            if (io == TLS_IO_EOF)
+                c->t->counts[0].conns_closed_by_peer++;
+            else if (!c->fail_cause)
+                c->fail_cause = (uint8_t)(1 + fail_cause(c, NULL, false));
+            h2_client_fail(c->h2, H2_R_CLOSED);
+            break;
+        }
+    }
+    c->in_h2--;
+    h2_after(w, c);
+}
+
+/* ------------------------------------------------------------------ connecting */
+
+/* c is connected (and through its handshake): choose the protocol, send the request bound to
+ * it or take whatever waits. */
+static void conn_ready(struct worker *w, struct conn *c)
+{
+    struct target_rt *t = c->t;
+    cfifo_remove(w, c);
+    conn_unqueue(c);
+    bool h2 = c->tls_on ? c->tls.proto == TLS_PROTO_H2 : t->et->h2_known;
+    if (h2)
+        t->pc.h2++;
+    else
+        t->pc.http1++;
+    c->counted = true;
+    struct req *r = c->req;
+    if (r) {
+        /* the connection's first request carries its connect and handshake (as main's connect_ns:
+         * a connection opened before t0 began them before its first request was sent) */
+        r->connect_ns = c->connect_ns;
+        r->tls_ns = c->tls_ns;
+    }
+    if (h2) {
+        c->h2 = h2_client_new(&h2_callbacks, h2_io_write, c, c, w->e->h2_streams);
+        c->state = CONN_H2;
+        loop_io_mod(&w->loop, &c->io, EPOLLIN);
+        c->want_out = false;
+        c->req = NULL;
+        c->in_h2++;
+        if (r)
+            h2_submit(w, c, r); /* the one stream allowed before the server's SETTINGS */
+        c->flush_due = true;    /* the preface and SETTINGS go out with the first flush */
+        c->in_h2--;
+        h2_after(w, c);
+        return;
+    }
+    if (r) {
+        req_protocol(c, r);
+        req_bytes(w, c, r);
         c->state = CONN_BUSY;
-        int err = conn_write(w, c);
-        if (err)
-            fail_transport(w, c, io_cause(c, err));
+        if (conn_write(w, c))
+            fail_transport(w, c, fail_cause(c, r, false));
         return;
     }
     loop_io_mod(&w->loop, &c->io, EPOLLIN);
     c->want_out = false;
     c->state = CONN_IDLE;
-    if (!c->client)
-        pool_refill(w, c->t, c);
+    if (c->group)
+        group_refill(w, c);
+    else
+        pool_refill(w, t, c);
+}
+
+/* One step of the TLS handshake; the tls phase is connected -> handshake done. */
+static void handshake(struct worker *w, struct conn *c)
+{
+    enum tls_io io = tls_conn_handshake(&c->tls);
+    if (io == TLS_IO_WANT_READ || io == TLS_IO_WANT_WRITE) {
+        bool out = io == TLS_IO_WANT_WRITE;
+        if (out != c->want_out) {
+            loop_io_mod(&w->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
+            c->want_out = out;
+        }
+        return;
+    }
+    struct target_rt *t = c->t;
+    if (io != TLS_IO_OK) {
+        t->pc.tls_failed++;
+        conn_fail(w, c, fail_cause(c, NULL, false));
+        return;
+    }
+    uint64_t now = clock_now_ns();
+    c->tls_ns = now - c->connected_ns;
+    if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
+        hdr_record(&t->tls, (int64_t)c->tls_ns, 1);
+    if (c->tls.resumed)
+        t->pc.tls_resumed++;
+    else
+        t->pc.tls_full++;
+    int v = tls_conn_version_number(&c->tls);
+    if (v >= TLS_V1_0 && v <= TLS_V1_3)
+        t->pc.tls_version[v - TLS_V1_0]++;
+    conn_ready(w, c);
+    /* reading ahead, the handshake may have taken in what followed it (an HTTP/2 server's
+     * SETTINGS): epoll will not say so again */
+    if (c->state != CONN_FREE && c->tls_on && tls_conn_pending(&c->tls))
+        on_io(&w->loop, &c->io, EPOLLIN);
+}
+
+static void on_connected(struct worker *w, struct conn *c)
+{
+    leave_connecting(w, c);
+    struct target_rt *t = c->t;
+    uint64_t now = clock_now_ns();
+    c->connected_ns = now;
+    c->connect_ns = now - c->connect_start_ns;
+    if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
+        hdr_record(&t->connect, (int64_t)c->connect_ns, 1);
+    if (!t->et->tls) {
+        conn_ready(w, c);
+        return;
+    }
+    c->state = CONN_HANDSHAKING;
+    int r =
+        tls_conn_client(&c->tls, w->e->tls, c->io.fd, t->et->url.host, w->e->cfg->tls_no_resume ? NULL : &t->tls_cache);
+    if (r) {
+        t->pc.tls_failed++;
+        conn_fail(w, c, RUN_TC_OTHER);
+        return;
+    }
+    c->tls_on = true;
+    c->ops = &conn_tls_ops;
+    handshake(w, c); /* the ClientHello goes out now */
 }
 
 static void on_io(struct loop *loop, struct loop_io *io, uint32_t events)
@@ -979,51 +1833,91 @@ static void on_io(struct loop *loop, struct loop_io *io, uint32_t events)
             return;
         if (r) {
             c->t->counts[0].conns_failed++;
-            if (c->has_req)
-                fail_transport(w, c, connect_cause(r));
-            else
-                conn_failed(w, c, r);
+            conn_fail(w, c, connect_cause(r));
             return;
         }
         on_connected(w, c);
         return;
     }
+    case CONN_HANDSHAKING:
+        handshake(w, c);
+        return;
     case CONN_IDLE: {
-        /* nothing is expected on an idle connection: a close, or bytes nobody asked for */
+        /* nothing is expected on an idle connection: a close, or bytes nobody asked for (over
+         * TLS also a session ticket, which the read takes in and answers WANT_READ) */
         char b[512];
-        ssize_t n = read(c->io.fd, b, sizeof b);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        size_t got;
+        enum tls_io r = c->ops->read(c, b, sizeof b, &got);
+        if (r == TLS_IO_WANT_READ || r == TLS_IO_WANT_WRITE) {
+            bool out = r == TLS_IO_WANT_WRITE;
+            if (out != c->want_out) {
+                loop_io_mod(&w->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
+                c->want_out = out;
+            }
             return;
-        if (n > 0)
+        }
+        if (r == TLS_IO_OK)
             c->t->counts[0].conns_unsolicited++;
         else
             c->t->counts[0].conns_closed_by_peer++;
-        /* unlink from the idle stack before closing */
-        if (!c->client) {
-            struct conn **pp = &c->t->idle;
-            while (*pp && *pp != c)
-                pp = &(*pp)->next;
-            if (*pp)
-                *pp = c->next;
-        }
-        conn_failed(w, c, 0);
+        conn_failed(w, c, RUN_TC_OTHER);
         return;
     }
-    case CONN_BUSY:
-        if ((events & EPOLLOUT) && c->want_out && c->write_off < c->t->et->req_len) {
-            int err = conn_write(w, c);
-            if (err) {
-                fail_transport(w, c, io_cause(c, err));
+    case CONN_BUSY: {
+        struct req *r = c->req;
+        if (r->write_off < r->len && (events & (EPOLLOUT | EPOLLIN))) {
+            if (conn_write(w, c)) {
+                fail_transport(w, c, fail_cause(c, r, false));
                 return;
             }
+        } else if ((events & EPOLLOUT) && c->want_out) {
+            /* a TLS read that wanted to write (a key update) */
+            loop_io_mod(&w->loop, &c->io, EPOLLIN);
+            c->want_out = false;
+            conn_read(w, c);
+            return;
         }
         if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
             conn_read(w, c);
         return;
     }
+    case CONN_H2:
+        h2_on_io(w, c, events);
+        return;
+    }
 }
 
 /* ------------------------------------------------------------------ timers and phases */
+
+/* The request r ends without its response: its timeout passed (end REQ_END_TIMEOUT), or the
+ * drain is over (REQ_END_CANCEL). An HTTP/2 stream is reset (RST_STREAM CANCEL) and its
+ * connection goes on; an HTTP/1.1 connection (or one still connecting for the request) is
+ * closed, since the response may still come. */
+static void expire(struct worker *w, struct req *r, enum req_end end, uint64_t now)
+{
+    struct target_rt *t = r->t;
+    struct client *cl = r->client;
+    struct conn *c = r->c;
+    enum reqlog_outcome o = end == REQ_END_TIMEOUT ? OUTCOME_TIMEOUT : OUTCOME_CANCELLED;
+    if (r->pending) {
+        pend_remove(t, r);
+        complete(w, r, o, now);
+        if (end == REQ_END_TIMEOUT)
+            after_request(w, t, cl, NULL);
+        return;
+    }
+    if (c && c->state == CONN_H2) {
+        r->end = (uint8_t)end;
+        c->in_h2++;
+        h2_client_cancel(c->h2, &r->stream, H2_R_TIMEOUT); /* on_close accounts it */
+        c->in_h2--;
+        h2_after(w, c);
+        return;
+    }
+    h1_complete(w, c, o, false, now);
+    if (end == REQ_END_TIMEOUT)
+        after_request(w, t, cl, NULL);
+}
 
 static void on_timeout(struct loop *loop, struct loop_timer *timer)
 {
@@ -1032,15 +1926,36 @@ static void on_timeout(struct loop *loop, struct loop_timer *timer)
     uint64_t now = clock_now_ns();
     /* The next request a closed-loop client sends here joins the FIFO's tail: it never delays
      * an older deadline, and the timer is re-armed for whatever is the head at the end. */
-    while (w->fifo_head && deadline_of(w, w->fifo_head) <= now) {
-        struct conn *c = w->fifo_head;
-        struct target_rt *t = c->t;
-        struct client *cl = c->client;
-        complete(w, c, OUTCOME_TIMEOUT, false, now);
-        after_request(w, t, cl, NULL);
-    }
+    while (w->fifo_head && deadline_of(w, w->fifo_head) <= now)
+        expire(w, w->fifo_head, REQ_END_TIMEOUT, now);
     if (w->fifo_head)
         loop_timer_arm(&w->loop, &w->timeout_timer, deadline_of(w, w->fifo_head));
+    maybe_finish(w);
+}
+
+/* A connection without a request that is still connecting or handshaking at its deadline
+ * (connect start + --timeout) fails: a stalled handshake is tls_handshake_timeout, a connect
+ * that never finished is connect. The queued request at the head fails with it (as after a
+ * failed connect); a request bound to a connection times out through its own deadline. */
+static void on_conn_timeout(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    uint64_t now = clock_now_ns();
+    while (w->cfifo_head && conn_deadline(w, w->cfifo_head) <= now) {
+        struct conn *c = w->cfifo_head;
+        enum run_transport_cause cause = RUN_TC_CONNECT;
+        if (c->state == CONN_HANDSHAKING) {
+            tls_conn_fail(&c->tls, TLS_R_HANDSHAKE_TIMEOUT, "the TLS handshake did not finish within --timeout");
+            c->t->pc.tls_failed++;
+            cause = RUN_TC_TLS_HANDSHAKE_TIMEOUT;
+        } else {
+            c->t->counts[0].conns_failed++;
+        }
+        conn_failed(w, c, cause);
+    }
+    if (w->cfifo_head)
+        loop_timer_arm(&w->loop, &w->conn_timer, conn_deadline(w, w->cfifo_head));
     maybe_finish(w);
 }
 
@@ -1069,7 +1984,7 @@ static void finish_now(struct worker *w)
 {
     uint64_t now = clock_now_ns();
     while (w->fifo_head)
-        complete(w, w->fifo_head, OUTCOME_CANCELLED, false, now);
+        expire(w, w->fifo_head, REQ_END_CANCEL, now);
     for (size_t i = 0; i < w->nt; i++) {
         struct target_rt *t = &w->t[i];
         while (t->qlen) {
@@ -1117,18 +2032,24 @@ static void maybe_finish(struct worker *w)
         return;
     w->finished = true;
     w->finish_ns = clock_now_ns();
-    /* close what is left: idle and preconnected connections */
+    /* close what is left: idle and preconnected connections (an HTTP/2 session whose
+     * callbacks are running closes when they return) */
     for (size_t k = 0; k < w->nchunks; k++)
         for (size_t i = 0; i < CONN_CHUNK; i++) {
             struct conn *c = &w->chunks[k][i];
-            if (c->state != CONN_FREE)
+            if (c->state == CONN_FREE)
+                continue;
+            if (c->state == CONN_H2 && (c->in_h2 || c->in_after))
+                c->close_due = true;
+            else
                 conn_close(w, c);
         }
     for (size_t i = 0; i < w->nt; i++)
-        w->t[i].idle = NULL;
+        w->t[i].avail = NULL;
     loop_timer_cancel(&w->loop, &w->tick_timer);
     loop_timer_cancel(&w->loop, &w->end_timer);
     loop_timer_cancel(&w->loop, &w->timeout_timer);
+    loop_timer_cancel(&w->loop, &w->conn_timer);
     publish_interval(w, w->finish_ns);
 }
 
@@ -1168,11 +2089,13 @@ static void preconnect(struct worker *w)
 {
     struct engine *e = w->e;
     if (!e->cfg->open_loop) {
-        for (size_t i = 0; i < w->nclients; i++) {
+        /* one connection per group of clients (per client over HTTP/1.1) */
+        for (size_t i = 0; i < w->ngroups; i++) {
+            struct cgroup *g = &w->groups[i];
             struct conn *c;
-            if (conn_open(w, w->clients[i].t, &c) == 0) {
-                c->client = &w->clients[i];
-                w->clients[i].conn = c;
+            if (conn_open(w, g->t, &c, false) == 0) {
+                c->group = g;
+                g->conn = c;
             }
         }
         return;
@@ -1190,11 +2113,44 @@ static void preconnect(struct worker *w)
             n = 32;
         for (uint32_t k = 0; k < n && w->nopen < w->pool_cap && w->connecting < RUN_MAX_CONNECTING; k++) {
             struct conn *c;
-            if (conn_open(w, t, &c))
+            if (conn_open(w, t, &c, true))
                 break;
-            t->connecting_unbound++;
         }
     }
+}
+
+/* Closed loop: this thread's share of a target's connections (groups of clients) and of its
+ * --requests. Connections are split over the threads; a group has --streams clients (the last
+ * one of the target fewer, when the clients were capped by --requests). */
+static void closed_share(struct worker *w, struct target_rt *t, uint32_t T, uint32_t index, size_t *k)
+{
+    const struct engine_target *et = t->et;
+    uint32_t G = et->groups, S = w->e->group_streams;
+    uint32_t mine = G / T + (index < G % T ? 1 : 0);
+    uint32_t first = index * (G / T) + (index < G % T ? index : G % T);
+    t->groups = w->groups + w->ngroups;
+    t->ngroups = mine;
+    for (uint32_t j = 0; j < mine; j++) {
+        struct cgroup *g = &w->groups[w->ngroups++];
+        g->t = t;
+        uint32_t gi = first + j;
+        uint32_t n = et->clients - gi * S < S ? et->clients - gi * S : S;
+        for (uint32_t m = 0; m < n; m++) {
+            struct client *cl = &w->clients[(*k)++];
+            cl->w = w;
+            cl->t = t;
+            cl->g = g;
+            loop_timer_init(&cl->think, on_think, cl);
+        }
+    }
+    /* --requests: split over the threads that have connections for this target */
+    uint32_t teff = G < T ? G : T;
+    if (et->limit == UINT64_MAX)
+        t->budget = UINT64_MAX;
+    else if (index < teff)
+        t->budget = et->limit / teff + (index < et->limit % teff ? 1 : 0);
+    else
+        t->budget = 0;
 }
 
 int worker_init(struct worker *w, struct engine *e, uint32_t index)
@@ -1213,12 +2169,15 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
         struct target_rt *t = &w->t[i];
         t->index = i;
         t->et = &e->targets[i];
+        t->per_conn = 1;
         hdr_init(&t->latency[RUN_GROUP_OK], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         hdr_init(&t->service, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         hdr_init(&t->ttfb, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         hdr_init(&t->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         hdr_init(&t->connect, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        hdr_init(&t->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         hdr_init(&t->ival, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+        tls_session_cache_init(&t->tls_cache);
     }
     uint32_t T = e->nworkers;
     if (e->cfg->open_loop) {
@@ -1226,39 +2185,25 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
         if (w->pool_cap == 0)
             w->pool_cap = 1;
     } else {
-        /* clients: each target's clients spread over the threads; so are --requests */
+        /* clients: each target's connections spread over the threads, --streams clients each */
+        size_t ngroups = 0;
         for (size_t i = 0; i < e->nt; i++) {
-            const struct engine_target *et = &e->targets[i];
-            uint32_t mine = et->clients / T + (index < et->clients % T ? 1 : 0);
-            w->nclients += mine;
-            struct target_rt *t = &w->t[i];
-            /* --requests: split over the threads that have clients for this target */
-            uint32_t teff = et->clients < T ? et->clients : T;
-            if (et->limit == UINT64_MAX)
-                t->budget = UINT64_MAX;
-            else if (index < teff)
-                t->budget = et->limit / teff + (index < et->limit % teff ? 1 : 0);
-            else
-                t->budget = 0;
+            uint32_t G = e->targets[i].groups;
+            ngroups += G / T + (index < G % T ? 1 : 0);
         }
-        w->clients = xcalloc(w->nclients ? w->nclients : 1, sizeof *w->clients);
+        w->groups = xcalloc(ngroups ? ngroups : 1, sizeof *w->groups);
+        w->clients = xcalloc(ngroups ? ngroups * e->group_streams : 1, sizeof *w->clients);
         size_t k = 0;
-        for (size_t i = 0; i < e->nt; i++) {
-            const struct engine_target *et = &e->targets[i];
-            uint32_t mine = et->clients / T + (index < et->clients % T ? 1 : 0);
-            for (uint32_t j = 0; j < mine; j++, k++) {
-                struct client *cl = &w->clients[k];
-                cl->w = w;
-                cl->t = &w->t[i];
-                loop_timer_init(&cl->think, on_think, cl);
-            }
-        }
+        for (size_t i = 0; i < e->nt; i++)
+            closed_share(w, &w->t[i], T, index, &k);
+        w->nclients = k;
     }
     loop_timer_init(&w->start_timer, on_start, w);
     loop_timer_init(&w->sched_timer, on_sched, w);
     loop_timer_init(&w->tick_timer, on_tick, w);
     loop_timer_init(&w->end_timer, on_end, w);
     loop_timer_init(&w->timeout_timer, on_timeout, w);
+    loop_timer_init(&w->conn_timer, on_conn_timeout, w);
     w->planning = true;
     return 0;
 }
@@ -1266,12 +2211,25 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
 void worker_release(struct worker *w)
 {
     for (size_t k = 0; k < w->nchunks; k++) {
-        for (size_t i = 0; i < CONN_CHUNK; i++)
-            if (w->chunks[k][i].state != CONN_FREE && w->chunks[k][i].io.fd >= 0)
-                close(w->chunks[k][i].io.fd);
+        for (size_t i = 0; i < CONN_CHUNK; i++) {
+            struct conn *c = &w->chunks[k][i];
+            if (c->state == CONN_FREE)
+                continue;
+            if (c->h2) {
+                h2_client_free(c->h2); /* streams still open are not called back */
+                c->h2 = NULL;
+            }
+            if (c->tls_on)
+                tls_conn_release(&c->tls);
+            if (c->io.fd >= 0)
+                close(c->io.fd);
+        }
         free(w->chunks[k]);
     }
     free(w->chunks);
+    for (size_t k = 0; k < w->nrchunks; k++)
+        free(w->rchunks[k]);
+    free(w->rchunks);
     for (size_t i = 0; i < w->nt; i++) {
         struct target_rt *t = &w->t[i];
         for (int g = 0; g < RUN_GROUP_COUNT; g++)
@@ -1281,15 +2239,18 @@ void worker_release(struct worker *w)
         hdr_release(&t->ttfb);
         hdr_release(&t->lag);
         hdr_release(&t->connect);
+        hdr_release(&t->tls);
         hdr_release(&t->ival);
         for (size_t j = 0; j < t->nst; j++)
             hdr_release(&t->st[j].dur);
+        tls_session_cache_release(&t->tls_cache);
         free(t->q);
     }
     hdr_release(&w->late);
     free(w->tk);
     free(w->t);
     free(w->clients);
+    free(w->groups);
     free(w->rbuf);
     loop_release(&w->loop);
 }

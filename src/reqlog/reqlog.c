@@ -95,6 +95,10 @@ static void encode_record(uint8_t *p, const struct reqlog_record *r)
     put_u16(p + 56, r->status);
     p[58] = r->outcome;
     p[59] = r->flags;
+    put_u64(p + 60, r->tls_ns);
+    p[68] = r->protocol;
+    p[69] = r->tls;
+    p[70] = p[71] = 0;
 }
 
 static void decode_record(const uint8_t *p, struct reqlog_record *r)
@@ -110,6 +114,9 @@ static void decode_record(const uint8_t *p, struct reqlog_record *r)
     r->status = get_u16(p + 56);
     r->outcome = p[58];
     r->flags = p[59];
+    r->tls_ns = get_u64(p + 60);
+    r->protocol = p[68];
+    r->tls = p[69];
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -274,7 +281,8 @@ int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r)
 {
     if (w->err)
         return w->err;
-    if (r->target >= w->ntargets || r->outcome >= OUTCOME_COUNT)
+    if (r->target >= w->ntargets || r->outcome >= OUTCOME_COUNT || r->protocol >= REQLOG_PROTO_COUNT ||
+        r->tls >= REQLOG_TLS_COUNT)
         return KNEE_EINVAL;
     if (w->used + REQLOG_RECORD_SIZE > WRITER_BUF && writer_flush(w))
         return w->err;
@@ -405,8 +413,8 @@ static int reader_header(struct reqlog_reader *rd)
                 REQLOG_VERSION);
         return KNEE_EVERSION;
     }
-    if (rd->record_size < REQLOG_RECORD_SIZE || rd->record_size > REQLOG_MAX_RECORD_SIZE) {
-        set_err(rd, "record size %u outside %d..%u", rd->record_size, REQLOG_RECORD_SIZE, REQLOG_MAX_RECORD_SIZE);
+    if (rd->record_size < REQLOG_RECORD_SIZE_MIN || rd->record_size > REQLOG_MAX_RECORD_SIZE) {
+        set_err(rd, "record size %u outside %d..%u", rd->record_size, REQLOG_RECORD_SIZE_MIN, REQLOG_MAX_RECORD_SIZE);
         return KNEE_EFORMAT;
     }
     if (ntargets > REQLOG_MAX_TARGETS) {
@@ -525,7 +533,15 @@ int reqlog_read(struct reqlog_reader *rd, struct reqlog_record *r)
                 (unsigned long long)rd->index, k, rd->record_size);
         return KNEE_ETRUNC;
     }
+    /* a 60-byte record (before tls_ns, protocol, tls were appended) reads them as 0 */
+    if (rd->record_size < REQLOG_RECORD_SIZE)
+        memset(rec + rd->record_size, 0, REQLOG_RECORD_SIZE - rd->record_size);
     decode_record(rec, r);
+    if (r->protocol >= REQLOG_PROTO_COUNT || r->tls >= REQLOG_TLS_COUNT) {
+        set_err(rd, "record %llu: protocol %u or tls %u is not defined", (unsigned long long)rd->index, r->protocol,
+                r->tls);
+        return KNEE_EFORMAT;
+    }
     if (r->target >= rd->ntargets) {
         set_err(rd, "record %llu: target %u, but the header names %zu", (unsigned long long)rd->index, r->target,
                 rd->ntargets);
@@ -601,6 +617,19 @@ void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d)
     d->service_ms = r->sent_ns && r->done_ns ? diff_ms(r->done_ns, r->sent_ns) : NAN;
     d->ttfb_ms = r->sent_ns && r->first_byte_ns ? diff_ms(r->first_byte_ns, r->sent_ns) : NAN;
     d->lag_ms = r->sent_ns ? diff_ms(r->sent_ns, r->planned_ns) : NAN;
+    d->tls_ms = r->tls_ns ? (double)r->tls_ns / 1e6 : NAN;
+}
+
+const char *reqlog_proto_name(unsigned p)
+{
+    static const char *const names[REQLOG_PROTO_COUNT] = {"h1", "h2"};
+    return p < REQLOG_PROTO_COUNT ? names[p] : "?";
+}
+
+const char *reqlog_tls_name(unsigned t)
+{
+    static const char *const names[REQLOG_TLS_COUNT] = {"plain", "full", "resumed"};
+    return t < REQLOG_TLS_COUNT ? names[t] : "?";
 }
 
 /* Append to buf without overrunning it; keeps counting the length needed. */
@@ -660,7 +689,9 @@ size_t reqlog_format_csv(const struct reqlog_record *r, const char *target_name,
     sb_ms(&b, d.service_ms);
     sb_ms(&b, d.ttfb_ms);
     sb_ms(&b, d.lag_ms);
-    sb_printf(&b, "%u,%s,%llu,%u,%d\n", r->status, reqlog_outcome_name((enum reqlog_outcome)r->outcome),
+    sb_printf(&b, "%u,%s,%llu,%u,%d,", r->status, reqlog_outcome_name((enum reqlog_outcome)r->outcome),
               (unsigned long long)r->bytes, r->connection, (r->flags & REQLOG_FLAG_WARMUP) ? 1 : 0);
+    sb_ms(&b, d.tls_ms);
+    sb_printf(&b, "%s,%s\n", reqlog_proto_name(r->protocol), reqlog_tls_name(r->tls));
     return b.used;
 }

@@ -41,7 +41,17 @@ struct reqlog_record {
     uint16_t status;        /* HTTP status, 0 when none */
     uint8_t outcome;        /* enum reqlog_outcome */
     uint8_t flags;          /* bit 0: warm-up (planned inside --warmup) */
+    /* appended after the first 60 bytes (a 60-byte record reads them as 0) */
+    uint64_t tls_ns;  /* duration of the TLS handshake this request waited for; 0 when none */
+    uint8_t protocol; /* REQLOG_PROTO_*: what the connection it went on spoke */
+    uint8_t tls;      /* REQLOG_TLS_*: that connection's TLS */
 };
+
+enum { REQLOG_PROTO_HTTP1, REQLOG_PROTO_H2, REQLOG_PROTO_COUNT };
+enum { REQLOG_TLS_PLAIN, REQLOG_TLS_FULL, REQLOG_TLS_RESUMED, REQLOG_TLS_COUNT };
+/* "h1", "h2"; "plain", "full", "resumed" (the CSV's cells); "?" outside the enums. */
+const char *reqlog_proto_name(unsigned p);
+const char *reqlog_tls_name(unsigned t);
 
 #define REQLOG_FLAG_WARMUP 0x01u
 #define REQLOG_FLAGS_KNOWN 0x01u
@@ -51,7 +61,8 @@ struct reqlog_record {
 #define REQLOG_MAGIC "\x89KRQ\r\n\x1a\n" /* 8 bytes: never valid UTF-8 text, so never a CSV */
 #define REQLOG_MAGIC_LEN 8
 #define REQLOG_VERSION 1
-#define REQLOG_RECORD_SIZE 60       /* bytes of a version-1 record */
+#define REQLOG_RECORD_SIZE 72       /* bytes of a record knee writes (version 1: fields appended) */
+#define REQLOG_RECORD_SIZE_MIN 60   /* the first version-1 records, without tls_ns, protocol, tls */
 #define REQLOG_FIXED_HEADER_SIZE 24 /* magic, version, flags, header_size, record_size, ntargets */
 #define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
 #define REQLOG_SHARD_BLOCK_SIZE 24      /* after the names: index, count, start instant, plan id */
@@ -98,8 +109,9 @@ int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const 
 /* reqlog_writer_open_fd with the shard block after the names (NULL: none). */
 int reqlog_writer_open_fd_shard(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
                                 int closed_loop, const struct reqlog_shard *shard);
-/* Append one record. 0, KNEE_EINVAL (target >= ntargets or outcome >= OUTCOME_COUNT: the
- * record is not written), or the first write error (-errno; sticky: later calls return it). */
+/* Append one record. 0, KNEE_EINVAL (target >= ntargets, outcome >= OUTCOME_COUNT, protocol
+ * or tls outside their enums: the record is not written), or the first write error (-errno; sticky: later calls return
+ * it). */
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r);
 /* Records accepted so far. */
 uint64_t reqlog_writer_count(const struct reqlog_writer *w);
@@ -134,7 +146,8 @@ void reqlog_reader_close(struct reqlog_reader *rd);
 
 /* ---- the derived per-request columns (shared by the CSV writer and knee stats) ---- */
 /* The CSV header knee writes for per-request output, without a trailing newline. */
-#define REQLOG_CSV_HEADER "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection,warmup"
+#define REQLOG_CSV_HEADER                                                                                              \
+    "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection,warmup,tls_ms,protocol,tls"
 
 /* Derived values; NAN when the request has no such value (a dropped request has no latency).
  *   start_s    = planned / 1e9
@@ -142,9 +155,10 @@ void reqlog_reader_close(struct reqlog_reader *rd);
  *   service_ms = (done - sent) / 1e6      when sent_ns != 0 and done_ns != 0
  *   ttfb_ms    = (first_byte - sent) / 1e6 when sent_ns != 0 and first_byte_ns != 0
  *   lag_ms     = (sent - planned) / 1e6   when sent_ns != 0
+ *   tls_ms     = tls_ns / 1e6              when tls_ns != 0
  * A difference that would be negative (a corrupt record) is returned negative, not hidden. */
 struct reqlog_derived {
-    double start_s, latency_ms, service_ms, ttfb_ms, lag_ms;
+    double start_s, latency_ms, service_ms, ttfb_ms, lag_ms, tls_ms;
 };
 void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d);
 

@@ -95,6 +95,117 @@ static void rates(struct json *j, const struct run_target_result *t)
     json_object_end(j);
 }
 
+/* ------------------------------------------------------------------ TLS and HTTP/2 */
+
+static void kv_null(struct json *j, const char *key)
+{
+    json_key(j, key);
+    json_null(j);
+}
+
+static const char *tls_version_text(int v)
+{
+    switch (v) {
+    case 0x0301:
+        return "TLSv1.0";
+    case 0x0302:
+        return "TLSv1.1";
+    case 0x0303:
+        return "TLSv1.2";
+    case 0x0304:
+        return "TLSv1.3";
+    default:
+        return NULL;
+    }
+}
+
+/* config: "tls" when a target is https; "h2c", "streams", "requests_per_connection". */
+static void transport_config(struct json *j, const struct run_config *cfg, const struct run_result *res)
+{
+    if (res->all.https) {
+        json_key(j, "tls");
+        json_object_begin(j);
+        json_kv_bool(j, "verify", !cfg->tls_insecure);
+        if (cfg->tls_cacert)
+            json_kv_string(j, "cacert", cfg->tls_cacert);
+        else
+            kv_null(j, "cacert");
+        json_key(j, "versions");
+        json_array_begin(j);
+        for (int k = 0; k < 2; k++) {
+            const char *v = tls_version_text(k ? cfg->tls_max_version : cfg->tls_min_version);
+            if (v)
+                json_string(j, v);
+            else
+                json_null(j);
+        }
+        json_array_end(j);
+        if (cfg->tls_ciphers)
+            json_kv_string(j, "ciphers", cfg->tls_ciphers);
+        else
+            kv_null(j, "ciphers");
+        json_kv_string(j, "alpn",
+                       cfg->http == RUN_HTTP_1   ? "http/1.1"
+                       : cfg->http == RUN_HTTP_2 ? "h2"
+                                                 : "h2,http/1.1");
+        json_kv_bool(j, "resume", !cfg->tls_no_resume);
+        json_object_end(j);
+    }
+    json_kv_bool(j, "h2c", cfg->h2c);
+    if (cfg->streams)
+        json_kv_uint(j, "streams", cfg->streams);
+    else
+        kv_null(j, "streams");
+    if (cfg->requests_per_connection)
+        json_kv_uint(j, "requests_per_connection", cfg->requests_per_connection);
+    else
+        kv_null(j, "requests_per_connection");
+}
+
+/* A target's "tls" (handshake time; null for plain targets), "protocols", "tls_versions",
+ * "tls_handshakes" and "h2" (docs/FORMATS.md, "knee run over TLS and HTTP/2"). */
+static void transport_target(struct json *j, const struct run_target_result *t)
+{
+    const struct run_proto_counts *pc = &t->pc;
+    if (t->https)
+        summary(j, "tls", &t->tls);
+    else
+        kv_null(j, "tls");
+    json_key(j, "protocols");
+    json_object_begin(j);
+    json_kv_uint(j, "http/1.1", pc->http1);
+    json_kv_uint(j, "h2", pc->h2);
+    json_object_end(j);
+    json_key(j, "tls_versions");
+    json_object_begin(j);
+    for (int v = 0; v < RUN_TLS_VERSIONS; v++)
+        if (pc->tls_version[v])
+            json_kv_uint(j, run_tls_version_name(v), pc->tls_version[v]);
+    json_object_end(j);
+    json_key(j, "tls_handshakes");
+    json_object_begin(j);
+    json_kv_uint(j, "full", pc->tls_full);
+    json_kv_uint(j, "resumed", pc->tls_resumed);
+    json_kv_uint(j, "failed", pc->tls_failed);
+    uint64_t hs = pc->tls_full + pc->tls_resumed;
+    json_kv_double(j, "resumption_ratio", hs ? (double)pc->tls_resumed / (double)hs : NAN);
+    json_object_end(j);
+    json_key(j, "h2");
+    json_object_begin(j);
+    json_kv_uint(j, "streams", pc->h2_streams);
+    if (pc->h2_max_concurrent == UINT64_MAX || !pc->h2)
+        kv_null(j, "max_concurrent");
+    else
+        json_kv_uint(j, "max_concurrent", pc->h2_max_concurrent);
+    json_kv_uint(j, "rst_received", pc->h2_rst);
+    json_kv_uint(j, "refused", pc->h2_refused);
+    json_kv_uint(j, "goaway", pc->h2_goaway);
+    json_kv_uint(j, "goaway_refused", pc->h2_goaway_streams);
+    json_kv_uint(j, "retried", pc->h2_retried);
+    json_kv_uint(j, "flow_control_stalls", pc->h2_stalls);
+    json_object_end(j);
+}
+
 /* own_rate: the target's own @R rate (NAN: it shares the run's rate; ignored for "all"). */
 static void target(struct json *j, const struct run_target_result *t, bool is_all, double own_rate)
 {
@@ -123,6 +234,7 @@ static void target(struct json *j, const struct run_target_result *t, bool is_al
     summary(j, "ttfb", &t->ttfb);
     summary(j, "lag", &t->lag);
     summary(j, "connect", &t->connect);
+    transport_target(j, t);
     json_key(j, "server_timing");
     json_object_begin(j);
     for (size_t i = 0; i < t->nst; i++)
@@ -193,6 +305,8 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_kv_double(&j, "cpu_us_per_request",
                    sent ? (res->env.cpu_user_s + res->env.cpu_sys_s) * 1e6 / (double)sent : NAN);
     json_kv_int(&j, "peak_rss_kb", res->env.peak_rss_kb);
+    json_kv_string(&j, "openssl", res->env.openssl);
+    json_kv_string(&j, "nghttp2", res->env.nghttp2);
     json_object_end(&j);
 
     json_key(&j, "config");
@@ -223,6 +337,7 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_kv_double(&j, "warmup_s", (double)cfg->warmup_ns / 1e9);
     json_kv_bool(&j, "keepalive", cfg->keepalive);
     json_kv_bool(&j, "retry_stale", cfg->retry_stale);
+    transport_config(&j, cfg, res);
     if (cfg->expect_body)
         json_kv_string(&j, "expect_body", cfg->expect_body);
     json_key(&j, "reject");

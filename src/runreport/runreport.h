@@ -50,6 +50,9 @@ struct run_view_target {
     struct run_events events; /* planned, sent, ok inside the window */
     struct run_rates rates;   /* per second over the window; achieved send; late events */
     struct run_summary latency_all, latency[RUN_GROUP_COUNT], service, ttfb, lag, connect;
+    struct run_summary tls;     /* the TLS handshake per new connection */
+    bool https;                 /* an https target (all: any is) */
+    struct run_proto_counts pc; /* protocols, TLS versions and handshakes, HTTP/2 */
     size_t nst;
     struct run_view_st st[RUN_ST_MAX_NAMES];
 };
@@ -70,6 +73,9 @@ struct run_view {
     uint64_t think_ns, warmup_ns, lag_limit_ns, requests;
     double duration_s; /* 0: bounded by --requests */
     uint32_t threads, pool_cap;
+    enum run_http http;               /* --http1.1 / --http2 over TLS (RUN_HTTP_AUTO: ALPN) */
+    bool tls_insecure, tls_no_resume; /* --insecure, --tls-resume off */
+    uint32_t streams;                 /* --streams (0: not given) */
     /* the result */
     size_t ntargets;
     struct run_view_target *targets;

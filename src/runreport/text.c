@@ -62,6 +62,10 @@ void run_print_latency_tables(FILE *out, bool open_loop, const struct run_view_t
         fprintf(out, "connect (ms): connect start -> established, per new connection\n");
         run_print_table_row(out, "all", &t->connect);
     }
+    if (t->tls.count) {
+        fprintf(out, "tls (ms): connected -> TLS handshake done, per new connection\n");
+        run_print_table_row(out, "all", &t->tls);
+    }
 }
 
 void run_print_accounting(FILE *out, const struct run_counts *c, const char *indent)
@@ -121,6 +125,107 @@ static void transport_line(FILE *out, const struct run_view *v, const struct run
     }
 }
 
+/* ------------------------------------------------------------------ TLS and HTTP/2 */
+
+/* "TLSv1.3", or "TLSv1.2 12, TLSv1.3 88" when connections differed. */
+static const char *tls_versions(const struct run_proto_counts *pc, char *buf, size_t len)
+{
+    int kinds = 0;
+    for (int v = 0; v < RUN_TLS_VERSIONS; v++)
+        kinds += pc->tls_version[v] > 0;
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int v = 0; v < RUN_TLS_VERSIONS && off < len; v++) {
+        if (!pc->tls_version[v])
+            continue;
+        char n[32];
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", run_tls_version_name(v));
+        if (kinds > 1 && off < len)
+            off += (size_t)snprintf(buf + off, len - off, " %s", units_fmt_count(pc->tls_version[v], n, sizeof n));
+    }
+    return buf;
+}
+
+/* "h2", "http/1.1", or both with their counts. */
+static const char *protocols(const struct run_proto_counts *pc, char *buf, size_t len)
+{
+    char a[32], b[32];
+    if (pc->h2 && pc->http1)
+        snprintf(buf, len, "h2 %s, http/1.1 %s connections", units_fmt_count(pc->h2, a, sizeof a),
+                 units_fmt_count(pc->http1, b, sizeof b));
+    else
+        snprintf(buf, len, "%s", pc->h2 ? "h2" : pc->http1 ? "http/1.1" : "no protocol agreed");
+    return buf;
+}
+
+/* One target's TLS and HTTP/2 lines, when it spoke either:
+ *   tls: TLSv1.3, h2 (ALPN); handshakes 1,000: 950 resumed (95.0%); tls p50 1.210 ms, p99 3.400 ms
+ *   h2: 5,000 streams on 2 connections (server limit 128); RST_STREAM 0, GOAWAY 0, ... */
+static void transport_target(FILE *out, const struct run_view *v, const struct run_view_target *t, const char *indent)
+{
+    const struct run_proto_counts *pc = &t->pc;
+    char a[32], b[32], c[64], vs[128];
+    if (t->https) {
+        uint64_t hs = pc->tls_full + pc->tls_resumed;
+        fprintf(out, "%stls: %s, %s (%s)", indent, tls_versions(pc, vs, sizeof vs), protocols(pc, c, sizeof c),
+                v->http == RUN_HTTP_1   ? "--http1.1"
+                : v->http == RUN_HTTP_2 ? "--http2"
+                                        : "ALPN");
+        fprintf(out, "; handshakes %s", units_fmt_count(hs, a, sizeof a));
+        if (hs)
+            fprintf(out, ": %s resumed (%s)", units_fmt_count(pc->tls_resumed, b, sizeof b),
+                    units_fmt_share((double)pc->tls_resumed / (double)hs, 3, c, sizeof c));
+        if (v->tls_no_resume)
+            fprintf(out, " (--tls-resume off)");
+        if (pc->tls_failed)
+            fprintf(out, ", %s failed", units_fmt_count(pc->tls_failed, a, sizeof a));
+        if (t->tls.count)
+            fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(t->tls.p50, a, sizeof a),
+                    units_fmt_ms(t->tls.p99, b, sizeof b));
+        fputc('\n', out);
+    }
+    if (pc->h2 || pc->h2_streams) {
+        fprintf(out, "%s%s: %s streams on %s connection%s", indent, t->https ? "h2" : "h2c",
+                units_fmt_count(pc->h2_streams, a, sizeof a), units_fmt_count(pc->h2, b, sizeof b),
+                pc->h2 == 1 ? "" : "s");
+        if (pc->h2_max_concurrent == UINT64_MAX)
+            fprintf(out, " (server limit: none");
+        else
+            fprintf(out, " (server limit %s", units_fmt_count(pc->h2_max_concurrent, a, sizeof a));
+        if (v->streams)
+            fprintf(out, ", --streams %u", v->streams);
+        fputc(')', out);
+        if (pc->h2_rst || pc->h2_goaway || pc->h2_retried || pc->h2_stalls)
+            fprintf(out,
+                    "; RST_STREAM %llu (refused %llu), GOAWAY %llu (%llu streams refused), sent again %llu, "
+                    "flow-control stalls %llu",
+                    (unsigned long long)pc->h2_rst, (unsigned long long)pc->h2_refused,
+                    (unsigned long long)pc->h2_goaway, (unsigned long long)pc->h2_goaway_streams,
+                    (unsigned long long)pc->h2_retried, (unsigned long long)pc->h2_stalls);
+        fputc('\n', out);
+    }
+}
+
+/* Under the connections line: whether certificates were verified, then each target's TLS and
+ * HTTP/2 lines (prefixed by its name when there are several). */
+static void transport_lines(FILE *out, const struct run_view *v)
+{
+    if (v->all.https && v->tls_insecure)
+        fprintf(out, "tls: certificate verification OFF (--insecure): the server's identity was not checked\n");
+    for (size_t i = 0; i < v->ntargets; i++) {
+        const struct run_view_target *t = &v->targets[i];
+        if (!t->https && !t->pc.h2)
+            continue;
+        if (v->ntargets > 1) {
+            char n[256];
+            fprintf(out, "target %s:\n", esc(t->name, n, sizeof n));
+            transport_target(out, v, t, "  ");
+        } else {
+            transport_target(out, v, t, "");
+        }
+    }
+}
+
 /* What the plan's head line says, from a run's view or from a configuration (--dry-run). */
 struct head {
     bool open_loop, poisson, ramp, drop_when_busy, keepalive;
@@ -129,6 +234,7 @@ struct head {
     double rate, ramp_from, ramp_to, duration_s;
     double own; /* the targets' own @R rates, summed */
     uint32_t threads, pool_cap, conns;
+    uint32_t streams; /* --streams: closed-loop clients per connection */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
@@ -151,6 +257,8 @@ static void plan_head(FILE *out, const struct head *h)
             fprintf(out, " (seed %llu)", (unsigned long long)h->seed);
         fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(h->pool_cap, a, sizeof a),
                 h->pool_cap == 1 ? "" : "s", h->drop_when_busy ? "drop" : "queue");
+    } else if (h->streams > 1) {
+        fprintf(out, "closed loop, %u clients, %u per connection (--streams)", h->conns, h->streams);
     } else {
         fprintf(out, "closed loop, %u connection%s", h->conns, h->conns == 1 ? "" : "s");
         if (h->think_ns)
@@ -188,6 +296,7 @@ static void plan_line(FILE *out, const struct run_view *v)
                      .duration_s = v->duration_s,
                      .threads = v->threads,
                      .pool_cap = v->pool_cap,
+                     .streams = v->streams,
                      .shared = v->ntargets == 0};
     for (size_t i = 0; i < v->ntargets; i++) {
         h.conns += v->targets[i].connections;
@@ -202,6 +311,8 @@ static void plan_line(FILE *out, const struct run_view *v)
         target_head(out, t->name, t->url, t->address, t->resolve_ns);
         if (v->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
+        else if (v->streams > 1)
+            fprintf(out, ", %u clients", t->connections);
         else
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
@@ -419,6 +530,7 @@ void run_view_print(FILE *out, const struct run_view *v)
     if (all->conns_unsolicited)
         fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
     fprintf(out, "; %s bytes received\n", units_fmt_count(v->all.bytes_in_total, a, sizeof a));
+    transport_lines(out, v);
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
             v->elapsed_s, full ? "" : "; --verbose: every table");
     if (!v->open_loop)
@@ -514,6 +626,8 @@ static void plan_target(FILE *out, const struct run_config *cfg, const struct ru
                 units_fmt_rate(t->rate_to, b, sizeof b));
     else if (cfg->open_loop)
         fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+    else if (cfg->streams > 1)
+        fprintf(out, ", %u clients", t->connections);
     else
         fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
     if (isfinite(t->planned))
@@ -539,7 +653,8 @@ void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_pl
                      .duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0,
                      .threads = plan->threads,
                      .pool_cap = plan->pool_cap,
-                     .conns = plan->all.connections};
+                     .conns = plan->all.connections,
+                     .streams = cfg->streams};
     for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
         if (cfg->targets[i].rate > 0)
             h.own += cfg->targets[i].rate;

@@ -36,6 +36,9 @@ static void view_target(struct run_view_target *d, const struct run_target_resul
     run_summarize(&t->ttfb, &d->ttfb);
     run_summarize(&t->lag, &d->lag);
     run_summarize(&t->connect, &d->connect);
+    run_summarize(&t->tls, &d->tls);
+    d->https = t->https;
+    d->pc = t->pc;
     d->nst = t->nst < RUN_ST_MAX_NAMES ? t->nst : RUN_ST_MAX_NAMES;
     for (size_t i = 0; i < d->nst; i++) {
         snprintf(d->st[i].name, sizeof d->st[i].name, "%s", t->st[i].name);
@@ -64,6 +67,10 @@ void run_view_init(struct run_view *v, const struct run_config *cfg, const struc
     v->duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0;
     v->threads = res->threads;
     v->pool_cap = res->pool_cap;
+    v->http = cfg->http;
+    v->tls_insecure = cfg->tls_insecure;
+    v->tls_no_resume = cfg->tls_no_resume;
+    v->streams = cfg->streams;
     v->ntargets = res->ntargets;
     v->targets = xcalloc(res->ntargets ? res->ntargets : 1, sizeof *v->targets);
     for (size_t i = 0; i < res->ntargets; i++) {
@@ -178,6 +185,36 @@ static void jcounts(const json_t *acc, struct run_counts *c)
     c->retries = count(acc, "retries");
 }
 
+/* A target's "tls" (null for a plain target), "protocols", "tls_versions", "tls_handshakes"
+ * and "h2" (knee-run/2 with TLS and HTTP/2; missing: a plain HTTP/1.1 target). */
+static void jtransport(struct run_view_target *d, const json_t *t)
+{
+    const json_t *tls = get(t, "tls");
+    d->https = json_is_object(tls);
+    jsummary(tls, &d->tls);
+    struct run_proto_counts *pc = &d->pc;
+    const json_t *p = get(t, "protocols");
+    pc->http1 = count(p, "http/1.1");
+    pc->h2 = count(p, "h2");
+    const json_t *tv = get(t, "tls_versions");
+    for (int k = 0; k < RUN_TLS_VERSIONS; k++)
+        pc->tls_version[k] = count(tv, run_tls_version_name(k));
+    const json_t *hs = get(t, "tls_handshakes");
+    pc->tls_full = count(hs, "full");
+    pc->tls_resumed = count(hs, "resumed");
+    pc->tls_failed = count(hs, "failed");
+    const json_t *h2 = get(t, "h2");
+    pc->h2_streams = count(h2, "streams");
+    /* null: unlimited (or no HTTP/2 connection, when the text prints no h2 line either) */
+    pc->h2_max_concurrent = json_is_number(get(h2, "max_concurrent")) ? count(h2, "max_concurrent") : UINT64_MAX;
+    pc->h2_rst = count(h2, "rst_received");
+    pc->h2_refused = count(h2, "refused");
+    pc->h2_goaway = count(h2, "goaway");
+    pc->h2_goaway_streams = count(h2, "goaway_refused");
+    pc->h2_retried = count(h2, "retried");
+    pc->h2_stalls = count(h2, "flow_control_stalls");
+}
+
 static void jtarget(struct run_view_target *d, const json_t *t)
 {
     snprintf(d->name, sizeof d->name, "%s", str(t, "name"));
@@ -221,6 +258,7 @@ static void jtarget(struct run_view_target *d, const json_t *t)
     jsummary(get(t, "ttfb"), &d->ttfb);
     jsummary(get(t, "lag"), &d->lag);
     jsummary(get(t, "connect"), &d->connect);
+    jtransport(d, t);
     const json_t *st = get(t, "server_timing");
     const char *key;
     const json_t *s;
@@ -267,6 +305,12 @@ int run_view_init_json(struct run_view *v, const struct json_t *root, char *err,
     v->duration_s = isfinite(dur) && dur > 0 ? dur : 0;
     v->threads = (uint32_t)count(cfg, "threads");
     v->pool_cap = (uint32_t)count(cfg, "pool_cap");
+    const json_t *tls = get(cfg, "tls");
+    const char *alpn = str(tls, "alpn");
+    v->http = strcmp(alpn, "http/1.1") == 0 ? RUN_HTTP_1 : strcmp(alpn, "h2") == 0 ? RUN_HTTP_2 : RUN_HTTP_AUTO;
+    v->tls_insecure = json_is_false(get(tls, "verify"));
+    v->tls_no_resume = json_is_false(get(tls, "resume"));
+    v->streams = (uint32_t)count(cfg, "streams");
 
     v->ntargets = json_array_size(targets);
     v->targets = xcalloc(v->ntargets ? v->ntargets : 1, sizeof *v->targets);

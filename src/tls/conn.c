@@ -335,6 +335,11 @@ const char *tls_conn_version(const struct tls_conn *c)
     return c->ssl && c->handshake_done ? SSL_get_version(c->ssl) : "";
 }
 
+int tls_conn_version_number(const struct tls_conn *c)
+{
+    return c->ssl && c->handshake_done ? SSL_version(c->ssl) : 0;
+}
+
 const char *tls_conn_cipher(const struct tls_conn *c)
 {
     return c->ssl && c->handshake_done ? SSL_get_cipher_name(c->ssl) : "";

@@ -183,6 +183,10 @@ int tls_client_new(const struct tls_client_config *cfg, struct tls_ctx **out, ch
         goto fail;
     }
     SSL_CTX_set_verify(ssl, cfg->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
+    /* Read ahead: one recv() takes whatever the socket holds (several records) instead of a
+     * header and a body per record; the bytes OpenSSL then holds are what tls_conn_pending
+     * reports, and the caller reads on while it does. */
+    SSL_CTX_set_read_ahead(ssl, 1);
     const unsigned char *alpn = cfg->alpn == TLS_ALPN_H2 ? alpn_h2 : cfg->alpn == TLS_ALPN_HTTP1 ? alpn_h1 : alpn_any;
     size_t alen = cfg->alpn == TLS_ALPN_H2      ? sizeof alpn_h2 - 1
                   : cfg->alpn == TLS_ALPN_HTTP1 ? sizeof alpn_h1 - 1

@@ -216,6 +216,8 @@ void tls_conn_release(struct tls_conn *c);
 
 /* "TLSv1.3" after the handshake, else "". */
 const char *tls_conn_version(const struct tls_conn *c);
+/* The version as TLS_V1_x after the handshake, else 0. */
+int tls_conn_version_number(const struct tls_conn *c);
 /* The negotiated cipher's name ("TLS_AES_128_GCM_SHA256"), "" before the handshake. */
 const char *tls_conn_cipher(const struct tls_conn *c);
 

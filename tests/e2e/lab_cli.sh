@@ -22,7 +22,7 @@ expect_usage() { # expect exit 2 and a message containing $1
 }
 
 "$KNEE" lab --help >"$tmp/help"
-for e in stats queue knee fanout nagle all --quick --duration --out --seed; do
+for e in stats queue knee fanout nagle tls all --quick --duration --out --seed; do
     grep -q -- "$e" "$tmp/help" || fail "--help does not mention $e"
 done
 "$KNEE" --help | grep '^  lab ' >/dev/null || fail "knee --help does not list lab"

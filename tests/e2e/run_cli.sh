@@ -12,8 +12,9 @@ expect2() {
     grep -q -- "$pattern" "$TMP/err" || { cat "$TMP/err"; fail "no '$pattern' in the message for: $*"; }
 }
 
-expect2 'TLS is not supported yet' https://127.0.0.1/
-expect2 'TLS is not supported yet' --target a=https://127.0.0.1/
+# https is spoken (tests/e2e/run_tls.sh); its flags are checked like the others
+expect2 '--tls-version' --tls-version 1.7 https://127.0.0.1/
+expect2 '--h2c applies to http://' --h2c --target a=https://127.0.0.1/
 expect2 'no target' -d 1s
 expect2 'not a URL' 127.0.0.1:80
 expect2 'port' http://127.0.0.1:99999/

@@ -37,9 +37,9 @@ import struct, sys
 b = open(sys.argv[1], "rb").read()
 assert b[:8] == b"\x89KRQ\r\n\x1a\n", b[:8]
 version, flags, hdr, rec, nt = struct.unpack_from("<HHIII", b, 8)
-assert version == 1 and flags == 0 and rec == 60 and nt == 1, (version, flags, rec, nt)
-assert (len(b) - hdr) == 200 * 60, (len(b), hdr)   # every planned request, warm-up included
-warm = sum(b[hdr + i * 60 + 59] & 1 for i in range(200))
+assert version == 1 and flags == 0 and rec == 72 and nt == 1, (version, flags, rec, nt)  # 72: tls_ns, protocol, tls
+assert (len(b) - hdr) == 200 * rec, (len(b), hdr)   # every planned request, warm-up included
+warm = sum(b[hdr + i * rec + 59] & 1 for i in range(200))
 assert warm == 100, warm
 PY
 # IPv6, when this machine has a loopback for it: a second server on [::1]

@@ -2,7 +2,8 @@
  * h2c, and a scripted HTTP/2 peer in a thread of this test that answers one stream, resets
  * two (an error, a refusal) and refuses a fourth with GOAWAY, or sends garbage frames. The client side is the
  * transport probe (tests/probe), driven as knee run's worker will drive src/h2. Counts and
- * reasons are asserted exactly; times only as "measured". */
+ * reasons are asserted exactly; times only as "measured". The client session's flush is also driven
+ * directly over a socket pair read by nghttp2's server session. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "serve/serve.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <nghttp2/nghttp2.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -424,6 +426,128 @@ static void test_rst_goaway_garbage(void **state)
     assert_int_equal(r.completed, 0);
 }
 
+/* ---- the flush: frames gathered into one write, the rest kept while the socket is full ---- */
+
+struct gather_io {
+    int fd;
+    unsigned writes; /* write_fn calls that took bytes */
+};
+
+static long gather_write(void *io, const uint8_t *data, size_t len)
+{
+    struct gather_io *g = io;
+    ssize_t n = send(g->fd, data, len, MSG_NOSIGNAL);
+    if (n > 0) {
+        g->writes++;
+        return (long)n;
+    }
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+}
+
+static unsigned gather_closed;
+static void gather_on_close(struct h2_stream *s)
+{
+    (void)s;
+    gather_closed++;
+}
+
+static unsigned srv_requests; /* request HEADERS frames nghttp2's server session parsed */
+static int srv_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *ud)
+{
+    (void)session, (void)ud;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
+        srv_requests++;
+    return 0;
+}
+
+/* What the client wrote so far (read from the socket's other end) into the server session. */
+static void srv_take(nghttp2_session *srv, int fd)
+{
+    uint8_t buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        assert_int_equal(nghttp2_session_mem_recv(srv, buf, (size_t)n), n);
+}
+
+/* The server's frames (SETTINGS, acknowledgements) into the client. */
+static void srv_give(nghttp2_session *srv, struct h2_client *h)
+{
+    const uint8_t *data;
+    ssize_t n;
+    while ((n = nghttp2_session_mem_send(srv, &data)) > 0)
+        assert_int_equal(h2_client_feed(h, data, (size_t)n), 0);
+}
+
+/* Over a real socket pair read by nghttp2's server session: the preface waits while the socket
+ * is full (H2_IO_WANT_WRITE, want_write) and leaves whole after it drained; 20 streams submitted
+ * together leave in one write, and the server parses every HEADERS. */
+static void test_client_flush_gathers(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    /* fill the client's side with bytes the test reads back and drops */
+    char junk[4096];
+    memset(junk, 'x', sizeof junk);
+    size_t filled = 0;
+    ssize_t k;
+    while ((k = send(sv[0], junk, sizeof junk, MSG_NOSIGNAL)) > 0)
+        filled += (size_t)k;
+    assert_true(filled > 0);
+
+    struct gather_io io = {.fd = sv[0]};
+    struct h2_callbacks cb = {.on_close = gather_on_close};
+    struct h2_client *h = h2_client_new(&cb, gather_write, &io, NULL, 0);
+    assert_int_equal(h2_client_flush(h), H2_IO_WANT_WRITE);
+    assert_true(h2_client_want_write(h));
+    while (filled > 0) { /* drain the junk: the socket can take the preface now */
+        ssize_t n = read(sv[1], junk, filled < sizeof junk ? filled : sizeof junk);
+        if (n > 0)
+            filled -= (size_t)n;
+    }
+    assert_int_equal(h2_client_flush(h), H2_IO_OK);
+    assert_false(h2_client_want_write(h));
+
+    nghttp2_session_callbacks *cbs;
+    assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, srv_on_frame_recv);
+    nghttp2_session *srv;
+    assert_int_equal(nghttp2_session_server_new(&srv, cbs, NULL), 0);
+    nghttp2_session_callbacks_del(cbs);
+    nghttp2_settings_entry iv = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100};
+    assert_int_equal(nghttp2_submit_settings(srv, NGHTTP2_FLAG_NONE, &iv, 1), 0);
+    srv_take(srv, sv[1]); /* the preface and the client's SETTINGS parse */
+    srv_give(srv, h);
+    assert_int_equal(h2_client_capacity(h), 100);
+
+    struct url u;
+    char err[200];
+    assert_int_equal(url_parse("http://127.0.0.1/g", &u, err, sizeof err), 0);
+    struct http_request_spec spec = {.method = "GET", .url = &u, .keepalive = true};
+    struct h2_request req;
+    assert_int_equal(h2_request_build(&spec, &req, err, sizeof err), 0);
+    struct h2_stream st[20];
+    memset(st, 0, sizeof st);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(h2_client_submit(h, &req, &st[i]), 0);
+    unsigned before = io.writes;
+    assert_int_equal(h2_client_flush(h), H2_IO_OK);
+    assert_int_equal(io.writes - before, 1); /* 20 HEADERS and the SETTINGS ack: one write */
+    for (int i = 0; i < 20; i++)
+        assert_true(st[i].headers_ns > 0);
+    srv_take(srv, sv[1]);
+    assert_int_equal(srv_requests, 20);
+
+    h2_client_fail(h, H2_R_CLOSED);
+    assert_int_equal(gather_closed, 20);
+    h2_client_free(h);
+    h2_request_release(&req);
+    url_release(&u);
+    nghttp2_session_del(srv);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -431,7 +555,7 @@ int main(void)
         cmocka_unit_test(test_request_build),         cmocka_unit_test(test_serve_h2c),
         cmocka_unit_test(test_serve_h2_pipeline),     cmocka_unit_test(test_serve_h2_client_leaves),
         cmocka_unit_test(test_serve_h2_goaway_drain), cmocka_unit_test(test_h2c_to_http1_server),
-        cmocka_unit_test(test_rst_goaway_garbage),
+        cmocka_unit_test(test_rst_goaway_garbage),    cmocka_unit_test(test_client_flush_gathers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,8 @@
 #include "load/run.h"
 #include "load/schedule.h"
 #include "load/threshold.h"
+#include "reqlog/reqlog.h"
+#include "serve/serve.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -830,6 +832,253 @@ static void test_retry_stale(void **state)
     server_stop(&s);
 }
 
+/* ------------------------------------------------------------------ HTTP/2 and TLS */
+
+/* A knee serve (in-process) for the HTTP/2 tests: `preset`, HTTP/2 (h2c in cleartext, ALPN h2
+ * over TLS unless h1_only) and TLS as asked; the URL of `path` in url. */
+static struct serve_handle *h2_server(const char *preset, bool tls, bool h1_only, const char *path, char *url,
+                                      size_t len)
+{
+    struct serve_config sc;
+    assert_int_equal(serve_preset(preset, &sc), 0);
+    sc.tls = tls;
+    sc.h2 = !h1_only;
+    struct serve_handle *h;
+    assert_int_equal(serve_start(&sc, &h), 0);
+    snprintf(url, len, "%s://127.0.0.1:%d%s", tls ? "https" : "http", serve_port(h), path);
+    return h;
+}
+
+static struct run_config h2_config(struct run_target_config *tc, bool open_loop)
+{
+    struct run_config cfg = {.targets = tc,
+                             .ntargets = 1,
+                             .open_loop = open_loop,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    if (tc->url[4] == ':')
+        cfg.h2c = true; /* http:// */
+    else
+        cfg.tls_insecure = true; /* the server's certificate is self-signed */
+    return cfg;
+}
+
+/* HTTP/2 streams: --connections x --streams clients share the connections (closed loop), the
+ * open loop's requests ride the free streams of a capped pool, every stream is one request
+ * with one outcome, and the session's counters add up. */
+static void test_h2_streams(void **state)
+{
+    (void)state;
+    char url[128];
+    struct serve_handle *h = h2_server("null", false, false, "/", url, sizeof url);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = h2_config(&tc, false);
+    cfg.connections = 2;
+    cfg.streams = 8;
+    cfg.requests = 3000;
+    struct run_result res;
+    run_once(&cfg, &res);
+    const struct run_counts *c = &res.all.counts;
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.targets[0].connections, 16); /* clients */
+    assert_int_equal(c->outcome[OUTCOME_OK], 3000);
+    assert_int_equal(c->conns_opened, 2);
+    assert_int_equal(res.all.pc.h2, 2);
+    assert_int_equal(res.all.pc.http1, 0);
+    assert_int_equal(res.all.pc.h2_streams, 3000);
+    assert_int_equal(res.all.pc.h2_max_concurrent, 128); /* knee serve's SETTINGS */
+    assert_int_equal(res.all.connect.total_count, 2);
+    assert_int_equal(res.all.tls.total_count, 0);
+    run_result_release(&res);
+
+    /* open loop, a pool of 2 connections with 4 streams each: never more than 8 at once */
+    cfg = h2_config(&tc, true);
+    cfg.rate = 4000;
+    cfg.requests = 2000;
+    cfg.connections = 2;
+    cfg.streams = 4;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(c->planned, 2000);
+    assert_int_equal(c->outcome[OUTCOME_OK] + c->dropped, 2000);
+    assert_true(c->conns_opened <= 2);
+    assert_int_equal(res.all.pc.h2_streams, c->sent);
+    print_message("h2 open loop: %llu ok on %llu connections, %llu waited for a stream\n",
+                  (unsigned long long)c->outcome[OUTCOME_OK], (unsigned long long)c->conns_opened,
+                  (unsigned long long)c->queued);
+    run_result_release(&res);
+    serve_stop(h, NULL);
+}
+
+/* An HTTP/2 request that outlives --timeout is reset (RST_STREAM) and counted as a timeout;
+ * its connection carries on: one connection for every request. At the end of the drain a
+ * stream still open is cancelled the same way. */
+static void test_h2_stream_timeouts(void **state)
+{
+    (void)state;
+    char url[128];
+    struct serve_handle *h = h2_server("quiet", false, false, "/work?ms=400", url, sizeof url);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = h2_config(&tc, false);
+    cfg.connections = 1;
+    cfg.streams = 4;
+    cfg.requests = 12;
+    cfg.timeout_ns = 50 * NS_PER_MS;
+    cfg.drain_ns = cfg.timeout_ns;
+    struct run_result res;
+    run_once(&cfg, &res);
+    const struct run_counts *c = &res.all.counts;
+    assert_true(res.accounting_ok);
+    assert_int_equal(c->outcome[OUTCOME_TIMEOUT], 12);
+    assert_int_equal(c->conns_opened, 1); /* the streams were reset, the connection lived on */
+    assert_int_equal(res.all.pc.h2_streams, 12);
+    run_result_release(&res);
+
+    /* the drain ends with 4 streams open: each is cancelled, the run ends on time */
+    cfg.requests = 0;
+    cfg.duration_ns = 100 * NS_PER_MS;
+    cfg.timeout_ns = 5 * NS_PER_S;
+    cfg.drain_ns = 50 * NS_PER_MS;
+    uint64_t t0 = clock_now_ns();
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(c->outcome[OUTCOME_CANCELLED], 4);
+    assert_int_equal(c->sent, 4);
+    assert_true(clock_now_ns() - t0 < 2 * NS_PER_S);
+    run_result_release(&res);
+    serve_stop(h, NULL);
+}
+
+/* --when-busy drop over HTTP/2: a request is dropped only when every stream of every
+ * connection of the pool is busy. One connection, 2 streams, each request 200 ms: at 40/s
+ * for 0.5 s about 4 go out, the rest are dropped; the accounting holds. */
+static void test_h2_when_busy_drop(void **state)
+{
+    (void)state;
+    char url[128];
+    struct serve_handle *h = h2_server("quiet", false, false, "/work?ms=200", url, sizeof url);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = h2_config(&tc, true);
+    cfg.rate = 40;
+    cfg.duration_ns = 500 * NS_PER_MS;
+    cfg.connections = 1;
+    cfg.streams = 2;
+    cfg.when_busy = RUN_BUSY_DROP;
+    struct run_result res;
+    run_once(&cfg, &res);
+    const struct run_counts *c = &res.all.counts;
+    assert_true(res.accounting_ok);
+    assert_int_equal(c->planned, 20);
+    assert_int_equal(c->conns_opened, 1);
+    assert_true(c->dropped > 0);
+    assert_true(c->sent >= 2 && c->sent <= 8); /* 2 at once, 200 ms each, over 0.5 s */
+    assert_int_equal(c->outcome[OUTCOME_OK], c->sent);
+    print_message("h2 --when-busy drop: %llu sent, %llu dropped\n", (unsigned long long)c->sent,
+                  (unsigned long long)c->dropped);
+    run_result_release(&res);
+    serve_stop(h, NULL);
+}
+
+static int read_log(const char *path, struct reqlog_record *out, size_t cap, size_t *n)
+{
+    struct reqlog_reader *rd;
+    if (reqlog_reader_open(&rd, path, NULL, 0))
+        return -1;
+    *n = 0;
+    int k;
+    while (*n < cap && (k = reqlog_read(rd, &out[*n])) == 1)
+        (*n)++;
+    reqlog_reader_close(rd);
+    return 0;
+}
+
+/* Over TLS: the tls phase per new connection (histogram, handshakes, versions), ALPN's choice
+ * (h2, or http/1.1 with RUN_HTTP_1), and in the request log the handshake and the connect on
+ * the first request of each connection, protocol and TLS kind on every one. With
+ * requests_per_connection the connections churn and resume their sessions. */
+static void test_tls_phase_and_log(void **state)
+{
+    (void)state;
+    char url[128];
+    struct serve_handle *h = h2_server("null", true, false, "/", url, sizeof url);
+    struct run_target_config tc = {.name = "t", .url = url};
+    char path[] = "/tmp/knee_test_load_XXXXXX.bin";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    static struct reqlog_record rec[400];
+    for (int http1 = 0; http1 < 2; http1++) {
+        struct run_config cfg = h2_config(&tc, false);
+        cfg.connections = 1; /* one client: its 400 requests on exactly 8 connections */
+        cfg.requests = 400;
+        cfg.requests_per_connection = 50;
+        cfg.http = http1 ? RUN_HTTP_1 : RUN_HTTP_AUTO;
+        cfg.out_path = path;
+        struct run_result res;
+        run_once(&cfg, &res);
+        const struct run_proto_counts *pc = &res.all.pc;
+        assert_true(res.accounting_ok);
+        assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 400);
+        assert_int_equal(res.all.counts.conns_opened, 8); /* 400 / 50 */
+        assert_int_equal(http1 ? pc->http1 : pc->h2, 8);
+        assert_int_equal(pc->tls_version[RUN_TLS_V13], 8);
+        assert_int_equal(pc->tls_full + pc->tls_resumed, 8);
+        assert_true(pc->tls_resumed >= 4); /* the later connections offer the first ones' tickets */
+        assert_int_equal(res.all.tls.total_count, 8);
+        assert_true(res.all.https);
+        run_result_release(&res);
+        size_t n = 0;
+        assert_int_equal(read_log(path, rec, 400, &n), 0);
+        assert_int_equal(n, 400);
+        size_t with_tls = 0, resumed = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(rec[i].protocol, http1 ? REQLOG_PROTO_HTTP1 : REQLOG_PROTO_H2);
+            assert_true(rec[i].tls == REQLOG_TLS_FULL || rec[i].tls == REQLOG_TLS_RESUMED);
+            resumed += rec[i].tls == REQLOG_TLS_RESUMED;
+            if (rec[i].tls_ns) {
+                with_tls++;
+                assert_true(rec[i].connect_ns > 0);
+                /* inside its latency when the connection was opened for it: every connection
+                 * after the first (opened before t0, its handshake began before the first send) */
+                if (i > 0)
+                    assert_true(rec[i].tls_ns < rec[i].done_ns - rec[i].sent_ns);
+            }
+        }
+        /* the first request of each connection opened for one (2..8); the first connection,
+         * opened before t0, gives its handshake to the first request only when it was still
+         * handshaking at t0 */
+        assert_true(with_tls >= 7 && with_tls <= 8);
+        assert_true(resumed >= 4 * 50);
+    }
+    unlink(path);
+    serve_stop(h, NULL);
+}
+
+/* --streams in a closed loop when the server turns out to speak HTTP/1.1 (ALPN): the clients
+ * of a connection take turns on it (they wait before planning), and every request is ok. */
+static void test_h2_clients_wait_on_http1(void **state)
+{
+    (void)state;
+    char url[128];
+    struct serve_handle *h = h2_server("null", true, true, "/", url, sizeof url);
+    struct run_target_config tc = {.name = "t", .url = url};
+    struct run_config cfg = h2_config(&tc, false);
+    cfg.connections = 2;
+    cfg.streams = 4;
+    cfg.requests = 800;
+    struct run_result res;
+    run_once(&cfg, &res);
+    assert_true(res.accounting_ok);
+    assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 800);
+    assert_int_equal(res.all.counts.conns_opened, 2);
+    assert_int_equal(res.all.pc.http1, 2);
+    assert_int_equal(res.all.pc.h2, 0);
+    run_result_release(&res);
+    serve_stop(h, NULL);
+}
+
 /* The request path allocates nothing: ten times the requests, (almost) the same allocations. */
 static void test_no_allocation_per_request(void **state)
 {
@@ -939,6 +1188,11 @@ int main(void)
         cmocka_unit_test(test_closed_loop_connections),
         cmocka_unit_test(test_transport_refused),
         cmocka_unit_test(test_retry_stale),
+        cmocka_unit_test(test_h2_streams),
+        cmocka_unit_test(test_h2_stream_timeouts),
+        cmocka_unit_test(test_h2_when_busy_drop),
+        cmocka_unit_test(test_tls_phase_and_log),
+        cmocka_unit_test(test_h2_clients_wait_on_http1),
         cmocka_unit_test(test_no_allocation_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,9 @@ static void assert_record_equal(const struct reqlog_record *a, const struct reql
     assert_int_equal(a->status, b->status);
     assert_int_equal(a->outcome, b->outcome);
     assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->tls_ns, b->tls_ns);
+    assert_int_equal(a->protocol, b->protocol);
+    assert_int_equal(a->tls, b->tls);
 }
 
 static void test_outcome_names(void **state)
@@ -173,18 +176,21 @@ static void test_byte_layout(void **state)
         .status = 0x7172,
         .outcome = OUTCOME_TIMEOUT,
         .flags = REQLOG_FLAG_WARMUP,
+        .tls_ns = 0x8182838485868788ull,
+        .protocol = REQLOG_PROTO_H2,
+        .tls = REQLOG_TLS_RESUMED,
     };
     assert_int_equal(reqlog_write(w, &rec), 0);
     assert_int_equal(reqlog_writer_close(w), 0);
     size_t len;
     unsigned char *b = slurp(path_of("layout.bin"), &len);
-    assert_int_equal(len, 24 + 2 + 2 + 60);
+    assert_int_equal(len, 24 + 2 + 2 + 72);
     assert_memory_equal(b, "\x89KRQ\r\n\x1a\n", 8);
     assert_int_equal(b[8], 1); /* version, LE u16 */
     assert_int_equal(b[9], 0);
     assert_int_equal(b[10], 1);  /* flags: closed loop */
     assert_int_equal(b[12], 28); /* header size */
-    assert_int_equal(b[16], 60); /* record size */
+    assert_int_equal(b[16], 72); /* record size */
     assert_int_equal(b[20], 1);  /* ntargets */
     assert_int_equal(b[24], 2);  /* name length */
     assert_memory_equal(b + 26, "AB", 2);
@@ -200,6 +206,12 @@ static void test_byte_layout(void **state)
     assert_int_equal(p[57], 0x71);
     assert_int_equal(p[58], OUTCOME_TIMEOUT);
     assert_int_equal(p[59], 1);
+    assert_int_equal(p[60], 0x88); /* tls_ns, appended after the first 60 bytes */
+    assert_int_equal(p[67], 0x81);
+    assert_int_equal(p[68], 1); /* protocol: h2 */
+    assert_int_equal(p[69], 2); /* tls: resumed */
+    assert_int_equal(p[70], 0);
+    assert_int_equal(p[71], 0);
     assert_true(reqlog_is_log(b, len));
     assert_false(reqlog_is_log(b, 7));
     assert_false(reqlog_is_log("server,start_s", 14));
@@ -290,13 +302,13 @@ static void test_larger_record_and_header_are_skipped(void **state)
     size_t len;
     unsigned char *b = small_log(&len);
     size_t hdr = 24 + 3 + 3;
-    size_t nlen = hdr + 5 + 3 * 64;
+    size_t nlen = hdr + 5 + 3 * 80;
     unsigned char *c = calloc(1, nlen);
     memcpy(c, b, hdr);
     c[12] = (unsigned char)(hdr + 5);
-    c[16] = 64;
+    c[16] = 80;
     for (int i = 0; i < 3; i++)
-        memcpy(c + hdr + 5 + i * 64, b + hdr + (size_t)i * 60, 60);
+        memcpy(c + hdr + 5 + i * 80, b + hdr + (size_t)i * 72, 72);
     struct reqlog_reader *rd;
     assert_int_equal(reqlog_reader_open_mem(&rd, c, nlen, NULL, 0), 0);
     struct reqlog_record got;
@@ -307,6 +319,43 @@ static void test_larger_record_and_header_are_skipped(void **state)
     }
     assert_int_equal(reqlog_read(rd, &got), 0);
     reqlog_reader_close(rd);
+    free(c);
+    free(b);
+}
+
+/* A log written before tls_ns, protocol and tls were appended (60-byte records) still reads:
+ * the appended fields are 0 (no handshake, HTTP/1.1, plain). */
+static void test_sixty_byte_records(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = small_log(&len);
+    size_t hdr = 24 + 3 + 3;
+    size_t nlen = hdr + 3 * 60;
+    unsigned char *c = calloc(1, nlen);
+    memcpy(c, b, hdr);
+    c[16] = 60;
+    for (int i = 0; i < 3; i++) {
+        memcpy(c + hdr + i * 60, b + hdr + (size_t)i * 72, 60);
+        b[hdr + (size_t)i * 72 + 68] = 1; /* would be h2 if the reader looked past the record */
+    }
+    struct reqlog_reader *rd;
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, nlen, NULL, 0), 0);
+    struct reqlog_record got;
+    for (uint32_t i = 0; i < 3; i++) {
+        memset(&got, 0xee, sizeof got);
+        assert_int_equal(reqlog_read(rd, &got), 1);
+        assert_int_equal(got.planned_ns, i);
+        assert_int_equal(got.done_ns, 10 + i);
+        assert_int_equal(got.tls_ns, 0);
+        assert_int_equal(got.protocol, REQLOG_PROTO_HTTP1);
+        assert_int_equal(got.tls, REQLOG_TLS_PLAIN);
+    }
+    assert_int_equal(reqlog_read(rd, &got), 0);
+    reqlog_reader_close(rd);
+    /* 59 bytes is below every version */
+    c[16] = 59;
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, nlen, NULL, 0), KNEE_EFORMAT);
     free(c);
     free(b);
 }
@@ -335,9 +384,11 @@ static void test_bad_records(void **state)
         unsigned char v;
         const char *msg;
     } cases[] = {
-        {hdr + 60 + 48, 2, "target 2"},
-        {hdr + 60 + 58, OUTCOME_COUNT, "outcome 8"},
-        {hdr + 60 + 59, 0x80, "unknown flags"},
+        {hdr + 72 + 48, 2, "target 2"},
+        {hdr + 72 + 58, OUTCOME_COUNT, "outcome 8"},
+        {hdr + 72 + 59, 0x80, "unknown flags"},
+        {hdr + 72 + 68, REQLOG_PROTO_COUNT, "protocol 2"},
+        {hdr + 72 + 69, REQLOG_TLS_COUNT, "tls 3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         memcpy(c, b, len);
@@ -371,6 +422,12 @@ static void test_writer_rejects_bad_input(void **state)
     assert_int_equal(reqlog_write(w, &rec), KNEE_EINVAL);
     rec.target = 0;
     rec.outcome = OUTCOME_COUNT;
+    assert_int_equal(reqlog_write(w, &rec), KNEE_EINVAL);
+    rec.outcome = OUTCOME_OK;
+    rec.protocol = REQLOG_PROTO_COUNT;
+    assert_int_equal(reqlog_write(w, &rec), KNEE_EINVAL);
+    rec.protocol = REQLOG_PROTO_H2;
+    rec.tls = REQLOG_TLS_COUNT;
     assert_int_equal(reqlog_write(w, &rec), KNEE_EINVAL);
     assert_int_equal(reqlog_writer_count(w), 0);
     assert_int_equal(reqlog_writer_close(w), 0);
@@ -455,7 +512,7 @@ static void test_derive_and_csv(void **state)
 
     char buf[256];
     size_t n = reqlog_format_csv(&rec, "A", buf, sizeof buf);
-    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0\n");
+    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,,h1,plain\n");
     assert_int_equal(n, strlen(buf));
     /* the CSV text parses back to the very same doubles */
     assert_true(strtod("2.000001", NULL) == d.ttfb_ms);
@@ -465,13 +522,24 @@ static void test_derive_and_csv(void **state)
     reqlog_derive(&dropped, &d);
     assert_true(isnan(d.latency_ms) && isnan(d.service_ms) && isnan(d.ttfb_ms) && isnan(d.lag_ms));
     reqlog_format_csv(&dropped, "a,\"b\"", buf, sizeof buf);
-    assert_string_equal(buf, "\"a,\"\"b\"\"\",2.000000000,,,,,0,dropped,0,0,1\n"); /* warm-up: 1 */
+    assert_string_equal(buf, "\"a,\"\"b\"\"\",2.000000000,,,,,0,dropped,0,0,1,,h1,plain\n"); /* warm-up: 1 */
 
     /* too small a buffer: truncated, NUL-terminated, and the needed length returned */
     char tiny[8];
     n = reqlog_format_csv(&rec, "A", tiny, sizeof tiny);
-    assert_int_equal(n, strlen("A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0\n"));
+    assert_int_equal(n, strlen("A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,,h1,plain\n"));
     assert_int_equal(strlen(tiny), 7);
+
+    /* an HTTP/2 request over a new TLS connection: its handshake, protocol and TLS kind */
+    rec.tls_ns = 1234567;
+    rec.protocol = REQLOG_PROTO_H2;
+    rec.tls = REQLOG_TLS_FULL;
+    reqlog_derive(&rec, &d);
+    assert_true(d.tls_ms == 1.234567);
+    reqlog_format_csv(&rec, "A", buf, sizeof buf);
+    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,1.234567,h2,full\n");
+    assert_string_equal(reqlog_proto_name(9), "?");
+    assert_string_equal(reqlog_tls_name(REQLOG_TLS_RESUMED), "resumed");
 
     /* a corrupt record (done before planned) shows a negative latency, not a huge one */
     struct reqlog_record bad = {.planned_ns = 5000000, .sent_ns = 5000000, .done_ns = 4000000};
@@ -488,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_newer_version_is_a_clear_error),
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_larger_record_and_header_are_skipped),
+        cmocka_unit_test(test_sixty_byte_records),
         cmocka_unit_test(test_bad_records),
         cmocka_unit_test(test_writer_rejects_bad_input),
         cmocka_unit_test(test_write_error_is_reported),

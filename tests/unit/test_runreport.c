@@ -836,6 +836,52 @@ static void test_summary_from_json(void **state)
     assert_roundtrip(&open_cfg, r, NULL, 0);
     result_free(r);
 
+    /* https over h2 (--http2, --insecure, --tls-resume off, --streams): the verification line,
+     * the tls and h2 lines, the tls table; then h2c to a server without a stream limit */
+    r = one_target_ok();
+    for (int k = 0; k < 2; k++) {
+        struct run_target_result *t = k ? &r->all : &r->targets[0];
+        t->https = true;
+        assert_int_equal(hdr_init(&t->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+        hdr_record(&t->tls, 1210000, 2);
+        hdr_record(&t->tls, 3400000, 1);
+        t->pc = (struct run_proto_counts){.h2 = 3,
+                                          .tls_version = {[RUN_TLS_V13] = 3},
+                                          .tls_full = 3,
+                                          .h2_streams = 10004,
+                                          .h2_max_concurrent = 128,
+                                          .h2_goaway = 1,
+                                          .h2_goaway_streams = 4,
+                                          .h2_retried = 4};
+    }
+    cfg = open_cfg;
+    cfg.http = RUN_HTTP_2;
+    cfg.tls_insecure = true;
+    cfg.tls_no_resume = true;
+    cfg.streams = 8;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    char *text = text_of(&cfg, r, NULL, 0, true);
+    assert_has(text, "tls: certificate verification OFF (--insecure)");
+    assert_has(text, "tls: TLSv1.3, h2 (--http2); handshakes 3: 0 resumed (0%) (--tls-resume off); tls p50 ");
+    assert_has(text, "h2: 10,004 streams on 3 connections (server limit 128, --streams 8); RST_STREAM 0 (refused 0), "
+                     "GOAWAY 1 (4 streams refused), sent again 4");
+    assert_has(text, "tls (ms): connected -> TLS handshake done");
+    free(text);
+    for (int k = 0; k < 2; k++) {
+        struct run_target_result *t = k ? &r->all : &r->targets[0];
+        t->https = false;
+        hdr_reset(&t->tls);
+        t->pc = (struct run_proto_counts){.h2 = 1, .h2_streams = 10000, .h2_max_concurrent = UINT64_MAX};
+    }
+    cfg = open_cfg;
+    cfg.h2c = true;
+    assert_roundtrip(&cfg, r, NULL, 0);
+    text = text_of(&cfg, r, NULL, 0, false);
+    assert_has(text, "h2c: 10,000 streams on 1 connection (server limit: none)");
+    assert_lacks(text, "tls");
+    free(text);
+    result_free(r);
+
     /* several targets, own @R rates, server timing, connect times */
     r = result_new(2);
     target_init(&r->targets[0], "read", "http://h/r");
