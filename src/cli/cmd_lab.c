@@ -72,6 +72,8 @@ static struct cmd_spec lab_spec = {
               "          slow pages against 1-(1-p)^N\n"
               "  nagle   closed loop against a server with Nagle and two writes, and without: medians\n"
               "  all     every experiment in turn (about 8 minutes; --quick about 2)\n\n"
+              "--out DIR: an existing file there is replaced only once the new one is written whole\n"
+              "(a failure keeps the old one); a device or FIFO is written in place, never removed.\n\n"
               "examples:\n"
               "  knee lab --quick\n"
               "  knee lab queue --out lab-out\n"
