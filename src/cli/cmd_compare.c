@@ -28,7 +28,9 @@ static const char compare_epilog[] =
     "from a hierarchical bootstrap (repetitions, then requests within each). A verdict needs\n"
     "3 repetitions a side, an interval without 0, and a difference larger than the spread of\n"
     "one side's repetitions. Exit codes: 0, 2 bad input or different load models (--force),\n"
-    "99 a --fail-if regression, 1 an output that could not be written.\n\n"
+    "99 a --fail-if regression, 1 an output that could not be written. --json and --html replace\n"
+    "an existing file only once it is written whole (a failure keeps the old one); a device or\n"
+    "FIFO is written in place, never removed.\n\n"
     "examples:\n"
     "  knee run -R 1000 -d 20s --warmup 2s --repeat 3 --out-dir before http://127.0.0.1:8080/\n"
     "  knee run -R 1000 -d 20s --warmup 2s --repeat 3 --out-dir after http://127.0.0.1:8080/\n"
@@ -83,17 +85,12 @@ static int write_json(const char *path, const struct compare_result *r, const st
     struct outfile of;
     char err[512];
     if (outfile_open(&of, path, err, sizeof err) != 0) {
-        fprintf(stderr, "knee compare: --json %s: %s\n", path, err);
+        fprintf(stderr, "knee compare: --json %s\n", err); /* err names the path */
         return 1;
     }
-    compare_write_json(of.f, r, b, a);
-    if (of.kind == OUTFILE_STDOUT) {
-        fflush(stdout);
-        outfile_abort(&of);
-        return ferror(stdout) ? 1 : 0;
-    }
+    compare_write_json(of.f, r, b, a); /* "-": outfile_commit flushes stdout and names it on failure */
     if (outfile_commit(&of, err, sizeof err) != 0) {
-        fprintf(stderr, "knee compare: --json %s: %s\n", path, err);
+        fprintf(stderr, "knee compare: --json %s\n", err); /* err names the path */
         return 1;
     }
     return 0;

@@ -692,7 +692,9 @@ static int hlog_merge_cmd(int argc, char **argv)
         .opts = opts,
         .nopts = OPT_COUNT_OF(opts),
         .epilog = "Slots start at the earliest StartTime of the inputs. Histograms of one tag must share their\n"
-                  "significant digits and lowest value (then the sum is exact); otherwise merge refuses.\n\n"
+                  "significant digits and lowest value (then the sum is exact); otherwise merge refuses.\n"
+                  "-o OUT replaces an existing file only once the merged log is written whole (a failure\n"
+                  "keeps the old one); a device, FIFO or '-' is written in place, never removed.\n\n"
                   "example:\n  knee hlog merge host1.hlog host2.hlog -o all.hlog\n",
         .min_args = 1,
         .max_args = SIZE_MAX,

@@ -78,6 +78,8 @@ static struct cmd_spec lab_spec = {
               "  tls     200/s over TLS: keep-alive, a new connection per request (resumed, full handshake)\n"
               "          and a new plain TCP connection per request: the tail, the tls phase, resumption\n"
               "  all     every experiment in turn (about 13 minutes; --quick about 5)\n\n"
+              "--out DIR: an existing file there is replaced only once the new one is written whole\n"
+              "(a failure keeps the old one); a device or FIFO is written in place, never removed.\n\n"
               "examples:\n"
               "  knee lab --quick\n"
               "  knee lab queue --out lab-out\n"

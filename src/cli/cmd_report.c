@@ -43,6 +43,8 @@ static const char epilog[] =
     "  knee compare before after --json cmp.json && knee report cmp.json -o cmp.html\n"
     "  knee report cap.json --service 10ms -o capacity.html\n"
     "\n"
+    "-o FILE replaces an existing file only once the report is written whole (a failure keeps\n"
+    "the old one); a device or FIFO is written in place, never removed.\n"
     "exit codes: 0 written, 1 the report could not be written, 2 usage or bad input\n";
 
 static bool same_file(const char *a, const char *b)

@@ -80,7 +80,7 @@ static const char run_epilog[] =
     "when they happened; later sends and completions are reported apart (docs/FORMATS.md).\n"
     "Thresholds: [TARGET.][GROUP.][METRIC.]STAT OP VALUE; latency statistics are of ok\n"
     "requests unless GROUP says all. or another outcome (all.p99<1s, timeout.count==0).\n"
-    "Outputs (--json, --out, --hlog) replace an existing file once the run wrote them whole\n"
+    "Outputs (--json, --out, --hlog, --html) replace an existing file once written whole\n"
     "(a failed run keeps the old one); devices and FIFOs are written in place, never removed.\n"
     "Exit: 0 ok, 1 an output not written or the accounting broke, 2 bad input, 3 not one\n"
     "request succeeded (the target is down or every request failed), 99 a threshold failed.\n\n"

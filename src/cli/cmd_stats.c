@@ -51,7 +51,10 @@ static const char epilog[] =
     "  knee stats a.csv b.csv --by file --under 250ms --buckets 5,10,25,50,100,250,500\n"
     "  knee stats huge.csv --approx\n"
     "\n"
-    "exit codes: 0 ok, 2 usage or bad input (the message names the file and line)\n";
+    "--html FILE replaces an existing file only once the report is written whole (a failure\n"
+    "keeps the old one); a device or FIFO is written in place, never removed.\n"
+    "exit codes: 0 ok, 1 an output that could not be written, 2 usage or bad input (the message\n"
+    "names the file and line)\n";
 
 /* The flags as given. */
 struct stats_flags {

@@ -209,11 +209,20 @@ void run_selfcheck(const struct run_config *cfg, struct run_result *res)
     }
     const char *log = cfg->out_path;
     struct stat st;
-    if (log && (stat(log, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SELFCHECK_MAX_LOG_BYTES))
+    const char *skipped = NULL; /* why a log that was written is not read back */
+    if (log && stat(log, &st) != 0)
+        skipped = "is gone";
+    else if (log && !S_ISREG(st.st_mode))
+        skipped = "is not a regular file (a device or FIFO is not read back)";
+    else if (log && (uint64_t)st.st_size > SELFCHECK_MAX_LOG_BYTES)
+        skipped = "is over 300 MB (not read back)";
+    if (skipped)
         log = NULL;
     struct runcheck c;
     char err[512];
     runcheck_run(cfg, res, log, &c, err, sizeof err); /* a log that cannot be read: the checks without it */
+    if (skipped && c.poisson_applies && !c.poisson_tested)
+        snprintf(c.poisson_note, sizeof c.poisson_note, "the request log %s", skipped);
     runcheck_annotate(&c, res);
 }
 

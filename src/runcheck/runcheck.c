@@ -135,9 +135,11 @@ static int read_log(struct runcheck *c, const struct run_config *cfg, const char
                 c->poisson_tested = true;
                 c->poisson_note[0] = '\0';
                 c->poisson_rejected = c->ad.rejected_at > 0 && c->ad.rejected_at <= RUNCHECK_AD_LEVEL;
+            } else {
+                snprintf(c->poisson_note, sizeof c->poisson_note, "the Anderson-Darling statistic is not defined");
             }
         } else if (poisson) {
-            snprintf(c->poisson_note, sizeof c->poisson_note, "too few sends to test");
+            snprintf(c->poisson_note, sizeof c->poisson_note, "%zu measured sends, too few to test (needs 6)", ns);
         }
     }
     free(sent);
@@ -150,6 +152,8 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
 {
     memset(out, 0, sizeof *out);
     out->p99_ms = out->p99_lo_ms = out->p99_hi_ms = out->p99_width_rel = NAN;
+    size_t len = log_path ? strlen(log_path) : 0;
+    bool binary = log_path && !(len >= 4 && strcmp(log_path + len - 4, ".csv") == 0);
     if (!cfg->open_loop || cfg->arrivals != RUN_ARRIVALS_POISSON)
         snprintf(out->poisson_note, sizeof out->poisson_note, "not Poisson arrivals");
     else if (cfg->ramp)
@@ -158,15 +162,21 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
         snprintf(out->poisson_note, sizeof out->poisson_note,
                  "a shard sends one arrival in %u of the plan's (gaps not exponential); knee merge -o checks them all",
                  cfg->shard_count);
-    else
-        snprintf(out->poisson_note, sizeof out->poisson_note, "needs the binary request log (--out FILE.bin)");
+    else {
+        out->poisson_applies = true;
+        /* the run's result holds histograms and per-second counts, not the send times */
+        snprintf(out->poisson_note, sizeof out->poisson_note, "it needs the actual send times, from %s",
+                 log_path ? "a binary request log (--out FILE.bin), not a CSV"
+                          : "the binary request log (--out FILE.bin)");
+    }
     trend(&out->p50, cfg, res, false);
     trend(&out->p99, cfg, res, true);
     int rc = 0;
-    size_t len = log_path ? strlen(log_path) : 0;
-    bool binary = log_path && !(len >= 4 && strcmp(log_path + len - 4, ".csv") == 0);
-    if (binary)
+    if (binary) {
         rc = read_log(out, cfg, log_path, err, errlen);
+        if (rc < 0 && out->poisson_applies && !out->poisson_tested)
+            snprintf(out->poisson_note, sizeof out->poisson_note, "the request log could not be read back (%s)", err);
+    }
     if (!out->p99_known) {
         out->n = (uint64_t)res->all.latency_all.total_count;
         out->p99_ci_defined = runcheck_p99_ci(&res->all.latency_all, &out->p99_ms, &out->p99_lo_ms, &out->p99_hi_ms);
@@ -214,6 +224,8 @@ void runcheck_annotate(const struct runcheck *c, struct run_result *res)
             "gaps, "
             "above %.3g, the %g%% critical value): the generator did not keep the schedule (see the lag)",
             c->ad.a2_modified, c->ad.n, stats_ad_exp_crit[STATS_AD_NLEVELS - 1], RUNCHECK_AD_LEVEL);
+    else if (c->poisson_applies && !c->poisson_tested)
+        add(res, false, "self-check: the Poisson arrivals were not checked: %s", c->poisson_note);
     const struct runcheck_trend *ts[2] = {&c->p50, &c->p99};
     const char *names[2] = {"p50", "p99"};
     for (int i = 0; i < 2; i++)

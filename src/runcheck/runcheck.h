@@ -8,7 +8,9 @@
  * The statistics are src/stats (checks.h, stats.h); this module reads the run and its log
  * and words the results. A failed check is a warning prefixed "self-check:" in the run's
  * warnings (runcheck_annotate), so knee run's summary and JSON carry it, and knee compare
- * repeats it for the repetition it concerns.
+ * repeats it for the repetition it concerns. A Poisson run whose check could not be made (no
+ * binary log: the run's result keeps no send times, only histograms and per-second counts)
+ * gets a "self-check:" note saying so and why, never silence.
  *
  *   struct runcheck c;
  *   runcheck_run(cfg, &res, cfg->out_path, &c);  (log_path may be NULL: no Poisson check,
@@ -45,6 +47,7 @@ struct runcheck_trend {
 
 struct runcheck {
     /* Poisson arrivals */
+    bool poisson_applies; /* open-loop Poisson arrivals without --ramp: the check is owed */
     bool poisson_tested;
     char poisson_note[160]; /* why it was not tested ("" when tested) */
     struct stats_ad ad;
@@ -66,7 +69,8 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
                  char *err, size_t errlen);
 
 /* Append the failed checks to res->warnings as "self-check: ..." (attention set: the run
- * needs a look) and the p99 interval as a note. */
+ * needs a look), and as notes (attention unchanged) a Poisson check that was owed but not
+ * made, with c->poisson_note as the reason, and the p99 interval. */
 void runcheck_annotate(const struct runcheck *c, struct run_result *res);
 
 /* One line per check ("  poisson: ...", "  stationary: ...", "  p99 interval: ..."). */

@@ -42,8 +42,12 @@ cv = (sum((g - sum(gaps) / len(gaps)) ** 2 for g in gaps) / len(gaps)) ** 0.5 / 
 assert 0.9 < cv < 1.1, cv                    # exponential gaps: coefficient of variation 1
 PY
 json_check "$TMP/p1.json" 'identity(acc) and d["config"]["arrivals"] == "poisson"' "poisson accounting"
+# the Poisson self-check reads the actual send times from a binary log: with a CSV it says it
+# did not run, and why (issue 13); a ramp owes no such check and says nothing about it
+json_check "$TMP/p1.json" '[w for w in d["warnings"] if w.startswith("self-check: the Poisson arrivals were not checked: ")
+    and "(--out FILE.bin), not a CSV" in w]' "a Poisson run without a binary log says its check did not run"
 
 # a ramp 100 -> 300 over 2 s plans (100 + 300) / 2 * 2 = 400 requests
 "$KNEE" run --ramp 100:300 -d 2s --json "$TMP/r.json" "$URL" >/dev/null
-json_check "$TMP/r.json" 'abs(acc["planned"] - 400) <= 1 and identity(acc)' "ramp plan"
+json_check "$TMP/r.json" 'abs(acc["planned"] - 400) <= 1 and identity(acc) and not [w for w in d["warnings"] if "Poisson" in w]' "ramp plan"
 echo "ok"

@@ -1,7 +1,8 @@
 /* Unit tests for src/runcheck: the self-checks of a finished run on synthetic results and
  * request logs — Poisson sends pass and a fixed schedule fails the Anderson–Darling check,
  * a rising per-second p99 is a trend and a flat one is not, the p99's interval exact from the
- * log and from the histogram, and the warnings they add to the run. */
+ * log and from the histogram, and the warnings they add to the run; a Poisson run whose check
+ * cannot be made (no binary log, a CSV, too few sends, a log that cannot be read) says so. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -156,15 +157,86 @@ static void test_poisson_and_trend(void **state)
     assert_false(c.p99_ci_defined); /* 200 samples: no 95% interval for p99 (needs 299) */
     runcheck_annotate(&c, &res);
     assert_true(has_warning(&res, "self-check (precision): p99"));
+    assert_false(has_warning(&res, "Poisson")); /* no check owed: nothing to say about it */
     assert_false(res.attention);
     release(&res);
     unlink(path);
+}
+
+/* The warning of a Poisson run whose check was owed and not made (its reason), or NULL. */
+static const char *poisson_skipped(const struct run_config *cfg, const char *log, struct rng *g)
+{
+    static char text[512];
+    struct run_result res;
+    result(&res, 0, g);
+    struct runcheck c;
+    char err[256];
+    runcheck_run(cfg, &res, log, &c, err, sizeof err);
+    assert_true(c.poisson_applies);
+    assert_false(c.poisson_tested);
+    runcheck_annotate(&c, &res);
+    const char *found = NULL;
+    for (size_t i = 0; i < res.nwarnings; i++)
+        if (strncmp(res.warnings[i], "self-check: the Poisson arrivals were not checked: ", 51) == 0) {
+            assert_null(found); /* one note */
+            snprintf(text, sizeof text, "%s", res.warnings[i] + 51);
+            found = text;
+        }
+    assert_false(res.attention); /* a check not made is a note, not a problem of the run */
+    release(&res);
+    return found;
+}
+
+static void test_poisson_not_checked(void **state)
+{
+    (void)state;
+    struct rng g;
+    rng_seed(&g, 5);
+    struct run_config cfg;
+    config(&cfg, true);
+    /* no log: the result has no send times */
+    const char *why = poisson_skipped(&cfg, NULL, &g);
+    assert_non_null(why);
+    assert_string_equal(why, "it needs the actual send times, from the binary request log (--out FILE.bin)");
+    /* a CSV log is not read back */
+    why = poisson_skipped(&cfg, "/nonexistent/run.csv", &g);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "a binary request log (--out FILE.bin), not a CSV"));
+    /* a binary log that cannot be read: the reason names it */
+    why = poisson_skipped(&cfg, "/nonexistent/run.bin", &g);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "the request log could not be read back (/nonexistent/run.bin"));
+    /* too few measured sends */
+    char path[] = "/tmp/knee_test_runcheck_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct run_result scratch;
+    result(&scratch, 0, &g);
+    write_log(path, &scratch, &g, 3, true);
+    release(&scratch);
+    why = poisson_skipped(&cfg, path, &g);
+    assert_non_null(why);
+    assert_string_equal(why, "3 measured sends, too few to test (needs 6)");
+    unlink(path);
+    /* --ramp: no check is owed, and none is mentioned */
+    cfg.ramp = true;
+    struct run_result res;
+    result(&res, 0, &g);
+    struct runcheck c;
+    char err[256];
+    runcheck_run(&cfg, &res, NULL, &c, err, sizeof err);
+    assert_false(c.poisson_applies);
+    runcheck_annotate(&c, &res);
+    assert_false(has_warning(&res, "Poisson"));
+    release(&res);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_poisson_and_trend),
+        cmocka_unit_test(test_poisson_not_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
