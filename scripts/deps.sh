@@ -41,6 +41,7 @@ test=(
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them
+  valgrind                              # callgrind: instructions per request (bench/open_loop_cost.sh)
   nginx-light python3                   # the target server and the scripts' helpers
 )
 

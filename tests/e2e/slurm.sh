@@ -122,13 +122,22 @@ if not lo - w <= work(m) <= hi + w:
     sys.exit("the server's own work p99 %.3f ms, outside [%.3f, %.3f] of the one-process runs': "
              "the machine slowed the server" % (work(m), lo - w, hi + w))
 PY
-    [[ $round -lt 3 ]] || fail "3 rounds disturbed (a machine too loaded to compare)"
+    if [[ $round -eq 3 ]]; then
+        # under ASan+UBSan the generator itself is several times slower: four shards and the
+        # server on two cores may fall behind their plan in every round. The accounting below
+        # still holds and is checked; the latency comparison is not drawn from such rounds.
+        [[ "${KNEE_SANITIZED:-0}" == 1 ]] || fail "3 rounds disturbed (a machine too loaded to compare)"
+        echo "note: 3 rounds disturbed under the sanitizers: the latency comparison is skipped, the accounting checked"
+        COMPARE=0
+        break
+    fi
     echo "round $round: not comparable (above): once more"
 done
 
-python3 - "$TMP/merged.json" "$TMP"/one-[123].json <<'PY' || fail "merged against one process"
+python3 - "$TMP/merged.json" "${COMPARE:-1}" "$TMP"/one-[123].json <<'PY' || fail "merged against one process"
 import json, sys
 m = json.load(open(sys.argv[1]))
+compare = sys.argv.pop(2) == "1"
 ones = [json.load(open(p)) for p in sys.argv[2:]]
 total = lambda d: d["all"]["accounting"]["planned"] + d["all"]["warmup"]["planned"]
 assert all(total(o) == 1800 for o in ones), [total(o) for o in ones]
@@ -138,7 +147,7 @@ assert m["accounting_ok"] and m["shard"]["complete"] and m["shard"]["count"] == 
 assert all(not s["failed"] for s in m["shard"]["shards"])
 # the run-to-run spread of the single runs, and the merged value inside it (widened by the
 # spread itself and a floor, since three runs give a narrow band by chance)
-for p, floor_rel, floor_ms in (("p50", 0.05, 0.1), ("p99", 0.10, 1.0)):
+for p, floor_rel, floor_ms in (("p50", 0.05, 0.1), ("p99", 0.10, 1.0)) if compare else ():
     vals = [o["all"]["latency"][p] for o in ones]
     lo, hi = min(vals), max(vals)
     w = max(hi - lo, floor_rel * sum(vals) / len(vals), floor_ms)
@@ -147,7 +156,11 @@ for p, floor_rel, floor_ms in (("p50", 0.05, 0.1), ("p99", 0.10, 1.0)):
           % (p, ["%.3f" % v for v in vals], hi - lo, got, lo - w, hi + w))
     assert lo - w <= got <= hi + w, (p, got, lo - w, hi + w)
 PY
-echo "ok: srun -n 4 shards merged = the plan, p50/p99 within the one-process spread"
+if [[ "${COMPARE:-1}" == 1 ]]; then
+    echo "ok: srun -n 4 shards merged = the plan, p50/p99 within the one-process spread"
+else
+    echo "ok: srun -n 4 shards merged = the plan (latency not compared: see the note above)"
+fi
 
 # the batch script for real clusters, as a batch job on this one
 mkdir -p "$TMP/batch"
