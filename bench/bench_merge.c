@@ -1,4 +1,4 @@
-/* What merging shards costs (issue 17), and what splitting a Poisson plan costs each shard.
+/* What merging shards costs (knee merge), and what splitting a Poisson plan costs each shard.
  *   bench_merge hlog [--shards N] [--seconds S] [--dir D] [--keep] [--whole]
  *       writes N shard hlogs of S one-second intervals (one target tag, 100 requests a second per
  *       shard, latencies of a lognormal body with a slow 10%; 64 distinct histograms, encoded

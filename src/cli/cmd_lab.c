@@ -32,9 +32,8 @@ static struct opt lab_opts[] = {
      "nagle 10s, compare 5s, capacity 1s per window, tls 10s per round)",
      0, 0, 0},
     {"quick", 'q', OPT_FLAG, &F.quick, NULL,
-     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, tls 5s): the default experiment in "
-     "under "
-     "a minute (capacity: 2 runs of 0.5s windows)",
+     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, compare 2s, tls 5s): the default "
+     "experiment in under a minute (capacity: 2 runs of 0.5s windows)",
      0, 0, 0},
     {"warmup", 0, OPT_DURATION, &F.warmup_ns, "D",
      "requests planned in the first D of each round are left out (default 1s, quick 0.5s; queue 0)", 0, 0, 0},

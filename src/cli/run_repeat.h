@@ -1,4 +1,4 @@
-/* knee run's flags for comparisons (issue 13): --repeat N [--settle D] --out-dir DIR (the same
+/* knee run's flags for comparisons: --repeat N [--settle D] --out-dir DIR (the same
  * plan N times, each repetition's log, hlog and JSON in DIR, a summary across them) and
  * --until-ci P (keep an open-loop run going until the p99's 95% interval is narrower than P%
  * of it, --duration being the cap), plus the self-checks every run gets (src/runcheck).

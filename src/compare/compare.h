@@ -1,5 +1,5 @@
 /* knee compare: before/after with repetitions, the same load model and a verdict with its
- * uncertainty (issue 13). A side is a set of repetitions of one run plan; each repetition is
+ * uncertainty. A side is a set of repetitions of one run plan; each repetition is
  * the latency distribution of its measured requests (warm-up left out) per target, plus the
  * load model read from the run's JSON. Two sides are compared per target and for all
  * targets: p50, p90, p99, p99.9, mean (and the share under --under) with the difference

@@ -1,6 +1,6 @@
 /* HdrHistogram: the counts array, its index math, recording (plain and with coordinated-omission
  * back-fill), merging, statistics, the four iterators and Java's percentile-distribution
- * printout. Written from the published description (measurement-methods.md §4) and checked value
+ * printout. Written from HdrHistogram's published description (Gil Tene's design) and checked value
  * for value against the Java reference by tests/e2e/hdr_java.sh. */
 #include "hist/hdr.h"
 

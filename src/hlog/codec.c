@@ -1,7 +1,8 @@
-/* HdrHistogram V2 encoding and decoding (uncompressed and zlib), from the byte layout in
- * measurement-methods.md §4.6. Byte-for-byte, the uncompressed form knee writes equals the
- * Java reference's for the same counts: a single zero count is written as 0 and runs of two
- * or more zeros as one negative length, exactly as fillBufferFromCountsArray does. */
+/* HdrHistogram V2 encoding and decoding (uncompressed and zlib), from the byte layout of the
+ * V2 encoding (the Java reference's encodeIntoByteBuffer). Byte-for-byte, the uncompressed form
+ * knee writes equals the Java reference's for the same counts: a single zero count is written
+ * as 0 and runs of two or more zeros as one negative length, exactly as
+ * fillBufferFromCountsArray does. */
 #include "hlog/codec.h"
 
 #include "core/err.h"

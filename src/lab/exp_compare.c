@@ -1,4 +1,4 @@
-/* knee lab compare (issue 13): before/after done right. One unchanged server (2 ms per cache
+/* knee lab compare: before/after done right. One unchanged server (2 ms per cache
  * hit, 40 ms per miss at 10%, no slot limit) is measured as "before" and "after" with one run
  * each, three times: reading one run against one names a winner every time. The same six
  * runs as three repetitions a side go through knee compare (src/compare): the verdict the

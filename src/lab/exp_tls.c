@@ -1,4 +1,4 @@
-/* knee lab tls (issue 16): what TLS handshakes and connection churn do to the tail. The same
+/* knee lab tls: what TLS handshakes and connection churn do to the tail. The same
  * open-loop load (HTTP/1.1, the null server: no work, so what is measured is the connection)
  * in four rounds: keep-alive over TLS, a new TLS connection per request resuming the last
  * session, a new TLS connection per request with a full handshake each time, and a new plain

@@ -186,7 +186,7 @@ struct lab_nagle_result {
 
 int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r);
 
-/* ---- tls: handshakes and connection churn against the tail (issue 16) ----------------------- */
+/* ---- tls: handshakes and connection churn against the tail ------------------------------------ */
 
 #define LAB_TLS_ROUNDS 4 /* keep-alive, a new connection per request resumed / full, plain TCP churn */
 

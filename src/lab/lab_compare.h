@@ -1,4 +1,4 @@
-/* knee lab compare (issue 13), declared apart from lab.h while other experiments change
+/* knee lab compare, declared apart from lab.h while other experiments change
  * there; registry.c includes it. See exp_compare.c. */
 #ifndef KNEE_LAB_LAB_COMPARE_H
 #define KNEE_LAB_LAB_COMPARE_H

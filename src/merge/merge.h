@@ -1,4 +1,4 @@
-/* knee merge (issue 17): the outputs of the N shards of one plan (knee run --shard I/N) added
+/* knee merge (docs/DISTRIBUTED.md): the outputs of the N shards of one plan (knee run --shard I/N) added
  * up into the result one process running the whole plan would have given, exactly.
  *
  *   inputs    each file names its shard (the JSON's "shard" object, the binary log's shard

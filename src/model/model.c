@@ -1,5 +1,5 @@
-/* Queueing formulas. The closed forms follow Kleinrock vol. 1 and Harchol-Balter (see
- * reference/measurement-methods.md §8); the comments below derive the two results that are
+/* Queueing formulas. The closed forms follow Kleinrock vol. 1 and Harchol-Balter
+ * (Performance Modeling and Design of Computer Systems); the comments below derive the two results that are
  * not simply looked up: the M/M/c response-time tail and the M/D/1 waiting-time distribution. */
 #include "model/model.h"
 

@@ -11,7 +11,7 @@
  *   KNEE_EUNSTABLE λ ≥ c·μ: the queue grows without bound, there is no steady state
  *   KNEE_ERANGE    the exact M/D/1 distribution would need more than MODEL_MD1_MAX_STATES
  *                  queue-length states (utilisation extremely close to 1)
- * Notation follows reference/measurement-methods.md §8: ρ = λ/(cμ), a = λ/μ, S = 1/μ. */
+ * Notation (Harchol-Balter's): ρ = λ/(cμ), a = λ/μ, S = 1/μ. */
 #ifndef KNEE_MODEL_MODEL_H
 #define KNEE_MODEL_MODEL_H
 

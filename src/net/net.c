@@ -73,7 +73,7 @@ int net_connect_start(const struct net_addr *a, int *fd_out)
     if (fd < 0)
         return -errno;
     /* Requests go out in one write; Nagle would only hold back a partial write's tail
-     * behind the server's delayed ACK (the 40 ms trap of the mission, §1). */
+     * behind the server's delayed ACK (the 40 ms trap that knee lab nagle shows). */
     int one = 1;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0) {
         int e = -errno;

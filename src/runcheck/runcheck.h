@@ -1,4 +1,4 @@
-/* Self-checks of a finished run (issue 13; what Lancet checks, measurement-methods.md §1.3),
+/* Self-checks of a finished run (what Lancet checks: its arrivals, stationarity, precision),
  * so that a comparison never rests on a broken run:
  *   - Poisson: with --arrivals poisson, an Anderson–Darling test that the actual inter-send
  *     gaps (from the binary request log) are exponential;

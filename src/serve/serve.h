@@ -59,7 +59,7 @@ struct serve_config {
     bool nagle;                   /* Nagle on, head and body in two writes (default: TCP_NODELAY, one write) */
     uint64_t seed;                /* every random choice derives from it */
 
-    /* TLS and HTTP/2 (issue 16). The paths are read by serve_start only (they need not outlive
+    /* TLS and HTTP/2 (--tls, --h2). The paths are read by serve_start only (they need not outlive
      * it). With h2, HTTP/2 is spoken besides HTTP/1.1: chosen by ALPN ("h2") over TLS, or by
      * the client's connection preface (h2c with prior knowledge) in cleartext; every request,
      * whichever protocol carried it, goes through the same pipeline, counters and Server-Timing. */

@@ -1,4 +1,4 @@
-/* Pictures on a terminal (issue 14): a compact histogram with doubling buckets and a sparkline
+/* Pictures on a terminal: a compact histogram with doubling buckets and a sparkline
  * of a value per second, drawn below `knee run`'s and `knee stats`' text when their output is
  * a terminal wide enough. Never when it is a pipe or a file (the text there stays the text);
  * colour only when NO_COLOR is unset or empty and the terminal is not "dumb"; Unicode block

@@ -49,7 +49,10 @@ expect2 '@Nc sets closed-loop connections' --max 100 --target "a=${U}@4c" "${S[@
 expect2 'unknown option' --max 100 --rate 100 "${S[@]}" "$U"
 expect2 'unknown option' --max 100 --duration 10s "${S[@]}" "$U"
 expect2 'unknown option' --max 100 --threshold 'p99<1s' "${S[@]}" "$U"
-expect2 'TLS is not supported yet' --max 100 "${S[@]}" https://127.0.0.1/ --dry-run
+# an https:// target is planned since knee run speaks TLS (the refusal this line used to expect is gone)
+"$KNEE" capacity --max 100 "${S[@]}" https://127.0.0.1/ --dry-run >"$TMP/out" 2>"$TMP/err" ||
+    { cat "$TMP/err"; fail "knee capacity --dry-run refused an https:// target"; }
+grep -q 'GET https://127.0.0.1/' "$TMP/out" || { cat "$TMP/out"; fail "the https:// target is not in the plan"; }
 expect2 'no target' --max 100 "${S[@]}"
 expect2 "--arrivals 'uniform'" --max 100 --arrivals uniform "${S[@]}" "$U"
 expect2 '--probe-lag-limit must be > 0' --max 100 --probe-lag-limit 0 "${S[@]}" "$U"

@@ -21,7 +21,7 @@ serves until killed. Behaviour is chosen by the request path:
                          (each optional), else 400 "fail\n"
   /periodic              200, except that every --period seconds the server stalls for --stall
                          seconds (a background job holding a lock): requests arriving in the
-                         stall wait until it ends, as in the statistics lab of the mission
+                         stall wait until it ends, as in knee lab's stats experiment (server A)
   /sometimes-stall?pct=P&max_ms=M
                          P% of requests are never answered, the others after a uniform 0..M ms:
                          a closed loop's sends (and so its deadlines) spread out in time

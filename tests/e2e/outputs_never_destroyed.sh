@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: knee never removes or replaces a path it did not create. For every output flag in
+# Outputs never destroyed: knee never removes or replaces a path it did not create. For every output flag in
 # the table below, in a temporary directory (never the machine's own /dev nodes):
 #   chardev-full  a character device with /dev/full's numbers (writes fail: ENOSPC)
 #                 -> exit 1, one line naming the path and the reason; still that device

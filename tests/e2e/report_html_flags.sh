@@ -42,7 +42,7 @@ grep -q 'r.bin (binary log, 100 records)' "$TMP/r.html" || fail "knee run --html
 cmp -s <(summary "$TMP/r.html") "$TMP/r.txt" || fail "knee run --html: the summary block is not the terminal's"
 "$KNEE" report "$TMP/r.json" "$TMP/r.bin" -o "$TMP/r2.html" >/dev/null
 cmp -s <(summary "$TMP/r2.html") "$TMP/r.txt" || fail "knee report of the same files: another summary"
-# a full device made here (never the machine's own /dev/full as an output path: issue 18)
+# a full device made here (never the machine's own /dev/full as an output path: outputs are never destroyed)
 if mknod "$TMP/full" c 1 7 2>/dev/null; then
     expect 1 "knee run: --html $TMP/full: " "$KNEE" run -R 50 -d 1s --threads 1 --html "$TMP/full" "$URL"
     [[ -c "$TMP/full" ]] || fail "knee run --html on a full device: $TMP/full is no longer a character device"

@@ -59,7 +59,7 @@ run_knee run --latency --dry-run "$U" >"$TMP/out" 2>"$TMP/err"
 [[ $RC -eq 0 ]] && grep -q -- '--latency: accepted for wrk users and ignored' "$TMP/err" || fail "--latency: $(cat "$TMP/err")"
 expect2 'knee runs no Lua scripts' -s script.lua "$U"
 expect2 'did you mean --rate' -rate 10 "$U"
-# the plan's bounds (issue 11): refused with the limit named, exit 2
+# the plan's bounds: refused with the limit named, exit 2
 expect2 'more than 2 load threads can plan (at most 1,000,000/s per thread' -t 2 -R 1e8 -d 1s "$U"
 expect2 'more than' -t 2 -R 1e12 -d 1s "$U"
 expect2 'more than' -t 2 -R 1e20 -d 1s "$U"

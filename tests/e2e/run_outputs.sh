@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18 and 11 for knee run's outputs (--json FILE, --json -, --hlog, --out binary and CSV,
+# Outputs never destroyed, and errors that name them, for knee run's outputs (--json FILE, --json -, --hlog, --out binary and CSV,
 # the summary on stdout): knee never removes or replaces a path it did not create, and an
 # output that was asked for and not written is exit 1 with one line naming the path and the
 # reason. For every output flag, in a temporary directory (never the machine's own /dev):

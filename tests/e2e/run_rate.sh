@@ -43,7 +43,7 @@ assert 0.9 < cv < 1.1, cv                    # exponential gaps: coefficient of 
 PY
 json_check "$TMP/p1.json" 'identity(acc) and d["config"]["arrivals"] == "poisson"' "poisson accounting"
 # the Poisson self-check reads the actual send times from a binary log: with a CSV it says it
-# did not run, and why (issue 13); a ramp owes no such check and says nothing about it
+# did not run, and why; a ramp owes no such check and says nothing about it
 json_check "$TMP/p1.json" '[w for w in d["warnings"] if w.startswith("self-check: the Poisson arrivals were not checked: ")
     and "(--out FILE.bin), not a CSV" in w]' "a Poisson run without a binary log says its check did not run"
 

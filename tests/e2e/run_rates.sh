@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rates that mean what they say (issue 20): every rate counts the events that happened inside
+# Rates that mean what they say (docs/FORMATS.md "Rates"): every rate counts the events that happened inside
 # the window it names. A generator pinned to one core and asked for far more than it can send
 # reports the send rate the per-request log's own send timestamps give (within 1%: here to
 # the request), well below the plan, with the late sends apart, the identities holding and

@@ -1,6 +1,6 @@
 /* The transport probe (probe.h): one connection, an epoll loop, the byte-stream vtable (plain or
- * TLS), HTTP/1.1 or HTTP/2 above it. Written the way knee run's worker will drive src/tls and
- * src/h2 in stage 2, so the tests exercise the APIs as the engine will use them. */
+ * TLS), HTTP/1.1 or HTTP/2 above it. Written the way knee run's worker drives src/tls and
+ * src/h2 (load/transport, load/worker), so the tests exercise the APIs as the engine uses them. */
 #include "probe.h"
 
 #include "core/clock.h"
@@ -25,7 +25,7 @@ enum pstate { S_CONNECTING, S_HANDSHAKE, S_H1, S_H2, S_DONE };
 
 struct probe;
 
-/* The per-connection byte stream: the vtable knee run's connections gain in stage 2. */
+/* The per-connection byte stream: the vtable knee run's connections have (load/transport's conn_ops). */
 struct xops {
     enum tls_io (*read)(struct probe *p, void *buf, size_t cap, size_t *got);
     enum tls_io (*write)(struct probe *p, const void *buf, size_t len, size_t *put);

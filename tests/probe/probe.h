@@ -1,6 +1,6 @@
 /* The transport probe: one client connection to one URL, driven by an epoll loop (core/loop)
- * through the non-blocking APIs of src/tls and src/h2 exactly as knee run's worker will drive
- * them (docs/INTERNALS.md "TLS and HTTP/2: stage 2"): a per-connection vtable (plain or TLS)
+ * through the non-blocking APIs of src/tls and src/h2 as knee run's worker drives them
+ * (docs/INTERNALS.md "TLS and HTTP/2"): a per-connection vtable (plain or TLS)
  * for the bytes, HTTP/1.1 (http/client + http/response) or HTTP/2 (h2/) above it, the connect
  * and tls phases timed apart, every failure turned into a reason.
  *

@@ -1,5 +1,5 @@
-/* Unit tests for src/hist: HdrHistogram index math (the worked values of
- * measurement-methods.md §4.2), Java percentile semantics, statistics, overflow, corrected
+/* Unit tests for src/hist: HdrHistogram index math (worked values of
+ * the published index math), Java percentile semantics, statistics, overflow, corrected
  * recording, merging, iterators and Java-style number formatting; seeded property tests on five
  * distribution shapes; Prometheus histogram_quantile against the reference example and an
  * independent reimplementation; doubling buckets. Exactness against the Java library itself is
@@ -581,7 +581,7 @@ static void test_percentiles_print_shape(void **state)
 static void test_prom_reference_example(void **state)
 {
     (void)state;
-    /* le=0.1:50, 0.2:80, 0.5:95, +Inf:100 (measurement-methods.md §5.1) */
+    /* le=0.1:50, 0.2:80, 0.5:95, +Inf:100 (a worked histogram_quantile example) */
     struct prom_hist p;
     double b[] = {0.1, 0.2, 0.5};
     assert_int_equal(prom_init(&p, b, 3), 0);

@@ -1,5 +1,5 @@
-/* Unit tests for src/hlog: base64, the ZigZag LEB128-64b9B varints, the V2 codec against the
- * conformance vector of measurement-methods.md §4.6, hostile encodings, the log writer and
+/* Unit tests for src/hlog: base64, the ZigZag LEB128-64b9B varints, the V2 codec against a
+ * conformance vector of the V2 encoding, hostile encodings, the log writer and
  * reader, accumulation, merge, and the Java-style numbers and .hgrm table the log tools print (a
  * golden table printed by the Java reference). */
 #include <setjmp.h>

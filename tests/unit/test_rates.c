@@ -113,7 +113,7 @@ static void test_generator_rule(void **state)
                                        .latency_p50_ms = 20,
                                        .latency_p99_ms = 50,
                                        .planned_rate = 10};
-    /* issue 11: a harmless 1.8 ms lag at 10/s under a 50 ms latency */
+    /* the relative rule: a harmless 1.8 ms lag at 10/s under a 50 ms latency */
     assert_false(judge(base, &v));
     assert_string_equal(v.why, "");
     assert_true(fabs(v.gap_ms - 100) < 1e-9);

@@ -438,7 +438,7 @@ static void test_writer_rejects_bad_input(void **state)
 static void test_write_error_is_reported(void **state)
 {
     (void)state;
-    /* A machine whose /dev/full was replaced by a regular file (issue 18: a tool that unlinked
+    /* A machine whose /dev/full was replaced by a regular file (as happened once: a tool that unlinked
      * it) is named here, loudly, instead of passing for a broken test. Opened without O_CREAT
      * through the descriptor variant, so this test can never create /dev/full itself. */
     struct stat st;

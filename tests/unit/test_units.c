@@ -57,7 +57,7 @@ static void test_fmt_ms(void **state)
     assert_string_equal(units_fmt_ms(123456.7, b, sizeof b), "123457");
     assert_string_equal(units_fmt_ms(NAN, b, sizeof b), "-");
     assert_string_equal(units_fmt_ms(-INFINITY, b, sizeof b), "-");
-    /* issue 11: never a wall of 309 digits */
+    /* a huge value: never a wall of 309 digits */
     assert_string_equal(units_fmt_ms(1.79e308, b, sizeof b), "1.79e+308");
     assert_string_equal(units_fmt_ms(1e15, b, sizeof b), "1e+15");
     assert_string_equal(units_fmt_ms(999999999999999, b, sizeof b), "999999999999999");
