@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -295,6 +296,10 @@ static int run_probe(struct window *w, const char *url, size_t i, char *err, siz
     c.lag_limit_ns = (uint64_t)llround(w->res->probe_lag_limit_ms * 1e6);
     c.on_live = NULL;
     c.live_ctx = NULL;
+    if (!cfg->probe_url && strncmp(url, "https://", 8) == 0) {
+        c.tls_insecure = true; /* the in-process probe's own self-signed certificate */
+        c.tls_cacert = NULL;
+    }
     char name[64];
     snprintf(name, sizeof name, "rep%zu-probe", i + 1);
     snprintf(w->tag_prefix, sizeof w->tag_prefix, "rep%zu/probe", i + 1);
@@ -431,6 +436,12 @@ static int start_probe(const struct capacity_config *cfg, struct serve_handle **
     }
     struct serve_config sc;
     serve_preset("null", &sc);
+    /* the same transport as the candidate's: the generator's cost of TLS and HTTP/2 is part of
+     * what the probe checks (a self-signed certificate: run_probe trusts it without checking) */
+    for (size_t i = 0; i < cfg->base.ntargets; i++)
+        if (strncasecmp(cfg->base.targets[i].url, "https://", 8) == 0)
+            sc.tls = true;
+    sc.h2 = sc.tls ? cfg->base.http != RUN_HTTP_1 : cfg->base.h2c;
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
@@ -441,7 +452,7 @@ static int start_probe(const struct capacity_config *cfg, struct serve_handle **
     if (rc)
         return knee_fail(err, errlen, rc, "the probe target (knee serve --preset null on 127.0.0.1:0): %s",
                          knee_strerror(rc));
-    snprintf(url, len, "http://%s/", serve_address(*srv));
+    snprintf(url, len, "%s://%s/", sc.tls ? "https" : "http", serve_address(*srv));
     return 0;
 }
 

@@ -72,7 +72,8 @@ run_knee capacity --help >"$TMP/help" 2>&1
 [[ $RC -eq 0 ]] || fail "--help exit $RC"
 for f in --slo --rates --max --steps --min --linear --reps --step --settle --between --probe --probe-rate --agree \
     --no-cross-check --require --json --out --hlog --progress --dry-run --arrivals --threads --lag-limit --warmup \
-    --probe-lag-limit --metrics-listen --metrics-linger --metrics-buckets; do
+    --probe-lag-limit --metrics-listen --metrics-linger --metrics-buckets --insecure --cacert --tls-version --ciphers \
+    --tls-resume --http1.1 --http2 --h2c --streams --requests-per-connection --retry-stale; do
     grep -q -- "$f" "$TMP/help" || fail "--help does not list $f"
 done
 
@@ -104,6 +105,30 @@ grep -q 'its lag p99 > 20ms (--lag-limit)' "$TMP/dry4" || { cat "$TMP/dry4"; fai
 grep -q 'histogram buckets .*,25ms,40ms,50ms,' "$TMP/dry4" || { cat "$TMP/dry4"; fail "the SLO bound among the buckets"; }
 run_knee capacity --dry-run --max 1000 --slo 'p99<40ms' --lag-limit 20ms --probe-lag-limit 3ms "$U" >"$TMP/dry5"
 grep -q 'its lag p99 > 3ms (--probe-lag-limit)' "$TMP/dry5" || { cat "$TMP/dry5"; fail "--probe-lag-limit"; }
+
+# over TLS and HTTP/2: the candidate is knee serve --tls --h2 (self-signed, so -k); the in-process
+# probe speaks the same transport (https, its own certificate trusted without --insecure's say)
+"$KNEE" serve --preset null --tls --h2 --listen 127.0.0.1:0 >"$TMP/tls.out" 2>&1 &
+PIDS+=($!)
+for i in $(seq 100); do
+    grep -q 'listening on' "$TMP/tls.out" 2>/dev/null && break
+    sleep 0.1
+done
+TLSURL="https://$(grep -o '127.0.0.1:[0-9]*' "$TMP/tls.out" | head -1)/"
+run_knee capacity --rates 50 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo 'p99<1s' \
+    -k --http2 "$TLSURL" --json "$TMP/tls.json" >"$TMP/tls.txt" 2>&1
+[[ $RC -eq 0 || $RC -eq 3 ]] || { cat "$TMP/tls.txt"; fail "knee capacity over TLS + h2 exited $RC"; }
+grep -q 'to https://127.0.0.1:[0-9]*/ (knee serve --preset null, in-process)' "$TMP/tls.txt" ||
+    { cat "$TMP/tls.txt"; fail "the in-process probe does not speak https"; }
+python3 - "$TMP/tls.json" <<'PY' || fail "knee capacity over TLS + h2: its JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config"]["targets"][0]["url"].startswith("https://"), d["config"]["targets"]
+p = d["probes"][0]
+assert p["planned"] > 0 and p["achieved"] > 0, p
+step = d["ladder"][0]["reps"][0]
+assert step["ran"], step
+PY
 
 # knee --help lists the command and the exit code 3
 "$KNEE" --help >"$TMP/khelp"
