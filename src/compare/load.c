@@ -339,8 +339,8 @@ static int load_csv(struct compare_rep *r, const char *path, char *err, size_t e
             continue;
         r->requests++;
         if (c_out >= 0 && (size_t)c_out < rec.n) {
-            int o = reqlog_outcome_parse(rec.field[c_out], rec.len[c_out]);
-            if (o < 0) {
+            enum reqlog_outcome o;
+            if (!reqlog_outcome_parse(rec.field[c_out], rec.len[c_out], &o)) {
                 rc = knee_fail(err, errlen, KNEE_EFORMAT, "%s:%llu: outcome: '%s' is not one of knee's outcomes", path,
                                (unsigned long long)rec.line, rec.field[c_out]);
                 break;

@@ -243,8 +243,8 @@ int html_run_load_csv(struct html_run *run, const char *path, char *err, size_t 
         }
         rq.lag_ns = lag;
         if (col[C_OUTCOME] >= 0 && (size_t)col[C_OUTCOME] < rec.n) {
-            int o = reqlog_outcome_parse(rec.field[col[C_OUTCOME]], rec.len[col[C_OUTCOME]]);
-            if (o < 0) {
+            enum reqlog_outcome o;
+            if (!reqlog_outcome_parse(rec.field[col[C_OUTCOME]], rec.len[col[C_OUTCOME]], &o)) {
                 r = knee_fail(err, errlen, KNEE_EFORMAT, "%s:%llu: outcome: '%s' is not one of knee's outcomes", path,
                               (unsigned long long)rec.line, rec.field[col[C_OUTCOME]]);
                 row_error = true;

@@ -43,8 +43,8 @@ static int outcome_by_name(const char *s, size_t n)
         return THR_COUNT_SENT;
     if (n == 7 && strncmp(s, "goodput", 7) == 0)
         return OUTCOME_OK;
-    int o = reqlog_outcome_parse(s, n);
-    return o >= 0 ? o : OUTCOME_UNKNOWN;
+    enum reqlog_outcome o;
+    return reqlog_outcome_parse(s, n, &o) ? (int)o : OUTCOME_UNKNOWN;
 }
 
 static void trim(const char **s, const char **e)

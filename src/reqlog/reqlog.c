@@ -30,12 +30,14 @@ const char *reqlog_outcome_name(enum reqlog_outcome o)
     return outcome_names[o];
 }
 
-int reqlog_outcome_parse(const char *name, size_t len)
+bool reqlog_outcome_parse(const char *name, size_t len, enum reqlog_outcome *out)
 {
     for (int i = 0; i < OUTCOME_COUNT; i++)
-        if (strlen(outcome_names[i]) == len && memcmp(outcome_names[i], name, len) == 0)
-            return i;
-    return -1;
+        if (strlen(outcome_names[i]) == len && memcmp(outcome_names[i], name, len) == 0) {
+            *out = (enum reqlog_outcome)i;
+            return true;
+        }
+    return false;
 }
 
 bool reqlog_is_log(const void *head, size_t n)

@@ -25,8 +25,9 @@ enum reqlog_outcome {
 /* "ok","rejected","http_error","invalid","transport","timeout","dropped","cancelled";
  * "unknown" for a value outside the enum. Never NULL. */
 const char *reqlog_outcome_name(enum reqlog_outcome o);
-/* The outcome whose name is `name` (len bytes, not necessarily NUL-terminated), or -1. */
-int reqlog_outcome_parse(const char *name, size_t len);
+/* The outcome whose name is `name` (len bytes, not necessarily NUL-terminated) into *out;
+ * false (and *out untouched) when no outcome has that name. */
+bool reqlog_outcome_parse(const char *name, size_t len, enum reqlog_outcome *out);
 
 /* One request. All times are nanoseconds since the run start (CLOCK_MONOTONIC based). */
 struct reqlog_record {
