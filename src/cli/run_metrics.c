@@ -157,7 +157,7 @@ int run_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
         e = metrics_endpoint_start(m->reg, f->listen, &m->ep, err, sizeof err);
     }
     if (e) {
-        fprintf(stderr, "knee %s: --metrics-listen %s\n", spec->name, err);
+        knee_report(stderr, "", "knee %s: --metrics-listen %s", spec->name, err);
         run_metrics_free(m);
         return e == KNEE_EINVAL ? 2 : 1;
     }

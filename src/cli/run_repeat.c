@@ -329,7 +329,7 @@ static int dry_run(const struct run_repeat_flags *f, const struct cmd_spec *spec
     char err[512];
     int r = run_plan(&rc->cfg, &plan, err, sizeof err);
     if (r) {
-        fprintf(stderr, "knee run: %s\n", err[0] ? err : knee_strerror(r));
+        knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND ? 2 : 1;
     }
     run_print_plan(stdout, &rc->cfg, &plan);
@@ -366,7 +366,7 @@ static int commit(struct outfile *of, const char *what)
 {
     char err[512];
     if (outfile_commit(of, err, sizeof err) != 0) {
-        fprintf(stderr, "knee run: %s: %s\n", what, err);
+        knee_report(stderr, "knee run: ", "%s: %s", what, err);
         return 1;
     }
     return 0;
@@ -378,7 +378,7 @@ static int write_summary(const char *path, const struct compare_repeat_row *rows
     struct outfile of;
     char err[512];
     if (outfile_open(&of, path, err, sizeof err) != 0) {
-        fprintf(stderr, "knee run: %s: %s\n", what, err);
+        knee_report(stderr, "knee run: ", "%s: %s", what, err);
         return 1;
     }
     compare_repeat_json(of.f, rows, n, planned, settle_ns, dir);
@@ -437,7 +437,7 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         if (r == 0 && (r = hlog_writer_open(&h.w, h.of.f, (double)clock_wall_ns() / 1e9, NULL)) != 0)
             outfile_abort(&h.of);
         if (r) {
-            fprintf(stderr, "knee run: %s: %s\n", hlogp, err[0] ? err : knee_strerror(r));
+            knee_report(stderr, "knee run: ", "%s: %s", hlogp, err[0] ? err : knee_strerror(r));
             code = 1;
             break;
         }
@@ -450,13 +450,13 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         int hr = hlog_writer_close(h.w);
         if (r) {
             outfile_abort(&h.of);
-            fprintf(stderr, "knee run: repetition %zu: %s\n", k, err[0] ? err : knee_strerror(r));
+            knee_report(stderr, "knee run: ", "repetition %zu: %s", k, err[0] ? err : knee_strerror(r));
             code = (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) && k == 1 ? 2 : 1;
             break;
         }
         if (hr || h.err) {
             outfile_abort(&h.of);
-            fprintf(stderr, "knee run: %s: %s\n", hlogp, knee_strerror(h.err ? h.err : hr));
+            knee_report(stderr, "knee run: ", "%s: %s", hlogp, knee_strerror(h.err ? h.err : hr));
             written = false;
         } else if (commit(&h.of, hlogp)) {
             written = false;
@@ -468,7 +468,7 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         }
         struct outfile jf;
         if (outfile_open(&jf, jsonp, err, sizeof err) != 0) {
-            fprintf(stderr, "knee run: %s: %s\n", jsonp, err);
+            knee_report(stderr, "knee run: ", "%s: %s", jsonp, err);
             written = false;
         } else {
             run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, verbose, true);
@@ -518,7 +518,7 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
             struct html_write_opts h = {.files = files};
             char err[1024];
             if (html_write_report(f->html, &h, NULL, err, sizeof err) != 0) {
-                fprintf(stderr, "knee run: --html %s\n", err);
+                knee_report(stderr, "knee run: ", "--html %s", err);
                 written = false;
             }
         }
