@@ -104,12 +104,12 @@ a = d["all"]
 sent = a["accounting"]["sent"] + a["warmup"]["sent"]
 cpu = sum(map(float, open(p + ".time").read().split()[-2:]))
 print("%-4s %-8s %10d %10.4f %12.3f %12.3f %12.3f %8s" % (i, "metrics" if mode == "on" else "none", sent,
-      d["send_ratio"], a["lag"]["p99"], a["lag"]["p99.9"], cpu / sent * 1e6, scrapes))
+      d["sent_on_schedule"], a["lag"]["p99"], a["lag"]["p99.9"], cpu / sent * 1e6, scrapes))
 PY
 }
 
 echo
-printf '%-4s %-8s %10s %10s %12s %12s %12s %8s\n' pair mode sent sent_ratio lag_p99_ms lag_p999_ms cpu_us_req scrapes
+printf '%-4s %-8s %10s %10s %12s %12s %12s %8s\n' pair mode sent on_sched lag_p99_ms lag_p999_ms cpu_us_req scrapes
 : >"$TMP/rows"
 for i in $(seq "$REPS"); do
     one "$i" off

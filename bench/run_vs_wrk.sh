@@ -107,7 +107,7 @@ for i in $(seq "$REPS"); do
 import json, sys
 d = json.load(open(sys.argv[1]))
 a = d["all"]
-print("%-4s %12d %10.4f %12.3f %12.3f %10s" % (sys.argv[2], a["accounting"]["planned"], d["send_ratio"],
+print("%-4s %12d %10.4f %12.3f %12.3f %10s" % (sys.argv[2], a["accounting"]["planned"], d["sent_on_schedule"],
       a["lag"]["p99"], a["lag"]["p99.9"], d["generator_limited"]))
 PY
 done
