@@ -654,12 +654,18 @@ static struct req *req_begin(struct worker *w, struct target_rt *t, struct clien
 }
 
 /* r goes on c: the connection's number, whether it is reused, and (once c is ready) what c
- * speaks. */
+ * speaks. The connection's first request carries its connect and handshake times: here when c
+ * was ready before a request came for it (a closed-loop connection whose handshake finished
+ * first), in conn_ready when the request waited for c. */
 static void req_attach(struct conn *c, struct req *r)
 {
     r->c = c;
     r->conn_id = c->id;
     r->reused = c->nreq++ > 0;
+    if (!r->reused) {
+        r->connect_ns = c->connect_ns;
+        r->tls_ns = c->tls_ns;
+    }
 }
 
 static void req_protocol(const struct conn *c, struct req *r)
