@@ -254,9 +254,10 @@ static int add_target_hists(struct ctx *c, const struct doc *d, const json_t *th
         snprintf(what, sizeof what, "%s.by_outcome.%s", name ? name : "?", run_group_name((enum run_group)g));
         rc = add_hist(c, d, json_object_get(bo, run_group_name((enum run_group)g)), what, &r->latency[g]);
     }
-    static const char *const keys[] = {"service", "ttfb", "lag", "connect"};
-    struct hdr *dst[] = {&r->service, &r->ttfb, &r->lag, &r->connect};
-    for (size_t k = 0; k < 4 && !rc; k++) {
+    /* "tls": an https target's handshake times (absent for a plain one) */
+    static const char *const keys[] = {"service", "ttfb", "lag", "connect", "tls"};
+    struct hdr *dst[] = {&r->service, &r->ttfb, &r->lag, &r->connect, &r->tls};
+    for (size_t k = 0; k < 5 && !rc; k++) {
         snprintf(what, sizeof what, "%s.%s", name ? name : "?", keys[k]);
         rc = add_hist(c, d, json_object_get(th, keys[k]), what, dst[k]);
     }
@@ -355,6 +356,13 @@ static int add_target(struct ctx *c, const struct doc *d, const json_t *t, struc
         after.conns_unsolicited = v;
     if (u64(t, "bytes_in", &v))
         after.bytes_in = v;
+    /* protocols, TLS versions and handshakes, HTTP/2 streams: summed (a shard with no HTTP/2
+     * connection saw no server limit) */
+    struct run_proto_counts pc;
+    r->https |= run_view_read_transport(t, &pc);
+    if (!pc.h2)
+        pc.h2_max_concurrent = 0;
+    run_proto_counts_add(&r->pc, &pc);
     run_counts_add(&r->counts, &after);
     run_counts_add(&r->warmup_counts, &warm);
     double pr = num(t, "planned_rate");
@@ -370,6 +378,39 @@ static int add_target(struct ctx *c, const struct doc *d, const json_t *t, struc
 }
 
 /* ---- configuration (shard 0's; the plan id says the others agree) ---- */
+
+static int tls_version_number(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    for (int k = 0; s && k < RUN_TLS_VERSIONS; k++)
+        if (strcmp(s, run_tls_version_name(k)) == 0)
+            return 0x0301 + k; /* RUN_TLS_V10 .. RUN_TLS_V13: TLS 1.0 .. 1.3 */
+    return 0;
+}
+
+/* config.tls (https targets), "h2c", "streams", "requests_per_connection" */
+static void read_transport_config(struct merge_summary *m, const json_t *jc)
+{
+    struct run_config *cfg = &m->cfg;
+    const json_t *tls = json_object_get(jc, "tls");
+    uint64_t v;
+    if (json_is_object(tls)) {
+        cfg->tls_insecure = json_is_false(json_object_get(tls, "verify"));
+        cfg->tls_no_resume = json_is_false(json_object_get(tls, "resume"));
+        const char *s = json_string_value(json_object_get(tls, "cacert"));
+        cfg->tls_cacert = s ? keep(m, s) : NULL;
+        s = json_string_value(json_object_get(tls, "ciphers"));
+        cfg->tls_ciphers = s ? keep(m, s) : NULL;
+        const json_t *vs = json_object_get(tls, "versions");
+        cfg->tls_min_version = tls_version_number(json_array_get(vs, 0));
+        cfg->tls_max_version = tls_version_number(json_array_get(vs, 1));
+        s = str_or(json_string_value(json_object_get(tls, "alpn")), "");
+        cfg->http = strcmp(s, "http/1.1") == 0 ? RUN_HTTP_1 : strcmp(s, "h2") == 0 ? RUN_HTTP_2 : RUN_HTTP_AUTO;
+    }
+    cfg->h2c = json_is_true(json_object_get(jc, "h2c"));
+    cfg->streams = u64(jc, "streams", &v) && v <= UINT32_MAX ? (uint32_t)v : 0;
+    cfg->requests_per_connection = u64(jc, "requests_per_connection", &v) && v <= UINT32_MAX ? (uint32_t)v : 0;
+}
 
 static int read_config(struct ctx *c, const struct doc *d)
 {
@@ -415,6 +456,7 @@ static int read_config(struct ctx *c, const struct doc *d)
         cfg->nrejects = i + 1;
     }
     cfg->rejects = m->rejects;
+    read_transport_config(m, jc);
     return 0;
 }
 
@@ -1084,6 +1126,8 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     for (size_t i = 0; i < res->ntargets; i++) {
         run_counts_add(&res->all.counts, &res->targets[i].counts);
         run_counts_add(&res->all.warmup_counts, &res->targets[i].warmup_counts);
+        run_proto_counts_add(&res->all.pc, &res->targets[i].pc);
+        res->all.https |= res->targets[i].https;
     }
     res->all.counts.sent_on_time = on_time;
     m->same_t0 = c.same_t0;

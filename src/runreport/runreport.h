@@ -99,6 +99,10 @@ struct json_t; /* jansson's */
  * of the wrong type); a number that is missing prints as "-" (or 0 for a count). */
 int run_view_init_json(struct run_view *v, const struct json_t *root, char *err, size_t errlen);
 void run_view_release(struct run_view *v);
+/* A target object's "protocols", "tls_versions", "tls_handshakes" and "h2" read into *pc
+ * (missing: zero; h2 "max_concurrent" null: UINT64_MAX); true when its "tls" is an object (an
+ * https target). knee merge adds the shards' with run_proto_counts_add. */
+bool run_view_read_transport(const struct json_t *target, struct run_proto_counts *pc);
 
 /* True when the summary must be the full form even without --verbose: several targets, a
  * warning that needs attention, failed requests (anything but ok and rejected), a broken

@@ -172,6 +172,8 @@ static void target_hists(struct json *j, struct hlog_codec *c, const struct run_
     hist(j, c, "ttfb", &t->ttfb);
     hist(j, c, "lag", &t->lag);
     hist(j, c, "connect", &t->connect);
+    if (t->https)
+        hist(j, c, "tls", &t->tls);
     json_key(j, "server_timing");
     json_object_begin(j);
     for (size_t i = 0; i < t->nst; i++)

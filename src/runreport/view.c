@@ -189,10 +189,13 @@ static void jcounts(const json_t *acc, struct run_counts *c)
  * and "h2" (knee-run/2 with TLS and HTTP/2; missing: a plain HTTP/1.1 target). */
 static void jtransport(struct run_view_target *d, const json_t *t)
 {
-    const json_t *tls = get(t, "tls");
-    d->https = json_is_object(tls);
-    jsummary(tls, &d->tls);
-    struct run_proto_counts *pc = &d->pc;
+    d->https = run_view_read_transport(t, &d->pc);
+    jsummary(get(t, "tls"), &d->tls);
+}
+
+bool run_view_read_transport(const json_t *t, struct run_proto_counts *pc)
+{
+    memset(pc, 0, sizeof *pc);
     const json_t *p = get(t, "protocols");
     pc->http1 = count(p, "http/1.1");
     pc->h2 = count(p, "h2");
@@ -213,6 +216,7 @@ static void jtransport(struct run_view_target *d, const json_t *t)
     pc->h2_goaway_streams = count(h2, "goaway_refused");
     pc->h2_retried = count(h2, "retried");
     pc->h2_stalls = count(h2, "flow_control_stalls");
+    return json_is_object(get(t, "tls"));
 }
 
 static void jtarget(struct run_view_target *d, const json_t *t)

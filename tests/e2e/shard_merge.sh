@@ -3,9 +3,9 @@
 # the shards' requests is the one-process plan request for request (constant mix with warm-up,
 # Poisson, --requests, a ramp), shards started at different moments agree on the start
 # instant (+D@FILE), the merged summary accounts for the whole plan; missing, duplicate and
-# foreign shards are refused (exit 2); an interrupted shard is named and the merge marked
-# INCOMPLETE (exit 1); a late shard's lag is counted; knee stats and knee report take the
-# shards' files directly.
+# foreign shards are refused (exit 2); shards over TLS and h2 keep their tls and h2 lines; an
+# interrupted shard is named and the merge marked INCOMPLETE (exit 1); a late shard's lag is
+# counted; knee stats and knee report take the shards' files directly.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
@@ -138,6 +138,33 @@ run_knee merge "$TMP"/late-[0-9].json --json "$TMP/late.json" >"$TMP/late.txt" 2
 grep -q 'shard 1 started up to' "$TMP/late.txt" || { cat "$TMP/late.txt" >&2; fail "merge names the late shard"; }
 json_check "$TMP/late.json" 'd["all"]["lag"]["max"] >= 600 and d["shard"]["start_skew_ms"]["max"] >= 650' "merged lag keeps it"
 echo "ok: a late shard's lateness is lag in its JSON and in the merge"
+
+# shards over TLS and HTTP/2: the merged summary keeps the tls and h2 lines, the handshakes,
+# protocols and streams summed, the handshake histograms added
+"$KNEE" serve --preset null --tls --h2 --listen 127.0.0.1:0 >"$TMP/tls.out" 2>&1 &
+PIDS+=($!)
+for i in $(seq 100); do grep -q '^listening on' "$TMP/tls.out" 2>/dev/null && break; sleep 0.1; done
+TLS_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$TMP/tls.out")
+[[ -n "$TLS_PORT" ]] || fail "knee serve --tls did not start"
+shards tls 2 -R 400 -d 1s -c 2 --insecure "https://127.0.0.1:$TLS_PORT/"
+run_knee merge "$TMP"/tls-[0-9].json --json "$TMP/tls-merged.json" >"$TMP/tls-merge.txt" 2>&1
+[[ $RC -eq 0 ]] || { cat "$TMP/tls-merge.txt" >&2; fail "tls: knee merge exited $RC"; }
+grep -q '^tls: TLSv1.3, h2 (ALPN); handshakes [0-9]' "$TMP/tls-merge.txt" || { cat "$TMP/tls-merge.txt" >&2; fail "tls: the merged tls line"; }
+grep -q '^tls: certificate verification OFF (--insecure)' "$TMP/tls-merge.txt" || fail "tls: the merge says --insecure"
+grep -q '^h2: [0-9,]* streams on [0-9]* connections\? (server limit ' "$TMP/tls-merge.txt" || fail "tls: the merged h2 line"
+python3 - "$TMP/tls-merged.json" "$TMP"/tls-[0-9].json <<'PY' || fail "tls: merged JSON sums the shards"
+import json, sys
+m, shards = json.load(open(sys.argv[1])), [json.load(open(p)) for p in sys.argv[2:]]
+add = lambda f: sum(f(s["all"]) for s in shards)
+a = m["all"]
+assert a["protocols"]["h2"] == add(lambda t: t["protocols"]["h2"]) > 0, a["protocols"]
+assert a["tls_versions"] == {"TLSv1.3": add(lambda t: t["tls_versions"]["TLSv1.3"])}, a["tls_versions"]
+hs = lambda t: t["tls_handshakes"]["full"] + t["tls_handshakes"]["resumed"]
+assert hs(a) == add(hs) and a["tls"]["count"] == add(lambda t: t["tls"]["count"]) == hs(a), (a["tls"], a["tls_handshakes"])
+assert a["h2"]["streams"] == add(lambda t: t["h2"]["streams"]) == 400, a["h2"]
+assert m["config"]["tls"]["verify"] is False and m["config"]["tls"]["alpn"] == "h2,http/1.1", m["config"]["tls"]
+print("ok: tls: %d handshakes, %d streams summed" % (hs(a), a["h2"]["streams"]))
+PY
 
 # knee stats and knee report take the shards' files
 "$KNEE" stats "$TMP"/mix-[0-9].bin >"$TMP/stats.txt"
