@@ -25,6 +25,7 @@ enum fam {
     F_CONNECTIONS,
     F_REFUSED,
     F_PAUSES,
+    F_TLS_FAILED,
     F_COUNT
 };
 
@@ -57,6 +58,8 @@ static const struct {
     [F_REFUSED] = {"knee_serve_refused_connections", METRICS_COUNTER, NULL,
                    "Connections turned away by the connection limit (503 CONN_LIMIT)."},
     [F_PAUSES] = {"knee_serve_pauses", METRICS_COUNTER, NULL, "Report-job pauses started (the table lock taken)."},
+    [F_TLS_FAILED] = {"knee_serve_tls_handshake_failures", METRICS_COUNTER, NULL,
+                      "TLS handshakes that failed (an alert, a protocol error, the client gone)."},
 };
 
 static double value_of(const struct serve_counters *c, enum fam f)
@@ -92,6 +95,8 @@ static double value_of(const struct serve_counters *c, enum fam f)
         return (double)c->conn_refused;
     case F_PAUSES:
         return (double)c->pauses;
+    case F_TLS_FAILED:
+        return (double)c->tls_failed;
     case F_COUNT:
         break;
     }

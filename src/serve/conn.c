@@ -642,6 +642,7 @@ static void conn_handshake(struct conn *c)
     case TLS_IO_OK:
         break;
     default:
+        counter_inc(&c->srv->c.tls_failed);
         conn_close(c);
         return;
     }

@@ -136,7 +136,7 @@ struct conn {
  * may read them) and gauges also touched by CPU workers (atomic read-modify-write). */
 struct counters {
     _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts, connections,
-        connections_total, conn_refused, pauses;
+        connections_total, conn_refused, pauses, tls_failed;
     _Atomic int64_t active, waiting;
     /* server time (cfg.time_bounds_ns), by enum serve_time_class: per bucket, and the sum */
     _Atomic uint64_t time_counts[SERVE_TIME_CLASSES][SERVE_TIME_MAX_BOUNDS + 1];

@@ -103,6 +103,7 @@ struct serve_counters {
     uint64_t connections_total;
     uint64_t conn_refused; /* turned away by the connection limit */
     uint64_t pauses;       /* report-job pauses started */
+    uint64_t tls_failed;   /* --tls: handshakes that failed (an alert, a protocol error, the client gone) */
     double uptime_s;
 };
 

@@ -203,24 +203,25 @@ void serve_counters(const struct serve_handle *h, struct serve_counters *o)
     o->connections_total = counter_get(&c->connections_total);
     o->conn_refused = counter_get(&c->conn_refused);
     o->pauses = counter_get(&c->pauses);
+    o->tls_failed = counter_get(&c->tls_failed);
     uint64_t end = atomic_load(&h->stop_ns);
     o->uptime_s = (double)((end ? end : clock_now_ns()) - h->start_ns) / 1e9;
 }
 
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap)
 {
-    int n =
-        snprintf(buf, cap,
-                 "{\"preset\":\"%s\",\"active\":%llu,\"waiting\":%llu,\"executed\":%llu,\"ok\":%llu,"
-                 "\"rejected\":%llu,\"cancelled\":%llu,\"write_failures\":%llu,\"requests\":%llu,"
-                 "\"bad_requests\":%llu,\"timeouts\":%llu,\"connections\":%llu,\"connections_total\":%llu,"
-                 "\"conn_refused\":%llu,\"pauses\":%llu,\"uptime_s\":%.3f}",
-                 preset ? preset : "", (unsigned long long)c->active, (unsigned long long)c->waiting,
-                 (unsigned long long)c->executed, (unsigned long long)c->ok, (unsigned long long)c->rejected,
-                 (unsigned long long)c->cancelled, (unsigned long long)c->write_failures,
-                 (unsigned long long)c->requests, (unsigned long long)c->bad_requests, (unsigned long long)c->timeouts,
-                 (unsigned long long)c->connections, (unsigned long long)c->connections_total,
-                 (unsigned long long)c->conn_refused, (unsigned long long)c->pauses, c->uptime_s);
+    int n = snprintf(buf, cap,
+                     "{\"preset\":\"%s\",\"active\":%llu,\"waiting\":%llu,\"executed\":%llu,\"ok\":%llu,"
+                     "\"rejected\":%llu,\"cancelled\":%llu,\"write_failures\":%llu,\"requests\":%llu,"
+                     "\"bad_requests\":%llu,\"timeouts\":%llu,\"connections\":%llu,\"connections_total\":%llu,"
+                     "\"conn_refused\":%llu,\"pauses\":%llu,\"tls_failed\":%llu,\"uptime_s\":%.3f}",
+                     preset ? preset : "", (unsigned long long)c->active, (unsigned long long)c->waiting,
+                     (unsigned long long)c->executed, (unsigned long long)c->ok, (unsigned long long)c->rejected,
+                     (unsigned long long)c->cancelled, (unsigned long long)c->write_failures,
+                     (unsigned long long)c->requests, (unsigned long long)c->bad_requests,
+                     (unsigned long long)c->timeouts, (unsigned long long)c->connections,
+                     (unsigned long long)c->connections_total, (unsigned long long)c->conn_refused,
+                     (unsigned long long)c->pauses, (unsigned long long)c->tls_failed, c->uptime_s);
     if (n < 0 || (size_t)n >= cap)
         return 0;
     return (size_t)n;
