@@ -1,6 +1,7 @@
 /* Unit tests for the HTTP client side: request serialisation (exact bytes, refusals) and
  * response parsing (framing, split reads at every byte, interim responses, HEAD, EOF cases,
- * bytes after the response, body substrings across reads, Server-Timing). */
+ * bytes after the response, body substrings across reads, Server-Timing) and the fast path
+ * against http-parser alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -259,6 +260,131 @@ static void test_server_timing(void **state)
     }
 }
 
+/* Feed msg as a first piece of `first` bytes and then the rest, with the fast path allowed or
+ * not (slow_only: http-parser alone). */
+static enum http_feed feed_two(struct http_response *r, const char *msg, size_t len, size_t first, bool head, bool slow,
+                               size_t *used)
+{
+    static struct http_matchers m;
+    static bool ready;
+    if (!ready) {
+        http_matchers_init(&m);
+        assert_int_equal(http_matchers_add(&m, "QUEUE_TIMEOUT", 13), 0);
+        ready = true;
+    }
+    http_response_init(r, &m, head);
+    r->slow_only = slow;
+    size_t off = 0;
+    enum http_feed f = HTTP_FEED_MORE;
+    while (off < len && f == HTTP_FEED_MORE) {
+        size_t want = off == 0 ? first : len - off;
+        size_t u = 0;
+        f = http_response_feed(r, msg + off, want < len - off ? want : len - off, &u);
+        off += u;
+    }
+    if (f == HTTP_FEED_MORE)
+        f = http_response_eof(r);
+    *used = off;
+    return f;
+}
+
+/* The fast path against http-parser alone: the same result for every response below and every
+ * first read, and the fast path taken exactly where expected (the whole head in the first
+ * read, a shape it knows). */
+static void test_response_fast_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *msg;
+        bool head, fast; /* fast: the fast path takes it when its head comes whole */
+    } cases[] = {
+        /* nginx's answer: headers no matcher needs */
+        {"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Mon, 30 Nov 2026 18:48:05 GMT\r\nContent-Type: "
+         "text/plain\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\r\nhello\n",
+         false, true},
+        /* headers a matcher needs: Server-Timing (two fields) and a body substring */
+        {"HTTP/1.1 503 Service Unavailable\r\nServer-Timing: queue;dur=1.5\r\nX-A: b\r\nserver-timing: "
+         "work;dur=2.25, cache\r\nContent-Length: 20\r\n\r\nerror: QUEUE_TIMEOUT",
+         false, true},
+        {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false, true},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", true, true},
+        {"HTTP/1.1 200 OK\r\n\r\n", true, true},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false, true},
+        /* bytes after the response stay unconsumed */
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n", false, true},
+        /* http-parser's: chunked, interim, no body by status, body until EOF, HTTP/1.0,
+         * Connection lists, duplicates, obs-fold, trailing whitespace, errors */
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n", false, false},
+        {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nhello", false, false},
+        {"HTTP/1.1 204 No Content\r\n\r\n", false, false},
+        {"HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", false, false},
+        {"HTTP/1.1 200 OK\r\n\r\nuntil eof", false, false},
+        {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2 \r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nUpgrade: h2c\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\nok", false, false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *msg = cases[c].msg;
+        size_t len = strlen(msg);
+        for (size_t first = 1; first <= len; first++) {
+            struct http_response fast, slow;
+            size_t uf, us;
+            enum http_feed ff = feed_two(&fast, msg, len, first, cases[c].head, false, &uf);
+            enum http_feed fs = feed_two(&slow, msg, len, first, cases[c].head, true, &us);
+            assert_false(slow.fast);
+            assert_int_equal(ff, fs);
+            assert_int_equal(uf, us);
+            assert_int_equal(fast.status, slow.status);
+            assert_int_equal(fast.complete, slow.complete);
+            assert_int_equal(fast.keep_alive, slow.keep_alive);
+            assert_int_equal(fast.bytes, slow.bytes);
+            assert_int_equal(fast.body_bytes, slow.body_bytes);
+            assert_int_equal(fast.matched, slow.matched);
+            assert_int_equal(fast.nst, slow.nst);
+            for (size_t i = 0; i < fast.nst; i++) {
+                assert_string_equal(fast.st[i].name, slow.st[i].name);
+                assert_true(isnan(fast.st[i].dur_ms) ? isnan(slow.st[i].dur_ms)
+                                                     : fast.st[i].dur_ms == slow.st[i].dur_ms);
+            }
+            if (ff == HTTP_FEED_ERROR)
+                assert_string_equal(fast.error_name, slow.error_name);
+            const char *end = strstr(msg, "\r\n\r\n");
+            bool whole_head = end && first >= (size_t)(end - msg) + 4;
+            assert_int_equal(fast.fast, cases[c].fast && whole_head);
+        }
+    }
+    /* what the fast path found, spelled out */
+    struct http_response r;
+    size_t used;
+    const char *st = cases[1].msg;
+    assert_int_equal(feed_two(&r, st, strlen(st), strlen(st), false, false, &used), HTTP_FEED_DONE);
+    assert_true(r.fast);
+    assert_int_equal(r.status, 503);
+    assert_int_equal(r.nst, 3);
+    assert_string_equal(r.st[2].name, "cache");
+    assert_true(isnan(r.st[2].dur_ms));
+    assert_int_equal(r.matched, 1);
+    assert_true(r.keep_alive);
+    const char *extra = cases[6].msg;
+    assert_int_equal(feed_two(&r, extra, strlen(extra), strlen(extra), false, false, &used), HTTP_FEED_DONE);
+    assert_int_equal(used, strlen("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+    /* a body that continues after the first read, then EOF in its middle */
+    const char *part = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, part, strlen(part), &used), HTTP_FEED_MORE);
+    assert_true(r.fast);
+    assert_true(r.headers_done);
+    assert_int_equal(r.body_bytes, 4);
+    assert_int_equal(http_response_eof(&r), HTTP_FEED_ERROR);
+    assert_string_equal(r.error_name, "eof_mid_response");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_response_errors),
         cmocka_unit_test(test_body_match),
         cmocka_unit_test(test_server_timing),
+        cmocka_unit_test(test_response_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
