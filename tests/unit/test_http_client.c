@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static char *build(const char *url, const char *method, const char *const *h, size_t nh, const char *body,
                    bool keepalive, int *rc, char *err)
@@ -385,6 +386,155 @@ static void test_response_fast_path(void **state)
     assert_string_equal(r.error_name, "eof_mid_response");
 }
 
+/* --- random responses around the fast path's line, compared with http-parser alone --- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+#define PICK(s, a) ((a)[rng_next(s) % (sizeof(a) / sizeof((a)[0]))])
+
+static size_t cat(char *buf, size_t off, size_t cap, const char *s, size_t len)
+{
+    if (off + len > cap)
+        len = cap - off;
+    memcpy(buf + off, s, len);
+    return off + len;
+}
+
+/* Usually a piece the fast path accepts, one time in `odds` one it declines. */
+#define PICK2(s, good, bad, odds) (rng_next(s) % (odds) ? PICK(s, good) : PICK(s, bad))
+
+/* One response built from pieces on both sides of what the fast path accepts; its length. */
+static size_t random_response(uint64_t *s, char *buf, size_t cap)
+{
+    static const char *status[] = {"HTTP/1.1 200 OK",       "HTTP/1.1 503 Busy", "HTTP/1.1 404 Not Found",
+                                   "HTTP/1.1 599 \x80\xff", "HTTP/1.1 200 ",     "HTTP/1.1 299 x"};
+    static const char *status_bad[] = {
+        "HTTP/1.1 200",        "HTTP/1.0 200 OK", "HTTP/1.1 204 No",   "HTTP/1.1 304 NM",
+        "HTTP/1.1 100 Go",     "HTTP/1.1 101 Sw", "HTTP/1.1 600 x",    "HTTP/1.1 199 x",
+        "HTTP/1.1 2000 x",     "HTTP/1.1 20 x",   "HTTP/1.1 200 O\tK", "HTTP/1.1 200 O\x7fK",
+        "HTTP/1.1 200 O\x01K", "http/1.1 200 OK", "HTTP/2 200 OK",     "HTTP/1.1  200 OK",
+    };
+    static const char *crlf[] = {"\r\n"};
+    static const char *eol_bad[] = {"\n", "\r", "\r\r\n", "\n\r"};
+    static const char *names[] = {"Content-Length", "content-length", "CONTENT-LENGTH", "Connection",
+                                  "connection",     "Server-Timing",  "server-timing",  "X-A",
+                                  "Content-Type",   "Date",           "Keep-Alive",     "Content-Lengthx",
+                                  "Server",         "Content-Typ",    "Connectio",      "X~!#$%&'*+-.^_`|"};
+    static const char *names_bad[] = {"Transfer-Encoding", "Upgrade", "Proxy-Connection", "Bad Name",
+                                      "Conn\x80ion",       "",        "Server-Timing ",   "X\"Y"};
+    static const char *sep[] = {": ", ":", ":\t", ":  ", ": \t"};
+    static const char *sep_bad[] = {" : ", " :", "\t:"};
+    static const char *cl[] = {"0", "5", "2", "10", "00", "3", "1000", "20", "999999999999999999"};
+    static const char *cl_bad[] = {"x", "5 ", "1 2", "-1", "9999999999999999999", "", "+5", "5\t"};
+    static const char *conn[] = {"close", "keep-alive", "Close", "KEEP-ALIVE"};
+    static const char *conn_bad[] = {"upgrade", "keep-alive, close", "close ", "", "clos", "close\t", "Upgrade"};
+    static const char *te[] = {"chunked", "gzip", "identity", "gzip, chunked"};
+    static const char *st[] = {"a;dur=1", "b;dur=2.5, c", "x;desc=\"q,r\";dur=3", "z;dur=-1", "\x80;dur=1"};
+    static const char *st_bad[] = {"", "y;dur=4 ", "y;dur=4\t"};
+    static const char *other[] = {"v", "v\x80w", "v\tw", "a b c", "\xff"};
+    static const char *other_bad[] = {"v\x7fw", "v\x01w", "", "v ", "v\rw", "v\t"};
+    static const char *body[] = {"",
+                                 "hello",
+                                 "ok",
+                                 "QUEUE_TIMEOUT",
+                                 "xxQUEUE_TIMEOUTyy",
+                                 "5\r\nhello\r\n0\r\n\r\n",
+                                 "0123456789",
+                                 "HTTP/1.1 200 OK\r\n\r\n"};
+    size_t off = 0;
+    const char *l = PICK2(s, status, status_bad, 4);
+    off = cat(buf, off, cap, l, strlen(l));
+    const char *e = PICK2(s, crlf, eol_bad, 16);
+    off = cat(buf, off, cap, e, strlen(e));
+    const char *b = PICK(s, body);
+    char blen[24];
+    snprintf(blen, sizeof blen, "%zu", strlen(b));
+    size_t nh = rng_next(s) % 7, at_cl = rng_next(s) % 4 ? rng_next(s) % (nh + 1) : SIZE_MAX;
+    for (size_t h = 0; h <= nh; h++) {
+        if (h == at_cl) {
+            off = cat(buf, off, cap, "Content-Length: ", 16);
+            off = cat(buf, off, cap, blen, strlen(blen));
+            off = cat(buf, off, cap, "\r\n", 2);
+        }
+        if (h == nh)
+            break;
+        const char *n = PICK2(s, names, names_bad, 12);
+        off = cat(buf, off, cap, n, strlen(n));
+        const char *sp = PICK2(s, sep, sep_bad, 24);
+        off = cat(buf, off, cap, sp, strlen(sp));
+        const char *v;
+        if (strcasecmp(n, "content-length") == 0)
+            v = PICK2(s, cl, cl_bad, 8);
+        else if (strcasecmp(n, "connection") == 0 || strcasecmp(n, "proxy-connection") == 0)
+            v = PICK2(s, conn, conn_bad, 6);
+        else if (strcasecmp(n, "transfer-encoding") == 0)
+            v = PICK(s, te);
+        else if (strcasecmp(n, "server-timing") == 0)
+            v = PICK2(s, st, st_bad, 8);
+        else
+            v = PICK2(s, other, other_bad, 12);
+        off = cat(buf, off, cap, v, strlen(v));
+        if (rng_next(s) % 32 == 0)
+            off = cat(buf, off, cap, "\r\n folded", 9);
+        e = PICK2(s, crlf, eol_bad, 32);
+        off = cat(buf, off, cap, e, strlen(e));
+    }
+    e = PICK2(s, crlf, eol_bad, 16);
+    off = cat(buf, off, cap, e, strlen(e));
+    off = cat(buf, off, cap, b, strlen(b));
+    if (rng_next(s) % 4 == 0) {
+        b = PICK(s, body);
+        off = cat(buf, off, cap, b, strlen(b));
+    }
+    return off;
+}
+
+static void compare_fast_slow(const char *msg, size_t len, size_t first, bool head, size_t *nfast)
+{
+    struct http_response fast, slow;
+    size_t uf, us;
+    enum http_feed ff = feed_two(&fast, msg, len, first, head, false, &uf);
+    enum http_feed fs = feed_two(&slow, msg, len, first, head, true, &us);
+    *nfast += fast.fast;
+    if (ff != fs || uf != us || fast.status != slow.status || fast.complete != slow.complete ||
+        fast.bytes != slow.bytes || fast.body_bytes != slow.body_bytes || fast.matched != slow.matched ||
+        fast.nst != slow.nst || (fast.complete && fast.keep_alive != slow.keep_alive) ||
+        (ff == HTTP_FEED_ERROR && strcmp(fast.error_name, slow.error_name) != 0))
+        fail_msg("fast path != http-parser (head %d, first %zu): %.*s", head, first, (int)len, msg);
+    for (size_t i = 0; i < fast.nst; i++) {
+        assert_string_equal(fast.st[i].name, slow.st[i].name);
+        assert_true(isnan(fast.st[i].dur_ms) ? isnan(slow.st[i].dur_ms) : fast.st[i].dur_ms == slow.st[i].dur_ms);
+    }
+}
+
+static void test_response_fast_path_random(void **state)
+{
+    (void)state;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    const char *n_env = getenv("KNEE_FAST_PATH_CASES"); /* more, by hand: a longer hunt */
+    size_t cases = n_env ? strtoull(n_env, NULL, 10) : 20000, nfast = 0, runs = 0;
+    char buf[2048];
+    for (size_t c = 0; c < cases; c++) {
+        size_t len = random_response(&s, buf, sizeof buf);
+        if (len == 0)
+            continue;
+        bool head = rng_next(&s) % 4 == 0;
+        size_t firsts[] = {len, 1 + rng_next(&s) % len, len / 2 ? len / 2 : 1};
+        for (size_t k = 0; k < 3; k++, runs++)
+            compare_fast_slow(buf, len, firsts[k], head, &nfast);
+    }
+    /* the pieces reach both sides of the line: a fast path never taken would test nothing */
+    print_message("fast path taken in %zu of %zu feeds\n", nfast, runs);
+    assert_true(nfast > runs / 40);
+    assert_true(nfast < runs / 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_body_match),
         cmocka_unit_test(test_server_timing),
         cmocka_unit_test(test_response_fast_path),
+        cmocka_unit_test(test_response_fast_path_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
