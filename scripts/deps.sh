@@ -41,7 +41,7 @@ test=(
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them
-  valgrind                              # callgrind: instructions per request (bench/open_loop_cost.sh)
+  valgrind                              # callgrind: instructions per request (bench/open_loop_cost.sh, instr_per_request.sh)
   nginx-light python3                   # the target server and the scripts' helpers
 )
 

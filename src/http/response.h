@@ -5,6 +5,11 @@
  * --expect-body and --reject STATUS:SUBSTR, matched across reads with KMP) and the
  * Server-Timing metrics. No allocation per response.
  *
+ * The common response (HTTP/1.1, a Content-Length, nothing http-parser would treat specially)
+ * takes a hand-written fast path when its head arrives whole in the first bytes fed: it gives
+ * exactly what http-parser gives, and it declines (http-parser parses the response from its
+ * first byte) on anything else. See response.c and docs/DESIGN.md "Hand-written".
+ *
  * Peer-controlled sizes are capped: header bytes by http-parser's HTTP_MAX_HEADER_SIZE
  * (80 KiB; larger is an error), Server-Timing text by HTTP_ST_MAX_TEXT (the rest is ignored),
  * entries by HTTP_ST_MAX_ENTRIES, metric names by HTTP_ST_NAME_MAX. Not thread-safe: one
@@ -65,11 +70,15 @@ struct http_response {
     uint64_t bytes;  /* bytes consumed (status line, headers, body, framing) */
     uint64_t body_bytes;
     uint32_t matched;       /* bit i set when needle i occurred in the body */
+    bool fast;              /* the head was parsed by the fast path (http-parser was not used) */
+    bool slow_only;         /* set after init to always use http-parser (the differential tests) */
     const char *error_name; /* http-parser's errno name on HTTP_FEED_ERROR */
     size_t nst;
     struct http_server_timing st[HTTP_ST_MAX_ENTRIES];
     /* private: header-in-progress and matcher state */
     size_t kmp[HTTP_MATCH_MAX];
+    uint64_t fast_left; /* fast path: body bytes still to come */
+    bool fast_close;    /* fast path: Connection: close */
     char field[16];
     size_t field_len;
     bool field_long, in_value, st_value, st_sep;

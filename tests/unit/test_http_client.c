@@ -1,6 +1,7 @@
 /* Unit tests for the HTTP client side: request serialisation (exact bytes, refusals) and
  * response parsing (framing, split reads at every byte, interim responses, HEAD, EOF cases,
- * bytes after the response, body substrings across reads, Server-Timing). */
+ * bytes after the response, body substrings across reads, Server-Timing) and the fast path
+ * against http-parser alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static char *build(const char *url, const char *method, const char *const *h, size_t nh, const char *body,
                    bool keepalive, int *rc, char *err)
@@ -259,6 +261,280 @@ static void test_server_timing(void **state)
     }
 }
 
+/* Feed msg as a first piece of `first` bytes and then the rest, with the fast path allowed or
+ * not (slow_only: http-parser alone). */
+static enum http_feed feed_two(struct http_response *r, const char *msg, size_t len, size_t first, bool head, bool slow,
+                               size_t *used)
+{
+    static struct http_matchers m;
+    static bool ready;
+    if (!ready) {
+        http_matchers_init(&m);
+        assert_int_equal(http_matchers_add(&m, "QUEUE_TIMEOUT", 13), 0);
+        ready = true;
+    }
+    http_response_init(r, &m, head);
+    r->slow_only = slow;
+    size_t off = 0;
+    enum http_feed f = HTTP_FEED_MORE;
+    while (off < len && f == HTTP_FEED_MORE) {
+        size_t want = off == 0 ? first : len - off;
+        size_t u = 0;
+        f = http_response_feed(r, msg + off, want < len - off ? want : len - off, &u);
+        off += u;
+    }
+    if (f == HTTP_FEED_MORE)
+        f = http_response_eof(r);
+    *used = off;
+    return f;
+}
+
+/* The fast path against http-parser alone: the same result for every response below and every
+ * first read, and the fast path taken exactly where expected (the whole head in the first
+ * read, a shape it knows). */
+static void test_response_fast_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *msg;
+        bool head, fast; /* fast: the fast path takes it when its head comes whole */
+    } cases[] = {
+        /* nginx's answer: headers no matcher needs */
+        {"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Mon, 30 Nov 2026 18:48:05 GMT\r\nContent-Type: "
+         "text/plain\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\r\nhello\n",
+         false, true},
+        /* headers a matcher needs: Server-Timing (two fields) and a body substring */
+        {"HTTP/1.1 503 Service Unavailable\r\nServer-Timing: queue;dur=1.5\r\nX-A: b\r\nserver-timing: "
+         "work;dur=2.25, cache\r\nContent-Length: 20\r\n\r\nerror: QUEUE_TIMEOUT",
+         false, true},
+        {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false, true},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", true, true},
+        {"HTTP/1.1 200 OK\r\n\r\n", true, true},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false, true},
+        /* bytes after the response stay unconsumed */
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n", false, true},
+        /* http-parser's: chunked, interim, no body by status, body until EOF, HTTP/1.0,
+         * Connection lists, duplicates, obs-fold, trailing whitespace, errors */
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n", false, false},
+        {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nhello", false, false},
+        {"HTTP/1.1 204 No Content\r\n\r\n", false, false},
+        {"HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", false, false},
+        {"HTTP/1.1 200 OK\r\n\r\nuntil eof", false, false},
+        {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 2 \r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nUpgrade: h2c\r\nContent-Length: 2\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\nok", false, false},
+        {"HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\nok", false, false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *msg = cases[c].msg;
+        size_t len = strlen(msg);
+        for (size_t first = 1; first <= len; first++) {
+            struct http_response fast, slow;
+            size_t uf, us;
+            enum http_feed ff = feed_two(&fast, msg, len, first, cases[c].head, false, &uf);
+            enum http_feed fs = feed_two(&slow, msg, len, first, cases[c].head, true, &us);
+            assert_false(slow.fast);
+            assert_int_equal(ff, fs);
+            assert_int_equal(uf, us);
+            assert_int_equal(fast.status, slow.status);
+            assert_int_equal(fast.complete, slow.complete);
+            assert_int_equal(fast.keep_alive, slow.keep_alive);
+            assert_int_equal(fast.bytes, slow.bytes);
+            assert_int_equal(fast.body_bytes, slow.body_bytes);
+            assert_int_equal(fast.matched, slow.matched);
+            assert_int_equal(fast.nst, slow.nst);
+            for (size_t i = 0; i < fast.nst; i++) {
+                assert_string_equal(fast.st[i].name, slow.st[i].name);
+                assert_true(isnan(fast.st[i].dur_ms) ? isnan(slow.st[i].dur_ms)
+                                                     : fast.st[i].dur_ms == slow.st[i].dur_ms);
+            }
+            if (ff == HTTP_FEED_ERROR)
+                assert_string_equal(fast.error_name, slow.error_name);
+            const char *end = strstr(msg, "\r\n\r\n");
+            bool whole_head = end && first >= (size_t)(end - msg) + 4;
+            assert_int_equal(fast.fast, cases[c].fast && whole_head);
+        }
+    }
+    /* what the fast path found, spelled out */
+    struct http_response r;
+    size_t used;
+    const char *st = cases[1].msg;
+    assert_int_equal(feed_two(&r, st, strlen(st), strlen(st), false, false, &used), HTTP_FEED_DONE);
+    assert_true(r.fast);
+    assert_int_equal(r.status, 503);
+    assert_int_equal(r.nst, 3);
+    assert_string_equal(r.st[2].name, "cache");
+    assert_true(isnan(r.st[2].dur_ms));
+    assert_int_equal(r.matched, 1);
+    assert_true(r.keep_alive);
+    const char *extra = cases[6].msg;
+    assert_int_equal(feed_two(&r, extra, strlen(extra), strlen(extra), false, false, &used), HTTP_FEED_DONE);
+    assert_int_equal(used, strlen("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+    /* a body that continues after the first read, then EOF in its middle */
+    const char *part = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123";
+    http_response_init(&r, NULL, false);
+    assert_int_equal(http_response_feed(&r, part, strlen(part), &used), HTTP_FEED_MORE);
+    assert_true(r.fast);
+    assert_true(r.headers_done);
+    assert_int_equal(r.body_bytes, 4);
+    assert_int_equal(http_response_eof(&r), HTTP_FEED_ERROR);
+    assert_string_equal(r.error_name, "eof_mid_response");
+}
+
+/* --- random responses around the fast path's line, compared with http-parser alone --- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+#define PICK(s, a) ((a)[rng_next(s) % (sizeof(a) / sizeof((a)[0]))])
+
+static size_t cat(char *buf, size_t off, size_t cap, const char *s, size_t len)
+{
+    if (off + len > cap)
+        len = cap - off;
+    memcpy(buf + off, s, len);
+    return off + len;
+}
+
+/* Usually a piece the fast path accepts, one time in `odds` one it declines. */
+#define PICK2(s, good, bad, odds) (rng_next(s) % (odds) ? PICK(s, good) : PICK(s, bad))
+
+/* One response built from pieces on both sides of what the fast path accepts; its length. */
+static size_t random_response(uint64_t *s, char *buf, size_t cap)
+{
+    static const char *status[] = {"HTTP/1.1 200 OK",       "HTTP/1.1 503 Busy", "HTTP/1.1 404 Not Found",
+                                   "HTTP/1.1 599 \x80\xff", "HTTP/1.1 200 ",     "HTTP/1.1 299 x"};
+    static const char *status_bad[] = {
+        "HTTP/1.1 200",        "HTTP/1.0 200 OK", "HTTP/1.1 204 No",   "HTTP/1.1 304 NM",
+        "HTTP/1.1 100 Go",     "HTTP/1.1 101 Sw", "HTTP/1.1 600 x",    "HTTP/1.1 199 x",
+        "HTTP/1.1 2000 x",     "HTTP/1.1 20 x",   "HTTP/1.1 200 O\tK", "HTTP/1.1 200 O\x7fK",
+        "HTTP/1.1 200 O\x01K", "http/1.1 200 OK", "HTTP/2 200 OK",     "HTTP/1.1  200 OK",
+    };
+    static const char *crlf[] = {"\r\n"};
+    static const char *eol_bad[] = {"\n", "\r", "\r\r\n", "\n\r"};
+    static const char *names[] = {"Content-Length", "content-length", "CONTENT-LENGTH", "Connection",
+                                  "connection",     "Server-Timing",  "server-timing",  "X-A",
+                                  "Content-Type",   "Date",           "Keep-Alive",     "Content-Lengthx",
+                                  "Server",         "Content-Typ",    "Connectio",      "X~!#$%&'*+-.^_`|"};
+    static const char *names_bad[] = {"Transfer-Encoding", "Upgrade", "Proxy-Connection", "Bad Name",
+                                      "Conn\x80ion",       "",        "Server-Timing ",   "X\"Y"};
+    static const char *sep[] = {": ", ":", ":\t", ":  ", ": \t"};
+    static const char *sep_bad[] = {" : ", " :", "\t:"};
+    static const char *cl[] = {"0", "5", "2", "10", "00", "3", "1000", "20", "999999999999999999"};
+    static const char *cl_bad[] = {"x", "5 ", "1 2", "-1", "9999999999999999999", "", "+5", "5\t"};
+    static const char *conn[] = {"close", "keep-alive", "Close", "KEEP-ALIVE"};
+    static const char *conn_bad[] = {"upgrade", "keep-alive, close", "close ", "", "clos", "close\t", "Upgrade"};
+    static const char *te[] = {"chunked", "gzip", "identity", "gzip, chunked"};
+    static const char *st[] = {"a;dur=1", "b;dur=2.5, c", "x;desc=\"q,r\";dur=3", "z;dur=-1", "\x80;dur=1"};
+    static const char *st_bad[] = {"", "y;dur=4 ", "y;dur=4\t"};
+    static const char *other[] = {"v", "v\x80w", "v\tw", "a b c", "\xff"};
+    static const char *other_bad[] = {"v\x7fw", "v\x01w", "", "v ", "v\rw", "v\t"};
+    static const char *body[] = {"",
+                                 "hello",
+                                 "ok",
+                                 "QUEUE_TIMEOUT",
+                                 "xxQUEUE_TIMEOUTyy",
+                                 "5\r\nhello\r\n0\r\n\r\n",
+                                 "0123456789",
+                                 "HTTP/1.1 200 OK\r\n\r\n"};
+    size_t off = 0;
+    const char *l = PICK2(s, status, status_bad, 4);
+    off = cat(buf, off, cap, l, strlen(l));
+    const char *e = PICK2(s, crlf, eol_bad, 16);
+    off = cat(buf, off, cap, e, strlen(e));
+    const char *b = PICK(s, body);
+    char blen[24];
+    snprintf(blen, sizeof blen, "%zu", strlen(b));
+    size_t nh = rng_next(s) % 7, at_cl = rng_next(s) % 4 ? rng_next(s) % (nh + 1) : SIZE_MAX;
+    for (size_t h = 0; h <= nh; h++) {
+        if (h == at_cl) {
+            off = cat(buf, off, cap, "Content-Length: ", 16);
+            off = cat(buf, off, cap, blen, strlen(blen));
+            off = cat(buf, off, cap, "\r\n", 2);
+        }
+        if (h == nh)
+            break;
+        const char *n = PICK2(s, names, names_bad, 12);
+        off = cat(buf, off, cap, n, strlen(n));
+        const char *sp = PICK2(s, sep, sep_bad, 24);
+        off = cat(buf, off, cap, sp, strlen(sp));
+        const char *v;
+        if (strcasecmp(n, "content-length") == 0)
+            v = PICK2(s, cl, cl_bad, 8);
+        else if (strcasecmp(n, "connection") == 0 || strcasecmp(n, "proxy-connection") == 0)
+            v = PICK2(s, conn, conn_bad, 6);
+        else if (strcasecmp(n, "transfer-encoding") == 0)
+            v = PICK(s, te);
+        else if (strcasecmp(n, "server-timing") == 0)
+            v = PICK2(s, st, st_bad, 8);
+        else
+            v = PICK2(s, other, other_bad, 12);
+        off = cat(buf, off, cap, v, strlen(v));
+        if (rng_next(s) % 32 == 0)
+            off = cat(buf, off, cap, "\r\n folded", 9);
+        e = PICK2(s, crlf, eol_bad, 32);
+        off = cat(buf, off, cap, e, strlen(e));
+    }
+    e = PICK2(s, crlf, eol_bad, 16);
+    off = cat(buf, off, cap, e, strlen(e));
+    off = cat(buf, off, cap, b, strlen(b));
+    if (rng_next(s) % 4 == 0) {
+        b = PICK(s, body);
+        off = cat(buf, off, cap, b, strlen(b));
+    }
+    return off;
+}
+
+static void compare_fast_slow(const char *msg, size_t len, size_t first, bool head, size_t *nfast)
+{
+    struct http_response fast, slow;
+    size_t uf, us;
+    enum http_feed ff = feed_two(&fast, msg, len, first, head, false, &uf);
+    enum http_feed fs = feed_two(&slow, msg, len, first, head, true, &us);
+    *nfast += fast.fast;
+    if (ff != fs || uf != us || fast.status != slow.status || fast.complete != slow.complete ||
+        fast.bytes != slow.bytes || fast.body_bytes != slow.body_bytes || fast.matched != slow.matched ||
+        fast.nst != slow.nst || (fast.complete && fast.keep_alive != slow.keep_alive) ||
+        (ff == HTTP_FEED_ERROR && strcmp(fast.error_name, slow.error_name) != 0))
+        fail_msg("fast path != http-parser (head %d, first %zu): %.*s", head, first, (int)len, msg);
+    for (size_t i = 0; i < fast.nst; i++) {
+        assert_string_equal(fast.st[i].name, slow.st[i].name);
+        assert_true(isnan(fast.st[i].dur_ms) ? isnan(slow.st[i].dur_ms) : fast.st[i].dur_ms == slow.st[i].dur_ms);
+    }
+}
+
+static void test_response_fast_path_random(void **state)
+{
+    (void)state;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    const char *n_env = getenv("KNEE_FAST_PATH_CASES"); /* more, by hand: a longer hunt */
+    size_t cases = n_env ? strtoull(n_env, NULL, 10) : 20000, nfast = 0, runs = 0;
+    char buf[2048];
+    for (size_t c = 0; c < cases; c++) {
+        size_t len = random_response(&s, buf, sizeof buf);
+        if (len == 0)
+            continue;
+        bool head = rng_next(&s) % 4 == 0;
+        size_t firsts[] = {len, 1 + rng_next(&s) % len, len / 2 ? len / 2 : 1};
+        for (size_t k = 0; k < 3; k++, runs++)
+            compare_fast_slow(buf, len, firsts[k], head, &nfast);
+    }
+    /* the pieces reach both sides of the line: a fast path never taken would test nothing */
+    print_message("fast path taken in %zu of %zu feeds\n", nfast, runs);
+    assert_true(nfast > runs / 40);
+    assert_true(nfast < runs / 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +546,8 @@ int main(void)
         cmocka_unit_test(test_response_errors),
         cmocka_unit_test(test_body_match),
         cmocka_unit_test(test_server_timing),
+        cmocka_unit_test(test_response_fast_path),
+        cmocka_unit_test(test_response_fast_path_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
