@@ -394,6 +394,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         return rc;
     }
     r->have_res = true;
+    lab_cpu_note(c, name, &r->res);
     live_end();
     rc = read_log(c, raw, r);
     unlink(raw);
