@@ -41,6 +41,7 @@ struct sampler {
     uint64_t n;
     atomic_bool quit;
     pthread_t thread;
+    uint64_t wall0_ns, cpu_ns, wall_ns; /* the sampler's own CPU over its life (it shares the process) */
 };
 
 static double gauge(struct serve_handle *srv)
@@ -50,9 +51,16 @@ static double gauge(struct serve_handle *srv)
     return (double)(c.active + c.waiting);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec : 0;
+}
+
 static void *sampler_main(void *arg)
 {
     struct sampler *s = arg;
+    uint64_t cpu0 = thread_cpu_ns();
     uint64_t next = clock_now_ns(), prev_ns = 0;
     double prev = 0;
     while (!atomic_load(&s->quit)) {
@@ -75,6 +83,7 @@ static void *sampler_main(void *arg)
         struct timespec ts = {(time_t)(next / NS_PER_S), (long)(next % NS_PER_S)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
+    s->cpu_ns = thread_cpu_ns() - cpu0;
     return NULL;
 }
 
@@ -87,6 +96,7 @@ static int sampler_start(struct sampler *s, struct serve_handle *srv, uint64_t w
     uint64_t now = clock_now_ns();
     s->from_ns = now + warm_ns;
     s->to_ns = now + warm_ns + dur_ns;
+    s->wall0_ns = now;
     atomic_init(&s->quit, false);
     return pthread_create(&s->thread, NULL, sampler_main, s);
 }
@@ -95,6 +105,7 @@ static void sampler_stop(struct sampler *s)
 {
     atomic_store(&s->quit, true);
     pthread_join(s->thread, NULL);
+    s->wall_ns = clock_now_ns() - s->wall0_ns;
 }
 
 static bool little_holds(const struct lab_knee_row *w)
@@ -344,11 +355,18 @@ void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
         if (!cpurow || w->valid.gen_cpu_share > cpurow->valid.gen_cpu_share)
             cpurow = w;
     }
+    double sampler = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->row[i].sampler_cpu_share > sampler)
+            sampler = r->row[i].sampler_cpu_share;
     if (cpurow && nover == 0) {
-        lab_say_add(&s,
-                    "knee's own threads took at most %.1f%% of one core per round (at %.0f/s), under the lab's %.0f%% "
-                    "budget: the generator left the server the machine's other core and most of its own.",
-                    100 * cpurow->valid.gen_cpu_share, cpurow->rate, 100 * RUN_GENERATOR_CPU_BUDGET);
+        lab_say_add(
+            &s,
+            "knee's own threads took at most %.1f%% of one core per round (at %.0f/s), under the lab's %.0f%% budget",
+            100 * cpurow->valid.gen_cpu_share, cpurow->rate, 100 * RUN_GENERATOR_CPU_BUDGET);
+        if (sampler > 0)
+            lab_say_add(&s, ", and the in-flight sampler at most %.1f%%", 100 * sampler);
+        lab_say_add(&s, ", against the server's own %.0f%% busy at that rate.", 100 * busy(cpurow));
         lab_say_end(&s, out);
     } else if (cpurow) {
         lab_say_add(&s, "knee's own threads took more than the lab's %.0f%% budget of one core at",
@@ -430,6 +448,7 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         if (rc)
             goto out;
         lab_knee_fill_row(&rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
+        r->row[i].sampler_cpu_share = s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : NAN;
         r->nrows = i + 1;
         lab_round_release(&rd);
     }

@@ -80,10 +80,17 @@ uint64_t lab_duration_ns(const struct lab_options *o, uint64_t quick_ns, uint64_
 #define LAB_WARMUP_NS NS_PER_S
 uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns);
 
+/* The lab's load threads: one. The lab's rates (at most a few thousand per second) are a
+ * small part of what one thread sends, and the servers share the process and its 2 cores: a
+ * second thread only adds its own wake-ups, ticks and connections (measured in
+ * docs/INTERNALS.md, "knee lab: choices"). */
+#define LAB_LOAD_THREADS 1
+
 /* The run configuration every experiment starts from: cfg zeroed, then `ntargets` targets,
  * `seed`, the run lasting warmup_ns + duration_ns with the first warmup_ns marked warm-up,
- * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on. The caller sets
- * the load shape (open loop, rate, connections, ...) afterwards; targets must outlive cfg. */
+ * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on, LAB_LOAD_THREADS
+ * load threads. The caller sets the load shape (open loop, rate, connections, ...)
+ * afterwards; targets must outlive cfg. */
 void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
                          uint64_t duration_ns, uint64_t warmup_ns);
 

@@ -310,6 +310,7 @@ void lab_run_config_init(struct run_config *cfg, struct run_target_config *targe
     cfg->timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
     cfg->drain_ns = RUN_DEFAULT_TIMEOUT_NS;
     cfg->keepalive = true;
+    cfg->threads = LAB_LOAD_THREADS;
 }
 
 /* Progress during a round (lab_options.live): run_execute calls live_progress once a second.
