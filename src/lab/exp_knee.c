@@ -349,8 +349,8 @@ void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
     size_t nover = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
-        if (isnan(w->valid.gen_cpu_share))
-            continue;
+        if (!(w->valid.gen_cpu_share > 0))
+            continue; /* not measured */
         nover += w->valid.gen_cpu_over;
         if (!cpurow || w->valid.gen_cpu_share > cpurow->valid.gen_cpu_share)
             cpurow = w;
