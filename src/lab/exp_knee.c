@@ -375,8 +375,10 @@ void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
             if (r->row[i].valid.gen_cpu_over)
                 lab_say_add(&s, "%s %.0f/s (%.1f%%)", k2++ ? "," : "", r->row[i].rate,
                             100 * r->row[i].valid.gen_cpu_share);
-        lab_say_add(&s, ": there the server in this process shared the 2 cores with it, so its work per request may be "
-                        "stretched by the generator as well as by the machine (the work column says by how much).");
+        lab_say_add(&s,
+                    ": there the server in this process shared the machine's cores with it, so its work per request "
+                    "may be stretched by the generator as well as by other processes (the work column shows the "
+                    "stretch from every cause).");
         lab_say_end(&s, out);
     }
     if (lagrow && (worst_lag > 1 || !clean(lagrow))) {

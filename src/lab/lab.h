@@ -147,7 +147,8 @@ struct lab_knee_row {
     double lag_p99_ms;
     uint64_t not_ok;
     struct lab_validity valid;
-    double sampler_cpu_share; /* the in-flight sampler thread's CPU over the round, share of one core (0: unknown) */
+    double sampler_cpu_share; /* the in-flight sampler thread's CPU over the round, share of one core (0 or NAN:
+                                 unknown) */
 };
 
 struct lab_knee_result {
