@@ -168,6 +168,8 @@ void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_tru
 void lab_validity_of(const struct run_result *res, struct lab_validity *v)
 {
     memset(v, 0, sizeof *v);
+    v->gen_cpu_share = run_generator_cpu_share(&res->env.gen_cpu);
+    v->gen_cpu_over = v->gen_cpu_share > RUN_GENERATOR_CPU_BUDGET;
     v->generator_limited = res->generator_limited;
     if (!v->generator_limited)
         return;
@@ -189,9 +191,65 @@ void lab_print_round_warnings(FILE *out, const char *indent, const char *round, 
                 "latencies measure knee's delay as much as the servers'; no conclusion about the servers is drawn from "
                 "it\n",
                 indent, round);
+    lab_print_generator_cpu(out, indent, round, &res->env.gen_cpu);
     for (size_t i = 0; i < res->nwarnings; i++)
         if (strncmp(res->warnings[i], "warm-up:", 8) != 0)
             fprintf(out, "%s! %s\n", indent, res->warnings[i]);
+}
+
+void lab_print_generator_cpu(FILE *out, const char *indent, const char *round, const struct run_generator_cpu *gc)
+{
+    double share = run_generator_cpu_share(gc);
+    if (isnan(share))
+        return;
+    if (share > RUN_GENERATOR_CPU_BUDGET)
+        fprintf(out,
+                "%s! %s: knee's own threads took %.1f%% of one core (%.2f s of CPU in %.1f s), over the lab's %.0f%% "
+                "budget: the servers in this process had that much less of the machine; the round stands (knee run "
+                "judges the sends, and latency is timed from the plan), but the servers' own times may be stretched\n",
+                indent, round, 100 * share, gc->user_s + gc->sys_s, gc->wall_s, 100 * RUN_GENERATOR_CPU_BUDGET);
+    else
+        fprintf(out, "%sgenerator CPU: knee's own threads took %.1f%% of one core over %s (budget %.0f%%)\n", indent,
+                100 * share, round, 100 * RUN_GENERATOR_CPU_BUDGET);
+}
+
+void lab_cpu_note(struct lab_ctx *c, const char *round, const struct run_result *res)
+{
+    double share = run_generator_cpu_share(&res->env.gen_cpu);
+    if (isnan(share))
+        return;
+    if (c->gen_n == 0 || share > c->gen_max) {
+        c->gen_max = share;
+        snprintf(c->gen_max_round, sizeof c->gen_max_round, "%s", round);
+    }
+    if (c->gen_n == 0 || share < c->gen_min)
+        c->gen_min = share;
+    c->gen_n++;
+    if (share > RUN_GENERATOR_CPU_BUDGET) {
+        size_t n = strlen(c->gen_over_rounds);
+        if (n + strlen(round) + 8 < sizeof c->gen_over_rounds)
+            snprintf(c->gen_over_rounds + n, sizeof c->gen_over_rounds - n, "%s%s %.1f%%", n ? ", " : "", round,
+                     100 * share);
+        else if (n + 6 < sizeof c->gen_over_rounds && !strstr(c->gen_over_rounds, ", ..."))
+            snprintf(c->gen_over_rounds + n, sizeof c->gen_over_rounds - n, ", ...");
+        c->gen_over++;
+    }
+}
+
+void lab_print_cpu_summary(FILE *out, const struct lab_ctx *c)
+{
+    if (!c->gen_n)
+        return;
+    fprintf(out,
+            "  generator CPU: knee's own threads took %.1f%% to %.1f%% of one core per round over %zu round%s (most: "
+            "%s); %zu round%s over the lab's %.0f%% budget\n",
+            100 * c->gen_min, 100 * c->gen_max, c->gen_n, c->gen_n == 1 ? "" : "s", c->gen_max_round, c->gen_over,
+            c->gen_over == 1 ? "" : "s", 100 * RUN_GENERATOR_CPU_BUDGET);
+    if (c->gen_over)
+        fprintf(out,
+                "  ! over the budget: %s — the servers in this process had that much less of the machine; those "
+                "rounds stand (knee run judges the sends), but the servers' own times may be stretched\n",
+                c->gen_over_rounds);
 }
 
 bool lab_say_invalid(struct lab_say *s, const struct lab_validity *v, const char *what)

@@ -463,6 +463,8 @@ int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
     print_ladder(out, r);
     print_side(out, r);
     explain(out, r);
+    fputc('\n', out);
+    lab_print_cpu_summary(out, &x.c);
     fflush(out);
 out:
     serve_stop(x.srv, NULL);

@@ -294,6 +294,8 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
     fputc('\n', out);
     explain_changed(out, r);
     compare_result_release(&cr);
+    fputc('\n', out);
+    lab_print_cpu_summary(out, &c);
     fflush(out);
 out:
     compare_side_release(&before);

@@ -41,6 +41,7 @@ struct sampler {
     uint64_t n;
     atomic_bool quit;
     pthread_t thread;
+    uint64_t wall0_ns, cpu_ns, wall_ns; /* the sampler's own CPU over its life (it shares the process) */
 };
 
 static double gauge(struct serve_handle *srv)
@@ -50,9 +51,16 @@ static double gauge(struct serve_handle *srv)
     return (double)(c.active + c.waiting);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec : 0;
+}
+
 static void *sampler_main(void *arg)
 {
     struct sampler *s = arg;
+    uint64_t cpu0 = thread_cpu_ns();
     uint64_t next = clock_now_ns(), prev_ns = 0;
     double prev = 0;
     while (!atomic_load(&s->quit)) {
@@ -75,6 +83,7 @@ static void *sampler_main(void *arg)
         struct timespec ts = {(time_t)(next / NS_PER_S), (long)(next % NS_PER_S)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
+    s->cpu_ns = thread_cpu_ns() - cpu0;
     return NULL;
 }
 
@@ -87,6 +96,7 @@ static int sampler_start(struct sampler *s, struct serve_handle *srv, uint64_t w
     uint64_t now = clock_now_ns();
     s->from_ns = now + warm_ns;
     s->to_ns = now + warm_ns + dur_ns;
+    s->wall0_ns = now;
     atomic_init(&s->quit, false);
     return pthread_create(&s->thread, NULL, sampler_main, s);
 }
@@ -95,6 +105,7 @@ static void sampler_stop(struct sampler *s)
 {
     atomic_store(&s->quit, true);
     pthread_join(s->thread, NULL);
+    s->wall_ns = clock_now_ns() - s->wall0_ns;
 }
 
 static bool little_holds(const struct lab_knee_row *w)
@@ -141,8 +152,8 @@ void lab_knee_fill_row(const struct lab_round *rd, double rate, uint64_t l_sampl
 
 static void print_table(FILE *out, const struct lab_knee_result *r)
 {
-    fprintf(out, "\n  %5s%8s%8s%8s%8s%8s |%8s%8s |%7s%6s |%7s%9s | %-14s%s\n", "rate", "sent/s", "p50", "p95", "p99",
-            "mean", "M/M/1", "M/D/1", "work", "busy", "L", "λ·W", "M/M/1 vs mean", "Little");
+    fprintf(out, "\n  %5s%8s%8s%8s%8s%8s |%8s%8s |%7s%6s |%7s%9s |%6s | %-14s%s\n", "rate", "sent/s", "p50", "p95",
+            "p99", "mean", "M/M/1", "M/D/1", "work", "busy", "L", "λ·W", "gen", "M/M/1 vs mean", "Little");
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
         char b[8][32], flag[32], lit[32], sr[32];
@@ -156,17 +167,25 @@ static void print_table(FILE *out, const struct lab_knee_result *r)
             snprintf(lit, sizeof lit, "holds");
         else
             snprintf(lit, sizeof lit, "OFF %+.0f%%", 100 * (w->l_measured / w->l_little - 1));
-        fprintf(out, "  %5.0f%8s%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f | %-14s%-6s%s\n", w->rate,
+        char gen[16];
+        if (isnan(w->valid.gen_cpu_share))
+            snprintf(gen, sizeof gen, "-");
+        else
+            snprintf(gen, sizeof gen, "%.1f%%%s", 100 * w->valid.gen_cpu_share, w->valid.gen_cpu_over ? "!" : "");
+        fprintf(out, "  %5.0f%8s%8s%8s%8s%8s |%8s%8s |%7.2f%5.0f%% |%7.3f%7.3f |%6s | %-14s%-6s%s\n", w->rate,
                 units_fmt_rate(w->sent_rate, sr, sizeof sr), units_fmt_fixed(w->latency.p50, 1, b[0], 32),
                 units_fmt_fixed(w->latency.p95, 1, b[1], 32), units_fmt_fixed(w->latency.p99, 1, b[2], 32),
                 units_fmt_fixed(w->latency.mean, 1, b[3], 32), units_fmt_fixed(w->mm1_mean_ms, 1, b[4], 32),
                 units_fmt_fixed(w->md1_mean_ms, 1, b[5], 32), w->work_mean_ms,
-                100 * w->sent_rate * w->work_mean_ms / 1e3, w->l_measured, w->l_little, flag, lit,
+                100 * w->sent_rate * w->work_mean_ms / 1e3, w->l_measured, w->l_little, gen, flag, lit,
                 w->valid.generator_limited ? "  ! GENERATOR-LIMITED" : "");
     }
-    fprintf(out, "  (ms; p50..mean from the planned send; M/M/1 = 1/(μ−λ), M/D/1 = D + ρD/(2(1−ρ)) with D = 10 ms;\n"
-                 "   work = the server's own time per request (Server-Timing), busy = sent/s × work;\n"
-                 "   L = in-flight requests at the server, time-averaged; λ·W = sent/s × mean send->response time)\n");
+    fprintf(out,
+            "  (ms; p50..mean from the planned send; M/M/1 = 1/(μ−λ), M/D/1 = D + ρD/(2(1−ρ)) with D = 10 ms;\n"
+            "   work = the server's own time per request (Server-Timing), busy = sent/s × work;\n"
+            "   L = in-flight requests at the server, time-averaged; λ·W = sent/s × mean send->response time;\n"
+            "   gen = knee's own threads' CPU over the round, %% of one core; ! over the lab's budget of %.0f%%)\n",
+            100 * RUN_GENERATOR_CPU_BUDGET);
     for (size_t i = 0; i < r->nrows; i++)
         if (r->row[i].valid.generator_limited)
             fprintf(out, "  ! %.0f/s: %s\n", r->row[i].rate, r->row[i].valid.warning);
@@ -326,6 +345,42 @@ void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
                     worst_work, 1e3 / worst_work);
         lab_say_end(&s, out);
     }
+    const struct lab_knee_row *cpurow = NULL;
+    size_t nover = 0;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct lab_knee_row *w = &r->row[i];
+        if (!(w->valid.gen_cpu_share > 0))
+            continue; /* not measured */
+        nover += w->valid.gen_cpu_over;
+        if (!cpurow || w->valid.gen_cpu_share > cpurow->valid.gen_cpu_share)
+            cpurow = w;
+    }
+    double sampler = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->row[i].sampler_cpu_share > sampler)
+            sampler = r->row[i].sampler_cpu_share;
+    if (cpurow && nover == 0) {
+        lab_say_add(
+            &s,
+            "knee's own threads took at most %.1f%% of one core per round (at %.0f/s), under the lab's %.0f%% budget",
+            100 * cpurow->valid.gen_cpu_share, cpurow->rate, 100 * RUN_GENERATOR_CPU_BUDGET);
+        if (sampler > 0)
+            lab_say_add(&s, ", and the in-flight sampler at most %.1f%%", 100 * sampler);
+        lab_say_add(&s, ", against the server's own %.0f%% busy at that rate.", 100 * busy(cpurow));
+        lab_say_end(&s, out);
+    } else if (cpurow) {
+        lab_say_add(&s, "knee's own threads took more than the lab's %.0f%% budget of one core at",
+                    100 * RUN_GENERATOR_CPU_BUDGET);
+        for (size_t i = 0, k2 = 0; i < r->nrows; i++)
+            if (r->row[i].valid.gen_cpu_over)
+                lab_say_add(&s, "%s %.0f/s (%.1f%%)", k2++ ? "," : "", r->row[i].rate,
+                            100 * r->row[i].valid.gen_cpu_share);
+        lab_say_add(&s,
+                    ": there the server in this process shared the machine's cores with it, so its work per request "
+                    "may be stretched by the generator as well as by other processes (the work column shows the "
+                    "stretch from every cause).");
+        lab_say_end(&s, out);
+    }
     if (lagrow && (worst_lag > 1 || !clean(lagrow))) {
         lab_say_add(&s, "knee's own send lag reached p99 %.1f ms at %.0f/s", worst_lag, lagrow->rate);
         lab_say_verdict(&s, out, clean(lagrow),
@@ -395,10 +450,12 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         if (rc)
             goto out;
         lab_knee_fill_row(&rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
+        r->row[i].sampler_cpu_share = s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : NAN;
         r->nrows = i + 1;
         lab_round_release(&rd);
     }
     print_table(out, r);
+    lab_print_cpu_summary(out, &c);
     lab_knee_explain(out, r);
     fflush(out);
 out:

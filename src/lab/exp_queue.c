@@ -268,6 +268,8 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
     }
     print_table(out, r);
     lab_queue_explain(out, r);
+    fputc('\n', out);
+    lab_print_cpu_summary(out, &c);
     fflush(out);
 out:
     lab_round_release(&rd);

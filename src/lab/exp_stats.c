@@ -401,6 +401,8 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
     }
     print_comparison(out, r);
     lab_stats_explain(out, r, cap_b);
+    fputc('\n', out);
+    lab_print_cpu_summary(out, &c);
     fflush(out);
 out:
     lab_round_release(&rd);

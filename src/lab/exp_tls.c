@@ -192,6 +192,8 @@ int lab_tls(const struct lab_options *o, struct lab_tls_result *r)
     fprintf(out, "  (ms; latency: planned send -> full response of ok requests; tls: connected -> handshake done, "
                  "per new connection)\n");
     lab_tls_explain(out, r);
+    fputc('\n', out);
+    lab_print_cpu_summary(out, &c);
     fflush(out);
 out:
     lab_round_release(&rd);

@@ -36,6 +36,11 @@ struct lab_ctx {
     FILE *out, *err;
     const char *experiment;    /* "stats", ... : the prefix of --out files */
     char tmpdir[LAB_PATH_MAX]; /* request logs live here until read back */
+    /* knee's own CPU share of one core per round (lab_cpu_note, by lab_round_run) */
+    size_t gen_n, gen_over;
+    double gen_min, gen_max;
+    char gen_max_round[48];
+    char gen_over_rounds[256]; /* the names of the rounds over the budget, ", "-separated (cut short) */
 };
 
 struct lab_round {
@@ -75,10 +80,17 @@ uint64_t lab_duration_ns(const struct lab_options *o, uint64_t quick_ns, uint64_
 #define LAB_WARMUP_NS NS_PER_S
 uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t default_ns);
 
+/* The lab's load threads: one. The lab's rates (at most a few thousand per second) are a
+ * small part of what one thread sends, and the servers share the process and its 2 cores: a
+ * second thread only adds its own wake-ups, ticks and connections (measured in
+ * docs/INTERNALS.md, "knee lab: choices"). */
+#define LAB_LOAD_THREADS 1
+
 /* The run configuration every experiment starts from: cfg zeroed, then `ntargets` targets,
  * `seed`, the run lasting warmup_ns + duration_ns with the first warmup_ns marked warm-up,
- * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on. The caller sets
- * the load shape (open loop, rate, connections, ...) afterwards; targets must outlive cfg. */
+ * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on, LAB_LOAD_THREADS
+ * load threads. The caller sets the load shape (open loop, rate, connections, ...)
+ * afterwards; targets must outlive cfg. */
 void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
                          uint64_t duration_ns, uint64_t warmup_ns);
 
@@ -166,6 +178,16 @@ void lab_validity_of(const struct run_result *res, struct lab_validity *v);
  * lab says how it treats the warm-up itself). A generator-limited round is announced first,
  * on a line of its own, saying that no conclusion is drawn from it. */
 void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_result *res);
+/* The generator's CPU over a round, as a line: "<indent>generator CPU: knee's own threads took
+ * 1.2% of one core over <round> (budget 10%)", or above RUN_GENERATOR_CPU_BUDGET a warning
+ * ("<indent>! <round>: ... over the lab's 10% budget ..."); nothing when it was not measured.
+ * lab_print_round_warnings prints it with every round. */
+void lab_print_generator_cpu(FILE *out, const char *indent, const char *round, const struct run_generator_cpu *gc);
+/* Keep a round's generator CPU share in c (lab_round_run does, for every round), and print the
+ * experiment's rounds in one line: lowest and highest share, the round of the highest, how
+ * many were over the budget (nothing when no round was measured). */
+void lab_cpu_note(struct lab_ctx *c, const char *round, const struct run_result *res);
+void lab_print_cpu_summary(FILE *out, const struct lab_ctx *c);
 /* When v says the round is generator-limited: add "<what> was GENERATOR-LIMITED (knee run's
  * verdict, printed with the round)" to s and return true, so the caller says what it will not
  * conclude; false (nothing added) for a clean round. */

@@ -310,6 +310,7 @@ void lab_run_config_init(struct run_config *cfg, struct run_target_config *targe
     cfg->timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
     cfg->drain_ns = RUN_DEFAULT_TIMEOUT_NS;
     cfg->keepalive = true;
+    cfg->threads = LAB_LOAD_THREADS;
 }
 
 /* Progress during a round (lab_options.live): run_execute calls live_progress once a second.
@@ -394,6 +395,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         return rc;
     }
     r->have_res = true;
+    lab_cpu_note(c, name, &r->res);
     live_end();
     rc = read_log(c, raw, r);
     unlink(raw);

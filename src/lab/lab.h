@@ -36,6 +36,11 @@
 struct lab_validity {
     bool generator_limited; /* run_result.generator_limited */
     char warning[512];      /* the warning knee run prints for it ("GENERATOR-LIMITED: ..."), or "" */
+    /* knee's own threads' CPU over the round (run_generator_cpu_share of run_result.env.gen_cpu,
+     * a share of one core; NAN: not measured). Above RUN_GENERATOR_CPU_BUDGET the round says so
+     * as a warning, not a verdict: it stays valid (docs/INTERNALS.md, "knee lab: choices"). */
+    double gen_cpu_share;
+    bool gen_cpu_over;
 };
 
 /* Progress during a round (the rounds last seconds to minutes). */
@@ -142,6 +147,8 @@ struct lab_knee_row {
     double lag_p99_ms;
     uint64_t not_ok;
     struct lab_validity valid;
+    double sampler_cpu_share; /* the in-flight sampler thread's CPU over the round, share of one core (0 or NAN:
+                                 unknown) */
 };
 
 struct lab_knee_result {

@@ -645,6 +645,7 @@ static void engine_release(struct engine *e)
     }
     free(e->published);
     free(e->done);
+    free(e->worker_cpu);
     tls_ctx_free(e->tls);
 }
 
@@ -782,7 +783,10 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
         }
     }
 
+    e.worker_cpu = xcalloc(T, sizeof *e.worker_cpu);
     getrusage(RUSAGE_SELF, &e.ru0);
+    thread_cpu_now(&e.main_cpu0);
+    e.cpu_wall0_ns = clock_now_ns();
     rc = stop_attach(e.stop, &e);
     if (rc) {
         knee_fail(err, errlen, rc, "run_config.stop: the stop handle is in use by another run");
@@ -851,7 +855,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
     stop_detach(e.stop);
     res->interrupted = atomic_load(&e.stop->level) > 0;
     if (e.log) {
-        int lr = outlog_close(e.log);
+        int lr = outlog_close(e.log, &e.log_cpu);
         e.log = NULL;
         if (lr) {
             res->out_error = lr;

@@ -294,6 +294,11 @@ struct engine {
     uint32_t nready;
     bool go, aborted;
     struct rusage ru0; /* the process's resource use when the threads started */
+    /* the generator's own CPU (run_generator_cpu): each load thread's, written by that thread
+     * at its end; the caller's thread from ru0's time; wall time from then */
+    struct run_generator_cpu *worker_cpu;
+    struct run_generator_cpu main_cpu0, log_cpu;
+    uint64_t cpu_wall0_ns;
     struct live *live; /* run_config.on_live: the threads' totals for it (live.c); NULL without */
 };
 
@@ -339,6 +344,11 @@ void live_post(struct worker *w);
 void live_tick(struct engine *e, double elapsed_s);
 void live_final(struct engine *e, const struct run_result *res);
 
+/* The calling thread's CPU time so far (getrusage RUSAGE_THREAD; wall_s and threads 0). */
+void thread_cpu_now(struct run_generator_cpu *c);
+/* *out = the calling thread's CPU since `from` (a thread_cpu_now of the same thread), threads 1. */
+void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator_cpu *out);
+
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);
 void worker_release(struct worker *w);
@@ -357,8 +367,9 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
 struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed);
 /* Hand a chunk (full or final) to the writer. */
 void outlog_submit(struct outlog *l, struct outlog_chunk *c);
-/* Write everything submitted, close the file. Returns 0 or the first write error (-errno). */
-int outlog_close(struct outlog *l);
+/* Write everything submitted, close the file. Returns 0 or the first write error (-errno).
+ * *cpu: the writer thread's CPU time over its life (thread_cpu_since). */
+int outlog_close(struct outlog *l, struct run_generator_cpu *cpu);
 /* The run did not happen: stop the writer, remove the file knee created (core/outfile). */
 void outlog_abort(struct outlog *l);
 

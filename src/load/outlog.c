@@ -31,6 +31,7 @@ struct outlog {
     int error;
     char *buf; /* the writer's formatting buffer */
     size_t blen;
+    struct run_generator_cpu cpu; /* the writer thread's CPU time, written as it ends */
 };
 
 #define OUTLOG_BUF (1u << 20)
@@ -82,6 +83,8 @@ static void write_chunk(struct outlog *l, const struct outlog_chunk *c)
 static void *writer_main(void *arg)
 {
     struct outlog *l = arg;
+    struct run_generator_cpu cpu0;
+    thread_cpu_now(&cpu0);
     pthread_mutex_lock(&l->mu);
     for (;;) {
         while (!l->full_head && !l->closing)
@@ -103,6 +106,7 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&l->mu);
     if (l->csv)
         out_flush(l);
+    thread_cpu_since(&cpu0, &l->cpu);
     return NULL;
 }
 
@@ -259,9 +263,10 @@ void outlog_abort(struct outlog *l)
     outlog_end(l);
 }
 
-int outlog_close(struct outlog *l)
+int outlog_close(struct outlog *l, struct run_generator_cpu *cpu)
 {
     int rc = writer_stop(l);
+    *cpu = l->cpu;
     if (rc) {
         /* the log is not whole: what knee created goes, a special file stays as it is */
         outfile_abort(&l->out);

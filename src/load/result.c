@@ -4,6 +4,7 @@
  * Called by engine.c on the thread that runs run_execute, after the workers are joined. */
 #include "load/internal.h"
 
+#include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
 #include "load/shard.h"
@@ -265,6 +266,52 @@ static double tv_s(struct timeval tv)
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+void thread_cpu_now(struct run_generator_cpu *c)
+{
+    memset(c, 0, sizeof *c);
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+        c->user_s = tv_s(ru.ru_utime);
+        c->sys_s = tv_s(ru.ru_stime);
+    }
+}
+
+void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator_cpu *out)
+{
+    struct run_generator_cpu now;
+    thread_cpu_now(&now);
+    /* the kernel's split of a thread's time into user and system is an estimate that it may
+     * revise between two reads (its sum only grows): never a negative part */
+    out->user_s = fmax(0, now.user_s - from->user_s);
+    out->sys_s = fmax(0, now.sys_s - from->sys_s);
+    out->wall_s = 0;
+    out->threads = 1;
+}
+
+double run_generator_cpu_share(const struct run_generator_cpu *c)
+{
+    if (!c->threads || !(c->wall_s > 0))
+        return NAN;
+    return (c->user_s + c->sys_s) / c->wall_s;
+}
+
+/* The generator's threads' CPU summed over the wall time since the load threads started. */
+static void generator_cpu(const struct engine *e, struct run_generator_cpu *g)
+{
+    memset(g, 0, sizeof *g);
+    thread_cpu_since(&e->main_cpu0, g);
+    for (uint32_t k = 0; k < e->nworkers; k++) {
+        g->user_s += e->worker_cpu[k].user_s;
+        g->sys_s += e->worker_cpu[k].sys_s;
+        g->threads += e->worker_cpu[k].threads;
+    }
+    g->user_s += e->log_cpu.user_s;
+    g->sys_s += e->log_cpu.sys_s;
+    g->threads += e->log_cpu.threads;
+    uint64_t now = clock_now_ns();
+    g->wall_s = now > e->cpu_wall0_ns ? (double)(now - e->cpu_wall0_ns) / 1e9 : 0;
+}
+
 const char *run_describe_failures(const struct run_counts *c, char *buf, size_t len)
 {
     size_t off = 0;
@@ -334,6 +381,7 @@ void result_finish(struct engine *e, struct run_result *res)
     res->env.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(e->ru0.ru_utime);
     res->env.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(e->ru0.ru_stime);
     res->env.peak_rss_kb = ru1.ru_maxrss;
+    generator_cpu(e, &res->env.gen_cpu);
     read_loadavg(res->env.loadavg_after);
 
     struct hdr late;

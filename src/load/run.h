@@ -472,17 +472,37 @@ struct run_shard {
     int64_t skew_min_ns, skew_max_ns;
 };
 
+/* The generator's own CPU: the thread CPU time (getrusage RUSAGE_THREAD, read by each thread
+ * at its start and end) of every thread the engine runs a run on: the load threads, the
+ * request log's writer and the thread that called run_execute (it merges the intervals and
+ * runs the callbacks). Unlike run_env.cpu_user_s/cpu_sys_s (the whole process), this leaves
+ * out whatever else shares the process: knee lab's in-process servers. wall_s is the wall
+ * time the CPU was measured over (the load threads' start .. the run's end). */
+struct run_generator_cpu {
+    double user_s, sys_s, wall_s;
+    uint32_t threads; /* threads counted; 0: not measured (then the figures mean nothing) */
+};
+
+/* The generator's CPU as a share of one core over its wall time ((user + sys) / wall: 0.05 is
+ * 5% of one core; it may exceed 1 with several load threads). NAN when not measured. */
+double run_generator_cpu_share(const struct run_generator_cpu *c);
+
+/* Above this share of one core, the generator is said to compete with an in-process target on
+ * a small machine (knee lab's budget; docs/INTERNALS.md, "knee lab: choices"). */
+#define RUN_GENERATOR_CPU_BUDGET 0.10
+
 struct run_env {
     char version[32];
     char kernel[256];
     char hostname[128];
     long cpus;
     double loadavg_before[3], loadavg_after[3];
-    double cpu_user_s, cpu_sys_s; /* the generator's own CPU time during the run */
+    double cpu_user_s, cpu_sys_s; /* the whole process's CPU time during the run (getrusage RUSAGE_SELF) */
     long peak_rss_kb;
-    char start_wall[40]; /* ISO 8601 UTC */
-    char openssl[64];    /* OpenSSL's version text */
-    char nghttp2[32];    /* nghttp2's version */
+    struct run_generator_cpu gen_cpu; /* the generator's own threads only (in-process servers excluded) */
+    char start_wall[40];              /* ISO 8601 UTC */
+    char openssl[64];                 /* OpenSSL's version text */
+    char nghttp2[32];                 /* nghttp2's version */
 };
 
 struct run_result {

@@ -2265,6 +2265,8 @@ void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct engine *e = w->e;
+    struct run_generator_cpu cpu0; /* this thread's CPU, for the run's generator_cpu */
+    thread_cpu_now(&cpu0);
     /* timer slack 1 ns: the kernel would otherwise coalesce our wake-ups by 50 µs */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     if (e->log)
@@ -2333,5 +2335,6 @@ out:
         outlog_submit(e->log, w->chunk);
         w->chunk = NULL;
     }
+    thread_cpu_since(&cpu0, &e->worker_cpu[w->index]);
     return NULL;
 }

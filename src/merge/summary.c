@@ -572,6 +572,21 @@ static int read_shard(struct ctx *c, struct doc *d, size_t k)
     res->env.cpu_sys_s += isfinite(cs) ? cs : 0;
     if ((long)within(rss, 0, 1e15) > res->env.peak_rss_kb)
         res->env.peak_rss_kb = (long)within(rss, 0, 1e15);
+    /* the generators' own CPU: summed, over the longest shard's wall time; known only when
+     * every shard says it (threads stays 0 from the first shard without it) */
+    const json_t *gc = json_object_get(env, "generator_cpu");
+    double gu = num(gc, "user_s"), gs = num(gc, "sys_s"), gw = num(gc, "wall_s"), gt = num(gc, "threads");
+    struct run_generator_cpu *g = &res->env.gen_cpu;
+    if (k == 0 || g->threads) {
+        if (isfinite(gu) && isfinite(gs) && isfinite(gw) && gt >= 1) {
+            g->user_s += within(gu, 0, 1e12);
+            g->sys_s += within(gs, 0, 1e12);
+            g->wall_s = fmax(g->wall_s, within(gw, 0, 1e12));
+            g->threads += (uint32_t)within(gt, 1, RUN_MAX_THREADS + 2);
+        } else {
+            memset(g, 0, sizeof *g);
+        }
+    }
     const char *st = json_string_value(json_object_get(env, "start_utc"));
     if (st && (!res->env.start_wall[0] || strcmp(st, res->env.start_wall) < 0))
         snprintf(res->env.start_wall, sizeof res->env.start_wall, "%s", st);

@@ -305,6 +305,19 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
     json_kv_double(&j, "cpu_us_per_request",
                    sent ? (res->env.cpu_user_s + res->env.cpu_sys_s) * 1e6 / (double)sent : NAN);
     json_kv_int(&j, "peak_rss_kb", res->env.peak_rss_kb);
+    const struct run_generator_cpu *gc = &res->env.gen_cpu;
+    if (gc->threads) {
+        json_key(&j, "generator_cpu");
+        json_object_begin(&j);
+        json_kv_double(&j, "user_s", gc->user_s);
+        json_kv_double(&j, "sys_s", gc->sys_s);
+        json_kv_double(&j, "wall_s", gc->wall_s);
+        json_kv_uint(&j, "threads", gc->threads);
+        json_kv_double(&j, "core_share", run_generator_cpu_share(gc));
+        json_object_end(&j);
+    } else {
+        kv_null(&j, "generator_cpu");
+    }
     json_kv_string(&j, "openssl", res->env.openssl);
     json_kv_string(&j, "nghttp2", res->env.nghttp2);
     json_object_end(&j);

@@ -81,6 +81,7 @@ struct run_view {
     struct run_view_target *targets;
     struct run_view_target all;
     double window_start_s, window_end_s, window_s, elapsed_s, sent_on_schedule;
+    struct run_generator_cpu gen_cpu; /* environment.generator_cpu (threads 0: not known) */
     bool interrupted, accounting_ok, generator_limited, attention;
     bool verbose; /* knee run --verbose: the full form whatever run_view_needs_full says */
     size_t nwarnings;

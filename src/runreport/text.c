@@ -531,6 +531,10 @@ void run_view_print(FILE *out, const struct run_view *v)
         fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
     fprintf(out, "; %s bytes received\n", units_fmt_count(v->all.bytes_in_total, a, sizeof a));
     transport_lines(out, v);
+    if (full && v->gen_cpu.threads)
+        fprintf(out, "generator CPU: %.3f s user + %.3f s system in %u thread%s over %.3f s: %.1f%% of one core\n",
+                v->gen_cpu.user_s, v->gen_cpu.sys_s, v->gen_cpu.threads, v->gen_cpu.threads == 1 ? "" : "s",
+                v->gen_cpu.wall_s, 100 * run_generator_cpu_share(&v->gen_cpu));
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
             v->elapsed_s, full ? "" : "; --verbose: every table");
     if (!v->open_loop)

@@ -82,6 +82,7 @@ void run_view_init(struct run_view *v, const struct run_config *cfg, const struc
     v->window_end_s = res->window_end_s;
     v->window_s = res->window_s;
     v->elapsed_s = res->elapsed_s;
+    v->gen_cpu = res->env.gen_cpu;
     v->sent_on_schedule = res->sent_on_schedule;
     v->interrupted = res->interrupted;
     v->accounting_ok = res->accounting_ok;
@@ -325,6 +326,15 @@ int run_view_init_json(struct run_view *v, const struct json_t *root, char *err,
     v->window_end_s = num(root, "window_end_s");
     v->window_s = num(root, "window_s");
     v->elapsed_s = num(root, "elapsed_s");
+    const json_t *gc = get(get(root, "environment"), "generator_cpu");
+    if (json_is_object(gc)) {
+        v->gen_cpu.user_s = num(gc, "user_s");
+        v->gen_cpu.sys_s = num(gc, "sys_s");
+        v->gen_cpu.wall_s = num(gc, "wall_s");
+        v->gen_cpu.threads = (uint32_t)count(gc, "threads");
+        if (!isfinite(v->gen_cpu.user_s) || !isfinite(v->gen_cpu.sys_s) || !isfinite(v->gen_cpu.wall_s))
+            v->gen_cpu.threads = 0;
+    }
     v->sent_on_schedule = num(root, get(root, "sent_on_schedule") ? "sent_on_schedule" : "send_ratio");
     v->interrupted = flag(root, "interrupted");
     v->accounting_ok = flag(root, "accounting_ok");

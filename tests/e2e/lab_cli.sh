@@ -52,6 +52,13 @@ grep -q '^== what this run shows' "$tmp/queue.txt" || fail "queue: no explanatio
 grep -q 'every accounting identity held' "$tmp/queue.txt" || fail "queue: an identity failed: $(cat "$tmp/queue.txt")"
 if grep -q 'DOES NOT HOLD' "$tmp/queue.txt"; then fail "queue: DOES NOT HOLD printed"; fi
 grep -q 'rejected with 503 QUEUE_TIMEOUT' "$tmp/queue.txt" || fail "queue: no rejection sentence"
+# knee's own CPU next to every round (a line, or a warning above the 10% budget), and summed up
+for n in 1 2 3 4; do
+    grep -Eq "^  (generator CPU: knee's own threads took [0-9.]+% of one core over round $n \(budget 10%\)|! round $n: knee's own threads took [0-9.]+% of one core)" "$tmp/queue.txt" ||
+        fail "queue: round $n has no generator CPU line"
+done
+grep -Eq "^  generator CPU: knee's own threads took [0-9.]+% to [0-9.]+% of one core per round over 4 rounds" "$tmp/queue.txt" ||
+    fail "queue: no generator CPU summary"
 for r in open-20ms closed-200ms open-200ms starved; do
     [ -s "$tmp/q/queue-$r.csv" ] || fail "queue: no $r.csv"
     [ -s "$tmp/q/queue-$r.json" ] || fail "queue: no $r.json"
@@ -79,6 +86,13 @@ assert drops > len(starved) // 2, (drops, len(starved))
 assert all(r["latency_ms"] == "" for r in starved if r["outcome"] == "dropped")
 j = json.load(open(f"{d}/queue-open-200ms.json"))
 assert isinstance(j, dict) and j, "empty JSON summary"
+# knee's own CPU in the round's JSON: the load threads, the log writer and the run's thread,
+# apart from the in-process server's (in cpu_user_s/cpu_sys_s)
+g = j["environment"]["generator_cpu"]
+assert g["threads"] >= 3, g
+assert g["user_s"] + g["sys_s"] > 0, g
+assert g["user_s"] + g["sys_s"] <= g["wall_s"] * g["threads"] + 0.001, g
+assert abs(g["core_share"] - (g["user_s"] + g["sys_s"]) / g["wall_s"]) < 1e-9, g
 PY
 
 # The fan-out experiment with a fixed seed: the table has its five rows.

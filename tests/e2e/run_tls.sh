@@ -7,60 +7,17 @@
 # by knee stats; every failure with its outcome and transport cause, the accounting holding;
 # bad flags one line and exit 2.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
-command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-command -v nginx >/dev/null && command -v openssl >/dev/null || { echo "skip: nginx or openssl missing"; exit 77; }
+source "$KNEE_SRC/tests/e2e/nginx_tls.bash"
 cd "$TMP"
 
 # ---- certificates ------------------------------------------------------------------------------
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=knee-test-ca 2>/dev/null
-sign() { # sign NAME SAN [STARTDATE ENDDATE]: NAME.pem / NAME.key signed by the CA
-    openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "/CN=${2#*:}" \
-        -addext "subjectAltName=$2" 2>/dev/null
-    mkdir -p ca.db && : >ca.db/index.txt && echo 1000 >ca.db/serial
-    cat >ca.db/ca.cnf <<CNF
-[ ca ]
-default_ca = test
-[ test ]
-dir = $TMP/ca.db
-database = \$dir/index.txt
-serial = \$dir/serial
-new_certs_dir = \$dir
-default_md = sha256
-policy = any
-copy_extensions = copy
-unique_subject = no
-default_days = 2
-[ any ]
-commonName = supplied
-CNF
-    openssl ca -batch -config ca.db/ca.cnf -cert ca.pem -keyfile ca.key -in "$1.csr" -out "$1.pem" \
-        ${3:+-startdate $3 -enddate $4} >/dev/null 2>&1 || fail "openssl ca for $1"
-}
-sign good "DNS:localhost,IP:127.0.0.1"
-sign expired "DNS:localhost,IP:127.0.0.1" 20200101000000Z 20200102000000Z
-sign wrong "DNS:wrong.example"
+nginx_tls_certs
 
 # ---- nginx: one worker, several servers ---------------------------------------------------------
 declare -A P
 for n in h2 h1 goaway expired wrong plain h2c; do P[$n]=$(free_port); done
-mkdir -p nginx
-cat >nginx/nginx.conf <<CONF
-worker_processes 1;
-daemon off;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
+nginx_tls_start "${P[h2c]}" <<CONF
   keepalive_requests 1000000;
-  client_body_temp_path $TMP/nginx;
-  proxy_temp_path $TMP/nginx;
-  fastcgi_temp_path $TMP/nginx;
-  uwsgi_temp_path $TMP/nginx;
-  scgi_temp_path $TMP/nginx;
-  ssl_protocols TLSv1.2 TLSv1.3;
-  ssl_certificate $TMP/good.pem;
-  ssl_certificate_key $TMP/good.key;
   ssl_session_cache shared:S:1m;
   server { listen 127.0.0.1:${P[h2]} ssl http2; location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:${P[h1]} ssl; location / { return 200 "ok\n"; } }
@@ -71,14 +28,7 @@ http {
            ssl_certificate_key $TMP/wrong.key; location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:${P[plain]}; location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:${P[h2c]} http2; location / { return 200 "ok\n"; } }
-}
 CONF
-nginx -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" >nginx/out 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', ${P[h2c]}), 0.2)" 2>/dev/null && break
-    sleep 0.1
-done
 U() { echo "https://127.0.0.1:${P[$1]}/"; }
 
 # run NAME EXPECTED_EXIT ARGS...: knee run with --json NAME.json, summary in NAME.txt; the

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void test_knee_shapes(void **state)
 {
@@ -26,9 +27,29 @@ static void test_knee_shapes(void **state)
     const double rates[] = {20, 80};
     o.rates = rates;
     o.nrates = 2;
+    char *text = NULL;
+    size_t textlen = 0;
+    o.out = open_memstream(&text, &textlen);
     struct lab_knee_result *r = malloc(sizeof *r);
     assert_int_equal(lab_knee(&o, r), 0);
+    fclose(o.out);
     assert_int_equal(r->nrows, 2);
+    /* knee's own CPU per round: measured, above zero (requests were sent), printed in the
+     * table's gen column and summed up under it; above the budget the row is marked. No
+     * absolute figure: the machine is shared. */
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct lab_knee_row *w = &r->row[i];
+        printf("# %.0f/s: generator CPU %.2f%% of one core\n", w->rate, 100 * w->valid.gen_cpu_share);
+        assert_true(w->valid.gen_cpu_share > 0 && isfinite(w->valid.gen_cpu_share));
+        assert_true(w->valid.gen_cpu_over == (w->valid.gen_cpu_share > RUN_GENERATOR_CPU_BUDGET));
+        char cell[32];
+        snprintf(cell, sizeof cell, "%.1f%%%s |", 100 * w->valid.gen_cpu_share, w->valid.gen_cpu_over ? "!" : "");
+        assert_non_null(strstr(text, cell));
+    }
+    assert_non_null(strstr(text, "|   gen |"));
+    assert_non_null(strstr(text, "  generator CPU: knee's own threads took "));
+    assert_non_null(strstr(text, "of one core per round over 2 rounds"));
+    free(text);
     const struct lab_knee_row *lo = &r->row[0], *hi = &r->row[1];
     printf("# 20/s: p99 %.1f mean %.1f L %.3f λW %.3f | 80/s: p99 %.1f mean %.1f\n", lo->latency.p99, lo->latency.mean,
            lo->l_measured, lo->l_little, hi->latency.p99, hi->latency.mean);

@@ -314,6 +314,103 @@ static void test_knee(void **state)
     free(r);
 }
 
+/* knee's own CPU per round: a line under the budget, a warning above it that keeps the round
+ * valid (no verdict, conclusions still drawn), nothing when it was not measured; the
+ * experiment's summary line names the rounds over the budget. */
+static void test_generator_cpu(void **state)
+{
+    (void)state;
+    struct run_generator_cpu gc = {.user_s = 0.02, .sys_s = 0.03, .wall_s = 1.0, .threads = 3};
+    char *text = NULL;
+    CAPTURE(text, lab_print_generator_cpu(out, "  ", "round 2", &gc));
+    assert_string_equal(text, "  generator CPU: knee's own threads took 5.0% of one core over round 2 (budget 10%)\n");
+    free(text);
+    gc.user_s = 0.2;
+    CAPTURE(text, lab_print_generator_cpu(out, "  ", "round 2", &gc));
+    assert_non_null(strstr(text, "  ! round 2: knee's own threads took 23.0% of one core (0.23 s of CPU in 1.0 s), "
+                                 "over the lab's 10% budget"));
+    assert_non_null(strstr(text, "the round stands"));
+    free(text);
+    struct run_generator_cpu none = {.user_s = 0.2, .wall_s = 1.0, .threads = 0};
+    CAPTURE(text, lab_print_generator_cpu(out, "  ", "round 2", &none));
+    assert_string_equal(text, "");
+    free(text);
+
+    /* in the round's validity: a share and a flag, never the generator-limited verdict */
+    struct run_result res;
+    memset(&res, 0, sizeof res);
+    res.env.gen_cpu = gc;
+    struct lab_validity v;
+    lab_validity_of(&res, &v);
+    assert_true(fabs(v.gen_cpu_share - 0.23) < 1e-9);
+    assert_true(v.gen_cpu_over);
+    assert_false(v.generator_limited);
+    res.env.gen_cpu.threads = 0;
+    lab_validity_of(&res, &v);
+    assert_true(isnan(v.gen_cpu_share));
+    assert_false(v.gen_cpu_over);
+    /* printed with the round's warnings */
+    res.env.gen_cpu.threads = 3;
+    CAPTURE(text, lab_print_round_warnings(out, "  ", "round 4", &res));
+    assert_non_null(strstr(text, "  ! round 4: knee's own threads took 23.0% of one core"));
+    assert_null(strstr(text, "GENERATOR-LIMITED"));
+    free(text);
+
+    /* knee: the rows over the budget are named, and the trend is still concluded from them */
+    struct lab_knee_result *r = calloc(1, sizeof *r);
+    const double rates[] = {10, 50, 70, 90};
+    r->nrows = 4;
+    for (size_t i = 0; i < 4; i++) {
+        struct lab_knee_row *w = &r->row[i];
+        w->rate = rates[i];
+        w->sent_rate = rates[i];
+        w->work_mean_ms = 10;
+        double rho = rates[i] / 100;
+        w->mm1_mean_ms = 10 / (1 - rho);
+        w->md1_mean_ms = 10 + rho * 10 / (2 * (1 - rho));
+        summary_of(&w->latency, w->md1_mean_ms, w->mm1_mean_ms * 3, w->md1_mean_ms);
+        w->l_measured = w->l_little = rho;
+        w->lag_p99_ms = 0.2;
+        w->valid.gen_cpu_share = 0.01 * (double)(i + 1);
+        w->sampler_cpu_share = 0.005;
+    }
+    CAPTURE(text, lab_knee_explain(out, r));
+    unwrap(text);
+    assert_non_null(strstr(text, "knee's own threads took at most 4.0% of one core per round (at 90/s), under the "
+                                 "lab's 10% budget, and the in-flight sampler at most 0.5%"));
+    free(text);
+    r->row[2].valid.gen_cpu_share = 0.15;
+    r->row[2].valid.gen_cpu_over = true;
+    CAPTURE(text, lab_knee_explain(out, r));
+    unwrap(text);
+    assert_non_null(strstr(text, "knee's own threads took more than the lab's 10% budget of one core at 70/s (15.0%)"));
+    assert_non_null(strstr(text, "from 10/s to 90/s, p99 grew")); /* a warning, not a verdict */
+    assert_null(strstr(text, "GENERATOR-LIMITED"));
+    free(text);
+    free(r);
+
+    /* the experiment's line */
+    struct lab_ctx c;
+    memset(&c, 0, sizeof c);
+    const double shares[] = {0.01, 0.2, 0.05};
+    const char *names[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        res.env.gen_cpu.user_s = shares[i];
+        res.env.gen_cpu.sys_s = 0;
+        res.env.gen_cpu.wall_s = 1;
+        lab_cpu_note(&c, names[i], &res);
+    }
+    CAPTURE(text, lab_print_cpu_summary(out, &c));
+    assert_non_null(strstr(text, "  generator CPU: knee's own threads took 1.0% to 20.0% of one core per round over 3 "
+                                 "rounds (most: b); 1 round over the lab's 10% budget\n"));
+    assert_non_null(strstr(text, "  ! over the budget: b 20.0% — "));
+    free(text);
+    memset(&c, 0, sizeof c);
+    CAPTURE(text, lab_print_cpu_summary(out, &c)); /* nothing measured: nothing said */
+    assert_string_equal(text, "");
+    free(text);
+}
+
 static void test_fanout_and_nagle(void **state)
 {
     (void)state;
@@ -425,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_stats_clean_rounds),
         cmocka_unit_test(test_queue),
         cmocka_unit_test(test_knee),
+        cmocka_unit_test(test_generator_cpu),
         cmocka_unit_test(test_fanout_and_nagle),
         cmocka_unit_test(test_rates_are_knee_runs),
     };

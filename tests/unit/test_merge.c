@@ -328,6 +328,25 @@ static void test_merge_exact(void **state)
     assert_same_hist(&m.res.targets[0].latency_all, &u.latency[0], "a.latency");
     assert_same_hist(&m.res.targets[1].latency_all, &u.latency[1], "b.latency");
     assert_same_hist(&m.res.all.lag, &u.lag, "all.lag");
+    /* the generators' own CPU: summed over the shards, over the longest shard's wall time */
+    double gu = 0, gs = 0, gw = 0;
+    uint64_t gt = 0;
+    for (int k = 0; k < 3; k++) {
+        json_error_t je;
+        json_t *root = json_load_file(paths[1 + k], 0, &je);
+        assert_non_null(root);
+        json_t *g = json_object_get(json_object_get(root, "environment"), "generator_cpu");
+        assert_true(json_is_object(g));
+        gu += json_number_value(json_object_get(g, "user_s"));
+        gs += json_number_value(json_object_get(g, "sys_s"));
+        gw = fmax(gw, json_number_value(json_object_get(g, "wall_s")));
+        gt += (uint64_t)json_integer_value(json_object_get(g, "threads"));
+        json_decref(root);
+    }
+    const struct run_generator_cpu *mg = &m.res.env.gen_cpu;
+    assert_int_equal(mg->threads, gt);
+    assert_true(gt >= 3 * 3); /* a load thread, the log writer and the run's thread at least, per shard */
+    assert_true(fabs(mg->user_s - gu) < 1e-9 && fabs(mg->sys_s - gs) < 1e-9 && fabs(mg->wall_s - gw) < 1e-9);
     /* rates by event time: counted again from the logs, equal to the shards' events added up */
     assert_true(m.same_t0);
     assert_true(m.rates_from_logs);
