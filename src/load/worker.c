@@ -613,7 +613,7 @@ static void count_sent(struct worker *w, struct target_rt *t, uint64_t planned_n
     struct engine *e = w->e;
     struct run_counts *rc = counts_of(t, warm);
     rc->sent++;
-    if (sent_ns <= e->window_end_ns + e->lag_limit_ns)
+    if (sent_ns <= e->window_end_ns + e->lag_limit_ns + e->timer_slack_ns)
         rc->sent_on_time++;
     if (!warm)
         hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
@@ -2265,8 +2265,13 @@ void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct engine *e = w->e;
-    /* timer slack 1 ns: the kernel would otherwise coalesce our wake-ups by 50 µs */
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    /* timer slack 1 ns: the kernel would otherwise coalesce our wake-ups by 50 µs. With
+     * --timer-slack D the user accepts sends up to D late: every wait of this thread may then
+     * end anywhere in [deadline, deadline + D] (the kernel's hrtimer range), so the schedule
+     * timer, still armed for the first due send's exact time, wakes at most D after it and
+     * that wake sends every request due by then; an IO wake-up in between sends them too (the
+     * loop runs every timer whose deadline has passed). Lag records each send's true time. */
+    prctl(PR_SET_TIMERSLACK, e->timer_slack_ns ? (unsigned long)e->timer_slack_ns : 1UL, 0UL, 0UL, 0UL);
     if (e->log)
         w->chunk = outlog_take(e->log, &w->log_slowed);
     preconnect(w);
