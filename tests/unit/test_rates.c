@@ -334,6 +334,38 @@ static void test_threshold_groups(void **state)
     hdr_release(&a->latency[RUN_GROUP_TRANSPORT]);
 }
 
+/* ------------------------------------------------------------------ --timer-slack's checks */
+
+static void test_timer_slack_validate(void **state)
+{
+    (void)state;
+    struct run_target_config tc = {.name = "t", .url = "http://127.0.0.1:1/"};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .open_loop = true,
+                             .rate = 100,
+                             .duration_ns = S,
+                             .timeout_ns = S,
+                             .threads = 1,
+                             .timer_slack_ns = RUN_MAX_TIMER_SLACK_NS};
+    char err[512];
+    assert_int_equal(run_validate(&cfg, err, sizeof err), 0); /* the bound itself is allowed */
+    cfg.timer_slack_ns = RUN_MAX_TIMER_SLACK_NS + 1;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack must be at most 100 ms"));
+    cfg.timer_slack_ns = 1000000;
+    cfg.spin_ns = 20000;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack and --spin"));
+    cfg.spin_ns = 0;
+    cfg.open_loop = false;
+    cfg.rate = 0;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack applies to the open loop"));
+    cfg.timer_slack_ns = 0;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), 0);
+}
+
 /* ------------------------------------------------------------------ the plan's bounds */
 
 static void test_plan_bounds(void **state)
@@ -715,8 +747,9 @@ int main(void)
         cmocka_unit_test(test_events_by_time),       cmocka_unit_test(test_generator_rule),
         cmocka_unit_test(test_generator_slack),      cmocka_unit_test(test_lag_beyond_slack),
         cmocka_unit_test(test_threshold_groups),     cmocka_unit_test(test_plan_bounds),
-        cmocka_unit_test(test_rates_match_the_log),  cmocka_unit_test(test_closed_loop_rates),
-        cmocka_unit_test(test_generator_far_behind), cmocka_unit_test(test_target_down),
+        cmocka_unit_test(test_timer_slack_validate), cmocka_unit_test(test_rates_match_the_log),
+        cmocka_unit_test(test_closed_loop_rates),    cmocka_unit_test(test_generator_far_behind),
+        cmocka_unit_test(test_target_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
