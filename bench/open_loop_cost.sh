@@ -53,6 +53,9 @@ if [ "$COUNTS" = 1 ] && ! perf stat -e "$events" -- true >/dev/null 2>&1; then
   COUNTS=0
 fi
 
+# knee's lag p99 (ms) from its summary: the full table ("lag (ms): ..." then the row) or the
+# compact one ("  lag (ms)  count p50 p90 p99 ...")
+lag_p99() { awk '/^lag \(ms\)/ { getline; print $8; exit } /^  lag \(ms\)/ { print $6; exit }' "$1"; }
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for slack in 0 "$SLACK"; do
   [ "$COUNTS" = 1 ] || break
@@ -63,7 +66,7 @@ for slack in 0 "$SLACK"; do
   for r in $RATES; do
     perf stat -x, -e "$events" -o "$tmp/perf" -- "$KNEE" run -t 1 -c 50 -R "$r" -d "${SECS}s" "${extra[@]}" "$url" >"$tmp/run" 2>&1 || true
     sent=$(grep -oE '^  sent [0-9,]+ =' "$tmp/run" | tr -dc 0-9)
-    lag=$(grep -A1 '^lag' "$tmp/run" | tail -1 | awk '{print $8 "ms"}')
+    lag=$(lag_p99 "$tmp/run")ms
     awk -F, -v r="$r" -v s="$sent" -v lag="$lag" '/^[0-9]/ { v[$3] = $1 / s }
       END { printf "%7d %6d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %10s\n", r, s,
             v["raw_syscalls:sys_enter"], v["syscalls:sys_enter_epoll_pwait2"], v["syscalls:sys_enter_sendto"],
@@ -100,7 +103,7 @@ if [ "$CPU" = 1 ]; then
           lag=
         else
           n=$(grep -oE '^  sent [0-9,]+ =' "$tmp/out" | tr -dc 0-9)
-          lag=$(grep -A1 '^lag' "$tmp/out" | tail -1 | awk '{print $8}')
+          lag=$(lag_p99 "$tmp/out")
         fi
         us=$(awk -v c="$(cpu_of "$tmp/time")" -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.1f", c / n * 1e6; else print "?" }')
         row+=("$us${lag:+ ($lag)}")
