@@ -2265,19 +2265,22 @@ void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct engine *e = w->e;
-    /* timer slack 1 ns: the kernel would otherwise coalesce our wake-ups by 50 µs. With
-     * --timer-slack D the user accepts sends up to D late: every wait of this thread may then
-     * end anywhere in [deadline, deadline + D] (the kernel's hrtimer range), so the schedule
-     * timer, still armed for the first due send's exact time, wakes at most D after it and
-     * that wake sends every request due by then; an IO wake-up in between sends them too (the
-     * loop runs every timer whose deadline has passed). Lag records each send's true time. */
-    prctl(PR_SET_TIMERSLACK, e->timer_slack_ns ? (unsigned long)e->timer_slack_ns : 1UL, 0UL, 0UL, 0UL);
+    /* timer slack 1 ns: the kernel would otherwise coalesce our wake-ups by 50 µs */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     if (e->log)
         w->chunk = outlog_take(e->log, &w->log_slowed);
     preconnect(w);
     if (!engine_start_gate(e))
         goto out; /* the engine could not start every thread: no run */
     if (e->cfg->open_loop) {
+        /* --timer-slack D: the user accepts sends up to D late. Every wait of this thread may
+         * then end anywhere in [deadline, deadline + D] (the kernel's hrtimer range), so the
+         * schedule timer, still armed for the first due send's exact time, wakes at most D
+         * after it and that wake sends every request due by then; an IO wake-up in between
+         * sends them too (the loop runs every timer whose deadline has passed). Lag records
+         * each send's true time. */
+        if (e->timer_slack_ns)
+            prctl(PR_SET_TIMERSLACK, (unsigned long)e->timer_slack_ns, 0UL, 0UL, 0UL);
         for (size_t i = 0; i < w->nt; i++) {
             struct target_rt *t = &w->t[i];
             const struct engine_target *et = t->et;
