@@ -53,6 +53,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
+    rows[n++] = runopts_row(o, RUNOPT_TIMER_SLACK);
     for (int id = RUNOPT_SHARD; id <= RUNOPT_START_AT; id++) /* one plan as N processes */
         rows[n++] = runopts_row(o, (enum runopt_id)id);
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)

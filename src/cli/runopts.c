@@ -141,6 +141,11 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
     case RUNOPT_SPIN:
         return ROW_UNIT("spin", 0, OPT_DURATION, &o->spin_ns, "D",
                         "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US);
+    case RUNOPT_TIMER_SLACK:
+        return ROW_UNIT("timer-slack", 0, OPT_DURATION, &o->timer_slack_ns, "D",
+                        "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups: less CPU; lag still "
+                        "measured, the generator verdict counts only lag beyond D",
+                        NS_PER_MS);
     case RUNOPT_LAG_LIMIT:
         return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
                         "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
@@ -343,6 +348,7 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->expect_body = o->expect_body;
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;
+    cfg->timer_slack_ns = o->timer_slack_ns;
     cfg->out_path = o->out;
     return fill_transport(o, spec, cfg);
 }

@@ -72,6 +72,7 @@ enum runopt_id {
     RUNOPT_THRESHOLD,
     RUNOPT_SPIN,
     RUNOPT_LAG_LIMIT,
+    RUNOPT_TIMER_SLACK,
     RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/run_shard.h) */
     RUNOPT_SHARDS,
     RUNOPT_START_AT,
@@ -83,7 +84,7 @@ struct runopts {
     double rate;
     const char *arrivals, *ramp, *when_busy, *expect_body, *mix, *out;
     uint64_t seed, connections, requests, threads;
-    uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
+    uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
     const char *shard, *start_at; /* --shard I/N|auto, --start-at TIME */

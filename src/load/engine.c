@@ -417,6 +417,15 @@ int run_validate(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--arrivals applies to the open loop: give --rate");
     if (!cfg->open_loop && cfg->when_busy != RUN_BUSY_QUEUE)
         return knee_fail(err, errlen, KNEE_EINVAL, "--when-busy applies to the open loop: give --rate");
+    if (!cfg->open_loop && cfg->timer_slack_ns)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--timer-slack applies to the open loop: give --rate");
+    if (cfg->timer_slack_ns > RUN_MAX_TIMER_SLACK_NS)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--timer-slack must be at most %llu ms",
+                         (unsigned long long)(RUN_MAX_TIMER_SLACK_NS / 1000000ULL));
+    if (cfg->timer_slack_ns && cfg->spin_ns)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--timer-slack and --spin contradict each other (late sends for fewer wake-ups, or a "
+                         "busy core for punctual ones): give one");
     if (cfg->connections > RUN_MAX_CONNECTIONS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--connections must be between 1 and %d", RUN_MAX_CONNECTIONS);
     if (cfg->threads > RUN_MAX_THREADS)
@@ -715,6 +724,7 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     e->drain_ns = cfg->drain_ns;
     e->spin_ns = cfg->spin_ns;
     e->lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
+    e->timer_slack_ns = cfg->open_loop ? cfg->timer_slack_ns : 0;
 
     /* descriptors: every connection is one */
     uint64_t need = (cfg->open_loop ? e->pool_cap : clients) + 64 + 4 * (uint64_t)T;

@@ -274,6 +274,7 @@ struct engine {
     uint64_t tick_extra[2]; /* interval edges inside a second: the window's start and end (ns since t0) */
     int ntick_extra;
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
+    uint64_t timer_slack_ns; /* --timer-slack (0: none); "sent on schedule" allows it on top of lag_limit_ns */
     uint32_t pool_cap;
     uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
     uint64_t fd_limit;   /* RLIMIT_NOFILE after raising it */

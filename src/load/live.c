@@ -49,7 +49,7 @@ int live_init(struct engine *e, char *err, size_t errlen)
     l->nbounds = n;
     for (size_t i = 0; i < n; i++)
         l->bounds_ns[i] = (double)cfg->live_bounds_ns[i];
-    l->lag_limit_ns = (double)e->lag_limit_ns;
+    l->lag_limit_ns = (double)(e->lag_limit_ns + e->timer_slack_ns); /* on time: within the slack + the limit */
     l->threads = xcalloc(e->nworkers, sizeof *l->threads);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         l->threads[w].mine = xcalloc(l->nt, sizeof *l->threads[w].mine);

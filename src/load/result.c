@@ -494,6 +494,7 @@ void result_finish(struct engine *e, struct run_result *res)
             .latency_p99_ms = lat.p99,
             .planned_rate = res->all.rates.planned,
             .lag_limit_ms = (double)cfg->lag_limit_ns / 1e6,
+            .timer_slack_ms = (double)cfg->timer_slack_ns / 1e6,
         };
         if (run_generator_judge(&gin, &res->generator)) {
             res->generator_limited = true;

@@ -34,6 +34,7 @@
 #define RUN_LAG_FLOOR_NS 1000000ULL
 #define RUN_LAG_LATENCY_SHARE 0.10
 #define RUN_LAG_BURST_GAPS 10 /* a lag p99 of this many inter-send gaps sends planned requests in bursts */
+#define RUN_MAX_TIMER_SLACK_NS (100ULL * 1000000ULL) /* --timer-slack's bound: 100 ms */
 /* The plan's bounds (run_validate): a load thread plans at most RUN_MAX_RATE_PER_THREAD
  * requests per second (several times what one thread can send: a higher rate cannot be kept
  * and would only make the run account for requests it never had a chance to send), and a
@@ -160,7 +161,12 @@ struct run_config {
     uint32_t threads;        /* 0 = number of online CPUs */
     uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
     uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (run_generator_judge); 0 = the relative rule */
-    const char *out_path;    /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
+    /* Open loop, --timer-slack: the load threads' kernel timer slack (PR_SET_TIMERSLACK; 0 = 1 ns,
+     * precise). A send may go out up to this late so that sends falling due within it share
+     * one wake-up; lag still records the truth, and run_generator_judge counts only the lag
+     * beyond it. At most RUN_MAX_TIMER_SLACK_NS. */
+    uint64_t timer_slack_ns;
+    const char *out_path; /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
     run_interval_fn *on_interval;
     void *interval_ctx;
     run_progress_fn *on_progress;
@@ -283,7 +289,11 @@ void run_rates_of(const struct run_events *ev, struct run_rates *out);
  *    lag p99 spans RUN_LAG_BURST_GAPS inter-send gaps (planned sends leave together, in
  *    bursts), lag p99 against latency p50.
  * A 1.8 ms lag at 10/s under a 50 ms latency is none of these; a 150 ms lag under a 400 ms
- * p99 is. */
+ * p99 is. With --timer-slack S the user asked for sends up to S late: every lag rule above
+ * (the hard limit, the floor, the shares) is applied to the lag beyond the slack, max(0,
+ * lag - S) (a percentile of it is the lag's percentile less S, since subtracting a constant
+ * keeps the order), and "sent on schedule" counts the sends by the window's end + S + 1 ms
+ * (or + S + --lag-limit). Lag beyond what the slack explains still marks the run. */
 struct run_generator_input {
     bool open_loop;
     double sent_on_schedule;               /* share of planned requests sent on schedule (NAN: none planned) */
@@ -291,6 +301,7 @@ struct run_generator_input {
     double latency_p50_ms, latency_p99_ms; /* every completed request (NAN without samples) */
     double planned_rate;                   /* per second, for the inter-send gap */
     double lag_limit_ms;                   /* --lag-limit, 0 = the relative rule */
+    double timer_slack_ms;                 /* --timer-slack, 0 = none: the rules see max(0, lag - it) */
 };
 struct run_generator_verdict {
     bool limited;
@@ -304,6 +315,9 @@ struct run_generator_verdict {
 };
 /* Fill *v from *in; returns v->limited. */
 bool run_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v);
+/* The lag the generator owes beyond the slack the user asked for: max(0, lag - slack) (lag
+ * itself when slack <= 0; NAN stays NAN). */
+double run_lag_beyond_slack(double lag_ms, double slack_ms);
 
 #define RUN_ST_MAX_NAMES 16
 struct run_server_timing {

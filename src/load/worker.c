@@ -613,7 +613,7 @@ static void count_sent(struct worker *w, struct target_rt *t, uint64_t planned_n
     struct engine *e = w->e;
     struct run_counts *rc = counts_of(t, warm);
     rc->sent++;
-    if (sent_ns <= e->window_end_ns + e->lag_limit_ns)
+    if (sent_ns <= e->window_end_ns + e->lag_limit_ns + e->timer_slack_ns)
         rc->sent_on_time++;
     if (!warm)
         hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
@@ -2275,6 +2275,14 @@ void *worker_main(void *arg)
     if (!engine_start_gate(e))
         goto out; /* the engine could not start every thread: no run */
     if (e->cfg->open_loop) {
+        /* --timer-slack D: the user accepts sends up to D late. Every wait of this thread may
+         * then end anywhere in [deadline, deadline + D] (the kernel's hrtimer range), so the
+         * schedule timer, still armed for the first due send's exact time, wakes at most D
+         * after it and that wake sends every request due by then; an IO wake-up in between
+         * sends them too (the loop runs every timer whose deadline has passed). Lag records
+         * each send's true time. */
+        if (e->timer_slack_ns)
+            prctl(PR_SET_TIMERSLACK, (unsigned long)e->timer_slack_ns, 0UL, 0UL, 0UL);
         for (size_t i = 0; i < w->nt; i++) {
             struct target_rt *t = &w->t[i];
             const struct engine_target *et = t->et;

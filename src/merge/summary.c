@@ -1100,6 +1100,9 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     /* --lag-limit as the shards were given it (null: the relative rule) */
     double given = num(json_object_get(d0->root, "generator"), "lag_limit_ms");
     cfg->lag_limit_ns = given > 0 ? (uint64_t)llround(within(given * 1e6, 1, 9e18)) : 0;
+    /* --timer-slack as the shards were given it (the merged JSON and summary name it) */
+    double slack = num(json_object_get(d0->root, "config"), "timer_slack_ms");
+    cfg->timer_slack_ns = slack > 0 ? (uint64_t)llround(within(slack * 1e6, 1, (double)RUN_MAX_TIMER_SLACK_NS)) : 0;
     const json_t *streams = json_object_get(sh0, "streams");
     for (size_t i = 0; i < json_array_size(streams) && i < RUN_MAX_TARGETS; i++) {
         const json_t *e = json_array_get(streams, i);

@@ -264,6 +264,7 @@ static void generator(struct json *j, const struct run_config *cfg, const struct
     json_kv_bool(j, "lag_shapes_median", v->shapes_median);
     json_kv_bool(j, "sends_in_bursts", v->bursts);
     json_kv_double(j, "lag_limit_ms", cfg->lag_limit_ns ? (double)cfg->lag_limit_ns / 1e6 : NAN);
+    json_kv_double(j, "timer_slack_ms", (double)cfg->timer_slack_ns / 1e6);
     json_kv_double(j, "gap_ms", v->gap_ms);
     json_object_end(j);
 }
@@ -339,6 +340,7 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
         }
         json_kv_uint(&j, "pool_cap", res->pool_cap);
         json_kv_string(&j, "when_busy", cfg->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
+        json_kv_double(&j, "timer_slack_ms", (double)cfg->timer_slack_ns / 1e6);
     } else {
         json_kv_double(&j, "think_s", (double)cfg->think_ns / 1e9);
     }

@@ -71,7 +71,8 @@ struct run_view {
     double rate;               /* the shared --rate (0: none) */
     double ramp_from, ramp_to; /* --ramp */
     uint64_t think_ns, warmup_ns, lag_limit_ns, requests;
-    double duration_s; /* 0: bounded by --requests */
+    uint64_t timer_slack_ns; /* --timer-slack (0: none) */
+    double duration_s;       /* 0: bounded by --requests */
     uint32_t threads, pool_cap;
     enum run_http http;               /* --http1.1 / --http2 over TLS (RUN_HTTP_AUTO: ALPN) */
     bool tls_insecure, tls_no_resume; /* --insecure, --tls-resume off */

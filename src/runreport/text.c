@@ -231,6 +231,7 @@ struct head {
     bool open_loop, poisson, ramp, drop_when_busy, keepalive;
     bool shared; /* some target runs at the shared rate (or ramp) */
     uint64_t seed, think_ns, requests;
+    uint64_t timer_slack_ns; /* --timer-slack: sends may leave up to this late */
     double rate, ramp_from, ramp_to, duration_s;
     double own; /* the targets' own @R rates, summed */
     uint32_t threads, pool_cap, conns;
@@ -257,6 +258,9 @@ static void plan_head(FILE *out, const struct head *h)
             fprintf(out, " (seed %llu)", (unsigned long long)h->seed);
         fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(h->pool_cap, a, sizeof a),
                 h->pool_cap == 1 ? "" : "s", h->drop_when_busy ? "drop" : "queue");
+        if (h->timer_slack_ns)
+            fprintf(out, ", sends up to %s ms late by --timer-slack",
+                    units_fmt_ms((double)h->timer_slack_ns / 1e6, a, sizeof a));
     } else if (h->streams > 1) {
         fprintf(out, "closed loop, %u clients, %u per connection (--streams)", h->conns, h->streams);
     } else {
@@ -292,6 +296,7 @@ static void plan_line(FILE *out, const struct run_view *v)
                      .ramp_from = v->ramp_from,
                      .ramp_to = v->ramp_to,
                      .think_ns = v->think_ns,
+                     .timer_slack_ns = v->timer_slack_ns,
                      .requests = v->requests,
                      .duration_s = v->duration_s,
                      .threads = v->threads,
@@ -650,6 +655,7 @@ void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_pl
                      .shared = !cfg->targets,
                      .seed = cfg->seed,
                      .think_ns = cfg->think_ns,
+                     .timer_slack_ns = cfg->open_loop ? cfg->timer_slack_ns : 0,
                      .requests = cfg->requests,
                      .rate = cfg->rate,
                      .ramp_from = cfg->ramp_from,

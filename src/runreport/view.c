@@ -63,6 +63,7 @@ void run_view_init(struct run_view *v, const struct run_config *cfg, const struc
     v->think_ns = cfg->think_ns;
     v->warmup_ns = cfg->warmup_ns;
     v->lag_limit_ns = cfg->lag_limit_ns;
+    v->timer_slack_ns = cfg->open_loop ? cfg->timer_slack_ns : 0;
     v->requests = cfg->requests;
     v->duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0;
     v->threads = res->threads;
@@ -305,6 +306,7 @@ int run_view_init_json(struct run_view *v, const struct json_t *root, char *err,
     v->think_ns = ns_of(cfg, "think_s", 1);
     v->warmup_ns = ns_of(cfg, "warmup_s", 1);
     v->lag_limit_ns = ns_of(get(root, "generator"), "lag_limit_ms", 1e-3);
+    v->timer_slack_ns = ns_of(cfg, "timer_slack_ms", 1e-3);
     v->requests = count(cfg, "requests");
     double dur = num(cfg, "duration_s");
     v->duration_s = isfinite(dur) && dur > 0 ? dur : 0;

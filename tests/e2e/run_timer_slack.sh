@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# --timer-slack D (docs/INTERNALS.md "Open loop: what a send costs"): the open loop may send up
+# to D late so that sends due within D share one wake-up. Shapes only, never absolute timings:
+# every planned request is sent and accounted for, the lag the log records is the truth
+# (sent - planned >= 0, its median within the slack plus the tolerance a loaded 2-core machine
+# needs), sends leave together (a wake-up sends several), the JSON and the summary name the
+# slack, and bad values exit 2 with one line naming the flag.
+source "$KNEE_SRC/tests/e2e/run_common.bash"
+
+"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 120s >"$TMP/serve.out" 2>&1 &
+PIDS+=($!)
+for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
+PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
+[[ -n "$PORT" ]] || fail "knee serve did not start"
+URL="http://127.0.0.1:$PORT/"
+
+# 2,000/s for 2 s with a 2 ms slack: 4,000 planned, sent and ok
+"$KNEE" run -R 2000 -d 2s -t 1 -c 20 --timer-slack 2ms --out "$TMP/s.csv" --json "$TMP/s.json" "$URL" \
+    >"$TMP/s.txt" 2>&1 || { cat "$TMP/s.txt"; fail "knee run --timer-slack 2ms"; }
+json_check "$TMP/s.json" 'identity(acc) and acc["planned"] == 4000 and d["outcomes"]["ok"] == 4000' \
+    "4000 planned, sent and ok"
+json_check "$TMP/s.json" 'd["config"]["timer_slack_ms"] == 2 and d["generator"]["timer_slack_ms"] == 2' \
+    "the JSON names the slack asked for"
+grep -q 'sends up to 2.000 ms late by --timer-slack' "$TMP/s.txt" || { cat "$TMP/s.txt"; fail "the summary names the slack"; }
+python3 - "$TMP/s.csv" <<'PY' || fail "lag and wake-ups with a slack"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 4000, len(rows)
+lags = sorted(float(r["lag_ms"]) for r in rows)
+assert lags[0] >= 0, lags[0]
+# the slack is lateness asked for: the median send within it, plus 5 ms for a loaded machine
+assert lags[len(lags) // 2] < 2 + 5.0, lags[len(lags) // 2]
+# sends that share a wake-up leave within microseconds of each other; with 0.5 ms between
+# planned sends and a 2 ms slack most wake-ups send several (without the slack, on a quiet
+# machine, one each)
+sent = sorted(float(r["start_s"]) + float(r["lag_ms"]) / 1e3 for r in rows)
+bursts = 1 + sum(1 for a, b in zip(sent, sent[1:]) if b - a > 50e-6)
+assert len(sent) / bursts >= 1.5, ("sends per wake-up", len(sent) / bursts)
+PY
+
+# a plain run names no slack (0)
+"$KNEE" run -R 200 -d 1s -t 1 --json "$TMP/p.json" "$URL" >"$TMP/p.txt" 2>&1 || fail "plain run"
+json_check "$TMP/p.json" 'd["config"]["timer_slack_ms"] == 0 and identity(acc)' "no slack: 0"
+! grep -q 'timer-slack' "$TMP/p.txt" || fail "a plain run mentions no slack"
+
+# bad values: exit 2, one line naming the flag
+expect2() {
+    local pattern=$1
+    shift
+    run_knee run "$@" >"$TMP/out" 2>"$TMP/err"
+    [[ $RC -eq 2 ]] || { cat "$TMP/err"; fail "exit $RC, not 2, for: $*"; }
+    [[ $(wc -l <"$TMP/err") -eq 1 ]] || { cat "$TMP/err"; fail "more than one line for: $*"; }
+    grep -q -- "$pattern" "$TMP/err" || { cat "$TMP/err"; fail "no '$pattern' in the message for: $*"; }
+}
+expect2 '--timer-slack' -R 100 -d 1s --timer-slack banana "$URL"
+expect2 '--timer-slack' -R 100 -d 1s --timer-slack -1ms "$URL"
+expect2 '--timer-slack must be at most 100 ms' -R 100 -d 1s --timer-slack 1s "$URL"
+expect2 '--timer-slack applies to the open loop' -d 1s --timer-slack 1ms "$URL"
+expect2 '--timer-slack and --spin' -R 100 -d 1s --timer-slack 1ms --spin 20us "$URL"
+echo "ok"
