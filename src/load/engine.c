@@ -381,7 +381,7 @@ const char *run_io_name(enum run_io io)
 
 /* Whether --io auto takes io_uring where it applies (docs/INTERNALS.md, "The io_uring engine":
  * chosen by measurement against epoll on this project's machine). */
-#define RUN_IO_AUTO_URING false
+#define RUN_IO_AUTO_URING true
 
 /* The engine the threads run: io_uring where it was asked for (or auto prefers it) and applies
  * (the closed loop, cleartext HTTP/1.1) and this process may set up a ring; else epoll. An
