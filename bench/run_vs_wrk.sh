@@ -9,7 +9,7 @@
 #   REPS=2 DURATION=3 bench/run_vs_wrk.sh   a smoke run
 #
 # Environment: KNEE (default build/knee), REPS, DURATION (s), CONNS, SERVER_CPU (0), GEN_CPU (1),
-# OPEN_RATE (50000), OPEN_P50_RATE (10000). Needs nginx, wrk, taskset, /usr/bin/time, python3.
+# OPEN_RATE (50000), OPEN_P50_RATE (10000), OPEN (1; 0 skips the open loop). Needs nginx, wrk, taskset, /usr/bin/time, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KNEE=${KNEE:-build/knee}
@@ -20,6 +20,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 GEN_CPU=${GEN_CPU:-1}
 OPEN_RATE=${OPEN_RATE:-50000}
 OPEN_P50_RATE=${OPEN_P50_RATE:-10000}
+OPEN=${OPEN:-1} # 0: the closed loop only
 command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
 for tool in nginx wrk taskset python3; do
     command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
@@ -135,6 +136,7 @@ else
     echo "# system calls per request: perf (linux-perf) with tracepoint access is missing, skipped"
 fi
 
+if [[ $OPEN == 1 ]]; then
 echo
 echo "## open loop: hold ${OPEN_RATE}/s for ${DURATION}s from one core ($REPS runs)"
 printf '%-4s %12s %10s %12s %12s %10s\n' run planned sent_ratio lag_p99_ms lag_p999_ms limited
@@ -163,5 +165,6 @@ print("%-4s %12.4f %12.4f %12.4f %12.4f" % (sys.argv[2], a["latency"]["p50"], a[
       a["latency"]["p50"] - a["service"]["p50"], a["lag"]["p50"]))
 PY
 done
+fi
 echo
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
