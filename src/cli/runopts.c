@@ -144,8 +144,7 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
     case RUNOPT_IO:
         return ROW("io", 0, OPT_STR, &o->io, "ENGINE",
                    "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
-                   "or auto (default: uring where it applies and the kernel allows it, else epoll; the summary and "
-                   "the JSON say which ran)");
+                   "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)");
     case RUNOPT_LAG_LIMIT:
         return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
                         "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
