@@ -45,14 +45,40 @@ static struct opt row(const char *name, char short_name, enum opt_kind kind, voi
 
 /* The load options knee capacity takes from knee run: everything but the rate, the ramp, the
  * closed loop's think time, the run's length and knee run's outputs and thresholds. */
+/* clang-format off */
 static const enum runopt_id load_rows[] = {
-    RUNOPT_TARGET,      RUNOPT_MIX,    RUNOPT_METHOD,      RUNOPT_HEADER,       RUNOPT_BODY,
-    RUNOPT_ARRIVALS,    RUNOPT_SEED,   RUNOPT_CONNECTIONS, RUNOPT_NO_KEEPALIVE, RUNOPT_TIMEOUT,
-    RUNOPT_DRAIN,       RUNOPT_WARMUP, RUNOPT_WHEN_BUSY,   RUNOPT_REJECT,       RUNOPT_EXPECT_BODY,
-    RUNOPT_THREADS,     RUNOPT_SPIN,   RUNOPT_IO,          RUNOPT_LAG_LIMIT,    RUNOPT_REQUESTS_PER_CONNECTION,
-    RUNOPT_RETRY_STALE, RUNOPT_CACERT, RUNOPT_INSECURE,    RUNOPT_TLS_VERSION,  RUNOPT_CIPHERS,
-    RUNOPT_TLS_RESUME,  RUNOPT_HTTP1,  RUNOPT_HTTP2,       RUNOPT_H2C,          RUNOPT_STREAMS,
+    RUNOPT_TARGET,
+    RUNOPT_MIX,
+    RUNOPT_METHOD,
+    RUNOPT_HEADER,
+    RUNOPT_BODY,
+    RUNOPT_ARRIVALS,
+    RUNOPT_SEED,
+    RUNOPT_CONNECTIONS,
+    RUNOPT_NO_KEEPALIVE,
+    RUNOPT_TIMEOUT,
+    RUNOPT_DRAIN,
+    RUNOPT_WARMUP,
+    RUNOPT_WHEN_BUSY,
+    RUNOPT_REJECT,
+    RUNOPT_EXPECT_BODY,
+    RUNOPT_THREADS,
+    RUNOPT_SPIN,
+    RUNOPT_IO,
+    RUNOPT_LAG_LIMIT,
+    RUNOPT_REQUESTS_PER_CONNECTION,
+    RUNOPT_RETRY_STALE,
+    RUNOPT_CACERT,
+    RUNOPT_INSECURE,
+    RUNOPT_TLS_VERSION,
+    RUNOPT_CIPHERS,
+    RUNOPT_TLS_RESUME,
+    RUNOPT_HTTP1,
+    RUNOPT_HTTP2,
+    RUNOPT_H2C,
+    RUNOPT_STREAMS,
 };
+/* clang-format on */
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])
 #define CAP_NROWS (NLOAD + 26)
 

@@ -121,22 +121,22 @@ struct conn {
     uint64_t connect_ns, tls_ns; /* how long its connect and handshake took */
     uint32_t nreq;               /* requests begun on this connection */
     bool want_out, close_after;
-    bool avail;         /* open loop: on its target's list of connections with room */
-    bool in_cfifo;      /* on the deadline FIFO of connections without a request */
-    bool for_queue;     /* open loop: opened for the queue, counted in connecting_unbound until ready */
-    bool tls_on;        /* https */
-    bool counted;       /* its protocol was counted (it became ready) */
-    bool flush_due;     /* HTTP/2: frames were submitted and wait for a flush */
-    bool close_due;     /* HTTP/2: close once the session's callbacks have returned */
-    bool in_after;      /* HTTP/2: h2_after is running for it */
-    uint8_t in_h2;      /* HTTP/2: nesting of calls into the session (callbacks may run) */
-    uint8_t fail_cause; /* enum run_transport_cause + 1 when the connection failed (0: it did not) */
-    int sys_errno;      /* the plain transport's failed read or write */
-    bool ring;          /* --io uring: its bytes go through the thread's ring (uring.c), not epoll */
-    bool ring_recv;     /* its multishot receive is armed */
-    uint16_t ring_gen;  /* the generation in its ring requests' user_data: completions of an earlier life are stale */
-    struct req *req;    /* HTTP/1.1: the request in flight; CONNECTING/HANDSHAKING: the one bound to it */
-    struct conn *next;  /* free list */
+    bool avail;                 /* open loop: on its target's list of connections with room */
+    bool in_cfifo;              /* on the deadline FIFO of connections without a request */
+    bool for_queue;             /* open loop: opened for the queue, counted in connecting_unbound until ready */
+    bool tls_on;                /* https */
+    bool counted;               /* its protocol was counted (it became ready) */
+    bool flush_due;             /* HTTP/2: frames were submitted and wait for a flush */
+    bool close_due;             /* HTTP/2: close once the session's callbacks have returned */
+    bool in_after;              /* HTTP/2: h2_after is running for it */
+    uint8_t in_h2;              /* HTTP/2: nesting of calls into the session (callbacks may run) */
+    uint8_t fail_cause;         /* enum run_transport_cause + 1 when the connection failed (0: it did not) */
+    int sys_errno;              /* the plain transport's failed read or write */
+    bool ring;                  /* --io uring: its bytes go through the thread's ring (uring.c), not epoll */
+    bool ring_recv;             /* its multishot receive is armed */
+    uint16_t ring_gen;          /* in its ring requests' user_data: an earlier life's completions are stale */
+    struct req *req;            /* HTTP/1.1: the request in flight; CONNECTING/HANDSHAKING: the one bound to it */
+    struct conn *next;          /* free list */
     struct conn *aprev, *anext; /* open loop: the target's list of connections with room */
     struct conn *cprev, *cnext; /* the deadline FIFO of connections without a request */
     struct tls_conn tls;
