@@ -45,6 +45,7 @@ static struct opt row(const char *name, char short_name, enum opt_kind kind, voi
 
 /* The load options knee capacity takes from knee run: everything but the rate, the ramp, the
  * closed loop's think time, the run's length and knee run's outputs and thresholds. */
+/* clang-format off */
 static const enum runopt_id load_rows[] = {
     RUNOPT_TARGET,
     RUNOPT_MIX,
@@ -63,6 +64,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_EXPECT_BODY,
     RUNOPT_THREADS,
     RUNOPT_SPIN,
+    RUNOPT_IO,
     RUNOPT_LAG_LIMIT,
     RUNOPT_REQUESTS_PER_CONNECTION,
     RUNOPT_RETRY_STALE,
@@ -76,6 +78,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_H2C,
     RUNOPT_STREAMS,
 };
+/* clang-format on */
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])
 #define CAP_NROWS (NLOAD + 26)
 

@@ -52,6 +52,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
         row("progress", 0, OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal");
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
+    rows[n++] = runopts_row(o, RUNOPT_IO);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
     rows[n++] = runopts_row(o, RUNOPT_TIMER_SLACK);
     for (int id = RUNOPT_SHARD; id <= RUNOPT_START_AT; id++) /* one plan as N processes */

@@ -146,6 +146,10 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
                         "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups: less CPU; lag still "
                         "measured, the generator verdict counts only lag beyond D",
                         NS_PER_MS);
+    case RUNOPT_IO:
+        return ROW("io", 0, OPT_STR, &o->io, "ENGINE",
+                   "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
+                   "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)");
     case RUNOPT_LAG_LIMIT:
         return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
                         "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
@@ -324,10 +328,14 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     }
     static const char *const arrivals[] = {"constant", "poisson", NULL};
     static const char *const busy[] = {"queue", "drop", NULL};
-    int a = RUN_ARRIVALS_CONSTANT, b = RUN_BUSY_QUEUE;
+    static const char *const ios[] = {"auto", "epoll", "uring", NULL};
+    int a = RUN_ARRIVALS_CONSTANT, b = RUN_BUSY_QUEUE, io = RUN_IO_AUTO;
     if (parse_word(spec, "arrivals", o->arrivals, arrivals, "constant or poisson", &a) ||
-        parse_word(spec, "when-busy", o->when_busy, busy, "queue or drop", &b))
+        parse_word(spec, "when-busy", o->when_busy, busy, "queue or drop", &b) ||
+        parse_word(spec, "io", o->io, ios, "auto, epoll or uring", &io))
         return 2;
+    _Static_assert(RUN_IO_AUTO == 0 && RUN_IO_EPOLL == 1 && RUN_IO_URING == 2, "ios[] follows enum run_io");
+    cfg->io = (enum run_io)io;
     _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1, "arrivals[] follows enum run_arrivals");
     _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "busy[] follows enum run_when_busy");
     cfg->arrivals = (enum run_arrivals)a;

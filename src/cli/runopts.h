@@ -71,6 +71,7 @@ enum runopt_id {
     RUNOPT_OUT,
     RUNOPT_THRESHOLD,
     RUNOPT_SPIN,
+    RUNOPT_IO,
     RUNOPT_LAG_LIMIT,
     RUNOPT_TIMER_SLACK,
     RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/run_shard.h) */
@@ -82,7 +83,7 @@ enum runopt_id {
 /* The flags as parsed, before any check. Strings point into argv. */
 struct runopts {
     double rate;
-    const char *arrivals, *ramp, *when_busy, *expect_body, *mix, *out;
+    const char *arrivals, *ramp, *when_busy, *expect_body, *mix, *out, *io;
     uint64_t seed, connections, requests, threads;
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;

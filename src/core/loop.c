@@ -188,6 +188,12 @@ static int run_timers(struct loop *loop)
     return n;
 }
 
+int loop_run_due(struct loop *loop)
+{
+    loop->now_ns = clock_now_ns();
+    return run_timers(loop);
+}
+
 static int wait_events(struct loop *loop, struct epoll_event *evs, uint64_t wait_ns)
 {
     if (loop->have_pwait2) {

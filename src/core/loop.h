@@ -76,6 +76,9 @@ uint64_t loop_next_deadline(const struct loop *loop);
  * the fd callbacks and every expired timer. Returns the number of callbacks run, or -errno.
  * EINTR is not an error (returns 0), so signal flags can be checked between calls. */
 int loop_run_once(struct loop *loop, uint64_t max_wait_ns);
+/* Run the expired timers without waiting (for a caller that waits elsewhere: an io_uring).
+ * Returns the number run. */
+int loop_run_due(struct loop *loop);
 /* Run until loop_stop() (from a callback) or loop_wake() after setting your own flag. */
 int loop_run(struct loop *loop);
 /* Make loop_run return after the current iteration (sets a flag and wakes the loop). */

@@ -30,6 +30,7 @@
 
 struct outlog;
 struct outlog_chunk;
+struct uring;
 
 #define ENGINE_NO_NEEDLE (-1) /* engine_target.expect_bit/reject_bit: no body text to match */
 
@@ -131,6 +132,9 @@ struct conn {
     uint8_t in_h2;              /* HTTP/2: nesting of calls into the session (callbacks may run) */
     uint8_t fail_cause;         /* enum run_transport_cause + 1 when the connection failed (0: it did not) */
     int sys_errno;              /* the plain transport's failed read or write */
+    bool ring;                  /* --io uring: its bytes go through the thread's ring (uring.c), not epoll */
+    bool ring_recv;             /* its multishot receive is armed */
+    uint16_t ring_gen;          /* in its ring requests' user_data: an earlier life's completions are stale */
     struct req *req;            /* HTTP/1.1: the request in flight; CONNECTING/HANDSHAKING: the one bound to it */
     struct conn *next;          /* free list */
     struct conn *aprev, *anext; /* open loop: the target's list of connections with room */
@@ -246,7 +250,8 @@ struct worker {
     /* per-request log */
     struct outlog_chunk *chunk;
     bool log_slowed;
-    int fatal; /* a system error that ended the thread early (-errno) */
+    int fatal;          /* a system error that ended the thread early (-errno) */
+    struct uring *ring; /* --io uring: the thread's io_uring (uring.c); NULL: epoll */
 };
 
 struct ival_slot {
@@ -275,6 +280,8 @@ struct engine {
     int ntick_extra;
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint64_t timer_slack_ns; /* --timer-slack (0: none); "sent on schedule" allows it on top of lag_limit_ns */
+    enum run_io io;          /* the engine chosen (RUN_IO_EPOLL or RUN_IO_URING) */
+    atomic_uint ring_failed; /* load threads whose io_uring could not be set up (they ran epoll) */
     uint32_t pool_cap;
     uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */
     uint64_t fd_limit;   /* RLIMIT_NOFILE after raising it */
@@ -352,6 +359,10 @@ void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator
 
 /* worker.c */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);
+/* HTTP/1.1 bytes that came for c outside epoll (uring.c): n bytes at buf (n > 0), the peer's
+ * end-of-file (n == 0) or a failed receive or send (n == -errno). Accounts the request as a read
+ * on a readiness event would. */
+void worker_h1_input(struct worker *w, struct conn *c, const char *buf, long n);
 void worker_release(struct worker *w);
 void *worker_main(void *arg);
 

@@ -61,6 +61,10 @@
 #define RUN_HDR_SIGDIGITS 3
 
 enum run_arrivals { RUN_ARRIVALS_CONSTANT, RUN_ARRIVALS_POISSON };
+/* --io: how the load threads talk to the kernel. auto picks by the run (run_io_choose); epoll is
+ * readiness (write and read per request); uring is io_uring (the closed loop over cleartext
+ * HTTP/1.1: sends and multishot receives batched into one io_uring_enter per loop iteration). */
+enum run_io { RUN_IO_AUTO, RUN_IO_EPOLL, RUN_IO_URING };
 /* The HTTP version over TLS: ALPN offers h2 and http/1.1 (AUTO, the server chooses), or one. */
 enum run_http { RUN_HTTP_AUTO, RUN_HTTP_1, RUN_HTTP_2 };
 enum run_when_busy { RUN_BUSY_QUEUE, RUN_BUSY_DROP };
@@ -160,6 +164,7 @@ struct run_config {
     const char *expect_body; /* NULL: status alone decides ok */
     uint32_t threads;        /* 0 = number of online CPUs */
     uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
+    enum run_io io;          /* --io (RUN_IO_AUTO: the engine chooses; run_result.io says what ran) */
     uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (run_generator_judge); 0 = the relative rule */
     /* Open loop, --timer-slack: the load threads' kernel timer slack (PR_SET_TIMERSLACK; 0 = 1 ns,
      * precise). A send may go out up to this late so that sends falling due within it share
@@ -525,6 +530,7 @@ struct run_result {
     struct run_target_result all; /* every target merged */
     uint32_t threads;
     uint32_t pool_cap; /* open loop: connection cap in total */
+    enum run_io io;    /* the engine that ran: RUN_IO_EPOLL or RUN_IO_URING (never AUTO) */
     /* The measurement window, seconds since t0: the warm-up's end .. the end of the plan
      * (--duration; with --requests in an open loop the plan's length at its rate; a closed
      * loop with --requests: when the last thread finished; interrupted: when planning
@@ -589,6 +595,9 @@ struct run_live {
  * err that names the `knee run` flag to fix ("--timeout must be > 0"). run_execute and
  * run_plan call it first; the command line calls it before it opens any output file. */
 int run_validate(const struct run_config *cfg, char *err, size_t errlen);
+
+/* --io's words: "auto", "epoll", "uring". */
+const char *run_io_name(enum run_io io);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0
  * with *res filled (release with run_result_release), or a negative code with a one-line

@@ -27,6 +27,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/shard.h"
+#include "load/uring.h"
 
 #include <errno.h>
 #include <math.h>
@@ -253,6 +254,7 @@ static void conn_close(struct worker *w, struct conn *c)
         tls_conn_release(&c->tls);
         c->tls_on = false;
     }
+    uring_conn_close(w, c);
     if (c->io.fd >= 0)
         close(c->io.fd); /* also removes it from the epoll set */
     c->io.fd = -1;
@@ -581,6 +583,8 @@ static struct conn *h1_complete(struct worker *w, struct conn *c, enum reqlog_ou
  * which is always armed (arming EPOLLOUT would spin). */
 static int conn_write(struct worker *w, struct conn *c)
 {
+    if (c->ring)
+        return uring_send(w, c);
     struct req *r = c->req;
     while (r->write_off < r->len) {
         size_t put;
@@ -1392,41 +1396,68 @@ static void conn_fail(struct worker *w, struct conn *c, enum run_transport_cause
  * (the request's timeout among them): the rest waits for the next turn (epoll is
  * level-triggered). Over TLS a read returns one record at most, so a short read says nothing:
  * read until the socket is empty, and never leave while OpenSSL holds bytes epoll cannot see. */
+/* n bytes of the response to the request on c arrived (at buf). Returns true while the
+ * response is not complete, false when the request ended (finished, or failed). */
+static bool h1_feed(struct worker *w, struct conn *c, const char *buf, size_t got)
+{
+    struct req *r = c->req;
+    if (!r->first_byte_ns)
+        r->first_byte_ns = clock_now_ns();
+    size_t used = 0;
+    enum http_feed f = http_response_feed(&r->resp, buf, got, &used);
+    if (f == HTTP_FEED_DONE) {
+        if (used < got) {
+            /* bytes after the response we asked for: the connection is out of step */
+            c->t->counts[0].conns_unsolicited++;
+            c->close_after = true;
+        } else if (c->tls_on && tls_conn_pending(&c->tls)) {
+            /* OpenSSL holds more: a session ticket is fine, anything else is not */
+            size_t more;
+            enum tls_io x = c->ops->read(c, w->rbuf, WORKER_RBUF, &more);
+            if (x == TLS_IO_OK)
+                c->t->counts[0].conns_unsolicited++;
+            if (x != TLS_IO_WANT_READ)
+                c->close_after = true;
+        }
+        /* a response before the whole request was written leaves the connection out
+         * of step (the rest of the request would be read as the next one) */
+        bool keep = r->resp.keep_alive && !c->close_after && r->write_off == r->len && c->nreq < w->e->rpc;
+        h1_finish(w, c, classify(c->t->et, &r->resp), keep);
+        return false;
+    }
+    if (f == HTTP_FEED_ERROR) {
+        h1_finish(w, c, OUTCOME_INVALID, false);
+        return false;
+    }
+    return true;
+}
+
+/* The peer closed c while its request waited for (the rest of) the response. */
+static void h1_eof(struct worker *w, struct conn *c)
+{
+    struct req *r = c->req;
+    if (http_response_eof(&r->resp) == HTTP_FEED_DONE) {
+        h1_finish(w, c, classify(c->t->et, &r->resp), false);
+    } else {
+        c->t->counts[0].conns_closed_by_peer++;
+        fail_transport(w, c, fail_cause(c, r, true));
+    }
+}
+
+/* Read and parse what arrived for the request on c. Bytes are parsed from the thread's one
+ * buffer and never kept, so a body without end costs no memory; at most WORKER_READS buffers
+ * per call, so a peer that sends faster than we parse cannot keep the loop from its timers
+ * (the request's timeout among them): the rest waits for the next turn (epoll is
+ * level-triggered). Over TLS a read returns one record at most, so a short read says nothing:
+ * read until the socket is empty, and never leave while OpenSSL holds bytes epoll cannot see. */
 static void conn_read(struct worker *w, struct conn *c)
 {
     for (int reads = 0;;) {
-        struct req *r = c->req;
         size_t got;
         enum tls_io io = c->ops->read(c, w->rbuf, WORKER_RBUF, &got);
         if (io == TLS_IO_OK) {
-            if (!r->first_byte_ns)
-                r->first_byte_ns = clock_now_ns();
-            size_t used = 0;
-            enum http_feed f = http_response_feed(&r->resp, w->rbuf, got, &used);
-            if (f == HTTP_FEED_DONE) {
-                if (used < got) {
-                    /* bytes after the response we asked for: the connection is out of step */
-                    c->t->counts[0].conns_unsolicited++;
-                    c->close_after = true;
-                } else if (c->tls_on && tls_conn_pending(&c->tls)) {
-                    /* OpenSSL holds more: a session ticket is fine, anything else is not */
-                    size_t more;
-                    enum tls_io x = c->ops->read(c, w->rbuf, WORKER_RBUF, &more);
-                    if (x == TLS_IO_OK)
-                        c->t->counts[0].conns_unsolicited++;
-                    if (x != TLS_IO_WANT_READ)
-                        c->close_after = true;
-                }
-                /* a response before the whole request was written leaves the connection out
-                 * of step (the rest of the request would be read as the next one) */
-                bool keep = r->resp.keep_alive && !c->close_after && r->write_off == r->len && c->nreq < w->e->rpc;
-                h1_finish(w, c, classify(c->t->et, &r->resp), keep);
+            if (!h1_feed(w, c, w->rbuf, got))
                 return;
-            }
-            if (f == HTTP_FEED_ERROR) {
-                h1_finish(w, c, OUTCOME_INVALID, false);
-                return;
-            }
             if (!c->tls_on && got < WORKER_RBUF)
                 return;
             if (++reads >= WORKER_READS && !(c->tls_on && tls_conn_pending(&c->tls)))
@@ -1443,16 +1474,34 @@ static void conn_read(struct worker *w, struct conn *c)
             return;
         }
         if (io == TLS_IO_EOF) {
-            if (http_response_eof(&r->resp) == HTTP_FEED_DONE) {
-                h1_finish(w, c, classify(c->t->et, &r->resp), false);
-            } else {
-                c->t->counts[0].conns_closed_by_peer++;
-                fail_transport(w, c, fail_cause(c, r, true));
-            }
+            h1_eof(w, c);
             return;
         }
-        fail_transport(w, c, fail_cause(c, r, false));
+        fail_transport(w, c, fail_cause(c, c->req, false));
         return;
+    }
+}
+
+void worker_h1_input(struct worker *w, struct conn *c, const char *buf, long n)
+{
+    if (c->state == CONN_IDLE) {
+        /* nothing is expected on an idle connection (as on_io's CONN_IDLE) */
+        if (n > 0)
+            c->t->counts[0].conns_unsolicited++;
+        else
+            c->t->counts[0].conns_closed_by_peer++;
+        conn_failed(w, c, RUN_TC_OTHER);
+        return;
+    }
+    if (c->state != CONN_BUSY)
+        return;
+    if (n > 0) {
+        h1_feed(w, c, buf, (size_t)n);
+    } else if (n == 0) {
+        h1_eof(w, c);
+    } else {
+        c->sys_errno = (int)-n;
+        fail_transport(w, c, fail_cause(c, c->req, false));
     }
 }
 
@@ -1746,6 +1795,8 @@ static void conn_ready(struct worker *w, struct conn *c)
         h2_after(w, c);
         return;
     }
+    if (w->ring && !c->tls_on)
+        uring_conn_ready(w, c);
     if (r) {
         req_protocol(c, r);
         req_bytes(w, c, r);
@@ -2258,6 +2309,7 @@ void worker_release(struct worker *w)
     free(w->clients);
     free(w->groups);
     free(w->rbuf);
+    uring_release(w);
     loop_release(&w->loop);
 }
 
@@ -2271,6 +2323,8 @@ void *worker_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     if (e->log)
         w->chunk = outlog_take(e->log, &w->log_slowed);
+    if (e->io == RUN_IO_URING && uring_init(w) != 0)
+        atomic_fetch_add(&e->ring_failed, 1); /* this thread runs epoll (the result says so) */
     preconnect(w);
     if (!engine_start_gate(e))
         goto out; /* the engine could not start every thread: no run */
@@ -2308,7 +2362,7 @@ void *worker_main(void *arg)
             if (next != UINT64_MAX && next <= now + w->e->spin_ns)
                 wait_ns = 0;
         }
-        int r = loop_run_once(&w->loop, wait_ns);
+        int r = w->ring ? uring_run_once(w, wait_ns) : loop_run_once(&w->loop, wait_ns);
         if (r < 0) {
             w->fatal = r;
             finish_now(w);

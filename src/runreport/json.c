@@ -345,6 +345,9 @@ void run_write_json(FILE *out, const struct run_config *cfg, const struct run_re
         json_kv_double(&j, "think_s", (double)cfg->think_ns / 1e9);
     }
     json_kv_uint(&j, "threads", res->threads);
+    json_kv_string(&j, "io", run_io_name(cfg->io)); /* as asked (--io) */
+    if (res->io != RUN_IO_AUTO)
+        json_kv_string(&j, "io_engine", run_io_name(res->io)); /* what ran */
     json_kv_double(&j, "duration_s", cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : NAN);
     json_kv_uint(&j, "requests", cfg->requests);
     json_kv_double(&j, "timeout_s", (double)cfg->timeout_ns / 1e9);

@@ -77,6 +77,7 @@ struct run_view {
     enum run_http http;               /* --http1.1 / --http2 over TLS (RUN_HTTP_AUTO: ALPN) */
     bool tls_insecure, tls_no_resume; /* --insecure, --tls-resume off */
     uint32_t streams;                 /* --streams (0: not given) */
+    char io[8];                       /* the I/O engine that ran: "epoll", "uring" ("": not recorded) */
     /* the result */
     size_t ntargets;
     struct run_view_target *targets;

@@ -236,6 +236,7 @@ struct head {
     double own; /* the targets' own @R rates, summed */
     uint32_t threads, pool_cap, conns;
     uint32_t streams; /* --streams: closed-loop clients per connection */
+    const char *io;   /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
@@ -272,7 +273,10 @@ static void plan_head(FILE *out, const struct head *h)
         fprintf(out, ", %.3g s", h->duration_s);
     if (h->requests)
         fprintf(out, ", %s request%s", units_fmt_count(h->requests, a, sizeof a), h->requests == 1 ? "" : "s");
-    fprintf(out, ", %u thread%s%s\n", h->threads, h->threads == 1 ? "" : "s", h->keepalive ? "" : ", no keep-alive");
+    fprintf(out, ", %u thread%s", h->threads, h->threads == 1 ? "" : "s");
+    if (h->io && *h->io)
+        fprintf(out, " on %s", strcmp(h->io, "uring") == 0 ? "io_uring" : h->io);
+    fprintf(out, "%s\n", h->keepalive ? "" : ", no keep-alive");
 }
 
 /* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
@@ -302,6 +306,7 @@ static void plan_line(FILE *out, const struct run_view *v)
                      .threads = v->threads,
                      .pool_cap = v->pool_cap,
                      .streams = v->streams,
+                     .io = v->io,
                      .shared = v->ntargets == 0};
     for (size_t i = 0; i < v->ntargets; i++) {
         h.conns += v->targets[i].connections;

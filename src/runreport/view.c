@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,8 @@ void run_view_init(struct run_view *v, const struct run_config *cfg, const struc
     v->duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0;
     v->threads = res->threads;
     v->pool_cap = res->pool_cap;
+    if (res->io != RUN_IO_AUTO)
+        snprintf(v->io, sizeof v->io, "%s", run_io_name(res->io));
     v->http = cfg->http;
     v->tls_insecure = cfg->tls_insecure;
     v->tls_no_resume = cfg->tls_no_resume;
@@ -312,6 +315,7 @@ int run_view_init_json(struct run_view *v, const struct json_t *root, char *err,
     v->duration_s = isfinite(dur) && dur > 0 ? dur : 0;
     v->threads = (uint32_t)count(cfg, "threads");
     v->pool_cap = (uint32_t)count(cfg, "pool_cap");
+    snprintf(v->io, sizeof v->io, "%s", str(cfg, "io_engine"));
     const json_t *tls = get(cfg, "tls");
     const char *alpn = str(tls, "alpn");
     v->http = strcmp(alpn, "http/1.1") == 0 ? RUN_HTTP_1 : strcmp(alpn, "h2") == 0 ? RUN_HTTP_2 : RUN_HTTP_AUTO;

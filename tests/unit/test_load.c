@@ -832,6 +832,81 @@ static void test_retry_stale(void **state)
     server_stop(&s);
 }
 
+/* --io: the closed loop gives the same counts and outcomes on epoll and on io_uring (a
+ * keep-alive server, and one that serves one request per connection: stale reuses); the result
+ * names the engine that ran; auto takes io_uring where it applies and epoll in the open loop;
+ * an explicit uring where it does not apply is refused. Without io_uring here (a container's
+ * seccomp) only epoll and the refusals are checked. */
+static void test_io_engines(void **state)
+{
+    (void)state;
+    struct run_target_config tc = {.name = "t", .url = NULL};
+    struct run_config cfg = {.targets = &tc,
+                             .ntargets = 1,
+                             .connections = 3,
+                             .requests = 300,
+                             .timeout_ns = 5 * NS_PER_S,
+                             .drain_ns = 5 * NS_PER_S,
+                             .keepalive = true,
+                             .threads = 1};
+    char err[256], url[64];
+    for (int mode = 0; mode < 2; mode++) {
+        struct server s;
+        server_start_mode(&s, mode ? SERVER_ONE_SHOT : SERVER_OK);
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/x", s.port);
+        tc.url = url;
+        uint64_t ok[2] = {0, 0};
+        for (int io = RUN_IO_EPOLL; io <= RUN_IO_URING; io++) {
+            cfg.io = (enum run_io)io;
+            cfg.requests_per_connection = mode ? 0 : 7;
+            struct run_result res;
+            int r = run_execute(&cfg, &res, err, sizeof err);
+            if (r && io == RUN_IO_URING && strstr(err, "cannot set up an io_uring")) {
+                print_message("io_uring unavailable here: %s\n", err);
+                break;
+            }
+            assert_int_equal(r, 0);
+            const struct run_counts *c = &res.all.counts;
+            assert_int_equal(res.io, io);
+            assert_true(res.accounting_ok);
+            check_identity(c);
+            assert_int_equal(c->sent, 300);
+            if (mode) {
+                assert_int_equal(c->outcome[OUTCOME_OK] + c->outcome[OUTCOME_TRANSPORT], 300);
+                assert_int_equal(c->transport_cause[RUN_TC_STALE], c->outcome[OUTCOME_TRANSPORT]);
+            } else {
+                assert_int_equal(c->outcome[OUTCOME_OK], 300);
+                assert_true(c->conns_opened >= 300 / 7);
+            }
+            ok[io - RUN_IO_EPOLL] = c->outcome[OUTCOME_OK];
+            run_result_release(&res);
+        }
+        print_message("%s: ok epoll %llu, uring %llu\n", mode ? "one request per connection" : "keep-alive",
+                      (unsigned long long)ok[0], (unsigned long long)ok[1]);
+        server_stop(&s);
+    }
+    assert_string_equal(run_io_name(RUN_IO_URING), "uring");
+    assert_string_equal(run_io_name(RUN_IO_EPOLL), "epoll");
+    assert_string_equal(run_io_name(RUN_IO_AUTO), "auto");
+    cfg.io = RUN_IO_URING;
+    cfg.requests_per_connection = 0;
+    cfg.open_loop = true;
+    cfg.rate = 100;
+    cfg.connections = 0;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--io uring"));
+    cfg.open_loop = false;
+    cfg.rate = 0;
+    cfg.connections = 3;
+    cfg.h2c = true;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--io uring"));
+    cfg.h2c = false;
+    tc.url = "https://127.0.0.1:1/";
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "https"));
+}
+
 /* ------------------------------------------------------------------ HTTP/2 and TLS */
 
 /* A knee serve (in-process) for the HTTP/2 tests: `preset`, HTTP/2 (h2c in cleartext, ALPN h2
@@ -1194,6 +1269,7 @@ int main(void)
         cmocka_unit_test(test_tls_phase_and_log),
         cmocka_unit_test(test_h2_clients_wait_on_http1),
         cmocka_unit_test(test_no_allocation_per_request),
+        cmocka_unit_test(test_io_engines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
