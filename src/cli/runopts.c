@@ -143,7 +143,8 @@ struct opt runopts_row(struct runopts *o, enum runopt_id id)
                         "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US);
     case RUNOPT_TIMER_SLACK:
         return ROW_UNIT("timer-slack", 0, OPT_DURATION, &o->timer_slack_ns, "D",
-                        "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups: less CPU; lag still "
+                        "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups (less CPU on a busy "
+                        "machine, not always); lag still "
                         "measured, the generator verdict counts only lag beyond D",
                         NS_PER_MS);
     case RUNOPT_IO:
