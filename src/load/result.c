@@ -150,7 +150,7 @@ static void target_result_init(struct run_target_result *r)
     hdr_init(&r->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
 }
 
-static void target_result_release(struct run_target_result *r)
+void run_target_result_release(struct run_target_result *r)
 {
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         hdr_release(&r->latency[g]);
@@ -566,9 +566,9 @@ void run_result_release(struct run_result *res)
 {
     if (res->targets) {
         for (size_t i = 0; i < res->ntargets; i++)
-            target_result_release(&res->targets[i]);
+            run_target_result_release(&res->targets[i]);
         free(res->targets);
-        target_result_release(&res->all);
+        run_target_result_release(&res->all);
     }
     for (size_t i = 0; i < res->nwarnings; i++)
         free(res->warnings[i]);

@@ -607,6 +607,8 @@ const char *run_io_name(enum run_io io);
  * process (each with its own cfg, res and stop handle); a run uses no global state. */
 int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen);
 void run_result_release(struct run_result *res);
+/* One target's histograms (initialised or still zeroed) released; knee merge builds its own. */
+void run_target_result_release(struct run_target_result *r);
 
 /* What run_execute would do with a configuration, worked out without sending anything (knee
  * run --dry-run): the targets resolved and their requests serialised, each target's share of

@@ -1242,28 +1242,14 @@ int merge_summary_build(struct merge_summary *m, const struct merge_set *s, cons
     return rc;
 }
 
-static void target_release(struct run_target_result *r)
-{
-    for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        hdr_release(&r->latency[g]);
-    hdr_release(&r->latency_all);
-    hdr_release(&r->service);
-    hdr_release(&r->ttfb);
-    hdr_release(&r->lag);
-    hdr_release(&r->connect);
-    for (size_t i = 0; i < r->nst; i++)
-        hdr_release(&r->st[i].dur);
-    r->nst = 0;
-}
-
 void merge_summary_release(struct merge_summary *m)
 {
     struct run_result *res = &m->res;
     if (res->targets) {
         for (size_t i = 0; i < res->ntargets; i++)
-            target_release(&res->targets[i]);
+            run_target_result_release(&res->targets[i]);
         free(res->targets);
-        target_release(&res->all);
+        run_target_result_release(&res->all);
     }
     for (size_t i = 0; i < res->nwarnings; i++)
         free(res->warnings[i]);
