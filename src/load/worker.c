@@ -1390,12 +1390,6 @@ static void conn_fail(struct worker *w, struct conn *c, enum run_transport_cause
 
 /* ------------------------------------------------------------------ HTTP/1.1 responses */
 
-/* Read and parse what arrived for the request on c. Bytes are parsed from the thread's one
- * buffer and never kept, so a body without end costs no memory; at most WORKER_READS buffers
- * per call, so a peer that sends faster than we parse cannot keep the loop from its timers
- * (the request's timeout among them): the rest waits for the next turn (epoll is
- * level-triggered). Over TLS a read returns one record at most, so a short read says nothing:
- * read until the socket is empty, and never leave while OpenSSL holds bytes epoll cannot see. */
 /* n bytes of the response to the request on c arrived (at buf). Returns true while the
  * response is not complete, false when the request ended (finished, or failed). */
 static bool h1_feed(struct worker *w, struct conn *c, const char *buf, size_t got)
