@@ -209,17 +209,20 @@ static int wait_events(struct loop *loop, struct epoll_event *evs, uint64_t wait
     return epoll_wait(loop->epfd, evs, LOOP_MAX_EVENTS, ms);
 }
 
+uint64_t loop_wait_ns(const struct loop *loop, uint64_t max_wait_ns)
+{
+    uint64_t now = clock_now_ns();
+    uint64_t next = loop_next_deadline(loop);
+    if (next == UINT64_MAX)
+        return max_wait_ns;
+    uint64_t until = next > now ? next - now : 0;
+    return until < max_wait_ns ? until : max_wait_ns;
+}
+
 int loop_run_once(struct loop *loop, uint64_t max_wait_ns)
 {
     struct epoll_event evs[LOOP_MAX_EVENTS];
-    uint64_t now = clock_now_ns();
-    uint64_t next = loop_next_deadline(loop);
-    uint64_t wait_ns = max_wait_ns;
-    if (next != UINT64_MAX) {
-        uint64_t until = next > now ? next - now : 0;
-        if (until < wait_ns)
-            wait_ns = until;
-    }
+    uint64_t wait_ns = loop_wait_ns(loop, max_wait_ns);
     int n = wait_events(loop, evs, wait_ns);
     loop->iterations++;
     loop->now_ns = clock_now_ns();

@@ -71,6 +71,9 @@ static inline bool loop_timer_armed(const struct loop_timer *t)
 }
 /* Deadline of the earliest armed timer, or UINT64_MAX. */
 uint64_t loop_next_deadline(const struct loop *loop);
+/* How long an iteration may wait: max_wait_ns, or less when a timer is due sooner (0 when one
+ * is already due). loop_run_once and load/uring's loop wait this long. */
+uint64_t loop_wait_ns(const struct loop *loop, uint64_t max_wait_ns);
 
 /* Wait once for events, at most until max_wait_ns from now (or the next timer), then run
  * the fd callbacks and every expired timer. Returns the number of callbacks run, or -errno.

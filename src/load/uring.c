@@ -238,14 +238,7 @@ int uring_run_once(struct worker *w, uint64_t max_wait_ns)
             u->poll_armed = true;
         }
     }
-    uint64_t now = clock_now_ns();
-    uint64_t next = loop_next_deadline(loop);
-    uint64_t wait_ns = max_wait_ns;
-    if (next != UINT64_MAX) {
-        uint64_t until = next > now ? next - now : 0;
-        if (until < wait_ns)
-            wait_ns = until;
-    }
+    uint64_t wait_ns = loop_wait_ns(loop, max_wait_ns);
     struct __kernel_timespec ts = {.tv_sec = (long long)(wait_ns / NS_PER_S),
                                    .tv_nsec = (long long)(wait_ns % NS_PER_S)};
     struct io_uring_cqe *first;
