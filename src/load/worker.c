@@ -2081,8 +2081,15 @@ static void maybe_finish(struct worker *w)
 {
     if (w->finished || w->planning || !w->started || w->inflight || w->queued)
         return;
+    /* Edges this thread passed before it saw it was done (a loaded machine runs the tick
+     * timer late) are published at their own times first, so no interval stretches past
+     * its edge; only the last one ends when the thread does. Done before `finished`: the
+     * engine takes a finished thread's later intervals as published. */
+    uint64_t now = clock_now_ns();
+    for (uint64_t edge; (edge = w->e->t0_ns + engine_tick_end(w->e, w->tick_index)) < now;)
+        publish_interval(w, edge);
     w->finished = true;
-    w->finish_ns = clock_now_ns();
+    w->finish_ns = now;
     /* close what is left: idle and preconnected connections (an HTTP/2 session whose
      * callbacks are running closes when they return) */
     for (size_t k = 0; k < w->nchunks; k++)
