@@ -16,9 +16,16 @@
 #   at full speed, lag p99 240 ms, a timeout 250 ms late) is the machine's, not the engine's:
 #   that run is repeated once, and fails if it fails again. Exit code, accounting and memory
 #   are never repeated. A closed loop has no such verdict: its checks stand as they are.
+# - knee runs at nice -10 where that is allowed (as in capacity_flat.sh): the engine's timers
+#   are under test, not the scheduler of a shared machine.
+# - flood-idle writes its response and the flood's first block at once (fault_server.py): in
+#   two writes, a client whose sends were due sent the next request in the gap and took the
+#   flood for its response (1-3 of 40 invalid in generator-limited ASan runs).
 # - Every JSON is checked by one python per pass: a python start took 1.8 s there, and ~90
 #   checks of one python each took the test from 70 s to 280 s, near ctest's 300 s limit.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
+NICE=()
+nice -n -10 true 2>/dev/null && NICE=(nice -n -10)
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"
 
@@ -29,7 +36,10 @@ run_case() {
     local name=$1 outcome=$2 extra=$3
     shift 3
     CASE_ARGS[$name]="$outcome"$'\t'"$extra"$'\t'"$*"
-    run_knee run --timeout 1s --drain 3s -d 2s "$@" --json "$TMP/$name.json" </dev/null >"$TMP/$name.txt" 2>&1
+    set +e
+    "${NICE[@]}" "$KNEE" run --timeout 1s --drain 3s -d 2s "$@" --json "$TMP/$name.json" </dev/null >"$TMP/$name.txt" 2>&1
+    RC=$?
+    set -e
     printf '%s\t%s\t%s\t%s\n' "$name" "$RC" "$outcome" "$extra" >>"${CASES:-$TMP/cases}"
 }
 
