@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void test_wilson(void **state)
 {
@@ -79,7 +80,7 @@ static bool stats_limited(const struct lab_stats_result *r)
     bool limited = false;
     for (size_t i = 0; i < r->nrounds; i++)
         if (r->round[i].open_loop && r->round[i].valid.generator_limited) {
-            printf("# round %zu (%s) GENERATOR-LIMITED: %s\n", i + 1, r->round[i].label, r->round[i].valid.warning);
+            printf("# round %zu (%s): %s\n", i + 1, r->round[i].label, r->round[i].valid.warning);
             limited = true;
         }
     return limited;
@@ -187,6 +188,11 @@ static void test_out_dir_and_bad_options(void **state)
 
 int main(void)
 {
+    /* The experiments' servers and load share this process: at nice -10 where that is allowed
+     * (as tests/e2e/capacity_flat.sh runs its server), the other processes of a shared machine
+     * stretch their timers less. Not allowed: the tests run as they are. */
+    if (setpriority(PRIO_PROCESS, 0, -10) != 0)
+        printf("# nice -10 not allowed: running at the default priority\n");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wilson),
         cmocka_unit_test(test_say_wraps),
