@@ -3,8 +3,9 @@
 #  A. the target is down for the whole of repetition 2 (--between kills it before, restarts it
 #     on the same port before repetition 3): that repetition fails every rate, the vote keeps
 #     the capacity at 150/s (100 and 150 held 2/3, 250 not); the closed loop (~200/s) lands in
-#     the ladder's bracket [150, 250) (up to knee capacity's own --agree 10%): valid, exit 0. The JSON follows knee-capacity/1, --out
-#     keeps every window's log and hlog, --hlog tags every window, --between is timed.
+#     the ladder's bracket [150, 250) (up to knee capacity's own --agree 10%): valid, exit 0.
+#     The JSON follows knee-capacity/1, --out keeps every window's log and hlog, --hlog tags
+#     every window, --between is timed.
 #  B. --require above it: exit 99, the verdict says NOT MET; --json - puts the JSON on stdout
 #     (two rates: the capacity is at least the top, 150/s, unless a bad window failed it in the
 #     one repetition); --metrics-listen serves the steps' counts added up (the probe's left
