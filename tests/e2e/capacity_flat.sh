@@ -22,6 +22,10 @@
 # 3-6 ms against the low rungs' 15-30 ms p99 (measured while other helpers compiled), so those
 # rungs would fail as "not delivered". The generator's timer is not what this test is about,
 # and the SLO judges latency from the planned send, so a lag can only lower the capacity.
+# A run that fails its checks while knee capacity itself says the machine may have been measured
+# (a probe failed, a step "not delivered", a repetition BUSY: cap_machine_measured) runs once
+# more, with its own three D; a second failure fails (a probe failure under two CPU hogs and
+# other helpers' builds excludes a repetition; two of them leave no majority).
 # The server and knee run at nice -10 where that is allowed, so that the other processes of a
 # shared machine stretch the 10 ms less (D is measured either way).
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
@@ -32,29 +36,22 @@ start_serve flat --preset flat
 U=http://127.0.0.1:$PORT_flat/
 cat >"$TMP/stretch.sh" <<SH
 #!/bin/sh
-n=\$(ls "$TMP"/stretch-*.json 2>/dev/null | wc -l)
-exec "$KNEE" run -c 1 -d 500ms --json "$TMP/stretch-\$n.json" "$U" >/dev/null
+# stretch.sh RUN: one measurement of D for capacity run RUN (stretch-RUN-<n>.json)
+n=\$(ls "$TMP"/stretch-\$1-*.json 2>/dev/null | wc -l)
+exec "$KNEE" run -c 1 -d 500ms --json "$TMP/stretch-\$1-\$n.json" "$U" >/dev/null
 SH
 RATES=40,60,90
-for run in a b; do
-    set +e
-    "${NICE[@]}" "$KNEE" capacity --rates $RATES --reps 3 --arrivals poisson --step 1s --warmup 200ms --settle 200ms \
-        --lag-limit 50ms --slo 'p99<100ms' --no-cross-check --between "sh $TMP/stretch.sh" --json "$TMP/$run.json" \
-        "$U" >"$TMP/$run.txt" 2>"$TMP/$run.err"
-    RC=$?
-    set -e
-    sed -n '/^ladder x/,/^$/p;/^capacity\|^INVALID/p' "$TMP/$run.txt"
-    [[ $RC -eq 0 ]] || { cat "$TMP/$run.txt" "$TMP/$run.err"; fail "run $run: exit $RC"; }
-done
 
-python3 - "$TMP" "$KNEE" "$RATES" <<'PY'
+# judge RUN: run RUN's verdict and its bracket against the M/D/1 band of its own D; prints the
+# band, writes the ladder index of the capacity and the run's mean D to $TMP/RUN.k; 1 on failure
+judge() {
+    python3 - "$TMP" "$KNEE" "$RATES" "$1" <<'PY'
 import glob, json, re, subprocess, sys
-tmp, knee, rates = sys.argv[1], sys.argv[2], [float(r) for r in sys.argv[3].split(",")]
-work = []
-for f in sorted(glob.glob(tmp + "/stretch-*.json")):
-    st = json.load(open(f))["targets"][0]["server_timing"]
-    work.append(st["work"]["mean"])
-assert len(work) == 6, work
+tmp, knee, rates, run = sys.argv[1], sys.argv[2], [float(r) for r in sys.argv[3].split(",")], sys.argv[4]
+work = [json.load(open(f))["targets"][0]["server_timing"]["work"]["mean"]
+        for f in glob.glob("%s/stretch-%s-*.json" % (tmp, run))]
+if len(work) != 3:
+    sys.exit("FAIL: run %s: %d measurements of D, not 3: %s" % (run, len(work), work))
 d_lo = 10.0
 
 def p99_response_ms(rate, d_ms):
@@ -76,23 +73,54 @@ def capacity(d_ms, slo_ms=100.0):
             hi = mid
     return lo
 
-print("# work per request (ms, Server-Timing):", " ".join("%.2f" % w for w in work))
-idx = []
-for i, run in enumerate("ab"):
-    d_hi = max(work[3 * i:3 * i + 3])  # the three --between measurements of this run
-    band = (capacity(d_hi) * 0.6, capacity(d_lo) * 1.25)
-    print("# run %s: M/D/1 band for p99<100ms: %.1f/s (D %.2f ms, x0.6) .. %.1f/s (D 10 ms, x1.25)"
-          % (run, band[0], d_hi, band[1]))
-    d = json.load(open("%s/%s.json" % (tmp, run)))
-    assert d["verdict"] == "valid" and d["valid_reps"] >= 2, (run, d["reasons"])
-    cap = d["ladder_capacity"]
-    k = rates.index(cap) if cap is not None else -1
-    lo = cap if cap is not None else 0.0
-    hi = rates[k + 1] if k + 1 < len(rates) else float("inf")
-    print("# run %s: capacity %s/s, bracket [%g, %g)" % (run, cap, lo, hi))
-    assert lo <= band[1] and hi >= band[0], "run %s: bracket [%g, %g) outside the M/D/1 band" % (run, lo, hi)
-    idx.append(k)
-mean_d = [sum(work[0:3]) / 3, sum(work[3:6]) / 3]
+print("# run %s: work per request (ms, Server-Timing): %s" % (run, " ".join("%.2f" % w for w in work)))
+d_hi = max(work)  # the three --between measurements of this run
+band = (capacity(d_hi) * 0.6, capacity(d_lo) * 1.25)
+print("# run %s: M/D/1 band for p99<100ms: %.1f/s (D %.2f ms, x0.6) .. %.1f/s (D 10 ms, x1.25)"
+      % (run, band[0], d_hi, band[1]))
+d = json.load(open("%s/%s.json" % (tmp, run)))
+if not (d["verdict"] == "valid" and d["valid_reps"] >= 2):
+    sys.exit("FAIL: run %s: verdict %s, %d valid repetitions: %s" % (run, d["verdict"], d["valid_reps"], d["reasons"]))
+cap = d["ladder_capacity"]
+k = rates.index(cap) if cap is not None else -1
+lo = cap if cap is not None else 0.0
+hi = rates[k + 1] if k + 1 < len(rates) else float("inf")
+print("# run %s: capacity %s/s, bracket [%g, %g)" % (run, cap, lo, hi))
+if not (lo <= band[1] and hi >= band[0]):
+    sys.exit("FAIL: run %s: bracket [%g, %g) outside the M/D/1 band" % (run, lo, hi))
+open("%s/%s.k" % (tmp, run), "w").write("%d %r\n" % (k, sum(work) / 3))
+PY
+}
+
+for run in a b; do
+    for attempt in 1 2; do
+        rm -f "$TMP"/stretch-$run-*.json
+        set +e
+        "${NICE[@]}" "$KNEE" capacity --rates $RATES --reps 3 --arrivals poisson --step 1s --warmup 200ms --settle 200ms \
+            --lag-limit 50ms --slo 'p99<100ms' --no-cross-check --between "sh $TMP/stretch.sh $run" \
+            --json "$TMP/$run.json" "$U" >"$TMP/$run.txt" 2>"$TMP/$run.err"
+        RC=$?
+        set -e
+        sed -n '/^ladder x/,/^$/p;/^capacity\|^INVALID/p' "$TMP/$run.txt"
+        if [[ $RC -eq 0 ]] && judge $run; then
+            break
+        fi
+        # a run knee capacity says may be the machine's (cap_machine_measured) once more
+        if [[ $attempt == 1 ]] && why=$(cap_machine_measured "$TMP/$run.json"); then
+            echo "# run $run: exit $RC, and knee capacity measured the machine ($why): once more"
+            continue
+        fi
+        cat "$TMP/$run.txt" "$TMP/$run.err"
+        fail "run $run: exit $RC (attempt $attempt)"
+    done
+done
+
+# The two runs agree within one rate of the ladder when the machine stretched the 10 ms alike
+read -r ka da <"$TMP/a.k"
+read -r kb db <"$TMP/b.k"
+python3 - "$ka" "$da" "$kb" "$db" <<'PY'
+import sys
+idx, mean_d = [int(sys.argv[1]), int(sys.argv[3])], [float(sys.argv[2]), float(sys.argv[4])]
 if max(mean_d) <= 1.25 * min(mean_d):
     assert abs(idx[0] - idx[1]) <= 1, "the two runs disagree by more than one rate: %s (mean D %.2f, %.2f ms)" % (
         idx, mean_d[0], mean_d[1])

@@ -41,6 +41,7 @@ serves until killed. Behaviour is chosen by the request path:
   /push-later?ms=N       200, then N ms later (default 50) a response nobody asked for, on the
                          connection the client now holds idle
   /flood-idle            200, then bytes without end on the connection the client holds idle
+                         (the first of them in the response's own write)
 
 --log prints "served PATH" on stdout after each response it writes (a test can wait for work
 done instead of sleeping).
@@ -230,8 +231,12 @@ async def handle(reader, writer):
                 await asyncio.sleep(int(q.get("ms", ["50"])[0]) / 1000.0)
                 writer.write(response(200, b"pushed\n"))
             elif path == "/flood-idle":
-                writer.write(response(200, b"f\n"))
+                # the response and the flood's first block in one write: the flood's bytes never
+                # come later than the response, so the client sees them before it can send its
+                # next request on the connection (written apart, a client whose sends were due
+                # sent one in the gap and took the flood for that request's response)
                 block = b"f" * 65536
+                writer.write(response(200, b"f\n") + block)
                 while not writer.is_closing():
                     await writer.drain()
                     writer.write(block)

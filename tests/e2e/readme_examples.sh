@@ -66,11 +66,19 @@ for i in 0 1 2 3; do
         "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
     PIDS+=($!)
 done
-"$KNEE" run --shard 0/2 -R 200 -d 2s -t 1 --json int-0.json "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
+"$KNEE" run --shard 0/2 -R 200 -d 4s -t 1 --json int-0.json "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
 PIDS+=($!)
-"$KNEE" run --shard 1/2 -R 200 -d 2s -t 1 --json int-1.json "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
+"$KNEE" run --shard 1/2 -R 200 -d 4s -t 1 --progress --json int-1.json "http://127.0.0.1:$PORT/" >/dev/null 2>int-1.err &
 intr=$!
-sleep 0.5
+# Ctrl-C once the shard is under way (its first --progress line, a second in): a background job
+# of a non-interactive shell starts with SIGINT ignored until knee run installs its handler, so
+# a signal sent at a fixed moment before that (a loaded machine starts a process slowly) is
+# lost and the shard runs its plan to the end
+for _ in $(seq 600); do
+    grep -q '^\[' int-1.err && break
+    sleep 0.05
+done
+grep -q '^\[' int-1.err || fail "the shard to interrupt never started: $(cat int-1.err)"
 kill -INT "$intr"
 wait "$intr" || true
 for p in "${PIDS[@]:1}"; do

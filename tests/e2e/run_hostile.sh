@@ -6,31 +6,45 @@
 # connection). The load engine parses responses and never stores them: its memory stays
 # bounded (peak RSS within 16 MiB of a run against a well-behaved server), the timeout fires
 # on time, and every request ends in its outcome class with the accounting intact.
+# On a loaded 2-core machine (measured with two CPU hogs and other helpers' builds):
+# - --drain 3s, not the default (the timeout, 1 s): a run ends by --duration + --drain, so a
+#   request sent more than 50 ms late at the end of the plan (the last of -R 20 is planned
+#   50 ms before its end) was cancelled at the drain's end before its own 1 s timeout fired
+#   (ASan: 39 timeouts, 1 cancelled); with 3 s a send up to 2 s late still meets its timeout.
+# - A timing check (the outcome class, on time, the flood's bytes) of an open-loop run that knee
+#   itself calls GENERATOR-LIMITED (its timers ran late: ASan, 20 connections of 103 responses
+#   at full speed, lag p99 240 ms, a timeout 250 ms late) is the machine's, not the engine's:
+#   that run is repeated once, and fails if it fails again. Exit code, accounting and memory
+#   are never repeated. A closed loop has no such verdict: its checks stand as they are.
+# - knee runs at nice -10 where that is allowed (as in capacity_flat.sh): the engine's timers
+#   are under test, not the scheduler of a shared machine.
+# - flood-idle writes its response and the flood's first block at once (fault_server.py): in
+#   two writes, a client whose sends were due sent the next request in the gap and took the
+#   flood for its response (1-3 of 40 invalid in generator-limited ASan runs).
+# - Every JSON is checked by one python per pass: a python start took 1.8 s there, and ~90
+#   checks of one python each took the test from 70 s to 280 s, near ctest's 300 s limit.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
+NICE=()
+nice -n -10 true 2>/dev/null && NICE=(nice -n -10)
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"
 
-# The exit code: 0 for a run with an ok request; a run without one (every request timed out,
-# say) may end in the documented failed-run code, never in 2 (bad input) or a signal.
-run_rc_ok() { # JSON
-    [[ $RC -eq 0 ]] && return 0
-    [[ -s $1 && $RC -ne 2 && $RC -lt 128 ]] || return 1
-    python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["outcomes"]["ok"] != 0)' "$1"
+# NAME OUTCOME EXTRA FLAGS... URL: runs knee; its exit code, the expected outcome of every
+# request (- for none) and an extra python check over the JSON go to $TMP/cases for the end
+declare -A CASE_ARGS
+run_case() {
+    local name=$1 outcome=$2 extra=$3
+    shift 3
+    CASE_ARGS[$name]="$outcome"$'\t'"$extra"$'\t'"$*"
+    set +e
+    "${NICE[@]}" "$KNEE" run --timeout 1s --drain 3s -d 2s "$@" --json "$TMP/$name.json" </dev/null >"$TMP/$name.txt" 2>&1
+    RC=$?
+    set -e
+    printf '%s\t%s\t%s\t%s\n' "$name" "$RC" "$outcome" "$extra" >>"${CASES:-$TMP/cases}"
 }
 
-run_json() { # NAME FLAGS... URL: runs knee, the exit code checked by run_rc_ok
-    local name=$1
-    shift
-    run_knee run --timeout 1s -d 2s "$@" --json "$TMP/$name.json" >"$TMP/$name.txt" 2>&1
-    run_rc_ok "$TMP/$name.json" || { cat "$TMP/$name.txt"; fail "$name: exit $RC"; }
-    json_check "$TMP/$name.json" 'identity(acc) and d["accounting_ok"] and acc["sent"] > 0' "$name: accounting"
-}
-
-run_json base_closed -c 4 "$B/ok"
-run_json base_open -R 20 "$B/ok"
-BASE_KB=$(python3 -c 'import json,sys; print(max(json.load(open(f))["environment"]["peak_rss_kb"] for f in sys.argv[1:]))' \
-    "$TMP/base_closed.json" "$TMP/base_open.json")
-BOUND_KB=$((BASE_KB + 16384))
+run_case base_closed - True -c 4 "$B/ok"
+run_case base_open - True -R 20 "$B/ok"
 
 # NAME PATH OUTCOME [extra check]: closed and open loop
 hostile() {
@@ -40,11 +54,7 @@ hostile() {
         local flags=(-c 4)
         [[ $mode == open ]] && flags=(-R 20)
         [[ $name == push_later || $name == flood_idle ]] && [[ $mode == closed ]] && flags+=(--think 100ms)
-        run_json "$name.$mode" "${flags[@]}" "$B/$path"
-        json_check "$TMP/$name.$mode.json" "acc['outcomes']['$outcome'] == acc['sent']" "$name ($mode): every request $outcome"
-        json_check "$TMP/$name.$mode.json" "d['environment']['peak_rss_kb'] <= $BOUND_KB" \
-            "$name ($mode): peak RSS within 16 MiB of the baseline ($BASE_KB kB)"
-        json_check "$TMP/$name.$mode.json" "$extra" "$name ($mode): $extra"
+        run_case "$name.$mode" "$outcome" "$extra" "${flags[@]}" "$B/$path"
     done
 }
 
@@ -63,5 +73,82 @@ hostile endless_headers endless-headers invalid
 hostile unsolicited unsolicited ok 'tot["connections"]["unsolicited_bytes"] >= 1'
 hostile push_later "push-later?ms=20" ok 'tot["connections"]["unsolicited_bytes"] >= 1'
 hostile flood_idle flood-idle ok 'tot["connections"]["unsolicited_bytes"] >= 1'
+
+# check_cases CASES [RETRY]: checks the runs listed in CASES; with RETRY, a failed timing check
+# of a run knee called GENERATOR-LIMITED is not a failure but a name in RETRY
+check_cases() {
+    python3 - "$TMP" "$@" <<'PY'
+import json, sys
+tmp, retry_path = sys.argv[1], sys.argv[3] if len(sys.argv) > 3 else None
+cases = [line.rstrip("\n").split("\t") for line in open(sys.argv[2])]
+failed, retry = [], []
+def identity(c):
+    o = c["outcomes"]
+    sent = sum(v for k, v in o.items() if k != "dropped")
+    return c["planned"] == c["sent"] + c["dropped"] and c["sent"] == sent and c["dropped"] == o["dropped"]
+docs = {}
+for name in ("base_closed", "base_open"):
+    try:
+        docs[name] = json.load(open("%s/%s.json" % (tmp, name)))
+    except (OSError, ValueError):
+        docs[name] = None
+for name, rc, outcome, extra in cases:
+    try:
+        docs[name] = json.load(open("%s/%s.json" % (tmp, name)))
+    except (OSError, ValueError) as e:
+        docs[name] = None
+        failed.append("%s: exit %s, no JSON (%s)\n%s" % (name, rc, e, open("%s/%s.txt" % (tmp, name)).read()))
+base = [docs[n]["environment"]["peak_rss_kb"] for n in ("base_closed", "base_open") if docs[n]]
+bound_kb = max(base) + 16384 if len(base) == 2 else None
+for name, rc, outcome, extra in cases:
+    d = docs[name]
+    if d is None:
+        continue
+    rc, acc, tot = int(rc), d["all"]["accounting"], d["all"]
+    def check(ok, what, timing=False):
+        if ok:
+            return ok
+        lag, svc = tot.get("lag") or {}, tot.get("service") or {}
+        text = ("%s: %s\n  outcomes %s\n  service min %s max %s ms, bytes in %s; lag p99 %s ms; generator_limited %s"
+                % (name, what, d["outcomes"], svc.get("min"), svc.get("max"), tot.get("bytes_in"), lag.get("p99"),
+                   d["generator_limited"]))
+        if timing and retry_path and d["generator_limited"]:
+            print("# %s: a timing check failed, and knee calls the run GENERATOR-LIMITED (%s): once more\n#   %s"
+                  % (name, d["generator"]["reasons"], text.replace("\n", "\n#   ")))
+            if name not in retry:
+                retry.append(name)
+        else:
+            failed.append(text)
+        return ok
+    # The exit code: 0 for a run with an ok request; a run without one (every request timed
+    # out, say) may end in the documented failed-run code, never in 2 (bad input) or a signal.
+    if not check(rc == 0 or (rc != 2 and rc < 128 and d["outcomes"]["ok"] == 0), "exit %d" % rc):
+        failed[-1] += "\n" + open("%s/%s.txt" % (tmp, name)).read()
+    check(identity(acc) and d["accounting_ok"] and acc["sent"] > 0, "accounting")
+    if outcome != "-":
+        check(acc["outcomes"][outcome] == acc["sent"], "every request %s" % outcome, True)
+        if bound_kb is not None:
+            check(d["environment"]["peak_rss_kb"] <= bound_kb, "peak RSS %d kB within 16 MiB of the baseline (%d kB)"
+                  % (d["environment"]["peak_rss_kb"], bound_kb - 16384))
+    check(eval(extra, {"d": d, "tot": tot, "acc": acc}), extra, True)
+for f in failed:
+    print("FAIL: " + f, file=sys.stderr)
+if retry_path:
+    with open(retry_path, "w") as f:
+        f.write("".join(n + "\n" for n in retry))
+sys.exit(1 if failed else 0)
+PY
+}
+
+check_cases "$TMP/cases" "$TMP/retry" || exit 1
+if [[ -s "$TMP/retry" ]]; then
+    CASES="$TMP/cases2"
+    while read -r name; do
+        IFS=$'\t' read -r outcome extra args <<<"${CASE_ARGS[$name]}"
+        read -ra args <<<"$args"
+        run_case "$name" "$outcome" "$extra" "${args[@]}"
+    done <"$TMP/retry"
+    check_cases "$TMP/cases2" || exit 1
+fi
 grep -q 'sent bytes nobody asked for' "$TMP/flood_idle.open.txt" || fail "flood_idle: no warning"
 echo "ok"

@@ -109,11 +109,18 @@ refused "the hlog of shards 1, 2 of 3 is missing" "$TMP"/mix-[0-9].json "$TMP/mi
 # a shard interrupted half-way: named, the merge INCOMPLETE (exit 1)
 start=$(($(date +%s) + 2))
 for i in 0 1; do
-    "$KNEE" run -R 500 -d 3s -t 1 --shard "$i/2" --start-at "$start" --json "$TMP/int-$i.json" "$U/" \
-        >/dev/null 2>&1 &
+    "$KNEE" run -R 500 -d 3s -t 1 --shard "$i/2" --start-at "$start" --progress --json "$TMP/int-$i.json" "$U/" \
+        >/dev/null 2>"$TMP/int-$i.err" &
     eval "pid$i=\$!"
 done
-sleep 3.5
+# Ctrl-C to shard 1 half-way: after its first --progress line (a second after the instant), not
+# after a fixed sleep from `date`, which a loaded machine can stretch past the plan's end (or
+# put before knee run's handler: a background job starts with SIGINT ignored)
+for _ in $(seq 200); do
+    grep -q '^\[' "$TMP/int-1.err" && break
+    sleep 0.05
+done
+grep -q '^\[' "$TMP/int-1.err" || fail "interrupted shard: it never started: $(cat "$TMP/int-1.err")"
 kill -INT "$pid1"
 wait "$pid0" || true
 wait "$pid1" || true
@@ -124,13 +131,17 @@ json_check "$TMP/int-merged.json" 'not d["shard"]["complete"] and d["shard"]["sh
     "merged JSON marks the failure"
 echo "ok: an interrupted shard makes the merge INCOMPLETE (exit 1) and is named"
 
-# a late shard: ready 0.7 s after the instant; its lag counts it
-start_ns=$(python3 -c 'import time; print(int((time.time() + 1.0) * 1e9))')
-start_at=$(python3 -c "print('%d.%09d' % divmod($start_ns, 10**9))")
-"$KNEE" run -R 400 -d 2s -t 1 --shard 0/2 --start-at "$start_at" --json "$TMP/late-0.json" "$U/" >/dev/null 2>&1 &
+# a late shard: ready 0.7 s after the instant; its lag counts it. The instant and the wait are
+# the shell's own clock reads, not a python start each (1.8 s apiece on a loaded machine: the
+# late shard came more than the plan's 2 s after the instant, knee run refused the plan as past,
+# exit 2, and set -e ended the test without a word); -d 3s leaves a slow start more room.
+start_ns=$(($(date +%s%N) + 1000000000))
+start_at=$(printf '%d.%09d' $((start_ns / 1000000000)) $((start_ns % 1000000000)))
+"$KNEE" run -R 400 -d 3s -t 1 --shard 0/2 --start-at "$start_at" --json "$TMP/late-0.json" "$U/" >/dev/null 2>&1 &
 p0=$!
-python3 -c "import time; time.sleep(max(0, $start_ns / 1e9 + 0.7 - time.time()))"
-"$KNEE" run -R 400 -d 2s -t 1 --shard 1/2 --start-at "$start_at" --json "$TMP/late-1.json" "$U/" >"$TMP/late-1.txt" 2>&1
+while (($(date +%s%N) < start_ns + 700000000)); do sleep 0.02; done
+run_knee run -R 400 -d 3s -t 1 --shard 1/2 --start-at "$start_at" --json "$TMP/late-1.json" "$U/" >"$TMP/late-1.txt" 2>&1
+[[ $RC -eq 0 ]] || { cat "$TMP/late-1.txt"; fail "late shard: exit $RC"; }
 wait "$p0" || true
 json_check "$TMP/late-1.json" 'd["shard"]["start_skew_ms"] >= 650 and d["all"]["lag"]["max"] >= 600' "late shard's skew and lag"
 grep -q 'after the shared start instant' "$TMP/late-1.txt" || fail "late shard warns"

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void test_wilson(void **state)
 {
@@ -72,8 +73,26 @@ static void quick_options(struct lab_options *o, uint64_t duration_ns)
     o->seed = 7;
 }
 
+/* Does knee run call an open-loop round of r GENERATOR-LIMITED (its latencies then measure
+ * knee's delay as much as the servers')? */
+static bool stats_limited(const struct lab_stats_result *r)
+{
+    bool limited = false;
+    for (size_t i = 0; i < r->nrounds; i++)
+        if (r->round[i].open_loop && r->round[i].valid.generator_limited) {
+            printf("# round %zu (%s): %s\n", i + 1, r->round[i].label, r->round[i].valid.warning);
+            limited = true;
+        }
+    return limited;
+}
+
 /* Coordinated omission: the same server A, open loop p99 well above closed loop p99. Rounds of
- * 9 s take in two of A's 250 ms stalls. */
+ * 9 s take in two of A's 250 ms stalls.
+ * The shapes below are the servers' and hold only for rounds knee kept to its plan: on a loaded
+ * 2-core machine (two CPU hogs and other builds) round 2 once came out GENERATOR-LIMITED (lag
+ * p99 140 ms, A's p99 339 ms against B's 220 ms, so "A's tail above twice B's" failed), and the
+ * lab itself says it draws no conclusion from such a round. So knee run's verdict is checked
+ * first: a generator-limited round repeats the experiment once, and a second one fails. */
 static void test_stats_coordinated_omission(void **state)
 {
     (void)state;
@@ -81,6 +100,11 @@ static void test_stats_coordinated_omission(void **state)
     quick_options(&o, 9 * NS_PER_S);
     struct lab_stats_result r;
     assert_int_equal(lab_stats(&o, &r), 0);
+    if (stats_limited(&r)) {
+        printf("# the machine kept knee from its plan: the experiment once more\n");
+        assert_int_equal(lab_stats(&o, &r), 0);
+        assert_false(stats_limited(&r));
+    }
     assert_int_equal(r.nrounds, 3);
     for (size_t i = 0; i < 3; i++)
         assert_true(r.round[i].accounting_ok);
@@ -164,6 +188,11 @@ static void test_out_dir_and_bad_options(void **state)
 
 int main(void)
 {
+    /* The experiments' servers and load share this process: at nice -10 where that is allowed
+     * (as tests/e2e/capacity_flat.sh runs its server), the other processes of a shared machine
+     * stretch their timers less. Not allowed: the tests run as they are. */
+    if (setpriority(PRIO_PROCESS, 0, -10) != 0)
+        printf("# nice -10 not allowed: running at the default priority\n");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wilson),
         cmocka_unit_test(test_say_wraps),
