@@ -5,7 +5,8 @@
 # instant (+D@FILE), the merged summary accounts for the whole plan; missing, duplicate and
 # foreign shards are refused (exit 2); shards over TLS and h2 keep their tls and h2 lines; an
 # interrupted shard is named and the merge marked INCOMPLETE (exit 1); a late shard's lag is
-# counted; knee stats and knee report take the shards' files directly.
+# counted; knee stats and knee report take the shards' files directly (knee stats over the
+# shards' hlogs prints what it prints over the merged hlog; its refusals name the file).
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
