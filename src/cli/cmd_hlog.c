@@ -1,6 +1,8 @@
 /* knee hlog: HdrHistogram interval logs — show a log's percentile distribution in the
  * reference layout, summarise it per tag, list its tags, and merge logs from several
- * processes or machines into one exact log. `knee stats FILE.hlog` lands in cmd_hlog_stats.
+ * processes or machines into one exact log. `knee stats FILE.hlog` lands in cmd_hlog_stats;
+ * stats given every shard's hlog of one run summarises the log knee merge --hlog writes of them
+ * (src/merge: merge_hlog_inputs checks and merges the set).
  * The scan (read a log, sum the selected intervals per tag) serves show, stats and tags; then
  * one section per subcommand, and the dispatch. Bad input: one line naming the file and
  * line (a missing file included), exit 2; a read error midway or an output that cannot be
@@ -13,8 +15,10 @@
 #include "core/json.h"
 #include "core/outfile.h"
 #include "hlog/hlog.h"
+#include "merge/merge.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,24 +169,34 @@ static int scan_entries(const struct cmd_spec *spec, struct hlog_reader *r, cons
     return code;
 }
 
-/* Read path ("-": standard input), summing the selected intervals per tag. Returns the exit
- * code (0, 2 bad input, 1 read failure) after printing the reason; on failure *s is empty. */
-static int scan_file(const struct cmd_spec *spec, const char *path, const struct filter *flt, struct scan *s)
+/* Read f (named path in messages), summing the selected intervals per tag. Returns the exit
+ * code as scan_file. */
+static int scan_stream(const struct cmd_spec *spec, FILE *f, const char *path, const struct filter *flt, struct scan *s)
 {
     memset(s, 0, sizeof *s);
     s->first_offset_s = INFINITY;
     s->last_end_offset_s = -INFINITY;
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    if (!f)
-        return opt_fail(spec, "%s: %s", path, strerror(errno));
     struct hlog_reader *r = hlog_reader_new(f, path);
     int code = scan_entries(spec, r, path, flt, s);
     s->start_time_s = hlog_reader_start_time(r);
     hlog_reader_free(r);
-    if (f != stdin)
-        fclose(f);
     if (code)
         scan_release(s);
+    return code;
+}
+
+/* Read path ("-": standard input), summing the selected intervals per tag. Returns the exit
+ * code (0, 2 bad input, 1 read failure) after printing the reason; on failure *s is empty. */
+static int scan_file(const struct cmd_spec *spec, const char *path, const struct filter *flt, struct scan *s)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!f) {
+        memset(s, 0, sizeof *s);
+        return opt_fail(spec, "%s: %s", path, strerror(errno));
+    }
+    int code = scan_stream(spec, f, path, flt, s);
+    if (f != stdin)
+        fclose(f);
     return code;
 }
 
@@ -195,6 +209,23 @@ static bool parse_args(struct cmd_spec *spec, int argc, char **argv, struct strl
     return r == 0;
 }
 
+/* Several files to stats (its spec takes any number): the hlogs of every shard of one run,
+ * checked as knee merge checks them (in shards: their label), or, when none is a shard's, the
+ * one-file refusal opt_parse gives. 0, or 2 after the message. */
+static int check_shards(const struct cmd_spec *spec, const struct strlist *args, struct merge_hlog_input *shards)
+{
+    shards->label[0] = shards->name[0] = '\0';
+    if (args->n < 2)
+        return 0;
+    char err[1024];
+    int r = merge_hlog_inputs((const char *const *)args->v, args->n, NULL, shards, err, sizeof err);
+    if (r < 0)
+        return opt_fail(spec, "%s", err);
+    if (r == 0)
+        return opt_fail(spec, "unexpected argument '%s': usage: knee %s %s", args->v[1], spec->name, spec->usage);
+    return 0;
+}
+
 /* show and stats take the same --from/--to window and --unit-ratio: parse argv (the flags land
  * in *from_ns, *to_ns and *ratio), then check the window before the ratio, so the first fault is
  * the one reported. Returns true to go on, with the window in *flt and *args for the caller to
@@ -202,10 +233,14 @@ static bool parse_args(struct cmd_spec *spec, int argc, char **argv, struct strl
  * *args already empty. */
 static bool parse_window_args(struct cmd_spec *spec, int argc, char **argv, struct strlist *args,
                               const uint64_t *from_ns, const uint64_t *to_ns, const double *ratio, struct filter *flt,
-                              int *code)
+                              struct merge_hlog_input *shards, int *code)
 {
     if (!parse_args(spec, argc, argv, args, code))
         return false;
+    if (shards && (*code = check_shards(spec, args, shards)) != 0) {
+        strlist_release(args);
+        return false;
+    }
     flt->from_s = (double)*from_ns / 1e9;
     flt->to_s = opt_find(spec, "to")->seen ? (double)*to_ns / 1e9 : INFINITY;
     if (flt->to_s < flt->from_s)
@@ -341,7 +376,7 @@ static int hlog_show(int argc, char **argv)
     struct strlist args = {0};
     struct filter flt = {.decode = true};
     int code;
-    if (!parse_window_args(&spec, argc, argv, &args, &from_ns, &to_ns, &ratio, &flt, &code))
+    if (!parse_window_args(&spec, argc, argv, &args, &from_ns, &to_ns, &ratio, &flt, NULL, &code))
         return code;
     if (ticks < 1 || ticks > 1000)
         code = opt_fail(&spec, "--ticks: must be 1..1000");
@@ -504,6 +539,44 @@ static void stats_print_json(const char *path, const struct scan *s, const struc
     json_end(&j);
 }
 
+/* The shards' hlogs (check_shards passed) merged into a temporary file, unlinked at once, as
+ * knee merge --hlog writes them, and that log scanned under the name shards->name. Returns the
+ * exit code as scan_file (1 also when the temporary file cannot be written). */
+static int scan_shards(const struct cmd_spec *spec, const struct strlist *args, const struct filter *flt,
+                       struct merge_hlog_input *shards, struct scan *s)
+{
+    memset(s, 0, sizeof *s);
+    const char *dir = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/knee-hlog-stats-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkostemp(tmpl, O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) {
+            unlink(tmpl);
+            close(fd);
+        }
+        opt_fail(spec, "cannot store the merged log in %s: %s", dir && *dir ? dir : "/tmp", strerror(e));
+        return 1;
+    }
+    unlink(tmpl); /* ours alone (O_EXCL), gone when f closes */
+    char err[1024];
+    int r = merge_hlog_inputs((const char *const *)args->v, args->n, f, shards, err, sizeof err);
+    int code;
+    if (r != 1) { /* the inputs changed since check_shards, or the log could not be written */
+        opt_fail(spec, "%s", r == 0 ? "the inputs are no longer shards' hlogs" : err);
+        code = r < 0 && r > KNEE_EINVAL ? 1 : 2; /* -errno: the temporary log; KNEE_*: the inputs */
+    } else if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+        opt_fail(spec, "the merged log: %s", strerror(errno));
+        code = 1;
+    } else {
+        code = scan_stream(spec, f, shards->name, flt, s);
+    }
+    fclose(f);
+    return code;
+}
+
 static int stats_main(const char *name, int argc, char **argv)
 {
     uint64_t from_ns = 0, to_ns = 0;
@@ -530,34 +603,44 @@ static int stats_main(const char *name, int argc, char **argv)
     struct cmd_spec spec = {
         .name = name,
         .usage = "[options] FILE.hlog",
-        .summary = "Summarise an HdrHistogram interval log: count, mean, stdev, p50, p90, p95, p99, p99.9 and max "
+        .summary = "Summarise an HdrHistogram interval log (or every shard's log of one run, merged): count, mean, "
+                   "stdev, p50, p90, p95, p99, p99.9 and max "
                    "per tag and for all tags merged (exact sums of the interval histograms).",
         .opts = opts,
         .nopts = OPT_COUNT_OF(opts),
         .epilog = "Percentiles are HdrHistogram's: nearest rank over the buckets, reported as the bucket's highest\n"
                   "equivalent value (within the log's significant digits). Mean and stdev (population) use each\n"
-                  "bucket's median equivalent value, as the reference does.\n\nexample:\n"
-                  "  knee hlog stats run.hlog --from 10s\n",
+                  "bucket's median equivalent value, as the reference does.\n\n"
+                  "Several files: the hlogs of every shard of one run (knee run --shard I/N --hlog), summarised\n"
+                  "as the log knee merge --hlog writes from them (the same numbers, interval for interval);\n"
+                  "a shard given twice, shards of two plans, a missing shard or a file that is not a shard's\n"
+                  "hlog is refused (exit 2).\n\nexamples:\n"
+                  "  knee hlog stats run.hlog --from 10s\n"
+                  "  knee hlog stats shard-0.hlog shard-1.hlog shard-2.hlog\n",
         .min_args = 1,
-        .max_args = 1,
+        .max_args = SIZE_MAX, /* one file, or the shards' hlogs (check_shards) */
     };
     struct strlist args = {0};
     struct filter flt = {.decode = true};
     int code;
-    if (!parse_window_args(&spec, argc, argv, &args, &from_ns, &to_ns, &ratio, &flt, &code))
+    struct merge_hlog_input shards;
+    if (!parse_window_args(&spec, argc, argv, &args, &from_ns, &to_ns, &ratio, &flt, &shards, &code))
         return code;
     struct scan s;
-    if ((code = scan_file(&spec, args.v[0], &flt, &s)))
+    const char *path = shards.label[0] ? shards.name : args.v[0];
+    if ((code = shards.label[0] ? scan_shards(&spec, &args, &flt, &shards, &s) : scan_file(&spec, path, &flt, &s)))
         goto out;
     if (s.intervals == 0) {
-        code = opt_fail(&spec, "%s: no intervals%s", args.v[0], windowed(&flt) ? " in the --from/--to window" : "");
+        code = opt_fail(&spec, "%s: no intervals%s", path, windowed(&flt) ? " in the --from/--to window" : "");
     } else {
         struct all_tags all;
         all_tags_init(&all, &s);
+        if (shards.label[0])
+            fprintf(json ? stderr : stdout, "%s\n\n", shards.label);
         if (json)
-            stats_print_json(args.v[0], &s, &all, ratio);
+            stats_print_json(path, &s, &all, ratio);
         else
-            stats_print_text(args.v[0], &s, &all, ratio);
+            stats_print_text(path, &s, &all, ratio);
         hlog_acc_release(&all.acc);
         code = opt_stdout_done(&spec);
     }

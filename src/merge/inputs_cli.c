@@ -71,6 +71,45 @@ static void common_stem(const char *path, char *buf, size_t len)
         snprintf(buf, len, "shards");
 }
 
+int merge_hlog_inputs(const char *const *paths, size_t n, FILE *out, struct merge_hlog_input *in, char *err,
+                      size_t errlen)
+{
+    in->label[0] = in->name[0] = '\0';
+    if (n < 2)
+        return 0;
+    const char **sp = xcalloc(n, sizeof *sp);
+    struct merge_probe *pr = xcalloc(n, sizeof *pr);
+    size_t ns = shard_files(paths, n, sp, pr);
+    int r = 0;
+    for (size_t i = 0; i < ns && !r; i++)
+        if (pr[i].kind != MERGE_HLOG)
+            r = knee_fail(err, errlen, KNEE_EINVAL,
+                          "%s: a %s, not an hlog: give the shards' hlogs only (knee merge takes every kind)", sp[i],
+                          merge_kind_name(pr[i].kind));
+    free(sp);
+    free(pr);
+    if (r || !ns)
+        return r;
+    struct merge_set set;
+    if ((r = merge_set_build(&set, paths, n, false, err, errlen)))
+        return r;
+    if (out)
+        r = merge_hlogs(&set, out, err, errlen);
+    if (!r) {
+        char desc[256], stem[128];
+        merge_set_describe(&set, desc, sizeof desc);
+        snprintf(in->label, sizeof in->label,
+                 "inputs: %s: their hlogs merged as knee merge --hlog merges them (each second's intervals summed "
+                 "per tag, on the wall clock)",
+                 desc);
+        common_stem(set.shards[0].path[MERGE_HLOG], stem, sizeof stem);
+        snprintf(in->name, sizeof in->name, "%s (%u shards merged)", stem, set.count);
+        r = 1;
+    }
+    merge_set_release(&set);
+    return r;
+}
+
 static int temp_path(char *buf, size_t len, const char *suffix)
 {
     const char *dir = getenv("TMPDIR");

@@ -149,6 +149,22 @@ int merge_hlog_files(const char *const *paths, size_t n, double slot_s, FILE *ou
  * shards of two plans). A set with shards missing is labelled, not refused. */
 int merge_label_inputs(const char *const *paths, size_t n, char *label, size_t len, char *err, size_t errlen);
 
+/* knee stats / knee hlog stats with several hlogs: when any of paths is a shard's output, the
+ * set is checked as knee merge checks it (merge_set_build: every shard once, one plan, none
+ * missing; a file not a shard's, or not an hlog, refused by name) and the shards' hlogs are
+ * merged into out exactly as knee merge --hlog writes them. 1 then, with the label line
+ * ("inputs: all 3 shards of one run (...): ...") and a name for the merged log ("mix (3 shards
+ * merged)"); 0 when n < 2 or no path is a shard's output (nothing written: the caller reads
+ * its files as before); an error with the reason in err otherwise (KNEE_* bad input, -errno
+ * out could not be written). out NULL: the checks alone (1, 0 or the error; nothing read but
+ * the files' headers). */
+struct merge_hlog_input {
+    char label[512];
+    char name[192];
+};
+int merge_hlog_inputs(const char *const *paths, size_t n, FILE *out, struct merge_hlog_input *in, char *err,
+                      size_t errlen);
+
 /* knee report INPUT...: every whole set of shard outputs among paths (grouped by plan) becomes one
  * run, "<name> (N shards merged)", merged as knee merge merges it (summary, per-request log or
  * hlog); used[i] says which paths it took (the rest are the command's). 0 or an error as

@@ -5,7 +5,8 @@
 # instant (+D@FILE), the merged summary accounts for the whole plan; missing, duplicate and
 # foreign shards are refused (exit 2); shards over TLS and h2 keep their tls and h2 lines; an
 # interrupted shard is named and the merge marked INCOMPLETE (exit 1); a late shard's lag is
-# counted; knee stats and knee report take the shards' files directly.
+# counted; knee stats and knee report take the shards' files directly (knee stats over the
+# shards' hlogs prints what it prints over the merged hlog; its refusals name the file).
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
@@ -186,3 +187,49 @@ run_knee stats "$TMP/mix-0.bin" "$TMP/mix-0.bin"
 grep -q '(1 run' "$TMP/report.txt" || { cat "$TMP/report.txt" >&2; fail "knee report: the shards are one run"; }
 grep -q 'mix (3 shards merged)' "$TMP/r.html" || fail "knee report names the merged run"
 echo "ok: knee stats and knee report read shards"
+
+# knee stats over every shard's hlog: the numbers of the merged hlog, tag for tag (the same
+# log, so the interval count and span too), labelled; refusals name the file (exit 2);
+# several hlogs that are no shard's keep the one-file refusal
+run_knee merge "$TMP"/mix-[0-9].hlog --hlog "$TMP/mixm.hlog" >/dev/null 2>&1
+[[ $RC -eq 0 ]] || fail "merge --hlog exited $RC"
+for cmd in stats "hlog stats"; do
+    for win in "" "--from 1s"; do
+        # shellcheck disable=SC2086
+        $KNEE $cmd $win "$TMP"/mix-[0-9].hlog >"$TMP/hs.txt" || fail "knee $cmd over the shards' hlogs"
+        # shellcheck disable=SC2086
+        $KNEE $cmd $win "$TMP/mixm.hlog" >"$TMP/hm.txt" || fail "knee $cmd over the merged hlog"
+        grep -q '^inputs: all 3 shards of one run (plan [0-9a-f]*, shared start ' "$TMP/hs.txt" ||
+            fail "knee $cmd labels the shards' hlogs"
+        diff <(sed '1,2d; 3s/^mix (3 shards merged): //' "$TMP/hs.txt") <(sed "1s|^$TMP/mixm.hlog: ||" "$TMP/hm.txt") ||
+            fail "knee $cmd $win: the shards' hlogs differ from the merged hlog"
+        # shellcheck disable=SC2086
+        $KNEE $cmd $win --json "$TMP"/mix-[0-9].hlog >"$TMP/hs.json" 2>/dev/null
+        # shellcheck disable=SC2086
+        $KNEE $cmd $win --json "$TMP/mixm.hlog" >"$TMP/hm.json"
+        python3 - "$TMP/hs.json" "$TMP/hm.json" <<'PY' || fail "knee $cmd $win --json: shards vs merged"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a.pop("file") == "mix (3 shards merged)"
+b.pop("file")
+assert a == b, (a, b)
+assert sorted(a["groups"]) == ["a", "b"] and a["all"]["count"] > 0, a
+PY
+    done
+done
+echo "ok: knee stats over the shards' hlogs = knee stats over the merged hlog"
+refused_stats() {
+    local want=$1
+    shift
+    run_knee stats "$@" >"$TMP/ref.out" 2>"$TMP/ref.err"
+    [[ $RC -eq 2 ]] || fail "stats $*: exit $RC, want 2"
+    [[ ! -s "$TMP/ref.out" ]] || fail "stats $*: printed numbers it refused"
+    grep -q -- "$want" "$TMP/ref.err" || { cat "$TMP/ref.err" >&2; fail "stats: want '$want'"; }
+    echo "ok: stats refused: $(head -1 "$TMP/ref.err")"
+}
+refused_stats "two hlogs, $TMP/mix-1.hlog and $TMP/mix-1.hlog" "$TMP"/mix-[0-9].hlog "$TMP/mix-1.hlog"
+refused_stats "missing shards 2 of 3" "$TMP/mix-0.hlog" "$TMP/mix-1.hlog"
+refused_stats "$TMP/poisson-0.hlog is shard 0 of 3 .* not the shards of one plan" "$TMP"/mix-[0-9].hlog "$TMP/poisson-0.hlog"
+refused_stats "$TMP/mixm.hlog: already a merge" "$TMP"/mix-[0-9].hlog "$TMP/mixm.hlog"
+refused_stats "$TMP/mix-0.bin: a binary log, not an hlog" "$TMP"/mix-[0-9].hlog "$TMP/mix-0.bin"
+refused_stats "unexpected argument '$TMP/mixm.hlog': usage: knee stats \[options\] FILE.hlog" "$TMP/mixm.hlog" "$TMP/mixm.hlog"

@@ -745,6 +745,78 @@ static void test_hlog_stream_equals_merge(void **state)
     assert_non_null(strstr(err, "not in time order"));
 }
 
+/* The whole file as a string (the caller frees it). */
+static char *slurp(FILE *f)
+{
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    char *buf = calloc((size_t)n + 1, 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    return buf;
+}
+
+static void expect_hlog_refused(const char *const *paths, size_t n, const char *needle)
+{
+    struct merge_hlog_input in;
+    char err[512] = "";
+    int r = merge_hlog_inputs(paths, n, NULL, &in, err, sizeof err);
+    if (r >= 0 || !strstr(err, needle))
+        fail_msg("expected a refusal with '%s', got %d: %s", needle, r, err);
+}
+
+/* knee stats over every shard's hlog: the set checked as knee merge checks it, merged into the
+ * log knee merge --hlog writes, byte for byte; anything else left to the command (0) or
+ * refused by name. */
+static void test_merge_hlog_inputs(void **state)
+{
+    (void)state;
+    /* x0..x2 (shards of 3) and merged.hlog from test_merge_exact, y0 (a shard of another plan)
+     * from test_merge_refusals, h0..h2 (not shards') from test_hlog_stream_equals_merge */
+    const char *hl[] = {path_of("x1.hlog"), path_of("x2.hlog"), path_of("x0.hlog")};
+    struct merge_hlog_input in;
+    char err[512];
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    if (merge_hlog_inputs(hl, 3, f, &in, err, sizeof err) != 1)
+        fail_msg("merge_hlog_inputs: %s", err);
+    assert_non_null(strstr(in.label, "inputs: all 3 shards of one run (plan "));
+    assert_string_equal(in.name, "x (3 shards merged)");
+    FILE *ref = fopen(path_of("merged.hlog"), "r");
+    assert_non_null(ref);
+    char *a = slurp(f), *b = slurp(ref);
+    assert_true(strlen(a) > 100);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    fclose(ref);
+    fclose(f);
+    /* checks alone */
+    memset(&in, 0, sizeof in);
+    assert_int_equal(merge_hlog_inputs(hl, 3, NULL, &in, err, sizeof err), 1);
+    assert_string_equal(in.name, "x (3 shards merged)");
+    /* not for this function: one file, or no shard's output among them */
+    assert_int_equal(merge_hlog_inputs(hl, 1, NULL, &in, err, sizeof err), 0);
+    assert_string_equal(in.label, "");
+    const char *plain[] = {path_of("h0.hlog"), path_of("h1.hlog"), path_of("ref.hlog")};
+    assert_int_equal(merge_hlog_inputs(plain, 3, NULL, &in, err, sizeof err), 0);
+    /* refused */
+    const char *dup[] = {path_of("x0.hlog"), path_of("x1.hlog"), path_of("x2.hlog"), path_of("x1.hlog")};
+    expect_hlog_refused(dup, 4, "two hlogs");
+    const char *missing[] = {path_of("x0.hlog"), path_of("x1.hlog")};
+    expect_hlog_refused(missing, 2, "missing shards 2 of 3");
+    const char *foreign[] = {path_of("x0.hlog"), path_of("x1.hlog"), path_of("x2.hlog"), path_of("y0.hlog")};
+    expect_hlog_refused(foreign, 4, "not the shards of one plan");
+    const char *mixed[] = {path_of("x0.hlog"), path_of("x1.hlog"), path_of("x2.hlog"), path_of("h0.hlog")};
+    expect_hlog_refused(mixed, 4, "h0.hlog: not a shard's output");
+    const char *merged[] = {path_of("x0.hlog"), path_of("x1.hlog"), path_of("x2.hlog"), path_of("merged.hlog")};
+    expect_hlog_refused(merged, 4, "merged.hlog: already a merge");
+    const char *kinds[] = {path_of("x0.hlog"), path_of("x1.hlog"), path_of("x2.hlog"), path_of("x1.json")};
+    expect_hlog_refused(kinds, 4, "x1.json: a JSON, not an hlog");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -755,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_merge_equals_one_process),
         cmocka_unit_test(test_merge_transport),
         cmocka_unit_test(test_hlog_stream_equals_merge),
+        cmocka_unit_test(test_merge_hlog_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
