@@ -122,8 +122,11 @@ void capacity_step_eval(const struct run_result *res, bool open_loop, const stru
 
 /* A probe window judged: delivered as a step is, but its generator verdict is
  * run_generator_judge's with lag_limit_ms as the hard limit (the probe's own latency is the
- * null target's, nothing the relative rule could weigh the lag against), and no SLO. */
-void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, struct capacity_step *out);
+ * null target's, nothing the relative rule could weigh the lag against), and no SLO.
+ * timer_slack_ms: the --timer-slack the probe ran with (0: none); as in every step's verdict,
+ * only the lag beyond it counts. */
+void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, double timer_slack_ms,
+                         struct capacity_step *out);
 
 /* The probe's lag limit in ms: --probe-lag-limit, else --lag-limit, else 10%
  * (RUN_LAG_LATENCY_SHARE, knee run's share for a lag that shapes the latency) of the SLO's
@@ -321,6 +324,18 @@ struct capacity_config {
     capacity_progress_fn *on_progress;
     void *progress_ctx;
 };
+
+/* The kinds of window capacity_run measures. */
+enum capacity_window { CAPACITY_WINDOW_STEP, CAPACITY_WINDOW_PROBE, CAPACITY_WINDOW_CLOSED };
+
+/* The load model of one window, from cfg->base into *c: a rung of the ladder (the open loop at
+ * rate), the probe (the open loop at rate to *probe, its lag limit probe_lag_limit_ms; probe
+ * must outlive *c) or the closed loop at connections. The open-loop windows keep the base's
+ * --timer-slack, --spin and arrivals; the closed loop has none of them. capacity_run adds the
+ * window's length, outputs and callbacks. */
+void capacity_window_config(const struct capacity_config *cfg, enum capacity_window kind, double rate,
+                            uint32_t connections, const struct run_target_config *probe, double probe_lag_limit_ms,
+                            struct run_config *c);
 
 /* Check cfg without sending anything (the ladder, reps, times, the probe, the targets). 0 or
  * KNEE_EINVAL with one line naming the flag. capacity_run calls it first. */

@@ -39,6 +39,7 @@ static void write_config(struct json *j, const struct capacity_config *cfg, cons
     json_kv_string(j, "arrivals", b->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
     json_kv_uint(j, "seed", b->seed);
     json_kv_uint(j, "threads", b->threads);
+    json_kv_double(j, "timer_slack_ms", (double)b->timer_slack_ns / 1e6); /* --timer-slack, 0: none */
     json_kv_double(j, "probe_rate", r->probe_rate);
     json_kv_string(j, "probe_target", r->probe_target);
     json_kv_double(j, "probe_lag_limit", capacity_probe_lag_limit_ms(cfg, NULL, 0));

@@ -70,6 +70,43 @@ int capacity_config_check(const struct capacity_config *cfg, char *err, size_t e
     return run_validate(&probe, err, errlen);
 }
 
+void capacity_window_config(const struct capacity_config *cfg, enum capacity_window kind, double rate,
+                            uint32_t connections, const struct run_target_config *probe, double probe_lag_limit_ms,
+                            struct run_config *c)
+{
+    *c = cfg->base;
+    if (kind == CAPACITY_WINDOW_CLOSED) {
+        /* a closed loop has no plan: no arrivals, no pool, no spin and no slack on its sends */
+        c->open_loop = false;
+        c->rate = 0;
+        c->arrivals = RUN_ARRIVALS_CONSTANT;
+        c->when_busy = RUN_BUSY_QUEUE;
+        c->spin_ns = 0;
+        c->timer_slack_ns = 0;
+        c->connections = connections;
+        return;
+    }
+    c->open_loop = true;
+    c->rate = rate;
+    if (kind != CAPACITY_WINDOW_PROBE)
+        return;
+    c->targets = probe;
+    c->ntargets = 1;
+    c->rejects = NULL;
+    c->nrejects = 0;
+    c->expect_body = NULL;
+    /* its sends on schedule counted with its own lag limit (and the same --timer-slack as the
+     * steps); no live metrics: the endpoint shows the candidate's targets, and the probe's
+     * requests are not theirs */
+    c->lag_limit_ns = (uint64_t)llround(probe_lag_limit_ms * 1e6);
+    c->on_live = NULL;
+    c->live_ctx = NULL;
+    if (!cfg->probe_url && strncmp(probe->url, "https://", 8) == 0) {
+        c->tls_insecure = true; /* the in-process probe's own self-signed certificate */
+        c->tls_cacert = NULL;
+    }
+}
+
 static double probe_rate(const struct capacity_config *cfg)
 {
     return cfg->probe_rate > 0 ? cfg->probe_rate : CAPACITY_PROBE_SHARE * cfg->rates[cfg->nrates - 1];
@@ -257,7 +294,7 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
     if (rc)
         return rc;
     if (kind == WINDOW_PROBE)
-        capacity_probe_eval(&rr, w->res->probe_lag_limit_ms, s);
+        capacity_probe_eval(&rr, w->res->probe_lag_limit_ms, (double)c->timer_slack_ns / 1e6, s);
     else
         capacity_step_eval(&rr, kind == WINDOW_STEP, cfg->slo, cfg->nslo, s);
     if (rr.out_error)
@@ -283,23 +320,8 @@ static int run_probe(struct window *w, const char *url, size_t i, char *err, siz
     const struct capacity_config *cfg = w->cfg;
     struct capacity_rep *rep = &w->res->reps[i];
     struct run_target_config t = {.name = "probe", .url = url};
-    struct run_config c = cfg->base;
-    c.targets = &t;
-    c.ntargets = 1;
-    c.rejects = NULL;
-    c.nrejects = 0;
-    c.expect_body = NULL;
-    c.open_loop = true;
-    c.rate = w->res->probe_rate;
-    /* its sends on schedule counted with its own lag limit; no live metrics: the endpoint
-     * shows the candidate's targets, and the probe's requests are not theirs */
-    c.lag_limit_ns = (uint64_t)llround(w->res->probe_lag_limit_ms * 1e6);
-    c.on_live = NULL;
-    c.live_ctx = NULL;
-    if (!cfg->probe_url && strncmp(url, "https://", 8) == 0) {
-        c.tls_insecure = true; /* the in-process probe's own self-signed certificate */
-        c.tls_cacert = NULL;
-    }
+    struct run_config c;
+    capacity_window_config(cfg, CAPACITY_WINDOW_PROBE, w->res->probe_rate, 0, &t, w->res->probe_lag_limit_ms, &c);
     char name[64];
     snprintf(name, sizeof name, "rep%zu-probe", i + 1);
     snprintf(w->tag_prefix, sizeof w->tag_prefix, "rep%zu/probe", i + 1);
@@ -349,9 +371,8 @@ static int run_rep(struct window *w, const char *probe_url, size_t i, char *err,
         idle(cfg, cfg->settle_ns);
         if (stopped(cfg))
             break;
-        struct run_config c = cfg->base;
-        c.open_loop = true;
-        c.rate = res->rates[k];
+        struct run_config c;
+        capacity_window_config(cfg, CAPACITY_WINDOW_STEP, res->rates[k], 0, NULL, 0, &c);
         char rn[32], name[64];
         rate_name(res->rates[k], rn, sizeof rn);
         snprintf(name, sizeof name, "rep%zu-%s", i + 1, rn);
@@ -391,13 +412,8 @@ static int run_closed(struct window *w, char *err, size_t errlen)
         idle(cfg, cfg->settle_ns);
         if (stopped(cfg))
             break;
-        struct run_config c = cfg->base;
-        c.open_loop = false;
-        c.rate = 0;
-        c.arrivals = RUN_ARRIVALS_CONSTANT;
-        c.when_busy = RUN_BUSY_QUEUE;
-        c.spin_ns = 0;
-        c.connections = conns;
+        struct run_config c;
+        capacity_window_config(cfg, CAPACITY_WINDOW_CLOSED, 0, conns, NULL, 0, &c);
         char name[64];
         snprintf(name, sizeof name, "closed-c%u", conns);
         snprintf(w->tag_prefix, sizeof w->tag_prefix, "closed/c%u", conns);

@@ -150,7 +150,8 @@ void capacity_step_eval(const struct run_result *res, bool open_loop, const stru
     step_eval(res, open_loop, NULL, slo, nslo, out);
 }
 
-void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, struct capacity_step *out)
+void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, double timer_slack_ms,
+                         struct capacity_step *out)
 {
     /* main's one rule, run_generator_judge, with the probe's lag limit as its hard limit: the
      * probe's own latency is the null target's (a tenth of a millisecond), so the relative
@@ -167,12 +168,14 @@ void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, stru
         .latency_p99_ms = lat.p99,
         .planned_rate = res->all.rates.planned,
         .lag_limit_ms = lag_limit_ms,
+        .timer_slack_ms = timer_slack_ms,
     };
     struct run_generator_verdict v;
     run_generator_judge(&in, &v);
     if (v.over_limit) /* the judge names --lag-limit; the probe's limit may come from elsewhere */
-        snprintf(v.why, sizeof v.why, "%slag p99 %.3f ms above the probe's lag limit %.3g ms",
-                 v.short_send ? "short sends and " : "", lag.p99, lag_limit_ms);
+        snprintf(v.why, sizeof v.why, "%slag p99 %.3f ms%s above the probe's lag limit %.3g ms",
+                 v.short_send ? "short sends and " : "", run_lag_beyond_slack(lag.p99, timer_slack_ms),
+                 timer_slack_ms > 0 ? " beyond --timer-slack" : "", lag_limit_ms);
     step_eval(res, true, &v, NULL, 0, out);
 }
 

@@ -66,6 +66,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_SPIN,
     RUNOPT_IO,
     RUNOPT_LAG_LIMIT,
+    RUNOPT_TIMER_SLACK,
     RUNOPT_REQUESTS_PER_CONNECTION,
     RUNOPT_RETRY_STALE,
     RUNOPT_CACERT,

@@ -504,6 +504,12 @@ static void run_out(struct jw *w, const struct html_run *run)
     v_ms(w, (int64_t)run->lag_limit_ns);
     key(w, "lag_limit_known");
     v_bool(w, run->lag_limit_known);
+    /* the threshold the generator verdict used: the lag limit on top of the --timer-slack the
+     * run allowed (run_generator_judge judges the lag beyond the slack) */
+    key(w, "timer_slack_ms");
+    v_ms(w, (int64_t)run->timer_slack_ns);
+    key(w, "lag_threshold_ms");
+    v_ms(w, (int64_t)(run->lag_limit_ns + run->timer_slack_ns));
     key(w, "generator_limited");
     if (run->have_json)
         v_bool(w, run->json_generator_limited);

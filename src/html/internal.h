@@ -155,6 +155,7 @@ struct html_run {
     double warmup_s; /* NAN unknown */
     uint64_t lag_limit_ns;
     bool lag_limit_known;
+    uint64_t timer_slack_ns; /* --timer-slack of the run (its JSON's config; 0 none or unknown) */
     /* per-request model */
     struct html_target *targets;
     size_t ntargets;

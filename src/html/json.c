@@ -83,6 +83,10 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
     if (!run->lag_limit_known &&
         lag_limit_from_args(json_object_get(json_object_get(root, "environment"), "args"), &lag_ns))
         html_run_set_lag_limit(run, lag_ns);
+    /* --timer-slack: the verdict judged the lag beyond it, so the lag chart's threshold moves up by it */
+    double slack_ms = num(cfg, "timer_slack_ms");
+    run->timer_slack_ns =
+        slack_ms > 0 && slack_ms <= (double)RUN_MAX_TIMER_SLACK_NS / 1e6 ? (uint64_t)llround(slack_ms * 1e6) : 0;
     run->json_generator_limited = json_is_true(json_object_get(root, "generator_limited"));
     run->json_window_s = num(root, "window_s");
 

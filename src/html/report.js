@@ -606,9 +606,14 @@
 
   function lag(row, run, ri) {
     var tl = run.timeline;
-    var limit = run.lag_limit_ms;
+    /* the verdict's threshold: the lag limit, plus the --timer-slack the run allowed (the verdict judges the lag beyond it) */
+    var slack = run.timer_slack_ms || 0;
+    var limit = slack > 0 ? run.lag_threshold_ms : run.lag_limit_ms;
+    var source = run.lag_limit_known ? '--lag-limit' : 'knee run\'s default --lag-limit';
     var title = run.name + ': the generator\'s lag T1 - T0, p99 per ' + (tl ? fmtS(tl.interval_s) : '1') + ' s (by T0; HdrHistogram, 2 digits), ' +
-      'with the generator-limited threshold at ' + fmtMs(limit) + ' ms' + (run.lag_limit_known ? ' (--lag-limit)' : ' (knee run\'s default --lag-limit)') +
+      'with the generator-limited threshold at ' + fmtMs(limit) + ' ms' +
+      (slack > 0 ? ' (' + source + ' ' + fmtMs(run.lag_limit_ms) + ' ms + --timer-slack ' + fmtMs(slack) + ' ms: the verdict judges the lag beyond the slack)'
+                 : ' (' + source + ')') +
       '; requests in flight at the end of each interval (right axis)';
     if (!tl || !tl.lag_p99_ms) {
       omitted(row, 'chart-lag-' + ri, title, run.have.hlog ? 'an hlog has no send times, so no lag and no in-flight count'
@@ -647,7 +652,7 @@
               ctx.stroke();
               ctx.fillStyle = '#d62728';
               ctx.font = ctxFont(u, 11);
-              ctx.fillText('generator-limited above ' + fmtMs(limit) + ' ms', u.bbox.left + 6 * uPlot.pxRatio, y - 4 * uPlot.pxRatio);
+              ctx.fillText('generator-limited above ' + fmtMs(limit) + ' ms' + (slack > 0 ? ' (limit + ' + fmtMs(slack) + ' ms --timer-slack)' : ''), u.bbox.left + 6 * uPlot.pxRatio, y - 4 * uPlot.pxRatio);
               ctx.restore();
             }]
           }

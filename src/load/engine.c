@@ -1008,6 +1008,7 @@ int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, siz
     plan->pool_cap = e.pool_cap;
     plan->pool_asked = e.pool_asked;
     plan->fd_limit = e.fd_limit;
+    plan->io = e.io; /* choose_io's answer: --io auto resolved, --io uring probed */
 out:
     engine_release(&e);
     return rc;

@@ -634,6 +634,8 @@ struct run_plan {
     uint32_t pool_cap;   /* open loop: the connection pool across threads */
     uint32_t pool_asked; /* pool_cap < pool_asked: capped by the file descriptor limit */
     uint64_t fd_limit;   /* RLIMIT_NOFILE, raised as far as allowed */
+    enum run_io io;      /* the I/O engine the threads would run (--io resolved: RUN_IO_EPOLL or RUN_IO_URING;
+                            RUN_IO_AUTO only in a plan not filled by run_plan) */
 };
 
 /* Fill *plan for cfg: run_validate, then every step run_execute takes before its threads

@@ -235,8 +235,9 @@ struct head {
     double rate, ramp_from, ramp_to, duration_s;
     double own; /* the targets' own @R rates, summed */
     uint32_t threads, pool_cap, conns;
-    uint32_t streams; /* --streams: closed-loop clients per connection */
-    const char *io;   /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
+    uint32_t streams;     /* --streams: closed-loop clients per connection */
+    const char *io;       /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
+    const char *io_asked; /* --dry-run: the --io that chose it ("auto", "epoll", "uring"); NULL: not said */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
@@ -276,6 +277,8 @@ static void plan_head(FILE *out, const struct head *h)
     fprintf(out, ", %u thread%s", h->threads, h->threads == 1 ? "" : "s");
     if (h->io && *h->io)
         fprintf(out, " on %s", strcmp(h->io, "uring") == 0 ? "io_uring" : h->io);
+    if (h->io && *h->io && h->io_asked)
+        fprintf(out, " (--io %s)", h->io_asked);
     fprintf(out, "%s\n", h->keepalive ? "" : ", no keep-alive");
 }
 
@@ -670,6 +673,10 @@ void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_pl
                      .pool_cap = plan->pool_cap,
                      .conns = plan->all.connections,
                      .streams = cfg->streams};
+    if (plan->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
+        h.io = run_io_name(plan->io);
+        h.io_asked = run_io_name(cfg->io);
+    }
     for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
         if (cfg->targets[i].rate > 0)
             h.own += cfg->targets[i].rate;

@@ -34,8 +34,8 @@ for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && 
 PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
 [[ -n "$PORT" ]] || fail "knee serve did not start"
 
-# run a: open loop with a warm-up, binary log; run b: CSV log and an hlog
-"$KNEE" run -R 200 -d 5s --warmup 1s --threads 1 --json "$TMP/a.json" --out "$TMP/a.bin" \
+# run a: open loop with a warm-up and --timer-slack 2ms, binary log; run b: CSV log and an hlog
+"$KNEE" run -R 200 -d 5s --warmup 1s --threads 1 --timer-slack 2ms --json "$TMP/a.json" --out "$TMP/a.bin" \
     "http://127.0.0.1:$PORT/product?id=1" >"$TMP/a.txt"
 "$KNEE" run -R 100 -d 3s --threads 1 --json "$TMP/b.json" --out "$TMP/b.csv" --hlog "$TMP/b.hlog" \
     "http://127.0.0.1:$PORT/product?id=2" >"$TMP/b.txt"
@@ -71,6 +71,13 @@ assert got == want, f"drawn {sorted(got)}, want {sorted(want)}"
 assert omitted == ["chart-lag-1"], omitted
 note = re.search(r'id="chart-lag-1".*?<p class="note">([^<]*)</p>', dom, re.S).group(1)
 assert "hlog has no send times" in note, note
+# the lag chart's threshold is the one the verdict used: knee run's default 1 ms limit, plus
+# run a's --timer-slack 2ms (the verdict judges the lag beyond the slack), both named
+def caption(fid):
+    return html.unescape(re.search(rf'id="{fid}"[^>]*><figcaption>([^<]*)</figcaption>', dom).group(1))
+cap_a, cap_b = caption("chart-lag-2"), caption("chart-lag-0")
+assert "threshold at 3.000 ms (knee run's default --lag-limit 1.000 ms + --timer-slack 2.000 ms: the verdict judges the lag beyond the slack)" in cap_a, cap_a
+assert "threshold at 1.000 ms (knee run's default --lag-limit);" in cap_b and "timer-slack" not in cap_b, cap_b
 for fid, b in drawn:
     x, y, w, h = map(int, b.group(1).split(","))
     assert w > 200 and h > 100, (fid, w, h)

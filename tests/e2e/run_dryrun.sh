@@ -37,6 +37,25 @@ grep -q '^  1,000 requests planned, shared by 3 connections' "$TMP/dry.out" || f
 dry --ramp 100:2000 -d 1m "$U"
 grep -q '^  63,000 requests planned over 60 s' "$TMP/dry.out" || fail "ramp count"
 
+# the head line names the I/O engine the run would take and the --io that chose it (auto: epoll,
+# which measured as fast; the open loop and TLS always run on epoll), and --timer-slack when set
+dry -R 100 -d 1s -t 1 "$U"
+grep -q '^knee run: open loop, .*, 1 s, 1 thread on epoll (--io auto)$' "$TMP/dry.out" || fail "--io auto: $(head -1 "$TMP/dry.out")"
+! grep -q 'timer-slack' "$TMP/dry.out" || fail "a plan without --timer-slack names one"
+dry -R 100 -d 1s -t 1 --timer-slack 2ms --io epoll "$U"
+grep -q '^knee run: open loop, constant arrivals, 100.0/s, pool up to 10,000 connections (queue when busy), sends up to 2.000 ms late by --timer-slack, 1 s, 1 thread on epoll (--io epoll)$' "$TMP/dry.out" ||
+    fail "--timer-slack and --io epoll: $(head -1 "$TMP/dry.out")"
+dry -c 2 -d 1s -t 1 "$U"
+grep -q '^knee run: closed loop, 2 connections, 1 s, 1 thread on epoll (--io auto)$' "$TMP/dry.out" || fail "closed loop, --io auto: $(head -1 "$TMP/dry.out")"
+# --io uring: planned on io_uring where this process may set one up, else refused (exit 2)
+run_knee run --dry-run -c 2 -d 1s -t 1 --io uring "$U" >"$TMP/dry.out" 2>"$TMP/dry.err"
+if [[ $RC -eq 0 ]]; then
+    grep -q '^knee run: closed loop, 2 connections, 1 s, 1 thread on io_uring (--io uring)$' "$TMP/dry.out" ||
+        fail "--io uring: $(head -1 "$TMP/dry.out")"
+else
+    [[ $RC -eq 2 ]] && grep -q 'cannot set up an io_uring' "$TMP/dry.err" || { cat "$TMP/dry.err"; fail "--io uring: exit $RC"; }
+fi
+
 # the planned counts are what a real run plans (constant arrivals, shares over targets)
 planned_of() { python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["all"]; print(a["accounting"]["planned"]+a["warmup"]["planned"])' "$1"; }
 check_same() {

@@ -287,37 +287,120 @@ static void test_probe(void **state)
     /* the engine found it generator-limited by the relative rule (lag against the null
      * target's 0.3 ms): the probe judges its lag against its own limit instead */
     f.res.generator.limited = f.res.generator.shapes_tail = true;
-    capacity_probe_eval(&f.res, 5, &s);
+    capacity_probe_eval(&f.res, 5, 0, &s);
     assert_true(s.held && s.delivered);
     assert_string_equal(s.reason, "");
     /* lag p99 30 ms: over a 5 ms limit, named as the probe's */
     for (int i = 0; i < 100; i++)
         hdr_record(&f.res.all.lag, 30 * NS_PER_MS, 1);
-    capacity_probe_eval(&f.res, 5, &s);
+    capacity_probe_eval(&f.res, 5, 0, &s);
     assert_false(s.held);
     assert_non_null(strstr(s.reason, "generator-limited: lag p99 30."));
     assert_non_null(strstr(s.reason, "above the probe's lag limit 5 ms"));
     assert_null(strstr(s.reason, "--lag-limit"));
-    capacity_probe_eval(&f.res, 50, &s);
+    capacity_probe_eval(&f.res, 50, 0, &s);
     assert_true(s.held);
     /* short sends: sent on schedule below 99% (the engine's floor), and in the window */
     f.res.sent_on_schedule = 0.9;
-    capacity_probe_eval(&f.res, 50, &s);
+    capacity_probe_eval(&f.res, 50, 0, &s);
     assert_false(s.held);
     assert_non_null(strstr(s.reason, "on schedule"));
     f.res.sent_on_schedule = 1;
     f.res.all.rates.sent = 1000;
-    capacity_probe_eval(&f.res, 50, &s);
+    capacity_probe_eval(&f.res, 50, 0, &s);
     assert_false(s.held);
     assert_non_null(strstr(s.reason, "sent 87.0% of the plan in the window"));
     assert_true(s.planned == 1150 && s.achieved == 1000);
     fake_release(&f);
     /* a probe target that answers nothing ok measured nothing */
     fake_init(&f, 1150, 1, 1150, 0.1, 0.3, 1150);
-    capacity_probe_eval(&f.res, 50, &s);
+    capacity_probe_eval(&f.res, 50, 0, &s);
     assert_false(s.held);
     assert_non_null(strstr(s.reason, "not one request ended ok"));
     fake_release(&f);
+}
+
+/* --timer-slack: the probe's verdict judges the lag beyond the slack, as every step's does
+ * (the engine's run_generator_judge with the run's slack) */
+static void test_probe_timer_slack(void **state)
+{
+    (void)state;
+    struct fake f;
+    struct capacity_step s;
+    fake_init(&f, 1150, 1, 1150, 0.1, 0.3, 0);
+    for (int i = 0; i < 200; i++) /* lag p99 3 ms: the sends left up to 3 ms late */
+        hdr_record(&f.res.all.lag, 3 * NS_PER_MS, 1);
+    capacity_probe_eval(&f.res, 2, 0, &s); /* no slack: 3 ms is over the 2 ms limit */
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "lag p99 3.0"));
+    assert_non_null(strstr(s.reason, "ms above the probe's lag limit 2 ms"));
+    assert_null(strstr(s.reason, "--timer-slack"));
+    capacity_probe_eval(&f.res, 2, 2, &s); /* --timer-slack 2ms: 1 ms beyond it, under the limit */
+    assert_true(s.held && s.delivered);
+    assert_string_equal(s.reason, "");
+    capacity_probe_eval(&f.res, 0.5, 2, &s); /* the lag beyond the slack over a 0.5 ms limit: named so */
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "lag p99 1.0"));
+    assert_non_null(strstr(s.reason, "ms beyond --timer-slack above the probe's lag limit 0.5 ms"));
+    fake_release(&f);
+}
+
+/* Every window's run configuration: the steps and the probe keep --timer-slack (the engine's
+ * verdict and "sent on schedule" of each then allow it), the closed loop drops it (a closed
+ * loop has no plan; run_validate refuses a slack there) */
+static void test_window_config(void **state)
+{
+    (void)state;
+    struct run_threshold slo;
+    parse_slo("p99<50ms", &slo);
+    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    double rates[] = {100, 200};
+    struct capacity_config cfg = {
+        .base = {.targets = &tc,
+                 .ntargets = 1,
+                 .open_loop = true,
+                 .rate = 200,
+                 .timeout_ns = NS_PER_S,
+                 .drain_ns = NS_PER_S,
+                 .keepalive = true,
+                 .duration_ns = 2 * NS_PER_S,
+                 .lag_limit_ns = 3 * NS_PER_MS,
+                 .timer_slack_ns = 2 * NS_PER_MS,
+                 .arrivals = RUN_ARRIVALS_POISSON},
+        .rates = rates,
+        .nrates = 2,
+        .reps = 1,
+        .step_ns = NS_PER_S,
+        .warmup_ns = NS_PER_S / 2,
+        .slo = &slo,
+        .nslo = 1,
+    };
+    char err[256];
+    assert_int_equal(capacity_config_check(&cfg, err, sizeof err), 0);
+    struct run_config c;
+    capacity_window_config(&cfg, CAPACITY_WINDOW_STEP, 100, 0, NULL, 0, &c);
+    assert_true(c.open_loop && c.rate == 100 && c.targets == &tc);
+    assert_int_equal(c.timer_slack_ns, 2 * NS_PER_MS);
+    assert_int_equal(c.lag_limit_ns, 3 * NS_PER_MS);
+    assert_int_equal(run_validate(&c, err, sizeof err), 0);
+    struct run_target_config probe = {.name = "probe", .url = "http://127.0.0.1:2/"};
+    capacity_window_config(&cfg, CAPACITY_WINDOW_PROBE, 230, 0, &probe, 7, &c);
+    assert_true(c.open_loop && c.rate == 230 && c.targets == &probe && c.ntargets == 1);
+    assert_int_equal(c.timer_slack_ns, 2 * NS_PER_MS);
+    assert_int_equal(c.lag_limit_ns, 7 * NS_PER_MS);
+    assert_int_equal(run_validate(&c, err, sizeof err), 0);
+    capacity_window_config(&cfg, CAPACITY_WINDOW_CLOSED, 0, 4, NULL, 0, &c);
+    assert_true(!c.open_loop && c.rate == 0 && c.connections == 4 && c.arrivals == RUN_ARRIVALS_CONSTANT);
+    assert_int_equal(c.timer_slack_ns, 0);
+    assert_int_equal(run_validate(&c, err, sizeof err), 0);
+    /* knee run's checks of the slack are capacity's: at most 100 ms, not with --spin */
+    cfg.base.timer_slack_ns = RUN_MAX_TIMER_SLACK_NS + 1;
+    assert_int_equal(capacity_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack must be at most 100 ms"));
+    cfg.base.timer_slack_ns = NS_PER_MS;
+    cfg.base.spin_ns = 20 * NS_PER_US;
+    assert_int_equal(capacity_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack and --spin"));
 }
 
 static void test_probe_lag_limit(void **state)
@@ -775,6 +858,7 @@ static void test_printers(void **state)
     assert_has(text,
                "capacity 300/s at p99<50ms (2/3 repetitions valid, closed loop 310.0/s, inside the ladder's bracket: "
                "agree); --require 250/s met\n");
+    assert_null(strstr(text, "timer-slack"));
     free(text);
 
     char *json = capture(capacity_write_json, &cfg, &r);
@@ -794,7 +878,21 @@ static void test_printers(void **state)
                       "d['cross_check']['difference'] == 0 and len(d['cross_check']['steps']) == 2");
     assert_json(json, "d['bracket'] == [300, 400] and d['nonmonotone'] == [] and d['valid_reps'] == 2");
     assert_json(json, "any('excluded' in x for x in d['reasons'])");
+    assert_json(json, "d['config']['timer_slack_ms'] == 0");
     free(json);
+
+    /* --timer-slack: the head says it as knee run's plan line does, the probe's rule names it,
+     * the JSON records it */
+    cfg.base.timer_slack_ns = 1500 * NS_PER_US;
+    text = capture(capacity_print_text, &cfg, &r);
+    assert_has(text, "knee capacity: 3 repetitions of a 5-rate ladder, open loop (poisson arrivals), SLO p99<50ms, "
+                     "sends up to 1.500 ms late by --timer-slack\n");
+    assert_has(text, "its lag p99 beyond --timer-slack > 5ms (10% of the SLO's p99<50ms)");
+    free(text);
+    json = capture(capacity_write_json, &cfg, &r);
+    assert_json(json, "d['config']['timer_slack_ms'] == 1.5");
+    free(json);
+    cfg.base.timer_slack_ns = 0;
 
     /* invalid: the verdict line says INVALID and JSON capacity is null */
     r.cross.closed_loop = 900;
@@ -867,7 +965,8 @@ int main(void)
         cmocka_unit_test(test_vote_majority),   cmocka_unit_test(test_vote_monotone),
         cmocka_unit_test(test_compare_bracket), cmocka_unit_test(test_judge),
         cmocka_unit_test(test_env_record),      cmocka_unit_test(test_printers),
-        cmocka_unit_test(test_config_check),
+        cmocka_unit_test(test_config_check),    cmocka_unit_test(test_probe_timer_slack),
+        cmocka_unit_test(test_window_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

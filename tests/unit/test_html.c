@@ -468,6 +468,8 @@ static void test_load_hlog(void **state)
     html_report_free(rep);
 }
 
+static json_t *data_of(struct html_report *rep, char **html);
+
 static const char run_json[] =
     "{\"schema\":\"knee-run/1\",\"environment\":{\"args\":[\"-R\",\"10\",\"--lag-limit\",\"5ms\"]},"
     "\"config\":{\"mode\":\"open\",\"arrivals\":\"constant\",\"seed\":1,\"rate\":10,\"pool_cap\":100,"
@@ -508,6 +510,37 @@ static void test_load_json(void **state)
     assert_non_null(strstr(s, "requests (planned after the warm-up)\n  planned 5 = sent 5 + dropped 0  [holds]\n"));
     assert_non_null(strstr(s, "  all                   5     2.500     0.100     2.500     2.600"));
     assert_non_null(strstr(s, "\nwarnings\n  ! a warning\n"));
+    assert_int_equal(run->timer_slack_ns, 0);
+    char *html = NULL;
+    json_t *root = data_of(rep, &html);
+    json_t *r0 = json_array_get(json_object_get(root, "runs"), 0);
+    assert_true(json_number_value(json_object_get(r0, "lag_limit_ms")) == 5);
+    assert_true(json_number_value(json_object_get(r0, "timer_slack_ms")) == 0);
+    assert_true(json_number_value(json_object_get(r0, "lag_threshold_ms")) == 5);
+    json_decref(root);
+    free(html);
+    html_report_free(rep);
+
+    /* --timer-slack 2ms: the verdict judged the lag beyond it, so the lag chart's threshold is
+     * the limit plus the slack (report.js draws lag_threshold_ms and names both) */
+    const char *k = strstr(run_json, "\"keepalive\":true}");
+    assert_non_null(k);
+    char with[sizeof run_json + 64];
+    snprintf(with, sizeof with, "%.*s\"keepalive\":true,\"timer_slack_ms\":2}%s", (int)(k - run_json), run_json,
+             k + strlen("\"keepalive\":true}"));
+    write_text(p, with);
+    rep = html_report_new();
+    run = html_report_add_run(rep, "j");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), 0);
+    assert_int_equal(run->timer_slack_ns, 2000000);
+    assert_non_null(strstr(run->summary_text, "sends up to 2.000 ms late by --timer-slack"));
+    root = data_of(rep, &html);
+    r0 = json_array_get(json_object_get(root, "runs"), 0);
+    assert_true(json_number_value(json_object_get(r0, "lag_limit_ms")) == 5);
+    assert_true(json_number_value(json_object_get(r0, "timer_slack_ms")) == 2);
+    assert_true(json_number_value(json_object_get(r0, "lag_threshold_ms")) == 7);
+    json_decref(root);
+    free(html);
     html_report_free(rep);
 
     /* not a run JSON: said so */

@@ -563,6 +563,28 @@ static void test_plan(void **state)
     assert_has(buf, "pool up to 1 connection (queue when busy), 10 s, 1 request, 2 threads");
     assert_line(buf, "  1 request planned over 10 s");
     free(buf);
+    /* the I/O engine the run would take and the --io that chose it; --timer-slack when set */
+    plan.io = RUN_IO_EPOLL;
+    cfg.io = RUN_IO_AUTO;
+    cfg.requests = 0;
+    cfg.timer_slack_ns = 1500 * NS_PER_US;
+    f = open_memstream(&buf, &len);
+    run_print_plan(f, &cfg, &plan);
+    fclose(f);
+    assert_line(buf,
+                "knee run: open loop, constant arrivals, 500.0/s, pool up to 1 connection (queue when busy), sends up "
+                "to 1.500 ms late by --timer-slack, 10 s, 2 threads on epoll (--io auto)");
+    free(buf);
+    cfg.open_loop = false;
+    cfg.timer_slack_ns = 0;
+    cfg.io = RUN_IO_URING;
+    plan.io = RUN_IO_URING;
+    plan.all.connections = 4;
+    f = open_memstream(&buf, &len);
+    run_print_plan(f, &cfg, &plan);
+    fclose(f);
+    assert_line(buf, "knee run: closed loop, 4 connections, 10 s, 2 threads on io_uring (--io uring)");
+    free(buf);
 }
 
 static void test_progress(void **state)
