@@ -25,6 +25,21 @@ kind() { # the kind of a node, not following a symlink
     elif [[ -p $1 ]]; then echo fifo; elif [[ -f $1 ]]; then echo file; elif [[ -e $1 ]]; then echo other; else echo missing; fi
 }
 
+# The cases make_output_node makes; needs_root CASE: true when CASE needs a character device
+# and this machine cannot make one.
+OUTPUT_CASES="chardev-full chardev-null fifo symlink symlink-full existing existing-bad"
+needs_root() { [[ $1 == chardev-* || $1 == symlink-full ]] && [[ $root == no ]]; }
+
+# knee_words ARGS: knee with ARGS split into words (bounded: 120 s); sets rc, leaves stdout and
+# stderr in $TMP/stdout and $TMP/err.
+knee_words() {
+    set +e
+    # shellcheck disable=SC2086
+    timeout 120 "$KNEE" $1 >"$TMP/stdout" 2>"$TMP/err"
+    rc=$?
+    set -e
+}
+
 # make_output_node CASE NODE DIR: puts at NODE what CASE names (the character devices need root),
 # with what it needs beside it in DIR; sets reader (the FIFO reader's pid, else empty).
 #   chardev-full  a character device with /dev/full's numbers (writes fail: ENOSPC)

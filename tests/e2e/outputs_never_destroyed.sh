@@ -37,7 +37,8 @@ report -o|report {JSON} {BIN} -o {OUT}||report {BADCSV} -o {OUT}
 compare --json|compare {BIN} {BIN} --json {OUT}||compare {BIN} {BADCSV} --json {OUT}
 compare --html|compare {BIN} {BIN} --html {OUT}||compare {BIN} {BADCSV} --html {OUT}
 '
-# root, PORT (a knee serve null), bad and nfail, kind, make_output_node, release_reader, no_temp_left
+# root, PORT (a knee serve null), bad and nfail, OUTPUT_CASES, needs_root, knee_words, kind,
+# make_output_node, release_reader, no_temp_left
 source "$KNEE_SRC/tests/e2e/outputs_common.bash"
 
 # a valid interval log ({IN}) and a malformed one ({BADIN}); a binary log and its JSON ({BIN},
@@ -58,11 +59,7 @@ run_knee() {
     args=${args//\{BADCSV\}/$TMP/bad.csv}
     args=${args//\{URL\}/http://127.0.0.1:$PORT/}
     args=${args//\{FRESH\}/$dir/fresh.$RANDOM$RANDOM}
-    set +e
-    # shellcheck disable=SC2086
-    timeout 120 "$KNEE" $args >"$TMP/stdout" 2>"$TMP/err"
-    rc=$?
-    set -e
+    knee_words "$args"
 }
 
 while IFS='|' read -r name args file badargs; do
@@ -72,8 +69,8 @@ while IFS='|' read -r name args file badargs; do
         sibling=${badargs#sibling:}
         badargs=
     fi
-    for case in chardev-full chardev-null fifo symlink symlink-full existing existing-bad; do
-        [[ $case == chardev-* || $case == symlink-full ]] && [[ $root == no ]] && continue
+    for case in $OUTPUT_CASES; do
+        needs_root "$case" && continue
         [[ $case == existing-bad && -z $badargs && -z $file ]] && continue
         dir="$TMP/case.$RANDOM$RANDOM"
         mkdir -p "$dir/out"

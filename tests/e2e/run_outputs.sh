@@ -26,7 +26,8 @@ run --hlog|run -n 20 -c 2 http://127.0.0.1:{PORT}/ --hlog {OUT}|o.hlog|run -n 20
 run --out binary|run -n 20 -c 2 http://127.0.0.1:{PORT}/ --out {OUT}|o.bin|run -n 20 -c 2 http://knee-no-such-host.invalid/ --out {OUT}
 run --out csv|run -R 50 -d 400ms http://127.0.0.1:{PORT}/ --out {OUT}|o.csv|run -R 50 -d 400ms http://knee-no-such-host.invalid/ --out {OUT}
 '
-# root, PORT (a knee serve null), bad and nfail, kind, make_output_node, release_reader, no_temp_left
+# root, PORT (a knee serve null), bad and nfail, OUTPUT_CASES, needs_root, knee_words, kind,
+# make_output_node, release_reader, no_temp_left
 source "$KNEE_SRC/tests/e2e/outputs_common.bash"
 
 # knee with the placeholders filled; sets rc, leaves stdout and stderr in $TMP
@@ -34,17 +35,13 @@ run_args() {
     local args=$1 out=$2
     args=${args//\{OUT\}/$out}
     args=${args//\{PORT\}/$PORT}
-    set +e
-    # shellcheck disable=SC2086
-    timeout 120 "$KNEE" $args >"$TMP/stdout" 2>"$TMP/err"
-    rc=$?
-    set -e
+    knee_words "$args"
 }
 
 while IFS='|' read -r name args file badargs; do
     [[ -n $name ]] || continue
-    for case in chardev-full chardev-null fifo symlink symlink-full existing existing-bad; do
-        [[ $case == chardev-* || $case == symlink-full ]] && [[ $root == no ]] && continue
+    for case in $OUTPUT_CASES; do
+        needs_root "$case" && continue
         dir="$TMP/case.$RANDOM$RANDOM"
         mkdir -p "$dir/out"
         node="$dir/out/$file"

@@ -3,7 +3,7 @@
  * nobody listens. Test code, header-only (static inline: each test uses the part it needs).
  *
  * The server lives on the heap and is a cmocka fixture: a test registered with
- *     cmocka_unit_test_setup_teardown(test_x, fixture_server_setup, fixture_server_teardown)
+ *     fixture_server_test(test_x)   (fixture_server_setup, fixture_server_teardown)
  * finds it in *state, and the teardown stops and joins its thread even when an assertion failed
  * half-way through the test (cmocka leaves the test by longjmp, then runs the teardown), so no
  * server thread outlives its test or reads memory of a test that has ended. A test that starts
@@ -164,6 +164,9 @@ static inline int fixture_server_teardown(void **state)
     *state = NULL;
     return 0;
 }
+
+/* A test that finds a FIXTURE_SERVER_OK server in *state (one of its own for each test). */
+#define fixture_server_test(f) cmocka_unit_test_setup_teardown(f, fixture_server_setup, fixture_server_teardown)
 
 /* The run the engine tests start from: one target (tc), keep-alive, --timeout and --drain 5 s,
  * `threads` load threads; the test sets the loop, rate or connections and the bounds. */

@@ -614,16 +614,11 @@ static void test_target_down(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_events_by_time),
-        cmocka_unit_test(test_generator_rule),
-        cmocka_unit_test(test_generator_slack),
-        cmocka_unit_test(test_lag_beyond_slack),
-        cmocka_unit_test(test_threshold_groups),
-        cmocka_unit_test(test_plan_bounds),
-        cmocka_unit_test(test_timer_slack_validate),
-        cmocka_unit_test_setup_teardown(test_rates_match_the_log, fixture_server_setup, fixture_server_teardown),
-        cmocka_unit_test_setup_teardown(test_closed_loop_rates, fixture_server_setup, fixture_server_teardown),
-        cmocka_unit_test_setup_teardown(test_generator_far_behind, fixture_server_setup, fixture_server_teardown),
+        cmocka_unit_test(test_events_by_time),       cmocka_unit_test(test_generator_rule),
+        cmocka_unit_test(test_generator_slack),      cmocka_unit_test(test_lag_beyond_slack),
+        cmocka_unit_test(test_threshold_groups),     cmocka_unit_test(test_plan_bounds),
+        cmocka_unit_test(test_timer_slack_validate), fixture_server_test(test_rates_match_the_log),
+        fixture_server_test(test_closed_loop_rates), fixture_server_test(test_generator_far_behind),
         cmocka_unit_test(test_target_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
