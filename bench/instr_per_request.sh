@@ -18,65 +18,24 @@
 # listed, default 12), KEEP (a directory to keep the callgrind files in). Needs valgrind
 # (callgrind_annotate), nginx, python3; wrk is optional (skipped, and said, when missing).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-KNEE=${KNEE:-build/knee}
+source "$(dirname "$0")/common.bash" # KNEE; the repository root
 REQUESTS=${REQUESTS:-20000}
 CONNS=${CONNS:-50}
 WRK_DURATION=${WRK_DURATION:-3}
 TOP=${TOP:-12}
-command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-for tool in valgrind callgrind_annotate nginx python3; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
-done
-[[ -x $KNEE ]] || { echo "bench: $KNEE not built (make)" >&2; exit 1; }
+bench_need valgrind callgrind_annotate nginx python3
 HAVE_WRK=1
 command -v wrk >/dev/null || { HAVE_WRK=0; echo "bench: wrk is missing: knee only (scripts/deps.sh --bench)" >&2; }
 
-TMP=$(mktemp -d /tmp/knee-instr.XXXXXX)
-NGX_PID=
-SRV_PID=
-cleanup() {
-    [[ -n $NGX_PID ]] && kill "$NGX_PID" 2>/dev/null && wait "$NGX_PID" 2>/dev/null
-    [[ -n $SRV_PID ]] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
-    if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$TMP"/callgrind.* "$KEEP"/ 2>/dev/null; fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() {
-    for _ in $(seq 50); do
-        python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "bench: nothing listens on port $1" >&2
-    exit 1
-}
-
-PORT=$(free_port)
-cat >"$TMP/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/error.log;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
-  client_body_temp_path $TMP; proxy_temp_path $TMP; fastcgi_temp_path $TMP;
-  uwsgi_temp_path $TMP; scgi_temp_path $TMP;
-  server { listen 127.0.0.1:$PORT; location / { return 200 "hello\n"; } }
-}
-CONF
-nginx -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
-NGX_PID=$!
-wait_port "$PORT"
+bench_exit_hook() { if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$TMP"/callgrind.* "$KEEP"/ 2>/dev/null || true; fi; }
+bench_tmp knee-instr
+bench_nginx "" # not pinned: instruction counts do not depend on where it runs; PORT
 SPORT=$(free_port)
 "$KNEE" serve -p null -l "127.0.0.1:$SPORT" >"$TMP/serve.out" 2>&1 &
-SRV_PID=$!
+BENCH_PIDS+=($!)
 wait_port "$SPORT"
 
-echo "# $(valgrind --version), nginx $(nginx -v 2>&1 | sed 's/.*\///'), $(nproc) CPUs," \
+echo "# $(valgrind --version), nginx $(nginx_version), $(nproc) CPUs," \
     "load average $(cut -d' ' -f1-3 /proc/loadavg) (instruction counts do not depend on it)"
 resp_bytes() {
     python3 - "$1" <<'PY'

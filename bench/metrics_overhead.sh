@@ -13,56 +13,18 @@
 # Environment: KNEE (default build/knee), REPS, DURATION (s), RATE (/s), SERVER_CPU (0),
 # GEN_CPU (1). Needs nginx, curl, taskset, /usr/bin/time, python3.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-KNEE=${KNEE:-build/knee}
+source "$(dirname "$0")/common.bash" # KNEE, SERVER_CPU, GEN_CPU; the repository root
 REPS=${REPS:-5}
 DURATION=${DURATION:-10}
 RATE=${RATE:-50000}
-SERVER_CPU=${SERVER_CPU:-0}
-GEN_CPU=${GEN_CPU:-1}
-command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-for tool in nginx curl taskset python3; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
-done
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (package time)" >&2; exit 1; }
-[[ -x $KNEE ]] || { echo "bench: $KNEE not built (make)" >&2; exit 1; }
-
-TMP=$(mktemp -d /tmp/knee-bench-metrics.XXXXXX)
-NGX_PID=
+bench_need nginx curl taskset python3 /usr/bin/time
 SCRAPER_PID=
-cleanup() {
-    [[ -n $SCRAPER_PID ]] && kill "$SCRAPER_PID" 2>/dev/null && wait "$SCRAPER_PID" 2>/dev/null
-    [[ -n $NGX_PID ]] && kill "$NGX_PID" 2>/dev/null && wait "$NGX_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-PORT=$(free_port)
+bench_exit_hook() { [[ -z $SCRAPER_PID ]] || { kill "$SCRAPER_PID" && wait "$SCRAPER_PID"; } 2>/dev/null || true; }
+bench_tmp knee-bench-metrics
 MPORT=$(free_port)
-cat >"$TMP/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/error.log;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
-  client_body_temp_path $TMP; proxy_temp_path $TMP; fastcgi_temp_path $TMP;
-  uwsgi_temp_path $TMP; scgi_temp_path $TMP;
-  server { listen 127.0.0.1:$PORT; location / { return 200 "hello\n"; } }
-}
-CONF
-taskset -c "$SERVER_CPU" nginx -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
-NGX_PID=$!
-for _ in $(seq 50); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 0.2)" 2>/dev/null && break
-    sleep 0.1
-done
-URL="http://127.0.0.1:$PORT/"
+bench_nginx "$SERVER_CPU" # PORT, URL
 echo "# knee run -t 1 -R $RATE -d ${DURATION}s, without and with --metrics-listen scraped every 1 s;"
-echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///') and the scraper on CPU $SERVER_CPU, generator on CPU $GEN_CPU," \
+echo "# nginx $(nginx_version) and the scraper on CPU $SERVER_CPU, generator on CPU $GEN_CPU," \
     "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # scrape_loop: GET /metrics once a second (whatever answers), counting 200s, until killed.

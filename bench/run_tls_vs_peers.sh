@@ -26,8 +26,7 @@
 # connections, default 4000), SERVER_CPU (0), GEN_CPU (1). Needs nginx, wrk, h2load, openssl,
 # taskset, /usr/bin/time, python3.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-KNEE=${KNEE:-build/knee}
+source "$(dirname "$0")/common.bash" # KNEE, SERVER_CPU, GEN_CPU; the repository root
 REPS=${REPS:-5}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-16}
@@ -35,22 +34,8 @@ H2_CONNS=${H2_CONNS:-4}
 H2_STREAMS=${H2_STREAMS:-32}
 HS_CONNS=${HS_CONNS:-16}
 HS_N=${HS_N:-4000}
-SERVER_CPU=${SERVER_CPU:-0}
-GEN_CPU=${GEN_CPU:-1}
-command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-for tool in nginx wrk h2load openssl taskset python3; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
-done
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (package time)" >&2; exit 1; }
-[[ -x $KNEE ]] || { echo "bench: $KNEE not built (make)" >&2; exit 1; }
-
-TMP=$(mktemp -d /tmp/knee-bench-tls.XXXXXX)
-NGX_PID=
-cleanup() {
-    [[ -n $NGX_PID ]] && kill "$NGX_PID" 2>/dev/null && wait "$NGX_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_need nginx wrk h2load openssl taskset python3 /usr/bin/time
+bench_tmp knee-bench-tls
 cd "$TMP"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=knee-bench-ca 2>/dev/null
 openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=localhost 2>/dev/null
@@ -58,45 +43,19 @@ printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >ext.cnf
 openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext.cnf \
     2>/dev/null
 cd - >/dev/null
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$TMP/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/error.log;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
-  client_body_temp_path $TMP; proxy_temp_path $TMP; fastcgi_temp_path $TMP;
-  uwsgi_temp_path $TMP; scgi_temp_path $TMP;
-  ssl_protocols TLSv1.2 TLSv1.3;
+bench_nginx "$SERVER_CPU" "  ssl_protocols TLSv1.2 TLSv1.3;
   ssl_certificate $TMP/srv.pem;
   ssl_certificate_key $TMP/srv.key;
   ssl_session_cache shared:S:10m;
-  http2_max_requests 100000000;
-  server { listen 127.0.0.1:$PORT ssl http2 backlog=4096; location / { return 200 "hello\n"; } }
-}
-CONF
-taskset -c "$SERVER_CPU" nginx -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
-NGX_PID=$!
-for _ in $(seq 50); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 0.2)" 2>/dev/null && break
-    sleep 0.1
-done
+  http2_max_requests 100000000;" "ssl http2 backlog=4096"
 URL="https://127.0.0.1:$PORT/"
-echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///') (TLS: $(openssl version | cut -d' ' -f1-2), RSA-2048) on CPU" \
+echo "# nginx $(nginx_version) (TLS: $(openssl version | cut -d' ' -f1-2), RSA-2048) on CPU" \
     "$SERVER_CPU, generator on CPU $GEN_CPU, $(nproc) CPUs; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)," \
     "$(h2load --version | head -1)"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# run_timed OUT_PREFIX CMD...: runs pinned under /usr/bin/time; leaves OUT_PREFIX.{out,time}
-run_timed() {
-    local p=$1
-    shift
-    /usr/bin/time -f '%U %S' -o "$p.time" taskset -c "$GEN_CPU" "$@" >"$p.out" 2>"$p.err" || true
-}
+# run_timed (common.bash), a failed run kept as it is (its row says so)
+run_timed_any() { run_timed "$@" || true; }
 
 # pair_stats NAME PEER KIND: the pairs file's median row and the per-pair ratio range
 pair_stats() {
@@ -143,8 +102,8 @@ echo "## 1. HTTP/1.1 keep-alive, max throughput: $CONNS connections, 1 thread, $
 header wrk
 : >"$TMP/p1"
 for i in $(seq "$REPS"); do
-    run_timed "$TMP/w$i" wrk -t1 -c"$CONNS" -d"${DURATION}s" "$URL"
-    run_timed "$TMP/k1$i" "$KNEE" run -t 1 -c "$CONNS" -d "${DURATION}s" -k --http1.1 --json "$TMP/k1$i.json" "$URL"
+    run_timed_any "$TMP/w$i" wrk -t1 -c"$CONNS" -d"${DURATION}s" "$URL"
+    run_timed_any "$TMP/k1$i" "$KNEE" run -t 1 -c "$CONNS" -d "${DURATION}s" -k --http1.1 --json "$TMP/k1$i.json" "$URL"
     python3 -c "$PAIR_PY" wrk "$TMP/w$i" "$TMP/k1$i" "$i" >>"$TMP/p1"
     tail -1 "$TMP/p1" | awk '{printf "%-6s %12.0f %12.0f %8.3f %14.2f %14.2f %8.3f %s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
 done
@@ -155,8 +114,8 @@ echo "## 2. h2, max throughput: $H2_CONNS connections x $H2_STREAMS streams, 1 t
 header h2load
 : >"$TMP/p2"
 for i in $(seq "$REPS"); do
-    run_timed "$TMP/h$i" h2load -t1 -c"$H2_CONNS" -m"$H2_STREAMS" -D "$DURATION" "$URL"
-    run_timed "$TMP/k2$i" "$KNEE" run -t 1 -c "$H2_CONNS" --streams "$H2_STREAMS" -d "${DURATION}s" -k \
+    run_timed_any "$TMP/h$i" h2load -t1 -c"$H2_CONNS" -m"$H2_STREAMS" -D "$DURATION" "$URL"
+    run_timed_any "$TMP/k2$i" "$KNEE" run -t 1 -c "$H2_CONNS" --streams "$H2_STREAMS" -d "${DURATION}s" -k \
         --json "$TMP/k2$i.json" "$URL"
     python3 -c "$PAIR_PY" h2load "$TMP/h$i" "$TMP/k2$i" "$i" >>"$TMP/p2"
     tail -1 "$TMP/p2" | awk '{printf "%-6s %12.0f %12.0f %8.3f %14.2f %14.2f %8.3f %s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
@@ -168,8 +127,8 @@ echo "## 3a. handshake-bound, HTTP/1.1: a new connection (resumed handshake, as 
 header wrk
 : >"$TMP/p3"
 for i in $(seq "$REPS"); do
-    run_timed "$TMP/wc$i" wrk -t1 -c"$HS_CONNS" -d"${DURATION}s" -H 'Connection: close' "$URL"
-    run_timed "$TMP/k3$i" "$KNEE" run -t 1 -c "$HS_CONNS" -d "${DURATION}s" -k --http1.1 --no-keepalive \
+    run_timed_any "$TMP/wc$i" wrk -t1 -c"$HS_CONNS" -d"${DURATION}s" -H 'Connection: close' "$URL"
+    run_timed_any "$TMP/k3$i" "$KNEE" run -t 1 -c "$HS_CONNS" -d "${DURATION}s" -k --http1.1 --no-keepalive \
         --json "$TMP/k3$i.json" "$URL"
     python3 -c "$PAIR_PY" wrk "$TMP/wc$i" "$TMP/k3$i" "$i" >>"$TMP/p3"
     tail -1 "$TMP/p3" | awk '{printf "%-6s %12.0f %12.0f %8.3f %14.2f %14.2f %8.3f %s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
@@ -181,8 +140,8 @@ echo "## 3b. handshake-bound, h2: one request per connection (full handshake); h
 header h2load
 : >"$TMP/p4"
 for i in $(seq "$REPS"); do
-    run_timed "$TMP/hc$i" h2load -t1 -c"$HS_N" -n"$HS_N" -r 40 --rate-period 10ms "$URL"
-    run_timed "$TMP/k4$i" "$KNEE" run -t 1 -c "$HS_CONNS" -d "${DURATION}s" -k --no-keepalive --tls-resume off \
+    run_timed_any "$TMP/hc$i" h2load -t1 -c"$HS_N" -n"$HS_N" -r 40 --rate-period 10ms "$URL"
+    run_timed_any "$TMP/k4$i" "$KNEE" run -t 1 -c "$HS_CONNS" -d "${DURATION}s" -k --no-keepalive --tls-resume off \
         --json "$TMP/k4$i.json" "$URL"
     python3 -c "$PAIR_PY" h2load "$TMP/hc$i" "$TMP/k4$i" "$i" >>"$TMP/p4"
     tail -1 "$TMP/p4" | awk '{printf "%-6s %12.0f %12.0f %8.3f %14.2f %14.2f %8.3f %s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
@@ -198,7 +157,7 @@ for mode in keepalive resumed full; do
     resumed) extra=(--no-keepalive) ;;
     full) extra=(--no-keepalive --tls-resume off) ;;
     esac
-    run_timed "$TMP/c$mode" "$KNEE" run -t 1 -c "$HS_CONNS" -d "${DURATION}s" -k --http1.1 "${extra[@]}" \
+    run_timed_any "$TMP/c$mode" "$KNEE" run -t 1 -c "$HS_CONNS" -d "${DURATION}s" -k --http1.1 "${extra[@]}" \
         --json "$TMP/c$mode.json" "$URL"
     python3 - "$TMP/c$mode" "$mode" <<'PY'
 import json, sys

@@ -11,62 +11,18 @@
 # Environment: KNEE (default build/knee), REPS, DURATION (s), CONNS, SERVER_CPU (0), GEN_CPU (1),
 # OPEN_RATE (50000), OPEN_P50_RATE (10000), OPEN (1; 0 skips the open loop). Needs nginx, wrk, taskset, /usr/bin/time, python3.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-KNEE=${KNEE:-build/knee}
+source "$(dirname "$0")/common.bash" # KNEE, SERVER_CPU, GEN_CPU; the repository root
 REPS=${REPS:-5}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-16}
-SERVER_CPU=${SERVER_CPU:-0}
-GEN_CPU=${GEN_CPU:-1}
 OPEN_RATE=${OPEN_RATE:-50000}
 OPEN_P50_RATE=${OPEN_P50_RATE:-10000}
 OPEN=${OPEN:-1} # 0: the closed loop only
-command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
-for tool in nginx wrk taskset python3; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/deps.sh --bench)" >&2; exit 1; }
-done
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (package time)" >&2; exit 1; }
-[[ -x $KNEE ]] || { echo "bench: $KNEE not built (make)" >&2; exit 1; }
-
-TMP=$(mktemp -d /tmp/knee-bench.XXXXXX)
-NGX_PID=
-cleanup() {
-    [[ -n $NGX_PID ]] && kill "$NGX_PID" 2>/dev/null && wait "$NGX_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$TMP/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/error.log;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
-  client_body_temp_path $TMP; proxy_temp_path $TMP; fastcgi_temp_path $TMP;
-  uwsgi_temp_path $TMP; scgi_temp_path $TMP;
-  server { listen 127.0.0.1:$PORT; location / { return 200 "hello\n"; } }
-}
-CONF
-taskset -c "$SERVER_CPU" nginx -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
-NGX_PID=$!
-for _ in $(seq 50); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 0.2)" 2>/dev/null && break
-    sleep 0.1
-done
-URL="http://127.0.0.1:$PORT/"
-echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///') on CPU $SERVER_CPU, generator on CPU $GEN_CPU, $(nproc) CPUs," \
+bench_need nginx wrk taskset python3 /usr/bin/time
+bench_tmp knee-bench
+bench_nginx "$SERVER_CPU" # PORT, URL
+echo "# nginx $(nginx_version) on CPU $SERVER_CPU, generator on CPU $GEN_CPU, $(nproc) CPUs," \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-
-# run_timed OUT_PREFIX CMD...: runs pinned under /usr/bin/time; leaves OUT_PREFIX.{out,time}
-run_timed() {
-    local p=$1
-    shift
-    /usr/bin/time -f '%U %S' -o "$p.time" taskset -c "$GEN_CPU" "$@" >"$p.out" 2>"$p.err"
-}
 
 echo
 echo "## closed loop, max throughput: $CONNS connections, 1 thread, ${DURATION}s, $REPS interleaved triples"

@@ -37,20 +37,9 @@ report -o|report {JSON} {BIN} -o {OUT}||report {BADCSV} -o {OUT}
 compare --json|compare {BIN} {BIN} --json {OUT}||compare {BIN} {BADCSV} --json {OUT}
 compare --html|compare {BIN} {BIN} --html {OUT}||compare {BIN} {BADCSV} --html {OUT}
 '
-source "$KNEE_SRC/tests/e2e/run_common.bash"
-
-root=yes
-if ! mknod "$TMP/probe" c 1 3 2>/dev/null; then
-    root=no
-    echo "note: cannot mknod here (not root): the character-device cases are skipped"
-fi
-rm -f "$TMP/probe"
-
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 300s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+# root, PORT (a knee serve null), bad and nfail, OUTPUT_CASES, needs_root, knee_words, kind,
+# make_output_node, release_reader, no_temp_left
+source "$KNEE_SRC/tests/e2e/outputs_common.bash"
 
 # a valid interval log ({IN}) and a malformed one ({BADIN}); a binary log and its JSON ({BIN},
 # {JSON}); a CSV with a bad cell ({BADCSV})
@@ -58,9 +47,6 @@ PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
     "http://127.0.0.1:$PORT/" >/dev/null || fail "knee run for {IN}"
 printf '#[StartTime: 1700000000.000]\n0.000,1.000,0.000,HISTF*AAAA\n' >"$TMP/bad.hlog"
 printf 'server,start_s,latency_ms\nA,0.1,fast\n' >"$TMP/bad.csv"
-
-nfail=0
-bad() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }
 
 # run NAME ARGS OUTARG: knee with the placeholders filled; sets rc, leaves stderr in $TMP/err
 run_knee() {
@@ -73,22 +59,7 @@ run_knee() {
     args=${args//\{BADCSV\}/$TMP/bad.csv}
     args=${args//\{URL\}/http://127.0.0.1:$PORT/}
     args=${args//\{FRESH\}/$dir/fresh.$RANDOM$RANDOM}
-    set +e
-    # shellcheck disable=SC2086
-    timeout 120 "$KNEE" $args >"$TMP/stdout" 2>"$TMP/err"
-    rc=$?
-    set -e
-}
-
-kind() { # the kind of a node, not following a symlink
-    if [[ -L $1 ]]; then echo symlink; elif [[ -c $1 ]]; then echo "chardev $(stat -c '%t:%T' "$1")";
-    elif [[ -p $1 ]]; then echo fifo; elif [[ -f $1 ]]; then echo file; elif [[ -e $1 ]]; then echo other; else echo missing; fi
-}
-
-no_temp_left() {
-    local left
-    left=$(find "$1" -maxdepth 1 -name '.*.knee-*' 2>/dev/null | head -n 3)
-    [[ -z $left ]] || bad "$2: temporary files left behind: $left"
+    knee_words "$args"
 }
 
 while IFS='|' read -r name args file badargs; do
@@ -98,32 +69,14 @@ while IFS='|' read -r name args file badargs; do
         sibling=${badargs#sibling:}
         badargs=
     fi
-    for case in chardev-full chardev-null fifo symlink symlink-full existing existing-bad; do
-        [[ $case == chardev-* || $case == symlink-full ]] && [[ $root == no ]] && continue
+    for case in $OUTPUT_CASES; do
+        needs_root "$case" && continue
         [[ $case == existing-bad && -z $badargs && -z $file ]] && continue
         dir="$TMP/case.$RANDOM$RANDOM"
         mkdir -p "$dir/out"
         if [[ -n $file ]]; then outarg="$dir/out"; node="$dir/out/$file"; else outarg="$dir/out/o"; node="$dir/out/o"; fi
         label="$name [$case]"
-        reader=
-        case $case in
-        chardev-full) mknod "$node" c 1 7 ;;
-        chardev-null) mknod "$node" c 1 3 ;;
-        fifo)
-            mkfifo "$node"
-            cat "$node" >"$dir/fifo.got" &
-            reader=$!
-            ;;
-        symlink)
-            echo OLD >"$dir/target"
-            ln -s "$dir/target" "$node"
-            ;;
-        symlink-full)
-            mknod "$dir/full" c 1 7
-            ln -s "$dir/full" "$node"
-            ;;
-        existing | existing-bad) echo OLD >"$node" ;;
-        esac
+        make_output_node "$case" "$node" "$dir"
         before=$(kind "$node")
         if [[ $case == existing-bad ]]; then
             if [[ -n $badargs ]]; then
@@ -140,12 +93,7 @@ while IFS='|' read -r name args file badargs; do
         else
             run_knee "$args" "$outarg"
         fi
-        if [[ -n $reader ]]; then
-            # a run that failed before opening the FIFO leaves the reader waiting: release it
-            # (bounded: once the reader is gone, opening the FIFO for writing would block)
-            if kill -0 "$reader" 2>/dev/null; then timeout 2 bash -c ': >"$1"' _ "$node" 2>/dev/null || true; fi
-            wait "$reader" 2>/dev/null || true
-        fi
+        release_reader "$node"
         after=$(kind "$node")
         [[ $after == "$before" ]] || bad "$label: the node was a $before and is now a $after"
         case $case in
@@ -210,25 +158,11 @@ for case in chardev-full fifo symlink existing; do
         mkdir -p "$c"
         if [[ $where == inside ]]; then node="$c/dir/rep-1.json" outarg="$c/dir" want="not empty"; mkdir "$c/dir"
         else node="$c/dir" outarg="$c/dir" want="not a directory"; fi
-        reader=
-        case $case in
-        chardev-full) mknod "$node" c 1 7 ;;
-        fifo)
-            mkfifo "$node"
-            cat "$node" >"$c/fifo.got" &
-            reader=$!
-            ;;
-        symlink)
-            echo OLD >"$c/target"
-            ln -s "$c/target" "$node"
-            ;;
-        existing) echo OLD >"$node" ;;
-        esac
+        make_output_node "$case" "$node" "$c"
         before=$(kind "$node")
         outdir "$case $where" "$outarg" 2 "knee run: --out-dir $outarg: $want"
         if [[ -n $reader ]]; then
-            if kill -0 "$reader" 2>/dev/null; then timeout 2 bash -c ': >"$1"' _ "$node" 2>/dev/null || true; fi
-            wait "$reader" 2>/dev/null || true
+            release_reader "$node"
             [[ ! -s $c/fifo.got ]] || bad "--out-dir $case $where: knee wrote into the FIFO"
         fi
         [[ $(kind "$node") == "$before" ]] || bad "--out-dir $case $where: the node was a $before and is now a $(kind "$node")"

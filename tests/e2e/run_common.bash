@@ -104,3 +104,42 @@ run_knee() {
     RC=$?
     set -e
 }
+
+# knee_signalled OUT SIGNALS ARGS...: knee ARGS in the background (stdout and stderr in OUT);
+# after 1.5 s each of SIGNALS (e.g. "INT", "INT TERM"), 0.3 s apart; waits for knee and stores
+# its exit code in RC.
+knee_signalled() {
+    local out=$1 signals=$2 sig first=1
+    shift 2
+    "$KNEE" "$@" >"$out" 2>&1 &
+    local kp=$!
+    PIDS+=("$kp")
+    sleep 1.5
+    for sig in $signals; do
+        ((first)) || sleep 0.3
+        first=0
+        kill -"$sig" "$kp"
+    done
+    set +e
+    wait "$kp"
+    RC=$?
+    set -e
+}
+
+# sigint_drains NAME MIN ARGS...: Ctrl-C during `knee ARGS --json $TMP/NAME.json --out
+# $TMP/NAME.csv` (stdout and stderr in $TMP/NAME.txt): planning stops, what is in flight
+# finishes, nothing is lost: exit 0, interrupted, the accounting holds, no request cancelled,
+# every planned one (at least MIN) ok, a CSV row per planned request.
+sigint_drains() {
+    local name=$1 min=$2
+    shift 2
+    local j="$TMP/$name.json"
+    knee_signalled "$TMP/$name.txt" INT "$@" --json "$j" --out "$TMP/$name.csv"
+    [[ $RC -eq 0 ]] || { cat "$TMP/$name.txt"; fail "$name: exit $RC after SIGINT"; }
+    json_check "$j" 'd["interrupted"] and identity(acc) and d["accounting_ok"]' "$name: interrupted, accounting holds"
+    json_check "$j" "acc['outcomes']['cancelled'] == 0 and acc['outcomes']['ok'] == acc['planned'] >= $min" \
+        "$name: the drain let every in-flight request finish"
+    local n
+    n=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['all']['accounting']['planned'])" "$j")
+    [[ $(($(wc -l <"$TMP/$name.csv") - 1)) -eq $n ]] || fail "$name: the CSV has a row per planned request"
+}

@@ -101,22 +101,8 @@ for io in epoll uring; do
     [[ -s "$TMP/o.$io.hlog" ]] || fail "hlog ($io) is empty"
 done
 
-# Ctrl-C: planning stops, what is in flight finishes, nothing is lost
-"$KNEE" run -c 5 -d 60s --io uring --json "$TMP/int.json" --out "$TMP/int.csv" "$B/slow?ms=300" >"$TMP/int.txt" 2>&1 &
-KP=$!
-PIDS+=($KP)
-sleep 1.5
-kill -INT "$KP"
-set +e
-wait "$KP"
-RC=$?
-set -e
-[[ $RC -eq 0 ]] || { cat "$TMP/int.txt"; fail "exit $RC after SIGINT"; }
-json_check "$TMP/int.json" 'd["interrupted"] and identity(acc) and d["accounting_ok"]' "SIGINT: accounting holds"
-json_check "$TMP/int.json" 'acc["outcomes"]["cancelled"] == 0 and acc["outcomes"]["ok"] == acc["planned"] >= 5' \
-    "SIGINT: the drain let every in-flight request finish"
-N=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['all']['accounting']['planned'])" "$TMP/int.json")
-[[ $(($(wc -l <"$TMP/int.csv") - 1)) -eq $N ]] || fail "SIGINT: a CSV row per planned request"
+# Ctrl-C: planning stops, what is in flight finishes, nothing is lost (run_common.bash)
+sigint_drains int 5 run -c 5 -d 60s --io uring "$B/slow?ms=300"
 
 # nginx, a real peer: both engines, every request ok
 start_nginx

@@ -26,68 +26,27 @@ run --hlog|run -n 20 -c 2 http://127.0.0.1:{PORT}/ --hlog {OUT}|o.hlog|run -n 20
 run --out binary|run -n 20 -c 2 http://127.0.0.1:{PORT}/ --out {OUT}|o.bin|run -n 20 -c 2 http://knee-no-such-host.invalid/ --out {OUT}
 run --out csv|run -R 50 -d 400ms http://127.0.0.1:{PORT}/ --out {OUT}|o.csv|run -R 50 -d 400ms http://knee-no-such-host.invalid/ --out {OUT}
 '
-source "$KNEE_SRC/tests/e2e/run_common.bash"
-
-root=yes
-if ! mknod "$TMP/probe" c 1 3 2>/dev/null; then
-    root=no
-    echo "note: cannot mknod here (not root): the character-device cases are skipped"
-fi
-rm -f "$TMP/probe"
-
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 300s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
-
-nfail=0
-bad() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }
+# root, PORT (a knee serve null), bad and nfail, OUTPUT_CASES, needs_root, knee_words, kind,
+# make_output_node, release_reader, no_temp_left
+source "$KNEE_SRC/tests/e2e/outputs_common.bash"
 
 # knee with the placeholders filled; sets rc, leaves stdout and stderr in $TMP
 run_args() {
     local args=$1 out=$2
     args=${args//\{OUT\}/$out}
     args=${args//\{PORT\}/$PORT}
-    set +e
-    # shellcheck disable=SC2086
-    timeout 120 "$KNEE" $args >"$TMP/stdout" 2>"$TMP/err"
-    rc=$?
-    set -e
-}
-
-kind() { # the kind of a node, not following a symlink
-    if [[ -L $1 ]]; then echo symlink; elif [[ -c $1 ]]; then echo "chardev $(stat -c '%t:%T' "$1")";
-    elif [[ -p $1 ]]; then echo fifo; elif [[ -f $1 ]]; then echo file; elif [[ -e $1 ]]; then echo other; else echo missing; fi
+    knee_words "$args"
 }
 
 while IFS='|' read -r name args file badargs; do
     [[ -n $name ]] || continue
-    for case in chardev-full chardev-null fifo symlink symlink-full existing existing-bad; do
-        [[ $case == chardev-* || $case == symlink-full ]] && [[ $root == no ]] && continue
+    for case in $OUTPUT_CASES; do
+        needs_root "$case" && continue
         dir="$TMP/case.$RANDOM$RANDOM"
         mkdir -p "$dir/out"
         node="$dir/out/$file"
         label="$name [$case]"
-        reader=
-        case $case in
-        chardev-full) mknod "$node" c 1 7 ;;
-        chardev-null) mknod "$node" c 1 3 ;;
-        fifo)
-            mkfifo "$node"
-            cat "$node" >"$dir/fifo.got" &
-            reader=$!
-            ;;
-        symlink)
-            echo OLD >"$dir/target"
-            ln -s "$dir/target" "$node"
-            ;;
-        symlink-full)
-            mknod "$dir/full" c 1 7
-            ln -s "$dir/full" "$node"
-            ;;
-        existing | existing-bad) echo OLD >"$node" ;;
-        esac
+        make_output_node "$case" "$node" "$dir"
         before=$(kind "$node")
         if [[ $case == existing-bad ]]; then
             run_args "$badargs" "$node"
@@ -95,10 +54,7 @@ while IFS='|' read -r name args file badargs; do
         else
             run_args "$args" "$node"
         fi
-        if [[ -n $reader ]]; then
-            if kill -0 "$reader" 2>/dev/null; then timeout 2 bash -c ': >"$1"' _ "$node" 2>/dev/null || true; fi
-            wait "$reader" 2>/dev/null || true
-        fi
+        release_reader "$node"
         after=$(kind "$node")
         [[ $after == "$before" ]] || bad "$label: the node was a $before and is now a $after"
         case $case in
@@ -124,8 +80,8 @@ while IFS='|' read -r name args file badargs; do
             ;;
         existing) ! cmp -s "$node" <(echo OLD) && [[ -s $node ]] || bad "$label: the existing file was not replaced" ;;
         esac
-        left=$(find "$dir/out" "$dir" -maxdepth 1 -name '.*.knee-*' 2>/dev/null | head -n 3)
-        [[ -z $left ]] || bad "$label: temporary files left behind: $left"
+        no_temp_left "$dir/out" "$label"
+        no_temp_left "$dir" "$label"
         [[ $nfail -eq 0 ]] && echo "ok: $label"
     done
 done <<<"$TABLE"

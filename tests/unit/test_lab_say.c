@@ -64,6 +64,29 @@ static void summary_of(struct summary *s, double p50, double p99, double mean)
     s->stdev = mean / 2;
 }
 
+/* A clean knee ladder (heap; the caller frees it): 10, 50, 70 and 90/s against 10 ms of work,
+ * every row sent on plan with a lag p99 of 0.2 ms and an M/D/1 mean latency. */
+static struct lab_knee_result *knee_ladder_new(void)
+{
+    struct lab_knee_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    const double rates[] = {10, 50, 70, 90};
+    r->nrows = 4;
+    for (size_t i = 0; i < 4; i++) {
+        struct lab_knee_row *w = &r->row[i];
+        w->rate = rates[i];
+        w->sent_rate = rates[i];
+        w->work_mean_ms = 10;
+        double rho = rates[i] / 100;
+        w->mm1_mean_ms = 10 / (1 - rho);
+        w->md1_mean_ms = 10 + rho * 10 / (2 * (1 - rho));
+        summary_of(&w->latency, w->md1_mean_ms, w->mm1_mean_ms * 3, w->md1_mean_ms);
+        w->l_measured = w->l_little = rho;
+        w->lag_p99_ms = 0.2;
+    }
+    return r;
+}
+
 /* The article's stats run, clean: every round valid, numbers that tell their story. */
 static void stats_result(struct lab_stats_result *r)
 {
@@ -277,21 +300,7 @@ static void test_queue(void **state)
 static void test_knee(void **state)
 {
     (void)state;
-    struct lab_knee_result *r = calloc(1, sizeof *r);
-    const double rates[] = {10, 50, 70, 90};
-    r->nrows = 4;
-    for (size_t i = 0; i < 4; i++) {
-        struct lab_knee_row *w = &r->row[i];
-        w->rate = rates[i];
-        w->sent_rate = rates[i];
-        w->work_mean_ms = 10;
-        double rho = rates[i] / 100;
-        w->mm1_mean_ms = 10 / (1 - rho);
-        w->md1_mean_ms = 10 + rho * 10 / (2 * (1 - rho));
-        summary_of(&w->latency, w->md1_mean_ms, w->mm1_mean_ms * 3, w->md1_mean_ms);
-        w->l_measured = w->l_little = rho;
-        w->lag_p99_ms = 0.2;
-    }
+    struct lab_knee_result *r = knee_ladder_new();
     r->row[3].lag_p99_ms = 150;
     r->row[3].latency.p99 = 900;
     r->row[3].latency.mean = 400;
@@ -357,22 +366,10 @@ static void test_generator_cpu(void **state)
     free(text);
 
     /* knee: the rows over the budget are named, and the trend is still concluded from them */
-    struct lab_knee_result *r = calloc(1, sizeof *r);
-    const double rates[] = {10, 50, 70, 90};
-    r->nrows = 4;
-    for (size_t i = 0; i < 4; i++) {
-        struct lab_knee_row *w = &r->row[i];
-        w->rate = rates[i];
-        w->sent_rate = rates[i];
-        w->work_mean_ms = 10;
-        double rho = rates[i] / 100;
-        w->mm1_mean_ms = 10 / (1 - rho);
-        w->md1_mean_ms = 10 + rho * 10 / (2 * (1 - rho));
-        summary_of(&w->latency, w->md1_mean_ms, w->mm1_mean_ms * 3, w->md1_mean_ms);
-        w->l_measured = w->l_little = rho;
-        w->lag_p99_ms = 0.2;
-        w->valid.gen_cpu_share = 0.01 * (double)(i + 1);
-        w->sampler_cpu_share = 0.005;
+    struct lab_knee_result *r = knee_ladder_new();
+    for (size_t i = 0; i < r->nrows; i++) {
+        r->row[i].valid.gen_cpu_share = 0.01 * (double)(i + 1);
+        r->row[i].sampler_cpu_share = 0.005;
     }
     CAPTURE(text, lab_knee_explain(out, r));
     unwrap(text);

@@ -14,17 +14,12 @@
 #include "load/run.h"
 #include "load/threshold.h"
 #include "reqlog/reqlog.h"
+#include "unit/fixture_server.h"
 
-#include <arpa/inet.h>
 #include <math.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define MS NS_PER_MS
@@ -421,95 +416,6 @@ static void test_plan_bounds(void **state)
 
 /* ------------------------------------------------------------------ the engine in-process */
 
-struct server {
-    int lfd;
-    uint16_t port;
-    pthread_t tid;
-    atomic_bool stop;
-};
-
-/* One thread, poll over up to 1024 connections: answers every request (a blank line ends a
- * GET) with a fixed 200. */
-static void *server_main(void *arg)
-{
-    struct server *s = arg;
-    struct pollfd p[1025];
-    int tail[1025];
-    size_t n = 1;
-    p[0].fd = s->lfd;
-    p[0].events = POLLIN;
-    static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-    char buf[4096];
-    while (!atomic_load(&s->stop)) {
-        if (poll(p, n, 50) <= 0)
-            continue;
-        if ((p[0].revents & POLLIN) && n < 1025) {
-            int c = accept(s->lfd, NULL, NULL);
-            if (c >= 0) {
-                p[n].fd = c;
-                p[n].events = POLLIN;
-                p[n].revents = 0;
-                tail[n] = 0;
-                n++;
-            }
-        }
-        for (size_t i = 1; i < n; i++) {
-            if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            ssize_t r = read(p[i].fd, buf, sizeof buf);
-            if (r <= 0) {
-                close(p[i].fd);
-                p[i] = p[n - 1];
-                tail[i] = tail[n - 1];
-                n--;
-                i--;
-                continue;
-            }
-            static const char end[] = "\r\n\r\n";
-            for (ssize_t k = 0; k < r; k++) {
-                tail[i] = buf[k] == end[tail[i]] ? tail[i] + 1 : (buf[k] == '\r' ? 1 : 0);
-                if (tail[i] == 4) {
-                    tail[i] = 0;
-                    ssize_t w = write(p[i].fd, resp, sizeof resp - 1);
-                    (void)w;
-                }
-            }
-        }
-    }
-    for (size_t i = 1; i < n; i++)
-        close(p[i].fd);
-    return NULL;
-}
-
-static void server_start(struct server *s)
-{
-    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(s->lfd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(s->lfd, 512), 0);
-    getsockname(s->lfd, (struct sockaddr *)&a, &len);
-    s->port = ntohs(a.sin_port);
-    atomic_store(&s->stop, false);
-    assert_int_equal(pthread_create(&s->tid, NULL, server_main, s), 0);
-}
-
-static void server_stop(struct server *s)
-{
-    atomic_store(&s->stop, true);
-    pthread_join(s->tid, NULL);
-    close(s->lfd);
-}
-
-static void run_once(struct run_config *cfg, struct run_result *res)
-{
-    char err[256];
-    int r = run_execute(cfg, res, err, sizeof err);
-    if (r)
-        fail_msg("run_execute: %s", err);
-}
-
 /* The log's records counted with run_events_count over the run's window. */
 static void events_of_log(const char *path, const struct run_result *res, struct run_events *ev)
 {
@@ -558,26 +464,18 @@ static void assert_events_equal(const struct run_events *a, const struct run_eve
  * timeline's intervals inside the window (cut at its edges, 0.3 s and 1.3 s) add up to them. */
 static void test_rates_match_the_log(void **state)
 {
-    (void)state;
-    struct server s;
-    server_start(&s);
-    char url[64], path[] = "/tmp/knee-test-rates-XXXXXX";
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", s.port);
+    struct fixture_server *s = *state;
+    char path[] = "/tmp/knee-test-rates-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    struct run_target_config tc = {.name = "t", .url = url};
-    struct run_config cfg = {.targets = &tc,
-                             .ntargets = 1,
-                             .open_loop = true,
-                             .rate = 1000,
-                             .duration_ns = 1300 * MS,
-                             .warmup_ns = 300 * MS,
-                             .timeout_ns = 5 * S,
-                             .drain_ns = 5 * S,
-                             .keepalive = true,
-                             .threads = 2,
-                             .out_path = path};
+    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct run_config cfg = fixture_run_config(&tc, 2);
+    cfg.open_loop = true;
+    cfg.rate = 1000;
+    cfg.duration_ns = 1300 * MS;
+    cfg.warmup_ns = 300 * MS;
+    cfg.out_path = path;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -608,27 +506,17 @@ static void test_rates_match_the_log(void **state)
     assert_false(res.generator_limited && res.generator.short_send);
     run_result_release(&res);
     unlink(path);
-    server_stop(&s);
 }
 
 /* A closed loop: every send happens while planning, so a run with --requests has its window
  * up to the last client's end and nothing after it. */
 static void test_closed_loop_rates(void **state)
 {
-    (void)state;
-    struct server s;
-    server_start(&s);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", s.port);
-    struct run_target_config tc = {.name = "t", .url = url};
-    struct run_config cfg = {.targets = &tc,
-                             .ntargets = 1,
-                             .connections = 4,
-                             .requests = 2000,
-                             .timeout_ns = 5 * S,
-                             .drain_ns = 5 * S,
-                             .keepalive = true,
-                             .threads = 2};
+    struct fixture_server *s = *state;
+    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct run_config cfg = fixture_run_config(&tc, 2);
+    cfg.connections = 4;
+    cfg.requests = 2000;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -641,7 +529,6 @@ static void test_closed_loop_rates(void **state)
     assert_false(res.generator_limited);
     assert_false(res.no_ok);
     run_result_release(&res);
-    server_stop(&s);
 }
 
 /* One load thread asked for 1,000,000/s (the most a thread may plan, several times what it can
@@ -649,22 +536,15 @@ static void test_closed_loop_rates(void **state)
  * --drain (plus the accounting of what it never reached), every request accounted. */
 static void test_generator_far_behind(void **state)
 {
-    (void)state;
-    struct server s;
-    server_start(&s);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", s.port);
-    struct run_target_config tc = {.name = "t", .url = url};
-    struct run_config cfg = {.targets = &tc,
-                             .ntargets = 1,
-                             .open_loop = true,
-                             .rate = RUN_MAX_RATE_PER_THREAD,
-                             .duration_ns = 500 * MS,
-                             .timeout_ns = 2 * S,
-                             .drain_ns = 300 * MS,
-                             .connections = 64,
-                             .keepalive = true,
-                             .threads = 1};
+    struct fixture_server *s = *state;
+    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct run_config cfg = fixture_run_config(&tc, 1);
+    cfg.open_loop = true;
+    cfg.rate = RUN_MAX_RATE_PER_THREAD;
+    cfg.duration_ns = 500 * MS;
+    cfg.timeout_ns = 2 * S;
+    cfg.drain_ns = 300 * MS;
+    cfg.connections = 64;
     struct run_result res;
     uint64_t t0 = clock_now_ns();
     run_once(&cfg, &res);
@@ -698,30 +578,20 @@ static void test_generator_far_behind(void **state)
         said |= strstr(res.warnings[i], "never sent (dropped)") != NULL;
     assert_true(said);
     run_result_release(&res);
-    server_stop(&s);
 }
 
 /* A target that is down: every request fails, the run says so and is a failed run. */
 static void test_target_down(void **state)
 {
     (void)state;
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
-    getsockname(lfd, (struct sockaddr *)&a, &len);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", ntohs(a.sin_port));
-    close(lfd); /* nobody listens there now */
+    fixture_refused_url(url, sizeof url); /* nobody listens there */
     struct run_target_config tc = {.name = "t", .url = url};
-    struct run_config cfg = {.targets = &tc,
-                             .ntargets = 1,
-                             .connections = 2,
-                             .requests = 200,
-                             .timeout_ns = S,
-                             .drain_ns = S,
-                             .keepalive = true,
-                             .threads = 1};
+    struct run_config cfg = fixture_run_config(&tc, 1);
+    cfg.connections = 2;
+    cfg.requests = 200;
+    cfg.timeout_ns = S;
+    cfg.drain_ns = S;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -747,8 +617,8 @@ int main(void)
         cmocka_unit_test(test_events_by_time),       cmocka_unit_test(test_generator_rule),
         cmocka_unit_test(test_generator_slack),      cmocka_unit_test(test_lag_beyond_slack),
         cmocka_unit_test(test_threshold_groups),     cmocka_unit_test(test_plan_bounds),
-        cmocka_unit_test(test_timer_slack_validate), cmocka_unit_test(test_rates_match_the_log),
-        cmocka_unit_test(test_closed_loop_rates),    cmocka_unit_test(test_generator_far_behind),
+        cmocka_unit_test(test_timer_slack_validate), fixture_server_test(test_rates_match_the_log),
+        fixture_server_test(test_closed_loop_rates), fixture_server_test(test_generator_far_behind),
         cmocka_unit_test(test_target_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
