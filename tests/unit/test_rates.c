@@ -478,6 +478,14 @@ static void test_rates_match_the_log(void **state)
     cfg.out_path = path;
     struct run_result res;
     run_once(&cfg, &res);
+    /* Sent on plan (the two rate checks below) holds only when the generator kept its plan: on
+     * a machine so loaded that knee itself calls the run generator-limited, it is run once more,
+     * and a second generator-limited run fails the test. */
+    if (res.generator_limited) {
+        run_result_release(&res);
+        run_once(&cfg, &res);
+        assert_false(res.generator_limited);
+    }
     assert_true(res.accounting_ok);
     assert_int_equal(res.out_error, 0);
     assert_true(fabs(res.window_start_s - 0.3) < 1e-9 && fabs(res.window_end_s - 1.3) < 1e-9);
