@@ -7,13 +7,20 @@
 # line comes first); one run a side has no verdict (and --fail-if then exits 2); --until-ci
 # ends an open-loop run before its cap; bad flags are exit 2; --dry-run with --repeat sends
 # nothing and creates nothing. Runs are short (1.5 s) and every assertion is a shape.
+# "slower" can only be asked of runs the machine left alike: on a loaded 2-core machine (CI,
+# load average ~10) one "after" repetition's p50 was 21 ms against 5.3 and 5.4 (the servers' 2
+# and 5 ms are timers), and the p50 verdict became "spread within exceeds difference between";
+# knee run had called that repetition GENERATOR-LIMITED (knee compare said so too). So the
+# servers and the runs are at nice -10 where allowed (NICE, run_common.bash), and when the
+# slow comparison fails while knee run called a repetition of either side GENERATOR-LIMITED
+# (gen_limited), both sides are measured once more and compared; that comparison then stands.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 cd "$TMP"
 
 start_server() { # NAME ARGS...: a knee serve on a free port; sets PORT_<NAME>
     local name=$1
     shift
-    "$KNEE" serve -l 127.0.0.1:0 "$@" >"serve_$name.out" 2>&1 &
+    "${NICE[@]}" "$KNEE" serve -l 127.0.0.1:0 "$@" >"serve_$name.out" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 100); do
         grep -q 'listening on' "serve_$name.out" && break
@@ -37,7 +44,7 @@ run_knee run "${PLAN[@]}" --repeat 3 --out-dir dry "$A" --dry-run >dry.out 2>&1
 grep -q "3 of this plan" dry.out || fail "--dry-run --repeat printed no repetitions: $(cat dry.out)"
 [[ ! -e dry ]] || fail "--dry-run created --out-dir"
 
-run_knee run "${PLAN[@]}" --repeat 3 --settle 100ms --out-dir before "$A" >before.out 2>&1
+run_knee_nice run "${PLAN[@]}" --repeat 3 --settle 100ms --out-dir before "$A" >before.out 2>&1
 [[ $RC == 0 ]] || fail "knee run --repeat 3: exit $RC: $(cat before.out)"
 for k in 1 2 3; do
     for ext in bin hlog json; do
@@ -58,9 +65,9 @@ PY
 run_knee run "${PLAN[@]}" --repeat 3 --out-dir before "$A" >again.out 2>&1
 [[ $RC == 2 ]] && grep -q "knee run: --out-dir before: not empty" again.out || fail "non-empty --out-dir: exit $RC: $(cat again.out)"
 
-run_knee run "${PLAN[@]}" --repeat 3 --out-dir same "$A" >/dev/null 2>&1
+run_knee_nice run "${PLAN[@]}" --repeat 3 --out-dir same "$A" >/dev/null 2>&1
 [[ $RC == 0 ]] || fail "the second side: exit $RC"
-run_knee run "${PLAN[@]}" --repeat 3 --out-dir slow "$B" >/dev/null 2>&1
+run_knee_nice run "${PLAN[@]}" --repeat 3 --out-dir slow "$B" >/dev/null 2>&1
 [[ $RC == 0 ]] || fail "the slow side: exit $RC"
 
 # the same server: a verdict, exit 0 (which one is the unit test's business: its rate is measured there)
@@ -80,9 +87,11 @@ assert not d["forced"]
 PY
 
 # 3 ms added to every cache hit: slower, the p50 about 3 ms more; --fail-if
-run_knee compare before slow --json slow.json >slow.out 2>&1
-[[ $RC == 0 ]] || fail "compare slow: exit $RC: $(cat slow.out)"
-python3 - slow.json <<'PY' || { cat slow.out >&2; fail "slow.json"; }
+BEFORE=before SLOW=slow
+for attempt in 1 2; do
+    run_knee compare $BEFORE $SLOW --json slow$attempt.json >slow.out 2>&1
+    [[ $RC == 0 ]] || fail "compare slow: exit $RC: $(cat slow.out)"
+    python3 - slow$attempt.json <<'PY' && break
 import json, sys
 d = json.load(open(sys.argv[1]))
 p50 = d["metrics"]["p50"]
@@ -90,10 +99,22 @@ assert p50["verdict"] == "slower", p50
 assert 2.0 < p50["difference"] < 4.0 and p50["ci_low"] > 0, p50
 assert d["verdict"] in ("slower", "median worse, tail better") or d["verdict"].endswith("worse"), d["verdict"]
 PY
+    if [[ $attempt == 1 ]] && why=$(gen_limited $BEFORE/rep-?.json $SLOW/rep-?.json); then
+        echo "# attempt 1: knee calls a repetition GENERATOR-LIMITED ($why): both sides once more"
+        BEFORE=before2 SLOW=slow2
+        run_knee_nice run "${PLAN[@]}" --repeat 3 --out-dir $BEFORE "$A" >/dev/null 2>&1
+        [[ $RC == 0 ]] || fail "the second before side: exit $RC"
+        run_knee_nice run "${PLAN[@]}" --repeat 3 --out-dir $SLOW "$B" >/dev/null 2>&1
+        [[ $RC == 0 ]] || fail "the second slow side: exit $RC"
+        continue
+    fi
+    cat slow.out >&2
+    fail "slow$attempt.json"
+done
 grep -q "compared as the same target" slow.out || fail "the other server's address is not said: $(cat slow.out)"
-run_knee compare --fail-if slower before slow >/dev/null 2>&1
+run_knee compare --fail-if slower $BEFORE $SLOW >/dev/null 2>&1
 [[ $RC == 99 ]] || fail "--fail-if slower on a slower side: exit $RC"
-run_knee compare --fail-if p50+1000% before slow >fi.out 2>&1
+run_knee compare --fail-if p50+1000% $BEFORE $SLOW >fi.out 2>&1
 [[ $RC == 0 ]] || fail "--fail-if p50+1000%: exit $RC: $(cat fi.out)"
 grep -q -- "--fail-if p50+1000%: passed" fi.out || fail "the --fail-if line: $(cat fi.out)"
 

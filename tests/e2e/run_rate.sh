@@ -7,12 +7,17 @@ source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_nginx
 URL="http://127.0.0.1:$NGX_PORT/"
 
-"$KNEE" run -R 1000 -d 3s -t 2 --out "$TMP/c.csv" --json "$TMP/c.json" "$URL" >/dev/null
-json_check "$TMP/c.json" 'identity(acc) and acc["planned"] == 3000 and d["outcomes"]["ok"] == 3000' "3000 planned and ok"
-json_check "$TMP/c.json" 'd["sent_on_schedule"] >= 0.95' "at least 95% sent by the end of the plan (loaded machine)"
-json_check "$TMP/c.json" 'all(abs(t["sent"] - 1000) <= 200 for t in d["timeline"][:3] if t["length_s"] > 0.99)' \
-    "every full second sends 1000 +- 20%"
-python3 - "$TMP/c.csv" <<'PY' || fail "planned times"
+# The plan's exactness and the accounting always stand. The sending's timing (95% on
+# schedule, every full second within 20% of 1000, a median lag under 5 ms) is the machine's as
+# much as the engine's: on a loaded 2-core machine (load average ~10, CI) one run queued 1,161
+# requests for a connection and sent outside 1000 +- 20% in a second while knee itself called
+# it GENERATOR-LIMITED. A run that fails a timing check and that knee calls so is repeated
+# once (gen_limited, run_common.bash); the second run's checks then stand. knee runs at nice
+# -10 where allowed.
+for attempt in 1 2; do
+    "${NICE[@]}" "$KNEE" run -R 1000 -d 3s -t 2 --out "$TMP/c$attempt.csv" --json "$TMP/c$attempt.json" "$URL" >/dev/null
+    json_check "$TMP/c$attempt.json" 'identity(acc) and acc["planned"] == 3000 and d["outcomes"]["ok"] == 3000' "3000 planned and ok"
+    python3 - "$TMP/c$attempt.csv" <<'PY' || fail "planned times"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 3000, len(rows)
@@ -21,8 +26,29 @@ for i, s in enumerate(starts):
     assert abs(s - i / 1000.0) < 2e-9, (i, s)   # t0 + i/R exactly, ns resolution
 lags = sorted(float(r["lag_ms"]) for r in rows)
 assert lags[0] >= 0, lags[0]
-assert lags[len(lags) // 2] < 5.0, lags[len(lags) // 2]   # a median send within 5 ms of its plan
 PY
+    timing=$(python3 - "$TMP/c$attempt.json" "$TMP/c$attempt.csv" <<'PY'
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+lags = sorted(float(r["lag_ms"]) for r in csv.DictReader(open(sys.argv[2])))
+bad = []
+if not d["sent_on_schedule"] >= 0.95:
+    bad.append("at least 95%% sent by the end of the plan: %.4f" % d["sent_on_schedule"])
+sent = [t["sent"] for t in d["timeline"][:3] if t["length_s"] > 0.99]
+if not all(abs(n - 1000) <= 200 for n in sent):
+    bad.append("every full second sends 1000 +- 20%%: %s (queued %d)" % (sent, d["all"]["accounting"]["queued"]))
+if not lags[len(lags) // 2] < 5.0:   # a median send within 5 ms of its plan
+    bad.append("median lag %.3f ms, not under 5 ms" % lags[len(lags) // 2])
+print("; ".join(bad))
+PY
+)
+    [[ -z $timing ]] && break
+    if [[ $attempt == 1 ]] && why=$(gen_limited "$TMP/c$attempt.json"); then
+        echo "# attempt 1: $timing; knee calls the run GENERATOR-LIMITED ($why): once more"
+        continue
+    fi
+    fail "$timing (attempt $attempt)"
+done
 
 # Poisson: seeded and reproducible, whatever the thread count; mean rate near R
 "$KNEE" run -R 1000 --arrivals poisson --seed 3 -d 3s -t 1 --out "$TMP/p1.csv" --json "$TMP/p1.json" "$URL" >/dev/null

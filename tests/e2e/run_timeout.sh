@@ -15,7 +15,7 @@ URL="http://127.0.0.1:$FS_PORT/sometimes-stall?pct=50&max_ms=400"
 TIMEOUT_MS=1000
 SLACK_MS=250
 
-late_check() { # CSV LABEL: every timeout within the bound; at least a few timeouts seen
+late_check() { # CSV LABEL: every timeout within the bound (else exit 3); at least a few timeouts seen
     python3 - "$1" "$2" "$TIMEOUT_MS" "$SLACK_MS" <<'PY'
 import csv, sys
 path, label, timeout, slack = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
@@ -29,20 +29,42 @@ if len(svc) < 10:
 if min(svc) < timeout:
     sys.exit("FAIL: %s: a timeout fired early (%.1f ms)" % (label, min(svc)))
 if late:
-    sys.exit("FAIL: %s: %d of %d timeouts later than %g + %g ms: %s" % (label, len(late), len(svc), timeout, slack,
-             ", ".join("%.0f" % s for s in late[:10])))
+    print("FAIL: %s: %d of %d timeouts later than %g + %g ms: %s" % (label, len(late), len(svc), timeout, slack,
+          ", ".join("%.0f" % s for s in late[:10])), file=sys.stderr)
+    sys.exit(3)
 PY
 }
 
-run_knee run -c 16 -d 4s --timeout ${TIMEOUT_MS}ms --out "$TMP/closed.csv" --json "$TMP/closed.json" "$URL" \
+run_knee_nice run -c 16 -d 4s --timeout ${TIMEOUT_MS}ms --out "$TMP/closed.csv" --json "$TMP/closed.json" "$URL" \
     >"$TMP/closed.txt" 2>&1
 [[ $RC -eq 0 ]] || { cat "$TMP/closed.txt"; fail "closed loop: exit $RC"; }
 json_check "$TMP/closed.json" 'identity(acc) and d["accounting_ok"] and acc["outcomes"]["timeout"] > 0' "closed: accounting"
 late_check "$TMP/closed.csv" "closed loop"
 
-run_knee run -R 60 -d 4s --timeout ${TIMEOUT_MS}ms --out "$TMP/open.csv" --json "$TMP/open.json" "$URL" \
-    >"$TMP/open.txt" 2>&1
-[[ $RC -eq 0 ]] || { cat "$TMP/open.txt"; fail "open loop: exit $RC"; }
-json_check "$TMP/open.json" 'identity(acc) and d["accounting_ok"] and acc["outcomes"]["timeout"] > 0' "open: accounting"
-late_check "$TMP/open.csv" "open loop"
+# The open loop's timing is knee's to judge: a timeout is late either because the engine skipped
+# its deadline (the bug above: the generator's sends stay on time) or because the worker thread
+# did not run (a loaded CI machine, load average ~10: 23 of 121 timeouts 257 ms to 1 s late);
+# the second also delays the sends planned meanwhile (60/s: one every 17 ms), and knee calls
+# such a run GENERATOR-LIMITED. A late timeout in a run knee calls so repeats the run once
+# (gen_limited, run_common.bash); the second run's check then stands. The accounting always
+# stands. A closed loop has no such verdict: its check stands as it is. knee runs at nice -10
+# where allowed (its timers are under test, not the scheduler of a shared machine).
+for attempt in 1 2; do
+    run_knee_nice run -R 60 -d 4s --timeout ${TIMEOUT_MS}ms --out "$TMP/open$attempt.csv" \
+        --json "$TMP/open$attempt.json" "$URL" >"$TMP/open$attempt.txt" 2>&1
+    [[ $RC -eq 0 ]] || { cat "$TMP/open$attempt.txt"; fail "open loop: exit $RC"; }
+    json_check "$TMP/open$attempt.json" 'identity(acc) and d["accounting_ok"] and acc["outcomes"]["timeout"] > 0' \
+        "open: accounting"
+    set +e
+    late_check "$TMP/open$attempt.csv" "open loop"
+    lc=$?
+    set -e
+    [[ $lc == 0 ]] && break
+    [[ $lc == 3 ]] || exit 1 # too few timeouts, or one early: never the machine's
+    if [[ $attempt == 1 ]] && why=$(gen_limited "$TMP/open$attempt.json"); then
+        echo "# attempt 1: knee calls the run GENERATOR-LIMITED ($why): once more"
+        continue
+    fi
+    fail "open loop: late timeouts (attempt $attempt)"
+done
 echo "ok"

@@ -74,7 +74,7 @@ timeout 5 sinfo -h -o %t 2>/dev/null | grep -q idle || { tail "$S/ctld.log" "$S/
 echo "ok: one-node Slurm cluster up ($(timeout 5 sinfo -h -o '%P %D %t'))"
 
 # the server: 5 ms of work, 20 ms on a 10% miss: p50 ~5 ms, p99 ~20 ms, far above the noise
-"$KNEE" serve --preset quiet --pool 0 --hit-ms 5 --miss-ms 20 --miss-rate 10% --listen 127.0.0.1:0 \
+"${NICE[@]}" "$KNEE" serve --preset quiet --pool 0 --hit-ms 5 --miss-ms 20 --miss-rate 10% --listen 127.0.0.1:0 \
     >"$TMP/serve.out" 2>&1 &
 PIDS+=($!)
 for i in $(seq 100); do
@@ -86,7 +86,7 @@ PLAN=(-R 600 -d 3s --warmup 1s)
 
 # one process, three times: the run-to-run spread
 for k in 1 2 3; do
-    timeout 60 "$KNEE" run "${PLAN[@]}" -t 1 --json "$TMP/one-$k.json" "$URL" >"$TMP/one-$k.txt" 2>&1 ||
+    timeout 60 "${NICE[@]}" "$KNEE" run "${PLAN[@]}" -t 1 --json "$TMP/one-$k.json" "$URL" >"$TMP/one-$k.txt" 2>&1 ||
         fail "one-process run $k"
 done
 
@@ -96,12 +96,18 @@ done
 # run again (at most three rounds), never compared. Likewise a round in which the server's own
 # time (its Server-Timing "work", merged from the shards' histograms) lies outside the band of
 # the one-process runs' (the same rule as below): the machine slowed the server, not the merge
-# (a shared 2-core machine did, once: work p99 43 ms against 20 ms).
+# (a shared 2-core machine did, once: work p99 43 ms against 20 ms). The server, the single
+# runs and the shards run at nice -10 where allowed (NICE, run_common.bash; inside the srun
+# task as well, which slurmd starts): a CI machine at load average ~10 disturbed all three
+# rounds (every shard GENERATOR-LIMITED, lag p99 19-38 ms, timer lateness p99 20-51 ms), an
+# honest verdict on that machine, and the failure below stands when the rounds still are.
 cd "$TMP"
 for round in 1 2 3; do
     rm -f "$TMP"/start "$TMP"/s-[0-9].*
     timeout 120 srun -n 4 --overcommit --kill-on-bad-exit=0 bash -c '
-        exec "$0" run "${@:3}" -t 1 --shard auto --start-at "+2s@$1/start" --json "$1/s-$SLURM_PROCID.json" \
+        n=()
+        nice -n -10 true 2>/dev/null && n=(nice -n -10)
+        exec "${n[@]}" "$0" run "${@:3}" -t 1 --shard auto --start-at "+2s@$1/start" --json "$1/s-$SLURM_PROCID.json" \
             --out "$1/s-$SLURM_PROCID.bin" --hlog "$1/s-$SLURM_PROCID.hlog" "$2" >"$1/s-$SLURM_PROCID.txt" 2>&1
     ' "$KNEE" "$TMP" "$URL" "${PLAN[@]}" || { cat "$TMP"/s-*.txt >&2; fail "srun -n 4 knee run --shard auto"; }
     grep -q 'shard 3/4 (SLURM_PROCID/SLURM_NTASKS)' "$TMP/s-3.txt" || { cat "$TMP/s-3.txt" >&2; fail "the shard from Slurm"; }
