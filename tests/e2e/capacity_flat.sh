@@ -29,8 +29,6 @@
 # The server and knee run at nice -10 where that is allowed, so that the other processes of a
 # shared machine stretch the 10 ms less (D is measured either way).
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
-NICE=()
-nice -n -10 true 2>/dev/null && NICE=(nice -n -10)
 SERVE_WRAP=("${NICE[@]}")
 start_serve flat --preset flat
 U=http://127.0.0.1:$PORT_flat/

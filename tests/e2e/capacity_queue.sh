@@ -30,8 +30,6 @@
 # that and the repetition, under two CPU hogs and other builds, 3 of 3 runs failed, each with a
 # failed probe).
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
-NICE=()
-nice -n -10 true 2>/dev/null && NICE=(nice -n -10)
 SERVE_WRAP=("${NICE[@]}")
 run_nice() { # run_knee behind NICE
     set +e

@@ -16,8 +16,6 @@
 # that is not "slower" fails at once.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 cd "$TMP"
-NICE=()
-nice -n -10 true 2>/dev/null && NICE=(nice -n -10)
 
 # p50_row: the changed server's p50 row of lab.out (section 3)
 p50_row() { awk '/^== 3\./ { on = 1 } on && /^  p50 ms/ { print; exit }' lab.out; }

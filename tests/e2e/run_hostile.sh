@@ -24,8 +24,6 @@
 # - Every JSON is checked by one python per pass: a python start took 1.8 s there, and ~90
 #   checks of one python each took the test from 70 s to 280 s, near ctest's 300 s limit.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
-NICE=()
-nice -n -10 true 2>/dev/null && NICE=(nice -n -10)
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"
 
