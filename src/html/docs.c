@@ -4,7 +4,7 @@
  * knee run --repeat's summary (knee-repeat/1). Each is read with jansson, checked for the
  * parts its charts need, and written into the data object as it is, so every number the page
  * shows is the document's; knee adds only what the document cannot hold: the SLO's latency
- * terms parsed (load/threshold.h, knee capacity's own grammar) and, with a service time, the
+ * terms parsed (record/threshold.h, knee capacity's own grammar) and, with a service time, the
  * M/M/1 and M/D/1 predictions of src/model. */
 #include "html/internal.h"
 

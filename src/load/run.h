@@ -2,11 +2,13 @@
  * directly). A struct run_config says what to send and how; run_execute() resolves the
  * targets once, runs one event loop per thread (each with its own connections, schedule
  * share and histograms: nothing shared on the request path), merges every second (for
- * progress and the per-interval callback) and at the end, and fills a struct run_result.
+ * progress and the per-interval callback) and at the end, and fills a struct run_result: the
+ * run record (record/record.h), of which the engine is one producer; record_finish derives the
+ * rest, and the reports read the record, not this header.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. Every planned request ends in exactly one outcome
  * (enum reqlog_outcome: the engine, its logs and `knee stats` share the binary request log's
- * vocabulary); run_execute checks planned = sent + dropped and
+ * vocabulary); the record checks planned = sent + dropped and
  * sent = ok + rejected + http_error + invalid + transport + timeout + cancelled. */
 #ifndef KNEE_LOAD_RUN_H
 #define KNEE_LOAD_RUN_H

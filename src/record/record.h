@@ -45,6 +45,8 @@
 #define RUN_HDR_HIGHEST 3600000000000LL
 #define RUN_HDR_SIGDIGITS 3
 
+/* The plan's words, as the engine takes them (load/run.h struct run_config) and the record
+ * echoes them (struct record_config below). */
 enum run_arrivals { RUN_ARRIVALS_CONSTANT, RUN_ARRIVALS_POISSON };
 /* --io: how the load threads talk to the kernel. auto picks by the run (run_io_choose); epoll is
  * readiness (write and read per request); uring is io_uring (the closed loop over cleartext
