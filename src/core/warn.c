@@ -19,11 +19,15 @@ static char *format(size_t cap, const char *fmt, va_list ap)
     return line;
 }
 
-void warn_strv_vadd(char ***v, size_t *n, size_t cap, const char *fmt, va_list ap)
+static void push(char ***v, size_t *n, char *line)
 {
-    char *line = format(cap, fmt, ap);
     *v = xrealloc(*v, (*n + 1) * sizeof **v);
     (*v)[(*n)++] = line;
+}
+
+void warn_strv_vadd(char ***v, size_t *n, size_t cap, const char *fmt, va_list ap)
+{
+    push(v, n, format(cap, fmt, ap));
 }
 
 void warn_strv_add(char ***v, size_t *n, size_t cap, const char *fmt, ...)
@@ -46,6 +50,12 @@ void warn_add(struct warn_list *w, bool attention, const char *fmt, ...)
     va_start(ap, fmt);
     warn_vadd(w, attention, fmt, ap);
     va_end(ap);
+}
+
+void warn_add_text(struct warn_list *w, bool attention, const char *text)
+{
+    push(&w->items, &w->n, xstrdup(text));
+    w->attention |= attention;
 }
 
 void warn_replace(struct warn_list *w, size_t i, const char *fmt, ...)

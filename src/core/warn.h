@@ -24,6 +24,9 @@ struct warn_list {
 void warn_add(struct warn_list *w, bool attention, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void warn_vadd(struct warn_list *w, bool attention, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
+/* Append text as it is (not a format, not cut): a line read back from a document. */
+void warn_add_text(struct warn_list *w, bool attention, const char *text);
+
 /* Replace line i (i < w->n) with a line formatted from fmt; attention unchanged. */
 void warn_replace(struct warn_list *w, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

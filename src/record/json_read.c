@@ -336,7 +336,7 @@ static void warnings_and_thresholds(const json_t *root, struct run_result *rec)
     const json_t *w = get(root, "warnings");
     for (size_t i = 0; i < json_array_size(w); i++) {
         const json_t *e = json_array_get(w, i);
-        warn_add(&rec->warnings, false, "%s", json_is_string(e) ? json_string_value(e) : "");
+        warn_add_text(&rec->warnings, false, json_is_string(e) ? json_string_value(e) : "");
     }
     rec->warnings.attention = attention;
     const json_t *thr = get(root, "thresholds");

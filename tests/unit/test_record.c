@@ -592,6 +592,8 @@ static void test_warn_list(void **state)
     big[2999] = '\0';
     warn_add(&w, false, "%s", big);
     assert_int_equal(strlen(w.items[3]), WARN_MAX_LEN - 1);
+    warn_add_text(&w, false, big); /* read back from a document: whole */
+    assert_int_equal(strlen(w.items[4]), 2999);
     char **v = NULL;
     size_t n = 0;
     warn_strv_add(&v, &n, 8, "%s", big);
