@@ -5,6 +5,7 @@
 
 #include "core/err.h"
 #include "core/units.h"
+#include "core/warn.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -19,16 +20,14 @@ const double report_prom_pcts[REPORT_NPROM] = {[REPORT_PROM_P50] = 50, [REPORT_P
 const char *const report_prom_names[REPORT_NPROM] = {
     [REPORT_PROM_P50] = "p50", [REPORT_PROM_P95] = "p95", [REPORT_PROM_P99] = "p99"};
 
+/* A warning of the report, cut at 511 bytes (core/warn.h). */
 static void warn(struct report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct report *rep, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    warn_strv_vadd(&rep->warnings, &rep->nwarnings, 512, fmt, ap);
     va_end(ap);
-    rep->warnings = xrealloc(rep->warnings, (rep->nwarnings + 1) * sizeof *rep->warnings);
-    rep->warnings[rep->nwarnings++] = xstrdup(buf);
 }
 
 const char *report_column_unit(const char *column)

@@ -32,7 +32,7 @@
 #include <stdio.h>
 
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 struct capacity_config;
 

@@ -15,7 +15,7 @@
 #include "core/outfile.h"
 #include "html/html.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 #include <errno.h>
 #include <libgen.h>

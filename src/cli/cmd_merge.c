@@ -128,7 +128,7 @@ static void print_plan_check(FILE *out, const struct merge_summary *m)
 
 /* Write the merged summary as JSON to path ("-": stdout). verbose: the summary was printed in
  * its full form (--verbose), recorded so the JSON rebuilds it. true when written whole. */
-static bool write_json(const char *path, const struct merge_summary *m, bool verbose)
+static bool write_json(const char *path, struct merge_summary *m, bool verbose)
 {
     struct outfile o;
     char why[512];
@@ -136,7 +136,8 @@ static bool write_json(const char *path, const struct merge_summary *m, bool ver
         fprintf(stderr, "knee merge: --json %s\n", why);
         return false;
     }
-    run_write_json(o.f, &m->cfg, &m->res, NULL, 0, verbose, true);
+    m->res.verbose = verbose;
+    record_write_json(o.f, &m->res, true);
     if (outfile_commit(&o, why, sizeof why)) {
         fprintf(stderr, "knee merge: --json %s\n", why);
         return false;
@@ -281,7 +282,7 @@ int cmd_merge(int argc, char **argv)
     merge_set_describe(&set, desc, sizeof desc);
     fprintf(text, "knee merge: %s, %zu files\n", desc, set.nfiles);
     if (have_summary) {
-        run_print_summary(text, &m.cfg, &m.res, NULL, 0, verbose);
+        run_print_summary(text, &m.res, verbose);
         run_print_shard_result(text, &m.res);
         print_plan_check(text, &m);
         print_rates_source(text, &m);

@@ -9,8 +9,9 @@
 #include "cli/run_repeat.h"
 #include "cli/runopts.h"
 #include "core/err.h"
+#include "cli/run_print.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "runreport/runreport.h"
 #include "runreport/shard.h"
 
@@ -212,15 +213,17 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
         run_threshold_eval(&rc->thr[i], &res);
         all_pass &= rc->thr[i].pass;
     }
+    record_set_thresholds(&res, rc->thr, rc->nthr);
+    res.verbose = f->verbose;
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
     run_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
-    run_print_summary(json_stdout ? stderr : stdout, cfg, &res, rc->thr, rc->nthr, f->verbose);
+    run_print_summary(json_stdout ? stderr : stdout, &res, f->verbose);
     run_print_shard_result(json_stdout ? stderr : stdout, &res);
-    run_print_pictures(json_stdout ? stderr : stdout, json_stdout ? STDERR_FILENO : STDOUT_FILENO, cfg, &res);
+    run_print_pictures(json_stdout ? stderr : stdout, json_stdout ? STDERR_FILENO : STDOUT_FILENO, &res);
     if (!json_stdout)
         written &= opt_stdout_done(spec) == 0;
-    written &= run_output_json(out, cfg, &res, rc->thr, rc->nthr);
-    written &= run_output_html(out, cfg, &res, rc->thr, rc->nthr);
+    written &= run_output_json(out, &res);
+    written &= run_output_html(out, cfg, &res);
     if (res.out_error) /* the summary's warnings said why; the error line says it where it is seen */
         knee_report(stderr, "knee run: ", "--out %s: %s", cfg->out_path, knee_strerror(res.out_error));
     written &= res.out_error == 0;
@@ -272,7 +275,7 @@ int cmd_run(int argc, char **argv)
     if (rc == 0) {
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
-        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog, .html_path = f.html, .verbose = f.verbose};
+        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog, .html_path = f.html};
         struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
         bool ran = false;
         rep.html = f.html; /* with --repeat: the report of DIR once the repetitions ran */

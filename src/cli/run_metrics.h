@@ -25,7 +25,7 @@
 #include "cli/metrics_flags.h"
 #include "cli/opt.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 struct run_metrics;
 

@@ -5,9 +5,9 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "cli/run_print.h"
 #include "html/html.h"
-#include "runreport/runreport.h"
-#include "runreport/shard.h"
+#include "record/record.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -136,12 +136,11 @@ bool run_output_close_hlog(struct run_output *o)
     return true;
 }
 
-bool run_output_json(struct run_output *o, const struct run_config *cfg, const struct run_result *res,
-                     const struct run_threshold *thr, size_t nthr)
+bool run_output_json(struct run_output *o, const struct run_result *res)
 {
     if (!o->json_open)
         return true;
-    run_write_json(o->json.f, cfg, res, thr, nthr, o->verbose, true);
+    record_write_json(o->json.f, res, true);
     o->json_open = false;
     char why[512];
     if (outfile_commit(&o->json, why, sizeof why)) {
@@ -151,8 +150,7 @@ bool run_output_json(struct run_output *o, const struct run_config *cfg, const s
     return true;
 }
 
-bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res,
-                     const struct run_threshold *thr, size_t nthr)
+bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res)
 {
     if (!o->html_path)
         return true;
@@ -161,7 +159,7 @@ bool run_output_html(const struct run_output *o, const struct run_config *cfg, c
     FILE *mem = open_memstream(&json, &len);
     if (!mem)
         knee_oom();
-    run_write_json(mem, cfg, res, thr, nthr, o->verbose, false);
+    record_write_json(mem, res, false);
     fclose(mem);
     /* every request when the log was written whole, else the hlog's histograms */
     const char *files[2] = {NULL, NULL};

@@ -15,13 +15,12 @@
 #include "core/outfile.h"
 #include "hlog/hlog.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 struct run_output {
     const char *json_path; /* NULL, "-" (stdout) or a file */
     const char *hlog_path; /* NULL or a file */
     const char *html_path; /* --html: NULL or a file */
-    bool verbose;          /* --verbose: recorded in the JSON (the summary's full form) */
     struct outfile json;   /* open when json_open */
     struct outfile hlog_file;
     bool json_open, hlog_open;
@@ -43,16 +42,15 @@ int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct ru
  * after one line on stderr naming the path and the reason. */
 bool run_output_close_hlog(struct run_output *o);
 
-/* Write the JSON document (when asked) and put it in place: true when it was written whole,
- * else false after one line on stderr naming the path and the reason. */
-bool run_output_json(struct run_output *o, const struct run_config *cfg, const struct run_result *res,
-                     const struct run_threshold *thr, size_t nthr);
+/* Write the record as the JSON document (when asked; record_write_json) and put it in place:
+ * true when it was written whole, else false after one line on stderr naming the path and the
+ * reason. */
+bool run_output_json(struct run_output *o, const struct run_result *res);
 
 /* --html: the report of the run (its JSON, and its per-request log or hlog when written)
  * through html_write_report. true when written (or not asked), else false after one line on
  * stderr naming the path and the reason. */
-bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res,
-                     const struct run_threshold *thr, size_t nthr);
+bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res);
 
 /* Give up whatever is still open (error paths): files knee created are removed, what existed
  * is as it was. */

@@ -1,6 +1,7 @@
 /* knee run --repeat, --until-ci and the self-checks of every run (see run_repeat.h). */
 #include "cli/run_repeat.h"
 #include "cli/run_output.h"
+#include "cli/run_print.h"
 
 #include "compare/compare.h"
 #include "core/clock.h"
@@ -9,7 +10,7 @@
 #include "core/units.h"
 #include "hlog/hlog.h"
 #include "html/html.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "runcheck/runcheck.h"
 #include "runreport/runreport.h"
 #include "stats/stats.h"
@@ -180,18 +181,14 @@ void run_selfcheck(const struct run_config *cfg, struct run_result *res)
             /* the engine saw a stop request; it was --until-ci's, so say that instead */
             res->interrupted = false;
             char l[32], h[32], p[32];
-            for (size_t i = 0; i < res->nwarnings; i++)
-                if (strncmp(res->warnings[i], "interrupted:", 12) == 0) {
-                    free(res->warnings[i]);
-                    char buf[512];
-                    snprintf(buf, sizeof buf,
-                             "--until-ci: planning stopped at %.0f s: the p99 %s ms has its 95%% interval [%s, %s] "
-                             "within %.1f%% of it (asked: %.1f%%)",
-                             u->stopped_at_s, units_fmt_ms(u->p99_ms, p, sizeof p), units_fmt_ms(u->lo_ms, l, sizeof l),
-                             units_fmt_ms(u->hi_ms, h, sizeof h), 100 * (u->hi_ms - u->lo_ms) / u->p99_ms,
-                             100 * u->fraction);
-                    res->warnings[i] = xstrdup(buf);
-                }
+            for (size_t i = 0; i < res->warnings.n; i++)
+                if (strncmp(res->warnings.items[i], "interrupted:", 12) == 0)
+                    warn_replace(&res->warnings, i,
+                                 "--until-ci: planning stopped at %.0f s: the p99 %s ms has its 95%% interval [%s, %s] "
+                                 "within %.1f%% of it (asked: %.1f%%)",
+                                 u->stopped_at_s, units_fmt_ms(u->p99_ms, p, sizeof p),
+                                 units_fmt_ms(u->lo_ms, l, sizeof l), units_fmt_ms(u->hi_ms, h, sizeof h),
+                                 100 * (u->hi_ms - u->lo_ms) / u->p99_ms, 100 * u->fraction);
         } else if (!u->stopped && res->all.latency_all.total_count) {
             double p99, lo, hi;
             char buf[512];
@@ -202,9 +199,7 @@ void run_selfcheck(const struct run_config *cfg, struct run_result *res)
                      100 * u->fraction, ok ? "" : "undefined");
             if (ok)
                 snprintf(buf + strlen(buf) - 1, sizeof buf - strlen(buf) + 1, "%.1f%%)", 100 * (hi - lo) / p99);
-            res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
-            res->warnings[res->nwarnings++] = xstrdup(buf);
-            res->attention = true;
+            warn_add(&res->warnings, true, "%s", buf);
         }
     }
     const char *log = cfg->out_path;
@@ -466,12 +461,14 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
             run_threshold_eval(&rc->thr[i], &res);
             pass &= rc->thr[i].pass;
         }
+        record_set_thresholds(&res, rc->thr, rc->nthr);
+        res.verbose = verbose;
         struct outfile jf;
         if (outfile_open(&jf, jsonp, err, sizeof err) != 0) {
             knee_report(stderr, "knee run: ", "%s: %s", jsonp, err);
             written = false;
         } else {
-            run_write_json(jf.f, &cfg, &res, rc->thr, rc->nthr, verbose, true);
+            record_write_json(jf.f, &res, true);
             written &= commit(&jf, jsonp) == 0;
         }
         written &= res.out_error == 0;
@@ -486,7 +483,7 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
         row->mean = s.mean;
         row->rate = res.all.rates.sent;
         row->interrupted = res.interrupted;
-        row->attention = res.attention;
+        row->attention = res.warnings.attention;
         char c[32], r50[32], r99[32], r999[32], mean[32], rate[32];
         fprintf(text, "repetition %zu/%zu: %s requests, p50 %s ms, p99 %s ms, p99.9 %s ms, mean %s ms, %s/s sent%s\n",
                 k, n, units_fmt_count(res.all.counts.planned, c, sizeof c), units_fmt_ms(s.p50, r50, sizeof r50),
@@ -494,11 +491,11 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
                 units_fmt_ms(s.mean, mean, sizeof mean), units_fmt_rate(res.all.rates.sent, rate, sizeof rate),
                 res.interrupted ? " (interrupted)" : "");
         if (verbose)
-            run_print_summary(text, &cfg, &res, rc->thr, rc->nthr, true);
+            run_print_summary(text, &res, true);
         else
-            for (size_t i = 0; i < res.nwarnings; i++)
-                if (strncmp(res.warnings[i], "warm-up:", 8) != 0)
-                    fprintf(text, "  - %s\n", res.warnings[i]);
+            for (size_t i = 0; i < res.warnings.n; i++)
+                if (strncmp(res.warnings.items[i], "warm-up:", 8) != 0)
+                    fprintf(text, "  - %s\n", res.warnings.items[i]);
         run_result_release(&res);
     }
     sigaction(SIGINT, &old_int, NULL);

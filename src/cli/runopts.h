@@ -32,7 +32,7 @@
 
 #include "cli/opt.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 /* One row per load option, in the order `knee run --help` lists them around its own rows. */
 enum runopt_id {

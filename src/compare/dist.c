@@ -4,6 +4,7 @@
 #include "compare/internal.h"
 
 #include "core/err.h"
+#include "core/warn.h"
 #include "stats/stats.h"
 
 #include <math.h>
@@ -148,13 +149,10 @@ const double compare_metric_pct[CMP_NMETRICS] = {50, 90, 99, 99.9, NAN, NAN};
 
 void compare_strv_add(char ***v, size_t *n, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    warn_strv_vadd(v, n, WARN_MAX_LEN, fmt, ap);
     va_end(ap);
-    *v = xrealloc(*v, (*n + 1) * sizeof **v);
-    (*v)[(*n)++] = xstrdup(buf);
 }
 
 void compare_strv_free(char **v, size_t n)

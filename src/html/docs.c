@@ -4,12 +4,12 @@
  * knee run --repeat's summary (knee-repeat/1). Each is read with jansson, checked for the
  * parts its charts need, and written into the data object as it is, so every number the page
  * shows is the document's; knee adds only what the document cannot hold: the SLO's latency
- * terms parsed (load/threshold.h, knee capacity's own grammar) and, with a service time, the
+ * terms parsed (record/threshold.h, knee capacity's own grammar) and, with a service time, the
  * M/M/1 and M/D/1 predictions of src/model. */
 #include "html/internal.h"
 
 #include "core/err.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "model/model.h"
 
 #include <errno.h>
@@ -150,7 +150,7 @@ void html_report_set_service_time(struct html_report *rep, double service_s)
 static json_t *slo_terms(const json_t *root)
 {
     const json_t *targets = json_object_get(json_object_get(root, "config"), "targets");
-    struct run_target_config tcs[RUN_MAX_TARGETS];
+    const char *names[RUN_MAX_TARGETS];
     size_t nt = 0;
     size_t i;
     const json_t *t;
@@ -158,9 +158,8 @@ static json_t *slo_terms(const json_t *root)
     {
         const char *n = json_string_value(json_object_get(t, "name"));
         if (n && nt < RUN_MAX_TARGETS)
-            tcs[nt++] = (struct run_target_config){.name = n, .url = ""};
+            names[nt++] = n;
     }
-    struct run_config cfg = {.targets = nt ? tcs : NULL, .ntargets = nt, .open_loop = true};
     json_t *out = json_array();
     const json_t *e;
     json_array_foreach(json_object_get(root, "slo"), i, e)
@@ -168,7 +167,7 @@ static json_t *slo_terms(const json_t *root)
         const char *expr = json_string_value(e);
         struct run_threshold thr;
         char why[256];
-        if (!expr || run_threshold_parse(expr, &cfg, &thr, why, sizeof why) != 0)
+        if (!expr || run_threshold_parse_names(expr, names, nt, &thr, why, sizeof why) != 0)
             continue;
         if (thr.kind != THR_STAT || thr.metric != THR_LATENCY ||
             !(thr.op == THR_LT || thr.op == THR_LE || thr.op == THR_EQ))
@@ -183,7 +182,7 @@ static json_t *slo_terms(const json_t *root)
             continue;
         json_array_append_new(out,
                               json_pack("{s:s, s:s, s:f, s:s?}", "expr", expr, "stat", stat, "ms", thr.value, "target",
-                                        thr.target >= 0 && (size_t)thr.target < nt ? tcs[thr.target].name : NULL));
+                                        thr.target >= 0 && (size_t)thr.target < nt ? names[thr.target] : NULL));
     }
     return out;
 }

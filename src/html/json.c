@@ -1,8 +1,9 @@
-/* Reading a `knee run --json` document (schema knee-run/2 or /1, docs/FORMATS.md) with jansson: the
- * summary block (runreport's printer over the document's numbers), the plan (open or closed loop, warm-up, the
- * generator-limited threshold) and the per-second timeline. */
-#include "runreport/runreport.h"
+/* Reading a `knee run --json` document (schema knee-run/2 or /1, docs/FORMATS.md) through the run
+ * record's reader (record_read_json): the summary block (runreport's printer over the record), the
+ * plan (open or closed loop, warm-up, the generator-limited threshold) and the per-second timeline. */
 #include "html/internal.h"
+#include "record/record.h"
+#include "runreport/runreport.h"
 
 #include "core/clock.h"
 #include "core/err.h"
@@ -13,24 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = o ? json_object_get(o, key) : NULL;
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* --lag-limit as given on the command line the JSON records (knee run's option: a bare number
  * is milliseconds). false when absent or unreadable. */
-static bool lag_limit_from_args(const json_t *args, uint64_t *ns)
+static bool lag_limit_from_args(const struct record_config *c, uint64_t *ns)
 {
-    size_t n = json_array_size(args);
-    for (size_t i = 0; i < n; i++) {
-        const char *a = json_string_value(json_array_get(args, i));
+    for (int i = 0; i < c->argc; i++) {
+        const char *a = c->argv[i];
         const char *v = NULL;
-        if (!a)
-            continue;
-        if (strcmp(a, "--lag-limit") == 0 && i + 1 < n)
-            v = json_string_value(json_array_get(args, i + 1));
+        if (strcmp(a, "--lag-limit") == 0 && i + 1 < c->argc)
+            v = c->argv[i + 1];
         else if (strncmp(a, "--lag-limit=", 12) == 0)
             v = a + 12;
         if (v && units_parse_duration_ns(v, NS_PER_MS, ns) == 0)
@@ -39,10 +31,57 @@ static bool lag_limit_from_args(const json_t *args, uint64_t *ns)
     return false;
 }
 
+/* knee run's terminal summary of the record, by its own printer. */
+static char *summary_text(const struct run_result *rec)
+{
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *mem = open_memstream(&text, &text_len);
+    if (!mem)
+        knee_oom();
+    run_print_summary(mem, rec, rec->verbose);
+    fclose(mem);
+    return text;
+}
+
+/* The plan and timeline the charts need, from the record. */
+static void plan_and_timeline(struct html_run *run, const struct run_result *rec, const json_t *root)
+{
+    /* a document that does not say its mode leaves it unknown (the record reads it as open) */
+    if (json_is_string(json_object_get(json_object_get(root, "config"), "mode")))
+        run->closed_loop = !rec->config.open_loop;
+    double warm = (double)rec->config.warmup_ns / 1e9;
+    run->warmup_s = warm <= 1e9 ? warm : 0;
+    uint64_t lag_ns;
+    if (!run->lag_limit_known && lag_limit_from_args(&rec->config, &lag_ns))
+        html_run_set_lag_limit(run, lag_ns);
+    /* --timer-slack: the verdict judged the lag beyond it, so the lag chart's threshold moves up by it */
+    uint64_t slack = rec->config.open_loop ? rec->config.timer_slack_ns : 0;
+    run->timer_slack_ns = slack <= RUN_MAX_TIMER_SLACK_NS ? slack : 0;
+    run->json_generator_limited = rec->generator_limited;
+    run->json_window_s = rec->window_s;
+    free(run->jtl);
+    run->jtl = xcalloc(rec->nticks ? rec->nticks : 1, sizeof *run->jtl);
+    run->njtl = rec->nticks;
+    for (size_t i = 0; i < rec->nticks; i++) {
+        const struct run_tick *t = &rec->ticks[i];
+        run->jtl[i] = (struct html_tlpoint){.start_s = t->start_s,
+                                            .length_s = t->length_s,
+                                            .planned = (double)t->planned,
+                                            .sent = (double)t->sent,
+                                            .completed = (double)t->completed,
+                                            .ok = (double)t->ok,
+                                            .errors = (double)t->errors,
+                                            .dropped = (double)t->dropped,
+                                            .p50_ms = t->p50_ms,
+                                            .p99_ms = t->p99_ms,
+                                            .max_ms = t->max_ms};
+    }
+}
+
 /* The run from a parsed document (root: borrowed). path names it in messages. */
 static int load_root(struct html_run *run, json_t *root, const char *path, char *err, size_t errlen)
 {
-    int r = 0;
     const char *schema = json_string_value(json_object_get(root, "schema"));
     /* knee-run/2 (rates by event time) and the knee-run/1 files written before it */
     if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
@@ -52,17 +91,10 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
                          "knee-capacity/1 and knee-repeat/1 documents)",
                          path, schema ? schema : "none");
     char why[256];
-    struct run_view view;
-    if (run_view_init_json(&view, root, why, sizeof why))
+    struct run_result rec;
+    if (record_read_json(root, &rec, why, sizeof why))
         return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
-    char *text = NULL;
-    size_t text_len = 0;
-    FILE *mem = open_memstream(&text, &text_len);
-    if (!mem)
-        knee_oom();
-    run_view_print(mem, &view); /* knee run's terminal summary, by its own printer */
-    fclose(mem);
-    run_view_release(&view);
+    char *text = summary_text(&rec);
     if (!run->summary_text) {
         run->summary_text = text;
         free(run->summary_origin);
@@ -72,50 +104,13 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
     }
     run->json_path = xstrdup(path);
     run->have_json = true;
-
-    const json_t *cfg = json_object_get(root, "config");
-    const char *mode = json_string_value(json_object_get(cfg, "mode"));
-    if (mode)
-        run->closed_loop = strcmp(mode, "closed") == 0;
-    double warm = num(cfg, "warmup_s");
-    run->warmup_s = warm >= 0 && warm <= 1e9 ? warm : 0;
-    uint64_t lag_ns;
-    if (!run->lag_limit_known &&
-        lag_limit_from_args(json_object_get(json_object_get(root, "environment"), "args"), &lag_ns))
-        html_run_set_lag_limit(run, lag_ns);
-    /* --timer-slack: the verdict judged the lag beyond it, so the lag chart's threshold moves up by it */
-    double slack_ms = num(cfg, "timer_slack_ms");
-    run->timer_slack_ns =
-        slack_ms > 0 && slack_ms <= (double)RUN_MAX_TIMER_SLACK_NS / 1e6 ? (uint64_t)llround(slack_ms * 1e6) : 0;
-    run->json_generator_limited = json_is_true(json_object_get(root, "generator_limited"));
-    run->json_window_s = num(root, "window_s");
-
-    const json_t *tl = json_object_get(root, "timeline");
-    size_t n = json_array_size(tl);
-    free(run->jtl);
-    run->jtl = xcalloc(n ? n : 1, sizeof *run->jtl);
-    run->njtl = n;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(tl, i);
-        struct html_tlpoint *p = &run->jtl[i];
-        p->start_s = num(e, "start_s");
-        p->length_s = num(e, "length_s");
-        p->planned = num(e, "planned");
-        p->sent = num(e, "sent");
-        p->completed = num(e, "completed");
-        p->ok = num(e, "ok");
-        p->errors = num(e, "errors");
-        p->dropped = num(e, "dropped");
-        p->p50_ms = num(e, "p50_ms");
-        p->p99_ms = num(e, "p99_ms");
-        p->max_ms = num(e, "max_ms");
-    }
+    plan_and_timeline(run, &rec, root);
     char src[1200];
     snprintf(src, sizeof src, "%s (JSON, %s, %s loop, %zu target%s)", path, schema,
-             run->closed_loop == 1 ? "closed" : "open", json_array_size(json_object_get(root, "targets")),
-             json_array_size(json_object_get(root, "targets")) == 1 ? "" : "s");
+             run->closed_loop == 1 ? "closed" : "open", rec.ntargets, rec.ntargets == 1 ? "" : "s");
     html_run_add_source(run, src);
-    return r;
+    run_result_release(&rec);
+    return 0;
 }
 
 int html_run_load_json(struct html_run *run, const char *path, char *err, size_t errlen)

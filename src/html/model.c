@@ -3,6 +3,7 @@
 #include "html/internal.h"
 
 #include "core/err.h"
+#include "core/warn.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -110,13 +111,10 @@ struct html_run *html_report_run(struct html_report *rep, size_t i)
 
 void html_run_note(struct html_run *run, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    warn_strv_vadd(&run->notes, &run->nnotes, 1024, fmt, ap);
     va_end(ap);
-    run->notes = xrealloc(run->notes, (run->nnotes + 1) * sizeof *run->notes);
-    run->notes[run->nnotes++] = xstrdup(buf);
 }
 
 void html_run_add_source(struct html_run *run, const char *text)

@@ -1,5 +1,5 @@
 /* The summary block of the report. With the run's JSON it is knee run's terminal summary,
- * printed by runreport's one printer from the JSON's numbers (json.c, run_view_init_json).
+ * printed by runreport's one printer from the run's record (json.c, record_read_json).
  * Without one, this file says what a per-request log or an hlog can back — the accounting
  * identities and the latency tables, laid out by the same printer's pieces — and nothing
  * more. */
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A target of the model as the printer's pieces take it: counts and statistics. */
-static void view_of(const struct html_target *t, struct run_view_target *v)
+/* A target of the model as the printer's pieces take it: a record's target with counts and
+ * statistics (no histograms). */
+static void view_of(const struct html_target *t, struct run_target_result *v)
 {
     memset(v, 0, sizeof *v);
     v->counts.planned = t->planned;
@@ -26,13 +27,13 @@ static void view_of(const struct html_target *t, struct run_view_target *v)
         v->counts.outcome[o] = t->outcome[o];
         v->warmup_counts.outcome[o] = t->warm_outcome[o];
     }
-    run_summarize(&t->latency, &v->latency_all);
+    run_summarize(&t->latency, &v->sum.latency_all);
     for (int g = 0; g < HTML_GROUPS && g < RUN_GROUP_COUNT; g++)
-        run_summarize(&t->group[g], &v->latency[g]);
-    run_summarize(&t->service, &v->service);
-    run_summarize(&t->ttfb, &v->ttfb);
-    run_summarize(&t->lag, &v->lag);
-    run_summarize(NULL, &v->connect);
+        run_summarize(&t->group[g], &v->sum.latency[g]);
+    run_summarize(&t->service, &v->sum.service);
+    run_summarize(&t->ttfb, &v->sum.ttfb);
+    run_summarize(&t->lag, &v->sum.lag);
+    run_summarize(NULL, &v->sum.connect);
 }
 
 /* The targets of a run summed into one (histograms of one layout add exactly). */
@@ -73,7 +74,7 @@ static void release_sum(struct html_target *all)
     hdr_release(&all->lag);
 }
 
-static void mrequests(FILE *out, const struct html_run *run, const struct run_view_target *all)
+static void mrequests(FILE *out, const struct html_run *run, const struct run_target_result *all)
 {
     bool warm = run->nwarm > 0;
     fprintf(out, "requests%s\n", warm ? " (planned after the warm-up)" : "");
@@ -127,7 +128,7 @@ char *html_summary_from_model(const struct html_run *run)
         bool open_loop = run->closed_loop != 1;
         struct html_target all;
         sum_targets(run, &all);
-        struct run_view_target *v = xcalloc(1, sizeof *v);
+        struct run_target_result *v = xcalloc(1, sizeof *v);
         view_of(&all, v);
         mrequests(out, run, v);
         run_print_latency_tables(out, open_loop, v);

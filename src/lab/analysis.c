@@ -174,11 +174,11 @@ void lab_validity_of(const struct run_result *res, struct lab_validity *v)
     if (!v->generator_limited)
         return;
     const char *w = NULL;
-    for (size_t i = 0; i < res->nwarnings && !w; i++)
-        if (strstr(res->warnings[i], "GENERATOR-LIMITED"))
-            w = res->warnings[i];
-    if (!w && res->nwarnings)
-        w = res->warnings[0];
+    for (size_t i = 0; i < res->warnings.n && !w; i++)
+        if (strstr(res->warnings.items[i], "GENERATOR-LIMITED"))
+            w = res->warnings.items[i];
+    if (!w && res->warnings.n)
+        w = res->warnings.items[0];
     snprintf(v->warning, sizeof v->warning, "%s",
              w ? w : "GENERATOR-LIMITED: the generator, not the service, shaped this run");
 }
@@ -192,9 +192,9 @@ void lab_print_round_warnings(FILE *out, const char *indent, const char *round, 
                 "it\n",
                 indent, round);
     lab_print_generator_cpu(out, indent, round, &res->env.gen_cpu);
-    for (size_t i = 0; i < res->nwarnings; i++)
-        if (strncmp(res->warnings[i], "warm-up:", 8) != 0)
-            fprintf(out, "%s! %s\n", indent, res->warnings[i]);
+    for (size_t i = 0; i < res->warnings.n; i++)
+        if (strncmp(res->warnings.items[i], "warm-up:", 8) != 0)
+            fprintf(out, "%s! %s\n", indent, res->warnings.items[i]);
 }
 
 void lab_print_generator_cpu(FILE *out, const char *indent, const char *round, const struct run_generator_cpu *gc)

@@ -405,7 +405,7 @@ int lab_round_run(struct lab_ctx *c, const char *name, const char *what, struct 
         struct outfile f;
         if ((rc = open_out(c, name, "json", &f)) != 0)
             return rc;
-        run_write_json(f.f, cfg, &r->res, NULL, 0, false, true);
+        record_write_json(f.f, &r->res, true);
         if ((rc = close_out(c, &f, 0)) != 0)
             return rc;
     }

@@ -374,11 +374,6 @@ static int validate_transport(const struct run_config *cfg, char *err, size_t er
     return 0;
 }
 
-const char *run_io_name(enum run_io io)
-{
-    return io == RUN_IO_URING ? "uring" : io == RUN_IO_EPOLL ? "epoll" : "auto";
-}
-
 /* Whether --io auto takes io_uring where it applies (docs/INTERNALS.md, "The io_uring engine":
  * measured against epoll on this project's machine, io_uring cost less CPU per request but gave
  * no more throughput, less in the quietest run: auto stays epoll). */

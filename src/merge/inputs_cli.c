@@ -170,7 +170,7 @@ static int one_run(struct html_report *rep, const struct merge_set *set, const c
         char *buf = NULL;
         size_t len = 0;
         FILE *mem = open_memstream(&buf, &len);
-        run_write_json(mem, &m.cfg, &m.res, NULL, 0, false, true);
+        record_write_json(mem, &m.res, true);
         fclose(mem);
         r = html_run_load_json_mem(run, buf, len, "the merged summary", err, errlen);
         free(buf);

@@ -98,7 +98,7 @@ struct merge_summary {
     struct run_reject *rejects;
     char **strings;
     size_t nstrings;
-    struct run_shard_part *parts;
+    struct run_shard_part *parts; /* = res.shard.parts (the record owns them) */
 };
 
 /* Build the summary from the set's JSON files, and when the set has every shard's binary log,

@@ -69,19 +69,6 @@ static char *keep(struct merge_summary *m, const char *s)
     return m->strings[m->nstrings++] = xstrdup(s ? s : "");
 }
 
-static void warn(struct run_result *res, bool attention, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void warn(struct run_result *res, bool attention, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
-    res->warnings[res->nwarnings++] = xstrdup(buf);
-    res->attention |= attention;
-}
-
 /* ---- reading numbers ---- */
 
 static const char *str_or(const char *s, const char *otherwise)
@@ -359,7 +346,7 @@ static int add_target(struct ctx *c, const struct doc *d, const json_t *t, struc
     /* protocols, TLS versions and handshakes, HTTP/2 streams: summed (a shard with no HTTP/2
      * connection saw no server limit) */
     struct run_proto_counts pc;
-    r->https |= run_view_read_transport(t, &pc);
+    r->https |= record_read_transport(t, &pc);
     if (!pc.h2)
         pc.h2_max_concurrent = 0;
     run_proto_counts_add(&r->pc, &pc);
@@ -909,86 +896,95 @@ static void verdicts(struct ctx *c)
     for (size_t i = 0; i < sh->nparts; i++)
         if (m->parts[i].failed) {
             if (nfailed++ < 10)
-                warn(res, true,
-                     "INCOMPLETE: shard %u of %u (%s) failed: %s; the merged numbers are the other shards' parts and "
-                     "what this shard did, not the whole plan",
-                     m->parts[i].index, sh->count, m->parts[i].host, m->parts[i].failure);
+                warn_add(
+                    &res->warnings, true,
+                    "INCOMPLETE: shard %u of %u (%s) failed: %s; the merged numbers are the other shards' parts and "
+                    "what this shard did, not the whole plan",
+                    m->parts[i].index, sh->count, m->parts[i].host, m->parts[i].failure);
         }
     if (nfailed > 10)
-        warn(res, true, "INCOMPLETE: %zu more shards failed (see the shard list)", nfailed - 10);
+        warn_add(&res->warnings, true, "INCOMPLETE: %zu more shards failed (see the shard list)", nfailed - 10);
     if (!c->identities_ok)
-        warn(res, true,
-             "BUG: the accounting identities do not hold for the merged counts (planned = sent + dropped; "
-             "sent = outcomes; transport = its causes; retries <= sent)");
+        warn_add(&res->warnings, true,
+                 "BUG: the accounting identities do not hold for the merged counts (planned = sent + dropped; "
+                 "sent = outcomes; transport = its causes; retries <= sent)");
     char failures[256];
     if (res->no_ok) /* knee run's sentences (load/result.c), on the merged counts */
-        warn(res, true, "FAILED: not one request succeeded (%s): there is no latency of a working service to report",
-             run_describe_failures(&res->all.counts, failures, sizeof failures));
+        warn_add(&res->warnings, true,
+                 "FAILED: not one request succeeded (%s): there is no latency of a working service to report",
+                 run_describe_failures(&res->all.counts, failures, sizeof failures));
     else if (res->failed_share >= RUN_HIGH_FAILED_SHARE)
-        warn(res, true,
-             "ERRORS: %.1f%% of the requests sent failed (%s): the latency of all requests mixes failures in; "
-             "thresholds on latency use ok requests",
-             100 * res->failed_share, run_describe_failures(&res->all.counts, failures, sizeof failures));
+        warn_add(&res->warnings, true,
+                 "ERRORS: %.1f%% of the requests sent failed (%s): the latency of all requests mixes failures in; "
+                 "thresholds on latency use ok requests",
+                 100 * res->failed_share, run_describe_failures(&res->all.counts, failures, sizeof failures));
     if (m->logs_disagree && !nfailed)
-        warn(res, true,
-             "the shards' per-request logs and their JSON disagree on the events (the rates are the logs'): are they "
-             "the outputs of one run?");
+        warn_add(
+            &res->warnings, true,
+            "the shards' per-request logs and their JSON disagree on the events (the rates are the logs'): are they "
+            "the outputs of one run?");
     char a[32], b[32];
     if (m->plan_checked && !m->plan_ok)
-        warn(res, true, "the shards planned %s requests, the whole plan has %s%s",
-             units_fmt_count(m->plan_merged, a, sizeof a), units_fmt_count(m->plan_expected, b, sizeof b),
-             nfailed ? " (a shard failed)" : "");
+        warn_add(&res->warnings, true, "the shards planned %s requests, the whole plan has %s%s",
+                 units_fmt_count(m->plan_merged, a, sizeof a), units_fmt_count(m->plan_expected, b, sizeof b),
+                 nfailed ? " (a shard failed)" : "");
     size_t nlim = shard_list(m, pick_limited, 0, list, sizeof list);
     if (nlim)
-        warn(res, true,
-             "GENERATOR-LIMITED: shard%s %s of %u could not keep %s plan (%s warnings follow): the merged lag and "
-             "latency include that",
-             nlim == 1 ? "" : "s", list, sh->count, nlim == 1 ? "its" : "their", nlim == 1 ? "its" : "their");
+        warn_add(&res->warnings, true,
+                 "GENERATOR-LIMITED: shard%s %s of %u could not keep %s plan (%s warnings follow): the merged lag and "
+                 "latency include that",
+                 nlim == 1 ? "" : "s", list, sh->count, nlim == 1 ? "its" : "their", nlim == 1 ? "its" : "their");
     if (sh->start_at_unix_ns) {
         size_t nlate = shard_list(m, pick_late, (int64_t)sh->lag_limit_ns, list, sizeof list);
         if (nlate)
-            warn(res, true,
-                 "shard%s %s started up to %.3f ms after the shared start instant: %s requests planned before then "
-                 "were sent late, and the lag counts them",
-                 nlate == 1 ? "" : "s", list, (double)sh->skew_max_ns / 1e6, nlate == 1 ? "its" : "their");
+            warn_add(&res->warnings, true,
+                     "shard%s %s started up to %.3f ms after the shared start instant: %s requests planned before then "
+                     "were sent late, and the lag counts them",
+                     nlate == 1 ? "" : "s", list, (double)sh->skew_max_ns / 1e6, nlate == 1 ? "its" : "their");
     }
     if (!m->same_t0) {
         if (m->rates_from_logs)
-            warn(res, false,
-                 "no shared start instant (--start-at): each shard measured its own window; the rates count the "
-                 "shards' per-request logs over the common window %.3f .. %.3f s (since the earliest start), and the "
-                 "timeline is aligned to whole seconds of their starts",
-                 res->window_start_s, res->window_end_s);
+            warn_add(
+                &res->warnings, false,
+                "no shared start instant (--start-at): each shard measured its own window; the rates count the "
+                "shards' per-request logs over the common window %.3f .. %.3f s (since the earliest start), and the "
+                "timeline is aligned to whole seconds of their starts",
+                res->window_start_s, res->window_end_s);
         else if (!(m->window_end_ns > m->window_start_ns))
-            warn(res, false,
-                 "no shared start instant (--start-at), and the shards' windows do not overlap: the rates are the sum "
-                 "of the shards' rates, each over its own window, and the timeline is aligned to whole seconds of "
-                 "their starts");
+            warn_add(
+                &res->warnings, false,
+                "no shared start instant (--start-at), and the shards' windows do not overlap: the rates are the sum "
+                "of the shards' rates, each over its own window, and the timeline is aligned to whole seconds of "
+                "their starts");
         else
-            warn(res, false,
-                 "no shared start instant (--start-at): each shard measured its own window; the rates are the sum of "
-                 "the shards' rates (each over its own window; give their binary logs to count the common window), "
-                 "and the timeline is aligned to whole seconds of their starts");
+            warn_add(
+                &res->warnings, false,
+                "no shared start instant (--start-at): each shard measured its own window; the rates are the sum of "
+                "the shards' rates (each over its own window; give their binary logs to count the common window), "
+                "and the timeline is aligned to whole seconds of their starts");
     }
     if (!sh->clock_synced && sh->start_at_unix_ns)
-        warn(res, false,
-             "not every shard's kernel reports a synchronised clock (NTP/PTP; largest error bound %.3f ms): the "
-             "shared start instant is only as good as the clocks agree",
-             sh->clock_maxerror_ms);
+        warn_add(&res->warnings, false,
+                 "not every shard's kernel reports a synchronised clock (NTP/PTP; largest error bound %.3f ms): the "
+                 "shared start instant is only as good as the clocks agree",
+                 sh->clock_maxerror_ms);
     /* the notes of load/result.c, in its words */
     char n[32];
     uint64_t warm_n = res->all.warmup_counts.planned;
     if (m->cfg.warmup_ns)
-        warn(res, false, "warm-up: %s request%s planned in the first %.3g s %s left out of these statistics",
-             units_fmt_count(warm_n, n, sizeof n), warm_n == 1 ? "" : "s", (double)m->cfg.warmup_ns / 1e9,
-             warm_n == 1 ? "is" : "are");
+        warn_add(&res->warnings, false,
+                 "warm-up: %s request%s planned in the first %.3g s %s left out of these statistics",
+                 units_fmt_count(warm_n, n, sizeof n), warm_n == 1 ? "" : "s", (double)m->cfg.warmup_ns / 1e9,
+                 warm_n == 1 ? "is" : "are");
     uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
     if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
-        warn(res, false, "only %s latency sample%s: p99 rests on fewer than %d samples above it, p99.9 on none",
-             units_fmt_count(n_all, n, sizeof n), n_all == 1 ? "" : "s", STATS_MIN_BEYOND);
+        warn_add(&res->warnings, false,
+                 "only %s latency sample%s: p99 rests on fewer than %d samples above it, p99.9 on none",
+                 units_fmt_count(n_all, n, sizeof n), n_all == 1 ? "" : "s", STATS_MIN_BEYOND);
     else if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.001))
-        warn(res, false, "only %s latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
-             units_fmt_count(n_all, n, sizeof n), STATS_MIN_BEYOND);
+        warn_add(&res->warnings, false,
+                 "only %s latency samples: p99.9 rests on fewer than %d samples above it; read it as rough",
+                 units_fmt_count(n_all, n, sizeof n), STATS_MIN_BEYOND);
     /* the shards' own warnings that need attention, prefixed */
     size_t carried = 0, more = 0;
     for (uint32_t k = 0; k < c->count; k++) {
@@ -999,7 +995,7 @@ static void verdicts(struct ctx *c)
                 strstr(text, "synchronised") || strncmp(text, "self-check", 10) == 0)
                 continue; /* said once for the whole (knee merge checks the merged run itself) */
             if (carried < MAX_SHARD_WARNINGS) {
-                warn(res, false, "shard %u: %s", c->docs[k].index, text);
+                warn_add(&res->warnings, false, "shard %u: %s", c->docs[k].index, text);
                 carried++;
             } else {
                 more++;
@@ -1007,7 +1003,7 @@ static void verdicts(struct ctx *c)
         }
     }
     if (more)
-        warn(res, false, "%zu more warnings of the shards are in their JSON", more);
+        warn_add(&res->warnings, false, "%zu more warnings of the shards are in their JSON", more);
 }
 
 int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const char *const *names, uint32_t count,
@@ -1198,6 +1194,8 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     plan_check(&c);
     res->accounting_ok &= shards_ok && (!m->plan_checked || m->plan_ok);
     verdicts(&c);
+    record_config_from_run(&res->config, cfg); /* the plan as the record's reports echo it */
+    record_summarize(res);
 out:
     hlog_codec_free(c.codec);
     free(c.sums);
@@ -1244,23 +1242,12 @@ int merge_summary_build(struct merge_summary *m, const struct merge_set *s, cons
 
 void merge_summary_release(struct merge_summary *m)
 {
-    struct run_result *res = &m->res;
-    if (res->targets) {
-        for (size_t i = 0; i < res->ntargets; i++)
-            run_target_result_release(&res->targets[i]);
-        free(res->targets);
-        run_target_result_release(&res->all);
-    }
-    for (size_t i = 0; i < res->nwarnings; i++)
-        free(res->warnings[i]);
-    free(res->warnings);
-    free(res->ticks);
+    run_result_release(&m->res); /* its shard parts are m->parts */
     for (size_t i = 0; i < m->nstrings; i++)
         free(m->strings[i]);
     free(m->strings);
     free(m->tc);
     free(m->rejects);
-    free(m->parts);
     free(m->shard_t0_unix_ns);
     memset(m, 0, sizeof *m);
 }

@@ -193,19 +193,6 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
 
 /* ---- words ----------------------------------------------------------------------------------- */
 
-static void add(struct run_result *res, bool attention, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(struct run_result *res, bool attention, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    res->warnings = xrealloc(res->warnings, (res->nwarnings + 1) * sizeof *res->warnings);
-    res->warnings[res->nwarnings++] = xstrdup(buf);
-    res->attention |= attention;
-}
-
 static void trend_text(const struct runcheck_trend *t, const char *name, char *buf, size_t len)
 {
     char a[32], b[32];
@@ -219,28 +206,30 @@ void runcheck_annotate(const struct runcheck *c, struct run_result *res)
 {
     char buf[512];
     if (c->poisson_rejected)
-        add(res, true,
+        warn_add(
+            &res->warnings, true,
             "self-check: the actual sends are not a Poisson process (Anderson-Darling A2* = %.3g on %zu inter-send "
             "gaps, "
             "above %.3g, the %g%% critical value): the generator did not keep the schedule (see the lag)",
             c->ad.a2_modified, c->ad.n, stats_ad_exp_crit[STATS_AD_NLEVELS - 1], RUNCHECK_AD_LEVEL);
     else if (c->poisson_applies && !c->poisson_tested)
-        add(res, false, "self-check: the Poisson arrivals were not checked: %s", c->poisson_note);
+        warn_add(&res->warnings, false, "self-check: the Poisson arrivals were not checked: %s", c->poisson_note);
     const struct runcheck_trend *ts[2] = {&c->p50, &c->p99};
     const char *names[2] = {"p50", "p99"};
     for (int i = 0; i < 2; i++)
         if (ts[i]->trend) {
             trend_text(ts[i], names[i], buf, sizeof buf);
-            add(res, true, "self-check: not stationary: %s; a longer --warmup, or a server that changes under load",
-                buf);
+            warn_add(&res->warnings, true,
+                     "self-check: not stationary: %s; a longer --warmup, or a server that changes under load", buf);
         }
     char p[32], l[32], h[32];
     if (c->p99_known && !c->p99_ci_defined)
-        add(res, false,
-            "self-check (precision): p99 %s ms has no 95%% confidence interval with %llu samples (needs 299)",
-            units_fmt_ms(c->p99_ms, p, sizeof p), (unsigned long long)c->n);
+        warn_add(&res->warnings, false,
+                 "self-check (precision): p99 %s ms has no 95%% confidence interval with %llu samples (needs 299)",
+                 units_fmt_ms(c->p99_ms, p, sizeof p), (unsigned long long)c->n);
     else if (c->p99_wide)
-        add(res, false,
+        warn_add(
+            &res->warnings, false,
             "self-check (precision): the p99's 95%% confidence interval is wide: %s ms in [%s, %s] (%.0f%% of it); run "
             "longer "
             "(--until-ci) for a p99 to compare",

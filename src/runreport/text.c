@@ -1,7 +1,7 @@
-/* The terminal summary of a run, printed from its view (view.c fills it from the run or from
- * its JSON, so knee run and knee report print this one text). Every table names the interval it measures (T0 planned
- * send, T1 actual send, T5 full response), because "latency" means different things in an open and a closed loop;
- * outcomes come with the accounting identities so nothing can go missing unnoticed. */
+/* The terminal summary of a run, printed from its record (the engine's, a merge's, or one read
+ * back from the run's JSON: knee run and knee report print this one text). Every table names the interval it measures
+ * (T0 planned send, T1 actual send, T5 full response), because "latency" means different things in an open and a closed
+ * loop; outcomes come with the accounting identities so nothing can go missing unnoticed. */
 #include "runreport/runreport.h"
 
 #include "core/clock.h"
@@ -37,34 +37,34 @@ void run_print_table_row(FILE *out, const char *label, const struct run_summary 
             units_fmt_ms(s->p999, v[6], 24), units_fmt_ms(s->max, v[7], 24));
 }
 
-void run_print_latency_tables(FILE *out, bool open_loop, const struct run_view_target *t)
+void run_print_latency_tables(FILE *out, bool open_loop, const struct run_target_result *t)
 {
     if (open_loop)
         fprintf(out, "\nlatency (ms): planned send -> full response (T5 - T0), by outcome\n");
     else
         fprintf(out, "\nlatency (ms): send -> full response (T5 - T1), by outcome; closed loop\n");
     run_print_table_header(out);
-    run_print_table_row(out, "all", &t->latency_all);
+    run_print_table_row(out, "all", &t->sum.latency_all);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        if (t->latency[g].count)
-            run_print_table_row(out, run_group_name((enum run_group)g), &t->latency[g]);
+        if (t->sum.latency[g].count)
+            run_print_table_row(out, run_group_name((enum run_group)g), &t->sum.latency[g]);
     if (open_loop) {
         fprintf(out, "service (ms): send -> full response (T5 - T1)\n");
-        run_print_table_row(out, "all", &t->service);
+        run_print_table_row(out, "all", &t->sum.service);
     }
     fprintf(out, "ttfb (ms): send -> first response byte\n");
-    run_print_table_row(out, "all", &t->ttfb);
+    run_print_table_row(out, "all", &t->sum.ttfb);
     if (open_loop) {
         fprintf(out, "lag (ms): planned send -> actual send (T1 - T0), the generator's own delay\n");
-        run_print_table_row(out, "all", &t->lag);
+        run_print_table_row(out, "all", &t->sum.lag);
     }
-    if (t->connect.count) {
+    if (t->sum.connect.count) {
         fprintf(out, "connect (ms): connect start -> established, per new connection\n");
-        run_print_table_row(out, "all", &t->connect);
+        run_print_table_row(out, "all", &t->sum.connect);
     }
-    if (t->tls.count) {
+    if (t->sum.tls.count) {
         fprintf(out, "tls (ms): connected -> TLS handshake done, per new connection\n");
-        run_print_table_row(out, "all", &t->tls);
+        run_print_table_row(out, "all", &t->sum.tls);
     }
 }
 
@@ -93,7 +93,7 @@ void run_print_accounting(FILE *out, const struct run_counts *c, const char *ind
 
 /* Under the outcomes, when there is something to say: why the transport failures failed
  * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
-static void transport_line(FILE *out, const struct run_view *v, const struct run_counts *c, const char *indent)
+static void transport_line(FILE *out, const struct run_result *r, const struct run_counts *c, const char *indent)
 {
     char a[32];
     if (c->outcome[OUTCOME_TRANSPORT]) {
@@ -110,7 +110,7 @@ static void transport_line(FILE *out, const struct run_view *v, const struct run
             fprintf(out, "%s %s %s", first ? "" : ",", name, units_fmt_count(c->transport_cause[k], a, sizeof a));
             first = false;
         }
-        if (c->transport_cause[RUN_TC_STALE] && !v->retry_stale)
+        if (c->transport_cause[RUN_TC_STALE] && !r->config.retry_stale)
             fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
                          "--retry-stale sends such a request again)");
         fputc('\n', out);
@@ -161,27 +161,28 @@ static const char *protocols(const struct run_proto_counts *pc, char *buf, size_
 /* One target's TLS and HTTP/2 lines, when it spoke either:
  *   tls: TLSv1.3, h2 (ALPN); handshakes 1,000: 950 resumed (95.0%); tls p50 1.210 ms, p99 3.400 ms
  *   h2: 5,000 streams on 2 connections (server limit 128); RST_STREAM 0, GOAWAY 0, ... */
-static void transport_target(FILE *out, const struct run_view *v, const struct run_view_target *t, const char *indent)
+static void transport_target(FILE *out, const struct run_result *r, const struct run_target_result *t,
+                             const char *indent)
 {
     const struct run_proto_counts *pc = &t->pc;
     char a[32], b[32], c[64], vs[128];
     if (t->https) {
         uint64_t hs = pc->tls_full + pc->tls_resumed;
         fprintf(out, "%stls: %s, %s (%s)", indent, tls_versions(pc, vs, sizeof vs), protocols(pc, c, sizeof c),
-                v->http == RUN_HTTP_1   ? "--http1.1"
-                : v->http == RUN_HTTP_2 ? "--http2"
-                                        : "ALPN");
+                r->config.http == RUN_HTTP_1   ? "--http1.1"
+                : r->config.http == RUN_HTTP_2 ? "--http2"
+                                               : "ALPN");
         fprintf(out, "; handshakes %s", units_fmt_count(hs, a, sizeof a));
         if (hs)
             fprintf(out, ": %s resumed (%s)", units_fmt_count(pc->tls_resumed, b, sizeof b),
                     units_fmt_share((double)pc->tls_resumed / (double)hs, 3, c, sizeof c));
-        if (v->tls_no_resume)
+        if (r->config.tls_no_resume)
             fprintf(out, " (--tls-resume off)");
         if (pc->tls_failed)
             fprintf(out, ", %s failed", units_fmt_count(pc->tls_failed, a, sizeof a));
-        if (t->tls.count)
-            fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(t->tls.p50, a, sizeof a),
-                    units_fmt_ms(t->tls.p99, b, sizeof b));
+        if (t->sum.tls.count)
+            fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(t->sum.tls.p50, a, sizeof a),
+                    units_fmt_ms(t->sum.tls.p99, b, sizeof b));
         fputc('\n', out);
     }
     if (pc->h2 || pc->h2_streams) {
@@ -192,8 +193,8 @@ static void transport_target(FILE *out, const struct run_view *v, const struct r
             fprintf(out, " (server limit: none");
         else
             fprintf(out, " (server limit %s", units_fmt_count(pc->h2_max_concurrent, a, sizeof a));
-        if (v->streams)
-            fprintf(out, ", --streams %u", v->streams);
+        if (r->config.streams)
+            fprintf(out, ", --streams %u", r->config.streams);
         fputc(')', out);
         if (pc->h2_rst || pc->h2_goaway || pc->h2_retried || pc->h2_stalls)
             fprintf(out,
@@ -208,12 +209,12 @@ static void transport_target(FILE *out, const struct run_view *v, const struct r
 
 /* Under the connections line: whether certificates were verified, then each target's TLS and
  * HTTP/2 lines (prefixed by its name when there are several). */
-static void transport_lines(FILE *out, const struct run_view *v)
+static void transport_lines(FILE *out, const struct run_result *v)
 {
-    if (v->all.https && v->tls_insecure)
+    if (v->all.https && v->config.tls_insecure)
         fprintf(out, "tls: certificate verification OFF (--insecure): the server's identity was not checked\n");
     for (size_t i = 0; i < v->ntargets; i++) {
-        const struct run_view_target *t = &v->targets[i];
+        const struct run_target_result *t = &v->targets[i];
         if (!t->https && !t->pc.h2)
             continue;
         if (v->ntargets > 1) {
@@ -226,23 +227,7 @@ static void transport_lines(FILE *out, const struct run_view *v)
     }
 }
 
-/* What the plan's head line says, from a run's view or from a configuration (--dry-run). */
-struct head {
-    bool open_loop, poisson, ramp, drop_when_busy, keepalive;
-    bool shared; /* some target runs at the shared rate (or ramp) */
-    uint64_t seed, think_ns, requests;
-    uint64_t timer_slack_ns; /* --timer-slack: sends may leave up to this late */
-    double rate, ramp_from, ramp_to, duration_s;
-    double own; /* the targets' own @R rates, summed */
-    uint32_t threads, pool_cap, conns;
-    uint32_t streams;     /* --streams: closed-loop clients per connection */
-    const char *io;       /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
-    const char *io_asked; /* --dry-run: the --io that chose it ("auto", "epoll", "uring"); NULL: not said */
-};
-
-/* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
- * total rate is the shared rate (or ramp) plus the targets' own @R rates. */
-static void plan_head(FILE *out, const struct head *h)
+void run_print_head(FILE *out, const struct run_head *h)
 {
     char a[32], b[32];
     fprintf(out, "knee run: ");
@@ -282,35 +267,35 @@ static void plan_head(FILE *out, const struct head *h)
     fprintf(out, "%s\n", h->keepalive ? "" : ", no keep-alive");
 }
 
-/* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
-static void target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
+void run_print_target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
 {
     char rt[32], n[256], u[1024];
     fprintf(out, "  %-10s %s -> %s (resolved in %s)", esc(name, n, sizeof n), esc(url, u, sizeof u), address,
             units_fmt_duration(resolve_ns, rt, sizeof rt));
 }
 
-static void plan_line(FILE *out, const struct run_view *v)
+static void plan_line(FILE *out, const struct run_result *v)
 {
     char a[32];
-    struct head h = {.open_loop = v->open_loop,
-                     .poisson = v->poisson,
-                     .ramp = v->ramp,
-                     .drop_when_busy = v->drop_when_busy,
-                     .keepalive = v->keepalive,
-                     .seed = v->seed,
-                     .rate = v->rate,
-                     .ramp_from = v->ramp_from,
-                     .ramp_to = v->ramp_to,
-                     .think_ns = v->think_ns,
-                     .timer_slack_ns = v->timer_slack_ns,
-                     .requests = v->requests,
-                     .duration_s = v->duration_s,
-                     .threads = v->threads,
-                     .pool_cap = v->pool_cap,
-                     .streams = v->streams,
-                     .io = v->io,
-                     .shared = v->ntargets == 0};
+    const struct record_config *c = &v->config;
+    struct run_head h = {.open_loop = c->open_loop,
+                         .poisson = c->arrivals == RUN_ARRIVALS_POISSON,
+                         .ramp = c->ramp,
+                         .drop_when_busy = c->when_busy == RUN_BUSY_DROP,
+                         .keepalive = c->keepalive,
+                         .seed = c->seed,
+                         .rate = c->rate,
+                         .ramp_from = c->ramp_from,
+                         .ramp_to = c->ramp_to,
+                         .think_ns = c->think_ns,
+                         .timer_slack_ns = c->open_loop ? c->timer_slack_ns : 0,
+                         .requests = c->requests,
+                         .duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : 0,
+                         .threads = v->threads,
+                         .pool_cap = v->pool_cap,
+                         .streams = c->streams,
+                         .io = v->io != RUN_IO_AUTO ? run_io_name(v->io) : "",
+                         .shared = v->ntargets == 0};
     for (size_t i = 0; i < v->ntargets; i++) {
         h.conns += v->targets[i].connections;
         if (v->targets[i].own_rate > 0)
@@ -318,13 +303,13 @@ static void plan_line(FILE *out, const struct run_view *v)
         else
             h.shared = true;
     }
-    plan_head(out, &h);
+    run_print_head(out, &h);
     for (size_t i = 0; i < v->ntargets; i++) {
-        const struct run_view_target *t = &v->targets[i];
-        target_head(out, t->name, t->url, t->address, t->resolve_ns);
-        if (v->open_loop)
+        const struct run_target_result *t = &v->targets[i];
+        run_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
+        if (c->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
-        else if (v->streams > 1)
+        else if (c->streams > 1)
             fprintf(out, ", %u clients", t->connections);
         else
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
@@ -335,9 +320,9 @@ static void plan_line(FILE *out, const struct run_view *v)
 /* Anything the compact form would leave to --verbose that needs a reader's eyes: then the
  * full form is printed. Notes about few samples or the warm-up do not count (they print in
  * both forms); rejections are data the user asked for (--reject), not failures. */
-bool run_view_needs_full(const struct run_view *v)
+bool run_summary_needs_full(const struct run_result *v)
 {
-    if (v->ntargets != 1 || v->attention || v->generator_limited || !v->accounting_ok || v->interrupted)
+    if (v->ntargets != 1 || v->warnings.attention || v->generator_limited || !v->accounting_ok || v->interrupted)
         return true;
     const struct run_counts *cs[2] = {&v->all.counts, &v->all.warmup_counts};
     for (int k = 0; k < 2; k++)
@@ -348,16 +333,6 @@ bool run_view_needs_full(const struct run_view *v)
         if (!v->thresholds[i].pass)
             return true;
     return false;
-}
-
-bool run_summary_needs_full(const struct run_config *cfg, const struct run_result *res, const struct run_threshold *thr,
-                            size_t nthr)
-{
-    struct run_view v;
-    run_view_init(&v, cfg, res, thr, nthr, false);
-    bool full = run_view_needs_full(&v);
-    run_view_release(&v);
-    return full;
 }
 
 /* "sent N = ok N + rejected M  [holds]": the compact accounting line names only the outcomes
@@ -392,7 +367,7 @@ static void compact_row(FILE *out, const char *label, const struct run_summary *
 /* The rates by event time over the window it names, the generator's own pace while it sent,
  * what happened after the window (in no rate), and in an open loop the share sent on schedule
  * (docs/FORMATS.md, "Rates"). */
-static void rates_lines(FILE *out, const struct run_view *v)
+static void rates_lines(FILE *out, const struct run_result *v)
 {
     char a[32], b[32], c[32], d[32];
     const struct run_rates *r = &v->all.rates;
@@ -410,31 +385,32 @@ static void rates_lines(FILE *out, const struct run_view *v)
                 units_fmt_count(r->sent_late, a, sizeof a), r->sent_late == 1 ? "" : "s",
                 units_fmt_count(r->completed_late, b, sizeof b));
     }
-    if (v->open_loop && isfinite(v->sent_on_schedule))
+    if (v->config.open_loop && isfinite(v->sent_on_schedule))
         fprintf(out, "  sent on schedule: %.2f%% of the planned requests, sent by the window's end (+%s)\n",
                 100 * v->sent_on_schedule,
-                units_fmt_duration(v->lag_limit_ns ? v->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS, a, sizeof a));
+                units_fmt_duration(v->config.lag_limit_ns ? v->config.lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS, a,
+                                   sizeof a));
 }
 
 /* Above the latency tables, where a reader looks first: a run in which nothing succeeded, or
  * whose failures are many, says so (the same sentence as in the warnings). */
-static void alert(FILE *out, const struct run_view *v)
+static void alert(FILE *out, const struct run_result *v)
 {
     char line[4096];
-    for (size_t i = 0; i < v->nwarnings; i++)
-        if (strncmp(v->warnings[i], "FAILED:", 7) == 0 || strncmp(v->warnings[i], "ERRORS:", 7) == 0)
-            fprintf(out, "\n! %s\n", esc(v->warnings[i], line, sizeof line));
+    for (size_t i = 0; i < v->warnings.n; i++)
+        if (strncmp(v->warnings.items[i], "FAILED:", 7) == 0 || strncmp(v->warnings.items[i], "ERRORS:", 7) == 0)
+            fprintf(out, "\n! %s\n", esc(v->warnings.items[i], line, sizeof line));
 }
 
-static void requests_and_rates(FILE *out, const struct run_view *v, bool full)
+static void requests_and_rates(FILE *out, const struct run_result *v, bool full)
 {
     char a[32], b[32], c[32];
     const struct run_counts *all = &v->all.counts;
-    fprintf(out, "\nrequests%s\n", v->warmup_ns ? " (planned after the warm-up)" : "");
+    fprintf(out, "\nrequests%s\n", v->config.warmup_ns ? " (planned after the warm-up)" : "");
     if (full) {
         run_print_accounting(out, all, "  ");
         transport_line(out, v, all, "  ");
-        if (v->warmup_ns) {
+        if (v->config.warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
             run_print_accounting(out, &v->all.warmup_counts, "    ");
             transport_line(out, v, &v->all.warmup_counts, "    ");
@@ -450,7 +426,7 @@ static void requests_and_rates(FILE *out, const struct run_view *v, bool full)
     rates_lines(out, v);
 }
 
-static void server_timing(FILE *out, const struct run_view *v)
+static void server_timing(FILE *out, const struct run_result *v)
 {
     bool any_st = false;
     for (size_t i = 0; i < v->ntargets; i++)
@@ -462,7 +438,7 @@ static void server_timing(FILE *out, const struct run_view *v)
             "max");
     for (size_t i = 0; i < v->ntargets; i++)
         for (size_t j = 0; j < v->targets[i].nst; j++) {
-            const struct run_summary *s = &v->targets[i].st[j].dur;
+            const struct run_summary *s = &v->targets[i].st[j].sum;
             char n[256], sn[128], f[6][24];
             fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", esc(v->targets[i].name, n, sizeof n),
                     esc(v->targets[i].st[j].name, sn, sizeof sn), units_fmt_count(s->count, f[0], 24),
@@ -471,11 +447,11 @@ static void server_timing(FILE *out, const struct run_view *v)
         }
 }
 
-static void per_target(FILE *out, const struct run_view *v)
+static void per_target(FILE *out, const struct run_result *v)
 {
     char a[32], b[32], c[32];
     for (size_t i = 0; i < v->ntargets; i++) {
-        const struct run_view_target *t = &v->targets[i];
+        const struct run_target_result *t = &v->targets[i];
         char n[256], u[1024];
         fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
         run_print_accounting(out, &t->counts, "  ");
@@ -485,23 +461,23 @@ static void per_target(FILE *out, const struct run_view *v)
                 units_fmt_rate((double)t->events.planned / win, a, sizeof a),
                 units_fmt_rate((double)t->events.sent / win, b, sizeof b),
                 units_fmt_rate((double)t->events.ok / win, c, sizeof c));
-        run_print_latency_tables(out, v->open_loop, t);
+        run_print_latency_tables(out, v->config.open_loop, t);
     }
 }
 
-static void warnings_and_thresholds(FILE *out, const struct run_view *v)
+static void warnings_and_thresholds(FILE *out, const struct run_result *v)
 {
     char line[4096];
-    if (v->nwarnings) {
+    if (v->warnings.n) {
         fprintf(out, "\nwarnings\n");
-        for (size_t i = 0; i < v->nwarnings; i++)
-            fprintf(out, "  ! %s\n", esc(v->warnings[i], line, sizeof line));
+        for (size_t i = 0; i < v->warnings.n; i++)
+            fprintf(out, "  ! %s\n", esc(v->warnings.items[i], line, sizeof line));
     }
     if (!v->nthresholds)
         return;
     fprintf(out, "\nthresholds\n");
     for (size_t i = 0; i < v->nthresholds; i++) {
-        const struct run_view_threshold *t = &v->thresholds[i];
+        const struct record_threshold *t = &v->thresholds[i];
         char mv[40];
         if (!isfinite(t->measured))
             snprintf(mv, sizeof mv, "no samples");
@@ -513,22 +489,22 @@ static void warnings_and_thresholds(FILE *out, const struct run_view *v)
     }
 }
 
-void run_view_print(FILE *out, const struct run_view *v)
+void run_print_summary(FILE *out, const struct run_result *v, bool verbose)
 {
     char a[32], b[32], c[32], d[32];
-    bool full = v->verbose || run_view_needs_full(v);
+    bool full = verbose || run_summary_needs_full(v);
     plan_line(out, v);
     requests_and_rates(out, v, full);
     alert(out, v);
     if (full) {
-        run_print_latency_tables(out, v->open_loop, &v->all);
+        run_print_latency_tables(out, v->config.open_loop, &v->all);
         if (v->ntargets > 1)
             per_target(out, v);
     } else {
         fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
-        compact_row(out, "latency (ms)", &v->all.latency_all);
-        if (v->open_loop) {
-            compact_row(out, "lag (ms)", &v->all.lag);
+        compact_row(out, "latency (ms)", &v->all.sum.latency_all);
+        if (v->config.open_loop) {
+            compact_row(out, "lag (ms)", &v->all.sum.lag);
             fprintf(out, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - "
                          "T0)\n");
         } else {
@@ -542,28 +518,21 @@ void run_view_print(FILE *out, const struct run_view *v)
             units_fmt_count(all->conns_closed_by_peer, c, sizeof c));
     if (all->conns_unsolicited)
         fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
-    fprintf(out, "; %s bytes received\n", units_fmt_count(v->all.bytes_in_total, a, sizeof a));
+    fprintf(out, "; %s bytes received\n",
+            units_fmt_count(v->all.counts.bytes_in + v->all.warmup_counts.bytes_in, a, sizeof a));
     transport_lines(out, v);
-    if (full && v->gen_cpu.threads)
+    const struct run_generator_cpu *g = &v->env.gen_cpu;
+    if (full && g->threads)
         fprintf(out, "generator CPU: %.3f s user + %.3f s system in %u thread%s over %.3f s: %.1f%% of one core\n",
-                v->gen_cpu.user_s, v->gen_cpu.sys_s, v->gen_cpu.threads, v->gen_cpu.threads == 1 ? "" : "s",
-                v->gen_cpu.wall_s, 100 * run_generator_cpu_share(&v->gen_cpu));
+                g->user_s, g->sys_s, g->threads, g->threads == 1 ? "" : "s", g->wall_s,
+                100 * run_generator_cpu_share(g));
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
             v->elapsed_s, full ? "" : "; --verbose: every table");
-    if (!v->open_loop)
+    if (!v->config.open_loop)
         fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
                      "server slows the load and its stalls are hidden from the latency (coordinated omission); "
                      "--rate R measures from the planned send instead\n");
     warnings_and_thresholds(out, v);
-}
-
-void run_print_summary(FILE *out, const struct run_config *cfg, const struct run_result *res,
-                       const struct run_threshold *thr, size_t nthr, bool verbose)
-{
-    struct run_view v;
-    run_view_init(&v, cfg, res, thr, nthr, verbose);
-    run_view_print(out, &v);
-    run_view_release(&v);
 }
 
 /* The doubling buckets of a histogram in ns, in ms from the power of two at or below its
@@ -583,7 +552,7 @@ static void dbl_of_hdr(const struct hdr *h, struct dbl_hist *d)
         dbl_add(d, (double)hdr_median_equivalent(h, it.value_iterated_to) / 1e6, (uint64_t)it.count_added_in_step);
 }
 
-void run_print_pictures(FILE *out, int fd, const struct run_config *cfg, const struct run_result *res)
+void run_print_pictures(FILE *out, int fd, const struct run_result *res)
 {
     struct termplot tp;
     termplot_detect(&tp, fd);
@@ -594,125 +563,12 @@ void run_print_pictures(FILE *out, int fd, const struct run_config *cfg, const s
     struct run_summary s;
     run_summarize(&res->all.latency_all, &s);
     termplot_histogram(out, &tp,
-                       cfg->open_loop ? "latency (ms), planned send -> full response (T5 - T0), doubling buckets"
-                                      : "latency (ms), send -> full response (T5 - T1), doubling buckets",
+                       res->config.open_loop ? "latency (ms), planned send -> full response (T5 - T0), doubling buckets"
+                                             : "latency (ms), send -> full response (T5 - T1), doubling buckets",
                        &d, "ms", s.p99);
     double *p99 = xcalloc(res->nticks ? res->nticks : 1, sizeof *p99);
     for (size_t i = 0; i < res->nticks; i++)
         p99[i] = res->ticks[i].p99_ms;
     termplot_sparkline(out, &tp, "p99 per second", p99, res->nticks, "ms");
     free(p99);
-}
-
-void run_print_progress(FILE *out, const struct run_progress *p, bool terminal)
-{
-    char a[32], b[32], c[32];
-    char tot[32] = "";
-    if (p->total_s > 0)
-        snprintf(tot, sizeof tot, "/%.0fs", p->total_s);
-    double len = p->length_s > 0 ? p->length_s : 1;
-    fprintf(out, "%s[%6.1fs%s] sent %s/s  done %s/s  in flight %s", terminal ? "\r" : "", p->elapsed_s, tot,
-            units_fmt_rate((double)p->sent / len, a, sizeof a), units_fmt_rate((double)p->completed / len, b, sizeof b),
-            units_fmt_count(p->in_flight, c, sizeof c));
-    if (p->queued)
-        fprintf(out, " (+%llu queued)", (unsigned long long)p->queued);
-    fprintf(out, "  p50 %s p99 %s ms  errors %llu", units_fmt_ms(p->p50_ms, a, sizeof a),
-            units_fmt_ms(p->p99_ms, b, sizeof b), (unsigned long long)p->errors);
-    if (p->dropped)
-        fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
-    fputs(terminal ? "\033[K" : "\n", out);
-    fflush(out);
-}
-
-/* ------------------------------------------------------------------ the plan (--dry-run) */
-
-/* "1,000", or "about 1,000" for an expectation. */
-static const char *planned_count(double n, bool exact, char *buf, size_t len)
-{
-    char c[32];
-    snprintf(buf, len, "%s%s", exact ? "" : "about ", units_fmt_count((uint64_t)llround(n), c, sizeof c));
-    return buf;
-}
-
-static void plan_target(FILE *out, const struct run_config *cfg, const struct run_plan_target *t)
-{
-    char a[32], b[32], n[48];
-    target_head(out, t->name, t->url, t->address, t->resolve_ns);
-    if (cfg->open_loop && t->rate_from != t->rate_to)
-        fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
-                units_fmt_rate(t->rate_to, b, sizeof b));
-    else if (cfg->open_loop)
-        fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
-    else if (cfg->streams > 1)
-        fprintf(out, ", %u clients", t->connections);
-    else
-        fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
-    if (isfinite(t->planned))
-        fprintf(out, ", %s planned", planned_count(t->planned, t->planned_exact, n, sizeof n));
-    fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
-}
-
-void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan)
-{
-    char a[32], b[32], n[48];
-    struct head h = {.open_loop = cfg->open_loop,
-                     .poisson = cfg->arrivals == RUN_ARRIVALS_POISSON,
-                     .ramp = cfg->ramp,
-                     .drop_when_busy = cfg->when_busy == RUN_BUSY_DROP,
-                     .keepalive = cfg->keepalive,
-                     .shared = !cfg->targets,
-                     .seed = cfg->seed,
-                     .think_ns = cfg->think_ns,
-                     .timer_slack_ns = cfg->open_loop ? cfg->timer_slack_ns : 0,
-                     .requests = cfg->requests,
-                     .rate = cfg->rate,
-                     .ramp_from = cfg->ramp_from,
-                     .ramp_to = cfg->ramp_to,
-                     .duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0,
-                     .threads = plan->threads,
-                     .pool_cap = plan->pool_cap,
-                     .conns = plan->all.connections,
-                     .streams = cfg->streams};
-    if (plan->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
-        h.io = run_io_name(plan->io);
-        h.io_asked = run_io_name(cfg->io);
-    }
-    for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
-        if (cfg->targets[i].rate > 0)
-            h.own += cfg->targets[i].rate;
-        else
-            h.shared = true;
-    }
-    plan_head(out, &h);
-    for (size_t i = 0; i < plan->ntargets; i++)
-        plan_target(out, cfg, &plan->targets[i]);
-    const struct run_plan_target *all = &plan->all;
-    fprintf(out, "\nplan\n");
-    if (isfinite(all->planned)) {
-        fprintf(out, "  %s request%s planned", planned_count(all->planned, all->planned_exact, n, sizeof n),
-                all->planned_exact && llround(all->planned) == 1 ? "" : "s");
-        if (cfg->duration_ns)
-            fprintf(out, " over %.3g s", (double)cfg->duration_ns / 1e9);
-        if (cfg->open_loop && !all->planned_exact)
-            fprintf(out, " (Poisson arrivals: the count varies from seed to seed)");
-        if (!cfg->open_loop)
-            fprintf(out, ", shared by %u connection%s", all->connections, all->connections == 1 ? "" : "s");
-        fputc('\n', out);
-    } else {
-        fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
-                all->connections, all->connections == 1 ? "" : "s", (double)cfg->duration_ns / 1e9);
-    }
-    if (cfg->warmup_ns) {
-        if (isfinite(all->warmup_planned))
-            fprintf(out, "  warm-up: %s of them in the first %.3g s, logged but left out of the statistics\n",
-                    planned_count(all->warmup_planned, all->planned_exact, n, sizeof n), (double)cfg->warmup_ns / 1e9);
-        else
-            fprintf(out, "  warm-up: the requests of the first %.3g s, logged but left out of the statistics\n",
-                    (double)cfg->warmup_ns / 1e9);
-    }
-    fprintf(out, "  timeout %s per request, drain %s after planning ends\n",
-            units_fmt_duration(cfg->timeout_ns, a, sizeof a), units_fmt_duration(cfg->drain_ns, b, sizeof b));
-    if (plan->pool_cap < plan->pool_asked)
-        fprintf(out, "  ! the connection pool is capped at %u (file descriptor limit %llu; asked for %u)\n",
-                plan->pool_cap, (unsigned long long)plan->fd_limit, plan->pool_asked);
 }

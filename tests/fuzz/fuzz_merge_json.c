@@ -33,8 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FILE *f = fopen("/dev/null", "w");
         if (!f)
             abort();
-        run_print_summary(f, &m.cfg, &m.res, NULL, 0, true);
-        run_write_json(f, &m.cfg, &m.res, NULL, 0, true, false);
+        run_print_summary(f, &m.res, true);
+        m.res.verbose = true;
+        record_write_json(f, &m.res, false);
         fclose(f);
         merge_summary_release(&m);
     }

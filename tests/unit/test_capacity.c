@@ -15,7 +15,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 #include <math.h>
 #include <signal.h>

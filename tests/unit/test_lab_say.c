@@ -134,8 +134,8 @@ static void test_validity_of(void **state)
     char *w[3] = {"interrupted: planning stopped early at 1.00 s; the numbers cover what ran",
                   "GENERATOR-LIMITED: the generator, not the service, shaped this run: lag p99 150.000 ms",
                   "warm-up: 100 requests planned in the first 1 s are left out of these statistics"};
-    res.warnings = w;
-    res.nwarnings = 3;
+    res.warnings.items = w;
+    res.warnings.n = 3;
     struct lab_validity v;
     lab_validity_of(&res, &v); /* not generator-limited: nothing to say, whatever the warnings */
     assert_false(v.generator_limited);
@@ -144,13 +144,13 @@ static void test_validity_of(void **state)
     lab_validity_of(&res, &v);
     assert_true(v.generator_limited);
     assert_string_equal(v.warning, w[1]);
-    res.nwarnings = 0; /* the engine's verdict without a warning still counts */
+    res.warnings.n = 0; /* the engine's verdict without a warning still counts */
     lab_validity_of(&res, &v);
     assert_true(v.generator_limited);
     assert_non_null(strstr(v.warning, "GENERATOR-LIMITED"));
 
     /* the round's warnings as knee run prints them, announced first, warm-up note left out */
-    res.nwarnings = 3;
+    res.warnings.n = 3;
     char *text = NULL;
     CAPTURE(text, lab_print_round_warnings(out, "  ", "round 3", &res));
     assert_non_null(strstr(text, "  ! round 3 is GENERATOR-LIMITED"));

@@ -12,7 +12,7 @@
 #include "core/err.h"
 #include "load/run.h"
 #include "load/schedule.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "reqlog/reqlog.h"
 #include "serve/serve.h"
 #include "unit/fixture_server.h"

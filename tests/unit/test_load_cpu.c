@@ -95,7 +95,8 @@ static void test_generator_cpu_apart_from_server(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_write_json(f, &cfg, &res, NULL, 0, true, false);
+    res.verbose = true;
+    record_write_json(f, &res, false);
     fclose(f);
     json_error_t je;
     json_t *root = json_loads(buf, 0, &je);
@@ -104,19 +105,19 @@ static void test_generator_cpu_apart_from_server(void **state)
     assert_true(json_is_object(gj));
     assert_true(fabs(json_number_value(json_object_get(gj, "core_share")) - share) < 1e-9);
     assert_int_equal(json_integer_value(json_object_get(gj, "threads")), 4);
-    struct run_view v;
-    assert_int_equal(run_view_init_json(&v, root, err, sizeof err), 0);
-    assert_int_equal(v.gen_cpu.threads, 4);
+    struct run_result v;
+    assert_int_equal(record_read_json(root, &v, err, sizeof err), 0);
+    assert_int_equal(v.env.gen_cpu.threads, 4);
     char *text = NULL;
     f = open_memstream(&text, &len);
-    run_view_print(f, &v); /* verbose: the full form */
+    run_print_summary(f, &v, v.verbose); /* verbose: the full form */
     fclose(f);
     char want[128];
     snprintf(want, sizeof want, "in 4 threads over %.3f s: %.1f%% of one core\n", g->wall_s, 100 * share);
     assert_non_null(strstr(text, "\ngenerator CPU: "));
     assert_non_null(strstr(text, want));
     free(text);
-    run_view_release(&v);
+    run_result_release(&v);
     json_decref(root);
     free(buf);
     run_result_release(&res);

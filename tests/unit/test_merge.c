@@ -22,6 +22,7 @@
 #include "merge/merge.h"
 #include "reqlog/reqlog.h"
 #include "runreport/runreport.h"
+#include "cli/run_print.h"
 #include "runreport/shard.h"
 #include "serve/serve.h"
 
@@ -143,7 +144,7 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
     assert_int_equal(hlog_writer_close(ho.w), 0);
     fclose(ho.f);
     FILE *f = fopen(path_of(json), "w");
-    run_write_json(f, &cfg, &res, NULL, 0, false, true);
+    record_write_json(f, &res, true);
     fclose(f);
     run_result_release(&res);
 }
@@ -433,7 +434,7 @@ static void test_merge_exact(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    run_write_json(mem, &m.cfg, &m.res, NULL, 0, false, false);
+    record_write_json(mem, &m.res, false);
     fclose(mem);
     json_error_t je;
     json_t *root = json_loadb(buf, len, 0, &je);
@@ -491,7 +492,7 @@ static void test_merge_refusals(void **state)
     char err[256];
     assert_int_equal(run_execute(&plain, &res, err, sizeof err), 0);
     FILE *f = fopen(path_of("plain.json"), "w");
-    run_write_json(f, &plain, &res, NULL, 0, false, true);
+    record_write_json(f, &res, true);
     fclose(f);
     run_result_release(&res);
     const char *notshard[] = {path_of("plain.json")};
@@ -524,8 +525,8 @@ static void test_merge_failed_shard(void **state)
     assert_non_null(strstr(m.parts[1].failure, "interrupted"));
     assert_true(m.plan_checked);
     assert_false(m.plan_ok);
-    assert_true(m.res.nwarnings > 0);
-    assert_non_null(strstr(m.res.warnings[0], "INCOMPLETE: shard 1 of 2"));
+    assert_true(m.res.warnings.n > 0);
+    assert_non_null(strstr(m.res.warnings.items[0], "INCOMPLETE: shard 1 of 2"));
     merge_summary_release(&m);
     merge_set_release(&set);
 
@@ -542,7 +543,7 @@ static void test_merge_failed_shard(void **state)
     assert_true(m.incomplete); /* the summary counts the logs again: the truncation is seen there */
     assert_true(m.parts[1].failed);
     assert_non_null(strstr(m.parts[1].failure, "truncated"));
-    assert_non_null(strstr(m.res.warnings[0], "INCOMPLETE: shard 1 of 2"));
+    assert_non_null(strstr(m.res.warnings.items[0], "INCOMPLETE: shard 1 of 2"));
     struct merge_log_stats st;
     assert_int_equal(merge_logs(&set, &m, NULL, &st, err, sizeof err), 0);
     assert_int_equal(st.truncated_shards, 1);
@@ -568,8 +569,8 @@ static void test_merge_unaligned(void **state)
     assert_true(m.plan_ok);
     assert_true(m.shard_t0_unix_ns[1] > m.shard_t0_unix_ns[0]);
     bool noted = false;
-    for (size_t i = 0; i < m.res.nwarnings; i++)
-        noted |= strstr(m.res.warnings[i], "no shared start instant") != NULL;
+    for (size_t i = 0; i < m.res.warnings.n; i++)
+        noted |= strstr(m.res.warnings.items[i], "no shared start instant") != NULL;
     assert_true(noted);
     /* one after the other: no common window, so the rates are the shards' own, summed (each
      * planned half of the 1,500/s over its window) */
@@ -668,10 +669,10 @@ static void test_merge_transport(void **state)
     assert_true(m.res.accounting_ok);
     assert_true(m.res.no_ok);
     assert_true(m.res.failed_share == 1.0);
-    assert_true(m.res.nwarnings > 0);
+    assert_true(m.res.warnings.n > 0);
     bool failed = false;
-    for (size_t i = 0; i < m.res.nwarnings; i++)
-        failed |= strncmp(m.res.warnings[i], "FAILED: not one request succeeded (transport", 44) == 0;
+    for (size_t i = 0; i < m.res.warnings.n; i++)
+        failed |= strncmp(m.res.warnings.items[i], "FAILED: not one request succeeded (transport", 44) == 0;
     assert_true(failed);
     /* a cause taken away breaks the accounting: the merge checks it */
     m.res.all.counts.transport_cause[RUN_TC_REFUSED]--;

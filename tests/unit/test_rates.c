@@ -12,7 +12,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "reqlog/reqlog.h"
 #include "unit/fixture_server.h"
 
@@ -582,8 +582,8 @@ static void test_generator_far_behind(void **state)
     assert_int_equal(sum.sent, res.all.events.sent);
     assert_int_equal(sum.planned, res.all.events.planned);
     bool said = false;
-    for (size_t i = 0; i < res.nwarnings; i++)
-        said |= strstr(res.warnings[i], "never sent (dropped)") != NULL;
+    for (size_t i = 0; i < res.warnings.n; i++)
+        said |= strstr(res.warnings.items[i], "never sent (dropped)") != NULL;
     assert_true(said);
     run_result_release(&res);
 }
@@ -605,8 +605,8 @@ static void test_target_down(void **state)
     assert_true(res.accounting_ok);
     assert_true(res.no_ok);
     assert_true(fabs(res.failed_share - 1) < 1e-12);
-    assert_non_null(res.nwarnings ? strstr(res.warnings[0], "FAILED: not one request succeeded (transport 200)")
-                                  : NULL);
+    assert_non_null(res.warnings.n ? strstr(res.warnings.items[0], "FAILED: not one request succeeded (transport 200)")
+                                   : NULL);
     /* p77<1s would pass on the refused connections' 0.1 ms; on ok requests it has nothing */
     struct run_threshold t;
     char err[256];

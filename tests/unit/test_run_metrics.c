@@ -15,7 +15,7 @@
 #include "core/err.h"
 #include "hist/prom.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "metrics/metrics.h"
 #include "serve/serve.h"
 

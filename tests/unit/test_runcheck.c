@@ -82,8 +82,8 @@ static void write_log(const char *path, struct run_result *res, struct rng *g, s
 
 static bool has_warning(const struct run_result *res, const char *needle)
 {
-    for (size_t i = 0; i < res->nwarnings; i++)
-        if (strstr(res->warnings[i], needle))
+    for (size_t i = 0; i < res->warnings.n; i++)
+        if (strstr(res->warnings.items[i], needle))
             return true;
     return false;
 }
@@ -143,7 +143,7 @@ static void test_poisson_and_trend(void **state)
     runcheck_annotate(&c, &res);
     assert_true(has_warning(&res, "self-check: the actual sends are not a Poisson process"));
     assert_true(has_warning(&res, "self-check: not stationary: the per-second p99 rises"));
-    assert_true(res.attention);
+    assert_true(res.warnings.attention);
     release(&res);
 
     /* constant arrivals: no Poisson check; no log: the p99 from the histogram */
@@ -158,7 +158,7 @@ static void test_poisson_and_trend(void **state)
     runcheck_annotate(&c, &res);
     assert_true(has_warning(&res, "self-check (precision): p99"));
     assert_false(has_warning(&res, "Poisson")); /* no check owed: nothing to say about it */
-    assert_false(res.attention);
+    assert_false(res.warnings.attention);
     release(&res);
     unlink(path);
 }
@@ -176,13 +176,13 @@ static const char *poisson_skipped(const struct run_config *cfg, const char *log
     assert_false(c.poisson_tested);
     runcheck_annotate(&c, &res);
     const char *found = NULL;
-    for (size_t i = 0; i < res.nwarnings; i++)
-        if (strncmp(res.warnings[i], "self-check: the Poisson arrivals were not checked: ", 51) == 0) {
+    for (size_t i = 0; i < res.warnings.n; i++)
+        if (strncmp(res.warnings.items[i], "self-check: the Poisson arrivals were not checked: ", 51) == 0) {
             assert_null(found); /* one note */
-            snprintf(text, sizeof text, "%s", res.warnings[i] + 51);
+            snprintf(text, sizeof text, "%s", res.warnings.items[i] + 51);
             found = text;
         }
-    assert_false(res.attention); /* a check not made is a note, not a problem of the run */
+    assert_false(res.warnings.attention); /* a check not made is a note, not a problem of the run */
     release(&res);
     return found;
 }

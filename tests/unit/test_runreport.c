@@ -1,9 +1,10 @@
 /* Unit tests for src/runreport: knee run's terminal summary (compact and full forms, and
- * what switches to the full one), the JSON document, the --dry-run plan and the progress
- * line, over struct run_result values built by hand (one and several targets, failures,
- * warnings, thresholds). The JSON is checked for values here and parsed by python3 when it
- * is installed; and the summary rebuilt from the JSON (runreport's view of the document, as
- * knee report prints it) equals the terminal's byte for byte, in every form. */
+ * what switches to the full one), the record's JSON document, the --dry-run plan and the
+ * progress line (src/cli/run_print.c), over struct run_result values built by hand (one and
+ * several targets, failures, warnings, thresholds). The JSON is checked for values here and
+ * parsed by python3 when it is installed; and the summary printed from the record read back
+ * from the JSON (record_read_json, as knee report prints it) equals the terminal's byte for
+ * byte, in every form. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +13,10 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "cli/run_print.h"
 #include "core/units.h"
 #include "load/run.h"
-#include "load/threshold.h"
+#include "record/threshold.h"
 #include "runreport/runreport.h"
 
 #include <jansson.h>
@@ -123,10 +125,7 @@ static void merge_all(struct run_result *r)
 
 static void warn(struct run_result *r, bool attention, const char *text)
 {
-    r->warnings = realloc(r->warnings, (r->nwarnings + 1) * sizeof *r->warnings);
-    assert_non_null(r->warnings);
-    r->warnings[r->nwarnings++] = strdup(text);
-    r->attention |= attention;
+    warn_add(&r->warnings, attention, "%s", text);
 }
 
 static struct run_result *result_new(size_t ntargets)
@@ -176,26 +175,48 @@ static const struct run_config open_cfg = {.ntargets = 1,
 
 /* ------------------------------------------------------------------ capture */
 
-static char *text_of(const struct run_config *cfg, const struct run_result *r, const struct run_threshold *thr,
-                     size_t nthr, bool verbose)
+/* The record as the engine leaves it for the reports: the plan echoed from cfg (each target's
+ * own rate from cfg's targets), the statistics of its histograms as they are now, the
+ * thresholds' verdicts. */
+static void prepare(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr,
+                    bool verbose)
+{
+    record_config_from_run(&r->config, cfg);
+    for (size_t i = 0; i < r->ntargets; i++)
+        r->targets[i].own_rate =
+            cfg->targets && i < cfg->ntargets && cfg->targets[i].rate > 0 ? cfg->targets[i].rate : 0;
+    record_summarize(r);
+    record_set_thresholds(r, thr, nthr);
+    r->verbose = verbose;
+}
+
+static bool needs_full(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr)
+{
+    prepare(cfg, r, thr, nthr, false);
+    return run_summary_needs_full(r);
+}
+
+static char *text_of(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr,
+                     bool verbose)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    run_print_summary(f, cfg, r, thr, nthr, verbose);
+    prepare(cfg, r, thr, nthr, verbose);
+    run_print_summary(f, r, verbose);
     fclose(f);
     return buf;
 }
 
-static char *json_of(const struct run_config *cfg, const struct run_result *r, const struct run_threshold *thr,
-                     size_t nthr)
+static char *json_of(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    run_write_json(f, cfg, r, thr, nthr, false, false);
+    prepare(cfg, r, thr, nthr, false);
+    record_write_json(f, r, false);
     fclose(f);
     return buf;
 }
@@ -258,7 +279,7 @@ static void test_compact_one_target(void **state)
 {
     (void)state;
     struct run_result *r = one_target_ok();
-    assert_false(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    assert_false(needs_full(&open_cfg, r, NULL, 0));
     char *t = text_of(&open_cfg, r, NULL, 0, false);
     assert_line(t,
                 "knee run: open loop, constant arrivals, 1,000.0/s, pool up to 10,000 connections (queue when busy), "
@@ -345,7 +366,7 @@ static void test_full_when_something_needs_attention(void **state)
     free(t);
     /* a warning that needs attention does */
     warn(r, true, "12 connection attempts failed (refused, unreachable or out of descriptors)");
-    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    assert_true(needs_full(&open_cfg, r, NULL, 0));
     t = text_of(&open_cfg, r, NULL, 0, false);
     assert_lacks(t, "--verbose");
     assert_line(t, "  ! 12 connection attempts failed (refused, unreachable or out of descriptors)");
@@ -357,7 +378,7 @@ static void test_full_when_something_needs_attention(void **state)
     record(&r->targets[0], OUTCOME_TIMEOUT, 5, 10000000000LL);
     record(&r->all, OUTCOME_TIMEOUT, 5, 10000000000LL);
     r->accounting_ok = true;
-    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    assert_true(needs_full(&open_cfg, r, NULL, 0));
     t = text_of(&open_cfg, r, NULL, 0, false);
     assert_line(t, "  sent 10,005 = ok 10,000 + rejected 0 + http_error 0 + invalid 0 + transport 0 + timeout 5 + "
                    "cancelled 0  [holds]");
@@ -369,7 +390,7 @@ static void test_full_when_something_needs_attention(void **state)
     r = one_target_ok();
     record(&r->targets[0], OUTCOME_REJECTED, 7, 3000000);
     record(&r->all, OUTCOME_REJECTED, 7, 3000000);
-    assert_false(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    assert_false(needs_full(&open_cfg, r, NULL, 0));
     t = text_of(&open_cfg, r, NULL, 0, false);
     assert_line(t, "  sent 10,007 = ok 10,000 + rejected 7  [holds]");
     free(t);
@@ -383,10 +404,10 @@ static void test_full_when_something_needs_attention(void **state)
     r->all.counts.sent--;
     r->accounting_ok = true;
     r->generator_limited = true;
-    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    assert_true(needs_full(&open_cfg, r, NULL, 0));
     r->generator_limited = false;
     r->interrupted = true;
-    assert_true(run_summary_needs_full(&open_cfg, r, NULL, 0));
+    assert_true(needs_full(&open_cfg, r, NULL, 0));
     result_free(r);
 }
 
@@ -405,7 +426,7 @@ static void test_several_targets(void **state)
     struct run_config cfg = open_cfg;
     cfg.rate = 200;
     cfg.ntargets = 2;
-    assert_true(run_summary_needs_full(&cfg, r, NULL, 0));
+    assert_true(needs_full(&cfg, r, NULL, 0));
     char *t = text_of(&cfg, r, NULL, 0, false);
     assert_line(t, "  read       http://h/r -> 127.0.0.1:8080 (resolved in 12us), 150.0/s");
     assert_line(t, "  write      http://h/w -> 127.0.0.1:8080 (resolved in 12us), 50.0/s");
@@ -454,7 +475,7 @@ static void test_thresholds(void **state)
     /* a failed one switches to the full form */
     run_threshold_eval(&thr[2], r);
     assert_false(thr[2].pass);
-    assert_true(run_summary_needs_full(&cfg, r, thr, 3));
+    assert_true(needs_full(&cfg, r, thr, 3));
     t = text_of(&cfg, r, thr, 3, false);
     assert_lacks(t, "--verbose");
     assert_has(t, "\n  FAIL max<=10ms ");
@@ -712,7 +733,7 @@ static void test_banner_total(void **state)
 
 /* The summary printed from the run equals the one printed from its JSON, byte for byte, with
  * and without --verbose (the JSON records it). */
-static void assert_roundtrip(const struct run_config *cfg, const struct run_result *r, const struct run_threshold *thr,
+static void assert_roundtrip(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr,
                              size_t nthr)
 {
     for (int verbose = 0; verbose <= 1; verbose++) {
@@ -721,24 +742,24 @@ static void assert_roundtrip(const struct run_config *cfg, const struct run_resu
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         assert_non_null(f);
-        run_write_json(f, cfg, r, thr, nthr, verbose, verbose);
+        record_write_json(f, r, verbose);
         fclose(f);
         json_error_t je;
         json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
         if (!root)
             fail_msg("the JSON does not parse: %d: %s\n%s", je.line, je.text, buf);
-        struct run_view v;
+        struct run_result v;
         char err[256];
-        assert_int_equal(run_view_init_json(&v, root, err, sizeof err), 0);
+        assert_int_equal(record_read_json(root, &v, err, sizeof err), 0);
         char *page = NULL;
         size_t plen = 0;
         f = open_memstream(&page, &plen);
-        run_view_print(f, &v);
+        run_print_summary(f, &v, v.verbose);
         fclose(f);
         if (strcmp(term, page) != 0)
             fail_msg("the summary from the JSON differs:\n--- terminal\n%s--- from the JSON\n%s", term, page);
-        assert_int_equal(run_view_needs_full(&v), run_summary_needs_full(cfg, r, thr, nthr));
-        run_view_release(&v);
+        assert_int_equal(run_summary_needs_full(&v), needs_full(cfg, r, thr, nthr));
+        run_result_release(&v);
         json_decref(root);
         free(page);
         free(buf);
@@ -966,27 +987,27 @@ static void test_summary_from_json(void **state)
 static void test_view_of_other_documents(void **state)
 {
     (void)state;
-    struct run_view v;
+    struct run_result v;
     char err[256];
     json_t *doc = json_pack("{s:s}", "schema", "knee-compare/1");
-    assert_int_equal(run_view_init_json(&v, doc, err, sizeof err), KNEE_EFORMAT);
+    assert_int_equal(record_read_json(doc, &v, err, sizeof err), KNEE_EFORMAT);
     assert_has(err, "not a knee run JSON");
     json_decref(doc);
     doc = json_pack("{s:s, s:[]}", "schema", "knee-run/2", "targets");
-    assert_int_equal(run_view_init_json(&v, doc, err, sizeof err), KNEE_EFORMAT);
+    assert_int_equal(record_read_json(doc, &v, err, sizeof err), KNEE_EFORMAT);
     json_decref(doc);
     doc = json_pack("{s:s, s:{s:s}, s:f, s:[{s:s}], s:{s:{s:i}}}", "schema", "knee-run/1", "config", "mode", "open",
                     "send_ratio", 0.5, "targets", "name", "old", "all", "latency", "count", 3);
-    assert_int_equal(run_view_init_json(&v, doc, err, sizeof err), 0);
+    assert_int_equal(record_read_json(doc, &v, err, sizeof err), 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_view_print(f, &v);
+    run_print_summary(f, &v, v.verbose);
     fclose(f);
     assert_has(buf, "  sent on schedule: 50.00% of the planned requests");
     assert_has(buf, "\n  all                   3         -");
     free(buf);
-    run_view_release(&v);
+    run_result_release(&v);
     json_decref(doc);
 }
 

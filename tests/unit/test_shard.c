@@ -520,8 +520,8 @@ static void test_start_at(void **state)
     run_summarize(&res.all.lag, &lag);
     assert_true(lag.max >= 190); /* ms: the lateness is lag, not hidden */
     bool warned = false;
-    for (size_t i = 0; i < res.nwarnings; i++)
-        warned |= strstr(res.warnings[i], "after the shared start instant") != NULL;
+    for (size_t i = 0; i < res.warnings.n; i++)
+        warned |= strstr(res.warnings.items[i], "after the shared start instant") != NULL;
     assert_true(warned);
     run_result_release(&res);
     serve_stop(srv, NULL);

@@ -1,6 +1,6 @@
 /* --threshold parsing and evaluation. Percentiles come from the merged histograms (never an
  * average of per-thread or per-target percentiles). */
-#include "load/threshold.h"
+#include "record/threshold.h"
 
 #include "core/units.h"
 #include "core/clock.h"
@@ -55,13 +55,10 @@ static void trim(const char **s, const char **e)
         (*e)--;
 }
 
-int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *t, char *err,
-                        size_t errlen)
+/* The comparison: t->op, and the quantity [*ls, *le) and the value [*vs, *ve) around it, trimmed. */
+static int parse_op(const char *expr, struct run_threshold *t, const char **ls, const char **le, const char **vs,
+                    const char **ve, char *err, size_t errlen)
 {
-    memset(t, 0, sizeof *t);
-    t->target = THR_ALL_TARGETS;
-    t->measured = NAN;
-    snprintf(t->expr, sizeof t->expr, "%s", expr);
     const char *opp = strpbrk(expr, "<>=!");
     if (!opp)
         return knee_fail(err, errlen, KNEE_EINVAL, "no comparison (use <, <=, >, >=, == or !=), e.g. p99<250ms");
@@ -76,84 +73,99 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
         t->op = THR_NE, oplen = 2;
     else
         return knee_fail(err, errlen, KNEE_EINVAL, "unknown comparison at '%s'", opp);
-    const char *ls = expr, *le = opp;
-    trim(&ls, &le);
-    const char *vs = opp + oplen, *ve = vs + strlen(vs);
-    trim(&vs, &ve);
-    if (ls == le)
+    *ls = expr;
+    *le = opp;
+    trim(ls, le);
+    *vs = opp + oplen;
+    *ve = *vs + strlen(*vs);
+    trim(vs, ve);
+    if (*ls == *le)
         return knee_fail(err, errlen, KNEE_EINVAL, "nothing to compare before '%.*s'", (int)oplen, opp);
-    if (vs == ve)
+    if (*vs == *ve)
         return knee_fail(err, errlen, KNEE_EINVAL, "no value after '%.*s'", (int)oplen, opp);
-    /* TARGET. prefix: the longest target name followed by '.' */
+    return 0;
+}
+
+/* The prefixes TARGET. (the longest target name followed by '.'), GROUP. and METRIC. (and
+ * latency.GROUP.), consumed from *ls. */
+static int parse_prefix(const char **ls, const char *le, const char *const *names, size_t nnames,
+                        struct run_threshold *t, bool *have_group, bool *have_metric, char *err, size_t errlen)
+{
     size_t best = 0;
-    for (size_t i = 0; i < cfg->ntargets; i++) {
-        size_t n = strlen(cfg->targets[i].name);
-        if (n > best && (size_t)(le - ls) > n + 1 && strncmp(ls, cfg->targets[i].name, n) == 0 && ls[n] == '.') {
+    for (size_t i = 0; i < nnames; i++) {
+        size_t n = strlen(names[i]);
+        if (n > best && (size_t)(le - *ls) > n + 1 && strncmp(*ls, names[i], n) == 0 && (*ls)[n] == '.') {
             best = n;
             t->target = (int)i;
         }
     }
     if (best)
-        ls += best + 1;
+        *ls += best + 1;
     t->group = RUN_GROUP_OK;
-    bool have_group = take_group(&ls, le, &t->group);
-    bool have_metric = false;
+    *have_group = take_group(ls, le, &t->group);
+    *have_metric = false;
     for (size_t m = 0; m < sizeof METRICS / sizeof *METRICS; m++) {
         size_t n = strlen(METRICS[m]);
-        if ((size_t)(le - ls) > n + 1 && strncmp(ls, METRICS[m], n) == 0 && ls[n] == '.') {
+        if ((size_t)(le - *ls) > n + 1 && strncmp(*ls, METRICS[m], n) == 0 && (*ls)[n] == '.') {
             t->metric = (enum thr_metric)m;
-            ls += n + 1;
-            have_metric = true;
+            *ls += n + 1;
+            *have_metric = true;
             break;
         }
     }
-    if (have_metric && t->metric == THR_LATENCY && !have_group)
-        have_group = take_group(&ls, le, &t->group);
-    if (have_group && t->metric != THR_LATENCY)
+    if (*have_metric && t->metric == THR_LATENCY && !*have_group)
+        *have_group = take_group(ls, le, &t->group);
+    if (*have_group && t->metric != THR_LATENCY)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "a group (all., ok., timeout., ...) applies to latency only: %s has one histogram of every "
                          "request",
                          METRICS[t->metric]);
-    size_t sl = (size_t)(le - ls);
-    char value[64];
-    if ((size_t)(ve - vs) >= sizeof value)
-        return knee_fail(err, errlen, KNEE_EINVAL, "value '%.*s' too long", (int)(ve - vs), vs);
-    memcpy(value, vs, (size_t)(ve - vs));
-    value[ve - vs] = '\0';
+    return 0;
+}
 
+/* A statistic of a histogram (pNN, mean, stdev, min, max, count) compared with a duration (a
+ * count with a number). *is_stat false: ls is not one. */
+static int parse_stat(const char *ls, size_t sl, const char *value, struct run_threshold *t, bool *is_stat, char *err,
+                      size_t errlen)
+{
     bool is_pct = sl >= 2 && ls[0] == 'p' && (isdigit((unsigned char)ls[1]));
-    bool is_stat = is_pct;
+    *is_stat = is_pct;
     static const char *const STATS[] = {"mean", "stdev", "min", "max", "count"};
-    for (size_t i = 0; i < 5 && !is_stat; i++)
+    for (size_t i = 0; i < 5 && !*is_stat; i++)
         if (sl == strlen(STATS[i]) && strncmp(ls, STATS[i], sl) == 0)
-            is_stat = true;
-    if (is_stat) {
-        t->kind = THR_STAT;
-        snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
-        if (is_pct) {
-            char num[32];
-            if (sl - 1 >= sizeof num)
-                return knee_fail(err, errlen, KNEE_EINVAL, "bad percentile '%.*s'", (int)sl, ls);
-            memcpy(num, ls + 1, sl - 1);
-            num[sl - 1] = '\0';
-            if (units_parse_double(num, &t->pct) || t->pct <= 0 || t->pct > 100)
-                return knee_fail(err, errlen, KNEE_EINVAL, "bad percentile '%.*s' (use p50, p99, p99.9)", (int)sl, ls);
-            snprintf(t->stat, sizeof t->stat, "p");
-        }
-        if (strcmp(t->stat, "count") == 0) {
-            if (units_parse_double(value, &t->value))
-                return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a number", value);
-        } else {
-            uint64_t ns;
-            if (units_parse_duration_ns(value, NS_PER_MS, &ns))
-                return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a duration such as 250ms or 1s", value);
-            t->value = (double)ns / 1e6;
-        }
+            *is_stat = true;
+    if (!*is_stat)
         return 0;
+    t->kind = THR_STAT;
+    snprintf(t->stat, sizeof t->stat, "%.*s", (int)(sl < 15 ? sl : 15), ls);
+    if (is_pct) {
+        char num[32];
+        if (sl - 1 >= sizeof num)
+            return knee_fail(err, errlen, KNEE_EINVAL, "bad percentile '%.*s'", (int)sl, ls);
+        memcpy(num, ls + 1, sl - 1);
+        num[sl - 1] = '\0';
+        if (units_parse_double(num, &t->pct) || t->pct <= 0 || t->pct > 100)
+            return knee_fail(err, errlen, KNEE_EINVAL, "bad percentile '%.*s' (use p50, p99, p99.9)", (int)sl, ls);
+        snprintf(t->stat, sizeof t->stat, "p");
     }
-    if (have_metric || have_group)
-        return knee_fail(err, errlen, KNEE_EINVAL, "'%.*s' is not a statistic (pNN, mean, stdev, min, max, count)",
-                         (int)sl, ls);
+    if (strcmp(t->stat, "count") == 0) {
+        if (units_parse_double(value, &t->value))
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a number", value);
+    } else {
+        uint64_t ns;
+        if (units_parse_duration_ns(value, NS_PER_MS, &ns))
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a duration such as 250ms or 1s", value);
+        t->value = (double)ns / 1e6;
+    }
+    return 0;
+}
+
+/* A quantity of the run without a metric: sent_on_schedule, a rate per second, error_rate,
+ * an outcome's share (<outcome>_rate) or a count. */
+static int parse_quantity(const char *ls, const char *le, const char *value, struct run_threshold *t, char *err,
+                          size_t errlen)
+{
+    size_t sl = (size_t)(le - ls);
     if (sl == 16 && strncmp(ls, "sent_on_schedule", 16) == 0) {
         t->kind = THR_SCHEDULE;
         snprintf(t->stat, sizeof t->stat, "on_schedule");
@@ -204,6 +216,36 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
                      "sent_per_s, ... with an optional TARGET., all./ok./timeout. ... and "
                      "latency./service./ttfb./lag./connect. prefix)",
                      (int)sl, ls);
+}
+
+int run_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *t,
+                              char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->target = THR_ALL_TARGETS;
+    t->measured = NAN;
+    snprintf(t->expr, sizeof t->expr, "%s", expr);
+    const char *ls, *le, *vs, *ve;
+    int r = parse_op(expr, t, &ls, &le, &vs, &ve, err, errlen);
+    bool have_group = false, have_metric = false;
+    if (!r)
+        r = parse_prefix(&ls, le, names, nnames, t, &have_group, &have_metric, err, errlen);
+    if (r)
+        return r;
+    size_t sl = (size_t)(le - ls);
+    char value[64];
+    if ((size_t)(ve - vs) >= sizeof value)
+        return knee_fail(err, errlen, KNEE_EINVAL, "value '%.*s' too long", (int)(ve - vs), vs);
+    memcpy(value, vs, (size_t)(ve - vs));
+    value[ve - vs] = '\0';
+    bool is_stat;
+    r = parse_stat(ls, sl, value, t, &is_stat, err, errlen);
+    if (r || is_stat)
+        return r;
+    if (have_metric || have_group)
+        return knee_fail(err, errlen, KNEE_EINVAL, "'%.*s' is not a statistic (pNN, mean, stdev, min, max, count)",
+                         (int)sl, ls);
+    return parse_quantity(ls, le, value, t, err, errlen);
 }
 
 static const struct hdr *metric_hist(const struct run_target_result *r, enum thr_metric m, int group)
@@ -272,7 +314,7 @@ void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
             v = (double)failed / (double)c->sent;
         break;
     }
-    case THR_PER_S: /* by event time over the window (load/rates.c) */
+    case THR_PER_S: /* by event time over the window (record/rates.c) */
         if (strcmp(t->stat, "planned_per_s") == 0)
             v = r->rates.planned;
         else if (strcmp(t->stat, "sent_per_s") == 0)
@@ -329,5 +371,19 @@ const char *run_threshold_unit(const struct run_threshold *t)
         return "/s";
     default:
         return "";
+    }
+}
+
+void record_set_thresholds(struct run_result *rec, const struct run_threshold *thr, size_t n)
+{
+    free(rec->thresholds);
+    rec->thresholds = xcalloc(n ? n : 1, sizeof *rec->thresholds);
+    rec->nthresholds = n;
+    for (size_t i = 0; i < n; i++) {
+        struct record_threshold *t = &rec->thresholds[i];
+        snprintf(t->expr, sizeof t->expr, "%s", thr[i].expr);
+        snprintf(t->unit, sizeof t->unit, "%s", run_threshold_unit(&thr[i]));
+        t->measured = thr[i].measured;
+        t->pass = thr[i].pass;
     }
 }

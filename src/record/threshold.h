@@ -14,13 +14,13 @@
  * by event time over the window (planned_per_s, sent_per_s, completed_per_s, goodput_per_s,
  * achieved_send_per_s: docs/FORMATS.md, "Rates").
  * OP is one of < <= > >= == !=. A statistic without samples fails (nothing to vouch for it). */
-#ifndef KNEE_LOAD_THRESHOLD_H
-#define KNEE_LOAD_THRESHOLD_H
+#ifndef KNEE_RECORD_THRESHOLD_H
+#define KNEE_RECORD_THRESHOLD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "load/run.h"
+#include "record/record.h"
 
 enum thr_op { THR_LT, THR_LE, THR_GT, THR_GE, THR_EQ, THR_NE };
 enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S, THR_SCHEDULE };
@@ -47,10 +47,13 @@ struct run_threshold {
     bool pass;
 };
 
-/* Parse expr against the run's target names. 0, or KNEE_EINVAL with a reason in err. */
-int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,
-                        size_t errlen);
-/* Evaluate against a result: sets measured and pass. */
+/* Parse expr against the run's target names (names[0..nnames), in the run's order: a TARGET.
+ * prefix is the longest of them followed by '.'). 0, or KNEE_EINVAL with a reason in err.
+ * run_threshold_parse (load/run.h) parses against a struct run_config's targets. */
+int run_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *out,
+                              char *err, size_t errlen);
+/* Evaluate against a record with histograms (a run's, a merge's): sets measured and pass.
+ * record_set_thresholds (record/record.h) keeps the verdicts in the record. */
 void run_threshold_eval(struct run_threshold *t, const struct run_result *res);
 /* The unit a threshold's measured value is in: "ms", "", "/s" (shares print as %). */
 const char *run_threshold_unit(const struct run_threshold *t);

@@ -1,7 +1,7 @@
-/* Rates by event time and the generator-limited rule (load/run.h). Both are pure functions of
+/* Rates by event time and the generator-limited rule (record/record.h). Both are pure functions of
  * counts and summaries, so the engine, the lab, knee capacity and anything that reads a
  * per-request log apply the same definitions (docs/FORMATS.md, "Rates"). */
-#include "load/run.h"
+#include "record/record.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,0 +1,158 @@
+/* What knee run prints about a plan rather than a record: the plan of --dry-run, the progress
+ * line during a run, the shard line before it starts, and a shard's hlog comment (the record's
+ * own summary is runreport's). Private to src/cli. */
+#include "cli/run_print.h"
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "load/shard.h"
+#include "runreport/runreport.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void run_print_progress(FILE *out, const struct run_progress *p, bool terminal)
+{
+    char a[32], b[32], c[32];
+    char tot[32] = "";
+    if (p->total_s > 0)
+        snprintf(tot, sizeof tot, "/%.0fs", p->total_s);
+    double len = p->length_s > 0 ? p->length_s : 1;
+    fprintf(out, "%s[%6.1fs%s] sent %s/s  done %s/s  in flight %s", terminal ? "\r" : "", p->elapsed_s, tot,
+            units_fmt_rate((double)p->sent / len, a, sizeof a), units_fmt_rate((double)p->completed / len, b, sizeof b),
+            units_fmt_count(p->in_flight, c, sizeof c));
+    if (p->queued)
+        fprintf(out, " (+%llu queued)", (unsigned long long)p->queued);
+    fprintf(out, "  p50 %s p99 %s ms  errors %llu", units_fmt_ms(p->p50_ms, a, sizeof a),
+            units_fmt_ms(p->p99_ms, b, sizeof b), (unsigned long long)p->errors);
+    if (p->dropped)
+        fprintf(out, "  dropped %llu", (unsigned long long)p->dropped);
+    fputs(terminal ? "\033[K" : "\n", out);
+    fflush(out);
+}
+
+/* ------------------------------------------------------------------ the plan (--dry-run) */
+
+/* "1,000", or "about 1,000" for an expectation. */
+static const char *planned_count(double n, bool exact, char *buf, size_t len)
+{
+    char c[32];
+    snprintf(buf, len, "%s%s", exact ? "" : "about ", units_fmt_count((uint64_t)llround(n), c, sizeof c));
+    return buf;
+}
+
+static void plan_target(FILE *out, const struct run_config *cfg, const struct run_plan_target *t)
+{
+    char a[32], b[32], n[48];
+    run_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
+    if (cfg->open_loop && t->rate_from != t->rate_to)
+        fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
+                units_fmt_rate(t->rate_to, b, sizeof b));
+    else if (cfg->open_loop)
+        fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+    else if (cfg->streams > 1)
+        fprintf(out, ", %u clients", t->connections);
+    else
+        fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
+    if (isfinite(t->planned))
+        fprintf(out, ", %s planned", planned_count(t->planned, t->planned_exact, n, sizeof n));
+    fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
+}
+
+void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan)
+{
+    char a[32], b[32], n[48];
+    struct run_head h = {.open_loop = cfg->open_loop,
+                         .poisson = cfg->arrivals == RUN_ARRIVALS_POISSON,
+                         .ramp = cfg->ramp,
+                         .drop_when_busy = cfg->when_busy == RUN_BUSY_DROP,
+                         .keepalive = cfg->keepalive,
+                         .shared = !cfg->targets,
+                         .seed = cfg->seed,
+                         .think_ns = cfg->think_ns,
+                         .timer_slack_ns = cfg->open_loop ? cfg->timer_slack_ns : 0,
+                         .requests = cfg->requests,
+                         .rate = cfg->rate,
+                         .ramp_from = cfg->ramp_from,
+                         .ramp_to = cfg->ramp_to,
+                         .duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0,
+                         .threads = plan->threads,
+                         .pool_cap = plan->pool_cap,
+                         .conns = plan->all.connections,
+                         .streams = cfg->streams};
+    if (plan->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
+        h.io = run_io_name(plan->io);
+        h.io_asked = run_io_name(cfg->io);
+    }
+    for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
+        if (cfg->targets[i].rate > 0)
+            h.own += cfg->targets[i].rate;
+        else
+            h.shared = true;
+    }
+    run_print_head(out, &h);
+    for (size_t i = 0; i < plan->ntargets; i++)
+        plan_target(out, cfg, &plan->targets[i]);
+    const struct run_plan_target *all = &plan->all;
+    fprintf(out, "\nplan\n");
+    if (isfinite(all->planned)) {
+        fprintf(out, "  %s request%s planned", planned_count(all->planned, all->planned_exact, n, sizeof n),
+                all->planned_exact && llround(all->planned) == 1 ? "" : "s");
+        if (cfg->duration_ns)
+            fprintf(out, " over %.3g s", (double)cfg->duration_ns / 1e9);
+        if (cfg->open_loop && !all->planned_exact)
+            fprintf(out, " (Poisson arrivals: the count varies from seed to seed)");
+        if (!cfg->open_loop)
+            fprintf(out, ", shared by %u connection%s", all->connections, all->connections == 1 ? "" : "s");
+        fputc('\n', out);
+    } else {
+        fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
+                all->connections, all->connections == 1 ? "" : "s", (double)cfg->duration_ns / 1e9);
+    }
+    if (cfg->warmup_ns) {
+        if (isfinite(all->warmup_planned))
+            fprintf(out, "  warm-up: %s of them in the first %.3g s, logged but left out of the statistics\n",
+                    planned_count(all->warmup_planned, all->planned_exact, n, sizeof n), (double)cfg->warmup_ns / 1e9);
+        else
+            fprintf(out, "  warm-up: the requests of the first %.3g s, logged but left out of the statistics\n",
+                    (double)cfg->warmup_ns / 1e9);
+    }
+    fprintf(out, "  timeout %s per request, drain %s after planning ends\n",
+            units_fmt_duration(cfg->timeout_ns, a, sizeof a), units_fmt_duration(cfg->drain_ns, b, sizeof b));
+    if (plan->pool_cap < plan->pool_asked)
+        fprintf(out, "  ! the connection pool is capped at %u (file descriptor limit %llu; asked for %u)\n",
+                plan->pool_cap, (unsigned long long)plan->fd_limit, plan->pool_asked);
+}
+
+void run_print_shard_start(FILE *out, const struct run_config *cfg)
+{
+    if (!cfg->shard_count && !cfg->start_at_unix_ns)
+        return;
+    char hex[24], when[48];
+    if (cfg->shard_count)
+        fprintf(out, "shard %u/%u (%s), plan %s", cfg->shard_index, cfg->shard_count,
+                cfg->shard_source ? cfg->shard_source : "--shard",
+                run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex));
+    else
+        fprintf(out, "one process");
+    if (cfg->start_at_unix_ns) {
+        double in_s = ((double)cfg->start_at_unix_ns - (double)clock_wall_ns()) / 1e9;
+        fprintf(out, ", start at %s (%s %.3f s)", run_shard_utc(cfg->start_at_unix_ns, when, sizeof when),
+                in_s >= 0 ? "in" : "LATE by", fabs(in_s));
+    }
+    fputc('\n', out);
+}
+
+uint64_t run_shard_hlog_comment(const struct run_config *cfg, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!cfg->shard_count && !cfg->start_at_unix_ns)
+        return 0;
+    char hex[24];
+    snprintf(buf, len, "Logged with knee %s, shard %u/%u, plan %s, start at %llu.%09llu", KNEE_VERSION,
+             run_shard_index(cfg), run_shard_count(cfg), run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex),
+             (unsigned long long)(cfg->start_at_unix_ns / NS_PER_S),
+             (unsigned long long)(cfg->start_at_unix_ns % NS_PER_S));
+    return cfg->start_at_unix_ns;
+}

@@ -1,0 +1,262 @@
+/* The run record's plain parts (record/record.h): names, counts and their identities,
+ * statistics of a histogram, targets' histograms added up, and releasing a record. */
+#include "record/record.h"
+
+#include "core/err.h"
+#include "core/units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *run_group_name(enum run_group g)
+{
+    return reqlog_outcome_name((enum reqlog_outcome)g);
+}
+
+bool run_outcome_failed(enum reqlog_outcome o)
+{
+    return o == OUTCOME_HTTP_ERROR || o == OUTCOME_INVALID || o == OUTCOME_TRANSPORT || o == OUTCOME_TIMEOUT;
+}
+
+void run_summarize(const struct hdr *h, struct run_summary *s)
+{
+    s->count = h && h->counts ? (uint64_t)h->total_count : 0;
+    if (!s->count) {
+        s->mean = s->stdev = s->min = s->max = s->p50 = s->p90 = s->p95 = s->p99 = s->p999 = NAN;
+        return;
+    }
+    s->mean = hdr_mean(h) / 1e6;
+    s->stdev = hdr_stdev(h) / 1e6;
+    s->min = (double)hdr_min(h) / 1e6;
+    s->max = (double)hdr_max(h) / 1e6;
+    s->p50 = (double)hdr_value_at_percentile(h, 50) / 1e6;
+    s->p90 = (double)hdr_value_at_percentile(h, 90) / 1e6;
+    s->p95 = (double)hdr_value_at_percentile(h, 95) / 1e6;
+    s->p99 = (double)hdr_value_at_percentile(h, 99) / 1e6;
+    s->p999 = (double)hdr_value_at_percentile(h, 99.9) / 1e6;
+}
+
+void run_counts_add(struct run_counts *d, const struct run_counts *s)
+{
+#define ADD_S(name) d->name += s->name;
+#define ADD_A(name, n)                                                                                                 \
+    for (size_t i = 0; i < (n); i++)                                                                                   \
+        d->name[i] += s->name[i];
+    RUN_COUNTS_FIELDS(ADD_S, ADD_A)
+#undef ADD_S
+#undef ADD_A
+}
+
+const char *run_transport_cause_name(enum run_transport_cause c)
+{
+    static const char *const names[RUN_TC_COUNT] = {
+        [RUN_TC_REFUSED] = "refused",
+        [RUN_TC_CONNECT] = "connect",
+        [RUN_TC_RESET] = "reset",
+        [RUN_TC_CLOSED_BEFORE] = "closed_before_response",
+        [RUN_TC_CLOSED_MID] = "closed_mid_response",
+        [RUN_TC_STALE] = "stale",
+        [RUN_TC_TLS_VERIFY] = "tls_verify",
+        [RUN_TC_TLS_HOSTNAME] = "tls_hostname",
+        [RUN_TC_TLS_EXPIRED] = "tls_expired",
+        [RUN_TC_TLS_ALERT] = "tls_alert",
+        [RUN_TC_TLS_PROTOCOL] = "tls_protocol",
+        [RUN_TC_TLS_ALPN] = "tls_alpn",
+        [RUN_TC_TLS_HANDSHAKE_TIMEOUT] = "tls_handshake_timeout",
+        [RUN_TC_H2_RST_STREAM] = "h2_rst_stream",
+        [RUN_TC_H2_REFUSED] = "h2_refused",
+        [RUN_TC_H2_GOAWAY] = "h2_goaway",
+        [RUN_TC_H2_PROTOCOL] = "h2_protocol",
+        [RUN_TC_H2_NOT_H2] = "h2_not_h2",
+        [RUN_TC_OTHER] = "other",
+    };
+    return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
+}
+
+const char *run_tls_version_name(int v)
+{
+    static const char *const names[RUN_TLS_VERSIONS] = {"TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+    return v >= 0 && v < RUN_TLS_VERSIONS ? names[v] : "unknown";
+}
+
+void run_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s)
+{
+    d->http1 += s->http1;
+    d->h2 += s->h2;
+    for (int v = 0; v < RUN_TLS_VERSIONS; v++)
+        d->tls_version[v] += s->tls_version[v];
+    d->tls_full += s->tls_full;
+    d->tls_resumed += s->tls_resumed;
+    d->tls_failed += s->tls_failed;
+    d->h2_streams += s->h2_streams;
+    d->h2_rst += s->h2_rst;
+    d->h2_refused += s->h2_refused;
+    d->h2_goaway += s->h2_goaway;
+    d->h2_goaway_streams += s->h2_goaway_streams;
+    d->h2_retried += s->h2_retried;
+    d->h2_stalls += s->h2_stalls;
+    if (s->h2_max_concurrent > d->h2_max_concurrent)
+        d->h2_max_concurrent = s->h2_max_concurrent;
+}
+
+void run_target_result_init(struct run_target_result *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_init(&r->latency[g], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->latency_all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->service, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->ttfb, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->lag, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->connect, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&r->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+}
+
+void run_target_result_release(struct run_target_result *r)
+{
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_release(&r->latency[g]);
+    hdr_release(&r->latency_all);
+    hdr_release(&r->service);
+    hdr_release(&r->ttfb);
+    hdr_release(&r->lag);
+    hdr_release(&r->connect);
+    hdr_release(&r->tls);
+    for (size_t i = 0; i < r->nst; i++)
+        hdr_release(&r->st[i].dur);
+    r->nst = 0;
+}
+
+void run_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < d->nst && strcmp(d->st[j].name, st[i].name) != 0)
+            j++;
+        if (j == d->nst) {
+            if (d->nst == RUN_ST_MAX_NAMES)
+                continue;
+            memcpy(d->st[j].name, st[i].name, sizeof d->st[j].name);
+            hdr_init(&d->st[j].dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+            d->nst++;
+        }
+        hdr_add(&d->st[j].dur, &st[i].dur);
+    }
+}
+
+void run_target_result_add(struct run_target_result *d, const struct run_target_result *s)
+{
+    run_counts_add(&d->counts, &s->counts);
+    run_counts_add(&d->warmup_counts, &s->warmup_counts);
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        hdr_add(&d->latency[g], &s->latency[g]);
+    hdr_add(&d->latency_all, &s->latency_all);
+    hdr_add(&d->service, &s->service);
+    hdr_add(&d->ttfb, &s->ttfb);
+    hdr_add(&d->lag, &s->lag);
+    hdr_add(&d->connect, &s->connect);
+    hdr_add(&d->tls, &s->tls);
+    run_proto_counts_add(&d->pc, &s->pc);
+    d->https |= s->https;
+    run_server_timing_merge(d, s->st, s->nst);
+}
+
+bool run_counts_hold(const struct run_counts *c)
+{
+    uint64_t done = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            done += c->outcome[o];
+    uint64_t causes = 0;
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        causes += c->transport_cause[k];
+    return c->planned == c->sent + c->dropped && c->sent == done && c->dropped == c->outcome[OUTCOME_DROPPED] &&
+           causes == c->outcome[OUTCOME_TRANSPORT] && c->retries <= c->sent;
+}
+
+double run_generator_cpu_share(const struct run_generator_cpu *c)
+{
+    if (!c->threads || !(c->wall_s > 0))
+        return NAN;
+    return (c->user_s + c->sys_s) / c->wall_s;
+}
+
+const char *run_describe_failures(const struct run_counts *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int o = 0; o < OUTCOME_COUNT && off + 1 < len; o++) {
+        if (!run_outcome_failed((enum reqlog_outcome)o) || !c->outcome[o])
+            continue;
+        char n[32];
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "",
+                             reqlog_outcome_name((enum reqlog_outcome)o), units_fmt_count(c->outcome[o], n, sizeof n));
+    }
+    if (!buf[0])
+        snprintf(buf, len,
+                 !c->sent                       ? "nothing was sent"
+                 : c->outcome[OUTCOME_REJECTED] ? "every answer was a rejection"
+                                                : "every request was cancelled");
+    return buf;
+}
+
+const char *run_io_name(enum run_io io)
+{
+    return io == RUN_IO_URING ? "uring" : io == RUN_IO_EPOLL ? "epoll" : "auto";
+}
+
+const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%016llx", (unsigned long long)plan_id);
+    return buf;
+}
+
+const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len)
+{
+    time_t s = (time_t)(unix_ns / 1000000000ULL);
+    struct tm tm;
+    char day[40] = "?";
+    if (gmtime_r(&s, &tm))
+        strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03lluZ", day, (unsigned long long)(unix_ns % 1000000000ULL / 1000000ULL));
+    return buf;
+}
+
+bool run_json_schema_readable(const char *schema)
+{
+    return schema && (strcmp(schema, RUN_JSON_SCHEMA) == 0 || strcmp(schema, "knee-run/1") == 0);
+}
+
+void record_config_release(struct record_config *c)
+{
+    free(c->tls_cacert);
+    free(c->tls_ciphers);
+    free(c->expect_body);
+    for (size_t i = 0; i < c->nrejects; i++)
+        free((char *)c->rejects[i].body);
+    free(c->rejects);
+    for (int i = 0; i < c->argc; i++)
+        free(c->argv[i]);
+    free(c->argv);
+    memset(c, 0, sizeof *c);
+}
+
+void run_result_release(struct run_result *res)
+{
+    if (res->targets) {
+        for (size_t i = 0; i < res->ntargets; i++)
+            run_target_result_release(&res->targets[i]);
+        free(res->targets);
+    }
+    run_target_result_release(&res->all);
+    warn_list_release(&res->warnings);
+    free(res->ticks);
+    free(res->thresholds);
+    free(res->shard.parts);
+    record_config_release(&res->config);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,622 @@
+/* Unit tests for src/record: the one derivation (record_finish) on hand-built counts,
+ * histograms and events — window, rates, shares, identities, the generator verdict and every
+ * warning in knee run's words and order; the one writer and reader of the run JSON (a record
+ * with every field set, written, read back with its histograms and written again: the same
+ * bytes, so no field is written and not read); the thresholds parsed against names and kept in
+ * the record; and core/warn, the one warning appender. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/warn.h"
+#include "record/record.h"
+#include "record/threshold.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ building records */
+
+/* A record of ntargets empty targets named t0, t1, ... (histograms initialised). */
+static void record_new(struct run_result *r, size_t ntargets)
+{
+    memset(r, 0, sizeof *r);
+    r->ntargets = ntargets;
+    r->targets = calloc(ntargets, sizeof *r->targets);
+    assert_non_null(r->targets);
+    for (size_t i = 0; i < ntargets; i++) {
+        run_target_result_init(&r->targets[i]);
+        snprintf(r->targets[i].name, sizeof r->targets[i].name, "t%zu", i);
+        snprintf(r->targets[i].url, sizeof r->targets[i].url, "http://127.0.0.1:80%02zu/", i);
+        run_events_init(&r->targets[i].events, 0, 10 * NS_PER_S); /* as the engine counts them */
+    }
+    run_target_result_init(&r->all);
+    r->threads = 2;
+    r->pool_cap = 100;
+    r->io = RUN_IO_EPOLL;
+    r->config.open_loop = true;
+    r->config.rate = 100;
+    r->config.duration_ns = 10 * NS_PER_S;
+}
+
+/* n requests of target t planned at planned_ns (ns since t0), sent lag_ns later and done
+ * lat_ns after the plan, ending in outcome o (dropped: never sent; cancelled: never done). */
+static void add_requests(struct run_target_result *t, uint64_t n, uint64_t planned_ns, uint64_t lag_ns, uint64_t lat_ns,
+                         enum reqlog_outcome o, bool warmup)
+{
+    struct run_counts *c = warmup ? &t->warmup_counts : &t->counts;
+    c->planned += n;
+    c->outcome[o] += n;
+    if (o == OUTCOME_DROPPED)
+        c->dropped += n;
+    else
+        c->sent += n;
+    if (o != OUTCOME_DROPPED && lag_ns < NS_PER_MS)
+        c->sent_on_time += n;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t sent = o == OUTCOME_DROPPED ? 0 : planned_ns + lag_ns;
+        uint64_t done = o == OUTCOME_DROPPED || o == OUTCOME_CANCELLED ? 0 : planned_ns + lat_ns;
+        run_events_count(&t->events, planned_ns, sent, done, o);
+    }
+    if (warmup || o == OUTCOME_DROPPED || o == OUTCOME_CANCELLED)
+        return;
+    hdr_record(&t->latency[o], (int64_t)lat_ns, (int64_t)n);
+    hdr_record(&t->latency_all, (int64_t)lat_ns, (int64_t)n);
+    hdr_record(&t->service, (int64_t)(lat_ns - lag_ns), (int64_t)n);
+    hdr_record(&t->ttfb, (int64_t)(lat_ns - lag_ns) / 2, (int64_t)n);
+    hdr_record(&t->lag, (int64_t)lag_ns, (int64_t)n);
+}
+
+static const struct record_finish_in done_at_10s = {.plan_end_ns = 10 * NS_PER_S,
+                                                    .finish_ns = 10 * NS_PER_S + 5 * NS_PER_MS,
+                                                    .stop_ns = 10 * NS_PER_S,
+                                                    .late_p99_ms = NAN};
+
+static bool has_warning(const struct run_result *r, const char *text)
+{
+    for (size_t i = 0; i < r->warnings.n; i++)
+        if (strcmp(r->warnings.items[i], text) == 0)
+            return true;
+    return false;
+}
+
+static void assert_warnings(const struct run_result *r, const char *const *want, size_t n)
+{
+    if (r->warnings.n != n) {
+        for (size_t i = 0; i < r->warnings.n; i++)
+            print_message("warning %zu: %s\n", i, r->warnings.items[i]);
+        fail_msg("%zu warnings, want %zu", r->warnings.n, n);
+    }
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(r->warnings.items[i], want[i]);
+}
+
+/* ------------------------------------------------------------------ record_finish */
+
+static void test_finish_ok_run(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_new(&r, 2);
+    for (uint64_t s = 0; s < 10; s++) {
+        add_requests(&r.targets[0], 60, s * NS_PER_S, 100 * NS_PER_US, 2 * NS_PER_MS, OUTCOME_OK, false);
+        add_requests(&r.targets[1], 40, s * NS_PER_S + 1, 100 * NS_PER_US, 3 * NS_PER_MS, OUTCOME_OK, false);
+    }
+    r.targets[0].counts.conns_opened = 3;
+    record_finish(&r, &done_at_10s);
+    /* all is the sum of the targets; the window is the plan's */
+    assert_string_equal(r.all.name, "all");
+    assert_int_equal(r.all.counts.planned, 1000);
+    assert_int_equal(r.all.latency_all.total_count, 1000);
+    assert_int_equal(r.all.counts.conns_opened, 3);
+    assert_true(r.window_start_s == 0 && r.window_end_s == 10 && r.window_s == 10);
+    assert_true(fabs(r.elapsed_s - 10.005) < 1e-12);
+    assert_int_equal(r.all.events.window_end_ns, 10 * NS_PER_S);
+    assert_int_equal(r.all.events.planned, 1000);
+    assert_true(r.all.rates.planned == 100 && r.all.rates.goodput == 100);
+    assert_true(r.targets[1].rates.sent == 40);
+    /* statistics from the histograms */
+    assert_int_equal(r.all.sum.latency_all.count, 1000);
+    assert_true(r.all.sum.latency_all.p50 > 1.99 && r.all.sum.latency_all.p50 < 2.01);
+    assert_int_equal(r.targets[1].sum.latency[RUN_GROUP_OK].count, 400);
+    assert_int_equal(r.targets[1].sum.tls.count, 0);
+    /* shares and identities */
+    assert_true(r.sent_on_schedule == 1);
+    assert_true(r.failed_share == 0);
+    assert_false(r.no_ok);
+    assert_true(r.accounting_ok);
+    assert_false(r.generator_limited);
+    assert_false(r.warnings.attention);
+    const char *want[] = {
+        "only 1,000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough"};
+    assert_warnings(&r, want, 1);
+    run_result_release(&r);
+}
+
+/* Everything goes wrong at once: the warnings come in knee run's order and words, after the
+ * ones the producer added before. */
+static void test_finish_warnings_in_order(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_new(&r, 1);
+    warn_add(&r.warnings, true, "the connection pool is capped at 100 (file descriptor limit 200; asked for 1000)");
+    r.config.warmup_ns = 1 * NS_PER_S;
+    r.config.out_log = true;
+    r.config.when_busy = RUN_BUSY_DROP;
+    r.interrupted = true;
+    r.unreached = 3;
+    r.log_slowed = true;
+    struct run_target_result *t = &r.targets[0];
+    add_requests(t, 1, 0, 10 * NS_PER_US, NS_PER_MS, OUTCOME_OK, true);
+    add_requests(t, 5, 2 * NS_PER_S, 200 * NS_PER_MS, 400 * NS_PER_MS, OUTCOME_TRANSPORT, false);
+    t->counts.transport_cause[RUN_TC_REFUSED] = 5;
+    add_requests(t, 4, 3 * NS_PER_S, 0, 0, OUTCOME_DROPPED, false);
+    add_requests(t, 2, 3 * NS_PER_S, 200 * NS_PER_MS, 0, OUTCOME_CANCELLED, false);
+    t->counts.queued = 2;
+    t->counts.conns_failed = 5;
+    t->counts.conns_unsolicited = 1;
+    struct record_finish_in in = done_at_10s;
+    in.stop_ns = 4 * NS_PER_S;
+    in.late_p99_ms = 0.25;
+    record_finish(&r, &in);
+    assert_true(r.window_start_s == 1 && r.window_end_s == 4); /* interrupted: where planning stopped */
+    assert_true(r.no_ok && r.accounting_ok && r.generator_limited && r.warnings.attention);
+    assert_true(r.generator.short_send);
+    const char *want[] = {
+        "the connection pool is capped at 100 (file descriptor limit 200; asked for 1000)",
+        "FAILED: not one request succeeded (transport 5): there is no latency of a working service to report",
+        "interrupted: planning stopped early at 4.00 s; the numbers cover what ran",
+        "GENERATOR-LIMITED: the generator, not the service, shaped this run: sent 0.0% of planned requests on "
+        "schedule (floor 99%); lag p99 200.016 ms is 50% of the latency p99 400.032 ms; lag p50 200.016 ms is 50% of "
+        "the latency p50 400.032 ms; 2 requests waited for a connection (pool cap 100, at most 64 connects at a time "
+        "per thread); 4 dropped; timer lateness p99 0.250 ms",
+        "3 planned requests were never sent (dropped): the generator had not reached them when the drain ended "
+        "(--duration + --drain bound the run)",
+        "1 planned request was never sent (dropped): every connection was busy (--when-busy drop)",
+        "2 requests were still in flight when the drain ended and were cancelled",
+        "5 connection attempts failed (refused, unreachable or out of descriptors)",
+        "1 time the server sent bytes nobody asked for (e.g. more than its Content-Length)",
+        "only 5 latency samples: p99 rests on fewer than 10 samples above it, p99.9 on none",
+        "warm-up: 1 request planned in the first 1 s is left out of these statistics (it is in --out)",
+        "the request log writer could not keep up and held the load threads back: numbers may be pessimistic (write "
+        "--out to a faster disk)",
+    };
+    assert_warnings(&r, want, sizeof want / sizeof *want);
+    run_result_release(&r);
+}
+
+static void test_finish_errors_and_broken_counts(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_new(&r, 1);
+    r.config.open_loop = false; /* a closed loop: no generator verdict, no lag */
+    add_requests(&r.targets[0], 80, NS_PER_S, 0, NS_PER_MS, OUTCOME_OK, false);
+    add_requests(&r.targets[0], 20, NS_PER_S, 0, NS_PER_MS, OUTCOME_HTTP_ERROR, false);
+    struct record_finish_in in = {
+        .plan_end_ns = UINT64_MAX, .finish_ns = 3 * NS_PER_S, .stop_ns = 0, .late_p99_ms = NAN};
+    record_finish(&r, &in);
+    assert_true(r.window_end_s == 3); /* --requests in a closed loop: until the last thread finished */
+    assert_true(r.failed_share == 0.2);
+    assert_true(has_warning(&r, "ERRORS: 20.0% of the requests sent failed (http_error 20): the latency of all "
+                                "requests mixes failures in; thresholds on latency use ok requests"));
+    assert_false(r.generator_limited);
+    run_result_release(&r);
+
+    record_new(&r, 1);
+    add_requests(&r.targets[0], 10, NS_PER_S, 0, NS_PER_MS, OUTCOME_OK, false);
+    r.targets[0].counts.sent++; /* planned = sent + dropped no longer holds */
+    record_finish(&r, &done_at_10s);
+    assert_false(r.accounting_ok);
+    assert_string_equal(r.warnings.items[0], "BUG: the accounting identities do not hold (planned = sent + dropped; "
+                                             "sent = outcomes); please report this run");
+    run_result_release(&r);
+}
+
+/* ------------------------------------------------------------------ the JSON, both ways */
+
+static void hist_fill(struct hdr *h, int64_t base_ns, int64_t n)
+{
+    if (!h->counts)
+        assert_int_equal(hdr_init(h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+    for (int64_t k = 1; k <= n; k++)
+        hdr_record(h, base_ns * k, 1);
+}
+
+static void target_fill(struct run_target_result *t, int64_t base_ns, bool https)
+{
+    snprintf(t->address, sizeof t->address, "127.0.0.1:8443");
+    t->resolve_ns = 12345;
+    t->planned_rate = 50.5;
+    t->own_rate = 25;
+    t->connections = 0;
+    for (int g = 0; g < RUN_GROUP_COUNT; g++)
+        add_requests(t, (uint64_t)(3 + g), (uint64_t)g * NS_PER_S, 20 * NS_PER_US, (uint64_t)(g + 1) * 7 * NS_PER_MS,
+                     (enum reqlog_outcome)g, false);
+    add_requests(t, 2, 0, 0, 0, OUTCOME_DROPPED, false);
+    add_requests(t, 1, 0, 5 * NS_PER_MS, 0, OUTCOME_CANCELLED, false);
+    add_requests(t, 4, 0, 10 * NS_PER_US, NS_PER_MS, OUTCOME_OK, true);
+    t->counts.transport_cause[RUN_TC_RESET] = 7;
+    t->counts.queued = 3;
+    t->counts.queue_overflow = 1;
+    t->counts.retries = 2;
+    t->warmup_counts.transport_cause[RUN_TC_RESET] = 0;
+    t->counts.bytes_in = 1000;
+    t->warmup_counts.bytes_in = 24;
+    t->counts.conns_opened = 9;
+    t->counts.conns_failed = 1;
+    t->counts.conns_closed_by_peer = 2;
+    t->counts.conns_unsolicited = 3;
+    hist_fill(&t->connect, base_ns, 9);
+    if (https) {
+        t->https = true;
+        hist_fill(&t->tls, 2 * base_ns, 9);
+    }
+    t->pc = (struct run_proto_counts){.http1 = 4,
+                                      .h2 = 5,
+                                      .tls_version = {0, 0, 2, 7},
+                                      .tls_full = 3,
+                                      .tls_resumed = 6,
+                                      .tls_failed = 1,
+                                      .h2_streams = 40,
+                                      .h2_rst = 2,
+                                      .h2_refused = 1,
+                                      .h2_goaway = 1,
+                                      .h2_goaway_streams = 3,
+                                      .h2_retried = 2,
+                                      .h2_stalls = 4,
+                                      .h2_max_concurrent = 128};
+    snprintf(t->st[0].name, sizeof t->st[0].name, "db");
+    snprintf(t->st[1].name, sizeof t->st[1].name, "app");
+    t->nst = 2;
+    hist_fill(&t->st[0].dur, base_ns / 2, 5);
+    hist_fill(&t->st[1].dur, base_ns / 3, 6);
+}
+
+static void config_fill(struct record_config *c)
+{
+    c->open_loop = true;
+    c->arrivals = RUN_ARRIVALS_POISSON;
+    c->seed = 42;
+    c->ramp = true;
+    c->ramp_from = 10;
+    c->ramp_to = 90.5;
+    c->duration_ns = 10 * NS_PER_S;
+    c->requests = 0;
+    c->timeout_ns = 2500 * NS_PER_MS;
+    c->drain_ns = 3 * NS_PER_S;
+    c->warmup_ns = NS_PER_S + 1;
+    c->lag_limit_ns = 7 * NS_PER_MS;
+    c->timer_slack_ns = 250 * NS_PER_US;
+    c->when_busy = RUN_BUSY_DROP;
+    c->keepalive = true;
+    c->retry_stale = true;
+    c->io = RUN_IO_AUTO;
+    c->tls_insecure = true;
+    c->tls_no_resume = true;
+    c->tls_cacert = strdup("ca.pem");
+    c->tls_ciphers = strdup("TLS_AES_128_GCM_SHA256");
+    c->tls_min_version = 0x0303;
+    c->tls_max_version = 0x0304;
+    c->http = RUN_HTTP_2;
+    c->h2c = true;
+    c->streams = 16;
+    c->requests_per_connection = 100;
+    c->expect_body = strdup("\"ok\"\n");
+    c->nrejects = 2;
+    c->rejects = calloc(2, sizeof *c->rejects);
+    c->rejects[0] = (struct run_reject){503, strdup("QUEUE")};
+    c->rejects[1] = (struct run_reject){429, NULL};
+    c->argc = 3;
+    c->argv = calloc(3, sizeof *c->argv);
+    c->argv[0] = strdup("knee");
+    c->argv[1] = strdup("run");
+    c->argv[2] = strdup("--lag-limit=7ms");
+}
+
+/* A record with every field the JSON holds set to something other than its default. */
+static void record_rich(struct run_result *r, bool merged)
+{
+    record_new(r, 2);
+    config_fill(&r->config);
+    r->io = RUN_IO_URING;
+    target_fill(&r->targets[0], 1000 * 1000, true);
+    target_fill(&r->targets[1], 3000 * 1000, false);
+    r->targets[1].own_rate = 0;
+    r->targets[1].connections = 4;
+    r->interrupted = true;
+    r->unreached = 1;
+    r->verbose = true;
+    record_finish(r, &done_at_10s);
+    r->generator.gap_ms = 9.9;
+    snprintf(r->env.version, sizeof r->env.version, "9.9.9");
+    snprintf(r->env.kernel, sizeof r->env.kernel, "Linux 6.1 x86_64");
+    snprintf(r->env.hostname, sizeof r->env.hostname, "host\"1");
+    snprintf(r->env.start_wall, sizeof r->env.start_wall, "2026-01-02T03:04:05Z");
+    snprintf(r->env.openssl, sizeof r->env.openssl, "OpenSSL 3.0.2");
+    snprintf(r->env.nghttp2, sizeof r->env.nghttp2, "1.43.0");
+    r->env.cpus = 8;
+    r->env.loadavg_before[0] = 0.5;
+    r->env.loadavg_before[1] = NAN;
+    r->env.loadavg_after[2] = 1.25;
+    r->env.cpu_user_s = 0.125;
+    r->env.cpu_sys_s = 0.5;
+    r->env.peak_rss_kb = 12345;
+    r->env.gen_cpu = (struct run_generator_cpu){.user_s = 0.1, .sys_s = 0.2, .wall_s = 1.5, .threads = 3};
+    r->nticks = 2;
+    r->ticks = calloc(2, sizeof *r->ticks);
+    r->ticks[0] = (struct run_tick){0, 1, 10, 9, 8, 7, 1, 1, 1.5, 2.5, 3.5};
+    r->ticks[1] = (struct run_tick){1, 0.5, 20, 19, 18, 17, 1, 1, NAN, NAN, NAN};
+    struct run_threshold thr[2];
+    const char *names[] = {"t0", "t1"};
+    char err[256];
+    assert_int_equal(run_threshold_parse_names("t1.p99<1s", names, 2, &thr[0], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse_names("error_rate<1%", names, 2, &thr[1], err, sizeof err), 0);
+    run_threshold_eval(&thr[0], r);
+    run_threshold_eval(&thr[1], r);
+    record_set_thresholds(r, thr, 2);
+    struct run_shard *s = &r->shard;
+    s->count = 3;
+    s->index = merged ? RUN_SHARD_MERGED : 1;
+    snprintf(s->source, sizeof s->source, "SLURM_PROCID/SLURM_NTASKS");
+    s->plan_id = 0x1f0c00ff12345678ULL;
+    s->start_at_unix_ns = 1767000000123456789ULL;
+    s->t0_unix_ns = 1767000000123456789ULL;
+    s->start_skew_ns = -1500000;
+    s->clock_synced = true;
+    s->clock_maxerror_ms = 16.5;
+    s->clock_esterror_ms = 0.5;
+    s->lag_limit_ns = 7 * NS_PER_MS;
+    s->nstreams = 2;
+    s->streams[0] = (struct run_shard_stream){10, 90.5, UINT64_MAX};
+    s->streams[1] = (struct run_shard_stream){5, 5, 1000};
+    if (merged) {
+        s->complete = false;
+        s->skew_min_ns = -2000000;
+        s->skew_max_ns = 3000000;
+        s->nparts = 2;
+        s->parts = calloc(2, sizeof *s->parts);
+        s->parts[0] = (struct run_shard_part){.index = 0, .host = "a", .start_skew_ns = -2000000};
+        s->parts[1] = (struct run_shard_part){
+            .index = 1, .host = "b", .start_skew_ns = 3000000, .generator_limited = true, .failed = true};
+        snprintf(s->parts[1].failure, sizeof s->parts[1].failure, "interrupted before the end of its plan");
+    }
+}
+
+static char *json_text(const struct run_result *r, bool pretty)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    record_write_json(f, r, pretty);
+    fclose(f);
+    return buf;
+}
+
+static void assert_round_trip(const struct run_result *r)
+{
+    char *first = json_text(r, true);
+    json_error_t je;
+    json_t *root = json_loads(first, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        fail_msg("the JSON does not parse: %d: %s\n%s", je.line, je.text, first);
+    struct run_result back;
+    char err[256];
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_int_equal(record_read_histograms(root, &back, err, sizeof err), 0);
+    char *second = json_text(&back, true);
+    if (strcmp(first, second) != 0) {
+        for (size_t i = 0; first[i]; i++)
+            if (first[i] != second[i]) {
+                fail_msg("written, read and written again, the JSON differs at byte %zu:\n...%.300s\n---\n...%.300s", i,
+                         first + (i > 100 ? i - 100 : 0), second + (i > 100 ? i - 100 : 0));
+            }
+        fail_msg("the second JSON is longer");
+    }
+    /* the histograms themselves came back (the shard object carries them) */
+    assert_int_equal(back.all.latency_all.total_count, r->all.latency_all.total_count);
+    assert_int_equal(back.targets[0].st[1].dur.total_count, r->targets[0].st[1].dur.total_count);
+    assert_int_equal(back.targets[0].tls.max_value, r->targets[0].tls.max_value);
+    assert_int_equal(back.targets[1].events.last_send_ns, r->targets[1].events.last_send_ns);
+    assert_int_equal(back.targets[1].counts.sent_on_time, r->targets[1].counts.sent_on_time);
+    /* the plan's strings */
+    assert_string_equal(back.config.tls_cacert, "ca.pem");
+    assert_string_equal(back.config.rejects[0].body, "QUEUE");
+    assert_null(back.config.rejects[1].body);
+    assert_int_equal(back.config.warmup_ns, r->config.warmup_ns);
+    assert_int_equal(back.config.timer_slack_ns, r->config.timer_slack_ns);
+    assert_string_equal(back.config.argv[2], "--lag-limit=7ms");
+    run_result_release(&back);
+    json_decref(root);
+    free(first);
+    free(second);
+}
+
+static void test_json_round_trip(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_rich(&r, false);
+    assert_round_trip(&r);
+    run_result_release(&r);
+    record_rich(&r, true);
+    assert_round_trip(&r);
+    /* without the shard object: no histograms to read, the rest the same */
+    r.shard.count = 0;
+    char *first = json_text(&r, false);
+    json_t *root = json_loads(first, 0, NULL);
+    struct run_result back;
+    char err[256];
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_int_equal(record_read_histograms(root, &back, err, sizeof err), 0);
+    assert_null(back.all.latency_all.counts);
+    char *second = json_text(&back, false);
+    assert_string_equal(first, second);
+    free(first);
+    free(second);
+    json_decref(root);
+    run_result_release(&back);
+    run_result_release(&r);
+}
+
+/* A closed loop's config and a knee-run/1 document's old names. */
+static void test_json_closed_loop_and_old_schema(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_new(&r, 1);
+    r.config.open_loop = false;
+    r.config.think_ns = 2500 * NS_PER_US + 1;
+    r.targets[0].connections = 8;
+    add_requests(&r.targets[0], 10, NS_PER_S, 0, NS_PER_MS, OUTCOME_OK, false);
+    record_finish(&r, &done_at_10s);
+    char *first = json_text(&r, false);
+    json_t *root = json_loads(first, 0, NULL);
+    struct run_result back;
+    char err[256];
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_false(back.config.open_loop);
+    assert_int_equal(back.config.think_ns, r.config.think_ns);
+    assert_int_equal(back.targets[0].connections, 8);
+    char *second = json_text(&back, false);
+    assert_string_equal(first, second);
+    free(first);
+    free(second);
+    json_decref(root);
+    run_result_release(&back);
+    run_result_release(&r);
+
+    root = json_pack("{s:s, s:f, s:[], s:{}}", "schema", "knee-run/1", "send_ratio", 0.25, "targets", "all");
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_true(back.sent_on_schedule == 0.25);
+    assert_true(isnan(back.window_s));
+    assert_true(back.config.open_loop);
+    run_result_release(&back);
+    json_decref(root);
+}
+
+/* A shard's histograms are checked as knee merge checks them. */
+static void test_histograms_checked(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_rich(&r, false);
+    char *text = json_text(&r, false);
+    run_result_release(&r);
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    json_t *t0 =
+        json_array_get(json_object_get(json_object_get(json_object_get(root, "shard"), "histograms"), "targets"), 0);
+    json_t *lat = json_object_get(t0, "latency");
+    json_object_set_new(lat, "count", json_integer(json_integer_value(json_object_get(lat, "count")) + 1));
+    struct run_result back;
+    char err[256];
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_int_equal(record_read_histograms(root, &back, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "histogram t0.latency: its count or extremes disagree with its buckets");
+    run_result_release(&back);
+    json_object_del(lat, "hdr");
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_int_equal(record_read_histograms(root, &back, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "histogram t0.latency has no hdr, min_ns or max_ns");
+    run_result_release(&back);
+    json_object_del(json_object_get(t0, "events"), "sends");
+    json_object_del(t0, "latency");
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_int_equal(record_read_histograms(root, &back, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "histograms of t0: events.sends is missing or out of range");
+    run_result_release(&back);
+    json_decref(root);
+}
+
+/* ------------------------------------------------------------------ thresholds and warnings */
+
+static void test_thresholds_by_name(void **state)
+{
+    (void)state;
+    const char *names[] = {"api", "api.v2"};
+    struct run_threshold t;
+    char err[256];
+    assert_int_equal(run_threshold_parse_names("api.v2.p99<1s", names, 2, &t, err, sizeof err), 0);
+    assert_int_equal(t.target, 1); /* the longest name that fits */
+    assert_int_equal(run_threshold_parse_names("api.timeout.max<=2s", names, 2, &t, err, sizeof err), 0);
+    assert_int_equal(t.target, 0);
+    assert_int_equal(t.group, RUN_GROUP_TIMEOUT);
+    assert_int_equal(run_threshold_parse_names("p99<1s", NULL, 0, &t, err, sizeof err), 0);
+    assert_int_equal(t.target, THR_ALL_TARGETS);
+    assert_int_equal(run_threshold_parse_names("nope<1", names, 2, &t, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "unknown quantity 'nope'"));
+    struct run_result r;
+    memset(&r, 0, sizeof r);
+    struct run_threshold thr[2];
+    assert_int_equal(run_threshold_parse_names("sent_on_schedule>99%", NULL, 0, &thr[0], err, sizeof err), 0);
+    assert_int_equal(run_threshold_parse_names("count>=1", NULL, 0, &thr[1], err, sizeof err), 0);
+    thr[0].measured = 0.5;
+    thr[1].measured = 2;
+    thr[1].pass = true;
+    record_set_thresholds(&r, thr, 2);
+    assert_int_equal(r.nthresholds, 2);
+    assert_string_equal(r.thresholds[0].unit, "%");
+    assert_string_equal(r.thresholds[1].unit, "");
+    assert_false(r.thresholds[0].pass);
+    assert_true(r.thresholds[1].pass);
+    run_result_release(&r);
+}
+
+static void test_warn_list(void **state)
+{
+    (void)state;
+    struct warn_list w;
+    memset(&w, 0, sizeof w);
+    warn_add(&w, false, "note %d", 1);
+    assert_false(w.attention);
+    warn_add(&w, true, "problem %s", "two");
+    assert_true(w.attention);
+    warn_add(&w, false, "note 3");
+    assert_true(w.attention); /* a note does not clear it */
+    assert_int_equal(w.n, 3);
+    assert_string_equal(w.items[1], "problem two");
+    warn_replace(&w, 1, "replaced %d", 2);
+    assert_string_equal(w.items[1], "replaced 2");
+    char *big = malloc(3000);
+    memset(big, 'x', 2999);
+    big[2999] = '\0';
+    warn_add(&w, false, "%s", big);
+    assert_int_equal(strlen(w.items[3]), WARN_MAX_LEN - 1);
+    warn_add_text(&w, false, big); /* read back from a document: whole */
+    assert_int_equal(strlen(w.items[4]), 2999);
+    char **v = NULL;
+    size_t n = 0;
+    warn_strv_add(&v, &n, 8, "%s", big);
+    assert_string_equal(v[0], "xxxxxxx");
+    free(v[0]);
+    free(v);
+    free(big);
+    warn_list_release(&w);
+    assert_int_equal(w.n, 0);
+    assert_null(w.items);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_finish_ok_run),
+        cmocka_unit_test(test_finish_warnings_in_order),
+        cmocka_unit_test(test_finish_errors_and_broken_counts),
+        cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_json_closed_loop_and_old_schema),
+        cmocka_unit_test(test_histograms_checked),
+        cmocka_unit_test(test_thresholds_by_name),
+        cmocka_unit_test(test_warn_list),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
