@@ -20,6 +20,8 @@
 #define CMP_RATE 200.0
 #define CMP_RESAMPLES 2000
 
+static const struct lab_lengths lengths = {CMP_QUICK_NS, CMP_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
+
 /* The load model of a lab round, as knee compare reads it from a run's JSON. */
 static void model_of(const struct run_config *cfg, const char *authority, struct compare_model *m)
 {
@@ -173,11 +175,10 @@ static int run_compare(const struct compare_side *b, const struct compare_side *
 int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
 {
     memset(r, 0, sizeof *r);
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "compare");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "compare", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv[2] = {NULL, NULL};
     struct compare_side before, after, changed;
     compare_side_init(&before, "before");
     compare_side_init(&after, "after");
@@ -191,21 +192,19 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
         cfg[i].pool = 0; /* no slot limit: no queue, so the added time is all the change */
         if (i == 1)
             cfg[i].hit_ns += (uint64_t)(LAB_COMPARE_ADDED_MS * 1e6);
-        if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
+        if ((rc = lab_exp_server(&x, &cfg[i])) != 0)
             goto out;
     }
-    uint64_t dur = lab_duration_ns(o, CMP_QUICK_NS, CMP_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    FILE *out = x.out;
     fprintf(out,
             "knee lab compare: before/after done right (open loop %.0f/s Poisson, %.0f s per run after a %.1f s "
             "warm-up, the same seed every run)\n",
-            CMP_RATE, (double)dur / 1e9, (double)warm / 1e9);
+            CMP_RATE, (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
     fprintf(out,
             "  server  %s: %.0f ms per cache hit, %.0f ms per miss (%.0f%%), no slot limit: \"before\" and, "
             "unchanged, \"after\"\n",
-            serve_address(srv[0]), (double)cfg[0].hit_ns / 1e6, (double)cfg[0].miss_ns / 1e6, 100 * cfg[0].miss_rate);
-    fprintf(out, "  changed %s: the same with %.0f ms per hit (%.0f ms added to every hit)\n", serve_address(srv[1]),
+            serve_address(x.srv[0]), (double)cfg[0].hit_ns / 1e6, (double)cfg[0].miss_ns / 1e6, 100 * cfg[0].miss_rate);
+    fprintf(out, "  changed %s: the same with %.0f ms per hit (%.0f ms added to every hit)\n", serve_address(x.srv[1]),
             (double)cfg[1].hit_ns / 1e6, LAB_COMPARE_ADDED_MS);
     fflush(out);
 
@@ -213,13 +212,13 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
     struct run_target_config t[2];
     memset(t, 0, sizeof t);
     for (int i = 0; i < 2; i++) {
-        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(srv[i]));
+        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x.srv[i]));
         t[i].name = "api";
         t[i].url = url[i];
     }
     struct run_config rcfg[2];
     for (int i = 0; i < 2; i++) {
-        lab_run_config_init(&rcfg[i], &t[i], 1, o->seed, dur, warm);
+        lab_run_config_init(&rcfg[i], &t[i], 1, o->seed, x.dur_ns, x.warm_ns);
         rcfg[i].open_loop = true;
         rcfg[i].rate = CMP_RATE;
         rcfg[i].arrivals = RUN_ARRIVALS_POISSON;
@@ -229,20 +228,21 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
         char name[32], what[160];
         snprintf(name, sizeof name, "before-%zu", k + 1);
         snprintf(what, sizeof what, "pair %zu, before: the unchanged server, %.0f s", k + 1,
-                 (double)(dur + warm) / 1e9);
-        if ((rc = round_into(&c, name, what, &rcfg[0], serve_address(srv[0]), &before)) != 0)
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        if ((rc = round_into(&x.c, name, what, &rcfg[0], serve_address(x.srv[0]), &before)) != 0)
             goto out;
         snprintf(name, sizeof name, "after-%zu", k + 1);
         snprintf(what, sizeof what, "pair %zu, after: the same server again, %.0f s", k + 1,
-                 (double)(dur + warm) / 1e9);
-        if ((rc = round_into(&c, name, what, &rcfg[0], serve_address(srv[0]), &after)) != 0)
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        if ((rc = round_into(&x.c, name, what, &rcfg[0], serve_address(x.srv[0]), &after)) != 0)
             goto out;
     }
     for (size_t k = 0; k < LAB_COMPARE_PAIRS; k++) {
         char name[32], what[160];
         snprintf(name, sizeof name, "changed-%zu", k + 1);
-        snprintf(what, sizeof what, "changed server, repetition %zu, %.0f s", k + 1, (double)(dur + warm) / 1e9);
-        if ((rc = round_into(&c, name, what, &rcfg[1], serve_address(srv[1]), &changed)) != 0)
+        snprintf(what, sizeof what, "changed server, repetition %zu, %.0f s", k + 1,
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        if ((rc = round_into(&x.c, name, what, &rcfg[1], serve_address(x.srv[1]), &changed)) != 0)
             goto out;
     }
 
@@ -271,7 +271,7 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
     explain_pairs(out, r);
 
     lab_heading(out, "2. the same six runs, %d repetitions a side: knee compare", LAB_COMPARE_PAIRS);
-    if ((rc = run_compare(&before, &after, o->seed, &cr, c.err)) != 0)
+    if ((rc = run_compare(&before, &after, o->seed, &cr, x.c.err)) != 0)
         goto out;
     r->same_verdict = cr.all->verdict;
     snprintf(r->same_verdict_text, sizeof r->same_verdict_text, "%s", cr.all->verdict_text);
@@ -282,7 +282,7 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
 
     lab_heading(out, "3. a real change: %.0f ms added to every cache hit, %d repetitions", LAB_COMPARE_ADDED_MS,
                 LAB_COMPARE_PAIRS);
-    if ((rc = run_compare(&before, &changed, o->seed, &cr, c.err)) != 0)
+    if ((rc = run_compare(&before, &changed, o->seed, &cr, x.c.err)) != 0)
         goto out;
     r->changed_verdict = cr.all->verdict;
     snprintf(r->changed_verdict_text, sizeof r->changed_verdict_text, "%s", cr.all->verdict_text);
@@ -295,14 +295,12 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
     explain_changed(out, r);
     compare_result_release(&cr);
     fputc('\n', out);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     fflush(out);
 out:
     compare_side_release(&before);
     compare_side_release(&after);
     compare_side_release(&changed);
-    for (int i = 0; i < 2; i++)
-        serve_stop(srv[i], NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

@@ -27,6 +27,7 @@
 
 static const double default_rates[] = {10, 30, 50, 70, 80, 90, 95};
 static const double quick_rates[] = {10, 50, 70, 90};
+static const struct lab_lengths lengths = {KNEE_QUICK_NS, KNEE_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
 
 /* Time-averaged in-flight count at the server: its gauges (active + waiting) read about
  * every SAMPLE_NS between from_ns and to_ns and integrated over time (trapezoids). A
@@ -403,22 +404,18 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     for (size_t i = 0; i < nrates; i++)
         if (!(rates[i] > 0) || !isfinite(rates[i]))
             return KNEE_EINVAL;
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "knee");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "knee", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv = NULL;
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    if ((rc = lab_preset_start(&c, "flat", o->seed, &cfg, &srv)) != 0)
+    if ((rc = lab_exp_preset(&x, "flat", o->seed, &cfg)) != 0)
         goto out;
-    uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    struct serve_handle *srv = x.srv[0];
+    FILE *out = x.out;
     fprintf(out,
             "knee lab knee: where the knee is (%zu rate%s, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
-            nrates, nrates == 1 ? "" : "s", (double)dur / 1e9, (double)warm / 1e9);
+            nrates, nrates == 1 ? "" : "s", (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
     fprintf(out, "  flat server %s: %s\n", serve_address(srv), serve_preset_summary("flat"));
     fflush(out);
     char url[160];
@@ -429,38 +426,36 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         t.name = "flat";
         t.url = url;
         struct run_config rc_cfg;
-        lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, dur, warm);
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, x.dur_ns, x.warm_ns);
         rc_cfg.open_loop = true;
         rc_cfg.rate = rates[i];
         rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
 
         struct sampler s;
-        int prc = sampler_start(&s, srv, warm, dur);
+        int prc = sampler_start(&s, srv, x.warm_ns, x.dur_ns);
         if (prc) {
-            fprintf(c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
+            fprintf(x.c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
             rc = -prc;
             goto out;
         }
         char name[32], what[128];
         snprintf(name, sizeof name, "%g", rates[i]);
         snprintf(what, sizeof what, "rate %zu of %zu: %g/s for %.0f s", i + 1, nrates, rates[i],
-                 (double)(dur + warm) / 1e9);
-        rc = lab_round_run(&c, name, what, &rc_cfg, &rd);
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        rc = lab_round_run(&x.c, name, what, &rc_cfg, &x.rd);
         sampler_stop(&s);
         if (rc)
             goto out;
-        lab_knee_fill_row(&rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
+        lab_knee_fill_row(&x.rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
         r->row[i].sampler_cpu_share = s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : NAN;
         r->nrows = i + 1;
-        lab_round_release(&rd);
+        lab_round_release(&x.rd);
     }
     print_table(out, r);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     lab_knee_explain(out, r);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    serve_stop(srv, NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

@@ -14,6 +14,8 @@
 #define STATS_QUICK_NS (15 * NS_PER_S)
 #define SLOW_MS 100.0
 
+static const struct lab_lengths lengths = {STATS_QUICK_NS, STATS_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
+
 struct round_plan {
     const char *name, *label;
     bool open_loop;
@@ -350,31 +352,26 @@ void lab_stats_explain(FILE *out, const struct lab_stats_result *r, double capac
 int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
 {
     memset(r, 0, sizeof *r);
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "stats");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "stats", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv[2] = {NULL, NULL};
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
     struct serve_config cfg[2];
     for (int i = 0; i < 2; i++)
-        if ((rc = lab_preset_start(&c, i == 0 ? "report" : "quiet", o->seed + (uint64_t)i, &cfg[i], &srv[i])) != 0)
+        if ((rc = lab_exp_preset(&x, i == 0 ? "report" : "quiet", o->seed + (uint64_t)i, &cfg[i])) != 0)
             goto out;
-    uint64_t dur = lab_duration_ns(o, STATS_QUICK_NS, STATS_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
     double cap_b = capacity_of(&cfg[1]);
-    FILE *out = c.out;
+    FILE *out = x.out;
     fprintf(out, "knee lab stats: why the mean lies (servers A and B, three rounds of %.0f s after a %.1f s warm-up)\n",
-            (double)dur / 1e9, (double)warm / 1e9);
-    fprintf(out, "  A (report) %s: %s\n", serve_address(srv[0]), serve_preset_summary("report"));
-    fprintf(out, "  B (quiet)  %s: %s\n", serve_address(srv[1]), serve_preset_summary("quiet"));
+            (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
+    fprintf(out, "  A (report) %s: %s\n", serve_address(x.srv[0]), serve_preset_summary("report"));
+    fprintf(out, "  B (quiet)  %s: %s\n", serve_address(x.srv[1]), serve_preset_summary("quiet"));
     fprintf(out, "  percentiles: nearest rank over every request; times in ms\n");
     fflush(out);
 
     char url[2][128];
     for (int i = 0; i < 2; i++)
-        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(srv[i]));
+        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x.srv[i]));
     for (size_t i = 0; i < 3; i++) {
         const struct round_plan *p = &plans[i];
         struct run_target_config t[2];
@@ -386,28 +383,26 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
             t[k].connections = p->clients[k];
         }
         struct run_config rc_cfg;
-        lab_run_config_init(&rc_cfg, t, 2, o->seed, dur, warm);
+        lab_run_config_init(&rc_cfg, t, 2, o->seed, x.dur_ns, x.warm_ns);
         rc_cfg.open_loop = p->open_loop;
         char what[128];
-        snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
-        if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
+        snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label,
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        if ((rc = lab_round_run(&x.c, p->name, what, &rc_cfg, &x.rd)) != 0)
             goto out;
-        lab_stats_fill_round(&rd, p->open_loop, p->rate, p->clients, p->label, &r->round[i]);
-        if ((rc = analyse_round(&c, i, &rd, &r->round[i], (double)dur / 1e9, i == 1 ? r : NULL)) != 0)
+        lab_stats_fill_round(&x.rd, p->open_loop, p->rate, p->clients, p->label, &r->round[i]);
+        if ((rc = analyse_round(&x.c, i, &x.rd, &r->round[i], (double)x.dur_ns / 1e9, i == 1 ? r : NULL)) != 0)
             goto out;
         r->nrounds = i + 1;
         fflush(out);
-        lab_round_release(&rd);
+        lab_round_release(&x.rd);
     }
     print_comparison(out, r);
     lab_stats_explain(out, r, cap_b);
     fputc('\n', out);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    for (int i = 0; i < 2; i++)
-        serve_stop(srv[i], NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }
