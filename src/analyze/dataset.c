@@ -6,6 +6,7 @@
 #include "analyze/internal.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 #include "csv/csv.h"
 #include "reqlog/reqlog.h"
 
@@ -193,10 +194,7 @@ size_t *dataset_name_order(const struct dataset *d)
 
 static void ring_close(struct dataset_group *g, struct ring_slot *s)
 {
-    if (g->nwin == g->wincap) {
-        g->wincap = g->wincap ? 2 * g->wincap : 64;
-        g->win_p99 = xrealloc(g->win_p99, g->wincap * sizeof *g->win_p99);
-    }
+    g->win_p99 = grow_array(g->win_p99, &g->wincap, g->nwin + 1, sizeof *g->win_p99, 64);
     g->win_p99[g->nwin++] = (double)hdr_value_at_percentile(&s->h, 99.0) / DATASET_HDR_SCALE;
     s->used = false;
 }

@@ -5,6 +5,7 @@
 #include "lab/internal.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 #include "core/outfile.h"
 #include "reqlog/reqlog.h"
 #include "runreport/runreport.h"
@@ -227,8 +228,7 @@ static int read_records(struct lab_ctx *c, struct reqlog_reader *rd, const struc
                         LAB_MAX_RECORDS);
                 return KNEE_ETOOBIG;
             }
-            cap = cap ? cap * 2 : 4096;
-            *rec = xrealloc(*rec, cap * sizeof **rec);
+            *rec = grow_array(*rec, &cap, *n + 1, sizeof **rec, 4096);
         }
         int rc = reqlog_read(rd, &(*rec)[*n]);
         if (rc == 0)
