@@ -43,107 +43,116 @@ struct runopt_row {
     uint64_t unit_ns; /* OPT_DURATION: the unit of a bare number (0: seconds) */
 };
 
-#define AT(field) offsetof(struct runopts, field)
+#define ROW_UNIT(name, sh, kind, field, metavar, help, unit)                                                           \
+    {                                                                                                                  \
+        name, sh, kind, offsetof(struct runopts, field), metavar, help, unit                                           \
+    }
+#define ROW(name, sh, kind, field, metavar, help) ROW_UNIT(name, sh, kind, field, metavar, help, 0)
 static const struct runopt_row ROWS[RUNOPT_COUNT] = {
     [RUNOPT_RATE] =
-        {"rate", 'R', OPT_RATE, AT(rate), "R",
-         "open loop: planned requests per second in total (5000, 10k); without it the run is a closed loop"},
-    [RUNOPT_ARRIVALS] = {"arrivals", 0, OPT_STR, AT(arrivals), "KIND",
-                         "open loop: constant (default) or poisson inter-arrival times"},
-    [RUNOPT_SEED] = {"seed", 0, OPT_COUNT, AT(seed), "N",
-                     "seed of the Poisson arrivals (default 1): the same seed, the same plan"},
-    [RUNOPT_RAMP] = {"ramp", 0, OPT_STR, AT(ramp), "FROM:TO",
-                     "open loop: rate rising (or falling) linearly over the duration"},
+        ROW("rate", 'R', OPT_RATE, rate, "R",
+            "open loop: planned requests per second in total (5000, 10k); without it the run is a closed loop"),
+    [RUNOPT_ARRIVALS] =
+        ROW("arrivals", 0, OPT_STR, arrivals, "KIND", "open loop: constant (default) or poisson inter-arrival times"),
+    [RUNOPT_SEED] =
+        ROW("seed", 0, OPT_COUNT, seed, "N", "seed of the Poisson arrivals (default 1): the same seed, the same plan"),
+    [RUNOPT_RAMP] =
+        ROW("ramp", 0, OPT_STR, ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration"),
     [RUNOPT_CONNECTIONS] =
-        {"connections", 'c', OPT_COUNT, AT(connections), "N",
-         "closed loop: concurrent clients, one connection each (default 8; at most --requests); open loop: "
-         "connection pool cap (default 10000)"},
-    [RUNOPT_THINK] = {"think", 0, OPT_DURATION, AT(think_ns), "D",
-                      "closed loop: pause between a response and the next request"},
-    [RUNOPT_DURATION] = {"duration", 'd', OPT_DURATION, AT(duration_ns), "D",
-                         "how long requests are planned (default 10s; with --requests, no limit)"},
-    [RUNOPT_REQUESTS] = {"requests", 'n', OPT_COUNT, AT(requests), "N", "plan exactly N requests in total"},
+        ROW("connections", 'c', OPT_COUNT, connections, "N",
+            "closed loop: concurrent clients, one connection each (default 8; at most --requests); open loop: "
+            "connection pool cap (default 10000)"),
+    [RUNOPT_THINK] =
+        ROW("think", 0, OPT_DURATION, think_ns, "D", "closed loop: pause between a response and the next request"),
+    [RUNOPT_DURATION] = ROW("duration", 'd', OPT_DURATION, duration_ns, "D",
+                            "how long requests are planned (default 10s; with --requests, no limit)"),
+    [RUNOPT_REQUESTS] = ROW("requests", 'n', OPT_COUNT, requests, "N", "plan exactly N requests in total"),
     [RUNOPT_TARGET] =
-        {"target", 0, OPT_LIST, AT(targets), "NAME=URL[@R|@Nc]",
-         "a named target (repeatable); @R its own rate (open loop), @Nc its own connections (closed loop)"},
-    [RUNOPT_MIX] = {"mix", 0, OPT_STR, AT(mix), "NAME=W,...",
-                    "weights of targets sharing --rate or --connections (default 1 each)"},
-    [RUNOPT_METHOD] = {"method", 'm', OPT_LIST, AT(methods), "[T=]M",
-                       "request method (default GET); T= for one target only"},
-    [RUNOPT_HEADER] = {"header", 'H', OPT_LIST, AT(headers), "[T=]'K: V'",
-                       "request header (repeatable); T= for one target only"},
-    [RUNOPT_BODY] = {"body", 'b', OPT_LIST, AT(bodies), "[T=]STR|@FILE",
-                     "request body, inline or from a file; T= for one target"},
-    [RUNOPT_NO_KEEPALIVE] = {"no-keepalive", 0, OPT_FLAG, AT(no_keepalive), NULL,
-                             "a new connection for every request (Connection: close)"},
+        ROW("target", 0, OPT_LIST, targets, "NAME=URL[@R|@Nc]",
+            "a named target (repeatable); @R its own rate (open loop), @Nc its own connections (closed loop)"),
+    [RUNOPT_MIX] = ROW("mix", 0, OPT_STR, mix, "NAME=W,...",
+                       "weights of targets sharing --rate or --connections (default 1 each)"),
+    [RUNOPT_METHOD] =
+        ROW("method", 'm', OPT_LIST, methods, "[T=]M", "request method (default GET); T= for one target only"),
+    [RUNOPT_HEADER] =
+        ROW("header", 'H', OPT_LIST, headers, "[T=]'K: V'", "request header (repeatable); T= for one target only"),
+    [RUNOPT_BODY] =
+        ROW("body", 'b', OPT_LIST, bodies, "[T=]STR|@FILE", "request body, inline or from a file; T= for one target"),
+    [RUNOPT_NO_KEEPALIVE] =
+        ROW("no-keepalive", 0, OPT_FLAG, no_keepalive, NULL, "a new connection for every request (Connection: close)"),
     [RUNOPT_REQUESTS_PER_CONNECTION] =
-        {"requests-per-connection", 0, OPT_COUNT, AT(requests_per_connection), "N",
-         "close a connection after N requests (the last one says Connection: close): connection churn"},
-    [RUNOPT_CACERT] = {"cacert", 0, OPT_STR, AT(cacert), "FILE",
-                       "https: trust the certificates in this PEM file instead of the system store"},
-    [RUNOPT_INSECURE] = {"insecure", 'k', OPT_FLAG, AT(insecure), NULL,
-                         "https: verify no certificate at all (said in the summary); for self-signed test servers"},
-    [RUNOPT_TLS_VERSION] = {"tls-version", 0, OPT_STR, AT(tls_version), "MIN[:MAX]",
-                            "https: TLS versions allowed, e.g. 1.2, 1.3, 1.2:1.2 (default: OpenSSL's)"},
-    [RUNOPT_CIPHERS] = {"ciphers", 0, OPT_STR, AT(ciphers), "LIST",
-                        "https: OpenSSL cipher names joined by ':' (TLS 1.3 suites and older ciphers may be mixed)"},
-    [RUNOPT_TLS_RESUME] = {"tls-resume", 0, OPT_STR, AT(tls_resume), "on|off",
-                           "https: new connections offer the last session ticket (default on; the resumption ratio is "
-                           "reported)"},
-    [RUNOPT_HTTP1] = {"http1.1", 0, OPT_FLAG, AT(http1), NULL, "https: offer only http/1.1 in ALPN"},
-    [RUNOPT_HTTP2] = {"http2", 0, OPT_FLAG, AT(http2), NULL,
-                      "https: offer only h2 in ALPN; a server without it fails the handshake (default: the server "
-                      "chooses h2 or http/1.1)"},
-    [RUNOPT_H2C] = {"h2c", 0, OPT_FLAG, AT(h2c), NULL, "http:// targets speak HTTP/2 in cleartext (prior knowledge)"},
+        ROW("requests-per-connection", 0, OPT_COUNT, requests_per_connection, "N",
+            "close a connection after N requests (the last one says Connection: close): connection churn"),
+    [RUNOPT_CACERT] = ROW("cacert", 0, OPT_STR, cacert, "FILE",
+                          "https: trust the certificates in this PEM file instead of the system store"),
+    [RUNOPT_INSECURE] = ROW("insecure", 'k', OPT_FLAG, insecure, NULL,
+                            "https: verify no certificate at all (said in the summary); for self-signed test servers"),
+    [RUNOPT_TLS_VERSION] = ROW("tls-version", 0, OPT_STR, tls_version, "MIN[:MAX]",
+                               "https: TLS versions allowed, e.g. 1.2, 1.3, 1.2:1.2 (default: OpenSSL's)"),
+    [RUNOPT_CIPHERS] = ROW("ciphers", 0, OPT_STR, ciphers, "LIST",
+                           "https: OpenSSL cipher names joined by ':' (TLS 1.3 suites and older ciphers may be mixed)"),
+    [RUNOPT_TLS_RESUME] =
+        ROW("tls-resume", 0, OPT_STR, tls_resume, "on|off",
+            "https: new connections offer the last session ticket (default on; the resumption ratio is "
+            "reported)"),
+    [RUNOPT_HTTP1] = ROW("http1.1", 0, OPT_FLAG, http1, NULL, "https: offer only http/1.1 in ALPN"),
+    [RUNOPT_HTTP2] = ROW("http2", 0, OPT_FLAG, http2, NULL,
+                         "https: offer only h2 in ALPN; a server without it fails the handshake (default: the server "
+                         "chooses h2 or http/1.1)"),
+    [RUNOPT_H2C] = ROW("h2c", 0, OPT_FLAG, h2c, NULL, "http:// targets speak HTTP/2 in cleartext (prior knowledge)"),
     [RUNOPT_STREAMS] =
-        {"streams", 0, OPT_COUNT, AT(streams), "N",
-         "HTTP/2: concurrent streams per connection (open loop: at most N, default the server's limit up "
-         "to 128; closed loop: N clients per connection, default 1)"},
+        ROW("streams", 0, OPT_COUNT, streams, "N",
+            "HTTP/2: concurrent streams per connection (open loop: at most N, default the server's limit up "
+            "to 128; closed loop: N clients per connection, default 1)"),
     [RUNOPT_RETRY_STALE] =
-        {"retry-stale", 0, OPT_FLAG, AT(retry_stale), NULL,
-         "send a request again, once, when its reused keep-alive connection closes before any byte of "
-         "the response (counted; off by default)"},
-    [RUNOPT_TIMEOUT] = {"timeout", 0, OPT_DURATION, AT(timeout_ns), "D", "per request, from its send (default 10s)"},
-    [RUNOPT_DRAIN] = {"drain", 0, OPT_DURATION, AT(drain_ns), "D",
-                      "after planning ends, how long in-flight requests may finish (default: the timeout)"},
-    [RUNOPT_WARMUP] = {"warmup", 0, OPT_DURATION, AT(warmup_ns), "D",
-                       "requests planned in the first D are logged but left out of the statistics"},
-    [RUNOPT_WHEN_BUSY] = {"when-busy", 0, OPT_STR, AT(when_busy), "queue|drop",
-                          "open loop, pool exhausted: wait for a connection (default) or drop the request"},
-    [RUNOPT_REJECT] = {"reject", 0, OPT_LIST, AT(rejects), "STATUS[:TEXT]",
-                       "a business rejection, not an error: that status (with TEXT in the body)"},
-    [RUNOPT_EXPECT_BODY] = {"expect-body", 0, OPT_STR, AT(expect_body), "TEXT",
-                            "ok also requires TEXT in the body (else: invalid)"},
-    [RUNOPT_THREADS] = {"threads", 't', OPT_COUNT, AT(threads), "T",
-                        "load threads, each with its own loop (default: CPUs)"},
-    [RUNOPT_OUT] = {"out", 'o', OPT_STR, AT(out), "FILE", "one row per request: *.csv as CSV, else the binary log"},
-    [RUNOPT_THRESHOLD] = {"threshold", 0, OPT_LIST, AT(thresholds), "EXPR",
-                          "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)"},
-    [RUNOPT_SPIN] = {"spin", 0, OPT_DURATION, AT(spin_ns), "D",
-                     "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US},
-    [RUNOPT_TIMER_SLACK] = {"timer-slack", 0, OPT_DURATION, AT(timer_slack_ns), "D",
-                            "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups (less CPU on a busy "
-                            "machine, not always); lag still "
-                            "measured, the generator verdict counts only lag beyond D",
-                            NS_PER_MS},
-    [RUNOPT_IO] = {"io", 0, OPT_STR, AT(io), "ENGINE",
-                   "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
-                   "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)"},
-    [RUNOPT_LAG_LIMIT] = {"lag-limit", 0, OPT_DURATION, AT(lag_limit_ns), "D",
-                          "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
-                          "latency)",
-                          NS_PER_MS},
+        ROW("retry-stale", 0, OPT_FLAG, retry_stale, NULL,
+            "send a request again, once, when its reused keep-alive connection closes before any byte of "
+            "the response (counted; off by default)"),
+    [RUNOPT_TIMEOUT] = ROW("timeout", 0, OPT_DURATION, timeout_ns, "D", "per request, from its send (default 10s)"),
+    [RUNOPT_DRAIN] = ROW("drain", 0, OPT_DURATION, drain_ns, "D",
+                         "after planning ends, how long in-flight requests may finish (default: the timeout)"),
+    [RUNOPT_WARMUP] = ROW("warmup", 0, OPT_DURATION, warmup_ns, "D",
+                          "requests planned in the first D are logged but left out of the statistics"),
+    [RUNOPT_WHEN_BUSY] = ROW("when-busy", 0, OPT_STR, when_busy, "queue|drop",
+                             "open loop, pool exhausted: wait for a connection (default) or drop the request"),
+    [RUNOPT_REJECT] = ROW("reject", 0, OPT_LIST, rejects, "STATUS[:TEXT]",
+                          "a business rejection, not an error: that status (with TEXT in the body)"),
+    [RUNOPT_EXPECT_BODY] =
+        ROW("expect-body", 0, OPT_STR, expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)"),
+    [RUNOPT_THREADS] =
+        ROW("threads", 't', OPT_COUNT, threads, "T", "load threads, each with its own loop (default: CPUs)"),
+    [RUNOPT_OUT] = ROW("out", 'o', OPT_STR, out, "FILE", "one row per request: *.csv as CSV, else the binary log"),
+    [RUNOPT_THRESHOLD] = ROW("threshold", 0, OPT_LIST, thresholds, "EXPR",
+                             "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)"),
+    [RUNOPT_SPIN] = ROW_UNIT("spin", 0, OPT_DURATION, spin_ns, "D",
+                             "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US),
+    [RUNOPT_TIMER_SLACK] =
+        ROW_UNIT("timer-slack", 0, OPT_DURATION, timer_slack_ns, "D",
+                 "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups (less CPU on a busy "
+                 "machine, not always); lag still "
+                 "measured, the generator verdict counts only lag beyond D",
+                 NS_PER_MS),
+    [RUNOPT_IO] = ROW("io", 0, OPT_STR, io, "ENGINE",
+                      "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
+                      "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)"),
+    [RUNOPT_LAG_LIMIT] =
+        ROW_UNIT("lag-limit", 0, OPT_DURATION, lag_limit_ns, "D",
+                 "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
+                 "latency)",
+                 NS_PER_MS),
     [RUNOPT_SHARD] =
-        {"shard", 0, OPT_STR, AT(shard), "I/N|auto",
-         "run shard I of N of the plan (auto: from Slurm, a Kubernetes Indexed Job or MPI); knee merge adds "
-         "the shards up"},
-    [RUNOPT_SHARDS] = {"shards", 0, OPT_COUNT, AT(shards), "N",
-                       "the shard count where the scheduler gives only the index (JOB_COMPLETION_INDEX)"},
-    [RUNOPT_START_AT] = {"start-at", 0, OPT_STR, AT(start_at), "TIME",
-                         "start the plan at a wall-clock instant: Unix seconds, RFC 3339, +D after $KNEE_START_BASE or "
-                         "+D@FILE"},
+        ROW("shard", 0, OPT_STR, shard, "I/N|auto",
+            "run shard I of N of the plan (auto: from Slurm, a Kubernetes Indexed Job or MPI); knee merge adds "
+            "the shards up"),
+    [RUNOPT_SHARDS] = ROW("shards", 0, OPT_COUNT, shards, "N",
+                          "the shard count where the scheduler gives only the index (JOB_COMPLETION_INDEX)"),
+    [RUNOPT_START_AT] =
+        ROW("start-at", 0, OPT_STR, start_at, "TIME",
+            "start the plan at a wall-clock instant: Unix seconds, RFC 3339, +D after $KNEE_START_BASE or "
+            "+D@FILE"),
 };
-#undef AT
+#undef ROW
+#undef ROW_UNIT
 
 struct opt runopts_row(struct runopts *o, enum runopt_id id)
 {
