@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/grow.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -58,10 +59,7 @@ static uint64_t *read_cpu_ticks(size_t *n)
                        &v[5], &v[6], &v[7]);
         if (k < 4)
             continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            t = xrealloc(t, cap * 4 * sizeof *t);
-        }
+        t = grow_array(t, &cap, *n + 1, 4 * sizeof *t, 16);
         uint64_t *c = t + 4 * *n;
         c[0] = v[0] + v[1] + v[2] + v[5] + v[6]; /* busy: user, nice, system, irq, softirq */
         c[1] = v[4];
@@ -124,10 +122,7 @@ static struct capacity_snap_proc *read_procs(size_t *n)
         int pid = atoi(e->d_name);
         if (pid <= 0 || pid == self)
             continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 256;
-            v = xrealloc(v, cap * sizeof *v);
-        }
+        v = grow_array(v, &cap, *n + 1, sizeof *v, 256);
         if (read_proc(pid, &v[*n]))
             (*n)++;
     }

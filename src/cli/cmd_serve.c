@@ -430,6 +430,156 @@ static void metrics_finish(struct serve_metrics *m, const struct serve_counters 
     metrics_free(m->reg);
 }
 
+/* The servers of one --listen value (PRESET@ADDR:PORT), --count of them on consecutive ports,
+ * appended to cfgs at *n. Returns 0 or the exit code 2 (message printed). */
+static int listen_configs(const char *listen, const double *bounds, size_t nbounds, struct serve_config *cfgs,
+                          size_t *n)
+{
+    char preset[SERVE_NAME_MAX], addr[SERVE_ADDR_MAX];
+    char shown[4 * SERVE_ADDR_MAX];
+    if (split_listen(listen, a.preset, preset, sizeof preset, addr, sizeof addr))
+        return opt_fail(&spec, "--listen: '%s' is not [PRESET@]ADDR:PORT", printable(listen, shown, sizeof shown));
+    for (uint64_t k = 0; k < a.count; k++) {
+        struct serve_config *c = &cfgs[*n];
+        if (serve_preset(preset, c))
+            return opt_fail(&spec, "%s: unknown preset '%s' (report, quiet, queue, flat, fanout, null)",
+                            a.listen.n ? "--listen" : "--preset", printable(preset, shown, sizeof shown));
+        apply_flags(c);
+        c->seed += *n;
+        for (size_t b = 0; b < nbounds; b++) /* --metrics-listen: server time as a histogram */
+            c->time_bounds_ns[b] = (uint64_t)llround(bounds[b] * 1e9);
+        c->ntime_bounds = (unsigned)nbounds;
+        if (nth_address(addr, k, c->listen, sizeof c->listen))
+            return opt_fail(&spec, "--listen: '%s' is not ADDR:PORT", printable(addr, shown, sizeof shown));
+        char err[160];
+        if (serve_config_check(c, err, sizeof err))
+            return opt_fail(&spec, "%s", err);
+        (*n)++;
+    }
+    return 0;
+}
+
+/* --cert and --key: a certificate that does not load is bad input, said before any server
+ * starts. Returns 0 or the exit code 2 (message printed). */
+static int check_cert(void)
+{
+    if (!a.cert || !a.key)
+        return 0;
+    struct tls_server_config tc = {.cert_file = a.cert, .key_file = a.key};
+    struct tls_ctx *ctx;
+    char terr[512];
+    if (tls_server_new(&tc, &ctx, terr, sizeof terr))
+        return opt_fail(&spec, "%s", terr);
+    tls_ctx_free(ctx);
+    return 0;
+}
+
+/* Every server's configuration from the parsed flags, checked as a whole. Returns 0 or the
+ * exit code 2 (message printed). */
+static int build_configs(struct serve_config cfgs[MAX_SERVERS], size_t *ncfg)
+{
+    double bounds[METRICS_MAX_BOUNDS];
+    size_t nbounds;
+    int rc = metrics_flags_check(&ma, &spec, NULL, 0, bounds, &nbounds);
+    if (rc)
+        return rc;
+    const char *deflt[] = {"127.0.0.1:0"};
+    size_t nlisten = a.listen.n ? a.listen.n : 1;
+    const char *const *listens = a.listen.n ? a.listen.v : deflt;
+    if (a.count < 1 || a.count > MAX_SERVERS || nlisten * a.count > MAX_SERVERS)
+        return opt_fail(&spec, "--count: between 1 and %d servers in all", MAX_SERVERS);
+    for (size_t i = 0; i < nlisten; i++)
+        if ((rc = listen_configs(listens[i], bounds, nbounds, cfgs, ncfg)) != 0)
+            return rc;
+    if ((rc = check_flag_uses(cfgs, *ncfg)) != 0 || (rc = check_counts()) != 0)
+        return rc;
+    return check_cert();
+}
+
+/* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait (wait_for_stop).
+ * A shell starts background jobs with SIGINT ignored, and an ignored signal is discarded before
+ * it can be waited for: restore the default disposition first (the signals stay blocked, so the
+ * default action never runs). */
+static void block_stop_signals(sigset_t *stop_sigs, sigset_t *old)
+{
+    sigemptyset(stop_sigs);
+    sigaddset(stop_sigs, SIGINT);
+    sigaddset(stop_sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, stop_sigs, old);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* Start the servers in order, each announced ("listening on ...") once it accepts. *started
+ * counts those running. Returns 0, or the exit code (2: an address that does not parse or
+ * resolve, else 1) after the first that fails, with the message printed. */
+static int start_servers(const struct serve_config *cfgs, size_t ncfg, struct serve_handle **h, size_t *started)
+{
+    for (; *started < ncfg; (*started)++) {
+        const struct serve_config *c = &cfgs[*started];
+        int e = serve_start(c, &h[*started]);
+        if (e) {
+            char shown[4 * SERVE_ADDR_MAX];
+            fprintf(stderr, "knee serve: --listen %s: %s\n", printable(c->listen, shown, sizeof shown),
+                    e == KNEE_EINVAL ? "address does not parse or resolve" : knee_strerror(e));
+            return e == KNEE_EINVAL ? 2 : 1;
+        }
+        if (c->tls || c->h2)
+            printf("listening on %s (%s) %s%s\n", serve_address(h[*started]), c->preset, c->tls ? "https" : "http",
+                   c->h2 ? (c->tls ? " h2" : " h2c") : "");
+        else
+            printf("listening on %s (%s)\n", serve_address(h[*started]), c->preset);
+        bool self_signed;
+        const char *fp = serve_tls_fingerprint(h[*started], &self_signed);
+        if (fp && self_signed)
+            printf("tls: self-signed certificate, SHA-256 %s (clients need --insecure)\n", fp);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* Until SIGINT/SIGTERM or --duration, waking at least once a second. */
+static void wait_for_stop(const sigset_t *stop_sigs)
+{
+    uint64_t deadline = a.duration_ns ? clock_now_ns() + a.duration_ns : UINT64_MAX;
+    for (;;) {
+        uint64_t now = clock_now_ns();
+        if (now >= deadline)
+            break;
+        uint64_t wait = deadline - now;
+        if (wait > NS_PER_S)
+            wait = NS_PER_S;
+        struct timespec ts = {.tv_sec = (time_t)(wait / NS_PER_S), .tv_nsec = (long)(wait % NS_PER_S)};
+        int sig = sigtimedwait(stop_sigs, NULL, &ts);
+        if (sig == SIGINT || sig == SIGTERM)
+            break;
+    }
+}
+
+/* Stop the started servers: all shut down, drained, then each stopped with its final counters
+ * printed ("stopped ADDR (PRESET) {...}") and kept in finals. */
+static void stop_servers(const struct serve_config *cfgs, struct serve_handle **h, size_t started,
+                         struct serve_metrics *metrics, struct serve_counters *finals)
+{
+    for (size_t i = 0; i < started; i++)
+        serve_shutdown(h[i]);
+    for (size_t i = 0; i < started; i++)
+        serve_join(h[i]); /* drained: the counters and server times are final */
+    if (metrics->ms)
+        metrics_serve_detach(metrics->ms); /* the last poll; before serve_stop() frees the handles */
+    for (size_t i = 0; i < started; i++) {
+        struct serve_counters fc;
+        char addr[SERVE_ADDR_MAX], json[640];
+        snprintf(addr, sizeof addr, "%s", serve_address(h[i]));
+        serve_stop(h[i], &fc);
+        finals[i] = fc;
+        if (serve_counters_json(&fc, cfgs[i].preset, json, sizeof json))
+            printf("stopped %s (%s) %s\n", addr, cfgs[i].preset, json);
+    }
+    fflush(stdout);
+}
+
 int cmd_serve(int argc, char **argv)
 {
     memset(&a, 0, sizeof a);
@@ -446,134 +596,22 @@ int cmd_serve(int argc, char **argv)
         strlist_release(&a.listen);
         return r == 1 ? 0 : 2;
     }
-    int rc = 0;
-    double bounds[METRICS_MAX_BOUNDS];
-    size_t nbounds;
-    if ((rc = metrics_flags_check(&ma, &spec, NULL, 0, bounds, &nbounds)) != 0)
-        goto out;
     struct serve_config cfgs[MAX_SERVERS];
     size_t ncfg = 0;
-    const char *deflt[] = {"127.0.0.1:0"};
-    size_t nlisten = a.listen.n ? a.listen.n : 1;
-    const char *const *listens = a.listen.n ? a.listen.v : deflt;
-    if (a.count < 1 || a.count > MAX_SERVERS || nlisten * a.count > MAX_SERVERS) {
-        rc = opt_fail(&spec, "--count: between 1 and %d servers in all", MAX_SERVERS);
+    int rc = build_configs(cfgs, &ncfg);
+    if (rc)
         goto out;
-    }
-    for (size_t i = 0; i < nlisten; i++) {
-        char preset[SERVE_NAME_MAX], addr[SERVE_ADDR_MAX];
-        char shown[4 * SERVE_ADDR_MAX];
-        if (split_listen(listens[i], a.preset, preset, sizeof preset, addr, sizeof addr)) {
-            rc =
-                opt_fail(&spec, "--listen: '%s' is not [PRESET@]ADDR:PORT", printable(listens[i], shown, sizeof shown));
-            goto out;
-        }
-        for (uint64_t k = 0; k < a.count; k++) {
-            struct serve_config *c = &cfgs[ncfg];
-            if (serve_preset(preset, c)) {
-                rc = opt_fail(&spec, "%s: unknown preset '%s' (report, quiet, queue, flat, fanout, null)",
-                              a.listen.n ? "--listen" : "--preset", printable(preset, shown, sizeof shown));
-                goto out;
-            }
-            apply_flags(c);
-            c->seed += ncfg;
-            for (size_t b = 0; b < nbounds; b++) /* --metrics-listen: server time as a histogram */
-                c->time_bounds_ns[b] = (uint64_t)llround(bounds[b] * 1e9);
-            c->ntime_bounds = (unsigned)nbounds;
-            if (nth_address(addr, k, c->listen, sizeof c->listen)) {
-                rc = opt_fail(&spec, "--listen: '%s' is not ADDR:PORT", printable(addr, shown, sizeof shown));
-                goto out;
-            }
-            char err[160];
-            if (serve_config_check(c, err, sizeof err)) {
-                rc = opt_fail(&spec, "%s", err);
-                goto out;
-            }
-            ncfg++;
-        }
-    }
-    if ((rc = check_flag_uses(cfgs, ncfg)) != 0 || (rc = check_counts()) != 0)
-        goto out;
-    if (a.cert && a.key) { /* a certificate that does not load is bad input: say why before starting */
-        struct tls_server_config tc = {.cert_file = a.cert, .key_file = a.key};
-        struct tls_ctx *ctx;
-        char terr[512];
-        if (tls_server_new(&tc, &ctx, terr, sizeof terr)) {
-            rc = opt_fail(&spec, "%s", terr);
-            goto out;
-        }
-        tls_ctx_free(ctx);
-    }
     raise_nofile(cfgs, ncfg);
-
-    /* Server threads inherit this mask, so SIGINT/SIGTERM reach only sigtimedwait below.
-     * A shell starts background jobs with SIGINT ignored, and an ignored signal is
-     * discarded before it can be waited for: restore the default disposition first (the
-     * signals stay blocked, so the default action never runs). */
     sigset_t stop_sigs, old;
-    sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGINT);
-    sigaddset(&stop_sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_sigs, &old);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGPIPE, SIG_IGN);
-
+    block_stop_signals(&stop_sigs, &old);
     struct serve_handle *h[MAX_SERVERS] = {0};
     struct serve_counters finals[MAX_SERVERS];
     struct serve_metrics metrics = {0};
     size_t started = 0;
-    for (; started < ncfg; started++) {
-        int e = serve_start(&cfgs[started], &h[started]);
-        if (e) {
-            char shown[4 * SERVE_ADDR_MAX];
-            fprintf(stderr, "knee serve: --listen %s: %s\n", printable(cfgs[started].listen, shown, sizeof shown),
-                    e == KNEE_EINVAL ? "address does not parse or resolve" : knee_strerror(e));
-            rc = e == KNEE_EINVAL ? 2 : 1;
-            break;
-        }
-        if (cfgs[started].tls || cfgs[started].h2)
-            printf("listening on %s (%s) %s%s\n", serve_address(h[started]), cfgs[started].preset,
-                   cfgs[started].tls ? "https" : "http", cfgs[started].h2 ? (cfgs[started].tls ? " h2" : " h2c") : "");
-        else
-            printf("listening on %s (%s)\n", serve_address(h[started]), cfgs[started].preset);
-        bool self_signed;
-        const char *fp = serve_tls_fingerprint(h[started], &self_signed);
-        if (fp && self_signed)
-            printf("tls: self-signed certificate, SHA-256 %s (clients need --insecure)\n", fp);
-        fflush(stdout);
-    }
-    if (started == ncfg && (rc = metrics_start(&metrics, h, started)) == 0) {
-        uint64_t deadline = a.duration_ns ? clock_now_ns() + a.duration_ns : UINT64_MAX;
-        for (;;) {
-            uint64_t now = clock_now_ns();
-            if (now >= deadline)
-                break;
-            uint64_t wait = deadline - now;
-            if (wait > NS_PER_S)
-                wait = NS_PER_S;
-            struct timespec ts = {.tv_sec = (time_t)(wait / NS_PER_S), .tv_nsec = (long)(wait % NS_PER_S)};
-            int sig = sigtimedwait(&stop_sigs, NULL, &ts);
-            if (sig == SIGINT || sig == SIGTERM)
-                break;
-        }
-    }
-    for (size_t i = 0; i < started; i++)
-        serve_shutdown(h[i]);
-    for (size_t i = 0; i < started; i++)
-        serve_join(h[i]); /* drained: the counters and server times are final */
-    if (metrics.ms)
-        metrics_serve_detach(metrics.ms); /* the last poll; before serve_stop() frees the handles */
-    for (size_t i = 0; i < started; i++) {
-        struct serve_counters fc;
-        char addr[SERVE_ADDR_MAX], json[640];
-        snprintf(addr, sizeof addr, "%s", serve_address(h[i]));
-        serve_stop(h[i], &fc);
-        finals[i] = fc;
-        if (serve_counters_json(&fc, cfgs[i].preset, json, sizeof json))
-            printf("stopped %s (%s) %s\n", addr, cfgs[i].preset, json);
-    }
-    fflush(stdout);
+    rc = start_servers(cfgs, ncfg, h, &started);
+    if (rc == 0 && (rc = metrics_start(&metrics, h, started)) == 0)
+        wait_for_stop(&stop_sigs);
+    stop_servers(cfgs, h, started, &metrics, finals);
     metrics_finish(&metrics, finals, &stop_sigs);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:

@@ -3,6 +3,7 @@
 
 #include "core/units.h"
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/err.h"
 
 #include <errno.h>
@@ -12,10 +13,7 @@
 
 void strlist_push(struct strlist *l, const char *s)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 8;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    l->v = grow_array(l->v, &l->cap, l->n + 1, sizeof *l->v, 8);
     l->v[l->n++] = s;
 }
 

@@ -11,6 +11,7 @@
 #include "tls/tls.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,148 +32,140 @@ void runopts_release(struct runopts *o)
     strlist_release(&o->thresholds);
 }
 
-struct opt runopts_row(struct runopts *o, enum runopt_id id)
-{
-#define ROW(name, sh, kind, dst, metavar, help) ((struct opt){name, sh, kind, dst, metavar, help, 0, NULL, false})
-#define ROW_UNIT(name, sh, kind, dst, metavar, help, unit)                                                             \
-    ((struct opt){name, sh, kind, dst, metavar, help, unit, NULL, false})
-    switch (id) {
-    case RUNOPT_RATE:
-        return ROW("rate", 'R', OPT_RATE, &o->rate, "R",
-                   "open loop: planned requests per second in total (5000, 10k); without it the run is a closed loop");
-    case RUNOPT_ARRIVALS:
-        return ROW("arrivals", 0, OPT_STR, &o->arrivals, "KIND",
-                   "open loop: constant (default) or poisson inter-arrival times");
-    case RUNOPT_SEED:
-        return ROW("seed", 0, OPT_COUNT, &o->seed, "N",
-                   "seed of the Poisson arrivals (default 1): the same seed, the same plan");
-    case RUNOPT_RAMP:
-        return ROW("ramp", 0, OPT_STR, &o->ramp, "FROM:TO",
-                   "open loop: rate rising (or falling) linearly over the duration");
-    case RUNOPT_CONNECTIONS:
-        return ROW("connections", 'c', OPT_COUNT, &o->connections, "N",
-                   "closed loop: concurrent clients, one connection each (default 8; at most --requests); open loop: "
-                   "connection pool cap (default 10000)");
-    case RUNOPT_THINK:
-        return ROW("think", 0, OPT_DURATION, &o->think_ns, "D",
-                   "closed loop: pause between a response and the next request");
-    case RUNOPT_DURATION:
-        return ROW("duration", 'd', OPT_DURATION, &o->duration_ns, "D",
-                   "how long requests are planned (default 10s; with --requests, no limit)");
-    case RUNOPT_REQUESTS:
-        return ROW("requests", 'n', OPT_COUNT, &o->requests, "N", "plan exactly N requests in total");
-    case RUNOPT_TARGET:
-        return ROW("target", 0, OPT_LIST, &o->targets, "NAME=URL[@R|@Nc]",
-                   "a named target (repeatable); @R its own rate (open loop), @Nc its own connections (closed loop)");
-    case RUNOPT_MIX:
-        return ROW("mix", 0, OPT_STR, &o->mix, "NAME=W,...",
-                   "weights of targets sharing --rate or --connections (default 1 each)");
-    case RUNOPT_METHOD:
-        return ROW("method", 'm', OPT_LIST, &o->methods, "[T=]M",
-                   "request method (default GET); T= for one target only");
-    case RUNOPT_HEADER:
-        return ROW("header", 'H', OPT_LIST, &o->headers, "[T=]'K: V'",
-                   "request header (repeatable); T= for one target only");
-    case RUNOPT_BODY:
-        return ROW("body", 'b', OPT_LIST, &o->bodies, "[T=]STR|@FILE",
-                   "request body, inline or from a file; T= for one target");
-    case RUNOPT_NO_KEEPALIVE:
-        return ROW("no-keepalive", 0, OPT_FLAG, &o->no_keepalive, NULL,
-                   "a new connection for every request (Connection: close)");
-    case RUNOPT_REQUESTS_PER_CONNECTION:
-        return ROW("requests-per-connection", 0, OPT_COUNT, &o->requests_per_connection, "N",
-                   "close a connection after N requests (the last one says Connection: close): connection churn");
-    case RUNOPT_CACERT:
-        return ROW("cacert", 0, OPT_STR, &o->cacert, "FILE",
-                   "https: trust the certificates in this PEM file instead of the system store");
-    case RUNOPT_INSECURE:
-        return ROW("insecure", 'k', OPT_FLAG, &o->insecure, NULL,
-                   "https: verify no certificate at all (said in the summary); for self-signed test servers");
-    case RUNOPT_TLS_VERSION:
-        return ROW("tls-version", 0, OPT_STR, &o->tls_version, "MIN[:MAX]",
-                   "https: TLS versions allowed, e.g. 1.2, 1.3, 1.2:1.2 (default: OpenSSL's)");
-    case RUNOPT_CIPHERS:
-        return ROW("ciphers", 0, OPT_STR, &o->ciphers, "LIST",
-                   "https: OpenSSL cipher names joined by ':' (TLS 1.3 suites and older ciphers may be mixed)");
-    case RUNOPT_TLS_RESUME:
-        return ROW("tls-resume", 0, OPT_STR, &o->tls_resume, "on|off",
-                   "https: new connections offer the last session ticket (default on; the resumption ratio is "
-                   "reported)");
-    case RUNOPT_HTTP1:
-        return ROW("http1.1", 0, OPT_FLAG, &o->http1, NULL, "https: offer only http/1.1 in ALPN");
-    case RUNOPT_HTTP2:
-        return ROW("http2", 0, OPT_FLAG, &o->http2, NULL,
-                   "https: offer only h2 in ALPN; a server without it fails the handshake (default: the server "
-                   "chooses h2 or http/1.1)");
-    case RUNOPT_H2C:
-        return ROW("h2c", 0, OPT_FLAG, &o->h2c, NULL, "http:// targets speak HTTP/2 in cleartext (prior knowledge)");
-    case RUNOPT_STREAMS:
-        return ROW("streams", 0, OPT_COUNT, &o->streams, "N",
-                   "HTTP/2: concurrent streams per connection (open loop: at most N, default the server's limit up "
-                   "to 128; closed loop: N clients per connection, default 1)");
-    case RUNOPT_RETRY_STALE:
-        return ROW("retry-stale", 0, OPT_FLAG, &o->retry_stale, NULL,
-                   "send a request again, once, when its reused keep-alive connection closes before any byte of "
-                   "the response (counted; off by default)");
-    case RUNOPT_TIMEOUT:
-        return ROW("timeout", 0, OPT_DURATION, &o->timeout_ns, "D", "per request, from its send (default 10s)");
-    case RUNOPT_DRAIN:
-        return ROW("drain", 0, OPT_DURATION, &o->drain_ns, "D",
-                   "after planning ends, how long in-flight requests may finish (default: the timeout)");
-    case RUNOPT_WARMUP:
-        return ROW("warmup", 0, OPT_DURATION, &o->warmup_ns, "D",
-                   "requests planned in the first D are logged but left out of the statistics");
-    case RUNOPT_WHEN_BUSY:
-        return ROW("when-busy", 0, OPT_STR, &o->when_busy, "queue|drop",
-                   "open loop, pool exhausted: wait for a connection (default) or drop the request");
-    case RUNOPT_REJECT:
-        return ROW("reject", 0, OPT_LIST, &o->rejects, "STATUS[:TEXT]",
-                   "a business rejection, not an error: that status (with TEXT in the body)");
-    case RUNOPT_EXPECT_BODY:
-        return ROW("expect-body", 0, OPT_STR, &o->expect_body, "TEXT",
-                   "ok also requires TEXT in the body (else: invalid)");
-    case RUNOPT_THREADS:
-        return ROW("threads", 't', OPT_COUNT, &o->threads, "T", "load threads, each with its own loop (default: CPUs)");
-    case RUNOPT_OUT:
-        return ROW("out", 'o', OPT_STR, &o->out, "FILE", "one row per request: *.csv as CSV, else the binary log");
-    case RUNOPT_THRESHOLD:
-        return ROW("threshold", 0, OPT_LIST, &o->thresholds, "EXPR",
-                   "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)");
-    case RUNOPT_SPIN:
-        return ROW_UNIT("spin", 0, OPT_DURATION, &o->spin_ns, "D",
-                        "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US);
-    case RUNOPT_TIMER_SLACK:
-        return ROW_UNIT("timer-slack", 0, OPT_DURATION, &o->timer_slack_ns, "D",
-                        "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups (less CPU on a busy "
-                        "machine, not always); lag still "
-                        "measured, the generator verdict counts only lag beyond D",
-                        NS_PER_MS);
-    case RUNOPT_IO:
-        return ROW("io", 0, OPT_STR, &o->io, "ENGINE",
-                   "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
-                   "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)");
-    case RUNOPT_LAG_LIMIT:
-        return ROW_UNIT("lag-limit", 0, OPT_DURATION, &o->lag_limit_ns, "D",
-                        "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
-                        "latency)",
-                        NS_PER_MS);
-    case RUNOPT_SHARD:
-        return ROW("shard", 0, OPT_STR, &o->shard, "I/N|auto",
-                   "run shard I of N of the plan (auto: from Slurm, a Kubernetes Indexed Job or MPI); knee merge adds "
-                   "the shards up");
-    case RUNOPT_SHARDS:
-        return ROW("shards", 0, OPT_COUNT, &o->shards, "N",
-                   "the shard count where the scheduler gives only the index (JOB_COMPLETION_INDEX)");
-    case RUNOPT_START_AT:
-        return ROW("start-at", 0, OPT_STR, &o->start_at, "TIME",
-                   "start the plan at a wall-clock instant: Unix seconds, RFC 3339, +D after $KNEE_START_BASE or "
-                   "+D@FILE");
-    case RUNOPT_COUNT:
-        break;
+/* The rows, indexed by id; `at` is where the flag's value goes inside struct runopts. */
+struct runopt_row {
+    const char *name;
+    char short_name;
+    enum opt_kind kind;
+    size_t at;
+    const char *metavar;
+    const char *help;
+    uint64_t unit_ns; /* OPT_DURATION: the unit of a bare number (0: seconds) */
+};
+
+#define ROW_UNIT(name, sh, kind, field, metavar, help, unit)                                                           \
+    {                                                                                                                  \
+        name, sh, kind, offsetof(struct runopts, field), metavar, help, unit                                           \
     }
+#define ROW(name, sh, kind, field, metavar, help) ROW_UNIT(name, sh, kind, field, metavar, help, 0)
+static const struct runopt_row ROWS[RUNOPT_COUNT] = {
+    [RUNOPT_RATE] =
+        ROW("rate", 'R', OPT_RATE, rate, "R",
+            "open loop: planned requests per second in total (5000, 10k); without it the run is a closed loop"),
+    [RUNOPT_ARRIVALS] =
+        ROW("arrivals", 0, OPT_STR, arrivals, "KIND", "open loop: constant (default) or poisson inter-arrival times"),
+    [RUNOPT_SEED] =
+        ROW("seed", 0, OPT_COUNT, seed, "N", "seed of the Poisson arrivals (default 1): the same seed, the same plan"),
+    [RUNOPT_RAMP] =
+        ROW("ramp", 0, OPT_STR, ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration"),
+    [RUNOPT_CONNECTIONS] =
+        ROW("connections", 'c', OPT_COUNT, connections, "N",
+            "closed loop: concurrent clients, one connection each (default 8; at most --requests); open loop: "
+            "connection pool cap (default 10000)"),
+    [RUNOPT_THINK] =
+        ROW("think", 0, OPT_DURATION, think_ns, "D", "closed loop: pause between a response and the next request"),
+    [RUNOPT_DURATION] = ROW("duration", 'd', OPT_DURATION, duration_ns, "D",
+                            "how long requests are planned (default 10s; with --requests, no limit)"),
+    [RUNOPT_REQUESTS] = ROW("requests", 'n', OPT_COUNT, requests, "N", "plan exactly N requests in total"),
+    [RUNOPT_TARGET] =
+        ROW("target", 0, OPT_LIST, targets, "NAME=URL[@R|@Nc]",
+            "a named target (repeatable); @R its own rate (open loop), @Nc its own connections (closed loop)"),
+    [RUNOPT_MIX] = ROW("mix", 0, OPT_STR, mix, "NAME=W,...",
+                       "weights of targets sharing --rate or --connections (default 1 each)"),
+    [RUNOPT_METHOD] =
+        ROW("method", 'm', OPT_LIST, methods, "[T=]M", "request method (default GET); T= for one target only"),
+    [RUNOPT_HEADER] =
+        ROW("header", 'H', OPT_LIST, headers, "[T=]'K: V'", "request header (repeatable); T= for one target only"),
+    [RUNOPT_BODY] =
+        ROW("body", 'b', OPT_LIST, bodies, "[T=]STR|@FILE", "request body, inline or from a file; T= for one target"),
+    [RUNOPT_NO_KEEPALIVE] =
+        ROW("no-keepalive", 0, OPT_FLAG, no_keepalive, NULL, "a new connection for every request (Connection: close)"),
+    [RUNOPT_REQUESTS_PER_CONNECTION] =
+        ROW("requests-per-connection", 0, OPT_COUNT, requests_per_connection, "N",
+            "close a connection after N requests (the last one says Connection: close): connection churn"),
+    [RUNOPT_CACERT] = ROW("cacert", 0, OPT_STR, cacert, "FILE",
+                          "https: trust the certificates in this PEM file instead of the system store"),
+    [RUNOPT_INSECURE] = ROW("insecure", 'k', OPT_FLAG, insecure, NULL,
+                            "https: verify no certificate at all (said in the summary); for self-signed test servers"),
+    [RUNOPT_TLS_VERSION] = ROW("tls-version", 0, OPT_STR, tls_version, "MIN[:MAX]",
+                               "https: TLS versions allowed, e.g. 1.2, 1.3, 1.2:1.2 (default: OpenSSL's)"),
+    [RUNOPT_CIPHERS] = ROW("ciphers", 0, OPT_STR, ciphers, "LIST",
+                           "https: OpenSSL cipher names joined by ':' (TLS 1.3 suites and older ciphers may be mixed)"),
+    [RUNOPT_TLS_RESUME] =
+        ROW("tls-resume", 0, OPT_STR, tls_resume, "on|off",
+            "https: new connections offer the last session ticket (default on; the resumption ratio is "
+            "reported)"),
+    [RUNOPT_HTTP1] = ROW("http1.1", 0, OPT_FLAG, http1, NULL, "https: offer only http/1.1 in ALPN"),
+    [RUNOPT_HTTP2] = ROW("http2", 0, OPT_FLAG, http2, NULL,
+                         "https: offer only h2 in ALPN; a server without it fails the handshake (default: the server "
+                         "chooses h2 or http/1.1)"),
+    [RUNOPT_H2C] = ROW("h2c", 0, OPT_FLAG, h2c, NULL, "http:// targets speak HTTP/2 in cleartext (prior knowledge)"),
+    [RUNOPT_STREAMS] =
+        ROW("streams", 0, OPT_COUNT, streams, "N",
+            "HTTP/2: concurrent streams per connection (open loop: at most N, default the server's limit up "
+            "to 128; closed loop: N clients per connection, default 1)"),
+    [RUNOPT_RETRY_STALE] =
+        ROW("retry-stale", 0, OPT_FLAG, retry_stale, NULL,
+            "send a request again, once, when its reused keep-alive connection closes before any byte of "
+            "the response (counted; off by default)"),
+    [RUNOPT_TIMEOUT] = ROW("timeout", 0, OPT_DURATION, timeout_ns, "D", "per request, from its send (default 10s)"),
+    [RUNOPT_DRAIN] = ROW("drain", 0, OPT_DURATION, drain_ns, "D",
+                         "after planning ends, how long in-flight requests may finish (default: the timeout)"),
+    [RUNOPT_WARMUP] = ROW("warmup", 0, OPT_DURATION, warmup_ns, "D",
+                          "requests planned in the first D are logged but left out of the statistics"),
+    [RUNOPT_WHEN_BUSY] = ROW("when-busy", 0, OPT_STR, when_busy, "queue|drop",
+                             "open loop, pool exhausted: wait for a connection (default) or drop the request"),
+    [RUNOPT_REJECT] = ROW("reject", 0, OPT_LIST, rejects, "STATUS[:TEXT]",
+                          "a business rejection, not an error: that status (with TEXT in the body)"),
+    [RUNOPT_EXPECT_BODY] =
+        ROW("expect-body", 0, OPT_STR, expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)"),
+    [RUNOPT_THREADS] =
+        ROW("threads", 't', OPT_COUNT, threads, "T", "load threads, each with its own loop (default: CPUs)"),
+    [RUNOPT_OUT] = ROW("out", 'o', OPT_STR, out, "FILE", "one row per request: *.csv as CSV, else the binary log"),
+    [RUNOPT_THRESHOLD] = ROW("threshold", 0, OPT_LIST, thresholds, "EXPR",
+                             "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)"),
+    [RUNOPT_SPIN] = ROW_UNIT("spin", 0, OPT_DURATION, spin_ns, "D",
+                             "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US),
+    [RUNOPT_TIMER_SLACK] =
+        ROW_UNIT("timer-slack", 0, OPT_DURATION, timer_slack_ns, "D",
+                 "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups (less CPU on a busy "
+                 "machine, not always); lag still "
+                 "measured, the generator verdict counts only lag beyond D",
+                 NS_PER_MS),
+    [RUNOPT_IO] = ROW("io", 0, OPT_STR, io, "ENGINE",
+                      "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
+                      "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)"),
+    [RUNOPT_LAG_LIMIT] =
+        ROW_UNIT("lag-limit", 0, OPT_DURATION, lag_limit_ns, "D",
+                 "a hard limit: lag p99 above D marks the run generator-limited (default: relative to the "
+                 "latency)",
+                 NS_PER_MS),
+    [RUNOPT_SHARD] =
+        ROW("shard", 0, OPT_STR, shard, "I/N|auto",
+            "run shard I of N of the plan (auto: from Slurm, a Kubernetes Indexed Job or MPI); knee merge adds "
+            "the shards up"),
+    [RUNOPT_SHARDS] = ROW("shards", 0, OPT_COUNT, shards, "N",
+                          "the shard count where the scheduler gives only the index (JOB_COMPLETION_INDEX)"),
+    [RUNOPT_START_AT] =
+        ROW("start-at", 0, OPT_STR, start_at, "TIME",
+            "start the plan at a wall-clock instant: Unix seconds, RFC 3339, +D after $KNEE_START_BASE or "
+            "+D@FILE"),
+};
 #undef ROW
 #undef ROW_UNIT
-    return (struct opt){0};
+
+struct opt runopts_row(struct runopts *o, enum runopt_id id)
+{
+    if ((unsigned)id >= RUNOPT_COUNT)
+        return (struct opt){0};
+    const struct runopt_row *w = &ROWS[id];
+    return (struct opt){.name = w->name,
+                        .short_name = w->short_name,
+                        .kind = w->kind,
+                        .dst = (char *)o + w->at,
+                        .metavar = w->metavar,
+                        .help = w->help,
+                        .unit_ns = w->unit_ns};
 }
 
 static bool seen(const struct cmd_spec *spec, const char *name)

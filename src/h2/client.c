@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/grow.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdio.h>
@@ -464,13 +465,7 @@ static int gather(struct h2_client *h)
             return (int)n;
         if (n == 0)
             break;
-        if (h->wlen + (size_t)n > h->wcap) {
-            size_t cap = h->wcap ? h->wcap : H2_WRITE_GATHER * 2;
-            while (cap < h->wlen + (size_t)n)
-                cap *= 2;
-            h->wbuf = xrealloc(h->wbuf, cap);
-            h->wcap = cap;
-        }
+        h->wbuf = grow_array(h->wbuf, &h->wcap, h->wlen + (size_t)n, 1, H2_WRITE_GATHER * 2);
         memcpy(h->wbuf + h->wlen, data, (size_t)n);
         h->wlen += (size_t)n;
     }

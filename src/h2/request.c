@@ -5,6 +5,7 @@
 #include "h2/h2.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 
 #include <ctype.h>
 #include <nghttp2/nghttp2.h>
@@ -27,13 +28,7 @@ struct builder {
 
 static size_t put(struct builder *b, const char *s, size_t n, bool lower)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
+    b->p = grow_array(b->p, &b->cap, b->len + n + 1, 1, 256);
     size_t at = b->len;
     for (size_t i = 0; i < n; i++)
         b->p[at + i] = lower ? (char)tolower((unsigned char)s[i]) : s[i];

@@ -5,6 +5,7 @@
 #include "hlog/hlog.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 #include "hlog/codec.h"
 
 #include <errno.h>
@@ -84,10 +85,7 @@ static int read_file(struct merge *m, size_t fi, double *start_time)
             rc = failf(m, KNEE_ETOOBIG, "%s:%zu: more than %d distinct tags", m->paths[fi], e.line, MERGE_MAX_TAGS);
             break;
         }
-        if (m->n == m->cap) {
-            m->cap = m->cap ? m->cap * 2 : 256;
-            m->items = xrealloc(m->items, m->cap * sizeof *m->items);
-        }
+        m->items = grow_array(m->items, &m->cap, m->n + 1, sizeof *m->items, 256);
         struct item *it = &m->items[m->n++];
         it->file = fi;
         it->line = e.line;

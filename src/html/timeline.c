@@ -5,6 +5,7 @@
 #include "html/internal.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,13 +104,7 @@ static void coarsen(struct html_timeline *tl)
 
 static void grow(struct html_timeline *tl, size_t n)
 {
-    if (n > tl->cap) {
-        size_t cap = tl->cap ? tl->cap : 64;
-        while (cap < n)
-            cap *= 2;
-        tl->ticks = xrealloc(tl->ticks, cap * sizeof *tl->ticks);
-        tl->cap = cap;
-    }
+    tl->ticks = grow_array(tl->ticks, &tl->cap, n, sizeof *tl->ticks, 64);
     for (size_t i = tl->n; i < n; i++)
         tick_init(&tl->ticks[i]);
     tl->n = n;

@@ -3,6 +3,7 @@
 #include "http/client.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +32,7 @@ struct buf {
 
 static void buf_add(struct buf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
+    b->p = grow_array(b->p, &b->cap, b->len + n + 1, 1, 256);
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';

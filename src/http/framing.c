@@ -246,6 +246,66 @@ static void head_end(struct http_framing *f)
 
 /* ---- the head: request line and fields (and the trailer fields, same grammar) ----------- */
 
+/* The request target: visible ASCII up to the space before the version, at most
+ * max_target_bytes of it. */
+static inline void target_byte(struct http_framing *f, unsigned char c)
+{
+    if (c == ' ' && f->state == S_TARGET) {
+        f->state = S_VERSION;
+        f->idx = 0;
+    } else if (c < 0x21 || c > 0x7e) {
+        fail(f, 400);
+    } else if (++f->target_bytes > f->max_target_bytes) {
+        fail(f, 414);
+    } else {
+        f->state = S_TARGET;
+    }
+}
+
+/* "HTTP/1.d" then the CR that ends the request line; idx bytes matched so far. */
+static inline void version_byte(struct http_framing *f, unsigned char c)
+{
+    static const char want[] = "HTTP/";
+    unsigned i = f->idx++;
+    if (i < 5) {
+        if (c != (unsigned char)want[i])
+            fail(f, 400);
+    } else if (i == 5 || i == 7) {
+        if (c < '0' || c > '9')
+            fail(f, 400);
+        else if (i == 5 && c != '1')
+            fail(f, 505); /* HTTP/2 and up are not spoken in this syntax [RFC 9112 2.3] */
+        else if (i == 5)
+            f->http_major_digit = c;
+        else
+            f->http_minor_digit = c;
+    } else if (i == 6) {
+        if (c != '.')
+            fail(f, 400);
+    } else if (c == '\r') {
+        f->state = S_RL_LF;
+    } else {
+        fail(f, 400);
+    }
+}
+
+/* A field name, kept lower-cased up to HTTP_FRAMING_NAME_MAX bytes (the framing fields are
+ * shorter), until its colon. */
+static inline void name_byte(struct http_framing *f, unsigned char c)
+{
+    if (c == ':') {
+        field_begin(f);
+        if (f->state != S_ERROR)
+            f->state = S_VALUE;
+    } else if (!is_tchar(c)) {
+        fail(f, 400); /* a space before the colon, a space inside the name */
+    } else if (f->name_len < HTTP_FRAMING_NAME_MAX) {
+        f->name[f->name_len++] = (char)lower(c);
+    } else {
+        f->name_len = HTTP_FRAMING_NAME_MAX + 1; /* longer than any framing field */
+    }
+}
+
 static void head_byte(struct http_framing *f, unsigned char c)
 {
     switch ((enum scan_state)f->state) {
@@ -276,42 +336,11 @@ static void head_byte(struct http_framing *f, unsigned char c)
         break;
     case S_TARGET0:
     case S_TARGET:
-        if (c == ' ' && f->state == S_TARGET) {
-            f->state = S_VERSION;
-            f->idx = 0;
-        } else if (c < 0x21 || c > 0x7e) {
-            fail(f, 400);
-        } else if (++f->target_bytes > f->max_target_bytes) {
-            fail(f, 414);
-        } else {
-            f->state = S_TARGET;
-        }
+        target_byte(f, c);
         break;
-    case S_VERSION: {
-        static const char want[] = "HTTP/";
-        unsigned i = f->idx++;
-        if (i < 5) {
-            if (c != (unsigned char)want[i])
-                fail(f, 400);
-        } else if (i == 5 || i == 7) {
-            if (c < '0' || c > '9')
-                fail(f, 400);
-            else if (i == 5 && c != '1')
-                fail(f, 505); /* HTTP/2 and up are not spoken in this syntax [RFC 9112 2.3] */
-            else if (i == 5)
-                f->http_major_digit = c;
-            else
-                f->http_minor_digit = c;
-        } else if (i == 6) {
-            if (c != '.')
-                fail(f, 400);
-        } else if (c == '\r') {
-            f->state = S_RL_LF;
-        } else {
-            fail(f, 400);
-        }
+    case S_VERSION:
+        version_byte(f, c);
         break;
-    }
     case S_RL_LF:
     case S_VALUE_LF:
         if (c == '\n')
@@ -331,17 +360,7 @@ static void head_byte(struct http_framing *f, unsigned char c)
         }
         break;
     case S_NAME:
-        if (c == ':') {
-            field_begin(f);
-            if (f->state != S_ERROR)
-                f->state = S_VALUE;
-        } else if (!is_tchar(c)) {
-            fail(f, 400); /* a space before the colon, a space inside the name */
-        } else if (f->name_len < HTTP_FRAMING_NAME_MAX) {
-            f->name[f->name_len++] = (char)lower(c);
-        } else {
-            f->name_len = HTTP_FRAMING_NAME_MAX + 1; /* longer than any framing field */
-        }
+        name_byte(f, c);
         break;
     case S_VALUE:
         if (c == '\r') {

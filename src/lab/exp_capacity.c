@@ -31,15 +31,15 @@
 #define CAP_WARMUP_NS (NS_PER_S / 2)
 #define CAP_WARMUP_QUICK_NS (NS_PER_S / 4)
 
+static const struct lab_lengths lengths = {CAP_QUICK_NS, CAP_DEFAULT_NS, CAP_WARMUP_QUICK_NS, CAP_WARMUP_NS};
+
 static const double ladder_rates[] = {250, 500, 750, 1000, 1250, 1500, 1750};
 #define NLADDER (sizeof ladder_rates / sizeof ladder_rates[0])
 _Static_assert(NLADDER <= LAB_CAP_MAX_RATES, "the ladder fits the result");
 
 struct cap_ctx {
-    struct lab_ctx c;
-    struct serve_handle *srv;
+    struct lab_exp e; /* the stall server is e.srv[0] */
     char url[160];
-    uint64_t dur_ns, warm_ns;
     uint64_t seed;
     size_t nround; /* rounds so far: the seed of the next */
 };
@@ -47,7 +47,7 @@ struct cap_ctx {
 /* Idle a quarter of a window before each one, so that the last one's queue drains. */
 static void settle(const struct cap_ctx *x)
 {
-    uint64_t ns = x->dur_ns / 4;
+    uint64_t ns = x->e.dur_ns / 4;
     struct timespec ts = {(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
     nanosleep(&ts, NULL);
 }
@@ -62,7 +62,7 @@ static int window(struct cap_ctx *x, const char *name, const char *what, double 
     t.name = "stall";
     t.url = x->url;
     struct run_config cfg;
-    lab_run_config_init(&cfg, &t, 1, x->seed + x->nround++, x->dur_ns, x->warm_ns);
+    lab_run_config_init(&cfg, &t, 1, x->seed + x->nround++, x->e.dur_ns, x->e.warm_ns);
     cfg.open_loop = true;
     cfg.rate = rate;
     cfg.arrivals = RUN_ARRIVALS_POISSON;
@@ -71,15 +71,15 @@ static int window(struct cap_ctx *x, const char *name, const char *what, double 
     char why[256];
     int rc = run_threshold_parse(CAP_SLO, &cfg, &slo, why, sizeof why);
     if (rc) {
-        fprintf(x->c.err, "knee lab: %s: %s\n", CAP_SLO, why);
+        fprintf(x->e.c.err, "knee lab: %s: %s\n", CAP_SLO, why);
         return rc;
     }
     struct serve_counters before, after;
-    serve_counters(x->srv, &before);
+    serve_counters(x->e.srv[0], &before);
     settle(x);
     struct lab_round rd;
-    rc = lab_round_run(&x->c, name, what, &cfg, &rd);
-    serve_counters(x->srv, &after);
+    rc = lab_round_run(&x->e.c, name, what, &cfg, &rd);
+    serve_counters(x->e.srv[0], &after);
     if (rc == 0) {
         struct capacity_step s;
         capacity_step_eval(&rd.res, true, &slo, 1, &s);
@@ -416,29 +416,28 @@ int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
     memcpy(r->rates, ladder_rates, sizeof ladder_rates);
     struct cap_ctx x;
     memset(&x, 0, sizeof x);
-    int rc = lab_ctx_init(&x.c, o, "capacity");
+    int rc = lab_exp_open(&x.e, o, "capacity", &lengths);
     if (rc)
         return rc;
     struct serve_config sc;
-    if ((rc = lab_preset_start(&x.c, "stall", o->seed, &sc, &x.srv)) != 0)
+    if ((rc = lab_exp_preset(&x.e, "stall", o->seed, &sc)) != 0)
         goto out;
-    x.dur_ns = lab_duration_ns(o, CAP_QUICK_NS, CAP_DEFAULT_NS);
-    x.warm_ns = lab_warmup_ns(o, CAP_WARMUP_QUICK_NS, CAP_WARMUP_NS);
     x.seed = o->seed;
-    snprintf(x.url, sizeof x.url, "http://%s/", serve_address(x.srv));
-    FILE *out = x.c.out;
+    struct serve_handle *srv = x.e.srv[0];
+    snprintf(x.url, sizeof x.url, "http://%s/", serve_address(srv));
+    FILE *out = x.e.out;
     char d1[32], d2[32];
     fprintf(out, "knee lab capacity: a search against a fixed ladder with a majority vote (%zu runs of each)\n",
             r->nruns);
-    fprintf(out, "  stall server %s: %s\n", serve_address(x.srv), serve_preset_summary("stall"));
+    fprintf(out, "  stall server %s: %s\n", serve_address(srv), serve_preset_summary("stall"));
     fprintf(out,
             "  every window: Poisson arrivals for %s after a %s warm-up; it passes when the generator delivered it\n"
             "  (lag p99 <= %.0f ms on this shared machine) and %s\n",
-            units_fmt_seconds((double)x.dur_ns / 1e9, 3, d1, sizeof d1),
-            units_fmt_seconds((double)x.warm_ns / 1e9, 3, d2, sizeof d2), r->lag_limit_ms, CAP_SLO);
+            units_fmt_seconds((double)x.e.dur_ns / 1e9, 3, d1, sizeof d1),
+            units_fmt_seconds((double)x.e.warm_ns / 1e9, 3, d2, sizeof d2), r->lag_limit_ms, CAP_SLO);
     fflush(out);
     struct serve_counters before, after;
-    serve_counters(x.srv, &before);
+    serve_counters(srv, &before);
     double la[3];
     r->loadavg_before = getloadavg(la, 1) == 1 ? la[0] : NAN;
     for (size_t run = 0; run < r->nruns && rc == 0; run++) {
@@ -454,7 +453,7 @@ int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
         rc = ladder(&x, run, r);
     if (rc == 0)
         pool(r);
-    serve_counters(x.srv, &after);
+    serve_counters(srv, &after);
     r->loadavg_after = getloadavg(la, 1) == 1 ? la[0] : NAN;
     r->stalls = after.pauses - before.pauses;
     if (rc)
@@ -464,10 +463,9 @@ int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
     print_side(out, r);
     explain(out, r);
     fputc('\n', out);
-    lab_print_cpu_summary(out, &x.c);
+    lab_print_cpu_summary(out, &x.e.c);
     fflush(out);
 out:
-    serve_stop(x.srv, NULL);
-    lab_ctx_release(&x.c);
+    lab_exp_close(&x.e);
     return rc;
 }

@@ -20,6 +20,8 @@
 #define CMP_RATE 200.0
 #define CMP_RESAMPLES 2000
 
+static const struct lab_lengths lengths = {CMP_QUICK_NS, CMP_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
+
 /* The load model of a lab round, as knee compare reads it from a run's JSON. */
 static void model_of(const struct run_config *cfg, const char *authority, struct compare_model *m)
 {
@@ -170,95 +172,100 @@ static int run_compare(const struct compare_side *b, const struct compare_side *
     return rc;
 }
 
-int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
+/* The two servers: "before" (and, unchanged, "after") and the changed one, LAB_COMPARE_ADDED_MS
+ * slower on every cache hit; no slot limit, so no queue: the added time is all the change. */
+static int start_servers(struct lab_exp *x, uint64_t seed, struct serve_config cfg[2])
 {
-    memset(r, 0, sizeof *r);
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "compare");
-    if (rc)
-        return rc;
-    struct serve_handle *srv[2] = {NULL, NULL};
-    struct compare_side before, after, changed;
-    compare_side_init(&before, "before");
-    compare_side_init(&after, "after");
-    compare_side_init(&changed, "after");
-    struct compare_result cr;
-    memset(&cr, 0, sizeof cr);
-    struct serve_config cfg[2];
     for (int i = 0; i < 2; i++) {
         serve_preset("quiet", &cfg[i]);
-        cfg[i].seed = o->seed + (uint64_t)i;
-        cfg[i].pool = 0; /* no slot limit: no queue, so the added time is all the change */
+        cfg[i].seed = seed + (uint64_t)i;
+        cfg[i].pool = 0;
         if (i == 1)
             cfg[i].hit_ns += (uint64_t)(LAB_COMPARE_ADDED_MS * 1e6);
-        if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
-            goto out;
+        int rc = lab_exp_server(x, &cfg[i]);
+        if (rc)
+            return rc;
     }
-    uint64_t dur = lab_duration_ns(o, CMP_QUICK_NS, CMP_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    return 0;
+}
+
+static void print_setup(FILE *out, const struct lab_exp *x, const struct serve_config cfg[2])
+{
     fprintf(out,
             "knee lab compare: before/after done right (open loop %.0f/s Poisson, %.0f s per run after a %.1f s "
             "warm-up, the same seed every run)\n",
-            CMP_RATE, (double)dur / 1e9, (double)warm / 1e9);
+            CMP_RATE, (double)x->dur_ns / 1e9, (double)x->warm_ns / 1e9);
     fprintf(out,
             "  server  %s: %.0f ms per cache hit, %.0f ms per miss (%.0f%%), no slot limit: \"before\" and, "
             "unchanged, \"after\"\n",
-            serve_address(srv[0]), (double)cfg[0].hit_ns / 1e6, (double)cfg[0].miss_ns / 1e6, 100 * cfg[0].miss_rate);
-    fprintf(out, "  changed %s: the same with %.0f ms per hit (%.0f ms added to every hit)\n", serve_address(srv[1]),
+            serve_address(x->srv[0]), (double)cfg[0].hit_ns / 1e6, (double)cfg[0].miss_ns / 1e6,
+            100 * cfg[0].miss_rate);
+    fprintf(out, "  changed %s: the same with %.0f ms per hit (%.0f ms added to every hit)\n", serve_address(x->srv[1]),
             (double)cfg[1].hit_ns / 1e6, LAB_COMPARE_ADDED_MS);
     fflush(out);
+}
 
+/* Every round: LAB_COMPARE_PAIRS pairs of before and after on the unchanged server, then as many
+ * rounds on the changed one, each kept in its side. Returns 0 or round_into's code. */
+static int run_rounds(struct lab_exp *x, uint64_t seed, struct compare_side *before, struct compare_side *after,
+                      struct compare_side *changed)
+{
     char url[2][160];
     struct run_target_config t[2];
     memset(t, 0, sizeof t);
     for (int i = 0; i < 2; i++) {
-        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(srv[i]));
+        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x->srv[i]));
         t[i].name = "api";
         t[i].url = url[i];
     }
     struct run_config rcfg[2];
     for (int i = 0; i < 2; i++) {
-        lab_run_config_init(&rcfg[i], &t[i], 1, o->seed, dur, warm);
+        lab_run_config_init(&rcfg[i], &t[i], 1, seed, x->dur_ns, x->warm_ns);
         rcfg[i].open_loop = true;
         rcfg[i].rate = CMP_RATE;
         rcfg[i].arrivals = RUN_ARRIVALS_POISSON;
     }
+    double round_s = (double)(x->dur_ns + x->warm_ns) / 1e9;
+    int rc;
     /* before and after alternate, so a drift of the machine falls on both sides */
     for (size_t k = 0; k < LAB_COMPARE_PAIRS; k++) {
         char name[32], what[160];
         snprintf(name, sizeof name, "before-%zu", k + 1);
-        snprintf(what, sizeof what, "pair %zu, before: the unchanged server, %.0f s", k + 1,
-                 (double)(dur + warm) / 1e9);
-        if ((rc = round_into(&c, name, what, &rcfg[0], serve_address(srv[0]), &before)) != 0)
-            goto out;
+        snprintf(what, sizeof what, "pair %zu, before: the unchanged server, %.0f s", k + 1, round_s);
+        if ((rc = round_into(&x->c, name, what, &rcfg[0], serve_address(x->srv[0]), before)) != 0)
+            return rc;
         snprintf(name, sizeof name, "after-%zu", k + 1);
-        snprintf(what, sizeof what, "pair %zu, after: the same server again, %.0f s", k + 1,
-                 (double)(dur + warm) / 1e9);
-        if ((rc = round_into(&c, name, what, &rcfg[0], serve_address(srv[0]), &after)) != 0)
-            goto out;
+        snprintf(what, sizeof what, "pair %zu, after: the same server again, %.0f s", k + 1, round_s);
+        if ((rc = round_into(&x->c, name, what, &rcfg[0], serve_address(x->srv[0]), after)) != 0)
+            return rc;
     }
     for (size_t k = 0; k < LAB_COMPARE_PAIRS; k++) {
         char name[32], what[160];
         snprintf(name, sizeof name, "changed-%zu", k + 1);
-        snprintf(what, sizeof what, "changed server, repetition %zu, %.0f s", k + 1, (double)(dur + warm) / 1e9);
-        if ((rc = round_into(&c, name, what, &rcfg[1], serve_address(srv[1]), &changed)) != 0)
-            goto out;
+        snprintf(what, sizeof what, "changed server, repetition %zu, %.0f s", k + 1, round_s);
+        if ((rc = round_into(&x->c, name, what, &rcfg[1], serve_address(x->srv[1]), changed)) != 0)
+            return rc;
     }
+    return 0;
+}
 
+/* Section 1: each pair on its own, one run a side, as a reader of two runs would judge it. */
+static void print_pairs(FILE *out, const struct compare_side *before, const struct compare_side *after, uint64_t seed,
+                        struct lab_compare_result *r)
+{
     lab_heading(out, "1. the same server, one run a side, %d times", LAB_COMPARE_PAIRS);
     fprintf(out, "  %-5s %22s %22s %10s   %s\n", "pair", "before p50 / p99 ms", "after p50 / p99 ms", "p99",
             "one run vs one");
     for (size_t k = 0; k < LAB_COMPARE_PAIRS; k++) {
         struct lab_compare_pair *p = &r->pair[k];
-        const struct compare_dist *b = &before.reps[k].dist[0], *a = &after.reps[k].dist[0];
+        const struct compare_dist *b = &before->reps[k].dist[0], *a = &after->reps[k].dist[0];
         p->before_p50 = compare_dist_percentile(b, 50);
         p->before_p99 = compare_dist_percentile(b, 99);
         p->after_p50 = compare_dist_percentile(a, 50);
         p->after_p99 = compare_dist_percentile(a, 99);
         p->p99_rel = p->after_p99 / p->before_p99 - 1;
-        p->plain_p50_differs = plain_differs(&before.reps[k], &after.reps[k], CMP_P50, o->seed + k);
-        p->plain_p99_differs = plain_differs(&before.reps[k], &after.reps[k], CMP_P99, o->seed + k);
+        p->plain_p50_differs = plain_differs(&before->reps[k], &after->reps[k], CMP_P50, seed + k);
+        p->plain_p99_differs = plain_differs(&before->reps[k], &after->reps[k], CMP_P99, seed + k);
         char bb[48], aa[48];
         snprintf(bb, sizeof bb, "%.3f / %.3f", p->before_p50, p->before_p99);
         snprintf(aa, sizeof aa, "%.3f / %.3f", p->after_p50, p->after_p99);
@@ -269,40 +276,80 @@ int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
         r->npairs = k + 1;
     }
     explain_pairs(out, r);
+}
 
+/* Section 2: knee compare over the repetitions of the unchanged server. */
+static int print_same(FILE *out, FILE *err, const struct compare_side *before, const struct compare_side *after,
+                      uint64_t seed, struct lab_compare_result *r)
+{
     lab_heading(out, "2. the same six runs, %d repetitions a side: knee compare", LAB_COMPARE_PAIRS);
-    if ((rc = run_compare(&before, &after, o->seed, &cr, c.err)) != 0)
-        goto out;
+    struct compare_result cr;
+    memset(&cr, 0, sizeof cr);
+    int rc = run_compare(before, after, seed, &cr, err);
+    if (rc)
+        return rc;
     r->same_verdict = cr.all->verdict;
     snprintf(r->same_verdict_text, sizeof r->same_verdict_text, "%s", cr.all->verdict_text);
-    print_compare(out, &cr, &before, &after);
+    print_compare(out, &cr, before, after);
     fputc('\n', out);
     explain_same(out, &cr, r);
     compare_result_release(&cr);
+    return 0;
+}
 
+/* Section 3: knee compare between the unchanged server and the changed one. */
+static int print_changed(FILE *out, FILE *err, const struct compare_side *before, const struct compare_side *changed,
+                         uint64_t seed, struct lab_compare_result *r)
+{
     lab_heading(out, "3. a real change: %.0f ms added to every cache hit, %d repetitions", LAB_COMPARE_ADDED_MS,
                 LAB_COMPARE_PAIRS);
-    if ((rc = run_compare(&before, &changed, o->seed, &cr, c.err)) != 0)
-        goto out;
+    struct compare_result cr;
+    memset(&cr, 0, sizeof cr);
+    int rc = run_compare(before, changed, seed, &cr, err);
+    if (rc)
+        return rc;
     r->changed_verdict = cr.all->verdict;
     snprintf(r->changed_verdict_text, sizeof r->changed_verdict_text, "%s", cr.all->verdict_text);
     r->changed_p50_diff = cr.all->m[CMP_P50].diff;
     r->changed_p50_lo = cr.all->m[CMP_P50].ci_lo;
     r->changed_p50_hi = cr.all->m[CMP_P50].ci_hi;
     r->changed_contains = r->changed_p50_lo <= LAB_COMPARE_ADDED_MS && LAB_COMPARE_ADDED_MS <= r->changed_p50_hi;
-    print_compare(out, &cr, &before, &changed);
+    print_compare(out, &cr, before, changed);
     fputc('\n', out);
     explain_changed(out, r);
     compare_result_release(&cr);
+    return 0;
+}
+
+int lab_compare(const struct lab_options *o, struct lab_compare_result *r)
+{
+    memset(r, 0, sizeof *r);
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "compare", &lengths);
+    if (rc)
+        return rc;
+    struct compare_side before, after, changed;
+    compare_side_init(&before, "before");
+    compare_side_init(&after, "after");
+    compare_side_init(&changed, "after");
+    struct serve_config cfg[2];
+    if ((rc = start_servers(&x, o->seed, cfg)) != 0)
+        goto out;
+    FILE *out = x.out;
+    print_setup(out, &x, cfg);
+    if ((rc = run_rounds(&x, o->seed, &before, &after, &changed)) != 0)
+        goto out;
+    print_pairs(out, &before, &after, o->seed, r);
+    if ((rc = print_same(out, x.c.err, &before, &after, o->seed, r)) != 0 ||
+        (rc = print_changed(out, x.c.err, &before, &changed, o->seed, r)) != 0)
+        goto out;
     fputc('\n', out);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     fflush(out);
 out:
     compare_side_release(&before);
     compare_side_release(&after);
     compare_side_release(&changed);
-    for (int i = 0; i < 2; i++)
-        serve_stop(srv[i], NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

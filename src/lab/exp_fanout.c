@@ -18,6 +18,8 @@
 #define FANOUT_QUICK_NS (10 * NS_PER_S)
 #define PAGES_PER_S 40.0
 
+static const struct lab_lengths lengths = {FANOUT_QUICK_NS, FANOUT_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
+
 static const unsigned default_n[] = {1, 2, 5, 10, 20};
 
 static bool inside(const struct lab_fanout_row *w)
@@ -79,27 +81,23 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
     size_t nn = o->fanouts ? o->nfanouts : sizeof default_n / sizeof *default_n;
     if (nn == 0 || nn > LAB_MAX_FANOUTS)
         return KNEE_EINVAL;
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "fanout");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "fanout", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv = NULL;
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    rc = lab_preset_start(&c, "fanout", o->seed, &cfg, &srv);
+    rc = lab_exp_preset(&x, "fanout", o->seed, &cfg);
     r->p_slow = cfg.dep_slow_prob;
     r->slow_ms = (double)cfg.dep_slow_ns / 1e6;
     r->rate = PAGES_PER_S;
     if (rc)
         goto out;
-    uint64_t dur = lab_duration_ns(o, FANOUT_QUICK_NS, FANOUT_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    struct serve_handle *srv = x.srv[0];
+    FILE *out = x.out;
     fprintf(out,
             "knee lab fanout: a page is as slow as its slowest call (%.0f pages/s per N, %.0f s after a %.1f s "
             "warm-up)\n",
-            PAGES_PER_S, (double)dur / 1e9, (double)warm / 1e9);
+            PAGES_PER_S, (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
     fprintf(out, "  fanout server %s: each dependency %.0f ms with probability %.0f%%, else %.0f ms\n",
             serve_address(srv), r->slow_ms, 100 * r->p_slow, (double)cfg.dep_ns / 1e6);
     fflush(out);
@@ -115,12 +113,12 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
         t[i].rate = PAGES_PER_S;
     }
     struct run_config rc_cfg;
-    lab_run_config_init(&rc_cfg, t, nn, o->seed, dur, warm);
+    lab_run_config_init(&rc_cfg, t, nn, o->seed, x.dur_ns, x.warm_ns);
     rc_cfg.open_loop = true;
     char what[128];
     snprintf(what, sizeof what, "N = %u..%u at %.0f pages/s each, %.0f s", ns[0], ns[nn - 1], PAGES_PER_S,
-             (double)(dur + warm) / 1e9);
-    if ((rc = lab_round_run(&c, "pages", what, &rc_cfg, &rd)) != 0)
+             (double)(x.dur_ns + x.warm_ns) / 1e9);
+    if ((rc = lab_round_run(&x.c, "pages", what, &rc_cfg, &x.rd)) != 0)
         goto out;
 
     fprintf(out, "\n  %4s%8s%9s%9s%9s%9s   %-22s%12s%9s\n", "N", "pages", "mean", "p95", "p99", ">=200ms",
@@ -129,7 +127,7 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
         struct lab_fanout_row *w = &r->row[i];
         w->n = ns[i];
         size_t n;
-        double *v = lab_values(&rd, i, OUTCOME_OK, LAB_COL_LATENCY, &n);
+        double *v = lab_values(&x.rd, i, OUTCOME_OK, LAB_COL_LATENCY, &n);
         struct summary s;
         lab_summarize(v, n, &s);
         w->pages = n;
@@ -151,20 +149,18 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
     }
     fprintf(out, "  (ms from the planned send; share = pages >= %.0f ms; the interval is Wilson's at 95%%)\n",
             r->slow_ms);
-    const struct run_counts *k = &rd.res.all.counts;
+    const struct run_counts *k = &x.rd.res.all.counts;
     if (k->sent != k->outcome[OUTCOME_OK] || k->dropped)
         fprintf(out, "  note: %llu page%s did not end ok and %llu %s dropped; the table holds the ok ones\n",
                 (unsigned long long)(k->sent - k->outcome[OUTCOME_OK]),
                 k->sent - k->outcome[OUTCOME_OK] == 1 ? "" : "s", (unsigned long long)k->dropped,
                 k->dropped == 1 ? "was" : "were");
-    lab_validity_of(&rd.res, &r->valid);
-    r->lag_p99_ms = lab_percentile(&rd, LAB_ALL_TARGETS, -1, LAB_COL_LAG, 99);
-    lab_print_round_warnings(out, "  ", "the round", &rd.res);
+    lab_validity_of(&x.rd.res, &r->valid);
+    r->lag_p99_ms = lab_percentile(&x.rd, LAB_ALL_TARGETS, -1, LAB_COL_LAG, 99);
+    lab_print_round_warnings(out, "  ", "the round", &x.rd.res);
     lab_fanout_explain(out, r);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    serve_stop(srv, NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

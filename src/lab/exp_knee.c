@@ -27,6 +27,7 @@
 
 static const double default_rates[] = {10, 30, 50, 70, 80, 90, 95};
 static const double quick_rates[] = {10, 50, 70, 90};
+static const struct lab_lengths lengths = {KNEE_QUICK_NS, KNEE_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
 
 /* Time-averaged in-flight count at the server: its gauges (active + waiting) read about
  * every SAMPLE_NS between from_ns and to_ns and integrated over time (trapezoids). A
@@ -203,148 +204,152 @@ static bool clean(const struct lab_knee_row *w)
     return !w->valid.generator_limited;
 }
 
-void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
+/* The rows knee run called generator-limited, said first. Returns true when no row is left
+ * to conclude from. */
+static bool say_generator_limited(struct lab_say *s, FILE *out, const struct lab_knee_result *r, size_t *ngl)
 {
-    lab_heading(out, "what this run shows");
-    if (r->nrows < 2)
-        return;
-    struct lab_say s = {.n = 0};
-    size_t ngl = 0;
+    *ngl = 0;
     for (size_t i = 0; i < r->nrows; i++)
-        ngl += !clean(&r->row[i]);
-    if (ngl) {
-        lab_say_add(&s, "generator-limited (knee run's verdict, under the table):");
-        for (size_t i = 0, k = 0; i < r->nrows; i++)
-            if (!clean(&r->row[i]))
-                lab_say_add(&s, "%s %.0f/s", k++ ? "," : "", r->row[i].rate);
-        lab_say_add(&s,
-                    " — knee fell behind its plan there, so those rows measure knee's delay as much as the "
-                    "server's; the sentences below leave them out%s",
-                    ngl == r->nrows ? ", which leaves nothing to conclude from." : ".");
-        lab_say_end(&s, out);
-        if (ngl == r->nrows)
-            return;
-    }
-    /* The trend up to the knee: from the first clean row to the highest clean row the server
-     * could still carry (busy < 100%). */
-    const struct lab_knee_row *lo = NULL, *hi = NULL;
+        *ngl += !clean(&r->row[i]);
+    if (*ngl == 0)
+        return false;
+    lab_say_add(s, "generator-limited (knee run's verdict, under the table):");
+    for (size_t i = 0, k = 0; i < r->nrows; i++)
+        if (!clean(&r->row[i]))
+            lab_say_add(s, "%s %.0f/s", k++ ? "," : "", r->row[i].rate);
+    lab_say_add(s,
+                " — knee fell behind its plan there, so those rows measure knee's delay as much as the "
+                "server's; the sentences below leave them out%s",
+                *ngl == r->nrows ? ", which leaves nothing to conclude from." : ".");
+    lab_say_end(s, out);
+    return *ngl == r->nrows;
+}
+
+/* The trend up to the knee: from the first clean row (*lo) to the highest clean row the server
+ * could still carry (*hi, busy < 100%; NULL when there is none), then the first clean row at or
+ * past its capacity. */
+static void say_trend(struct lab_say *s, FILE *out, const struct lab_knee_result *r, const struct lab_knee_row **lo,
+                      const struct lab_knee_row **hi)
+{
+    *lo = *hi = NULL;
     for (size_t i = 0; i < r->nrows; i++) {
         if (!clean(&r->row[i]))
             continue;
-        if (!lo)
-            lo = &r->row[i];
+        if (!*lo)
+            *lo = &r->row[i];
         else if (busy(&r->row[i]) < OVERLOAD)
-            hi = &r->row[i];
+            *hi = &r->row[i];
     }
-    if (hi) {
-        double gp = hi->latency.p99 / lo->latency.p99, gm = hi->latency.mean / lo->latency.mean;
-        lab_say_add(&s, "from %.0f/s to %.0f/s, p99 grew %.1f× (%.1f -> %.1f ms) and the mean %.1f× (%.1f -> %.1f ms)",
-                    lo->rate, hi->rate, gp, lo->latency.p99, hi->latency.p99, gm, lo->latency.mean, hi->latency.mean);
-        lab_say_verdict(&s, out, gp > gm, ": the high percentiles move first, the mean last.",
+    const struct lab_knee_row *l = *lo, *h = *hi;
+    if (h) {
+        double gp = h->latency.p99 / l->latency.p99, gm = h->latency.mean / l->latency.mean;
+        lab_say_add(s, "from %.0f/s to %.0f/s, p99 grew %.1f× (%.1f -> %.1f ms) and the mean %.1f× (%.1f -> %.1f ms)",
+                    l->rate, h->rate, gp, l->latency.p99, h->latency.p99, gm, l->latency.mean, h->latency.mean);
+        lab_say_verdict(s, out, gp > gm, ": the high percentiles move first, the mean last.",
                         ": in this run p99 did not outgrow the mean.");
     }
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
         if (busy(w) < OVERLOAD || !clean(w))
             continue;
-        lab_say_add(&s,
+        lab_say_add(s,
                     "at %.0f/s the server was busy %.0f%% of the time by its own clock (%.2f ms per request): at "
                     "or past its real capacity the queue cannot settle (p50 %.1f ms), and no queueing model has a "
                     "steady state to predict.",
                     w->rate, 100 * busy(w), w->work_mean_ms, w->latency.p50);
-        lab_say_end(&s, out);
+        lab_say_end(s, out);
         break;
     }
+}
 
-    /* the clean row nearest 70/s: the article's "70% busy" point */
+/* The clean row nearest 70/s (the article's "70% busy" point) against the work and M/M/1. */
+static void say_seventy(struct lab_say *s, FILE *out, const struct lab_knee_result *r, const struct lab_knee_row *lo)
+{
     const struct lab_knee_row *k = lo;
     for (size_t i = 0; i < r->nrows; i++)
         if (clean(&r->row[i]) && fabs(r->row[i].rate - 70) < fabs(k->rate - 70))
             k = &r->row[i];
-    lab_say_add(&s,
+    lab_say_add(s,
                 "at %.0f/s (%.0f%% of the nominal capacity, %.0f%% busy as measured) p99 was %.1f ms, %.1f× the "
                 "10 ms of work; M/M/1 puts the mean at %.1f ms, measured %.1f ms.",
                 k->rate, k->rate, 100 * busy(k), k->latency.p99, k->latency.p99 / 10, k->mm1_mean_ms, k->latency.mean);
-    lab_say_end(&s, out);
+    lab_say_end(s, out);
+}
 
+/* Where the measured mean parts from M/M/1, and which model is closer at *hi, where queueing
+ * matters and a steady state exists. */
+static void say_models(struct lab_say *s, FILE *out, const struct lab_knee_result *r, size_t ngl,
+                       const struct lab_knee_row *hi)
+{
     size_t nparts = 0;
     for (size_t i = 0; i < r->nrows; i++)
         nparts += clean(&r->row[i]) && !model_close(&r->row[i]);
     if (nparts == 0)
-        lab_say_add(&s, "the measured mean stayed within 25%% of M/M/1 on every %srow.", ngl ? "clean " : "");
+        lab_say_add(s, "the measured mean stayed within 25%% of M/M/1 on every %srow.", ngl ? "clean " : "");
     else {
-        lab_say_add(&s, "model and measurement part (the mean more than 25%% from M/M/1) at");
+        lab_say_add(s, "model and measurement part (the mean more than 25%% from M/M/1) at");
         for (size_t i = 0, k2 = 0; i < r->nrows; i++)
             if (clean(&r->row[i]) && !model_close(&r->row[i]))
-                lab_say_add(&s, "%s %.0f/s (%.1f vs %.1f ms)", k2++ ? "," : "", r->row[i].rate, r->row[i].latency.mean,
+                lab_say_add(s, "%s %.0f/s (%.1f vs %.1f ms)", k2++ ? "," : "", r->row[i].rate, r->row[i].latency.mean,
                             r->row[i].mm1_mean_ms);
-        lab_say_add(&s, ".");
+        lab_say_add(s, ".");
     }
-    lab_say_end(&s, out);
-    /* Which model is closer where queueing matters and a steady state exists. */
-    if (hi && !isnan(hi->mm1_mean_ms) && !isnan(hi->md1_mean_ms)) {
-        double em = fabs(hi->latency.mean - hi->mm1_mean_ms), ed = fabs(hi->latency.mean - hi->md1_mean_ms);
-        if (fmin(em / hi->mm1_mean_ms, ed / hi->md1_mean_ms) > 0.5)
-            lab_say_add(&s,
-                        "at %.0f/s neither model is close (measured %.1f ms, M/M/1 %.1f, M/D/1 %.1f): the server was "
-                        "busy %.0f%% by its own clock (%.2f ms per request), not the nominal %.0f%% — near the knee a "
-                        "small stretch of the service time moves the mean a lot.",
-                        hi->rate, hi->latency.mean, hi->mm1_mean_ms, hi->md1_mean_ms, 100 * busy(hi), hi->work_mean_ms,
-                        hi->rate);
-        else if (ed < em)
-            lab_say_add(&s,
-                        "at %.0f/s M/D/1 (%.1f ms) is closer than M/M/1 (%.1f ms) to the measured %.1f ms: this "
-                        "server's work is nearly constant, and M/M/1 assumes exponential service times, which "
-                        "doubles the waiting.",
-                        hi->rate, hi->md1_mean_ms, hi->mm1_mean_ms, hi->latency.mean);
-        else
-            lab_say_add(&s,
-                        "at %.0f/s M/M/1 (%.1f ms) is closer than M/D/1 (%.1f ms) to the measured %.1f ms: the "
-                        "service times varied more than 10 ms of CPU would (mean work %.2f ms; a shared machine "
-                        "stretches them).",
-                        hi->rate, hi->mm1_mean_ms, hi->md1_mean_ms, hi->latency.mean, hi->work_mean_ms);
-        lab_say_end(&s, out);
-    }
+    lab_say_end(s, out);
+    if (!hi || isnan(hi->mm1_mean_ms) || isnan(hi->md1_mean_ms))
+        return;
+    double em = fabs(hi->latency.mean - hi->mm1_mean_ms), ed = fabs(hi->latency.mean - hi->md1_mean_ms);
+    if (fmin(em / hi->mm1_mean_ms, ed / hi->md1_mean_ms) > 0.5)
+        lab_say_add(s,
+                    "at %.0f/s neither model is close (measured %.1f ms, M/M/1 %.1f, M/D/1 %.1f): the server was "
+                    "busy %.0f%% by its own clock (%.2f ms per request), not the nominal %.0f%% — near the knee a "
+                    "small stretch of the service time moves the mean a lot.",
+                    hi->rate, hi->latency.mean, hi->mm1_mean_ms, hi->md1_mean_ms, 100 * busy(hi), hi->work_mean_ms,
+                    hi->rate);
+    else if (ed < em)
+        lab_say_add(s,
+                    "at %.0f/s M/D/1 (%.1f ms) is closer than M/M/1 (%.1f ms) to the measured %.1f ms: this "
+                    "server's work is nearly constant, and M/M/1 assumes exponential service times, which "
+                    "doubles the waiting.",
+                    hi->rate, hi->md1_mean_ms, hi->mm1_mean_ms, hi->latency.mean);
+    else
+        lab_say_add(s,
+                    "at %.0f/s M/M/1 (%.1f ms) is closer than M/D/1 (%.1f ms) to the measured %.1f ms: the "
+                    "service times varied more than 10 ms of CPU would (mean work %.2f ms; a shared machine "
+                    "stretches them).",
+                    hi->rate, hi->mm1_mean_ms, hi->md1_mean_ms, hi->latency.mean, hi->work_mean_ms);
+    lab_say_end(s, out);
+}
 
+/* Little's law, L at the server against λ·W at the client, on every row. */
+static void say_little(struct lab_say *s, FILE *out, const struct lab_knee_result *r)
+{
     size_t off = 0, off_steady = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         off += !little_holds(&r->row[i]);
         off_steady += !little_holds(&r->row[i]) && busy(&r->row[i]) < OVERLOAD;
     }
     if (off == 0)
-        lab_say_add(&s,
+        lab_say_add(s,
                     "Little's law L = λ·W held on all %zu rows within 10%%, with L counted at the server and λ, W "
                     "at the client: the measurements agree with each other.",
                     r->nrows);
     else {
-        lab_say_add(&s, "Little's law held on %zu of %zu rows; off at", r->nrows - off, r->nrows);
+        lab_say_add(s, "Little's law held on %zu of %zu rows; off at", r->nrows - off, r->nrows);
         for (size_t i = 0; i < r->nrows; i++)
             if (!little_holds(&r->row[i]))
-                lab_say_add(&s, " %.0f/s", r->row[i].rate);
+                lab_say_add(s, " %.0f/s", r->row[i].rate);
         if (off_steady == 0)
-            lab_say_add(&s, ", where the server was overloaded: over a finite window with a growing queue, the "
-                            "requests still waiting at its end make λ·W exceed the time-averaged L.");
+            lab_say_add(s, ", where the server was overloaded: over a finite window with a growing queue, the "
+                           "requests still waiting at its end make λ·W exceed the time-averaged L.");
         else
-            lab_say_add(&s, ": the server's gauge and the client disagree there, so one of the measurements is off.");
+            lab_say_add(s, ": the server's gauge and the client disagree there, so one of the measurements is off.");
     }
-    lab_say_end(&s, out);
+    lab_say_end(s, out);
+}
 
-    double worst_work = 0, worst_lag = 0;
-    const struct lab_knee_row *lagrow = NULL;
-    for (size_t i = 0; i < r->nrows; i++) {
-        worst_work = fmax(worst_work, r->row[i].work_mean_ms);
-        if (r->row[i].lag_p99_ms > worst_lag) {
-            worst_lag = r->row[i].lag_p99_ms;
-            lagrow = &r->row[i];
-        }
-    }
-    if (worst_work > 11) {
-        lab_say_add(&s,
-                    "the 10 ms of CPU took up to %.1f ms of wall time per request (the machine is shared): the real "
-                    "capacity was about %.0f/s, not 100/s.",
-                    worst_work, 1e3 / worst_work);
-        lab_say_end(&s, out);
-    }
+/* knee's own CPU share per round against the lab's budget (and the in-flight sampler's). */
+static void say_generator_cpu(struct lab_say *s, FILE *out, const struct lab_knee_result *r)
+{
     const struct lab_knee_row *cpurow = NULL;
     size_t nover = 0;
     for (size_t i = 0; i < r->nrows; i++) {
@@ -361,34 +366,73 @@ void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
             sampler = r->row[i].sampler_cpu_share;
     if (cpurow && nover == 0) {
         lab_say_add(
-            &s,
+            s,
             "knee's own threads took at most %.1f%% of one core per round (at %.0f/s), under the lab's %.0f%% budget",
             100 * cpurow->valid.gen_cpu_share, cpurow->rate, 100 * RUN_GENERATOR_CPU_BUDGET);
         if (sampler > 0)
-            lab_say_add(&s, ", and the in-flight sampler at most %.1f%%", 100 * sampler);
-        lab_say_add(&s, ", against the server's own %.0f%% busy at that rate.", 100 * busy(cpurow));
-        lab_say_end(&s, out);
+            lab_say_add(s, ", and the in-flight sampler at most %.1f%%", 100 * sampler);
+        lab_say_add(s, ", against the server's own %.0f%% busy at that rate.", 100 * busy(cpurow));
+        lab_say_end(s, out);
     } else if (cpurow) {
-        lab_say_add(&s, "knee's own threads took more than the lab's %.0f%% budget of one core at",
+        lab_say_add(s, "knee's own threads took more than the lab's %.0f%% budget of one core at",
                     100 * RUN_GENERATOR_CPU_BUDGET);
         for (size_t i = 0, k2 = 0; i < r->nrows; i++)
             if (r->row[i].valid.gen_cpu_over)
-                lab_say_add(&s, "%s %.0f/s (%.1f%%)", k2++ ? "," : "", r->row[i].rate,
+                lab_say_add(s, "%s %.0f/s (%.1f%%)", k2++ ? "," : "", r->row[i].rate,
                             100 * r->row[i].valid.gen_cpu_share);
-        lab_say_add(&s,
-                    ": there the server in this process shared the machine's cores with it, so its work per request "
-                    "may be stretched by the generator as well as by other processes (the work column shows the "
-                    "stretch from every cause).");
-        lab_say_end(&s, out);
+        lab_say_add(s, ": there the server in this process shared the machine's cores with it, so its work per request "
+                       "may be stretched by the generator as well as by other processes (the work column shows the "
+                       "stretch from every cause).");
+        lab_say_end(s, out);
     }
+}
+
+/* The machine: the work's wall time per request, knee's own CPU share (and the sampler's)
+ * against the lab's budget, and knee's send lag. */
+static void say_machine(struct lab_say *s, FILE *out, const struct lab_knee_result *r)
+{
+    double worst_work = 0, worst_lag = 0;
+    const struct lab_knee_row *lagrow = NULL;
+    for (size_t i = 0; i < r->nrows; i++) {
+        worst_work = fmax(worst_work, r->row[i].work_mean_ms);
+        if (r->row[i].lag_p99_ms > worst_lag) {
+            worst_lag = r->row[i].lag_p99_ms;
+            lagrow = &r->row[i];
+        }
+    }
+    if (worst_work > 11) {
+        lab_say_add(s,
+                    "the 10 ms of CPU took up to %.1f ms of wall time per request (the machine is shared): the real "
+                    "capacity was about %.0f/s, not 100/s.",
+                    worst_work, 1e3 / worst_work);
+        lab_say_end(s, out);
+    }
+    say_generator_cpu(s, out, r);
     if (lagrow && (worst_lag > 1 || !clean(lagrow))) {
-        lab_say_add(&s, "knee's own send lag reached p99 %.1f ms at %.0f/s", worst_lag, lagrow->rate);
-        lab_say_verdict(&s, out, clean(lagrow),
+        lab_say_add(s, "knee's own send lag reached p99 %.1f ms at %.0f/s", worst_lag, lagrow->rate);
+        lab_say_verdict(s, out, clean(lagrow),
                         "; knee run still calls that round valid, and latency is timed from the plan, so that lag is "
                         "in the numbers, not hidden.",
                         ", where knee run calls the round GENERATOR-LIMITED: latency is timed from the plan, so the "
                         "lag is in that row's numbers, which is why it is left out above.");
     }
+}
+
+void lab_knee_explain(FILE *out, const struct lab_knee_result *r)
+{
+    lab_heading(out, "what this run shows");
+    if (r->nrows < 2)
+        return;
+    struct lab_say s = {.n = 0};
+    size_t ngl;
+    if (say_generator_limited(&s, out, r, &ngl))
+        return;
+    const struct lab_knee_row *lo, *hi;
+    say_trend(&s, out, r, &lo, &hi);
+    say_seventy(&s, out, r, lo);
+    say_models(&s, out, r, ngl, hi);
+    say_little(&s, out, r);
+    say_machine(&s, out, r);
 }
 
 int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
@@ -403,22 +447,18 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     for (size_t i = 0; i < nrates; i++)
         if (!(rates[i] > 0) || !isfinite(rates[i]))
             return KNEE_EINVAL;
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "knee");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "knee", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv = NULL;
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    if ((rc = lab_preset_start(&c, "flat", o->seed, &cfg, &srv)) != 0)
+    if ((rc = lab_exp_preset(&x, "flat", o->seed, &cfg)) != 0)
         goto out;
-    uint64_t dur = lab_duration_ns(o, KNEE_QUICK_NS, KNEE_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    struct serve_handle *srv = x.srv[0];
+    FILE *out = x.out;
     fprintf(out,
             "knee lab knee: where the knee is (%zu rate%s, Poisson arrivals, %.0f s each after a %.1f s warm-up)\n",
-            nrates, nrates == 1 ? "" : "s", (double)dur / 1e9, (double)warm / 1e9);
+            nrates, nrates == 1 ? "" : "s", (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
     fprintf(out, "  flat server %s: %s\n", serve_address(srv), serve_preset_summary("flat"));
     fflush(out);
     char url[160];
@@ -429,38 +469,36 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
         t.name = "flat";
         t.url = url;
         struct run_config rc_cfg;
-        lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, dur, warm);
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, x.dur_ns, x.warm_ns);
         rc_cfg.open_loop = true;
         rc_cfg.rate = rates[i];
         rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
 
         struct sampler s;
-        int prc = sampler_start(&s, srv, warm, dur);
+        int prc = sampler_start(&s, srv, x.warm_ns, x.dur_ns);
         if (prc) {
-            fprintf(c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
+            fprintf(x.c.err, "knee lab: cannot start the in-flight sampler: %s\n", strerror(prc));
             rc = -prc;
             goto out;
         }
         char name[32], what[128];
         snprintf(name, sizeof name, "%g", rates[i]);
         snprintf(what, sizeof what, "rate %zu of %zu: %g/s for %.0f s", i + 1, nrates, rates[i],
-                 (double)(dur + warm) / 1e9);
-        rc = lab_round_run(&c, name, what, &rc_cfg, &rd);
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        rc = lab_round_run(&x.c, name, what, &rc_cfg, &x.rd);
         sampler_stop(&s);
         if (rc)
             goto out;
-        lab_knee_fill_row(&rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
+        lab_knee_fill_row(&x.rd, rates[i], s.n, s.span_ns ? s.integral_ns / (double)s.span_ns : NAN, &r->row[i]);
         r->row[i].sampler_cpu_share = s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : NAN;
         r->nrows = i + 1;
-        lab_round_release(&rd);
+        lab_round_release(&x.rd);
     }
     print_table(out, r);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     lab_knee_explain(out, r);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    serve_stop(srv, NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

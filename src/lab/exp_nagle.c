@@ -15,6 +15,8 @@
 #define NAGLE_QUICK_NS (5 * NS_PER_S)
 #define CLIENTS 8
 
+static const struct lab_lengths lengths = {NAGLE_QUICK_NS, NAGLE_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
+
 void lab_nagle_explain(FILE *out, const struct lab_nagle_result *r)
 {
     lab_heading(out, "what this run shows");
@@ -55,46 +57,41 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
 {
     memset(r, 0, sizeof *r);
     r->clients = CLIENTS;
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "nagle");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "nagle", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv[2] = {NULL, NULL};
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
     struct serve_config cfg[2];
     for (int i = 0; i < 2; i++) {
         serve_preset("quiet", &cfg[i]);
         cfg[i].seed = o->seed + (uint64_t)i;
         cfg[i].nagle = i == 0;
-        if ((rc = lab_server_start(&c, &cfg[i], &srv[i])) != 0)
+        if ((rc = lab_exp_server(&x, &cfg[i])) != 0)
             goto out;
     }
-    uint64_t dur = lab_duration_ns(o, NAGLE_QUICK_NS, NAGLE_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    FILE *out = x.out;
     fprintf(out,
             "knee lab nagle: the median that gave it away (closed loop, %d clients per server, %.0f s after a "
             "%.1f s warm-up)\n",
-            CLIENTS, (double)dur / 1e9, (double)warm / 1e9);
-    fprintf(out, "  nagle   %s: server B, Nagle on, head and body in two writes\n", serve_address(srv[0]));
-    fprintf(out, "  nodelay %s: server B, TCP_NODELAY, one write\n", serve_address(srv[1]));
+            CLIENTS, (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
+    fprintf(out, "  nagle   %s: server B, Nagle on, head and body in two writes\n", serve_address(x.srv[0]));
+    fprintf(out, "  nodelay %s: server B, TCP_NODELAY, one write\n", serve_address(x.srv[1]));
     fflush(out);
 
     char url[2][160];
     struct run_target_config t[2];
     memset(t, 0, sizeof t);
     for (int i = 0; i < 2; i++) {
-        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(srv[i]));
+        snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x.srv[i]));
         t[i].name = i == 0 ? "nagle" : "nodelay";
         t[i].url = url[i];
         t[i].connections = CLIENTS;
     }
     struct run_config rc_cfg;
-    lab_run_config_init(&rc_cfg, t, 2, o->seed, dur, warm);
+    lab_run_config_init(&rc_cfg, t, 2, o->seed, x.dur_ns, x.warm_ns);
     char what[128];
-    snprintf(what, sizeof what, "closed loop against both servers, %.0f s", (double)(dur + warm) / 1e9);
-    if ((rc = lab_round_run(&c, "closed", what, &rc_cfg, &rd)) != 0)
+    snprintf(what, sizeof what, "closed loop against both servers, %.0f s", (double)(x.dur_ns + x.warm_ns) / 1e9);
+    if ((rc = lab_round_run(&x.c, "closed", what, &rc_cfg, &x.rd)) != 0)
         goto out;
     struct summary *s[2] = {&r->nagle, &r->nodelay};
     double *rate[2] = {&r->rate_nagle, &r->rate_nodelay};
@@ -103,11 +100,11 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
     fputs("\n", out);
     lab_print_table_head(out, "  ");
     for (int i = 0; i < 2; i++) {
-        double *v = lab_values(&rd, (size_t)i, OUTCOME_OK, LAB_COL_LATENCY, &ns[i]);
+        double *v = lab_values(&x.rd, (size_t)i, OUTCOME_OK, LAB_COL_LATENCY, &ns[i]);
         sorted[i] = lab_sorted_copy(v, ns[i]);
         free(v);
         stats_summarize(sorted[i], ns[i], s[i]);
-        *rate[i] = lab_rates(&rd, (size_t)i)->goodput;
+        *rate[i] = lab_rates(&x.rd, (size_t)i)->goodput;
         lab_print_table_row(out, "  ", i == 0 ? "nagle" : "nodelay", s[i]);
     }
     /* knee stats' median check, with what the same server takes without Nagle as the
@@ -117,14 +114,11 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
     free(sorted[1]);
     fprintf(out, "  (ms, send -> full response)\n");
 
-    lab_validity_of(&rd.res, &r->valid);
-    lab_print_round_warnings(out, "  ", "the round", &rd.res);
+    lab_validity_of(&x.rd.res, &r->valid);
+    lab_print_round_warnings(out, "  ", "the round", &x.rd.res);
     lab_nagle_explain(out, r);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    for (int i = 0; i < 2; i++)
-        serve_stop(srv[i], NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

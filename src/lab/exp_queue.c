@@ -15,6 +15,8 @@
 #define QUEUE_QUICK_NS (5 * NS_PER_S)
 #define DEMAND 40.0
 
+static const struct lab_lengths lengths = {QUEUE_QUICK_NS, QUEUE_DEFAULT_NS, 0, 0}; /* no warm-up unless --warmup */
+
 struct round_plan {
     const char *name, *label;
     bool open_loop;
@@ -218,20 +220,16 @@ void lab_queue_explain(FILE *out, const struct lab_queue_result *r)
 int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
 {
     memset(r, 0, sizeof *r);
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "queue");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "queue", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv = NULL;
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
     struct serve_config cfg;
-    if ((rc = lab_preset_start(&c, "queue", o->seed, &cfg, &srv)) != 0)
+    if ((rc = lab_exp_preset(&x, "queue", o->seed, &cfg)) != 0)
         goto out;
-    uint64_t dur = lab_duration_ns(o, QUEUE_QUICK_NS, QUEUE_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, 0, 0); /* no warm-up unless --warmup */
-    FILE *out = c.out;
-    fprintf(out, "knee lab queue: outcomes and accounting (four rounds of %.0f s)\n", (double)dur / 1e9);
+    struct serve_handle *srv = x.srv[0];
+    FILE *out = x.out;
+    fprintf(out, "knee lab queue: outcomes and accounting (four rounds of %.0f s)\n", (double)x.dur_ns / 1e9);
     fprintf(out, "  queue server %s: %s\n", serve_address(srv), serve_preset_summary("queue"));
     fflush(out);
     for (size_t i = 0; i < 4; i++) {
@@ -243,7 +241,7 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         t.name = "queue";
         t.url = url;
         struct run_config rc_cfg;
-        lab_run_config_init(&rc_cfg, &t, 1, o->seed, dur, warm);
+        lab_run_config_init(&rc_cfg, &t, 1, o->seed, x.dur_ns, x.warm_ns);
         rc_cfg.open_loop = p->open_loop;
         rc_cfg.rate = p->open_loop ? DEMAND : 0;
         rc_cfg.connections = p->clients;
@@ -256,24 +254,23 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         struct serve_counters before, after;
         serve_counters(srv, &before);
         char what[128];
-        snprintf(what, sizeof what, "round %zu of 4: %s, %.0f s", i + 1, p->label, (double)(dur + warm) / 1e9);
-        if ((rc = lab_round_run(&c, p->name, what, &rc_cfg, &rd)) != 0)
+        snprintf(what, sizeof what, "round %zu of 4: %s, %.0f s", i + 1, p->label,
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        if ((rc = lab_round_run(&x.c, p->name, what, &rc_cfg, &x.rd)) != 0)
             goto out;
         serve_counters(srv, &after);
-        lab_queue_fill_round(&rd, p->label, p->open_loop, p->work_ms, &before, &after, &r->round[i]);
+        lab_queue_fill_round(&x.rd, p->label, p->open_loop, p->work_ms, &before, &after, &r->round[i]);
         r->nrounds = i + 1;
-        print_round(out, i, &r->round[i], (double)dur / 1e9, &rd.res);
+        print_round(out, i, &r->round[i], (double)x.dur_ns / 1e9, &x.rd.res);
         fflush(out);
-        lab_round_release(&rd);
+        lab_round_release(&x.rd);
     }
     print_table(out, r);
     lab_queue_explain(out, r);
     fputc('\n', out);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    serve_stop(srv, NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

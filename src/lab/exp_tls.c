@@ -17,6 +17,8 @@
 #define TLS_QUICK_NS (5 * NS_PER_S)
 #define TLS_RATE 200.0
 
+static const struct lab_lengths lengths = {TLS_QUICK_NS, TLS_DEFAULT_NS, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS};
+
 enum { R_KEEP, R_RESUME, R_FULL, R_PLAIN };
 
 static const struct {
@@ -109,39 +111,34 @@ int lab_tls(const struct lab_options *o, struct lab_tls_result *r)
 {
     memset(r, 0, sizeof *r);
     r->rate = TLS_RATE;
-    struct lab_ctx c;
-    int rc = lab_ctx_init(&c, o, "tls");
+    struct lab_exp x;
+    int rc = lab_exp_open(&x, o, "tls", &lengths);
     if (rc)
         return rc;
-    struct serve_handle *srv[2] = {NULL, NULL}; /* [0] TLS, [1] plain */
-    struct lab_round rd;
-    memset(&rd, 0, sizeof rd);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++) { /* x.srv[0] TLS, x.srv[1] plain */
         struct serve_config cfg;
         serve_preset("null", &cfg);
         cfg.seed = o->seed + (uint64_t)i;
         cfg.tls = i == 0;
-        if ((rc = lab_server_start(&c, &cfg, &srv[i])) != 0)
+        if ((rc = lab_exp_server(&x, &cfg)) != 0)
             goto out;
     }
-    uint64_t dur = lab_duration_ns(o, TLS_QUICK_NS, TLS_DEFAULT_NS);
-    uint64_t warm = lab_warmup_ns(o, LAB_WARMUP_QUICK_NS, LAB_WARMUP_NS);
-    FILE *out = c.out;
+    FILE *out = x.out;
     fprintf(out,
             "knee lab tls: what handshakes and connection churn do to the tail (open loop %.0f/s, HTTP/1.1, %.0f s "
             "per round after a %.1f s warm-up)\n",
-            TLS_RATE, (double)dur / 1e9, (double)warm / 1e9);
+            TLS_RATE, (double)x.dur_ns / 1e9, (double)x.warm_ns / 1e9);
     fprintf(out, "  https %s: the null server over TLS (self-signed, EC P-256; knee runs with --insecure)\n",
-            serve_address(srv[0]));
-    fprintf(out, "  http  %s: the same without TLS\n", serve_address(srv[1]));
+            serve_address(x.srv[0]));
+    fprintf(out, "  http  %s: the same without TLS\n", serve_address(x.srv[1]));
     fflush(out);
     for (size_t i = 0; i < LAB_TLS_ROUNDS && !lab_stopped(); i++) {
         char url[160];
         snprintf(url, sizeof url, "%s://%s/", rounds[i].tls ? "https" : "http",
-                 serve_address(srv[rounds[i].tls ? 0 : 1]));
+                 serve_address(x.srv[rounds[i].tls ? 0 : 1]));
         struct run_target_config t = {.name = rounds[i].name, .url = url};
         struct run_config cfg;
-        lab_run_config_init(&cfg, &t, 1, o->seed, dur, warm);
+        lab_run_config_init(&cfg, &t, 1, o->seed, x.dur_ns, x.warm_ns);
         cfg.open_loop = true;
         cfg.rate = TLS_RATE;
         cfg.keepalive = rounds[i].keepalive;
@@ -151,26 +148,27 @@ int lab_tls(const struct lab_options *o, struct lab_tls_result *r)
             cfg.tls_no_resume = !rounds[i].resume;
         }
         char what[160];
-        snprintf(what, sizeof what, "%s, %.0f/s for %.0f s", rounds[i].name, TLS_RATE, (double)(dur + warm) / 1e9);
-        lab_round_release(&rd);
-        memset(&rd, 0, sizeof rd);
-        if ((rc = lab_round_run(&c, rounds[i].name, what, &cfg, &rd)) != 0)
+        snprintf(what, sizeof what, "%s, %.0f/s for %.0f s", rounds[i].name, TLS_RATE,
+                 (double)(x.dur_ns + x.warm_ns) / 1e9);
+        lab_round_release(&x.rd);
+        memset(&x.rd, 0, sizeof x.rd);
+        if ((rc = lab_round_run(&x.c, rounds[i].name, what, &cfg, &x.rd)) != 0)
             goto out;
         struct lab_tls_round *w = &r->round[i];
         snprintf(w->label, sizeof w->label, "the %s round", rounds[i].name);
         w->tls_on = rounds[i].tls;
         w->keepalive = rounds[i].keepalive;
         w->resume = rounds[i].resume;
-        lab_summarize_values(&rd, LAB_ALL_TARGETS, OUTCOME_OK, LAB_COL_LATENCY, &w->latency);
-        tls_summary(&rd.res, &w->tls);
-        const struct run_counts *cn = &rd.res.all.counts;
+        lab_summarize_values(&x.rd, LAB_ALL_TARGETS, OUTCOME_OK, LAB_COL_LATENCY, &w->latency);
+        tls_summary(&x.rd.res, &w->tls);
+        const struct run_counts *cn = &x.rd.res.all.counts;
         w->conns = cn->conns_opened;
-        w->full = rd.res.all.pc.tls_full;
-        w->resumed = rd.res.all.pc.tls_resumed;
+        w->full = x.rd.res.all.pc.tls_full;
+        w->resumed = x.rd.res.all.pc.tls_resumed;
         w->not_ok = cn->sent - cn->outcome[OUTCOME_OK];
-        w->accounting_ok = rd.res.accounting_ok;
-        w->sent_rate = rd.res.all.rates.sent;
-        lab_validity_of(&rd.res, &w->valid);
+        w->accounting_ok = x.rd.res.accounting_ok;
+        w->sent_rate = x.rd.res.all.rates.sent;
+        lab_validity_of(&x.rd.res, &w->valid);
         r->nrounds = i + 1;
         if (i == 0) {
             fputs("\n", out);
@@ -186,19 +184,16 @@ int lab_tls(const struct lab_options *o, struct lab_tls_result *r)
         fprintf(out, "  %-10s %llu connections, handshakes %llu full + %llu resumed; %llu not ok; accounting %s\n", "",
                 (unsigned long long)w->conns, (unsigned long long)w->full, (unsigned long long)w->resumed,
                 (unsigned long long)w->not_ok, lab_holds(w->accounting_ok));
-        lab_print_round_warnings(out, "  ", w->label, &rd.res);
+        lab_print_round_warnings(out, "  ", w->label, &x.rd.res);
         fflush(out);
     }
     fprintf(out, "  (ms; latency: planned send -> full response of ok requests; tls: connected -> handshake done, "
                  "per new connection)\n");
     lab_tls_explain(out, r);
     fputc('\n', out);
-    lab_print_cpu_summary(out, &c);
+    lab_print_cpu_summary(out, &x.c);
     fflush(out);
 out:
-    lab_round_release(&rd);
-    for (int i = 0; i < 2; i++)
-        serve_stop(srv[i], NULL);
-    lab_ctx_release(&c);
+    lab_exp_close(&x);
     return rc;
 }

@@ -94,6 +94,46 @@ uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t 
 void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
                          uint64_t duration_ns, uint64_t warmup_ns);
 
+/* ---- one experiment's frame: context, servers, round, lengths ---- */
+/* Every experiment opens and closes the same way: the context, up to LAB_EXP_SERVERS servers
+ * (stopped in order on close), the round being run and the round lengths.
+ *
+ *   struct lab_exp x;
+ *   int rc = lab_exp_open(&x, o, "queue", &lengths);   // prints why on failure
+ *   if (rc)
+ *       return rc;                                     // nothing to close
+ *   if ((rc = lab_exp_preset(&x, "queue", o->seed, &cfg)) != 0)
+ *       goto out;
+ *   ... rounds into x.rd, printing to x.out ...
+ * out:
+ *   lab_exp_close(&x);
+ *   return rc; */
+#define LAB_EXP_SERVERS 2
+/* A round's lengths: lab_duration_ns(o, quick_ns, default_ns) and lab_warmup_ns(o,
+ * warm_quick_ns, warm_default_ns). */
+struct lab_lengths {
+    uint64_t quick_ns, default_ns;
+    uint64_t warm_quick_ns, warm_default_ns;
+};
+struct lab_exp {
+    struct lab_ctx c;
+    struct serve_handle *srv[LAB_EXP_SERVERS]; /* in the order started; NULL: not (yet) started */
+    size_t nsrv;
+    struct lab_round rd; /* zeroed; released on close */
+    uint64_t dur_ns, warm_ns;
+    FILE *out; /* c.out */
+};
+/* lab_ctx_init for `experiment`, and the lengths from o and len. Returns 0, or what
+ * lab_ctx_init returns (message printed; nothing to close). */
+int lab_exp_open(struct lab_exp *x, const struct lab_options *o, const char *experiment, const struct lab_lengths *len);
+/* Start the next server (at most LAB_EXP_SERVERS): lab_preset_start, or lab_server_start with
+ * cfg as it is. The slot is used also when starting fails (it stays NULL). Returns what those
+ * return. */
+int lab_exp_preset(struct lab_exp *x, const char *preset, uint64_t seed, struct serve_config *cfg);
+int lab_exp_server(struct lab_exp *x, const struct serve_config *cfg);
+/* Release the round, stop the servers, release the context. */
+void lab_exp_close(struct lab_exp *x);
+
 /* True after lab_request_stop(). */
 bool lab_stopped(void);
 

@@ -5,6 +5,7 @@
 #include "lab/internal.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 #include "core/outfile.h"
 #include "reqlog/reqlog.h"
 #include "runreport/runreport.h"
@@ -141,6 +142,40 @@ int lab_preset_start(struct lab_ctx *c, const char *preset, uint64_t seed, struc
     return lab_server_start(c, cfg, h);
 }
 
+int lab_exp_open(struct lab_exp *x, const struct lab_options *o, const char *experiment, const struct lab_lengths *len)
+{
+    memset(x, 0, sizeof *x);
+    int rc = lab_ctx_init(&x->c, o, experiment);
+    if (rc)
+        return rc;
+    x->dur_ns = lab_duration_ns(o, len->quick_ns, len->default_ns);
+    x->warm_ns = lab_warmup_ns(o, len->warm_quick_ns, len->warm_default_ns);
+    x->out = x->c.out;
+    return 0;
+}
+
+int lab_exp_preset(struct lab_exp *x, const char *preset, uint64_t seed, struct serve_config *cfg)
+{
+    if (x->nsrv == LAB_EXP_SERVERS)
+        return KNEE_ERANGE;
+    return lab_preset_start(&x->c, preset, seed, cfg, &x->srv[x->nsrv++]);
+}
+
+int lab_exp_server(struct lab_exp *x, const struct serve_config *cfg)
+{
+    if (x->nsrv == LAB_EXP_SERVERS)
+        return KNEE_ERANGE;
+    return lab_server_start(&x->c, cfg, &x->srv[x->nsrv++]);
+}
+
+void lab_exp_close(struct lab_exp *x)
+{
+    lab_round_release(&x->rd);
+    for (size_t i = 0; i < x->nsrv; i++)
+        serve_stop(x->srv[i], NULL);
+    lab_ctx_release(&x->c);
+}
+
 static int cmp_planned(const void *a, const void *b)
 {
     const struct reqlog_record *x = a, *y = b;
@@ -193,8 +228,7 @@ static int read_records(struct lab_ctx *c, struct reqlog_reader *rd, const struc
                         LAB_MAX_RECORDS);
                 return KNEE_ETOOBIG;
             }
-            cap = cap ? cap * 2 : 4096;
-            *rec = xrealloc(*rec, cap * sizeof **rec);
+            *rec = grow_array(*rec, &cap, *n + 1, sizeof **rec, 4096);
         }
         int rc = reqlog_read(rd, &(*rec)[*n]);
         if (rc == 0)

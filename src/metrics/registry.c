@@ -5,6 +5,7 @@
 #include "metrics/metrics.h"
 
 #include "core/err.h"
+#include "core/grow.h"
 #include "metrics/internal.h"
 
 #include <errno.h>
@@ -270,22 +271,10 @@ int metrics_series_add(struct metrics_registry *reg, int family, const char *con
                        f->name, f->nids >= f->max_series ? f->max_series : (size_t)METRICS_TOTAL_SERIES_MAX);
         goto out;
     }
-    if (reg->nseries == reg->capseries) {
-        reg->capseries = reg->capseries ? 2 * reg->capseries : 64;
-        reg->series = xrealloc(reg->series, reg->capseries * sizeof *reg->series);
-    }
-    if (f->nids == f->capids) {
-        f->capids = f->capids ? 2 * f->capids : 16;
-        f->ids = xrealloc(f->ids, f->capids * sizeof *f->ids);
-    }
+    reg->series = grow_array(reg->series, &reg->capseries, reg->nseries + 1, sizeof *reg->series, 64);
+    f->ids = grow_array(f->ids, &f->capids, f->nids + 1, sizeof *f->ids, 16);
     size_t need = reg->nvalues + slots_of(f);
-    if (need > reg->capvalues) {
-        size_t cap = reg->capvalues ? reg->capvalues : 256;
-        while (cap < need)
-            cap *= 2;
-        reg->pub = xrealloc(reg->pub, cap * sizeof *reg->pub);
-        reg->capvalues = cap;
-    }
+    reg->pub = grow_array(reg->pub, &reg->capvalues, need, sizeof *reg->pub, 256);
     memset(reg->pub + reg->nvalues, 0, slots_of(f) * sizeof *reg->pub);
     struct series *s = &reg->series[reg->nseries];
     s->family = family;
