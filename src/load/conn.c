@@ -60,34 +60,6 @@ static struct conn *conn_alloc(struct worker *w)
 
 /* ------------------------------------------------------------------ lists */
 
-/* The open loop's connections with room, most recently freed first (a warm connection, and
- * the cold ones age out by the server's keep-alive timeout, as a stack of idle ones did). */
-void avail_push(struct target_rt *t, struct conn *c)
-{
-    if (c->avail)
-        return;
-    c->avail = true;
-    c->aprev = NULL;
-    c->anext = t->avail;
-    if (t->avail)
-        t->avail->aprev = c;
-    t->avail = c;
-}
-
-void avail_remove(struct target_rt *t, struct conn *c)
-{
-    if (!c->avail)
-        return;
-    c->avail = false;
-    if (c->aprev)
-        c->aprev->anext = c->anext;
-    else
-        t->avail = c->anext;
-    if (c->anext)
-        c->anext->aprev = c->aprev;
-    c->aprev = c->anext = NULL;
-}
-
 /* The deadline FIFO of connections that carry no request while they connect or handshake
  * (knee run has no connect timeout of its own: --timeout from the connect start). Connects
  * start in time order, so a push is always at the tail. */
@@ -162,6 +134,7 @@ void conn_close(struct worker *w, struct conn *c)
     if (c->io.fd >= 0)
         close(c->io.fd); /* also removes it from the epoll set */
     c->io.fd = -1;
+    c->io.cb = conn_on_io; /* a stale event of this batch finds it FREE */
     c->state = CONN_FREE;
     c->req = NULL;
     c->group = NULL;
@@ -245,14 +218,6 @@ int conn_open(struct worker *w, struct target_rt *t, struct conn **out, bool for
     return 0;
 }
 
-uint32_t conn_room(const struct worker *w, const struct conn *c)
-{
-    if (c->nreq >= w->e->rpc || !c->proto)
-        return 0;
-    uint32_t cap = c->proto->room(c), left = w->e->rpc - c->nreq;
-    return cap < left ? cap : left;
-}
-
 void conn_bind(struct worker *w, struct conn *c, struct req *r)
 {
     c->req = r;
@@ -267,14 +232,6 @@ void conn_drop(struct worker *w, struct conn *c, enum reqlog_outcome o, uint64_t
     c->req = NULL;
     req_complete(w, r, o, done_ns);
     conn_close(w, c);
-}
-
-void conn_want_out(struct worker *w, struct conn *c, bool out)
-{
-    if (out != c->want_out) {
-        loop_io_mod(&w->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
-        c->want_out = out;
-    }
 }
 
 /* ------------------------------------------------------------------ failures */
@@ -365,6 +322,7 @@ static void conn_ready(struct worker *w, struct conn *c, int alpn)
     c->proto = p;
     c->log_proto = p->log_proto;
     c->state = CONN_READY;
+    c->io.cb = p->on_io; /* its events go to the protocol from now on */
     if (w->clear_ops && c->ops == &conn_plain_ops && p->input) {
         c->ops = w->clear_ops;
         c->ops->attach(c);
@@ -394,7 +352,7 @@ static void handshake(struct worker *w, struct conn *c)
     /* reading ahead, the handshake may have taken in what followed it (an HTTP/2 server's
      * SETTINGS): epoll will not say so again */
     if (c->state != CONN_FREE && conn_pending(c))
-        conn_on_io(&w->loop, &c->io, EPOLLIN);
+        c->io.cb(&w->loop, &c->io, EPOLLIN);
 }
 
 static void on_connected(struct worker *w, struct conn *c)
@@ -443,7 +401,7 @@ static void conn_on_io(struct loop *loop, struct loop_io *io, uint32_t events)
         handshake(w, c);
         return;
     case CONN_READY:
-        c->proto->on_io(w, c, events);
+        c->proto->on_io(loop, io, events);
         return;
     }
 }

@@ -279,8 +279,11 @@ static void h1_idle_io(struct worker *w, struct conn *c, uint32_t events)
     conn_failed(w, c, RUN_TC_OTHER);
 }
 
-static void h1_on_io(struct worker *w, struct conn *c, uint32_t events)
+static void h1_on_io(struct loop *loop, struct loop_io *io, uint32_t events)
 {
+    (void)loop;
+    struct conn *c = io->data;
+    struct worker *w = c->w;
     struct req *r = c->req;
     if (!r) {
         h1_idle_io(w, c, events);

@@ -286,8 +286,11 @@ static void h2_read(struct worker *w, struct conn *c)
 }
 
 /* Bytes arrived (or the socket can take more): c settles after this callback, in any case. */
-static void h2_on_io(struct worker *w, struct conn *c, uint32_t events)
+static void h2_on_io(struct loop *loop, struct loop_io *io, uint32_t events)
 {
+    (void)loop;
+    struct conn *c = io->data;
+    struct worker *w = c->w;
     worker_due(w, c, (events & EPOLLOUT) ? DUE_FLUSH : 0);
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
         h2_read(w, c);

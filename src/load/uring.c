@@ -254,7 +254,7 @@ static void on_send(struct worker *w, struct conn *c, const struct io_uring_cqe 
 {
     c->ring_res = cqe->res;
     c->ring_sent = true;
-    c->proto->on_io(w, c, EPOLLOUT);
+    c->proto->on_io(&w->loop, &c->io, EPOLLOUT);
     c->ring_sent = false;
 }
 

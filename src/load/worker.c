@@ -18,13 +18,8 @@
 
 /* ------------------------------------------------------------------ requests */
 
-struct req *req_alloc(struct worker *w)
+struct req *req_alloc_chunk(struct worker *w)
 {
-    struct req *r = w->req_free;
-    if (r) {
-        w->req_free = r->next;
-        return r;
-    }
     /* no allocation per request once the pool holds the most requests ever in flight at once */
     struct req *chunk = xcalloc(REQ_CHUNK, sizeof *chunk);
     w->rchunks = xrealloc(w->rchunks, (w->nrchunks + 1) * sizeof *w->rchunks);
@@ -62,20 +57,6 @@ void req_init(struct req *r, struct target_rt *t, struct client *cl, uint64_t pl
     r->buf = NULL;
     r->len = r->write_off = 0;
     http_response_init(&r->resp, &t->et->matchers, t->et->head);
-}
-
-/* The connection's first request carries its connect and handshake times: here when c was
- * ready before a request came for it (a closed-loop connection whose handshake finished
- * first), in conn_ready when the request waited for c. */
-void req_attach(struct conn *c, struct req *r)
-{
-    r->c = c;
-    r->conn_id = c->id;
-    r->reused = c->nreq++ > 0;
-    if (!r->reused) {
-        r->connect_ns = c->connect_ns;
-        r->tls_ns = c->tls_ns;
-    }
 }
 
 /* ------------------------------------------------------------------ timeout FIFO */

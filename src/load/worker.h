@@ -111,9 +111,10 @@ struct proto_ops {
     /* Send r (in flight, not on a connection) on c, which has room. false: it failed at once
      * (accounted, c closed); the caller goes on as after any failed request. */
     bool (*send)(struct worker *w, struct conn *c, struct req *r);
-    /* Readiness of the socket (EPOLLIN, EPOLLOUT, ...; a completion row calls it with EPOLLOUT
-     * when a send completed). */
-    void (*on_io)(struct worker *w, struct conn *c, uint32_t events);
+    /* Readiness of the socket (EPOLLIN, EPOLLOUT, ...): the loop's callback of a ready
+     * connection (io.data is the conn; a completion row calls it with EPOLLOUT when a send
+     * completed). */
+    loop_io_fn *on_io;
     /* Bytes a completion row received: n > 0 bytes at buf, 0 the peer's end-of-file, < 0 a
      * failed receive (-errno). NULL: the protocol reads through readiness only. */
     void (*input)(struct worker *w, struct conn *c, const char *buf, long n);
@@ -228,6 +229,53 @@ static inline bool conn_unusable(const struct conn *c)
     return c->proto && c->proto->usable && !c->proto->usable(c);
 }
 
+/* Requests c can take now: its protocol's room, none before it is ready or once it has begun
+ * --requests-per-connection of them. */
+static inline uint32_t conn_room(const struct worker *w, const struct conn *c)
+{
+    if (c->nreq >= w->e->rpc || !c->proto)
+        return 0;
+    uint32_t cap = c->proto->room(c), left = w->e->rpc - c->nreq;
+    return cap < left ? cap : left;
+}
+
+/* Arm EPOLLOUT (out) or not, besides EPOLLIN; no call when nothing changes. */
+static inline void conn_want_out(struct worker *w, struct conn *c, bool out)
+{
+    if (out != c->want_out) {
+        loop_io_mod(&w->loop, &c->io, EPOLLIN | (out ? EPOLLOUT : 0));
+        c->want_out = out;
+    }
+}
+
+/* The open loop's connections with room, most recently freed first (a warm connection, and
+ * the cold ones age out by the server's keep-alive timeout, as a stack of idle ones did). */
+static inline void avail_push(struct target_rt *t, struct conn *c)
+{
+    if (c->avail)
+        return;
+    c->avail = true;
+    c->aprev = NULL;
+    c->anext = t->avail;
+    if (t->avail)
+        t->avail->aprev = c;
+    t->avail = c;
+}
+
+static inline void avail_remove(struct target_rt *t, struct conn *c)
+{
+    if (!c->avail)
+        return;
+    c->avail = false;
+    if (c->aprev)
+        c->aprev->anext = c->anext;
+    else
+        t->avail = c->anext;
+    if (c->anext)
+        c->anext->aprev = c->aprev;
+    c->aprev = c->anext = NULL;
+}
+
 /* Send r on c (it has room): c's protocol row's send. */
 static inline bool conn_send(struct worker *w, struct conn *c, struct req *r)
 {
@@ -244,9 +292,6 @@ void conn_close(struct worker *w, struct conn *c);
 /* Close c once nothing of it is running: at once, or through its settle (a protocol that
  * defers). */
 void conn_close_soon(struct worker *w, struct conn *c);
-/* Requests c can take now: its protocol's room, none before it is ready or once it has begun
- * --requests-per-connection of them. */
-uint32_t conn_room(const struct worker *w, const struct conn *c);
 /* A request is bound to a connection that is not ready yet (CONNECTING, HANDSHAKING): it goes
  * out as soon as the connection is (conn_ready), and its timeout covers the connection's. */
 void conn_bind(struct worker *w, struct conn *c, struct req *r);
@@ -259,26 +304,41 @@ void conn_fail(struct worker *w, struct conn *c, enum run_transport_cause cause)
 /* A connection that carries no request closed or failed (cause: why, when it failed before
  * it was ready). Whoever needs a connection hears of it. */
 void conn_failed(struct worker *w, struct conn *c, enum run_transport_cause cause);
-/* Arm EPOLLOUT (out) or not, besides EPOLLIN; no call when nothing changes. */
-void conn_want_out(struct worker *w, struct conn *c, bool out);
-/* The open loop's list of connections with room (most recently freed first). */
-void avail_push(struct target_rt *t, struct conn *c);
-void avail_remove(struct target_rt *t, struct conn *c);
 /* The timer of the deadline FIFO of connections that carry no request while they connect or
  * handshake (worker.conn_timer). */
 void conn_on_timeout(struct loop *loop, struct loop_timer *timer);
 
 /* ---- worker.c */
-/* Requests in flight come from a pool that grows by REQ_CHUNK and is never shrunk. */
-struct req *req_alloc(struct worker *w);
+/* Requests in flight come from a pool that grows by REQ_CHUNK (req_alloc_chunk, when it is
+ * empty) and is never shrunk. */
+struct req *req_alloc_chunk(struct worker *w);
+static inline struct req *req_alloc(struct worker *w)
+{
+    struct req *r = w->req_free;
+    if (!r)
+        return req_alloc_chunk(w);
+    w->req_free = r->next;
+    return r;
+}
 void req_release(struct worker *w, struct req *r);
 void req_init(struct req *r, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm, uint64_t sent_ns);
 /* A new request, sent at sent_ns: counted as sent, in flight, on the timeout FIFO. */
 struct req *req_begin(struct worker *w, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm,
                       uint64_t sent_ns);
-/* r goes on c: the connection's number, whether it is reused, its connect and handshake
- * times when it is the connection's first. */
-void req_attach(struct conn *c, struct req *r);
+/* r goes on c: the connection's number, whether it is reused. The connection's first request
+ * carries its connect and handshake times: here when c was ready before a request came for it
+ * (a closed-loop connection whose handshake finished first), in conn_ready when the request
+ * waited for c. */
+static inline void req_attach(struct conn *c, struct req *r)
+{
+    r->c = c;
+    r->conn_id = c->id;
+    r->reused = c->nreq++ > 0;
+    if (!r->reused) {
+        r->connect_ns = c->connect_ns;
+        r->tls_ns = c->tls_ns;
+    }
+}
 /* n (new, from req_alloc) takes r's place in the timeout FIFO; r goes back to the pool. */
 void req_replace(struct worker *w, struct req *r, struct req *n);
 /* The request r ends with outcome o: accounted, out of the FIFO, back to the pool. The caller
