@@ -65,7 +65,8 @@ struct req {
  * TLS_IO_WANT_WRITE (wait for that readiness; a completion row's queued send answers
  * WANT_READ: its completion calls the protocol's on_io with EPOLLOUT), TLS_IO_EOF (read: the
  * peer closed) or TLS_IO_ERROR (conn.sys_errno or conn.tls say why). NULL members: the row
- * has nothing to do there. */
+ * has nothing to do there (the io_uring row only takes over ready connections: no connect, no
+ * handshake). */
 struct conn_ops {
     /* Start a non-blocking connect of c to addr: c->io.fd set, 0; or -errno (nothing open). */
     int (*connect)(struct conn *c, const struct net_addr *addr);
@@ -79,8 +80,8 @@ struct conn_ops {
     enum tls_io (*handshake)(struct conn *c);
     /* The handshake ran out of time (--timeout): mark it failed. */
     void (*timeout)(struct conn *c);
-    /* After the handshake: what it negotiated, into the target's counts; c->log_tls, and the
-     * protocol ALPN chose (TLS_PROTO_*; -1: no negotiation, prior knowledge decides). */
+    /* After the handshake: counts what it negotiated into pc, sets c->log_tls, and returns the
+     * protocol ALPN chose (TLS_PROTO_*; -1: none, prior knowledge decides). */
     int (*opened)(struct conn *c, struct run_proto_counts *pc);
     /* This row takes over a ready connection (the io_uring row leaves epoll). */
     void (*attach)(struct conn *c);
