@@ -46,6 +46,8 @@ int loop_init(struct loop *loop)
     loop->heap = NULL;
     loop->nheap = loop->capheap = 0;
     loop->iterations = 0;
+    loop->after = NULL;
+    loop->after_data = NULL;
     return 0;
 }
 
@@ -88,6 +90,12 @@ int loop_io_del(struct loop *loop, struct loop_io *io)
         return -errno;
     io->events = 0;
     return 0;
+}
+
+void loop_set_after(struct loop *loop, loop_after_fn *fn, void *data)
+{
+    loop->after = fn;
+    loop->after_data = data;
 }
 
 void loop_timer_init(struct loop_timer *t, loop_timer_fn *cb, void *data)
@@ -183,6 +191,8 @@ static int run_timers(struct loop *loop)
         struct loop_timer *t = loop->heap[0];
         loop_timer_cancel(loop, t);
         t->cb(loop, t);
+        if (loop->after)
+            loop->after(loop->after_data);
         n++;
     }
     return n;
@@ -236,6 +246,8 @@ int loop_run_once(struct loop *loop, uint64_t max_wait_ns)
             continue;
         }
         io->cb(loop, io, evs[i].events);
+        if (loop->after)
+            loop->after(loop->after_data);
         ran++;
     }
     return ran + run_timers(loop);

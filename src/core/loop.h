@@ -21,6 +21,8 @@ struct loop_timer;
 /* events is the epoll mask that fired (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, ...). */
 typedef void loop_io_fn(struct loop *loop, struct loop_io *io, uint32_t events);
 typedef void loop_timer_fn(struct loop *loop, struct loop_timer *timer);
+/* Called after each descriptor or timer callback (loop_set_after). */
+typedef void loop_after_fn(void *data);
 
 struct loop_io {
     int fd;
@@ -44,7 +46,9 @@ struct loop {
     uint64_t now_ns; /* clock_now_ns() after the last wait; cheap to read */
     struct loop_timer **heap;
     size_t nheap, capheap;
-    uint64_t iterations; /* number of waits so far (for tests and diagnostics) */
+    uint64_t iterations;  /* number of waits so far (for tests and diagnostics) */
+    loop_after_fn *after; /* loop_set_after; NULL: none */
+    void *after_data;
 };
 
 /* Create the epoll and eventfd descriptors. Returns 0 or -errno. */
@@ -58,6 +62,12 @@ void loop_release(struct loop *loop);
 int loop_io_add(struct loop *loop, struct loop_io *io, uint32_t events);
 int loop_io_mod(struct loop *loop, struct loop_io *io, uint32_t events);
 int loop_io_del(struct loop *loop, struct loop_io *io);
+
+/* Call fn(data) after every descriptor callback and every timer callback returns, before the
+ * next one runs (NULL: none; the default). For work the callbacks defer to a point where none
+ * of them is running: load/worker's flushes and closes of HTTP/2 sessions. A caller that
+ * dispatches events of its own (load/uring) calls it likewise. */
+void loop_set_after(struct loop *loop, loop_after_fn *fn, void *data);
 
 /* Prepare a timer (not armed). */
 void loop_timer_init(struct loop_timer *t, loop_timer_fn *cb, void *data);

@@ -1,7 +1,7 @@
 /* Private structures of the load engine shared by engine.c (set-up, threads, merging),
- * worker.c (one event loop per thread: schedule, connections, accounting), result.c (the
- * merged result and its warnings) and outlog.c (the per-request log). Not an API: use
- * load/run.h. */
+ * the load thread's files (worker.c and the request path of load/worker.h: one event loop per
+ * thread, schedule, connections, accounting), result.c (the merged result and its warnings)
+ * and outlog.c (the per-request log). Not an API: use load/run.h. */
 #ifndef KNEE_LOAD_INTERNAL_H
 #define KNEE_LOAD_INTERNAL_H
 
@@ -61,106 +61,12 @@ struct engine_target {
     uint32_t groups;           /* closed loop: connections, each shared by up to `streams` clients */
 };
 
-/* A connection's life: FREE -> CONNECTING (non-blocking connect) -> HANDSHAKING (https: the TLS
- * handshake) -> IDLE or BUSY (HTTP/1.1: without or with its one request) or H2 (an HTTP/2
- * session with any number of streams) -> closed (FREE). */
-enum conn_state { CONN_FREE, CONN_CONNECTING, CONN_HANDSHAKING, CONN_IDLE, CONN_BUSY, CONN_H2 };
-
+/* the request path's structures (load/worker.h) */
 struct client;
 struct cgroup;
 struct conn;
-
-/* How a request ends when the worker ends it itself (a timeout, the cancel at the end). */
-enum req_end { REQ_END_NONE, REQ_END_TIMEOUT, REQ_END_CANCEL };
-
-/* A request from its send (T1) to its outcome. Taken from the thread's pool when sent,
- * returned at its outcome: an HTTP/1.1 connection carries one at a time (conn.req), an HTTP/2
- * connection one per open stream (its h2_stream is embedded: stream.user points back). */
-struct req {
-    struct conn *c;        /* the connection it rides; NULL while it waits for one (pending) */
-    struct target_rt *t;   /* its target */
-    struct client *client; /* closed loop: the client that sent it */
-    bool warm;             /* planned during the warm-up */
-    bool reused;           /* not its connection's first request */
-    bool retried;          /* already sent once (--retry-stale, or HTTP/2 GOAWAY/REFUSED_STREAM) */
-    bool pending;          /* on its target's pending list (waits for a stream to be sent again) */
-    uint8_t end;           /* enum req_end */
-    uint8_t tcause;        /* enum run_transport_cause, when it ends in transport */
-    uint8_t proto;         /* REQLOG_PROTO_* of the connection it went on */
-    uint8_t tls_kind;      /* REQLOG_TLS_* of that connection */
-    uint32_t conn_id;
-    uint64_t planned_ns, sent_ns, first_byte_ns;
-    uint64_t connect_ns, tls_ns; /* the connect and handshake it waited for (0: none) */
-    const char *buf;             /* HTTP/1.1: the bytes to write */
-    size_t len, write_off;
-    struct req *tprev, *tnext; /* timeout FIFO */
-    struct req *next;          /* free list, pending list */
-    struct h2_stream stream;   /* HTTP/2 */
-    struct http_response resp; /* HTTP/1.1: the parser; HTTP/2: status, bytes, matches, Server-Timing */
-};
-
-/* What a connection's bytes go through: plain sockets or TLS (transport.c). Every call returns
- * TLS_IO_OK (bytes moved), TLS_IO_WANT_READ / TLS_IO_WANT_WRITE (wait for that readiness),
- * TLS_IO_EOF (read: the peer closed) or TLS_IO_ERROR (conn.sys_errno or conn.tls say why). */
-struct conn_ops {
-    enum tls_io (*read)(struct conn *c, void *buf, size_t cap, size_t *got);
-    enum tls_io (*write)(struct conn *c, const void *buf, size_t len, size_t *put);
-};
-extern const struct conn_ops conn_plain_ops, conn_tls_ops;
-
-struct conn {
-    struct loop_io io; /* io.data = this conn */
-    struct worker *w;
-    struct target_rt *t;
-    const struct conn_ops *ops;
-    struct cgroup *group; /* closed loop: the clients sharing it; NULL in the open loop */
-    enum conn_state state;
-    uint32_t id;
-    uint64_t freed_iter; /* loop iteration it was freed in: not reused in the same batch */
-    uint64_t connect_start_ns, connected_ns;
-    uint64_t connect_ns, tls_ns; /* how long its connect and handshake took */
-    uint32_t nreq;               /* requests begun on this connection */
-    bool want_out, close_after;
-    bool avail;                 /* open loop: on its target's list of connections with room */
-    bool in_cfifo;              /* on the deadline FIFO of connections without a request */
-    bool for_queue;             /* open loop: opened for the queue, counted in connecting_unbound until ready */
-    bool tls_on;                /* https */
-    bool counted;               /* its protocol was counted (it became ready) */
-    bool flush_due;             /* HTTP/2: frames were submitted and wait for a flush */
-    bool close_due;             /* HTTP/2: close once the session's callbacks have returned */
-    bool in_after;              /* HTTP/2: h2_after is running for it */
-    uint8_t in_h2;              /* HTTP/2: nesting of calls into the session (callbacks may run) */
-    uint8_t fail_cause;         /* enum run_transport_cause + 1 when the connection failed (0: it did not) */
-    int sys_errno;              /* the plain transport's failed read or write */
-    bool ring;                  /* --io uring: its bytes go through the thread's ring (uring.c), not epoll */
-    bool ring_recv;             /* its multishot receive is armed */
-    uint16_t ring_gen;          /* in its ring requests' user_data: an earlier life's completions are stale */
-    struct req *req;            /* HTTP/1.1: the request in flight; CONNECTING/HANDSHAKING: the one bound to it */
-    struct conn *next;          /* free list */
-    struct conn *aprev, *anext; /* open loop: the target's list of connections with room */
-    struct conn *cprev, *cnext; /* the deadline FIFO of connections without a request */
-    struct tls_conn tls;
-    struct h2_client *h2;
-};
-
-/* A closed-loop client: sends, waits for the full response, (thinks), sends again. */
-struct client {
-    struct worker *w;
-    struct target_rt *t;
-    struct cgroup *g;
-    struct loop_timer think;
-    bool done;
-    bool waiting; /* on its group's wait list: every stream of the connection is busy */
-    struct client *wnext;
-};
-
-/* Closed loop: the clients that share one connection (--streams of them; one for HTTP/1.1). A
- * client whose connection has no free stream waits here, before planning its request. */
-struct cgroup {
-    struct target_rt *t;
-    struct conn *conn; /* the connection new requests go on (NULL: the next one opens it) */
-    struct client *wait_head, *wait_tail;
-};
+struct conn_ops;
+struct req;
 
 /* Per target per thread: the schedule share, the pool, counters and histograms. */
 struct target_rt {
@@ -252,6 +158,11 @@ struct worker {
     bool log_slowed;
     int fatal;          /* a system error that ended the thread early (-errno) */
     struct uring *ring; /* --io uring: the thread's io_uring (uring.c); NULL: epoll */
+    /* the transport row of a ready cleartext HTTP/1.1 connection: conn_ring_ops with a ring,
+     * else NULL (it stays on conn_plain_ops); chosen once, in worker_main */
+    const struct conn_ops *clear_ops;
+    /* connections with work deferred until the current callback returns (worker_due) */
+    struct conn *due_head, *due_tail;
 };
 
 struct ival_slot {
@@ -357,12 +268,8 @@ void thread_cpu_now(struct run_generator_cpu *c);
 /* *out = the calling thread's CPU since `from` (a thread_cpu_now of the same thread), threads 1. */
 void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator_cpu *out);
 
-/* worker.c */
+/* worker.c (the request path's own declarations: load/worker.h) */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);
-/* HTTP/1.1 bytes that came for c outside epoll (uring.c): n bytes at buf (n > 0), the peer's
- * end-of-file (n == 0) or a failed receive or send (n == -errno). Accounts the request as a read
- * on a readiness event would. */
-void worker_h1_input(struct worker *w, struct conn *c, const char *buf, long n);
 void worker_release(struct worker *w);
 void *worker_main(void *arg);
 

@@ -1,15 +1,17 @@
-/* io_uring for the closed loop's cleartext HTTP/1.1 connections (uring.h). A request's life on
- * a ring: worker.c's conn_write calls uring_send, which queues a send; the next
- * uring_run_once submits it with everything else queued in the iteration and waits; the
- * response's bytes arrive as completions of the connection's multishot receive, each in one
- * buffer of the thread's provided-buffer ring, handed to worker_h1_input and given back at
- * once. Completions carry the connection and its generation (user_data), so those of a
- * connection closed and reused since are recognised and dropped. */
+/* io_uring for the closed loop's cleartext HTTP/1.1 connections (uring.h), and its transport
+ * row (conn_ring_ops). A request's life on a ring: the protocol's write (h1.c) calls the row's
+ * write, which queues a send and answers "wait"; the next uring_run_once submits it with
+ * everything else queued in the iteration and waits; the send's completion goes to the
+ * protocol's on_io as EPOLLOUT, whose write then takes the completion's result; the response's
+ * bytes arrive as completions of the connection's multishot receive, each in one buffer of the
+ * thread's provided-buffer ring, handed to the protocol's input and given back at once.
+ * Completions carry the connection and its generation (user_data), so those of a connection
+ * closed and reused since are recognised and dropped. */
 #include "load/uring.h"
 
 #include "core/clock.h"
 #include "core/err.h"
-#include "load/internal.h"
+#include "load/worker.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -146,33 +148,59 @@ static void recv_arm(struct uring *u, struct conn *c)
     c->ring_recv = true;
 }
 
-void uring_conn_ready(struct worker *w, struct conn *c)
+/* ------------------------------------------------------------------ the transport row */
+
+/* A ready cleartext connection leaves epoll: its receive is armed. */
+static void ring_attach(struct conn *c)
 {
+    struct worker *w = c->w;
     loop_io_del(&w->loop, &c->io);
-    c->io.events = EPOLLIN; /* what worker.c would ask for next: its loop_io_mod is then no call */
+    c->io.events = EPOLLIN; /* what the protocol would ask for next: its loop_io_mod is then no call */
     c->want_out = false;
     c->ring = true;
     recv_arm(w->ring, c);
 }
 
-int uring_send(struct worker *w, struct conn *c)
+/* A write queues a send of buf and answers TLS_IO_WANT_READ (wait: its completion calls the
+ * protocol's on_io with EPOLLOUT); called again from there, it returns that completion's
+ * result. */
+static enum tls_io ring_write(struct conn *c, const void *buf, size_t len, size_t *put)
 {
-    struct req *r = c->req;
-    struct io_uring_sqe *sqe = sqe_get(w->ring);
+    *put = 0;
+    if (c->ring_sent) {
+        c->ring_sent = false;
+        if (c->ring_res < 0) {
+            c->sys_errno = -c->ring_res;
+            return TLS_IO_ERROR;
+        }
+        *put = (size_t)c->ring_res;
+        return TLS_IO_OK;
+    }
+    struct io_uring_sqe *sqe = sqe_get(c->w->ring);
     if (!sqe) {
         c->sys_errno = EBUSY;
-        return -1;
+        return TLS_IO_ERROR;
     }
-    io_uring_prep_send(sqe, c->io.fd, r->buf + r->write_off, r->len - r->write_off, MSG_NOSIGNAL);
+    io_uring_prep_send(sqe, c->io.fd, buf, len, MSG_NOSIGNAL);
     io_uring_sqe_set_data64(sqe, ud_make(c, RK_SEND));
-    return 0;
+    return TLS_IO_WANT_READ;
 }
 
-void uring_conn_close(struct worker *w, struct conn *c)
+/* Reads come through the receive's completions (the protocol's input), never from a call. */
+static enum tls_io ring_read(struct conn *c, void *buf, size_t cap, size_t *got)
+{
+    (void)c, (void)buf, (void)cap;
+    *got = 0;
+    return TLS_IO_WANT_READ;
+}
+
+/* What is queued for c is submitted first (the descriptor's number may be reused at once), its
+ * receive is ended, its completions from now on are stale. */
+static void ring_close(struct conn *c)
 {
     if (!c->ring)
         return;
-    struct uring *u = w->ring;
+    struct uring *u = c->w->ring;
     if (io_uring_sq_ready(&u->ring))
         io_uring_submit(&u->ring); /* they name the descriptor by its number */
     if (c->ring_recv)
@@ -180,6 +208,15 @@ void uring_conn_close(struct worker *w, struct conn *c)
     c->ring = c->ring_recv = false;
     c->ring_gen++;
 }
+
+const struct conn_ops conn_ring_ops = {
+    .attach = ring_attach,
+    .read = ring_read,
+    .write = ring_write,
+    .close = ring_close,
+};
+
+/* ------------------------------------------------------------------ completions */
 
 static void buf_return(struct uring *u, unsigned bid)
 {
@@ -198,11 +235,11 @@ static void on_recv(struct worker *w, struct conn *c, bool live, const struct io
         c->ring_recv = false;
     if (live) {
         if (cqe->res > 0 && has_buf)
-            worker_h1_input(w, c, u->bufs + (size_t)bid * URING_BUF_SIZE, cqe->res);
+            c->proto->input(w, c, u->bufs + (size_t)bid * URING_BUF_SIZE, cqe->res);
         else if (cqe->res == -ENOBUFS)
             ; /* every buffer was in use: armed again below */
         else if (cqe->res <= 0)
-            worker_h1_input(w, c, NULL, cqe->res);
+            c->proto->input(w, c, NULL, cqe->res);
         /* still the same connection, still open, and the receive ended: arm it again */
         if (!more && c->ring && !c->ring_recv && (cqe->res > 0 || cqe->res == -ENOBUFS))
             recv_arm(u, c);
@@ -211,18 +248,14 @@ static void on_recv(struct worker *w, struct conn *c, bool live, const struct io
         buf_return(u, bid);
 }
 
+/* A send completed: the protocol writes on (its write takes the result), or nothing waited for
+ * it any more (the response came first) and it is dropped. */
 static void on_send(struct worker *w, struct conn *c, const struct io_uring_cqe *cqe)
 {
-    struct req *r = c->req;
-    if (c->state != CONN_BUSY || !r || r->write_off >= r->len)
-        return; /* the response came first (the connection is closed or has its next request) */
-    if (cqe->res < 0) {
-        worker_h1_input(w, c, NULL, cqe->res);
-        return;
-    }
-    r->write_off += (size_t)cqe->res;
-    if (r->write_off < r->len && uring_send(w, c) != 0)
-        worker_h1_input(w, c, NULL, -c->sys_errno);
+    c->ring_res = cqe->res;
+    c->ring_sent = true;
+    c->proto->on_io(&w->loop, &c->io, EPOLLOUT);
+    c->ring_sent = false;
 }
 
 int uring_run_once(struct worker *w, uint64_t max_wait_ns)
@@ -266,6 +299,7 @@ int uring_run_once(struct worker *w, uint64_t max_wait_ns)
             on_recv(w, c, live, cqe);
         else if (live)
             on_send(w, c, cqe);
+        worker_settle(w); /* as after a callback of the loop (loop_set_after) */
     }
     io_uring_cq_advance(&u->ring, n);
     if (epoll_due) {

@@ -55,6 +55,39 @@ static void test_timers_fire_in_deadline_order(void **state)
     loop_release(&loop);
 }
 
+/* loop_set_after: the hook runs once after each callback (here timers; descriptors likewise),
+ * before the next callback runs, and never without one. */
+static int after_seen[16];
+static int nafter;
+
+static void after_cb(void *data)
+{
+    (void)data;
+    after_seen[nafter++] = nfired;
+}
+
+static void test_after_each_callback(void **state)
+{
+    (void)state;
+    struct loop loop;
+    assert_int_equal(loop_init(&loop), 0);
+    loop_set_after(&loop, after_cb, NULL);
+    struct loop_timer t[3];
+    uint64_t now = clock_now_ns();
+    for (int i = 0; i < 3; i++) {
+        loop_timer_init(&t[i], record_cb, (void *)(intptr_t)i);
+        loop_timer_arm(&loop, &t[i], now); /* all due at once: one iteration runs them */
+    }
+    nfired = nafter = 0;
+    assert_int_equal(loop_run_once(&loop, 0), 3);
+    assert_int_equal(nafter, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(after_seen[i], i + 1);
+    assert_int_equal(loop_run_once(&loop, 0), 0);
+    assert_int_equal(nafter, 3);
+    loop_release(&loop);
+}
+
 static void test_timer_heap_many(void **state)
 {
     (void)state;
@@ -190,6 +223,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timers_fire_in_deadline_order),
+        cmocka_unit_test(test_after_each_callback),
         cmocka_unit_test(test_timer_heap_many),
         cmocka_unit_test(test_fd_readiness_and_wake),
         cmocka_unit_test(test_rng_reproducible_and_distributions),

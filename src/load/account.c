@@ -1,0 +1,289 @@
+/* Recording of a load thread: what a request's outcome adds to its target's counts and
+ * histograms, to the interval, to the events by time (load/rates.c) and to the per-request
+ * log; and the pure classifiers that name an outcome or a transport failure's cause. */
+#include "load/worker.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ the log and the events */
+
+/* Times since t0 in the log; an event that happened is never 0 there (0 means "none"). */
+static uint64_t since_t0(uint64_t t, uint64_t t0)
+{
+    return t > t0 ? t - t0 : 1;
+}
+
+static void log_record(struct worker *w, const struct target_rt *t, const struct req *r, uint64_t planned_ns, bool warm,
+                       enum reqlog_outcome o, uint64_t done_ns)
+{
+    if (!w->chunk)
+        return;
+    uint64_t t0 = w->e->t0_ns;
+    struct reqlog_record *rec = &w->chunk->rec[w->chunk->n++];
+    memset(rec, 0, sizeof *rec);
+    rec->planned_ns = planned_ns - t0;
+    rec->target = (uint32_t)t->index;
+    rec->outcome = (uint8_t)o;
+    rec->flags = warm ? REQLOG_FLAG_WARMUP : 0;
+    if (r) {
+        rec->sent_ns = since_t0(r->sent_ns, t0);
+        if (!w->e->cfg->open_loop)
+            rec->planned_ns = rec->sent_ns; /* closed loop: latency is measured from the send */
+        rec->first_byte_ns = r->first_byte_ns ? since_t0(r->first_byte_ns, t0) : 0;
+        rec->done_ns = o == OUTCOME_CANCELLED ? 0 : since_t0(done_ns, t0);
+        rec->connect_ns = r->connect_ns;
+        rec->tls_ns = r->tls_ns;
+        rec->protocol = r->proto;
+        rec->tls = r->tls_kind;
+        rec->bytes = r->resp.bytes;
+        rec->connection = r->conn_id;
+        rec->status = (uint16_t)(r->resp.status > 0 && r->resp.status < 1000 ? r->resp.status : 0);
+    }
+    if (w->chunk->n == OUTLOG_CHUNK_RECORDS) {
+        outlog_submit(w->e->log, w->chunk);
+        w->chunk = outlog_take(w->e->log, &w->log_slowed);
+    }
+}
+
+/* The timeline's counts of the interval holding t (ns since t0), grown on demand. */
+static struct ival_counts *tick_at(struct worker *w, uint64_t t)
+{
+    uint64_t k = engine_tick_of(w->e, t);
+    if (k >= w->ntk) {
+        size_t n = w->ntk ? w->ntk : 16;
+        while (n <= k)
+            n *= 2;
+        w->tk = xrealloc(w->tk, n * sizeof *w->tk);
+        memset(w->tk + w->ntk, 0, (n - w->ntk) * sizeof *w->tk);
+        w->ntk = n;
+    }
+    return &w->tk[k];
+}
+
+/* A request has its outcome: count its events by their times (load/rates.c) and in the
+ * timeline's intervals, from the nanoseconds since t0 the log gets (closed loop: planned =
+ * sent), so the rates, the timeline and the log agree to the request. */
+static void count_events(struct worker *w, struct target_rt *t, const struct req *r, uint64_t planned_ns,
+                         enum reqlog_outcome o, uint64_t done_ns)
+{
+    uint64_t t0 = w->e->t0_ns;
+    uint64_t planned = planned_ns > t0 ? planned_ns - t0 : 0;
+    uint64_t sent = r ? since_t0(r->sent_ns, t0) : 0;
+    if (r && !w->e->cfg->open_loop)
+        planned = sent;
+    uint64_t done = r && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
+    run_events_count(&t->ev, planned, sent, done, o);
+    struct ival_counts *k = tick_at(w, planned);
+    k->planned++;
+    if (o == OUTCOME_DROPPED)
+        k->dropped++;
+    if (sent)
+        tick_at(w, sent)->sent++;
+    if (done) {
+        k = tick_at(w, done);
+        k->completed++;
+        if (o == OUTCOME_OK)
+            k->ok++;
+        else
+            k->errors++;
+    }
+}
+
+/* ------------------------------------------------------------------ histograms */
+
+static struct hdr *group_hist(struct target_rt *t, enum run_group g)
+{
+    struct hdr *h = &t->latency[g];
+    if (!h->counts) /* error groups are allocated on first use: most runs never need them */
+        hdr_init(h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    return h;
+}
+
+static void record_server_timing(struct target_rt *t, const struct http_response *resp)
+{
+    for (size_t i = 0; i < resp->nst; i++) {
+        const struct http_server_timing *m = &resp->st[i];
+        if (isnan(m->dur_ms))
+            continue;
+        size_t j = 0;
+        while (j < t->nst && strcmp(t->st[j].name, m->name) != 0)
+            j++;
+        if (j == t->nst) {
+            if (t->nst == RUN_ST_MAX_NAMES)
+                continue; /* a cap on names the server controls */
+            snprintf(t->st[j].name, sizeof t->st[j].name, "%s", m->name);
+            hdr_init(&t->st[j].dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+            t->nst++;
+        }
+        double ns = m->dur_ms * 1e6;
+        hdr_record(&t->st[j].dur, ns < 1 ? 1 : (ns > 9e18 ? INT64_MAX : (int64_t)llround(ns)), 1);
+    }
+}
+
+/* ------------------------------------------------------------------ requests */
+
+void account_dropped(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm)
+{
+    struct run_counts *rc = counts_of(t, warm);
+    rc->dropped++;
+    rc->outcome[OUTCOME_DROPPED]++;
+    w->ic.dropped++;
+    log_record(w, t, NULL, planned_ns, warm, OUTCOME_DROPPED, 0);
+    count_events(w, t, NULL, planned_ns, OUTCOME_DROPPED, 0);
+}
+
+void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint64_t done_ns)
+{
+    struct target_rt *t = r->t;
+    struct engine *e = w->e;
+    struct run_counts *rc = counts_of(t, r->warm);
+    rc->outcome[o]++;
+    if (o == OUTCOME_TRANSPORT)
+        rc->transport_cause[r->tcause < RUN_TC_COUNT ? r->tcause : RUN_TC_OTHER]++;
+    rc->bytes_in += r->resp.bytes;
+    t->bytes_out += r->write_off; /* the request's bytes written (live metrics; HTTP/2 counts its frames) */
+    if (o != OUTCOME_CANCELLED) {
+        uint64_t from = e->cfg->open_loop ? r->planned_ns : r->sent_ns;
+        int64_t lat = (int64_t)(done_ns - from);
+        w->ic.completed++;
+        if (o == OUTCOME_OK)
+            w->ic.ok++;
+        else
+            w->ic.errors++;
+        hdr_record(&t->ival, lat, 1);
+        if ((uint64_t)lat > t->ival_max_ns)
+            t->ival_max_ns = (uint64_t)lat;
+        if (!r->warm) {
+            hdr_record(group_hist(t, (enum run_group)o), lat, 1);
+            hdr_record(&t->service, (int64_t)(done_ns - r->sent_ns), 1);
+            if (r->first_byte_ns)
+                hdr_record(&t->ttfb, (int64_t)(r->first_byte_ns - r->sent_ns), 1);
+            if (r->resp.nst)
+                record_server_timing(t, &r->resp);
+        }
+    }
+    log_record(w, t, r, r->planned_ns, r->warm, o, done_ns);
+    count_events(w, t, r, r->planned_ns, o, done_ns);
+}
+
+void account_sent(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns)
+{
+    struct engine *e = w->e;
+    struct run_counts *rc = counts_of(t, warm);
+    rc->sent++;
+    if (sent_ns <= e->window_end_ns + e->lag_limit_ns + e->timer_slack_ns)
+        rc->sent_on_time++;
+    if (!warm)
+        hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
+    w->ic.sent++;
+}
+
+void account_unconnected(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns,
+                         enum run_transport_cause cause, bool counted)
+{
+    struct req tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.t = t;
+    tmp.conn_id = w->conn_seq++ * w->e->nworkers + w->index;
+    tmp.planned_ns = planned_ns;
+    tmp.sent_ns = sent_ns;
+    tmp.warm = warm;
+    tmp.tcause = (uint8_t)cause;
+    if (!counted)
+        account_sent(w, t, planned_ns, warm, sent_ns);
+    account_record(w, &tmp, OUTCOME_TRANSPORT, clock_now_ns());
+}
+
+/* ------------------------------------------------------------------ classifiers */
+
+enum reqlog_outcome account_classify(const struct engine_target *et, const struct http_response *r)
+{
+    for (size_t i = 0; i < et->nrejects; i++)
+        if (et->reject_status[i] == r->status &&
+            (et->reject_bit[i] == ENGINE_NO_NEEDLE || (r->matched & (1u << et->reject_bit[i]))))
+            return OUTCOME_REJECTED;
+    if (r->status >= 200 && r->status < 400) {
+        if (et->expect_bit != ENGINE_NO_NEEDLE && !(r->matched & (1u << et->expect_bit)))
+            return OUTCOME_INVALID;
+        return OUTCOME_OK;
+    }
+    return OUTCOME_HTTP_ERROR;
+}
+
+enum run_transport_cause account_connect_cause(int err)
+{
+    return err == -ECONNREFUSED ? RUN_TC_REFUSED : RUN_TC_CONNECT;
+}
+
+enum run_transport_cause account_tls_cause(enum tls_reason r)
+{
+    switch (r) {
+    case TLS_R_VERIFY:
+        return RUN_TC_TLS_VERIFY;
+    case TLS_R_HOSTNAME:
+        return RUN_TC_TLS_HOSTNAME;
+    case TLS_R_EXPIRED:
+        return RUN_TC_TLS_EXPIRED;
+    case TLS_R_ALERT:
+        return RUN_TC_TLS_ALERT;
+    case TLS_R_PROTOCOL:
+        return RUN_TC_TLS_PROTOCOL;
+    case TLS_R_ALPN:
+        return RUN_TC_TLS_ALPN;
+    case TLS_R_HANDSHAKE_TIMEOUT:
+        return RUN_TC_TLS_HANDSHAKE_TIMEOUT;
+    default:
+        return RUN_TC_OTHER;
+    }
+}
+
+enum run_transport_cause account_io_cause(const struct req *r, int err)
+{
+    bool reset = err == -ECONNRESET || err == -EPIPE;
+    if ((reset || err == 0) && r && r->reused && !r->first_byte_ns)
+        return RUN_TC_STALE;
+    if (reset)
+        return RUN_TC_RESET;
+    if (err == 0)
+        return r && r->first_byte_ns ? RUN_TC_CLOSED_MID : RUN_TC_CLOSED_BEFORE;
+    return RUN_TC_OTHER;
+}
+
+enum run_transport_cause account_fail_cause(const struct conn *c, const struct req *r, bool eof)
+{
+    int err = 0;
+    if (!eof && c->tls_on && c->tls.reason != TLS_R_NONE) {
+        if (c->tls.reason == TLS_R_CLOSED)
+            eof = true;
+        else if (c->tls.reason == TLS_R_SOCKET)
+            err = -(c->tls.sys_errno ? c->tls.sys_errno : EIO);
+        else
+            return account_tls_cause(c->tls.reason);
+    } else if (!eof) {
+        err = -(c->sys_errno ? c->sys_errno : EIO);
+    }
+    return account_io_cause(r, eof ? 0 : err);
+}
+
+enum run_transport_cause account_stream_cause(enum h2_reason reason, const struct conn *c, const struct req *r)
+{
+    switch (reason) {
+    case H2_R_REFUSED:
+        return RUN_TC_H2_REFUSED;
+    case H2_R_GOAWAY:
+        return RUN_TC_H2_GOAWAY;
+    case H2_R_RST_STREAM:
+        return RUN_TC_H2_RST_STREAM;
+    case H2_R_PROTOCOL:
+        return RUN_TC_H2_PROTOCOL;
+    case H2_R_NOT_H2:
+        return RUN_TC_H2_NOT_H2;
+    default: /* H2_R_CLOSED: the connection ended under the stream */
+        return c->fail_cause ? (enum run_transport_cause)(c->fail_cause - 1) : account_io_cause(r, 0);
+    }
+}

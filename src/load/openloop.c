@@ -1,0 +1,271 @@
+/* The open loop of a load thread: requests leave on the schedule (load/schedule.c) whether
+ * the server keeps up or not. A planned request goes on a connection with room, or opens one,
+ * or waits in its target's queue for one (--when-busy), or is dropped; the pool of connections
+ * grows on demand up to its cap, taking an idle connection of another target when it is full. */
+#include "load/worker.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ the queue */
+
+static bool queue_push(struct target_rt *t, uint64_t planned_ns)
+{
+    if (t->qlen == t->qcap) {
+        if (t->qcap >= RUN_QUEUE_CAP)
+            return false;
+        size_t ncap = t->qcap ? t->qcap * 2 : 1024;
+        uint64_t *nq = xmalloc(ncap * sizeof *nq);
+        for (size_t i = 0; i < t->qlen; i++)
+            nq[i] = t->q[(t->qhead + i) % t->qcap];
+        free(t->q);
+        t->q = nq;
+        t->qcap = ncap;
+        t->qhead = 0;
+    }
+    t->q[(t->qhead + t->qlen) % t->qcap] = planned_ns;
+    t->qlen++;
+    return true;
+}
+
+static uint64_t queue_pop(struct target_rt *t)
+{
+    uint64_t v = t->q[t->qhead];
+    t->qhead = (t->qhead + 1) % t->qcap;
+    t->qlen--;
+    return v;
+}
+
+void pool_drop_queued(struct worker *w)
+{
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        while (t->qlen) {
+            uint64_t planned = queue_pop(t);
+            w->queued--;
+            account_dropped(w, t, planned, planned < w->e->warmup_end_ns);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the pool */
+
+/* Make room in a full pool by closing an idle connection of another target (HTTP/1.1 idle, or
+ * an HTTP/2 session without an open stream). Such a connection is never inside a call of its
+ * session here: callbacks only go on with their own target's requests. */
+static bool steal_idle(struct worker *w, struct target_rt *except)
+{
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *o = &w->t[i];
+        if (o == except)
+            continue;
+        for (struct conn *c = o->avail; c; c = c->anext)
+            if (c->proto->idle(c)) {
+                conn_close(w, c);
+                return true;
+            }
+    }
+    return false;
+}
+
+/* May this thread start one more connect? The pool cap bounds connections; RUN_MAX_CONNECTING
+ * bounds connects in progress, so a burst (the thread was descheduled, or the server paused)
+ * waits a few µs for busy connections to come free instead of opening hundreds at once and
+ * overflowing the server's accept queue: that would turn a short pause into SYN retransmits
+ * (a second or more) of the generator's own making. */
+static bool can_open(struct worker *w, struct target_rt *t)
+{
+    if (w->connecting >= RUN_MAX_CONNECTING)
+        return false;
+    return w->nopen < w->pool_cap || steal_idle(w, t);
+}
+
+/* A queued request whose connection attempt failed (cause: the connect's or the handshake's):
+ * it was attempted (sent) and failed in transport, like a request whose own connect failed. A
+ * request waiting to be sent again (pending) goes first: it is the older. */
+void pool_fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns, enum run_transport_cause cause)
+{
+    if (t->npend) {
+        struct req *r = t->pend_head;
+        struct client *cl = r->client;
+        pend_remove(t, r);
+        r->tcause = (uint8_t)cause;
+        req_complete(w, r, OUTCOME_TRANSPORT, clock_now_ns());
+        worker_after_request(w, t, cl, NULL);
+        return;
+    }
+    uint64_t planned = queue_pop(t);
+    w->queued--;
+    account_unconnected(w, t, planned, planned < w->e->warmup_end_ns, attempt_ns, cause, false);
+}
+
+/* Each queued request has at most one connect in progress for it (an HTTP/2 connection counts
+ * for the streams it is expected to take); whichever connection comes free first serves the
+ * head of the queue. */
+void pool_grow(struct worker *w, struct target_rt *t)
+{
+    while (t->qlen + t->npend > t->connecting_unbound * t->per_conn && can_open(w, t)) {
+        struct conn *c;
+        uint64_t now = clock_now_ns();
+        int r = conn_open(w, t, &c, true);
+        if (r)
+            pool_fail_queued(w, t, now, account_connect_cause(r));
+    }
+}
+
+/* Serve the requests to send again, then the head of the queue, while c has room; park it on
+ * the available list when room is left; then make sure the queue has connects in progress. */
+void pool_refill(struct worker *w, struct target_rt *t, struct conn *c)
+{
+    if (c && c->state != CONN_FREE) {
+        while ((t->npend || t->qlen) && conn_room(w, c)) {
+            if (t->npend) {
+                pend_send(w, c);
+                continue;
+            }
+            uint64_t planned = queue_pop(t);
+            w->queued--;
+            /* in flight on c, or failed at once with c gone */
+            worker_dispatch(w, t, NULL, c, planned, planned < w->e->warmup_end_ns);
+        }
+        if (c->state != CONN_FREE && conn_room(w, c) && !w->finished)
+            avail_push(t, c);
+    }
+    pool_grow(w, t);
+}
+
+void open_preconnect(struct worker *w)
+{
+    const struct engine *e = w->e;
+    /* about a millisecond's worth of requests per target, so the first sends do not all pay
+     * for a connect; the pool grows on demand from there */
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        double per_thread = t->et->rate_from > t->et->rate_to ? t->et->rate_from : t->et->rate_to;
+        per_thread /= e->nworkers;
+        uint32_t n = (uint32_t)ceil(per_thread * 1e-3);
+        if (n < 1)
+            n = 1;
+        if (n > 32)
+            n = 32;
+        for (uint32_t k = 0; k < n && w->nopen < w->pool_cap && w->connecting < RUN_MAX_CONNECTING; k++) {
+            struct conn *c;
+            if (conn_open(w, t, &c, true))
+                break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the schedule */
+
+/* One planned request of the open loop is due now. */
+static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, uint64_t now)
+{
+    bool warm = planned_ns < w->e->warmup_end_ns;
+    counts_of(t, warm)->planned++;
+    w->ic.planned++;
+    hdr_record(&w->late, (int64_t)(now - planned_ns), 1);
+    if (!t->qlen && !t->npend) {
+        if (t->avail) {
+            worker_dispatch(w, t, NULL, t->avail, planned_ns, warm);
+            return;
+        }
+        if (can_open(w, t)) {
+            worker_dispatch(w, t, NULL, NULL, planned_ns, warm);
+            return;
+        }
+    }
+    /* --when-busy drop drops only when the pool is exhausted (every stream of every
+     * connection busy); a connect limit or a queue already waiting means a connection is on
+     * its way */
+    bool exhausted = w->nopen >= w->pool_cap && !t->avail;
+    if (w->e->cfg->when_busy == RUN_BUSY_DROP && exhausted && !t->connecting_unbound) {
+        account_dropped(w, t, planned_ns, warm);
+        return;
+    }
+    if (!queue_push(t, planned_ns)) {
+        counts_of(t, warm)->queue_overflow++;
+        account_dropped(w, t, planned_ns, warm);
+        return;
+    }
+    counts_of(t, warm)->queued++;
+    w->queued++;
+    pool_grow(w, t);
+}
+
+/* The drain of a duration run is over and the generator is still behind its plan: every
+ * planned request it has not reached is dropped (planned, never sent), so a plan it cannot
+ * keep ends with the run instead of stretching it. */
+static void pool_drop_unsent(struct worker *w)
+{
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        while (t->has_next) {
+            uint64_t planned = t->next_planned_ns;
+            bool warm = planned < w->e->warmup_end_ns;
+            counts_of(t, warm)->planned++;
+            w->ic.planned++;
+            w->unreached++;
+            account_dropped(w, t, planned, warm);
+            t->has_next = sched_next(&t->sched, &t->next_planned_ns);
+        }
+    }
+}
+
+void open_on_sched(struct loop *loop, struct loop_timer *timer)
+{
+    (void)loop;
+    struct worker *w = timer->data;
+    if (!w->planning)
+        return;
+    unsigned n = 0;
+    for (;;) {
+        struct target_rt *best = NULL;
+        for (size_t i = 0; i < w->nt; i++)
+            if (w->t[i].has_next && (!best || w->t[i].next_planned_ns < best->next_planned_ns))
+                best = &w->t[i];
+        uint64_t now = clock_now_ns();
+        if (!best) {
+            worker_end_planning(w, now);
+            return;
+        }
+        uint64_t next = best->next_planned_ns;
+        if (next > now) {
+            /* with --spin the thread's main loop polls (without sleeping) once this
+             * deadline is closer than spin_ns, and IO keeps flowing meanwhile */
+            loop_timer_arm(&w->loop, &w->sched_timer, next);
+            return;
+        }
+        if (now >= w->e->cutoff_ns) {
+            pool_drop_unsent(w);
+            worker_end_planning(w, now);
+            return;
+        }
+        if (++n > WORKER_BATCH) {
+            /* far behind: let the loop read responses before sending more (the lateness
+             * is in the lag histogram either way) */
+            loop_timer_arm(&w->loop, &w->sched_timer, now);
+            return;
+        }
+        issue(w, best, next, now);
+        best->has_next = sched_next(&best->sched, &best->next_planned_ns);
+    }
+}
+
+void open_start(struct worker *w)
+{
+    bool any = false;
+    for (size_t i = 0; i < w->nt; i++) {
+        struct target_rt *t = &w->t[i];
+        t->has_next = sched_next(&t->sched, &t->next_planned_ns);
+        any |= t->has_next;
+    }
+    if (!any) {
+        worker_end_planning(w, clock_now_ns());
+        return;
+    }
+    open_on_sched(&w->loop, &w->sched_timer);
+}
