@@ -215,7 +215,7 @@ void run_selfcheck(const struct run_config *cfg, struct run_result *res)
         log = NULL;
     struct runcheck c;
     char err[512];
-    runcheck_run(cfg, res, log, &c, err, sizeof err); /* a log that cannot be read: the checks without it */
+    runcheck_run(res, log, &c, err, sizeof err); /* a log that cannot be read: the checks without it */
     if (skipped && c.poisson_applies && !c.poisson_tested)
         snprintf(c.poisson_note, sizeof c.poisson_note, "the request log %s", skipped);
     runcheck_annotate(&c, res);

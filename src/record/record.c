@@ -164,6 +164,30 @@ void run_target_result_add(struct run_target_result *d, const struct run_target_
     run_server_timing_merge(d, s->st, s->nst);
 }
 
+/* d += s for one target of record_add. */
+static void target_add(struct run_target_result *d, const struct run_target_result *s)
+{
+    struct run_target_result t = *s; /* a shallow copy, read only: its protocol counts adjusted */
+    if (!t.pc.h2)
+        t.pc.h2_max_concurrent = 0; /* no HTTP/2 connection saw no server limit */
+    run_target_result_add(d, &t);
+    run_events_merge(&d->events, &s->events);
+    if (isfinite(s->planned_rate))
+        d->planned_rate += s->planned_rate;
+    d->connections += s->connections;
+    if (s->resolve_ns > d->resolve_ns)
+        d->resolve_ns = s->resolve_ns;
+}
+
+void record_add(struct run_result *dst, const struct run_result *src)
+{
+    for (size_t i = 0; i < dst->ntargets && i < src->ntargets; i++)
+        target_add(&dst->targets[i], &src->targets[i]);
+    target_add(&dst->all, &src->all);
+    dst->threads += src->threads;
+    dst->pool_cap += src->pool_cap;
+}
+
 bool run_counts_hold(const struct run_counts *c)
 {
     uint64_t done = 0;

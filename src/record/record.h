@@ -492,6 +492,17 @@ void run_server_timing_merge(struct run_target_result *d, const struct run_serve
  * (not events, rates or statistics: record_finish derives those). */
 void run_target_result_add(struct run_target_result *d, const struct run_target_result *s);
 
+/* dst += src, two records of the same targets in the same order (the caller checks the names), for
+ * every target and all: the counts and warm-up counts, the histograms (Server-Timing by name), the
+ * protocol counts (HTTP/2's server limit only from a record with an HTTP/2 connection: a record read
+ * back says "unlimited" for none), https, the events (run_events_merge: the window becomes the union,
+ * until the derivation sets it: record_set_window), each target's planned rate and connections (each
+ * record's part of the plan) and the longest resolve time; the load threads and the pool cap. dst's
+ * histograms must be initialised (run_target_result_init); src's may be empty or zeroed (a record read
+ * back). Everything derived (window, rates, statistics, shares, verdicts, warnings) is left to the
+ * derivation: record_finish, or its pieces. */
+void record_add(struct run_result *dst, const struct run_result *src);
+
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
  * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]; also transport
  * = the sum of its causes, and retries <= sent (a request is retried at most once, and a retry
@@ -607,6 +618,14 @@ int record_read_json(const struct json_t *root, struct run_result *rec, char *er
  * ("histogram api.latency has no hdr, min_ns or max_ns", "histograms of api: events.sent is
  * missing or out of range", ...; rec keeps what was added before). */
 int record_read_histograms(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+/* record_read_json as knee merge reads a shard's document, whose counts it adds up: refused (KNEE_EFORMAT,
+ * *rec zeroed) unless the document is an object of this schema (knee-run/2: events and rates by event
+ * time), with shard.t0_unix_ns, window_s and elapsed_s (>= 0), config.mode, every target's "accounting"
+ * and "warmup" objects with every count an integer >= 0 (planned, sent, dropped, each outcome, each
+ * transport cause, retries) and shard.histograms.targets listing every target. err says why without a
+ * path ("accounting.outcomes.ok is missing or not a count", "schema \"knee-run/1\": knee merge adds up
+ * shards of ..."): the caller names the file. The histograms themselves: record_read_histograms. */
+int record_read_json_strict(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
 /* A target object's "protocols", "tls_versions", "tls_handshakes" and "h2" read into *pc
  * (missing: zero; h2 "max_concurrent" null: UINT64_MAX); true when its "tls" is an object (an
  * https target). knee merge adds the shards' with run_proto_counts_add. */
