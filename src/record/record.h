@@ -573,6 +573,12 @@ void record_set_window(struct run_result *rec, uint64_t start_ns, uint64_t end_n
 void record_summarize(struct run_result *rec);
 /* sent_on_schedule, failed_share, no_ok and accounting_ok from the counts. */
 void record_derive(struct run_result *rec);
+/* The generator rule's input (run_generator_judge) from a record's totals: sent on schedule, the lag
+ * and the latency of every completed request from its histograms (all.lag, all.latency_all: a record
+ * the engine or a merge produced, not one read back from JSON), the planned rate over the window,
+ * the loop, --lag-limit and --timer-slack from its plan. record_finish judges with it; a caller with
+ * its own limits (knee capacity's probe) sets them after. */
+void record_generator_input(const struct run_result *rec, struct run_generator_input *in);
 /* The FAILED (no ok request) or ERRORS (failed_share >= RUN_HIGH_FAILED_SHARE) warning, when
  * one applies, in the words knee run prints. */
 void record_warn_failures(struct run_result *rec);
