@@ -8,6 +8,7 @@
 #include "stats/stats.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -245,4 +246,19 @@ void record_finish(struct run_result *rec, const struct record_finish_in *in)
         warn_add(&rec->warnings, true,
                  "the request log writer could not keep up and held the load threads back: numbers may be "
                  "pessimistic (write --out to a faster disk)");
+}
+
+void record_stopped_on_purpose(struct run_result *rec, const char *fmt, ...)
+{
+    if (!rec->interrupted)
+        return;
+    rec->interrupted = false;
+    char line[WARN_MAX_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < rec->warnings.n; i++)
+        if (strncmp(rec->warnings.items[i], "interrupted:", 12) == 0)
+            warn_replace(&rec->warnings, i, "%s", line);
 }

@@ -587,6 +587,11 @@ void record_warn_failures(struct run_result *rec);
 void record_note_samples(struct run_result *rec);
 void record_note_warmup(struct run_result *rec);
 
+/* Planning was stopped on purpose, not interrupted (knee run --until-ci stops a run once its p99 is
+ * precise enough): interrupted cleared, and record_finish's "interrupted: ..." warning replaced by
+ * the line formatted from fmt (attention unchanged). Nothing when the record was not interrupted. */
+void record_stopped_on_purpose(struct run_result *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The --threshold verdicts kept in the record (copied; replaces any before). */
 struct run_threshold;
 void record_set_thresholds(struct run_result *rec, const struct run_threshold *thr, size_t n);
