@@ -87,7 +87,7 @@ struct capacity_step {
                               responses completed in the window per second (rates.completed) */
     double p50_ms, p99_ms; /* latency of the SLO's group (capacity_latency_group: ok by default) */
     double lag_p99_ms;
-    double error_rate;                /* failed among sent (load/threshold's error_rate); NAN when nothing was sent */
+    double error_rate;                /* failed among sent (record/threshold's error_rate); NAN when nothing was sent */
     uint64_t requests;                /* requests measured (planned after the warm-up) */
     char reason[CAPACITY_REASON_MAX]; /* why it was not held (empty when held) */
 };

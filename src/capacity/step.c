@@ -27,7 +27,7 @@ bool capacity_step_delivered(const struct run_result *res, const struct run_gene
 {
     /* The merge point with the engine's rate definitions (docs/FORMATS.md, "Rates"): the sends
      * inside the window against the plan's own events inside the same window, both counted by
-     * event time (load/rates.c). rates.achieved_send, the generator's pace from its first to its
+     * event time (record/rates.c). rates.achieved_send, the generator's pace from its first to its
      * last send, is not used: it counts late sends after the window, and over a Poisson plan its
      * two end gaps move it by about sqrt(2)/n, a percent at 200 requests, enough to cross the
      * 99% floor by chance. The generator's verdict (run_generator_judge) is the engine's, or the

@@ -12,8 +12,6 @@
 
 /* "JSON", "binary log", "hlog" */
 const char *merge_kind_name(enum merge_kind k);
-/* 16 hex digits → *out. */
-bool merge_parse_plan_hex(const char *s, uint64_t *out);
 /* The shard record in an hlog comment line (run_shard_hlog_comment's layout); false when none. */
 bool merge_parse_hlog_comment(const char *line, struct merge_probe *p);
 /* The shard record of a parsed knee run JSON (count 0 when it has none). 0 or KNEE_EFORMAT. */

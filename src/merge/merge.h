@@ -20,8 +20,10 @@
  *             each shard's t0 on the wall clock), ordered by planned time.
  *   hlogs     the union of the interval logs, streamed: one interval per file open at a time.
  *
- * Not thread-safe; memory: the summary is a few histograms; the merged binary log holds every
- * record in memory (64 bytes each) to sort it; the hlog merge holds one line per input. */
+ * Not thread-safe; memory: the summary holds a few histograms, and each shard's record without
+ * its histograms until its turn to be added (then one shard's histograms); the merged binary log
+ * holds every record in memory (64 bytes each) to sort it; the hlog merge holds one line per
+ * input. */
 #ifndef KNEE_MERGE_MERGE_H
 #define KNEE_MERGE_MERGE_H
 

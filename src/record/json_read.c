@@ -1,6 +1,7 @@
 /* The one reader of the run JSON (docs/FORMATS.md, "knee run JSON"), with jansson: a document
  * back into a record. Lenient where a report only prints (a missing number is NAN, a count 0),
- * strict where numbers are added up (record_read_histograms checks what knee merge adds). The
+ * strict where numbers are added up (record_read_json_strict and record_read_histograms check
+ * what knee merge adds, in its words); the shard identity knee merge groups files by. The
  * scalar fields come from the lists of record/fields.h, which the writer expands too; the JSON
  * holds every number the text prints as the double the run computed (core/json writes the
  * shortest form that reads back exactly), and integers in ns where the text formats ns
@@ -441,6 +442,33 @@ int record_read_json(const json_t *root, struct run_result *rec, char *err, size
     timeline(root, rec);
     warnings_and_thresholds(root, rec);
     shard(root, rec);
+    return 0;
+}
+
+int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    const char *schema = json_string_value(get(root, "schema"));
+    if (!json_is_object(root) || !run_json_schema_readable(schema))
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "not knee run's JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\")",
+                         schema ? schema : "none");
+    const json_t *sh = get(root, "shard"), *cnt = get(sh, "count"), *idx = get(sh, "index");
+    if (!sh)
+        return 0;
+    uint64_t plan = 0;
+    if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 || json_integer_value(cnt) > RUN_MAX_SHARDS ||
+        !run_shard_plan_parse(json_string_value(get(sh, "plan_id")), &plan))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "the \"shard\" object has no valid count or plan_id");
+    bool merged = json_is_true(get(sh, "merged"));
+    if (!merged &&
+        (!json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) >= json_integer_value(cnt)))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "the \"shard\" object's index is not below its count");
+    s->count = (uint32_t)json_integer_value(cnt);
+    s->index = merged ? RUN_SHARD_MERGED : (uint32_t)json_integer_value(idx);
+    s->plan_id = plan;
+    const json_t *at = get(sh, "start_at_unix_ns");
+    s->start_at_unix_ns = json_is_integer(at) && json_integer_value(at) > 0 ? (uint64_t)json_integer_value(at) : 0;
     return 0;
 }
 

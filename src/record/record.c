@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/units.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +238,21 @@ const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len)
 {
     snprintf(buf, len, "%016llx", (unsigned long long)plan_id);
     return buf;
+}
+
+bool run_shard_plan_parse(const char *s, uint64_t *plan_id)
+{
+    if (!s || strlen(s) != 16)
+        return false;
+    uint64_t v = 0;
+    for (int i = 0; i < 16; i++) {
+        int c = tolower((unsigned char)s[i]);
+        if (!isxdigit(c))
+            return false;
+        v = v * 16 + (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
+    }
+    *plan_id = v;
+    return true;
 }
 
 const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len)

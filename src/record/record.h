@@ -531,6 +531,9 @@ const char *run_io_name(enum run_io io);
 
 /* The plan id as 16 hex digits (buf of at least 17 bytes). Returns buf. */
 const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len);
+/* The plan id back from its 16 hex digits (run_shard_plan_hex's form, either case): false when s
+ * is anything else. */
+bool run_shard_plan_parse(const char *s, uint64_t *plan_id);
 /* An instant as "2026-11-30T13:00:00.250Z" (UTC, milliseconds). Returns buf. */
 const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len);
 
@@ -637,6 +640,13 @@ int record_read_histograms(const struct json_t *root, struct run_result *rec, ch
  * path ("accounting.outcomes.ok is missing or not a count", "schema \"knee-run/1\": knee merge adds up
  * shards of ..."): the caller names the file. The histograms themselves: record_read_histograms. */
 int record_read_json_strict(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+/* Who wrote a run JSON, as knee merge groups files by it: its "shard" object's count, index (or
+ * RUN_SHARD_MERGED for a merge), plan id and start instant into *s (zeroed first; count 0: the
+ * document has no shard object, a run of the whole plan). KNEE_EFORMAT with a reason (without a
+ * path) when it is not a knee run JSON of a readable schema (run_json_schema_readable), or its
+ * shard object has no count in 1 .. RUN_MAX_SHARDS, no plan_id of 16 hex digits, or (not a merge)
+ * no index below its count. */
+int record_read_shard_id(const struct json_t *root, struct run_shard *s, char *err, size_t errlen);
 /* A target object's "protocols", "tls_versions", "tls_handshakes" and "h2" read into *pc
  * (missing: zero; h2 "max_concurrent" null: UINT64_MAX); true when its "tls" is an object (an
  * https target). knee merge adds the shards' with run_proto_counts_add. */
