@@ -14,7 +14,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

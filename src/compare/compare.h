@@ -76,9 +76,9 @@ struct compare_model_target {
     uint64_t clients;    /* closed loop */
 };
 
-/* What decides whether two runs measured the same thing, from a `knee run --json` document
- * (schema knee-run/1). known = false when there was no JSON: then only closed_loop (from a
- * binary log's header) and the target names are known. */
+/* What decides whether two runs measured the same thing, from a `knee run --json` document (read
+ * by the run record's reader, record_read_json: knee-run/2 or /1). known = false when there was
+ * no JSON: then only closed_loop (from a binary log's header) and the target names are known. */
 struct compare_model {
     bool known;
     bool closed_loop, closed_known;
