@@ -14,8 +14,9 @@
  *     within the SLO must agree with the ladder, else the verdict is INVALID.
  *
  * A step is one open-loop run of the load engine (load/run.h, in-process, run_execute) at one
- * rate of the ladder. It is held when the generator delivered it (capacity_step_delivered)
- * and every SLO term passed (load/threshold.h, evaluated on the step's run_result).
+ * rate of the ladder, judged on its run record (record/record.h): held when the generator
+ * delivered it (capacity_step_delivered) and every SLO term passed (record/threshold.h,
+ * evaluated on the record). Only capacity/run.c drives the engine; the rest reads records.
  *
  * The vote, the cross-check's comparison and the verdict are pure functions over a struct
  * capacity_result, so they are tested with synthetic step results. capacity_run does the
@@ -31,10 +32,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "load/run.h"
+#include "record/record.h"
 #include "record/threshold.h"
 
 struct capacity_config;
+struct run_config;        /* load/run.h: the engine's configuration (capacity/run.c drives the engine) */
+struct run_target_config; /* load/run.h */
+struct run_stop;          /* load/run.h */
 
 #define CAPACITY_MAX_RATES 32                             /* rungs of a ladder */
 #define CAPACITY_MAX_REPS 25                              /* --reps */
@@ -72,7 +76,7 @@ int capacity_ladder_make(double min, double max, size_t steps, bool linear, doub
 /* ---- one step --------------------------------------------------------------------------- */
 
 /* One measured window: a rate of the ladder in one repetition, a probe, or one concurrency of
- * the closed loop. Rates are the engine's, by event time over the window (load/rates.c). */
+ * the closed loop. Rates are the record's, by event time over the window (record/rates.c). */
 struct capacity_step {
     bool ran;              /* measured to its end: not skipped, not interrupted, accounting intact */
     bool held;             /* ran, some request ok, delivered (open loop) and every SLO term passed */
@@ -83,7 +87,7 @@ struct capacity_step {
                               responses completed in the window per second (rates.completed) */
     double p50_ms, p99_ms; /* latency of the SLO's group (capacity_latency_group: ok by default) */
     double lag_p99_ms;
-    double error_rate;                /* failed among sent (load/threshold's error_rate); NAN when nothing was sent */
+    double error_rate;                /* failed among sent (record/threshold's error_rate); NAN when nothing was sent */
     uint64_t requests;                /* requests measured (planned after the warm-up) */
     char reason[CAPACITY_REASON_MAX]; /* why it was not held (empty when held) */
 };
@@ -300,11 +304,13 @@ struct capacity_progress {
 typedef void capacity_progress_fn(void *ctx, const struct capacity_progress *p);
 
 struct capacity_config {
-    /* The load: targets, arrivals, threads, timeouts, ... as knee run builds them (cli/runopts).
-     * Per step: open_loop, rate, duration (warm-up + step), warmup, out_path, on_interval,
-     * on_progress and stop are set by capacity_run; targets must not have their own rate or
-     * connections (the ladder shares its rate by weight). */
-    struct run_config base;
+    /* The load: targets, arrivals, threads, timeouts, ... as knee run builds them (cli/runopts;
+     * borrowed, it must outlive the config; the command's live metrics install their callbacks
+     * on it). Per step: open_loop, rate, duration (warm-up + step), warmup, out_path,
+     * on_interval, on_progress and stop are set by capacity_run on a copy; targets must not have
+     * their own rate or connections (the ladder shares its rate by weight). The reports read what
+     * they print of it through capacity_load_of. */
+    struct run_config *base;
     const double *rates; /* the ladder, strictly increasing */
     size_t nrates;
     size_t reps;
@@ -324,6 +330,23 @@ struct capacity_config {
     capacity_progress_fn *on_progress;
     void *progress_ctx;
 };
+
+/* What the reports say of the load every window shares (capacity_load_of reads it from cfg->base,
+ * so that the printers need nothing of the engine's configuration). Strings borrowed from it. */
+struct capacity_load_target {
+    const char *name, *method, *url; /* method NULL: GET */
+    double weight;                   /* <= 0: 1 */
+};
+struct capacity_load {
+    enum run_arrivals arrivals;
+    uint64_t seed;
+    uint32_t threads;
+    uint64_t timer_slack_ns; /* --timer-slack; 0: none */
+    uint64_t lag_limit_ns;   /* --lag-limit; 0: the relative rule */
+    size_t ntargets;
+    struct capacity_load_target targets[RUN_MAX_TARGETS];
+};
+void capacity_load_of(const struct capacity_config *cfg, struct capacity_load *out);
 
 /* The kinds of window capacity_run measures. */
 enum capacity_window { CAPACITY_WINDOW_STEP, CAPACITY_WINDOW_PROBE, CAPACITY_WINDOW_CLOSED };

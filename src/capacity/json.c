@@ -24,7 +24,8 @@ static void step_fields(struct json *j, const struct capacity_step *s)
 
 static void write_config(struct json *j, const struct capacity_config *cfg, const struct capacity_result *r)
 {
-    const struct run_config *b = &cfg->base;
+    struct capacity_load b;
+    capacity_load_of(cfg, &b);
     json_key(j, "config");
     json_object_begin(j);
     json_key(j, "rates");
@@ -36,10 +37,10 @@ static void write_config(struct json *j, const struct capacity_config *cfg, cons
     json_kv_double(j, "step_s", (double)cfg->step_ns / 1e9);
     json_kv_double(j, "warmup_s", (double)cfg->warmup_ns / 1e9);
     json_kv_double(j, "settle_s", (double)cfg->settle_ns / 1e9);
-    json_kv_string(j, "arrivals", b->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
-    json_kv_uint(j, "seed", b->seed);
-    json_kv_uint(j, "threads", b->threads);
-    json_kv_double(j, "timer_slack_ms", (double)b->timer_slack_ns / 1e6); /* --timer-slack, 0: none */
+    json_kv_string(j, "arrivals", b.arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
+    json_kv_uint(j, "seed", b.seed);
+    json_kv_uint(j, "threads", b.threads);
+    json_kv_double(j, "timer_slack_ms", (double)b.timer_slack_ns / 1e6); /* --timer-slack, 0: none */
     json_kv_double(j, "probe_rate", r->probe_rate);
     json_kv_string(j, "probe_target", r->probe_target);
     json_kv_double(j, "probe_lag_limit", capacity_probe_lag_limit_ms(cfg, NULL, 0));
@@ -60,12 +61,12 @@ static void write_config(struct json *j, const struct capacity_config *cfg, cons
         json_null(j);
     json_key(j, "targets");
     json_array_begin(j);
-    for (size_t i = 0; i < b->ntargets; i++) {
+    for (size_t i = 0; i < b.ntargets; i++) {
         json_object_begin(j);
-        json_kv_string(j, "name", b->targets[i].name);
-        json_kv_string(j, "url", b->targets[i].url);
-        json_kv_string(j, "method", b->targets[i].method ? b->targets[i].method : "GET");
-        json_kv_double(j, "weight", b->targets[i].weight > 0 ? b->targets[i].weight : 1);
+        json_kv_string(j, "name", b.targets[i].name);
+        json_kv_string(j, "url", b.targets[i].url);
+        json_kv_string(j, "method", b.targets[i].method ? b.targets[i].method : "GET");
+        json_kv_double(j, "weight", b.targets[i].weight > 0 ? b.targets[i].weight : 1);
         json_object_end(j);
     }
     json_array_end(j);

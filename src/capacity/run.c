@@ -9,6 +9,7 @@
 #include "core/err.h"
 #include "core/outfile.h"
 #include "hlog/hlog.h"
+#include "load/run.h"
 #include "serve/serve.h"
 
 #include <errno.h>
@@ -44,8 +45,8 @@ int capacity_config_check(const struct capacity_config *cfg, char *err, size_t e
         return knee_fail(err, errlen, KNEE_EINVAL, "--require must be a rate > 0");
     if (cfg->nslo == 0)
         return knee_fail(err, errlen, KNEE_EINVAL, "at least one --slo is needed, e.g. --slo 'p99<10ms'");
-    for (size_t i = 0; i < cfg->base.ntargets; i++) {
-        const struct run_target_config *t = &cfg->base.targets[i];
+    for (size_t i = 0; i < cfg->base->ntargets; i++) {
+        const struct run_target_config *t = &cfg->base->targets[i];
         if (t->rate > 0)
             return knee_fail(err, errlen, KNEE_EINVAL,
                              "--target %s: @R sets its own rate, but the ladder sets the rate (share it with --mix)",
@@ -56,12 +57,12 @@ int capacity_config_check(const struct capacity_config *cfg, char *err, size_t e
                              "(and the closed-loop cross-check picks its own connections)",
                              t->name);
     }
-    if (cfg->base.ramp)
+    if (cfg->base->ramp)
         return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: the ladder sets the rate");
-    if (cfg->base.think_ns)
+    if (cfg->base->think_ns)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--think applies to a closed loop; knee capacity runs the open loop");
-    struct run_config probe = cfg->base;
+    struct run_config probe = *cfg->base;
     probe.open_loop = true;
     probe.rate = cfg->rates[cfg->nrates - 1];
     probe.duration_ns = cfg->warmup_ns + cfg->step_ns;
@@ -74,7 +75,7 @@ void capacity_window_config(const struct capacity_config *cfg, enum capacity_win
                             uint32_t connections, const struct run_target_config *probe, double probe_lag_limit_ms,
                             struct run_config *c)
 {
-    *c = cfg->base;
+    *c = *cfg->base;
     if (kind == CAPACITY_WINDOW_CLOSED) {
         /* a closed loop has no plan: no arrivals, no pool, no spin and no slack on its sends */
         c->open_loop = false;
@@ -105,6 +106,20 @@ void capacity_window_config(const struct capacity_config *cfg, enum capacity_win
         c->tls_insecure = true; /* the in-process probe's own self-signed certificate */
         c->tls_cacert = NULL;
     }
+}
+
+void capacity_load_of(const struct capacity_config *cfg, struct capacity_load *out)
+{
+    const struct run_config *b = cfg->base;
+    memset(out, 0, sizeof *out);
+    out->arrivals = b->arrivals;
+    out->seed = b->seed;
+    out->threads = b->threads;
+    out->timer_slack_ns = b->timer_slack_ns;
+    out->lag_limit_ns = b->lag_limit_ns;
+    for (size_t i = 0; i < b->ntargets && i < RUN_MAX_TARGETS; i++)
+        out->targets[out->ntargets++] = (struct capacity_load_target){b->targets[i].name, b->targets[i].method,
+                                                                      b->targets[i].url, b->targets[i].weight};
 }
 
 static double probe_rate(const struct capacity_config *cfg)
@@ -401,7 +416,7 @@ static int run_closed(struct window *w, char *err, size_t errlen)
     const struct capacity_config *cfg = w->cfg;
     struct capacity_result *res = w->res;
     struct capacity_cross *x = &res->cross;
-    uint32_t conns = cfg->base.ntargets > 1 ? (uint32_t)cfg->base.ntargets : 1;
+    uint32_t conns = cfg->base->ntargets > 1 ? (uint32_t)cfg->base->ntargets : 1;
     double top = res->rates[res->nrates - 1];
     x->ran = true;
     w->prog.phase = "closed loop";
@@ -454,10 +469,10 @@ static int start_probe(const struct capacity_config *cfg, struct serve_handle **
     serve_preset("null", &sc);
     /* the same transport as the candidate's: the generator's cost of TLS and HTTP/2 is part of
      * what the probe checks (a self-signed certificate: run_probe trusts it without checking) */
-    for (size_t i = 0; i < cfg->base.ntargets; i++)
-        if (strncasecmp(cfg->base.targets[i].url, "https://", 8) == 0)
+    for (size_t i = 0; i < cfg->base->ntargets; i++)
+        if (strncasecmp(cfg->base->targets[i].url, "https://", 8) == 0)
             sc.tls = true;
-    sc.h2 = sc.tls ? cfg->base.http != RUN_HTTP_1 : cfg->base.h2c;
+    sc.h2 = sc.tls ? cfg->base->http != RUN_HTTP_1 : cfg->base->h2c;
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
@@ -485,7 +500,7 @@ int capacity_run(const struct capacity_config *cfg, struct capacity_result *res,
     res->probe_lag_limit_ms = capacity_probe_lag_limit_ms(cfg, NULL, 0);
     /* every target resolved and every request built before the first window: a name that does
      * not resolve is bad input now, not after the probe */
-    struct run_config top = cfg->base;
+    struct run_config top = *cfg->base;
     top.open_loop = true;
     top.rate = cfg->rates[cfg->nrates - 1];
     top.duration_ns = cfg->warmup_ns + cfg->step_ns;

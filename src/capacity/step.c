@@ -27,7 +27,7 @@ bool capacity_step_delivered(const struct run_result *res, const struct run_gene
 {
     /* The merge point with the engine's rate definitions (docs/FORMATS.md, "Rates"): the sends
      * inside the window against the plan's own events inside the same window, both counted by
-     * event time (load/rates.c). rates.achieved_send, the generator's pace from its first to its
+     * event time (record/rates.c). rates.achieved_send, the generator's pace from its first to its
      * last send, is not used: it counts late sends after the window, and over a Poisson plan its
      * two end gaps move it by about sqrt(2)/n, a percent at 200 requests, enough to cross the
      * 99% floor by chance. The generator's verdict (run_generator_judge) is the engine's, or the
@@ -156,27 +156,25 @@ void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, doub
     /* main's one rule, run_generator_judge, with the probe's lag limit as its hard limit: the
      * probe's own latency is the null target's (a tenth of a millisecond), so the relative
      * rule would hold the probe's lag against nothing the candidate's steps are judged on */
-    struct run_summary lag, lat;
-    run_summarize(&res->all.lag, &lag);
-    run_summarize(&res->all.latency_all, &lat);
-    struct run_generator_input in = {
-        .open_loop = true,
-        .sent_on_schedule = res->sent_on_schedule,
-        .lag_p50_ms = lag.p50,
-        .lag_p99_ms = lag.p99,
-        .latency_p50_ms = lat.p50,
-        .latency_p99_ms = lat.p99,
-        .planned_rate = res->all.rates.planned,
-        .lag_limit_ms = lag_limit_ms,
-        .timer_slack_ms = timer_slack_ms,
-    };
+    struct run_generator_input in;
+    record_generator_input(res, &in);
+    in.open_loop = true; /* a probe is an open-loop window */
+    in.lag_limit_ms = lag_limit_ms;
+    in.timer_slack_ms = timer_slack_ms;
     struct run_generator_verdict v;
     run_generator_judge(&in, &v);
     if (v.over_limit) /* the judge names --lag-limit; the probe's limit may come from elsewhere */
         snprintf(v.why, sizeof v.why, "%slag p99 %.3f ms%s above the probe's lag limit %.3g ms",
-                 v.short_send ? "short sends and " : "", run_lag_beyond_slack(lag.p99, timer_slack_ms),
+                 v.short_send ? "short sends and " : "", run_lag_beyond_slack(in.lag_p99_ms, timer_slack_ms),
                  timer_slack_ms > 0 ? " beyond --timer-slack" : "", lag_limit_ms);
     step_eval(res, true, &v, NULL, 0, out);
+}
+
+static uint64_t lag_limit_ns_of(const struct capacity_config *cfg)
+{
+    struct capacity_load load;
+    capacity_load_of(cfg, &load);
+    return load.lag_limit_ns;
 }
 
 double capacity_probe_lag_limit_ms(const struct capacity_config *cfg, char *source, size_t len)
@@ -187,8 +185,8 @@ double capacity_probe_lag_limit_ms(const struct capacity_config *cfg, char *sour
     if (cfg->probe_lag_limit_ns) {
         ms = (double)cfg->probe_lag_limit_ns / 1e6;
         what = "--probe-lag-limit";
-    } else if (cfg->base.lag_limit_ns) {
-        ms = (double)cfg->base.lag_limit_ns / 1e6;
+    } else if (lag_limit_ns_of(cfg)) {
+        ms = (double)lag_limit_ns_of(cfg) / 1e6;
         what = "--lag-limit";
     } else {
         const struct run_threshold *tight = NULL;

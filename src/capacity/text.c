@@ -65,20 +65,21 @@ static double probe_rate_of(const struct capacity_config *cfg)
 /* The head: load model, targets, ladder, windows, probe and what "held" means. */
 static void print_head(FILE *out, const struct capacity_config *cfg, const char *probe_target)
 {
-    const struct run_config *b = &cfg->base;
+    struct capacity_load b;
+    capacity_load_of(cfg, &b);
     char slo[512], lad[1024], a[32], d1[32], d2[32], d3[32];
     slo_list(cfg, slo, sizeof slo);
     ladder_list(cfg->rates, cfg->nrates, lad, sizeof lad);
     fprintf(out, "knee capacity: %zu repetition%s of a %zu-rate ladder, open loop (%s arrivals), SLO %s", cfg->reps,
-            cfg->reps == 1 ? "" : "s", cfg->nrates, b->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant", slo);
-    if (b->timer_slack_ns) /* as knee run's plan line says it */
+            cfg->reps == 1 ? "" : "s", cfg->nrates, b.arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant", slo);
+    if (b.timer_slack_ns) /* as knee run's plan line says it */
         fprintf(out, ", sends up to %s ms late by --timer-slack",
-                units_fmt_ms((double)b->timer_slack_ns / 1e6, a, sizeof a));
+                units_fmt_ms((double)b.timer_slack_ns / 1e6, a, sizeof a));
     fputc('\n', out);
-    for (size_t i = 0; i < b->ntargets; i++) {
-        const struct run_target_config *t = &b->targets[i];
+    for (size_t i = 0; i < b.ntargets; i++) {
+        const struct capacity_load_target *t = &b.targets[i];
         fprintf(out, "  target    %s %s %s", t->name, t->method ? t->method : "GET", t->url);
-        if (b->ntargets > 1)
+        if (b.ntargets > 1)
             fprintf(out, " (weight %g)", t->weight > 0 ? t->weight : 1);
         fputc('\n', out);
     }
@@ -96,7 +97,7 @@ static void print_head(FILE *out, const struct capacity_config *cfg, const char 
     char src[200];
     double lim = capacity_probe_lag_limit_ms(cfg, src, sizeof src);
     fprintf(out, "            it fails when it sends < %.0f%% of its plan or its lag p99%s > %s (%s)\n",
-            100 * CAPACITY_DELIVERED, b->timer_slack_ns ? " beyond --timer-slack" : "", ms_s(lim, d1, sizeof d1), src);
+            100 * CAPACITY_DELIVERED, b.timer_slack_ns ? " beyond --timer-slack" : "", ms_s(lim, d1, sizeof d1), src);
     if (cfg->between)
         fprintf(out, "  between   %s (before every repetition, outside every window)\n", cfg->between);
     fprintf(out,

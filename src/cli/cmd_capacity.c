@@ -293,7 +293,7 @@ static int fill_config(const struct cmd_spec *spec, const struct cap_flags *f, s
         return opt_fail(spec, "--agree must be a share above 0 and below 100%%, e.g. 10%%");
     if (f->probe && strncmp(f->probe, "http://", 7) != 0)
         return opt_fail(spec, "--probe '%s': expected an http:// URL", f->probe);
-    cfg->base = rc->cfg;
+    cfg->base = &rc->cfg;
     cfg->rates = rates;
     cfg->nrates = nrates;
     cfg->reps = given(spec, "reps") ? (size_t)f->reps : CAPACITY_DEFAULT_REPS;
@@ -330,7 +330,7 @@ static int dry_run(const struct cmd_spec *spec, const struct capacity_config *cf
     size_t nbounds;
     if (run_metrics_check(&f->metrics, spec, cfg->slo, cfg->nslo, bounds, &nbounds))
         return 2;
-    struct run_config c = cfg->base;
+    struct run_config c = *cfg->base;
     c.open_loop = true;
     c.rate = cfg->rates[cfg->nrates - 1];
     c.duration_ns = cfg->warmup_ns + cfg->step_ns;
@@ -446,7 +446,7 @@ static int measure_report(const struct cmd_spec *spec, struct capacity_config *c
 static int measure(const struct cmd_spec *spec, struct capacity_config *cfg, const struct cap_flags *f)
 {
     struct run_metrics *metrics = NULL;
-    int mrc = run_metrics_start(&f->metrics, spec, &cfg->base, cfg->slo, cfg->nslo, &metrics);
+    int mrc = run_metrics_start(&f->metrics, spec, cfg->base, cfg->slo, cfg->nslo, &metrics);
     if (mrc)
         return mrc;
     bool ran = false;
@@ -492,8 +492,8 @@ int cmd_capacity(int argc, char **argv)
     if (rc == 0 && (rc = make_ladder(&spec, &f, rates, &nrates)) == 0 &&
         (rc = build_load(&o, &spec, &urls, rates[nrates - 1], window_ns, &lc)) == 0 &&
         (rc = fill_config(&spec, &f, &lc, rates, nrates, &slo, &cfg)) == 0) {
-        cfg.base.argv = (const char *const *)argv;
-        cfg.base.argc = argc;
+        lc.cfg.argv = (const char *const *)argv; /* cfg.base */
+        lc.cfg.argc = argc;
         rc = f.dry_run ? dry_run(&spec, &cfg, &f) : measure(&spec, &cfg, &f);
     }
     free(slo);

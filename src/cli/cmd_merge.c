@@ -14,7 +14,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,31 +168,86 @@ static bool write_hlog(const char *path, const struct merge_set *s, int *code)
     return true;
 }
 
+/* The flags of one knee merge. */
+struct merge_args {
+    const char *out_path, *hlog_path, *json_path;
+    bool verbose;
+};
+
+/* What was asked against what was given: 0, or 2 after one line. */
+static int check_kinds(const struct cmd_spec *spec, const struct merge_set *set, const struct merge_args *a)
+{
+    if (a->out_path && !set->have[MERGE_LOG])
+        return opt_fail(spec, "-o %s: give the shards' binary logs (knee run --out x.bin)", a->out_path);
+    if (a->hlog_path && !set->have[MERGE_HLOG])
+        return opt_fail(spec, "--hlog %s: give the shards' hlogs (knee run --hlog FILE)", a->hlog_path);
+    if (a->json_path && !set->have[MERGE_JSON])
+        return opt_fail(spec, "--json %s: give the shards' JSON (knee run --json FILE)", a->json_path);
+    if (!set->have[MERGE_JSON] && !a->out_path && !a->hlog_path)
+        return opt_fail(spec, "nothing to merge into: give the shards' JSON for the summary, or -o LOG / --hlog FILE");
+    return 0;
+}
+
+/* knee run's self-checks on the merged run: its p99 interval, its timeline's trend, and Poisson
+ * arrivals on the merged log (a shard's own are thinned). */
+static void selfcheck(struct merge_summary *m, const char *out_path)
+{
+    size_t len = out_path ? strlen(out_path) : 0;
+    bool binary = out_path && !(len >= 4 && strcmp(out_path + len - 4, ".csv") == 0) && !outfile_is_special(out_path);
+    struct runcheck checks;
+    char err[512];
+    runcheck_run(&m->res, binary ? out_path : NULL, &checks, err, sizeof err);
+    runcheck_annotate(&checks, &m->res);
+}
+
+/* The summary (when there is one) and what was written. written: every output so far was; returned
+ * false when the --json could not be written either. */
+static bool report(FILE *text, const struct merge_set *set, struct merge_summary *m, const struct merge_args *a,
+                   const struct merge_log_stats *st, bool written)
+{
+    char desc[256], n[32];
+    merge_set_describe(set, desc, sizeof desc);
+    fprintf(text, "knee merge: %s, %zu files\n", desc, set->nfiles);
+    if (m) {
+        run_print_summary(text, &m->res, a->verbose);
+        run_print_shard_result(text, &m->res);
+        print_plan_check(text, m);
+        print_rates_source(text, m);
+        if (a->json_path)
+            written &= write_json(a->json_path, m, a->verbose);
+    }
+    if (a->out_path)
+        fprintf(text, "wrote %s: %s requests of %u shards, ordered by planned time\n", a->out_path,
+                units_fmt_count(st->records, n, sizeof n), set->count);
+    if (a->hlog_path && written)
+        fprintf(text, "wrote %s: the shards' intervals summed per second and target\n", a->hlog_path);
+    return written;
+}
+
 int cmd_merge(int argc, char **argv)
 {
-    const char *out_path = NULL, *hlog_path = NULL, *json_path = NULL;
-    bool verbose = false;
+    struct merge_args a = {0};
     struct opt opts[] = {
         {.name = "output",
          .short_name = 'o',
          .kind = OPT_STR,
-         .dst = &out_path,
+         .dst = &a.out_path,
          .metavar = "LOG",
          .help = "the merged per-request log from the shards' binary logs (*.csv as CSV), ordered by planned time"},
         {.name = "hlog",
          .kind = OPT_STR,
-         .dst = &hlog_path,
+         .dst = &a.hlog_path,
          .metavar = "FILE",
          .help = "the merged HdrHistogram interval log from the shards' hlogs (exact, streamed)"},
         {.name = "json",
          .kind = OPT_STR,
-         .dst = &json_path,
+         .dst = &a.json_path,
          .metavar = "FILE|-",
          .help = "the merged summary in knee run's JSON schema (- = stdout; the text goes to stderr)"},
         {.name = "verbose",
          .short_name = 'v',
          .kind = OPT_FLAG,
-         .dst = &verbose,
+         .dst = &a.verbose,
          .help = "the full summary: every table, per target, by outcome"},
     };
     struct cmd_spec spec = {
@@ -215,89 +269,38 @@ int cmd_merge(int argc, char **argv)
     size_t nowned = 0;
     struct merge_set set = {0};
     struct merge_summary m = {0};
-    bool have_summary = false;
+    bool have_summary = false, written = true;
     char err[1024] = "";
-    int code = 0;
-    if ((code = collect(&spec, &args, &paths, &owned, &nowned)))
-        goto out;
-    int r = merge_set_build(&set, paths.v, paths.n, false, err, sizeof err);
-    if (r) {
+    int code = collect(&spec, &args, &paths, &owned, &nowned);
+    if (!code && merge_set_build(&set, paths.v, paths.n, false, err, sizeof err))
         code = opt_fail(&spec, "%s", err);
-        goto out;
-    }
-    if (out_path && !set.have[MERGE_LOG]) {
-        code = opt_fail(&spec, "-o %s: give the shards' binary logs (knee run --out x.bin)", out_path);
-        goto out;
-    }
-    if (hlog_path && !set.have[MERGE_HLOG]) {
-        code = opt_fail(&spec, "--hlog %s: give the shards' hlogs (knee run --hlog FILE)", hlog_path);
-        goto out;
-    }
-    if (json_path && !set.have[MERGE_JSON]) {
-        code = opt_fail(&spec, "--json %s: give the shards' JSON (knee run --json FILE)", json_path);
-        goto out;
-    }
-    if (!set.have[MERGE_JSON] && !out_path && !hlog_path) {
-        code = opt_fail(&spec, "nothing to merge into: give the shards' JSON for the summary, or -o LOG / --hlog FILE");
-        goto out;
-    }
-    if (set.have[MERGE_JSON]) {
-        r = merge_summary_build(&m, &set, (const char *const *)argv, argc, err, sizeof err);
-        if (r) {
+    if (!code)
+        code = check_kinds(&spec, &set, &a);
+    if (!code && set.have[MERGE_JSON]) {
+        int r = merge_summary_build(&m, &set, (const char *const *)argv, argc, err, sizeof err);
+        have_summary = r == 0;
+        if (!r)
+            r = merge_summary_ticks_from_hlogs(&m, &set, err, sizeof err);
+        if (r)
             code = opt_fail(&spec, "%s", err);
-            goto out;
-        }
-        have_summary = true;
-        if ((r = merge_summary_ticks_from_hlogs(&m, &set, err, sizeof err))) {
-            code = opt_fail(&spec, "%s", err);
-            goto out;
-        }
     }
     struct merge_log_stats st = {0};
-    if (set.have[MERGE_LOG] && (out_path || have_summary)) {
-        r = merge_logs(&set, have_summary ? &m : NULL, out_path, &st, err, sizeof err);
+    if (!code && set.have[MERGE_LOG] && (a.out_path || have_summary)) {
+        int r = merge_logs(&set, have_summary ? &m : NULL, a.out_path, &st, err, sizeof err);
         if (r) {
             fprintf(stderr, "knee merge: %s\n", err);
             code = code_of(r);
-            goto out;
         }
     }
-    bool written = true;
-    if (hlog_path)
-        written &= write_hlog(hlog_path, &set, &code);
-    if (code)
-        goto out;
-    if (have_summary) { /* knee run's self-checks on the merged run: its p99 interval, its timeline's
-                           trend, and Poisson arrivals on the merged log (a shard's own are thinned) */
-        size_t len = out_path ? strlen(out_path) : 0;
-        bool binary =
-            out_path && !(len >= 4 && strcmp(out_path + len - 4, ".csv") == 0) && !outfile_is_special(out_path);
-        struct runcheck checks;
-        runcheck_run(&m.cfg, &m.res, binary ? out_path : NULL, &checks, err, sizeof err);
-        runcheck_annotate(&checks, &m.res);
+    if (!code && a.hlog_path)
+        written = write_hlog(a.hlog_path, &set, &code);
+    if (!code) {
+        if (have_summary)
+            selfcheck(&m, a.out_path);
+        FILE *text = a.json_path && strcmp(a.json_path, "-") == 0 ? stderr : stdout;
+        written = report(text, &set, have_summary ? &m : NULL, &a, &st, written);
+        code = !written ? 1 : (have_summary && (m.incomplete || !m.res.accounting_ok)) ? 1 : 0;
     }
-    bool json_stdout = json_path && strcmp(json_path, "-") == 0;
-    FILE *text = json_stdout ? stderr : stdout;
-    char desc[256];
-    merge_set_describe(&set, desc, sizeof desc);
-    fprintf(text, "knee merge: %s, %zu files\n", desc, set.nfiles);
-    if (have_summary) {
-        run_print_summary(text, &m.res, verbose);
-        run_print_shard_result(text, &m.res);
-        print_plan_check(text, &m);
-        print_rates_source(text, &m);
-        if (json_path)
-            written &= write_json(json_path, &m, verbose);
-    }
-    if (out_path) {
-        char n[32];
-        fprintf(text, "wrote %s: %s requests of %u shards, ordered by planned time\n", out_path,
-                units_fmt_count(st.records, n, sizeof n), set.count);
-    }
-    if (hlog_path && written)
-        fprintf(text, "wrote %s: the shards' intervals summed per second and target\n", hlog_path);
-    code = !written ? 1 : (have_summary && (m.incomplete || !m.res.accounting_ok)) ? 1 : 0;
-out:
     if (have_summary)
         merge_summary_release(&m);
     merge_set_release(&set);

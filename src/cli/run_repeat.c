@@ -179,16 +179,13 @@ void run_selfcheck(const struct run_config *cfg, struct run_result *res)
         const struct run_until_ci *u = cfg->interval_ctx;
         if (u->stopped && res->interrupted) {
             /* the engine saw a stop request; it was --until-ci's, so say that instead */
-            res->interrupted = false;
             char l[32], h[32], p[32];
-            for (size_t i = 0; i < res->warnings.n; i++)
-                if (strncmp(res->warnings.items[i], "interrupted:", 12) == 0)
-                    warn_replace(&res->warnings, i,
-                                 "--until-ci: planning stopped at %.0f s: the p99 %s ms has its 95%% interval [%s, %s] "
-                                 "within %.1f%% of it (asked: %.1f%%)",
-                                 u->stopped_at_s, units_fmt_ms(u->p99_ms, p, sizeof p),
-                                 units_fmt_ms(u->lo_ms, l, sizeof l), units_fmt_ms(u->hi_ms, h, sizeof h),
-                                 100 * (u->hi_ms - u->lo_ms) / u->p99_ms, 100 * u->fraction);
+            record_stopped_on_purpose(res,
+                                      "--until-ci: planning stopped at %.0f s: the p99 %s ms has its 95%% interval "
+                                      "[%s, %s] within %.1f%% of it (asked: %.1f%%)",
+                                      u->stopped_at_s, units_fmt_ms(u->p99_ms, p, sizeof p),
+                                      units_fmt_ms(u->lo_ms, l, sizeof l), units_fmt_ms(u->hi_ms, h, sizeof h),
+                                      100 * (u->hi_ms - u->lo_ms) / u->p99_ms, 100 * u->fraction);
         } else if (!u->stopped && res->all.latency_all.total_count) {
             double p99, lo, hi;
             char buf[512];
@@ -215,7 +212,7 @@ void run_selfcheck(const struct run_config *cfg, struct run_result *res)
         log = NULL;
     struct runcheck c;
     char err[512];
-    runcheck_run(cfg, res, log, &c, err, sizeof err); /* a log that cannot be read: the checks without it */
+    runcheck_run(res, log, &c, err, sizeof err); /* a log that cannot be read: the checks without it */
     if (skipped && c.poisson_applies && !c.poisson_tested)
         snprintf(c.poisson_note, sizeof c.poisson_note, "the request log %s", skipped);
     runcheck_annotate(&c, res);
@@ -385,6 +382,135 @@ static int write_summary(const char *path, const struct compare_repeat_row *rows
     return commit(&of, what);
 }
 
+/* One knee run --repeat: its flags, the plan every repetition runs, and what they gave. */
+struct repeat_run {
+    const struct run_repeat_flags *f;
+    struct runopts_config *rc;
+    struct run_config cfg; /* rc's, with the repetitions' callbacks and outputs */
+    FILE *text;
+    bool progress, verbose;
+    size_t n, done;
+    struct compare_repeat_row *rows;
+    bool accounting, written, pass;
+};
+
+/* Repetition k's hlog open in DIR: 0, or 1 after a line on stderr. */
+static int open_rep_hlog(struct rep_hlog *h, const char *path)
+{
+    char err[512] = "";
+    int r = outfile_open(&h->of, path, err, sizeof err);
+    if (r == 0 && (r = hlog_writer_open(&h->w, h->of.f, (double)clock_wall_ns() / 1e9, NULL)) != 0)
+        outfile_abort(&h->of);
+    if (r)
+        knee_report(stderr, "knee run: ", "%s: %s", path, err[0] ? err : knee_strerror(r));
+    return r ? 1 : 0;
+}
+
+/* A finished repetition's record judged (self-checks, thresholds) and written to DIR/rep-K.json. */
+static void keep_rep(struct repeat_run *rr, struct run_result *res, const char *jsonp)
+{
+    run_selfcheck(&rr->cfg, res);
+    for (size_t i = 0; i < rr->rc->nthr; i++) {
+        run_threshold_eval(&rr->rc->thr[i], res);
+        rr->pass &= rr->rc->thr[i].pass;
+    }
+    record_set_thresholds(res, rr->rc->thr, rr->rc->nthr);
+    res->verbose = rr->verbose;
+    struct outfile jf;
+    char err[512];
+    if (outfile_open(&jf, jsonp, err, sizeof err) != 0) {
+        knee_report(stderr, "knee run: ", "%s: %s", jsonp, err);
+        rr->written = false;
+    } else {
+        record_write_json(jf.f, res, true);
+        rr->written &= commit(&jf, jsonp) == 0;
+    }
+    rr->written &= res->out_error == 0;
+    rr->accounting &= res->accounting_ok;
+}
+
+/* A repetition's line (and its summary with --verbose, else its warnings but the warm-up's). */
+static void print_rep(const struct repeat_run *rr, size_t k, const struct run_result *res,
+                      const struct compare_repeat_row *row)
+{
+    char c[32], r50[32], r99[32], r999[32], mean[32], rate[32];
+    fprintf(rr->text, "repetition %zu/%zu: %s requests, p50 %s ms, p99 %s ms, p99.9 %s ms, mean %s ms, %s/s sent%s\n",
+            k, rr->n, units_fmt_count(row->requests, c, sizeof c), units_fmt_ms(row->p50, r50, sizeof r50),
+            units_fmt_ms(row->p99, r99, sizeof r99), units_fmt_ms(row->p999, r999, sizeof r999),
+            units_fmt_ms(row->mean, mean, sizeof mean), units_fmt_rate(row->rate, rate, sizeof rate),
+            row->interrupted ? " (interrupted)" : "");
+    if (rr->verbose)
+        run_print_summary(rr->text, res, true);
+    else
+        for (size_t i = 0; i < res->warnings.n; i++)
+            if (strncmp(res->warnings.items[i], "warm-up:", 8) != 0)
+                fprintf(rr->text, "  - %s\n", res->warnings.items[i]);
+}
+
+/* Repetition k (1-based): its run into DIR (log, hlog, JSON) and its line. 0, or the exit code
+ * that ends the repetitions. */
+static int repetition(struct repeat_run *rr, size_t k)
+{
+    char logp[4200], hlogp[4200], jsonp[4200];
+    path_of(logp, sizeof logp, rr->f->out_dir, k, ".bin");
+    path_of(hlogp, sizeof hlogp, rr->f->out_dir, k, ".hlog");
+    path_of(jsonp, sizeof jsonp, rr->f->out_dir, k, ".json");
+    rr->cfg.out_path = logp;
+    struct rep_hlog h = {.targets = rr->cfg.targets};
+    if (open_rep_hlog(&h, hlogp))
+        return 1;
+    rr->cfg.on_interval = rep_interval;
+    rr->cfg.interval_ctx = &h;
+    struct run_result res;
+    char err[512];
+    int r = run_execute(&rr->cfg, &res, err, sizeof err);
+    if (rr->progress)
+        fputs("\r\033[K", stderr);
+    int hr = hlog_writer_close(h.w);
+    if (r) {
+        outfile_abort(&h.of);
+        knee_report(stderr, "knee run: ", "repetition %zu: %s", k, err[0] ? err : knee_strerror(r));
+        return (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) && k == 1 ? 2 : 1;
+    }
+    if (hr || h.err) {
+        outfile_abort(&h.of);
+        knee_report(stderr, "knee run: ", "%s: %s", hlogp, knee_strerror(h.err ? h.err : hr));
+        rr->written = false;
+    } else if (commit(&h.of, hlogp)) {
+        rr->written = false;
+    }
+    keep_rep(rr, &res, jsonp);
+    struct compare_repeat_row *row = &rr->rows[rr->done++];
+    compare_repeat_row_of(row, &res);
+    print_rep(rr, k, &res, row);
+    run_result_release(&res);
+    return 0;
+}
+
+/* The summary across the repetitions that ran: printed, DIR/repeat.json, --json, --html. */
+static void summarize(struct repeat_run *rr, const char *json_path)
+{
+    const struct run_repeat_flags *f = rr->f;
+    compare_repeat_print(rr->text, rr->rows, rr->done);
+    if (rr->done < rr->n)
+        fprintf(rr->text, "  stopped: %zu of %zu repetitions ran\n", rr->done, rr->n);
+    char sum[4200];
+    snprintf(sum, sizeof sum, "%s/%s", f->out_dir, COMPARE_REPEAT_SUMMARY);
+    rr->written &= write_summary(sum, rr->rows, rr->done, rr->n, f->settle_ns, f->out_dir, sum) == 0;
+    if (json_path)
+        rr->written &= write_summary(json_path, rr->rows, rr->done, rr->n, f->settle_ns, f->out_dir, "--json") == 0;
+    fprintf(rr->text, "\nwrote %s (compare two such directories: knee compare BEFORE AFTER)\n", f->out_dir);
+    if (f->html) { /* knee report DIR: every repetition and the summary across them */
+        const char *files[] = {f->out_dir, NULL};
+        struct html_write_opts h = {.files = files};
+        char err[1024];
+        if (html_write_report(f->html, &h, NULL, err, sizeof err) != 0) {
+            knee_report(stderr, "knee run: ", "--html %s", err);
+            rr->written = false;
+        }
+    }
+}
+
 int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc,
                     const char *json_path, bool progress, bool verbose, bool dry)
 {
@@ -396,132 +522,42 @@ int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spe
     struct run_config no_outputs = {0};
     if (f->html && run_output_check(&html_check, spec, &no_outputs))
         return 2;
-    bool json_stdout = json_path && strcmp(json_path, "-") == 0;
-    FILE *text = json_stdout ? stderr : stdout;
-    struct run_config cfg = rc->cfg;
-    progress = progress || isatty(STDERR_FILENO);
-    if (progress)
-        cfg.on_progress = on_progress;
+    struct repeat_run rr = {.f = f,
+                            .rc = rc,
+                            .cfg = rc->cfg,
+                            .text = json_path && strcmp(json_path, "-") == 0 ? stderr : stdout,
+                            .progress = progress || isatty(STDERR_FILENO),
+                            .verbose = verbose,
+                            .n = (size_t)f->repeat,
+                            .accounting = true,
+                            .written = true,
+                            .pass = true};
+    if (rr.progress)
+        rr.cfg.on_progress = on_progress;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     repeat_signals = 0;
     run_stop_init(&repeat_stop);
-    cfg.stop = &repeat_stop;
+    rr.cfg.stop = &repeat_stop;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-
-    size_t n = (size_t)f->repeat, done = 0;
-    struct compare_repeat_row *rows = xcalloc(n, sizeof *rows);
-    bool accounting = true, written = true, pass = true;
+    rr.rows = xcalloc(rr.n, sizeof *rr.rows);
     int code = 0;
-    char logp[4200], hlogp[4200], jsonp[4200];
-    for (size_t k = 1; k <= n; k++) {
+    for (size_t k = 1; k <= rr.n && !code; k++) {
         if (k > 1 && f->settle_ns && !settle(f->settle_ns))
             break;
         if (run_stop_level(&repeat_stop))
             break;
-        path_of(logp, sizeof logp, f->out_dir, k, ".bin");
-        path_of(hlogp, sizeof hlogp, f->out_dir, k, ".hlog");
-        path_of(jsonp, sizeof jsonp, f->out_dir, k, ".json");
-        cfg.out_path = logp;
-        struct rep_hlog h = {.targets = cfg.targets};
-        char err[512];
-        int r = outfile_open(&h.of, hlogp, err, sizeof err);
-        if (r == 0 && (r = hlog_writer_open(&h.w, h.of.f, (double)clock_wall_ns() / 1e9, NULL)) != 0)
-            outfile_abort(&h.of);
-        if (r) {
-            knee_report(stderr, "knee run: ", "%s: %s", hlogp, err[0] ? err : knee_strerror(r));
-            code = 1;
-            break;
-        }
-        cfg.on_interval = rep_interval;
-        cfg.interval_ctx = &h;
-        struct run_result res;
-        r = run_execute(&cfg, &res, err, sizeof err);
-        if (progress)
-            fputs("\r\033[K", stderr);
-        int hr = hlog_writer_close(h.w);
-        if (r) {
-            outfile_abort(&h.of);
-            knee_report(stderr, "knee run: ", "repetition %zu: %s", k, err[0] ? err : knee_strerror(r));
-            code = (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) && k == 1 ? 2 : 1;
-            break;
-        }
-        if (hr || h.err) {
-            outfile_abort(&h.of);
-            knee_report(stderr, "knee run: ", "%s: %s", hlogp, knee_strerror(h.err ? h.err : hr));
-            written = false;
-        } else if (commit(&h.of, hlogp)) {
-            written = false;
-        }
-        run_selfcheck(&cfg, &res);
-        for (size_t i = 0; i < rc->nthr; i++) {
-            run_threshold_eval(&rc->thr[i], &res);
-            pass &= rc->thr[i].pass;
-        }
-        record_set_thresholds(&res, rc->thr, rc->nthr);
-        res.verbose = verbose;
-        struct outfile jf;
-        if (outfile_open(&jf, jsonp, err, sizeof err) != 0) {
-            knee_report(stderr, "knee run: ", "%s: %s", jsonp, err);
-            written = false;
-        } else {
-            record_write_json(jf.f, &res, true);
-            written &= commit(&jf, jsonp) == 0;
-        }
-        written &= res.out_error == 0;
-        accounting &= res.accounting_ok;
-        struct run_summary s;
-        run_summarize(&res.all.latency_all, &s);
-        struct compare_repeat_row *row = &rows[done++];
-        row->requests = res.all.counts.planned;
-        row->p50 = s.p50;
-        row->p99 = s.p99;
-        row->p999 = s.p999;
-        row->mean = s.mean;
-        row->rate = res.all.rates.sent;
-        row->interrupted = res.interrupted;
-        row->attention = res.warnings.attention;
-        char c[32], r50[32], r99[32], r999[32], mean[32], rate[32];
-        fprintf(text, "repetition %zu/%zu: %s requests, p50 %s ms, p99 %s ms, p99.9 %s ms, mean %s ms, %s/s sent%s\n",
-                k, n, units_fmt_count(res.all.counts.planned, c, sizeof c), units_fmt_ms(s.p50, r50, sizeof r50),
-                units_fmt_ms(s.p99, r99, sizeof r99), units_fmt_ms(s.p999, r999, sizeof r999),
-                units_fmt_ms(s.mean, mean, sizeof mean), units_fmt_rate(res.all.rates.sent, rate, sizeof rate),
-                res.interrupted ? " (interrupted)" : "");
-        if (verbose)
-            run_print_summary(text, &res, true);
-        else
-            for (size_t i = 0; i < res.warnings.n; i++)
-                if (strncmp(res.warnings.items[i], "warm-up:", 8) != 0)
-                    fprintf(text, "  - %s\n", res.warnings.items[i]);
-        run_result_release(&res);
+        code = repetition(&rr, k);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (done) {
-        compare_repeat_print(text, rows, done);
-        if (done < n)
-            fprintf(text, "  stopped: %zu of %zu repetitions ran\n", done, n);
-        char sum[4200];
-        snprintf(sum, sizeof sum, "%s/%s", f->out_dir, COMPARE_REPEAT_SUMMARY);
-        written &= write_summary(sum, rows, done, n, f->settle_ns, f->out_dir, sum) == 0;
-        if (json_path)
-            written &= write_summary(json_path, rows, done, n, f->settle_ns, f->out_dir, "--json") == 0;
-        fprintf(text, "\nwrote %s (compare two such directories: knee compare BEFORE AFTER)\n", f->out_dir);
-        if (f->html) { /* knee report DIR: every repetition and the summary across them */
-            const char *files[] = {f->out_dir, NULL};
-            struct html_write_opts h = {.files = files};
-            char err[1024];
-            if (html_write_report(f->html, &h, NULL, err, sizeof err) != 0) {
-                knee_report(stderr, "knee run: ", "--html %s", err);
-                written = false;
-            }
-        }
-    }
-    free(rows);
+    if (rr.done)
+        summarize(&rr, json_path);
+    free(rr.rows);
     if (code)
         return code;
-    return !accounting || !written ? 1 : !pass ? 99 : 0;
+    return !rr.accounting || !rr.written ? 1 : !rr.pass ? 99 : 0;
 }

@@ -76,9 +76,9 @@ struct compare_model_target {
     uint64_t clients;    /* closed loop */
 };
 
-/* What decides whether two runs measured the same thing, from a `knee run --json` document
- * (schema knee-run/1). known = false when there was no JSON: then only closed_loop (from a
- * binary log's header) and the target names are known. */
+/* What decides whether two runs measured the same thing, from a `knee run --json` document (read
+ * by the run record's reader, record_read_json: knee-run/2 or /1). known = false when there was
+ * no JSON: then only closed_loop (from a binary log's header) and the target names are known. */
 struct compare_model {
     bool known;
     bool closed_loop, closed_known;
@@ -304,6 +304,11 @@ struct compare_repeat_row {
     double p50, p99, p999, mean, rate; /* latency of the measured requests; achieved send rate */
     bool interrupted, attention;
 };
+/* A repetition's row from its run record (record/record.h): the measured requests, the latency of
+ * every completed one from its histogram (all.latency_all: a record the engine produced), the
+ * achieved send rate, interrupted and attention. */
+struct run_result;
+void compare_repeat_row_of(struct compare_repeat_row *row, const struct run_result *rec);
 /* Per metric (p50, p99, p99.9, mean, achieved rate): the median of the repetitions' values
  * and their min–max, then the spread as a share of the median. */
 void compare_repeat_print(FILE *out, const struct compare_repeat_row *rows, size_t n);

@@ -3,13 +3,13 @@
  * model from its run JSON (jansson). The warm-up is left out by the logs' own metadata: the
  * binary log's per-record flag, the JSON's warmup_s for a CSV (start_s < warm-up), and an
  * hlog from knee run never holds it. Every error names the file (and the line or record). */
-#include "runreport/runreport.h"
 #include "compare/internal.h"
 
 #include "core/err.h"
 #include "csv/csv.h"
 #include "hist/hdr.h"
 #include "hlog/hlog.h"
+#include "record/record.h"
 #include "reqlog/reqlog.h"
 
 #include <dirent.h>
@@ -64,24 +64,6 @@ void compare_rep_warn(struct compare_rep *r, const char *fmt, ...)
 
 /* ---- the run JSON ----------------------------------------------------------------------------- */
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = o ? json_object_get(o, key) : NULL;
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static uint64_t unum(const json_t *o, const char *key)
-{
-    double d = num(o, key);
-    return d >= 0 && d < 1.8e19 ? (uint64_t)d : 0;
-}
-
-static void str(const json_t *o, const char *key, char *buf, size_t len)
-{
-    const char *s = o ? json_string_value(json_object_get(o, key)) : NULL;
-    snprintf(buf, len, "%s", s ? s : "");
-}
-
 /* "http://host:port/path?q" → authority and request target. */
 static void split_url(const char *url, struct compare_model_target *t)
 {
@@ -91,6 +73,69 @@ static void split_url(const char *url, struct compare_model_target *t)
     size_t alen = slash ? (size_t)(slash - p) : strlen(p);
     snprintf(t->authority, sizeof t->authority, "%.*s", (int)alen, p);
     snprintf(t->path, sizeof t->path, "%s", slash ? slash : "/");
+}
+
+/* The load model of a run's record (what the run JSON says of its plan): the open loop's settings
+ * unknown (NAN, "") in a closed loop and the other way round, as the JSON leaves them out. */
+static void model_of(struct compare_model *m, const struct run_result *rec)
+{
+    const struct record_config *c = &rec->config;
+    m->known = m->closed_known = true;
+    m->closed_loop = !c->open_loop;
+    snprintf(m->arrivals, sizeof m->arrivals, "%s",
+             m->closed_loop                        ? ""
+             : c->arrivals == RUN_ARRIVALS_POISSON ? "poisson"
+                                                   : "constant");
+    m->ramp = c->ramp;
+    m->ramp_from = c->ramp_from;
+    m->ramp_to = c->ramp_to;
+    m->rate = !m->closed_loop && !c->ramp && c->rate > 0 ? c->rate : NAN;
+    m->pool_cap = rec->pool_cap;
+    snprintf(m->when_busy, sizeof m->when_busy, "%s",
+             m->closed_loop                  ? ""
+             : c->when_busy == RUN_BUSY_DROP ? "drop"
+                                             : "queue");
+    m->think_s = m->closed_loop ? (double)c->think_ns / 1e9 : NAN;
+    m->duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : NAN;
+    m->requests = c->requests;
+    m->timeout_s = (double)c->timeout_ns / 1e9;
+    m->warmup_s = (double)c->warmup_ns / 1e9;
+    m->keepalive = c->keepalive;
+    m->seed = c->seed;
+    m->threads = rec->threads;
+    m->ntargets = 0;
+    for (size_t i = 0; i < rec->ntargets && m->ntargets < COMPARE_MAX_TARGETS; i++) {
+        const struct run_target_result *t = &rec->targets[i];
+        struct compare_model_target *mt = &m->targets[m->ntargets++];
+        snprintf(mt->name, sizeof mt->name, "%s", t->name);
+        split_url(t->url, mt);
+        mt->planned_rate = t->planned_rate;
+        mt->clients = t->connections;
+    }
+}
+
+/* The run's own verdicts on itself, as this repetition's warnings. */
+static void verdicts_of(struct compare_rep *r, const struct run_result *rec)
+{
+    if (rec->interrupted)
+        compare_rep_warn(r, "the run was interrupted (Ctrl-C): it covers less than its plan");
+    if (rec->generator_limited)
+        compare_rep_warn(r, "GENERATOR-LIMITED: the generator, not the service, shaped this run");
+    if (!rec->accounting_ok)
+        compare_rep_warn(r, "the run's accounting identities do not hold");
+    for (size_t i = 0; i < rec->warnings.n; i++) {
+        const char *s = rec->warnings.items[i];
+        /* the kind of problem, so the report can list the repetitions that have it (the
+         * numbers are in the run's own JSON) */
+        if (strncmp(s, "self-check:", 11) != 0)
+            continue;
+        if (strstr(s, "not a Poisson process"))
+            compare_rep_warn(r, "self-check: the actual sends were not a Poisson process (Anderson-Darling at 1%%)");
+        else if (strstr(s, "not stationary"))
+            compare_rep_warn(r, "self-check: not stationary (a trend in the per-second p50 or p99)");
+        else
+            compare_rep_warn(r, "%s", s);
+    }
 }
 
 static int load_root(struct compare_rep *r, json_t *root, const char *path, char *err, size_t errlen);
@@ -114,76 +159,27 @@ int compare_rep_load_json_mem(struct compare_rep *r, const void *data, size_t si
     return load_root(r, root, name, err, errlen);
 }
 
-/* The model and the run's own flags from a parsed run JSON (root: owned, released here). */
+/* The model and the run's own flags from a parsed run JSON (root: owned, released here), read by
+ * the run record's reader. */
 static int load_root(struct compare_rep *r, json_t *root, const char *path, char *err, size_t errlen)
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || !run_json_schema_readable(schema)) {
-        /* the message first: schema points into root */
-        int rc = knee_fail(err, errlen, KNEE_EFORMAT,
-                           "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
-                           "\" as `knee run --json` writes)",
-                           path, schema ? schema : "none");
-        json_decref(root);
+    int rc = 0;
+    struct run_result rec;
+    char why[512];
+    if (!json_is_object(root) || !run_json_schema_readable(schema))
+        rc = knee_fail(err, errlen, KNEE_EFORMAT,
+                       "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
+                       "\" as `knee run --json` writes)",
+                       path, schema ? schema : "none");
+    else if ((rc = record_read_json(root, &rec, why, sizeof why)) != 0)
+        knee_fail(err, errlen, rc, "%s: %s", path, why);
+    json_decref(root); /* after the message: schema points into root */
+    if (rc)
         return rc;
-    }
-    struct compare_model *m = &r->model;
-    const json_t *cfg = json_object_get(root, "config");
-    char mode[16];
-    str(cfg, "mode", mode, sizeof mode);
-    m->known = true;
-    m->closed_known = true;
-    m->closed_loop = strcmp(mode, "closed") == 0;
-    str(cfg, "arrivals", m->arrivals, sizeof m->arrivals);
-    const json_t *ramp = json_object_get(cfg, "ramp");
-    m->ramp = json_is_object(ramp);
-    m->ramp_from = num(ramp, "from");
-    m->ramp_to = num(ramp, "to");
-    m->rate = num(cfg, "rate");
-    m->pool_cap = unum(cfg, "pool_cap");
-    str(cfg, "when_busy", m->when_busy, sizeof m->when_busy);
-    m->think_s = num(cfg, "think_s");
-    m->duration_s = num(cfg, "duration_s");
-    m->requests = unum(cfg, "requests");
-    m->timeout_s = num(cfg, "timeout_s");
-    m->warmup_s = num(cfg, "warmup_s");
-    m->keepalive = json_is_true(json_object_get(cfg, "keepalive"));
-    m->seed = unum(cfg, "seed");
-    m->threads = unum(cfg, "threads");
-    const json_t *tg = json_object_get(root, "targets");
-    m->ntargets = 0;
-    for (size_t i = 0; i < json_array_size(tg) && m->ntargets < COMPARE_MAX_TARGETS; i++) {
-        const json_t *t = json_array_get(tg, i);
-        struct compare_model_target *mt = &m->targets[m->ntargets++];
-        str(t, "name", mt->name, sizeof mt->name);
-        char url[512];
-        str(t, "url", url, sizeof url);
-        split_url(url, mt);
-        mt->planned_rate = num(t, "planned_rate");
-        mt->clients = unum(t, "clients");
-    }
-    /* the run's own verdicts on itself */
-    if (json_is_true(json_object_get(root, "interrupted")))
-        compare_rep_warn(r, "the run was interrupted (Ctrl-C): it covers less than its plan");
-    if (json_is_true(json_object_get(root, "generator_limited")))
-        compare_rep_warn(r, "GENERATOR-LIMITED: the generator, not the service, shaped this run");
-    if (json_is_false(json_object_get(root, "accounting_ok")))
-        compare_rep_warn(r, "the run's accounting identities do not hold");
-    const json_t *w = json_object_get(root, "warnings");
-    for (size_t i = 0; i < json_array_size(w); i++) {
-        const char *s = json_string_value(json_array_get(w, i));
-        /* the kind of problem, so the report can list the repetitions that have it (the
-         * numbers are in the run's own JSON) */
-        if (!s || strncmp(s, "self-check:", 11) != 0)
-            continue;
-        if (strstr(s, "not a Poisson process"))
-            compare_rep_warn(r, "self-check: the actual sends were not a Poisson process (Anderson-Darling at 1%%)");
-        else if (strstr(s, "not stationary"))
-            compare_rep_warn(r, "self-check: not stationary (a trend in the per-second p50 or p99)");
-        else
-            compare_rep_warn(r, "%s", s);
-    }
-    json_decref(root);
+    model_of(&r->model, &rec);
+    verdicts_of(r, &rec);
+    run_result_release(&rec);
     return 0;
 }
 

@@ -7,10 +7,25 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/units.h"
+#include "record/record.h"
 #include "stats/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+void compare_repeat_row_of(struct compare_repeat_row *row, const struct run_result *rec)
+{
+    struct run_summary s;
+    run_summarize(&rec->all.latency_all, &s);
+    *row = (struct compare_repeat_row){.requests = rec->all.counts.planned,
+                                       .p50 = s.p50,
+                                       .p99 = s.p99,
+                                       .p999 = s.p999,
+                                       .mean = s.mean,
+                                       .rate = rec->all.rates.sent,
+                                       .interrupted = rec->interrupted,
+                                       .attention = rec->warnings.attention};
+}
 
 enum { R_P50, R_P99, R_P999, R_MEAN, R_RATE, R_N };
 static const char *const row_names[R_N] = {"p50", "p99", "p99.9", "mean", "rate"};

@@ -22,21 +22,6 @@ const char *merge_kind_name(enum merge_kind k)
     return (unsigned)k < MERGE_NKINDS ? kind_names[k] : "?";
 }
 
-bool merge_parse_plan_hex(const char *s, uint64_t *out)
-{
-    if (!s || strlen(s) != 16)
-        return false;
-    uint64_t v = 0;
-    for (int i = 0; i < 16; i++) {
-        int c = tolower((unsigned char)s[i]);
-        if (!isxdigit(c))
-            return false;
-        v = v * 16 + (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
-    }
-    *out = v;
-    return true;
-}
-
 /* ", shard I/N, plan HEX, start at S.NNNNNNNNN" (or "shards all/N" in a merge's comment) inside
  * an hlog comment line. */
 bool merge_parse_hlog_comment(const char *line, struct merge_probe *p)
@@ -61,7 +46,7 @@ bool merge_parse_hlog_comment(const char *line, struct merge_probe *p)
     if (sscanf(s, ", plan %16[0-9a-fA-F], start at %llu.%9llu", hex, &sec, &ns) != 3)
         return false;
     uint64_t plan;
-    if (!merge_parse_plan_hex(hex, &plan) || cnt == 0 || (!merged && idx >= cnt) || sec > UINT64_MAX / NS_PER_S - 1)
+    if (!run_shard_plan_parse(hex, &plan) || cnt == 0 || (!merged && idx >= cnt) || sec > UINT64_MAX / NS_PER_S - 1)
         return false;
     p->index = merged ? RUN_SHARD_MERGED : idx;
     p->count = cnt;
@@ -86,30 +71,19 @@ static int probe_hlog(const char *path, FILE *f, struct merge_probe *p)
 
 int merge_json_shard(const json_t *root, const char *path, struct merge_probe *p, char *err, size_t errlen)
 {
-    const char *schema = json_string_value(json_object_get(root, "schema"));
-    if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
-        return knee_fail(err, errlen, KNEE_EFORMAT,
-                         "%s: not knee run's JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\")", path,
-                         schema ? schema : "none");
-    const json_t *sh = json_object_get(root, "shard");
+    struct run_shard sh;
+    char why[512];
     p->kind = MERGE_JSON;
     p->count = 0;
-    if (!sh)
+    if (record_read_shard_id(root, &sh, why, sizeof why))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
+    if (!sh.count)
         return 0;
-    const json_t *cnt = json_object_get(sh, "count"), *idx = json_object_get(sh, "index");
-    uint64_t plan = 0;
-    if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 || json_integer_value(cnt) > RUN_MAX_SHARDS ||
-        !merge_parse_plan_hex(json_string_value(json_object_get(sh, "plan_id")), &plan))
-        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: the \"shard\" object has no valid count or plan_id", path);
-    p->merged = json_is_true(json_object_get(sh, "merged"));
-    if (!p->merged &&
-        (!json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) >= json_integer_value(cnt)))
-        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: the \"shard\" object's index is not below its count", path);
-    p->count = (uint32_t)json_integer_value(cnt);
-    p->index = p->merged ? RUN_SHARD_MERGED : (uint32_t)json_integer_value(idx);
-    p->plan_id = plan;
-    const json_t *at = json_object_get(sh, "start_at_unix_ns");
-    p->start_at_unix_ns = json_is_integer(at) && json_integer_value(at) > 0 ? (uint64_t)json_integer_value(at) : 0;
+    p->merged = sh.index == RUN_SHARD_MERGED;
+    p->count = sh.count;
+    p->index = sh.index;
+    p->plan_id = sh.plan_id;
+    p->start_at_unix_ns = sh.start_at_unix_ns;
     return 0;
 }
 

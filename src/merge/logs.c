@@ -1,8 +1,9 @@
-/* The union of the shards' binary request logs: every record moved onto one time axis (the
+/* The shards' binary request logs: their union, every record moved onto one time axis (the
  * shared start instant, where every shard's t0 already is; else each shard's t0 on the wall
  * clock, from its JSON), sorted by planned time (ties: shard, then file order), written as one
- * log whose header says it merges N shards. Each shard writes its records in completion order,
- * so the union is sorted in memory (64 bytes a record). */
+ * log whose header says it merges N shards (each shard writes its records in completion order,
+ * so the union is sorted in memory, 64 bytes a record); and the merged summary's events counted
+ * again from them (merge_count_logs). */
 #include "merge/internal.h"
 
 #include "core/err.h"
@@ -171,5 +172,82 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
         free(names[i]);
     free(names);
     free(items);
+    return rc;
+}
+
+/* ---- the events counted again ---- */
+
+/* One shard's per-request log counted into ev[] (every record moved onto the merged axis, as the
+ * engine counts them: run_events_add_record); a truncated log, or one that holds another number of
+ * requests than its JSON planned, fails its shard. */
+static int count_log(struct merge_ctx *c, uint32_t k, const char *path, struct run_events *ev)
+{
+    struct merge_summary *m = c->m;
+    const struct merge_doc *d = &c->docs[k];
+    size_t nt = m->res.ntargets;
+    struct reqlog_reader *rd;
+    char why[256];
+    int rc = reqlog_reader_open(&rd, path, why, sizeof why);
+    if (rc)
+        return merge_fail(c, rc, "%s: %s", path, why);
+    bool same = reqlog_reader_ntargets(rd) == nt;
+    for (size_t i = 0; same && i < nt; i++)
+        same = strcmp(reqlog_reader_target(rd, i), m->res.targets[i].name) == 0;
+    if (!same) {
+        reqlog_reader_close(rd);
+        return merge_fail(c, KNEE_EFORMAT, "%s: its targets are not those of %s", path, d->path);
+    }
+    struct reqlog_record r;
+    uint64_t n = 0;
+    int got;
+    while ((got = reqlog_read(rd, &r)) == 1) {
+        if (d->off_ns) {
+            r.planned_ns += d->off_ns;
+            r.sent_ns += r.sent_ns ? d->off_ns : 0;
+            r.done_ns += r.done_ns ? d->off_ns : 0;
+        }
+        run_events_add_record(&ev[r.target], &r);
+        run_events_add_record(&ev[nt], &r);
+        n++;
+    }
+    if (got == KNEE_ETRUNC)
+        merge_summary_fail_shardf(m, k, "its request log is truncated after %" PRIu64 " records (%s)", n, path);
+    else if (got < 0)
+        rc = merge_fail(c, got, "%s: %s", path, reqlog_reader_error(rd));
+    else if (n != d->planned)
+        merge_summary_fail_shardf(m, k, "its request log %s holds %" PRIu64 " requests, its JSON planned %" PRIu64,
+                                  path, n, d->planned);
+    reqlog_reader_close(rd);
+    m->log_records += n;
+    return rc;
+}
+
+static bool same_events(const struct run_events *x, const struct run_events *y)
+{
+    return x->planned == y->planned && x->sent == y->sent && x->completed == y->completed && x->ok == y->ok &&
+           x->sent_before == y->sent_before && x->sent_late == y->sent_late && x->completed_late == y->completed_late &&
+           x->sends == y->sends &&
+           (!x->sends || (x->first_send_ns == y->first_send_ns && x->last_send_ns == y->last_send_ns));
+}
+
+int merge_count_logs(struct merge_ctx *c, const char *const *paths)
+{
+    struct merge_summary *m = c->m;
+    struct run_result *res = &m->res;
+    size_t nt = res->ntargets;
+    struct run_events *ev = xcalloc(nt + 1, sizeof *ev);
+    for (size_t i = 0; i <= nt; i++)
+        run_events_init(&ev[i], m->window_start_ns, m->window_end_ns);
+    int rc = 0;
+    for (uint32_t k = 0; k < c->count && !rc; k++)
+        rc = count_log(c, k, paths[k], ev);
+    for (size_t i = 0; i <= nt && !rc; i++) {
+        struct run_target_result *t = i < nt ? &res->targets[i] : &res->all;
+        m->logs_disagree |= c->same_t0 && !same_events(&t->events, &ev[i]);
+        t->events = ev[i];
+        run_rates_of(&t->events, &t->rates);
+    }
+    m->rates_from_logs = !rc;
+    free(ev);
     return rc;
 }

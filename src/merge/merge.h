@@ -6,22 +6,24 @@
  *             is refused (KNEE_EINVAL, exit 2) when the shards disagree on the count, the plan or
  *             the start instant, when a shard's file of one kind is given twice, or when a kind
  *             of output is given for some shards but not all ("missing shards 1, 3 of 4").
- *   summary   from the shards' JSON: counts summed (transport causes and retries too) and the
- *             accounting identities checked, the histograms (carried in the JSON) added index
- *             by index, so every percentile is that of the union of the requests, never an
- *             average; the total planned checked against the whole plan; rates by event time
- *             (load/run.h struct run_events: the shards' events added up, or counted again from
- *             their binary logs) over the merged window; generator-limited when any shard was;
- *             a shard that failed (interrupted, broken accounting, a thread stopped, a
- *             truncated log) named and the result marked incomplete. The result is a struct
- *             run_config + struct run_result, printed by knee run's own printers (text, JSON
- *             in the knee-run/2 schema).
+ *   summary   from the shards' JSON, read back as records (record/ strict reader): counts summed
+ *             (transport causes and retries too) and the accounting identities checked, the
+ *             histograms (carried in the JSON) added index by index, so every percentile is that
+ *             of the union of the requests, never an average; the total planned checked against
+ *             the whole plan; rates by event time (record/record.h struct run_events: the shards'
+ *             events added up, or counted again from their binary logs) over the merged window;
+ *             generator-limited when any shard was; a shard that failed (interrupted, broken
+ *             accounting, a thread stopped, a truncated log) named and the result marked
+ *             incomplete. The result is a run record (record_add, then the record's own
+ *             derivation), printed by knee run's own printers (text, JSON in the knee-run/2 schema).
  *   logs      the union of the binary logs, on one time axis (the shared start instant, else
  *             each shard's t0 on the wall clock), ordered by planned time.
  *   hlogs     the union of the interval logs, streamed: one interval per file open at a time.
  *
- * Not thread-safe; memory: the summary is a few histograms; the merged binary log holds every
- * record in memory (64 bytes each) to sort it; the hlog merge holds one line per input. */
+ * Not thread-safe; memory: the summary holds a few histograms, and each shard's record without
+ * its histograms until its turn to be added (then one shard's histograms); the merged binary log
+ * holds every record in memory (64 bytes each) to sort it; the hlog merge holds one line per
+ * input. */
 #ifndef KNEE_MERGE_MERGE_H
 #define KNEE_MERGE_MERGE_H
 
@@ -30,7 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "load/run.h"
+#include "record/record.h"
 
 enum merge_kind { MERGE_JSON, MERGE_LOG, MERGE_HLOG, MERGE_NKINDS };
 
@@ -76,10 +78,9 @@ void merge_set_describe(const struct merge_set *s, char *buf, size_t len);
 /* True when every shard has a file of `kind`. */
 bool merge_set_complete(const struct merge_set *s, enum merge_kind kind);
 
-/* The merged summary (needs every shard's JSON). */
+/* The merged summary (needs every shard's JSON): the merged record and what the merge found. */
 struct merge_summary {
-    struct run_config cfg;
-    struct run_result res;
+    struct run_result res;      /* the merged run (its shard record: every shard's part, by index) */
     bool incomplete;            /* a shard failed: res.shard.complete is false */
     bool plan_checked, plan_ok; /* the shards' planned counts against the whole plan */
     uint64_t plan_expected, plan_merged;
@@ -89,16 +90,9 @@ struct merge_summary {
     /* The merged window on the merged axis (0 = the earliest t0): with one t0 the union of the
      * shards' windows (one process's window), else the common window (every shard measured). */
     uint64_t window_start_ns, window_end_ns;
-    double window_start_s;
     bool rates_from_logs; /* the events were counted again from the shards' binary logs */
     bool logs_disagree;   /* ... and (one t0) differ from the shards' events added up */
     uint64_t log_records; /* the records those logs hold */
-    /* storage behind cfg and res */
-    struct run_target_config *tc;
-    struct run_reject *rejects;
-    char **strings;
-    size_t nstrings;
-    struct run_shard_part *parts; /* = res.shard.parts (the record owns them) */
 };
 
 /* Build the summary from the set's JSON files, and when the set has every shard's binary log,

@@ -8,6 +8,7 @@
 #include "stats/stats.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,6 +110,24 @@ void record_warn_failures(struct run_result *rec)
                  100 * rec->failed_share, run_describe_failures(c, failures, sizeof failures));
 }
 
+void record_generator_input(const struct run_result *rec, struct run_generator_input *in)
+{
+    struct run_summary lag, latency;
+    run_summarize(&rec->all.lag, &lag);
+    run_summarize(&rec->all.latency_all, &latency);
+    *in = (struct run_generator_input){
+        .open_loop = rec->config.open_loop,
+        .sent_on_schedule = rec->sent_on_schedule,
+        .lag_p50_ms = lag.p50,
+        .lag_p99_ms = lag.p99,
+        .latency_p50_ms = latency.p50,
+        .latency_p99_ms = latency.p99,
+        .planned_rate = rec->all.rates.planned,
+        .lag_limit_ms = (double)rec->config.lag_limit_ns / 1e6,
+        .timer_slack_ms = (double)rec->config.timer_slack_ns / 1e6,
+    };
+}
+
 /* Open loop: the generator verdict (run_generator_judge) and, when limited, its warning with
  * what the generator knows of why (requests that waited for a connection, dropped ones, its
  * timers' lateness). */
@@ -117,17 +136,8 @@ static void judge_generator(struct run_result *rec, const struct record_finish_i
     const struct run_counts *c = &rec->all.counts;
     if (!rec->config.open_loop || !c->planned)
         return;
-    struct run_generator_input gin = {
-        .open_loop = true,
-        .sent_on_schedule = rec->sent_on_schedule,
-        .lag_p50_ms = rec->all.sum.lag.p50,
-        .lag_p99_ms = rec->all.sum.lag.p99,
-        .latency_p50_ms = rec->all.sum.latency_all.p50,
-        .latency_p99_ms = rec->all.sum.latency_all.p99,
-        .planned_rate = rec->all.rates.planned,
-        .lag_limit_ms = (double)rec->config.lag_limit_ns / 1e6,
-        .timer_slack_ms = (double)rec->config.timer_slack_ns / 1e6,
-    };
+    struct run_generator_input gin;
+    record_generator_input(rec, &gin);
     if (!run_generator_judge(&gin, &rec->generator))
         return;
     rec->generator_limited = true;
@@ -236,4 +246,19 @@ void record_finish(struct run_result *rec, const struct record_finish_in *in)
         warn_add(&rec->warnings, true,
                  "the request log writer could not keep up and held the load threads back: numbers may be "
                  "pessimistic (write --out to a faster disk)");
+}
+
+void record_stopped_on_purpose(struct run_result *rec, const char *fmt, ...)
+{
+    if (!rec->interrupted)
+        return;
+    rec->interrupted = false;
+    char line[WARN_MAX_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < rec->warnings.n; i++)
+        if (strncmp(rec->warnings.items[i], "interrupted:", 12) == 0)
+            warn_replace(&rec->warnings, i, "%s", line);
 }

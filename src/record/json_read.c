@@ -1,6 +1,7 @@
 /* The one reader of the run JSON (docs/FORMATS.md, "knee run JSON"), with jansson: a document
  * back into a record. Lenient where a report only prints (a missing number is NAN, a count 0),
- * strict where numbers are added up (record_read_histograms checks what knee merge adds). The
+ * strict where numbers are added up (record_read_json_strict and record_read_histograms check
+ * what knee merge adds, in its words); the shard identity knee merge groups files by. The
  * scalar fields come from the lists of record/fields.h, which the writer expands too; the JSON
  * holds every number the text prints as the double the run computed (core/json writes the
  * shortest form that reads back exactly), and integers in ns where the text formats ns
@@ -44,7 +45,7 @@ static uint64_t count(const json_t *o, const char *key)
 static uint64_t ns_of(const json_t *o, const char *key, double unit_s)
 {
     double d = num(o, key);
-    return isfinite(d) && d > 0 && d < 9e18 * unit_s / 1e9 ? (uint64_t)llround(d * unit_s * 1e9) : 0;
+    return isfinite(d) && d > 0 && d * unit_s < 9e9 ? (uint64_t)llround(d * unit_s * 1e9) : 0;
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -395,6 +396,7 @@ static void shard(const json_t *root, struct run_result *rec)
     struct run_shard *s = &rec->shard;
     if (!json_is_object(sh))
         return;
+    s->clock_maxerror_ms = s->clock_esterror_ms = NAN; /* unknown unless the document says (a merge's does not) */
     get_u32(sh, "count", &s->count);
     if (json_is_true(get(sh, "merged")))
         s->index = RUN_SHARD_MERGED;
@@ -440,6 +442,33 @@ int record_read_json(const json_t *root, struct run_result *rec, char *err, size
     timeline(root, rec);
     warnings_and_thresholds(root, rec);
     shard(root, rec);
+    return 0;
+}
+
+int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    const char *schema = json_string_value(get(root, "schema"));
+    if (!json_is_object(root) || !run_json_schema_readable(schema))
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "not knee run's JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\")",
+                         schema ? schema : "none");
+    const json_t *sh = get(root, "shard"), *cnt = get(sh, "count"), *idx = get(sh, "index");
+    if (!sh)
+        return 0;
+    uint64_t plan = 0;
+    if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 || json_integer_value(cnt) > RUN_MAX_SHARDS ||
+        !run_shard_plan_parse(json_string_value(get(sh, "plan_id")), &plan))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "the \"shard\" object has no valid count or plan_id");
+    bool merged = json_is_true(get(sh, "merged"));
+    if (!merged &&
+        (!json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) >= json_integer_value(cnt)))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "the \"shard\" object's index is not below its count");
+    s->count = (uint32_t)json_integer_value(cnt);
+    s->index = merged ? RUN_SHARD_MERGED : (uint32_t)json_integer_value(idx);
+    s->plan_id = plan;
+    const json_t *at = get(sh, "start_at_unix_ns");
+    s->start_at_unix_ns = json_is_integer(at) && json_integer_value(at) > 0 ? (uint64_t)json_integer_value(at) : 0;
     return 0;
 }
 
@@ -585,5 +614,78 @@ int record_read_histograms(const json_t *root, struct run_result *rec, char *err
     for (size_t i = 0; i < rec->ntargets && !rc; i++)
         rc = target_hists(c, json_array_get(ts, i), &rec->targets[i], err, errlen);
     hlog_codec_free(c);
+    return rc;
+}
+
+/* ---- knee merge's strict reading ---- */
+
+static bool is_count(const json_t *v)
+{
+    return json_is_integer(v) && json_integer_value(v) >= 0;
+}
+
+static int not_a_count(char *err, size_t errlen, const char *where, const char *key)
+{
+    return knee_fail(err, errlen, KNEE_EFORMAT, "%s.%s is missing or not a count", where, key);
+}
+
+/* An "accounting" or "warmup" object as knee merge adds it up: every count there. */
+static int need_counts(const json_t *acc, const char *where, char *err, size_t errlen)
+{
+    if (!json_is_object(acc))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "no %s object", where);
+    static const char *const keys[] = {"planned", "sent", "dropped"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (!is_count(get(acc, keys[k])))
+            return not_a_count(err, errlen, where, keys[k]);
+    char w[64];
+    snprintf(w, sizeof w, "%s.outcomes", where);
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (!is_count(get(get(acc, "outcomes"), reqlog_outcome_name((enum reqlog_outcome)o))))
+            return not_a_count(err, errlen, w, reqlog_outcome_name((enum reqlog_outcome)o));
+    snprintf(w, sizeof w, "%s.transport_causes", where);
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        if (!is_count(get(get(acc, "transport_causes"), run_transport_cause_name((enum run_transport_cause)k))))
+            return not_a_count(err, errlen, w, run_transport_cause_name((enum run_transport_cause)k));
+    return is_count(get(acc, "retries")) ? 0 : not_a_count(err, errlen, where, "retries");
+}
+
+/* What every shard's document must have before anything is added up. */
+static int strict_head(const json_t *root, char *err, size_t errlen)
+{
+    if (!json_is_object(root))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "not a JSON object");
+    const char *schema = json_string_value(get(root, "schema"));
+    if (!schema || strcmp(schema, RUN_JSON_SCHEMA) != 0)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "schema \"%s\": knee merge adds up shards of the \"" RUN_JSON_SCHEMA
+                         "\" schema (rates by event time); run the shards with this knee",
+                         schema ? schema : "none");
+    if (!is_count(get(get(root, "shard"), "t0_unix_ns")))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "shard.t0_unix_ns is missing");
+    if (!(num(root, "window_s") >= 0 && num(root, "elapsed_s") >= 0))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "no window_s or elapsed_s");
+    if (!json_is_string(get(get(root, "config"), "mode")))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "no config.mode");
+    return 0;
+}
+
+int record_read_json_strict(const json_t *root, struct run_result *rec, char *err, size_t errlen)
+{
+    memset(rec, 0, sizeof *rec);
+    int rc = strict_head(root, err, errlen);
+    if (!rc)
+        rc = record_read_json(root, rec, err, errlen);
+    const json_t *ts = get(root, "targets");
+    for (size_t i = 0; i < rec->ntargets && !rc; i++) {
+        rc = need_counts(get(json_array_get(ts, i), "accounting"), "accounting", err, errlen);
+        if (!rc)
+            rc = need_counts(get(json_array_get(ts, i), "warmup"), "warmup", err, errlen);
+    }
+    if (!rc && json_array_size(get(get(get(root, "shard"), "histograms"), "targets")) != rec->ntargets)
+        rc = knee_fail(err, errlen, KNEE_EFORMAT, "shard.histograms.targets does not list the %zu targets",
+                       rec->ntargets);
+    if (rc)
+        run_result_release(rec);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/units.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,30 @@ void run_target_result_add(struct run_target_result *d, const struct run_target_
     run_server_timing_merge(d, s->st, s->nst);
 }
 
+/* d += s for one target of record_add. */
+static void target_add(struct run_target_result *d, const struct run_target_result *s)
+{
+    struct run_target_result t = *s; /* a shallow copy, read only: its protocol counts adjusted */
+    if (!t.pc.h2)
+        t.pc.h2_max_concurrent = 0; /* no HTTP/2 connection saw no server limit */
+    run_target_result_add(d, &t);
+    run_events_merge(&d->events, &s->events);
+    if (isfinite(s->planned_rate))
+        d->planned_rate += s->planned_rate;
+    d->connections += s->connections;
+    if (s->resolve_ns > d->resolve_ns)
+        d->resolve_ns = s->resolve_ns;
+}
+
+void record_add(struct run_result *dst, const struct run_result *src)
+{
+    for (size_t i = 0; i < dst->ntargets && i < src->ntargets; i++)
+        target_add(&dst->targets[i], &src->targets[i]);
+    target_add(&dst->all, &src->all);
+    dst->threads += src->threads;
+    dst->pool_cap += src->pool_cap;
+}
+
 bool run_counts_hold(const struct run_counts *c)
 {
     uint64_t done = 0;
@@ -213,6 +238,21 @@ const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len)
 {
     snprintf(buf, len, "%016llx", (unsigned long long)plan_id);
     return buf;
+}
+
+bool run_shard_plan_parse(const char *s, uint64_t *plan_id)
+{
+    if (!s || strlen(s) != 16)
+        return false;
+    uint64_t v = 0;
+    for (int i = 0; i < 16; i++) {
+        int c = tolower((unsigned char)s[i]);
+        if (!isxdigit(c))
+            return false;
+        v = v * 16 + (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
+    }
+    *plan_id = v;
+    return true;
 }
 
 const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len)

@@ -492,6 +492,17 @@ void run_server_timing_merge(struct run_target_result *d, const struct run_serve
  * (not events, rates or statistics: record_finish derives those). */
 void run_target_result_add(struct run_target_result *d, const struct run_target_result *s);
 
+/* dst += src, two records of the same targets in the same order (the caller checks the names), for
+ * every target and all: the counts and warm-up counts, the histograms (Server-Timing by name), the
+ * protocol counts (HTTP/2's server limit only from a record with an HTTP/2 connection: a record read
+ * back says "unlimited" for none), https, the events (run_events_merge: the window becomes the union,
+ * until the derivation sets it: record_set_window), each target's planned rate and connections (each
+ * record's part of the plan) and the longest resolve time; the load threads and the pool cap. dst's
+ * histograms must be initialised (run_target_result_init); src's may be empty or zeroed (a record read
+ * back). Everything derived (window, rates, statistics, shares, verdicts, warnings) is left to the
+ * derivation: record_finish, or its pieces. */
+void record_add(struct run_result *dst, const struct run_result *src);
+
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
  * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]; also transport
  * = the sum of its causes, and retries <= sent (a request is retried at most once, and a retry
@@ -520,6 +531,9 @@ const char *run_io_name(enum run_io io);
 
 /* The plan id as 16 hex digits (buf of at least 17 bytes). Returns buf. */
 const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len);
+/* The plan id back from its 16 hex digits (run_shard_plan_hex's form, either case): false when s
+ * is anything else. */
+bool run_shard_plan_parse(const char *s, uint64_t *plan_id);
 /* An instant as "2026-11-30T13:00:00.250Z" (UTC, milliseconds). Returns buf. */
 const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len);
 
@@ -562,6 +576,12 @@ void record_set_window(struct run_result *rec, uint64_t start_ns, uint64_t end_n
 void record_summarize(struct run_result *rec);
 /* sent_on_schedule, failed_share, no_ok and accounting_ok from the counts. */
 void record_derive(struct run_result *rec);
+/* The generator rule's input (run_generator_judge) from a record's totals: sent on schedule, the lag
+ * and the latency of every completed request from its histograms (all.lag, all.latency_all: a record
+ * the engine or a merge produced, not one read back from JSON), the planned rate over the window,
+ * the loop, --lag-limit and --timer-slack from its plan. record_finish judges with it; a caller with
+ * its own limits (knee capacity's probe) sets them after. */
+void record_generator_input(const struct run_result *rec, struct run_generator_input *in);
 /* The FAILED (no ok request) or ERRORS (failed_share >= RUN_HIGH_FAILED_SHARE) warning, when
  * one applies, in the words knee run prints. */
 void record_warn_failures(struct run_result *rec);
@@ -569,6 +589,11 @@ void record_warn_failures(struct run_result *rec);
  * above it) and on the warm-up's requests left out. */
 void record_note_samples(struct run_result *rec);
 void record_note_warmup(struct run_result *rec);
+
+/* Planning was stopped on purpose, not interrupted (knee run --until-ci stops a run once its p99 is
+ * precise enough): interrupted cleared, and record_finish's "interrupted: ..." warning replaced by
+ * the line formatted from fmt (attention unchanged). Nothing when the record was not interrupted. */
+void record_stopped_on_purpose(struct run_result *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The --threshold verdicts kept in the record (copied; replaces any before). */
 struct run_threshold;
@@ -607,6 +632,21 @@ int record_read_json(const struct json_t *root, struct run_result *rec, char *er
  * ("histogram api.latency has no hdr, min_ns or max_ns", "histograms of api: events.sent is
  * missing or out of range", ...; rec keeps what was added before). */
 int record_read_histograms(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+/* record_read_json as knee merge reads a shard's document, whose counts it adds up: refused (KNEE_EFORMAT,
+ * *rec zeroed) unless the document is an object of this schema (knee-run/2: events and rates by event
+ * time), with shard.t0_unix_ns, window_s and elapsed_s (>= 0), config.mode, every target's "accounting"
+ * and "warmup" objects with every count an integer >= 0 (planned, sent, dropped, each outcome, each
+ * transport cause, retries) and shard.histograms.targets listing every target. err says why without a
+ * path ("accounting.outcomes.ok is missing or not a count", "schema \"knee-run/1\": knee merge adds up
+ * shards of ..."): the caller names the file. The histograms themselves: record_read_histograms. */
+int record_read_json_strict(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+/* Who wrote a run JSON, as knee merge groups files by it: its "shard" object's count, index (or
+ * RUN_SHARD_MERGED for a merge), plan id and start instant into *s (zeroed first; count 0: the
+ * document has no shard object, a run of the whole plan). KNEE_EFORMAT with a reason (without a
+ * path) when it is not a knee run JSON of a readable schema (run_json_schema_readable), or its
+ * shard object has no count in 1 .. RUN_MAX_SHARDS, no plan_id of 16 hex digits, or (not a merge)
+ * no index below its count. */
+int record_read_shard_id(const struct json_t *root, struct run_shard *s, char *err, size_t errlen);
 /* A target object's "protocols", "tls_versions", "tls_handshakes" and "h2" read into *pc
  * (missing: zero; h2 "max_concurrent" null: UINT64_MAX); true when its "tls" is an object (an
  * https target). knee merge adds the shards' with run_proto_counts_add. */

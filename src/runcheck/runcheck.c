@@ -53,10 +53,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void trend(struct runcheck_trend *t, const struct run_config *cfg, const struct run_result *res, bool p99)
+static void trend(struct runcheck_trend *t, const struct run_result *res, bool p99)
 {
     memset(t, 0, sizeof *t);
-    double warm_s = (double)cfg->warmup_ns / 1e9;
+    double warm_s = (double)res->config.warmup_ns / 1e9;
     double *v = xmalloc((res->nticks ? res->nticks : 1) * sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < res->nticks; i++) {
@@ -93,7 +93,15 @@ static void trend(struct runcheck_trend *t, const struct run_config *cfg, const 
 
 /* ---- the log: send times and latencies ------------------------------------------------------- */
 
-static int read_log(struct runcheck *c, const struct run_config *cfg, const char *path, char *err, size_t errlen)
+/* A shard's run (not a merge's) of a plan split in more than one: it sends one arrival in count of
+ * the plan's (load/shard.h). 0 otherwise. */
+static uint32_t shard_of(const struct run_result *res)
+{
+    const struct run_shard *s = &res->shard;
+    return s->count > 1 && s->index != RUN_SHARD_MERGED ? s->count : 0;
+}
+
+static int read_log(struct runcheck *c, const struct run_result *res, const char *path, char *err, size_t errlen)
 {
     struct reqlog_reader *rd;
     char why[512];
@@ -121,7 +129,8 @@ static int read_log(struct runcheck *c, const struct run_config *cfg, const char
     reqlog_reader_close(rd);
     if (rc == 0) {
         p99_exact(c, lat, nl);
-        bool poisson = cfg->open_loop && cfg->arrivals == RUN_ARRIVALS_POISSON && !cfg->ramp && cfg->shard_count <= 1;
+        const struct record_config *cfg = &res->config;
+        bool poisson = cfg->open_loop && cfg->arrivals == RUN_ARRIVALS_POISSON && !cfg->ramp && !shard_of(res);
         if (poisson && ns >= 6) {
             stats_sort(sent, ns);
             size_t ngaps = ns - 1, step = (ngaps + RUNCHECK_AD_MAX_GAPS - 1) / RUNCHECK_AD_MAX_GAPS, m = 0;
@@ -147,9 +156,9 @@ static int read_log(struct runcheck *c, const struct run_config *cfg, const char
     return rc < 0 ? rc : 0;
 }
 
-int runcheck_run(const struct run_config *cfg, const struct run_result *res, const char *log_path, struct runcheck *out,
-                 char *err, size_t errlen)
+int runcheck_run(const struct run_result *res, const char *log_path, struct runcheck *out, char *err, size_t errlen)
 {
+    const struct record_config *cfg = &res->config;
     memset(out, 0, sizeof *out);
     out->p99_ms = out->p99_lo_ms = out->p99_hi_ms = out->p99_width_rel = NAN;
     size_t len = log_path ? strlen(log_path) : 0;
@@ -158,10 +167,10 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
         snprintf(out->poisson_note, sizeof out->poisson_note, "not Poisson arrivals");
     else if (cfg->ramp)
         snprintf(out->poisson_note, sizeof out->poisson_note, "--ramp changes the rate over the run");
-    else if (cfg->shard_count > 1) /* load/shard.h: every N-th arrival of one Poisson process */
+    else if (shard_of(res)) /* load/shard.h: every N-th arrival of one Poisson process */
         snprintf(out->poisson_note, sizeof out->poisson_note,
                  "a shard sends one arrival in %u of the plan's (gaps not exponential); knee merge -o checks them all",
-                 cfg->shard_count);
+                 shard_of(res));
     else {
         out->poisson_applies = true;
         /* the run's result holds histograms and per-second counts, not the send times */
@@ -169,11 +178,11 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
                  log_path ? "a binary request log (--out FILE.bin), not a CSV"
                           : "the binary request log (--out FILE.bin)");
     }
-    trend(&out->p50, cfg, res, false);
-    trend(&out->p99, cfg, res, true);
+    trend(&out->p50, res, false);
+    trend(&out->p99, res, true);
     int rc = 0;
     if (binary) {
-        rc = read_log(out, cfg, log_path, err, errlen);
+        rc = read_log(out, res, log_path, err, errlen);
         if (rc < 0 && out->poisson_applies && !out->poisson_tested)
             snprintf(out->poisson_note, sizeof out->poisson_note, "the request log could not be read back (%s)", err);
     }

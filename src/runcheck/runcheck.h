@@ -13,9 +13,9 @@
  * gets a "self-check:" note saying so and why, never silence.
  *
  *   struct runcheck c;
- *   runcheck_run(cfg, &res, cfg->out_path, &c);  (log_path may be NULL: no Poisson check,
- *                                                  the p99 interval from the histogram)
- *   runcheck_annotate(&c, &res);                  (before the summary and the JSON print)
+ *   runcheck_run(&res, cfg->out_path, &c);  (log_path may be NULL: no Poisson check,
+ *                                            the p99 interval from the histogram)
+ *   runcheck_annotate(&c, &res);            (before the summary and the JSON print)
  */
 #ifndef KNEE_RUNCHECK_RUNCHECK_H
 #define KNEE_RUNCHECK_RUNCHECK_H
@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "load/run.h"
+#include "record/record.h"
 #include "stats/checks.h"
 
 #define RUNCHECK_AD_MAX_GAPS 5000 /* gaps tested (an even subsample beyond: gaps of a Poisson process are iid) */
@@ -62,11 +62,12 @@ struct runcheck {
     bool p99_wide;
 };
 
-/* Check a finished run. log_path: the run's binary request log (--out, not CSV) or NULL.
+/* Check a finished run's record (its plan: res->config, its shard record; its timeline and
+ * histograms: a record the engine or knee merge produced, not one read back from JSON, which
+ * holds no histograms). log_path: the run's binary request log (--out, not CSV) or NULL.
  * Returns 0, or a negative code with the reason in err when the log cannot be read (the
  * checks that do not need it are filled in anyway). */
-int runcheck_run(const struct run_config *cfg, const struct run_result *res, const char *log_path, struct runcheck *out,
-                 char *err, size_t errlen);
+int runcheck_run(const struct run_result *res, const char *log_path, struct runcheck *out, char *err, size_t errlen);
 
 /* Append the failed checks to res->warnings as "self-check: ..." (attention set: the run
  * needs a look), and as notes (attention unchanged) a Poisson check that was owed but not

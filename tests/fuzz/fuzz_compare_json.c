@@ -1,6 +1,6 @@
-/* Fuzz target for knee compare's reader of run JSON (the load model and the run's flags):
- * any byte string must either give a repetition with a bounded target list, or fail with a
- * message; never crash or leak. */
+/* Fuzz target for knee compare's reading of a run JSON (through the run record's reader: the load
+ * model and the run's flags): any byte string must either give a repetition with a bounded
+ * target list, or fail with a message; never crash or leak. */
 #include "compare/compare.h"
 
 #include <stdint.h>

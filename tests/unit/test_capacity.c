@@ -355,18 +355,19 @@ static void test_window_config(void **state)
     parse_slo("p99<50ms", &slo);
     struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
     double rates[] = {100, 200};
+    struct run_config base = {.targets = &tc,
+                              .ntargets = 1,
+                              .open_loop = true,
+                              .rate = 200,
+                              .timeout_ns = NS_PER_S,
+                              .drain_ns = NS_PER_S,
+                              .keepalive = true,
+                              .duration_ns = 2 * NS_PER_S,
+                              .lag_limit_ns = 3 * NS_PER_MS,
+                              .timer_slack_ns = 2 * NS_PER_MS,
+                              .arrivals = RUN_ARRIVALS_POISSON};
     struct capacity_config cfg = {
-        .base = {.targets = &tc,
-                 .ntargets = 1,
-                 .open_loop = true,
-                 .rate = 200,
-                 .timeout_ns = NS_PER_S,
-                 .drain_ns = NS_PER_S,
-                 .keepalive = true,
-                 .duration_ns = 2 * NS_PER_S,
-                 .lag_limit_ns = 3 * NS_PER_MS,
-                 .timer_slack_ns = 2 * NS_PER_MS,
-                 .arrivals = RUN_ARRIVALS_POISSON},
+        .base = &base,
         .rates = rates,
         .nrates = 2,
         .reps = 1,
@@ -394,11 +395,11 @@ static void test_window_config(void **state)
     assert_int_equal(c.timer_slack_ns, 0);
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
     /* knee run's checks of the slack are capacity's: at most 100 ms, not with --spin */
-    cfg.base.timer_slack_ns = RUN_MAX_TIMER_SLACK_NS + 1;
+    base.timer_slack_ns = RUN_MAX_TIMER_SLACK_NS + 1;
     assert_int_equal(capacity_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--timer-slack must be at most 100 ms"));
-    cfg.base.timer_slack_ns = NS_PER_MS;
-    cfg.base.spin_ns = 20 * NS_PER_US;
+    base.timer_slack_ns = NS_PER_MS;
+    base.spin_ns = 20 * NS_PER_US;
     assert_int_equal(capacity_config_check(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--timer-slack and --spin"));
 }
@@ -412,8 +413,9 @@ static void test_probe_lag_limit(void **state)
     parse_slo("p50<=40ms", &slo[2]);
     struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
     double rates[] = {100, 1000};
+    struct run_config base = {.targets = &tc, .ntargets = 1, .open_loop = true};
     struct capacity_config cfg = {
-        .base = {.targets = &tc, .ntargets = 1, .open_loop = true},
+        .base = &base,
         .rates = rates,
         .nrates = 2,
         .slo = slo,
@@ -433,7 +435,7 @@ static void test_probe_lag_limit(void **state)
     assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 1) < 1e-9);
     assert_string_equal(src, "the floor of knee run's lag rule");
     /* --lag-limit, then --probe-lag-limit */
-    cfg.base.lag_limit_ns = 50 * NS_PER_MS;
+    base.lag_limit_ns = 50 * NS_PER_MS;
     assert_true(fabs(capacity_probe_lag_limit_ms(&cfg, src, sizeof src) - 50) < 1e-9);
     assert_string_equal(src, "--lag-limit");
     cfg.probe_lag_limit_ns = 7 * NS_PER_MS;
@@ -825,8 +827,9 @@ static void test_printers(void **state)
     struct run_threshold slo;
     parse_slo("p99<50ms", &slo);
     struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    struct run_config base = {.targets = &tc, .ntargets = 1, .open_loop = true, .arrivals = RUN_ARRIVALS_POISSON};
     struct capacity_config cfg = {
-        .base = {.targets = &tc, .ntargets = 1, .open_loop = true, .arrivals = RUN_ARRIVALS_POISSON},
+        .base = &base,
         .rates = r.rates,
         .nrates = r.nrates,
         .reps = 3,
@@ -883,7 +886,7 @@ static void test_printers(void **state)
 
     /* --timer-slack: the head says it as knee run's plan line does, the probe's rule names it,
      * the JSON records it */
-    cfg.base.timer_slack_ns = 1500 * NS_PER_US;
+    base.timer_slack_ns = 1500 * NS_PER_US;
     text = capture(capacity_print_text, &cfg, &r);
     assert_has(text, "knee capacity: 3 repetitions of a 5-rate ladder, open loop (poisson arrivals), SLO p99<50ms, "
                      "sends up to 1.500 ms late by --timer-slack\n");
@@ -892,7 +895,7 @@ static void test_printers(void **state)
     json = capture(capacity_write_json, &cfg, &r);
     assert_json(json, "d['config']['timer_slack_ms'] == 1.5");
     free(json);
-    cfg.base.timer_slack_ns = 0;
+    base.timer_slack_ns = 0;
 
     /* invalid: the verdict line says INVALID and JSON capacity is null */
     r.cross.closed_loop = 900;
@@ -917,8 +920,10 @@ static void test_config_check(void **state)
     parse_slo("p99<50ms", &slo);
     struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
     double rates[] = {100, 200};
+    struct run_config base = {
+        .targets = &tc, .ntargets = 1, .open_loop = true, .timeout_ns = NS_PER_S, .keepalive = true};
     struct capacity_config cfg = {
-        .base = {.targets = &tc, .ntargets = 1, .open_loop = true, .timeout_ns = NS_PER_S, .keepalive = true},
+        .base = &base,
         .rates = rates,
         .nrates = 2,
         .reps = 3,

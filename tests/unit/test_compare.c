@@ -619,7 +619,8 @@ static const char run_json[] =
     "\"rate\": 100, \"pool_cap\": 10000, \"when_busy\": \"queue\", \"threads\": 2, \"duration_s\": 2, "
     "\"requests\": 0, \"timeout_s\": 10, \"drain_s\": 10, \"warmup_s\": 0.5, \"keepalive\": true}, "
     "\"interrupted\": false, \"generator_limited\": false, \"accounting_ok\": true, "
-    "\"targets\": [{\"name\": \"api\", \"url\": \"http://127.0.0.1:8080/x?y=1\", \"planned_rate\": 100, "
+    "\"all\": {\"name\": \"all\"}, \"targets\": [{\"name\": \"api\", \"url\": \"http://127.0.0.1:8080/x?y=1\", "
+    "\"planned_rate\": 100, "
     "\"clients\": 0}], \"warnings\": [\"warm-up: note\", \"self-check: the per-second p99 rises\"]}\n";
 
 static void write_file(const char *path, const char *text)

@@ -520,9 +520,9 @@ static void test_merge_failed_shard(void **state)
     assert_int_equal(merge_summary_build(&m, &set, NULL, 0, err, sizeof err), 0);
     assert_true(m.incomplete);
     assert_false(m.res.shard.complete);
-    assert_false(m.parts[0].failed);
-    assert_true(m.parts[1].failed);
-    assert_non_null(strstr(m.parts[1].failure, "interrupted"));
+    assert_false(m.res.shard.parts[0].failed);
+    assert_true(m.res.shard.parts[1].failed);
+    assert_non_null(strstr(m.res.shard.parts[1].failure, "interrupted"));
     assert_true(m.plan_checked);
     assert_false(m.plan_ok);
     assert_true(m.res.warnings.n > 0);
@@ -541,8 +541,8 @@ static void test_merge_failed_shard(void **state)
     assert_int_equal(merge_set_build(&set, g, 4, false, err, sizeof err), 0);
     assert_int_equal(merge_summary_build(&m, &set, NULL, 0, err, sizeof err), 0);
     assert_true(m.incomplete); /* the summary counts the logs again: the truncation is seen there */
-    assert_true(m.parts[1].failed);
-    assert_non_null(strstr(m.parts[1].failure, "truncated"));
+    assert_true(m.res.shard.parts[1].failed);
+    assert_non_null(strstr(m.res.shard.parts[1].failure, "truncated"));
     assert_non_null(strstr(m.res.warnings.items[0], "INCOMPLETE: shard 1 of 2"));
     struct merge_log_stats st;
     assert_int_equal(merge_logs(&set, &m, NULL, &st, err, sizeof err), 0);

@@ -1,4 +1,4 @@
-/* Unit tests for the rates by event time and the generator-limited rule (src/load/rates.c),
+/* Unit tests for the rates by event time and the generator-limited rule (src/record/rates.c),
  * the plan's bounds (run_validate), thresholds on groups, and the engine in-process against a
  * tiny server thread: the rates and the timeline equal what the per-request log says, to the
  * request; a run that keeps up reports sent = planned; a generator asked for far more than it

@@ -2,8 +2,9 @@
  * histograms and events — window, rates, shares, identities, the generator verdict and every
  * warning in knee run's words and order; the one writer and reader of the run JSON (a record
  * with every field set, written, read back with its histograms and written again: the same
- * bytes, so no field is written and not read); the thresholds parsed against names and kept in
- * the record; and core/warn, the one warning appender. */
+ * bytes, so no field is written and not read); record_add (two records added are the record of
+ * the union) and the strict reader knee merge reads shards with; the thresholds parsed against
+ * names and kept in the record; and core/warn, the one warning appender. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -538,6 +539,239 @@ static void test_histograms_checked(void **state)
     json_decref(root);
 }
 
+/* ------------------------------------------------------------------ record_add and the strict reader */
+
+/* A Server-Timing sample of name on t (the entry made when new). */
+static void st_record(struct run_target_result *t, const char *name, int64_t ns)
+{
+    size_t j = 0;
+    while (j < t->nst && strcmp(t->st[j].name, name) != 0)
+        j++;
+    if (j == t->nst) {
+        snprintf(t->st[j].name, sizeof t->st[j].name, "%s", name);
+        assert_int_equal(hdr_init(&t->st[j].dur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+        t->nst++;
+    }
+    hdr_record(&t->st[j].dur, ns, 1);
+}
+
+static void assert_same_hist(const struct hdr *a, const struct hdr *b)
+{
+    assert_int_equal(a->total_count, b->total_count);
+    assert_int_equal(a->min_value, b->min_value);
+    assert_int_equal(a->max_value, b->max_value);
+    assert_int_equal(a->counts_len, b->counts_len);
+    assert_memory_equal(a->counts, b->counts, a->counts_len * sizeof *a->counts);
+}
+
+/* Two records added equal one record of the union of their requests: counts, events,
+ * histograms, protocols, Server-Timing, each target's planned rate and connections; finished,
+ * the same JSON. */
+static void test_record_add(void **state)
+{
+    (void)state;
+    struct run_result a, b, u, sum;
+    record_new(&a, 2);
+    record_new(&b, 2);
+    record_new(&u, 2);
+    record_new(&sum, 2);
+    sum.threads = sum.pool_cap = 0;
+    for (uint64_t s = 0; s < 10; s++) {
+        struct run_result *half = s % 2 ? &b : &a;
+        for (int k = 0; k < 2; k++) {
+            struct run_result *r = k ? &u : half;
+            add_requests(&r->targets[0], 30, s * NS_PER_S, 100 * NS_PER_US, (2 + s) * NS_PER_MS, OUTCOME_OK, false);
+            add_requests(&r->targets[0], 2, s * NS_PER_S + 7, 5 * NS_PER_MS, NS_PER_S, OUTCOME_TIMEOUT, false);
+            add_requests(&r->targets[1], 5, s * NS_PER_S + 1, 2 * NS_PER_MS, (5 + s) * NS_PER_MS, OUTCOME_OK, false);
+            add_requests(&r->targets[1], 1, s * NS_PER_S + 3, 0, 0, OUTCOME_DROPPED, s == 0);
+            st_record(&r->targets[0], "db", (int64_t)(s + 1) * NS_PER_MS);
+            if (s % 2)
+                st_record(&r->targets[0], "cache", (int64_t)s * NS_PER_US);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        a.targets[i].planned_rate = b.targets[i].planned_rate = 50;
+        u.targets[i].planned_rate = 100;
+        a.targets[i].connections = 1;
+        b.targets[i].connections = 2;
+        u.targets[i].connections = 3;
+    }
+    /* HTTP/2's limit: from the record that had an HTTP/2 connection (one read back without says
+     * "unlimited") */
+    a.targets[0].pc = (struct run_proto_counts){.h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100};
+    b.targets[0].pc = (struct run_proto_counts){.http1 = 2, .h2_max_concurrent = UINT64_MAX};
+    u.targets[0].pc = (struct run_proto_counts){.http1 = 2, .h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100};
+    a.targets[1].resolve_ns = 7;
+    b.targets[1].resolve_ns = 9;
+    u.targets[1].resolve_ns = 9;
+    u.threads = 4;
+    u.pool_cap = 200;
+    record_add(&sum, &a);
+    record_add(&sum, &b);
+    for (int i = 0; i < 2; i++) {
+        const struct run_target_result *x = &sum.targets[i], *y = &u.targets[i];
+        assert_memory_equal(&x->counts, &y->counts, sizeof x->counts);
+        assert_memory_equal(&x->warmup_counts, &y->warmup_counts, sizeof x->warmup_counts);
+        assert_memory_equal(&x->events, &y->events, sizeof x->events);
+        assert_memory_equal(&x->pc, &y->pc, sizeof x->pc);
+        for (int g = 0; g < RUN_GROUP_COUNT; g++)
+            assert_same_hist(&x->latency[g], &y->latency[g]);
+        assert_same_hist(&x->latency_all, &y->latency_all);
+        assert_same_hist(&x->lag, &y->lag);
+        assert_same_hist(&x->service, &y->service);
+        assert_int_equal(x->nst, y->nst);
+        for (size_t j = 0; j < x->nst; j++) {
+            assert_string_equal(x->st[j].name, y->st[j].name);
+            assert_same_hist(&x->st[j].dur, &y->st[j].dur);
+        }
+        assert_true(x->planned_rate == y->planned_rate);
+        assert_int_equal(x->connections, y->connections);
+        assert_int_equal(x->resolve_ns, y->resolve_ns);
+    }
+    assert_int_equal(sum.threads, 4);
+    assert_int_equal(sum.pool_cap, 200);
+    /* derived the same way, the same run */
+    record_finish(&sum, &done_at_10s);
+    record_finish(&u, &done_at_10s);
+    char *x = json_text(&sum, true), *y = json_text(&u, true);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    run_result_release(&a);
+    run_result_release(&b);
+    run_result_release(&u);
+    run_result_release(&sum);
+}
+
+/* root changed by edit(root), then read strictly: refused with want (or read when want is NULL). */
+static void strict_refuses(const char *doc, void (*edit)(json_t *), const char *want)
+{
+    json_t *root = json_loads(doc, 0, NULL);
+    assert_non_null(root);
+    edit(root);
+    struct run_result back;
+    char err[256] = "";
+    int rc = record_read_json_strict(root, &back, err, sizeof err);
+    if (!want) {
+        if (rc)
+            fail_msg("refused: %s", err);
+        run_result_release(&back);
+    } else {
+        assert_int_equal(rc, KNEE_EFORMAT);
+        assert_string_equal(err, want);
+        assert_null(back.targets); /* nothing kept */
+    }
+    json_decref(root);
+}
+
+static json_t *target0(json_t *root)
+{
+    return json_array_get(json_object_get(root, "targets"), 0);
+}
+
+static void edit_none(json_t *root)
+{
+    (void)root;
+}
+static void edit_schema(json_t *root)
+{
+    json_object_set_new(root, "schema", json_pack("s", "knee-run/1")); /* json_pack: core/json.h has a json_string */
+}
+static void edit_t0(json_t *root)
+{
+    json_object_del(json_object_get(root, "shard"), "t0_unix_ns");
+}
+static void edit_window(json_t *root)
+{
+    json_object_set_new(root, "elapsed_s", json_pack("n"));
+}
+static void edit_mode(json_t *root)
+{
+    json_object_del(json_object_get(root, "config"), "mode");
+}
+static void edit_outcome(json_t *root)
+{
+    json_object_set_new(json_object_get(json_object_get(target0(root), "accounting"), "outcomes"), "ok",
+                        json_real(1.5));
+}
+static void edit_cause(json_t *root)
+{
+    json_object_del(json_object_get(json_object_get(target0(root), "warmup"), "transport_causes"), "h2_goaway");
+}
+static void edit_retries(json_t *root)
+{
+    json_object_set_new(json_object_get(target0(root), "accounting"), "retries", json_integer(-1));
+}
+static void edit_warmup(json_t *root)
+{
+    json_object_del(target0(root), "warmup");
+}
+static void edit_hists(json_t *root)
+{
+    json_array_remove(json_object_get(json_object_get(json_object_get(root, "shard"), "histograms"), "targets"), 1);
+}
+static void edit_root(json_t *root)
+{
+    json_object_clear(root); /* no schema at all */
+}
+
+/* The strict reader (knee merge's) refuses what a merge cannot add up, with merge's words; the
+ * shard identity of a document as knee merge groups files by it. */
+static void test_read_strict(void **state)
+{
+    (void)state;
+    struct run_result r;
+    record_rich(&r, false);
+    char *doc = json_text(&r, false);
+    run_result_release(&r);
+    strict_refuses(doc, edit_none, NULL);
+    strict_refuses(doc, edit_schema,
+                   "schema \"knee-run/1\": knee merge adds up shards of the \"knee-run/2\" schema "
+                   "(rates by event time); run the shards with this knee");
+    strict_refuses(doc, edit_t0, "shard.t0_unix_ns is missing");
+    strict_refuses(doc, edit_window, "no window_s or elapsed_s");
+    strict_refuses(doc, edit_mode, "no config.mode");
+    strict_refuses(doc, edit_outcome, "accounting.outcomes.ok is missing or not a count");
+    strict_refuses(doc, edit_cause, "warmup.transport_causes.h2_goaway is missing or not a count");
+    strict_refuses(doc, edit_retries, "accounting.retries is missing or not a count");
+    strict_refuses(doc, edit_warmup, "no warmup object");
+    strict_refuses(doc, edit_hists, "shard.histograms.targets does not list the 2 targets");
+    strict_refuses(doc, edit_root,
+                   "schema \"none\": knee merge adds up shards of the \"knee-run/2\" schema "
+                   "(rates by event time); run the shards with this knee");
+    json_t *arr = json_array();
+    struct run_result back;
+    char err[256];
+    assert_int_equal(record_read_json_strict(arr, &back, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "not a JSON object");
+    json_decref(arr);
+
+    /* the shard identity */
+    json_t *root = json_loads(doc, 0, NULL);
+    struct run_shard sh;
+    assert_int_equal(record_read_shard_id(root, &sh, err, sizeof err), 0);
+    assert_true(sh.count == 3 && sh.index == 1 && sh.plan_id == 0x1f0c00ff12345678ULL);
+    assert_int_equal(sh.start_at_unix_ns, 1767000000123456789ULL);
+    json_t *js = json_object_get(root, "shard");
+    json_object_set_new(js, "index", json_integer(3));
+    assert_int_equal(record_read_shard_id(root, &sh, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "the \"shard\" object's index is not below its count");
+    json_object_set_new(js, "plan_id", json_pack("s", "1f0c00ff1234567"));
+    assert_int_equal(record_read_shard_id(root, &sh, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "the \"shard\" object has no valid count or plan_id");
+    json_object_del(root, "shard");
+    assert_int_equal(record_read_shard_id(root, &sh, err, sizeof err), 0);
+    assert_int_equal(sh.count, 0);
+    json_object_set_new(root, "schema", json_pack("s", "knee-stats/1"));
+    assert_int_equal(record_read_shard_id(root, &sh, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "not knee run's JSON (schema \"knee-stats/1\", expected \"knee-run/2\")");
+    json_decref(root);
+    uint64_t plan;
+    assert_true(run_shard_plan_parse("1F0C00FF12345678", &plan) && plan == 0x1f0c00ff12345678ULL);
+    assert_false(run_shard_plan_parse("1f0c00ff1234567g", &plan));
+    free(doc);
+}
+
 /* ------------------------------------------------------------------ thresholds and warnings */
 
 static void test_thresholds_by_name(void **state)
@@ -615,6 +849,8 @@ int main(void)
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_closed_loop_and_old_schema),
         cmocka_unit_test(test_histograms_checked),
+        cmocka_unit_test(test_record_add),
+        cmocka_unit_test(test_read_strict),
         cmocka_unit_test(test_thresholds_by_name),
         cmocka_unit_test(test_warn_list),
     };

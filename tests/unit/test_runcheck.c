@@ -20,13 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static struct run_target_config target = {.name = "api", .url = "http://127.0.0.1:1/"};
-
-static void config(struct run_config *cfg, bool poisson)
+/* The plan a record echoes (runcheck reads the record alone). */
+static void config(struct record_config *cfg, bool poisson)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->targets = &target;
-    cfg->ntargets = 1;
     cfg->open_loop = true;
     cfg->rate = 1000;
     cfg->arrivals = poisson ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
@@ -34,10 +31,12 @@ static void config(struct run_config *cfg, bool poisson)
     cfg->warmup_ns = 1000000000ULL;
 }
 
-/* 30 ticks (the first in the warm-up); p99 from 10 ms rising by `slope` ms/s, with noise. */
-static void result(struct run_result *res, double slope, struct rng *g)
+/* A record of cfg's plan: 30 ticks (the first in the warm-up); p99 from 10 ms rising by `slope`
+ * ms/s, with noise. */
+static void result(struct run_result *res, const struct record_config *cfg, double slope, struct rng *g)
 {
     memset(res, 0, sizeof *res);
+    res->config = *cfg; /* no strings: nothing shared */
     assert_int_equal(hdr_init(&res->all.latency_all, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
     res->nticks = 31;
     res->ticks = calloc(res->nticks, sizeof *res->ticks);
@@ -97,14 +96,14 @@ static void test_poisson_and_trend(void **state)
     close(fd);
     struct rng g;
     rng_seed(&g, 3);
-    struct run_config cfg;
+    struct record_config cfg;
     config(&cfg, true);
     struct run_result res;
-    result(&res, 0, &g);
+    result(&res, &cfg, 0, &g);
     write_log(path, &res, &g, 20000, true);
     struct runcheck c;
     char err[256];
-    assert_int_equal(runcheck_run(&cfg, &res, path, &c, err, sizeof err), 0);
+    assert_int_equal(runcheck_run(&res, path, &c, err, sizeof err), 0);
     assert_true(c.poisson_tested);
     assert_int_equal(c.gaps_total, 19999);
     assert_int_equal(c.ad.n, RUNCHECK_AD_MAX_GAPS);
@@ -133,9 +132,9 @@ static void test_poisson_and_trend(void **state)
     release(&res);
 
     /* a fixed schedule with jitter is not Poisson; a rising p99 is a trend */
-    result(&res, 0.5, &g);
+    result(&res, &cfg, 0.5, &g);
     write_log(path, &res, &g, 20000, false);
-    assert_int_equal(runcheck_run(&cfg, &res, path, &c, err, sizeof err), 0);
+    assert_int_equal(runcheck_run(&res, path, &c, err, sizeof err), 0);
     assert_true(c.poisson_rejected);
     assert_true(c.p99.trend);
     assert_false(c.p50.trend);
@@ -148,9 +147,9 @@ static void test_poisson_and_trend(void **state)
 
     /* constant arrivals: no Poisson check; no log: the p99 from the histogram */
     config(&cfg, false);
-    result(&res, 0, &g);
+    result(&res, &cfg, 0, &g);
     write_log(path, &res, &g, 200, true);
-    assert_int_equal(runcheck_run(&cfg, &res, NULL, &c, err, sizeof err), 0);
+    assert_int_equal(runcheck_run(&res, NULL, &c, err, sizeof err), 0);
     assert_false(c.poisson_tested);
     assert_string_equal(c.poisson_note, "not Poisson arrivals");
     assert_false(c.p99_exact);
@@ -164,14 +163,14 @@ static void test_poisson_and_trend(void **state)
 }
 
 /* The warning of a Poisson run whose check was owed and not made (its reason), or NULL. */
-static const char *poisson_skipped(const struct run_config *cfg, const char *log, struct rng *g)
+static const char *poisson_skipped(const struct record_config *cfg, const char *log, struct rng *g)
 {
     static char text[512];
     struct run_result res;
-    result(&res, 0, g);
+    result(&res, cfg, 0, g);
     struct runcheck c;
     char err[256];
-    runcheck_run(cfg, &res, log, &c, err, sizeof err);
+    runcheck_run(&res, log, &c, err, sizeof err);
     assert_true(c.poisson_applies);
     assert_false(c.poisson_tested);
     runcheck_annotate(&c, &res);
@@ -192,7 +191,7 @@ static void test_poisson_not_checked(void **state)
     (void)state;
     struct rng g;
     rng_seed(&g, 5);
-    struct run_config cfg;
+    struct record_config cfg;
     config(&cfg, true);
     /* no log: the result has no send times */
     const char *why = poisson_skipped(&cfg, NULL, &g);
@@ -212,7 +211,7 @@ static void test_poisson_not_checked(void **state)
     assert_true(fd >= 0);
     close(fd);
     struct run_result scratch;
-    result(&scratch, 0, &g);
+    result(&scratch, &cfg, 0, &g);
     write_log(path, &scratch, &g, 3, true);
     release(&scratch);
     why = poisson_skipped(&cfg, path, &g);
@@ -222,13 +221,28 @@ static void test_poisson_not_checked(void **state)
     /* --ramp: no check is owed, and none is mentioned */
     cfg.ramp = true;
     struct run_result res;
-    result(&res, 0, &g);
+    result(&res, &cfg, 0, &g);
     struct runcheck c;
     char err[256];
-    runcheck_run(&cfg, &res, NULL, &c, err, sizeof err);
+    runcheck_run(&res, NULL, &c, err, sizeof err);
     assert_false(c.poisson_applies);
     runcheck_annotate(&c, &res);
     assert_false(has_warning(&res, "Poisson"));
+    release(&res);
+    /* a shard's run (its record says so) sends one arrival in N of the plan's: no check owed; a
+     * merge of the shards is the whole plan again */
+    cfg.ramp = false;
+    result(&res, &cfg, 0, &g);
+    res.shard.count = 4;
+    res.shard.index = 1;
+    runcheck_run(&res, NULL, &c, err, sizeof err);
+    assert_false(c.poisson_applies);
+    assert_string_equal(
+        c.poisson_note,
+        "a shard sends one arrival in 4 of the plan's (gaps not exponential); knee merge -o checks them all");
+    res.shard.index = RUN_SHARD_MERGED;
+    runcheck_run(&res, NULL, &c, err, sizeof err);
+    assert_true(c.poisson_applies);
     release(&res);
 }
 
