@@ -334,7 +334,7 @@ enum capacity_window { CAPACITY_WINDOW_STEP, CAPACITY_WINDOW_PROBE, CAPACITY_WIN
  * --timer-slack, --spin and arrivals; the closed loop has none of them. capacity_run adds the
  * window's length, outputs and callbacks. */
 void capacity_window_config(const struct capacity_config *cfg, enum capacity_window kind, double rate,
-                            uint32_t connections, const struct run_target_config *probe, double probe_lag_limit_ms,
+                            uint32_t connections, const struct plan_target *probe, double probe_lag_limit_ms,
                             struct run_config *c);
 
 /* Check cfg without sending anything (the ladder, reps, times, the probe, the targets). 0 or

@@ -36,8 +36,8 @@ static void write_config(struct json *j, const struct capacity_config *cfg, cons
     json_kv_double(j, "step_s", (double)cfg->step_ns / 1e9);
     json_kv_double(j, "warmup_s", (double)cfg->warmup_ns / 1e9);
     json_kv_double(j, "settle_s", (double)cfg->settle_ns / 1e9);
-    json_kv_string(j, "arrivals", b->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
-    json_kv_uint(j, "seed", b->seed);
+    json_kv_string(j, "arrivals", b->plan.arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
+    json_kv_uint(j, "seed", b->plan.seed);
     json_kv_uint(j, "threads", b->threads);
     json_kv_double(j, "timer_slack_ms", (double)b->timer_slack_ns / 1e6); /* --timer-slack, 0: none */
     json_kv_double(j, "probe_rate", r->probe_rate);
@@ -60,12 +60,12 @@ static void write_config(struct json *j, const struct capacity_config *cfg, cons
         json_null(j);
     json_key(j, "targets");
     json_array_begin(j);
-    for (size_t i = 0; i < b->ntargets; i++) {
+    for (size_t i = 0; i < b->plan.ntargets; i++) {
         json_object_begin(j);
-        json_kv_string(j, "name", b->targets[i].name);
-        json_kv_string(j, "url", b->targets[i].url);
-        json_kv_string(j, "method", b->targets[i].method ? b->targets[i].method : "GET");
-        json_kv_double(j, "weight", b->targets[i].weight > 0 ? b->targets[i].weight : 1);
+        json_kv_string(j, "name", b->plan.targets[i].name);
+        json_kv_string(j, "url", b->plan.targets[i].url);
+        json_kv_string(j, "method", b->plan.targets[i].method ? b->plan.targets[i].method : "GET");
+        json_kv_double(j, "weight", b->plan.targets[i].weight > 0 ? b->plan.targets[i].weight : 1);
         json_object_end(j);
     }
     json_array_end(j);

@@ -70,15 +70,16 @@ static void print_head(FILE *out, const struct capacity_config *cfg, const char 
     slo_list(cfg, slo, sizeof slo);
     ladder_list(cfg->rates, cfg->nrates, lad, sizeof lad);
     fprintf(out, "knee capacity: %zu repetition%s of a %zu-rate ladder, open loop (%s arrivals), SLO %s", cfg->reps,
-            cfg->reps == 1 ? "" : "s", cfg->nrates, b->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant", slo);
+            cfg->reps == 1 ? "" : "s", cfg->nrates, b->plan.arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant",
+            slo);
     if (b->timer_slack_ns) /* as knee run's plan line says it */
         fprintf(out, ", sends up to %s ms late by --timer-slack",
                 units_fmt_ms((double)b->timer_slack_ns / 1e6, a, sizeof a));
     fputc('\n', out);
-    for (size_t i = 0; i < b->ntargets; i++) {
-        const struct run_target_config *t = &b->targets[i];
+    for (size_t i = 0; i < b->plan.ntargets; i++) {
+        const struct plan_target *t = &b->plan.targets[i];
         fprintf(out, "  target    %s %s %s", t->name, t->method ? t->method : "GET", t->url);
-        if (b->ntargets > 1)
+        if (b->plan.ntargets > 1)
             fprintf(out, " (weight %g)", t->weight > 0 ? t->weight : 1);
         fputc('\n', out);
     }

@@ -94,7 +94,7 @@ struct merge_summary {
     bool logs_disagree;   /* ... and (one t0) differ from the shards' events added up */
     uint64_t log_records; /* the records those logs hold */
     /* storage behind cfg and res */
-    struct run_target_config *tc;
+    struct plan_target *tc;
     struct run_reject *rejects;
     char **strings;
     size_t nstrings;

@@ -12,7 +12,7 @@
 #include "core/err.h"
 #include "core/units.h"
 #include "hlog/codec.h"
-#include "load/shard.h"
+#include "plan/shard.h"
 #include "reqlog/reqlog.h"
 #include "runreport/runreport.h"
 #include "stats/stats.h"
@@ -407,28 +407,28 @@ static int read_config(struct ctx *c, const struct doc *d)
     const char *mode = json_string_value(json_object_get(jc, "mode"));
     if (!mode)
         return failf(c, KNEE_EFORMAT, "%s: no config.mode", d->path);
-    cfg->open_loop = strcmp(mode, "open") == 0;
+    cfg->plan.open_loop = strcmp(mode, "open") == 0;
     const char *arr = json_string_value(json_object_get(jc, "arrivals"));
-    cfg->arrivals = arr && strcmp(arr, "poisson") == 0 ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
+    cfg->plan.arrivals = arr && strcmp(arr, "poisson") == 0 ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
     uint64_t v;
-    cfg->seed = u64(jc, "seed", &v) ? v : 1;
+    cfg->plan.seed = u64(jc, "seed", &v) ? v : 1;
     const json_t *ramp = json_object_get(jc, "ramp");
     if (ramp) {
-        cfg->ramp = true;
-        cfg->ramp_from = num(ramp, "from");
-        cfg->ramp_to = num(ramp, "to");
+        cfg->plan.ramp = true;
+        cfg->plan.ramp_from = num(ramp, "from");
+        cfg->plan.ramp_to = num(ramp, "to");
     } else {
         double rate = num(jc, "rate");
-        cfg->rate = isfinite(rate) ? rate : 0;
+        cfg->plan.rate = isfinite(rate) ? rate : 0;
     }
     const char *busy = json_string_value(json_object_get(jc, "when_busy"));
     cfg->when_busy = busy && strcmp(busy, "drop") == 0 ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
-    cfg->think_ns = ns_of_s(num(jc, "think_s"));
-    cfg->duration_ns = ns_of_s(num(jc, "duration_s"));
-    cfg->requests = u64(jc, "requests", &v) ? v : 0;
+    cfg->plan.think_ns = ns_of_s(num(jc, "think_s"));
+    cfg->plan.duration_ns = ns_of_s(num(jc, "duration_s"));
+    cfg->plan.requests = u64(jc, "requests", &v) ? v : 0;
     cfg->timeout_ns = ns_of_s(num(jc, "timeout_s"));
     cfg->drain_ns = ns_of_s(num(jc, "drain_s"));
-    cfg->warmup_ns = ns_of_s(num(jc, "warmup_s"));
+    cfg->plan.warmup_ns = ns_of_s(num(jc, "warmup_s"));
     cfg->keepalive = json_is_true(json_object_get(jc, "keepalive"));
     const char *eb = json_string_value(json_object_get(jc, "expect_body"));
     cfg->expect_body = eb ? keep(m, eb) : NULL;
@@ -788,11 +788,11 @@ static void plan_check(struct ctx *c)
     struct merge_summary *m = c->m;
     struct run_result *res = &m->res;
     const struct run_config *cfg = &m->cfg;
-    if (!cfg->open_loop) {
-        if (!cfg->requests)
+    if (!cfg->plan.open_loop) {
+        if (!cfg->plan.requests)
             return;
         m->plan_checked = true;
-        m->plan_expected = cfg->requests;
+        m->plan_expected = cfg->plan.requests;
         m->plan_merged = res->all.counts.planned + res->all.warmup_counts.planned;
         m->plan_ok = m->plan_expected == m->plan_merged;
         return;
@@ -800,7 +800,7 @@ static void plan_check(struct ctx *c)
     const json_t *streams = json_object_get(json_object_get(c->docs[0].root, "shard"), "streams");
     if (json_array_size(streams) != res->ntargets)
         return;
-    bool poisson = cfg->arrivals == RUN_ARRIVALS_POISSON;
+    bool poisson = cfg->plan.arrivals == RUN_ARRIVALS_POISSON;
     uint64_t expected = 0;
     for (size_t i = 0; i < res->ntargets; i++) {
         const json_t *e = json_array_get(streams, i);
@@ -810,10 +810,10 @@ static void plan_check(struct ctx *c)
             st.limit = lim;
         double top = st.rate_from > st.rate_to ? st.rate_from : st.rate_to;
         if (!(st.rate_from >= 0 && st.rate_to >= 0 && top > 0 && top < 1e10) ||
-            (st.limit == UINT64_MAX && top * (double)cfg->duration_ns / 1e9 > 1e12))
+            (st.limit == UINT64_MAX && top * (double)cfg->plan.duration_ns / 1e9 > 1e12))
             return; /* not a plan a generator runs: no check (and no endless count) */
         uint64_t n;
-        if (!run_shard_stream_planned(&st, poisson, cfg->seed, i, cfg->duration_ns, MAX_PLAN_DRAWS, &n))
+        if (!plan_stream_planned(&st, poisson, cfg->plan.seed, i, cfg->plan.duration_ns, MAX_PLAN_DRAWS, &n))
             return;
         expected += n;
         /* each shard: exactly its share of this stream's global indices */
@@ -823,7 +823,7 @@ static void plan_check(struct ctx *c)
             uint64_t a = 0, b = 0;
             u64(json_object_get(t, "accounting"), "planned", &a);
             u64(json_object_get(t, "warmup"), "planned", &b);
-            uint64_t want = run_shard_share(n, d->index, c->count);
+            uint64_t want = plan_shard_share(n, d->index, c->count);
             if (a + b != want)
                 fail_shard(m, d->index, "planned %" PRIu64 " requests of target %s, its share of the plan is %" PRIu64,
                            a + b, res->targets[i].name, want);
@@ -971,10 +971,10 @@ static void verdicts(struct ctx *c)
     /* the notes of load/result.c, in its words */
     char n[32];
     uint64_t warm_n = res->all.warmup_counts.planned;
-    if (m->cfg.warmup_ns)
+    if (m->cfg.plan.warmup_ns)
         warn_add(&res->warnings, false,
                  "warm-up: %s request%s planned in the first %.3g s %s left out of these statistics",
-                 units_fmt_count(warm_n, n, sizeof n), warm_n == 1 ? "" : "s", (double)m->cfg.warmup_ns / 1e9,
+                 units_fmt_count(warm_n, n, sizeof n), warm_n == 1 ? "" : "s", (double)m->cfg.plan.warmup_ns / 1e9,
                  warm_n == 1 ? "is" : "are");
     uint64_t n_all = (uint64_t)res->all.latency_all.total_count;
     if (n_all && n_all < (uint64_t)(STATS_MIN_BEYOND / 0.01))
@@ -1065,8 +1065,8 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
         m->tc[i].name = keep(m, r->name);
         m->tc[i].url = keep(m, r->url);
     }
-    cfg->targets = m->tc;
-    cfg->ntargets = res->ntargets;
+    cfg->plan.targets = m->tc;
+    cfg->plan.ntargets = res->ntargets;
     cfg->argv = argv;
     cfg->argc = argc;
     target_init(&res->all);
@@ -1127,12 +1127,12 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
         rc = read_shard(&c, &c.docs[k], k);
     if (rc)
         goto out;
-    if (!cfg->open_loop) {
-        cfg->connections = 0;
+    if (!cfg->plan.open_loop) {
+        cfg->plan.connections = 0;
         for (size_t i = 0; i < res->ntargets; i++)
-            cfg->connections += res->targets[i].connections;
+            cfg->plan.connections += res->targets[i].connections;
     } else {
-        cfg->connections = res->pool_cap;
+        cfg->plan.connections = res->pool_cap;
     }
     cfg->threads = res->threads;
     /* counts: the total is the sum of the targets, as in one process */

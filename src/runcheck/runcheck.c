@@ -56,7 +56,7 @@ static int cmp_double(const void *a, const void *b)
 static void trend(struct runcheck_trend *t, const struct run_config *cfg, const struct run_result *res, bool p99)
 {
     memset(t, 0, sizeof *t);
-    double warm_s = (double)cfg->warmup_ns / 1e9;
+    double warm_s = (double)cfg->plan.warmup_ns / 1e9;
     double *v = xmalloc((res->nticks ? res->nticks : 1) * sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < res->nticks; i++) {
@@ -121,7 +121,8 @@ static int read_log(struct runcheck *c, const struct run_config *cfg, const char
     reqlog_reader_close(rd);
     if (rc == 0) {
         p99_exact(c, lat, nl);
-        bool poisson = cfg->open_loop && cfg->arrivals == RUN_ARRIVALS_POISSON && !cfg->ramp && cfg->shard_count <= 1;
+        bool poisson = cfg->plan.open_loop && cfg->plan.arrivals == RUN_ARRIVALS_POISSON && !cfg->plan.ramp &&
+                       cfg->plan.shard.count <= 1;
         if (poisson && ns >= 6) {
             stats_sort(sent, ns);
             size_t ngaps = ns - 1, step = (ngaps + RUNCHECK_AD_MAX_GAPS - 1) / RUNCHECK_AD_MAX_GAPS, m = 0;
@@ -154,14 +155,14 @@ int runcheck_run(const struct run_config *cfg, const struct run_result *res, con
     out->p99_ms = out->p99_lo_ms = out->p99_hi_ms = out->p99_width_rel = NAN;
     size_t len = log_path ? strlen(log_path) : 0;
     bool binary = log_path && !(len >= 4 && strcmp(log_path + len - 4, ".csv") == 0);
-    if (!cfg->open_loop || cfg->arrivals != RUN_ARRIVALS_POISSON)
+    if (!cfg->plan.open_loop || cfg->plan.arrivals != RUN_ARRIVALS_POISSON)
         snprintf(out->poisson_note, sizeof out->poisson_note, "not Poisson arrivals");
-    else if (cfg->ramp)
+    else if (cfg->plan.ramp)
         snprintf(out->poisson_note, sizeof out->poisson_note, "--ramp changes the rate over the run");
-    else if (cfg->shard_count > 1) /* load/shard.h: every N-th arrival of one Poisson process */
+    else if (cfg->plan.shard.count > 1) /* load/shard.h: every N-th arrival of one Poisson process */
         snprintf(out->poisson_note, sizeof out->poisson_note,
                  "a shard sends one arrival in %u of the plan's (gaps not exponential); knee merge -o checks them all",
-                 cfg->shard_count);
+                 cfg->plan.shard.count);
     else {
         out->poisson_applies = true;
         /* the run's result holds histograms and per-second counts, not the send times */

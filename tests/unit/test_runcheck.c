@@ -20,18 +20,18 @@
 #include <string.h>
 #include <unistd.h>
 
-static struct run_target_config target = {.name = "api", .url = "http://127.0.0.1:1/"};
+static struct plan_target target = {.name = "api", .url = "http://127.0.0.1:1/"};
 
 static void config(struct run_config *cfg, bool poisson)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->targets = &target;
-    cfg->ntargets = 1;
-    cfg->open_loop = true;
-    cfg->rate = 1000;
-    cfg->arrivals = poisson ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
-    cfg->duration_ns = 30ULL * 1000000000ULL;
-    cfg->warmup_ns = 1000000000ULL;
+    cfg->plan.targets = &target;
+    cfg->plan.ntargets = 1;
+    cfg->plan.open_loop = true;
+    cfg->plan.rate = 1000;
+    cfg->plan.arrivals = poisson ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
+    cfg->plan.duration_ns = 30ULL * 1000000000ULL;
+    cfg->plan.warmup_ns = 1000000000ULL;
 }
 
 /* 30 ticks (the first in the warm-up); p99 from 10 ms rising by `slope` ms/s, with noise. */
@@ -220,7 +220,7 @@ static void test_poisson_not_checked(void **state)
     assert_string_equal(why, "3 measured sends, too few to test (needs 6)");
     unlink(path);
     /* --ramp: no check is owed, and none is mentioned */
-    cfg.ramp = true;
+    cfg.plan.ramp = true;
     struct run_result res;
     result(&res, 0, &g);
     struct runcheck c;
