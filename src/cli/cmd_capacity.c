@@ -335,14 +335,14 @@ static int dry_run(const struct cmd_spec *spec, const struct capacity_config *cf
     c.plan.rate = cfg->rates[cfg->nrates - 1];
     c.plan.duration_ns = cfg->warmup_ns + cfg->step_ns;
     c.plan.warmup_ns = cfg->warmup_ns;
-    struct run_dryrun plan;
+    struct run_dryrun dry;
     char err[512];
-    int r = run_dryrun(&c, &plan, err, sizeof err);
+    int r = run_dryrun(&c, &dry, err, sizeof err);
     if (r) {
         fprintf(stderr, "knee capacity: %s\n", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
-    run_dryrun_release(&plan);
+    run_dryrun_release(&dry);
     capacity_print_plan(stdout, cfg);
     if (f->metrics.listen) {
         char b[METRICS_MAX_BOUNDS * 12];

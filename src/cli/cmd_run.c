@@ -150,16 +150,16 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     size_t nbounds;
     if (run_metrics_check(&f->metrics, spec, rc->thr, rc->nthr, bounds, &nbounds))
         return 2;
-    struct run_dryrun plan;
+    struct run_dryrun dry;
     char err[512];
-    int r = run_dryrun(cfg, &plan, err, sizeof err);
+    int r = run_dryrun(cfg, &dry, err, sizeof err);
     if (r) {
         knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
-    run_print_dryrun(stdout, cfg, &plan);
+    run_print_dryrun(stdout, cfg, &dry);
     run_print_shard_start(stdout, cfg);
-    run_dryrun_release(&plan);
+    run_dryrun_release(&dry);
     if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
     if (f->json)

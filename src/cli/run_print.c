@@ -42,7 +42,7 @@ static const char *planned_count(double n, bool exact, char *buf, size_t len)
     return buf;
 }
 
-static void plan_target(FILE *out, const struct run_config *cfg, const struct run_dryrun_target *t)
+static void dryrun_target(FILE *out, const struct run_config *cfg, const struct run_dryrun_target *t)
 {
     char a[32], b[32], n[48];
     run_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
@@ -60,7 +60,7 @@ static void plan_target(FILE *out, const struct run_config *cfg, const struct ru
     fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
 }
 
-void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *plan)
+void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry)
 {
     char a[32], b[32], n[48];
     struct run_head h = {.open_loop = cfg->plan.open_loop,
@@ -77,12 +77,12 @@ void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
                          .ramp_from = cfg->plan.ramp_from,
                          .ramp_to = cfg->plan.ramp_to,
                          .duration_s = cfg->plan.duration_ns ? (double)cfg->plan.duration_ns / 1e9 : 0,
-                         .threads = plan->threads,
-                         .pool_cap = plan->pool_cap,
-                         .conns = plan->all.connections,
+                         .threads = dry->threads,
+                         .pool_cap = dry->pool_cap,
+                         .conns = dry->all.connections,
                          .streams = cfg->streams};
-    if (plan->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
-        h.io = run_io_name(plan->io);
+    if (dry->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
+        h.io = run_io_name(dry->io);
         h.io_asked = run_io_name(cfg->io);
     }
     for (size_t i = 0; cfg->plan.targets && i < cfg->plan.ntargets; i++) {
@@ -92,9 +92,9 @@ void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
             h.shared = true;
     }
     run_print_head(out, &h);
-    for (size_t i = 0; i < plan->ntargets; i++)
-        plan_target(out, cfg, &plan->targets[i]);
-    const struct run_dryrun_target *all = &plan->all;
+    for (size_t i = 0; i < dry->ntargets; i++)
+        dryrun_target(out, cfg, &dry->targets[i]);
+    const struct run_dryrun_target *all = &dry->all;
     fprintf(out, "\nplan\n");
     if (isfinite(all->planned)) {
         fprintf(out, "  %s request%s planned", planned_count(all->planned, all->planned_exact, n, sizeof n),
@@ -121,9 +121,9 @@ void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
     }
     fprintf(out, "  timeout %s per request, drain %s after planning ends\n",
             units_fmt_duration(cfg->timeout_ns, a, sizeof a), units_fmt_duration(cfg->drain_ns, b, sizeof b));
-    if (plan->pool_cap < plan->pool_asked)
+    if (dry->pool_cap < dry->pool_asked)
         fprintf(out, "  ! the connection pool is capped at %u (file descriptor limit %llu; asked for %u)\n",
-                plan->pool_cap, (unsigned long long)plan->fd_limit, plan->pool_asked);
+                dry->pool_cap, (unsigned long long)dry->fd_limit, dry->pool_asked);
 }
 
 void run_print_shard_start(FILE *out, const struct run_config *cfg)
