@@ -15,9 +15,9 @@
 #include "hlog/codec.h"
 #include "hlog/hlog.h"
 #include "load/run.h"
+#include "merge/merge.h"
 #include "plan/schedule.h"
 #include "plan/shard.h"
-#include "merge/merge.h"
 
 #include <math.h>
 #include <stdio.h>

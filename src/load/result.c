@@ -6,7 +6,6 @@
 
 #include "core/clock.h"
 #include "core/err.h"
-#include "load/shard.h"
 #include "record/threshold.h"
 
 #include <math.h>

@@ -1,10 +1,10 @@
 /* The load engine behind `knee run`, usable in-process (the lab and capacity search call it
- * directly). A struct run_config says what to send (its plan, plan/plan.h) and how; run_execute() resolves the
- * targets once, runs one event loop per thread (each with its own connections, schedule
- * share and histograms: nothing shared on the request path), merges every second (for
- * progress and the per-interval callback) and at the end, and fills a struct run_result: the
- * run record (record/record.h), of which the engine is one producer; record_finish derives the
- * rest, and the reports read the record, not this header.
+ * directly). A struct run_config says what to send (its plan: plan/plan.h) and how;
+ * run_execute() resolves the targets once, runs one event loop per thread (each with its own
+ * connections, schedule share and histograms: nothing shared on the request path), merges
+ * every second (for progress and the per-interval callback) and at the end, and fills a
+ * struct run_result: the run record (record/record.h), of which the engine is one producer;
+ * record_finish derives the rest, and the reports read the record, not this header.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. Every planned request ends in exactly one outcome
  * (enum reqlog_outcome: the engine, its logs and `knee stats` share the binary request log's
@@ -82,7 +82,9 @@ void run_stop_request(struct run_stop *s, bool hard);
 /* The level requested so far: 0 none, 1 drain, 2 cancel. Async-signal-safe. */
 int run_stop_level(struct run_stop *s);
 
-/* A run: its plan (what to send and when, plan/plan.h) and how to run it. */
+/* A run: its plan (what to send and when: plan/plan.h, validated by plan_validate, shared out
+ * by plan_shares) and how to run it (everything below: timeouts, the transport, outputs,
+ * callbacks, the stop handle). Builders fill cfg->plan (cli/runopts.c, capacity, lab). */
 struct run_config {
     struct plan plan;
     uint64_t timeout_ns; /* per request, from connect start or send */
