@@ -244,10 +244,12 @@ static int closed_shares(const struct plan *p, uint32_t streams, struct plan_sha
     return 0;
 }
 
-/* --shard, closed loop: this shard's part of each target's clients and of its requests (the
- * open loop's split is the schedule's interleave). */
-static int closed_shard_part(const struct plan *p, struct plan_share *out, char *err, size_t errlen)
+/* --shard, closed loop: this shard's part of each target's clients, of their connections
+ * (groups of `streams` clients) and of its requests (the open loop's split is the schedule's
+ * interleave). */
+static int closed_shard_part(const struct plan *p, uint32_t streams, struct plan_share *out, char *err, size_t errlen)
 {
+    uint64_t S = streams ? streams : 1;
     uint32_t I = p->shard.index, N = p->shard.count;
     uint64_t mine = 0, all = 0;
     for (size_t i = 0; i < p->ntargets; i++) {
@@ -255,6 +257,7 @@ static int closed_shard_part(const struct plan *p, struct plan_share *out, char 
         uint32_t c = s->clients;
         all += c;
         s->clients = (uint32_t)plan_shard_share(c, I, N);
+        s->groups = (uint32_t)((s->clients + S - 1) / S);
         if (s->limit != UINT64_MAX)
             s->limit = plan_shard_share_by(s->limit, c, I, N);
         mine += s->clients;
@@ -280,7 +283,7 @@ int plan_shares(const struct plan *p, uint32_t streams, struct plan_share *out, 
     int rc = p->open_loop ? open_shares(p, out, w, parts, err, errlen)
                           : closed_shares(p, streams, out, w, parts, err, errlen);
     if (!rc && !p->open_loop && p->shard.count)
-        rc = closed_shard_part(p, out, err, errlen);
+        rc = closed_shard_part(p, streams, out, err, errlen);
     free(w);
     free(parts);
     return rc;

@@ -249,18 +249,20 @@ static void test_shares_shards(void **state)
     struct plan_share whole[2], part[2];
     assert_int_equal(plan_shares(&p, 1, whole, err, sizeof err), 0);
     for (uint32_t N = 1; N <= 5; N++) {
-        uint64_t clients[2] = {0, 0}, limit[2] = {0, 0};
+        uint64_t clients[2] = {0, 0}, groups[2] = {0, 0}, limit[2] = {0, 0};
         for (uint32_t I = 0; I < N; I++) {
             p.shard.count = N;
             p.shard.index = I;
             assert_int_equal(plan_shares(&p, 1, part, err, sizeof err), 0);
             for (int k = 0; k < 2; k++) {
                 clients[k] += part[k].clients;
+                groups[k] += part[k].groups; /* a shard opens its own connections, not the plan's */
                 limit[k] += part[k].limit;
             }
         }
         for (int k = 0; k < 2; k++) {
             assert_int_equal(clients[k], whole[k].clients);
+            assert_int_equal(groups[k], whole[k].groups);
             assert_int_equal(limit[k], whole[k].limit);
         }
     }
