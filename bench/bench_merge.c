@@ -15,9 +15,9 @@
 #include "hlog/codec.h"
 #include "hlog/hlog.h"
 #include "load/run.h"
-#include "load/schedule.h"
-#include "load/shard.h"
 #include "merge/merge.h"
+#include "plan/schedule.h"
+#include "plan/shard.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -198,11 +198,11 @@ static int bench_poisson(int argc, char **argv)
     printf("Poisson plan of %.0f/s for %.0f s: the schedule's CPU time per shard (one thread each)\n", rate, seconds);
     const uint32_t counts[] = {1, 4, 16, 64};
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-        struct run_config cfg = {.shard_count = counts[k], .shard_index = 0};
+        struct run_config cfg = {.plan.shard.count = counts[k], .plan.shard.index = 0};
         struct sched s;
         uint64_t end = (uint64_t)(seconds * 1e9);
-        sched_init(&s, true, rate, rate, seconds, 0, end, UINT64_MAX, run_shard_stride(&cfg, 1),
-                   run_shard_offset(&cfg, 1, 0), 1);
+        sched_init(&s, true, rate, rate, seconds, 0, end, UINT64_MAX, plan_shard_stride(&cfg.plan, 1),
+                   plan_shard_offset(&cfg.plan, 1, 0), 1);
         uint64_t t, n = 0;
         double t0 = thread_cpu_ns();
         while (sched_next(&s, &t))

@@ -36,9 +36,9 @@
 #include "record/threshold.h"
 
 struct capacity_config;
-struct run_config;        /* load/run.h: the engine's configuration (capacity/run.c drives the engine) */
-struct run_target_config; /* load/run.h */
-struct run_stop;          /* load/run.h */
+struct run_config;  /* load/run.h: the engine's configuration (capacity/run.c drives the engine) */
+struct plan_target; /* load/run.h */
+struct run_stop;    /* load/run.h */
 
 #define CAPACITY_MAX_RATES 32                             /* rungs of a ladder */
 #define CAPACITY_MAX_REPS 25                              /* --reps */
@@ -357,7 +357,7 @@ enum capacity_window { CAPACITY_WINDOW_STEP, CAPACITY_WINDOW_PROBE, CAPACITY_WIN
  * --timer-slack, --spin and arrivals; the closed loop has none of them. capacity_run adds the
  * window's length, outputs and callbacks. */
 void capacity_window_config(const struct capacity_config *cfg, enum capacity_window kind, double rate,
-                            uint32_t connections, const struct run_target_config *probe, double probe_lag_limit_ms,
+                            uint32_t connections, const struct plan_target *probe, double probe_lag_limit_ms,
                             struct run_config *c);
 
 /* Check cfg without sending anything (the ladder, reps, times, the probe, the targets). 0 or

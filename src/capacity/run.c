@@ -45,8 +45,8 @@ int capacity_config_check(const struct capacity_config *cfg, char *err, size_t e
         return knee_fail(err, errlen, KNEE_EINVAL, "--require must be a rate > 0");
     if (cfg->nslo == 0)
         return knee_fail(err, errlen, KNEE_EINVAL, "at least one --slo is needed, e.g. --slo 'p99<10ms'");
-    for (size_t i = 0; i < cfg->base->ntargets; i++) {
-        const struct run_target_config *t = &cfg->base->targets[i];
+    for (size_t i = 0; i < cfg->base->plan.ntargets; i++) {
+        const struct plan_target *t = &cfg->base->plan.targets[i];
         if (t->rate > 0)
             return knee_fail(err, errlen, KNEE_EINVAL,
                              "--target %s: @R sets its own rate, but the ladder sets the rate (share it with --mix)",
@@ -57,42 +57,42 @@ int capacity_config_check(const struct capacity_config *cfg, char *err, size_t e
                              "(and the closed-loop cross-check picks its own connections)",
                              t->name);
     }
-    if (cfg->base->ramp)
+    if (cfg->base->plan.ramp)
         return knee_fail(err, errlen, KNEE_EINVAL, "--ramp: the ladder sets the rate");
-    if (cfg->base->think_ns)
+    if (cfg->base->plan.think_ns)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--think applies to a closed loop; knee capacity runs the open loop");
     struct run_config probe = *cfg->base;
-    probe.open_loop = true;
-    probe.rate = cfg->rates[cfg->nrates - 1];
-    probe.duration_ns = cfg->warmup_ns + cfg->step_ns;
-    probe.warmup_ns = cfg->warmup_ns;
-    probe.requests = 0;
+    probe.plan.open_loop = true;
+    probe.plan.rate = cfg->rates[cfg->nrates - 1];
+    probe.plan.duration_ns = cfg->warmup_ns + cfg->step_ns;
+    probe.plan.warmup_ns = cfg->warmup_ns;
+    probe.plan.requests = 0;
     return run_validate(&probe, err, errlen);
 }
 
 void capacity_window_config(const struct capacity_config *cfg, enum capacity_window kind, double rate,
-                            uint32_t connections, const struct run_target_config *probe, double probe_lag_limit_ms,
+                            uint32_t connections, const struct plan_target *probe, double probe_lag_limit_ms,
                             struct run_config *c)
 {
     *c = *cfg->base;
     if (kind == CAPACITY_WINDOW_CLOSED) {
         /* a closed loop has no plan: no arrivals, no pool, no spin and no slack on its sends */
-        c->open_loop = false;
-        c->rate = 0;
-        c->arrivals = RUN_ARRIVALS_CONSTANT;
+        c->plan.open_loop = false;
+        c->plan.rate = 0;
+        c->plan.arrivals = RUN_ARRIVALS_CONSTANT;
         c->when_busy = RUN_BUSY_QUEUE;
         c->spin_ns = 0;
         c->timer_slack_ns = 0;
-        c->connections = connections;
+        c->plan.connections = connections;
         return;
     }
-    c->open_loop = true;
-    c->rate = rate;
+    c->plan.open_loop = true;
+    c->plan.rate = rate;
     if (kind != CAPACITY_WINDOW_PROBE)
         return;
-    c->targets = probe;
-    c->ntargets = 1;
+    c->plan.targets = probe;
+    c->plan.ntargets = 1;
     c->rejects = NULL;
     c->nrejects = 0;
     c->expect_body = NULL;
@@ -112,14 +112,14 @@ void capacity_load_of(const struct capacity_config *cfg, struct capacity_load *o
 {
     const struct run_config *b = cfg->base;
     memset(out, 0, sizeof *out);
-    out->arrivals = b->arrivals;
-    out->seed = b->seed;
+    out->arrivals = b->plan.arrivals;
+    out->seed = b->plan.seed;
     out->threads = b->threads;
     out->timer_slack_ns = b->timer_slack_ns;
     out->lag_limit_ns = b->lag_limit_ns;
-    for (size_t i = 0; i < b->ntargets && i < RUN_MAX_TARGETS; i++)
-        out->targets[out->ntargets++] = (struct capacity_load_target){b->targets[i].name, b->targets[i].method,
-                                                                      b->targets[i].url, b->targets[i].weight};
+    for (size_t i = 0; i < b->plan.ntargets && i < RUN_MAX_TARGETS; i++)
+        out->targets[out->ntargets++] = (struct capacity_load_target){
+            b->plan.targets[i].name, b->plan.targets[i].method, b->plan.targets[i].url, b->plan.targets[i].weight};
 }
 
 static double probe_rate(const struct capacity_config *cfg)
@@ -194,7 +194,7 @@ struct window {
     char tag_prefix[64];     /* "rep2/800" or "closed/c8" */
     struct outfile step_file;
     struct hlog_writer *step; /* DIR/<name>.hlog, or NULL */
-    const struct run_target_config *targets;
+    const struct plan_target *targets;
 };
 
 static void out_error(struct capacity_result *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -280,15 +280,15 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
                       struct capacity_step *s, char *err, size_t errlen)
 {
     const struct capacity_config *cfg = w->cfg;
-    c->duration_ns = cfg->warmup_ns + cfg->step_ns;
-    c->warmup_ns = cfg->warmup_ns;
-    c->requests = 0;
+    c->plan.duration_ns = cfg->warmup_ns + cfg->step_ns;
+    c->plan.warmup_ns = cfg->warmup_ns;
+    c->plan.requests = 0;
     c->stop = cfg->stop;
     c->on_interval = (cfg->out_dir || w->all) ? on_interval : NULL;
     c->interval_ctx = w;
     c->on_progress = cfg->on_progress ? on_run_progress : NULL;
     c->progress_ctx = w;
-    w->targets = c->targets;
+    w->targets = c->plan.targets;
     char log[4096];
     c->out_path = NULL;
     if (cfg->out_dir) {
@@ -298,7 +298,7 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
     open_step_hlog(w, name);
     w->offset_s = (double)(clock_now_ns() - w->all_base_ns) / 1e9;
     w->prog.elapsed_s = 0;
-    w->prog.total_s = (double)c->duration_ns / 1e9;
+    w->prog.total_s = (double)c->plan.duration_ns / 1e9;
     w->prog.now_p99_ms = NAN;
     if (cfg->on_progress)
         cfg->on_progress(cfg->progress_ctx, &w->prog);
@@ -334,14 +334,14 @@ static int run_probe(struct window *w, const char *url, size_t i, char *err, siz
 {
     const struct capacity_config *cfg = w->cfg;
     struct capacity_rep *rep = &w->res->reps[i];
-    struct run_target_config t = {.name = "probe", .url = url};
+    struct plan_target t = {.name = "probe", .url = url};
     struct run_config c;
     capacity_window_config(cfg, CAPACITY_WINDOW_PROBE, w->res->probe_rate, 0, &t, w->res->probe_lag_limit_ms, &c);
     char name[64];
     snprintf(name, sizeof name, "rep%zu-probe", i + 1);
     snprintf(w->tag_prefix, sizeof w->tag_prefix, "rep%zu/probe", i + 1);
     w->prog.phase = "probe";
-    w->prog.rate = c.rate;
+    w->prog.rate = c.plan.rate;
     w->prog.step = 0;
     int rc = run_window(w, &c, name, WINDOW_PROBE, &rep->probe, err, errlen);
     if (rc)
@@ -394,7 +394,7 @@ static int run_rep(struct window *w, const char *probe_url, size_t i, char *err,
         snprintf(w->tag_prefix, sizeof w->tag_prefix, "rep%zu/%s", i + 1, rn);
         w->prog.phase = "step";
         w->prog.step = k + 1;
-        w->prog.rate = c.rate;
+        w->prog.rate = c.plan.rate;
         rc = run_window(w, &c, name, WINDOW_STEP, &rep->step[k], err, errlen);
         res->steps_done += rc == 0 && rep->step[k].ran;
     }
@@ -416,7 +416,7 @@ static int run_closed(struct window *w, char *err, size_t errlen)
     const struct capacity_config *cfg = w->cfg;
     struct capacity_result *res = w->res;
     struct capacity_cross *x = &res->cross;
-    uint32_t conns = cfg->base->ntargets > 1 ? (uint32_t)cfg->base->ntargets : 1;
+    uint32_t conns = cfg->base->plan.ntargets > 1 ? (uint32_t)cfg->base->plan.ntargets : 1;
     double top = res->rates[res->nrates - 1];
     x->ran = true;
     w->prog.phase = "closed loop";
@@ -469,8 +469,8 @@ static int start_probe(const struct capacity_config *cfg, struct serve_handle **
     serve_preset("null", &sc);
     /* the same transport as the candidate's: the generator's cost of TLS and HTTP/2 is part of
      * what the probe checks (a self-signed certificate: run_probe trusts it without checking) */
-    for (size_t i = 0; i < cfg->base->ntargets; i++)
-        if (strncasecmp(cfg->base->targets[i].url, "https://", 8) == 0)
+    for (size_t i = 0; i < cfg->base->plan.ntargets; i++)
+        if (strncasecmp(cfg->base->plan.targets[i].url, "https://", 8) == 0)
             sc.tls = true;
     sc.h2 = sc.tls ? cfg->base->http != RUN_HTTP_1 : cfg->base->h2c;
     sigset_t block, old;
@@ -501,15 +501,15 @@ int capacity_run(const struct capacity_config *cfg, struct capacity_result *res,
     /* every target resolved and every request built before the first window: a name that does
      * not resolve is bad input now, not after the probe */
     struct run_config top = *cfg->base;
-    top.open_loop = true;
-    top.rate = cfg->rates[cfg->nrates - 1];
-    top.duration_ns = cfg->warmup_ns + cfg->step_ns;
-    top.warmup_ns = cfg->warmup_ns;
-    top.requests = 0;
-    struct run_plan plan;
-    if ((rc = run_plan(&top, &plan, err, errlen)) != 0)
+    top.plan.open_loop = true;
+    top.plan.rate = cfg->rates[cfg->nrates - 1];
+    top.plan.duration_ns = cfg->warmup_ns + cfg->step_ns;
+    top.plan.warmup_ns = cfg->warmup_ns;
+    top.plan.requests = 0;
+    struct run_dryrun plan;
+    if ((rc = run_dryrun(&top, &plan, err, errlen)) != 0)
         return rc;
-    run_plan_release(&plan);
+    run_dryrun_release(&plan);
     res->steps_total = (uint64_t)cfg->reps * (cfg->nrates + 1);
     if (cfg->out_dir && mkdir(cfg->out_dir, 0777) != 0 && errno != EEXIST)
         return knee_fail(err, errlen, -errno, "--out %s: %s", cfg->out_dir, strerror(errno));

@@ -298,7 +298,7 @@ static int fill_config(const struct cmd_spec *spec, const struct cap_flags *f, s
     cfg->nrates = nrates;
     cfg->reps = given(spec, "reps") ? (size_t)f->reps : CAPACITY_DEFAULT_REPS;
     cfg->step_ns = given(spec, "step") ? f->step_ns : CAPACITY_DEFAULT_STEP_NS;
-    cfg->warmup_ns = given(spec, "warmup") ? rc->cfg.warmup_ns : CAPACITY_DEFAULT_WARMUP_NS;
+    cfg->warmup_ns = given(spec, "warmup") ? rc->cfg.plan.warmup_ns : CAPACITY_DEFAULT_WARMUP_NS;
     cfg->settle_ns = given(spec, "settle") ? f->settle_ns : CAPACITY_DEFAULT_SETTLE_NS;
     cfg->between = f->between;
     cfg->probe_rate = f->probe_rate;
@@ -331,18 +331,18 @@ static int dry_run(const struct cmd_spec *spec, const struct capacity_config *cf
     if (run_metrics_check(&f->metrics, spec, cfg->slo, cfg->nslo, bounds, &nbounds))
         return 2;
     struct run_config c = *cfg->base;
-    c.open_loop = true;
-    c.rate = cfg->rates[cfg->nrates - 1];
-    c.duration_ns = cfg->warmup_ns + cfg->step_ns;
-    c.warmup_ns = cfg->warmup_ns;
-    struct run_plan plan;
+    c.plan.open_loop = true;
+    c.plan.rate = cfg->rates[cfg->nrates - 1];
+    c.plan.duration_ns = cfg->warmup_ns + cfg->step_ns;
+    c.plan.warmup_ns = cfg->warmup_ns;
+    struct run_dryrun plan;
     char err[512];
-    int r = run_plan(&c, &plan, err, sizeof err);
+    int r = run_dryrun(&c, &plan, err, sizeof err);
     if (r) {
         fprintf(stderr, "knee capacity: %s\n", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
-    run_plan_release(&plan);
+    run_dryrun_release(&plan);
     capacity_print_plan(stdout, cfg);
     if (f->metrics.listen) {
         char b[METRICS_MAX_BOUNDS * 12];

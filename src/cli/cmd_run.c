@@ -132,7 +132,7 @@ static int run_with_signals(struct run_config *cfg, struct run_result *res, char
     return r;
 }
 
-/* The exit code of a run_execute or run_plan failure: bad input (2) or a failure to run (1). */
+/* The exit code of a run_execute or run_dryrun failure: bad input (2) or a failure to run (1). */
 static int failure_code(int r)
 {
     return (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) ? 2 : 1;
@@ -150,16 +150,16 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     size_t nbounds;
     if (run_metrics_check(&f->metrics, spec, rc->thr, rc->nthr, bounds, &nbounds))
         return 2;
-    struct run_plan plan;
+    struct run_dryrun dry;
     char err[512];
-    int r = run_plan(cfg, &plan, err, sizeof err);
+    int r = run_dryrun(cfg, &dry, err, sizeof err);
     if (r) {
         knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
-    run_print_plan(stdout, cfg, &plan);
+    run_print_dryrun(stdout, cfg, &dry);
     run_print_shard_start(stdout, cfg);
-    run_plan_release(&plan);
+    run_dryrun_release(&dry);
     if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
     if (f->json)

@@ -138,7 +138,7 @@ int run_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     struct run_metrics *m = xcalloc(1, sizeof *m);
     m->cmd = spec->name;
     m->linger_ns = f->linger_ns;
-    m->nt = cfg->ntargets;
+    m->nt = cfg->plan.ntargets;
     m->nbounds = nb;
     /* Bounds are whole nanoseconds (durations parse to ns): the engine's histograms count a
      * value v (ns) at le=B when v's HDR bucket ends at or below B (hist/prom.h). */
@@ -147,7 +147,7 @@ int run_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     m->reg = metrics_new();
     const char **names = xcalloc(m->nt ? m->nt : 1, sizeof *names);
     for (size_t i = 0; i < m->nt; i++)
-        names[i] = cfg->targets[i].name;
+        names[i] = cfg->plan.targets[i].name;
     char err[256];
     int e = metrics_run_new(m->reg, names, m->nt, bounds, nb, &m->mr, err, sizeof err);
     free(names);

@@ -27,10 +27,10 @@ static int writable(const char *path)
 
 static int check_tags(const struct cmd_spec *spec, const struct run_config *cfg)
 {
-    for (size_t i = 0; i < cfg->ntargets; i++)
-        if (!hlog_tag_valid(cfg->targets[i].name))
+    for (size_t i = 0; i < cfg->plan.ntargets; i++)
+        if (!hlog_tag_valid(cfg->plan.targets[i].name))
             return opt_fail(spec, "--hlog: target name '%s' cannot be an hlog tag (no ',', spaces or tabs)",
-                            cfg->targets[i].name);
+                            cfg->plan.targets[i].name);
     return 0;
 }
 
@@ -67,7 +67,7 @@ static void on_interval(void *ctx, size_t target, double start_s, double length_
 int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct run_config *cfg)
 {
     char why[512];
-    o->targets = cfg->targets;
+    o->targets = cfg->plan.targets;
     if (o->html_path) { /* checked now, written at the end (html_write_report) */
         struct run_output html_only = {.html_path = o->html_path};
         struct run_config none = {0};

@@ -25,8 +25,8 @@ struct run_output {
     struct outfile hlog_file;
     bool json_open, hlog_open;
     struct hlog_writer *hlog;
-    const struct run_target_config *targets; /* the tags of the hlog intervals */
-    int hlog_err;                            /* the first --hlog write error */
+    const struct plan_target *targets; /* the tags of the hlog intervals */
+    int hlog_err;                      /* the first --hlog write error */
 };
 
 /* Check that the outputs can be written without creating them (--dry-run): an existing file

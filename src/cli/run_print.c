@@ -42,14 +42,14 @@ static const char *planned_count(double n, bool exact, char *buf, size_t len)
     return buf;
 }
 
-static void plan_target(FILE *out, const struct run_config *cfg, const struct run_plan_target *t)
+static void dryrun_target(FILE *out, const struct run_config *cfg, const struct run_dryrun_target *t)
 {
     char a[32], b[32], n[48];
     run_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
-    if (cfg->open_loop && t->rate_from != t->rate_to)
+    if (cfg->plan.open_loop && t->rate_from != t->rate_to)
         fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
                 units_fmt_rate(t->rate_to, b, sizeof b));
-    else if (cfg->open_loop)
+    else if (cfg->plan.open_loop)
         fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
     else if (cfg->streams > 1)
         fprintf(out, ", %u clients", t->connections);
@@ -60,85 +60,86 @@ static void plan_target(FILE *out, const struct run_config *cfg, const struct ru
     fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
 }
 
-void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan)
+void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry)
 {
     char a[32], b[32], n[48];
-    struct run_head h = {.open_loop = cfg->open_loop,
-                         .poisson = cfg->arrivals == RUN_ARRIVALS_POISSON,
-                         .ramp = cfg->ramp,
+    struct run_head h = {.open_loop = cfg->plan.open_loop,
+                         .poisson = cfg->plan.arrivals == RUN_ARRIVALS_POISSON,
+                         .ramp = cfg->plan.ramp,
                          .drop_when_busy = cfg->when_busy == RUN_BUSY_DROP,
                          .keepalive = cfg->keepalive,
-                         .shared = !cfg->targets,
-                         .seed = cfg->seed,
-                         .think_ns = cfg->think_ns,
-                         .timer_slack_ns = cfg->open_loop ? cfg->timer_slack_ns : 0,
-                         .requests = cfg->requests,
-                         .rate = cfg->rate,
-                         .ramp_from = cfg->ramp_from,
-                         .ramp_to = cfg->ramp_to,
-                         .duration_s = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : 0,
-                         .threads = plan->threads,
-                         .pool_cap = plan->pool_cap,
-                         .conns = plan->all.connections,
+                         .shared = !cfg->plan.targets,
+                         .seed = cfg->plan.seed,
+                         .think_ns = cfg->plan.think_ns,
+                         .timer_slack_ns = cfg->plan.open_loop ? cfg->timer_slack_ns : 0,
+                         .requests = cfg->plan.requests,
+                         .rate = cfg->plan.rate,
+                         .ramp_from = cfg->plan.ramp_from,
+                         .ramp_to = cfg->plan.ramp_to,
+                         .duration_s = cfg->plan.duration_ns ? (double)cfg->plan.duration_ns / 1e9 : 0,
+                         .threads = dry->threads,
+                         .pool_cap = dry->pool_cap,
+                         .conns = dry->all.connections,
                          .streams = cfg->streams};
-    if (plan->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
-        h.io = run_io_name(plan->io);
+    if (dry->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
+        h.io = run_io_name(dry->io);
         h.io_asked = run_io_name(cfg->io);
     }
-    for (size_t i = 0; cfg->targets && i < cfg->ntargets; i++) {
-        if (cfg->targets[i].rate > 0)
-            h.own += cfg->targets[i].rate;
+    for (size_t i = 0; cfg->plan.targets && i < cfg->plan.ntargets; i++) {
+        if (cfg->plan.targets[i].rate > 0)
+            h.own += cfg->plan.targets[i].rate;
         else
             h.shared = true;
     }
     run_print_head(out, &h);
-    for (size_t i = 0; i < plan->ntargets; i++)
-        plan_target(out, cfg, &plan->targets[i]);
-    const struct run_plan_target *all = &plan->all;
+    for (size_t i = 0; i < dry->ntargets; i++)
+        dryrun_target(out, cfg, &dry->targets[i]);
+    const struct run_dryrun_target *all = &dry->all;
     fprintf(out, "\nplan\n");
     if (isfinite(all->planned)) {
         fprintf(out, "  %s request%s planned", planned_count(all->planned, all->planned_exact, n, sizeof n),
                 all->planned_exact && llround(all->planned) == 1 ? "" : "s");
-        if (cfg->duration_ns)
-            fprintf(out, " over %.3g s", (double)cfg->duration_ns / 1e9);
-        if (cfg->open_loop && !all->planned_exact)
+        if (cfg->plan.duration_ns)
+            fprintf(out, " over %.3g s", (double)cfg->plan.duration_ns / 1e9);
+        if (cfg->plan.open_loop && !all->planned_exact)
             fprintf(out, " (Poisson arrivals: the count varies from seed to seed)");
-        if (!cfg->open_loop)
+        if (!cfg->plan.open_loop)
             fprintf(out, ", shared by %u connection%s", all->connections, all->connections == 1 ? "" : "s");
         fputc('\n', out);
     } else {
         fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
-                all->connections, all->connections == 1 ? "" : "s", (double)cfg->duration_ns / 1e9);
+                all->connections, all->connections == 1 ? "" : "s", (double)cfg->plan.duration_ns / 1e9);
     }
-    if (cfg->warmup_ns) {
+    if (cfg->plan.warmup_ns) {
         if (isfinite(all->warmup_planned))
             fprintf(out, "  warm-up: %s of them in the first %.3g s, logged but left out of the statistics\n",
-                    planned_count(all->warmup_planned, all->planned_exact, n, sizeof n), (double)cfg->warmup_ns / 1e9);
+                    planned_count(all->warmup_planned, all->planned_exact, n, sizeof n),
+                    (double)cfg->plan.warmup_ns / 1e9);
         else
             fprintf(out, "  warm-up: the requests of the first %.3g s, logged but left out of the statistics\n",
-                    (double)cfg->warmup_ns / 1e9);
+                    (double)cfg->plan.warmup_ns / 1e9);
     }
     fprintf(out, "  timeout %s per request, drain %s after planning ends\n",
             units_fmt_duration(cfg->timeout_ns, a, sizeof a), units_fmt_duration(cfg->drain_ns, b, sizeof b));
-    if (plan->pool_cap < plan->pool_asked)
+    if (dry->pool_cap < dry->pool_asked)
         fprintf(out, "  ! the connection pool is capped at %u (file descriptor limit %llu; asked for %u)\n",
-                plan->pool_cap, (unsigned long long)plan->fd_limit, plan->pool_asked);
+                dry->pool_cap, (unsigned long long)dry->fd_limit, dry->pool_asked);
 }
 
 void run_print_shard_start(FILE *out, const struct run_config *cfg)
 {
-    if (!cfg->shard_count && !cfg->start_at_unix_ns)
+    if (!cfg->plan.shard.count && !cfg->plan.shard.start_at_unix_ns)
         return;
     char hex[24], when[48];
-    if (cfg->shard_count)
-        fprintf(out, "shard %u/%u (%s), plan %s", cfg->shard_index, cfg->shard_count,
-                cfg->shard_source ? cfg->shard_source : "--shard",
+    if (cfg->plan.shard.count)
+        fprintf(out, "shard %u/%u (%s), plan %s", cfg->plan.shard.index, cfg->plan.shard.count,
+                cfg->plan.shard.source ? cfg->plan.shard.source : "--shard",
                 run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex));
     else
         fprintf(out, "one process");
-    if (cfg->start_at_unix_ns) {
-        double in_s = ((double)cfg->start_at_unix_ns - (double)clock_wall_ns()) / 1e9;
-        fprintf(out, ", start at %s (%s %.3f s)", run_shard_utc(cfg->start_at_unix_ns, when, sizeof when),
+    if (cfg->plan.shard.start_at_unix_ns) {
+        double in_s = ((double)cfg->plan.shard.start_at_unix_ns - (double)clock_wall_ns()) / 1e9;
+        fprintf(out, ", start at %s (%s %.3f s)", run_shard_utc(cfg->plan.shard.start_at_unix_ns, when, sizeof when),
                 in_s >= 0 ? "in" : "LATE by", fabs(in_s));
     }
     fputc('\n', out);
@@ -147,12 +148,13 @@ void run_print_shard_start(FILE *out, const struct run_config *cfg)
 uint64_t run_shard_hlog_comment(const struct run_config *cfg, char *buf, size_t len)
 {
     buf[0] = '\0';
-    if (!cfg->shard_count && !cfg->start_at_unix_ns)
+    if (!cfg->plan.shard.count && !cfg->plan.shard.start_at_unix_ns)
         return 0;
     char hex[24];
     snprintf(buf, len, "Logged with knee %s, shard %u/%u, plan %s, start at %llu.%09llu", KNEE_VERSION,
-             run_shard_index(cfg), run_shard_count(cfg), run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex),
-             (unsigned long long)(cfg->start_at_unix_ns / NS_PER_S),
-             (unsigned long long)(cfg->start_at_unix_ns % NS_PER_S));
-    return cfg->start_at_unix_ns;
+             plan_shard_index(&cfg->plan), plan_shard_count(&cfg->plan),
+             run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex),
+             (unsigned long long)(cfg->plan.shard.start_at_unix_ns / NS_PER_S),
+             (unsigned long long)(cfg->plan.shard.start_at_unix_ns % NS_PER_S));
+    return cfg->plan.shard.start_at_unix_ns;
 }

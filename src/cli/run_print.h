@@ -13,7 +13,7 @@
 /* The plan of a run that is not run (knee run --dry-run): the same head as the summary, each
  * target with its share and its planned count and the size of its request, then the planned
  * requests (exact, or "about" for Poisson arrivals), the warm-up, timeout and drain. */
-void run_print_plan(FILE *out, const struct run_config *cfg, const struct run_plan *plan);
+void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry);
 
 /* One progress line: on a terminal "\r" + text + erase-to-end-of-line, no newline (the next
  * one overwrites it); elsewhere (a pipe, a file) the plain text and "\n", one line per second,

@@ -74,17 +74,18 @@ static bool given(const struct cmd_spec *spec, const char *name)
 int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
                      const char *hlog_path)
 {
-    bool sharded = cfg->shard_count || cfg->start_at_unix_ns; /* --shard, --start-at (cli/run_shard.c) */
+    bool sharded =
+        cfg->plan.shard.count || cfg->plan.shard.start_at_unix_ns; /* --shard, --start-at (cli/run_shard.c) */
     if (sharded && (f->repeat || f->until_ci > 0))
         return opt_fail(spec,
                         "%s with %s: a shard runs its part of one plan once, from one start instant, to its end "
                         "(knee merge adds the shards up); repeat the whole sharded run instead",
-                        f->repeat ? "--repeat" : "--until-ci", cfg->shard_count ? "--shard" : "--start-at");
+                        f->repeat ? "--repeat" : "--until-ci", cfg->plan.shard.count ? "--shard" : "--start-at");
     if (f->until_ci > 0) {
-        if (!cfg->open_loop)
+        if (!cfg->plan.open_loop)
             return opt_fail(spec,
                             "--until-ci needs an open loop (--rate): a closed loop's sample rate is the server's");
-        if (!cfg->duration_ns)
+        if (!cfg->plan.duration_ns)
             return opt_fail(spec, "--until-ci needs --duration (the cap), not --requests");
         if (f->repeat)
             return opt_fail(spec, "--until-ci and --repeat: repetitions must be the same plan, so none may stop early");
@@ -106,10 +107,10 @@ int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *sp
         return opt_fail(spec, "--out with --repeat: each repetition's log is DIR/rep-K.bin");
     if (hlog_path)
         return opt_fail(spec, "--hlog with --repeat: each repetition's hlog is DIR/rep-K.hlog");
-    for (size_t i = 0; i < cfg->ntargets; i++)
-        if (!hlog_tag_valid(cfg->targets[i].name))
+    for (size_t i = 0; i < cfg->plan.ntargets; i++)
+        if (!hlog_tag_valid(cfg->plan.targets[i].name))
             return opt_fail(spec, "--repeat: target name '%s' cannot be an hlog tag (no ',', spaces or tabs)",
-                            cfg->targets[i].name);
+                            cfg->plan.targets[i].name);
     return 0;
 }
 
@@ -121,9 +122,9 @@ static void until_ci_interval(void *ctx, size_t target, double start_s, double l
     if (u->next)
         u->next(u->next_ctx, target, start_s, length_s, latency);
     hdr_add(&u->h, latency);
-    if (target + 1 != u->cfg->ntargets || u->stopped)
+    if (target + 1 != u->cfg->plan.ntargets || u->stopped)
         return;
-    double warm_s = (double)u->cfg->warmup_ns / 1e9;
+    double warm_s = (double)u->cfg->plan.warmup_ns / 1e9;
     if (start_s + length_s < warm_s + RUN_UNTIL_CI_MIN_S)
         return;
     /* knee's rule for a tail percentile: at least STATS_MIN_BEYOND samples above it */
@@ -239,7 +240,7 @@ static void on_progress(void *ctx, const struct run_progress *p)
 struct rep_hlog {
     struct outfile of;
     struct hlog_writer *w;
-    const struct run_target_config *targets;
+    const struct plan_target *targets;
     int err;
 };
 
@@ -317,15 +318,15 @@ static int dry_run(const struct run_repeat_flags *f, const struct cmd_spec *spec
 {
     if (check_dir(spec, f->out_dir, false))
         return 2;
-    struct run_plan plan;
+    struct run_dryrun plan;
     char err[512];
-    int r = run_plan(&rc->cfg, &plan, err, sizeof err);
+    int r = run_dryrun(&rc->cfg, &plan, err, sizeof err);
     if (r) {
         knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND ? 2 : 1;
     }
-    run_print_plan(stdout, &rc->cfg, &plan);
-    run_plan_release(&plan);
+    run_print_dryrun(stdout, &rc->cfg, &plan);
+    run_dryrun_release(&plan);
     char settle[32];
     printf("\nrepetitions\n  %llu of this plan (the same seed and schedule each time), %s idle between them\n",
            (unsigned long long)f->repeat, units_fmt_duration(f->settle_ns, settle, sizeof settle));
@@ -456,7 +457,7 @@ static int repetition(struct repeat_run *rr, size_t k)
     path_of(hlogp, sizeof hlogp, rr->f->out_dir, k, ".hlog");
     path_of(jsonp, sizeof jsonp, rr->f->out_dir, k, ".json");
     rr->cfg.out_path = logp;
-    struct rep_hlog h = {.targets = rr->cfg.targets};
+    struct rep_hlog h = {.targets = rr->cfg.plan.targets};
     if (open_rep_hlog(&h, hlogp))
         return 1;
     rr->cfg.on_interval = rep_interval;

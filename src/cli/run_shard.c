@@ -97,9 +97,9 @@ int run_shard_args(const struct cmd_spec *spec, const char *shard, uint64_t shar
     if (index >= count)
         return opt_fail(spec, "--shard: index %u of %u (%s): the index counts from 0 and must be below the count",
                         index, count, source);
-    cfg->shard_index = index;
-    cfg->shard_count = count;
-    cfg->shard_source = source;
+    cfg->plan.shard.index = index;
+    cfg->plan.shard.count = count;
+    cfg->plan.shard.source = source;
     return 0;
 }
 
@@ -317,10 +317,10 @@ int run_start_at_args(const struct cmd_spec *spec, const char *start_at, struct 
     if (at > now && at - now > 24 * 3600 * NS_PER_S)
         return opt_fail(spec, "--start-at %s: the instant is %.0f hours away (at most a day)", start_at,
                         (double)(at - now) / 3.6e12);
-    uint64_t span = cfg->duration_ns ? cfg->duration_ns : 3600 * NS_PER_S;
+    uint64_t span = cfg->plan.duration_ns ? cfg->plan.duration_ns : 3600 * NS_PER_S;
     if (at < now && now - at >= span)
         return opt_fail(spec, "--start-at %s: the instant was %.3f s ago: the whole plan (%.3f s) lies in the past",
                         start_at, (double)(now - at) / 1e9, (double)span / 1e9);
-    cfg->start_at_unix_ns = at;
+    cfg->plan.shard.start_at_unix_ns = at;
     return 0;
 }

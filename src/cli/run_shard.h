@@ -14,7 +14,7 @@
 #define RUN_SHARD_ENV_BASE "KNEE_START_BASE" /* the shared instant of --start-at +D */
 #define RUN_SHARD_ENV_COUNT "KNEE_SHARDS"    /* the count beside JOB_COMPLETION_INDEX */
 
-/* Fill cfg->shard_index/shard_count/shard_source from the flags: shard is "I/N", "auto" or
+/* Fill cfg->plan.shard (index, count, source) from the flags: shard is "I/N", "auto" or
  * NULL; shards is --shards N (0 when not given). "auto", or --shards alone, reads the
  * scheduler's environment: Slurm (SLURM_PROCID, SLURM_NTASKS), Kubernetes Indexed Jobs
  * (JOB_COMPLETION_INDEX with --shards N or KNEE_SHARDS), Open MPI (OMPI_COMM_WORLD_RANK,
@@ -33,7 +33,7 @@ int run_start_at_parse(const char *s, uint64_t now_unix_ns, uint64_t *unix_ns, c
 int run_instant_parse(const char *s, uint64_t *unix_ns);
 
 /* --start-at checked against the plan: refused when it lies more than a day ahead or when the
- * whole plan (cfg->duration_ns, or an hour with --requests) would already be over. 0 or 2. */
+ * whole plan (cfg->plan.duration_ns, or an hour with --requests) would already be over. 0 or 2. */
 int run_start_at_args(const struct cmd_spec *spec, const char *start_at, struct run_config *cfg);
 
 #endif

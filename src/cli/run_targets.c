@@ -106,7 +106,7 @@ static int parse_target(const struct cmd_spec *spec, const char *arg, struct run
     if (sl > 1 && sl < sizeof tmp && suf[sl - 1] == 'c') {
         memcpy(tmp, suf, sl - 1);
         tmp[sl - 1] = '\0';
-        if (units_parse_count(tmp, &n) || n == 0 || n > RUN_MAX_CONNECTIONS)
+        if (units_parse_count(tmp, &n) || n == 0 || n > PLAN_MAX_CONNECTIONS)
             return opt_fail(spec, "--target '%s': '@%s' is not a connection count such as @8c", arg, suf);
         t->connections = (uint32_t)n;
     } else if (units_parse_rate(suf, &r) == 0) {

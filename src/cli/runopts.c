@@ -226,7 +226,7 @@ static int parse_word(const struct cmd_spec *spec, const char *flag, const char 
 static int given_as_zero(const struct cmd_spec *spec, const struct runopts *o)
 {
     if (seen(spec, "connections") && o->connections == 0)
-        return opt_fail(spec, "--connections must be between 1 and %d", RUN_MAX_CONNECTIONS);
+        return opt_fail(spec, "--connections must be between 1 and %d", PLAN_MAX_CONNECTIONS);
     if (seen(spec, "threads") && o->threads == 0)
         return opt_fail(spec, "--threads must be between 1 and %d", RUN_MAX_THREADS);
     if (seen(spec, "requests") && o->requests == 0)
@@ -277,7 +277,7 @@ static uint32_t sat32(uint64_t v)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-/* The targets as struct run_target_config (headers flattened into one array). */
+/* The targets as struct plan_target (headers flattened into one array). */
 static void fill_targets(struct runopts_config *rc)
 {
     rc->tc = xcalloc(rc->ntg ? rc->ntg : 1, sizeof *rc->tc);
@@ -288,7 +288,7 @@ static void fill_targets(struct runopts_config *rc)
     size_t hk = 0;
     for (size_t i = 0; i < rc->ntg; i++) {
         const struct run_tgt *t = &rc->tg[i];
-        struct run_target_config *c = &rc->tc[i];
+        struct plan_target *c = &rc->tc[i];
         c->name = t->name;
         c->url = t->url;
         c->method = t->method;
@@ -302,8 +302,8 @@ static void fill_targets(struct runopts_config *rc)
         c->connections = t->connections;
         c->weight = t->weight;
     }
-    rc->cfg.targets = rc->tc;
-    rc->cfg.ntargets = rc->ntg;
+    rc->cfg.plan.targets = rc->tc;
+    rc->cfg.plan.ntargets = rc->ntg;
 }
 
 /* The load model and the timing flags. */
@@ -313,12 +313,12 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     bool any_rate = false;
     for (size_t i = 0; i < rc->ntg; i++)
         any_rate |= rc->tg[i].rate > 0;
-    cfg->open_loop = seen(spec, "rate") || o->ramp || any_rate;
-    cfg->rate = o->rate;
+    cfg->plan.open_loop = seen(spec, "rate") || o->ramp || any_rate;
+    cfg->plan.rate = o->rate;
     if (o->ramp) {
-        if (parse_ramp(spec, o->ramp, &cfg->ramp_from, &cfg->ramp_to))
+        if (parse_ramp(spec, o->ramp, &cfg->plan.ramp_from, &cfg->plan.ramp_to))
             return 2;
-        cfg->ramp = true;
+        cfg->plan.ramp = true;
     }
     static const char *const arrivals[] = {"constant", "poisson", NULL};
     static const char *const busy[] = {"queue", "drop", NULL};
@@ -332,19 +332,19 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->io = (enum run_io)io;
     _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1, "arrivals[] follows enum run_arrivals");
     _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "busy[] follows enum run_when_busy");
-    cfg->arrivals = (enum run_arrivals)a;
+    cfg->plan.arrivals = (enum run_arrivals)a;
     cfg->when_busy = (enum run_when_busy)b;
     if (given_as_zero(spec, o))
         return 2;
-    cfg->seed = o->seed;
-    cfg->connections = sat32(o->connections);
+    cfg->plan.seed = o->seed;
+    cfg->plan.connections = sat32(o->connections);
     cfg->threads = sat32(o->threads);
-    cfg->think_ns = o->think_ns;
-    cfg->requests = o->requests;
-    cfg->duration_ns = seen(spec, "duration") ? o->duration_ns : o->requests ? 0 : RUN_DEFAULT_DURATION_NS;
+    cfg->plan.think_ns = o->think_ns;
+    cfg->plan.requests = o->requests;
+    cfg->plan.duration_ns = seen(spec, "duration") ? o->duration_ns : o->requests ? 0 : PLAN_DEFAULT_DURATION_NS;
     cfg->timeout_ns = seen(spec, "timeout") ? o->timeout_ns : RUN_DEFAULT_TIMEOUT_NS;
     cfg->drain_ns = seen(spec, "drain") ? o->drain_ns : cfg->timeout_ns;
-    cfg->warmup_ns = o->warmup_ns;
+    cfg->plan.warmup_ns = o->warmup_ns;
     cfg->keepalive = !o->no_keepalive;
     cfg->retry_stale = o->retry_stale;
     cfg->expect_body = o->expect_body;

@@ -115,7 +115,7 @@ struct runopts_config {
     /* owned storage that cfg points into */
     struct run_tgt *tg;
     size_t ntg;
-    struct run_target_config *tc;
+    struct plan_target *tc;
     struct run_reject *rejects;
     const char **hdrs;
 };

@@ -57,15 +57,15 @@ static void settle(const struct cap_ctx *x)
  * the window either way) into *stalled. */
 static int window(struct cap_ctx *x, const char *name, const char *what, double rate, bool *pass, bool *stalled)
 {
-    struct run_target_config t;
+    struct plan_target t;
     memset(&t, 0, sizeof t);
     t.name = "stall";
     t.url = x->url;
     struct run_config cfg;
     lab_run_config_init(&cfg, &t, 1, x->seed + x->nround++, x->e.dur_ns, x->e.warm_ns);
-    cfg.open_loop = true;
-    cfg.rate = rate;
-    cfg.arrivals = RUN_ARRIVALS_POISSON;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = rate;
+    cfg.plan.arrivals = RUN_ARRIVALS_POISSON;
     cfg.lag_limit_ns = CAP_LAG_LIMIT_NS;
     struct run_threshold slo;
     char why[256];

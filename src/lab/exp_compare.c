@@ -27,21 +27,22 @@ static void model_of(const struct run_config *cfg, const char *authority, struct
 {
     memset(m, 0, sizeof *m);
     m->known = m->closed_known = true;
-    m->closed_loop = !cfg->open_loop;
-    snprintf(m->arrivals, sizeof m->arrivals, "%s", cfg->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
-    m->rate = cfg->rate;
-    m->duration_s = (double)cfg->duration_ns / 1e9;
-    m->warmup_s = (double)cfg->warmup_ns / 1e9;
+    m->closed_loop = !cfg->plan.open_loop;
+    snprintf(m->arrivals, sizeof m->arrivals, "%s",
+             cfg->plan.arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
+    m->rate = cfg->plan.rate;
+    m->duration_s = (double)cfg->plan.duration_ns / 1e9;
+    m->warmup_s = (double)cfg->plan.warmup_ns / 1e9;
     m->timeout_s = (double)cfg->timeout_ns / 1e9;
     m->think_s = NAN;
     m->keepalive = cfg->keepalive;
-    m->seed = cfg->seed;
+    m->seed = cfg->plan.seed;
     snprintf(m->when_busy, sizeof m->when_busy, "queue");
     m->ntargets = 1;
-    snprintf(m->targets[0].name, sizeof m->targets[0].name, "%s", cfg->targets[0].name);
+    snprintf(m->targets[0].name, sizeof m->targets[0].name, "%s", cfg->plan.targets[0].name);
     snprintf(m->targets[0].path, sizeof m->targets[0].path, "/product?id=42");
     snprintf(m->targets[0].authority, sizeof m->targets[0].authority, "%s", authority);
-    m->targets[0].planned_rate = cfg->rate;
+    m->targets[0].planned_rate = cfg->plan.rate;
 }
 
 /* One round into a repetition of side s: the latencies of the measured requests. */
@@ -55,7 +56,7 @@ static int round_into(struct lab_ctx *c, const char *name, const char *what, str
         size_t n;
         double *v = lab_values(&rd, LAB_ALL_TARGETS, -1, LAB_COL_LATENCY, &n);
         r->ntargets = 1;
-        snprintf(r->names[0], sizeof r->names[0], "%s", cfg->targets[0].name);
+        snprintf(r->names[0], sizeof r->names[0], "%s", cfg->plan.targets[0].name);
         rc = compare_dist_from_values(&r->dist[0], v, n);
         free(v);
         r->requests = rd.res.all.counts.planned;
@@ -211,7 +212,7 @@ static int run_rounds(struct lab_exp *x, uint64_t seed, struct compare_side *bef
                       struct compare_side *changed)
 {
     char url[2][160];
-    struct run_target_config t[2];
+    struct plan_target t[2];
     memset(t, 0, sizeof t);
     for (int i = 0; i < 2; i++) {
         snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x->srv[i]));
@@ -221,9 +222,9 @@ static int run_rounds(struct lab_exp *x, uint64_t seed, struct compare_side *bef
     struct run_config rcfg[2];
     for (int i = 0; i < 2; i++) {
         lab_run_config_init(&rcfg[i], &t[i], 1, seed, x->dur_ns, x->warm_ns);
-        rcfg[i].open_loop = true;
-        rcfg[i].rate = CMP_RATE;
-        rcfg[i].arrivals = RUN_ARRIVALS_POISSON;
+        rcfg[i].plan.open_loop = true;
+        rcfg[i].plan.rate = CMP_RATE;
+        rcfg[i].plan.arrivals = RUN_ARRIVALS_POISSON;
     }
     double round_s = (double)(x->dur_ns + x->warm_ns) / 1e9;
     int rc;

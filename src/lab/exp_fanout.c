@@ -102,7 +102,7 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
             serve_address(srv), r->slow_ms, 100 * r->p_slow, (double)cfg.dep_ns / 1e6);
     fflush(out);
 
-    struct run_target_config t[LAB_MAX_FANOUTS];
+    struct plan_target t[LAB_MAX_FANOUTS];
     char names[LAB_MAX_FANOUTS][16], urls[LAB_MAX_FANOUTS][160];
     memset(t, 0, sizeof t);
     for (size_t i = 0; i < nn; i++) {
@@ -114,7 +114,7 @@ int lab_fanout(const struct lab_options *o, struct lab_fanout_result *r)
     }
     struct run_config rc_cfg;
     lab_run_config_init(&rc_cfg, t, nn, o->seed, x.dur_ns, x.warm_ns);
-    rc_cfg.open_loop = true;
+    rc_cfg.plan.open_loop = true;
     char what[128];
     snprintf(what, sizeof what, "N = %u..%u at %.0f pages/s each, %.0f s", ns[0], ns[nn - 1], PAGES_PER_S,
              (double)(x.dur_ns + x.warm_ns) / 1e9);

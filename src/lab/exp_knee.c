@@ -464,15 +464,15 @@ int lab_knee(const struct lab_options *o, struct lab_knee_result *r)
     char url[160];
     snprintf(url, sizeof url, "http://%s/", serve_address(srv));
     for (size_t i = 0; i < nrates; i++) {
-        struct run_target_config t;
+        struct plan_target t;
         memset(&t, 0, sizeof t);
         t.name = "flat";
         t.url = url;
         struct run_config rc_cfg;
         lab_run_config_init(&rc_cfg, &t, 1, o->seed + i, x.dur_ns, x.warm_ns);
-        rc_cfg.open_loop = true;
-        rc_cfg.rate = rates[i];
-        rc_cfg.arrivals = RUN_ARRIVALS_POISSON;
+        rc_cfg.plan.open_loop = true;
+        rc_cfg.plan.rate = rates[i];
+        rc_cfg.plan.arrivals = RUN_ARRIVALS_POISSON;
 
         struct sampler s;
         int prc = sampler_start(&s, srv, x.warm_ns, x.dur_ns);

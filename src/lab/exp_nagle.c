@@ -79,7 +79,7 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r)
     fflush(out);
 
     char url[2][160];
-    struct run_target_config t[2];
+    struct plan_target t[2];
     memset(t, 0, sizeof t);
     for (int i = 0; i < 2; i++) {
         snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x.srv[i]));

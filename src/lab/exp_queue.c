@@ -236,15 +236,15 @@ int lab_queue(const struct lab_options *o, struct lab_queue_result *r)
         const struct round_plan *p = &plans[i];
         char url[160];
         snprintf(url, sizeof url, "http://%s/work?ms=%u", serve_address(srv), p->work_ms);
-        struct run_target_config t;
+        struct plan_target t;
         memset(&t, 0, sizeof t);
         t.name = "queue";
         t.url = url;
         struct run_config rc_cfg;
         lab_run_config_init(&rc_cfg, &t, 1, o->seed, x.dur_ns, x.warm_ns);
-        rc_cfg.open_loop = p->open_loop;
-        rc_cfg.rate = p->open_loop ? DEMAND : 0;
-        rc_cfg.connections = p->clients;
+        rc_cfg.plan.open_loop = p->open_loop;
+        rc_cfg.plan.rate = p->open_loop ? DEMAND : 0;
+        rc_cfg.plan.connections = p->clients;
         /* One load thread: 40/s needs no more, and the engine gives every thread at least
          * one connection, so "1 connection" must mean one thread too. */
         rc_cfg.threads = 1;

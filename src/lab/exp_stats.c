@@ -426,7 +426,7 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
         snprintf(url[i], sizeof url[i], "http://%s/product?id=42", serve_address(x.srv[i]));
     for (size_t i = 0; i < 3; i++) {
         const struct round_plan *p = &plans[i];
-        struct run_target_config t[2];
+        struct plan_target t[2];
         memset(t, 0, sizeof t);
         for (int k = 0; k < 2; k++) {
             t[k].name = k == 0 ? "A" : "B";
@@ -436,7 +436,7 @@ int lab_stats(const struct lab_options *o, struct lab_stats_result *r)
         }
         struct run_config rc_cfg;
         lab_run_config_init(&rc_cfg, t, 2, o->seed, x.dur_ns, x.warm_ns);
-        rc_cfg.open_loop = p->open_loop;
+        rc_cfg.plan.open_loop = p->open_loop;
         char what[128];
         snprintf(what, sizeof what, "round %zu of 3: %s, %.0f s", i + 1, p->label,
                  (double)(x.dur_ns + x.warm_ns) / 1e9);

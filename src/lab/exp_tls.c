@@ -136,11 +136,11 @@ int lab_tls(const struct lab_options *o, struct lab_tls_result *r)
         char url[160];
         snprintf(url, sizeof url, "%s://%s/", rounds[i].tls ? "https" : "http",
                  serve_address(x.srv[rounds[i].tls ? 0 : 1]));
-        struct run_target_config t = {.name = rounds[i].name, .url = url};
+        struct plan_target t = {.name = rounds[i].name, .url = url};
         struct run_config cfg;
         lab_run_config_init(&cfg, &t, 1, o->seed, x.dur_ns, x.warm_ns);
-        cfg.open_loop = true;
-        cfg.rate = TLS_RATE;
+        cfg.plan.open_loop = true;
+        cfg.plan.rate = TLS_RATE;
         cfg.keepalive = rounds[i].keepalive;
         if (rounds[i].tls) {
             cfg.tls_insecure = true;

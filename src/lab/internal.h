@@ -91,7 +91,7 @@ uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t 
  * RUN_DEFAULT_TIMEOUT_NS as both request timeout and drain, keep-alive on, LAB_LOAD_THREADS
  * load threads. The caller sets the load shape (open loop, rate, connections, ...)
  * afterwards; targets must outlive cfg. */
-void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
+void lab_run_config_init(struct run_config *cfg, struct plan_target *targets, size_t ntargets, uint64_t seed,
                          uint64_t duration_ns, uint64_t warmup_ns);
 
 /* ---- one experiment's frame: context, servers, round, lengths ---- */

@@ -332,15 +332,15 @@ uint64_t lab_warmup_ns(const struct lab_options *o, uint64_t quick_ns, uint64_t 
     return o->quick ? quick_ns : default_ns;
 }
 
-void lab_run_config_init(struct run_config *cfg, struct run_target_config *targets, size_t ntargets, uint64_t seed,
+void lab_run_config_init(struct run_config *cfg, struct plan_target *targets, size_t ntargets, uint64_t seed,
                          uint64_t duration_ns, uint64_t warmup_ns)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->targets = targets;
-    cfg->ntargets = ntargets;
-    cfg->seed = seed;
-    cfg->duration_ns = duration_ns + warmup_ns;
-    cfg->warmup_ns = warmup_ns;
+    cfg->plan.targets = targets;
+    cfg->plan.ntargets = ntargets;
+    cfg->plan.seed = seed;
+    cfg->plan.duration_ns = duration_ns + warmup_ns;
+    cfg->plan.warmup_ns = warmup_ns;
     cfg->timeout_ns = RUN_DEFAULT_TIMEOUT_NS;
     cfg->drain_ns = RUN_DEFAULT_TIMEOUT_NS;
     cfg->keepalive = true;

@@ -32,7 +32,7 @@ static void log_record(struct worker *w, const struct target_rt *t, const struct
     rec->flags = warm ? REQLOG_FLAG_WARMUP : 0;
     if (r) {
         rec->sent_ns = since_t0(r->sent_ns, t0);
-        if (!w->e->cfg->open_loop)
+        if (!w->e->cfg->plan.open_loop)
             rec->planned_ns = rec->sent_ns; /* closed loop: latency is measured from the send */
         rec->first_byte_ns = r->first_byte_ns ? since_t0(r->first_byte_ns, t0) : 0;
         rec->done_ns = o == OUTCOME_CANCELLED ? 0 : since_t0(done_ns, t0);
@@ -74,7 +74,7 @@ static void count_events(struct worker *w, struct target_rt *t, const struct req
     uint64_t t0 = w->e->t0_ns;
     uint64_t planned = planned_ns > t0 ? planned_ns - t0 : 0;
     uint64_t sent = r ? since_t0(r->sent_ns, t0) : 0;
-    if (r && !w->e->cfg->open_loop)
+    if (r && !w->e->cfg->plan.open_loop)
         planned = sent;
     uint64_t done = r && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
     run_events_count(&t->ev, planned, sent, done, o);
@@ -148,7 +148,7 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
     rc->bytes_in += r->resp.bytes;
     t->bytes_out += r->write_off; /* the request's bytes written (live metrics; HTTP/2 counts its frames) */
     if (o != OUTCOME_CANCELLED) {
-        uint64_t from = e->cfg->open_loop ? r->planned_ns : r->sent_ns;
+        uint64_t from = e->cfg->plan.open_loop ? r->planned_ns : r->sent_ns;
         int64_t lat = (int64_t)(done_ns - from);
         w->ic.completed++;
         if (o == OUTCOME_OK)

@@ -195,7 +195,7 @@ void group_grow(struct worker *w, struct target_rt *t)
 static void closed_share(struct worker *w, struct target_rt *t, uint32_t T, uint32_t index, size_t *k)
 {
     const struct engine_target *et = t->et;
-    uint32_t G = et->groups, S = w->e->group_streams;
+    uint32_t G = et->share->groups, S = w->e->group_streams;
     uint32_t mine = G / T + (index < G % T ? 1 : 0);
     uint32_t first = index * (G / T) + (index < G % T ? index : G % T);
     t->groups = w->groups + w->ngroups;
@@ -204,7 +204,7 @@ static void closed_share(struct worker *w, struct target_rt *t, uint32_t T, uint
         struct cgroup *g = &w->groups[w->ngroups++];
         g->t = t;
         uint32_t gi = first + j;
-        uint32_t n = et->clients - gi * S < S ? et->clients - gi * S : S;
+        uint32_t n = et->share->clients - gi * S < S ? et->share->clients - gi * S : S;
         for (uint32_t m = 0; m < n; m++) {
             struct client *cl = &w->clients[(*k)++];
             cl->w = w;
@@ -215,10 +215,11 @@ static void closed_share(struct worker *w, struct target_rt *t, uint32_t T, uint
     }
     /* --requests: split over the threads that have connections for this target */
     uint32_t teff = G < T ? G : T;
-    if (et->limit == UINT64_MAX)
+    uint64_t limit = et->share->limit;
+    if (limit == UINT64_MAX)
         t->budget = UINT64_MAX;
     else if (index < teff)
-        t->budget = et->limit / teff + (index < et->limit % teff ? 1 : 0);
+        t->budget = limit / teff + (index < limit % teff ? 1 : 0);
     else
         t->budget = 0;
 }
@@ -230,7 +231,7 @@ void closed_init(struct worker *w)
     /* each target's connections spread over the threads, --streams clients each */
     size_t ngroups = 0;
     for (size_t i = 0; i < e->nt; i++) {
-        uint32_t G = e->targets[i].groups;
+        uint32_t G = e->shares[i].groups;
         ngroups += G / T + (w->index < G % T ? 1 : 0);
     }
     w->groups = xcalloc(ngroups ? ngroups : 1, sizeof *w->groups);

@@ -346,7 +346,7 @@ static void handshake(struct worker *w, struct conn *c)
     }
     uint64_t now = clock_now_ns();
     c->tls_ns = now - c->connected_ns;
-    if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
+    if (w->e->cfg->plan.warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
         hdr_record(&t->tls, (int64_t)c->tls_ns, 1);
     conn_ready(w, c, c->ops->opened(c, &t->pc));
     /* reading ahead, the handshake may have taken in what followed it (an HTTP/2 server's
@@ -362,7 +362,7 @@ static void on_connected(struct worker *w, struct conn *c)
     uint64_t now = clock_now_ns();
     c->connected_ns = now;
     c->connect_ns = now - c->connect_start_ns;
-    if (w->e->cfg->warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
+    if (w->e->cfg->plan.warmup_ns == 0 || c->connect_start_ns >= w->e->warmup_end_ns)
         hdr_record(&t->connect, (int64_t)c->connect_ns, 1);
     if (!c->ops->start) {
         conn_ready(w, c, -1);

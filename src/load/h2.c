@@ -67,7 +67,7 @@ static void h2_retry(struct worker *w, struct req *r)
     counts_of(t, n->warm)->retries++;
     t->pc.h2_retried++;
     pend_push(t, n);
-    if (w->e->cfg->open_loop) {
+    if (w->e->cfg->plan.open_loop) {
         for (struct conn *c = t->avail; c && t->npend;) {
             struct conn *next = c->anext;
             if (conn_room(w, c))

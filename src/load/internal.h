@@ -16,9 +16,10 @@
 #include "hist/hdr.h"
 #include "http/response.h"
 #include "load/run.h"
-#include "load/schedule.h"
 #include "net/net.h"
 #include "net/url.h"
+#include "plan/plan.h"
+#include "plan/schedule.h"
 #include "tls/tls.h"
 
 #define WORKER_RBUF 65536 /* one read buffer per thread: responses are parsed, never stored */
@@ -36,7 +37,7 @@ struct uring;
 
 /* One target as prepared before the run; read-only while threads run. */
 struct engine_target {
-    const struct run_target_config *cfg;
+    const struct plan_target *target; /* in cfg->plan.targets */
     struct url url;
     struct net_addr addr;
     uint64_t resolve_ns;
@@ -54,11 +55,7 @@ struct engine_target {
     size_t nrejects;
     int reject_status[RUN_MAX_REJECTS];
     int reject_bit[RUN_MAX_REJECTS]; /* ENGINE_NO_NEEDLE: status alone */
-    /* the plan */
-    double rate_from, rate_to; /* open loop, per second for the whole target */
-    uint64_t limit;            /* planned requests for this target (UINT64_MAX: by duration) */
-    uint32_t clients;          /* closed loop: clients (connections x streams, at most limit) */
-    uint32_t groups;           /* closed loop: connections, each shared by up to `streams` clients */
+    const struct plan_share *share;  /* its part of the plan (engine.shares): rates, limit, clients, groups */
 };
 
 /* the request path's structures (load/worker.h) */
@@ -180,6 +177,7 @@ struct engine {
     struct run_stop *stop; /* cfg->stop, or the run's own handle; level: 1 drain, 2 cancel */
     size_t nt;
     struct engine_target *targets;
+    struct plan_share *shares; /* per target, this shard's part of the plan (plan_shares) */
     uint32_t nworkers;
     struct worker *workers;
     uint64_t t0_ns;
@@ -232,6 +230,11 @@ void engine_publish(struct worker *w, uint64_t end_ns);
  * (tick_extra). The end of interval k (ns since t0), and the interval holding t (ns since t0). */
 uint64_t engine_tick_end(const struct engine *e, uint64_t k);
 uint64_t engine_tick_of(const struct engine *e, uint64_t t);
+
+/* validate.c: the I/O engine the threads run (e->io): io_uring where it was asked for (or
+ * auto prefers it) and applies (the closed loop, cleartext HTTP/1.1) and this process may set
+ * up a ring; else epoll. An explicit --io uring the kernel refuses is KNEE_EINVAL. */
+int choose_io(struct engine *e, const struct run_config *cfg, bool any_tls, char *err, size_t errlen);
 
 /* result.c: struct run_result from the engine's parts (on the thread of run_execute) */
 /* The environment record's start half (version, kernel, host, CPUs, load, wall clock). */

@@ -107,7 +107,7 @@ void live_snapshot(struct worker *w)
                 prom_add_hdr(&o->latency, &t->latency[g]);
         prom_add_hdr(&o->service, &t->service);
         prom_add_hdr(&o->lag, &t->lag);
-        if (w->e->cfg->open_loop) {
+        if (w->e->cfg->plan.open_loop) {
             struct prom_hist within;
             prom_init(&within, &l->lag_limit_ns, 1);
             prom_add_hdr(&within, &t->lag);
@@ -168,7 +168,7 @@ static void sum_posts(struct engine *e)
 static bool limited_so_far(const struct engine *e)
 {
     const struct live *l = e->live;
-    if (!e->cfg->open_loop)
+    if (!e->cfg->plan.open_loop)
         return false;
     uint64_t planned = 0, on_time = 0, queued = 0, lag_n = 0;
     for (size_t i = 0; i < l->nt; i++) {
@@ -191,7 +191,7 @@ static void call(struct engine *e, double elapsed_s, bool final, bool limited)
     const struct run_config *cfg = e->cfg;
     struct run_live live = {
         .elapsed_s = elapsed_s,
-        .warmup = !final && cfg->warmup_ns && elapsed_s * 1e9 < (double)cfg->warmup_ns,
+        .warmup = !final && cfg->plan.warmup_ns && elapsed_s * 1e9 < (double)cfg->plan.warmup_ns,
         .final = final,
         .generator_limited = limited,
         .ntargets = l->nt,

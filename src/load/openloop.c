@@ -1,4 +1,4 @@
-/* The open loop of a load thread: requests leave on the schedule (load/schedule.c) whether
+/* The open loop of a load thread: requests leave on the schedule (plan/schedule.c) whether
  * the server keeps up or not. A planned request goes on a connection with room, or opens one,
  * or waits in its target's queue for one (--when-busy), or is dropped; the pool of connections
  * grows on demand up to its cap, taking an idle connection of another target when it is full. */
@@ -144,7 +144,7 @@ void open_preconnect(struct worker *w)
      * for a connect; the pool grows on demand from there */
     for (size_t i = 0; i < w->nt; i++) {
         struct target_rt *t = &w->t[i];
-        double per_thread = t->et->rate_from > t->et->rate_to ? t->et->rate_from : t->et->rate_to;
+        double per_thread = fmax(t->et->share->rate_from, t->et->share->rate_to);
         per_thread /= e->nworkers;
         uint32_t n = (uint32_t)ceil(per_thread * 1e-3);
         if (n < 1)

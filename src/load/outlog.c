@@ -132,11 +132,11 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
     bool csv = ends_with(path, ".csv");
     struct outlog *l = xcalloc(1, sizeof *l);
     l->csv = csv;
-    l->closed_loop = !e->cfg->open_loop;
+    l->closed_loop = !e->cfg->plan.open_loop;
     l->nt = e->nt;
     l->names = xcalloc(e->nt, sizeof *l->names);
     for (size_t i = 0; i < e->nt; i++)
-        l->names[i] = xstrdup(e->targets[i].cfg->name);
+        l->names[i] = xstrdup(e->targets[i].target->name);
     char why[512];
     int r = outfile_open(&l->out, path, why, sizeof why);
     if (r) {
@@ -151,11 +151,11 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
     } else {
         const char **names = xcalloc(e->nt, sizeof *names);
         for (size_t i = 0; i < e->nt; i++)
-            names[i] = e->targets[i].cfg->name;
+            names[i] = e->targets[i].target->name;
         /* the writer writes the descriptor outfile opened; the FILE over it stays empty; --shard:
          * the header names the shard */
         struct reqlog_shard sh;
-        r = reqlog_writer_open_fd_shard(&l->rw, l->out.fd, names, e->nt, !e->cfg->open_loop,
+        r = reqlog_writer_open_fd_shard(&l->rw, l->out.fd, names, e->nt, !e->cfg->plan.open_loop,
                                         run_shard_reqlog(e->cfg, &sh));
         free(names);
         if (r) {

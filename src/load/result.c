@@ -6,7 +6,6 @@
 
 #include "core/clock.h"
 #include "core/err.h"
-#include "load/shard.h"
 #include "record/threshold.h"
 
 #include <math.h>
@@ -43,19 +42,19 @@ static char *dup_or_null(const char *s)
 void record_config_from_run(struct record_config *c, const struct run_config *cfg)
 {
     record_config_release(c);
-    c->open_loop = cfg->open_loop;
-    c->arrivals = cfg->arrivals;
-    c->seed = cfg->seed;
-    c->rate = cfg->rate > 0 ? cfg->rate : 0;
-    c->ramp = cfg->ramp;
-    c->ramp_from = cfg->ramp_from;
-    c->ramp_to = cfg->ramp_to;
-    c->think_ns = cfg->think_ns;
-    c->duration_ns = cfg->duration_ns;
-    c->requests = cfg->requests;
+    c->open_loop = cfg->plan.open_loop;
+    c->arrivals = cfg->plan.arrivals;
+    c->seed = cfg->plan.seed;
+    c->rate = cfg->plan.rate > 0 ? cfg->plan.rate : 0;
+    c->ramp = cfg->plan.ramp;
+    c->ramp_from = cfg->plan.ramp_from;
+    c->ramp_to = cfg->plan.ramp_to;
+    c->think_ns = cfg->plan.think_ns;
+    c->duration_ns = cfg->plan.duration_ns;
+    c->requests = cfg->plan.requests;
     c->timeout_ns = cfg->timeout_ns;
     c->drain_ns = cfg->drain_ns;
-    c->warmup_ns = cfg->warmup_ns;
+    c->warmup_ns = cfg->plan.warmup_ns;
     c->lag_limit_ns = cfg->lag_limit_ns;
     c->timer_slack_ns = cfg->timer_slack_ns;
     c->when_busy = cfg->when_busy;
@@ -89,8 +88,8 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
 {
     const char *names[RUN_MAX_TARGETS];
     size_t n = 0;
-    for (size_t i = 0; cfg->targets && i < cfg->ntargets && n < RUN_MAX_TARGETS; i++)
-        names[n++] = cfg->targets[i].name;
+    for (size_t i = 0; cfg->plan.targets && i < cfg->plan.ntargets && n < RUN_MAX_TARGETS; i++)
+        names[n++] = cfg->plan.targets[i].name;
     return run_threshold_parse_names(expr, names, n, out, err, errlen);
 }
 
@@ -104,13 +103,13 @@ void result_begin(struct run_result *res, const struct engine *e)
         struct run_target_result *r = &res->targets[i];
         run_target_result_init(r);
         const struct engine_target *et = &e->targets[i];
-        snprintf(r->name, sizeof r->name, "%s", et->cfg->name);
-        snprintf(r->url, sizeof r->url, "%s", et->cfg->url);
+        snprintf(r->name, sizeof r->name, "%s", et->target->name);
+        snprintf(r->url, sizeof r->url, "%s", et->target->url);
         snprintf(r->address, sizeof r->address, "%s", et->addr.text);
         r->resolve_ns = et->resolve_ns;
-        r->planned_rate = cfg->open_loop ? (et->rate_from + et->rate_to) / 2 / run_shard_count(cfg) : 0;
-        r->own_rate = et->cfg->rate > 0 ? et->cfg->rate : 0;
-        r->connections = et->clients;
+        r->planned_rate = plan_share_rate(&cfg->plan, et->share);
+        r->own_rate = et->target->rate > 0 ? et->target->rate : 0;
+        r->connections = et->share->clients;
         r->https = et->tls;
     }
     run_target_result_init(&res->all);

@@ -1,10 +1,10 @@
 /* The load engine behind `knee run`, usable in-process (the lab and capacity search call it
- * directly). A struct run_config says what to send and how; run_execute() resolves the
- * targets once, runs one event loop per thread (each with its own connections, schedule
- * share and histograms: nothing shared on the request path), merges every second (for
- * progress and the per-interval callback) and at the end, and fills a struct run_result: the
- * run record (record/record.h), of which the engine is one producer; record_finish derives the
- * rest, and the reports read the record, not this header.
+ * directly). A struct run_config says what to send (its plan: plan/plan.h) and how;
+ * run_execute() resolves the targets once, runs one event loop per thread (each with its own
+ * connections, schedule share and histograms: nothing shared on the request path), merges
+ * every second (for progress and the per-interval callback) and at the end, and fills a
+ * struct run_result: the run record (record/record.h), of which the engine is one producer;
+ * record_finish derives the rest, and the reports read the record, not this header.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. Every planned request ends in exactly one outcome
  * (enum reqlog_outcome: the engine, its logs and `knee stats` share the binary request log's
@@ -21,41 +21,20 @@
 
 #include "hist/hdr.h"
 #include "hist/prom.h"
+#include "plan/plan.h"
 #include "record/record.h"
 #include "reqlog/reqlog.h"
 
-/* Defaults (documented in `knee run --help` and the README). */
-#define RUN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
+/* Defaults of how a plan runs (documented in `knee run --help` and the README); the plan's own
+ * defaults and bounds are plan/plan.h's (PLAN_DEFAULT_*, PLAN_MAX_*). */
 #define RUN_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)
-#define RUN_DEFAULT_CLOSED_CONNECTIONS 8
-#define RUN_DEFAULT_OPEN_CONNECTIONS 10000 /* the open-loop pool cap */
-/* The plan's bounds (run_validate): a load thread plans at most RUN_MAX_RATE_PER_THREAD
- * requests per second (several times what one thread can send: a higher rate cannot be kept
- * and would only make the run account for requests it never had a chance to send), and a
- * plan spans at most RUN_MAX_PLAN_NS (the --duration limit; --requests at --rate included). */
-#define RUN_MAX_RATE_PER_THREAD 1000000.0
-#define RUN_MAX_PLAN_NS 1000000000000000000ULL
 #define RUN_MAX_REJECTS 8
-#define RUN_MAX_CONNECTIONS 1000000 /* --connections, a target's @Nc */
 #define RUN_MAX_THREADS 1024
 #define RUN_QUEUE_CAP (1u << 20) /* queued requests per thread before they count as dropped */
 /* HTTP/2: streams per connection without --streams (the server's SETTINGS_MAX_CONCURRENT_STREAMS,
  * capped here), and --streams' largest value (H2_MAX_STREAMS of src/h2). */
 #define RUN_H2_DEFAULT_STREAMS 128
 #define RUN_H2_MAX_STREAMS 1024
-
-struct run_target_config {
-    const char *name;           /* shown in reports; unique */
-    const char *url;            /* http://host[:port]/path?query */
-    const char *method;         /* NULL → GET */
-    const char *const *headers; /* "Name: value" */
-    size_t nheaders;
-    const char *body; /* may be NULL */
-    size_t body_len;
-    double rate;          /* open loop: this target's own rate (/s); 0 = a weighted share of run_config.rate */
-    uint32_t connections; /* closed loop: this target's own clients; 0 = a weighted share */
-    double weight;        /* share weight (0 is read as 1) */
-};
 
 /* Called once per second of the run (and for the final partial second) per target with the
  * merged latency histogram of the requests completed in that interval (warm-up excluded).
@@ -103,22 +82,13 @@ void run_stop_request(struct run_stop *s, bool hard);
 /* The level requested so far: 0 none, 1 drain, 2 cancel. Async-signal-safe. */
 int run_stop_level(struct run_stop *s);
 
+/* A run: its plan (what to send and when: plan/plan.h, validated by plan_validate, shared out
+ * by plan_shares) and how to run it (everything below: timeouts, the transport, outputs,
+ * callbacks, the stop handle). Builders fill cfg->plan (cli/runopts.c, capacity, lab). */
 struct run_config {
-    const struct run_target_config *targets;
-    size_t ntargets;
-    bool open_loop;
-    double rate; /* total rate shared by targets without their own (/s) */
-    bool ramp;   /* --ramp FROM:TO over the duration (shared targets) */
-    double ramp_from, ramp_to;
-    enum run_arrivals arrivals;
-    uint64_t seed;
-    uint32_t connections; /* closed: clients in total; open: pool cap (0 = default) */
-    uint64_t think_ns;    /* closed loop: pause between a response and the next request */
-    uint64_t duration_ns; /* how long requests are planned; 0 when `requests` bounds the run */
-    uint64_t requests;    /* total planned requests; 0 = bounded by duration */
-    uint64_t timeout_ns;  /* per request, from connect start or send */
-    uint64_t drain_ns;    /* after planning ends, how long in-flight requests may finish */
-    uint64_t warmup_ns;   /* requests planned before t0 + warmup are logged, not counted */
+    struct plan plan;
+    uint64_t timeout_ns; /* per request, from connect start or send */
+    uint64_t drain_ns;   /* after planning ends, how long in-flight requests may finish */
     enum run_when_busy when_busy;
     bool keepalive;
     /* A request whose reused keep-alive connection was closed or reset before any byte of its
@@ -167,11 +137,6 @@ struct run_config {
     const char *const *argv;          /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
-    /* --shard I/N (load/shard.h): shard_count 0 runs the whole plan; 1..RUN_MAX_SHARDS runs
-     * shard shard_index's part of it. shard_source says where I/N came from (for reports). */
-    uint32_t shard_index, shard_count;
-    const char *shard_source;
-    uint64_t start_at_unix_ns; /* --start-at: t0 at this wall-clock instant (ns since the epoch); 0 = when ready */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
@@ -204,11 +169,12 @@ struct run_live {
     const struct run_live_target *targets; /* in run_config order */
 };
 
-/* Check cfg without touching the network: targets named and unique, the load model consistent
- * (--think, --arrivals, --when-busy, @Nc only where they apply; --ramp alone), a bound on the
- * run, limits on connections, threads and --reject. Returns 0 or KNEE_EINVAL with one line in
- * err that names the `knee run` flag to fix ("--timeout must be > 0"). run_execute and
- * run_plan call it first; the command line calls it before it opens any output file. */
+/* Check cfg without touching the network: the plan first (plan_validate: targets, the load
+ * model, bounds, shards), then how it runs (--when-busy and --timer-slack only in the open
+ * loop, --threads, --timeout, --expect-body, --reject, the TLS and HTTP/2 flags against the
+ * targets' schemes, --io). Returns 0 or KNEE_EINVAL with one line in err that names the `knee
+ * run` flag to fix ("--timeout must be > 0"). run_execute and run_dryrun call it first; the
+ * command line calls it before it opens any output file. */
 int run_validate(const struct run_config *cfg, char *err, size_t errlen);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0
@@ -222,7 +188,7 @@ int run_execute(const struct run_config *cfg, struct run_result *res, char *err,
 /* What run_execute would do with a configuration, worked out without sending anything (knee
  * run --dry-run): the targets resolved and their requests serialised, each target's share of
  * the rate or of the clients and of --requests, the threads and the connection pool. */
-struct run_plan_target {
+struct run_dryrun_target {
     char name[64];
     char url[256];
     char address[64]; /* resolved address */
@@ -235,24 +201,24 @@ struct run_plan_target {
     bool planned_exact;        /* false: an expectation (Poisson arrivals) */
 };
 
-struct run_plan {
+struct run_dryrun {
     size_t ntargets;
-    struct run_plan_target *targets;
-    struct run_plan_target all; /* the totals (name "all"; rates and connections summed) */
+    struct run_dryrun_target *targets;
+    struct run_dryrun_target all; /* the totals (name "all"; rates and connections summed) */
     uint32_t threads;
     uint32_t pool_cap;   /* open loop: the connection pool across threads */
     uint32_t pool_asked; /* pool_cap < pool_asked: capped by the file descriptor limit */
     uint64_t fd_limit;   /* RLIMIT_NOFILE, raised as far as allowed */
     enum run_io io;      /* the I/O engine the threads would run (--io resolved: RUN_IO_EPOLL or RUN_IO_URING;
-                            RUN_IO_AUTO only in a plan not filled by run_plan) */
+                            RUN_IO_AUTO only in one not filled by run_dryrun) */
 };
 
-/* Fill *plan for cfg: run_validate, then every step run_execute takes before its threads
+/* Fill *dry for cfg: run_validate, then every step run_execute takes before its threads
  * start (URL parsing, name resolution, request building, shares, thread count, descriptor
- * limit). Sends nothing and opens no file. Returns 0 (release with run_plan_release) or the
- * same errors as run_execute with a reason in err. */
-int run_plan(const struct run_config *cfg, struct run_plan *plan, char *err, size_t errlen);
-void run_plan_release(struct run_plan *plan);
+ * limit), the counts from plan_expected. Sends nothing and opens no file. Returns 0 (release
+ * with run_dryrun_release) or the same errors as run_execute with a reason in err. */
+int run_dryrun(const struct run_config *cfg, struct run_dryrun *dry, char *err, size_t errlen);
+void run_dryrun_release(struct run_dryrun *dry);
 
 /* --threshold EXPR parsed against cfg's target names (record/threshold.h
  * run_threshold_parse_names). 0, or KNEE_EINVAL with a reason in err. */

@@ -8,7 +8,6 @@
 
 #include "core/clock.h"
 #include "core/err.h"
-#include "load/shard.h"
 #include "load/uring.h"
 
 #include <stdlib.h>
@@ -216,8 +215,8 @@ void worker_after_request(struct worker *w, struct target_rt *t, struct client *
         /* those waiting for a stream of this connection go first, then this client */
         if (alive && alive->group && alive->group->wait_head)
             group_refill(w, alive);
-        if (w->e->cfg->think_ns && w->planning)
-            loop_timer_arm(&w->loop, &cl->think, clock_now_ns() + w->e->cfg->think_ns);
+        if (w->e->cfg->plan.think_ns && w->planning)
+            loop_timer_arm(&w->loop, &cl->think, clock_now_ns() + w->e->cfg->plan.think_ns);
         else
             client_next(cl);
     } else {
@@ -408,7 +407,7 @@ static void on_start(struct loop *loop, struct loop_timer *timer)
     (void)loop;
     struct worker *w = timer->data;
     w->started = true;
-    if (w->e->cfg->open_loop)
+    if (w->e->cfg->plan.open_loop)
         open_start(w);
     else
         closed_start(w);
@@ -444,7 +443,7 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
         tls_session_cache_init(&t->tls_cache);
     }
     uint32_t T = e->nworkers;
-    if (e->cfg->open_loop) {
+    if (e->cfg->plan.open_loop) {
         w->pool_cap = e->pool_cap / T + (index < e->pool_cap % T ? 1 : 0);
         if (w->pool_cap == 0)
             w->pool_cap = 1;
@@ -518,14 +517,9 @@ static void sched_start(struct worker *w)
     const struct engine *e = w->e;
     if (e->timer_slack_ns)
         prctl(PR_SET_TIMERSLACK, (unsigned long)e->timer_slack_ns, 0UL, 0UL, 0UL);
-    for (size_t i = 0; i < w->nt; i++) {
-        struct target_rt *t = &w->t[i];
-        const struct engine_target *et = t->et;
-        uint64_t seed = run_stream_seed(e->cfg->seed, i);
-        sched_init(&t->sched, e->cfg->arrivals == RUN_ARRIVALS_POISSON, et->rate_from, et->rate_to,
-                   (double)e->cfg->duration_ns / 1e9, e->t0_ns, e->plan_end_ns, et->limit,
-                   run_shard_stride(e->cfg, e->nworkers), run_shard_offset(e->cfg, e->nworkers, w->index), seed);
-    }
+    for (size_t i = 0; i < w->nt; i++)
+        plan_sched_init(&w->t[i].sched, &e->cfg->plan, w->t[i].et->share, i, e->t0_ns, e->plan_end_ns, e->nworkers,
+                        w->index);
 }
 
 /* A system error of the loop (-errno) ends the thread early: what is in flight is cancelled. */
@@ -566,13 +560,13 @@ static void on_stop(struct worker *w, int lvl)
 static void worker_run(struct worker *w)
 {
     struct engine *e = w->e;
-    if (e->cfg->open_loop)
+    if (e->cfg->plan.open_loop)
         sched_start(w);
     loop_timer_arm(&w->loop, &w->start_timer, e->t0_ns);
     loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + engine_tick_end(e, 0));
     w->win_end_ns = e->window_end_ns == UINT64_MAX ? UINT64_MAX : e->window_end_ns - e->t0_ns;
     for (size_t i = 0; i < w->nt; i++)
-        run_events_init(&w->t[i].ev, e->cfg->warmup_ns, w->win_end_ns);
+        run_events_init(&w->t[i].ev, e->cfg->plan.warmup_ns, w->win_end_ns);
     int stop_seen = 0;
     while (!w->finished) {
         /* connections opened before t0 complete while we wait for it. With --spin, the
@@ -611,7 +605,7 @@ void *worker_main(void *arg)
         atomic_fetch_add(&e->ring_failed, 1); /* this thread runs epoll (the result says so) */
     /* the loop backend and the cleartext HTTP/1.1 row, chosen once: the ring's, or epoll's */
     w->clear_ops = w->ring ? &conn_ring_ops : NULL;
-    if (e->cfg->open_loop)
+    if (e->cfg->plan.open_loop)
         open_preconnect(w);
     else
         closed_preconnect(w);

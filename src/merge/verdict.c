@@ -5,7 +5,7 @@
 #include "merge/internal.h"
 
 #include "core/units.h"
-#include "load/shard.h"
+#include "plan/shard.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -34,13 +34,13 @@ void merge_plan_check(struct merge_ctx *c)
             (st->limit == UINT64_MAX && top * (double)cfg->duration_ns / 1e9 > 1e12))
             return; /* not a plan a generator runs: no check (and no endless count) */
         uint64_t n;
-        if (!run_shard_stream_planned(st, cfg->arrivals == RUN_ARRIVALS_POISSON, cfg->seed, i, cfg->duration_ns,
-                                      MAX_PLAN_DRAWS, &n))
+        if (!plan_stream_planned(st, cfg->arrivals == RUN_ARRIVALS_POISSON, cfg->seed, i, cfg->duration_ns,
+                                 MAX_PLAN_DRAWS, &n))
             return;
         expected += n;
         /* each shard: exactly its share of this stream's global indices */
         for (uint32_t k = 0; k < c->count; k++) {
-            uint64_t got = c->planned[(size_t)k * res->ntargets + i], want = run_shard_share(n, k, c->count);
+            uint64_t got = c->planned[(size_t)k * res->ntargets + i], want = plan_shard_share(n, k, c->count);
             if (got != want)
                 merge_summary_fail_shardf(
                     m, k, "planned %" PRIu64 " requests of target %s, its share of the plan is %" PRIu64, got,

@@ -170,10 +170,10 @@ static inline int fixture_server_teardown(void **state)
 
 /* The run the engine tests start from: one target (tc), keep-alive, --timeout and --drain 5 s,
  * `threads` load threads; the test sets the loop, rate or connections and the bounds. */
-static inline struct run_config fixture_run_config(const struct run_target_config *tc, uint32_t threads)
+static inline struct run_config fixture_run_config(const struct plan_target *tc, uint32_t threads)
 {
-    return (struct run_config){.targets = tc,
-                               .ntargets = 1,
+    return (struct run_config){.plan.targets = tc,
+                               .plan.ntargets = 1,
                                .timeout_ns = 5 * NS_PER_S,
                                .drain_ns = 5 * NS_PER_S,
                                .keepalive = true,

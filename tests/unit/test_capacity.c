@@ -152,8 +152,8 @@ static void fake_release(struct fake *f)
 
 static void parse_slo(const char *expr, struct run_threshold *t)
 {
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
-    struct run_config cfg = {.targets = &tc, .ntargets = 1, .open_loop = true, .rate = 100};
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    struct run_config cfg = {.plan.targets = &tc, .plan.ntargets = 1, .plan.open_loop = true, .plan.rate = 100};
     char err[256];
     assert_int_equal(run_threshold_parse(expr, &cfg, t, err, sizeof err), 0);
 }
@@ -353,19 +353,19 @@ static void test_window_config(void **state)
     (void)state;
     struct run_threshold slo;
     parse_slo("p99<50ms", &slo);
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:1/"};
     double rates[] = {100, 200};
-    struct run_config base = {.targets = &tc,
-                              .ntargets = 1,
-                              .open_loop = true,
-                              .rate = 200,
+    struct run_config base = {.plan.targets = &tc,
+                              .plan.ntargets = 1,
+                              .plan.open_loop = true,
+                              .plan.rate = 200,
                               .timeout_ns = NS_PER_S,
                               .drain_ns = NS_PER_S,
                               .keepalive = true,
-                              .duration_ns = 2 * NS_PER_S,
+                              .plan.duration_ns = 2 * NS_PER_S,
                               .lag_limit_ns = 3 * NS_PER_MS,
                               .timer_slack_ns = 2 * NS_PER_MS,
-                              .arrivals = RUN_ARRIVALS_POISSON};
+                              .plan.arrivals = RUN_ARRIVALS_POISSON};
     struct capacity_config cfg = {
         .base = &base,
         .rates = rates,
@@ -380,18 +380,19 @@ static void test_window_config(void **state)
     assert_int_equal(capacity_config_check(&cfg, err, sizeof err), 0);
     struct run_config c;
     capacity_window_config(&cfg, CAPACITY_WINDOW_STEP, 100, 0, NULL, 0, &c);
-    assert_true(c.open_loop && c.rate == 100 && c.targets == &tc);
+    assert_true(c.plan.open_loop && c.plan.rate == 100 && c.plan.targets == &tc);
     assert_int_equal(c.timer_slack_ns, 2 * NS_PER_MS);
     assert_int_equal(c.lag_limit_ns, 3 * NS_PER_MS);
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
-    struct run_target_config probe = {.name = "probe", .url = "http://127.0.0.1:2/"};
+    struct plan_target probe = {.name = "probe", .url = "http://127.0.0.1:2/"};
     capacity_window_config(&cfg, CAPACITY_WINDOW_PROBE, 230, 0, &probe, 7, &c);
-    assert_true(c.open_loop && c.rate == 230 && c.targets == &probe && c.ntargets == 1);
+    assert_true(c.plan.open_loop && c.plan.rate == 230 && c.plan.targets == &probe && c.plan.ntargets == 1);
     assert_int_equal(c.timer_slack_ns, 2 * NS_PER_MS);
     assert_int_equal(c.lag_limit_ns, 7 * NS_PER_MS);
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
     capacity_window_config(&cfg, CAPACITY_WINDOW_CLOSED, 0, 4, NULL, 0, &c);
-    assert_true(!c.open_loop && c.rate == 0 && c.connections == 4 && c.arrivals == RUN_ARRIVALS_CONSTANT);
+    assert_true(!c.plan.open_loop && c.plan.rate == 0 && c.plan.connections == 4 &&
+                c.plan.arrivals == RUN_ARRIVALS_CONSTANT);
     assert_int_equal(c.timer_slack_ns, 0);
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
     /* knee run's checks of the slack are capacity's: at most 100 ms, not with --spin */
@@ -411,9 +412,9 @@ static void test_probe_lag_limit(void **state)
     parse_slo("error_rate<1%", &slo[0]);
     parse_slo("p99<100ms", &slo[1]);
     parse_slo("p50<=40ms", &slo[2]);
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:1/"};
     double rates[] = {100, 1000};
-    struct run_config base = {.targets = &tc, .ntargets = 1, .open_loop = true};
+    struct run_config base = {.plan.targets = &tc, .plan.ntargets = 1, .plan.open_loop = true};
     struct capacity_config cfg = {
         .base = &base,
         .rates = rates,
@@ -826,8 +827,9 @@ static void test_printers(void **state)
 
     struct run_threshold slo;
     parse_slo("p99<50ms", &slo);
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
-    struct run_config base = {.targets = &tc, .ntargets = 1, .open_loop = true, .arrivals = RUN_ARRIVALS_POISSON};
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    struct run_config base = {
+        .plan.targets = &tc, .plan.ntargets = 1, .plan.open_loop = true, .plan.arrivals = RUN_ARRIVALS_POISSON};
     struct capacity_config cfg = {
         .base = &base,
         .rates = r.rates,
@@ -918,10 +920,10 @@ static void test_config_check(void **state)
     (void)state;
     struct run_threshold slo;
     parse_slo("p99<50ms", &slo);
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:1/"};
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:1/"};
     double rates[] = {100, 200};
     struct run_config base = {
-        .targets = &tc, .ntargets = 1, .open_loop = true, .timeout_ns = NS_PER_S, .keepalive = true};
+        .plan.targets = &tc, .plan.ntargets = 1, .plan.open_loop = true, .timeout_ns = NS_PER_S, .keepalive = true};
     struct capacity_config cfg = {
         .base = &base,
         .rates = rates,

@@ -11,7 +11,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/run.h"
-#include "load/schedule.h"
+#include "plan/schedule.h"
 #include "record/threshold.h"
 #include "reqlog/reqlog.h"
 #include "serve/serve.h"
@@ -197,13 +197,13 @@ static void test_ramp(void **state)
 
 /* ------------------------------------------------------------------ thresholds */
 
-static const struct run_target_config TC[2] = {{.name = "A", .url = "http://127.0.0.1/"},
-                                               {.name = "read.x", .url = "http://127.0.0.1/"}};
+static const struct plan_target TC[2] = {{.name = "A", .url = "http://127.0.0.1/"},
+                                         {.name = "read.x", .url = "http://127.0.0.1/"}};
 
 static void test_threshold_parse(void **state)
 {
     (void)state;
-    struct run_config cfg = {.targets = TC, .ntargets = 2};
+    struct run_config cfg = {.plan.targets = TC, .plan.ntargets = 2};
     struct run_threshold t;
     char err[256];
     assert_int_equal(run_threshold_parse("p99<250ms", &cfg, &t, err, sizeof err), 0);
@@ -251,7 +251,7 @@ static void test_threshold_eval(void **state)
     res.all.counts.outcome[OUTCOME_TIMEOUT] = 10;
     res.all.counts.outcome[OUTCOME_DROPPED] = 10;
     res.all.rates.goodput = 98; /* rates come from events by time (load/rates.c) */
-    struct run_config cfg = {.targets = TC, .ntargets = 2};
+    struct run_config cfg = {.plan.targets = TC, .plan.ntargets = 2};
     struct {
         const char *expr;
         bool pass;
@@ -337,10 +337,10 @@ static void check_identity(const struct run_counts *c)
 static void test_engine_closed_and_open(void **state)
 {
     struct fixture_server *s = *state;
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 2);
-    cfg.connections = 3;
-    cfg.requests = 999;
+    cfg.plan.connections = 3;
+    cfg.plan.requests = 999;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -357,10 +357,10 @@ static void test_engine_closed_and_open(void **state)
     int fd = mkstemps(path, 4);
     assert_true(fd >= 0);
     close(fd);
-    cfg.connections = 0;
-    cfg.open_loop = true;
-    cfg.rate = 2000;
-    cfg.requests = 500;
+    cfg.plan.connections = 0;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 2000;
+    cfg.plan.requests = 500;
     cfg.out_path = path;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -414,13 +414,13 @@ static void on_ival(void *ctx, size_t target, double start_s, double length_s, c
 static void test_intervals(void **state)
 {
     struct fixture_server *s = *state;
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct ival_seen v = {.ordered = true};
     struct run_config cfg = fixture_run_config(&tc, 2);
-    cfg.open_loop = true;
-    cfg.rate = 400;
-    cfg.duration_ns = 2500 * NS_PER_MS;
-    cfg.warmup_ns = 500 * NS_PER_MS;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 400;
+    cfg.plan.duration_ns = 2500 * NS_PER_MS;
+    cfg.plan.warmup_ns = 500 * NS_PER_MS;
     cfg.on_interval = on_ival;
     cfg.interval_ctx = &v;
     struct run_result res;
@@ -453,18 +453,18 @@ static void test_intervals(void **state)
 static void test_runs_back_to_back(void **state)
 {
     struct fixture_server *s = *state;
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_stop stop;
     run_stop_init(&stop);
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.connections = 2;
-    cfg.requests = 300;
+    cfg.plan.connections = 2;
+    cfg.plan.requests = 300;
     cfg.stop = &stop;
     for (int k = 0; k < 3; k++) {
         struct run_result res;
-        cfg.open_loop = k == 1;
-        cfg.rate = k == 1 ? 2000 : 0;
-        cfg.connections = k == 1 ? 0 : 2;
+        cfg.plan.open_loop = k == 1;
+        cfg.plan.rate = k == 1 ? 2000 : 0;
+        cfg.plan.connections = k == 1 ? 0 : 2;
         run_once(&cfg, &res);
         assert_true(res.accounting_ok);
         assert_false(res.interrupted);
@@ -477,10 +477,10 @@ static void test_runs_back_to_back(void **state)
 
     /* a handle stopped before the run: the run stops planning at once, and says so */
     run_stop_request(&stop, false);
-    cfg.open_loop = true;
-    cfg.rate = 100;
-    cfg.requests = 0;
-    cfg.duration_ns = 60 * NS_PER_S;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 100;
+    cfg.plan.requests = 0;
+    cfg.plan.duration_ns = 60 * NS_PER_S;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.interrupted);
@@ -491,7 +491,7 @@ static void test_runs_back_to_back(void **state)
 
 struct conc_run {
     struct run_config cfg;
-    struct run_target_config tc;
+    struct plan_target tc;
     struct run_stop stop;
     struct run_result res;
     atomic_int ticks;
@@ -516,13 +516,13 @@ static void *conc_main(void *arg)
 static void conc_init(struct conc_run *c, const char *name, const char *url, double rate, uint64_t duration_ns)
 {
     memset(c, 0, sizeof *c);
-    c->tc = (struct run_target_config){.name = name, .url = url};
+    c->tc = (struct plan_target){.name = name, .url = url};
     run_stop_init(&c->stop);
     atomic_init(&c->ticks, 0);
     c->cfg = fixture_run_config(&c->tc, 1);
-    c->cfg.open_loop = true;
-    c->cfg.rate = rate;
-    c->cfg.duration_ns = duration_ns;
+    c->cfg.plan.open_loop = true;
+    c->cfg.plan.rate = rate;
+    c->cfg.plan.duration_ns = duration_ns;
     c->cfg.on_progress = conc_progress;
     c->cfg.stop = &c->stop;
     c->cfg.progress_ctx = c;
@@ -584,9 +584,9 @@ static void test_runs_concurrent(void **state)
 static void test_closed_loop_connections(void **state)
 {
     struct fixture_server *s = *state;
-    struct run_target_config tc[2] = {{.name = "a", .url = s->url}, {.name = "b", .url = s->url}};
+    struct plan_target tc[2] = {{.name = "a", .url = s->url}, {.name = "b", .url = s->url}};
     struct run_config cfg = fixture_run_config(tc, 2);
-    cfg.requests = 5; /* and the default 8 connections */
+    cfg.plan.requests = 5; /* and the default 8 connections */
     struct run_result res;
     run_once(&cfg, &res);
     assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 5);
@@ -594,8 +594,8 @@ static void test_closed_loop_connections(void **state)
     assert_int_equal(res.targets[0].connections, 5);
     run_result_release(&res);
     /* two targets sharing 8 connections and 3 requests: 2 + 1 */
-    cfg.ntargets = 2;
-    cfg.requests = 3;
+    cfg.plan.ntargets = 2;
+    cfg.plan.requests = 3;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 3);
@@ -610,14 +610,14 @@ static void test_transport_refused(void **state)
     (void)state;
     char url[64];
     fixture_refused_url(url, sizeof url);
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.connections = 2;
-    cfg.requests = 40;
+    cfg.plan.connections = 2;
+    cfg.plan.requests = 40;
     for (int open = 0; open < 2; open++) {
-        cfg.open_loop = open;
-        cfg.rate = open ? 2000 : 0;
-        cfg.connections = open ? 0 : 2;
+        cfg.plan.open_loop = open;
+        cfg.plan.rate = open ? 2000 : 0;
+        cfg.plan.connections = open ? 0 : 2;
         struct run_result res;
         run_once(&cfg, &res);
         assert_true(res.accounting_ok);
@@ -636,13 +636,13 @@ static void test_transport_refused(void **state)
 static void test_retry_stale(void **state)
 {
     struct fixture_server *s = *state; /* one request per connection */
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.requests = 200;
+    cfg.plan.requests = 200;
     for (int open = 0; open < 2; open++) {
-        cfg.open_loop = open;
-        cfg.rate = open ? 1000 : 0;
-        cfg.connections = open ? 0 : 2;
+        cfg.plan.open_loop = open;
+        cfg.plan.rate = open ? 1000 : 0;
+        cfg.plan.connections = open ? 0 : 2;
         for (int retry = 0; retry < 2; retry++) {
             cfg.retry_stale = retry;
             struct run_result res;
@@ -676,10 +676,10 @@ static void test_retry_stale(void **state)
  * seccomp) only epoll and the refusals are checked. */
 static void test_io_engines(void **state)
 {
-    struct run_target_config tc = {.name = "t", .url = NULL};
+    struct plan_target tc = {.name = "t", .url = NULL};
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.connections = 3;
-    cfg.requests = 300;
+    cfg.plan.connections = 3;
+    cfg.plan.requests = 300;
     char err[256], url[64]; /* the URL outlives the servers: the checks below validate it */
     for (int mode = 0; mode < 2; mode++) {
         /* in *state while it runs: the teardown stops it if an assertion fails */
@@ -724,14 +724,14 @@ static void test_io_engines(void **state)
     assert_string_equal(run_io_name(RUN_IO_AUTO), "auto");
     cfg.io = RUN_IO_URING;
     cfg.requests_per_connection = 0;
-    cfg.open_loop = true;
-    cfg.rate = 100;
-    cfg.connections = 0;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 100;
+    cfg.plan.connections = 0;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--io uring"));
-    cfg.open_loop = false;
-    cfg.rate = 0;
-    cfg.connections = 3;
+    cfg.plan.open_loop = false;
+    cfg.plan.rate = 0;
+    cfg.plan.connections = 3;
     cfg.h2c = true;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--io uring"));
@@ -758,10 +758,10 @@ static struct serve_handle *h2_server(const char *preset, bool tls, bool h1_only
     return h;
 }
 
-static struct run_config h2_config(struct run_target_config *tc, bool open_loop)
+static struct run_config h2_config(struct plan_target *tc, bool open_loop)
 {
     struct run_config cfg = fixture_run_config(tc, 1);
-    cfg.open_loop = open_loop;
+    cfg.plan.open_loop = open_loop;
     if (tc->url[4] == ':')
         cfg.h2c = true; /* http:// */
     else
@@ -777,11 +777,11 @@ static void test_h2_streams(void **state)
     (void)state;
     char url[128];
     struct serve_handle *h = h2_server("null", false, false, "/", url, sizeof url);
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     struct run_config cfg = h2_config(&tc, false);
-    cfg.connections = 2;
+    cfg.plan.connections = 2;
     cfg.streams = 8;
-    cfg.requests = 3000;
+    cfg.plan.requests = 3000;
     struct run_result res;
     run_once(&cfg, &res);
     const struct run_counts *c = &res.all.counts;
@@ -799,9 +799,9 @@ static void test_h2_streams(void **state)
 
     /* open loop, a pool of 2 connections with 4 streams each: never more than 8 at once */
     cfg = h2_config(&tc, true);
-    cfg.rate = 4000;
-    cfg.requests = 2000;
-    cfg.connections = 2;
+    cfg.plan.rate = 4000;
+    cfg.plan.requests = 2000;
+    cfg.plan.connections = 2;
     cfg.streams = 4;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -824,11 +824,11 @@ static void test_h2_stream_timeouts(void **state)
     (void)state;
     char url[128];
     struct serve_handle *h = h2_server("quiet", false, false, "/work?ms=400", url, sizeof url);
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     struct run_config cfg = h2_config(&tc, false);
-    cfg.connections = 1;
+    cfg.plan.connections = 1;
     cfg.streams = 4;
-    cfg.requests = 12;
+    cfg.plan.requests = 12;
     cfg.timeout_ns = 50 * NS_PER_MS;
     cfg.drain_ns = cfg.timeout_ns;
     struct run_result res;
@@ -841,8 +841,8 @@ static void test_h2_stream_timeouts(void **state)
     run_result_release(&res);
 
     /* the drain ends with 4 streams open: each is cancelled, the run ends on time */
-    cfg.requests = 0;
-    cfg.duration_ns = 100 * NS_PER_MS;
+    cfg.plan.requests = 0;
+    cfg.plan.duration_ns = 100 * NS_PER_MS;
     cfg.timeout_ns = 5 * NS_PER_S;
     cfg.drain_ns = 50 * NS_PER_MS;
     uint64_t t0 = clock_now_ns();
@@ -863,11 +863,11 @@ static void test_h2_when_busy_drop(void **state)
     (void)state;
     char url[128];
     struct serve_handle *h = h2_server("quiet", false, false, "/work?ms=200", url, sizeof url);
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     struct run_config cfg = h2_config(&tc, true);
-    cfg.rate = 40;
-    cfg.duration_ns = 500 * NS_PER_MS;
-    cfg.connections = 1;
+    cfg.plan.rate = 40;
+    cfg.plan.duration_ns = 500 * NS_PER_MS;
+    cfg.plan.connections = 1;
     cfg.streams = 2;
     cfg.when_busy = RUN_BUSY_DROP;
     struct run_result res;
@@ -907,7 +907,7 @@ static void test_tls_phase_and_log(void **state)
     (void)state;
     char url[128];
     struct serve_handle *h = h2_server("null", true, false, "/", url, sizeof url);
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     char path[] = "/tmp/knee_test_load_XXXXXX.bin";
     int fd = mkstemps(path, 4);
     assert_true(fd >= 0);
@@ -915,8 +915,8 @@ static void test_tls_phase_and_log(void **state)
     static struct reqlog_record rec[400];
     for (int http1 = 0; http1 < 2; http1++) {
         struct run_config cfg = h2_config(&tc, false);
-        cfg.connections = 1; /* one client: its 400 requests on exactly 8 connections */
-        cfg.requests = 400;
+        cfg.plan.connections = 1; /* one client: its 400 requests on exactly 8 connections */
+        cfg.plan.requests = 400;
         cfg.requests_per_connection = 50;
         cfg.http = http1 ? RUN_HTTP_1 : RUN_HTTP_AUTO;
         cfg.out_path = path;
@@ -967,11 +967,11 @@ static void test_h2_clients_wait_on_http1(void **state)
     (void)state;
     char url[128];
     struct serve_handle *h = h2_server("null", true, true, "/", url, sizeof url);
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     struct run_config cfg = h2_config(&tc, false);
-    cfg.connections = 2;
+    cfg.plan.connections = 2;
     cfg.streams = 4;
-    cfg.requests = 800;
+    cfg.plan.requests = 800;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -988,14 +988,14 @@ static void test_no_allocation_per_request(void **state)
 {
 #if COUNT_ALLOCS
     struct fixture_server *s = *state;
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.connections = 2;
+    cfg.plan.connections = 2;
     struct run_result res;
     unsigned long counts[2];
     uint64_t n[2] = {2000, 20000};
     for (int k = 0; k < 2; k++) {
-        cfg.requests = n[k];
+        cfg.plan.requests = n[k];
         unsigned long before = atomic_load(&alloc_calls);
         run_once(&cfg, &res);
         counts[k] = atomic_load(&alloc_calls) - before;
@@ -1005,12 +1005,12 @@ static void test_no_allocation_per_request(void **state)
     print_message("closed loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0], (unsigned long long)n[0],
                   counts[1], (unsigned long long)n[1]);
     assert_true(counts[1] < counts[0] + 64);
-    cfg.open_loop = true;
-    cfg.rate = 5000;
-    cfg.connections = 0;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 5000;
+    cfg.plan.connections = 0;
     uint64_t m[2] = {500, 5000};
     for (int k = 0; k < 2; k++) {
-        cfg.requests = m[k];
+        cfg.plan.requests = m[k];
         unsigned long before = atomic_load(&alloc_calls);
         run_once(&cfg, &res);
         counts[k] = atomic_load(&alloc_calls) - before;

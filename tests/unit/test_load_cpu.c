@@ -49,12 +49,12 @@ static void test_generator_cpu_apart_from_server(void **state)
     assert_true(fd >= 0);
     close(fd);
 
-    struct run_target_config tc = {.name = "flat", .url = url};
-    struct run_config cfg = {.targets = &tc,
-                             .ntargets = 1,
-                             .open_loop = true,
-                             .rate = 50,
-                             .duration_ns = 2 * NS_PER_S,
+    struct plan_target tc = {.name = "flat", .url = url};
+    struct run_config cfg = {.plan.targets = &tc,
+                             .plan.ntargets = 1,
+                             .plan.open_loop = true,
+                             .plan.rate = 50,
+                             .plan.duration_ns = 2 * NS_PER_S,
                              .timeout_ns = 5 * NS_PER_S,
                              .drain_ns = 5 * NS_PER_S,
                              .keepalive = true,

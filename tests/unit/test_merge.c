@@ -88,28 +88,28 @@ struct hlog_out {
 static void on_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *h)
 {
     struct hlog_out *o = ctx;
-    assert_int_equal(hlog_writer_write(o->w, o->cfg->targets[target].name, start_s, length_s, h), 0);
+    assert_int_equal(hlog_writer_write(o->w, o->cfg->plan.targets[target].name, start_s, length_s, h), 0);
 }
 
-static const struct run_target_config targets[] = {{.name = "a", .url = url_a, .weight = 3},
-                                                   {.name = "b", .url = url_b, .weight = 1}};
+static const struct plan_target targets[] = {{.name = "a", .url = url_a, .weight = 3},
+                                             {.name = "b", .url = url_b, .weight = 1}};
 
 static struct run_config plan(uint32_t N, uint64_t start_at)
 {
     return (struct run_config){
-        .targets = targets,
-        .ntargets = 2,
-        .open_loop = true,
-        .rate = 1500,
-        .duration_ns = 600 * NS_PER_MS,
-        .warmup_ns = 200 * NS_PER_MS,
+        .plan.targets = targets,
+        .plan.ntargets = 2,
+        .plan.open_loop = true,
+        .plan.rate = 1500,
+        .plan.duration_ns = 600 * NS_PER_MS,
+        .plan.warmup_ns = 200 * NS_PER_MS,
         .timeout_ns = 2 * NS_PER_S,
         .drain_ns = 2 * NS_PER_S,
         .keepalive = true,
         .threads = 1,
-        .seed = 3,
-        .shard_count = N,
-        .start_at_unix_ns = start_at,
+        .plan.seed = 3,
+        .plan.shard.count = N,
+        .plan.shard.start_at_unix_ns = start_at,
     };
 }
 
@@ -121,7 +121,7 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
     snprintf(json, sizeof json, "%s.json", name);
     snprintf(bin, sizeof bin, "%s.bin", name);
     snprintf(hl, sizeof hl, "%s.hlog", name);
-    cfg.shard_index = I;
+    cfg.plan.shard.index = I;
     cfg.out_path = path_of(bin);
     struct hlog_out ho = {.cfg = &cfg};
     ho.f = fopen(path_of(hl), "w");
@@ -304,16 +304,16 @@ static void test_merge_exact(void **state)
     assert_int_equal(merge_summary_ticks_from_hlogs(&m, &set, err, sizeof err), 0);
     /* the whole plan, exactly */
     struct run_config whole = cfg;
-    whole.shard_count = 0;
-    whole.start_at_unix_ns = 0;
-    struct run_plan p;
-    assert_int_equal(run_plan(&whole, &p, err, sizeof err), 0);
+    whole.plan.shard.count = 0;
+    whole.plan.shard.start_at_unix_ns = 0;
+    struct run_dryrun p;
+    assert_int_equal(run_dryrun(&whole, &p, err, sizeof err), 0);
     assert_true(m.plan_checked);
     assert_true(m.plan_ok);
     assert_int_equal(m.plan_expected, (uint64_t)p.all.planned);
     assert_int_equal(m.res.all.counts.planned + m.res.all.warmup_counts.planned, (uint64_t)p.all.planned);
     assert_int_equal(m.res.all.warmup_counts.planned, (uint64_t)p.all.warmup_planned);
-    run_plan_release(&p);
+    run_dryrun_release(&p);
     assert_true(m.res.accounting_ok);
     assert_false(m.incomplete);
     assert_true(m.windows_equal);
@@ -648,12 +648,12 @@ static void test_merge_transport(void **state)
     close(fd); /* the port is free now: connects are refused */
     char dead[64];
     snprintf(dead, sizeof dead, "http://127.0.0.1:%u/", ntohs(a.sin_port));
-    const struct run_target_config down[] = {{.name = "down", .url = dead}};
+    const struct plan_target down[] = {{.name = "down", .url = dead}};
     struct run_config cfg = plan(2, clock_wall_ns() + 200 * NS_PER_MS);
-    cfg.targets = down;
-    cfg.ntargets = 1;
-    cfg.rate = 200;
-    cfg.warmup_ns = 0;
+    cfg.plan.targets = down;
+    cfg.plan.ntargets = 1;
+    cfg.plan.rate = 200;
+    cfg.plan.warmup_ns = 0;
     run_shards_together(cfg, 2, "d");
     const char *paths[] = {path_of("d0.json"), path_of("d1.json")};
     struct merge_set set;

@@ -254,7 +254,7 @@ static void test_lag_beyond_slack(void **state)
 
 /* ------------------------------------------------------------------ thresholds on groups */
 
-static const struct run_target_config TC[] = {{.name = "api", .url = "http://h/"}, {.name = "ok", .url = "http://h/"}};
+static const struct plan_target TC[] = {{.name = "api", .url = "http://h/"}, {.name = "ok", .url = "http://h/"}};
 
 static void test_threshold_groups(void **state)
 {
@@ -280,7 +280,7 @@ static void test_threshold_groups(void **state)
     a->counts.outcome[OUTCOME_OK] = 100;
     a->counts.outcome[OUTCOME_TRANSPORT] = 900;
     a->rates.achieved_send = 99.5;
-    struct run_config cfg = {.targets = TC, .ntargets = 1}; /* "api" */
+    struct run_config cfg = {.plan.targets = TC, .plan.ntargets = 1}; /* "api" */
     struct {
         const char *expr;
         bool pass;
@@ -311,7 +311,7 @@ static void test_threshold_groups(void **state)
             fail_msg("%s: pass %d measured %g", cases[i].expr, t.pass, t.measured);
     }
     /* a target named like a group is the target */
-    cfg.ntargets = 2;
+    cfg.plan.ntargets = 2;
     struct run_threshold t;
     char err[256];
     assert_int_equal(run_threshold_parse("ok.p99<1s", &cfg, &t, err, sizeof err), 0);
@@ -334,12 +334,12 @@ static void test_threshold_groups(void **state)
 static void test_timer_slack_validate(void **state)
 {
     (void)state;
-    struct run_target_config tc = {.name = "t", .url = "http://127.0.0.1:1/"};
-    struct run_config cfg = {.targets = &tc,
-                             .ntargets = 1,
-                             .open_loop = true,
-                             .rate = 100,
-                             .duration_ns = S,
+    struct plan_target tc = {.name = "t", .url = "http://127.0.0.1:1/"};
+    struct run_config cfg = {.plan.targets = &tc,
+                             .plan.ntargets = 1,
+                             .plan.open_loop = true,
+                             .plan.rate = 100,
+                             .plan.duration_ns = S,
                              .timeout_ns = S,
                              .threads = 1,
                              .timer_slack_ns = RUN_MAX_TIMER_SLACK_NS};
@@ -353,8 +353,8 @@ static void test_timer_slack_validate(void **state)
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--timer-slack and --spin"));
     cfg.spin_ns = 0;
-    cfg.open_loop = false;
-    cfg.rate = 0;
+    cfg.plan.open_loop = false;
+    cfg.plan.rate = 0;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--timer-slack applies to the open loop"));
     cfg.timer_slack_ns = 0;
@@ -366,51 +366,56 @@ static void test_timer_slack_validate(void **state)
 static void test_plan_bounds(void **state)
 {
     (void)state;
-    struct run_target_config tc = {.name = "t", .url = "http://127.0.0.1:1/"};
-    struct run_config cfg = {
-        .targets = &tc, .ntargets = 1, .open_loop = true, .rate = 1e8, .duration_ns = S, .timeout_ns = S, .threads = 2};
+    struct plan_target tc = {.name = "t", .url = "http://127.0.0.1:1/"};
+    struct run_config cfg = {.plan.targets = &tc,
+                             .plan.ntargets = 1,
+                             .plan.open_loop = true,
+                             .plan.rate = 1e8,
+                             .plan.duration_ns = S,
+                             .timeout_ns = S,
+                             .threads = 2};
     char err[512];
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "more than 2 load threads can plan"));
     assert_non_null(strstr(err, "1,000,000/s per thread"));
     double rates[] = {1e12, 1e20, 1.79e308};
     for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
-        cfg.rate = rates[i];
+        cfg.plan.rate = rates[i];
         assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     }
-    cfg.rate = 2 * RUN_MAX_RATE_PER_THREAD; /* the limit itself is allowed */
+    cfg.plan.rate = 2 * PLAN_MAX_RATE_PER_THREAD; /* the limit itself is allowed */
     assert_int_equal(run_validate(&cfg, err, sizeof err), 0);
     cfg.threads = 1;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     /* a target's own rate counts, and a ramp by its peak */
     cfg.threads = 2;
-    cfg.rate = RUN_MAX_RATE_PER_THREAD;
-    tc.rate = 1.5 * RUN_MAX_RATE_PER_THREAD;
+    cfg.plan.rate = PLAN_MAX_RATE_PER_THREAD;
+    tc.rate = 1.5 * PLAN_MAX_RATE_PER_THREAD;
     assert_int_equal(run_validate(&cfg, err, sizeof err), 0); /* all targets have their own rate */
-    struct run_target_config two[2] = {tc, {.name = "u", .url = "http://127.0.0.1:1/"}};
-    cfg.targets = two;
-    cfg.ntargets = 2;
+    struct plan_target two[2] = {tc, {.name = "u", .url = "http://127.0.0.1:1/"}};
+    cfg.plan.targets = two;
+    cfg.plan.ntargets = 2;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
-    cfg.targets = &tc;
-    cfg.ntargets = 1;
+    cfg.plan.targets = &tc;
+    cfg.plan.ntargets = 1;
     tc.rate = 0;
-    cfg.rate = 0;
-    cfg.ramp = true;
-    cfg.ramp_from = 10;
-    cfg.ramp_to = 3e6;
+    cfg.plan.rate = 0;
+    cfg.plan.ramp = true;
+    cfg.plan.ramp_from = 10;
+    cfg.plan.ramp_to = 3e6;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
-    cfg.ramp = false;
+    cfg.plan.ramp = false;
     /* --rate 1e-300 -n 5 would take 5e300 s: refused, not 1 of 5 planned */
-    cfg.rate = 1e-300;
-    cfg.duration_ns = 0;
-    cfg.requests = 5;
+    cfg.plan.rate = 1e-300;
+    cfg.plan.duration_ns = 0;
+    cfg.plan.requests = 5;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--requests 5 at 1e-300/s"));
-    cfg.rate = 1e-6; /* 5e6 s: long, but a plan */
+    cfg.plan.rate = 1e-6; /* 5e6 s: long, but a plan */
     assert_int_equal(run_validate(&cfg, err, sizeof err), 0);
-    cfg.rate = 1;
-    cfg.duration_ns = RUN_MAX_PLAN_NS + 1;
-    cfg.requests = 0;
+    cfg.plan.rate = 1;
+    cfg.plan.duration_ns = PLAN_MAX_NS + 1;
+    cfg.plan.requests = 0;
     assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
 }
 
@@ -469,12 +474,12 @@ static void test_rates_match_the_log(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 2);
-    cfg.open_loop = true;
-    cfg.rate = 1000;
-    cfg.duration_ns = 1300 * MS;
-    cfg.warmup_ns = 300 * MS;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 1000;
+    cfg.plan.duration_ns = 1300 * MS;
+    cfg.plan.warmup_ns = 300 * MS;
     cfg.out_path = path;
     struct run_result res;
     run_once(&cfg, &res);
@@ -521,10 +526,10 @@ static void test_rates_match_the_log(void **state)
 static void test_closed_loop_rates(void **state)
 {
     struct fixture_server *s = *state;
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 2);
-    cfg.connections = 4;
-    cfg.requests = 2000;
+    cfg.plan.connections = 4;
+    cfg.plan.requests = 2000;
     struct run_result res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
@@ -545,14 +550,14 @@ static void test_closed_loop_rates(void **state)
 static void test_generator_far_behind(void **state)
 {
     struct fixture_server *s = *state;
-    struct run_target_config tc = {.name = "t", .url = s->url};
+    struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.open_loop = true;
-    cfg.rate = RUN_MAX_RATE_PER_THREAD;
-    cfg.duration_ns = 500 * MS;
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = PLAN_MAX_RATE_PER_THREAD;
+    cfg.plan.duration_ns = 500 * MS;
     cfg.timeout_ns = 2 * S;
     cfg.drain_ns = 300 * MS;
-    cfg.connections = 64;
+    cfg.plan.connections = 64;
     struct run_result res;
     uint64_t t0 = clock_now_ns();
     run_once(&cfg, &res);
@@ -594,10 +599,10 @@ static void test_target_down(void **state)
     (void)state;
     char url[64];
     fixture_refused_url(url, sizeof url); /* nobody listens there */
-    struct run_target_config tc = {.name = "t", .url = url};
+    struct plan_target tc = {.name = "t", .url = url};
     struct run_config cfg = fixture_run_config(&tc, 1);
-    cfg.connections = 2;
-    cfg.requests = 200;
+    cfg.plan.connections = 2;
+    cfg.plan.requests = 200;
     cfg.timeout_ns = S;
     cfg.drain_ns = S;
     struct run_result res;

@@ -107,16 +107,16 @@ static void test_engine_live(void **state)
     char ua[64], ub[64];
     snprintf(ua, sizeof ua, "http://127.0.0.1:%d/a", serve_port(srv));
     snprintf(ub, sizeof ub, "http://127.0.0.1:%d/bb", serve_port(srv));
-    struct run_target_config tc[2] = {{.name = "a", .url = ua}, {.name = "b", .url = ub, .weight = 3}};
+    struct plan_target tc[2] = {{.name = "a", .url = ua}, {.name = "b", .url = ub, .weight = 3}};
     /* 1000.5 us: inside an HDR bucket (not a boundary), and sub-microsecond bounds (exact) */
     const int64_t bounds[] = {500, 2047, 50000, 100000, 250000, 1000500, 10000000};
     struct seen s = {.monotonic = true};
-    struct run_config cfg = {.targets = tc,
-                             .ntargets = 2,
-                             .open_loop = true,
-                             .rate = 2000,
-                             .duration_ns = 3 * NS_PER_S,
-                             .warmup_ns = 1500 * NS_PER_MS,
+    struct run_config cfg = {.plan.targets = tc,
+                             .plan.ntargets = 2,
+                             .plan.open_loop = true,
+                             .plan.rate = 2000,
+                             .plan.duration_ns = 3 * NS_PER_S,
+                             .plan.warmup_ns = 1500 * NS_PER_MS,
                              .timeout_ns = 5 * NS_PER_S,
                              .drain_ns = 5 * NS_PER_S,
                              .keepalive = true,
@@ -136,8 +136,8 @@ static void test_engine_live(void **state)
     assert_true(s.final.final);
     assert_false(s.final.warmup);
     assert_int_equal(s.final.generator_limited, res.generator_limited);
-    struct run_plan plan;
-    assert_int_equal(run_plan(&cfg, &plan, err, sizeof err), 0);
+    struct run_dryrun plan;
+    assert_int_equal(run_dryrun(&cfg, &plan, err, sizeof err), 0);
     for (size_t t = 0; t < 2; t++) {
         const struct run_live_target *l = &s.final_t[t];
         const struct run_target_result *r = &res.targets[t];
@@ -154,7 +154,7 @@ static void test_engine_live(void **state)
         if (r->counts.outcome[OUTCOME_OK] + r->warmup_counts.outcome[OUTCOME_OK] == sent)
             assert_int_equal(l->bytes_sent, sent * plan.targets[t].request_bytes);
     }
-    run_plan_release(&plan);
+    run_dryrun_release(&plan);
     run_result_release(&res);
 
     /* Bounds the engine cannot use are refused before anything starts. */
@@ -173,8 +173,8 @@ static void test_engine_live(void **state)
 static void test_thresholds_as_bounds(void **state)
 {
     (void)state;
-    struct run_target_config tc[1] = {{.name = "api", .url = "http://127.0.0.1:1/"}};
-    struct run_config cfg = {.targets = tc, .ntargets = 1};
+    struct plan_target tc[1] = {{.name = "api", .url = "http://127.0.0.1:1/"}};
+    struct run_config cfg = {.plan.targets = tc, .plan.ntargets = 1};
     const char *exprs[] = {"p99<250ms",   "api.service.p50<=7ms", "ttfb.p99<3s", "error_rate<1%",
                            "lag.max<2ms", "latency.mean<0.5s",    "count>5",     "p99.9<250ms"};
     struct run_threshold thr[8];
@@ -250,11 +250,11 @@ static void test_glue_scrape(void **state)
     struct serve_handle *srv = null_server();
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", serve_port(srv));
-    struct run_target_config tc[1] = {{.name = "api", .url = url}};
-    struct run_config cfg = {.targets = tc,
-                             .ntargets = 1,
-                             .connections = 2,
-                             .requests = 300,
+    struct plan_target tc[1] = {{.name = "api", .url = url}};
+    struct run_config cfg = {.plan.targets = tc,
+                             .plan.ntargets = 1,
+                             .plan.connections = 2,
+                             .plan.requests = 300,
                              .timeout_ns = 5 * NS_PER_S,
                              .drain_ns = 5 * NS_PER_S,
                              .keepalive = true,

@@ -42,11 +42,11 @@ static void test_shard_flag(void **state)
     clear_env();
     struct run_config c = {0};
     assert_int_equal(run_shard_args(&spec, NULL, 0, &c), 0);
-    assert_int_equal(c.shard_count, 0);
+    assert_int_equal(c.plan.shard.count, 0);
     assert_int_equal(run_shard_args(&spec, "2/4", 0, &c), 0);
-    assert_int_equal(c.shard_index, 2);
-    assert_int_equal(c.shard_count, 4);
-    assert_string_equal(c.shard_source, "--shard");
+    assert_int_equal(c.plan.shard.index, 2);
+    assert_int_equal(c.plan.shard.count, 4);
+    assert_string_equal(c.plan.shard.source, "--shard");
     const char *bad[] = {"4/4", "1", "a/4", "1/", "/4", "1/0", "-1/4", "1/4x", "1/99999999999", "1/65537"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct run_config d = {0};
@@ -66,9 +66,9 @@ static void test_shard_auto(void **state)
     setenv("SLURM_PROCID", "3", 1);
     setenv("SLURM_NTASKS", "8", 1);
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 0);
-    assert_int_equal(c.shard_index, 3);
-    assert_int_equal(c.shard_count, 8);
-    assert_string_equal(c.shard_source, "SLURM_PROCID/SLURM_NTASKS");
+    assert_int_equal(c.plan.shard.index, 3);
+    assert_int_equal(c.plan.shard.count, 8);
+    assert_string_equal(c.plan.shard.source, "SLURM_PROCID/SLURM_NTASKS");
     assert_int_equal(run_shard_args(&spec, "auto", 7, &c), 2); /* --shards disagrees with Slurm */
     clear_env();
     /* Kubernetes: the index alone, the count from --shards or KNEE_SHARDS */
@@ -76,26 +76,26 @@ static void test_shard_auto(void **state)
     memset(&c, 0, sizeof c);
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 2);
     assert_int_equal(run_shard_args(&spec, NULL, 6, &c), 0);
-    assert_int_equal(c.shard_index, 5);
-    assert_int_equal(c.shard_count, 6);
-    assert_string_equal(c.shard_source, "JOB_COMPLETION_INDEX/--shards");
+    assert_int_equal(c.plan.shard.index, 5);
+    assert_int_equal(c.plan.shard.count, 6);
+    assert_string_equal(c.plan.shard.source, "JOB_COMPLETION_INDEX/--shards");
     setenv("KNEE_SHARDS", "10", 1);
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 0);
-    assert_int_equal(c.shard_count, 10);
-    assert_string_equal(c.shard_source, "JOB_COMPLETION_INDEX/KNEE_SHARDS");
+    assert_int_equal(c.plan.shard.count, 10);
+    assert_string_equal(c.plan.shard.source, "JOB_COMPLETION_INDEX/KNEE_SHARDS");
     setenv("KNEE_SHARDS", "5", 1); /* index 5 of 5 */
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 2);
     clear_env();
     setenv("OMPI_COMM_WORLD_RANK", "0", 1);
     setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 0);
-    assert_int_equal(c.shard_count, 2);
+    assert_int_equal(c.plan.shard.count, 2);
     clear_env();
     setenv("PMI_RANK", "1", 1);
     setenv("PMI_SIZE", "3", 1);
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 0);
-    assert_int_equal(c.shard_index, 1);
-    assert_string_equal(c.shard_source, "PMI_RANK/PMI_SIZE");
+    assert_int_equal(c.plan.shard.index, 1);
+    assert_string_equal(c.plan.shard.source, "PMI_RANK/PMI_SIZE");
     setenv("PMI_SIZE", "x", 1);
     assert_int_equal(run_shard_args(&spec, "auto", 0, &c), 2);
     clear_env();
@@ -224,10 +224,10 @@ static void test_start_at_against_plan(void **state)
     (void)state;
     char arg[64];
     uint64_t now = clock_wall_ns();
-    struct run_config c = {.duration_ns = 10 * NS_PER_S};
+    struct run_config c = {.plan.duration_ns = 10 * NS_PER_S};
     snprintf(arg, sizeof arg, "%llu", (unsigned long long)(now / NS_PER_S + 5));
     assert_int_equal(run_start_at_args(&spec, arg, &c), 0);
-    assert_true(c.start_at_unix_ns > now);
+    assert_true(c.plan.shard.start_at_unix_ns > now);
     /* late, but within the plan: run it (the lag will say how late) */
     snprintf(arg, sizeof arg, "%llu", (unsigned long long)(now / NS_PER_S - 3));
     assert_int_equal(run_start_at_args(&spec, arg, &c), 0);

@@ -75,14 +75,14 @@ static void test_defaults_closed_loop(void **state)
     char *argv[] = {"test", "http://127.0.0.1:1/x", NULL};
     assert_int_equal(build(&c, NULL, 0, 2, argv), 0);
     const struct run_config *cfg = &c.rc.cfg;
-    assert_false(cfg->open_loop);
-    assert_int_equal(cfg->ntargets, 1);
-    assert_string_equal(cfg->targets[0].name, "127.0.0.1:1");
-    assert_int_equal(cfg->duration_ns, RUN_DEFAULT_DURATION_NS);
+    assert_false(cfg->plan.open_loop);
+    assert_int_equal(cfg->plan.ntargets, 1);
+    assert_string_equal(cfg->plan.targets[0].name, "127.0.0.1:1");
+    assert_int_equal(cfg->plan.duration_ns, PLAN_DEFAULT_DURATION_NS);
     assert_int_equal(cfg->timeout_ns, RUN_DEFAULT_TIMEOUT_NS);
     assert_int_equal(cfg->drain_ns, cfg->timeout_ns);
-    assert_int_equal(cfg->connections, 0); /* the engine's default */
-    assert_int_equal(cfg->seed, 1);
+    assert_int_equal(cfg->plan.connections, 0); /* the engine's default */
+    assert_int_equal(cfg->plan.seed, 1);
     assert_true(cfg->keepalive);
     assert_null(cfg->out_path);
     assert_int_equal(c.rc.nthr, 0);
@@ -121,13 +121,13 @@ static void test_targets_and_per_target_flags(void **state)
                     NULL};
     assert_int_equal(build(&c, NULL, 0, 25, argv), 0);
     const struct run_config *cfg = &c.rc.cfg;
-    assert_true(cfg->open_loop);
-    assert_true(cfg->rate == 500);
-    assert_int_equal(cfg->duration_ns, 2 * NS_PER_S);
+    assert_true(cfg->plan.open_loop);
+    assert_true(cfg->plan.rate == 500);
+    assert_int_equal(cfg->plan.duration_ns, 2 * NS_PER_S);
     assert_int_equal(cfg->drain_ns, 0); /* given: 0 means no drain */
     assert_string_equal(cfg->out_path, "log.csv");
-    assert_int_equal(cfg->ntargets, 2);
-    const struct run_target_config *a = &cfg->targets[0], *b = &cfg->targets[1];
+    assert_int_equal(cfg->plan.ntargets, 2);
+    const struct plan_target *a = &cfg->plan.targets[0], *b = &cfg->plan.targets[1];
     assert_string_equal(a->url, "http://127.0.0.1:1/");
     assert_true(a->rate == 100);
     assert_null(a->method);
@@ -187,8 +187,8 @@ static void test_subset_of_rows(void **state)
     struct cmd c;
     char *argv[] = {"test", "-d", "3s", "--target", "a=http://127.0.0.1:1/", NULL};
     assert_int_equal(build(&c, ids, 3, 5, argv), 0);
-    assert_false(c.rc.cfg.open_loop);
-    assert_int_equal(c.rc.cfg.duration_ns, 3 * NS_PER_S);
+    assert_false(c.rc.cfg.plan.open_loop);
+    assert_int_equal(c.rc.cfg.plan.duration_ns, 3 * NS_PER_S);
     release(&c);
     char *bad[] = {"test", "-R", "5", "http://127.0.0.1:1/", NULL};
     assert_int_equal(build(&c, ids, 3, 4, bad), 12); /* opt_parse: unknown option */

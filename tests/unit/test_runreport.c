@@ -164,14 +164,14 @@ static struct run_result *one_target_ok(void)
     return r;
 }
 
-static const struct run_config open_cfg = {.ntargets = 1,
-                                           .open_loop = true,
-                                           .rate = 1000,
-                                           .duration_ns = 10 * NS_PER_S,
+static const struct run_config open_cfg = {.plan.ntargets = 1,
+                                           .plan.open_loop = true,
+                                           .plan.rate = 1000,
+                                           .plan.duration_ns = 10 * NS_PER_S,
                                            .timeout_ns = 10 * NS_PER_S,
                                            .drain_ns = 10 * NS_PER_S,
                                            .keepalive = true,
-                                           .seed = 1};
+                                           .plan.seed = 1};
 
 /* ------------------------------------------------------------------ capture */
 
@@ -183,8 +183,9 @@ static void prepare(const struct run_config *cfg, struct run_result *r, const st
 {
     record_config_from_run(&r->config, cfg);
     for (size_t i = 0; i < r->ntargets; i++)
-        r->targets[i].own_rate =
-            cfg->targets && i < cfg->ntargets && cfg->targets[i].rate > 0 ? cfg->targets[i].rate : 0;
+        r->targets[i].own_rate = cfg->plan.targets && i < cfg->plan.ntargets && cfg->plan.targets[i].rate > 0
+                                     ? cfg->plan.targets[i].rate
+                                     : 0;
     record_summarize(r);
     record_set_thresholds(r, thr, nthr);
     r->verbose = verbose;
@@ -337,10 +338,10 @@ static void test_closed_loop_compact(void **state)
     r->targets[0].connections = 8;
     r->targets[0].planned_rate = 0;
     struct run_config cfg = open_cfg;
-    cfg.open_loop = false;
-    cfg.rate = 0;
-    cfg.requests = 10000;
-    cfg.duration_ns = 0;
+    cfg.plan.open_loop = false;
+    cfg.plan.rate = 0;
+    cfg.plan.requests = 10000;
+    cfg.plan.duration_ns = 0;
     char *t = text_of(&cfg, r, NULL, 0, false);
     assert_line(t, "knee run: closed loop, 8 connections, 10,000 requests, 2 threads");
     assert_line(t, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 8 connections");
@@ -424,8 +425,8 @@ static void test_several_targets(void **state)
     record(&r->targets[1], OUTCOME_DROPPED, 10, 0);
     merge_all(r);
     struct run_config cfg = open_cfg;
-    cfg.rate = 200;
-    cfg.ntargets = 2;
+    cfg.plan.rate = 200;
+    cfg.plan.ntargets = 2;
     assert_true(needs_full(&cfg, r, NULL, 0));
     char *t = text_of(&cfg, r, NULL, 0, false);
     assert_line(t, "  read       http://h/r -> 127.0.0.1:8080 (resolved in 12us), 150.0/s");
@@ -456,8 +457,8 @@ static void test_thresholds(void **state)
     (void)state;
     struct run_result *r = one_target_ok();
     struct run_config cfg = open_cfg;
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
-    cfg.targets = &tc;
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
+    cfg.plan.targets = &tc;
     struct run_threshold thr[3];
     char err[256];
     assert_int_equal(run_threshold_parse("p99<250ms", &cfg, &thr[0], err, sizeof err), 0);
@@ -497,7 +498,7 @@ static void test_json_document(void **state)
     warn(r, true, "a \"quoted\" warning");
     r->targets[0].counts.outcome[OUTCOME_OK] += 0;
     struct run_config cfg = open_cfg;
-    cfg.warmup_ns = NS_PER_S;
+    cfg.plan.warmup_ns = NS_PER_S;
     const char *argv[] = {"knee", "run", "-R", "1000", "http://127.0.0.1:8080/"};
     cfg.argv = argv;
     cfg.argc = 5;
@@ -525,29 +526,29 @@ static void test_json_document(void **state)
 static void test_plan(void **state)
 {
     (void)state;
-    struct run_plan plan = {0};
-    struct run_plan_target t = {.name = "api",
-                                .url = "http://127.0.0.1:8080/",
-                                .address = "127.0.0.1:8080",
-                                .resolve_ns = 12000,
-                                .request_bytes = 64,
-                                .rate_from = 500,
-                                .rate_to = 500,
-                                .planned = 5000,
-                                .warmup_planned = 1000,
-                                .planned_exact = true};
+    struct run_dryrun plan = {0};
+    struct run_dryrun_target t = {.name = "api",
+                                  .url = "http://127.0.0.1:8080/",
+                                  .address = "127.0.0.1:8080",
+                                  .resolve_ns = 12000,
+                                  .request_bytes = 64,
+                                  .rate_from = 500,
+                                  .rate_to = 500,
+                                  .planned = 5000,
+                                  .warmup_planned = 1000,
+                                  .planned_exact = true};
     plan.ntargets = 1;
     plan.targets = &t;
     plan.all = t;
     plan.threads = 2;
     plan.pool_cap = plan.pool_asked = 10000;
     struct run_config cfg = open_cfg;
-    cfg.rate = 500;
-    cfg.warmup_ns = 2 * NS_PER_S;
+    cfg.plan.rate = 500;
+    cfg.plan.warmup_ns = 2 * NS_PER_S;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_print_plan(f, &cfg, &plan);
+    run_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf,
                 "knee run: open loop, constant arrivals, 500.0/s, pool up to 10,000 connections (queue when busy), "
@@ -564,9 +565,9 @@ static void test_plan(void **state)
     t.planned_exact = false;
     plan.all = t;
     plan.pool_cap = 1000;
-    cfg.arrivals = RUN_ARRIVALS_POISSON;
+    cfg.plan.arrivals = RUN_ARRIVALS_POISSON;
     f = open_memstream(&buf, &len);
-    run_print_plan(f, &cfg, &plan);
+    run_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf, "  about 5,000 requests planned over 10 s (Poisson arrivals: the count varies from seed to seed)");
     assert_line(buf, "  ! the connection pool is capped at 1000 (file descriptor limit 0; asked for 10000)");
@@ -576,10 +577,10 @@ static void test_plan(void **state)
     t.planned_exact = true;
     plan.all = t;
     plan.pool_cap = plan.pool_asked = 1;
-    cfg.arrivals = RUN_ARRIVALS_CONSTANT;
-    cfg.requests = 1;
+    cfg.plan.arrivals = RUN_ARRIVALS_CONSTANT;
+    cfg.plan.requests = 1;
     f = open_memstream(&buf, &len);
-    run_print_plan(f, &cfg, &plan);
+    run_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_has(buf, "pool up to 1 connection (queue when busy), 10 s, 1 request, 2 threads");
     assert_line(buf, "  1 request planned over 10 s");
@@ -587,22 +588,22 @@ static void test_plan(void **state)
     /* the I/O engine the run would take and the --io that chose it; --timer-slack when set */
     plan.io = RUN_IO_EPOLL;
     cfg.io = RUN_IO_AUTO;
-    cfg.requests = 0;
+    cfg.plan.requests = 0;
     cfg.timer_slack_ns = 1500 * NS_PER_US;
     f = open_memstream(&buf, &len);
-    run_print_plan(f, &cfg, &plan);
+    run_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf,
                 "knee run: open loop, constant arrivals, 500.0/s, pool up to 1 connection (queue when busy), sends up "
                 "to 1.500 ms late by --timer-slack, 10 s, 2 threads on epoll (--io auto)");
     free(buf);
-    cfg.open_loop = false;
+    cfg.plan.open_loop = false;
     cfg.timer_slack_ns = 0;
     cfg.io = RUN_IO_URING;
     plan.io = RUN_IO_URING;
     plan.all.connections = 4;
     f = open_memstream(&buf, &len);
-    run_print_plan(f, &cfg, &plan);
+    run_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf, "knee run: closed loop, 4 connections, 10 s, 2 threads on io_uring (--io uring)");
     free(buf);
@@ -717,12 +718,11 @@ static void test_banner_total(void **state)
     record(&r->targets[0], OUTCOME_OK, 200, 1000000);
     record(&r->targets[1], OUTCOME_OK, 1000, 1000000);
     merge_all(r);
-    struct run_target_config tc[2] = {{.name = "a", .url = "http://h/a", .rate = 20},
-                                      {.name = "b", .url = "http://h/b"}};
+    struct plan_target tc[2] = {{.name = "a", .url = "http://h/a", .rate = 20}, {.name = "b", .url = "http://h/b"}};
     struct run_config cfg = open_cfg;
-    cfg.rate = 100;
-    cfg.targets = tc;
-    cfg.ntargets = 2;
+    cfg.plan.rate = 100;
+    cfg.plan.targets = tc;
+    cfg.plan.ntargets = 2;
     char *t = text_of(&cfg, r, NULL, 0, false);
     assert_has(t, "knee run: open loop, constant arrivals, 120.0/s in total, pool up to 10,000 connections");
     free(t);
@@ -798,8 +798,8 @@ static void test_summary_from_json(void **state)
 
     /* thresholds: passing (compact), then one failing (full), a share and a rate among them */
     struct run_config cfg = open_cfg;
-    struct run_target_config tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
-    cfg.targets = &tc;
+    struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
+    cfg.plan.targets = &tc;
     struct run_threshold thr[4];
     char err[256];
     assert_int_equal(run_threshold_parse("p99<250ms", &cfg, &thr[0], err, sizeof err), 0);
@@ -863,7 +863,7 @@ static void test_summary_from_json(void **state)
     r->all.counts.conns_unsolicited = 1;
     warn(r, true, "ERRORS: 33 of 10,037 requests sent failed (0.33%)");
     cfg = open_cfg;
-    cfg.warmup_ns = NS_PER_S;
+    cfg.plan.warmup_ns = NS_PER_S;
     assert_roundtrip(&cfg, r, NULL, 0);
     r->all.counts.retries = r->targets[0].counts.retries = 17;
     cfg.retry_stale = true;
@@ -940,32 +940,32 @@ static void test_summary_from_json(void **state)
     merge_all(r);
     hdr_record(&r->all.connect, 150000, 4);
     hdr_record(&r->targets[0].connect, 150000, 4);
-    struct run_target_config tcs[2] = {{.name = "read", .url = "http://h/r", .rate = 20},
-                                       {.name = "write", .url = "http://h/w"}};
+    struct plan_target tcs[2] = {{.name = "read", .url = "http://h/r", .rate = 20},
+                                 {.name = "write", .url = "http://h/w"}};
     cfg = open_cfg;
-    cfg.rate = 100;
-    cfg.targets = tcs;
-    cfg.ntargets = 2;
+    cfg.plan.rate = 100;
+    cfg.plan.targets = tcs;
+    cfg.plan.ntargets = 2;
     assert_roundtrip(&cfg, r, NULL, 0);
     /* both with their own rate: no shared rate in the head */
     tcs[1].rate = 100;
-    cfg.rate = 0;
+    cfg.plan.rate = 0;
     assert_roundtrip(&cfg, r, NULL, 0);
 
     /* Poisson arrivals up a ramp, drop when busy, no keep-alive, bounded by --requests */
     cfg = open_cfg;
-    cfg.arrivals = RUN_ARRIVALS_POISSON;
-    cfg.seed = 12345678901234ULL;
-    cfg.ramp = true;
-    cfg.ramp_from = 10;
-    cfg.ramp_to = 990;
-    cfg.rate = 0;
+    cfg.plan.arrivals = RUN_ARRIVALS_POISSON;
+    cfg.plan.seed = 12345678901234ULL;
+    cfg.plan.ramp = true;
+    cfg.plan.ramp_from = 10;
+    cfg.plan.ramp_to = 990;
+    cfg.plan.rate = 0;
     cfg.when_busy = RUN_BUSY_DROP;
     cfg.keepalive = false;
-    cfg.duration_ns = 0;
-    cfg.requests = 1200;
-    cfg.targets = NULL;
-    cfg.ntargets = 2;
+    cfg.plan.duration_ns = 0;
+    cfg.plan.requests = 1200;
+    cfg.plan.targets = NULL;
+    cfg.plan.ntargets = 2;
     assert_roundtrip(&cfg, r, NULL, 0);
     result_free(r);
 
@@ -974,10 +974,10 @@ static void test_summary_from_json(void **state)
     r->targets[0].connections = 8;
     r->targets[0].planned_rate = 0;
     cfg = open_cfg;
-    cfg.open_loop = false;
-    cfg.rate = 0;
-    cfg.think_ns = 2500 * NS_PER_US + 1;
-    cfg.duration_ns = 7 * NS_PER_S + 123456789;
+    cfg.plan.open_loop = false;
+    cfg.plan.rate = 0;
+    cfg.plan.think_ns = 2500 * NS_PER_US + 1;
+    cfg.plan.duration_ns = 7 * NS_PER_S + 123456789;
     assert_roundtrip(&cfg, r, NULL, 0);
     result_free(r);
 }

@@ -1,4 +1,4 @@
-/* Unit tests for src/load/shard: the union of N shard schedules is the one-process schedule,
+/* Unit tests for src/plan/shard and src/load/shard: the union of N shard schedules is the one-process schedule,
  * request for request (constant, Poisson, ramps, --requests limits; any threads per shard),
  * the shares of connections and requests add up, the dry-run plan of the shards adds up to
  * the whole plan, the engine itself run as N shards (mixes, Poisson, --requests; against an
@@ -14,8 +14,8 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/run.h"
-#include "load/schedule.h"
 #include "load/shard.h"
+#include "plan/schedule.h"
 #include "reqlog/reqlog.h"
 #include "serve/serve.h"
 
@@ -39,12 +39,12 @@ static void test_share(void **state)
             uint64_t sum = 0, sum_by = 0;
             uint64_t conns = totals[a] % 50 + counts[b]; /* every shard has one */
             for (uint32_t i = 0; i < counts[b]; i++) {
-                uint64_t s = run_shard_share(totals[a], i, counts[b]);
+                uint64_t s = plan_shard_share(totals[a], i, counts[b]);
                 assert_true(s == totals[a] / counts[b] || s == totals[a] / counts[b] + 1);
                 sum += s;
-                uint64_t by = run_shard_share_by(totals[a], conns, i, counts[b]);
+                uint64_t by = plan_shard_share_by(totals[a], conns, i, counts[b]);
                 /* within one of the proportional part */
-                double exact = (double)totals[a] * (double)run_shard_share(conns, i, counts[b]) / (double)conns;
+                double exact = (double)totals[a] * (double)plan_shard_share(conns, i, counts[b]) / (double)conns;
                 assert_true(fabs((double)by - exact) < 1.0 + 1e-9 * exact);
                 sum_by += by;
             }
@@ -52,12 +52,12 @@ static void test_share(void **state)
             assert_int_equal(sum_by, totals[a]);
         }
     /* the first total mod N shards take the remainder */
-    assert_int_equal(run_shard_share(10, 0, 4), 3);
-    assert_int_equal(run_shard_share(10, 1, 4), 3);
-    assert_int_equal(run_shard_share(10, 2, 4), 2);
-    assert_int_equal(run_shard_share(10, 3, 4), 2);
+    assert_int_equal(plan_shard_share(10, 0, 4), 3);
+    assert_int_equal(plan_shard_share(10, 1, 4), 3);
+    assert_int_equal(plan_shard_share(10, 2, 4), 2);
+    assert_int_equal(plan_shard_share(10, 3, 4), 2);
     /* no overflow with large totals */
-    assert_int_equal(run_shard_share_by(UINT64_MAX / 2, 1000000, 0, 1), UINT64_MAX / 2);
+    assert_int_equal(plan_shard_share_by(UINT64_MAX / 2, 1000000, 0, 1), UINT64_MAX / 2);
 }
 
 /* ------------------------------------------------------------------ schedules */
@@ -93,14 +93,14 @@ static int cmp_u64(const void *a, const void *b)
 /* Every planned time of shard I of N with T threads (thread k interleaved as the engine does). */
 static void shard_times(const struct stream *s, uint32_t I, uint32_t N, uint32_t T, struct times *out, size_t *count)
 {
-    struct run_config cfg = {.shard_index = I, .shard_count = N};
+    struct run_config cfg = {.plan.shard.index = I, .plan.shard.count = N};
     const uint64_t t0 = 1000000000ULL;
     uint64_t end = s->duration_s > 0 ? t0 + (uint64_t)llround(s->duration_s * 1e9) : UINT64_MAX;
     size_t before = out->n;
     for (uint32_t k = 0; k < T; k++) {
         struct sched sc;
-        sched_init(&sc, s->poisson, s->from, s->to, s->duration_s, t0, end, s->limit, run_shard_stride(&cfg, T),
-                   run_shard_offset(&cfg, T, k), 42);
+        sched_init(&sc, s->poisson, s->from, s->to, s->duration_s, t0, end, s->limit, plan_shard_stride(&cfg.plan, T),
+                   plan_shard_offset(&cfg.plan, T, k), 42);
         uint64_t p;
         while (sched_next(&sc, &p))
             times_push(out, p);
@@ -133,7 +133,7 @@ static void test_schedule_union(void **state)
                 shard_times(s, I, N, T, &all, &n);
                 /* each shard plans exactly its share of the global indices */
                 if (!s->poisson || s->limit != UINT64_MAX)
-                    assert_int_equal(n, run_shard_share(n_ref, I, N));
+                    assert_int_equal(n, plan_shard_share(n_ref, I, N));
             }
             qsort(all.v, all.n, sizeof *all.v, cmp_u64);
             if (all.n != ref.n)
@@ -150,19 +150,19 @@ static void test_schedule_union(void **state)
 
 /* ------------------------------------------------------------------ validation, plan id */
 
-static const struct run_target_config one_target[] = {{.name = "t", .url = "http://127.0.0.1:9/"}};
+static const struct plan_target one_target[] = {{.name = "t", .url = "http://127.0.0.1:9/"}};
 
 static struct run_config base_cfg(void)
 {
     return (struct run_config){
-        .targets = one_target,
-        .ntargets = 1,
-        .open_loop = true,
-        .rate = 100,
-        .duration_ns = NS_PER_S,
+        .plan.targets = one_target,
+        .plan.ntargets = 1,
+        .plan.open_loop = true,
+        .plan.rate = 100,
+        .plan.duration_ns = NS_PER_S,
         .timeout_ns = NS_PER_S,
         .keepalive = true,
-        .seed = 1,
+        .plan.seed = 1,
     };
 }
 
@@ -171,43 +171,43 @@ static void test_validate(void **state)
     (void)state;
     char err[256];
     struct run_config c = base_cfg();
-    c.shard_count = 4;
-    c.shard_index = 3;
+    c.plan.shard.count = 4;
+    c.plan.shard.index = 3;
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
-    c.shard_index = 4;
+    c.plan.shard.index = 4;
     assert_int_equal(run_validate(&c, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--shard 4/4"));
-    c.shard_count = RUN_MAX_SHARDS + 1;
-    c.shard_index = 0;
+    c.plan.shard.count = RUN_MAX_SHARDS + 1;
+    c.plan.shard.index = 0;
     assert_int_equal(run_validate(&c, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--shard"));
     /* closed loop: a shard without a connection is refused */
     c = base_cfg();
-    c.open_loop = false;
-    c.rate = 0;
-    c.connections = 3;
-    c.shard_count = 4;
-    c.shard_index = 3;
-    struct run_plan plan;
-    assert_int_equal(run_plan(&c, &plan, err, sizeof err), KNEE_EINVAL);
+    c.plan.open_loop = false;
+    c.plan.rate = 0;
+    c.plan.connections = 3;
+    c.plan.shard.count = 4;
+    c.plan.shard.index = 3;
+    struct run_dryrun plan;
+    assert_int_equal(run_dryrun(&c, &plan, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--connections >= 4"));
-    c.shard_index = 2;
-    assert_int_equal(run_plan(&c, &plan, err, sizeof err), 0);
+    c.plan.shard.index = 2;
+    assert_int_equal(run_dryrun(&c, &plan, err, sizeof err), 0);
     assert_int_equal(plan.all.connections, 1);
-    run_plan_release(&plan);
-    /* the rate bound per load thread (RUN_MAX_RATE_PER_THREAD): a shard's thread plans every
+    run_dryrun_release(&plan);
+    /* the rate bound per load thread (PLAN_MAX_RATE_PER_THREAD): a shard's thread plans every
      * (N·T)-th send, so N shards of T threads plan N times what one process of T threads can */
     c = base_cfg();
     c.threads = 1;
-    c.rate = 3 * RUN_MAX_RATE_PER_THREAD;
+    c.plan.rate = 3 * PLAN_MAX_RATE_PER_THREAD;
     assert_int_equal(run_validate(&c, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "1 load thread can plan"));
-    c.shard_count = 4;
-    c.shard_index = 3;
+    c.plan.shard.count = 4;
+    c.plan.shard.index = 3;
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
-    c.rate = 4 * RUN_MAX_RATE_PER_THREAD; /* the bound itself */
+    c.plan.rate = 4 * PLAN_MAX_RATE_PER_THREAD; /* the bound itself */
     assert_int_equal(run_validate(&c, err, sizeof err), 0);
-    c.rate = 5 * RUN_MAX_RATE_PER_THREAD;
+    c.plan.rate = 5 * PLAN_MAX_RATE_PER_THREAD;
     assert_int_equal(run_validate(&c, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "4 shards of 1 load thread"));
 }
@@ -221,38 +221,38 @@ static void test_closed_requests_cap(void **state)
     (void)state;
     char err[256];
     struct run_config c = base_cfg();
-    c.open_loop = false;
-    c.rate = 0;
-    c.connections = 8;
-    c.requests = 5;
-    c.duration_ns = 0;
-    struct run_plan whole;
-    assert_int_equal(run_plan(&c, &whole, err, sizeof err), 0);
+    c.plan.open_loop = false;
+    c.plan.rate = 0;
+    c.plan.connections = 8;
+    c.plan.requests = 5;
+    c.plan.duration_ns = 0;
+    struct run_dryrun whole;
+    assert_int_equal(run_dryrun(&c, &whole, err, sizeof err), 0);
     assert_int_equal(whole.all.connections, 5);
     for (uint32_t N = 1; N <= 5; N++) {
         uint64_t conns = 0;
         double planned = 0;
         for (uint32_t I = 0; I < N; I++) {
             struct run_config s = c;
-            s.shard_count = N;
-            s.shard_index = I;
-            struct run_plan p;
-            if (run_plan(&s, &p, err, sizeof err))
+            s.plan.shard.count = N;
+            s.plan.shard.index = I;
+            struct run_dryrun p;
+            if (run_dryrun(&s, &p, err, sizeof err))
                 fail_msg("%u/%u: %s", I, N, err);
             assert_true(p.all.connections >= 1);
             assert_true((double)p.all.connections <= p.all.planned);
             conns += p.all.connections;
             planned += p.all.planned;
-            run_plan_release(&p);
+            run_dryrun_release(&p);
         }
         assert_int_equal(conns, whole.all.connections);
         assert_true(planned == 5);
     }
-    run_plan_release(&whole);
-    c.shard_count = 6;
-    c.shard_index = 5;
-    struct run_plan p;
-    assert_int_equal(run_plan(&c, &p, err, sizeof err), KNEE_EINVAL);
+    run_dryrun_release(&whole);
+    c.plan.shard.count = 6;
+    c.plan.shard.index = 5;
+    struct run_dryrun p;
+    assert_int_equal(run_dryrun(&c, &p, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "--requests >= 6"));
 }
 
@@ -260,25 +260,25 @@ static void test_plan_id(void **state)
 {
     (void)state;
     struct run_config a = base_cfg(), b = base_cfg();
-    a.shard_count = b.shard_count = 4;
-    a.shard_index = 0;
-    b.shard_index = 3;
+    a.plan.shard.count = b.plan.shard.count = 4;
+    a.plan.shard.index = 0;
+    b.plan.shard.index = 3;
     b.threads = 7;
     b.out_path = "x.bin";
     assert_true(run_shard_plan_id(&a) == run_shard_plan_id(&b));
-    b.rate = 101;
+    b.plan.rate = 101;
     assert_true(run_shard_plan_id(&a) != run_shard_plan_id(&b));
     b = a;
-    b.shard_count = 5;
+    b.plan.shard.count = 5;
     assert_true(run_shard_plan_id(&a) != run_shard_plan_id(&b));
     b = a;
-    b.start_at_unix_ns = 1;
+    b.plan.shard.start_at_unix_ns = 1;
     assert_true(run_shard_plan_id(&a) != run_shard_plan_id(&b));
     /* the seed makes the plan only for Poisson arrivals */
     b = a;
-    b.seed = 9;
+    b.plan.seed = 9;
     assert_true(run_shard_plan_id(&a) == run_shard_plan_id(&b));
-    a.arrivals = b.arrivals = RUN_ARRIVALS_POISSON;
+    a.plan.arrivals = b.plan.arrivals = RUN_ARRIVALS_POISSON;
     assert_true(run_shard_plan_id(&a) != run_shard_plan_id(&b));
 }
 
@@ -287,7 +287,7 @@ static void test_plan_id(void **state)
 static void test_plan_adds_up(void **state)
 {
     (void)state;
-    static const struct run_target_config mix[] = {
+    static const struct plan_target mix[] = {
         {.name = "read", .url = "http://127.0.0.1:9/r", .weight = 3},
         {.name = "write", .url = "http://127.0.0.1:9/w", .weight = 1},
         {.name = "own", .url = "http://127.0.0.1:9/o", .rate = 77},
@@ -306,33 +306,33 @@ static void test_plan_adds_up(void **state)
     char err[256];
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         struct run_config c = base_cfg();
-        c.targets = mix;
-        c.ntargets = cases[k].open ? 3 : 2;
-        c.open_loop = cases[k].open;
-        c.rate = cases[k].open ? 1000 : 0;
-        c.arrivals = cases[k].poisson ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
-        c.requests = cases[k].requests;
-        c.duration_ns = cases[k].duration_ns;
-        c.warmup_ns = cases[k].warmup_ns;
-        c.connections = cases[k].connections;
-        struct run_plan whole;
-        assert_int_equal(run_plan(&c, &whole, err, sizeof err), 0);
+        c.plan.targets = mix;
+        c.plan.ntargets = cases[k].open ? 3 : 2;
+        c.plan.open_loop = cases[k].open;
+        c.plan.rate = cases[k].open ? 1000 : 0;
+        c.plan.arrivals = cases[k].poisson ? RUN_ARRIVALS_POISSON : RUN_ARRIVALS_CONSTANT;
+        c.plan.requests = cases[k].requests;
+        c.plan.duration_ns = cases[k].duration_ns;
+        c.plan.warmup_ns = cases[k].warmup_ns;
+        c.plan.connections = cases[k].connections;
+        struct run_dryrun whole;
+        assert_int_equal(run_dryrun(&c, &whole, err, sizeof err), 0);
         for (uint32_t N = 1; N <= 5; N++) {
             double planned[3] = {0}, warm[3] = {0}, rate[3] = {0};
             uint32_t conns[3] = {0};
             for (uint32_t I = 0; I < N; I++) {
                 struct run_config s = c;
-                s.shard_count = N;
-                s.shard_index = I;
-                struct run_plan p;
-                assert_int_equal(run_plan(&s, &p, err, sizeof err), 0);
+                s.plan.shard.count = N;
+                s.plan.shard.index = I;
+                struct run_dryrun p;
+                assert_int_equal(run_dryrun(&s, &p, err, sizeof err), 0);
                 for (size_t t = 0; t < p.ntargets; t++) {
                     planned[t] += p.targets[t].planned;
                     warm[t] += p.targets[t].warmup_planned;
                     rate[t] += p.targets[t].rate_from;
                     conns[t] += p.targets[t].connections;
                 }
-                run_plan_release(&p);
+                run_dryrun_release(&p);
             }
             for (size_t t = 0; t < whole.ntargets; t++) {
                 if (isfinite(whole.targets[t].planned))
@@ -345,7 +345,7 @@ static void test_plan_adds_up(void **state)
                 assert_int_equal(conns[t], whole.targets[t].connections);
             }
         }
-        run_plan_release(&whole);
+        run_dryrun_release(&whole);
     }
 }
 
@@ -385,10 +385,10 @@ static void run_logged(struct run_config *cfg, struct recs *out, struct run_resu
     struct reqlog_reader *rd;
     assert_int_equal(reqlog_reader_open(&rd, path, err, sizeof err), 0);
     struct reqlog_shard sh;
-    assert_int_equal(reqlog_reader_shard(rd, &sh), cfg->shard_count ? 1 : 0);
-    if (cfg->shard_count) {
-        assert_int_equal(sh.index, cfg->shard_index);
-        assert_int_equal(sh.count, cfg->shard_count);
+    assert_int_equal(reqlog_reader_shard(rd, &sh), cfg->plan.shard.count ? 1 : 0);
+    if (cfg->plan.shard.count) {
+        assert_int_equal(sh.index, cfg->plan.shard.index);
+        assert_int_equal(sh.count, cfg->plan.shard.count);
         assert_true(sh.plan_id == run_shard_plan_id(cfg));
     }
     struct reqlog_record rec;
@@ -416,7 +416,7 @@ static void test_engine_shards(void **state)
     char u1[128], u2[128];
     snprintf(u1, sizeof u1, "http://%s/read", serve_address(srv));
     snprintf(u2, sizeof u2, "http://%s/write", serve_address(srv));
-    struct run_target_config tg[] = {{.name = "read", .url = u1, .weight = 3}, {.name = "write", .url = u2}};
+    struct plan_target tg[] = {{.name = "read", .url = u1, .weight = 3}, {.name = "write", .url = u2}};
     struct {
         const char *name;
         enum run_arrivals arrivals;
@@ -429,15 +429,15 @@ static void test_engine_shards(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         struct run_config c = {
-            .targets = tg,
-            .ntargets = 2,
-            .open_loop = true,
-            .rate = 1500,
-            .arrivals = cases[k].arrivals,
-            .seed = 5,
-            .duration_ns = cases[k].duration_ns,
-            .requests = cases[k].requests,
-            .warmup_ns = cases[k].warmup_ns,
+            .plan.targets = tg,
+            .plan.ntargets = 2,
+            .plan.open_loop = true,
+            .plan.rate = 1500,
+            .plan.arrivals = cases[k].arrivals,
+            .plan.seed = 5,
+            .plan.duration_ns = cases[k].duration_ns,
+            .plan.requests = cases[k].requests,
+            .plan.warmup_ns = cases[k].warmup_ns,
             .timeout_ns = 2 * NS_PER_S,
             .drain_ns = 2 * NS_PER_S,
             .keepalive = true,
@@ -451,8 +451,8 @@ static void test_engine_shards(void **state)
         uint64_t sum_planned = 0;
         for (uint32_t I = 0; I < cases[k].N; I++) {
             struct run_config s = c;
-            s.shard_index = I;
-            s.shard_count = cases[k].N;
+            s.plan.shard.index = I;
+            s.plan.shard.count = cases[k].N;
             s.threads = cases[k].T;
             run_logged(&s, &all, &res);
             assert_int_equal(res.shard.index, I);
@@ -486,33 +486,33 @@ static void test_start_at(void **state)
     assert_int_equal(serve_start(&sc, &srv), 0);
     char url[128];
     snprintf(url, sizeof url, "http://%s/", serve_address(srv));
-    struct run_target_config tg[] = {{.name = "t", .url = url}};
+    struct plan_target tg[] = {{.name = "t", .url = url}};
     struct run_config c = {
-        .targets = tg,
-        .ntargets = 1,
-        .open_loop = true,
-        .rate = 1000,
-        .duration_ns = 500 * NS_PER_MS,
+        .plan.targets = tg,
+        .plan.ntargets = 1,
+        .plan.open_loop = true,
+        .plan.rate = 1000,
+        .plan.duration_ns = 500 * NS_PER_MS,
         .timeout_ns = 2 * NS_PER_S,
         .drain_ns = 2 * NS_PER_S,
         .keepalive = true,
         .threads = 1,
-        .shard_count = 2,
-        .shard_index = 1,
+        .plan.shard.count = 2,
+        .plan.shard.index = 1,
     };
     char err[256];
     struct run_result res;
     /* on time: 300 ms ahead */
-    c.start_at_unix_ns = clock_wall_ns() + 300 * NS_PER_MS;
+    c.plan.shard.start_at_unix_ns = clock_wall_ns() + 300 * NS_PER_MS;
     assert_int_equal(run_execute(&c, &res, err, sizeof err), 0);
-    assert_true(clock_wall_ns() >= c.start_at_unix_ns + 500 * NS_PER_MS);
-    assert_true(res.shard.t0_unix_ns == c.start_at_unix_ns);
+    assert_true(clock_wall_ns() >= c.plan.shard.start_at_unix_ns + 500 * NS_PER_MS);
+    assert_true(res.shard.t0_unix_ns == c.plan.shard.start_at_unix_ns);
     assert_true(res.shard.start_skew_ns < 0); /* it waited for the instant */
     assert_true(res.shard.start_skew_ns > -(int64_t)(300 * NS_PER_MS));
     assert_int_equal(res.all.counts.planned, 250);
     run_result_release(&res);
     /* late: the instant was 200 ms ago, so the first ~100 requests of this shard are due at once */
-    c.start_at_unix_ns = clock_wall_ns() - 200 * NS_PER_MS;
+    c.plan.shard.start_at_unix_ns = clock_wall_ns() - 200 * NS_PER_MS;
     assert_int_equal(run_execute(&c, &res, err, sizeof err), 0);
     assert_true(res.shard.start_skew_ns >= (int64_t)(200 * NS_PER_MS));
     assert_int_equal(res.all.counts.planned, 250);

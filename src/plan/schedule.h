@@ -5,8 +5,8 @@
  * With T threads, thread k takes the indices i ≡ k (mod T) of the same global sequence, so
  * the threads together send exactly the sequence one thread would. Not thread-safe: each
  * thread owns its struct sched. */
-#ifndef KNEE_LOAD_SCHEDULE_H
-#define KNEE_LOAD_SCHEDULE_H
+#ifndef KNEE_PLAN_SCHEDULE_H
+#define KNEE_PLAN_SCHEDULE_H
 
 #include <stdbool.h>
 #include <stdint.h>

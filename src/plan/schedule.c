@@ -2,7 +2,7 @@
  * each keeping its own indices: T draws per planned request, but the global sequence is the
  * same for any T (a superposition of T independent streams would be Poisson too, but not the
  * same requests at the same times, and a seed should reproduce a run). */
-#include "load/schedule.h"
+#include "plan/schedule.h"
 
 #include <math.h>
 #include <stdbool.h>
