@@ -498,45 +498,45 @@ static void stats_print_text(const char *path, const struct scan *s, const struc
     }
 }
 
-static void json_group(struct json *j, const char *key, const struct hdr *h, double ratio, size_t intervals)
+static void json_group(struct jw *j, const char *key, const struct hdr *h, double ratio, size_t intervals)
 {
-    json_key(j, key);
-    json_object_begin(j);
-    json_kv_int(j, "count", h->total_count);
-    json_kv_uint(j, "intervals", intervals);
-    json_kv_double(j, "mean", hdr_mean(h) / ratio);
-    json_kv_double(j, "stdev", hdr_stdev(h) / ratio);
-    json_kv_double(j, "min", (double)hdr_min(h) / ratio);
-    json_kv_double(j, "max", (double)hdr_max(h) / ratio);
+    jw_key(j, key);
+    jw_object_begin(j);
+    jw_kv_int(j, "count", h->total_count);
+    jw_kv_uint(j, "intervals", intervals);
+    jw_kv_double(j, "mean", hdr_mean(h) / ratio);
+    jw_kv_double(j, "stdev", hdr_stdev(h) / ratio);
+    jw_kv_double(j, "min", (double)hdr_min(h) / ratio);
+    jw_kv_double(j, "max", (double)hdr_max(h) / ratio);
     for (size_t k = 0; k < NSTAT; k++)
-        json_kv_double(j, stat_names[k], (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio);
-    json_kv_int(j, "sig_digits", h->sig_digits);
-    json_object_end(j);
+        jw_kv_double(j, stat_names[k], (double)hdr_value_at_percentile(h, stat_pcts[k]) / ratio);
+    jw_kv_int(j, "sig_digits", h->sig_digits);
+    jw_object_end(j);
 }
 
 static void stats_print_json(const char *path, const struct scan *s, const struct all_tags *all, double ratio)
 {
-    struct json j;
-    json_init(&j, stdout, true);
-    json_object_begin(&j);
-    json_kv_string(&j, "file", path);
-    json_kv_string(&j, "unit", ratio_unit(ratio));
-    json_kv_double(&j, "unit_ratio", ratio);
-    json_kv_double(&j, "start_time_s", s->start_time_s);
-    json_kv_double(&j, "from_s", s->first_offset_s);
-    json_kv_double(&j, "to_s", s->last_end_offset_s);
-    json_kv_uint(&j, "intervals", s->intervals);
-    json_key(&j, "groups");
-    json_object_begin(&j);
+    struct jw j;
+    jw_init(&j, stdout, true);
+    jw_object_begin(&j);
+    jw_kv_string(&j, "file", path);
+    jw_kv_string(&j, "unit", ratio_unit(ratio));
+    jw_kv_double(&j, "unit_ratio", ratio);
+    jw_kv_double(&j, "start_time_s", s->start_time_s);
+    jw_kv_double(&j, "from_s", s->first_offset_s);
+    jw_kv_double(&j, "to_s", s->last_end_offset_s);
+    jw_kv_uint(&j, "intervals", s->intervals);
+    jw_key(&j, "groups");
+    jw_object_begin(&j);
     for (size_t i = 0; i < s->n; i++)
         json_group(&j, tag_label(&s->t[i]), &s->t[i].acc.h, ratio, s->t[i].intervals);
-    json_object_end(&j);
+    jw_object_end(&j);
     if (all->ok)
         json_group(&j, "all", &all->acc.h, ratio, s->intervals);
     else
-        json_kv_string(&j, "all_error", all->why);
-    json_object_end(&j);
-    json_end(&j);
+        jw_kv_string(&j, "all_error", all->why);
+    jw_object_end(&j);
+    jw_end(&j);
 }
 
 /* The shards' hlogs (check_shards passed) merged into a temporary file, unlinked at once, as

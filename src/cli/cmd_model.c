@@ -255,37 +255,37 @@ static bool parse_flags(struct cmd_spec *spec, int argc, char **argv, int *code)
 }
 
 /* Every --json output: one pretty object on stdout that starts with "model". */
-static void json_model_begin(struct json *j, const char *model)
+static void json_model_begin(struct jw *j, const char *model)
 {
-    json_init(j, stdout, true);
-    json_object_begin(j);
-    json_kv_string(j, "model", model);
+    jw_init(j, stdout, true);
+    jw_object_begin(j);
+    jw_kv_string(j, "model", model);
 }
 
-static void json_model_end(struct json *j)
+static void json_model_end(struct jw *j)
 {
-    json_object_end(j);
-    json_end(j);
+    jw_object_end(j);
+    jw_end(j);
 }
 
 /* The fields M/M/c and M/D/1 share, in their order: rates, then means. */
-static void json_rates(struct json *j, unsigned servers, double arrival_per_s, double service_ms, double service_per_s)
+static void json_rates(struct jw *j, unsigned servers, double arrival_per_s, double service_ms, double service_per_s)
 {
-    json_kv_uint(j, "servers", servers);
-    json_kv_double(j, "arrival_rate_per_s", arrival_per_s);
-    json_kv_double(j, "service_ms", service_ms);
-    json_kv_double(j, "service_rate_per_s", service_per_s);
+    jw_kv_uint(j, "servers", servers);
+    jw_kv_double(j, "arrival_rate_per_s", arrival_per_s);
+    jw_kv_double(j, "service_ms", service_ms);
+    jw_kv_double(j, "service_rate_per_s", service_per_s);
 }
 
-static void json_means(struct json *j, double utilisation, double p_wait, double mean_wait_s, double mean_response_s,
+static void json_means(struct jw *j, double utilisation, double p_wait, double mean_wait_s, double mean_response_s,
                        double mean_in_queue, double mean_in_system)
 {
-    json_kv_double(j, "utilisation", utilisation);
-    json_kv_double(j, "p_wait", p_wait);
-    json_kv_double(j, "mean_wait_ms", mean_wait_s * 1e3);
-    json_kv_double(j, "mean_response_ms", mean_response_s * 1e3);
-    json_kv_double(j, "mean_in_queue", mean_in_queue);
-    json_kv_double(j, "mean_in_system", mean_in_system);
+    jw_kv_double(j, "utilisation", utilisation);
+    jw_kv_double(j, "p_wait", p_wait);
+    jw_kv_double(j, "mean_wait_ms", mean_wait_s * 1e3);
+    jw_kv_double(j, "mean_response_ms", mean_response_s * 1e3);
+    jw_kv_double(j, "mean_in_queue", mean_in_queue);
+    jw_kv_double(j, "mean_in_system", mean_in_system);
 }
 
 /* ---- mm1 and mmc ------------------------------------------------------------------------ */
@@ -357,18 +357,18 @@ static void levels_text(FILE *out, const struct level_list *lv, const struct lev
 
 /* The "percentiles" array of every --json: level p (percent) and the two times in ms, null
  * where not computed. */
-static void levels_json(struct json *j, const struct level_list *lv, const struct level_times *t)
+static void levels_json(struct jw *j, const struct level_list *lv, const struct level_times *t)
 {
-    json_key(j, "percentiles");
-    json_array_begin(j);
+    jw_key(j, "percentiles");
+    jw_array_begin(j);
     for (size_t i = 0; i < lv->n; i++) {
-        json_object_begin(j);
-        json_kv_double(j, "p", lv->q[i] * 100);
-        json_kv_double(j, "wait_ms", t->ok[i] ? t->wait_s[i] * 1e3 : NAN);
-        json_kv_double(j, "response_ms", t->ok[i] ? t->response_s[i] * 1e3 : NAN);
-        json_object_end(j);
+        jw_object_begin(j);
+        jw_kv_double(j, "p", lv->q[i] * 100);
+        jw_kv_double(j, "wait_ms", t->ok[i] ? t->wait_s[i] * 1e3 : NAN);
+        jw_kv_double(j, "response_ms", t->ok[i] ? t->response_s[i] * 1e3 : NAN);
+        jw_object_end(j);
     }
-    json_array_end(j);
+    jw_array_end(j);
 }
 
 static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_list *lv)
@@ -412,10 +412,10 @@ static void mmc_text(FILE *out, const struct model_mmc *m, const struct level_li
     level_times_release(&t);
 }
 
-static void mmc_json_fields(struct json *j, const struct model_mmc *m, const struct level_list *lv)
+static void mmc_json_fields(struct jw *j, const struct model_mmc *m, const struct level_list *lv)
 {
     json_rates(j, m->servers, m->arrival_per_s, 1e3 / m->service_per_s, m->service_per_s);
-    json_kv_double(j, "offered_erlangs", m->offered);
+    jw_kv_double(j, "offered_erlangs", m->offered);
     json_means(j, m->utilisation, m->p_wait, m->mean_wait_s, m->mean_response_s, m->mean_in_queue, m->mean_in_system);
     struct level_times t;
     mmc_level_times(m, lv, &t);
@@ -469,7 +469,7 @@ static int run_mmc(int argc, char **argv, bool multi)
     if ((r = model_status(&spec, r, sa.arrival_per_s, (double)servers * mu, (unsigned)servers)) != 0)
         goto out;
     if (json) {
-        struct json j;
+        struct jw j;
         json_model_begin(&j, multi ? "mmc" : "mm1");
         mmc_json_fields(&j, &m, lv);
         json_model_end(&j);
@@ -539,7 +539,7 @@ static int cmd_model_md1(int argc, char **argv)
         t.response_s[i] = t.wait_s[i] + m->service_s;
     }
     if (json) {
-        struct json j;
+        struct jw j;
         json_model_begin(&j, "md1");
         json_rates(&j, 1, m->arrival_per_s, m->service_s * 1e3, 1 / m->service_s);
         json_means(&j, m->utilisation, m->utilisation, m->mean_wait_s, m->mean_response_s, m->mean_in_queue,
@@ -621,12 +621,12 @@ static int cmd_model_little(int argc, char **argv)
         return model_error(&spec, r);
     const char *solved = !has_l ? "L" : !has_r ? "rate" : "W";
     if (json) {
-        struct json j;
+        struct jw j;
         json_model_begin(&j, "little");
-        json_kv_string(&j, "solved_for", solved);
-        json_kv_double(&j, "mean_in_system", L);
-        json_kv_double(&j, "arrival_rate_per_s", lambda);
-        json_kv_double(&j, "mean_time_in_system_ms", w_s * 1e3);
+        jw_kv_string(&j, "solved_for", solved);
+        jw_kv_double(&j, "mean_in_system", L);
+        jw_kv_double(&j, "arrival_rate_per_s", lambda);
+        jw_kv_double(&j, "mean_time_in_system_ms", w_s * 1e3);
         json_model_end(&j);
         return 0;
     }
@@ -693,23 +693,23 @@ static int cmd_model_fanout(int argc, char **argv)
     }
     char a[64], b[64];
     if (json) {
-        struct json j;
+        struct jw j;
         json_model_begin(&j, "fanout");
-        json_kv_double(&j, "p", p);
+        jw_kv_double(&j, "p", p);
         if (has_q)
-            json_kv_double(&j, "q", q);
-        json_key(&j, "rows");
-        json_array_begin(&j);
+            jw_kv_double(&j, "q", q);
+        jw_key(&j, "rows");
+        jw_array_begin(&j);
         for (size_t i = 0; i < count; i++) {
-            json_object_begin(&j);
-            json_kv_uint(&j, "n", (uint64_t)n[i]);
-            json_kv_double(&j, "p_any_slow", model_fanout_any(p, (unsigned)n[i]));
-            json_kv_double(&j, "expected_slow_calls", n[i] * p);
+            jw_object_begin(&j);
+            jw_kv_uint(&j, "n", (uint64_t)n[i]);
+            jw_kv_double(&j, "p_any_slow", model_fanout_any(p, (unsigned)n[i]));
+            jw_kv_double(&j, "expected_slow_calls", n[i] * p);
             if (has_q)
-                json_kv_double(&j, "per_call_level", model_fanout_leaf_level(q, (unsigned)n[i]));
-            json_object_end(&j);
+                jw_kv_double(&j, "per_call_level", model_fanout_leaf_level(q, (unsigned)n[i]));
+            jw_object_end(&j);
         }
-        json_array_end(&j);
+        jw_array_end(&j);
         json_model_end(&j);
     } else {
         printf("fan-out: a page waits for n independent calls, each slow with p = %s\n",
@@ -788,21 +788,21 @@ static int cmd_model_ladder(int argc, char **argv)
     static const double q[] = {0.5, 0.95, 0.99, 0.999};
     const size_t nq = sizeof q / sizeof *q;
     if (json) {
-        struct json j;
+        struct jw j;
         json_model_begin(&j, "ladder");
-        json_kv_uint(&j, "servers", servers);
-        json_kv_double(&j, "service_ms", 1e3 / mu);
-        json_kv_double(&j, "service_rate_per_s", mu);
-        json_key(&j, "rows");
-        json_array_begin(&j);
+        jw_kv_uint(&j, "servers", servers);
+        jw_kv_double(&j, "service_ms", 1e3 / mu);
+        jw_kv_double(&j, "service_rate_per_s", mu);
+        jw_key(&j, "rows");
+        jw_array_begin(&j);
         struct level_list lv = {.n = nq};
         memcpy(lv.q, q, sizeof q);
         for (size_t i = 0; i < count; i++) {
-            json_object_begin(&j);
+            jw_object_begin(&j);
             mmc_json_fields(&j, &m[i], &lv);
-            json_object_end(&j);
+            jw_object_end(&j);
         }
-        json_array_end(&j);
+        jw_array_end(&j);
         json_model_end(&j);
         goto out;
     }

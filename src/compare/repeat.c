@@ -105,52 +105,52 @@ void compare_repeat_print(FILE *out, const struct compare_repeat_row *rows, size
 void compare_repeat_json(FILE *out, const struct compare_repeat_row *rows, size_t n, size_t planned, uint64_t settle_ns,
                          const char *dir)
 {
-    struct json j;
-    json_init(&j, out, true);
-    json_object_begin(&j);
-    json_kv_string(&j, "schema", "knee-repeat/1");
-    json_kv_string(&j, "dir", dir);
-    json_kv_uint(&j, "planned", planned);
-    json_kv_uint(&j, "completed", n);
-    json_kv_double(&j, "settle_s", (double)settle_ns / 1e9);
-    json_key(&j, "repetitions");
-    json_array_begin(&j);
+    struct jw j;
+    jw_init(&j, out, true);
+    jw_object_begin(&j);
+    jw_kv_string(&j, "schema", "knee-repeat/1");
+    jw_kv_string(&j, "dir", dir);
+    jw_kv_uint(&j, "planned", planned);
+    jw_kv_uint(&j, "completed", n);
+    jw_kv_double(&j, "settle_s", (double)settle_ns / 1e9);
+    jw_key(&j, "repetitions");
+    jw_array_begin(&j);
     for (size_t i = 0; i < n; i++) {
         char stem[32], f[48];
         snprintf(stem, sizeof stem, COMPARE_REP_FMT, i + 1);
-        json_object_begin(&j);
-        json_kv_uint(&j, "repetition", i + 1);
+        jw_object_begin(&j);
+        jw_kv_uint(&j, "repetition", i + 1);
         snprintf(f, sizeof f, "%s.bin", stem);
-        json_kv_string(&j, "log", f);
+        jw_kv_string(&j, "log", f);
         snprintf(f, sizeof f, "%s.hlog", stem);
-        json_kv_string(&j, "hlog", f);
+        jw_kv_string(&j, "hlog", f);
         snprintf(f, sizeof f, "%s.json", stem);
-        json_kv_string(&j, "json", f);
-        json_kv_uint(&j, "requests", rows[i].requests);
-        json_kv_double(&j, "p50_ms", rows[i].p50);
-        json_kv_double(&j, "p99_ms", rows[i].p99);
-        json_kv_double(&j, "p99.9_ms", rows[i].p999);
-        json_kv_double(&j, "mean_ms", rows[i].mean);
-        json_kv_double(&j, "rate", rows[i].rate);
-        json_kv_bool(&j, "interrupted", rows[i].interrupted);
-        json_kv_bool(&j, "attention", rows[i].attention);
-        json_object_end(&j);
+        jw_kv_string(&j, "json", f);
+        jw_kv_uint(&j, "requests", rows[i].requests);
+        jw_kv_double(&j, "p50_ms", rows[i].p50);
+        jw_kv_double(&j, "p99_ms", rows[i].p99);
+        jw_kv_double(&j, "p99.9_ms", rows[i].p999);
+        jw_kv_double(&j, "mean_ms", rows[i].mean);
+        jw_kv_double(&j, "rate", rows[i].rate);
+        jw_kv_bool(&j, "interrupted", rows[i].interrupted);
+        jw_kv_bool(&j, "attention", rows[i].attention);
+        jw_object_end(&j);
     }
-    json_array_end(&j);
-    json_key(&j, "summary");
-    json_object_begin(&j);
+    jw_array_end(&j);
+    jw_key(&j, "summary");
+    jw_object_begin(&j);
     for (int k = 0; k < R_N; k++) {
         struct agg a = aggregate(rows, n, k);
         char key[32];
         snprintf(key, sizeof key, "%s%s", row_names[k], k == R_RATE ? "" : "_ms");
-        json_key(&j, key);
-        json_object_begin(&j);
-        json_kv_double(&j, "median", a.median);
-        json_kv_double(&j, "min", a.min);
-        json_kv_double(&j, "max", a.max);
-        json_object_end(&j);
+        jw_key(&j, key);
+        jw_object_begin(&j);
+        jw_kv_double(&j, "median", a.median);
+        jw_kv_double(&j, "min", a.min);
+        jw_kv_double(&j, "max", a.max);
+        jw_object_end(&j);
     }
-    json_object_end(&j);
-    json_object_end(&j);
-    json_end(&j);
+    jw_object_end(&j);
+    jw_object_end(&j);
+    jw_end(&j);
 }

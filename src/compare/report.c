@@ -240,67 +240,67 @@ void compare_print_text(FILE *out, const struct compare_result *r, const struct 
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static void json_metrics(struct json *j, const struct compare_target_result *tr, size_t nb, size_t na)
+static void json_metrics(struct jw *j, const struct compare_target_result *tr, size_t nb, size_t na)
 {
-    json_key(j, "metrics");
-    json_object_begin(j);
+    jw_key(j, "metrics");
+    jw_object_begin(j);
     for (int m = 0; m < CMP_NMETRICS; m++) {
         const struct compare_metric_result *mr = &tr->m[m];
         if (!mr->used)
             continue;
-        json_key(j, compare_metric_names[m]);
-        json_object_begin(j);
-        json_kv_string(j, "unit", m == CMP_UNDER ? "fraction" : "ms");
-        json_kv_double(j, "before", mr->before);
-        json_kv_double(j, "after", mr->after);
-        json_kv_double(j, "difference", mr->diff);
-        json_kv_double(j, "relative", mr->rel);
-        json_kv_double(j, "ci_low", mr->ci_lo);
-        json_kv_double(j, "ci_high", mr->ci_hi);
-        json_kv_double(j, "ci_low_relative", mr->ci_lo_rel);
-        json_kv_double(j, "ci_high_relative", mr->ci_hi_rel);
-        json_kv_double(j, "spread_before", mr->spread_before);
-        json_kv_double(j, "spread_after", mr->spread_after);
-        json_key(j, "repetitions_before");
-        json_array_begin(j);
+        jw_key(j, compare_metric_names[m]);
+        jw_object_begin(j);
+        jw_kv_string(j, "unit", m == CMP_UNDER ? "fraction" : "ms");
+        jw_kv_double(j, "before", mr->before);
+        jw_kv_double(j, "after", mr->after);
+        jw_kv_double(j, "difference", mr->diff);
+        jw_kv_double(j, "relative", mr->rel);
+        jw_kv_double(j, "ci_low", mr->ci_lo);
+        jw_kv_double(j, "ci_high", mr->ci_hi);
+        jw_kv_double(j, "ci_low_relative", mr->ci_lo_rel);
+        jw_kv_double(j, "ci_high_relative", mr->ci_hi_rel);
+        jw_kv_double(j, "spread_before", mr->spread_before);
+        jw_kv_double(j, "spread_after", mr->spread_after);
+        jw_key(j, "repetitions_before");
+        jw_array_begin(j);
         for (size_t i = 0; i < nb; i++)
-            json_double(j, mr->reps_before[i]);
-        json_array_end(j);
-        json_key(j, "repetitions_after");
-        json_array_begin(j);
+            jw_double(j, mr->reps_before[i]);
+        jw_array_end(j);
+        jw_key(j, "repetitions_after");
+        jw_array_begin(j);
         for (size_t i = 0; i < na; i++)
-            json_double(j, mr->reps_after[i]);
-        json_array_end(j);
+            jw_double(j, mr->reps_after[i]);
+        jw_array_end(j);
         if (m <= CMP_P999) {
-            json_kv_uint(j, "beyond_before", mr->beyond_before);
-            json_kv_uint(j, "beyond_after", mr->beyond_after);
+            jw_kv_uint(j, "beyond_before", mr->beyond_before);
+            jw_kv_uint(j, "beyond_after", mr->beyond_after);
         }
-        json_kv_string(j, "verdict", compare_verdict_name(mr->verdict));
-        json_object_end(j);
+        jw_kv_string(j, "verdict", compare_verdict_name(mr->verdict));
+        jw_object_end(j);
     }
-    json_object_end(j);
+    jw_object_end(j);
 }
 
-static void json_hist(struct json *j, const char *key, const struct dbl_hist *h)
+static void json_hist(struct jw *j, const char *key, const struct dbl_hist *h)
 {
-    json_key(j, key);
-    json_array_begin(j);
+    jw_key(j, key);
+    jw_array_begin(j);
     for (size_t i = 0; i < DBL_MAX_BUCKETS; i++) {
         if (!h->counts[i])
             continue;
-        json_object_begin(j);
-        json_kv_double(j, "from_ms", dbl_lower(h, i));
-        json_kv_double(j, "to_ms", dbl_upper(h, i));
-        json_kv_uint(j, "count", h->counts[i]);
-        json_object_end(j);
+        jw_object_begin(j);
+        jw_kv_double(j, "from_ms", dbl_lower(h, i));
+        jw_kv_double(j, "to_ms", dbl_upper(h, i));
+        jw_kv_uint(j, "count", h->counts[i]);
+        jw_object_end(j);
     }
-    json_array_end(j);
+    jw_array_end(j);
 }
 
 /* The percentile spectrum of a side: every repetition's requests of every target pooled, the
  * nearest-rank percentile at p = 1 - 2^(-k/5) (five steps per halving of 1 - p, as the
  * HdrHistogram plotter's) while at least one request lies beyond the level. */
-static void json_spectrum(struct json *j, const char *key, const struct compare_side *s)
+static void json_spectrum(struct jw *j, const char *key, const struct compare_side *s)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->nreps; i++)
@@ -313,9 +313,9 @@ static void json_spectrum(struct json *j, const char *key, const struct compare_
     struct compare_dist d;
     compare_dist_merge(&d, parts, n);
     free(parts);
-    json_key(j, key);
-    json_object_begin(j);
-    json_kv_uint(j, "requests", d.n);
+    jw_key(j, key);
+    jw_object_begin(j);
+    jw_kv_uint(j, "requests", d.n);
     double p[256];
     size_t m = 0;
     for (int k = 0; m < sizeof p / sizeof p[0]; k++) {
@@ -324,168 +324,168 @@ static void json_spectrum(struct json *j, const char *key, const struct compare_
             break;
         p[m++] = 1 - beyond;
     }
-    json_key(j, "p");
-    json_array_begin(j);
+    jw_key(j, "p");
+    jw_array_begin(j);
     for (size_t i = 0; i < m; i++)
-        json_double(j, p[i]);
-    json_array_end(j);
-    json_key(j, "v");
-    json_array_begin(j);
+        jw_double(j, p[i]);
+    jw_array_end(j);
+    jw_key(j, "v");
+    jw_array_begin(j);
     for (size_t i = 0; i < m; i++)
-        json_double(j, compare_dist_percentile(&d, 100 * p[i]));
-    json_array_end(j);
-    json_kv_double(j, "max", d.m ? d.x[d.m - 1] : NAN);
-    json_object_end(j);
+        jw_double(j, compare_dist_percentile(&d, 100 * p[i]));
+    jw_array_end(j);
+    jw_kv_double(j, "max", d.m ? d.x[d.m - 1] : NAN);
+    jw_object_end(j);
     compare_dist_release(&d);
 }
 
-static void json_model(struct json *j, const struct compare_model *m)
+static void json_model(struct jw *j, const struct compare_model *m)
 {
-    json_object_begin(j);
-    json_kv_bool(j, "known", m->known);
-    json_kv_string(j, "mode", !m->closed_known ? "unknown" : m->closed_loop ? "closed" : "open");
+    jw_object_begin(j);
+    jw_kv_bool(j, "known", m->known);
+    jw_kv_string(j, "mode", !m->closed_known ? "unknown" : m->closed_loop ? "closed" : "open");
     if (m->known) {
         if (!m->closed_loop) {
-            json_kv_string(j, "arrivals", m->arrivals);
-            json_kv_double(j, "rate", m->rate);
+            jw_kv_string(j, "arrivals", m->arrivals);
+            jw_kv_double(j, "rate", m->rate);
             if (m->ramp) {
-                json_kv_double(j, "ramp_from", m->ramp_from);
-                json_kv_double(j, "ramp_to", m->ramp_to);
+                jw_kv_double(j, "ramp_from", m->ramp_from);
+                jw_kv_double(j, "ramp_to", m->ramp_to);
             }
-            json_kv_uint(j, "pool_cap", m->pool_cap);
-            json_kv_string(j, "when_busy", m->when_busy);
+            jw_kv_uint(j, "pool_cap", m->pool_cap);
+            jw_kv_string(j, "when_busy", m->when_busy);
         } else {
-            json_kv_double(j, "think_s", m->think_s);
+            jw_kv_double(j, "think_s", m->think_s);
         }
-        json_kv_double(j, "duration_s", m->duration_s);
-        json_kv_uint(j, "requests", m->requests);
-        json_kv_double(j, "warmup_s", m->warmup_s);
-        json_kv_double(j, "timeout_s", m->timeout_s);
-        json_kv_bool(j, "keepalive", m->keepalive);
-        json_kv_uint(j, "seed", m->seed);
+        jw_kv_double(j, "duration_s", m->duration_s);
+        jw_kv_uint(j, "requests", m->requests);
+        jw_kv_double(j, "warmup_s", m->warmup_s);
+        jw_kv_double(j, "timeout_s", m->timeout_s);
+        jw_kv_bool(j, "keepalive", m->keepalive);
+        jw_kv_uint(j, "seed", m->seed);
     }
-    json_key(j, "targets");
-    json_array_begin(j);
+    jw_key(j, "targets");
+    jw_array_begin(j);
     for (size_t i = 0; i < m->ntargets; i++) {
-        json_object_begin(j);
-        json_kv_string(j, "name", m->targets[i].name);
+        jw_object_begin(j);
+        jw_kv_string(j, "name", m->targets[i].name);
         if (m->known) {
-            json_kv_string(j, "path", m->targets[i].path);
-            json_kv_string(j, "authority", m->targets[i].authority);
+            jw_kv_string(j, "path", m->targets[i].path);
+            jw_kv_string(j, "authority", m->targets[i].authority);
             if (m->closed_loop)
-                json_kv_uint(j, "clients", m->targets[i].clients);
+                jw_kv_uint(j, "clients", m->targets[i].clients);
             else
-                json_kv_double(j, "planned_rate", m->targets[i].planned_rate);
+                jw_kv_double(j, "planned_rate", m->targets[i].planned_rate);
         }
-        json_object_end(j);
+        jw_object_end(j);
     }
-    json_array_end(j);
-    json_object_end(j);
+    jw_array_end(j);
+    jw_object_end(j);
 }
 
-static void json_target(struct json *j, const struct compare_target_result *tr, size_t nb, size_t na)
+static void json_target(struct jw *j, const struct compare_target_result *tr, size_t nb, size_t na)
 {
-    json_object_begin(j);
-    json_kv_string(j, "name", tr->name);
-    json_kv_uint(j, "requests_before", tr->n_before);
-    json_kv_uint(j, "requests_after", tr->n_after);
-    json_kv_string(j, "verdict", tr->verdict_text);
+    jw_object_begin(j);
+    jw_kv_string(j, "name", tr->name);
+    jw_kv_uint(j, "requests_before", tr->n_before);
+    jw_kv_uint(j, "requests_after", tr->n_after);
+    jw_kv_string(j, "verdict", tr->verdict_text);
     json_metrics(j, tr, nb, na);
-    json_object_end(j);
+    jw_object_end(j);
 }
 
 void compare_write_json(FILE *out, const struct compare_result *r, const struct compare_side *before,
                         const struct compare_side *after)
 {
-    struct json j;
-    json_init(&j, out, true);
-    json_object_begin(&j);
-    json_kv_string(&j, "schema", "knee-compare/1");
-    json_kv_string(&j, "verdict", r->all->verdict_text);
-    json_kv_bool(&j, "forced", r->forced);
-    json_key(&j, "load_model_differences");
-    json_array_begin(&j);
+    struct jw j;
+    jw_init(&j, out, true);
+    jw_object_begin(&j);
+    jw_kv_string(&j, "schema", "knee-compare/1");
+    jw_kv_string(&j, "verdict", r->all->verdict_text);
+    jw_kv_bool(&j, "forced", r->forced);
+    jw_key(&j, "load_model_differences");
+    jw_array_begin(&j);
     for (size_t k = 0; k < r->ndiffs && k < sizeof r->diffs / sizeof r->diffs[0]; k++)
-        json_string(&j, r->diffs[k]);
-    json_array_end(&j);
-    json_key(&j, "repetitions");
-    json_object_begin(&j);
-    json_kv_uint(&j, "before", r->nreps_before);
-    json_kv_uint(&j, "after", r->nreps_after);
-    json_object_end(&j);
+        jw_string(&j, r->diffs[k]);
+    jw_array_end(&j);
+    jw_key(&j, "repetitions");
+    jw_object_begin(&j);
+    jw_kv_uint(&j, "before", r->nreps_before);
+    jw_kv_uint(&j, "after", r->nreps_after);
+    jw_object_end(&j);
     const struct compare_side *sides[2] = {before, after};
-    json_key(&j, "inputs");
-    json_object_begin(&j);
+    jw_key(&j, "inputs");
+    jw_object_begin(&j);
     for (int s = 0; s < 2; s++) {
-        json_key(&j, sides[s]->name);
-        json_array_begin(&j);
+        jw_key(&j, sides[s]->name);
+        jw_array_begin(&j);
         for (size_t i = 0; i < sides[s]->nreps; i++) {
-            json_object_begin(&j);
-            json_kv_string(&j, "label", sides[s]->reps[i].label);
-            json_kv_string(&j, "source", sides[s]->reps[i].source);
-            json_kv_uint(&j, "requests", sides[s]->reps[i].requests);
-            json_object_end(&j);
+            jw_object_begin(&j);
+            jw_kv_string(&j, "label", sides[s]->reps[i].label);
+            jw_kv_string(&j, "source", sides[s]->reps[i].source);
+            jw_kv_uint(&j, "requests", sides[s]->reps[i].requests);
+            jw_object_end(&j);
         }
-        json_array_end(&j);
+        jw_array_end(&j);
     }
-    json_object_end(&j);
-    json_key(&j, "load_model");
+    jw_object_end(&j);
+    jw_key(&j, "load_model");
     json_model(&j, &before->reps[0].model);
-    json_key(&j, "load_model_after");
+    jw_key(&j, "load_model_after");
     json_model(&j, &after->reps[0].model);
-    json_key(&j, "method");
-    json_object_begin(&j);
-    json_kv_string(&j, "interval",
-                   "percentile bootstrap, hierarchical: repetitions with replacement, then "
-                   "Poisson(1) weights on each drawn repetition's requests");
-    json_kv_uint(&j, "resamples", r->opts.resamples);
-    json_kv_double(&j, "widening",
-                   r->opts.no_widening ? 1.0 : compare_widening(r->nreps_before, r->nreps_after, r->opts.confidence));
-    json_kv_uint(&j, "seed", r->opts.seed);
-    json_kv_double(&j, "confidence", r->opts.confidence);
-    json_kv_uint(&j, "min_repetitions", COMPARE_MIN_REPS);
-    json_kv_uint(&j, "min_beyond", COMPARE_MIN_BEYOND);
-    json_kv_string(&j, "percentile", "nearest rank");
-    json_object_end(&j);
+    jw_key(&j, "method");
+    jw_object_begin(&j);
+    jw_kv_string(&j, "interval",
+                 "percentile bootstrap, hierarchical: repetitions with replacement, then "
+                 "Poisson(1) weights on each drawn repetition's requests");
+    jw_kv_uint(&j, "resamples", r->opts.resamples);
+    jw_kv_double(&j, "widening",
+                 r->opts.no_widening ? 1.0 : compare_widening(r->nreps_before, r->nreps_after, r->opts.confidence));
+    jw_kv_uint(&j, "seed", r->opts.seed);
+    jw_kv_double(&j, "confidence", r->opts.confidence);
+    jw_kv_uint(&j, "min_repetitions", COMPARE_MIN_REPS);
+    jw_kv_uint(&j, "min_beyond", COMPARE_MIN_BEYOND);
+    jw_kv_string(&j, "percentile", "nearest rank");
+    jw_object_end(&j);
     if (r->opts.under_ms > 0)
-        json_kv_double(&j, "under_ms", r->opts.under_ms);
+        jw_kv_double(&j, "under_ms", r->opts.under_ms);
     else {
-        json_key(&j, "under_ms");
-        json_null(&j);
+        jw_key(&j, "under_ms");
+        jw_null(&j);
     }
     json_metrics(&j, r->all, r->nreps_before, r->nreps_after);
-    json_key(&j, "all");
+    jw_key(&j, "all");
     json_target(&j, r->all, r->nreps_before, r->nreps_after);
-    json_key(&j, "targets");
-    json_array_begin(&j);
+    jw_key(&j, "targets");
+    jw_array_begin(&j);
     for (size_t t = 0; t < r->ntargets; t++)
         json_target(&j, &r->targets[t], r->nreps_before, r->nreps_after);
-    json_array_end(&j);
-    json_key(&j, "distribution");
-    json_object_begin(&j);
+    jw_array_end(&j);
+    jw_key(&j, "distribution");
+    jw_object_begin(&j);
     json_hist(&j, "before", &r->all->hist_before);
     json_hist(&j, "after", &r->all->hist_after);
-    json_object_end(&j);
-    json_key(&j, "spectrum");
-    json_object_begin(&j);
+    jw_object_end(&j);
+    jw_key(&j, "spectrum");
+    jw_object_begin(&j);
     json_spectrum(&j, "before", before);
     json_spectrum(&j, "after", after);
-    json_object_end(&j);
-    json_key(&j, "fail_if");
-    json_array_begin(&j);
+    jw_object_end(&j);
+    jw_key(&j, "fail_if");
+    jw_array_begin(&j);
     for (size_t i = 0; i < r->opts.nfail_if; i++) {
-        json_object_begin(&j);
-        json_kv_string(&j, "expr", r->opts.fail_if[i].expr);
-        json_kv_bool(&j, "evaluated", r->opts.fail_if[i].evaluated);
-        json_kv_bool(&j, "failed", r->opts.fail_if[i].failed);
-        json_object_end(&j);
+        jw_object_begin(&j);
+        jw_kv_string(&j, "expr", r->opts.fail_if[i].expr);
+        jw_kv_bool(&j, "evaluated", r->opts.fail_if[i].evaluated);
+        jw_kv_bool(&j, "failed", r->opts.fail_if[i].failed);
+        jw_object_end(&j);
     }
-    json_array_end(&j);
-    json_key(&j, "warnings");
-    json_array_begin(&j);
+    jw_array_end(&j);
+    jw_key(&j, "warnings");
+    jw_array_begin(&j);
     for (size_t i = 0; i < r->nwarnings; i++)
-        json_string(&j, r->warnings[i]);
-    json_array_end(&j);
-    json_object_end(&j);
-    json_end(&j);
+        jw_string(&j, r->warnings[i]);
+    jw_array_end(&j);
+    jw_object_end(&j);
+    jw_end(&j);
 }

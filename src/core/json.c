@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-void json_init(struct json *j, FILE *out, bool pretty)
+void jw_init(struct jw *j, FILE *out, bool pretty)
 {
     j->out = out;
     j->depth = 0;
@@ -13,7 +13,7 @@ void json_init(struct json *j, FILE *out, bool pretty)
     j->pretty = pretty;
 }
 
-static void indent(struct json *j)
+static void indent(struct jw *j)
 {
     if (!j->pretty)
         return;
@@ -23,7 +23,7 @@ static void indent(struct json *j)
 }
 
 /* Called before every value or key: writes the separating comma and indentation. */
-static void before(struct json *j)
+static void before(struct jw *j)
 {
     if (j->after_key) {
         j->after_key = false;
@@ -36,16 +36,16 @@ static void before(struct json *j)
         indent(j);
 }
 
-static void open(struct json *j, char c)
+static void open(struct jw *j, char c)
 {
     before(j);
     fputc(c, j->out);
-    if (j->depth + 1 < JSON_MAX_DEPTH)
+    if (j->depth + 1 < JW_MAX_DEPTH)
         j->depth++;
     j->first[j->depth] = true;
 }
 
-static void close_(struct json *j, char c)
+static void close_(struct jw *j, char c)
 {
     bool empty = j->first[j->depth];
     if (j->depth > 0)
@@ -55,19 +55,19 @@ static void close_(struct json *j, char c)
     fputc(c, j->out);
 }
 
-void json_object_begin(struct json *j)
+void jw_object_begin(struct jw *j)
 {
     open(j, '{');
 }
-void json_object_end(struct json *j)
+void jw_object_end(struct jw *j)
 {
     close_(j, '}');
 }
-void json_array_begin(struct json *j)
+void jw_array_begin(struct jw *j)
 {
     open(j, '[');
 }
-void json_array_end(struct json *j)
+void jw_array_end(struct jw *j)
 {
     close_(j, ']');
 }
@@ -102,7 +102,7 @@ static void write_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void json_key(struct json *j, const char *key)
+void jw_key(struct jw *j, const char *key)
 {
     before(j);
     write_string(j->out, key);
@@ -110,7 +110,7 @@ void json_key(struct json *j, const char *key)
     j->after_key = true;
 }
 
-void json_string(struct json *j, const char *s)
+void jw_string(struct jw *j, const char *s)
 {
     before(j);
     if (s)
@@ -119,7 +119,7 @@ void json_string(struct json *j, const char *s)
         fputs("null", j->out);
 }
 
-void json_double(struct json *j, double v)
+void jw_double(struct jw *j, double v)
 {
     before(j);
     if (!isfinite(v)) {
@@ -136,57 +136,57 @@ void json_double(struct json *j, double v)
     fputs(buf, j->out);
 }
 
-void json_int(struct json *j, int64_t v)
+void jw_int(struct jw *j, int64_t v)
 {
     before(j);
     fprintf(j->out, "%lld", (long long)v);
 }
 
-void json_uint(struct json *j, uint64_t v)
+void jw_uint(struct jw *j, uint64_t v)
 {
     before(j);
     fprintf(j->out, "%llu", (unsigned long long)v);
 }
 
-void json_bool(struct json *j, bool v)
+void jw_bool(struct jw *j, bool v)
 {
     before(j);
     fputs(v ? "true" : "false", j->out);
 }
 
-void json_null(struct json *j)
+void jw_null(struct jw *j)
 {
     before(j);
     fputs("null", j->out);
 }
 
-void json_kv_string(struct json *j, const char *key, const char *s)
+void jw_kv_string(struct jw *j, const char *key, const char *s)
 {
-    json_key(j, key);
-    json_string(j, s);
+    jw_key(j, key);
+    jw_string(j, s);
 }
-void json_kv_double(struct json *j, const char *key, double v)
+void jw_kv_double(struct jw *j, const char *key, double v)
 {
-    json_key(j, key);
-    json_double(j, v);
+    jw_key(j, key);
+    jw_double(j, v);
 }
-void json_kv_int(struct json *j, const char *key, int64_t v)
+void jw_kv_int(struct jw *j, const char *key, int64_t v)
 {
-    json_key(j, key);
-    json_int(j, v);
+    jw_key(j, key);
+    jw_int(j, v);
 }
-void json_kv_uint(struct json *j, const char *key, uint64_t v)
+void jw_kv_uint(struct jw *j, const char *key, uint64_t v)
 {
-    json_key(j, key);
-    json_uint(j, v);
+    jw_key(j, key);
+    jw_uint(j, v);
 }
-void json_kv_bool(struct json *j, const char *key, bool v)
+void jw_kv_bool(struct jw *j, const char *key, bool v)
 {
-    json_key(j, key);
-    json_bool(j, v);
+    jw_key(j, key);
+    jw_bool(j, v);
 }
 
-void json_end(struct json *j)
+void jw_end(struct jw *j)
 {
     fputc('\n', j->out);
 }

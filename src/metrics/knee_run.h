@@ -13,7 +13,7 @@
  *     metrics_run_sample_release(&s); metrics_run_free(mr);
  *
  * Labels: target (the run's target names) and outcome (the eight outcome classes of
- * load/outcome.h); nothing per URL or per request. Times are seconds. */
+ * reqlog/reqlog.h, enum reqlog_outcome); nothing per URL or per request. Times are seconds. */
 #ifndef KNEE_METRICS_KNEE_RUN_H
 #define KNEE_METRICS_KNEE_RUN_H
 

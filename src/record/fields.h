@@ -180,7 +180,7 @@
 #define RECORD_GET_T(key, m) get_text(o_, key, base_->m, sizeof base_->m);
 #define FIELDS_WRITE(list, j, type, base)                                                                              \
     do {                                                                                                               \
-        struct json *j_ = (j);                                                                                         \
+        struct jw *j_ = (j);                                                                                           \
         const type *base_ = (base);                                                                                    \
         list(RECORD_PUT_X, RECORD_PUT_T)                                                                               \
     } while (0)

@@ -12,39 +12,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *render(void (*fn)(struct json *), bool pretty)
+static char *render(void (*fn)(struct jw *), bool pretty)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    struct json j;
-    json_init(&j, f, pretty);
+    struct jw j;
+    jw_init(&j, f, pretty);
     fn(&j);
     fclose(f);
     return buf;
 }
 
-static void doc(struct json *j)
+static void doc(struct jw *j)
 {
-    json_object_begin(j);
-    json_kv_string(j, "name", "a\"b\\c\n\x01");
-    json_kv_double(j, "mean", 38.2);
-    json_kv_double(j, "nan", NAN);
-    json_kv_int(j, "neg", -3);
-    json_kv_uint(j, "big", 18446744073709551615ULL);
-    json_kv_bool(j, "ok", true);
-    json_key(j, "list");
-    json_array_begin(j);
-    json_double(j, 0.1);
-    json_double(j, 1e300);
-    json_object_begin(j);
-    json_object_end(j);
-    json_array_end(j);
-    json_key(j, "empty");
-    json_array_begin(j);
-    json_array_end(j);
-    json_object_end(j);
-    json_end(j);
+    jw_object_begin(j);
+    jw_kv_string(j, "name", "a\"b\\c\n\x01");
+    jw_kv_double(j, "mean", 38.2);
+    jw_kv_double(j, "nan", NAN);
+    jw_kv_int(j, "neg", -3);
+    jw_kv_uint(j, "big", 18446744073709551615ULL);
+    jw_kv_bool(j, "ok", true);
+    jw_key(j, "list");
+    jw_array_begin(j);
+    jw_double(j, 0.1);
+    jw_double(j, 1e300);
+    jw_object_begin(j);
+    jw_object_end(j);
+    jw_array_end(j);
+    jw_key(j, "empty");
+    jw_array_begin(j);
+    jw_array_end(j);
+    jw_object_end(j);
+    jw_end(j);
 }
 
 static void test_json_compact(void **state)

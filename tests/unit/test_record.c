@@ -675,7 +675,7 @@ static void edit_none(json_t *root)
 }
 static void edit_schema(json_t *root)
 {
-    json_object_set_new(root, "schema", json_pack("s", "knee-run/1")); /* json_pack: core/json.h has a json_string */
+    json_object_set_new(root, "schema", json_string("knee-run/1"));
 }
 static void edit_t0(json_t *root)
 {
@@ -683,7 +683,7 @@ static void edit_t0(json_t *root)
 }
 static void edit_window(json_t *root)
 {
-    json_object_set_new(root, "elapsed_s", json_pack("n"));
+    json_object_set_new(root, "elapsed_s", json_null());
 }
 static void edit_mode(json_t *root)
 {
