@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad input to knee capacity: one clear line naming the flag, exit code 2, nothing sent; the
 # dry run prints the ladder and the plan and sends nothing; --help exits 0.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 U=http://127.0.0.1:9/
 S=(--slo 'p99<10ms')

@@ -28,6 +28,7 @@
 # other helpers' builds excludes a repetition; two of them leave no majority).
 # The server and knee run at nice -10 where that is allowed, so that the other processes of a
 # shared machine stretch the 10 ms less (D is measured either way).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 SERVE_WRAP=("${NICE[@]}")
 start_serve flat --preset flat

@@ -9,6 +9,7 @@
 # p99<500ms, 50 ms; the steps are judged by knee run's relative rule (they may fail as
 # generator-limited on a busy machine; this test does not look at them). --timeout and
 # --drain bound repetition 2's windows: a starved generator would drain for many seconds.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 command -v taskset >/dev/null || { echo "skip: no taskset"; exit 77; }
 [[ $(nproc) -ge 2 ]] || { echo "skip: one CPU"; exit 77; }

@@ -29,6 +29,7 @@
 # so that the other processes of a shared machine stretch the 20 ms and the sends less (before
 # that and the repetition, under two CPU hogs and other builds, 3 of 3 runs failed, each with a
 # failed probe).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 SERVE_WRAP=("${NICE[@]}")
 run_nice() { # run_knee behind NICE

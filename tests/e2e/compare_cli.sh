@@ -14,6 +14,7 @@
 # servers and the runs are at nice -10 where allowed (NICE, run_common.bash), and when the
 # slow comparison fails while knee run called a repetition of either side GENERATOR-LIMITED
 # (gen_limited), both sides are measured once more and compared; that comparison then stands.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 cd "$TMP"
 

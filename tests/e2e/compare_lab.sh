@@ -14,6 +14,7 @@
 # (a third of the change), the machine was measured, not knee compare: the lab runs once more,
 # and that second run must say "slower" whatever its spread. With a spread under 1 ms a row
 # that is not "slower" fails at once.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 cd "$TMP"
 

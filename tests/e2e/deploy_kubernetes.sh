@@ -5,6 +5,7 @@
 # with one start instant; and the rendered pods' commands, run here as the Job controller
 # would run them (JOB_COMPLETION_INDEX 0..N-1, the shared volume a directory) against knee
 # serve, give shards that the rendered merge Job's command adds up to the whole plan.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 python3 -c 'import yaml' 2>/dev/null || { echo "SKIP: python3-yaml is not installed (scripts/deps.sh --test)"; exit 77; }
 D="$KNEE_SRC/deploy/kubernetes"

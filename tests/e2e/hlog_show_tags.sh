@@ -3,6 +3,7 @@
 # shows every tag merged, says so on one stderr line, and its total count is the log's; from a
 # file and from standard input alike. A log with untagged intervals still shows those (the
 # reference tool's default), without a note; --tag shows one tag.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &

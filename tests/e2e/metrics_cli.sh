@@ -4,6 +4,7 @@
 # --metrics-linger keeping the final counters up after --duration. knee run: the same usage
 # errors before anything is sent, --dry-run showing the buckets with the thresholds added, a
 # run whose lingering endpoint serves exactly its JSON counts, and a port in use.
+# tier: exact
 set -euo pipefail
 KNEE=${KNEE:-build/knee}
 TMP=$(mktemp -d /tmp/knee-metrics-cli.XXXXXX)

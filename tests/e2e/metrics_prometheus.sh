@@ -5,6 +5,7 @@
 # exactly each server's /stats counters (one server still running, the other stopped and
 # lingering with its final counters), the servers' ok counts must add up to knee run's JSON
 # ok count, and every query of the Grafana dashboard must run without error.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 PATH=$PATH:/usr/sbin:/usr/bin
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||

@@ -12,6 +12,7 @@
 #   - the server's view: knee serve's ok counts = the runs' ok requests, warm-up included, and
 #     its server-time histogram counts them all;
 # and every query of the Grafana dashboard must return data. Bounded (two 5 s runs at 300/s).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 PATH=$PATH:/usr/sbin:/usr/bin
 command -v prometheus >/dev/null || fail "prometheus missing: scripts/deps.sh installs the prometheus package"

@@ -24,6 +24,7 @@
 # purpose: it must exit 2 and print that line (up to the file name's position, for errors
 # whose details depend on generated inputs). Pipes, redirections and comments after the
 # knee command are dropped. Exceptions, by name with the reason: EXCEPTIONS below.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 : "${KNEE_BUILD:?KNEE_BUILD must name the build dir (bench_hlog)}"
 

@@ -6,6 +6,7 @@
 # cannot back is left out with a note, and each run's summary block is the terminal's output
 # byte for byte (so its numbers are the JSON's). Then a million-request report (a synthetic
 # binary log) loads: its load time is printed, not asserted (docs/BENCHMARKS.md).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 CHROMIUM=$(command -v chromium || true)

@@ -3,6 +3,7 @@
 # directory), and every bad input or output refused with one line naming the flag, file and
 # line or record — exit 2 for bad input, 1 for an output that could not be written (and no
 # partial file left behind).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &

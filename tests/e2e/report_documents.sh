@@ -6,6 +6,7 @@
 # document from tests/e2e/report_fixtures) with --service (chart 6). Each page: no console
 # message, every chart it drew has coloured pixels in its box, and the numbers of its tables
 # are the JSON's.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 CHROMIUM=$(command -v chromium || true)

@@ -4,6 +4,7 @@
 # (the run's summary block is its stdout, byte for byte); a path that cannot be written is
 # refused before the first request (exit 2) or, when it fails at the end, exit 1 with one line
 # naming it; an input the report cannot read is exit 2 naming the file.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 120s >"$TMP/serve.out" 2>&1 &

@@ -5,6 +5,7 @@
 # targets with thresholds (one fails: exit 99), a closed loop, a generator-limited run. One
 # printer (src/runreport) prints both, the terminal's from the run and the report's from the
 # run's JSON; this test holds them to it.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --listen report@127.0.0.1:0 --listen null@127.0.0.1:0 --listen queue@127.0.0.1:0 \

@@ -3,6 +3,7 @@
 # are counted as dropped (not hidden, not server errors) and the run is flagged
 # generator-limited; with queue they wait and their latency counts from the plan; requests
 # still in flight after --drain are cancelled; thresholds turn all this into exit code 99.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 SLOW="http://127.0.0.1:$FS_PORT/slow?ms=200"

@@ -3,6 +3,7 @@
 # the open loop (latency from the planned send) must see the stall in its p99, while a closed
 # loop with 8 connections hides it (its clients simply wait, and send less). Each result is
 # labelled with the interval it measures.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server --period 2 --stall 0.25
 URL="http://127.0.0.1:$FS_PORT/periodic"

@@ -2,6 +2,7 @@
 # knee run --dry-run: every flag checked and the targets resolved, the plan printed, exit 0;
 # no connection is made (knee serve's counters say so) and no output file is created; its
 # planned counts are the counts a real run plans; bad input is still exit 2.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve -p null -l 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &

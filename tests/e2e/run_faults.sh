@@ -4,6 +4,7 @@
 # short and long Content-Length, HTTP errors, business rejections and a failed body check.
 # A run in which not one request ended ok exits 3 and says FAILED above its tables; one whose
 # requests were ok exits 0.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"

@@ -2,6 +2,7 @@
 # knee run --hlog: one interval per second per target, tagged with the target name, whose
 # counts add up to the run's own summary, readable by knee hlog (and, per hlog_knee_to_java.sh,
 # by the Java reference). Bad tags and unwritable paths are refused before any request.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &

@@ -23,6 +23,7 @@
 #   flood for its response (1-3 of 40 invalid in generator-limited ASan runs).
 # - Every JSON is checked by one python per pass: a python start took 1.8 s there, and ~90
 #   checks of one python each took the test from 70 s to 280 s, near ctest's 300 s limit.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"

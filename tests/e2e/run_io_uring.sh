@@ -5,6 +5,7 @@
 # mid-response), hostile servers, Ctrl-C, --out rows knee stats reads, --hlog, and the JSON and
 # the summary name the engine that ran. Exits 77 (skip) where this process may not set up an
 # io_uring (a container's seccomp, kernel.io_uring_disabled).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"

@@ -2,6 +2,7 @@
 # knee run against a real peer (nginx, one worker, tiny static response): closed loop with
 # keep-alive uses exactly one connection per client; --no-keepalive one per request; an open
 # loop plans exactly rate × duration; the JSON carries the schema's required fields.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_nginx
 URL="http://127.0.0.1:$NGX_PORT/"

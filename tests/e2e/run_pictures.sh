@@ -4,6 +4,7 @@
 # pty module, its window size set), in colour unless NO_COLOR is set, in ASCII when the locale
 # is not UTF-8; never when stdout is a pipe or a file, and not on a terminal too narrow. The
 # text above them is the same in every case.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &

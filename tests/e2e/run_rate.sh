@@ -3,6 +3,7 @@
 # in the per-request log is exactly 1 ms apart at 1000/s), the generator actually sends on
 # schedule (within a tolerance a loaded 2-core machine can keep), Poisson arrivals are seeded
 # (same seed, same plan) with the right mean rate, and threads interleave one global sequence.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_nginx
 URL="http://127.0.0.1:$NGX_PORT/"

@@ -6,6 +6,7 @@
 # the run ending by --duration + --drain; a run that keeps up reports sent = planned within
 # 0.5%; a closed loop's rates are its counts over its window, as before; and the timeline's
 # intervals inside the window add up to the window's sends.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve -p null -l 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &

@@ -9,6 +9,7 @@
 # slack 1 ns, epoll_pwait2) plus the handler's own µs: on a loaded 2-core machine a woken
 # thread waits at most about one CFS scheduling period (12-24 ms, or 3 ms per runnable task
 # with many), seen at a few ms here; a skipped deadline is late by up to the whole timeout.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 URL="http://127.0.0.1:$FS_PORT/sometimes-stall?pct=50&max_ms=400"

@@ -5,6 +5,7 @@
 # (sent - planned >= 0, its median within the slack plus the tolerance a loaded 2-core machine
 # needs), sends leave together (a wake-up sends several), the JSON and the summary name the
 # slack, and bad values exit 2 with one line naming the flag.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 120s >"$TMP/serve.out" 2>&1 &

@@ -6,6 +6,7 @@
 # resumption, with thresholds and every output (--json, --out CSV and binary, --hlog) read back
 # by knee stats; every failure with its outcome and transport cause, the accounting holding;
 # bad flags one line and exit 2.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 source "$KNEE_SRC/tests/e2e/nginx_tls.bash"
 cd "$TMP"

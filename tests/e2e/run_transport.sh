@@ -5,6 +5,7 @@
 # request whose reused connection went stale once more and counts it, the accounting
 # identities still hold; and a server killed in the middle of a run: every planned request is
 # accounted for, the run exits 0 and says what happened.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # knee serve as a child process: the listening line, flags and presets, several servers in
 # one process, SIGTERM/SIGINT graceful stop with final counters, --duration, usage errors.
+# tier: exact
 set -euo pipefail
 KNEE=${KNEE:-build/knee}
 export KNEE PYTHONPATH="$(dirname "$0")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fan-out (the knee article): each request waits for N parallel dependencies, each slow
 # (200 ms) with probability p; the share of slow responses is ~ 1-(1-p)^N. Seeded.
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

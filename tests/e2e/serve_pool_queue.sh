@@ -2,6 +2,7 @@
 # Slots and queueing (the queueing article): pool 4 × 200 ms serves ~20 rps under heavier offered
 # load; the queue preset at 40 rps × 20 ms answers everything; at 40 rps × 200 ms it gives
 # both 200s and 503 QUEUE_TIMEOUT after ~250 ms, and /stats agrees with the client exactly.
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

@@ -4,6 +4,7 @@
 # prior knowledge answered with the same counters as HTTP/1.1, h2load (nghttp2-client) as an
 # independent HTTP/2 client, and bad flags (one line, exit 2). knee_probe (tests/probe) is the
 # client where h2load is not.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 : "${KNEE_BUILD:?KNEE_BUILD must name the build dir}"
 PROBE=$KNEE_BUILD/knee_probe

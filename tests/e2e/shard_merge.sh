@@ -7,6 +7,7 @@
 # interrupted shard is named and the merge marked INCOMPLETE (exit 1); a late shard's lag is
 # counted; knee stats and knee report take the shards' files directly (knee stats over the
 # shards' hlogs prints what it prints over the merged hlog; its refusals name the file).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &

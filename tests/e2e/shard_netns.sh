@@ -4,6 +4,7 @@
 # inside namespaces only: the host's own network is never touched, traffic stays in the
 # machine). The server sees one source address per shard; the merge adds them up to the plan.
 # Needs root and iproute2; skipped otherwise.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 export PATH=$PATH:/usr/sbin:/sbin
 command -v ip >/dev/null || { echo "SKIP: iproute2 (ip) is not installed"; exit 77; }

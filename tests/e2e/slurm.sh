@@ -5,6 +5,7 @@
 # times: the merged counts equal the plan, and p50/p99 lie within the run-to-run spread of
 # the single runs. Then deploy/slurm/knee-shards.sbatch runs as a batch job (sbatch --wait)
 # and its collection step merges. Every daemon started is stopped by its pid; bounded time.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 export PATH=$PATH:/usr/sbin:/sbin
 for tool in munged slurmctld slurmd srun sbatch sinfo; do

@@ -8,6 +8,7 @@
 #    min at most 1/1024 below (the run reports a bucket's lowest value for the minimum);
 #  - rows come in completion order (documented): shuffled rows give the same report, and
 #    standard input ("-") gives the same numbers, also with --approx.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 "$KNEE" serve --preset quiet --listen 127.0.0.1:0 --duration 120s >"$TMP/serve.out" 2>&1 &
