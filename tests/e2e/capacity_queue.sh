@@ -19,17 +19,19 @@
 # under test here (capacity_probe.sh tests the probe, with its own default limit).
 # A, B and C: when a part's expected verdict does not come and knee capacity itself says the
 # machine may have been measured (a probe failed, a step "not delivered", a repetition BUSY:
-# cap_machine_measured), that part runs once more and its checks then stand (measured with two
-# CPU hogs and other helpers' builds: a probe at 46/s sent 97.7% of its plan and excluded C's
-# one repetition; steps at 150/s with lag p99 115-247 ms left A's capacity below 100/s; a
-# closed-loop step of 2 connections failed p99<100ms with 103 ms, one slow answer in a 1 s
-# window of 80). On a machine that loaded the second run can fail the same way: the test then
-# fails, naming what knee capacity measured.
+# capacity_machine_why), that part runs once more (measured with two CPU hogs and other
+# helpers' builds: a probe at 46/s sent 97.7% of its plan and excluded C's one repetition;
+# steps at 150/s with lag p99 115-247 ms left A's capacity below 100/s; a closed-loop step of 2
+# connections failed p99<100ms with 103 ms, one slow answer in a 1 s window of 80). On a machine
+# that loaded the second run can fail the same way: the test is then skipped, naming what knee
+# capacity measured (timing_verdict, timing.bash). A verdict that does not come from a run knee
+# capacity calls valid fails at once. The checks of the files, the JSON's fields and the lines
+# printed are exact checks of the same runs, which have no cheaper form: they stand as they are.
 # The servers and knee capacity run at nice -10 where that is allowed (as in capacity_flat.sh),
 # so that the other processes of a shared machine stretch the 20 ms and the sends less (before
 # that and the repetition, under two CPU hogs and other builds, 3 of 3 runs failed, each with a
 # failed probe).
-# tier: exact
+# tier: timing
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 SERVE_WRAP=("${NICE[@]}")
 run_nice() { # run_knee behind NICE
@@ -38,7 +40,7 @@ run_nice() { # run_knee behind NICE
     RC=$?
     set -e
 }
-start_serve q --preset queue
+start_knee_serve q --preset queue
 Q=http://127.0.0.1:$PORT_q/
 COMMON=(--step 1s --warmup 300ms --settle 200ms --lag-limit 50ms --timeout 2s --drain 1s)
 
@@ -66,13 +68,14 @@ SH
         PIDS+=("$PID_q")
     fi
 }
-run_a
-if [[ $RC -ne 0 || $(cap_value "$TMP/a.json" "d['capacity'] == 150" 2>/dev/null) != True ]]; then
-    if why=$(cap_machine_measured "$TMP/a.json"); then
-        echo "# A: exit $RC, capacity $(cap_value "$TMP/a.json" "d['capacity']"), and knee capacity measured the machine ($why): once more"
-        run_a
-    fi
-fi
+for attempt in 1 2; do
+    run_a
+    problem=""
+    [[ $RC -eq 0 && $(cap_value "$TMP/a.json" "d['capacity'] == 150" 2>/dev/null) == True ]] ||
+        problem="A: exit $RC, capacity $(cap_value "$TMP/a.json" "d['capacity']" 2>/dev/null), expected 0 and 150"
+    [[ -z $problem ]] || cat "$TMP/a.txt" "$TMP/a.err"
+    timing_verdict $attempt "$problem" "$(capacity_machine_why "$TMP/a.json")" && break
+done
 cat "$TMP/a.txt"
 [[ $RC -eq 0 ]] || { cat "$TMP/a.err"; fail "A: exit $RC, expected 0"; }
 grep -q '^capacity 150/s at p99<100ms, error_rate<1% (3/3 repetitions valid, closed loop ' "$TMP/a.txt" ||
@@ -131,13 +134,14 @@ run_b() {
     RC=$?
     set -e
 }
-run_b
-if [[ $RC -ne 99 || $(cap_value "$TMP/b.json" "d['capacity'] in (100, 150)" 2>/dev/null) != True ]]; then
-    if why=$(cap_machine_measured "$TMP/b.json"); then
-        echo "# B: exit $RC, and knee capacity measured the machine ($why): once more"
-        run_b
-    fi
-fi
+for attempt in 1 2; do
+    run_b
+    problem=""
+    [[ $RC -eq 99 && $(cap_value "$TMP/b.json" "d['capacity'] in (100, 150)" 2>/dev/null) == True ]] ||
+        problem="B: exit $RC, capacity $(cap_value "$TMP/b.json" "d['capacity']" 2>/dev/null), expected 99 and 100 or 150"
+    [[ -z $problem ]] || cat "$TMP/b.txt"
+    timing_verdict $attempt "$problem" "$(capacity_machine_why "$TMP/b.json")" && break
+done
 sed -n '/^ladder x/,/^$/p;/^why steps/,/^$/p' "$TMP/b.txt"
 [[ $RC -eq 99 ]] || { cat "$TMP/b.txt"; fail "B: exit $RC, expected 99"; }
 grep -q -- '--require 1,000/s NOT MET' "$TMP/b.txt" || { cat "$TMP/b.txt"; fail "B: the verdict line"; }
@@ -162,19 +166,21 @@ print("ok: B: knee capacity's endpoint counts the steps' %d planned requests, th
 PY
 
 # C: the methods disagree on one 20 ms slot: INVALID, exit 3
-start_serve one --preset queue --pool 1
+start_knee_serve one --preset queue --pool 1
 run_c() {
     run_nice capacity --rates 5,10,20,40 --reps 1 --arrivals poisson "${COMMON[@]}" --slo 'p99<50ms' --json "$TMP/c.json" \
         "http://127.0.0.1:$PORT_one/" >"$TMP/c.txt" 2>"$TMP/c.err"
 }
-run_c
-if [[ $RC -ne 3 || $(cap_value "$TMP/c.json" "d['ladder_capacity'] in (5, 10, 20) and \
-    d['cross_check']['closed_loop'] > 35" 2>/dev/null) != True ]] || ! grep -q '^INVALID: the two methods disagree: ' "$TMP/c.txt"; then
-    if why=$(cap_machine_measured "$TMP/c.json"); then
-        echo "# C: exit $RC, and knee capacity measured the machine ($why): once more"
-        run_c
+for attempt in 1 2; do
+    run_c
+    problem=""
+    if [[ $RC -ne 3 || $(cap_value "$TMP/c.json" "d['ladder_capacity'] in (5, 10, 20) and \
+        d['cross_check']['closed_loop'] > 35" 2>/dev/null) != True ]] || ! grep -q '^INVALID: the two methods disagree: ' "$TMP/c.txt"; then
+        problem="C: exit $RC, expected 3 and the methods disagreeing"
+        cat "$TMP/c.txt" "$TMP/c.err"
     fi
-fi
+    timing_verdict $attempt "$problem" "$(capacity_machine_why "$TMP/c.json")" && break
+done
 cat "$TMP/c.txt"
 [[ $RC -eq 3 ]] || { cat "$TMP/c.err"; fail "C: exit $RC, expected 3"; }
 grep -q '^INVALID: the two methods disagree: the ladder says ' "$TMP/c.txt" || fail "C: the INVALID line"

@@ -95,7 +95,12 @@ s = Server("--preset", "queue", "--pool", "1", "--acquire-timeout", "100ms", "--
 res = []
 def one(ms):
     res.append(get(s.port, f"/work?ms={ms}"))
-a = threading.Thread(target=one, args=(500,)); a.start(); time.sleep(0.1)
+a = threading.Thread(target=one, args=(500,)); a.start()
+# the first request holds the slot before the second is sent: poll /stats for it (bounded), as
+# above; a fixed wait lets a loaded machine send the second first
+deadline = time.monotonic() + 10
+while stats(s.port)["active"] < 1 and time.monotonic() < deadline:
+    time.sleep(0.01)
 b = threading.Thread(target=one, args=(1,)); b.start(); a.join(); b.join()
 codes = sorted(r[0] for r in res)
 check(codes == [200, 503], f"--pool 1 --acquire-timeout 100ms override the preset: {codes}")

@@ -46,13 +46,16 @@ timing_verdict() {
 
 # run_limited_why JSON...: prints knee run's own reasons for every one of these runs it called
 # GENERATOR-LIMITED (its sends or timers ran late: the machine shaped the run's timing), nothing
-# when it called them all valid.
+# when it called them all valid (or a file is not there to judge).
 run_limited_why() {
     python3 - "$@" <<'PY'
 import json, sys
 why = []
 for p in sys.argv[1:]:
-    d = json.load(open(p))
+    try:
+        d = json.load(open(p))
+    except (OSError, ValueError):
+        continue  # no run to judge: the test's own checks say so
     if d["generator_limited"]:
         why.append("%s: %s" % (p.rsplit("/", 1)[-1], d["generator"]["reasons"]))
 print("; ".join(why))
@@ -64,11 +67,14 @@ PY
 # generator delivers 115% of the top rate: the repetition is excluded), a step was "not
 # delivered" (generator-limited: lag above --lag-limit, or fewer sends than planned), or the
 # environment record calls a repetition BUSY (knee capacity's "rerun on a quiet machine");
-# nothing when it found none of these.
+# nothing when it found none of these (or the file is not there to judge).
 capacity_machine_why() {
     python3 - "$1" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)  # no measurement to judge: the test's own checks say so
 why = ["probe of rep %d failed: %s" % (p["rep"], p["reason"]) for p in d["probes"] if not p["ok"]]
 why += ["%g/s rep %d: %s" % (g["rate"], i + 1, r["reason"]) for g in d["ladder"] for i, r in enumerate(g["reps"])
         if d["repetitions"][i]["valid"] and "not delivered" in r["reason"]]
