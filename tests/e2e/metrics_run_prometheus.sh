@@ -19,15 +19,12 @@ command -v prometheus >/dev/null || fail "prometheus missing: scripts/deps.sh in
 
 # knee serve: a slow-tailed server (quiet: 2 ms work, 40 ms on a 10% cache miss) and a fast one
 # (queue preset, /work?ms=2), with metrics.
-"$KNEE" serve --listen quiet@127.0.0.1:0 --listen queue@127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-    --metrics-buckets 1ms,5ms,10ms,50ms,100ms,1s >"$TMP/serve.out" 2>"$TMP/serve.err" &
-SERVE_PID=$!
-PIDS+=("$SERVE_PID")
-for _ in $(seq 100); do grep -q '^metrics on ' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-grep -q '^metrics on ' "$TMP/serve.out" || fail "knee serve did not start: $(cat "$TMP/serve.out" "$TMP/serve.err")"
-SLOW_PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) (quiet)$/\1/p' "$TMP/serve.out")
-FAST_PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) (queue)$/\1/p' "$TMP/serve.out")
-SERVE_MPORT=$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/serve.out")
+start_knee_serve s --listen quiet@127.0.0.1:0 --listen queue@127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+    --metrics-buckets 1ms,5ms,10ms,50ms,100ms,1s
+SERVE_PID=$PID_s
+SLOW_PORT=$(port_of s quiet)
+FAST_PORT=$(port_of s queue)
+SERVE_MPORT=$MPORT_s
 A_MPORT=$(free_port)
 B_MPORT=$(free_port)
 [[ $A_MPORT != "$B_MPORT" ]] || B_MPORT=$(free_port)

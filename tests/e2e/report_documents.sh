@@ -48,15 +48,10 @@ check() {
     echo "$name: $want charts drawn (${ids[*]})"
 }
 
-"$KNEE" serve --listen quiet@127.0.0.1:0 --listen report@127.0.0.1:0 --listen flat@127.0.0.1:0 \
-    --duration 240s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do [[ $(grep -c '^listening on' "$TMP/serve.out" 2>/dev/null) -eq 3 ]] && break; sleep 0.1; done
-port() { sed -n "s/^listening on 127.0.0.1:\([0-9]*\) ($1).*/\1/p" "$TMP/serve.out"; }
-QUIET=$(port quiet)
-REPORT=$(port report)
-FLAT=$(port flat)
-[[ -n "$QUIET" && -n "$REPORT" && -n "$FLAT" ]] || fail "knee serve did not start: $(cat "$TMP/serve.out")"
+start_knee_serve s --listen quiet@127.0.0.1:0 --listen report@127.0.0.1:0 --listen flat@127.0.0.1:0 --duration 240s
+QUIET=$(port_of s quiet)
+REPORT=$(port_of s report)
+FLAT=$(port_of s flat)
 
 # two sides of three repetitions; the second with --html: the report of its directory
 "$KNEE" run -R 150 -d 2s --warmup 500ms --threads 1 --repeat 3 --out-dir "$TMP/before" \

@@ -8,15 +8,10 @@
 # tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --listen report@127.0.0.1:0 --listen null@127.0.0.1:0 --listen queue@127.0.0.1:0 \
-    --duration 120s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do [[ $(grep -c '^listening on' "$TMP/serve.out" 2>/dev/null) -eq 3 ]] && break; sleep 0.1; done
-port() { sed -n "s/^listening on 127.0.0.1:\([0-9]*\) ($1).*/\1/p" "$TMP/serve.out"; }
-REPORT=$(port report)
-NULL=$(port null)
-QUEUE=$(port queue)
-[[ -n "$REPORT" && -n "$NULL" && -n "$QUEUE" ]] || fail "knee serve did not start: $(cat "$TMP/serve.out")"
+start_knee_serve s --listen report@127.0.0.1:0 --listen null@127.0.0.1:0 --listen queue@127.0.0.1:0 --duration 120s
+REPORT=$(port_of s report)
+NULL=$(port_of s null)
+QUEUE=$(port_of s queue)
 DOWN=$(free_port)
 
 # run NAME WANT_EXIT ARGS...: knee run with --json, its stdout kept as the terminal's text

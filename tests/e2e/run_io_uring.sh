@@ -75,11 +75,8 @@ for io in epoll uring; do
 done
 
 # a server that closes idle connections (knee serve --idle-timeout) between a client's requests
-"$KNEE" serve -p null --idle-timeout 50ms -l 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" && break || sleep 0.1; done
-SP=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n $SP ]] || fail "knee serve did not start"
+start_knee_serve idle -p null --idle-timeout 50ms
+SP=$PORT_idle
 for io in epoll uring; do
     "$KNEE" run -c 2 -n 6 --think 150ms --io "$io" --json "$TMP/idle.$io.json" "http://127.0.0.1:$SP/" >/dev/null 2>&1 ||
         fail "idle ($io): exit $?"

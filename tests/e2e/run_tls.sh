@@ -156,10 +156,8 @@ json_check stall_open.json "tot['transport_causes']['tls_handshake_timeout'] >= 
     "stall, open loop: tls_handshake_timeout"
 
 # ---- knee serve --tls --h2 -------------------------------------------------------------------------------
-"$KNEE" serve --preset null --tls --h2 >srv.out 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' srv.out 2>/dev/null && break; sleep 0.1; done
-SRV=$(sed -n 's/^listening on \(127\.0\.0\.1:[0-9]*\) .*/\1/p' srv.out)
+start_knee_serve srv --preset null --tls --h2
+SRV=$ADDR_srv
 run serve_h2 0 -k -c 2 --streams 4 -n 1000 "https://$SRV/"
 json_check serve_h2.json "tot['outcomes']['ok'] == 1000 and tot['protocols']['h2'] == 2" "knee serve --tls --h2: h2"
 run serve_h1 0 -k --http1.1 -R 500 -d 1s "https://$SRV/"
