@@ -66,7 +66,7 @@ grep -q 'knee-compare/1' "$TMP/cmp.html" || fail "knee compare --html wrote no c
 
 # capacity: a search of our own when this knee has one, else the fixture
 if "$KNEE" capacity --help >/dev/null 2>&1; then
-    "$KNEE" capacity --rates 20,40,60 --reps 3 --step 1s --warmup 300ms --settle 200ms --threads 1 --lag-limit 20ms \
+    "$KNEE" capacity --rates 20,40,60 --reps 3 --step 500ms --warmup 100ms --settle 100ms --threads 1 --lag-limit 20ms \
         --slo 'p99<200ms' --json "$TMP/cap.json" --html "$TMP/cap-direct.html" --service 10ms \
         "http://127.0.0.1:$FLAT/" >/dev/null || true # exit 0, 99 or 3: each is a document to draw
     [[ -s "$TMP/cap.json" ]] || fail "knee capacity wrote no JSON"
