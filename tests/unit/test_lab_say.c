@@ -10,37 +10,12 @@
 
 #include "lab/internal.h"
 #include "lab/lab.h"
+#include "unit/capture.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Run a printer into memory; the caller frees the text. */
-#define CAPTURE(text, call)                                                                                            \
-    do {                                                                                                               \
-        size_t len_ = 0;                                                                                               \
-        FILE *out = open_memstream(&(text), &len_);                                                                    \
-        assert_non_null(out);                                                                                          \
-        call;                                                                                                          \
-        fclose(out);                                                                                                   \
-    } while (0)
-
-/* The sentences are wrapped at LAB_SAY_WIDTH: join the lines so phrases can be searched. */
-static char *unwrap(char *t)
-{
-    char *w = t;
-    for (char *r = t; *r; r++) {
-        if (r[0] == '\n' && r[1] == ' ' && r[2] == ' ' && r[3] != '-') {
-            *w++ = ' ';
-            r += 2;
-        } else {
-            *w++ = *r;
-        }
-    }
-    *w = '\0';
-    return t;
-}
 
 static void gl(struct lab_validity *v)
 {

@@ -12,35 +12,11 @@
 #include "core/clock.h"
 #include "lab/internal.h"
 #include "lab/lab.h"
+#include "unit/capture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CAPTURE(text, call)                                                                                            \
-    do {                                                                                                               \
-        size_t len_ = 0;                                                                                               \
-        FILE *out = open_memstream(&(text), &len_);                                                                    \
-        assert_non_null(out);                                                                                          \
-        call;                                                                                                          \
-        fclose(out);                                                                                                   \
-    } while (0)
-
-/* The sentences are wrapped: join the lines so phrases can be searched. */
-static char *unwrap(char *t)
-{
-    char *w = t;
-    for (char *r = t; *r; r++) {
-        if (r[0] == '\n' && r[1] == ' ' && r[2] == ' ' && r[3] != '-') {
-            *w++ = ' ';
-            r += 2;
-        } else {
-            *w++ = *r;
-        }
-    }
-    *w = '\0';
-    return t;
-}
 
 static void summary_of(struct summary *s, double p50, double p99)
 {
