@@ -153,15 +153,21 @@ run_knee() {
 }
 
 # knee_signalled OUT SIGNALS ARGS...: knee ARGS in the background (stdout and stderr in OUT);
-# after 1.5 s each of SIGNALS (e.g. "INT", "INT TERM"), 0.3 s apart; waits for knee and stores
-# its exit code in RC.
+# once knee catches SIGINT (a background job of a non-interactive shell starts with it ignored:
+# polled in /proc, bounded) and has run 1.5 s more, each of SIGNALS (e.g. "INT", "INT TERM"),
+# 0.3 s apart; waits for knee and stores its exit code in RC.
 knee_signalled() {
-    local out=$1 signals=$2 sig first=1
+    local out=$1 signals=$2 sig first=1 i
     shift 2
     "$KNEE" "$@" >"$out" 2>&1 &
     local kp=$!
     PIDS+=("$kp")
-    sleep 1.5
+    for i in $(seq 400); do
+        kill -0 "$kp" 2>/dev/null || break
+        (($(awk '/^SigCgt:/ { print "0x" $2 }' "/proc/$kp/status" 2>/dev/null || echo 0) & 2)) && break
+        sleep 0.025
+    done
+    sleep 1.5 # the run under way: requests planned and in flight when the signal comes
     for sig in $signals; do
         ((first)) || sleep 0.3
         first=0
