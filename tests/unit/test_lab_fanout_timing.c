@@ -26,24 +26,30 @@ static void test_fanout_shares(void **state)
     const unsigned ns[] = {1, 5, 20};
     o.fanouts = ns;
     o.nfanouts = 3;
-    struct lab_fanout_result r;
-    assert_int_equal(lab_fanout(&o, &r), 0);
-    assert_int_equal(r.nrows, 3);
-    for (size_t i = 0; i < 3; i++) {
-        const struct lab_fanout_row *w = &r.row[i];
-        double p = 1 - pow(0.98, ns[i]);
-        assert_true(fabs(w->predicted - p) < 1e-12);
-        assert_true(w->pages >= 300);
-        double sd = sqrt(p * (1 - p) / (double)w->pages);
-        printf("# N=%u: %.3f of %llu pages slow, predicted %.3f (sd %.3f)\n", w->n, w->share,
-               (unsigned long long)w->pages, p, sd);
-        assert_true(fabs(w->share - p) <= 4 * sd + 0.005);
-        assert_true(w->ci_lo <= w->share && w->share <= w->ci_hi);
+    static struct lab_fanout_result r;
+    for (int attempt = 1;; attempt++) {
+        assert_int_equal(lab_fanout(&o, &r), 0);
+        assert_int_equal(r.nrows, 3);
+        char problem[256] = "";
+        for (size_t i = 0; i < 3; i++) {
+            const struct lab_fanout_row *w = &r.row[i];
+            double p = 1 - pow(0.98, ns[i]);
+            assert_true(fabs(w->predicted - p) < 1e-12);
+            assert_true(w->ci_lo <= w->share && w->share <= w->ci_hi);
+            double sd = sqrt(p * (1 - p) / (double)w->pages);
+            printf("# N=%u: %.3f of %llu pages slow, predicted %.3f (sd %.3f)\n", w->n, w->share,
+                   (unsigned long long)w->pages, p, sd);
+            TIMING_CHECK(problem, w->pages >= 300);
+            TIMING_CHECK(problem, fabs(w->share - p) <= 4 * sd + 0.005);
+        }
+        TIMING_CHECK(problem, r.row[2].share > r.row[0].share);
+        /* A page waits for its slowest call: with 20 calls p95 is the slow dependency itself. */
+        TIMING_CHECK(problem, r.row[2].p95_ms >= 200);
+        TIMING_CHECK(problem, r.row[0].p95_ms < 100);
+        /* a round knee run called GENERATOR-LIMITED measured the machine (timing_verdict) */
+        if (timing_verdict(attempt, problem, r.valid.generator_limited ? r.valid.warning : ""))
+            break;
     }
-    assert_true(r.row[2].share > r.row[0].share);
-    /* A page waits for its slowest call: with 20 calls p95 is the slow dependency itself. */
-    assert_true(r.row[2].p95_ms >= 200);
-    assert_true(r.row[0].p95_ms < 100);
 }
 
 int main(void)

@@ -39,6 +39,7 @@ static void test_knee_table(void **state)
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
         assert_true(w->rate == rates[i]);
+        assert_true(w->valid.gen_cpu_share > 0 && isfinite(w->valid.gen_cpu_share)); /* the load threads ran */
         assert_true(w->valid.gen_cpu_over == (w->valid.gen_cpu_share > RUN_GENERATOR_CPU_BUDGET));
         char cell[32];
         snprintf(cell, sizeof cell, "%.1f%%%s |", 100 * w->valid.gen_cpu_share, w->valid.gen_cpu_over ? "!" : "");

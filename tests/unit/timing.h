@@ -50,6 +50,15 @@ static inline bool timing_verdict(int attempt, const char *problem, const char *
     return true; /* not reached: skip() leaves the test */
 }
 
+/* TIMING_CHECK(problem, cond): when the char array `problem` is still empty and cond is false,
+ * problem names cond (file, line and text): the chain of a measurement's timing checks, which
+ * timing_verdict then judges. */
+#define TIMING_CHECK(problem, cond)                                                                                    \
+    do {                                                                                                               \
+        if (!(problem)[0] && !(cond))                                                                                  \
+            snprintf((problem), sizeof(problem), "%s:%d: %s", __FILE__, __LINE__, #cond);                              \
+    } while (0)
+
 /* main's exit code: the failed tests' count from cmocka_run_group_tests, else 77 when a test was
  * skipped by timing_verdict, else 0. */
 static inline int timing_exit(int failed)
