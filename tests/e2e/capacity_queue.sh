@@ -31,7 +31,11 @@
 # so that the other processes of a shared machine stretch the 20 ms and the sends less (before
 # that and the repetition, under two CPU hogs and other builds, 3 of 3 runs failed, each with a
 # failed probe).
-# tier: timing
+# tier: exact timing
+# The exact tier runs A and B with short steps (300 ms) and checks what their verdicts do not
+# decide: the JSON's fields, repetition 2's failures, --between, --out and --hlog, --json -,
+# --progress's lines and the metrics endpoint's counts. The timing tier runs A, B and C as
+# above and checks the verdicts (and the same again).
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 SERVE_WRAP=("${NICE[@]}")
 run_nice() { # run_knee behind NICE
@@ -68,6 +72,68 @@ SH
         PIDS+=("$PID_q")
     fi
 }
+if in_tier exact; then
+    COMMON=(--step 300ms --warmup 100ms --settle 100ms --lag-limit 50ms --timeout 2s --drain 1s)
+    run_a
+    [[ $RC -eq 0 || $RC -eq 3 ]] || { cat "$TMP/a.txt" "$TMP/a.err"; fail "A (short steps): exit $RC"; }
+    cap_check "$TMP/a.json" "d['schema'] == 'knee-capacity/1' and d['exit_code'] == $RC and \
+        d['slo'] == ['p99<100ms', 'error_rate<1%'] and d['reps'] == 3" "A: head"
+    cap_check "$TMP/a.json" "all(not g['reps'][1]['held'] and g['reps'][1]['reason'] for g in d['ladder'])" \
+        "A: repetition 2 failed every rate, with a reason"
+    cap_check "$TMP/a.json" "all(set(r) >= {'held', 'reason', 'achieved', 'p50', 'p99', 'error_rate'} \
+        for g in d['ladder'] for r in g['reps'])" "A: step fields"
+    cap_check "$TMP/a.json" "len(d['probes']) == 3 and all(set(p) >= {'planned', 'achieved', 'lag_p99', 'ok'} \
+        for p in d['probes'])" "A: probes"
+    cap_check "$TMP/a.json" "len(d['environment']) == 3 and all(e['recorded'] and e['cpus'] and e['start'] and \
+        e['wall_s'] > 0 and 'knee_cpu_s' in e and len(e['loadavg_before']) == 3 for e in d['environment'])" \
+        "A: the environment record"
+    cap_check "$TMP/a.json" "[r['between']['status'] for r in d['repetitions']] == [0, 0, 0] and \
+        all(r['between']['seconds'] > 0 for r in d['repetitions'])" "A: --between timed before every repetition"
+    for f in rep1-probe rep1-100 rep2-150 rep3-250; do
+        [[ -s "$TMP/out/$f.bin" && -s "$TMP/out/$f.hlog" ]] || fail "A: --out has no $f.bin/.hlog: $(ls "$TMP/out")"
+    done
+    "$KNEE" stats "$TMP/out/rep1-150.bin" >"$TMP/stats.txt" || fail "A: knee stats cannot read a step's log"
+    "$KNEE" hlog tags "$TMP/a.hlog" >"$TMP/tags.txt" || fail "A: knee hlog cannot read --hlog"
+    for t in rep1/probe/probe "rep2/150/127.0.0.1:$PORT_q" "rep3/250/127.0.0.1:$PORT_q"; do
+        grep -q "^$t " "$TMP/tags.txt" || { cat "$TMP/tags.txt"; fail "A: --hlog has no tag $t"; }
+    done
+    # B's outputs: --json - on stdout, --progress's plain lines, the lingering endpoint's counts
+    "$KNEE" capacity --rates 100,150 --reps 1 --no-cross-check "${COMMON[@]}" --slo 'error_rate<1%' \
+        --require 1000 --json - --metrics-listen 127.0.0.1:0 --metrics-linger 30s --progress "$Q" \
+        >"$TMP/bx.json" 2>"$TMP/bx.txt" &
+    bpid=$!
+    PIDS+=("$bpid")
+    for _ in $(seq 300); do grep -q '^metrics: final values on ' "$TMP/bx.txt" && break; sleep 0.1; done
+    grep -q '^metrics: final values on http://127.0.0.1:[0-9]*/metrics for 30s' "$TMP/bx.txt" ||
+        { cat "$TMP/bx.txt"; fail "B: no lingering metrics endpoint"; }
+    mport=$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/bx.txt")
+    curl -sf "http://127.0.0.1:$mport/metrics" >"$TMP/bx.prom" || fail "B: the scrape failed"
+    kill -INT "$bpid"
+    set +e
+    wait "$bpid"
+    RC=$?
+    set -e
+    # 99: the requirement not met; 3: no repetition valid (a probe that failed on a busy machine)
+    [[ $RC -eq 99 || $RC -eq 3 ]] || { cat "$TMP/bx.txt"; fail "B (short steps): exit $RC"; }
+    cap_check "$TMP/bx.json" "d['exit_code'] == $RC and d['require_met'] is False and d['cross_check']['ran'] is False" \
+        "B: --json - on stdout"
+    grep -q 'no cross-check' "$TMP/bx.txt" || fail "B: no-cross-check not said"
+    grep -q '^capacity: rep 1/1 probe 172.5/s$' "$TMP/bx.txt" || { cat "$TMP/bx.txt"; fail "B: no progress line for the probe"; }
+    grep -q '^capacity: rep 1/1 step 2/2 150/s  last step p99 ' "$TMP/bx.txt" || fail "B: no progress line for step 2"
+    ! grep -q $'[\r\033]' "$TMP/bx.txt" || fail "B: control characters in --progress to a pipe"
+    python3 - "$TMP/bx.json" "$TMP/bx.prom" "$PORT_q" <<'PY' || exit 1
+import json, sys
+d, text, t = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), "127.0.0.1:" + sys.argv[3]
+steps = sum(r["requests"] for g in d["ladder"] for r in g["reps"])
+want = ['knee_planned_requests_total{target="%s"} %d' % (t, steps), "knee_run_finished 1"]
+missing = [w for w in want if w + "\n" not in text]
+if missing or steps <= 0:
+    sys.exit("FAIL: B: not in the lingering scrape: %s (steps' requests %d)" % (missing, steps))
+PY
+    in_tier timing || { echo "1 passed, 0 failed"; exit 0; }
+    COMMON=(--step 1s --warmup 300ms --settle 200ms --lag-limit 50ms --timeout 2s --drain 1s)
+fi
+
 for attempt in 1 2; do
     run_a
     problem=""
