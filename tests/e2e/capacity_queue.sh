@@ -25,8 +25,7 @@
 # connections failed p99<100ms with 103 ms, one slow answer in a 1 s window of 80). On a machine
 # that loaded the second run can fail the same way: the test is then skipped, naming what knee
 # capacity measured (timing_verdict, timing.bash). A verdict that does not come from a run knee
-# capacity calls valid fails at once. The checks of the files, the JSON's fields and the lines
-# printed are exact checks of the same runs, which have no cheaper form: they stand as they are.
+# capacity calls valid fails at once.
 # The servers and knee capacity run at nice -10 where that is allowed (as in capacity_flat.sh),
 # so that the other processes of a shared machine stretch the 20 ms and the sends less (before
 # that and the repetition, under two CPU hogs and other builds, 3 of 3 runs failed, each with a
