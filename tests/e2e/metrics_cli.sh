@@ -35,8 +35,11 @@ for _ in 1 2 3; do curl -sf "http://127.0.0.1:$port/x" >/dev/null; done
 for _ in $(seq 100); do grep -q '^metrics: final counters' "$TMP/serve-l.out" && break; sleep 0.1; done
 grep -q '^metrics: final counters on http://127.0.0.1:[0-9]*/metrics for 3s$' "$TMP/serve-l.out" ||
     fail "linger line: $(cat "$TMP/serve-l.out")"
-curl -sf "http://127.0.0.1:$mport/metrics" | grep -q "^knee_serve_ok_requests_total{server=\"127.0.0.1:$port\",preset=\"null\"} 3$" ||
-    fail "final counters not served while lingering"
+# (the scrape into a file, then grep: grep -q leaving a pipe early fails curl, and with it the
+# pipeline, under pipefail)
+curl -sf "http://127.0.0.1:$mport/metrics" >"$TMP/l.prom" || fail "no scrape while lingering"
+grep -q "^knee_serve_ok_requests_total{server=\"127.0.0.1:$port\",preset=\"null\"} 3$" "$TMP/l.prom" ||
+    fail "final counters not served while lingering: $(grep knee_serve_ok_requests_total "$TMP/l.prom")"
 set +e; wait "$pid"; rc=$?; set -e
 [[ $rc -eq 0 ]] || fail "exit $rc after the linger"
 echo "ok: --metrics-linger serves the final counters after --duration, then exits 0"
