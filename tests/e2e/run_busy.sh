@@ -14,7 +14,7 @@ SLOW="http://127.0.0.1:$FS_PORT/slow?ms=200"
 if in_tier timing; then
     run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >"$TMP/to.txt"
     [[ $RC -eq 3 ]] || fail "every request timed out: exit $RC, not 3"
-    json_check "$TMP/to.json" '100 <= tot["latency_by_outcome"]["timeout"]["p50"]' "timeout latency at least 100 ms"
+    json_check "$TMP/to.json" '100 <= tot["latency_by_outcome"]["timeout"]["p50"] < 150' "timeout latency ~100 ms"
     in_tier exact || { echo "ok"; exit 0; }
 fi
 
@@ -40,7 +40,9 @@ json_check "$TMP/one.json" 'identity(acc) and d["config"]["threads"] == 1' "-c 1
 json_check "$TMP/one.json" 'acc["sent"] <= 6 and acc["dropped"] >= 34' "-c 1: one connection's worth sent"
 
 # timeouts: classified, with their latency; not one ok: a failed run (exit 3), said above the table
-run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >"$TMP/to.txt"
+# (answers after 2 s here, not 200 ms: a loaded machine fires a 100 ms timeout late, and a
+# 200 ms answer could beat it; the timing tier checks the 200 ms case)
+run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "http://127.0.0.1:$FS_PORT/slow?ms=2000" >"$TMP/to.txt"
 [[ $RC -eq 3 ]] || fail "every request timed out: exit $RC, not 3"
 grep -q '^! FAILED: not one request succeeded (timeout 20)' "$TMP/to.txt" || fail "no FAILED line: $(cat "$TMP/to.txt")"
 json_check "$TMP/to.json" 'identity(acc) and d["outcomes"]["timeout"] == 20' "timeout classification"
