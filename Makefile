@@ -3,7 +3,8 @@
 #   make / make build   build build/knee (and nothing else)
 #   make install        build/knee, its man page and bash/zsh completion under PREFIX (DESTDIR honoured)
 #   make deb            build-deb/knee_<version>_<arch>.deb (CPack), with the same files under /usr
-#   make test           build everything, run every test, then the same tests under ASan+UBSan
+#   make test           build everything, run the exact tier (in parallel), the exact tier again
+#                       under ASan+UBSan, then the timing tier (plain, one test at a time)
 #   make lab            build and run the main job (knee lab; LAB_ARGS='all --quick' and so on)
 #   make bench          build and run the benchmarks (bench/README.md)
 BUILD   ?= build
@@ -11,14 +12,19 @@ ASAN    ?= build-asan
 DEB     ?= build-deb
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
-CTEST   = ctest --output-on-failure -j$(JOBS)
+# The exact tier's tests mostly wait on sockets, timers and child processes: ctest runs
+# EXACT_JOBS of them at a time (four per core; measured in docs/INTERNALS.md, "Tests: two
+# tiers"). The timing tier's run one at a time (RUN_SERIAL).
+EXACT_JOBS ?= $(shell echo $$(( $$(nproc) * 4 )))
+CTEST   = ctest --output-on-failure
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # CMake's makefiles call make recursively: without this, every level says where it is.
 MAKEFLAGS += --no-print-directory
 # $(call configure,DIR,FLAGS): quietly (CMake's status lines go away; warnings and errors
 # are on stderr and stay).
 configure = cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2) >/dev/null
 
-.PHONY: all deps build install uninstall deb test test-fast test-asan test-build lab bench fuzz fuzz-run format format-check clean
+.PHONY: all deps build install uninstall deb test test-fast test-exact test-asan test-timing test-build asan-build lab bench fuzz fuzz-run format format-check clean
 
 all: build
 
@@ -51,18 +57,41 @@ test-build:
 	@$(call configure,$(BUILD),-DKNEE_TESTS=ON)
 	@cmake --build $(BUILD) -j$(JOBS)
 
+# The three parts of `make test` (docs/INTERNALS.md, "Tests: two tiers"): the exact tier plain,
+# the exact tier under ASan+UBSan, the timing tier plain and serial, last, on a machine no
+# build is loading. Every part runs even when one before it failed; make test fails when any did.
 test: test-build
-	cd $(BUILD) && $(CTEST)
-	@$(MAKE) test-asan
+	@failed=""; \
+	echo "== make test: the exact tier ($(EXACT_JOBS) tests at a time)"; \
+	(cd $(BUILD) && $(CTEST) -L exact -j$(EXACT_JOBS)) || failed="$$failed exact"; \
+	echo "== make test: the exact tier under ASan+UBSan"; \
+	($(MAKE) asan-build && cd $(ASAN) && $(ASAN_ENV) $(CTEST) -L exact -j$(EXACT_JOBS)) || failed="$$failed exact-ASan"; \
+	echo "== make test: the timing tier (one test at a time)"; \
+	(cd $(BUILD) && $(CTEST) -L timing) || failed="$$failed timing"; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
+	echo "make test: the exact tier, plain and under ASan+UBSan, and the timing tier passed"
 
+# Each part alone: the exact tier plain, the exact tier under ASan+UBSan, the timing tier.
+test-exact: test-build
+	cd $(BUILD) && $(CTEST) -L exact -j$(EXACT_JOBS)
+
+test-asan: asan-build
+	cd $(ASAN) && $(ASAN_ENV) $(CTEST) -L exact -j$(EXACT_JOBS)
+
+test-timing: test-build
+	cd $(BUILD) && $(CTEST) -L timing
+
+# Both tiers plain, no ASan pass.
 test-fast: test-build
-	cd $(BUILD) && $(CTEST)
+	@failed=""; \
+	(cd $(BUILD) && $(CTEST) -L exact -j$(EXACT_JOBS)) || failed="$$failed exact"; \
+	(cd $(BUILD) && $(CTEST) -L timing) || failed="$$failed timing"; \
+	if [ -n "$$failed" ]; then echo "make test-fast: FAILED:$$failed" >&2; exit 1; fi
 
-test-asan:
+asan-build:
 	@scripts/deps.sh --test
 	@cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DKNEE_SANITIZE=ON -DKNEE_TESTS=ON >/dev/null
 	@cmake --build $(ASAN) -j$(JOBS)
-	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CTEST)
 
 lab: build
 	./$(BUILD)/knee lab $(LAB_ARGS)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad input to knee capacity: one clear line naming the flag, exit code 2, nothing sent; the
 # dry run prints the ladder and the plan and sends nothing; --help exits 0.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 U=http://127.0.0.1:9/
 S=(--slo 'p99<10ms')
@@ -120,13 +121,8 @@ grep -q "its lag p99 beyond --timer-slack > 4ms (10% of the SLO's p99<40ms)" "$T
 
 # over TLS and HTTP/2: the candidate is knee serve --tls --h2 (self-signed, so -k); the in-process
 # probe speaks the same transport (https, its own certificate trusted without --insecure's say)
-"$KNEE" serve --preset null --tls --h2 --listen 127.0.0.1:0 >"$TMP/tls.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do
-    grep -q 'listening on' "$TMP/tls.out" 2>/dev/null && break
-    sleep 0.1
-done
-TLSURL="https://$(grep -o '127.0.0.1:[0-9]*' "$TMP/tls.out" | head -1)/"
+start_knee_serve tls --preset null --tls --h2
+TLSURL="https://$ADDR_tls/"
 run_knee capacity --rates 50 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo 'p99<1s' \
     -k --http2 "$TLSURL" --json "$TMP/tls.json" >"$TMP/tls.txt" 2>&1
 [[ $RC -eq 0 || $RC -eq 3 ]] || { cat "$TMP/tls.txt"; fail "knee capacity over TLS + h2 exited $RC"; }
@@ -150,13 +146,8 @@ PY
 # fails says "beyond --timer-slack". How late the kernel wakes, and what a loaded machine adds,
 # is not asserted (the lags are printed). The closed-loop cross-check runs without a slack (a
 # closed loop has no plan; knee run refuses one there).
-"$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/null.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do
-    grep -q 'listening on' "$TMP/null.out" 2>/dev/null && break
-    sleep 0.1
-done
-NULLURL="http://$(grep -o '127.0.0.1:[0-9]*' "$TMP/null.out" | head -1)/"
+start_knee_serve null --preset null
+NULLURL="http://$ADDR_null/"
 run_knee capacity --rates 20 --reps 1 --step 1s --warmup 300ms --settle 0 --threads 1 --timer-slack 100ms \
     --probe-lag-limit 20ms --slo 'p99<1s' --json "$TMP/slack.json" "$NULLURL" >"$TMP/slack.txt" 2>&1
 [[ $RC -eq 0 || $RC -eq 3 ]] || { cat "$TMP/slack.txt"; fail "knee capacity --timer-slack 100ms exited $RC"; }

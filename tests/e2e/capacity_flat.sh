@@ -23,14 +23,16 @@
 # rungs would fail as "not delivered". The generator's timer is not what this test is about,
 # and the SLO judges latency from the planned send, so a lag can only lower the capacity.
 # A run that fails its checks while knee capacity itself says the machine may have been measured
-# (a probe failed, a step "not delivered", a repetition BUSY: cap_machine_measured) runs once
-# more, with its own three D; a second failure fails (a probe failure under two CPU hogs and
-# other helpers' builds excludes a repetition; two of them leave no majority).
+# (a probe failed, a step "not delivered", a repetition BUSY: capacity_machine_why) runs once
+# more, with its own three D, and the test is skipped when knee says so again (timing_verdict,
+# timing.bash; a probe failure under two CPU hogs and other helpers' builds excludes a
+# repetition; two of them leave no majority).
 # The server and knee run at nice -10 where that is allowed, so that the other processes of a
 # shared machine stretch the 10 ms less (D is measured either way).
+# tier: timing
 source "$KNEE_SRC/tests/e2e/capacity_common.bash"
 SERVE_WRAP=("${NICE[@]}")
-start_serve flat --preset flat
+start_knee_serve flat --preset flat
 U=http://127.0.0.1:$PORT_flat/
 cat >"$TMP/stretch.sh" <<SH
 #!/bin/sh
@@ -100,16 +102,14 @@ for run in a b; do
         RC=$?
         set -e
         sed -n '/^ladder x/,/^$/p;/^capacity\|^INVALID/p' "$TMP/$run.txt"
-        if [[ $RC -eq 0 ]] && judge $run; then
-            break
+        problem=""
+        if [[ $RC -ne 0 ]]; then
+            problem="run $run: exit $RC"
+        elif ! judge $run; then
+            problem="run $run: its verdict or bracket (above)"
         fi
-        # a run knee capacity says may be the machine's (cap_machine_measured) once more
-        if [[ $attempt == 1 ]] && why=$(cap_machine_measured "$TMP/$run.json"); then
-            echo "# run $run: exit $RC, and knee capacity measured the machine ($why): once more"
-            continue
-        fi
-        cat "$TMP/$run.txt" "$TMP/$run.err"
-        fail "run $run: exit $RC (attempt $attempt)"
+        [[ -z $problem ]] || cat "$TMP/$run.txt" "$TMP/$run.err"
+        timing_verdict $attempt "$problem" "$(capacity_machine_why "$TMP/$run.json")" && break
     done
 done
 

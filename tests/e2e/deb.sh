@@ -5,6 +5,7 @@
 # `dpkg -x` into a scratch root (never into the system), and the unpacked knee runs:
 # --version, and a short `knee run` against the unpacked `knee serve` on 127.0.0.1.
 # Heavy (it compiles knee once more), so it runs alone.
+# tier: exact
 set -euo pipefail
 : "${KNEE:?}" "${KNEE_SRC:?}" "${KNEE_BUILD:?}"
 fail() {

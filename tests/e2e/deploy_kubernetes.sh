@@ -5,6 +5,7 @@
 # with one start instant; and the rendered pods' commands, run here as the Job controller
 # would run them (JOB_COMPLETION_INDEX 0..N-1, the shared volume a directory) against knee
 # serve, give shards that the rendered merge Job's command adds up to the whole plan.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 python3 -c 'import yaml' 2>/dev/null || { echo "SKIP: python3-yaml is not installed (scripts/deps.sh --test)"; exit 77; }
 D="$KNEE_SRC/deploy/kubernetes"
@@ -43,13 +44,8 @@ PY
 
 # knee serve first, so the start instant rendered next is not spent waiting for it (CI, on a
 # loaded machine: the pods started 2.4 s after a 3 s instant and refused a plan in the past)
-"$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do
-    grep -q 'listening on' "$TMP/serve.out" 2>/dev/null && break
-    sleep 0.1
-done
-PORT=$(grep -o '127.0.0.1:[0-9]*' "$TMP/serve.out" | head -1 | cut -d: -f2)
+start_knee_serve null --preset null
+PORT=$PORT_null
 bash "$D/run.sh" --render -i "registry.example/knee:test" -n "$N" -d 6 "PLACEHOLDER_URL" -R 900 -d 1500ms --warmup 500ms \
     >"$TMP/rendered.yaml"
 python3 - "$TMP/rendered.yaml" "$N" "$TMP" <<'PY' || fail "rendered manifests"

@@ -2,6 +2,7 @@
 # The Grafana dashboard (deploy/grafana/knee.json) is valid JSON with the panels of the issue,
 # and every query in it parses as PromQL (promtool check rules over the queries written as
 # recording rules). tests/e2e/metrics_prometheus.sh runs the same queries on a live Prometheus.
+# tier: exact
 set -euo pipefail
 : "${KNEE_SRC:?KNEE_SRC must name the source dir}"
 command -v promtool >/dev/null || { echo "FAIL: promtool missing (scripts/deps.sh installs prometheus)"; exit 1; }

@@ -5,6 +5,7 @@
 # for ~230 percentiles, every step of the four iterators, index math, outputPercentileDistribution
 # (text and CSV) and Java's %.Nf number formatting - must be byte-identical.
 # Fails (never skips) when java, javac or the jar are missing: scripts/deps.sh --test installs them.
+# tier: exact
 set -euo pipefail
 src=${KNEE_SRC:?KNEE_SRC not set}
 build=${KNEE_BUILD:?KNEE_BUILD not set}

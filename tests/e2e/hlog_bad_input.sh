@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad .hlog input through the CLI: every case must end with exactly one clear line on stderr
 # naming the file and line, exit code 2, and no crash (the ASan run checks memory too).
+# tier: exact
 set -euo pipefail
 : "${KNEE:?}"
 tmp=$(mktemp -d)

@@ -2,6 +2,7 @@
 # A log written by the Java reference (HistogramLogWriter; six tags of seeded random values of
 # different shapes and histogram parameters, 12 intervals each) read by knee: knee's
 # percentile distribution, statistics and percentiles must equal the Java library's own.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/hlog/common.sh"
 ref write "$tmp/j.hlog" 42
 for tag in untagged api tail db tiny edge; do

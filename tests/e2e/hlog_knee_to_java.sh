@@ -3,6 +3,7 @@
 # tags) merged by knee hlog merge, then read by the Java reference: HistogramLogProcessor's
 # .hgrm must equal knee hlog show line for line, for every tag, on the inputs and the merged
 # log; and the merged log must equal the Java library's own sum of the two inputs.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/hlog/common.sh"
 GEN="$KNEE_BUILD/bench_hlog"
 [[ -x $GEN ]] || fail "$GEN not built"

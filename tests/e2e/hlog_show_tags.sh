@@ -3,13 +3,11 @@
 # shows every tag merged, says so on one stderr line, and its total count is the log's; from a
 # file and from standard input alike. A log with untagged intervals still shows those (the
 # reference tool's default), without a note; --tag shows one tag.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset null --duration 60s
+PORT=$PORT_s
 "$KNEE" run --target api=http://127.0.0.1:$PORT/a@100 --target web=http://127.0.0.1:$PORT/b@50 \
     -d 2s --threads 1 --hlog "$TMP/r.hlog" >/dev/null
 

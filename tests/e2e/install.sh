@@ -3,6 +3,7 @@
 # the man page renders without a roff warning and documents every flag, and the bash and
 # zsh completions offer every subcommand and every flag. The flags come from the binary's
 # own --help (scripts/helpgen.sh flags), so the check grows with the option tables.
+# tier: exact
 set -euo pipefail
 : "${KNEE:?}" "${KNEE_SRC:?}" "${KNEE_BUILD:?}"
 tmp=$(mktemp -d)

@@ -3,6 +3,7 @@
 # flag, --help lists the experiments, and two short experiments run to completion with their
 # sentences, their --out files (CSV in the article's columns, JSON that parses) and every
 # accounting identity holding. Servers are in-process on free 127.0.0.1 ports; no children.
+# tier: exact
 set -euo pipefail
 : "${KNEE:?KNEE must point at the knee binary}"
 tmp=$(mktemp -d)

@@ -4,17 +4,8 @@
 # --metrics-linger keeping the final counters up after --duration. knee run: the same usage
 # errors before anything is sent, --dry-run showing the buckets with the thresholds added, a
 # run whose lingering endpoint serves exactly its JSON counts, and a port in use.
-set -euo pipefail
-KNEE=${KNEE:-build/knee}
-TMP=$(mktemp -d /tmp/knee-metrics-cli.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]:-}"; do [[ -n "$p" ]] && { kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; }; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# tier: exact
+source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 for args in "--metrics-linger 5s" "--metrics-listen 127.0.0.1" "--metrics-listen nohost:x" "--metrics-listen 127.0.0.1:70000" \
             "--metrics-listen :0 --metrics-linger soon"; do
@@ -35,27 +26,27 @@ grep -q 'is not a loopback address' "$TMP/any.err" || fail "no warning for 0.0.0
 grep -q '^metrics on http://127.0.0.1:' "$TMP/lo.out" && [[ ! -s "$TMP/lo.err" ]] || fail ":0 is not loopback: $(cat "$TMP/lo.out" "$TMP/lo.err")"
 echo "ok: 0.0.0.0 is served with a warning; :PORT binds loopback without one"
 
-# --duration 1s then --metrics-linger 3s: the endpoint answers with the final counters after
-# the server stopped, and the process exits 0 by itself.
-"$KNEE" serve --preset null --metrics-listen 127.0.0.1:0 --duration 1s --metrics-linger 3s >"$TMP/l.out" 2>&1 &
-pid=$!; PIDS+=("$pid")
-for _ in $(seq 100); do grep -q '^metrics on ' "$TMP/l.out" && break; sleep 0.1; done
-port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMP/l.out")
-mport=$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/l.out")
+# --duration 3s then --metrics-linger 3s: the endpoint answers with the final counters after
+# the server stopped, and the process exits 0 by itself. (3 s: the three requests must reach
+# the server before it stops, on a loaded machine too.)
+start_knee_serve l --preset null --metrics-listen 127.0.0.1:0 --duration 3s --metrics-linger 3s
+pid=$PID_l port=$PORT_l mport=$MPORT_l
 for _ in 1 2 3; do curl -sf "http://127.0.0.1:$port/x" >/dev/null; done
-for _ in $(seq 100); do grep -q '^metrics: final counters' "$TMP/l.out" && break; sleep 0.1; done
-grep -q '^metrics: final counters on http://127.0.0.1:[0-9]*/metrics for 3s$' "$TMP/l.out" || fail "linger line: $(cat "$TMP/l.out")"
-curl -sf "http://127.0.0.1:$mport/metrics" | grep -q "^knee_serve_ok_requests_total{server=\"127.0.0.1:$port\",preset=\"null\"} 3$" ||
-    fail "final counters not served while lingering"
+for _ in $(seq 100); do grep -q '^metrics: final counters' "$TMP/serve-l.out" && break; sleep 0.1; done
+grep -q '^metrics: final counters on http://127.0.0.1:[0-9]*/metrics for 3s$' "$TMP/serve-l.out" ||
+    fail "linger line: $(cat "$TMP/serve-l.out")"
+# (the scrape into a file, then grep: grep -q leaving a pipe early fails curl, and with it the
+# pipeline, under pipefail)
+curl -sf "http://127.0.0.1:$mport/metrics" >"$TMP/l.prom" || fail "no scrape while lingering"
+grep -q "^knee_serve_ok_requests_total{server=\"127.0.0.1:$port\",preset=\"null\"} 3$" "$TMP/l.prom" ||
+    fail "final counters not served while lingering: $(grep knee_serve_ok_requests_total "$TMP/l.prom")"
 set +e; wait "$pid"; rc=$?; set -e
 [[ $rc -eq 0 ]] || fail "exit $rc after the linger"
 echo "ok: --metrics-linger serves the final counters after --duration, then exits 0"
 
 # The metrics port already taken: exit 1 with the system's reason; the servers stop cleanly.
-"$KNEE" serve --preset null --metrics-listen 127.0.0.1:0 --duration 60s >"$TMP/t.out" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^metrics on ' "$TMP/t.out" && break; sleep 0.1; done
-taken=$(sed -n 's|^metrics on http://\(127.0.0.1:[0-9]*\)/metrics$|\1|p' "$TMP/t.out")
+start_knee_serve t --preset null --metrics-listen 127.0.0.1:0 --duration 60s
+taken=127.0.0.1:$MPORT_t
 set +e; err=$("$KNEE" serve --preset null --metrics-listen "$taken" 2>&1 >"$TMP/t2.out"); rc=$?; set -e
 [[ $rc -eq 1 && $err == *"--metrics-listen $taken"*"in use"* ]] || fail "taken port: rc=$rc $err"
 grep -q '^stopped ' "$TMP/t2.out" || fail "servers not stopped after the endpoint failed: $(cat "$TMP/t2.out")"
@@ -80,10 +71,8 @@ echo "ok: knee run --dry-run shows the buckets, the threshold's 7 ms added"
 
 # A real run: its endpoint, lingering, serves exactly the JSON's counts; SIGINT ends the linger
 # and the exit code is the run's.
-"$KNEE" serve --preset null --duration 20s >"$TMP/rs.out" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^listening on ' "$TMP/rs.out" && break; sleep 0.1; done
-sport=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMP/rs.out")
+start_knee_serve rs --preset null --duration 20s
+sport=$PORT_rs
 "$KNEE" run -R 500 -d 1s --warmup 200ms --metrics-listen :0 --metrics-linger 30s --json "$TMP/r.json" \
     "http://127.0.0.1:$sport/" >"$TMP/r.out" 2>"$TMP/r.err" &
 rpid=$!; PIDS+=("$rpid")

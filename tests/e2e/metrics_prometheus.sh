@@ -5,43 +5,34 @@
 # exactly each server's /stats counters (one server still running, the other stopped and
 # lingering with its final counters), the servers' ok counts must add up to knee run's JSON
 # ok count, and every query of the Grafana dashboard must run without error.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 PATH=$PATH:/usr/sbin:/usr/bin
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||
     fail "prometheus/promtool missing: scripts/deps.sh installs the prometheus package"
 
-# start_serve NAME ARGS...: a knee serve with --metrics-listen on free ports; sets
-# <NAME>_PID, <NAME>_PORT (the server) and <NAME>_MPORT (its metrics endpoint).
+# start_serve NAME ARGS...: a knee serve with --metrics-listen on free ports (start_knee_serve):
+# PID_<NAME>, PORT_<NAME> (the server) and MPORT_<NAME> (its metrics endpoint); its output in
+# serve-NAME.out and .err.
 start_serve() {
     local name=$1
     shift
-    "$KNEE" serve --metrics-listen 127.0.0.1:0 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-    local pid=$!
-    PIDS+=("$pid")
-    local i
-    for i in $(seq 100); do
-        grep -q '^metrics on ' "$TMP/$name.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    grep -q '^metrics on ' "$TMP/$name.out" || { cat "$TMP/$name.out" "$TMP/$name.err"; fail "$name did not start"; }
-    printf -v "${name}_PID" '%s' "$pid"
-    printf -v "${name}_PORT" '%s' "$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMP/$name.out")"
-    printf -v "${name}_MPORT" '%s' "$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/$name.out")"
+    start_knee_serve "$name" --metrics-listen 127.0.0.1:0 "$@"
 }
 
 start_serve A --preset report --metrics-linger 120s
 start_serve B --preset quiet
-[[ ! -s "$TMP/A.err" ]] || fail "a loopback --metrics-listen printed a warning: $(cat "$TMP/A.err")"
-echo "ok: two knee serve instances, metrics on 127.0.0.1:$A_MPORT and 127.0.0.1:$B_MPORT"
+[[ ! -s "$TMP/serve-A.err" ]] || fail "a loopback --metrics-listen printed a warning: $(cat "$TMP/serve-A.err")"
+echo "ok: two knee serve instances, metrics on 127.0.0.1:$MPORT_A and 127.0.0.1:$MPORT_B"
 
 # The text format passes promtool's linter; OpenMetrics is negotiated and ends with # EOF.
-curl -sf "http://127.0.0.1:$B_MPORT/metrics" >"$TMP/scrape.txt"
+curl -sf "http://127.0.0.1:$MPORT_B/metrics" >"$TMP/scrape.txt"
 promtool check metrics <"$TMP/scrape.txt" >"$TMP/lint" 2>&1 || { cat "$TMP/lint"; fail "promtool check metrics"; }
-grep -q "^knee_serve_requests_total{server=\"127.0.0.1:$B_PORT\",preset=\"quiet\"} 0$" "$TMP/scrape.txt" ||
+grep -q "^knee_serve_requests_total{server=\"127.0.0.1:$PORT_B\",preset=\"quiet\"} 0$" "$TMP/scrape.txt" ||
     fail "scrape lacks the server's labelled counter: $(head -20 "$TMP/scrape.txt")"
 echo "ok: promtool check metrics passes on a real scrape ($(wc -l <"$TMP/scrape.txt") lines)"
 curl -sf -D "$TMP/om.head" -H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5' \
-    "http://127.0.0.1:$B_MPORT/metrics" >"$TMP/om.txt"
+    "http://127.0.0.1:$MPORT_B/metrics" >"$TMP/om.txt"
 grep -qi '^content-type: application/openmetrics-text; version=1.0.0' "$TMP/om.head" || fail "no OpenMetrics content type"
 [[ $(tail -n1 "$TMP/om.txt") == "# EOF" ]] || fail "OpenMetrics exposition does not end with # EOF"
 grep -q '^# UNIT knee_serve_uptime_seconds seconds$' "$TMP/om.txt" || fail "OpenMetrics UNIT line"
@@ -53,7 +44,7 @@ cat >"$TMP/prom.yml" <<EOF
 global: { scrape_interval: 1s, scrape_timeout: 1s }
 scrape_configs:
   - job_name: knee_serve
-    static_configs: [ { targets: ["127.0.0.1:$A_MPORT", "127.0.0.1:$B_MPORT"] } ]
+    static_configs: [ { targets: ["127.0.0.1:$MPORT_A", "127.0.0.1:$MPORT_B"] } ]
 EOF
 prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/tsdb" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
@@ -74,23 +65,23 @@ done
 echo "ok: both endpoints scraped (up == 1)"
 
 # A short closed-loop run against both servers (bounded: 3 s, 4 connections).
-"$KNEE" run -c 4 -d 3s --target a="http://127.0.0.1:$A_PORT/" --target b="http://127.0.0.1:$B_PORT/" \
+"$KNEE" run -c 4 -d 3s --target a="http://127.0.0.1:$PORT_A/" --target b="http://127.0.0.1:$PORT_B/" \
     --json "$TMP/run.json" >"$TMP/run.txt" || fail "knee run failed: $(cat "$TMP/run.txt")"
 json_check "$TMP/run.json" 'identity(acc) and d["outcomes"]["ok"] > 100 and d["outcomes"]["ok"] == acc["sent"]' \
     "knee run: every request sent was answered ok"
 
 # The expected counters: B's /stats while it runs (the /stats request counts itself), A's
 # final counters from its "stopped" line after SIGTERM (it then lingers with them).
-curl -sf "http://127.0.0.1:$B_PORT/stats" >"$TMP/B.stats"
-kill -TERM "$A_PID"
-for _ in $(seq 100); do grep -q '^metrics: final counters on ' "$TMP/A.out" && break; sleep 0.1; done
-grep -q '^metrics: final counters on ' "$TMP/A.out" || fail "A did not announce its linger: $(cat "$TMP/A.out")"
-sed -n 's/^stopped [^ ]* (report) //p' "$TMP/A.out" >"$TMP/A.stats"
+curl -sf "http://127.0.0.1:$PORT_B/stats" >"$TMP/B.stats"
+kill -TERM "$PID_A"
+for _ in $(seq 100); do grep -q '^metrics: final counters on ' "$TMP/serve-A.out" && break; sleep 0.1; done
+grep -q '^metrics: final counters on ' "$TMP/serve-A.out" || fail "A did not announce its linger: $(cat "$TMP/serve-A.out")"
+sed -n 's/^stopped [^ ]* (report) //p' "$TMP/serve-A.out" >"$TMP/A.stats"
 [[ -s "$TMP/A.stats" ]] || fail "no stopped line from A"
-curl -sf "http://127.0.0.1:$A_MPORT/metrics" >"$TMP/A.linger" || fail "A's endpoint does not answer while lingering"
+curl -sf "http://127.0.0.1:$MPORT_A/metrics" >"$TMP/A.linger" || fail "A's endpoint does not answer while lingering"
 echo "ok: A stopped and lingers with its final counters"
 
-python3 - "$PROM" "$A_PORT" "$TMP/A.stats" "$B_PORT" "$TMP/B.stats" "$TMP/run.json" "$TMP/A.linger" <<'PY' || exit 1
+python3 - "$PROM" "$PORT_A" "$TMP/A.stats" "$PORT_B" "$TMP/B.stats" "$TMP/run.json" "$TMP/A.linger" <<'PY' || exit 1
 import json, sys, time, urllib.parse, urllib.request
 prom, ports, run = sys.argv[1], {"A": sys.argv[2], "B": sys.argv[4]}, json.load(open(sys.argv[6]))
 stats = {"A": json.load(open(sys.argv[3])), "B": json.load(open(sys.argv[5]))}
@@ -173,8 +164,8 @@ PY
 python3 "$KNEE_SRC/tests/e2e/dashboard_queries.py" "$KNEE_SRC/deploy/grafana/knee.json" --query "$PROM" || exit 1
 
 # A second SIGTERM ends the linger at once; the process exits 0.
-kill -TERM "$A_PID"
-for _ in $(seq 100); do kill -0 "$A_PID" 2>/dev/null || break; sleep 0.1; done
-set +e; wait "$A_PID"; rc=$?; set -e
+kill -TERM "$PID_A"
+for _ in $(seq 100); do kill -0 "$PID_A" 2>/dev/null || break; sleep 0.1; done
+set +e; wait "$PID_A"; rc=$?; set -e
 [[ $rc -eq 0 ]] || fail "A exited $rc after the second SIGTERM"
 echo "ok: a second SIGTERM ends --metrics-linger (exit 0)"

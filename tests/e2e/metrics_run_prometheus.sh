@@ -12,21 +12,21 @@
 #   - the server's view: knee serve's ok counts = the runs' ok requests, warm-up included, and
 #     its server-time histogram counts them all;
 # and every query of the Grafana dashboard must return data. Bounded (two 5 s runs at 300/s).
+# tier: exact timing
+# The timing tier: the lesson (the two runs' p99s must differ as the two servers do, which on a
+# loaded machine both runs' own delays can hide); the exact tier the rest. Each runs the whole.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 PATH=$PATH:/usr/sbin:/usr/bin
 command -v prometheus >/dev/null || fail "prometheus missing: scripts/deps.sh installs the prometheus package"
 
 # knee serve: a slow-tailed server (quiet: 2 ms work, 40 ms on a 10% cache miss) and a fast one
 # (queue preset, /work?ms=2), with metrics.
-"$KNEE" serve --listen quiet@127.0.0.1:0 --listen queue@127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-    --metrics-buckets 1ms,5ms,10ms,50ms,100ms,1s >"$TMP/serve.out" 2>"$TMP/serve.err" &
-SERVE_PID=$!
-PIDS+=("$SERVE_PID")
-for _ in $(seq 100); do grep -q '^metrics on ' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-grep -q '^metrics on ' "$TMP/serve.out" || fail "knee serve did not start: $(cat "$TMP/serve.out" "$TMP/serve.err")"
-SLOW_PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) (quiet)$/\1/p' "$TMP/serve.out")
-FAST_PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\) (queue)$/\1/p' "$TMP/serve.out")
-SERVE_MPORT=$(sed -n 's|^metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/serve.out")
+start_knee_serve s --listen quiet@127.0.0.1:0 --listen queue@127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+    --metrics-buckets 1ms,5ms,10ms,50ms,100ms,1s
+SERVE_PID=$PID_s
+SLOW_PORT=$(port_of s quiet)
+FAST_PORT=$(port_of s queue)
+SERVE_MPORT=$MPORT_s
 A_MPORT=$(free_port)
 B_MPORT=$(free_port)
 [[ $A_MPORT != "$B_MPORT" ]] || B_MPORT=$(free_port)
@@ -74,7 +74,7 @@ curl -sf "http://127.0.0.1:$B_MPORT/metrics" >"$TMP/fast.prom" || fail "fast's e
 grep -q '^knee_run_finished 1$' "$TMP/slow.prom" || fail "knee_run_finished is not 1 after the run"
 
 python3 - "$PROM" "$TMP" "$KNEE" "$A_MPORT" "$B_MPORT" <<'PY' || exit 1
-import json, subprocess, sys, time, urllib.parse, urllib.request
+import json, os, subprocess, sys, time, urllib.parse, urllib.request
 prom, tmp, knee = sys.argv[1], sys.argv[2], sys.argv[3]
 inst = {"slow": "127.0.0.1:" + sys.argv[4], "fast": "127.0.0.1:" + sys.argv[5]}
 runs = {r: json.load(open("%s/%s.json" % (tmp, r))) for r in inst}
@@ -165,7 +165,7 @@ print("ok: histogram_quantile(0.99, sum by (le) (...)) = %.3f ms = knee's estima
 # The lesson: the average of the instances' p99s is another number.
 per = by('histogram_quantile(0.99, sum by (instance, le) (knee_latency_seconds_bucket{job="knee_run"}))', "instance")
 q_avg = float(query('avg(histogram_quantile(0.99, sum by (instance, le) (knee_latency_seconds_bucket{job="knee_run"})))')[0]["value"][1])
-if abs(q_avg - q_prom) <= 0.05 * q_prom:
+if os.environ.get("KNEE_TIER", "timing") == "timing" and abs(q_avg - q_prom) <= 0.05 * q_prom:
     fail("the averaged p99 %.3f ms is within 5%% of the merged p99 %.3f ms: the runs were too alike to show it"
          % (q_avg * 1000, q_prom * 1000))
 true = json.loads(subprocess.run([knee, "stats", tmp + "/slow.bin", tmp + "/fast.bin", "--json"],

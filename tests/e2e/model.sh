@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # knee model end to end: the real binary's exit codes, its --json output parsed by Python,
 # and Little's law closing the loop between two calculators.
+# tier: exact
 set -euo pipefail
 : "${KNEE:?KNEE must point at the knee binary}"
 tmp=$(mktemp -d)

@@ -11,11 +11,8 @@ if ! mknod "$TMP/probe" c 1 3 2>/dev/null; then
 fi
 rm -f "$TMP/probe"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 300s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset null --duration 300s
+PORT=$PORT_s
 
 nfail=0
 bad() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }

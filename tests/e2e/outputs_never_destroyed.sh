@@ -22,6 +22,7 @@
 # made a full device, so the run fails there first; empty means the sibling NAME.csv.
 # knee run's --json, --out and --hlog are in run_outputs.sh; knee run --repeat --out-dir
 # (a directory, refused unless new or empty) has its own cases below the table.
+# tier: exact
 TABLE='
 hlog merge -o|hlog merge {IN} -o {OUT}||hlog merge {BADIN} -o {OUT}
 lab --out csv|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.csv|

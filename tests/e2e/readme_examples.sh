@@ -24,6 +24,7 @@
 # purpose: it must exit 2 and print that line (up to the file name's position, for errors
 # whose details depend on generated inputs). Pipes, redirections and comments after the
 # knee command are dropped. Exceptions, by name with the reason: EXCEPTIONS below.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 : "${KNEE_BUILD:?KNEE_BUILD must name the build dir (bench_hlog)}"
 
@@ -37,14 +38,8 @@ printf 'latency_ms\n1.5\n-0.5\n' >neg.csv
 "$KNEE_BUILD/bench_hlog" gen host1.hlog --seed 1 --intervals 20 --start 1700000000 --tags api >/dev/null
 "$KNEE_BUILD/bench_hlog" gen host2.hlog --seed 2 --intervals 20 --start 1700000000.4 --tags api >/dev/null
 "$KNEE_BUILD/bench_hlog" gen us.hlog --seed 3 --intervals 20 --start 1700000000 --tags api --digits 2 >/dev/null
-"$KNEE" serve -p null -l 127.0.0.1:0 >serve.out 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do
-    grep -q 'listening on' serve.out && break
-    sleep 0.1
-done
-PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' serve.out)
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s -p null
+PORT=$PORT_s
 "$KNEE" run -n 200 -c 2 --target A="http://127.0.0.1:$PORT/" --hlog r.hlog >/dev/null ||
     fail "knee run --hlog for the r.hlog input"
 "$KNEE" run -R 200 -d 1s "http://127.0.0.1:$PORT/" --json open-loop.json --out open-loop.bin >/dev/null ||

@@ -4,6 +4,7 @@
 # "## knee <command>" section; the flags of `knee` itself anywhere). The flags are read from
 # the binary by scripts/helpgen.sh, the same reader that writes the man page and the
 # completions, so a new flag without a README line fails here.
+# tier: exact
 set -euo pipefail
 : "${KNEE:?KNEE must name the knee binary}" "${KNEE_SRC:?KNEE_SRC must name the source dir}"
 readme=$KNEE_SRC/README.md

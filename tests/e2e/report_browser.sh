@@ -6,6 +6,7 @@
 # cannot back is left out with a note, and each run's summary block is the terminal's output
 # byte for byte (so its numbers are the JSON's). Then a million-request report (a synthetic
 # binary log) loads: its load time is printed, not asserted (docs/BENCHMARKS.md).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 CHROMIUM=$(command -v chromium || true)
@@ -28,11 +29,8 @@ console_clean() {
     fi
 }
 
-"$KNEE" serve --listen report@127.0.0.1:0 --pause-every 2s --duration 120s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --listen report@127.0.0.1:0 --pause-every 2s --duration 120s
+PORT=$PORT_s
 
 # run a: open loop with a warm-up and --timer-slack 2ms, binary log; run b: CSV log and an hlog
 "$KNEE" run -R 200 -d 5s --warmup 1s --threads 1 --timer-slack 2ms --json "$TMP/a.json" --out "$TMP/a.bin" \

@@ -3,13 +3,11 @@
 # directory), and every bad input or output refused with one line naming the flag, file and
 # line or record — exit 2 for bad input, 1 for an output that could not be written (and no
 # partial file left behind).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset null --duration 60s
+PORT=$PORT_s
 
 mkdir -p "$TMP/lab"
 "$KNEE" run -R 100 -d 1s --threads 1 --json "$TMP/lab/x.json" --out "$TMP/lab/x.csv" --hlog "$TMP/lab/x.hlog" \

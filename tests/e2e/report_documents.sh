@@ -6,6 +6,7 @@
 # document from tests/e2e/report_fixtures) with --service (chart 6). Each page: no console
 # message, every chart it drew has coloured pixels in its box, and the numbers of its tables
 # are the JSON's.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 CHROMIUM=$(command -v chromium || true)
@@ -47,15 +48,10 @@ check() {
     echo "$name: $want charts drawn (${ids[*]})"
 }
 
-"$KNEE" serve --listen quiet@127.0.0.1:0 --listen report@127.0.0.1:0 --listen flat@127.0.0.1:0 \
-    --duration 240s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do [[ $(grep -c '^listening on' "$TMP/serve.out" 2>/dev/null) -eq 3 ]] && break; sleep 0.1; done
-port() { sed -n "s/^listening on 127.0.0.1:\([0-9]*\) ($1).*/\1/p" "$TMP/serve.out"; }
-QUIET=$(port quiet)
-REPORT=$(port report)
-FLAT=$(port flat)
-[[ -n "$QUIET" && -n "$REPORT" && -n "$FLAT" ]] || fail "knee serve did not start: $(cat "$TMP/serve.out")"
+start_knee_serve s --listen quiet@127.0.0.1:0 --listen report@127.0.0.1:0 --listen flat@127.0.0.1:0 --duration 240s
+QUIET=$(port_of s quiet)
+REPORT=$(port_of s report)
+FLAT=$(port_of s flat)
 
 # two sides of three repetitions; the second with --html: the report of its directory
 "$KNEE" run -R 150 -d 2s --warmup 500ms --threads 1 --repeat 3 --out-dir "$TMP/before" \
@@ -70,7 +66,7 @@ grep -q 'knee-compare/1' "$TMP/cmp.html" || fail "knee compare --html wrote no c
 
 # capacity: a search of our own when this knee has one, else the fixture
 if "$KNEE" capacity --help >/dev/null 2>&1; then
-    "$KNEE" capacity --rates 20,40,60 --reps 3 --step 1s --warmup 300ms --settle 200ms --threads 1 --lag-limit 20ms \
+    "$KNEE" capacity --rates 20,40,60 --reps 3 --step 500ms --warmup 100ms --settle 100ms --threads 1 --lag-limit 20ms \
         --slo 'p99<200ms' --json "$TMP/cap.json" --html "$TMP/cap-direct.html" --service 10ms \
         "http://127.0.0.1:$FLAT/" >/dev/null || true # exit 0, 99 or 3: each is a document to draw
     [[ -s "$TMP/cap.json" ]] || fail "knee capacity wrote no JSON"

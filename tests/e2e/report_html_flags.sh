@@ -4,13 +4,11 @@
 # (the run's summary block is its stdout, byte for byte); a path that cannot be written is
 # refused before the first request (exit 2) or, when it fails at the end, exit 1 with one line
 # naming it; an input the report cannot read is exit 2 naming the file.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 120s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset null --duration 120s
+PORT=$PORT_s
 URL="http://127.0.0.1:$PORT/"
 
 # expect CODE PATTERN CMD...: the exit code and a stderr line matching PATTERN

@@ -5,17 +5,16 @@
 # targets with thresholds (one fails: exit 99), a closed loop, a generator-limited run. One
 # printer (src/runreport) prints both, the terminal's from the run and the report's from the
 # run's JSON; this test holds them to it.
+# tier: exact timing
+# The timing tier: that the run meant for the compact form got it (on a loaded machine knee may
+# call even a null service's run generator-limited, which is the full form); the exact tier the
+# rest, the report's summaries equal to the terminal's in whatever form each run took.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --listen report@127.0.0.1:0 --listen null@127.0.0.1:0 --listen queue@127.0.0.1:0 \
-    --duration 120s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do [[ $(grep -c '^listening on' "$TMP/serve.out" 2>/dev/null) -eq 3 ]] && break; sleep 0.1; done
-port() { sed -n "s/^listening on 127.0.0.1:\([0-9]*\) ($1).*/\1/p" "$TMP/serve.out"; }
-REPORT=$(port report)
-NULL=$(port null)
-QUEUE=$(port queue)
-[[ -n "$REPORT" && -n "$NULL" && -n "$QUEUE" ]] || fail "knee serve did not start: $(cat "$TMP/serve.out")"
+start_knee_serve s --listen report@127.0.0.1:0 --listen null@127.0.0.1:0 --listen queue@127.0.0.1:0 --duration 120s
+REPORT=$(port_of s report)
+NULL=$(port_of s null)
+QUEUE=$(port_of s queue)
 DOWN=$(free_port)
 
 # run NAME WANT_EXIT ARGS...: knee run with --json, its stdout kept as the terminal's text
@@ -29,6 +28,10 @@ run() {
 # a hard lag limit: on a loaded machine (or under ASan) the relative rule may judge a 0.2 ms
 # service's run generator-limited, which is the full form, not the compact one this run is for
 run ok 0 -R 200 -d 1s --lag-limit 50ms "http://127.0.0.1:$NULL/"
+if in_tier timing; then
+    grep -q -- "--verbose: every table" "$TMP/ok.txt" || { cat "$TMP/ok.txt"; fail "ok: not the compact form"; }
+    in_tier exact || { echo "1 passed, 0 failed"; exit 0; }
+fi
 run verbose 0 -R 200 -d 1s --lag-limit 50ms --verbose "http://127.0.0.1:$NULL/"
 run timing 0 -R 100 -d 2s --warmup 500ms "http://127.0.0.1:$REPORT/product?id=1"
 run rejected 0 -R 150 -d 2s --reject 503:QUEUE_TIMEOUT "http://127.0.0.1:$QUEUE/work?ms=40"
@@ -59,7 +62,6 @@ for i, name in enumerate(names):
 # the shapes this test means to cover really occurred
 def j(n): return json.load(open(f"{tmp}/{n}.json"))
 text = {n: open(f"{tmp}/{n}.txt").read() for n in names}
-assert "--verbose: every table" in text["ok"], "ok: not the compact form"
 assert "--verbose" not in text["verbose"] and j("verbose")["verbose"] is True
 assert "server timing (ms" in text["timing"] and "warm-up" in text["timing"]
 assert j("rejected")["outcomes"]["rejected"] > 0, "no rejections"

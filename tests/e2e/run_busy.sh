@@ -3,9 +3,20 @@
 # are counted as dropped (not hidden, not server errors) and the run is flagged
 # generator-limited; with queue they wait and their latency counts from the plan; requests
 # still in flight after --drain are cancelled; thresholds turn all this into exit code 99.
+# tier: exact timing
+# The timing tier: that a timed-out request's latency is about its 100 ms timeout (an upper
+# bound: a loaded machine fires it late); the exact tier the rest, with that latency's lower
+# bound.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 SLOW="http://127.0.0.1:$FS_PORT/slow?ms=200"
+
+if in_tier timing; then
+    run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >"$TMP/to.txt"
+    [[ $RC -eq 3 ]] || fail "every request timed out: exit $RC, not 3"
+    json_check "$TMP/to.json" '100 <= tot["latency_by_outcome"]["timeout"]["p50"] < 150' "timeout latency ~100 ms"
+    in_tier exact || { echo "ok"; exit 0; }
+fi
 
 # 2 connections, each busy 200 ms: about 10 requests/s can leave; 100/s are planned
 run_knee run -R 100 -d 2s -c 2 --when-busy drop --threshold 'dropped==0' --threshold 'p99<1s' \
@@ -29,11 +40,13 @@ json_check "$TMP/one.json" 'identity(acc) and d["config"]["threads"] == 1' "-c 1
 json_check "$TMP/one.json" 'acc["sent"] <= 6 and acc["dropped"] >= 34' "-c 1: one connection's worth sent"
 
 # timeouts: classified, with their latency; not one ok: a failed run (exit 3), said above the table
-run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "$SLOW" >"$TMP/to.txt"
+# (answers after 2 s here, not 200 ms: a loaded machine fires a 100 ms timeout late, and a
+# 200 ms answer could beat it; the timing tier checks the 200 ms case)
+run_knee run -R 20 -d 1s --timeout 100ms --json "$TMP/to.json" "http://127.0.0.1:$FS_PORT/slow?ms=2000" >"$TMP/to.txt"
 [[ $RC -eq 3 ]] || fail "every request timed out: exit $RC, not 3"
 grep -q '^! FAILED: not one request succeeded (timeout 20)' "$TMP/to.txt" || fail "no FAILED line: $(cat "$TMP/to.txt")"
 json_check "$TMP/to.json" 'identity(acc) and d["outcomes"]["timeout"] == 20' "timeout classification"
-json_check "$TMP/to.json" '100 <= tot["latency_by_outcome"]["timeout"]["p50"] < 150' "timeout latency ~100 ms"
+json_check "$TMP/to.json" '100 <= tot["latency_by_outcome"]["timeout"]["p50"]' "timeout latency at least 100 ms"
 
 # cancelled: in flight when the drain ends
 run_knee run -R 50 -d 1s --timeout 10s --drain 100ms --json "$TMP/cancel.json" \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Bad input to knee run: one clear line naming what is wrong, exit code 2, nothing sent.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 U=http://127.0.0.1:9/
 

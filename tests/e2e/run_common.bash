@@ -1,7 +1,9 @@
-# Shared by tests/e2e/run_*.sh (sourced, not a test itself): a temp dir, children that are
-# always killed, the fault server and nginx on free 127.0.0.1 ports, and JSON checks.
+# Shared by tests/e2e/*.sh (sourced, not a test itself): a temp dir, children that are always
+# killed, knee serve, the fault server and nginx on free 127.0.0.1 ports, JSON checks, and the
+# tiers' helpers (timing.bash).
 set -euo pipefail
 : "${KNEE:?KNEE must name the knee binary}" "${KNEE_SRC:?KNEE_SRC must name the source dir}"
+source "$KNEE_SRC/tests/e2e/timing.bash"
 TMP=$(mktemp -d /tmp/knee-e2e.XXXXXX)
 PIDS=()
 cleanup() {
@@ -35,6 +37,51 @@ start_fault_server() {
     cat "$TMP/fs.err" >&2
     fail "fault server did not start"
 }
+
+# start_knee_serve NAME ARGS...: `knee serve ARGS` in the background, behind the command in the
+# array SERVE_WRAP when one is set (nice, taskset, ip netns exec), on 127.0.0.1:0 unless ARGS
+# give a --listen (-l); stdout in $TMP/serve-NAME.out, stderr in $TMP/serve-NAME.err; registered
+# for cleanup (PIDS). Waits (polling every 50 ms, at most 20 s) until it printed its "listening
+# on" line, one per --listen (times --count), and with --metrics-listen its "metrics on" line.
+# Sets PID_NAME, PORT_NAME (the first server's port), ADDR_NAME (its HOST:PORT) and, with
+# --metrics-listen, MPORT_NAME; port_of NAME PRESET prints the port of NAME's server of PRESET.
+SERVE_WRAP=()
+start_knee_serve() {
+    local name=$1
+    shift
+    local out="$TMP/serve-$name.out" lines=0 count=1 metrics=0 a prev=""
+    for a in "$@"; do
+        case $prev in --count) count=$a ;; esac
+        case $a in -l | --listen | --listen=*) lines=$((lines + 1)) ;; --metrics-listen | --metrics-listen=*) metrics=1 ;; esac
+        prev=$a
+    done
+    local listen=()
+    ((lines)) || { listen=(--listen 127.0.0.1:0); lines=1; }
+    lines=$((lines * count))
+    "${SERVE_WRAP[@]}" "$KNEE" serve "$@" "${listen[@]}" >"$out" 2>"$TMP/serve-$name.err" &
+    local pid=$!
+    PIDS+=("$pid")
+    local i
+    for i in $(seq 400); do
+        if [[ $(grep -c '^listening on ' "$out" 2>/dev/null) -ge $lines ]] && { ((!metrics)) || grep -q '^metrics on ' "$out"; }; then
+            break
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    local addr
+    addr=$(sed -n 's/^listening on \([^ ]*:[0-9]*\) .*/\1/p' "$out" | head -1)
+    [[ $(grep -c '^listening on ' "$out") -ge $lines && -n $addr ]] && { ((!metrics)) || grep -q '^metrics on ' "$out"; } ||
+        { cat "$out" "$TMP/serve-$name.err" >&2; fail "knee serve $* did not start"; }
+    printf -v "PID_$name" '%s' "$pid"
+    printf -v "ADDR_$name" '%s' "$addr"
+    printf -v "PORT_$name" '%s' "${addr##*:}"
+    ((metrics)) && printf -v "MPORT_$name" '%s' "$(sed -n 's|^metrics on http://.*:\([0-9]*\)/metrics$|\1|p' "$out" | head -1)"
+    return 0
+}
+
+# port_of NAME PRESET: the port of the server of PRESET that start_knee_serve NAME started.
+port_of() { sed -n "s/^listening on .*:\([0-9]*\) ($2).*/\1/p" "$TMP/serve-$1.out" | head -1; }
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -106,15 +153,21 @@ run_knee() {
 }
 
 # knee_signalled OUT SIGNALS ARGS...: knee ARGS in the background (stdout and stderr in OUT);
-# after 1.5 s each of SIGNALS (e.g. "INT", "INT TERM"), 0.3 s apart; waits for knee and stores
-# its exit code in RC.
+# once knee catches SIGINT (a background job of a non-interactive shell starts with it ignored:
+# polled in /proc, bounded) and has run 1.5 s more, each of SIGNALS (e.g. "INT", "INT TERM"),
+# 0.3 s apart; waits for knee and stores its exit code in RC.
 knee_signalled() {
-    local out=$1 signals=$2 sig first=1
+    local out=$1 signals=$2 sig first=1 i
     shift 2
     "$KNEE" "$@" >"$out" 2>&1 &
     local kp=$!
     PIDS+=("$kp")
-    sleep 1.5
+    for i in $(seq 400); do
+        kill -0 "$kp" 2>/dev/null || break
+        (($(awk '/^SigCgt:/ { print "0x" $2 }' "/proc/$kp/status" 2>/dev/null || echo 0) & 2)) && break
+        sleep 0.025
+    done
+    sleep 1.5 # the run under way: requests planned and in flight when the signal comes
     for sig in $signals; do
         ((first)) || sleep 0.3
         first=0
@@ -156,22 +209,4 @@ sigint_drains() {
     local n
     n=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['all']['accounting']['planned'])" "$j")
     [[ $(($(wc -l <"$TMP/$name.csv") - 1)) -eq $n ]] || fail "$name: the CSV has a row per planned request"
-}
-
-# gen_limited JSON...: true (and says which, with knee's own reason, on stdout) when knee run
-# called any of these runs GENERATOR-LIMITED: its sends or timers ran late, so the machine, not
-# the engine or the service, shaped the run's timing. A timing check that failed on such a run
-# repeats that measurement once; the second one's checks then stand (a second failure fails
-# the test). Accounting and exact-plan checks are never repeated.
-gen_limited() {
-    python3 - "$@" <<'PY'
-import json, sys
-why = []
-for p in sys.argv[1:]:
-    d = json.load(open(p))
-    if d["generator_limited"]:
-        why.append("%s: %s" % (p if not p.startswith("/") else p.rsplit("/", 1)[-1], d["generator"]["reasons"]))
-print("; ".join(why))
-sys.exit(0 if why else 1)
-PY
 }

@@ -2,18 +2,12 @@
 # knee run --dry-run: every flag checked and the targets resolved, the plan printed, exit 0;
 # no connection is made (knee serve's counters say so) and no output file is created; its
 # planned counts are the counts a real run plans; bad input is still exit 2.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve -p null -l 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
-SP=$!
-PIDS+=($SP)
-for _ in $(seq 100); do
-    grep -q 'listening on' "$TMP/serve.out" && break
-    sleep 0.1
-done
-PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || { cat "$TMP/serve.out"; fail "knee serve did not start"; }
-U="http://127.0.0.1:$PORT/"
+start_knee_serve s -p null
+SP=$PID_s
+U="http://127.0.0.1:$PORT_s/"
 
 dry() {
     run_knee run --dry-run "$@" >"$TMP/dry.out" 2>"$TMP/dry.err"
@@ -76,9 +70,9 @@ check_same -R 1000 -n 777 "$U"
 # nothing reached the server from --dry-run: it saw the requests the real runs sent, no more
 kill -TERM "$SP"
 wait "$SP" 2>/dev/null || true
-CONNS=$(sed -n 's/.*"connections_total":\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$CONNS" ]] || { cat "$TMP/serve.out"; fail "no counters from knee serve"; }
-REQS=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$TMP/serve.out")
+CONNS=$(sed -n 's/.*"connections_total":\([0-9]*\).*/\1/p' "$TMP/serve-s.out")
+[[ -n "$CONNS" ]] || { cat "$TMP/serve-s.out"; fail "no counters from knee serve"; }
+REQS=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$TMP/serve-s.out")
 [[ "$REQS" -eq "$SENT_TOTAL" ]] || fail "the server saw $REQS requests, the real runs sent $SENT_TOTAL"
 
 # bad input is still exit 2, one line naming the flag, before anything is resolved or created

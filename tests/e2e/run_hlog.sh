@@ -2,13 +2,11 @@
 # knee run --hlog: one interval per second per target, tagged with the target name, whose
 # counts add up to the run's own summary, readable by knee hlog (and, per hlog_knee_to_java.sh,
 # by the Java reference). Bad tags and unwritable paths are refused before any request.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset null --duration 60s
+PORT=$PORT_s
 
 "$KNEE" run --target api=http://127.0.0.1:$PORT/a@200 --target web=http://127.0.0.1:$PORT/b@100 \
     -d 3s --threads 1 --hlog "$TMP/r.hlog" --json "$TMP/r.json" >/dev/null

@@ -2,6 +2,7 @@
 # --hlog on Ctrl-C: the interval log is complete (its counts add up to the run's own latency
 # count, last partial second included) and parses (knee hlog show), after one signal (drain)
 # and after two (the second cancels what is in flight; cancelled requests have no latency).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server --log
 

@@ -2,6 +2,7 @@
 # Several targets in one run: weighted shares of --rate (--mix) and of the closed-loop
 # clients, a target with its own rate or its own clients, per-target method, header and
 # body, statistics per target and for all, warm-up excluded, the binary request log, IPv6.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 B="http://127.0.0.1:$FS_PORT"

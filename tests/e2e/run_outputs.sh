@@ -20,6 +20,7 @@
 # THE TABLE: "NAME|ARGS|NODE|BAD": ARGS is the knee command line, {OUT} the node under test
 # (named NODE in its directory), {PORT} a knee serve null on 127.0.0.1; BAD the same command
 # made to fail after opening its outputs.
+# tier: exact
 TABLE='
 run --json|run -n 20 -c 2 http://127.0.0.1:{PORT}/ --json {OUT}|o.json|run -n 20 -c 2 http://knee-no-such-host.invalid/ --json {OUT}
 run --hlog|run -n 20 -c 2 http://127.0.0.1:{PORT}/ --hlog {OUT}|o.hlog|run -n 20 -c 2 http://knee-no-such-host.invalid/ --hlog {OUT}

@@ -4,13 +4,11 @@
 # pty module, its window size set), in colour unless NO_COLOR is set, in ASCII when the locale
 # is not UTF-8; never when stdout is a pipe or a file, and not on a terminal too narrow. The
 # text above them is the same in every case.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 --duration 60s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset null --duration 60s
+PORT=$PORT_s
 
 # tty COLUMNS OUT ENV... -- CMD...: CMD with stdout on a pty COLUMNS wide (stderr to OUT.err),
 # in exactly the environment given (python would otherwise coerce the C locale to UTF-8)

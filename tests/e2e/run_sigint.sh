@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ctrl-C: planning stops, in-flight requests drain, every output is written, the accounting
 # holds and nothing measured is lost; a second signal cancels what is still in flight.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 start_fault_server
 URL="http://127.0.0.1:$FS_PORT/slow?ms=300"

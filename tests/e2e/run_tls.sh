@@ -6,6 +6,10 @@
 # resumption, with thresholds and every output (--json, --out CSV and binary, --hlog) read back
 # by knee stats; every failure with its outcome and transport cause, the accounting holding;
 # bad flags one line and exit 2.
+# tier: exact timing
+# The timing tier: that at most 10 of the open loop's 1,000 streams meet nginx's GOAWAY twice (a
+# slow generator, ASan beside other tests, sends later and meets it more); the exact tier the
+# rest, that open loop's streams all accounted for.
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 source "$KNEE_SRC/tests/e2e/nginx_tls.bash"
 cd "$TMP"
@@ -46,6 +50,22 @@ cause() {
     json_check "$1.json" "tot['outcomes']['transport'] == tot['accounting']['sent'] > 0 and \
         tot['transport_causes']['$2'] == tot['outcomes']['transport']" "$1: every request $2"
 }
+
+# goaway_open: -c 4 caps the pool: each connection carries at most nginx's 40 streams, so 1,000
+# streams take 25 connections or more and all but the last 4 end in a GOAWAY, however late a
+# loaded generator sends (without the cap it opened up to 166 connections of a few streams
+# each). A stream is sent again once: when its second connection reaches nginx's limit too (a
+# slow generator, ASan) it is refused twice, a transport outcome with its cause; never lost.
+goaway_open() {
+    run goaway_open 0 --cacert ca.pem -R 1000 -d 1s -c 4 --streams 16 "$(U goaway)"
+    json_check goaway_open.json "tot['outcomes']['ok'] + tot['accounting']['transport_causes']['h2_goaway'] == 1000 and \
+tot['h2']['goaway'] >= 20" "goaway, open loop: 1000 ok or refused twice"
+}
+if in_tier timing; then
+    goaway_open
+    json_check goaway_open.json "tot['outcomes']['ok'] >= 990" "goaway, open loop: at most 10 refused twice"
+    in_tier exact || { echo "ok"; exit 0; }
+fi
 
 # ---- what must work --------------------------------------------------------------------------------
 # https over HTTP/1.1, closed loop, every output, a threshold
@@ -89,14 +109,7 @@ run goaway 0 --cacert ca.pem -c 2 --streams 8 -n 1000 "$(U goaway)"
 json_check goaway.json "tot['outcomes']['ok'] == 1000 and tot['h2']['goaway'] >= 20" "goaway: 1000 ok across GOAWAYs"
 json_check goaway.json "tot['retries'] == tot['h2']['retried'] and tot['retries'] <= tot['accounting']['sent']" \
     "goaway: streams sent again counted as retries"
-# -c 4 caps the pool: each connection carries at most nginx's 40 streams, so 1,000 streams take
-# 25 connections or more and all but the last 4 end in a GOAWAY, however late a loaded
-# generator sends (without the cap it opened up to 166 connections of a few streams each)
-run goaway_open 0 --cacert ca.pem -R 1000 -d 1s -c 4 --streams 16 "$(U goaway)"
-# a stream is sent again once: when its second connection reaches nginx's limit too (a slow
-# generator, ASan) it is refused twice, a transport outcome with its cause; rare, never lost
-json_check goaway_open.json "tot['outcomes']['ok'] + tot['accounting']['transport_causes']['h2_goaway'] == 1000 and \
-tot['outcomes']['ok'] >= 990 and tot['h2']['goaway'] >= 20" "goaway, open loop: 1000 ok or refused twice (at most 10)"
+goaway_open
 
 # churn: a new connection per request, with and without resumption
 run churn 0 --cacert ca.pem --no-keepalive -R 100 -d 2s "$(U h1)"
@@ -155,10 +168,8 @@ json_check stall_open.json "tot['transport_causes']['tls_handshake_timeout'] >= 
     "stall, open loop: tls_handshake_timeout"
 
 # ---- knee serve --tls --h2 -------------------------------------------------------------------------------
-"$KNEE" serve --preset null --tls --h2 >srv.out 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' srv.out 2>/dev/null && break; sleep 0.1; done
-SRV=$(sed -n 's/^listening on \(127\.0\.0\.1:[0-9]*\) .*/\1/p' srv.out)
+start_knee_serve srv --preset null --tls --h2
+SRV=$ADDR_srv
 run serve_h2 0 -k -c 2 --streams 4 -n 1000 "https://$SRV/"
 json_check serve_h2.json "tot['outcomes']['ok'] == 1000 and tot['protocols']['h2'] == 2" "knee serve --tls --h2: h2"
 run serve_h1 0 -k --http1.1 -R 500 -d 1s "https://$SRV/"

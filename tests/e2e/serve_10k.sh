@@ -4,6 +4,7 @@
 # are all open, /stats counts them exactly, and memory stays bounded. knee serve raises
 # its own open-file limit towards --max-conns; this test raises the client's. When the
 # machine cannot give 10,000 descriptors to each side it says why and exits 77 (skip).
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

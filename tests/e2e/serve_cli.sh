@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # knee serve as a child process: the listening line, flags and presets, several servers in
 # one process, SIGTERM/SIGINT graceful stop with final counters, --duration, usage errors.
+# tier: exact
 set -euo pipefail
 KNEE=${KNEE:-build/knee}
 export KNEE PYTHONPATH="$(dirname "$0")"
@@ -94,7 +95,12 @@ s = Server("--preset", "queue", "--pool", "1", "--acquire-timeout", "100ms", "--
 res = []
 def one(ms):
     res.append(get(s.port, f"/work?ms={ms}"))
-a = threading.Thread(target=one, args=(500,)); a.start(); time.sleep(0.1)
+a = threading.Thread(target=one, args=(500,)); a.start()
+# the first request holds the slot before the second is sent: poll /stats for it (bounded), as
+# above; a fixed wait lets a loaded machine send the second first
+deadline = time.monotonic() + 10
+while stats(s.port)["active"] < 1 and time.monotonic() < deadline:
+    time.sleep(0.01)
 b = threading.Thread(target=one, args=(1,)); b.start(); a.join(); b.join()
 codes = sorted(r[0] for r in res)
 check(codes == [200, 503], f"--pool 1 --acquire-timeout 100ms override the preset: {codes}")

@@ -2,6 +2,7 @@
 # The flat server (the knee article): 10 ms of real CPU per request on one worker. Service
 # time ~10 ms; concurrent clients queue for the single worker, so throughput stays at or
 # below ~100 rps and queue time appears.
+# tier: timing
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

@@ -4,6 +4,7 @@
 # connection ends with a clean EOF, and a request hidden after it is never answered. Then
 # the half-close: a client that shuts down its write side after its requests gets every
 # answer, in order, then EOF.
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

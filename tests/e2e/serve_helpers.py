@@ -33,6 +33,13 @@ atexit.register(_kill_children)
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
 
 
+def in_tier(tier):
+    """True when this run of the test does `tier`'s part (exact or timing): KNEE_TIER, set by
+    CMake for a script in both tiers (tests/e2e/timing.bash); run by hand, a test does both."""
+    t = os.environ.get("KNEE_TIER", "")
+    return not t or t == tier
+
+
 def fail(msg):
     print("FAIL: " + msg, flush=True)
     sys.exit(1)

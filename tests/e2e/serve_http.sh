@@ -2,6 +2,7 @@
 # The HTTP surface of knee serve with real sockets: malformed input -> 400 and close,
 # oversized headers -> 431, the server keeps serving others; pipelined requests answered
 # in order; Connection: close honoured; slow header -> 408; /stats exact.
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

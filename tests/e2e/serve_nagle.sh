@@ -2,6 +2,7 @@
 # --nagle reproduces the first run of the statistics-lab article: head and body in two writes with Nagle
 # on, against a closed-loop client whose delayed ACK holds the second segment ~40 ms. The
 # median exposes it; without --nagle (TCP_NODELAY, one write) the median is the work time.
+# tier: timing
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

@@ -4,6 +4,7 @@
 # back up (its input and output buffers are 4 KiB each), so the client's sends stall at
 # what the kernel buffers hold, the server's memory stays flat, and other clients are
 # still served; when the client finally reads, every request it sent is answered, in order.
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

@@ -2,11 +2,38 @@
 # Slots and queueing (the queueing article): pool 4 × 200 ms serves ~20 rps under heavier offered
 # load; the queue preset at 40 rps × 20 ms answers everything; at 40 rps × 200 ms it gives
 # both 200s and 503 QUEUE_TIMEOUT after ~250 ms, and /stats agrees with the client exactly.
+# tier: exact timing
+# The exact tier: 2 s of the first and the last case, every request answered as its case says,
+# every 503 a QUEUE_TIMEOUT after at least the 250 ms it waited, /stats exactly the client's.
+# The timing tier: the cases as above, with their rates, shares and waits.
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT
 python3 - <<'PY'
 from serve_helpers import *
+
+if in_tier("exact"):
+    # Pool 4 at 200 ms, offered 40 rps for 2 s, no acquire timeout: every request answered 200.
+    s = Server("--preset", "queue", "--acquire-timeout", "0", "--seed", "3")
+    rows = open_loop(s.port, 40, 2, path="/work?ms=200")
+    check(all(r["status"] == 200 for r in rows) and len(rows) == 80, "all 80 answered 200 (no acquire timeout)")
+    st = stats(s.port)
+    check(st["executed"] == 80 and st["ok"] == 80 and st["waiting"] == 0 and st["active"] == 0, f"stats exact after drain: {st}")
+    s.stop()
+    # 40 rps x 200 ms for 2 s with the queue preset's 250 ms acquire timeout: 200 or 503, each
+    # 503 a QUEUE_TIMEOUT after at least 250 ms in the queue, /stats the client's exactly.
+    s = Server("--preset", "queue", "--seed", "5")
+    rows = open_loop(s.port, 40, 2, path="/work?ms=200")
+    ok = [r for r in rows if r["status"] == 200]
+    rej = [r for r in rows if r["status"] == 503]
+    check(len(ok) + len(rej) == 80, "every request answered 200 or 503")
+    check(all(r["body"]["reason"] == "QUEUE_TIMEOUT" for r in rej), "every 503 says reason QUEUE_TIMEOUT")
+    check(all(r["timing"]["queue"] >= 249 for r in rej), "every 503 waited the 250 ms acquire timeout")
+    st = stats(s.port)
+    check(st["ok"] == len(ok) and st["rejected"] == len(rej) and st["executed"] == len(ok), f"/stats agrees exactly: {st}")
+    s.stop()
+if not in_tier("timing"):
+    sys.exit(0)
 
 # Pool 4 at 200 ms, offered 40 rps open loop for 4 s: the server completes ~20/s.
 s = Server("--preset", "queue", "--acquire-timeout", "0", "--seed", "3")

@@ -6,6 +6,7 @@
 # server answers, shuts down its write side and reads and discards the rest (a lingering
 # close); a plain close would reset the connection, and the client's kernel would discard
 # the answer (before the fix 0 of 50 http.client uploads of 8 MiB read their 413).
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

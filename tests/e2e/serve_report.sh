@@ -3,6 +3,7 @@
 # 250 ms every period; requests arriving during it wait up to ~250 ms (seen in the
 # Server-Timing lock time and in the open-loop latency from the planned time); B has no
 # such tail. The period is shortened to 2 s so a short run sees several pauses.
+# tier: timing
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

@@ -4,6 +4,7 @@
 # (from the head's first byte, so trickling does not extend it) must fire for every one of
 # them with a 408 the client reads, the server must keep answering a well-behaved client
 # meanwhile, and its memory must stay bounded (a few KiB per connection).
+# tier: exact
 set -euo pipefail
 export KNEE=${KNEE:-build/knee} PYTHONPATH="$(dirname "$0")"
 trap 'pkill -P $$ 2>/dev/null || true' EXIT

@@ -7,17 +7,11 @@
 # interrupted shard is named and the merge marked INCOMPLETE (exit 1); a late shard's lag is
 # counted; knee stats and knee report take the shards' files directly (knee stats over the
 # shards' hlogs prints what it prints over the merged hlog; its refusals name the file).
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset null --listen 127.0.0.1:0 >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do
-    grep -q 'listening on' "$TMP/serve.out" 2>/dev/null && break
-    sleep 0.1
-done
-PORT=$(grep -o '127.0.0.1:[0-9]*' "$TMP/serve.out" | head -1 | cut -d: -f2)
-[[ -n "$PORT" ]] || fail "knee serve did not start"
-U="http://127.0.0.1:$PORT"
+start_knee_serve null --preset null
+U="http://127.0.0.1:$PORT_null"
 
 # shards NAME N PLAN...: N shards of PLAN started 0.25 s apart, all at +1.5s from the first
 # one's arrival (the file), each with --json/--out/--hlog
@@ -153,11 +147,8 @@ echo "ok: a late shard's lateness is lag in its JSON and in the merge"
 
 # shards over TLS and HTTP/2: the merged summary keeps the tls and h2 lines, the handshakes,
 # protocols and streams summed, the handshake histograms added
-"$KNEE" serve --preset null --tls --h2 --listen 127.0.0.1:0 >"$TMP/tls.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/tls.out" 2>/dev/null && break; sleep 0.1; done
-TLS_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$TMP/tls.out")
-[[ -n "$TLS_PORT" ]] || fail "knee serve --tls did not start"
+start_knee_serve tls --preset null --tls --h2
+TLS_PORT=$PORT_tls
 shards tls 2 -R 400 -d 1s -c 2 --insecure "https://127.0.0.1:$TLS_PORT/"
 run_knee merge "$TMP"/tls-[0-9].json --json "$TMP/tls-merged.json" >"$TMP/tls-merge.txt" 2>&1
 [[ $RC -eq 0 ]] || { cat "$TMP/tls-merge.txt" >&2; fail "tls: knee merge exited $RC"; }

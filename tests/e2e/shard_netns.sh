@@ -4,6 +4,7 @@
 # inside namespaces only: the host's own network is never touched, traffic stays in the
 # machine). The server sees one source address per shard; the merge adds them up to the plan.
 # Needs root and iproute2; skipped otherwise.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 export PATH=$PATH:/usr/sbin:/sbin
 command -v ip >/dev/null || { echo "SKIP: iproute2 (ip) is not installed"; exit 77; }
@@ -46,15 +47,9 @@ for ((i = 0; i < N; i++)); do
 done
 echo "ok: $N shard namespaces (10.77.0.10..$((9 + N))) bridged to a server namespace (10.77.0.1)"
 
-ip netns exec "$SRV" "$KNEE" serve --preset quiet --pool 0 --hit-ms 2 --miss-rate 0 --listen 10.77.0.1:0 \
-    >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do
-    grep -q 'listening on' "$TMP/serve.out" 2>/dev/null && break
-    sleep 0.1
-done
-PORT=$(grep -o '10.77.0.1:[0-9]*' "$TMP/serve.out" | head -1 | cut -d: -f2)
-[[ -n $PORT ]] || fail "knee serve in its namespace"
+SERVE_WRAP=(ip netns exec "$SRV")
+start_knee_serve ns --preset quiet --pool 0 --hit-ms 2 --miss-rate 0 --listen 10.77.0.1:0
+PORT=$PORT_ns
 URL="http://10.77.0.1:$PORT/"
 for ((i = 0; i < N; i++)); do
     ip netns exec "${NS[$i]}" python3 -c "import socket,sys; socket.create_connection(('10.77.0.1', int(sys.argv[1])), 2)" \

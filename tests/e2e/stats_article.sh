@@ -4,6 +4,7 @@
 # article's shapes hold (a stall owns A's tail; averaging p99s lies both ways; the closed loop
 # hides the stall; a 40 ms cluster trips the median check). --approx agrees within HDR's
 # precision; --by file and several files work.
+# tier: exact
 set -euo pipefail
 KNEE=${KNEE:-$PWD/build/knee}
 KNEE_SRC=${KNEE_SRC:-$PWD}

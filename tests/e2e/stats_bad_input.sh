@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # knee stats on bad input: every case exits 2 with one line on stderr naming the file and,
 # for text, the line (for a binary log, the record); never a crash, never output on stdout.
+# tier: exact
 set -euo pipefail
 KNEE=${KNEE:-$PWD/build/knee}
 work=$(mktemp -d)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # knee stats against an independent Python standard-library implementation over seeded data
 # of several shapes (see stats_crosscheck.py for what is compared and to which tolerance).
+# tier: exact
 set -euo pipefail
 KNEE=${KNEE:-build/knee}
 KNEE_SRC=${KNEE_SRC:-.}

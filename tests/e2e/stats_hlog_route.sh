@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # `knee stats FILE.hlog` is `knee hlog stats FILE.hlog`: same numbers, text and JSON.
+# tier: exact
 set -euo pipefail
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$KNEE_BUILD/bench_hlog" gen "$tmp/a.hlog" --tags api >/dev/null

@@ -4,6 +4,7 @@
 # are compared with statistics.fmean (1e-12 relative; in practice bit-identical), statistics.stdev
 # (1e-9 relative), statistics.quantiles(n=100, method='exclusive'/'inclusive') (1e-12 relative)
 # and an exact-fraction nearest rank (exact equality).
+# tier: exact
 set -euo pipefail
 src=${KNEE_SRC:?KNEE_SRC not set}
 build=${KNEE_BUILD:?KNEE_BUILD not set}

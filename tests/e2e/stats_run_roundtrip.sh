@@ -8,13 +8,11 @@
 #    min at most 1/1024 below (the run reports a bucket's lowest value for the minimum);
 #  - rows come in completion order (documented): shuffled rows give the same report, and
 #    standard input ("-") gives the same numbers, also with --approx.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 
-"$KNEE" serve --preset quiet --listen 127.0.0.1:0 --duration 120s >"$TMP/serve.out" 2>&1 &
-PIDS+=($!)
-for i in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
-[[ -n "$PORT" ]] || fail "knee serve did not start"
+start_knee_serve s --preset quiet --duration 120s
+PORT=$PORT_s
 
 for ext in csv bin; do
     "$KNEE" run --target "api=http://127.0.0.1:$PORT/product?id=1@150" --target "web=http://127.0.0.1:$PORT/product?id=2@100" \

@@ -4,6 +4,7 @@
 # expired and a wrongly named server certificate), and against misbehaving peers
 # (tests/e2e/tls_peer.py). The client is knee_probe (tests/probe), which drives the transport as
 # knee run's worker will. Every failure must come back with its own reason.
+# tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 : "${KNEE_BUILD:?KNEE_BUILD must name the build dir}"
 PROBE=$KNEE_BUILD/knee_probe

@@ -17,6 +17,7 @@
 #include "load/run.h"
 #include "reqlog/reqlog.h"
 #include "stats/stats.h"
+#include "unit/fixture_tmpdir.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,22 +29,6 @@
 _Static_assert(REPORT_RUN_HDR_LOWEST == RUN_HDR_LOWEST && REPORT_RUN_HDR_HIGHEST == RUN_HDR_HIGHEST &&
                    REPORT_RUN_HDR_DIGITS == RUN_HDR_SIGDIGITS,
                "report.h's REPORT_RUN_HDR_* must equal load/run.h's RUN_HDR_*");
-
-static char tmpdir[] = "/tmp/knee_test_analyze_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static const char *write_file_n(const char *name, const char *text, size_t n)
 {
@@ -669,5 +654,5 @@ int main(void)
         cmocka_unit_test(test_csv_warmup_column),
         cmocka_unit_test(test_time_order_and_as_run),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -16,6 +16,7 @@
 #include "html/html.h"
 #include "html/internal.h"
 #include "reqlog/reqlog.h"
+#include "unit/fixture_tmpdir.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -24,22 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[] = "/tmp/knee_test_html_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static const char *path_of(const char *name)
 {
@@ -913,5 +898,5 @@ int main(void)
         cmocka_unit_test(test_writer),
         cmocka_unit_test(test_documents),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

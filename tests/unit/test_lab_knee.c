@@ -1,7 +1,8 @@
-/* knee lab knee in a reduced form: two Poisson rates against the flat server (10 ms of CPU,
- * one worker). As the rate rises p99 grows faster than the mean, and Little's law holds at
- * the low rate with L counted at the server and λ, W at the client. Shapes only: the
- * machine is shared, so absolute times are never asserted. */
+/* knee lab knee in short rounds, the exact tier: two Poisson rates (20/s and 80/s, 1 s each)
+ * against the flat server. Whatever the machine did to the latencies, the table has its rows and
+ * its gen column, the model column is src/model's M/M/1 and M/D/1 for μ = 100/s to the last
+ * digit, and a row is marked over the CPU budget exactly when its share is. The shapes (p99
+ * against the mean, Little's law), from 8 s rounds, are test_lab_knee_timing.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void test_knee_shapes(void **state)
+static void test_knee_table(void **state)
 {
     (void)state;
     struct lab_options o;
     lab_options_init(&o);
-    o.duration_ns = 8 * NS_PER_S;
-    o.warmup_ns = NS_PER_S / 2;
+    o.duration_ns = NS_PER_S;
+    o.warmup_ns = 200 * NS_PER_MS;
     o.seed = 11;
     const double rates[] = {20, 80};
     o.rates = rates;
@@ -31,16 +32,14 @@ static void test_knee_shapes(void **state)
     size_t textlen = 0;
     o.out = open_memstream(&text, &textlen);
     struct lab_knee_result *r = malloc(sizeof *r);
+    assert_non_null(r);
     assert_int_equal(lab_knee(&o, r), 0);
     fclose(o.out);
     assert_int_equal(r->nrows, 2);
-    /* knee's own CPU per round: measured, above zero (requests were sent), printed in the
-     * table's gen column and summed up under it; above the budget the row is marked. No
-     * absolute figure: the machine is shared. */
     for (size_t i = 0; i < r->nrows; i++) {
         const struct lab_knee_row *w = &r->row[i];
-        printf("# %.0f/s: generator CPU %.2f%% of one core\n", w->rate, 100 * w->valid.gen_cpu_share);
-        assert_true(w->valid.gen_cpu_share > 0 && isfinite(w->valid.gen_cpu_share));
+        assert_true(w->rate == rates[i]);
+        assert_true(w->valid.gen_cpu_share > 0 && isfinite(w->valid.gen_cpu_share)); /* the load threads ran */
         assert_true(w->valid.gen_cpu_over == (w->valid.gen_cpu_share > RUN_GENERATOR_CPU_BUDGET));
         char cell[32];
         snprintf(cell, sizeof cell, "%.1f%%%s |", 100 * w->valid.gen_cpu_share, w->valid.gen_cpu_over ? "!" : "");
@@ -50,28 +49,16 @@ static void test_knee_shapes(void **state)
     assert_non_null(strstr(text, "  generator CPU: knee's own threads took "));
     assert_non_null(strstr(text, "of one core per round over 2 rounds"));
     free(text);
-    const struct lab_knee_row *lo = &r->row[0], *hi = &r->row[1];
-    printf("# 20/s: p99 %.1f mean %.1f L %.3f λW %.3f | 80/s: p99 %.1f mean %.1f\n", lo->latency.p99, lo->latency.mean,
-           lo->l_measured, lo->l_little, hi->latency.p99, hi->latency.mean);
-    assert_true(lo->latency.count > 100 && hi->latency.count > 400);
     /* The model column is src/model's M/M/1 and M/D/1 for μ = 100/s. */
-    assert_true(fabs(lo->mm1_mean_ms - 1000.0 / 80) < 1e-9);
-    assert_true(fabs(hi->md1_mean_ms - (10 + 0.8 * 10 / (2 * 0.2))) < 1e-9);
-    /* p99 moves first: its growth from 20/s to 80/s exceeds the mean's. */
-    assert_true(hi->latency.p99 - lo->latency.p99 > hi->latency.mean - lo->latency.mean);
-    assert_true(hi->latency.p99 > lo->latency.p99);
-    /* Little's law at low load: the server's time-averaged in-flight count against λ·W. */
-    assert_true(lo->l_samples > 1000);
-    double m = fmax(lo->l_measured, lo->l_little);
-    assert_true(m > 0.1); /* 20/s × at least 10 ms */
-    assert_true(fabs(lo->l_measured - lo->l_little) <= 0.25 * m + 0.02);
+    assert_true(fabs(r->row[0].mm1_mean_ms - 1000.0 / 80) < 1e-9);
+    assert_true(fabs(r->row[1].md1_mean_ms - (10 + 0.8 * 10 / (2 * 0.2))) < 1e-9);
     free(r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_knee_shapes),
+        cmocka_unit_test(test_knee_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,7 @@
 
 #include "lab/internal.h"
 #include "lab/lab.h"
-#include "unit/fixture_capture.h"
+#include "unit/capture.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include "core/clock.h"
 #include "lab/internal.h"
 #include "lab/lab.h"
-#include "unit/fixture_capture.h"
+#include "unit/capture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +82,9 @@ static void test_explain(void **state)
     free(text);
 }
 
-/* The experiment in rounds of 1 s: what the engine counted, whatever the machine's load. */
+/* The experiment in rounds of 1 s: what the engine counted, whatever the machine's load (that
+ * keep-alive carries the round on a few connections is test_lab_tls_timing.c's: a loaded
+ * machine's slow handshakes make the open loop open more). */
 static void test_rounds(void **state)
 {
     (void)state;
@@ -108,7 +110,6 @@ static void test_rounds(void **state)
         assert_int_equal(w->not_ok, 0);
     }
     const struct lab_tls_round *k = &r->round[0], *re = &r->round[1], *fu = &r->round[2], *pl = &r->round[3];
-    assert_true(k->conns < 50);                       /* keep-alive: a few connections carry every request */
     assert_int_equal(k->full + k->resumed, k->conns); /* one handshake per connection */
     assert_true(re->conns >= re->latency.count);      /* a connection per request */
     assert_true(re->resumed > re->full);              /* the tickets were offered and taken */

@@ -1,8 +1,9 @@
 /* Unit tests for the rates by event time and the generator-limited rule (src/record/rates.c),
  * the plan's bounds (run_validate), thresholds on groups, and the engine in-process against a
  * tiny server thread: the rates and the timeline equal what the per-request log says, to the
- * request; a run that keeps up reports sent = planned; a generator asked for far more than it
- * can send reports what it sent, and its run ends by --duration + --drain. */
+ * request; a generator asked for far more than it can send reports what it sent. Exact tier:
+ * that a run keeps up (sent = planned) and that a run far behind still ends by --duration +
+ * --drain are test_rates_timing.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -465,8 +466,9 @@ static void assert_events_equal(const struct run_events *a, const struct run_eve
     assert_int_equal(a->last_send_ns, b->last_send_ns);
 }
 
-/* A run that keeps up: sent = planned within 0.5%, the rates are the log's to the request, the
- * timeline's intervals inside the window (cut at its edges, 0.3 s and 1.3 s) add up to them. */
+/* An open-loop run: the rates are the log's to the request, the timeline's intervals inside the
+ * window (cut at its edges, 0.3 s and 1.3 s) add up to them, whatever the machine let the
+ * generator keep of its plan (that it keeps up is test_rates_timing.c's). */
 static void test_rates_match_the_log(void **state)
 {
     struct fixture_server *s = *state;
@@ -483,21 +485,11 @@ static void test_rates_match_the_log(void **state)
     cfg.out_path = path;
     struct run_result res;
     run_once(&cfg, &res);
-    /* Sent on plan (the two rate checks below) holds only when the generator kept its plan: on
-     * a machine so loaded that knee itself calls the run generator-limited, it is run once more,
-     * and a second generator-limited run fails the test. */
-    if (res.generator_limited) {
-        run_result_release(&res);
-        run_once(&cfg, &res);
-        assert_false(res.generator_limited);
-    }
     assert_true(res.accounting_ok);
     assert_int_equal(res.out_error, 0);
     assert_true(fabs(res.window_start_s - 0.3) < 1e-9 && fabs(res.window_end_s - 1.3) < 1e-9);
     assert_int_equal(res.all.events.planned, 1000);
     assert_true(fabs(res.all.rates.planned - 1000) < 1e-6);
-    assert_true(fabs(res.all.rates.sent - res.all.rates.planned) <= 0.005 * res.all.rates.planned);
-    assert_true(fabs(res.all.rates.achieved_send - 1000) <= 0.05 * 1000);
     struct run_events log;
     events_of_log(path, &res, &log);
     assert_events_equal(&log, &res.all.events);
@@ -516,7 +508,6 @@ static void test_rates_match_the_log(void **state)
     for (size_t i = 0; i < res.nticks; i++)
         all_sent += res.ticks[i].sent;
     assert_int_equal(all_sent, res.all.counts.sent + res.all.warmup_counts.sent);
-    assert_false(res.generator_limited && res.generator.short_send);
     run_result_release(&res);
     unlink(path);
 }
@@ -545,8 +536,8 @@ static void test_closed_loop_rates(void **state)
 }
 
 /* One load thread asked for 1,000,000/s (the most a thread may plan, several times what it can
- * send): the rates say what it sent, the generator is named, and the run ends by --duration +
- * --drain (plus the accounting of what it never reached), every request accounted. */
+ * send): the rates say what it sent, the generator is named, every request accounted (that the
+ * run ends by --duration + --drain is test_rates_timing.c's). */
 static void test_generator_far_behind(void **state)
 {
     struct fixture_server *s = *state;
@@ -559,16 +550,9 @@ static void test_generator_far_behind(void **state)
     cfg.drain_ns = 300 * MS;
     cfg.plan.connections = 64;
     struct run_result res;
-    uint64_t t0 = clock_now_ns();
     run_once(&cfg, &res);
-    double wall_s = (double)(clock_now_ns() - t0) / 1e9;
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.planned, 500000);
-    /* ends by 0.5 s + 0.3 s, plus the set-up and the accounting of ~500k unsent requests (a few
-     * tens of ns each, more on a loaded machine): far from the 5+ s of sending them late */
-    if (wall_s > 0.8 + 2.5)
-        fail_msg("the run took %.2f s (elapsed %.2f s)", wall_s, res.elapsed_s);
-    assert_true(res.elapsed_s < 0.8 + 2.5);
     /* what happened, not what was planned */
     assert_true(res.all.rates.sent < 0.5 * res.all.rates.planned);
     assert_true(fabs(res.all.rates.sent * res.window_s - (double)res.all.events.sent) < 1e-6);

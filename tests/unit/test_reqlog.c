@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/rng.h"
 #include "reqlog/reqlog.h"
+#include "unit/fixture_tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,22 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[] = "/tmp/knee_test_reqlog_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static char *path_of(const char *name)
 {
@@ -567,5 +552,5 @@ int main(void)
         cmocka_unit_test(test_writer_on_a_descriptor),
         cmocka_unit_test(test_derive_and_csv),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

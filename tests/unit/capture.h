@@ -1,13 +1,19 @@
-/* The lab sentence tests' capture (tests/unit/test_lab_say.c, test_lab_tls.c): a printer run
- * into memory, and the wrapped sentences joined back into lines so phrases can be searched.
- * Test code, header-only; include it after <cmocka.h>. */
-#ifndef KNEE_TESTS_FIXTURE_CAPTURE_H
-#define KNEE_TESTS_FIXTURE_CAPTURE_H
+/* Text printers under test, captured (tests/unit/test_lab_say.c, test_lab_tls.c): CAPTURE runs a
+ * printer into memory, unwrap joins the lines knee lab wraps at LAB_SAY_WIDTH so phrases can be
+ * searched. Test code, header-only. */
+#ifndef KNEE_TESTS_CAPTURE_H
+#define KNEE_TESTS_CAPTURE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
 
 #include <stdio.h>
 
-/* Run `call`, a printer writing to the FILE *out this declares, into memory: text (a char *)
- * gets the heap text, which the caller frees. */
+/* Run `call`, which prints to the FILE *out it finds in scope, into memory: text then holds what
+ * it printed (the caller frees it). */
 #define CAPTURE(text, call)                                                                                            \
     do {                                                                                                               \
         size_t len_ = 0;                                                                                               \
@@ -17,8 +23,8 @@
         fclose(out);                                                                                                   \
     } while (0)
 
-/* The sentences are wrapped at LAB_SAY_WIDTH, continuation lines indented by two spaces: join
- * those lines (in place) so phrases can be searched; a new "- " sentence keeps its line. */
+/* Joins t's wrapped sentence lines (a newline and two spaces, not a new "- " item) in place;
+ * returns t. */
 static inline char *unwrap(char *t)
 {
     char *w = t;
