@@ -94,20 +94,20 @@ struct capacity_step {
 
 /* Did the generator deliver this open-loop run? The one place that reads the engine's rate
  * fields, so that a change of their definitions is a one-place change. It reads
- * run_result.all.rates (docs/FORMATS.md, "Rates": events counted by time over the window),
+ * run_record.all.rates (docs/FORMATS.md, "Rates": events counted by time over the window),
  * all.lag and a generator verdict: delivered when the sends inside the window are at least
  * capacity_delivered_floor of the requests planned inside it (rates.sent >= floor x
  * rates.planned) and the verdict is not "limited". gen NULL: the engine's own, res->generator
- * (run_generator_judge: short sends, or a lag that shapes the latency, or over --lag-limit).
+ * (record_generator_judge: short sends, or a lag that shapes the latency, or over --lag-limit).
  * *achieved_per_s gets rates.sent; why (may be NULL) the reason when not delivered. */
-bool capacity_step_delivered(const struct run_result *res, const struct run_generator_verdict *gen,
+bool capacity_step_delivered(const struct run_record *res, const struct run_generator_verdict *gen,
                              double *achieved_per_s, char *why, size_t whylen);
 
 /* The share of the window's plan that must be sent inside it: 99% (CAPACITY_DELIVERED) less
  * the share that the lag carries past the window's end (lag max / window: requests planned
  * in the window's last lag are sent after it; at a steady lag the warm-up's late sends make up
  * for them, when the lag grew they do not). The lag itself is the generator verdict's. */
-double capacity_delivered_floor(const struct run_result *res);
+double capacity_delivered_floor(const struct run_record *res);
 
 /* The latency group whose p50 and p99 a step shows: that of the first SLO term on latency
  * (p99<10ms: ok; all.p99<10ms: every completed request), RUN_GROUP_OK without one, so a
@@ -119,17 +119,17 @@ const char *capacity_latency_group_name(int group);
 /* Fill *out from a finished open-loop (open_loop true) or closed-loop run: the latency
  * summary of the SLO's group (p50, p99), lag, error rate, delivery (open loop only) and each
  * SLO term evaluated on a copy of slo[i] (the caller's terms are not changed). held needs
- * a request that ended ok (run_result.no_ok false) and every term to pass; reason names the
+ * a request that ended ok (run_record.no_ok false) and every term to pass; reason names the
  * terms that failed, with their measured values. */
-void capacity_step_eval(const struct run_result *res, bool open_loop, const struct run_threshold *slo, size_t nslo,
+void capacity_step_eval(const struct run_record *res, bool open_loop, const struct run_threshold *slo, size_t nslo,
                         struct capacity_step *out);
 
 /* A probe window judged: delivered as a step is, but its generator verdict is
- * run_generator_judge's with lag_limit_ms as the hard limit (the probe's own latency is the
+ * record_generator_judge's with lag_limit_ms as the hard limit (the probe's own latency is the
  * null target's, nothing the relative rule could weigh the lag against), and no SLO.
  * timer_slack_ms: the --timer-slack the probe ran with (0: none); as in every step's verdict,
  * only the lag beyond it counts. */
-void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, double timer_slack_ms,
+void capacity_probe_eval(const struct run_record *res, double lag_limit_ms, double timer_slack_ms,
                          struct capacity_step *out);
 
 /* The probe's lag limit in ms: --probe-lag-limit, else --lag-limit, else 10%

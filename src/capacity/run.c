@@ -302,7 +302,7 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
     w->prog.now_p99_ms = NAN;
     if (cfg->on_progress)
         cfg->on_progress(cfg->progress_ctx, &w->prog);
-    struct run_result rr;
+    struct run_record rr;
     int rc = run_execute(c, &rr, err, errlen);
     close_step_hlog(w);
     c->out_path = NULL;
@@ -317,7 +317,7 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
     if (rr.interrupted)
         w->res->interrupted = true;
     w->prog.last_p99_ms = s->p99_ms;
-    run_result_release(&rr);
+    record_release(&rr);
     return 0;
 }
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-double capacity_delivered_floor(const struct run_result *res)
+double capacity_delivered_floor(const struct run_record *res)
 {
     /* The window's edges are hard and a send is late by its lag: a request planned in the last
      * lag of the window is sent after it, while a warm-up request sent late lands inside it.
@@ -17,12 +17,12 @@ double capacity_delivered_floor(const struct run_result *res)
      * judges the lag itself). 1 s at 287/s with the lag at 10 ms near the end: 3 requests, 1%. */
     const struct run_rates *r = &res->all.rates;
     struct run_summary lag;
-    run_summarize(&res->all.lag, &lag);
+    record_summary_of(&res->all.lag, &lag);
     double edge = isfinite(lag.max) && r->window_s > 0 ? lag.max / 1e3 / r->window_s : 0;
     return CAPACITY_DELIVERED - edge;
 }
 
-bool capacity_step_delivered(const struct run_result *res, const struct run_generator_verdict *gen,
+bool capacity_step_delivered(const struct run_record *res, const struct run_generator_verdict *gen,
                              double *achieved_per_s, char *why, size_t whylen)
 {
     /* The merge point with the engine's rate definitions (docs/FORMATS.md, "Rates"): the sends
@@ -30,7 +30,7 @@ bool capacity_step_delivered(const struct run_result *res, const struct run_gene
      * event time (record/rates.c). rates.achieved_send, the generator's pace from its first to its
      * last send, is not used: it counts late sends after the window, and over a Poisson plan its
      * two end gaps move it by about sqrt(2)/n, a percent at 200 requests, enough to cross the
-     * 99% floor by chance. The generator's verdict (run_generator_judge) is the engine's, or the
+     * 99% floor by chance. The generator's verdict (record_generator_judge) is the engine's, or the
      * caller's (the probe judges its lag against its own limit). */
     if (!gen)
         gen = &res->generator;
@@ -67,13 +67,13 @@ int capacity_latency_group(const struct run_threshold *slo, size_t nslo)
 
 const char *capacity_latency_group_name(int group)
 {
-    return group == THR_GROUP_ALL ? "all" : run_group_name((enum run_group)group);
+    return group == THR_GROUP_ALL ? "all" : record_group_name((enum run_group)group);
 }
 
 /* "p99 123.4 ms (SLO p99<100ms)" for a failed term. */
 static void term_text(const struct run_threshold *t, char *buf, size_t len)
 {
-    const char *unit = run_threshold_unit(t);
+    const char *unit = record_threshold_unit(t);
     char mv[48];
     if (!isfinite(t->measured))
         snprintf(mv, sizeof mv, "no samples");
@@ -93,7 +93,7 @@ static void add_reason(struct capacity_step *s, const char *text)
     snprintf(s->reason + n, sizeof s->reason - n, "%s%.*s", n ? "; " : "", room, text);
 }
 
-static void step_eval(const struct run_result *res, bool open_loop, const struct run_generator_verdict *gen,
+static void step_eval(const struct run_record *res, bool open_loop, const struct run_generator_verdict *gen,
                       const struct run_threshold *slo, size_t nslo, struct capacity_step *out)
 {
     memset(out, 0, sizeof *out);
@@ -101,8 +101,8 @@ static void step_eval(const struct run_result *res, bool open_loop, const struct
     out->requests = c->planned;
     int group = capacity_latency_group(slo, nslo);
     struct run_summary lat, lag;
-    run_summarize(group == THR_GROUP_ALL ? &res->all.latency_all : &res->all.latency[group], &lat);
-    run_summarize(&res->all.lag, &lag);
+    record_summary_of(group == THR_GROUP_ALL ? &res->all.latency_all : &res->all.latency[group], &lat);
+    record_summary_of(&res->all.lag, &lag);
     out->p50_ms = lat.p50;
     out->p99_ms = lat.p99;
     out->lag_p99_ms = lag.p99;
@@ -134,7 +134,7 @@ static void step_eval(const struct run_result *res, bool open_loop, const struct
     }
     for (size_t i = 0; i < nslo; i++) {
         struct run_threshold t = slo[i];
-        run_threshold_eval(&t, res);
+        record_threshold_eval(&t, res);
         if (t.pass)
             continue;
         ok = false;
@@ -144,16 +144,16 @@ static void step_eval(const struct run_result *res, bool open_loop, const struct
     out->held = ok;
 }
 
-void capacity_step_eval(const struct run_result *res, bool open_loop, const struct run_threshold *slo, size_t nslo,
+void capacity_step_eval(const struct run_record *res, bool open_loop, const struct run_threshold *slo, size_t nslo,
                         struct capacity_step *out)
 {
     step_eval(res, open_loop, NULL, slo, nslo, out);
 }
 
-void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, double timer_slack_ms,
+void capacity_probe_eval(const struct run_record *res, double lag_limit_ms, double timer_slack_ms,
                          struct capacity_step *out)
 {
-    /* main's one rule, run_generator_judge, with the probe's lag limit as its hard limit: the
+    /* main's one rule, record_generator_judge, with the probe's lag limit as its hard limit: the
      * probe's own latency is the null target's (a tenth of a millisecond), so the relative
      * rule would hold the probe's lag against nothing the candidate's steps are judged on */
     struct run_generator_input in;
@@ -162,10 +162,10 @@ void capacity_probe_eval(const struct run_result *res, double lag_limit_ms, doub
     in.lag_limit_ms = lag_limit_ms;
     in.timer_slack_ms = timer_slack_ms;
     struct run_generator_verdict v;
-    run_generator_judge(&in, &v);
+    record_generator_judge(&in, &v);
     if (v.over_limit) /* the judge names --lag-limit; the probe's limit may come from elsewhere */
         snprintf(v.why, sizeof v.why, "%slag p99 %.3f ms%s above the probe's lag limit %.3g ms",
-                 v.short_send ? "short sends and " : "", run_lag_beyond_slack(in.lag_p99_ms, timer_slack_ms),
+                 v.short_send ? "short sends and " : "", record_lag_beyond_slack(in.lag_p99_ms, timer_slack_ms),
                  timer_slack_ms > 0 ? " beyond --timer-slack" : "", lag_limit_ms);
     step_eval(res, true, &v, NULL, 0, out);
 }

@@ -328,7 +328,7 @@ static int dry_run(const struct cmd_spec *spec, const struct capacity_config *cf
 {
     double bounds[METRICS_MAX_BOUNDS];
     size_t nbounds;
-    if (run_metrics_check(&f->metrics, spec, cfg->slo, cfg->nslo, bounds, &nbounds))
+    if (cli_metrics_check(&f->metrics, spec, cfg->slo, cfg->nslo, bounds, &nbounds))
         return 2;
     struct run_config c = *cfg->base;
     c.plan.open_loop = true;
@@ -446,12 +446,12 @@ static int measure_report(const struct cmd_spec *spec, struct capacity_config *c
 static int measure(const struct cmd_spec *spec, struct capacity_config *cfg, const struct cap_flags *f)
 {
     struct run_metrics *metrics = NULL;
-    int mrc = run_metrics_start(&f->metrics, spec, cfg->base, cfg->slo, cfg->nslo, &metrics);
+    int mrc = cli_metrics_start(&f->metrics, spec, cfg->base, cfg->slo, cfg->nslo, &metrics);
     if (mrc)
         return mrc;
     bool ran = false;
     int code = measure_report(spec, cfg, f, &ran);
-    run_metrics_finish(metrics, ran); /* --metrics-linger: the last scrape sees the final values */
+    cli_metrics_finish(metrics, ran); /* --metrics-linger: the last scrape sees the final values */
     return code;
 }
 

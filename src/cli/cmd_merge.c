@@ -10,7 +10,6 @@
 #include "merge/merge.h"
 #include "runreport/runreport.h"
 #include "runcheck/runcheck.h"
-#include "runreport/shard.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -209,8 +208,8 @@ static bool report(FILE *text, const struct merge_set *set, struct merge_summary
     merge_set_describe(set, desc, sizeof desc);
     fprintf(text, "knee merge: %s, %zu files\n", desc, set->nfiles);
     if (m) {
-        run_print_summary(text, &m->res, a->verbose);
-        run_print_shard_result(text, &m->res);
+        runreport_print_summary(text, &m->res, a->verbose);
+        runreport_print_shard(text, &m->res);
         print_plan_check(text, m);
         print_rates_source(text, m);
         if (a->json_path)

@@ -13,7 +13,6 @@
 #include "load/run.h"
 #include "record/threshold.h"
 #include "runreport/runreport.h"
-#include "runreport/shard.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -99,7 +98,7 @@ static bool progress_terminal; /* stderr is a terminal: one line rewritten in pl
 static void on_progress(void *ctx, const struct run_progress *p)
 {
     (void)ctx;
-    run_print_progress(stderr, p, progress_terminal);
+    cli_print_progress(stderr, p, progress_terminal);
 }
 
 static volatile sig_atomic_t signals_seen;
@@ -114,7 +113,7 @@ static void on_signal(int sig)
 
 /* Run with Ctrl-C (and SIGTERM) wired to the stop handle: the first stops planning and
  * drains, the second cancels what is in flight. */
-static int run_with_signals(struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+static int run_with_signals(struct run_config *cfg, struct run_record *res, char *err, size_t errlen)
 {
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
@@ -143,12 +142,12 @@ static int failure_code(int r)
 static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc, const struct run_flags *f)
 {
     const struct run_config *cfg = &rc->cfg;
-    struct run_output out = {.json_path = f->json, .hlog_path = f->hlog, .html_path = f->html};
-    if (run_output_check(&out, spec, cfg))
+    struct cli_output out = {.json_path = f->json, .hlog_path = f->hlog, .html_path = f->html};
+    if (cli_output_check(&out, spec, cfg))
         return 2;
     double bounds[METRICS_MAX_BOUNDS];
     size_t nbounds;
-    if (run_metrics_check(&f->metrics, spec, rc->thr, rc->nthr, bounds, &nbounds))
+    if (cli_metrics_check(&f->metrics, spec, rc->thr, rc->nthr, bounds, &nbounds))
         return 2;
     struct run_dryrun dry;
     char err[512];
@@ -157,8 +156,8 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
-    run_print_dryrun(stdout, cfg, &dry);
-    run_print_shard_start(stdout, cfg);
+    cli_print_dryrun(stdout, cfg, &dry);
+    cli_print_shard_start(stdout, cfg);
     run_dryrun_release(&dry);
     if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
         printf("\noutputs\n");
@@ -188,7 +187,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
  * an output that was asked for (--json, --hlog, --out, the summary on stdout) could not be
  * written whole, or the run could not start; 2 for bad input found by the engine (a name that
  * does not resolve); 3 when not one request succeeded; 99 when a threshold failed. */
-static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc, struct run_output *out,
+static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc, struct cli_output *out,
                           const struct run_flags *f)
 {
     struct run_config *cfg = &rc->cfg;
@@ -196,39 +195,39 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     bool progress = f->progress || progress_terminal;
     if (progress)
         cfg->on_progress = on_progress;
-    struct run_result res;
+    struct run_record res;
     char err[512];
-    run_print_shard_start(stderr, cfg);
+    cli_print_shard_start(stderr, cfg);
     int r = run_with_signals(cfg, &res, err, sizeof err);
     if (progress && progress_terminal)
         fputs("\r\033[K", stderr);
     if (r) {
-        run_output_abort(out);
+        cli_output_abort(out);
         knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return failure_code(r);
     }
-    bool written = run_output_close_hlog(out);
+    bool written = cli_output_close_hlog(out);
     bool all_pass = true;
     for (size_t i = 0; i < rc->nthr; i++) {
-        run_threshold_eval(&rc->thr[i], &res);
+        record_threshold_eval(&rc->thr[i], &res);
         all_pass &= rc->thr[i].pass;
     }
     record_set_thresholds(&res, rc->thr, rc->nthr);
     res.verbose = f->verbose;
     bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
-    run_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
-    run_print_summary(json_stdout ? stderr : stdout, &res, f->verbose);
-    run_print_shard_result(json_stdout ? stderr : stdout, &res);
-    run_print_pictures(json_stdout ? stderr : stdout, json_stdout ? STDERR_FILENO : STDOUT_FILENO, &res);
+    cli_selfcheck(cfg, &res); /* self-checks and --until-ci as warnings (cli/run_repeat.c) */
+    runreport_print_summary(json_stdout ? stderr : stdout, &res, f->verbose);
+    runreport_print_shard(json_stdout ? stderr : stdout, &res);
+    runreport_print_pictures(json_stdout ? stderr : stdout, json_stdout ? STDERR_FILENO : STDOUT_FILENO, &res);
     if (!json_stdout)
         written &= opt_stdout_done(spec) == 0;
-    written &= run_output_json(out, &res);
-    written &= run_output_html(out, cfg, &res);
+    written &= cli_output_json(out, &res);
+    written &= cli_output_html(out, cfg, &res);
     if (res.out_error) /* the summary's warnings said why; the error line says it where it is seen */
         knee_report(stderr, "knee run: ", "--out %s: %s", cfg->out_path, knee_strerror(res.out_error));
     written &= res.out_error == 0;
     int code = !res.accounting_ok || !written ? 1 : res.no_ok ? KNEE_EXIT_NO_OK : !all_pass ? 99 : 0;
-    run_result_release(&res);
+    record_release(&res);
     return code;
 }
 
@@ -237,7 +236,7 @@ int cmd_run(int argc, char **argv)
     struct runopts o;
     runopts_init(&o);
     struct run_flags f = {0};
-    struct run_repeat_flags rep = {0}; /* --repeat, --settle, --out-dir, --until-ci */
+    struct cli_repeat_flags rep = {0}; /* --repeat, --settle, --out-dir, --until-ci */
     struct opt rows[RUN_NROWS + RUN_REPEAT_NROWS];
     struct cmd_spec spec = {
         .name = "run",
@@ -250,7 +249,7 @@ int cmd_run(int argc, char **argv)
         .min_args = 0,
         .max_args = SIZE_MAX,
     };
-    spec.nopts += run_repeat_rows(&rep, rows + spec.nopts);
+    spec.nopts += cli_repeat_rows(&rep, rows + spec.nopts);
     struct strlist urls = {0};
     int rc = opt_parse(&spec, argc, argv, &urls);
     if (rc) {
@@ -275,31 +274,31 @@ int cmd_run(int argc, char **argv)
     if (rc == 0) {
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;
-        struct run_output out = {.json_path = f.json, .hlog_path = f.hlog, .html_path = f.html};
+        struct cli_output out = {.json_path = f.json, .hlog_path = f.hlog, .html_path = f.html};
         struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
         bool ran = false;
         rep.html = f.html; /* with --repeat: the report of DIR once the repetitions ran */
-        rc = run_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
+        rc = cli_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
         if (rc == 0 && f.dry_run && rep.repeat) { /* dry_run() checks them itself */
             double bounds[METRICS_MAX_BOUNDS];
             size_t nbounds;
-            rc = run_metrics_check(&f.metrics, &spec, cfg.thr, cfg.nthr, bounds, &nbounds);
+            rc = cli_metrics_check(&f.metrics, &spec, cfg.thr, cfg.nthr, bounds, &nbounds);
         }
         if (rc == 0 && !f.dry_run)
-            rc = run_metrics_start(&f.metrics, &spec, &cfg.cfg, cfg.thr, cfg.nthr, &metrics);
+            rc = cli_metrics_start(&f.metrics, &spec, &cfg.cfg, cfg.thr, cfg.nthr, &metrics);
         if (rc == 0 && rep.repeat) {
             ran = !f.dry_run;
-            rc = run_repeat_main(&rep, &spec, &cfg, f.json, f.progress, f.verbose, f.dry_run);
+            rc = cli_repeat_main(&rep, &spec, &cfg, f.json, f.progress, f.verbose, f.dry_run);
         } else if (rc == 0 && f.dry_run) {
             rc = dry_run(&spec, &cfg, &f);
-        } else if (rc == 0 && (rc = run_output_open(&out, &spec, &cfg.cfg)) == 0) {
-            struct run_until_ci u;
-            run_until_ci_install(&u, &cfg.cfg, rep.until_ci);
+        } else if (rc == 0 && (rc = cli_output_open(&out, &spec, &cfg.cfg)) == 0) {
+            struct cli_until_ci u;
+            cli_until_ci_install(&u, &cfg.cfg, rep.until_ci);
             ran = true;
             rc = run_and_report(&spec, &cfg, &out, &f);
-            run_until_ci_release(&u);
+            cli_until_ci_release(&u);
         }
-        run_metrics_finish(metrics, ran && rc != 2); /* --metrics-linger: the last scrape sees the final values */
+        cli_metrics_finish(metrics, ran && rc != 2); /* --metrics-linger: the last scrape sees the final values */
         runopts_config_release(&cfg);
     }
     strlist_release(&urls);

@@ -25,7 +25,7 @@ struct run_metrics {
     struct metrics_run_sample cur;  /* the values published last */
 };
 
-size_t run_metrics_thresholds(const struct run_threshold *thr, size_t nthr, double *out, size_t cap)
+size_t cli_metrics_thresholds(const struct run_threshold *thr, size_t nthr, double *out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < nthr && n < cap; i++) {
@@ -39,11 +39,11 @@ size_t run_metrics_thresholds(const struct run_threshold *thr, size_t nthr, doub
     return n;
 }
 
-int run_metrics_check(const struct metrics_flags *f, const struct cmd_spec *spec, const struct run_threshold *thr,
+int cli_metrics_check(const struct metrics_flags *f, const struct cmd_spec *spec, const struct run_threshold *thr,
                       size_t nthr, double *bounds_s, size_t *nbounds)
 {
     double extra[METRICS_MAX_BOUNDS];
-    size_t nextra = run_metrics_thresholds(thr, nthr, extra, METRICS_MAX_BOUNDS);
+    size_t nextra = cli_metrics_thresholds(thr, nthr, extra, METRICS_MAX_BOUNDS);
     return metrics_flags_check(f, spec, extra, nextra, bounds_s, nbounds);
 }
 
@@ -126,13 +126,13 @@ static void run_metrics_free(struct run_metrics *m)
     free(m);
 }
 
-int run_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec, struct run_config *cfg,
+int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec, struct run_config *cfg,
                       const struct run_threshold *thr, size_t nthr, struct run_metrics **out)
 {
     *out = NULL;
     double bounds[METRICS_MAX_BOUNDS];
     size_t nb;
-    int rc = run_metrics_check(f, spec, thr, nthr, bounds, &nb);
+    int rc = cli_metrics_check(f, spec, thr, nthr, bounds, &nb);
     if (rc || !f->listen)
         return rc;
     struct run_metrics *m = xcalloc(1, sizeof *m);
@@ -174,17 +174,17 @@ int run_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     return 0;
 }
 
-const char *run_metrics_address(const struct run_metrics *m)
+const char *cli_metrics_address(const struct run_metrics *m)
 {
     return metrics_endpoint_address(m->ep);
 }
 
-int run_metrics_port(const struct run_metrics *m)
+int cli_metrics_port(const struct run_metrics *m)
 {
     return metrics_endpoint_port(m->ep);
 }
 
-void run_metrics_finish(struct run_metrics *m, bool linger)
+void cli_metrics_finish(struct run_metrics *m, bool linger)
 {
     if (!m)
         return;

@@ -7,10 +7,10 @@
  *   struct metrics_flags mf = {0};               // rows: cli/metrics_flags.h, METRICS_FOR_RUN
  *   ... opt_parse, runopts_build(..., &rc) ...
  *   struct run_metrics *m;
- *   if (run_metrics_start(&mf, &spec, &rc.cfg, rc.thr, rc.nthr, &m)) return that code;
+ *   if (cli_metrics_start(&mf, &spec, &rc.cfg, rc.thr, rc.nthr, &m)) return that code;
  *   run_execute(&rc.cfg, ...);                   // as many runs as the command makes
  *   ... print the results ...
- *   run_metrics_finish(m, true);                 // linger (if asked), stop; m NULL is a no-op
+ *   cli_metrics_finish(m, true);                 // linger (if asked), stop; m NULL is a no-op
  *
  * Several runs through the same cfg (knee capacity's steps) add up: each run's final values
  * are kept and the next run's are published on top of them, so every counter only grows
@@ -31,12 +31,12 @@ struct run_metrics;
 
 /* The SLO thresholds of thr that are durations of the exposed histograms (latency, service or
  * lag: pNN, mean, min, max), in seconds, into out (cap entries). Returns the count. */
-size_t run_metrics_thresholds(const struct run_threshold *thr, size_t nthr, double *out, size_t cap);
+size_t cli_metrics_thresholds(const struct run_threshold *thr, size_t nthr, double *out, size_t cap);
 
 /* Check the metrics flags (cli/metrics_flags.h) against the thresholds, without starting
  * anything: 0 (bounds_s/nbounds filled; nbounds 0 without --metrics-listen) or 2 after one
- * line on stderr. For --dry-run, and called by run_metrics_start. */
-int run_metrics_check(const struct metrics_flags *f, const struct cmd_spec *spec, const struct run_threshold *thr,
+ * line on stderr. For --dry-run, and called by cli_metrics_start. */
+int cli_metrics_check(const struct metrics_flags *f, const struct cmd_spec *spec, const struct run_threshold *thr,
                       size_t nthr, double *bounds_s, size_t *nbounds);
 
 /* Without --metrics-listen: *out = NULL, 0. Else check the flags, declare knee run's families
@@ -45,16 +45,16 @@ int run_metrics_check(const struct metrics_flags *f, const struct cmd_spec *spec
  * and set cfg->on_live, live_ctx, live_bounds_ns and live_nbounds. Returns 0, 2 (bad input:
  * a flag, an address that does not resolve) or 1 (the endpoint could not start), after one
  * line on stderr. m must outlive every run through cfg. */
-int run_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec, struct run_config *cfg,
+int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec, struct run_config *cfg,
                       const struct run_threshold *thr, size_t nthr, struct run_metrics **out);
 
 /* The endpoint's bound address ("127.0.0.1:PORT") and port. */
-const char *run_metrics_address(const struct run_metrics *m);
-int run_metrics_port(const struct run_metrics *m);
+const char *cli_metrics_address(const struct run_metrics *m);
+int cli_metrics_port(const struct run_metrics *m);
 
 /* Mark the values final (knee_run_finished 1); with linger and --metrics-linger, keep serving
  * them for that long (SIGINT/SIGTERM ends the wait; "metrics: final values on ... for D" on
  * stderr); stop the endpoint and free. NULL is a no-op. */
-void run_metrics_finish(struct run_metrics *m, bool linger);
+void cli_metrics_finish(struct run_metrics *m, bool linger);
 
 #endif

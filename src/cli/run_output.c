@@ -34,7 +34,7 @@ static int check_tags(const struct cmd_spec *spec, const struct run_config *cfg)
     return 0;
 }
 
-int run_output_check(const struct run_output *o, const struct cmd_spec *spec, const struct run_config *cfg)
+int cli_output_check(const struct cli_output *o, const struct cmd_spec *spec, const struct run_config *cfg)
 {
     int r;
     if (o->json_path && strcmp(o->json_path, "-") != 0 && (r = writable(o->json_path)))
@@ -58,20 +58,20 @@ int run_output_check(const struct run_output *o, const struct cmd_spec *spec, co
  * tagged with the target's name; the first write error is kept and reported at the end. */
 static void on_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency)
 {
-    struct run_output *o = ctx;
+    struct cli_output *o = ctx;
     if (o->hlog_err)
         return;
     o->hlog_err = hlog_writer_write(o->hlog, o->targets[target].name, start_s, length_s, latency);
 }
 
-int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct run_config *cfg)
+int cli_output_open(struct cli_output *o, const struct cmd_spec *spec, struct run_config *cfg)
 {
     char why[512];
     o->targets = cfg->plan.targets;
     if (o->html_path) { /* checked now, written at the end (html_write_report) */
-        struct run_output html_only = {.html_path = o->html_path};
+        struct cli_output html_only = {.html_path = o->html_path};
         struct run_config none = {0};
-        if (run_output_check(&html_only, spec, &none))
+        if (cli_output_check(&html_only, spec, &none))
             return 2;
     }
     if (o->json_path) {
@@ -82,22 +82,22 @@ int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct ru
     if (!o->hlog_path)
         return 0;
     if (check_tags(spec, cfg)) {
-        run_output_abort(o);
+        cli_output_abort(o);
         return 2;
     }
     if (outfile_open(&o->hlog_file, o->hlog_path, why, sizeof why)) {
         opt_fail(spec, "--hlog %s", why);
-        run_output_abort(o);
+        cli_output_abort(o);
         return 2;
     }
     o->hlog_open = true;
     char comment[160]; /* --shard: the header names the shard; --start-at: StartTime is the instant (t0) */
-    uint64_t start_ns = run_shard_hlog_comment(cfg, comment, sizeof comment);
+    uint64_t start_ns = cli_shard_hlog_comment(cfg, comment, sizeof comment);
     int r = hlog_writer_open(&o->hlog, o->hlog_file.f, (double)(start_ns ? start_ns : clock_wall_ns()) / 1e9,
                              comment[0] ? comment : NULL);
     if (r) {
         opt_fail(spec, "--hlog %s: %s", o->hlog_path, knee_strerror(r));
-        run_output_abort(o);
+        cli_output_abort(o);
         return 2;
     }
     cfg->on_interval = on_interval;
@@ -113,7 +113,7 @@ static int write_error(const struct outfile *f, int fallback)
     return e ? -e : fallback;
 }
 
-bool run_output_close_hlog(struct run_output *o)
+bool cli_output_close_hlog(struct cli_output *o)
 {
     if (!o->hlog_open)
         return true;
@@ -136,7 +136,7 @@ bool run_output_close_hlog(struct run_output *o)
     return true;
 }
 
-bool run_output_json(struct run_output *o, const struct run_result *res)
+bool cli_output_json(struct cli_output *o, const struct run_record *res)
 {
     if (!o->json_open)
         return true;
@@ -150,7 +150,7 @@ bool run_output_json(struct run_output *o, const struct run_result *res)
     return true;
 }
 
-bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res)
+bool cli_output_html(const struct cli_output *o, const struct run_config *cfg, const struct run_record *res)
 {
     if (!o->html_path)
         return true;
@@ -176,7 +176,7 @@ bool run_output_html(const struct run_output *o, const struct run_config *cfg, c
     return r == 0;
 }
 
-void run_output_abort(struct run_output *o)
+void cli_output_abort(struct cli_output *o)
 {
     if (o->json_open)
         outfile_abort(&o->json);

@@ -17,7 +17,7 @@
 #include "load/run.h"
 #include "record/threshold.h"
 
-struct run_output {
+struct cli_output {
     const char *json_path; /* NULL, "-" (stdout) or a file */
     const char *hlog_path; /* NULL or a file */
     const char *html_path; /* --html: NULL or a file */
@@ -31,29 +31,29 @@ struct run_output {
 
 /* Check that the outputs can be written without creating them (--dry-run): an existing file
  * must be writable, else its directory. Returns 0 or 2 after one line naming the flag. */
-int run_output_check(const struct run_output *o, const struct cmd_spec *spec, const struct run_config *cfg);
+int cli_output_check(const struct cli_output *o, const struct cmd_spec *spec, const struct run_config *cfg);
 
 /* Open --json and --hlog (the hlog tags are the target names: checked here) and point
  * cfg->on_interval at the hlog writer. Returns 0 or 2 after one line naming the flag; on 2
  * nothing stays open and nothing was touched. */
-int run_output_open(struct run_output *o, const struct cmd_spec *spec, struct run_config *cfg);
+int cli_output_open(struct cli_output *o, const struct cmd_spec *spec, struct run_config *cfg);
 
 /* Finish the hlog after the run: true when it was written whole and put in place, else false
  * after one line on stderr naming the path and the reason. */
-bool run_output_close_hlog(struct run_output *o);
+bool cli_output_close_hlog(struct cli_output *o);
 
 /* Write the record as the JSON document (when asked; record_write_json) and put it in place:
  * true when it was written whole, else false after one line on stderr naming the path and the
  * reason. */
-bool run_output_json(struct run_output *o, const struct run_result *res);
+bool cli_output_json(struct cli_output *o, const struct run_record *res);
 
 /* --html: the report of the run (its JSON, and its per-request log or hlog when written)
  * through html_write_report. true when written (or not asked), else false after one line on
  * stderr naming the path and the reason. */
-bool run_output_html(const struct run_output *o, const struct run_config *cfg, const struct run_result *res);
+bool cli_output_html(const struct cli_output *o, const struct run_config *cfg, const struct run_record *res);
 
 /* Give up whatever is still open (error paths): files knee created are removed, what existed
  * is as it was. */
-void run_output_abort(struct run_output *o);
+void cli_output_abort(struct cli_output *o);
 
 #endif

@@ -5,14 +5,14 @@
 
 #include "core/clock.h"
 #include "core/units.h"
-#include "load/shard.h"
+#include "load/shard_hooks.h"
 #include "runreport/runreport.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-void run_print_progress(FILE *out, const struct run_progress *p, bool terminal)
+void cli_print_progress(FILE *out, const struct run_progress *p, bool terminal)
 {
     char a[32], b[32], c[32];
     char tot[32] = "";
@@ -45,7 +45,7 @@ static const char *planned_count(double n, bool exact, char *buf, size_t len)
 static void dryrun_target(FILE *out, const struct run_config *cfg, const struct run_dryrun_target *t)
 {
     char a[32], b[32], n[48];
-    run_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
+    runreport_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
     if (cfg->plan.open_loop && t->rate_from != t->rate_to)
         fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
                 units_fmt_rate(t->rate_to, b, sizeof b));
@@ -60,30 +60,30 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
     fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
 }
 
-void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry)
+void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry)
 {
     char a[32], b[32], n[48];
-    struct run_head h = {.open_loop = cfg->plan.open_loop,
-                         .poisson = cfg->plan.arrivals == RUN_ARRIVALS_POISSON,
-                         .ramp = cfg->plan.ramp,
-                         .drop_when_busy = cfg->when_busy == RUN_BUSY_DROP,
-                         .keepalive = cfg->keepalive,
-                         .shared = !cfg->plan.targets,
-                         .seed = cfg->plan.seed,
-                         .think_ns = cfg->plan.think_ns,
-                         .timer_slack_ns = cfg->plan.open_loop ? cfg->timer_slack_ns : 0,
-                         .requests = cfg->plan.requests,
-                         .rate = cfg->plan.rate,
-                         .ramp_from = cfg->plan.ramp_from,
-                         .ramp_to = cfg->plan.ramp_to,
-                         .duration_s = cfg->plan.duration_ns ? (double)cfg->plan.duration_ns / 1e9 : 0,
-                         .threads = dry->threads,
-                         .pool_cap = dry->pool_cap,
-                         .conns = dry->all.connections,
-                         .streams = cfg->streams};
+    struct runreport_head h = {.open_loop = cfg->plan.open_loop,
+                               .poisson = cfg->plan.arrivals == RUN_ARRIVALS_POISSON,
+                               .ramp = cfg->plan.ramp,
+                               .drop_when_busy = cfg->when_busy == RUN_BUSY_DROP,
+                               .keepalive = cfg->keepalive,
+                               .shared = !cfg->plan.targets,
+                               .seed = cfg->plan.seed,
+                               .think_ns = cfg->plan.think_ns,
+                               .timer_slack_ns = cfg->plan.open_loop ? cfg->timer_slack_ns : 0,
+                               .requests = cfg->plan.requests,
+                               .rate = cfg->plan.rate,
+                               .ramp_from = cfg->plan.ramp_from,
+                               .ramp_to = cfg->plan.ramp_to,
+                               .duration_s = cfg->plan.duration_ns ? (double)cfg->plan.duration_ns / 1e9 : 0,
+                               .threads = dry->threads,
+                               .pool_cap = dry->pool_cap,
+                               .conns = dry->all.connections,
+                               .streams = cfg->streams};
     if (dry->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
-        h.io = run_io_name(dry->io);
-        h.io_asked = run_io_name(cfg->io);
+        h.io = record_io_name(dry->io);
+        h.io_asked = record_io_name(cfg->io);
     }
     for (size_t i = 0; cfg->plan.targets && i < cfg->plan.ntargets; i++) {
         if (cfg->plan.targets[i].rate > 0)
@@ -91,7 +91,7 @@ void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
         else
             h.shared = true;
     }
-    run_print_head(out, &h);
+    runreport_print_head(out, &h);
     for (size_t i = 0; i < dry->ntargets; i++)
         dryrun_target(out, cfg, &dry->targets[i]);
     const struct run_dryrun_target *all = &dry->all;
@@ -126,7 +126,7 @@ void run_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
                 dry->pool_cap, (unsigned long long)dry->fd_limit, dry->pool_asked);
 }
 
-void run_print_shard_start(FILE *out, const struct run_config *cfg)
+void cli_print_shard_start(FILE *out, const struct run_config *cfg)
 {
     if (!cfg->plan.shard.count && !cfg->plan.shard.start_at_unix_ns)
         return;
@@ -134,18 +134,18 @@ void run_print_shard_start(FILE *out, const struct run_config *cfg)
     if (cfg->plan.shard.count)
         fprintf(out, "shard %u/%u (%s), plan %s", cfg->plan.shard.index, cfg->plan.shard.count,
                 cfg->plan.shard.source ? cfg->plan.shard.source : "--shard",
-                run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex));
+                record_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex));
     else
         fprintf(out, "one process");
     if (cfg->plan.shard.start_at_unix_ns) {
         double in_s = ((double)cfg->plan.shard.start_at_unix_ns - (double)clock_wall_ns()) / 1e9;
-        fprintf(out, ", start at %s (%s %.3f s)", run_shard_utc(cfg->plan.shard.start_at_unix_ns, when, sizeof when),
+        fprintf(out, ", start at %s (%s %.3f s)", record_shard_utc(cfg->plan.shard.start_at_unix_ns, when, sizeof when),
                 in_s >= 0 ? "in" : "LATE by", fabs(in_s));
     }
     fputc('\n', out);
 }
 
-uint64_t run_shard_hlog_comment(const struct run_config *cfg, char *buf, size_t len)
+uint64_t cli_shard_hlog_comment(const struct run_config *cfg, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (!cfg->plan.shard.count && !cfg->plan.shard.start_at_unix_ns)
@@ -153,7 +153,7 @@ uint64_t run_shard_hlog_comment(const struct run_config *cfg, char *buf, size_t 
     char hex[24];
     snprintf(buf, len, "Logged with knee %s, shard %u/%u, plan %s, start at %llu.%09llu", KNEE_VERSION,
              plan_shard_index(&cfg->plan), plan_shard_count(&cfg->plan),
-             run_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex),
+             record_shard_plan_hex(run_shard_plan_id(cfg), hex, sizeof hex),
              (unsigned long long)(cfg->plan.shard.start_at_unix_ns / NS_PER_S),
              (unsigned long long)(cfg->plan.shard.start_at_unix_ns % NS_PER_S));
     return cfg->plan.shard.start_at_unix_ns;

@@ -36,7 +36,7 @@ static int parse_percent(const char *v, void *dst, char *err, size_t errlen)
     return 0;
 }
 
-size_t run_repeat_rows(struct run_repeat_flags *f, struct opt *rows)
+size_t cli_repeat_rows(struct cli_repeat_flags *f, struct opt *rows)
 {
     rows[0] = (struct opt){.name = "repeat",
                            .kind = OPT_COUNT,
@@ -71,11 +71,11 @@ static bool given(const struct cmd_spec *spec, const char *name)
     return o && o->seen;
 }
 
-int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
+int cli_repeat_check(const struct cli_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
                      const char *hlog_path)
 {
     bool sharded =
-        cfg->plan.shard.count || cfg->plan.shard.start_at_unix_ns; /* --shard, --start-at (cli/run_shard.c) */
+        cfg->plan.shard.count || cfg->plan.shard.start_at_unix_ns; /* --shard, --start-at (cli/shard_flags.c) */
     if (sharded && (f->repeat || f->until_ci > 0))
         return opt_fail(spec,
                         "%s with %s: a shard runs its part of one plan once, from one start instant, to its end "
@@ -118,7 +118,7 @@ int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *sp
 
 static void until_ci_interval(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency)
 {
-    struct run_until_ci *u = ctx;
+    struct cli_until_ci *u = ctx;
     if (u->next)
         u->next(u->next_ctx, target, start_s, length_s, latency);
     hdr_add(&u->h, latency);
@@ -143,7 +143,7 @@ static void until_ci_interval(void *ctx, size_t target, double start_s, double l
     }
 }
 
-void run_until_ci_install(struct run_until_ci *u, struct run_config *cfg, double fraction)
+void cli_until_ci_install(struct cli_until_ci *u, struct run_config *cfg, double fraction)
 {
     memset(u, 0, sizeof *u);
     u->fraction = fraction;
@@ -158,7 +158,7 @@ void run_until_ci_install(struct run_until_ci *u, struct run_config *cfg, double
     cfg->interval_ctx = u;
 }
 
-void run_until_ci_release(struct run_until_ci *u)
+void cli_until_ci_release(struct cli_until_ci *u)
 {
     if (!(u->fraction > 0))
         return;
@@ -174,10 +174,10 @@ void run_until_ci_release(struct run_until_ci *u)
 
 #define SELFCHECK_MAX_LOG_BYTES (300ull << 20) /* ~5M records: reading back more is not worth the wait */
 
-void run_selfcheck(const struct run_config *cfg, struct run_result *res)
+void cli_selfcheck(const struct run_config *cfg, struct run_record *res)
 {
     if (cfg->on_interval == until_ci_interval) {
-        const struct run_until_ci *u = cfg->interval_ctx;
+        const struct cli_until_ci *u = cfg->interval_ctx;
         if (u->stopped && res->interrupted) {
             /* the engine saw a stop request; it was --until-ci's, so say that instead */
             char l[32], h[32], p[32];
@@ -234,7 +234,7 @@ static void on_signal(int sig)
 static void on_progress(void *ctx, const struct run_progress *p)
 {
     (void)ctx;
-    run_print_progress(stderr, p, isatty(STDERR_FILENO));
+    cli_print_progress(stderr, p, isatty(STDERR_FILENO));
 }
 
 struct rep_hlog {
@@ -314,7 +314,7 @@ static void path_of(char *buf, size_t len, const char *dir, size_t k, const char
     snprintf(buf, len, "%s/%s%s", dir, stem, ext);
 }
 
-static int dry_run(const struct run_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc)
+static int dry_run(const struct cli_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc)
 {
     if (check_dir(spec, f->out_dir, false))
         return 2;
@@ -325,7 +325,7 @@ static int dry_run(const struct run_repeat_flags *f, const struct cmd_spec *spec
         knee_report(stderr, "knee run: ", "%s", err[0] ? err : knee_strerror(r));
         return r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND ? 2 : 1;
     }
-    run_print_dryrun(stdout, &rc->cfg, &plan);
+    cli_print_dryrun(stdout, &rc->cfg, &plan);
     run_dryrun_release(&plan);
     char settle[32];
     printf("\nrepetitions\n  %llu of this plan (the same seed and schedule each time), %s idle between them\n",
@@ -385,7 +385,7 @@ static int write_summary(const char *path, const struct compare_repeat_row *rows
 
 /* One knee run --repeat: its flags, the plan every repetition runs, and what they gave. */
 struct repeat_run {
-    const struct run_repeat_flags *f;
+    const struct cli_repeat_flags *f;
     struct runopts_config *rc;
     struct run_config cfg; /* rc's, with the repetitions' callbacks and outputs */
     FILE *text;
@@ -408,11 +408,11 @@ static int open_rep_hlog(struct rep_hlog *h, const char *path)
 }
 
 /* A finished repetition's record judged (self-checks, thresholds) and written to DIR/rep-K.json. */
-static void keep_rep(struct repeat_run *rr, struct run_result *res, const char *jsonp)
+static void keep_rep(struct repeat_run *rr, struct run_record *res, const char *jsonp)
 {
-    run_selfcheck(&rr->cfg, res);
+    cli_selfcheck(&rr->cfg, res);
     for (size_t i = 0; i < rr->rc->nthr; i++) {
-        run_threshold_eval(&rr->rc->thr[i], res);
+        record_threshold_eval(&rr->rc->thr[i], res);
         rr->pass &= rr->rc->thr[i].pass;
     }
     record_set_thresholds(res, rr->rc->thr, rr->rc->nthr);
@@ -431,7 +431,7 @@ static void keep_rep(struct repeat_run *rr, struct run_result *res, const char *
 }
 
 /* A repetition's line (and its summary with --verbose, else its warnings but the warm-up's). */
-static void print_rep(const struct repeat_run *rr, size_t k, const struct run_result *res,
+static void print_rep(const struct repeat_run *rr, size_t k, const struct run_record *res,
                       const struct compare_repeat_row *row)
 {
     char c[32], r50[32], r99[32], r999[32], mean[32], rate[32];
@@ -441,7 +441,7 @@ static void print_rep(const struct repeat_run *rr, size_t k, const struct run_re
             units_fmt_ms(row->mean, mean, sizeof mean), units_fmt_rate(row->rate, rate, sizeof rate),
             row->interrupted ? " (interrupted)" : "");
     if (rr->verbose)
-        run_print_summary(rr->text, res, true);
+        runreport_print_summary(rr->text, res, true);
     else
         for (size_t i = 0; i < res->warnings.n; i++)
             if (strncmp(res->warnings.items[i], "warm-up:", 8) != 0)
@@ -462,7 +462,7 @@ static int repetition(struct repeat_run *rr, size_t k)
         return 1;
     rr->cfg.on_interval = rep_interval;
     rr->cfg.interval_ctx = &h;
-    struct run_result res;
+    struct run_record res;
     char err[512];
     int r = run_execute(&rr->cfg, &res, err, sizeof err);
     if (rr->progress)
@@ -484,14 +484,14 @@ static int repetition(struct repeat_run *rr, size_t k)
     struct compare_repeat_row *row = &rr->rows[rr->done++];
     compare_repeat_row_of(row, &res);
     print_rep(rr, k, &res, row);
-    run_result_release(&res);
+    record_release(&res);
     return 0;
 }
 
 /* The summary across the repetitions that ran: printed, DIR/repeat.json, --json, --html. */
 static void summarize(struct repeat_run *rr, const char *json_path)
 {
-    const struct run_repeat_flags *f = rr->f;
+    const struct cli_repeat_flags *f = rr->f;
     compare_repeat_print(rr->text, rr->rows, rr->done);
     if (rr->done < rr->n)
         fprintf(rr->text, "  stopped: %zu of %zu repetitions ran\n", rr->done, rr->n);
@@ -512,16 +512,16 @@ static void summarize(struct repeat_run *rr, const char *json_path)
     }
 }
 
-int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc,
+int cli_repeat_main(const struct cli_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc,
                     const char *json_path, bool progress, bool verbose, bool dry)
 {
     if (dry)
         return dry_run(f, spec, rc);
     if (check_dir(spec, f->out_dir, true))
         return 2;
-    struct run_output html_check = {.html_path = f->html};
+    struct cli_output html_check = {.html_path = f->html};
     struct run_config no_outputs = {0};
-    if (f->html && run_output_check(&html_check, spec, &no_outputs))
+    if (f->html && cli_output_check(&html_check, spec, &no_outputs))
         return 2;
     struct repeat_run rr = {.f = f,
                             .rc = rc,

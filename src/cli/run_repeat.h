@@ -2,8 +2,8 @@
  * plan N times, each repetition's log, hlog and JSON in DIR, a summary across them) and
  * --until-ci P (keep an open-loop run going until the p99's 95% interval is narrower than P%
  * of it, --duration being the cap), plus the self-checks every run gets (src/runcheck).
- * Private to src/cli; cmd_run.c adds the rows, calls run_repeat_main for --repeat, installs
- * --until-ci around its run and calls run_selfcheck before it prints. */
+ * Private to src/cli; cmd_run.c adds the rows, calls cli_repeat_main for --repeat, installs
+ * --until-ci around its run and calls cli_selfcheck before it prints. */
 #ifndef KNEE_CLI_RUN_REPEAT_H
 #define KNEE_CLI_RUN_REPEAT_H
 
@@ -20,7 +20,7 @@
 #define RUN_REPEAT_NROWS 4
 #define RUN_UNTIL_CI_MIN_S 1 /* --until-ci judges from the first whole second after the warm-up */
 
-struct run_repeat_flags {
+struct cli_repeat_flags {
     uint64_t repeat;    /* --repeat N; 0 = not given */
     uint64_t settle_ns; /* --settle D: idle time between repetitions */
     const char *out_dir;
@@ -29,14 +29,14 @@ struct run_repeat_flags {
 };
 
 /* The rows --repeat, --settle, --out-dir, --until-ci into rows[0..RUN_REPEAT_NROWS). */
-size_t run_repeat_rows(struct run_repeat_flags *f, struct opt *rows);
+size_t cli_repeat_rows(struct cli_repeat_flags *f, struct opt *rows);
 
 /* Check the flags against the configuration (after runopts_build): --settle and --out-dir
  * need --repeat and --repeat needs --out-dir; --out and --hlog are refused with --repeat
  * (each repetition has its own, in DIR); --until-ci needs an open loop bounded by
  * --duration and is refused with --repeat (repetitions must be the same plan). Returns 0 or
  * 2 after one line naming the flag. */
-int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
+int cli_repeat_check(const struct cli_repeat_flags *f, const struct cmd_spec *spec, const struct run_config *cfg,
                      const char *hlog_path);
 
 /* knee run --repeat N: the repetitions (or, with dry_run, their plan), each repetition's
@@ -44,13 +44,13 @@ int run_repeat_check(const struct run_repeat_flags *f, const struct cmd_spec *sp
  * stdout). Returns the exit code: 0; 1 when an accounting identity broke or an output could
  * not be written; 2 for bad input found before the first request; 99 when a --threshold
  * failed in any repetition. */
-int run_repeat_main(const struct run_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc,
+int cli_repeat_main(const struct cli_repeat_flags *f, const struct cmd_spec *spec, struct runopts_config *rc,
                     const char *json_path, bool progress, bool verbose, bool dry_run);
 
 /* --until-ci for one run: chains itself in front of cfg->on_interval (call it after the
  * other outputs set theirs) and asks cfg->stop to stop planning once the p99's interval is
  * narrow enough. fraction 0: does nothing. */
-struct run_until_ci {
+struct cli_until_ci {
     double fraction;
     struct run_config *cfg;
     run_interval_fn *next;
@@ -61,12 +61,12 @@ struct run_until_ci {
     bool stopped; /* it asked the run to stop */
     double stopped_at_s, p99_ms, lo_ms, hi_ms;
 };
-void run_until_ci_install(struct run_until_ci *u, struct run_config *cfg, double fraction);
-void run_until_ci_release(struct run_until_ci *u);
+void cli_until_ci_install(struct cli_until_ci *u, struct run_config *cfg, double fraction);
+void cli_until_ci_release(struct cli_until_ci *u);
 
 /* After run_execute, before the summary: the self-checks (src/runcheck) as warnings in res,
  * with the request log when cfg->out_path is a binary log of at most a few million records;
  * and, when --until-ci ended the run, the interruption it caused named as such. */
-void run_selfcheck(const struct run_config *cfg, struct run_result *res);
+void cli_selfcheck(const struct run_config *cfg, struct run_record *res);
 
 #endif

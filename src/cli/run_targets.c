@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* The target named name[0..len), if any. */
-static bool find_target(const struct run_tgt *t, size_t n, const char *name, size_t len, size_t *idx)
+static bool find_target(const struct cli_target *t, size_t n, const char *name, size_t len, size_t *idx)
 {
     for (size_t i = 0; i < n; i++)
         if (strlen(t[i].name) == len && strncmp(t[i].name, name, len) == 0) {
@@ -26,7 +26,8 @@ static bool find_target(const struct run_tgt *t, size_t n, const char *name, siz
 
 /* "NAME=rest" where NAME is a target: true with its index and *rest; else false and
  * *rest = s. `stop` is a character that may not occur in the prefix (':' for headers). */
-static bool target_prefix(const struct run_tgt *t, size_t n, const char *s, char stop, size_t *idx, const char **rest)
+static bool target_prefix(const struct cli_target *t, size_t n, const char *s, char stop, size_t *idx,
+                          const char **rest)
 {
     *rest = s;
     const char *eq = strchr(s, '=');
@@ -78,7 +79,7 @@ static int read_body(const struct cmd_spec *spec, const char *arg, char **out, s
 }
 
 /* NAME=URL[@RATE|@Nc] */
-static int parse_target(const struct cmd_spec *spec, const char *arg, struct run_tgt *t)
+static int parse_target(const struct cmd_spec *spec, const char *arg, struct cli_target *t)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg)
@@ -132,7 +133,7 @@ static int check_url(const struct cmd_spec *spec, const char *url)
 }
 
 /* A bare URL: a target named after its host:port, or host:port/path when that is taken. */
-static int name_url(const struct cmd_spec *spec, const char *arg, struct run_tgt *t, size_t k)
+static int name_url(const struct cmd_spec *spec, const char *arg, struct cli_target *t, size_t k)
 {
     struct url u;
     char why[256];
@@ -156,11 +157,11 @@ static int name_url(const struct cmd_spec *spec, const char *arg, struct run_tgt
     return 0;
 }
 
-int run_targets_collect(const struct cmd_spec *spec, const struct strlist *specs, const struct strlist *urls,
-                        struct run_tgt **out, size_t *n)
+int cli_targets_collect(const struct cmd_spec *spec, const struct strlist *specs, const struct strlist *urls,
+                        struct cli_target **out, size_t *n)
 {
     size_t nt = specs->n + urls->n, k = 0;
-    struct run_tgt *t = xcalloc(nt ? nt : 1, sizeof *t);
+    struct cli_target *t = xcalloc(nt ? nt : 1, sizeof *t);
     *out = t;
     *n = nt;
     for (size_t i = 0; i < specs->n; i++, k++)
@@ -175,7 +176,7 @@ int run_targets_collect(const struct cmd_spec *spec, const struct strlist *specs
     return 0;
 }
 
-static int apply_mix(const struct cmd_spec *spec, const char *arg, struct run_tgt *t, size_t n)
+static int apply_mix(const struct cmd_spec *spec, const char *arg, struct cli_target *t, size_t n)
 {
     char *mix = xstrdup(arg), *save = NULL;
     int rc = 0;
@@ -194,7 +195,7 @@ static int apply_mix(const struct cmd_spec *spec, const char *arg, struct run_tg
     return rc;
 }
 
-int run_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct run_tgt *t, size_t n)
+int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n)
 {
     if (o->mix && apply_mix(spec, o->mix, t, n))
         return 2;
@@ -232,7 +233,7 @@ int run_targets_apply(const struct cmd_spec *spec, const struct runopts *o, stru
     return 0;
 }
 
-void run_targets_free(struct run_tgt *t, size_t n)
+void cli_targets_free(struct cli_target *t, size_t n)
 {
     if (!t)
         return;

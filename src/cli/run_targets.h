@@ -12,7 +12,7 @@
 #include "cli/runopts.h"
 
 /* One target's request parts gathered from the flags (strings owned unless noted). */
-struct run_tgt {
+struct cli_target {
     char *name, *url;
     const char *method;     /* points into argv; NULL = GET */
     struct strlist headers; /* borrowed from argv */
@@ -26,13 +26,13 @@ struct run_tgt {
 /* --target specs (in order), then the bare URLs: each URL parsed (errors name it), each bare
  * URL named after host:port (host:port/path when that is taken). *out gets *n targets
  * (allocated even when there are none). Returns 0 or 2 after opt_fail. */
-int run_targets_collect(const struct cmd_spec *spec, const struct strlist *specs, const struct strlist *urls,
-                        struct run_tgt **out, size_t *n);
+int cli_targets_collect(const struct cmd_spec *spec, const struct strlist *specs, const struct strlist *urls,
+                        struct cli_target **out, size_t *n);
 
 /* --mix NAME=W,..., then --method, --header, --body ([T=] prefix: target T only). Returns 0
  * or 2 after opt_fail. */
-int run_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct run_tgt *t, size_t n);
+int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n);
 
-void run_targets_free(struct run_tgt *t, size_t n);
+void cli_targets_free(struct cli_target *t, size_t n);
 
 #endif

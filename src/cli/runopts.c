@@ -3,7 +3,7 @@
  * semantic checks are run_validate's (load/engine.c), whose messages name these flags. */
 #include "cli/runopts.h"
 
-#include "cli/run_shard.h"
+#include "cli/shard_flags.h"
 #include "cli/run_targets.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -287,7 +287,7 @@ static void fill_targets(struct runopts_config *rc)
     rc->hdrs = xcalloc(nh ? nh : 1, sizeof *rc->hdrs);
     size_t hk = 0;
     for (size_t i = 0; i < rc->ntg; i++) {
-        const struct run_tgt *t = &rc->tg[i];
+        const struct cli_target *t = &rc->tg[i];
         struct plan_target *c = &rc->tc[i];
         c->name = t->name;
         c->url = t->url;
@@ -359,8 +359,8 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
                   struct runopts_config *rc)
 {
     memset(rc, 0, sizeof *rc);
-    if (run_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg) ||
-        run_targets_apply(spec, o, rc->tg, rc->ntg) || fill_model(o, spec, rc))
+    if (cli_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg) ||
+        cli_targets_apply(spec, o, rc->tg, rc->ntg) || fill_model(o, spec, rc))
         goto fail;
     rc->rejects = xcalloc(o->rejects.n ? o->rejects.n : 1, sizeof *rc->rejects);
     for (size_t i = 0; i < o->rejects.n; i++)
@@ -369,7 +369,7 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
     rc->cfg.rejects = rc->rejects;
     rc->cfg.nrejects = o->rejects.n;
     fill_targets(rc);
-    if (run_shard_args(spec, o->shard, o->shards, &rc->cfg) || run_start_at_args(spec, o->start_at, &rc->cfg))
+    if (cli_shard_args(spec, o->shard, o->shards, &rc->cfg) || cli_start_at_args(spec, o->start_at, &rc->cfg))
         goto fail;
     char why[512];
     if (run_validate(&rc->cfg, why, sizeof why)) {
@@ -391,7 +391,7 @@ fail:
 
 void runopts_config_release(struct runopts_config *rc)
 {
-    run_targets_free(rc->tg, rc->ntg);
+    cli_targets_free(rc->tg, rc->ntg);
     free(rc->tc);
     free(rc->hdrs);
     free(rc->rejects);

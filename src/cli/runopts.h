@@ -74,7 +74,7 @@ enum runopt_id {
     RUNOPT_IO,
     RUNOPT_LAG_LIMIT,
     RUNOPT_TIMER_SLACK,
-    RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/run_shard.h) */
+    RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/shard_flags.h) */
     RUNOPT_SHARDS,
     RUNOPT_START_AT,
     RUNOPT_COUNT
@@ -113,7 +113,7 @@ struct runopts_config {
     struct run_threshold *thr; /* --threshold, parsed against cfg's targets */
     size_t nthr;
     /* owned storage that cfg points into */
-    struct run_tgt *tg;
+    struct cli_target *tg;
     size_t ntg;
     struct plan_target *tc;
     struct run_reject *rejects;

@@ -307,8 +307,8 @@ struct compare_repeat_row {
 /* A repetition's row from its run record (record/record.h): the measured requests, the latency of
  * every completed one from its histogram (all.latency_all: a record the engine produced), the
  * achieved send rate, interrupted and attention. */
-struct run_result;
-void compare_repeat_row_of(struct compare_repeat_row *row, const struct run_result *rec);
+struct run_record;
+void compare_repeat_row_of(struct compare_repeat_row *row, const struct run_record *rec);
 /* Per metric (p50, p99, p99.9, mean, achieved rate): the median of the repetitions' values
  * and their min–max, then the spread as a share of the median. */
 void compare_repeat_print(FILE *out, const struct compare_repeat_row *rows, size_t n);

@@ -77,7 +77,7 @@ static void split_url(const char *url, struct compare_model_target *t)
 
 /* The load model of a run's record (what the run JSON says of its plan): the open loop's settings
  * unknown (NAN, "") in a closed loop and the other way round, as the JSON leaves them out. */
-static void model_of(struct compare_model *m, const struct run_result *rec)
+static void model_of(struct compare_model *m, const struct run_record *rec)
 {
     const struct record_config *c = &rec->config;
     m->known = m->closed_known = true;
@@ -115,7 +115,7 @@ static void model_of(struct compare_model *m, const struct run_result *rec)
 }
 
 /* The run's own verdicts on itself, as this repetition's warnings. */
-static void verdicts_of(struct compare_rep *r, const struct run_result *rec)
+static void verdicts_of(struct compare_rep *r, const struct run_record *rec)
 {
     if (rec->interrupted)
         compare_rep_warn(r, "the run was interrupted (Ctrl-C): it covers less than its plan");
@@ -165,9 +165,9 @@ static int load_root(struct compare_rep *r, json_t *root, const char *path, char
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
     int rc = 0;
-    struct run_result rec;
+    struct run_record rec;
     char why[512];
-    if (!json_is_object(root) || !run_json_schema_readable(schema))
+    if (!json_is_object(root) || !record_schema_readable(schema))
         rc = knee_fail(err, errlen, KNEE_EFORMAT,
                        "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
                        "\" as `knee run --json` writes)",
@@ -179,7 +179,7 @@ static int load_root(struct compare_rep *r, json_t *root, const char *path, char
         return rc;
     model_of(&r->model, &rec);
     verdicts_of(r, &rec);
-    run_result_release(&rec);
+    record_release(&rec);
     return 0;
 }
 
@@ -596,7 +596,7 @@ static int add_file(struct group **g, size_t *ng, const char *path, bool listed,
     if (k == K_JSON) {
         json_t *root = json_load_file(path, 0, NULL);
         const char *schema = root ? json_string_value(json_object_get(root, "schema")) : NULL;
-        bool run = run_json_schema_readable(schema);
+        bool run = record_schema_readable(schema);
         json_decref(root);
         if (!run) {
             if (listed)

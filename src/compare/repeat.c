@@ -13,10 +13,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-void compare_repeat_row_of(struct compare_repeat_row *row, const struct run_result *rec)
+void compare_repeat_row_of(struct compare_repeat_row *row, const struct run_record *rec)
 {
     struct run_summary s;
-    run_summarize(&rec->all.latency_all, &s);
+    record_summary_of(&rec->all.latency_all, &s);
     *row = (struct compare_repeat_row){.requests = rec->all.counts.planned,
                                        .p50 = s.p50,
                                        .p99 = s.p99,

@@ -505,7 +505,7 @@ static void run_out(struct jw *w, const struct html_run *run)
     key(w, "lag_limit_known");
     v_bool(w, run->lag_limit_known);
     /* the threshold the generator verdict used: the lag limit on top of the --timer-slack the
-     * run allowed (run_generator_judge judges the lag beyond the slack) */
+     * run allowed (record_generator_judge judges the lag beyond the slack) */
     key(w, "timer_slack_ms");
     v_ms(w, (int64_t)run->timer_slack_ns);
     key(w, "lag_threshold_ms");

@@ -167,7 +167,7 @@ static json_t *slo_terms(const json_t *root)
         const char *expr = json_string_value(e);
         struct run_threshold thr;
         char why[256];
-        if (!expr || run_threshold_parse_names(expr, names, nt, &thr, why, sizeof why) != 0)
+        if (!expr || record_threshold_parse_names(expr, names, nt, &thr, why, sizeof why) != 0)
             continue;
         if (thr.kind != THR_STAT || thr.metric != THR_LATENCY ||
             !(thr.op == THR_LT || thr.op == THR_LE || thr.op == THR_EQ))

@@ -32,20 +32,20 @@ static bool lag_limit_from_args(const struct record_config *c, uint64_t *ns)
 }
 
 /* knee run's terminal summary of the record, by its own printer. */
-static char *summary_text(const struct run_result *rec)
+static char *summary_text(const struct run_record *rec)
 {
     char *text = NULL;
     size_t text_len = 0;
     FILE *mem = open_memstream(&text, &text_len);
     if (!mem)
         knee_oom();
-    run_print_summary(mem, rec, rec->verbose);
+    runreport_print_summary(mem, rec, rec->verbose);
     fclose(mem);
     return text;
 }
 
 /* The plan and timeline the charts need, from the record. */
-static void plan_and_timeline(struct html_run *run, const struct run_result *rec, const json_t *root)
+static void plan_and_timeline(struct html_run *run, const struct run_record *rec, const json_t *root)
 {
     /* a document that does not say its mode leaves it unknown (the record reads it as open) */
     if (json_is_string(json_object_get(json_object_get(root, "config"), "mode")))
@@ -84,14 +84,14 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
     /* knee-run/2 (rates by event time) and the knee-run/1 files written before it */
-    if (!json_is_object(root) || !schema || !run_json_schema_readable(schema))
+    if (!json_is_object(root) || !schema || !record_schema_readable(schema))
         return knee_fail(err, errlen, KNEE_EFORMAT,
                          "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
                          "\" as `knee run --json` writes; knee report also reads knee-compare/1, "
                          "knee-capacity/1 and knee-repeat/1 documents)",
                          path, schema ? schema : "none");
     char why[256];
-    struct run_result rec;
+    struct run_record rec;
     if (record_read_json(root, &rec, why, sizeof why))
         return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
     char *text = summary_text(&rec);
@@ -109,7 +109,7 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
     snprintf(src, sizeof src, "%s (JSON, %s, %s loop, %zu target%s)", path, schema,
              run->closed_loop == 1 ? "closed" : "open", rec.ntargets, rec.ntargets == 1 ? "" : "s");
     html_run_add_source(run, src);
-    run_result_release(&rec);
+    record_release(&rec);
     return 0;
 }
 

@@ -27,13 +27,13 @@ static void view_of(const struct html_target *t, struct run_target_result *v)
         v->counts.outcome[o] = t->outcome[o];
         v->warmup_counts.outcome[o] = t->warm_outcome[o];
     }
-    run_summarize(&t->latency, &v->sum.latency_all);
+    record_summary_of(&t->latency, &v->sum.latency_all);
     for (int g = 0; g < HTML_GROUPS && g < RUN_GROUP_COUNT; g++)
-        run_summarize(&t->group[g], &v->sum.latency[g]);
-    run_summarize(&t->service, &v->sum.service);
-    run_summarize(&t->ttfb, &v->sum.ttfb);
-    run_summarize(&t->lag, &v->sum.lag);
-    run_summarize(NULL, &v->sum.connect);
+        record_summary_of(&t->group[g], &v->sum.latency[g]);
+    record_summary_of(&t->service, &v->sum.service);
+    record_summary_of(&t->ttfb, &v->sum.ttfb);
+    record_summary_of(&t->lag, &v->sum.lag);
+    record_summary_of(NULL, &v->sum.connect);
 }
 
 /* The targets of a run summed into one (histograms of one layout add exactly). */
@@ -78,10 +78,10 @@ static void mrequests(FILE *out, const struct html_run *run, const struct run_ta
 {
     bool warm = run->nwarm > 0;
     fprintf(out, "requests%s\n", warm ? " (planned after the warm-up)" : "");
-    run_print_accounting(out, &all->counts, "  ");
+    runreport_print_accounting(out, &all->counts, "  ");
     if (warm) {
         fprintf(out, "  warm-up (not in the statistics below):\n");
-        run_print_accounting(out, &all->warmup_counts, "    ");
+        runreport_print_accounting(out, &all->warmup_counts, "    ");
     }
 }
 
@@ -90,7 +90,7 @@ static void hlog_summary(FILE *out, const struct html_run *run)
 {
     fprintf(out, "latency (ms) per tag, from the hlog's HdrHistograms (interval as the writer recorded it; knee run "
                  "--hlog: T5 - T0 in an open loop)\n");
-    run_print_table_header(out);
+    runreport_print_table_header(out);
     struct hdr sum;
     memset(&sum, 0, sizeof sum);
     bool ok = true;
@@ -101,15 +101,15 @@ static void hlog_summary(FILE *out, const struct html_run *run)
             continue;
         char label[13];
         snprintf(label, sizeof label, "%.12s", run->targets[i].name);
-        run_summarize(h, &s);
-        run_print_table_row(out, label, &s);
+        record_summary_of(h, &s);
+        runreport_print_table_row(out, label, &s);
         if (!sum.counts && hdr_init(&sum, h->lowest, h->highest, h->sig_digits))
             knee_oom();
         ok &= hdr_add(&sum, h) == 0;
     }
     if (run->ntargets > 1 && ok) {
-        run_summarize(&sum, &s);
-        run_print_table_row(out, "all", &s);
+        record_summary_of(&sum, &s);
+        runreport_print_table_row(out, "all", &s);
     }
     hdr_release(&sum);
     fprintf(out, "percentiles: HdrHistogram (value at rank ceil(p*n))\n");
@@ -131,7 +131,7 @@ char *html_summary_from_model(const struct html_run *run)
         struct run_target_result *v = xcalloc(1, sizeof *v);
         view_of(&all, v);
         mrequests(out, run, v);
-        run_print_latency_tables(out, open_loop, v);
+        runreport_print_latency_tables(out, open_loop, v);
         if (run->ntargets > 1)
             for (size_t i = 0; i < run->ntargets; i++) {
                 const struct html_target *t = &run->targets[i];
@@ -139,8 +139,8 @@ char *html_summary_from_model(const struct html_run *run)
                 char n[256];
                 knee_escape(n, sizeof n, t->name, strlen(t->name));
                 fprintf(out, "\n--- target %s\n", n);
-                run_print_accounting(out, &v->counts, "  ");
-                run_print_latency_tables(out, open_loop, v);
+                runreport_print_accounting(out, &v->counts, "  ");
+                runreport_print_latency_tables(out, open_loop, v);
             }
         fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n))\n");
         free(v);

@@ -165,10 +165,10 @@ void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_tru
 
 /* ---- a round's validity ---- */
 
-void lab_validity_of(const struct run_result *res, struct lab_validity *v)
+void lab_validity_of(const struct run_record *res, struct lab_validity *v)
 {
     memset(v, 0, sizeof *v);
-    v->gen_cpu_share = run_generator_cpu_share(&res->env.gen_cpu);
+    v->gen_cpu_share = record_generator_cpu_share(&res->env.gen_cpu);
     v->gen_cpu_over = v->gen_cpu_share > RUN_GENERATOR_CPU_BUDGET;
     v->generator_limited = res->generator_limited;
     if (!v->generator_limited)
@@ -183,7 +183,7 @@ void lab_validity_of(const struct run_result *res, struct lab_validity *v)
              w ? w : "GENERATOR-LIMITED: the generator, not the service, shaped this run");
 }
 
-void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_result *res)
+void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_record *res)
 {
     if (res->generator_limited)
         fprintf(out,
@@ -199,7 +199,7 @@ void lab_print_round_warnings(FILE *out, const char *indent, const char *round, 
 
 void lab_print_generator_cpu(FILE *out, const char *indent, const char *round, const struct run_generator_cpu *gc)
 {
-    double share = run_generator_cpu_share(gc);
+    double share = record_generator_cpu_share(gc);
     if (isnan(share))
         return;
     if (share > RUN_GENERATOR_CPU_BUDGET)
@@ -213,9 +213,9 @@ void lab_print_generator_cpu(FILE *out, const char *indent, const char *round, c
                 100 * share, round, 100 * RUN_GENERATOR_CPU_BUDGET);
 }
 
-void lab_cpu_note(struct lab_ctx *c, const char *round, const struct run_result *res)
+void lab_cpu_note(struct lab_ctx *c, const char *round, const struct run_record *res)
 {
-    double share = run_generator_cpu_share(&res->env.gen_cpu);
+    double share = record_generator_cpu_share(&res->env.gen_cpu);
     if (isnan(share))
         return;
     if (c->gen_n == 0 || share > c->gen_max) {

@@ -74,8 +74,8 @@ void lab_queue_fill_round(const struct lab_round *rd, const char *label, bool op
     /* The identities. The client's counts include its warm-up (if any) for the cross check:
      * the server cannot tell warm-up requests apart. */
     struct run_counts all = t->counts;
-    run_counts_add(&all, &t->warmup_counts);
-    o->client_identity = run_counts_hold(&t->counts) && run_counts_hold(&t->warmup_counts);
+    record_counts_add(&all, &t->warmup_counts);
+    o->client_identity = record_counts_hold(&t->counts) && record_counts_hold(&t->warmup_counts);
     uint64_t in_flight_before = before->active + before->waiting;
     o->server_identity =
         s->requests + in_flight_before == s->ok + s->rejected + s->cancelled + s->bad_requests + s->active + s->waiting;
@@ -84,7 +84,7 @@ void lab_queue_fill_round(const struct lab_round *rd, const char *label, bool op
 }
 
 static void print_round(FILE *out, size_t i, const struct lab_queue_round *o, double dur_s,
-                        const struct run_result *res)
+                        const struct run_record *res)
 {
     const struct run_counts *k = &o->counts;
     lab_heading(out, "round %zu of 4: %s, %.0f s", i + 1, o->label, dur_s);

@@ -53,7 +53,7 @@ void lab_stats_fill_round(const struct lab_round *rd, bool open_loop, const doub
         o->clients[t] = clients[t];
         const struct run_counts *c = &rd->res.targets[t].counts;
         o->sent_rate[t] = lab_rates(rd, (size_t)t)->sent;
-        o->accounting_ok &= run_counts_hold(c);
+        o->accounting_ok &= record_counts_hold(c);
         o->not_ok += c->sent - c->outcome[OUTCOME_OK];
         o->lag_p99_ms[t] = NAN;
         if (open_loop)

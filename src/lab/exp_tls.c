@@ -90,10 +90,10 @@ void lab_tls_explain(FILE *out, const struct lab_tls_result *r)
 }
 
 /* The handshake-time summary of a round (ms) from the engine's histogram. */
-static void tls_summary(const struct run_result *res, struct summary *out)
+static void tls_summary(const struct run_record *res, struct summary *out)
 {
     struct run_summary s;
-    run_summarize(&res->all.tls, &s);
+    record_summary_of(&res->all.tls, &s);
     memset(out, 0, sizeof *out);
     out->count = (size_t)s.count;
     out->mean = s.mean;

@@ -45,7 +45,7 @@ struct lab_ctx {
 
 struct lab_round {
     char name[48];
-    struct run_result res;
+    struct run_record res;
     bool have_res;
     struct lab_req *req; /* every planned request, sorted by planned send */
     size_t nreq;
@@ -168,7 +168,7 @@ const struct run_rates *lab_rates(const struct lab_round *r, size_t target);
 uint64_t lab_count_at_least(const double *v, size_t n, double threshold);
 
 /* The Server-Timing metric `name` of target t (LAB_ALL_TARGETS: merged result), or NULL. */
-const struct hdr *lab_server_timing(const struct run_result *res, size_t target, const char *name);
+const struct hdr *lab_server_timing(const struct run_record *res, size_t target, const char *name);
 
 /* Wilson score interval for k successes in n trials at 95%. */
 void lab_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
@@ -213,11 +213,11 @@ void lab_say_verdict(struct lab_say *s, FILE *out, bool cond, const char *if_tru
 /* Copy knee run's verdict on res into *v: generator_limited and the warning knee run prints
  * for it (the first warning naming GENERATOR-LIMITED; when the engine words it otherwise, its
  * first warning; a fixed line when it gave none). */
-void lab_validity_of(const struct run_result *res, struct lab_validity *v);
+void lab_validity_of(const struct run_record *res, struct lab_validity *v);
 /* A round's warnings as knee run prints them ("<indent>! ..."), except the warm-up note (the
  * lab says how it treats the warm-up itself). A generator-limited round is announced first,
  * on a line of its own, saying that no conclusion is drawn from it. */
-void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_result *res);
+void lab_print_round_warnings(FILE *out, const char *indent, const char *round, const struct run_record *res);
 /* The generator's CPU over a round, as a line: "<indent>generator CPU: knee's own threads took
  * 1.2% of one core over <round> (budget 10%)", or above RUN_GENERATOR_CPU_BUDGET a warning
  * ("<indent>! <round>: ... over the lab's 10% budget ..."); nothing when it was not measured.
@@ -226,7 +226,7 @@ void lab_print_generator_cpu(FILE *out, const char *indent, const char *round, c
 /* Keep a round's generator CPU share in c (lab_round_run does, for every round), and print the
  * experiment's rounds in one line: lowest and highest share, the round of the highest, how
  * many were over the budget (nothing when no round was measured). */
-void lab_cpu_note(struct lab_ctx *c, const char *round, const struct run_result *res);
+void lab_cpu_note(struct lab_ctx *c, const char *round, const struct run_record *res);
 void lab_print_cpu_summary(FILE *out, const struct lab_ctx *c);
 /* When v says the round is generator-limited: add "<what> was GENERATOR-LIMITED (knee run's
  * verdict, printed with the round)" to s and return true, so the caller says what it will not

@@ -453,7 +453,7 @@ void lab_round_release(struct lab_round *r)
     if (r->log_path[0])
         unlink(r->log_path);
     if (r->have_res)
-        run_result_release(&r->res);
+        record_release(&r->res);
     free(r->req);
     memset(r, 0, sizeof *r);
 }
@@ -526,7 +526,7 @@ uint64_t lab_count_at_least(const double *v, size_t n, double threshold)
     return k;
 }
 
-const struct hdr *lab_server_timing(const struct run_result *res, size_t target, const char *name)
+const struct hdr *lab_server_timing(const struct run_record *res, size_t target, const char *name)
 {
     const struct run_target_result *t = target == LAB_ALL_TARGETS ? &res->all : &res->targets[target];
     for (size_t i = 0; i < t->nst; i++)

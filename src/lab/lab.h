@@ -30,13 +30,13 @@
 #define LAB_MAX_RATES 32
 #define LAB_MAX_FANOUTS 16
 
-/* What `knee run` itself says about a round: its verdict copied from struct run_result (never
+/* What `knee run` itself says about a round: its verdict copied from struct run_record (never
  * a rule of the lab's own, so the lab follows the engine when the engine's rule changes).
  * Every sentence that would draw a conclusion from a round checks this first. */
 struct lab_validity {
-    bool generator_limited; /* run_result.generator_limited */
+    bool generator_limited; /* run_record.generator_limited */
     char warning[512];      /* the warning knee run prints for it ("GENERATOR-LIMITED: ..."), or "" */
-    /* knee's own threads' CPU over the round (run_generator_cpu_share of run_result.env.gen_cpu,
+    /* knee's own threads' CPU over the round (record_generator_cpu_share of run_record.env.gen_cpu,
      * a share of one core; NAN: not measured). Above RUN_GENERATOR_CPU_BUDGET the round says so
      * as a warning, not a verdict: it stays valid (docs/INTERNALS.md, "knee lab: choices"). */
     double gen_cpu_share;

@@ -77,7 +77,7 @@ static void count_events(struct worker *w, struct target_rt *t, const struct req
     if (r && !w->e->cfg->plan.open_loop)
         planned = sent;
     uint64_t done = r && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
-    run_events_count(&t->ev, planned, sent, done, o);
+    record_events_count(&t->ev, planned, sent, done, o);
     struct ival_counts *k = tick_at(w, planned);
     k->planned++;
     if (o == OUTCOME_DROPPED)

@@ -8,7 +8,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "http/client.h"
-#include "load/shard.h"
+#include "load/shard_hooks.h"
 #include "load/uring.h"
 
 #include <math.h>
@@ -224,7 +224,7 @@ static bool all_done(const struct engine *e)
 
 /* The main thread's job while workers run: take each second as soon as every thread has
  * published it, hand it to the callbacks and keep it for the timeline. */
-static void consume_intervals(struct engine *e, struct run_result *res)
+static void consume_intervals(struct engine *e, struct run_record *res)
 {
     const struct run_config *cfg = e->cfg;
     struct hdr all;
@@ -462,7 +462,7 @@ static int engine_threads_init(struct engine *e, char *err, size_t errlen)
 /* Once every thread waits at the gate (under e->mu): t0 a little ahead, so every thread has
  * armed its timers before the first send (or the shared start instant), the warm-up's and the
  * plan's ends, the measurement window (plan_window_ns), the cutoff and the interval edges. */
-static void engine_window(struct engine *e, struct run_result *res)
+static void engine_window(struct engine *e, struct run_record *res)
 {
     const struct plan *p = &e->cfg->plan;
     e->t0_ns = clock_now_ns() + 2 * NS_PER_MS;
@@ -488,7 +488,7 @@ static void engine_window(struct engine *e, struct run_result *res)
 
 /* Start the load threads and open the gate once all are ready (engine_window in between).
  * When a thread cannot be created, those started are sent home and joined: an error. */
-static int engine_start(struct engine *e, struct run_result *res, char *err, size_t errlen)
+static int engine_start(struct engine *e, struct run_record *res, char *err, size_t errlen)
 {
     getrusage(RUSAGE_SELF, &e->ru0);
     thread_cpu_now(&e->main_cpu0);
@@ -529,7 +529,7 @@ static int engine_start(struct engine *e, struct run_result *res, char *err, siz
 /* After the last interval: join the threads, close the request log, say what the threads could
  * not do (io_uring, a fatal error), then the result and the shard's and the live endpoint's
  * last words. */
-static void engine_collect(struct engine *e, struct run_result *res)
+static void engine_collect(struct engine *e, struct run_record *res)
 {
     const struct run_config *cfg = e->cfg;
     uint32_t T = e->nworkers;
@@ -549,10 +549,11 @@ static void engine_collect(struct engine *e, struct run_result *res)
     uint32_t ring_failed = atomic_load(&e->ring_failed);
     if (ring_failed == T) {
         res->io = RUN_IO_EPOLL;
-        result_warn(res, "--io %s: no load thread could set up its io_uring: the run used epoll", run_io_name(cfg->io));
+        result_warn(res, "--io %s: no load thread could set up its io_uring: the run used epoll",
+                    record_io_name(cfg->io));
     } else if (ring_failed) {
         result_warn(res, "--io %s: %u of %u load threads could not set up their io_uring and used epoll",
-                    run_io_name(cfg->io), ring_failed, T);
+                    record_io_name(cfg->io), ring_failed, T);
     }
     for (uint32_t i = 0; i < T; i++)
         if (e->workers[i].fatal)
@@ -562,7 +563,7 @@ static void engine_collect(struct engine *e, struct run_result *res)
     live_final(e, res);
 }
 
-int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen)
+int run_execute(const struct run_config *cfg, struct run_record *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
     if (err && errlen)
@@ -602,7 +603,7 @@ out:
         outlog_abort(e.log);
     engine_release(&e);
     if (rc)
-        run_result_release(res);
+        record_release(res);
     return rc;
 }
 

@@ -236,18 +236,18 @@ uint64_t engine_tick_of(const struct engine *e, uint64_t t);
  * up a ring; else epoll. An explicit --io uring the kernel refuses is KNEE_EINVAL. */
 int choose_io(struct engine *e, const struct run_config *cfg, bool any_tls, char *err, size_t errlen);
 
-/* result.c: struct run_result from the engine's parts (on the thread of run_execute) */
+/* result.c: struct run_record from the engine's parts (on the thread of run_execute) */
 /* The environment record's start half (version, kernel, host, CPUs, load, wall clock). */
 void result_env_begin(struct run_env *env);
 /* Allocate res->targets and res->all, with each target's name, URL, address and plan. */
-void result_begin(struct run_result *res, const struct engine *e);
+void result_begin(struct run_record *res, const struct engine *e);
 /* After the workers are joined: merge their totals into res, set the window, rates and the
  * accounting check, finish the environment record and append the warnings. */
-void result_finish(struct engine *e, struct run_result *res);
+void result_finish(struct engine *e, struct run_record *res);
 /* Append one warning (printf-style; copied) that needs attention (sets res->attention). */
-void result_warn(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void result_warn(struct run_record *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append one warning that only qualifies the numbers (few samples, the warm-up left out). */
-void result_note(struct run_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void result_note(struct run_record *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* live.c: run_config.on_live. Each thread turns its own totals into a struct run_live_target
  * per target when it publishes an interval (outside the lock) and posts it (inside); the
@@ -264,7 +264,7 @@ void live_post(struct worker *w);
 /* On the main thread after each merged interval (takes e->mu briefly), and once at the end
  * with the result (final: its generator-limited verdict). */
 void live_tick(struct engine *e, double elapsed_s);
-void live_final(struct engine *e, const struct run_result *res);
+void live_final(struct engine *e, const struct run_record *res);
 
 /* The calling thread's CPU time so far (getrusage RUSAGE_THREAD; wall_s and threads 0). */
 void thread_cpu_now(struct run_generator_cpu *c);

@@ -149,7 +149,7 @@ static void sum_posts(struct engine *e)
         for (size_t i = 0; i < l->nt; i++) {
             struct run_live_target *d = &l->sum[i];
             const struct run_live_target *s = &lt->posted[i];
-            run_counts_add(&d->counts, &s->counts);
+            record_counts_add(&d->counts, &s->counts);
             d->bytes_sent += s->bytes_sent;
             d->bytes_received += s->bytes_received;
             d->in_flight += s->in_flight;
@@ -210,7 +210,7 @@ void live_tick(struct engine *e, double elapsed_s)
     call(e, elapsed_s, false, limited_so_far(e));
 }
 
-void live_final(struct engine *e, const struct run_result *res)
+void live_final(struct engine *e, const struct run_record *res)
 {
     if (!e->live)
         return;

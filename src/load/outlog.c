@@ -6,7 +6,7 @@
 
 #include "core/err.h"
 #include "core/outfile.h"
-#include "load/shard.h"
+#include "load/shard_hooks.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void result_warn(struct run_result *res, const char *fmt, ...)
+void result_warn(struct run_record *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -26,7 +26,7 @@ void result_warn(struct run_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
-void result_note(struct run_result *res, const char *fmt, ...)
+void result_note(struct run_record *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -90,10 +90,10 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
     size_t n = 0;
     for (size_t i = 0; cfg->plan.targets && i < cfg->plan.ntargets && n < RUN_MAX_TARGETS; i++)
         names[n++] = cfg->plan.targets[i].name;
-    return run_threshold_parse_names(expr, names, n, out, err, errlen);
+    return record_threshold_parse_names(expr, names, n, out, err, errlen);
 }
 
-void result_begin(struct run_result *res, const struct engine *e)
+void result_begin(struct run_record *res, const struct engine *e)
 {
     const struct run_config *cfg = e->cfg;
     record_config_from_run(&res->config, cfg);
@@ -101,7 +101,7 @@ void result_begin(struct run_result *res, const struct engine *e)
     res->targets = xcalloc(e->nt, sizeof *res->targets);
     for (size_t i = 0; i < e->nt; i++) {
         struct run_target_result *r = &res->targets[i];
-        run_target_result_init(r);
+        record_target_init(r);
         const struct engine_target *et = &e->targets[i];
         snprintf(r->name, sizeof r->name, "%s", et->target->name);
         snprintf(r->url, sizeof r->url, "%s", et->target->url);
@@ -112,7 +112,7 @@ void result_begin(struct run_result *res, const struct engine *e)
         r->connections = et->share->clients;
         r->https = et->tls;
     }
-    run_target_result_init(&res->all);
+    record_target_init(&res->all);
 }
 
 static void read_loadavg(double out[3])
@@ -186,7 +186,7 @@ static void generator_cpu(const struct engine *e, struct run_generator_cpu *g)
 /* The timeline's counts by event time: the threads' per-interval counts (worker.c
  * count_events) replace the live ones, so the intervals inside the window add up to the
  * window's events. An event past the last interval (none is expected) gets an interval. */
-static void timeline_by_event_time(const struct engine *e, struct run_result *res)
+static void timeline_by_event_time(const struct engine *e, struct run_record *res)
 {
     size_t n = res->nticks;
     for (uint32_t k = 0; k < e->nworkers; k++)
@@ -225,12 +225,12 @@ static void timeline_by_event_time(const struct engine *e, struct run_result *re
 
 /* Every thread's totals added into its targets; the latest plan end and finish, and the
  * timers' lateness, across threads. */
-static void merge_workers(struct engine *e, struct run_result *res, struct hdr *late, uint64_t *plan_end,
+static void merge_workers(struct engine *e, struct run_record *res, struct hdr *late, uint64_t *plan_end,
                           uint64_t *finish)
 {
     *plan_end = *finish = 0;
     for (size_t i = 0; i < e->nt; i++)
-        run_events_init(&res->targets[i].events, UINT64_MAX, 0); /* merging widens it */
+        record_events_init(&res->targets[i].events, UINT64_MAX, 0); /* merging widens it */
     for (uint32_t k = 0; k < e->nworkers; k++) {
         struct worker *w = &e->workers[k];
         if (w->plan_end_ns > *plan_end)
@@ -243,9 +243,9 @@ static void merge_workers(struct engine *e, struct run_result *res, struct hdr *
         for (size_t i = 0; i < e->nt; i++) {
             struct target_rt *t = &w->t[i];
             struct run_target_result *r = &res->targets[i];
-            run_events_merge(&r->events, &t->ev);
-            run_counts_add(&r->counts, &t->counts[0]);
-            run_counts_add(&r->warmup_counts, &t->counts[1]);
+            record_events_merge(&r->events, &t->ev);
+            record_counts_add(&r->counts, &t->counts[0]);
+            record_counts_add(&r->warmup_counts, &t->counts[1]);
             for (int g = 0; g < RUN_GROUP_COUNT; g++)
                 if (t->latency[g].counts) {
                     hdr_add(&r->latency[g], &t->latency[g]);
@@ -256,8 +256,8 @@ static void merge_workers(struct engine *e, struct run_result *res, struct hdr *
             hdr_add(&r->lag, &t->lag);
             hdr_add(&r->connect, &t->connect);
             hdr_add(&r->tls, &t->tls);
-            run_proto_counts_add(&r->pc, &t->pc);
-            run_server_timing_merge(r, t->st, t->nst);
+            record_proto_counts_add(&r->pc, &t->pc);
+            record_server_timing_merge(r, t->st, t->nst);
         }
     }
 }
@@ -268,7 +268,7 @@ static uint64_t since_t0(const struct engine *e, uint64_t t)
     return t == UINT64_MAX ? t : t > e->t0_ns ? t - e->t0_ns : 0;
 }
 
-void result_finish(struct engine *e, struct run_result *res)
+void result_finish(struct engine *e, struct run_record *res)
 {
     struct rusage ru1;
     getrusage(RUSAGE_SELF, &ru1);

@@ -3,7 +3,7 @@
  * run_execute() resolves the targets once, runs one event loop per thread (each with its own
  * connections, schedule share and histograms: nothing shared on the request path), merges
  * every second (for progress and the per-interval callback) and at the end, and fills a
- * struct run_result: the run record (record/record.h), of which the engine is one producer;
+ * struct run_record: the run record (record/record.h), of which the engine is one producer;
  * record_finish derives the rest, and the reports read the record, not this header.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. Every planned request ends in exactly one outcome
@@ -102,11 +102,11 @@ struct run_config {
     const char *expect_body; /* NULL: status alone decides ok */
     uint32_t threads;        /* 0 = number of online CPUs */
     uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
-    enum run_io io;          /* --io (RUN_IO_AUTO: the engine chooses; run_result.io says what ran) */
-    uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (run_generator_judge); 0 = the relative rule */
+    enum run_io io;          /* --io (RUN_IO_AUTO: the engine chooses; run_record.io says what ran) */
+    uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (record_generator_judge); 0 = the relative rule */
     /* Open loop, --timer-slack: the load threads' kernel timer slack (PR_SET_TIMERSLACK; 0 = 1 ns,
      * precise). A send may go out up to this late so that sends falling due within it share
-     * one wake-up; lag still records the truth, and run_generator_judge counts only the lag
+     * one wake-up; lag still records the truth, and record_generator_judge counts only the lag
      * beyond it. At most RUN_MAX_TIMER_SLACK_NS. */
     uint64_t timer_slack_ns;
     const char *out_path; /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
@@ -140,10 +140,10 @@ struct run_config {
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
- * and cover the requests planned after the warm-up, as run_result's counts do (during the
+ * and cover the requests planned after the warm-up, as run_record's counts do (during the
  * warm-up they stay 0), except the transport totals (bytes; connections, which run_counts
  * never splits), which include it as the JSON's do; at the final call they are the run's
- * totals (equal to run_result's counts and histogram counts). They come from every thread's own totals, handed over
+ * totals (equal to run_record's counts and histogram counts). They come from every thread's own totals, handed over
  * with its per-second interval (engine_publish), so the load threads' request path does nothing for them. Histograms:
  * struct prom_hist in ns over run_config.live_bounds_ns, filled from the threads' HdrHistograms by prom_add_hdr
  * (hist/prom.h states the rule and its error: a value within 0.1% below a bound may be counted above it; none above is
@@ -178,12 +178,12 @@ struct run_live {
 int run_validate(const struct run_config *cfg, char *err, size_t errlen);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0
- * with *res filled (release with run_result_release), or a negative code with a one-line
+ * with *res filled (release with record_release), or a negative code with a one-line
  * reason in err: KNEE_EINVAL (bad configuration; a TLS flag OpenSSL refuses), KNEE_ENOTFOUND
  * (a name did not resolve), -errno (files, threads). Request failures are data in *res,
  * never an error here. Reentrant: runs may follow each other or run concurrently in one
  * process (each with its own cfg, res and stop handle); a run uses no global state. */
-int run_execute(const struct run_config *cfg, struct run_result *res, char *err, size_t errlen);
+int run_execute(const struct run_config *cfg, struct run_record *res, char *err, size_t errlen);
 
 /* What run_execute would do with a configuration, worked out without sending anything (knee
  * run --dry-run): the targets resolved and their requests serialised, each target's share of
@@ -221,7 +221,7 @@ int run_dryrun(const struct run_config *cfg, struct run_dryrun *dry, char *err, 
 void run_dryrun_release(struct run_dryrun *dry);
 
 /* --threshold EXPR parsed against cfg's target names (record/threshold.h
- * run_threshold_parse_names). 0, or KNEE_EINVAL with a reason in err. */
+ * record_threshold_parse_names). 0, or KNEE_EINVAL with a reason in err. */
 struct run_threshold;
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,
                         size_t errlen);

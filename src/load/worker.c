@@ -566,7 +566,7 @@ static void worker_run(struct worker *w)
     loop_timer_arm(&w->loop, &w->tick_timer, e->t0_ns + engine_tick_end(e, 0));
     w->win_end_ns = e->window_end_ns == UINT64_MAX ? UINT64_MAX : e->window_end_ns - e->t0_ns;
     for (size_t i = 0; i < w->nt; i++)
-        run_events_init(&w->t[i].ev, e->cfg->plan.warmup_ns, w->win_end_ns);
+        record_events_init(&w->t[i].ev, e->cfg->plan.warmup_ns, w->win_end_ns);
     int stop_seen = 0;
     while (!w->finished) {
         /* connections opened before t0 complete while we wait for it. With --spin, the

@@ -347,7 +347,7 @@ int merge_hlogs(const struct merge_set *s, FILE *out, char *err, size_t errlen)
 /* ---- the merged timeline's percentiles ---- */
 
 struct tick_ctx {
-    struct run_result *res;
+    struct run_record *res;
     bool by_start;
     int64_t slot; /* the slot being summed, -1 before the first */
     double start_s, end_s;
@@ -363,7 +363,7 @@ static void tick_flush(struct tick_ctx *t)
     if (t->slot < 0 || !t->ready || !t->all.total_count)
         return;
     double at = t->by_start ? t->start_s : (t->start_s + t->end_s) / 2;
-    struct run_result *res = t->res;
+    struct run_record *res = t->res;
     for (size_t i = 0; i < res->nticks; i++) {
         struct run_tick *k = &res->ticks[i];
         bool here = t->by_start ? fabs(at - k->start_s) < 5e-4 : at >= k->start_s && at < k->start_s + k->length_s;

@@ -46,7 +46,7 @@ bool merge_parse_hlog_comment(const char *line, struct merge_probe *p)
     if (sscanf(s, ", plan %16[0-9a-fA-F], start at %llu.%9llu", hex, &sec, &ns) != 3)
         return false;
     uint64_t plan;
-    if (!run_shard_plan_parse(hex, &plan) || cnt == 0 || (!merged && idx >= cnt) || sec > UINT64_MAX / NS_PER_S - 1)
+    if (!record_shard_plan_parse(hex, &plan) || cnt == 0 || (!merged && idx >= cnt) || sec > UINT64_MAX / NS_PER_S - 1)
         return false;
     p->index = merged ? RUN_SHARD_MERGED : idx;
     p->count = cnt;

@@ -12,7 +12,7 @@
 
 /* "JSON", "binary log", "hlog" */
 const char *merge_kind_name(enum merge_kind k);
-/* The shard record in an hlog comment line (run_shard_hlog_comment's layout); false when none. */
+/* The shard record in an hlog comment line (cli_shard_hlog_comment's layout); false when none. */
 bool merge_parse_hlog_comment(const char *line, struct merge_probe *p);
 /* The shard record of a parsed knee run JSON (count 0 when it has none). 0 or KNEE_EFORMAT. */
 int merge_json_shard(const json_t *root, const char *path, struct merge_probe *p, char *err, size_t errlen);
@@ -51,7 +51,7 @@ struct merge_ctx {
     struct merge_summary *m;
     uint32_t count;
     struct merge_doc *docs;
-    struct run_result *recs; /* the shards' records (their histograms read and released one by one) */
+    struct run_record *recs; /* the shards' records (their histograms read and released one by one) */
     uint64_t *planned;       /* [shard * ntargets + target]: planned, warm-up included (the plan check) */
     bool same_t0;            /* every shard's t0 is one instant (a shared start instant) */
     bool shards_ok;          /* every shard's own accounting held */
@@ -79,7 +79,7 @@ int merge_count_logs(struct merge_ctx *c, const char *const *paths);
  * generator-limited or late shards); then the notes (rates without a shared start instant, clocks,
  * knee run's notes on the warm-up and the samples, the shards' own warnings). */
 void merge_plan_check(struct merge_ctx *c);
-void merge_hostnames(struct run_result *res);
+void merge_hostnames(struct run_record *res);
 void merge_verdicts(struct merge_ctx *c, bool identities_ok);
 void merge_notes(struct merge_ctx *c);
 

@@ -178,7 +178,7 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
 /* ---- the events counted again ---- */
 
 /* One shard's per-request log counted into ev[] (every record moved onto the merged axis, as the
- * engine counts them: run_events_add_record); a truncated log, or one that holds another number of
+ * engine counts them: record_events_add_reqlog); a truncated log, or one that holds another number of
  * requests than its JSON planned, fails its shard. */
 static int count_log(struct merge_ctx *c, uint32_t k, const char *path, struct run_events *ev)
 {
@@ -206,8 +206,8 @@ static int count_log(struct merge_ctx *c, uint32_t k, const char *path, struct r
             r.sent_ns += r.sent_ns ? d->off_ns : 0;
             r.done_ns += r.done_ns ? d->off_ns : 0;
         }
-        run_events_add_record(&ev[r.target], &r);
-        run_events_add_record(&ev[nt], &r);
+        record_events_add_reqlog(&ev[r.target], &r);
+        record_events_add_reqlog(&ev[nt], &r);
         n++;
     }
     if (got == KNEE_ETRUNC)
@@ -233,11 +233,11 @@ static bool same_events(const struct run_events *x, const struct run_events *y)
 int merge_count_logs(struct merge_ctx *c, const char *const *paths)
 {
     struct merge_summary *m = c->m;
-    struct run_result *res = &m->res;
+    struct run_record *res = &m->res;
     size_t nt = res->ntargets;
     struct run_events *ev = xcalloc(nt + 1, sizeof *ev);
     for (size_t i = 0; i <= nt; i++)
-        run_events_init(&ev[i], m->window_start_ns, m->window_end_ns);
+        record_events_init(&ev[i], m->window_start_ns, m->window_end_ns);
     int rc = 0;
     for (uint32_t k = 0; k < c->count && !rc; k++)
         rc = count_log(c, k, paths[k], ev);
@@ -245,7 +245,7 @@ int merge_count_logs(struct merge_ctx *c, const char *const *paths)
         struct run_target_result *t = i < nt ? &res->targets[i] : &res->all;
         m->logs_disagree |= c->same_t0 && !same_events(&t->events, &ev[i]);
         t->events = ev[i];
-        run_rates_of(&t->events, &t->rates);
+        record_rates_of(&t->events, &t->rates);
     }
     m->rates_from_logs = !rc;
     free(ev);

@@ -80,7 +80,7 @@ bool merge_set_complete(const struct merge_set *s, enum merge_kind kind);
 
 /* The merged summary (needs every shard's JSON): the merged record and what the merge found. */
 struct merge_summary {
-    struct run_result res;      /* the merged run (its shard record: every shard's part, by index) */
+    struct run_record res;      /* the merged run (its shard record: every shard's part, by index) */
     bool incomplete;            /* a shard failed: res.shard.complete is false */
     bool plan_checked, plan_ok; /* the shards' planned counts against the whole plan */
     uint64_t plan_expected, plan_merged;

@@ -48,7 +48,7 @@ static int read_docs(struct merge_ctx *c, json_t *const *roots, const char *cons
         char why[512];
         if (record_read_json_strict(roots[k], &c->recs[k], why, sizeof why))
             return merge_fail(c, KNEE_EFORMAT, "%s: %s", d->path, why);
-        const struct run_result *r = &c->recs[k];
+        const struct run_record *r = &c->recs[k];
         d->t0_unix_ns = r->shard.t0_unix_ns;
         d->window_s = r->window_s;
         d->elapsed_s = r->elapsed_s;
@@ -60,11 +60,11 @@ static int read_docs(struct merge_ctx *c, json_t *const *roots, const char *cons
 /* Every shard names shard 0's targets in its order. */
 static int check_targets(struct merge_ctx *c)
 {
-    const struct run_result *r0 = &c->recs[0];
+    const struct run_record *r0 = &c->recs[0];
     if (r0->ntargets == 0 || r0->ntargets > RUN_MAX_TARGETS)
         return merge_fail(c, KNEE_EFORMAT, "%s: %zu targets", c->docs[0].path, r0->ntargets);
     for (uint32_t k = 0; k < c->count; k++) {
-        const struct run_result *r = &c->recs[k];
+        const struct run_record *r = &c->recs[k];
         if (r->ntargets != r0->ntargets)
             return merge_fail(c, KNEE_EFORMAT, "%s: %zu targets, but %s has %zu", c->docs[k].path, r->ntargets,
                               c->docs[0].path, r0->ntargets);
@@ -102,18 +102,18 @@ static int place_docs(struct merge_ctx *c)
  * line and shard record. */
 static void begin(struct merge_ctx *c, uint64_t plan_id, uint64_t start_at_unix_ns, const char *const *argv, int argc)
 {
-    struct run_result *res = &c->m->res, *r0 = &c->recs[0];
+    struct run_record *res = &c->m->res, *r0 = &c->recs[0];
     res->ntargets = r0->ntargets;
     res->targets = xcalloc(res->ntargets, sizeof *res->targets);
     for (size_t i = 0; i < res->ntargets; i++) {
         struct run_target_result *t = &res->targets[i];
-        run_target_result_init(t);
+        record_target_init(t);
         memcpy(t->name, r0->targets[i].name, sizeof t->name);
         memcpy(t->url, r0->targets[i].url, sizeof t->url);
         memcpy(t->address, r0->targets[i].address, sizeof t->address);
         t->own_rate = r0->targets[i].own_rate;
     }
-    run_target_result_init(&res->all);
+    record_target_init(&res->all);
     res->config = r0->config; /* the plan (the plan id says every shard's is this one) */
     memset(&r0->config, 0, sizeof r0->config);
     for (int i = 0; i < res->config.argc; i++)
@@ -189,7 +189,7 @@ static void note_events(struct merge_ctx *c, uint32_t k, size_t slot, struct run
         c->docs[k].we_ns = ev->window_end_ns;
     }
     struct run_rates own, *sum = &c->sums[slot];
-    run_rates_of(ev, &own);
+    record_rates_of(ev, &own);
     double *to[] = {&sum->planned, &sum->sent, &sum->completed, &sum->goodput, &sum->achieved_send};
     const double from[] = {own.planned, own.sent, own.completed, own.goodput, own.achieved_send};
     for (size_t i = 0; i < 5; i++)
@@ -197,7 +197,7 @@ static void note_events(struct merge_ctx *c, uint32_t k, size_t slot, struct run
 }
 
 /* A shard's timeline, kept on the merged axis for merge_ticks (the intervals a timeline can hold). */
-static void keep_ticks(struct merge_ctx *c, uint32_t k, const struct run_result *r)
+static void keep_ticks(struct merge_ctx *c, uint32_t k, const struct run_record *r)
 {
     double off = c->same_t0 ? 0 : (double)llround((double)c->docs[k].off_ns / 1e9);
     for (size_t i = 0; i < r->nticks; i++) {
@@ -217,7 +217,7 @@ static void keep_ticks(struct merge_ctx *c, uint32_t k, const struct run_result 
 /* The merged verdict is the shards' (any shard): their rules' flags or'ed, their reasons named by
  * shard. A lag that shaped one shard's numbers shaped the merged numbers too, even where the merged
  * histograms would dilute it below the rule. */
-static void generator_of_shard(struct run_result *res, uint32_t k, const struct run_generator_verdict *g)
+static void generator_of_shard(struct run_record *res, uint32_t k, const struct run_generator_verdict *g)
 {
     struct run_generator_verdict *v = &res->generator;
     v->limited = true;
@@ -264,10 +264,10 @@ static void add_env(struct run_env *env, uint32_t k, const struct run_env *e)
 
 /* The shard's own record in the merge: its part (host, skew, verdict), why it failed, its clock,
  * its warnings that the merge carries. */
-static void part_of(struct merge_ctx *c, uint32_t k, const struct run_result *r)
+static void part_of(struct merge_ctx *c, uint32_t k, const struct run_record *r)
 {
     struct merge_summary *m = c->m;
-    struct run_result *res = &m->res;
+    struct run_record *res = &m->res;
     struct run_shard_part *p = &res->shard.parts[k];
     snprintf(p->host, sizeof p->host, "%.*s", (int)sizeof p->host - 1, r->env.hostname[0] ? r->env.hostname : "?");
     p->start_skew_ns = r->shard.start_skew_ns;
@@ -306,7 +306,7 @@ static void part_of(struct merge_ctx *c, uint32_t k, const struct run_result *r)
 /* Shard k's histograms read, its events moved onto the merged axis, its record added. */
 static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
 {
-    struct run_result *r = &c->recs[k], *res = &c->m->res;
+    struct run_record *r = &c->recs[k], *res = &c->m->res;
     char why[512];
     int rc = record_read_histograms(root, r, why, sizeof why);
     if (rc)
@@ -321,7 +321,7 @@ static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
     record_add(res, r);
     part_of(c, k, r);
     add_env(&res->env, k, &r->env);
-    run_result_release(r);
+    record_release(r);
     return 0;
 }
 
@@ -336,7 +336,7 @@ static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
 static void merge_window(struct merge_ctx *c)
 {
     struct merge_summary *m = c->m;
-    struct run_result *res = &m->res;
+    struct run_record *res = &m->res;
     uint64_t ws = c->same_t0 ? UINT64_MAX : 0, we = c->same_t0 ? 0 : UINT64_MAX;
     for (uint32_t k = 0; k < c->count; k++) {
         const struct merge_doc *d = &c->docs[k];
@@ -377,7 +377,7 @@ static int cmp_tick_in(const void *pa, const void *pb)
  * shard's edge cuts (a window that ends earlier) stays whole in the merged interval where it starts. */
 static void merge_ticks(struct merge_ctx *c)
 {
-    struct run_result *res = &c->m->res;
+    struct run_record *res = &c->m->res;
     qsort(c->ticks, c->nticks, sizeof *c->ticks, cmp_tick_in);
     res->ticks = xcalloc(c->nticks ? c->nticks : 1, sizeof *res->ticks);
     res->nticks = 0;
@@ -411,7 +411,7 @@ static void merge_ticks(struct merge_ctx *c)
 static int derive(struct merge_ctx *c, const char *const *log_paths)
 {
     struct merge_summary *m = c->m;
-    struct run_result *res = &m->res;
+    struct run_record *res = &m->res;
     record_sum_targets(res);
     m->same_t0 = c->same_t0;
     m->windows_equal = c->same_t0;
@@ -476,7 +476,7 @@ int merge_summary_from_docs(struct merge_summary *m, json_t *const *roots, const
     if (!rc)
         rc = derive(&c, log_paths);
     for (uint32_t k = 0; k < count; k++)
-        run_result_release(&c.recs[k]);
+        record_release(&c.recs[k]);
     free(c.recs);
     free(c.docs);
     free(c.sums);
@@ -525,7 +525,7 @@ int merge_summary_build(struct merge_summary *m, const struct merge_set *s, cons
 
 void merge_summary_release(struct merge_summary *m)
 {
-    run_result_release(&m->res);
+    record_release(&m->res);
     free(m->shard_t0_unix_ns);
     memset(m, 0, sizeof *m);
 }

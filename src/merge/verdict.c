@@ -17,7 +17,7 @@
 void merge_plan_check(struct merge_ctx *c)
 {
     struct merge_summary *m = c->m;
-    const struct run_result *res = &m->res;
+    const struct run_record *res = &m->res;
     const struct record_config *cfg = &res->config;
     uint64_t expected = 0;
     if (!cfg->open_loop) {
@@ -53,7 +53,7 @@ void merge_plan_check(struct merge_ctx *c)
     m->plan_ok = expected == m->plan_merged;
 }
 
-void merge_hostnames(struct run_result *res)
+void merge_hostnames(struct run_record *res)
 {
     struct run_env *env = &res->env;
     const struct run_shard *sh = &res->shard;
@@ -110,7 +110,7 @@ static bool pick_late(const struct run_shard_part *p, int64_t lag_limit_ns)
 void merge_verdicts(struct merge_ctx *c, bool identities_ok)
 {
     struct merge_summary *m = c->m;
-    struct run_result *res = &m->res;
+    struct run_record *res = &m->res;
     const struct run_shard *sh = &res->shard;
     char list[128], a[32], b[32];
     size_t nfailed = 0;
@@ -152,7 +152,7 @@ void merge_verdicts(struct merge_ctx *c, bool identities_ok)
 void merge_notes(struct merge_ctx *c)
 {
     struct merge_summary *m = c->m;
-    struct run_result *res = &m->res;
+    struct run_record *res = &m->res;
     if (!m->same_t0 && m->rates_from_logs)
         warn_add(&res->warnings, false,
                  "no shared start instant (--start-at): each shard measured its own window; the rates count the "

@@ -2,7 +2,7 @@
  * exactly their share of the plan one process would have run, so that the union of their
  * requests is that process's plan, request for request, and `knee merge` can add their
  * results up exactly. This is the arithmetic of the split and the plan's fingerprint; the
- * engine's hooks (the shared start instant, the clock's status) are load/shard.h's.
+ * engine's hooks (the shared start instant, the clock's status) are load/shard_hooks.h's.
  *
  * The split, per target:
  *   open loop    the schedule's global index sequence (plan/schedule.h) is dealt out: shard I

@@ -22,7 +22,7 @@
 
 /* clang-format off */
 
-/* struct run_result, the top level after "config" (before "generator") */
+/* struct run_record, the top level after "config" (before "generator") */
 #define RECORD_TOP_FIELDS(X, T)                                                                                      \
     X("window_s", f64, window_s)                                                                                   \
     X("window_start_s", f64, window_start_s)                                                                       \
@@ -34,13 +34,13 @@
     X("attention", flag, warnings.attention)                                                                       \
     X("verbose", flag, verbose)
 
-/* struct run_result, the top level after "generator" (sent_on_schedule was send_ratio in knee-run/1) */
+/* struct run_record, the top level after "generator" (sent_on_schedule was send_ratio in knee-run/1) */
 #define RECORD_VERDICT_FIELDS(X, T)                                                                                  \
     X("sent_on_schedule", f64, sent_on_schedule)                                                                   \
     X("no_ok", flag, no_ok)                                                                                        \
     X("failed_share", f64, failed_share)
 
-/* struct run_result, "generator" (then lag_limit_ms, timer_slack_ms and gap_ms) */
+/* struct run_record, "generator" (then lag_limit_ms, timer_slack_ms and gap_ms) */
 #define RECORD_GENERATOR_FIELDS(X, T)                                                                                \
     X("limited", flag, generator.limited)                                                                          \
     T("reasons", generator.why)                                                                                    \
@@ -50,7 +50,7 @@
     X("lag_shapes_median", flag, generator.shapes_median)                                                          \
     X("sends_in_bursts", flag, generator.bursts)
 
-/* struct run_result, "config" after the loop's own fields (threads, io) */
+/* struct run_record, "config" after the loop's own fields (threads, io) */
 #define RECORD_CONFIG_FIELDS(X, T)                                                                                   \
     X("duration_s", s_ns0, config.duration_ns)                                                                     \
     X("requests", u64, config.requests)                                                                            \

@@ -17,16 +17,16 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
-void record_sum_targets(struct run_result *rec)
+void record_sum_targets(struct run_record *rec)
 {
-    run_target_result_release(&rec->all);
-    run_target_result_init(&rec->all);
+    record_target_release(&rec->all);
+    record_target_init(&rec->all);
     snprintf(rec->all.name, sizeof rec->all.name, "all");
     for (size_t i = 0; i < rec->ntargets; i++)
-        run_target_result_add(&rec->all, &rec->targets[i]);
+        record_target_add(&rec->all, &rec->targets[i]);
 }
 
-void record_window(const struct run_result *rec, const struct record_finish_in *in, uint64_t *start_ns,
+void record_window(const struct run_record *rec, const struct record_finish_in *in, uint64_t *start_ns,
                    uint64_t *end_ns)
 {
     uint64_t wend = in->plan_end_ns;
@@ -38,83 +38,83 @@ void record_window(const struct run_result *rec, const struct record_finish_in *
     *end_ns = wend < *start_ns ? *start_ns : wend;
 }
 
-void record_set_window(struct run_result *rec, uint64_t ws_ns, uint64_t we_ns)
+void record_set_window(struct run_record *rec, uint64_t ws_ns, uint64_t we_ns)
 {
     rec->window_start_s = (double)ws_ns / 1e9;
     rec->window_end_s = (double)we_ns / 1e9;
     rec->window_s = (double)(we_ns - ws_ns) / 1e9;
     /* rates: every event counted by its time against this window (record/rates.c) */
-    run_events_init(&rec->all.events, ws_ns, we_ns);
+    record_events_init(&rec->all.events, ws_ns, we_ns);
     for (size_t i = 0; i < rec->ntargets; i++) {
         struct run_target_result *r = &rec->targets[i];
         r->events.window_start_ns = ws_ns;
         r->events.window_end_ns = we_ns;
-        run_events_merge(&rec->all.events, &r->events);
-        run_rates_of(&r->events, &r->rates);
+        record_events_merge(&rec->all.events, &r->events);
+        record_rates_of(&r->events, &r->rates);
     }
     rec->all.events.window_start_ns = ws_ns;
     rec->all.events.window_end_ns = we_ns;
-    run_rates_of(&rec->all.events, &rec->all.rates);
+    record_rates_of(&rec->all.events, &rec->all.rates);
 }
 
 static void target_summarize(struct run_target_result *t)
 {
     struct run_target_stats *s = &t->sum;
-    run_summarize(&t->latency_all, &s->latency_all);
+    record_summary_of(&t->latency_all, &s->latency_all);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        run_summarize(&t->latency[g], &s->latency[g]);
-    run_summarize(&t->service, &s->service);
-    run_summarize(&t->ttfb, &s->ttfb);
-    run_summarize(&t->lag, &s->lag);
-    run_summarize(&t->connect, &s->connect);
-    run_summarize(&t->tls, &s->tls);
+        record_summary_of(&t->latency[g], &s->latency[g]);
+    record_summary_of(&t->service, &s->service);
+    record_summary_of(&t->ttfb, &s->ttfb);
+    record_summary_of(&t->lag, &s->lag);
+    record_summary_of(&t->connect, &s->connect);
+    record_summary_of(&t->tls, &s->tls);
     for (size_t i = 0; i < t->nst; i++)
-        run_summarize(&t->st[i].dur, &t->st[i].sum);
+        record_summary_of(&t->st[i].dur, &t->st[i].sum);
 }
 
-void record_summarize(struct run_result *rec)
+void record_summarize(struct run_record *rec)
 {
     for (size_t i = 0; i < rec->ntargets; i++)
         target_summarize(&rec->targets[i]);
     target_summarize(&rec->all);
 }
 
-void record_derive(struct run_result *rec)
+void record_derive(struct run_record *rec)
 {
     const struct run_counts *c = &rec->all.counts;
     rec->sent_on_schedule = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
     uint64_t failed = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
-        if (run_outcome_failed((enum reqlog_outcome)o))
+        if (record_outcome_failed((enum reqlog_outcome)o))
             failed += c->outcome[o];
     rec->failed_share = c->sent ? (double)failed / (double)c->sent : NAN;
     rec->no_ok = c->outcome[OUTCOME_OK] == 0;
-    rec->accounting_ok = run_counts_hold(&rec->all.counts) && run_counts_hold(&rec->all.warmup_counts);
+    rec->accounting_ok = record_counts_hold(&rec->all.counts) && record_counts_hold(&rec->all.warmup_counts);
     for (size_t i = 0; i < rec->ntargets; i++)
         rec->accounting_ok &=
-            run_counts_hold(&rec->targets[i].counts) && run_counts_hold(&rec->targets[i].warmup_counts);
+            record_counts_hold(&rec->targets[i].counts) && record_counts_hold(&rec->targets[i].warmup_counts);
 }
 
-void record_warn_failures(struct run_result *rec)
+void record_warn_failures(struct run_record *rec)
 {
     char failures[256];
     const struct run_counts *c = &rec->all.counts;
     if (rec->no_ok)
         warn_add(&rec->warnings, true,
                  "FAILED: not one request succeeded (%s): there is no latency of a working service to report",
-                 run_describe_failures(c, failures, sizeof failures));
+                 record_describe_failures(c, failures, sizeof failures));
     else if (rec->failed_share >= RUN_HIGH_FAILED_SHARE)
         warn_add(&rec->warnings, true,
                  "ERRORS: %.1f%% of the requests sent failed (%s): the latency of all requests mixes "
                  "failures in; thresholds on latency use ok requests",
-                 100 * rec->failed_share, run_describe_failures(c, failures, sizeof failures));
+                 100 * rec->failed_share, record_describe_failures(c, failures, sizeof failures));
 }
 
-void record_generator_input(const struct run_result *rec, struct run_generator_input *in)
+void record_generator_input(const struct run_record *rec, struct run_generator_input *in)
 {
     struct run_summary lag, latency;
-    run_summarize(&rec->all.lag, &lag);
-    run_summarize(&rec->all.latency_all, &latency);
+    record_summary_of(&rec->all.lag, &lag);
+    record_summary_of(&rec->all.latency_all, &latency);
     *in = (struct run_generator_input){
         .open_loop = rec->config.open_loop,
         .sent_on_schedule = rec->sent_on_schedule,
@@ -128,17 +128,17 @@ void record_generator_input(const struct run_result *rec, struct run_generator_i
     };
 }
 
-/* Open loop: the generator verdict (run_generator_judge) and, when limited, its warning with
+/* Open loop: the generator verdict (record_generator_judge) and, when limited, its warning with
  * what the generator knows of why (requests that waited for a connection, dropped ones, its
  * timers' lateness). */
-static void judge_generator(struct run_result *rec, const struct record_finish_in *in)
+static void judge_generator(struct run_record *rec, const struct record_finish_in *in)
 {
     const struct run_counts *c = &rec->all.counts;
     if (!rec->config.open_loop || !c->planned)
         return;
     struct run_generator_input gin;
     record_generator_input(rec, &gin);
-    if (!run_generator_judge(&gin, &rec->generator))
+    if (!record_generator_judge(&gin, &rec->generator))
         return;
     rec->generator_limited = true;
     char why[384] = "", n[32];
@@ -159,7 +159,7 @@ static void judge_generator(struct run_result *rec, const struct record_finish_i
 
 /* Requests the generator never sent (dropped) or never saw answered (cancelled), and
  * connections that failed or carried bytes nobody asked for. */
-static void warn_losses(struct run_result *rec)
+static void warn_losses(struct run_record *rec)
 {
     const struct run_counts *c = &rec->all.counts;
     char n[32];
@@ -193,7 +193,7 @@ static void warn_losses(struct run_result *rec)
                  units_fmt_count(c->conns_unsolicited, n, sizeof n), plural(c->conns_unsolicited));
 }
 
-void record_note_samples(struct run_result *rec)
+void record_note_samples(struct run_record *rec)
 {
     char n[32];
     uint64_t n_all = (uint64_t)rec->all.latency_all.total_count;
@@ -207,7 +207,7 @@ void record_note_samples(struct run_result *rec)
                  units_fmt_count(n_all, n, sizeof n), STATS_MIN_BEYOND);
 }
 
-void record_note_warmup(struct run_result *rec)
+void record_note_warmup(struct run_record *rec)
 {
     char n[32];
     uint64_t warm_n = rec->all.warmup_counts.planned;
@@ -219,7 +219,7 @@ void record_note_warmup(struct run_result *rec)
                  rec->config.out_log ? (warm_n == 1 ? " (it is in --out)" : " (they are in --out)") : "");
 }
 
-void record_finish(struct run_result *rec, const struct record_finish_in *in)
+void record_finish(struct run_record *rec, const struct record_finish_in *in)
 {
     record_sum_targets(rec);
     rec->elapsed_s = (double)in->finish_ns / 1e9;
@@ -248,7 +248,7 @@ void record_finish(struct run_result *rec, const struct record_finish_in *in)
                  "pessimistic (write --out to a faster disk)");
 }
 
-void record_stopped_on_purpose(struct run_result *rec, const char *fmt, ...)
+void record_stopped_on_purpose(struct run_record *rec, const char *fmt, ...)
 {
     if (!rec->interrupted)
         return;

@@ -149,7 +149,7 @@ static void counts(const json_t *acc, struct run_counts *c)
         c->outcome[o] = count(oc, reqlog_outcome_name((enum reqlog_outcome)o));
     const json_t *tc = get(acc, "transport_causes");
     for (int k = 0; k < RUN_TC_COUNT; k++)
-        c->transport_cause[k] = count(tc, run_transport_cause_name((enum run_transport_cause)k));
+        c->transport_cause[k] = count(tc, record_transport_cause_name((enum run_transport_cause)k));
     c->retries = count(acc, "retries");
 }
 
@@ -161,7 +161,7 @@ bool record_read_transport(const json_t *t, struct run_proto_counts *pc)
     pc->h2 = count(p, "h2");
     const json_t *tv = get(t, "tls_versions");
     for (int k = 0; k < RUN_TLS_VERSIONS; k++)
-        pc->tls_version[k] = count(tv, run_tls_version_name(k));
+        pc->tls_version[k] = count(tv, record_tls_version_name(k));
     FIELDS_READ(RECORD_HANDSHAKE_FIELDS, get(t, "tls_handshakes"), struct run_proto_counts, pc);
     const json_t *h2 = get(t, "h2");
     pc->h2_streams = count(h2, "streams");
@@ -176,7 +176,7 @@ static void target_stats(const json_t *t, struct run_target_result *d)
     summary(get(t, "latency"), &d->sum.latency_all);
     const json_t *by = get(t, "latency_by_outcome");
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
-        summary(get(by, run_group_name((enum run_group)g)), &d->sum.latency[g]);
+        summary(get(by, record_group_name((enum run_group)g)), &d->sum.latency[g]);
     summary(get(t, "service"), &d->sum.service);
     summary(get(t, "ttfb"), &d->sum.ttfb);
     summary(get(t, "lag"), &d->sum.lag);
@@ -216,7 +216,7 @@ static void target(const json_t *t, struct run_target_result *d)
 
 /* ---- environment and plan ---- */
 
-static void environment(const json_t *env, struct run_result *rec)
+static void environment(const json_t *env, struct run_record *rec)
 {
     get_text(env, "version", rec->env.version, sizeof rec->env.version);
     const json_t *args = get(env, "args");
@@ -243,7 +243,7 @@ static int tls_version_number(const json_t *v)
 {
     const char *s = json_is_string(v) ? json_string_value(v) : NULL;
     for (int k = 0; s && k < RUN_TLS_VERSIONS; k++)
-        if (strcmp(s, run_tls_version_name(k)) == 0)
+        if (strcmp(s, record_tls_version_name(k)) == 0)
             return 0x0301 + k; /* RUN_TLS_V10 .. RUN_TLS_V13: TLS 1.0 .. 1.3 */
     return 0;
 }
@@ -273,7 +273,7 @@ static enum run_io io_of(const char *s)
 
 /* "config", and the two fields of the plan the document keeps elsewhere: --lag-limit (in
  * "generator"), and --timer-slack also there (config has it in an open loop only). */
-static void config(const json_t *root, struct run_result *rec)
+static void config(const json_t *root, struct run_record *rec)
 {
     const json_t *cfg = get(root, "config");
     struct record_config *c = &rec->config;
@@ -294,7 +294,7 @@ static void config(const json_t *root, struct run_result *rec)
     get_u32(cfg, "threads", &rec->threads);
     c->io = io_of(str(cfg, "io"));
     rec->io = io_of(str(cfg, "io_engine"));
-    FIELDS_READ(RECORD_CONFIG_FIELDS, cfg, struct run_result, rec);
+    FIELDS_READ(RECORD_CONFIG_FIELDS, cfg, struct run_record, rec);
     transport_config(cfg, c);
     c->expect_body = dup_str(cfg, "expect_body");
     const json_t *rj = get(cfg, "reject");
@@ -310,18 +310,18 @@ static void config(const json_t *root, struct run_result *rec)
 
 /* ---- the verdicts, timeline, warnings and thresholds ---- */
 
-static void verdicts(const json_t *root, struct run_result *rec)
+static void verdicts(const json_t *root, struct run_record *rec)
 {
-    FIELDS_READ(RECORD_TOP_FIELDS, root, struct run_result, rec);
+    FIELDS_READ(RECORD_TOP_FIELDS, root, struct run_record, rec);
     const json_t *gen = get(root, "generator");
-    FIELDS_READ(RECORD_GENERATOR_FIELDS, gen, struct run_result, rec);
+    FIELDS_READ(RECORD_GENERATOR_FIELDS, gen, struct run_record, rec);
     get_f64(gen, "gap_ms", &rec->generator.gap_ms);
-    FIELDS_READ(RECORD_VERDICT_FIELDS, root, struct run_result, rec);
+    FIELDS_READ(RECORD_VERDICT_FIELDS, root, struct run_record, rec);
     if (!get(root, "sent_on_schedule")) /* knee-run/1 */
         get_f64(root, "send_ratio", &rec->sent_on_schedule);
 }
 
-static void timeline(const json_t *root, struct run_result *rec)
+static void timeline(const json_t *root, struct run_record *rec)
 {
     const json_t *tl = get(root, "timeline");
     size_t n = json_array_size(tl);
@@ -331,7 +331,7 @@ static void timeline(const json_t *root, struct run_result *rec)
         FIELDS_READ(RECORD_TICK_FIELDS, json_array_get(tl, i), struct run_tick, &rec->ticks[i]);
 }
 
-static void warnings_and_thresholds(const json_t *root, struct run_result *rec)
+static void warnings_and_thresholds(const json_t *root, struct run_record *rec)
 {
     bool attention = rec->warnings.attention; /* as the document says it */
     const json_t *w = get(root, "warnings");
@@ -390,7 +390,7 @@ static void shard_parts(const json_t *sh, struct run_shard *s)
 }
 
 /* "shard": the record of a shard (or of a merge), without its histograms (record_read_histograms). */
-static void shard(const json_t *root, struct run_result *rec)
+static void shard(const json_t *root, struct run_record *rec)
 {
     const json_t *sh = get(root, "shard");
     struct run_shard *s = &rec->shard;
@@ -417,11 +417,11 @@ static void shard(const json_t *root, struct run_result *rec)
     }
 }
 
-int record_read_json(const json_t *root, struct run_result *rec, char *err, size_t errlen)
+int record_read_json(const json_t *root, struct run_record *rec, char *err, size_t errlen)
 {
     memset(rec, 0, sizeof *rec);
     const char *schema = str(root, "schema");
-    if (!json_is_object(root) || !run_json_schema_readable(schema))
+    if (!json_is_object(root) || !record_schema_readable(schema))
         return knee_fail(err, errlen, KNEE_EFORMAT, "not a knee run JSON (schema \"%s\", expected \"%s\")", schema,
                          RUN_JSON_SCHEMA);
     const json_t *targets = get(root, "targets");
@@ -449,7 +449,7 @@ int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, siz
 {
     memset(s, 0, sizeof *s);
     const char *schema = json_string_value(get(root, "schema"));
-    if (!json_is_object(root) || !run_json_schema_readable(schema))
+    if (!json_is_object(root) || !record_schema_readable(schema))
         return knee_fail(err, errlen, KNEE_EFORMAT,
                          "not knee run's JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\")",
                          schema ? schema : "none");
@@ -458,7 +458,7 @@ int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, siz
         return 0;
     uint64_t plan = 0;
     if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 || json_integer_value(cnt) > RUN_MAX_SHARDS ||
-        !run_shard_plan_parse(json_string_value(get(sh, "plan_id")), &plan))
+        !record_shard_plan_parse(json_string_value(get(sh, "plan_id")), &plan))
         return knee_fail(err, errlen, KNEE_EFORMAT, "the \"shard\" object has no valid count or plan_id");
     bool merged = json_is_true(get(sh, "merged"));
     if (!merged &&
@@ -560,8 +560,8 @@ static int target_hists(struct hlog_codec *c, const json_t *th, struct run_targe
     int rc = add_hist(c, get(th, "latency"), what, &r->latency_all, err, errlen);
     const json_t *bo = get(th, "by_outcome");
     for (int g = 0; g < RUN_GROUP_COUNT && !rc; g++) {
-        snprintf(what, sizeof what, "%s.by_outcome.%s", name, run_group_name((enum run_group)g));
-        rc = add_hist(c, get(bo, run_group_name((enum run_group)g)), what, &r->latency[g], err, errlen);
+        snprintf(what, sizeof what, "%s.by_outcome.%s", name, record_group_name((enum run_group)g));
+        rc = add_hist(c, get(bo, record_group_name((enum run_group)g)), what, &r->latency[g], err, errlen);
     }
     /* "tls": an https target's handshake times (absent for a plain one) */
     static const char *const keys[] = {"service", "ttfb", "lag", "connect", "tls"};
@@ -600,7 +600,7 @@ static int target_hists(struct hlog_codec *c, const json_t *th, struct run_targe
     return rc;
 }
 
-int record_read_histograms(const json_t *root, struct run_result *rec, char *err, size_t errlen)
+int record_read_histograms(const json_t *root, struct run_record *rec, char *err, size_t errlen)
 {
     const json_t *hs = get(get(root, "shard"), "histograms");
     if (!json_is_object(hs))
@@ -645,8 +645,8 @@ static int need_counts(const json_t *acc, const char *where, char *err, size_t e
             return not_a_count(err, errlen, w, reqlog_outcome_name((enum reqlog_outcome)o));
     snprintf(w, sizeof w, "%s.transport_causes", where);
     for (int k = 0; k < RUN_TC_COUNT; k++)
-        if (!is_count(get(get(acc, "transport_causes"), run_transport_cause_name((enum run_transport_cause)k))))
-            return not_a_count(err, errlen, w, run_transport_cause_name((enum run_transport_cause)k));
+        if (!is_count(get(get(acc, "transport_causes"), record_transport_cause_name((enum run_transport_cause)k))))
+            return not_a_count(err, errlen, w, record_transport_cause_name((enum run_transport_cause)k));
     return is_count(get(acc, "retries")) ? 0 : not_a_count(err, errlen, where, "retries");
 }
 
@@ -670,7 +670,7 @@ static int strict_head(const json_t *root, char *err, size_t errlen)
     return 0;
 }
 
-int record_read_json_strict(const json_t *root, struct run_result *rec, char *err, size_t errlen)
+int record_read_json_strict(const json_t *root, struct run_record *rec, char *err, size_t errlen)
 {
     memset(rec, 0, sizeof *rec);
     int rc = strict_head(root, err, errlen);
@@ -686,6 +686,6 @@ int record_read_json_strict(const json_t *root, struct run_result *rec, char *er
         rc = knee_fail(err, errlen, KNEE_EFORMAT, "shard.histograms.targets does not list the %zu targets",
                        rec->ntargets);
     if (rc)
-        run_result_release(rec);
+        record_release(rec);
     return rc;
 }

@@ -112,7 +112,7 @@ static void outcomes(struct jw *j, const struct run_counts *c)
     jw_key(j, "transport_causes");
     jw_object_begin(j);
     for (int k = 0; k < RUN_TC_COUNT; k++)
-        jw_kv_uint(j, run_transport_cause_name((enum run_transport_cause)k), c->transport_cause[k]);
+        jw_kv_uint(j, record_transport_cause_name((enum run_transport_cause)k), c->transport_cause[k]);
     jw_object_end(j);
     jw_kv_uint(j, "retries", c->retries);
 }
@@ -168,7 +168,7 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
     jw_object_begin(j);
     for (int v = 0; v < RUN_TLS_VERSIONS; v++)
         if (pc->tls_version[v])
-            jw_kv_uint(j, run_tls_version_name(v), pc->tls_version[v]);
+            jw_kv_uint(j, record_tls_version_name(v), pc->tls_version[v]);
     jw_object_end(j);
     jw_key(j, "tls_handshakes");
     jw_object_begin(j);
@@ -202,7 +202,7 @@ static void target(struct jw *j, const struct run_target_result *t, bool is_all)
     jw_object_begin(j);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         if (t->sum.latency[g].count)
-            summary(j, run_group_name((enum run_group)g), &t->sum.latency[g]);
+            summary(j, record_group_name((enum run_group)g), &t->sum.latency[g]);
     jw_object_end(j);
     summary(j, "service", &t->sum.service);
     summary(j, "ttfb", &t->sum.ttfb);
@@ -224,7 +224,7 @@ static void target(struct jw *j, const struct run_target_result *t, bool is_all)
 
 /* ---- environment and plan ---- */
 
-static void environment(struct jw *j, const struct run_result *r)
+static void environment(struct jw *j, const struct run_record *r)
 {
     const struct run_env *env = &r->env;
     jw_key(j, "environment");
@@ -244,7 +244,7 @@ static void environment(struct jw *j, const struct run_result *r)
         jw_key(j, "generator_cpu");
         jw_object_begin(j);
         FIELDS_WRITE(RECORD_GEN_CPU_FIELDS, j, struct run_generator_cpu, gc);
-        jw_kv_double(j, "core_share", run_generator_cpu_share(gc));
+        jw_kv_double(j, "core_share", record_generator_cpu_share(gc));
         jw_object_end(j);
     } else {
         kv_null(j, "generator_cpu");
@@ -256,11 +256,11 @@ static void environment(struct jw *j, const struct run_result *r)
 
 static const char *tls_version_text(int v)
 {
-    return v >= 0x0301 && v <= 0x0304 ? run_tls_version_name(v - 0x0301) : NULL;
+    return v >= 0x0301 && v <= 0x0304 ? record_tls_version_name(v - 0x0301) : NULL;
 }
 
 /* config: "tls" when a target is https; "h2c", "streams", "requests_per_connection". */
-static void transport_config(struct jw *j, const struct run_result *r)
+static void transport_config(struct jw *j, const struct run_record *r)
 {
     const struct record_config *c = &r->config;
     if (r->all.https) {
@@ -294,7 +294,7 @@ static void transport_config(struct jw *j, const struct run_result *r)
         kv_null(j, "requests_per_connection");
 }
 
-static void config(struct jw *j, const struct run_result *r)
+static void config(struct jw *j, const struct run_record *r)
 {
     const struct record_config *c = &r->config;
     jw_key(j, "config");
@@ -319,10 +319,10 @@ static void config(struct jw *j, const struct run_result *r)
         put_s_ns(j, "think_s", &c->think_ns);
     }
     jw_kv_uint(j, "threads", r->threads);
-    jw_kv_string(j, "io", run_io_name(c->io)); /* as asked (--io) */
+    jw_kv_string(j, "io", record_io_name(c->io)); /* as asked (--io) */
     if (r->io != RUN_IO_AUTO)
-        jw_kv_string(j, "io_engine", run_io_name(r->io)); /* what ran */
-    FIELDS_WRITE(RECORD_CONFIG_FIELDS, j, struct run_result, r);
+        jw_kv_string(j, "io_engine", record_io_name(r->io)); /* what ran */
+    FIELDS_WRITE(RECORD_CONFIG_FIELDS, j, struct run_record, r);
     transport_config(j, r);
     if (c->expect_body)
         jw_kv_string(j, "expect_body", c->expect_body);
@@ -339,12 +339,12 @@ static void config(struct jw *j, const struct run_result *r)
     jw_object_end(j);
 }
 
-/* "generator": run_generator_judge's verdict, each rule apart. */
-static void generator(struct jw *j, const struct run_result *r)
+/* "generator": record_generator_judge's verdict, each rule apart. */
+static void generator(struct jw *j, const struct run_record *r)
 {
     jw_key(j, "generator");
     jw_object_begin(j);
-    FIELDS_WRITE(RECORD_GENERATOR_FIELDS, j, struct run_result, r);
+    FIELDS_WRITE(RECORD_GENERATOR_FIELDS, j, struct run_record, r);
     put_ms_ns0(j, "lag_limit_ms", &r->config.lag_limit_ns);
     put_ms_ns(j, "timer_slack_ms", &r->config.timer_slack_ns);
     jw_kv_double(j, "gap_ms", r->generator.gap_ms);
@@ -353,7 +353,7 @@ static void generator(struct jw *j, const struct run_result *r)
 
 /* ---- the timeline, warnings and thresholds ---- */
 
-static void timeline(struct jw *j, const struct run_result *r)
+static void timeline(struct jw *j, const struct run_record *r)
 {
     jw_key(j, "timeline");
     jw_array_begin(j);
@@ -365,7 +365,7 @@ static void timeline(struct jw *j, const struct run_result *r)
     jw_array_end(j);
 }
 
-static void warnings_and_thresholds(struct jw *j, const struct run_result *r)
+static void warnings_and_thresholds(struct jw *j, const struct run_record *r)
 {
     jw_key(j, "warnings");
     jw_array_begin(j);
@@ -428,7 +428,7 @@ static void target_hists(struct jw *j, struct hlog_codec *c, const struct run_ta
     jw_object_begin(j);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         if (t->latency[g].total_count)
-            hist(j, c, run_group_name((enum run_group)g), &t->latency[g]);
+            hist(j, c, record_group_name((enum run_group)g), &t->latency[g]);
     jw_object_end(j);
     hist(j, c, "service", &t->service);
     hist(j, c, "ttfb", &t->ttfb);
@@ -501,7 +501,7 @@ static void shard_streams(struct jw *j, const struct run_shard *s)
 
 /* "shard" (--shard / --start-at, or a merge): index, count, source, plan id, start instant, t0,
  * skew, clock, and every histogram of the record per target and in total. */
-static void shard(struct jw *j, const struct run_result *r)
+static void shard(struct jw *j, const struct run_record *r)
 {
     const struct run_shard *s = &r->shard;
     if (!s->count)
@@ -515,11 +515,11 @@ static void shard(struct jw *j, const struct run_result *r)
     else
         jw_kv_uint(j, "index", s->index);
     jw_kv_uint(j, "count", s->count);
-    jw_kv_string(j, "plan_id", run_shard_plan_hex(s->plan_id, hex, sizeof hex));
+    jw_kv_string(j, "plan_id", record_shard_plan_hex(s->plan_id, hex, sizeof hex));
     if (s->start_at_unix_ns) {
         jw_kv_double(j, "start_at_unix_s", (double)s->start_at_unix_ns / 1e9);
         jw_kv_uint(j, "start_at_unix_ns", s->start_at_unix_ns);
-        jw_kv_string(j, "start_at_utc", run_shard_utc(s->start_at_unix_ns, when, sizeof when));
+        jw_kv_string(j, "start_at_utc", record_shard_utc(s->start_at_unix_ns, when, sizeof when));
     } else {
         kv_null(j, "start_at_unix_s");
     }
@@ -542,7 +542,7 @@ static void shard(struct jw *j, const struct run_result *r)
     jw_object_end(j);
 }
 
-void record_write_json(FILE *out, const struct run_result *r, bool pretty)
+void record_write_json(FILE *out, const struct run_record *r, bool pretty)
 {
     struct jw j;
     jw_init(&j, out, pretty);
@@ -550,9 +550,9 @@ void record_write_json(FILE *out, const struct run_result *r, bool pretty)
     jw_kv_string(&j, "schema", RUN_JSON_SCHEMA);
     environment(&j, r);
     config(&j, r);
-    FIELDS_WRITE(RECORD_TOP_FIELDS, &j, struct run_result, r);
+    FIELDS_WRITE(RECORD_TOP_FIELDS, &j, struct run_record, r);
     generator(&j, r);
-    FIELDS_WRITE(RECORD_VERDICT_FIELDS, &j, struct run_result, r);
+    FIELDS_WRITE(RECORD_VERDICT_FIELDS, &j, struct run_record, r);
     jw_key(&j, "latency_interval");
     jw_string(&j, r->config.open_loop ? "T5-T0 (planned send to full response)" : "T5-T1 (send to full response)");
     rates(&j, &r->all);

@@ -8,15 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-void run_events_init(struct run_events *ev, uint64_t window_start_ns, uint64_t window_end_ns)
+void record_events_init(struct run_events *ev, uint64_t window_start_ns, uint64_t window_end_ns)
 {
     memset(ev, 0, sizeof *ev);
     ev->window_start_ns = window_start_ns;
     ev->window_end_ns = window_end_ns;
 }
 
-void run_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_ns, uint64_t done_ns,
-                      enum reqlog_outcome o)
+void record_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_ns, uint64_t done_ns,
+                         enum reqlog_outcome o)
 {
     uint64_t ws = ev->window_start_ns, we = ev->window_end_ns;
     /* the planned time always exists (0 is t0 itself); sent and done are 0 when there is none */
@@ -48,12 +48,12 @@ void run_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_
     }
 }
 
-void run_events_add_record(struct run_events *ev, const struct reqlog_record *r)
+void record_events_add_reqlog(struct run_events *ev, const struct reqlog_record *r)
 {
-    run_events_count(ev, r->planned_ns, r->sent_ns, r->done_ns, (enum reqlog_outcome)r->outcome);
+    record_events_count(ev, r->planned_ns, r->sent_ns, r->done_ns, (enum reqlog_outcome)r->outcome);
 }
 
-void run_events_merge(struct run_events *d, const struct run_events *s)
+void record_events_merge(struct run_events *d, const struct run_events *s)
 {
     if (s->window_start_ns < d->window_start_ns)
         d->window_start_ns = s->window_start_ns;
@@ -75,7 +75,7 @@ void run_events_merge(struct run_events *d, const struct run_events *s)
     d->sends += s->sends;
 }
 
-void run_rates_of(const struct run_events *ev, struct run_rates *r)
+void record_rates_of(const struct run_events *ev, struct run_rates *r)
 {
     memset(r, 0, sizeof *r);
     bool bounded = ev->window_end_ns != UINT64_MAX && ev->window_end_ns > ev->window_start_ns;
@@ -114,14 +114,14 @@ static bool above_share(double a, double b)
     return isfinite(a) && isfinite(b) && a > RUN_LAG_LATENCY_SHARE * b;
 }
 
-double run_lag_beyond_slack(double lag_ms, double slack_ms)
+double record_lag_beyond_slack(double lag_ms, double slack_ms)
 {
     if (!isfinite(lag_ms) || !(slack_ms > 0))
         return lag_ms;
     return lag_ms > slack_ms ? lag_ms - slack_ms : 0;
 }
 
-bool run_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v)
+bool record_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->gap_ms = in->planned_rate > 0 ? 1e3 / in->planned_rate : NAN;
@@ -135,8 +135,8 @@ bool run_generator_judge(const struct run_generator_input *in, struct run_genera
     /* the lateness the user asked for (--timer-slack) is not the generator's fault: the rules
      * see the lag beyond it (a percentile less a constant is the percentile of the excess) */
     double slack = in->timer_slack_ms > 0 ? in->timer_slack_ms : 0;
-    double lag99 = run_lag_beyond_slack(in->lag_p99_ms, slack);
-    double lag50 = run_lag_beyond_slack(in->lag_p50_ms, slack);
+    double lag99 = record_lag_beyond_slack(in->lag_p99_ms, slack);
+    double lag50 = record_lag_beyond_slack(in->lag_p50_ms, slack);
     const char *beyond = slack > 0 ? " beyond --timer-slack" : "";
     if (in->lag_limit_ms > 0) {
         if (isfinite(lag99) && lag99 > in->lag_limit_ms) {

@@ -12,17 +12,17 @@
 #include <string.h>
 #include <time.h>
 
-const char *run_group_name(enum run_group g)
+const char *record_group_name(enum run_group g)
 {
     return reqlog_outcome_name((enum reqlog_outcome)g);
 }
 
-bool run_outcome_failed(enum reqlog_outcome o)
+bool record_outcome_failed(enum reqlog_outcome o)
 {
     return o == OUTCOME_HTTP_ERROR || o == OUTCOME_INVALID || o == OUTCOME_TRANSPORT || o == OUTCOME_TIMEOUT;
 }
 
-void run_summarize(const struct hdr *h, struct run_summary *s)
+void record_summary_of(const struct hdr *h, struct run_summary *s)
 {
     s->count = h && h->counts ? (uint64_t)h->total_count : 0;
     if (!s->count) {
@@ -40,7 +40,7 @@ void run_summarize(const struct hdr *h, struct run_summary *s)
     s->p999 = (double)hdr_value_at_percentile(h, 99.9) / 1e6;
 }
 
-void run_counts_add(struct run_counts *d, const struct run_counts *s)
+void record_counts_add(struct run_counts *d, const struct run_counts *s)
 {
 #define ADD_S(name) d->name += s->name;
 #define ADD_A(name, n)                                                                                                 \
@@ -51,7 +51,7 @@ void run_counts_add(struct run_counts *d, const struct run_counts *s)
 #undef ADD_A
 }
 
-const char *run_transport_cause_name(enum run_transport_cause c)
+const char *record_transport_cause_name(enum run_transport_cause c)
 {
     static const char *const names[RUN_TC_COUNT] = {
         [RUN_TC_REFUSED] = "refused",
@@ -77,13 +77,13 @@ const char *run_transport_cause_name(enum run_transport_cause c)
     return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
 }
 
-const char *run_tls_version_name(int v)
+const char *record_tls_version_name(int v)
 {
     static const char *const names[RUN_TLS_VERSIONS] = {"TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
     return v >= 0 && v < RUN_TLS_VERSIONS ? names[v] : "unknown";
 }
 
-void run_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s)
+void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s)
 {
     d->http1 += s->http1;
     d->h2 += s->h2;
@@ -103,7 +103,7 @@ void run_proto_counts_add(struct run_proto_counts *d, const struct run_proto_cou
         d->h2_max_concurrent = s->h2_max_concurrent;
 }
 
-void run_target_result_init(struct run_target_result *r)
+void record_target_init(struct run_target_result *r)
 {
     memset(r, 0, sizeof *r);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
@@ -116,7 +116,7 @@ void run_target_result_init(struct run_target_result *r)
     hdr_init(&r->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
 }
 
-void run_target_result_release(struct run_target_result *r)
+void record_target_release(struct run_target_result *r)
 {
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         hdr_release(&r->latency[g]);
@@ -131,7 +131,7 @@ void run_target_result_release(struct run_target_result *r)
     r->nst = 0;
 }
 
-void run_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n)
+void record_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         size_t j = 0;
@@ -148,10 +148,10 @@ void run_server_timing_merge(struct run_target_result *d, const struct run_serve
     }
 }
 
-void run_target_result_add(struct run_target_result *d, const struct run_target_result *s)
+void record_target_add(struct run_target_result *d, const struct run_target_result *s)
 {
-    run_counts_add(&d->counts, &s->counts);
-    run_counts_add(&d->warmup_counts, &s->warmup_counts);
+    record_counts_add(&d->counts, &s->counts);
+    record_counts_add(&d->warmup_counts, &s->warmup_counts);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         hdr_add(&d->latency[g], &s->latency[g]);
     hdr_add(&d->latency_all, &s->latency_all);
@@ -160,9 +160,9 @@ void run_target_result_add(struct run_target_result *d, const struct run_target_
     hdr_add(&d->lag, &s->lag);
     hdr_add(&d->connect, &s->connect);
     hdr_add(&d->tls, &s->tls);
-    run_proto_counts_add(&d->pc, &s->pc);
+    record_proto_counts_add(&d->pc, &s->pc);
     d->https |= s->https;
-    run_server_timing_merge(d, s->st, s->nst);
+    record_server_timing_merge(d, s->st, s->nst);
 }
 
 /* d += s for one target of record_add. */
@@ -171,8 +171,8 @@ static void target_add(struct run_target_result *d, const struct run_target_resu
     struct run_target_result t = *s; /* a shallow copy, read only: its protocol counts adjusted */
     if (!t.pc.h2)
         t.pc.h2_max_concurrent = 0; /* no HTTP/2 connection saw no server limit */
-    run_target_result_add(d, &t);
-    run_events_merge(&d->events, &s->events);
+    record_target_add(d, &t);
+    record_events_merge(&d->events, &s->events);
     if (isfinite(s->planned_rate))
         d->planned_rate += s->planned_rate;
     d->connections += s->connections;
@@ -180,7 +180,7 @@ static void target_add(struct run_target_result *d, const struct run_target_resu
         d->resolve_ns = s->resolve_ns;
 }
 
-void record_add(struct run_result *dst, const struct run_result *src)
+void record_add(struct run_record *dst, const struct run_record *src)
 {
     for (size_t i = 0; i < dst->ntargets && i < src->ntargets; i++)
         target_add(&dst->targets[i], &src->targets[i]);
@@ -189,7 +189,7 @@ void record_add(struct run_result *dst, const struct run_result *src)
     dst->pool_cap += src->pool_cap;
 }
 
-bool run_counts_hold(const struct run_counts *c)
+bool record_counts_hold(const struct run_counts *c)
 {
     uint64_t done = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
@@ -202,19 +202,19 @@ bool run_counts_hold(const struct run_counts *c)
            causes == c->outcome[OUTCOME_TRANSPORT] && c->retries <= c->sent;
 }
 
-double run_generator_cpu_share(const struct run_generator_cpu *c)
+double record_generator_cpu_share(const struct run_generator_cpu *c)
 {
     if (!c->threads || !(c->wall_s > 0))
         return NAN;
     return (c->user_s + c->sys_s) / c->wall_s;
 }
 
-const char *run_describe_failures(const struct run_counts *c, char *buf, size_t len)
+const char *record_describe_failures(const struct run_counts *c, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
     for (int o = 0; o < OUTCOME_COUNT && off + 1 < len; o++) {
-        if (!run_outcome_failed((enum reqlog_outcome)o) || !c->outcome[o])
+        if (!record_outcome_failed((enum reqlog_outcome)o) || !c->outcome[o])
             continue;
         char n[32];
         off +=
@@ -229,18 +229,18 @@ const char *run_describe_failures(const struct run_counts *c, char *buf, size_t 
     return buf;
 }
 
-const char *run_io_name(enum run_io io)
+const char *record_io_name(enum run_io io)
 {
     return io == RUN_IO_URING ? "uring" : io == RUN_IO_EPOLL ? "epoll" : "auto";
 }
 
-const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len)
+const char *record_shard_plan_hex(uint64_t plan_id, char *buf, size_t len)
 {
     snprintf(buf, len, "%016llx", (unsigned long long)plan_id);
     return buf;
 }
 
-bool run_shard_plan_parse(const char *s, uint64_t *plan_id)
+bool record_shard_plan_parse(const char *s, uint64_t *plan_id)
 {
     if (!s || strlen(s) != 16)
         return false;
@@ -255,7 +255,7 @@ bool run_shard_plan_parse(const char *s, uint64_t *plan_id)
     return true;
 }
 
-const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len)
+const char *record_shard_utc(uint64_t unix_ns, char *buf, size_t len)
 {
     time_t s = (time_t)(unix_ns / 1000000000ULL);
     struct tm tm;
@@ -266,7 +266,7 @@ const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len)
     return buf;
 }
 
-bool run_json_schema_readable(const char *schema)
+bool record_schema_readable(const char *schema)
 {
     return schema && (strcmp(schema, RUN_JSON_SCHEMA) == 0 || strcmp(schema, "knee-run/1") == 0);
 }
@@ -285,14 +285,14 @@ void record_config_release(struct record_config *c)
     memset(c, 0, sizeof *c);
 }
 
-void run_result_release(struct run_result *res)
+void record_release(struct run_record *res)
 {
     if (res->targets) {
         for (size_t i = 0; i < res->ntargets; i++)
-            run_target_result_release(&res->targets[i]);
+            record_target_release(&res->targets[i]);
         free(res->targets);
     }
-    run_target_result_release(&res->all);
+    record_target_release(&res->all);
     warn_list_release(&res->warnings);
     free(res->ticks);
     free(res->thresholds);

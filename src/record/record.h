@@ -2,13 +2,13 @@
  * rates, verdicts, warnings, environment, the plan it ran, thresholds), whoever produced it:
  * the engine (run_execute), knee merge (the shards' records added up), or the run's JSON read
  * back (record_read_json). Reporters (runreport, html, compare, capacity, runcheck, metrics)
- * take a struct run_result and need nothing of the engine.
+ * take a struct run_record and need nothing of the engine.
  *
  * Lifecycle: a producer fills the counts, histograms and events, then calls record_finish
  * (record/finish.c), the one derivation of the window, rates, shares, identities, the generator
  * verdict, the per-target statistics and the warnings; record_write_json (record/json_write.c)
  * and record_read_json (record/json_read.c) are the one writer and the one reader of the run
- * JSON (docs/FORMATS.md, "knee run JSON"); run_result_release frees it all.
+ * JSON (docs/FORMATS.md, "knee run JSON"); record_release frees it all.
  *
  * Names keep the engine's run_ prefix for now (a rename is a separate pass); functions of the
  * record as a whole are record_*. Threads: a record is plain data, owned by one thread at a
@@ -27,7 +27,7 @@
 
 #define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* "sent on schedule": sent by the window's end + this */
 #define RUN_SEND_RATE_FLOOR 0.99            /* sent on schedule below this → generator-limited */
-/* The generator-limited rule (run_generator_judge): without --lag-limit, a lag p99 at or below
+/* The generator-limited rule (record_generator_judge): without --lag-limit, a lag p99 at or below
  * RUN_LAG_FLOOR_NS never marks a run (timer and scheduler jitter of a busy machine); above it,
  * the lag counts when it is more than RUN_LAG_LATENCY_SHARE of the latency it is part of. */
 #define RUN_LAG_FLOOR_NS 1000000ULL
@@ -35,7 +35,7 @@
 #define RUN_LAG_BURST_GAPS 10 /* a lag p99 of this many inter-send gaps sends planned requests in bursts */
 #define RUN_MAX_TIMER_SLACK_NS (100ULL * 1000000ULL) /* --timer-slack's bound: 100 ms */
 /* A summary says above its tables when this share of the requests sent failed
- * (run_outcome_failed); no ok request at all is a failed run (knee run exits 3). */
+ * (record_outcome_failed); no ok request at all is a failed run (knee run exits 3). */
 #define RUN_HIGH_FAILED_SHARE 0.10
 #define RUN_MAX_TARGETS 64
 #define RUN_MAX_CONNECTING 64 /* open loop: connects in progress per thread (a GENERATOR-LIMITED warning names it) */
@@ -99,7 +99,7 @@ _Static_assert((int)RUN_GROUP_COUNT == (int)OUTCOME_DROPPED && (int)OUTCOME_CANC
  * it (catch-up sends of a generator that fell behind, completions during the drain) are
  * counted apart and never raise a rate, so no rate can exceed what happened in the window it
  * names. The engine counts every request this way from the same nanoseconds it writes to the
- * per-request log; run_events_count() is the one rule, for the engine and for anything that
+ * per-request log; record_events_count() is the one rule, for the engine and for anything that
  * reads a log (knee stats, lab, capacity, compare, merge). Times are ns since t0, 0 = none
  * (the log's convention). */
 struct run_events {
@@ -125,22 +125,22 @@ struct run_rates {
 };
 
 /* Empty events over the window [start_ns, end_ns) (ns since t0). */
-void run_events_init(struct run_events *ev, uint64_t window_start_ns, uint64_t window_end_ns);
+void record_events_init(struct run_events *ev, uint64_t window_start_ns, uint64_t window_end_ns);
 /* Count one request: planned_ns, sent_ns, done_ns since t0 (0: never sent / not done), its
  * outcome. A closed loop's planned time is its send time (as in the log). */
-void run_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_ns, uint64_t done_ns,
-                      enum reqlog_outcome o);
+void record_events_count(struct run_events *ev, uint64_t planned_ns, uint64_t sent_ns, uint64_t done_ns,
+                         enum reqlog_outcome o);
 /* The same from a per-request log record (its warm-up flag plays no part: events are counted
  * by time). */
-void run_events_add_record(struct run_events *ev, const struct reqlog_record *r);
+void record_events_add_reqlog(struct run_events *ev, const struct reqlog_record *r);
 /* d += s; the window becomes the union of both. */
-void run_events_merge(struct run_events *d, const struct run_events *s);
+void record_events_merge(struct run_events *d, const struct run_events *s);
 /* Rates from events: counts / window, and the achieved send rate. */
-void run_rates_of(const struct run_events *ev, struct run_rates *out);
+void record_rates_of(const struct run_events *ev, struct run_rates *out);
 
 /* ---- Generator-limited: did the generator, not the service, shape the numbers? ----
  *
- * The one rule (knee run prints it; the lab and knee capacity take run_result.generator as it
+ * The one rule (knee run prints it; the lab and knee capacity take run_record.generator as it
  * is). Open loop only: a closed loop has no plan to keep. The run is generator-limited when
  *  - fewer than RUN_SEND_RATE_FLOOR of the planned requests were sent on schedule (by the
  *    window's end + 1 ms), or
@@ -176,10 +176,10 @@ struct run_generator_verdict {
     char why[320];      /* the reasons as one clause ("" when not limited) */
 };
 /* Fill *v from *in; returns v->limited. */
-bool run_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v);
+bool record_generator_judge(const struct run_generator_input *in, struct run_generator_verdict *v);
 /* The lag the generator owes beyond the slack the user asked for: max(0, lag - slack) (lag
  * itself when slack <= 0; NAN stays NAN). */
-double run_lag_beyond_slack(double lag_ms, double slack_ms);
+double record_lag_beyond_slack(double lag_ms, double slack_ms);
 
 #define RUN_ST_MAX_NAMES 16
 struct run_server_timing {
@@ -190,7 +190,7 @@ struct run_server_timing {
 
 /* Why a request ended in `transport` (the outcome says only that it got no complete response
  * for a reason below HTTP). Each transport outcome has exactly one cause, so the causes add up
- * to outcome[OUTCOME_TRANSPORT]. Names in run_transport_cause_name(). TLS failures (handshake,
+ * to outcome[OUTCOME_TRANSPORT]. Names in record_transport_cause_name(). TLS failures (handshake,
  * certificate) get causes of their own before RUN_TC_OTHER when TLS lands: the JSON object is
  * keyed by name, so a new cause breaks no reader. */
 enum run_transport_cause {
@@ -221,10 +221,10 @@ enum run_transport_cause {
  * "tls_verify", "tls_hostname", "tls_expired", "tls_alert", "tls_protocol", "tls_alpn",
  * "tls_handshake_timeout", "h2_rst_stream", "h2_refused", "h2_goaway", "h2_protocol",
  * "h2_not_h2", "other" (JSON keys; the text summary replaces '_' with ' '). */
-const char *run_transport_cause_name(enum run_transport_cause c);
+const char *record_transport_cause_name(enum run_transport_cause c);
 
 /* The counters of struct run_counts, every one a uint64_t that adds up across threads and
- * targets: S(name) a scalar, A(name, n) an array. The struct and run_counts_add() are built
+ * targets: S(name) a scalar, A(name, n) an array. The struct and record_counts_add() are built
  * from this one list, so a field cannot be declared and then left out of the sums; anything
  * that does not add up (a double, a flag, a maximum) belongs elsewhere, and the size check
  * below the struct refuses it here. */
@@ -274,9 +274,9 @@ struct run_proto_counts {
                                                    (UINT64_MAX: unlimited; 0: none seen) */
 };
 /* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
-const char *run_tls_version_name(int v);
+const char *record_tls_version_name(int v);
 /* d += s (h2_max_concurrent: the larger). */
-void run_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s);
+void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s);
 
 /* A target's histograms as statistics in ms (struct run_summary), what the reports print: filled
  * from the histograms by record_summarize (record_finish calls it), or read from a run JSON,
@@ -353,7 +353,7 @@ struct run_shard {
     struct run_shard_stream streams[RUN_MAX_TARGETS];
     /* a merge only */
     size_t nparts;
-    struct run_shard_part *parts; /* nparts, by index; owned by the record (run_result_release) */
+    struct run_shard_part *parts; /* nparts, by index; owned by the record (record_release) */
     bool complete;                /* every shard ran its part to the end */
     int64_t skew_min_ns, skew_max_ns;
 };
@@ -371,7 +371,7 @@ struct run_generator_cpu {
 
 /* The generator's CPU as a share of one core over its wall time ((user + sys) / wall: 0.05 is
  * 5% of one core; it may exceed 1 with several load threads). NAN when not measured. */
-double run_generator_cpu_share(const struct run_generator_cpu *c);
+double record_generator_cpu_share(const struct run_generator_cpu *c);
 
 /* Above this share of one core, the generator is said to compete with an in-process target on
  * a small machine (knee lab's budget; docs/INTERNALS.md, "knee lab: choices"). */
@@ -409,7 +409,7 @@ struct record_config {
     uint64_t timer_slack_ns; /* --timer-slack (open loop); 0: none */
     enum run_when_busy when_busy;
     bool keepalive, retry_stale;
-    enum run_io io; /* --io as asked (run_result.io: what ran) */
+    enum run_io io; /* --io as asked (run_record.io: what ran) */
     bool out_log;   /* --out: a per-request log was written (the warm-up's note points at it) */
     /* TLS and HTTP/2 */
     bool tls_insecure, tls_no_resume;
@@ -428,7 +428,7 @@ struct record_config {
 /* Free the strings and arrays of c and zero it. */
 void record_config_release(struct record_config *c);
 
-/* A --threshold as judged (record/threshold.h run_threshold_eval): what the summary and the JSON
+/* A --threshold as judged (record/threshold.h record_threshold_eval): what the summary and the JSON
  * say of it. */
 struct record_threshold {
     char expr[160];
@@ -437,7 +437,7 @@ struct record_threshold {
     bool pass;
 };
 
-struct run_result {
+struct run_record {
     size_t ntargets;
     struct run_target_result *targets;
     struct run_target_result all; /* every target merged (record_finish sums the targets) */
@@ -458,10 +458,10 @@ struct run_result {
     bool interrupted; /* stopped by run_stop_request (Ctrl-C) */
     bool accounting_ok;
     bool generator_limited;                 /* = generator.limited */
-    struct run_generator_verdict generator; /* why (run_generator_judge) */
+    struct run_generator_verdict generator; /* why (record_generator_judge) */
     uint64_t unreached;  /* dropped: planned requests the generator had not reached when the drain ended */
     bool no_ok;          /* not one request planned after the warm-up ended ok: a failed run */
-    double failed_share; /* failed (run_outcome_failed) among sent, after the warm-up (NAN: none sent) */
+    double failed_share; /* failed (record_outcome_failed) among sent, after the warm-up (NAN: none sent) */
     size_t nticks;
     struct run_tick *ticks;
     /* most important first; attention: one says something went wrong (not only: few samples,
@@ -478,64 +478,64 @@ struct run_result {
 
 /* Free everything the record owns (targets, histograms, ticks, warnings, config, thresholds,
  * shard parts) and zero it. A zeroed record is released as nothing. */
-void run_result_release(struct run_result *res);
+void record_release(struct run_record *res);
 
 /* ---- targets ---- */
 
-/* r zeroed, every histogram initialised empty (RUN_HDR_*). Release with run_target_result_release. */
-void run_target_result_init(struct run_target_result *r);
+/* r zeroed, every histogram initialised empty (RUN_HDR_*). Release with record_target_release. */
+void record_target_init(struct run_target_result *r);
 /* One target's histograms (initialised or still zeroed) released. */
-void run_target_result_release(struct run_target_result *r);
+void record_target_release(struct run_target_result *r);
 /* Server-Timing histograms st[0..n) added to d's by name (a name beyond RUN_ST_MAX_NAMES is left out). */
-void run_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n);
+void record_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n);
 /* d += s: counts, histograms (Server-Timing by name, up to RUN_ST_MAX_NAMES), protocols, https
  * (not events, rates or statistics: record_finish derives those). */
-void run_target_result_add(struct run_target_result *d, const struct run_target_result *s);
+void record_target_add(struct run_target_result *d, const struct run_target_result *s);
 
 /* dst += src, two records of the same targets in the same order (the caller checks the names), for
  * every target and all: the counts and warm-up counts, the histograms (Server-Timing by name), the
  * protocol counts (HTTP/2's server limit only from a record with an HTTP/2 connection: a record read
- * back says "unlimited" for none), https, the events (run_events_merge: the window becomes the union,
+ * back says "unlimited" for none), https, the events (record_events_merge: the window becomes the union,
  * until the derivation sets it: record_set_window), each target's planned rate and connections (each
  * record's part of the plan) and the longest resolve time; the load threads and the pool cap. dst's
- * histograms must be initialised (run_target_result_init); src's may be empty or zeroed (a record read
+ * histograms must be initialised (record_target_init); src's may be empty or zeroed (a record read
  * back). Everything derived (window, rates, statistics, shares, verdicts, warnings) is left to the
  * derivation: record_finish, or its pieces. */
-void record_add(struct run_result *dst, const struct run_result *src);
+void record_add(struct run_record *dst, const struct run_record *src);
 
 /* The accounting identities of one set of counts: planned = sent + dropped, sent = the sum
  * of the outcomes other than dropped, and dropped = outcome[OUTCOME_DROPPED]; also transport
  * = the sum of its causes, and retries <= sent (a request is retried at most once, and a retry
  * is neither planned nor sent again). record_finish checks them for every target and the total
- * (run_result.accounting_ok). */
-bool run_counts_hold(const struct run_counts *c);
+ * (run_record.accounting_ok). */
+bool record_counts_hold(const struct run_counts *c);
 /* d += s, field by field (RUN_COUNTS_FIELDS). */
-void run_counts_add(struct run_counts *d, const struct run_counts *s);
+void record_counts_add(struct run_counts *d, const struct run_counts *s);
 
 /* Summaries in milliseconds of a histogram recorded in ns (NULL or uninitialised: no samples). */
-void run_summarize(const struct hdr *h, struct run_summary *out);
+void record_summary_of(const struct hdr *h, struct run_summary *out);
 
 /* A failed request: http_error, invalid, transport or timeout (not ok, not a --reject
  * rejection, not dropped or cancelled, which the generator decided). */
-bool run_outcome_failed(enum reqlog_outcome o);
+bool record_outcome_failed(enum reqlog_outcome o);
 
 /* "transport 173,909" or "timeout 12, http_error 3": the failed outcomes that occurred (or
  * "nothing was sent", ...), as the FAILED and ERRORS warnings say them. Returns buf. */
-const char *run_describe_failures(const struct run_counts *c, char *buf, size_t len);
+const char *record_describe_failures(const struct run_counts *c, char *buf, size_t len);
 
 /* Human-readable name of a latency group ("ok", "rejected", ...). */
-const char *run_group_name(enum run_group g);
+const char *record_group_name(enum run_group g);
 
 /* --io's words: "auto", "epoll", "uring". */
-const char *run_io_name(enum run_io io);
+const char *record_io_name(enum run_io io);
 
 /* The plan id as 16 hex digits (buf of at least 17 bytes). Returns buf. */
-const char *run_shard_plan_hex(uint64_t plan_id, char *buf, size_t len);
-/* The plan id back from its 16 hex digits (run_shard_plan_hex's form, either case): false when s
+const char *record_shard_plan_hex(uint64_t plan_id, char *buf, size_t len);
+/* The plan id back from its 16 hex digits (record_shard_plan_hex's form, either case): false when s
  * is anything else. */
-bool run_shard_plan_parse(const char *s, uint64_t *plan_id);
+bool record_shard_plan_parse(const char *s, uint64_t *plan_id);
 /* An instant as "2026-11-30T13:00:00.250Z" (UTC, milliseconds). Returns buf. */
-const char *run_shard_utc(uint64_t unix_ns, char *buf, size_t len);
+const char *record_shard_utc(uint64_t unix_ns, char *buf, size_t len);
 
 /* ---- the one derivation (record/finish.c) ---- */
 
@@ -556,48 +556,48 @@ struct record_finish_in {
  * over it (record_set_window); the statistics (record_summarize); sent on schedule, the failed
  * share, no ok, the accounting identities (record_derive); then the warnings, appended after
  * any the producer added before, most important first: a broken identity, FAILED or ERRORS,
- * interrupted, GENERATOR-LIMITED (run_generator_judge, open loop), dropped, cancelled, failed
+ * interrupted, GENERATOR-LIMITED (record_generator_judge, open loop), dropped, cancelled, failed
  * connects, unsolicited bytes, few samples, the warm-up, a slow request log. */
-void record_finish(struct run_result *rec, const struct record_finish_in *in);
+void record_finish(struct run_record *rec, const struct record_finish_in *in);
 
 /* The pieces of record_finish, for producers that derive part of a record themselves (knee
  * merge: its window, its own verdicts): */
-/* all = "all" and the sum of the targets (run_target_result_add), released first. */
-void record_sum_targets(struct run_result *rec);
+/* all = "all" and the sum of the targets (record_target_add), released first. */
+void record_sum_targets(struct run_record *rec);
 /* The measurement window by record_finish's rule: [config.warmup_ns, the plan's end) — the
  * last thread's end without a planned end, where planning stopped when interrupted before it;
  * never before its start. */
-void record_window(const struct run_result *rec, const struct record_finish_in *in, uint64_t *start_ns,
+void record_window(const struct run_record *rec, const struct record_finish_in *in, uint64_t *start_ns,
                    uint64_t *end_ns);
 /* The window [start_ns, end_ns) set (window_*_s, every target's events' window), all.events =
  * the targets' events merged, and every target's and all's rates over it. */
-void record_set_window(struct run_result *rec, uint64_t start_ns, uint64_t end_ns);
-/* Every target's (and all's) statistics from its histograms (run_summarize), Server-Timing's too. */
-void record_summarize(struct run_result *rec);
+void record_set_window(struct run_record *rec, uint64_t start_ns, uint64_t end_ns);
+/* Every target's (and all's) statistics from its histograms (record_summary_of), Server-Timing's too. */
+void record_summarize(struct run_record *rec);
 /* sent_on_schedule, failed_share, no_ok and accounting_ok from the counts. */
-void record_derive(struct run_result *rec);
-/* The generator rule's input (run_generator_judge) from a record's totals: sent on schedule, the lag
+void record_derive(struct run_record *rec);
+/* The generator rule's input (record_generator_judge) from a record's totals: sent on schedule, the lag
  * and the latency of every completed request from its histograms (all.lag, all.latency_all: a record
  * the engine or a merge produced, not one read back from JSON), the planned rate over the window,
  * the loop, --lag-limit and --timer-slack from its plan. record_finish judges with it; a caller with
  * its own limits (knee capacity's probe) sets them after. */
-void record_generator_input(const struct run_result *rec, struct run_generator_input *in);
+void record_generator_input(const struct run_record *rec, struct run_generator_input *in);
 /* The FAILED (no ok request) or ERRORS (failed_share >= RUN_HIGH_FAILED_SHARE) warning, when
  * one applies, in the words knee run prints. */
-void record_warn_failures(struct run_result *rec);
+void record_warn_failures(struct run_record *rec);
 /* The notes on few latency samples (p99 or p99.9 resting on fewer than STATS_MIN_BEYOND samples
  * above it) and on the warm-up's requests left out. */
-void record_note_samples(struct run_result *rec);
-void record_note_warmup(struct run_result *rec);
+void record_note_samples(struct run_record *rec);
+void record_note_warmup(struct run_record *rec);
 
 /* Planning was stopped on purpose, not interrupted (knee run --until-ci stops a run once its p99 is
  * precise enough): interrupted cleared, and record_finish's "interrupted: ..." warning replaced by
  * the line formatted from fmt (attention unchanged). Nothing when the record was not interrupted. */
-void record_stopped_on_purpose(struct run_result *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void record_stopped_on_purpose(struct run_record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The --threshold verdicts kept in the record (copied; replaces any before). */
 struct run_threshold;
-void record_set_thresholds(struct run_result *rec, const struct run_threshold *thr, size_t n);
+void record_set_thresholds(struct run_record *rec, const struct run_threshold *thr, size_t n);
 
 /* ---- the run JSON (docs/FORMATS.md, "knee run JSON") ---- */
 
@@ -607,14 +607,14 @@ void record_set_thresholds(struct run_result *rec, const struct run_threshold *t
 
 /* True for a knee run JSON schema that readers (report, compare, merge) accept: this version
  * and knee-run/1 (written before the rates were by event time). NULL is false. */
-bool run_json_schema_readable(const char *schema);
+bool record_schema_readable(const char *schema);
 
 /* The record as one JSON object (pretty when `pretty`): the environment, the plan, the window
  * and verdicts, every target's counts, rates and statistics, the timeline, the warnings, the
  * thresholds, and with a shard record the "shard" object with every histogram (HdrHistogram V2
  * compressed, base64) so that knee merge adds shards up exactly. Reads the statistics
  * (record_summarize), never the histograms, except the shard's. */
-void record_write_json(FILE *out, const struct run_result *rec, bool pretty);
+void record_write_json(FILE *out, const struct run_record *rec, bool pretty);
 
 struct json_t; /* jansson's */
 /* The record of a knee run JSON document (knee-run/2, whose numbers round-trip exactly, so the
@@ -622,16 +622,16 @@ struct json_t; /* jansson's */
  * same document again; knee-run/1 as far as it holds the numbers), parsed by jansson (root:
  * borrowed). The statistics are read as the document has them (the histograms stay empty); a
  * number that is missing reads as NAN (0 for a count, false for a flag). 0 with *rec filled
- * (release with run_result_release), or KNEE_EFORMAT with a reason in err (not a knee-run
+ * (release with record_release), or KNEE_EFORMAT with a reason in err (not a knee-run
  * document, "all" or "targets" missing or of the wrong type) and *rec zeroed. */
-int record_read_json(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+int record_read_json(const struct json_t *root, struct run_record *rec, char *err, size_t errlen);
 /* The histograms and exact events a shard's (or a merge's) document carries in
  * "shard.histograms", added into rec (read from root by record_read_json), with each target's
  * sent_on_time: what knee merge adds up. A document without them is left as it is. Checked as
  * knee merge checks them: 0, or KNEE_EFORMAT (or the decoder's code) with a reason in err
  * ("histogram api.latency has no hdr, min_ns or max_ns", "histograms of api: events.sent is
  * missing or out of range", ...; rec keeps what was added before). */
-int record_read_histograms(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+int record_read_histograms(const struct json_t *root, struct run_record *rec, char *err, size_t errlen);
 /* record_read_json as knee merge reads a shard's document, whose counts it adds up: refused (KNEE_EFORMAT,
  * *rec zeroed) unless the document is an object of this schema (knee-run/2: events and rates by event
  * time), with shard.t0_unix_ns, window_s and elapsed_s (>= 0), config.mode, every target's "accounting"
@@ -639,17 +639,17 @@ int record_read_histograms(const struct json_t *root, struct run_result *rec, ch
  * transport cause, retries) and shard.histograms.targets listing every target. err says why without a
  * path ("accounting.outcomes.ok is missing or not a count", "schema \"knee-run/1\": knee merge adds up
  * shards of ..."): the caller names the file. The histograms themselves: record_read_histograms. */
-int record_read_json_strict(const struct json_t *root, struct run_result *rec, char *err, size_t errlen);
+int record_read_json_strict(const struct json_t *root, struct run_record *rec, char *err, size_t errlen);
 /* Who wrote a run JSON, as knee merge groups files by it: its "shard" object's count, index (or
  * RUN_SHARD_MERGED for a merge), plan id and start instant into *s (zeroed first; count 0: the
  * document has no shard object, a run of the whole plan). KNEE_EFORMAT with a reason (without a
- * path) when it is not a knee run JSON of a readable schema (run_json_schema_readable), or its
+ * path) when it is not a knee run JSON of a readable schema (record_schema_readable), or its
  * shard object has no count in 1 .. RUN_MAX_SHARDS, no plan_id of 16 hex digits, or (not a merge)
  * no index below its count. */
 int record_read_shard_id(const struct json_t *root, struct run_shard *s, char *err, size_t errlen);
 /* A target object's "protocols", "tls_versions", "tls_handshakes" and "h2" read into *pc
  * (missing: zero; h2 "max_concurrent" null: UINT64_MAX); true when its "tls" is an object (an
- * https target). knee merge adds the shards' with run_proto_counts_add. */
+ * https target). knee merge adds the shards' with record_proto_counts_add. */
 bool record_read_transport(const struct json_t *target, struct run_proto_counts *pc);
 
 #endif

@@ -21,7 +21,7 @@ static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_pe
 static bool take_group(const char **ls, const char *le, int *group)
 {
     for (int g = -1; g < RUN_GROUP_COUNT; g++) {
-        const char *name = g < 0 ? "all" : run_group_name((enum run_group)g);
+        const char *name = g < 0 ? "all" : record_group_name((enum run_group)g);
         size_t n = strlen(name);
         if ((size_t)(le - *ls) > n + 1 && strncmp(*ls, name, n) == 0 && (*ls)[n] == '.') {
             *group = g < 0 ? THR_GROUP_ALL : g;
@@ -218,8 +218,8 @@ static int parse_quantity(const char *ls, const char *le, const char *value, str
                      (int)sl, ls);
 }
 
-int run_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *t,
-                              char *err, size_t errlen)
+int record_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *t,
+                                 char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     t->target = THR_ALL_TARGETS;
@@ -274,7 +274,7 @@ static uint64_t count_of(const struct run_counts *c, int o)
     return c->outcome[o];
 }
 
-void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
+void record_threshold_eval(struct run_threshold *t, const struct run_record *res)
 {
     const struct run_target_result *r = t->target != THR_ALL_TARGETS ? &res->targets[t->target] : &res->all;
     const struct run_counts *c = &r->counts;
@@ -358,7 +358,7 @@ void run_threshold_eval(struct run_threshold *t, const struct run_result *res)
     }
 }
 
-const char *run_threshold_unit(const struct run_threshold *t)
+const char *record_threshold_unit(const struct run_threshold *t)
 {
     switch (t->kind) {
     case THR_STAT:
@@ -374,7 +374,7 @@ const char *run_threshold_unit(const struct run_threshold *t)
     }
 }
 
-void record_set_thresholds(struct run_result *rec, const struct run_threshold *thr, size_t n)
+void record_set_thresholds(struct run_record *rec, const struct run_threshold *thr, size_t n)
 {
     free(rec->thresholds);
     rec->thresholds = xcalloc(n ? n : 1, sizeof *rec->thresholds);
@@ -382,7 +382,7 @@ void record_set_thresholds(struct run_result *rec, const struct run_threshold *t
     for (size_t i = 0; i < n; i++) {
         struct record_threshold *t = &rec->thresholds[i];
         snprintf(t->expr, sizeof t->expr, "%s", thr[i].expr);
-        snprintf(t->unit, sizeof t->unit, "%s", run_threshold_unit(&thr[i]));
+        snprintf(t->unit, sizeof t->unit, "%s", record_threshold_unit(&thr[i]));
         t->measured = thr[i].measured;
         t->pass = thr[i].pass;
     }

@@ -50,12 +50,12 @@ struct run_threshold {
 /* Parse expr against the run's target names (names[0..nnames), in the run's order: a TARGET.
  * prefix is the longest of them followed by '.'). 0, or KNEE_EINVAL with a reason in err.
  * run_threshold_parse (load/run.h) parses against a struct run_config's targets. */
-int run_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *out,
-                              char *err, size_t errlen);
+int record_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *out,
+                                 char *err, size_t errlen);
 /* Evaluate against a record with histograms (a run's, a merge's): sets measured and pass.
  * record_set_thresholds (record/record.h) keeps the verdicts in the record. */
-void run_threshold_eval(struct run_threshold *t, const struct run_result *res);
+void record_threshold_eval(struct run_threshold *t, const struct run_record *res);
 /* The unit a threshold's measured value is in: "ms", "", "/s" (shares print as %). */
-const char *run_threshold_unit(const struct run_threshold *t);
+const char *record_threshold_unit(const struct run_threshold *t);
 
 #endif

@@ -53,7 +53,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void trend(struct runcheck_trend *t, const struct run_result *res, bool p99)
+static void trend(struct runcheck_trend *t, const struct run_record *res, bool p99)
 {
     memset(t, 0, sizeof *t);
     double warm_s = (double)res->config.warmup_ns / 1e9;
@@ -94,14 +94,14 @@ static void trend(struct runcheck_trend *t, const struct run_result *res, bool p
 /* ---- the log: send times and latencies ------------------------------------------------------- */
 
 /* A shard's run (not a merge's) of a plan split in more than one: it sends one arrival in count of
- * the plan's (load/shard.h). 0 otherwise. */
-static uint32_t shard_of(const struct run_result *res)
+ * the plan's (plan/shard.h). 0 otherwise. */
+static uint32_t shard_of(const struct run_record *res)
 {
     const struct run_shard *s = &res->shard;
     return s->count > 1 && s->index != RUN_SHARD_MERGED ? s->count : 0;
 }
 
-static int read_log(struct runcheck *c, const struct run_result *res, const char *path, char *err, size_t errlen)
+static int read_log(struct runcheck *c, const struct run_record *res, const char *path, char *err, size_t errlen)
 {
     struct reqlog_reader *rd;
     char why[512];
@@ -156,7 +156,7 @@ static int read_log(struct runcheck *c, const struct run_result *res, const char
     return rc < 0 ? rc : 0;
 }
 
-int runcheck_run(const struct run_result *res, const char *log_path, struct runcheck *out, char *err, size_t errlen)
+int runcheck_run(const struct run_record *res, const char *log_path, struct runcheck *out, char *err, size_t errlen)
 {
     const struct record_config *cfg = &res->config;
     memset(out, 0, sizeof *out);
@@ -167,7 +167,7 @@ int runcheck_run(const struct run_result *res, const char *log_path, struct runc
         snprintf(out->poisson_note, sizeof out->poisson_note, "not Poisson arrivals");
     else if (cfg->ramp)
         snprintf(out->poisson_note, sizeof out->poisson_note, "--ramp changes the rate over the run");
-    else if (shard_of(res)) /* load/shard.h: every N-th arrival of one Poisson process */
+    else if (shard_of(res)) /* plan/shard.h: every N-th arrival of one Poisson process */
         snprintf(out->poisson_note, sizeof out->poisson_note,
                  "a shard sends one arrival in %u of the plan's (gaps not exponential); knee merge -o checks them all",
                  shard_of(res));
@@ -211,7 +211,7 @@ static void trend_text(const struct runcheck_trend *t, const char *name, char *b
              units_fmt_ms(t->median_ms + t->drift_ms / 2, b, sizeof b), t->mk.p, t->mk.sen_slope / t->window_s);
 }
 
-void runcheck_annotate(const struct runcheck *c, struct run_result *res)
+void runcheck_annotate(const struct runcheck *c, struct run_record *res)
 {
     char buf[512];
     if (c->poisson_rejected)

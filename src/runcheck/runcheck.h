@@ -67,12 +67,12 @@ struct runcheck {
  * holds no histograms). log_path: the run's binary request log (--out, not CSV) or NULL.
  * Returns 0, or a negative code with the reason in err when the log cannot be read (the
  * checks that do not need it are filled in anyway). */
-int runcheck_run(const struct run_result *res, const char *log_path, struct runcheck *out, char *err, size_t errlen);
+int runcheck_run(const struct run_record *res, const char *log_path, struct runcheck *out, char *err, size_t errlen);
 
 /* Append the failed checks to res->warnings as "self-check: ..." (attention set: the run
  * needs a look), and as notes (attention unchanged) a Poisson check that was owed but not
  * made, with c->poisson_note as the reason, and the p99 interval. */
-void runcheck_annotate(const struct runcheck *c, struct run_result *res);
+void runcheck_annotate(const struct runcheck *c, struct run_record *res);
 
 /* One line per check ("  poisson: ...", "  stationary: ...", "  p99 interval: ..."). */
 void runcheck_print(FILE *out, const struct runcheck *c, const char *indent);

@@ -17,30 +17,30 @@
 /* True when the summary must be the full form even without --verbose: several targets, a
  * warning that needs attention, failed requests (anything but ok and rejected), a broken
  * identity, an interrupted or generator-limited run, a failed threshold. */
-bool run_summary_needs_full(const struct run_result *rec);
+bool runreport_needs_full(const struct run_record *rec);
 
 /* The human summary of rec (its statistics, rec->all.sum and every target's: record_finish
- * or the reader fills them). The full form (verbose, or run_summary_needs_full): the plan, the
+ * or the reader fills them). The full form (verbose, or runreport_needs_full): the plan, the
  * accounting identities with every outcome (warm-up apart), rates, latency by outcome and the
  * service/ttfb/lag/connect tables (each labelled with its interval), per target when there are
  * several, Server-Timing, connections, warnings and the thresholds. The compact form: the plan,
  * the accounting with the outcomes that occurred, rates, latency p50/p90/p99/p99.9/max (and the
  * generator's lag in an open loop), Server-Timing when the server sent it, connections,
  * warnings and thresholds in ~15 lines. The JSON holds everything either form leaves out. */
-void run_print_summary(FILE *out, const struct run_result *rec, bool verbose);
+void runreport_print_summary(FILE *out, const struct run_record *rec, bool verbose);
 
 /* Pieces of it, for summaries of inputs that hold only part of a run (knee report of a
  * per-request log or an hlog without the JSON): the accounting identities of a set of counts
  * (every outcome named), the latency tables of one target (its statistics, t->sum; open or
  * closed loop's intervals), and one table's header and rows. */
-void run_print_accounting(FILE *out, const struct run_counts *c, const char *indent);
-void run_print_latency_tables(FILE *out, bool open_loop, const struct run_target_result *t);
-void run_print_table_header(FILE *out);
-void run_print_table_row(FILE *out, const char *label, const struct run_summary *s);
+void runreport_print_accounting(FILE *out, const struct run_counts *c, const char *indent);
+void runreport_print_latency_tables(FILE *out, bool open_loop, const struct run_target_result *t);
+void runreport_print_table_header(FILE *out);
+void runreport_print_table_row(FILE *out, const char *label, const struct run_summary *s);
 
 /* What the plan's head line says, from a record or from a configuration (knee run --dry-run,
  * src/cli). */
-struct run_head {
+struct runreport_head {
     bool open_loop, poisson, ramp, drop_when_busy, keepalive;
     bool shared; /* some target runs at the shared rate (or ramp) */
     uint64_t seed, think_ns, requests;
@@ -55,14 +55,19 @@ struct run_head {
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
  * total rate is the shared rate (or ramp) plus the targets' own @R rates. */
-void run_print_head(FILE *out, const struct run_head *h);
+void runreport_print_head(FILE *out, const struct runreport_head *h);
 /* "  name url -> address (resolved in 12us)" without the line's end: the caller adds its share. */
-void run_print_target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns);
+void runreport_print_target_head(FILE *out, const char *name, const char *url, const char *address,
+                                 uint64_t resolve_ns);
 
 /* Below the summary on a terminal (termplot_detect(fd): a TTY wide enough; nothing on a pipe
  * or file): the latency of the requests after the warm-up as a histogram of doubling buckets
  * with the p99's bucket marked, and the p99 of each second (knee run's timeline, by completion
  * time, warm-up included) as a sparkline. Needs the record's histograms (nothing without). */
-void run_print_pictures(FILE *out, int fd, const struct run_result *rec);
+void runreport_print_pictures(FILE *out, int fd, const struct run_record *rec);
+
+/* After the summary: the shard's skew against the start instant and the clock's state, or a
+ * merge's shards (skews, generator-limited and failed shards). Nothing without a shard record. */
+void runreport_print_shard(FILE *out, const struct run_record *res);
 
 #endif

@@ -22,13 +22,13 @@ static const char *esc(const char *s, char *buf, size_t len)
     return buf;
 }
 
-void run_print_table_header(FILE *out)
+void runreport_print_table_header(FILE *out)
 {
     fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "count", "mean", "stdev", "p50", "p90", "p95",
             "p99", "p99.9", "max");
 }
 
-void run_print_table_row(FILE *out, const char *label, const struct run_summary *s)
+void runreport_print_table_row(FILE *out, const char *label, const struct run_summary *s)
 {
     char c[32], v[9][24];
     fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s->count, c, sizeof c),
@@ -37,38 +37,38 @@ void run_print_table_row(FILE *out, const char *label, const struct run_summary 
             units_fmt_ms(s->p999, v[6], 24), units_fmt_ms(s->max, v[7], 24));
 }
 
-void run_print_latency_tables(FILE *out, bool open_loop, const struct run_target_result *t)
+void runreport_print_latency_tables(FILE *out, bool open_loop, const struct run_target_result *t)
 {
     if (open_loop)
         fprintf(out, "\nlatency (ms): planned send -> full response (T5 - T0), by outcome\n");
     else
         fprintf(out, "\nlatency (ms): send -> full response (T5 - T1), by outcome; closed loop\n");
-    run_print_table_header(out);
-    run_print_table_row(out, "all", &t->sum.latency_all);
+    runreport_print_table_header(out);
+    runreport_print_table_row(out, "all", &t->sum.latency_all);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         if (t->sum.latency[g].count)
-            run_print_table_row(out, run_group_name((enum run_group)g), &t->sum.latency[g]);
+            runreport_print_table_row(out, record_group_name((enum run_group)g), &t->sum.latency[g]);
     if (open_loop) {
         fprintf(out, "service (ms): send -> full response (T5 - T1)\n");
-        run_print_table_row(out, "all", &t->sum.service);
+        runreport_print_table_row(out, "all", &t->sum.service);
     }
     fprintf(out, "ttfb (ms): send -> first response byte\n");
-    run_print_table_row(out, "all", &t->sum.ttfb);
+    runreport_print_table_row(out, "all", &t->sum.ttfb);
     if (open_loop) {
         fprintf(out, "lag (ms): planned send -> actual send (T1 - T0), the generator's own delay\n");
-        run_print_table_row(out, "all", &t->sum.lag);
+        runreport_print_table_row(out, "all", &t->sum.lag);
     }
     if (t->sum.connect.count) {
         fprintf(out, "connect (ms): connect start -> established, per new connection\n");
-        run_print_table_row(out, "all", &t->sum.connect);
+        runreport_print_table_row(out, "all", &t->sum.connect);
     }
     if (t->sum.tls.count) {
         fprintf(out, "tls (ms): connected -> TLS handshake done, per new connection\n");
-        run_print_table_row(out, "all", &t->sum.tls);
+        runreport_print_table_row(out, "all", &t->sum.tls);
     }
 }
 
-void run_print_accounting(FILE *out, const struct run_counts *c, const char *indent)
+void runreport_print_accounting(FILE *out, const struct run_counts *c, const char *indent)
 {
     char a[32], b[32], d[32];
     bool plan_ok = c->planned == c->sent + c->dropped;
@@ -93,7 +93,7 @@ void run_print_accounting(FILE *out, const struct run_counts *c, const char *ind
 
 /* Under the outcomes, when there is something to say: why the transport failures failed
  * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
-static void transport_line(FILE *out, const struct run_result *r, const struct run_counts *c, const char *indent)
+static void transport_line(FILE *out, const struct run_record *r, const struct run_counts *c, const char *indent)
 {
     char a[32];
     if (c->outcome[OUTCOME_TRANSPORT]) {
@@ -103,7 +103,7 @@ static void transport_line(FILE *out, const struct run_result *r, const struct r
             if (!c->transport_cause[k])
                 continue;
             char name[40];
-            snprintf(name, sizeof name, "%s", run_transport_cause_name((enum run_transport_cause)k));
+            snprintf(name, sizeof name, "%s", record_transport_cause_name((enum run_transport_cause)k));
             for (char *p = name; *p; p++)
                 if (*p == '_')
                     *p = ' ';
@@ -139,7 +139,7 @@ static const char *tls_versions(const struct run_proto_counts *pc, char *buf, si
         if (!pc->tls_version[v])
             continue;
         char n[32];
-        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", run_tls_version_name(v));
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", record_tls_version_name(v));
         if (kinds > 1 && off < len)
             off += (size_t)snprintf(buf + off, len - off, " %s", units_fmt_count(pc->tls_version[v], n, sizeof n));
     }
@@ -161,7 +161,7 @@ static const char *protocols(const struct run_proto_counts *pc, char *buf, size_
 /* One target's TLS and HTTP/2 lines, when it spoke either:
  *   tls: TLSv1.3, h2 (ALPN); handshakes 1,000: 950 resumed (95.0%); tls p50 1.210 ms, p99 3.400 ms
  *   h2: 5,000 streams on 2 connections (server limit 128); RST_STREAM 0, GOAWAY 0, ... */
-static void transport_target(FILE *out, const struct run_result *r, const struct run_target_result *t,
+static void transport_target(FILE *out, const struct run_record *r, const struct run_target_result *t,
                              const char *indent)
 {
     const struct run_proto_counts *pc = &t->pc;
@@ -209,7 +209,7 @@ static void transport_target(FILE *out, const struct run_result *r, const struct
 
 /* Under the connections line: whether certificates were verified, then each target's TLS and
  * HTTP/2 lines (prefixed by its name when there are several). */
-static void transport_lines(FILE *out, const struct run_result *v)
+static void transport_lines(FILE *out, const struct run_record *v)
 {
     if (v->all.https && v->config.tls_insecure)
         fprintf(out, "tls: certificate verification OFF (--insecure): the server's identity was not checked\n");
@@ -227,7 +227,7 @@ static void transport_lines(FILE *out, const struct run_result *v)
     }
 }
 
-void run_print_head(FILE *out, const struct run_head *h)
+void runreport_print_head(FILE *out, const struct runreport_head *h)
 {
     char a[32], b[32];
     fprintf(out, "knee run: ");
@@ -267,35 +267,35 @@ void run_print_head(FILE *out, const struct run_head *h)
     fprintf(out, "%s\n", h->keepalive ? "" : ", no keep-alive");
 }
 
-void run_print_target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
+void runreport_print_target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
 {
     char rt[32], n[256], u[1024];
     fprintf(out, "  %-10s %s -> %s (resolved in %s)", esc(name, n, sizeof n), esc(url, u, sizeof u), address,
             units_fmt_duration(resolve_ns, rt, sizeof rt));
 }
 
-static void plan_line(FILE *out, const struct run_result *v)
+static void plan_line(FILE *out, const struct run_record *v)
 {
     char a[32];
     const struct record_config *c = &v->config;
-    struct run_head h = {.open_loop = c->open_loop,
-                         .poisson = c->arrivals == RUN_ARRIVALS_POISSON,
-                         .ramp = c->ramp,
-                         .drop_when_busy = c->when_busy == RUN_BUSY_DROP,
-                         .keepalive = c->keepalive,
-                         .seed = c->seed,
-                         .rate = c->rate,
-                         .ramp_from = c->ramp_from,
-                         .ramp_to = c->ramp_to,
-                         .think_ns = c->think_ns,
-                         .timer_slack_ns = c->open_loop ? c->timer_slack_ns : 0,
-                         .requests = c->requests,
-                         .duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : 0,
-                         .threads = v->threads,
-                         .pool_cap = v->pool_cap,
-                         .streams = c->streams,
-                         .io = v->io != RUN_IO_AUTO ? run_io_name(v->io) : "",
-                         .shared = v->ntargets == 0};
+    struct runreport_head h = {.open_loop = c->open_loop,
+                               .poisson = c->arrivals == RUN_ARRIVALS_POISSON,
+                               .ramp = c->ramp,
+                               .drop_when_busy = c->when_busy == RUN_BUSY_DROP,
+                               .keepalive = c->keepalive,
+                               .seed = c->seed,
+                               .rate = c->rate,
+                               .ramp_from = c->ramp_from,
+                               .ramp_to = c->ramp_to,
+                               .think_ns = c->think_ns,
+                               .timer_slack_ns = c->open_loop ? c->timer_slack_ns : 0,
+                               .requests = c->requests,
+                               .duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : 0,
+                               .threads = v->threads,
+                               .pool_cap = v->pool_cap,
+                               .streams = c->streams,
+                               .io = v->io != RUN_IO_AUTO ? record_io_name(v->io) : "",
+                               .shared = v->ntargets == 0};
     for (size_t i = 0; i < v->ntargets; i++) {
         h.conns += v->targets[i].connections;
         if (v->targets[i].own_rate > 0)
@@ -303,10 +303,10 @@ static void plan_line(FILE *out, const struct run_result *v)
         else
             h.shared = true;
     }
-    run_print_head(out, &h);
+    runreport_print_head(out, &h);
     for (size_t i = 0; i < v->ntargets; i++) {
         const struct run_target_result *t = &v->targets[i];
-        run_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
+        runreport_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
         if (c->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
         else if (c->streams > 1)
@@ -320,7 +320,7 @@ static void plan_line(FILE *out, const struct run_result *v)
 /* Anything the compact form would leave to --verbose that needs a reader's eyes: then the
  * full form is printed. Notes about few samples or the warm-up do not count (they print in
  * both forms); rejections are data the user asked for (--reject), not failures. */
-bool run_summary_needs_full(const struct run_result *v)
+bool runreport_needs_full(const struct run_record *v)
 {
     if (v->ntargets != 1 || v->warnings.attention || v->generator_limited || !v->accounting_ok || v->interrupted)
         return true;
@@ -367,7 +367,7 @@ static void compact_row(FILE *out, const char *label, const struct run_summary *
 /* The rates by event time over the window it names, the generator's own pace while it sent,
  * what happened after the window (in no rate), and in an open loop the share sent on schedule
  * (docs/FORMATS.md, "Rates"). */
-static void rates_lines(FILE *out, const struct run_result *v)
+static void rates_lines(FILE *out, const struct run_record *v)
 {
     char a[32], b[32], c[32], d[32];
     const struct run_rates *r = &v->all.rates;
@@ -394,7 +394,7 @@ static void rates_lines(FILE *out, const struct run_result *v)
 
 /* Above the latency tables, where a reader looks first: a run in which nothing succeeded, or
  * whose failures are many, says so (the same sentence as in the warnings). */
-static void alert(FILE *out, const struct run_result *v)
+static void alert(FILE *out, const struct run_record *v)
 {
     char line[4096];
     for (size_t i = 0; i < v->warnings.n; i++)
@@ -402,17 +402,17 @@ static void alert(FILE *out, const struct run_result *v)
             fprintf(out, "\n! %s\n", esc(v->warnings.items[i], line, sizeof line));
 }
 
-static void requests_and_rates(FILE *out, const struct run_result *v, bool full)
+static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
 {
     char a[32], b[32], c[32];
     const struct run_counts *all = &v->all.counts;
     fprintf(out, "\nrequests%s\n", v->config.warmup_ns ? " (planned after the warm-up)" : "");
     if (full) {
-        run_print_accounting(out, all, "  ");
+        runreport_print_accounting(out, all, "  ");
         transport_line(out, v, all, "  ");
         if (v->config.warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
-            run_print_accounting(out, &v->all.warmup_counts, "    ");
+            runreport_print_accounting(out, &v->all.warmup_counts, "    ");
             transport_line(out, v, &v->all.warmup_counts, "    ");
         }
     } else {
@@ -426,7 +426,7 @@ static void requests_and_rates(FILE *out, const struct run_result *v, bool full)
     rates_lines(out, v);
 }
 
-static void server_timing(FILE *out, const struct run_result *v)
+static void server_timing(FILE *out, const struct run_record *v)
 {
     bool any_st = false;
     for (size_t i = 0; i < v->ntargets; i++)
@@ -447,25 +447,25 @@ static void server_timing(FILE *out, const struct run_result *v)
         }
 }
 
-static void per_target(FILE *out, const struct run_result *v)
+static void per_target(FILE *out, const struct run_record *v)
 {
     char a[32], b[32], c[32];
     for (size_t i = 0; i < v->ntargets; i++) {
         const struct run_target_result *t = &v->targets[i];
         char n[256], u[1024];
         fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
-        run_print_accounting(out, &t->counts, "  ");
+        runreport_print_accounting(out, &t->counts, "  ");
         transport_line(out, v, &t->counts, "  ");
         double win = v->window_s > 0 ? v->window_s : NAN;
         fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
                 units_fmt_rate((double)t->events.planned / win, a, sizeof a),
                 units_fmt_rate((double)t->events.sent / win, b, sizeof b),
                 units_fmt_rate((double)t->events.ok / win, c, sizeof c));
-        run_print_latency_tables(out, v->config.open_loop, t);
+        runreport_print_latency_tables(out, v->config.open_loop, t);
     }
 }
 
-static void warnings_and_thresholds(FILE *out, const struct run_result *v)
+static void warnings_and_thresholds(FILE *out, const struct run_record *v)
 {
     char line[4096];
     if (v->warnings.n) {
@@ -489,15 +489,15 @@ static void warnings_and_thresholds(FILE *out, const struct run_result *v)
     }
 }
 
-void run_print_summary(FILE *out, const struct run_result *v, bool verbose)
+void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose)
 {
     char a[32], b[32], c[32], d[32];
-    bool full = verbose || run_summary_needs_full(v);
+    bool full = verbose || runreport_needs_full(v);
     plan_line(out, v);
     requests_and_rates(out, v, full);
     alert(out, v);
     if (full) {
-        run_print_latency_tables(out, v->config.open_loop, &v->all);
+        runreport_print_latency_tables(out, v->config.open_loop, &v->all);
         if (v->ntargets > 1)
             per_target(out, v);
     } else {
@@ -525,7 +525,7 @@ void run_print_summary(FILE *out, const struct run_result *v, bool verbose)
     if (full && g->threads)
         fprintf(out, "generator CPU: %.3f s user + %.3f s system in %u thread%s over %.3f s: %.1f%% of one core\n",
                 g->user_s, g->sys_s, g->threads, g->threads == 1 ? "" : "s", g->wall_s,
-                100 * run_generator_cpu_share(g));
+                100 * record_generator_cpu_share(g));
     fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
             v->elapsed_s, full ? "" : "; --verbose: every table");
     if (!v->config.open_loop)
@@ -552,7 +552,7 @@ static void dbl_of_hdr(const struct hdr *h, struct dbl_hist *d)
         dbl_add(d, (double)hdr_median_equivalent(h, it.value_iterated_to) / 1e6, (uint64_t)it.count_added_in_step);
 }
 
-void run_print_pictures(FILE *out, int fd, const struct run_result *res)
+void runreport_print_pictures(FILE *out, int fd, const struct run_record *res)
 {
     struct termplot tp;
     termplot_detect(&tp, fd);
@@ -561,7 +561,7 @@ void run_print_pictures(FILE *out, int fd, const struct run_result *res)
     struct dbl_hist d;
     dbl_of_hdr(&res->all.latency_all, &d);
     struct run_summary s;
-    run_summarize(&res->all.latency_all, &s);
+    record_summary_of(&res->all.latency_all, &s);
     termplot_histogram(out, &tp,
                        res->config.open_loop ? "latency (ms), planned send -> full response (T5 - T0), doubling buckets"
                                              : "latency (ms), send -> full response (T5 - T1), doubling buckets",
@@ -571,4 +571,54 @@ void run_print_pictures(FILE *out, int fd, const struct run_result *res)
         p99[i] = res->ticks[i].p99_ms;
     termplot_sparkline(out, &tp, "p99 per second", p99, res->nticks, "ms");
     free(p99);
+}
+
+/* ---- the shard record: a shard's skew and clock, a merge's shards ---- */
+
+static void print_clock(FILE *out, const struct run_shard *s)
+{
+    if (s->clock_synced)
+        fprintf(out, "clock synchronised (max error %.3f ms)", s->clock_maxerror_ms);
+    else
+        fprintf(out, "clock NOT reported synchronised");
+}
+
+void runreport_print_shard(FILE *out, const struct run_record *res)
+{
+    const struct run_shard *s = &res->shard;
+    if (!s->count)
+        return;
+    char hex[24];
+    if (s->index == RUN_SHARD_MERGED) {
+        fprintf(out, "\nshards: %zu of %u merged (plan %s), %s\n", s->nparts, s->count,
+                record_shard_plan_hex(s->plan_id, hex, sizeof hex),
+                s->complete ? "every shard ran its part" : "INCOMPLETE: a shard did not run its part to the end");
+        if (s->start_at_unix_ns)
+            fprintf(out, "  start skew (ready minus the shared instant; below 0: waited for it): %+.3f .. %+.3f ms\n",
+                    (double)s->skew_min_ns / 1e6, (double)s->skew_max_ns / 1e6);
+        for (size_t i = 0; i < s->nparts; i++) {
+            const struct run_shard_part *p = &s->parts[i];
+            if (!p->failed && !p->generator_limited &&
+                !(s->start_at_unix_ns && p->start_skew_ns > (int64_t)s->lag_limit_ns))
+                continue;
+            fprintf(out, "  shard %u (%s):", p->index, p->host);
+            if (p->failed)
+                fprintf(out, " FAILED: %s;", p->failure);
+            if (p->generator_limited)
+                fprintf(out, " generator-limited;");
+            if (s->start_at_unix_ns && p->start_skew_ns > (int64_t)s->lag_limit_ns)
+                fprintf(out, " started %.3f ms late;", (double)p->start_skew_ns / 1e6);
+            fputc('\n', out);
+        }
+        return;
+    }
+    fprintf(out, "\nshard %u/%u (%s), plan %s: ", s->index, s->count, s->source,
+            record_shard_plan_hex(s->plan_id, hex, sizeof hex));
+    if (s->start_at_unix_ns)
+        fprintf(out, "ready %.3f ms %s the shared start instant, ", fabs((double)s->start_skew_ns / 1e6),
+                s->start_skew_ns > 0 ? "AFTER" : "before");
+    else
+        fprintf(out, "no shared start instant (--start-at), ");
+    print_clock(out, s);
+    fprintf(out, "\n  merge the shards' outputs with: knee merge --json merged.json SHARD_FILES...\n");
 }

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FILE *f = fopen("/dev/null", "w");
         if (!f)
             abort();
-        run_print_summary(f, &m.res, true);
+        runreport_print_summary(f, &m.res, true);
         m.res.verbose = true;
         record_write_json(f, &m.res, false);
         fclose(f);

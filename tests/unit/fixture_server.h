@@ -181,7 +181,7 @@ static inline struct run_config fixture_run_config(const struct plan_target *tc,
 }
 
 /* run_execute, failing the test with its error. */
-static inline void run_once(struct run_config *cfg, struct run_result *res)
+static inline void run_once(struct run_config *cfg, struct run_record *res)
 {
     char err[256];
     int r = run_execute(cfg, res, err, sizeof err);

@@ -94,7 +94,7 @@ static void test_ladder_make(void **state)
  * a share `sent_share` of them sent in it (rates by event time, and sent on schedule), the ok
  * ones' latencies spread evenly over [lo_ms, hi_ms] and `failed` of them timeouts at 5 s. */
 struct fake {
-    struct run_result res;
+    struct run_record res;
     struct run_target_result t;
 };
 
@@ -176,7 +176,7 @@ static void test_step_delivered(void **state)
      * window are in it, not in the window's rate */
     f.res.all.rates.achieved_send = 1000;
     assert_false(capacity_step_delivered(&f.res, NULL, &a, NULL, 0));
-    /* all sent but generator-limited (run_generator_judge's verdict, with its reason) */
+    /* all sent but generator-limited (record_generator_judge's verdict, with its reason) */
     f.res.all.rates.sent = 1000;
     f.res.generator.limited = f.res.generator.shapes_tail = true;
     snprintf(f.res.generator.why, sizeof f.res.generator.why, "lag p99 9.000 ms is 45%% of the latency p99");
@@ -236,7 +236,7 @@ static void test_step_eval(void **state)
     assert_non_null(strstr(s.reason, "p99<10ms measured 19."));
     assert_non_null(strstr(s.reason, "error_rate<1% measured 2%"));
     struct run_threshold t = slo[0];
-    run_threshold_eval(&t, &f.res);
+    record_threshold_eval(&t, &f.res);
     assert_true(s.p99_ms == t.measured);
     assert_int_equal(capacity_latency_group(slo, 2), RUN_GROUP_OK);
     assert_string_equal(capacity_latency_group_name(capacity_latency_group(slo, 2)), "ok");
@@ -248,7 +248,7 @@ static void test_step_eval(void **state)
     assert_string_equal(capacity_latency_group_name(THR_GROUP_ALL), "all");
     capacity_step_eval(&f.res, true, all, 2, &s);
     t = all[1];
-    run_threshold_eval(&t, &f.res);
+    record_threshold_eval(&t, &f.res);
     assert_true(s.p99_ms == t.measured && s.p99_ms > 4000);
     assert_int_equal(capacity_latency_group(NULL, 0), RUN_GROUP_OK);
     fake_release(&f);
@@ -321,7 +321,7 @@ static void test_probe(void **state)
 }
 
 /* --timer-slack: the probe's verdict judges the lag beyond the slack, as every step's does
- * (the engine's run_generator_judge with the run's slack) */
+ * (the engine's record_generator_judge with the run's slack) */
 static void test_probe_timer_slack(void **state)
 {
     (void)state;

@@ -104,7 +104,7 @@ static void test_change(void **state)
 static void test_validity_of(void **state)
 {
     (void)state;
-    struct run_result res;
+    struct run_record res;
     memset(&res, 0, sizeof res);
     char *w[3] = {"interrupted: planning stopped early at 1.00 s; the numbers cover what ran",
                   "GENERATOR-LIMITED: the generator, not the service, shaped this run: lag p99 150.000 ms",
@@ -321,7 +321,7 @@ static void test_generator_cpu(void **state)
     free(text);
 
     /* in the round's validity: a share and a flag, never the generator-limited verdict */
-    struct run_result res;
+    struct run_record res;
     memset(&res, 0, sizeof res);
     res.env.gen_cpu = gc;
     struct lab_validity v;
@@ -436,20 +436,20 @@ static void test_rates_are_knee_runs(void **state)
     const uint64_t ms = 1000000, w0 = 0, w1 = 2000 * ms;
     struct run_target_result t[2];
     memset(t, 0, sizeof t);
-    struct run_result res;
+    struct run_record res;
     memset(&res, 0, sizeof res);
-    run_events_init(&res.all.events, w0, w1);
+    record_events_init(&res.all.events, w0, w1);
     for (int k = 0; k < 2; k++) {
-        run_events_init(&t[k].events, w0, w1);
+        record_events_init(&t[k].events, w0, w1);
         for (uint64_t i = 0; i < 800; i++) {
             uint64_t planned = i * w1 / 800, sent = planned * 31 / 8 + 1, done = sent + 5 * ms;
-            run_events_count(&t[k].events, planned, sent, done, OUTCOME_OK);
+            record_events_count(&t[k].events, planned, sent, done, OUTCOME_OK);
         }
         t[k].counts.planned = t[k].counts.sent = t[k].counts.outcome[OUTCOME_OK] = 800;
-        run_rates_of(&t[k].events, &t[k].rates);
-        run_events_merge(&res.all.events, &t[k].events);
+        record_rates_of(&t[k].events, &t[k].rates);
+        record_events_merge(&res.all.events, &t[k].events);
     }
-    run_rates_of(&res.all.events, &res.all.rates);
+    record_rates_of(&res.all.events, &res.all.rates);
     res.targets = t;
     res.ntargets = 2;
     res.window_s = 2;

@@ -233,7 +233,7 @@ static void test_threshold_parse(void **state)
 static void test_threshold_eval(void **state)
 {
     (void)state;
-    struct run_result res;
+    struct run_record res;
     memset(&res, 0, sizeof res);
     struct run_target_result tr[2];
     memset(tr, 0, sizeof tr);
@@ -265,7 +265,7 @@ static void test_threshold_eval(void **state)
         struct run_threshold t;
         char err[256];
         assert_int_equal(run_threshold_parse(cases[i].expr, &cfg, &t, err, sizeof err), 0);
-        run_threshold_eval(&t, &res);
+        record_threshold_eval(&t, &res);
         if (t.pass != cases[i].pass || fabs(t.measured - cases[i].measured) > 1e-3 * fabs(cases[i].measured) + 1e-12)
             fail_msg("%s: pass %d measured %g", cases[i].expr, t.pass, t.measured);
     }
@@ -273,7 +273,7 @@ static void test_threshold_eval(void **state)
     struct run_threshold t;
     char err[256];
     assert_int_equal(run_threshold_parse("A.p50<1s", &cfg, &t, err, sizeof err), 0);
-    run_threshold_eval(&t, &res);
+    record_threshold_eval(&t, &res);
     assert_false(t.pass);
     assert_true(isnan(t.measured));
     hdr_release(h);
@@ -281,51 +281,51 @@ static void test_threshold_eval(void **state)
 
 /* ------------------------------------------------------------------ the engine in-process */
 
-/* run_counts_hold: both identities, and dropped counted once as an outcome. */
+/* record_counts_hold: both identities, and dropped counted once as an outcome. */
 static void test_counts_hold(void **state)
 {
     (void)state;
     struct run_counts c;
     memset(&c, 0, sizeof c);
-    assert_true(run_counts_hold(&c)); /* nothing planned, nothing missing */
+    assert_true(record_counts_hold(&c)); /* nothing planned, nothing missing */
     c.planned = 200;
     c.sent = 23;
     c.dropped = 177;
     c.outcome[OUTCOME_DROPPED] = 177;
     c.outcome[OUTCOME_OK] = 20;
     c.outcome[OUTCOME_REJECTED] = 3;
-    assert_true(run_counts_hold(&c));
+    assert_true(record_counts_hold(&c));
     c.outcome[OUTCOME_OK] = 19; /* one request unaccounted for */
-    assert_false(run_counts_hold(&c));
+    assert_false(record_counts_hold(&c));
     c.outcome[OUTCOME_OK] = 20;
     c.planned = 201; /* planned != sent + dropped */
-    assert_false(run_counts_hold(&c));
+    assert_false(record_counts_hold(&c));
     c.planned = 200;
     c.outcome[OUTCOME_DROPPED] = 176; /* dropped disagrees with its outcome count */
-    assert_false(run_counts_hold(&c));
+    assert_false(record_counts_hold(&c));
     c.outcome[OUTCOME_DROPPED] = 177;
     c.outcome[OUTCOME_CANCELLED] = 1; /* cancelled counts among the sent */
-    assert_false(run_counts_hold(&c));
+    assert_false(record_counts_hold(&c));
     c.sent = 24;
     c.planned = 201;
-    assert_true(run_counts_hold(&c));
+    assert_true(record_counts_hold(&c));
     /* transport = the sum of its causes; a request is retried at most once */
     c.outcome[OUTCOME_TRANSPORT] = 2;
     c.sent = 26;
     c.planned = 203;
-    assert_false(run_counts_hold(&c));
+    assert_false(record_counts_hold(&c));
     c.transport_cause[RUN_TC_REFUSED] = 1;
     c.transport_cause[RUN_TC_STALE] = 1;
-    assert_true(run_counts_hold(&c));
+    assert_true(record_counts_hold(&c));
     c.retries = 26;
-    assert_true(run_counts_hold(&c));
+    assert_true(record_counts_hold(&c));
     c.retries = 27;
-    assert_false(run_counts_hold(&c));
+    assert_false(record_counts_hold(&c));
 }
 
 static void check_identity(const struct run_counts *c)
 {
-    assert_true(run_counts_hold(c));
+    assert_true(record_counts_hold(c));
     uint64_t done = 0;
     for (int o = 0; o < OUTCOME_COUNT; o++)
         if (o != OUTCOME_DROPPED)
@@ -341,7 +341,7 @@ static void test_engine_closed_and_open(void **state)
     struct run_config cfg = fixture_run_config(&tc, 2);
     cfg.plan.connections = 3;
     cfg.plan.requests = 999;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.planned, 999);
@@ -350,7 +350,7 @@ static void test_engine_closed_and_open(void **state)
     assert_int_equal(res.all.counts.bytes_in, 999 * 40);
     assert_int_equal(res.threads, 2);
     check_identity(&res.all.counts);
-    run_result_release(&res);
+    record_release(&res);
 
     /* open loop with a request log */
     char path[] = "/tmp/knee_test_load_XXXXXX.csv";
@@ -367,7 +367,7 @@ static void test_engine_closed_and_open(void **state)
     assert_int_equal(res.all.counts.planned, 500);
     assert_int_equal(res.all.counts.outcome[OUTCOME_OK] + res.all.counts.dropped, 500);
     assert_int_equal(res.all.lag.total_count, res.all.counts.sent);
-    run_result_release(&res);
+    record_release(&res);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char line[512];
@@ -423,7 +423,7 @@ static void test_intervals(void **state)
     cfg.plan.warmup_ns = 500 * NS_PER_MS;
     cfg.on_interval = on_ival;
     cfg.interval_ctx = &v;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.planned + res.all.warmup_counts.planned, 1000);
@@ -443,7 +443,7 @@ static void test_intervals(void **state)
     assert_int_equal(v.count, 1000); /* intervals include the warm-up */
     assert_int_equal(res.nticks, (size_t)want);
     assert_true(fabs(v.total_len_s - res.elapsed_s) < 1e-3); /* the last interval ends with the run */
-    run_result_release(&res);
+    record_release(&res);
 }
 
 /* ------------------------------------------------------------------ several runs per process */
@@ -461,7 +461,7 @@ static void test_runs_back_to_back(void **state)
     cfg.plan.requests = 300;
     cfg.stop = &stop;
     for (int k = 0; k < 3; k++) {
-        struct run_result res;
+        struct run_record res;
         cfg.plan.open_loop = k == 1;
         cfg.plan.rate = k == 1 ? 2000 : 0;
         cfg.plan.connections = k == 1 ? 0 : 2;
@@ -471,7 +471,7 @@ static void test_runs_back_to_back(void **state)
         assert_int_equal(res.all.counts.planned, 300);
         assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 300);
         assert_int_equal(res.all.latency_all.total_count, 300);
-        run_result_release(&res);
+        record_release(&res);
     }
     assert_int_equal(run_stop_level(&stop), 0);
 
@@ -481,19 +481,19 @@ static void test_runs_back_to_back(void **state)
     cfg.plan.rate = 100;
     cfg.plan.requests = 0;
     cfg.plan.duration_ns = 60 * NS_PER_S;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.interrupted);
     assert_true(res.accounting_ok);
     assert_true(res.all.counts.planned < 100 * 60);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 struct conc_run {
     struct run_config cfg;
     struct plan_target tc;
     struct run_stop stop;
-    struct run_result res;
+    struct run_record res;
     atomic_int ticks;
     int rc;
     char err[256];
@@ -550,7 +550,7 @@ static void test_runs_concurrent(void **state)
     struct run_config c3 = b->cfg;
     c3.stop = &a->stop;
     c3.on_progress = NULL;
-    struct run_result r3;
+    struct run_record r3;
     char err[256];
     assert_int_equal(run_execute(&c3, &r3, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "in use"));
@@ -572,8 +572,8 @@ static void test_runs_concurrent(void **state)
     assert_int_equal(b->res.all.counts.planned, 1000);
     assert_int_equal(b->res.all.counts.outcome[OUTCOME_OK], 1000);
     assert_int_equal(b->res.all.latency_all.total_count, 1000);
-    run_result_release(&a->res);
-    run_result_release(&b->res);
+    record_release(&a->res);
+    record_release(&b->res);
     free(a);
     free(b);
 }
@@ -587,12 +587,12 @@ static void test_closed_loop_connections(void **state)
     struct plan_target tc[2] = {{.name = "a", .url = s->url}, {.name = "b", .url = s->url}};
     struct run_config cfg = fixture_run_config(tc, 2);
     cfg.plan.requests = 5; /* and the default 8 connections */
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 5);
     assert_int_equal(res.all.counts.conns_opened, 5);
     assert_int_equal(res.targets[0].connections, 5);
-    run_result_release(&res);
+    record_release(&res);
     /* two targets sharing 8 connections and 3 requests: 2 + 1 */
     cfg.plan.ntargets = 2;
     cfg.plan.requests = 3;
@@ -601,7 +601,7 @@ static void test_closed_loop_connections(void **state)
     assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 3);
     assert_int_equal(res.all.counts.conns_opened, 3);
     assert_int_equal(res.targets[0].connections + res.targets[1].connections, 3);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 /* A port nobody listens on: every request fails in transport, cause refused. */
@@ -618,15 +618,15 @@ static void test_transport_refused(void **state)
         cfg.plan.open_loop = open;
         cfg.plan.rate = open ? 2000 : 0;
         cfg.plan.connections = open ? 0 : 2;
-        struct run_result res;
+        struct run_record res;
         run_once(&cfg, &res);
         assert_true(res.accounting_ok);
         assert_int_equal(res.all.counts.outcome[OUTCOME_TRANSPORT], 40);
         assert_int_equal(res.all.counts.transport_cause[RUN_TC_REFUSED], 40);
-        run_result_release(&res);
+        record_release(&res);
     }
-    assert_string_equal(run_transport_cause_name(RUN_TC_STALE), "stale");
-    assert_string_equal(run_transport_cause_name(RUN_TC_CLOSED_BEFORE), "closed_before_response");
+    assert_string_equal(record_transport_cause_name(RUN_TC_STALE), "stale");
+    assert_string_equal(record_transport_cause_name(RUN_TC_CLOSED_BEFORE), "closed_before_response");
 }
 
 /* A server that serves one request per connection without saying so: every reuse of a
@@ -645,7 +645,7 @@ static void test_retry_stale(void **state)
         cfg.plan.connections = open ? 0 : 2;
         for (int retry = 0; retry < 2; retry++) {
             cfg.retry_stale = retry;
-            struct run_result res;
+            struct run_record res;
             run_once(&cfg, &res);
             const struct run_counts *c = &res.all.counts;
             assert_true(res.accounting_ok);
@@ -664,7 +664,7 @@ static void test_retry_stale(void **state)
             print_message("%s loop, --retry-stale %s: ok %llu, stale %llu, retries %llu\n", open ? "open" : "closed",
                           retry ? "on" : "off", (unsigned long long)c->outcome[OUTCOME_OK],
                           (unsigned long long)c->transport_cause[RUN_TC_STALE], (unsigned long long)c->retries);
-            run_result_release(&res);
+            record_release(&res);
         }
     }
 }
@@ -692,7 +692,7 @@ static void test_io_engines(void **state)
         for (int io = RUN_IO_EPOLL; io <= RUN_IO_URING; io++) {
             cfg.io = (enum run_io)io;
             cfg.requests_per_connection = mode ? 0 : 7;
-            struct run_result res;
+            struct run_record res;
             int r = run_execute(&cfg, &res, err, sizeof err);
             if (r && io == RUN_IO_URING && strstr(err, "cannot set up an io_uring")) {
                 print_message("io_uring unavailable here: %s\n", err);
@@ -712,16 +712,16 @@ static void test_io_engines(void **state)
                 assert_true(c->conns_opened >= 300 / 7);
             }
             ok[io - RUN_IO_EPOLL] = c->outcome[OUTCOME_OK];
-            run_result_release(&res);
+            record_release(&res);
         }
         print_message("%s: ok epoll %llu, uring %llu\n", mode ? "one request per connection" : "keep-alive",
                       (unsigned long long)ok[0], (unsigned long long)ok[1]);
         fixture_server_free(s);
         *state = NULL;
     }
-    assert_string_equal(run_io_name(RUN_IO_URING), "uring");
-    assert_string_equal(run_io_name(RUN_IO_EPOLL), "epoll");
-    assert_string_equal(run_io_name(RUN_IO_AUTO), "auto");
+    assert_string_equal(record_io_name(RUN_IO_URING), "uring");
+    assert_string_equal(record_io_name(RUN_IO_EPOLL), "epoll");
+    assert_string_equal(record_io_name(RUN_IO_AUTO), "auto");
     cfg.io = RUN_IO_URING;
     cfg.requests_per_connection = 0;
     cfg.plan.open_loop = true;
@@ -782,7 +782,7 @@ static void test_h2_streams(void **state)
     cfg.plan.connections = 2;
     cfg.streams = 8;
     cfg.plan.requests = 3000;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     const struct run_counts *c = &res.all.counts;
     assert_true(res.accounting_ok);
@@ -795,7 +795,7 @@ static void test_h2_streams(void **state)
     assert_int_equal(res.all.pc.h2_max_concurrent, 128); /* knee serve's SETTINGS */
     assert_int_equal(res.all.connect.total_count, 2);
     assert_int_equal(res.all.tls.total_count, 0);
-    run_result_release(&res);
+    record_release(&res);
 
     /* open loop, a pool of 2 connections with 4 streams each: never more than 8 at once */
     cfg = h2_config(&tc, true);
@@ -812,7 +812,7 @@ static void test_h2_streams(void **state)
     print_message("h2 open loop: %llu ok on %llu connections, %llu waited for a stream\n",
                   (unsigned long long)c->outcome[OUTCOME_OK], (unsigned long long)c->conns_opened,
                   (unsigned long long)c->queued);
-    run_result_release(&res);
+    record_release(&res);
     serve_stop(h, NULL);
 }
 
@@ -831,14 +831,14 @@ static void test_h2_stream_timeouts(void **state)
     cfg.plan.requests = 12;
     cfg.timeout_ns = 50 * NS_PER_MS;
     cfg.drain_ns = cfg.timeout_ns;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     const struct run_counts *c = &res.all.counts;
     assert_true(res.accounting_ok);
     assert_int_equal(c->outcome[OUTCOME_TIMEOUT], 12);
     assert_int_equal(c->conns_opened, 1); /* the streams were reset, the connection lived on */
     assert_int_equal(res.all.pc.h2_streams, 12);
-    run_result_release(&res);
+    record_release(&res);
 
     /* the drain ends with 4 streams open: each is cancelled, the run ends on time */
     cfg.plan.requests = 0;
@@ -851,7 +851,7 @@ static void test_h2_stream_timeouts(void **state)
     assert_int_equal(c->outcome[OUTCOME_CANCELLED], 4);
     assert_int_equal(c->sent, 4);
     assert_true(clock_now_ns() - t0 < 2 * NS_PER_S);
-    run_result_release(&res);
+    record_release(&res);
     serve_stop(h, NULL);
 }
 
@@ -870,7 +870,7 @@ static void test_h2_when_busy_drop(void **state)
     cfg.plan.connections = 1;
     cfg.streams = 2;
     cfg.when_busy = RUN_BUSY_DROP;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     const struct run_counts *c = &res.all.counts;
     assert_true(res.accounting_ok);
@@ -881,7 +881,7 @@ static void test_h2_when_busy_drop(void **state)
     assert_int_equal(c->outcome[OUTCOME_OK], c->sent);
     print_message("h2 --when-busy drop: %llu sent, %llu dropped\n", (unsigned long long)c->sent,
                   (unsigned long long)c->dropped);
-    run_result_release(&res);
+    record_release(&res);
     serve_stop(h, NULL);
 }
 
@@ -920,7 +920,7 @@ static void test_tls_phase_and_log(void **state)
         cfg.requests_per_connection = 50;
         cfg.http = http1 ? RUN_HTTP_1 : RUN_HTTP_AUTO;
         cfg.out_path = path;
-        struct run_result res;
+        struct run_record res;
         run_once(&cfg, &res);
         const struct run_proto_counts *pc = &res.all.pc;
         assert_true(res.accounting_ok);
@@ -932,7 +932,7 @@ static void test_tls_phase_and_log(void **state)
         assert_true(pc->tls_resumed >= 4); /* the later connections offer the first ones' tickets */
         assert_int_equal(res.all.tls.total_count, 8);
         assert_true(res.all.https);
-        run_result_release(&res);
+        record_release(&res);
         size_t n = 0;
         assert_int_equal(read_log(path, rec, 400, &n), 0);
         assert_int_equal(n, 400);
@@ -972,14 +972,14 @@ static void test_h2_clients_wait_on_http1(void **state)
     cfg.plan.connections = 2;
     cfg.streams = 4;
     cfg.plan.requests = 800;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.outcome[OUTCOME_OK], 800);
     assert_int_equal(res.all.counts.conns_opened, 2);
     assert_int_equal(res.all.pc.http1, 2);
     assert_int_equal(res.all.pc.h2, 0);
-    run_result_release(&res);
+    record_release(&res);
     serve_stop(h, NULL);
 }
 
@@ -991,7 +991,7 @@ static void test_no_allocation_per_request(void **state)
     struct plan_target tc = {.name = "t", .url = s->url};
     struct run_config cfg = fixture_run_config(&tc, 1);
     cfg.plan.connections = 2;
-    struct run_result res;
+    struct run_record res;
     unsigned long counts[2];
     uint64_t n[2] = {2000, 20000};
     for (int k = 0; k < 2; k++) {
@@ -1000,7 +1000,7 @@ static void test_no_allocation_per_request(void **state)
         run_once(&cfg, &res);
         counts[k] = atomic_load(&alloc_calls) - before;
         assert_int_equal(res.all.counts.outcome[OUTCOME_OK], n[k]);
-        run_result_release(&res);
+        record_release(&res);
     }
     print_message("closed loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0], (unsigned long long)n[0],
                   counts[1], (unsigned long long)n[1]);
@@ -1021,7 +1021,7 @@ static void test_no_allocation_per_request(void **state)
         assert_true(res.accounting_ok);
         assert_int_equal(res.all.counts.planned, m[k]);
         assert_int_equal(res.all.counts.outcome[OUTCOME_OK], m[k]);
-        run_result_release(&res);
+        record_release(&res);
     }
     print_message("open loop: %lu allocations for %llu requests, %lu for %llu\n", counts[0], (unsigned long long)m[0],
                   counts[1], (unsigned long long)m[1]);
@@ -1034,7 +1034,7 @@ static void test_no_allocation_per_request(void **state)
 #endif
 }
 
-/* run_counts_add adds every counter of RUN_COUNTS_FIELDS, named fields and arrays alike. */
+/* record_counts_add adds every counter of RUN_COUNTS_FIELDS, named fields and arrays alike. */
 static void test_counts_add(void **state)
 {
     (void)state;
@@ -1050,8 +1050,8 @@ static void test_counts_add(void **state)
 #undef SET_S
 #undef SET_A
     assert_int_equal(k * sizeof(uint64_t), sizeof s); /* every byte is a counter */
-    run_counts_add(&d, &s);
-    run_counts_add(&d, &s);
+    record_counts_add(&d, &s);
+    record_counts_add(&d, &s);
     k = 0;
 #define CHECK_S(name) assert_int_equal(d.name, 2 * ++k);
 #define CHECK_A(name, n)                                                                                               \

@@ -1,4 +1,4 @@
-/* The generator's own CPU (run_result.env.gen_cpu): measured from the threads of the run
+/* The generator's own CPU (run_record.env.gen_cpu): measured from the threads of the run
  * only, so a server in the same process (knee lab's situation) is not in it. A run against
  * the in-process flat server (10 ms of real CPU per request): the generator's CPU is above
  * zero, at most wall × threads counted, below the whole process's, and the server's burnt CPU
@@ -26,12 +26,12 @@ static void test_share_rule(void **state)
 {
     (void)state;
     struct run_generator_cpu c = {.user_s = 0.02, .sys_s = 0.03, .wall_s = 1.0, .threads = 3};
-    assert_true(fabs(run_generator_cpu_share(&c) - 0.05) < 1e-12);
+    assert_true(fabs(record_generator_cpu_share(&c) - 0.05) < 1e-12);
     c.threads = 0; /* not measured */
-    assert_true(isnan(run_generator_cpu_share(&c)));
+    assert_true(isnan(record_generator_cpu_share(&c)));
     c.threads = 3;
     c.wall_s = 0;
-    assert_true(isnan(run_generator_cpu_share(&c)));
+    assert_true(isnan(record_generator_cpu_share(&c)));
 }
 
 static void test_generator_cpu_apart_from_server(void **state)
@@ -60,7 +60,7 @@ static void test_generator_cpu_apart_from_server(void **state)
                              .keepalive = true,
                              .threads = 2,
                              .out_path = logpath};
-    struct run_result res;
+    struct run_record res;
     char err[256];
     assert_int_equal(run_execute(&cfg, &res, err, sizeof err), 0);
     serve_stop(srv, NULL);
@@ -71,7 +71,7 @@ static void test_generator_cpu_apart_from_server(void **state)
     uint64_t ok = res.all.counts.outcome[OUTCOME_OK] + res.all.warmup_counts.outcome[OUTCOME_OK];
     printf("# %llu ok; generator %.3f s (%.3f user + %.3f sys) in %u threads over %.3f s = %.1f%% of a core; "
            "process %.3f s\n",
-           (unsigned long long)ok, gen, g->user_s, g->sys_s, g->threads, g->wall_s, 100 * run_generator_cpu_share(g),
+           (unsigned long long)ok, gen, g->user_s, g->sys_s, g->threads, g->wall_s, 100 * record_generator_cpu_share(g),
            proc);
     /* two load threads, the log writer, the thread of run_execute */
     assert_int_equal(g->threads, 4);
@@ -83,7 +83,7 @@ static void test_generator_cpu_apart_from_server(void **state)
     assert_true(g->wall_s >= 1.98 && g->wall_s >= res.elapsed_s - 0.01);
     /* no thread can use more than the wall time: at most wall × threads (µs rounding aside) */
     assert_true(gen <= g->wall_s * g->threads + 0.001);
-    double share = run_generator_cpu_share(g);
+    double share = record_generator_cpu_share(g);
     assert_true(share > 0 && share <= g->threads + 1e-3);
     /* the server burnt ~10 ms of CPU per request in this process: in the process's CPU, not
      * the generator's. Half of it is a tolerance for a machine that stretches wall against
@@ -105,22 +105,22 @@ static void test_generator_cpu_apart_from_server(void **state)
     assert_true(json_is_object(gj));
     assert_true(fabs(json_number_value(json_object_get(gj, "core_share")) - share) < 1e-9);
     assert_int_equal(json_integer_value(json_object_get(gj, "threads")), 4);
-    struct run_result v;
+    struct run_record v;
     assert_int_equal(record_read_json(root, &v, err, sizeof err), 0);
     assert_int_equal(v.env.gen_cpu.threads, 4);
     char *text = NULL;
     f = open_memstream(&text, &len);
-    run_print_summary(f, &v, v.verbose); /* verbose: the full form */
+    runreport_print_summary(f, &v, v.verbose); /* verbose: the full form */
     fclose(f);
     char want[128];
     snprintf(want, sizeof want, "in 4 threads over %.3f s: %.1f%% of one core\n", g->wall_s, 100 * share);
     assert_non_null(strstr(text, "\ngenerator CPU: "));
     assert_non_null(strstr(text, want));
     free(text);
-    run_result_release(&v);
+    record_release(&v);
     json_decref(root);
     free(buf);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 int main(void)

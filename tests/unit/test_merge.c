@@ -18,12 +18,11 @@
 #include "core/rng.h"
 #include "hlog/hlog.h"
 #include "load/run.h"
-#include "load/shard.h"
+#include "load/shard_hooks.h"
 #include "merge/merge.h"
 #include "reqlog/reqlog.h"
 #include "runreport/runreport.h"
 #include "cli/run_print.h"
-#include "runreport/shard.h"
 #include "serve/serve.h"
 
 #include <arpa/inet.h>
@@ -127,7 +126,7 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
     ho.f = fopen(path_of(hl), "w");
     assert_non_null(ho.f);
     char comment[160];
-    uint64_t start = run_shard_hlog_comment(&cfg, comment, sizeof comment);
+    uint64_t start = cli_shard_hlog_comment(&cfg, comment, sizeof comment);
     assert_int_equal(hlog_writer_open(&ho.w, ho.f, (double)(start ? start : clock_wall_ns()) / 1e9, comment), 0);
     cfg.on_interval = on_interval;
     cfg.interval_ctx = &ho;
@@ -137,7 +136,7 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
         run_stop_request(&st, false);
         cfg.stop = &st;
     }
-    struct run_result res;
+    struct run_record res;
     char err[256];
     if (run_execute(&cfg, &res, err, sizeof err))
         fail_msg("run_execute: %s", err);
@@ -146,7 +145,7 @@ static void run_shard(struct run_config cfg, uint32_t I, const char *name, bool 
     FILE *f = fopen(path_of(json), "w");
     record_write_json(f, &res, true);
     fclose(f);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 /* Shards 0..N-1 of cfg run at the same time, on threads (as processes would), NAME<I>.*. */
@@ -215,14 +214,14 @@ static void union_of_logs(const char *const *paths, size_t n, struct union_hists
 /* The events of the union of the logs over [ws, we) (ns since the shared t0), as the engine counts them. */
 static void events_of_logs(const char *const *paths, size_t n, uint64_t ws, uint64_t we, struct run_events *ev)
 {
-    run_events_init(ev, ws, we);
+    record_events_init(ev, ws, we);
     for (size_t i = 0; i < n; i++) {
         struct reqlog_reader *rd;
         char err[256];
         assert_int_equal(reqlog_reader_open(&rd, paths[i], err, sizeof err), 0);
         struct reqlog_record r;
         while (reqlog_read(rd, &r) == 1)
-            run_events_add_record(ev, &r);
+            record_events_add_reqlog(ev, &r);
         reqlog_reader_close(rd);
     }
 }
@@ -440,7 +439,7 @@ static void test_merge_exact(void **state)
     json_t *root = json_loadb(buf, len, 0, &je);
     assert_non_null(root);
     assert_string_equal(json_string_value(json_object_get(root, "schema")), RUN_JSON_SCHEMA);
-    assert_true(run_json_schema_readable(json_string_value(json_object_get(root, "schema"))));
+    assert_true(record_schema_readable(json_string_value(json_object_get(root, "schema"))));
     assert_true(json_number_value(json_object_get(json_object_get(root, "rates"), "planned")) ==
                 m.res.all.rates.planned);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "events"), "sent")),
@@ -488,13 +487,13 @@ static void test_merge_refusals(void **state)
     expect_refused(foreign, 4, "not the shards of one plan");
     /* not a shard's output */
     struct run_config plain = plan(0, 0);
-    struct run_result res;
+    struct run_record res;
     char err[256];
     assert_int_equal(run_execute(&plain, &res, err, sizeof err), 0);
     FILE *f = fopen(path_of("plain.json"), "w");
     record_write_json(f, &res, true);
     fclose(f);
-    run_result_release(&res);
+    record_release(&res);
     const char *notshard[] = {path_of("plain.json")};
     expect_refused(notshard, 1, "not a shard's output");
     f = fopen(path_of("x.csv"), "w");
@@ -615,7 +614,7 @@ static void test_merge_equals_one_process(void **state)
     assert_true(m.res.accounting_ok);
     assert_false(m.incomplete);
     struct run_config one = plan(0, clock_wall_ns() + 100 * NS_PER_MS);
-    struct run_result res;
+    struct run_record res;
     assert_int_equal(run_execute(&one, &res, err, sizeof err), 0);
     assert_true(m.res.window_s == res.window_s);
     assert_true(m.res.window_start_s == res.window_start_s && m.res.window_end_s == res.window_end_s);
@@ -630,7 +629,7 @@ static void test_merge_equals_one_process(void **state)
         assert_int_equal(a->counts.sent + a->counts.dropped, b->counts.sent + b->counts.dropped);
     }
     assert_true(res.accounting_ok);
-    run_result_release(&res);
+    record_release(&res);
     merge_summary_release(&m);
     merge_set_release(&set);
 }
@@ -676,7 +675,7 @@ static void test_merge_transport(void **state)
     assert_true(failed);
     /* a cause taken away breaks the accounting: the merge checks it */
     m.res.all.counts.transport_cause[RUN_TC_REFUSED]--;
-    assert_false(run_counts_hold(&m.res.all.counts));
+    assert_false(record_counts_hold(&m.res.all.counts));
     merge_summary_release(&m);
     merge_set_release(&set);
 }

@@ -32,14 +32,14 @@ static void test_events_by_time(void **state)
 {
     (void)state;
     struct run_events ev;
-    run_events_init(&ev, 1 * S, 3 * S);                                  /* the window [1 s, 3 s) */
-    run_events_count(&ev, 0, 500 * MS, 600 * MS, OUTCOME_OK);            /* all before: warm-up */
-    run_events_count(&ev, 900 * MS, 1 * S, 1200 * MS, OUTCOME_OK);       /* planned before, sent at the start */
-    run_events_count(&ev, 2 * S, 2 * S + 1, 3 * S, OUTCOME_OK);          /* done exactly at the end: after */
-    run_events_count(&ev, 2900 * MS, 3 * S, 3500 * MS, OUTCOME_TIMEOUT); /* sent at the end: late */
-    run_events_count(&ev, 2500 * MS, 0, 0, OUTCOME_DROPPED);             /* planned, never sent */
-    run_events_count(&ev, 2600 * MS, 2700 * MS, 0, OUTCOME_CANCELLED);   /* sent, never done */
-    run_events_count(&ev, 1500 * MS, 1600 * MS, 1700 * MS, OUTCOME_HTTP_ERROR);
+    record_events_init(&ev, 1 * S, 3 * S);                                  /* the window [1 s, 3 s) */
+    record_events_count(&ev, 0, 500 * MS, 600 * MS, OUTCOME_OK);            /* all before: warm-up */
+    record_events_count(&ev, 900 * MS, 1 * S, 1200 * MS, OUTCOME_OK);       /* planned before, sent at the start */
+    record_events_count(&ev, 2 * S, 2 * S + 1, 3 * S, OUTCOME_OK);          /* done exactly at the end: after */
+    record_events_count(&ev, 2900 * MS, 3 * S, 3500 * MS, OUTCOME_TIMEOUT); /* sent at the end: late */
+    record_events_count(&ev, 2500 * MS, 0, 0, OUTCOME_DROPPED);             /* planned, never sent */
+    record_events_count(&ev, 2600 * MS, 2700 * MS, 0, OUTCOME_CANCELLED);   /* sent, never done */
+    record_events_count(&ev, 1500 * MS, 1600 * MS, 1700 * MS, OUTCOME_HTTP_ERROR);
     assert_int_equal(ev.planned, 5); /* 2, 2.9, 2.5, 2.6, 1.5 */
     assert_int_equal(ev.sent_before, 1);
     assert_int_equal(ev.sent, 4);      /* 1, 2+, 2.7, 1.6 */
@@ -52,7 +52,7 @@ static void test_events_by_time(void **state)
     assert_int_equal(ev.completed_late, 2); /* 3.0, 3.5 */
 
     struct run_rates r;
-    run_rates_of(&ev, &r);
+    record_rates_of(&ev, &r);
     assert_true(fabs(r.window_s - 2) < 1e-12);
     assert_true(fabs(r.planned - 2.5) < 1e-12);
     assert_true(fabs(r.sent - 2) < 1e-12);
@@ -65,29 +65,29 @@ static void test_events_by_time(void **state)
 
     /* merging: sums, the earliest first and latest last send, the union of the windows */
     struct run_events b;
-    run_events_init(&b, 1 * S, 4 * S);
-    run_events_count(&b, 3500 * MS, 3600 * MS, 3700 * MS, OUTCOME_OK);
-    run_events_merge(&ev, &b);
+    record_events_init(&b, 1 * S, 4 * S);
+    record_events_count(&b, 3500 * MS, 3600 * MS, 3700 * MS, OUTCOME_OK);
+    record_events_merge(&ev, &b);
     assert_int_equal(ev.window_end_ns, 4 * S);
     assert_int_equal(ev.sends, 6);
     assert_int_equal(ev.last_send_ns, 3600 * MS);
     assert_int_equal(ev.ok, 2);
 
     /* nothing sent, an open window: no rate at all rather than a made-up one */
-    run_events_init(&ev, 0, UINT64_MAX);
-    run_rates_of(&ev, &r);
+    record_events_init(&ev, 0, UINT64_MAX);
+    record_rates_of(&ev, &r);
     assert_true(isnan(r.window_s) && isnan(r.sent) && isnan(r.achieved_send) && isnan(r.sending_s));
     /* one send: no pace */
-    run_events_init(&ev, 0, S);
-    run_events_count(&ev, 10, 20, 30, OUTCOME_OK);
-    run_rates_of(&ev, &r);
+    record_events_init(&ev, 0, S);
+    record_events_count(&ev, 10, 20, 30, OUTCOME_OK);
+    record_rates_of(&ev, &r);
     assert_true(isnan(r.achieved_send));
     assert_true(fabs(r.sent - 1) < 1e-12);
     /* a record from a log counts the same */
     struct reqlog_record rec = {.planned_ns = 10, .sent_ns = 20, .done_ns = 30, .outcome = OUTCOME_OK};
     struct run_events e2;
-    run_events_init(&e2, 0, S);
-    run_events_add_record(&e2, &rec);
+    record_events_init(&e2, 0, S);
+    record_events_add_reqlog(&e2, &rec);
     assert_memory_equal(&e2, &ev, sizeof ev);
 }
 
@@ -95,7 +95,7 @@ static void test_events_by_time(void **state)
 
 static bool judge(struct run_generator_input in, struct run_generator_verdict *v)
 {
-    return run_generator_judge(&in, v);
+    return record_generator_judge(&in, v);
 }
 
 static void test_generator_rule(void **state)
@@ -244,13 +244,13 @@ static void test_generator_slack(void **state)
 static void test_lag_beyond_slack(void **state)
 {
     (void)state;
-    assert_true(fabs(run_lag_beyond_slack(1.5, 1) - 0.5) < 1e-12);
-    assert_true(run_lag_beyond_slack(0.7, 1) == 0);
-    assert_true(run_lag_beyond_slack(1, 1) == 0);
-    assert_true(fabs(run_lag_beyond_slack(1.5, 0) - 1.5) < 1e-12);
-    assert_true(fabs(run_lag_beyond_slack(1.5, -1) - 1.5) < 1e-12);
-    assert_true(isnan(run_lag_beyond_slack(NAN, 1)));
-    assert_true(fabs(run_lag_beyond_slack(1.5, NAN) - 1.5) < 1e-12);
+    assert_true(fabs(record_lag_beyond_slack(1.5, 1) - 0.5) < 1e-12);
+    assert_true(record_lag_beyond_slack(0.7, 1) == 0);
+    assert_true(record_lag_beyond_slack(1, 1) == 0);
+    assert_true(fabs(record_lag_beyond_slack(1.5, 0) - 1.5) < 1e-12);
+    assert_true(fabs(record_lag_beyond_slack(1.5, -1) - 1.5) < 1e-12);
+    assert_true(isnan(record_lag_beyond_slack(NAN, 1)));
+    assert_true(fabs(record_lag_beyond_slack(1.5, NAN) - 1.5) < 1e-12);
 }
 
 /* ------------------------------------------------------------------ thresholds on groups */
@@ -260,7 +260,7 @@ static const struct plan_target TC[] = {{.name = "api", .url = "http://h/"}, {.n
 static void test_threshold_groups(void **state)
 {
     (void)state;
-    struct run_result res;
+    struct run_record res;
     memset(&res, 0, sizeof res);
     struct run_target_result tr[2];
     memset(tr, 0, sizeof tr);
@@ -305,7 +305,7 @@ static void test_threshold_groups(void **state)
         char err[256];
         if (run_threshold_parse(cases[i].expr, &cfg, &t, err, sizeof err))
             fail_msg("%s: %s", cases[i].expr, err);
-        run_threshold_eval(&t, &res);
+        record_threshold_eval(&t, &res);
         bool same = isnan(cases[i].measured) ? isnan(t.measured)
                                              : fabs(t.measured - cases[i].measured) <= 1e-3 * cases[i].measured;
         if (t.pass != cases[i].pass || !same)
@@ -422,23 +422,23 @@ static void test_plan_bounds(void **state)
 
 /* ------------------------------------------------------------------ the engine in-process */
 
-/* The log's records counted with run_events_count over the run's window. */
-static void events_of_log(const char *path, const struct run_result *res, struct run_events *ev)
+/* The log's records counted with record_events_count over the run's window. */
+static void events_of_log(const char *path, const struct run_record *res, struct run_events *ev)
 {
     struct reqlog_reader *rd;
     char err[256];
     assert_int_equal(reqlog_reader_open(&rd, path, err, sizeof err), 0);
-    run_events_init(ev, res->all.events.window_start_ns, res->all.events.window_end_ns);
+    record_events_init(ev, res->all.events.window_start_ns, res->all.events.window_end_ns);
     struct reqlog_record r;
     int k;
     while ((k = reqlog_read(rd, &r)) == 1)
-        run_events_add_record(ev, &r);
+        record_events_add_reqlog(ev, &r);
     assert_int_equal(k, 0);
     reqlog_reader_close(rd);
 }
 
 /* The timeline's intervals inside the window, summed. */
-static void ticks_in_window(const struct run_result *res, struct run_tick *sum)
+static void ticks_in_window(const struct run_record *res, struct run_tick *sum)
 {
     memset(sum, 0, sizeof *sum);
     for (size_t i = 0; i < res->nticks; i++) {
@@ -483,7 +483,7 @@ static void test_rates_match_the_log(void **state)
     cfg.plan.duration_ns = 1300 * MS;
     cfg.plan.warmup_ns = 300 * MS;
     cfg.out_path = path;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.out_error, 0);
@@ -508,7 +508,7 @@ static void test_rates_match_the_log(void **state)
     for (size_t i = 0; i < res.nticks; i++)
         all_sent += res.ticks[i].sent;
     assert_int_equal(all_sent, res.all.counts.sent + res.all.warmup_counts.sent);
-    run_result_release(&res);
+    record_release(&res);
     unlink(path);
 }
 
@@ -521,7 +521,7 @@ static void test_closed_loop_rates(void **state)
     struct run_config cfg = fixture_run_config(&tc, 2);
     cfg.plan.connections = 4;
     cfg.plan.requests = 2000;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.events.sent, 2000);
@@ -532,7 +532,7 @@ static void test_closed_loop_rates(void **state)
     assert_true(fabs(res.all.rates.sent - 2000 / res.window_s) < 1e-9);
     assert_false(res.generator_limited);
     assert_false(res.no_ok);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 /* One load thread asked for 1,000,000/s (the most a thread may plan, several times what it can
@@ -549,7 +549,7 @@ static void test_generator_far_behind(void **state)
     cfg.timeout_ns = 2 * S;
     cfg.drain_ns = 300 * MS;
     cfg.plan.connections = 64;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_int_equal(res.all.counts.planned, 500000);
@@ -574,7 +574,7 @@ static void test_generator_far_behind(void **state)
     for (size_t i = 0; i < res.warnings.n; i++)
         said |= strstr(res.warnings.items[i], "never sent (dropped)") != NULL;
     assert_true(said);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 /* A target that is down: every request fails, the run says so and is a failed run. */
@@ -589,7 +589,7 @@ static void test_target_down(void **state)
     cfg.plan.requests = 200;
     cfg.timeout_ns = S;
     cfg.drain_ns = S;
-    struct run_result res;
+    struct run_record res;
     run_once(&cfg, &res);
     assert_true(res.accounting_ok);
     assert_true(res.no_ok);
@@ -600,12 +600,12 @@ static void test_target_down(void **state)
     struct run_threshold t;
     char err[256];
     assert_int_equal(run_threshold_parse("p77<1s", &cfg, &t, err, sizeof err), 0);
-    run_threshold_eval(&t, &res);
+    record_threshold_eval(&t, &res);
     assert_false(t.pass);
     assert_int_equal(run_threshold_parse("all.p77<1s", &cfg, &t, err, sizeof err), 0);
-    run_threshold_eval(&t, &res);
+    record_threshold_eval(&t, &res);
     assert_true(t.pass);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 int main(void)

@@ -40,7 +40,7 @@ static void test_sent_on_plan(void **state)
     cfg.plan.warmup_ns = 300 * MS;
     cfg.out_path = path;
     for (int attempt = 1;; attempt++) {
-        struct run_result res;
+        struct run_record res;
         run_once(&cfg, &res);
         assert_true(res.accounting_ok);
         char problem[256] = "";
@@ -53,7 +53,7 @@ static void test_sent_on_plan(void **state)
             snprintf(problem, sizeof problem, "a short send");
         char why[sizeof res.generator.why];
         snprintf(why, sizeof why, "%s", res.generator_limited ? res.generator.why : "");
-        run_result_release(&res);
+        record_release(&res);
         if (timing_verdict(attempt, problem, why))
             break;
     }
@@ -75,7 +75,7 @@ static void test_far_behind_ends_on_time(void **state)
     cfg.timeout_ns = 2 * S;
     cfg.drain_ns = 300 * MS;
     cfg.plan.connections = 64;
-    struct run_result res;
+    struct run_record res;
     uint64_t t0 = clock_now_ns();
     run_once(&cfg, &res);
     double wall_s = (double)(clock_now_ns() - t0) / 1e9;
@@ -83,7 +83,7 @@ static void test_far_behind_ends_on_time(void **state)
     if (wall_s > 0.8 + 2.5)
         fail_msg("the run took %.2f s (elapsed %.2f s)", wall_s, res.elapsed_s);
     assert_true(res.elapsed_s < 0.8 + 2.5);
-    run_result_release(&res);
+    record_release(&res);
 }
 
 int main(void)

@@ -26,19 +26,19 @@
 /* ------------------------------------------------------------------ building records */
 
 /* A record of ntargets empty targets named t0, t1, ... (histograms initialised). */
-static void record_new(struct run_result *r, size_t ntargets)
+static void record_new(struct run_record *r, size_t ntargets)
 {
     memset(r, 0, sizeof *r);
     r->ntargets = ntargets;
     r->targets = calloc(ntargets, sizeof *r->targets);
     assert_non_null(r->targets);
     for (size_t i = 0; i < ntargets; i++) {
-        run_target_result_init(&r->targets[i]);
+        record_target_init(&r->targets[i]);
         snprintf(r->targets[i].name, sizeof r->targets[i].name, "t%zu", i);
         snprintf(r->targets[i].url, sizeof r->targets[i].url, "http://127.0.0.1:80%02zu/", i);
-        run_events_init(&r->targets[i].events, 0, 10 * NS_PER_S); /* as the engine counts them */
+        record_events_init(&r->targets[i].events, 0, 10 * NS_PER_S); /* as the engine counts them */
     }
-    run_target_result_init(&r->all);
+    record_target_init(&r->all);
     r->threads = 2;
     r->pool_cap = 100;
     r->io = RUN_IO_EPOLL;
@@ -64,7 +64,7 @@ static void add_requests(struct run_target_result *t, uint64_t n, uint64_t plann
     for (uint64_t k = 0; k < n; k++) {
         uint64_t sent = o == OUTCOME_DROPPED ? 0 : planned_ns + lag_ns;
         uint64_t done = o == OUTCOME_DROPPED || o == OUTCOME_CANCELLED ? 0 : planned_ns + lat_ns;
-        run_events_count(&t->events, planned_ns, sent, done, o);
+        record_events_count(&t->events, planned_ns, sent, done, o);
     }
     if (warmup || o == OUTCOME_DROPPED || o == OUTCOME_CANCELLED)
         return;
@@ -80,7 +80,7 @@ static const struct record_finish_in done_at_10s = {.plan_end_ns = 10 * NS_PER_S
                                                     .stop_ns = 10 * NS_PER_S,
                                                     .late_p99_ms = NAN};
 
-static bool has_warning(const struct run_result *r, const char *text)
+static bool has_warning(const struct run_record *r, const char *text)
 {
     for (size_t i = 0; i < r->warnings.n; i++)
         if (strcmp(r->warnings.items[i], text) == 0)
@@ -88,7 +88,7 @@ static bool has_warning(const struct run_result *r, const char *text)
     return false;
 }
 
-static void assert_warnings(const struct run_result *r, const char *const *want, size_t n)
+static void assert_warnings(const struct run_record *r, const char *const *want, size_t n)
 {
     if (r->warnings.n != n) {
         for (size_t i = 0; i < r->warnings.n; i++)
@@ -104,7 +104,7 @@ static void assert_warnings(const struct run_result *r, const char *const *want,
 static void test_finish_ok_run(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_new(&r, 2);
     for (uint64_t s = 0; s < 10; s++) {
         add_requests(&r.targets[0], 60, s * NS_PER_S, 100 * NS_PER_US, 2 * NS_PER_MS, OUTCOME_OK, false);
@@ -138,7 +138,7 @@ static void test_finish_ok_run(void **state)
     const char *want[] = {
         "only 1,000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough"};
     assert_warnings(&r, want, 1);
-    run_result_release(&r);
+    record_release(&r);
 }
 
 /* Everything goes wrong at once: the warnings come in knee run's order and words, after the
@@ -146,7 +146,7 @@ static void test_finish_ok_run(void **state)
 static void test_finish_warnings_in_order(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_new(&r, 1);
     warn_add(&r.warnings, true, "the connection pool is capped at 100 (file descriptor limit 200; asked for 1000)");
     r.config.warmup_ns = 1 * NS_PER_S;
@@ -191,13 +191,13 @@ static void test_finish_warnings_in_order(void **state)
         "--out to a faster disk)",
     };
     assert_warnings(&r, want, sizeof want / sizeof *want);
-    run_result_release(&r);
+    record_release(&r);
 }
 
 static void test_finish_errors_and_broken_counts(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_new(&r, 1);
     r.config.open_loop = false; /* a closed loop: no generator verdict, no lag */
     add_requests(&r.targets[0], 80, NS_PER_S, 0, NS_PER_MS, OUTCOME_OK, false);
@@ -210,7 +210,7 @@ static void test_finish_errors_and_broken_counts(void **state)
     assert_true(has_warning(&r, "ERRORS: 20.0% of the requests sent failed (http_error 20): the latency of all "
                                 "requests mixes failures in; thresholds on latency use ok requests"));
     assert_false(r.generator_limited);
-    run_result_release(&r);
+    record_release(&r);
 
     record_new(&r, 1);
     add_requests(&r.targets[0], 10, NS_PER_S, 0, NS_PER_MS, OUTCOME_OK, false);
@@ -219,7 +219,7 @@ static void test_finish_errors_and_broken_counts(void **state)
     assert_false(r.accounting_ok);
     assert_string_equal(r.warnings.items[0], "BUG: the accounting identities do not hold (planned = sent + dropped; "
                                              "sent = outcomes); please report this run");
-    run_result_release(&r);
+    record_release(&r);
 }
 
 /* ------------------------------------------------------------------ the JSON, both ways */
@@ -324,7 +324,7 @@ static void config_fill(struct record_config *c)
 }
 
 /* A record with every field the JSON holds set to something other than its default. */
-static void record_rich(struct run_result *r, bool merged)
+static void record_rich(struct run_record *r, bool merged)
 {
     record_new(r, 2);
     config_fill(&r->config);
@@ -359,10 +359,10 @@ static void record_rich(struct run_result *r, bool merged)
     struct run_threshold thr[2];
     const char *names[] = {"t0", "t1"};
     char err[256];
-    assert_int_equal(run_threshold_parse_names("t1.p99<1s", names, 2, &thr[0], err, sizeof err), 0);
-    assert_int_equal(run_threshold_parse_names("error_rate<1%", names, 2, &thr[1], err, sizeof err), 0);
-    run_threshold_eval(&thr[0], r);
-    run_threshold_eval(&thr[1], r);
+    assert_int_equal(record_threshold_parse_names("t1.p99<1s", names, 2, &thr[0], err, sizeof err), 0);
+    assert_int_equal(record_threshold_parse_names("error_rate<1%", names, 2, &thr[1], err, sizeof err), 0);
+    record_threshold_eval(&thr[0], r);
+    record_threshold_eval(&thr[1], r);
     record_set_thresholds(r, thr, 2);
     struct run_shard *s = &r->shard;
     s->count = 3;
@@ -392,7 +392,7 @@ static void record_rich(struct run_result *r, bool merged)
     }
 }
 
-static char *json_text(const struct run_result *r, bool pretty)
+static char *json_text(const struct run_record *r, bool pretty)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -403,14 +403,14 @@ static char *json_text(const struct run_result *r, bool pretty)
     return buf;
 }
 
-static void assert_round_trip(const struct run_result *r)
+static void assert_round_trip(const struct run_record *r)
 {
     char *first = json_text(r, true);
     json_error_t je;
     json_t *root = json_loads(first, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         fail_msg("the JSON does not parse: %d: %s\n%s", je.line, je.text, first);
-    struct run_result back;
+    struct run_record back;
     char err[256];
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_int_equal(record_read_histograms(root, &back, err, sizeof err), 0);
@@ -436,7 +436,7 @@ static void assert_round_trip(const struct run_result *r)
     assert_int_equal(back.config.warmup_ns, r->config.warmup_ns);
     assert_int_equal(back.config.timer_slack_ns, r->config.timer_slack_ns);
     assert_string_equal(back.config.argv[2], "--lag-limit=7ms");
-    run_result_release(&back);
+    record_release(&back);
     json_decref(root);
     free(first);
     free(second);
@@ -445,17 +445,17 @@ static void assert_round_trip(const struct run_result *r)
 static void test_json_round_trip(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_rich(&r, false);
     assert_round_trip(&r);
-    run_result_release(&r);
+    record_release(&r);
     record_rich(&r, true);
     assert_round_trip(&r);
     /* without the shard object: no histograms to read, the rest the same */
     r.shard.count = 0;
     char *first = json_text(&r, false);
     json_t *root = json_loads(first, 0, NULL);
-    struct run_result back;
+    struct run_record back;
     char err[256];
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_int_equal(record_read_histograms(root, &back, err, sizeof err), 0);
@@ -465,15 +465,15 @@ static void test_json_round_trip(void **state)
     free(first);
     free(second);
     json_decref(root);
-    run_result_release(&back);
-    run_result_release(&r);
+    record_release(&back);
+    record_release(&r);
 }
 
 /* A closed loop's config and a knee-run/1 document's old names. */
 static void test_json_closed_loop_and_old_schema(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_new(&r, 1);
     r.config.open_loop = false;
     r.config.think_ns = 2500 * NS_PER_US + 1;
@@ -482,7 +482,7 @@ static void test_json_closed_loop_and_old_schema(void **state)
     record_finish(&r, &done_at_10s);
     char *first = json_text(&r, false);
     json_t *root = json_loads(first, 0, NULL);
-    struct run_result back;
+    struct run_record back;
     char err[256];
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_false(back.config.open_loop);
@@ -493,15 +493,15 @@ static void test_json_closed_loop_and_old_schema(void **state)
     free(first);
     free(second);
     json_decref(root);
-    run_result_release(&back);
-    run_result_release(&r);
+    record_release(&back);
+    record_release(&r);
 
     root = json_pack("{s:s, s:f, s:[], s:{}}", "schema", "knee-run/1", "send_ratio", 0.25, "targets", "all");
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_true(back.sent_on_schedule == 0.25);
     assert_true(isnan(back.window_s));
     assert_true(back.config.open_loop);
-    run_result_release(&back);
+    record_release(&back);
     json_decref(root);
 }
 
@@ -509,33 +509,33 @@ static void test_json_closed_loop_and_old_schema(void **state)
 static void test_histograms_checked(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_rich(&r, false);
     char *text = json_text(&r, false);
-    run_result_release(&r);
+    record_release(&r);
     json_t *root = json_loads(text, 0, NULL);
     free(text);
     json_t *t0 =
         json_array_get(json_object_get(json_object_get(json_object_get(root, "shard"), "histograms"), "targets"), 0);
     json_t *lat = json_object_get(t0, "latency");
     json_object_set_new(lat, "count", json_integer(json_integer_value(json_object_get(lat, "count")) + 1));
-    struct run_result back;
+    struct run_record back;
     char err[256];
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_int_equal(record_read_histograms(root, &back, err, sizeof err), KNEE_EFORMAT);
     assert_string_equal(err, "histogram t0.latency: its count or extremes disagree with its buckets");
-    run_result_release(&back);
+    record_release(&back);
     json_object_del(lat, "hdr");
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_int_equal(record_read_histograms(root, &back, err, sizeof err), KNEE_EFORMAT);
     assert_string_equal(err, "histogram t0.latency has no hdr, min_ns or max_ns");
-    run_result_release(&back);
+    record_release(&back);
     json_object_del(json_object_get(t0, "events"), "sends");
     json_object_del(t0, "latency");
     assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
     assert_int_equal(record_read_histograms(root, &back, err, sizeof err), KNEE_EFORMAT);
     assert_string_equal(err, "histograms of t0: events.sends is missing or out of range");
-    run_result_release(&back);
+    record_release(&back);
     json_decref(root);
 }
 
@@ -570,16 +570,16 @@ static void assert_same_hist(const struct hdr *a, const struct hdr *b)
 static void test_record_add(void **state)
 {
     (void)state;
-    struct run_result a, b, u, sum;
+    struct run_record a, b, u, sum;
     record_new(&a, 2);
     record_new(&b, 2);
     record_new(&u, 2);
     record_new(&sum, 2);
     sum.threads = sum.pool_cap = 0;
     for (uint64_t s = 0; s < 10; s++) {
-        struct run_result *half = s % 2 ? &b : &a;
+        struct run_record *half = s % 2 ? &b : &a;
         for (int k = 0; k < 2; k++) {
-            struct run_result *r = k ? &u : half;
+            struct run_record *r = k ? &u : half;
             add_requests(&r->targets[0], 30, s * NS_PER_S, 100 * NS_PER_US, (2 + s) * NS_PER_MS, OUTCOME_OK, false);
             add_requests(&r->targets[0], 2, s * NS_PER_S + 7, 5 * NS_PER_MS, NS_PER_S, OUTCOME_TIMEOUT, false);
             add_requests(&r->targets[1], 5, s * NS_PER_S + 1, 2 * NS_PER_MS, (5 + s) * NS_PER_MS, OUTCOME_OK, false);
@@ -637,10 +637,10 @@ static void test_record_add(void **state)
     assert_string_equal(x, y);
     free(x);
     free(y);
-    run_result_release(&a);
-    run_result_release(&b);
-    run_result_release(&u);
-    run_result_release(&sum);
+    record_release(&a);
+    record_release(&b);
+    record_release(&u);
+    record_release(&sum);
 }
 
 /* root changed by edit(root), then read strictly: refused with want (or read when want is NULL). */
@@ -649,13 +649,13 @@ static void strict_refuses(const char *doc, void (*edit)(json_t *), const char *
     json_t *root = json_loads(doc, 0, NULL);
     assert_non_null(root);
     edit(root);
-    struct run_result back;
+    struct run_record back;
     char err[256] = "";
     int rc = record_read_json_strict(root, &back, err, sizeof err);
     if (!want) {
         if (rc)
             fail_msg("refused: %s", err);
-        run_result_release(&back);
+        record_release(&back);
     } else {
         assert_int_equal(rc, KNEE_EFORMAT);
         assert_string_equal(err, want);
@@ -720,10 +720,10 @@ static void edit_root(json_t *root)
 static void test_read_strict(void **state)
 {
     (void)state;
-    struct run_result r;
+    struct run_record r;
     record_rich(&r, false);
     char *doc = json_text(&r, false);
-    run_result_release(&r);
+    record_release(&r);
     strict_refuses(doc, edit_none, NULL);
     strict_refuses(doc, edit_schema,
                    "schema \"knee-run/1\": knee merge adds up shards of the \"knee-run/2\" schema "
@@ -740,7 +740,7 @@ static void test_read_strict(void **state)
                    "schema \"none\": knee merge adds up shards of the \"knee-run/2\" schema "
                    "(rates by event time); run the shards with this knee");
     json_t *arr = json_array();
-    struct run_result back;
+    struct run_record back;
     char err[256];
     assert_int_equal(record_read_json_strict(arr, &back, err, sizeof err), KNEE_EFORMAT);
     assert_string_equal(err, "not a JSON object");
@@ -767,8 +767,8 @@ static void test_read_strict(void **state)
     assert_string_equal(err, "not knee run's JSON (schema \"knee-stats/1\", expected \"knee-run/2\")");
     json_decref(root);
     uint64_t plan;
-    assert_true(run_shard_plan_parse("1F0C00FF12345678", &plan) && plan == 0x1f0c00ff12345678ULL);
-    assert_false(run_shard_plan_parse("1f0c00ff1234567g", &plan));
+    assert_true(record_shard_plan_parse("1F0C00FF12345678", &plan) && plan == 0x1f0c00ff12345678ULL);
+    assert_false(record_shard_plan_parse("1f0c00ff1234567g", &plan));
     free(doc);
 }
 
@@ -780,20 +780,20 @@ static void test_thresholds_by_name(void **state)
     const char *names[] = {"api", "api.v2"};
     struct run_threshold t;
     char err[256];
-    assert_int_equal(run_threshold_parse_names("api.v2.p99<1s", names, 2, &t, err, sizeof err), 0);
+    assert_int_equal(record_threshold_parse_names("api.v2.p99<1s", names, 2, &t, err, sizeof err), 0);
     assert_int_equal(t.target, 1); /* the longest name that fits */
-    assert_int_equal(run_threshold_parse_names("api.timeout.max<=2s", names, 2, &t, err, sizeof err), 0);
+    assert_int_equal(record_threshold_parse_names("api.timeout.max<=2s", names, 2, &t, err, sizeof err), 0);
     assert_int_equal(t.target, 0);
     assert_int_equal(t.group, RUN_GROUP_TIMEOUT);
-    assert_int_equal(run_threshold_parse_names("p99<1s", NULL, 0, &t, err, sizeof err), 0);
+    assert_int_equal(record_threshold_parse_names("p99<1s", NULL, 0, &t, err, sizeof err), 0);
     assert_int_equal(t.target, THR_ALL_TARGETS);
-    assert_int_equal(run_threshold_parse_names("nope<1", names, 2, &t, err, sizeof err), KNEE_EINVAL);
+    assert_int_equal(record_threshold_parse_names("nope<1", names, 2, &t, err, sizeof err), KNEE_EINVAL);
     assert_non_null(strstr(err, "unknown quantity 'nope'"));
-    struct run_result r;
+    struct run_record r;
     memset(&r, 0, sizeof r);
     struct run_threshold thr[2];
-    assert_int_equal(run_threshold_parse_names("sent_on_schedule>99%", NULL, 0, &thr[0], err, sizeof err), 0);
-    assert_int_equal(run_threshold_parse_names("count>=1", NULL, 0, &thr[1], err, sizeof err), 0);
+    assert_int_equal(record_threshold_parse_names("sent_on_schedule>99%", NULL, 0, &thr[0], err, sizeof err), 0);
+    assert_int_equal(record_threshold_parse_names("count>=1", NULL, 0, &thr[1], err, sizeof err), 0);
     thr[0].measured = 0.5;
     thr[1].measured = 2;
     thr[1].pass = true;
@@ -803,7 +803,7 @@ static void test_thresholds_by_name(void **state)
     assert_string_equal(r.thresholds[1].unit, "");
     assert_false(r.thresholds[0].pass);
     assert_true(r.thresholds[1].pass);
-    run_result_release(&r);
+    record_release(&r);
 }
 
 static void test_warn_list(void **state)

@@ -125,7 +125,7 @@ static void test_engine_live(void **state)
                              .live_ctx = &s,
                              .live_bounds_ns = bounds,
                              .live_nbounds = sizeof bounds / sizeof *bounds};
-    struct run_result res;
+    struct run_record res;
     char err[256];
     assert_int_equal(run_execute(&cfg, &res, err, sizeof err), 0);
     assert_true(res.accounting_ok);
@@ -155,7 +155,7 @@ static void test_engine_live(void **state)
             assert_int_equal(l->bytes_sent, sent * plan.targets[t].request_bytes);
     }
     run_dryrun_release(&plan);
-    run_result_release(&res);
+    record_release(&res);
 
     /* Bounds the engine cannot use are refused before anything starts. */
     const int64_t bad[] = {1000, 1000};
@@ -182,7 +182,7 @@ static void test_thresholds_as_bounds(void **state)
     for (size_t i = 0; i < 8; i++)
         assert_int_equal(run_threshold_parse(exprs[i], &cfg, &thr[i], err, sizeof err), 0);
     double s[8];
-    size_t n = run_metrics_thresholds(thr, 8, s, 8);
+    size_t n = cli_metrics_thresholds(thr, 8, s, 8);
     assert_int_equal(n, 5); /* ttfb (not exposed), error_rate, count are not latency bounds */
     const double want[] = {0.25, 0.007, 0.002, 0.5, 0.25};
     for (size_t i = 0; i < n; i++)
@@ -193,23 +193,23 @@ static void test_thresholds_as_bounds(void **state)
     struct metrics_flags f = {.listen = "127.0.0.1:0", .buckets = "1ms,250ms,500ms"};
     double b[METRICS_MAX_BOUNDS];
     size_t nb;
-    assert_int_equal(run_metrics_check(&f, &spec, thr, 8, b, &nb), 0);
+    assert_int_equal(cli_metrics_check(&f, &spec, thr, 8, b, &nb), 0);
     assert_int_equal(nb, 5);
     const double merged[] = {0.001, 0.002, 0.007, 0.25, 0.5};
     for (size_t i = 0; i < nb; i++)
         assert_true(fabs(b[i] - merged[i]) < 1e-15);
     /* without --metrics-listen: nothing; the other two flags need it; bad values exit 2 */
     struct metrics_flags none = {0};
-    assert_int_equal(run_metrics_check(&none, &spec, thr, 8, b, &nb), 0);
+    assert_int_equal(cli_metrics_check(&none, &spec, thr, 8, b, &nb), 0);
     assert_int_equal(nb, 0);
     struct metrics_flags linger_only = {.linger_ns = NS_PER_S};
-    assert_int_equal(run_metrics_check(&linger_only, &spec, NULL, 0, b, &nb), 2);
+    assert_int_equal(cli_metrics_check(&linger_only, &spec, NULL, 0, b, &nb), 2);
     struct metrics_flags buckets_only = {.buckets = "5ms"};
-    assert_int_equal(run_metrics_check(&buckets_only, &spec, NULL, 0, b, &nb), 2);
+    assert_int_equal(cli_metrics_check(&buckets_only, &spec, NULL, 0, b, &nb), 2);
     struct metrics_flags bad_listen = {.listen = "nowhere"};
-    assert_int_equal(run_metrics_check(&bad_listen, &spec, NULL, 0, b, &nb), 2);
+    assert_int_equal(cli_metrics_check(&bad_listen, &spec, NULL, 0, b, &nb), 2);
     struct metrics_flags bad_buckets = {.listen = ":0", .buckets = "5ms,fast"};
-    assert_int_equal(run_metrics_check(&bad_buckets, &spec, NULL, 0, b, &nb), 2);
+    assert_int_equal(cli_metrics_check(&bad_buckets, &spec, NULL, 0, b, &nb), 2);
 }
 
 /* GET /metrics (Connection: close) into a malloc'd string. */
@@ -266,16 +266,16 @@ static void test_glue_scrape(void **state)
     struct cmd_spec spec = {.name = "run", .opts = rows, .nopts = 0};
     struct metrics_flags f = {.listen = "127.0.0.1:0"};
     struct run_metrics *m;
-    assert_int_equal(run_metrics_start(&f, &spec, &cfg, &thr, 1, &m), 0);
+    assert_int_equal(cli_metrics_start(&f, &spec, &cfg, &thr, 1, &m), 0);
     assert_non_null(m);
     assert_true(cfg.on_live != NULL && cfg.live_nbounds == METRICS_DEFAULT_NBOUNDS + 1); /* 7 ms added */
-    int port = run_metrics_port(m);
+    int port = cli_metrics_port(m);
     char *t = scrape(port); /* before any run: the families exist, at 0 */
     assert_true(sample_of(t, "knee_requests_total{target=\"api\",outcome=\"ok\"}") == 0);
     free(t);
     uint64_t ok = 0, lat = 0;
     for (int round = 0; round < 2; round++) { /* two runs through one cfg: the counts add up */
-        struct run_result res;
+        struct run_record res;
         assert_int_equal(run_execute(&cfg, &res, err, sizeof err), 0);
         ok += res.all.counts.outcome[OUTCOME_OK];
         lat += (uint64_t)res.all.latency_all.total_count;
@@ -287,10 +287,10 @@ static void test_glue_scrape(void **state)
         assert_true(sample_of(t, "knee_in_flight_requests{target=\"api\"}") == 0);
         assert_true(sample_of(t, "knee_run_finished") == 0);
         free(t);
-        run_result_release(&res);
+        record_release(&res);
     }
     assert_int_equal(ok, 600);
-    run_metrics_finish(m, false);
+    cli_metrics_finish(m, false);
     serve_stop(srv, NULL);
     /* A port in use: exit code 1 and nothing started. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -305,7 +305,7 @@ static void test_glue_scrape(void **state)
     struct metrics_flags taken = {.listen = busy};
     struct run_config cfg2 = cfg;
     cfg2.on_live = NULL;
-    assert_int_equal(run_metrics_start(&taken, &spec, &cfg2, NULL, 0, &m), 1);
+    assert_int_equal(cli_metrics_start(&taken, &spec, &cfg2, NULL, 0, &m), 1);
     assert_null(m);
     assert_null(cfg2.on_live);
     close(fd);

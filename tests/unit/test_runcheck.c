@@ -33,7 +33,7 @@ static void config(struct record_config *cfg, bool poisson)
 
 /* A record of cfg's plan: 30 ticks (the first in the warm-up); p99 from 10 ms rising by `slope`
  * ms/s, with noise. */
-static void result(struct run_result *res, const struct record_config *cfg, double slope, struct rng *g)
+static void result(struct run_record *res, const struct record_config *cfg, double slope, struct rng *g)
 {
     memset(res, 0, sizeof *res);
     res->config = *cfg; /* no strings: nothing shared */
@@ -48,15 +48,15 @@ static void result(struct run_result *res, const struct record_config *cfg, doub
     }
 }
 
-static void release(struct run_result *res)
+static void release(struct run_record *res)
 {
     hdr_release(&res->all.latency_all);
-    run_result_release(res);
+    record_release(res);
 }
 
 /* A log of n measured requests (+ 100 warm-up) sent at the given gaps (ns), latencies
  * lognormal around 2 ms; the same latencies go into the result's histogram. */
-static void write_log(const char *path, struct run_result *res, struct rng *g, size_t n, bool poisson)
+static void write_log(const char *path, struct run_record *res, struct rng *g, size_t n, bool poisson)
 {
     const char *names[] = {"api"};
     struct reqlog_writer *w;
@@ -79,7 +79,7 @@ static void write_log(const char *path, struct run_result *res, struct rng *g, s
     assert_int_equal(reqlog_writer_close(w), 0);
 }
 
-static bool has_warning(const struct run_result *res, const char *needle)
+static bool has_warning(const struct run_record *res, const char *needle)
 {
     for (size_t i = 0; i < res->warnings.n; i++)
         if (strstr(res->warnings.items[i], needle))
@@ -98,7 +98,7 @@ static void test_poisson_and_trend(void **state)
     rng_seed(&g, 3);
     struct record_config cfg;
     config(&cfg, true);
-    struct run_result res;
+    struct run_record res;
     result(&res, &cfg, 0, &g);
     write_log(path, &res, &g, 20000, true);
     struct runcheck c;
@@ -166,7 +166,7 @@ static void test_poisson_and_trend(void **state)
 static const char *poisson_skipped(const struct record_config *cfg, const char *log, struct rng *g)
 {
     static char text[512];
-    struct run_result res;
+    struct run_record res;
     result(&res, cfg, 0, g);
     struct runcheck c;
     char err[256];
@@ -210,7 +210,7 @@ static void test_poisson_not_checked(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    struct run_result scratch;
+    struct run_record scratch;
     result(&scratch, &cfg, 0, &g);
     write_log(path, &scratch, &g, 3, true);
     release(&scratch);
@@ -220,7 +220,7 @@ static void test_poisson_not_checked(void **state)
     unlink(path);
     /* --ramp: no check is owed, and none is mentioned */
     cfg.ramp = true;
-    struct run_result res;
+    struct run_record res;
     result(&res, &cfg, 0, &g);
     struct runcheck c;
     char err[256];

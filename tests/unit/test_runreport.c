@@ -1,6 +1,6 @@
 /* Unit tests for src/runreport: knee run's terminal summary (compact and full forms, and
  * what switches to the full one), the record's JSON document, the --dry-run plan and the
- * progress line (src/cli/run_print.c), over struct run_result values built by hand (one and
+ * progress line (src/cli/run_print.c), over struct run_record values built by hand (one and
  * several targets, failures, warnings, thresholds). The JSON is checked for values here and
  * parsed by python3 when it is installed; and the summary printed from the record read back
  * from the JSON (record_read_json, as knee report prints it) equals the terminal's byte for
@@ -81,7 +81,7 @@ static void add_counts(struct run_counts *d, const struct run_counts *s)
     d->conns_opened += s->conns_opened;
 }
 
-static void merge_all(struct run_result *r)
+static void merge_all(struct run_record *r)
 {
     target_init(&r->all, "all", "");
     for (size_t i = 0; i < r->ntargets; i++) {
@@ -99,38 +99,38 @@ static void merge_all(struct run_result *r)
     /* the events as the engine counts them: sends spread evenly over the window */
     uint64_t wns = (uint64_t)(r->window_s * 1e9);
     r->window_end_s = r->window_start_s + r->window_s;
-    run_events_init(&r->all.events, 0, wns);
+    record_events_init(&r->all.events, 0, wns);
     for (size_t i = 0; i < r->ntargets; i++) {
         struct run_events *ev = &r->targets[i].events;
         ev->window_start_ns = 0;
         ev->window_end_ns = wns;
         ev->first_send_ns = 1;
         ev->last_send_ns = ev->sends > 1 ? 1 + (ev->sends - 1) * (wns / ev->sends) : 1;
-        run_events_merge(&r->all.events, ev);
-        run_rates_of(ev, &r->targets[i].rates);
+        record_events_merge(&r->all.events, ev);
+        record_rates_of(ev, &r->targets[i].rates);
     }
-    run_rates_of(&r->all.events, &r->all.rates);
+    record_rates_of(&r->all.events, &r->all.rates);
     r->sent_on_schedule = c->planned ? (double)c->sent_on_time / (double)c->planned : NAN;
     r->failed_share = NAN;
     if (c->sent) {
         uint64_t failed = 0;
         for (int o = 0; o < OUTCOME_COUNT; o++)
-            if (run_outcome_failed((enum reqlog_outcome)o))
+            if (record_outcome_failed((enum reqlog_outcome)o))
                 failed += c->outcome[o];
         r->failed_share = (double)failed / (double)c->sent;
     }
     r->no_ok = c->outcome[OUTCOME_OK] == 0;
-    r->accounting_ok = run_counts_hold(c);
+    r->accounting_ok = record_counts_hold(c);
 }
 
-static void warn(struct run_result *r, bool attention, const char *text)
+static void warn(struct run_record *r, bool attention, const char *text)
 {
     warn_add(&r->warnings, attention, "%s", text);
 }
 
-static struct run_result *result_new(size_t ntargets)
+static struct run_record *result_new(size_t ntargets)
 {
-    struct run_result *r = calloc(1, sizeof *r);
+    struct run_record *r = calloc(1, sizeof *r);
     assert_non_null(r);
     r->ntargets = ntargets;
     r->targets = calloc(ntargets, sizeof *r->targets);
@@ -143,16 +143,16 @@ static struct run_result *result_new(size_t ntargets)
     return r;
 }
 
-static void result_free(struct run_result *r)
+static void result_free(struct run_record *r)
 {
-    run_result_release(r);
+    record_release(r);
     free(r);
 }
 
 /* The open-loop result of 1,000/s for 10 s against one target, every request ok. */
-static struct run_result *one_target_ok(void)
+static struct run_record *one_target_ok(void)
 {
-    struct run_result *r = result_new(1);
+    struct run_record *r = result_new(1);
     target_init(&r->targets[0], "api", "http://127.0.0.1:8080/");
     r->targets[0].planned_rate = 1000;
     record(&r->targets[0], OUTCOME_OK, 9000, 1000000);
@@ -178,7 +178,7 @@ static const struct run_config open_cfg = {.plan.ntargets = 1,
 /* The record as the engine leaves it for the reports: the plan echoed from cfg (each target's
  * own rate from cfg's targets), the statistics of its histograms as they are now, the
  * thresholds' verdicts. */
-static void prepare(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr,
+static void prepare(const struct run_config *cfg, struct run_record *r, const struct run_threshold *thr, size_t nthr,
                     bool verbose)
 {
     record_config_from_run(&r->config, cfg);
@@ -191,13 +191,13 @@ static void prepare(const struct run_config *cfg, struct run_result *r, const st
     r->verbose = verbose;
 }
 
-static bool needs_full(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr)
+static bool needs_full(const struct run_config *cfg, struct run_record *r, const struct run_threshold *thr, size_t nthr)
 {
     prepare(cfg, r, thr, nthr, false);
-    return run_summary_needs_full(r);
+    return runreport_needs_full(r);
 }
 
-static char *text_of(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr,
+static char *text_of(const struct run_config *cfg, struct run_record *r, const struct run_threshold *thr, size_t nthr,
                      bool verbose)
 {
     char *buf = NULL;
@@ -205,12 +205,12 @@ static char *text_of(const struct run_config *cfg, struct run_result *r, const s
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     prepare(cfg, r, thr, nthr, verbose);
-    run_print_summary(f, r, verbose);
+    runreport_print_summary(f, r, verbose);
     fclose(f);
     return buf;
 }
 
-static char *json_of(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr, size_t nthr)
+static char *json_of(const struct run_config *cfg, struct run_record *r, const struct run_threshold *thr, size_t nthr)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -279,7 +279,7 @@ static void assert_json(const char *json, const char *expr)
 static void test_compact_one_target(void **state)
 {
     (void)state;
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     assert_false(needs_full(&open_cfg, r, NULL, 0));
     char *t = text_of(&open_cfg, r, NULL, 0, false);
     assert_line(t,
@@ -297,7 +297,7 @@ static void test_compact_one_target(void **state)
     assert_line(t, "                    count       p50       p90       p99     p99.9       max");
     /* p50 and p90 in the 1 ms bucket, p99 in the 2 ms one, p99.9 and max at 50 ms */
     struct run_summary s;
-    run_summarize(&r->all.latency_all, &s);
+    record_summary_of(&r->all.latency_all, &s);
     char want[160], v[5][24];
     snprintf(want, sizeof want, "  latency (ms)     10,000 %9s %9s %9s %9s %9s", units_fmt_ms(s.p50, v[0], 24),
              units_fmt_ms(s.p90, v[1], 24), units_fmt_ms(s.p99, v[2], 24), units_fmt_ms(s.p999, v[3], 24),
@@ -334,7 +334,7 @@ static void test_compact_one_target(void **state)
 static void test_closed_loop_compact(void **state)
 {
     (void)state;
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     r->targets[0].connections = 8;
     r->targets[0].planned_rate = 0;
     struct run_config cfg = open_cfg;
@@ -358,7 +358,7 @@ static void test_full_when_something_needs_attention(void **state)
 {
     (void)state;
     /* a note (few samples) prints in the compact form and does not switch it */
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     warn(r, false, "only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
     char *t = text_of(&open_cfg, r, NULL, 0, false);
     assert_has(t, "--verbose: every table");
@@ -415,7 +415,7 @@ static void test_full_when_something_needs_attention(void **state)
 static void test_several_targets(void **state)
 {
     (void)state;
-    struct run_result *r = result_new(2);
+    struct run_record *r = result_new(2);
     target_init(&r->targets[0], "read", "http://h/r");
     target_init(&r->targets[1], "write", "http://h/w");
     r->targets[0].planned_rate = 150;
@@ -455,7 +455,7 @@ static void test_several_targets(void **state)
 static void test_thresholds(void **state)
 {
     (void)state;
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     struct run_config cfg = open_cfg;
     struct plan_target tc = {.name = "api", .url = "http://127.0.0.1:8080/"};
     cfg.plan.targets = &tc;
@@ -465,7 +465,7 @@ static void test_thresholds(void **state)
     assert_int_equal(run_threshold_parse("error_rate<1%", &cfg, &thr[1], err, sizeof err), 0);
     assert_int_equal(run_threshold_parse("max<=10ms", &cfg, &thr[2], err, sizeof err), 0);
     for (int i = 0; i < 2; i++)
-        run_threshold_eval(&thr[i], r);
+        record_threshold_eval(&thr[i], r);
     /* passing thresholds keep the compact form */
     char *t = text_of(&cfg, r, thr, 2, false);
     assert_has(t, "--verbose: every table");
@@ -474,7 +474,7 @@ static void test_thresholds(void **state)
     assert_line(t, "  pass error_rate<1%                measured 0%");
     free(t);
     /* a failed one switches to the full form */
-    run_threshold_eval(&thr[2], r);
+    record_threshold_eval(&thr[2], r);
     assert_false(thr[2].pass);
     assert_true(needs_full(&cfg, r, thr, 3));
     t = text_of(&cfg, r, thr, 3, false);
@@ -494,7 +494,7 @@ static void test_thresholds(void **state)
 static void test_json_document(void **state)
 {
     (void)state;
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     warn(r, true, "a \"quoted\" warning");
     r->targets[0].counts.outcome[OUTCOME_OK] += 0;
     struct run_config cfg = open_cfg;
@@ -548,7 +548,7 @@ static void test_plan(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_print_dryrun(f, &cfg, &plan);
+    cli_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf,
                 "knee run: open loop, constant arrivals, 500.0/s, pool up to 10,000 connections (queue when busy), "
@@ -567,7 +567,7 @@ static void test_plan(void **state)
     plan.pool_cap = 1000;
     cfg.plan.arrivals = RUN_ARRIVALS_POISSON;
     f = open_memstream(&buf, &len);
-    run_print_dryrun(f, &cfg, &plan);
+    cli_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf, "  about 5,000 requests planned over 10 s (Poisson arrivals: the count varies from seed to seed)");
     assert_line(buf, "  ! the connection pool is capped at 1000 (file descriptor limit 0; asked for 10000)");
@@ -580,7 +580,7 @@ static void test_plan(void **state)
     cfg.plan.arrivals = RUN_ARRIVALS_CONSTANT;
     cfg.plan.requests = 1;
     f = open_memstream(&buf, &len);
-    run_print_dryrun(f, &cfg, &plan);
+    cli_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_has(buf, "pool up to 1 connection (queue when busy), 10 s, 1 request, 2 threads");
     assert_line(buf, "  1 request planned over 10 s");
@@ -591,7 +591,7 @@ static void test_plan(void **state)
     cfg.plan.requests = 0;
     cfg.timer_slack_ns = 1500 * NS_PER_US;
     f = open_memstream(&buf, &len);
-    run_print_dryrun(f, &cfg, &plan);
+    cli_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf,
                 "knee run: open loop, constant arrivals, 500.0/s, pool up to 1 connection (queue when busy), sends up "
@@ -603,7 +603,7 @@ static void test_plan(void **state)
     plan.io = RUN_IO_URING;
     plan.all.connections = 4;
     f = open_memstream(&buf, &len);
-    run_print_dryrun(f, &cfg, &plan);
+    cli_print_dryrun(f, &cfg, &plan);
     fclose(f);
     assert_line(buf, "knee run: closed loop, 4 connections, 10 s, 2 threads on io_uring (--io uring)");
     free(buf);
@@ -625,14 +625,14 @@ static void test_progress(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_print_progress(f, &p, true);
+    cli_print_progress(f, &p, true);
     fclose(f);
     assert_string_equal(
         buf, "\r[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\033[K");
     free(buf);
     /* not a terminal (a pipe, a file): one plain line, no carriage return, no escape code */
     f = open_memstream(&buf, &len);
-    run_print_progress(f, &p, false);
+    cli_print_progress(f, &p, false);
     fclose(f);
     assert_string_equal(buf, "[   3.0s/10s] sent 1,000.0/s  done 998.0/s  in flight 2  p50 1.250 p99 - ms  errors 1\n");
     free(buf);
@@ -645,7 +645,7 @@ static void test_progress(void **state)
 static void test_rates_after_the_window(void **state)
 {
     (void)state;
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     struct run_events *ev = &r->targets[0].events;
     /* of 10,000 planned in 10 s, 2,500 left inside the window, 7,500 after it */
     ev->sent = 2500;
@@ -657,8 +657,8 @@ static void test_rates_after_the_window(void **state)
     ev->last_send_ns = 40001000000ULL; /* 40 s of sending */
     ev->sends = 10001;
     r->all.events = *ev;
-    run_rates_of(ev, &r->targets[0].rates);
-    run_rates_of(&r->all.events, &r->all.rates);
+    record_rates_of(ev, &r->targets[0].rates);
+    record_rates_of(&r->all.events, &r->all.rates);
     r->sent_on_schedule = 0.25;
     char *t = text_of(&open_cfg, r, NULL, 0, false);
     assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it): planned 1,000.0  sent "
@@ -680,7 +680,7 @@ static void test_rates_after_the_window(void **state)
 static void test_failed_and_escaped(void **state)
 {
     (void)state;
-    struct run_result *r = result_new(1);
+    struct run_record *r = result_new(1);
     target_init(&r->targets[0], "a\r\nb", "http://127.0.0.1:1/\x1b[2J");
     record(&r->targets[0], OUTCOME_TRANSPORT, 1000, 100000);
     merge_all(r);
@@ -710,7 +710,7 @@ static void test_failed_and_escaped(void **state)
 static void test_banner_total(void **state)
 {
     (void)state;
-    struct run_result *r = result_new(2);
+    struct run_record *r = result_new(2);
     target_init(&r->targets[0], "a", "http://h/a");
     target_init(&r->targets[1], "b", "http://h/b");
     r->targets[0].planned_rate = 20;
@@ -733,7 +733,7 @@ static void test_banner_total(void **state)
 
 /* The summary printed from the run equals the one printed from its JSON, byte for byte, with
  * and without --verbose (the JSON records it). */
-static void assert_roundtrip(const struct run_config *cfg, struct run_result *r, const struct run_threshold *thr,
+static void assert_roundtrip(const struct run_config *cfg, struct run_record *r, const struct run_threshold *thr,
                              size_t nthr)
 {
     for (int verbose = 0; verbose <= 1; verbose++) {
@@ -748,18 +748,18 @@ static void assert_roundtrip(const struct run_config *cfg, struct run_result *r,
         json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
         if (!root)
             fail_msg("the JSON does not parse: %d: %s\n%s", je.line, je.text, buf);
-        struct run_result v;
+        struct run_record v;
         char err[256];
         assert_int_equal(record_read_json(root, &v, err, sizeof err), 0);
         char *page = NULL;
         size_t plen = 0;
         f = open_memstream(&page, &plen);
-        run_print_summary(f, &v, v.verbose);
+        runreport_print_summary(f, &v, v.verbose);
         fclose(f);
         if (strcmp(term, page) != 0)
             fail_msg("the summary from the JSON differs:\n--- terminal\n%s--- from the JSON\n%s", term, page);
-        assert_int_equal(run_summary_needs_full(&v), needs_full(cfg, r, thr, nthr));
-        run_result_release(&v);
+        assert_int_equal(runreport_needs_full(&v), needs_full(cfg, r, thr, nthr));
+        record_release(&v);
         json_decref(root);
         free(page);
         free(buf);
@@ -768,7 +768,7 @@ static void assert_roundtrip(const struct run_config *cfg, struct run_result *r,
 }
 
 /* merge_all again after more records: the merged target's histograms are made anew */
-static void remerge(struct run_result *r)
+static void remerge(struct run_record *r)
 {
     struct run_target_result *a = &r->all;
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
@@ -791,7 +791,7 @@ static void test_summary_from_json(void **state)
 {
     (void)state;
     /* ok, compact; the same with a note */
-    struct run_result *r = one_target_ok();
+    struct run_record *r = one_target_ok();
     assert_roundtrip(&open_cfg, r, NULL, 0);
     warn(r, false, "only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
     assert_roundtrip(&open_cfg, r, NULL, 0);
@@ -807,7 +807,7 @@ static void test_summary_from_json(void **state)
     assert_int_equal(run_threshold_parse("goodput_per_s>10", &cfg, &thr[2], err, sizeof err), 0);
     assert_int_equal(run_threshold_parse("max<=10ms", &cfg, &thr[3], err, sizeof err), 0);
     for (int i = 0; i < 4; i++)
-        run_threshold_eval(&thr[i], r);
+        record_threshold_eval(&thr[i], r);
     assert_roundtrip(&cfg, r, thr, 3);
     assert_roundtrip(&cfg, r, thr, 4);
 
@@ -824,8 +824,8 @@ static void test_summary_from_json(void **state)
     ev->last_send_ns = 40001000000ULL;
     ev->sends = 10001;
     r->all.events = *ev;
-    run_rates_of(ev, &r->targets[0].rates);
-    run_rates_of(&r->all.events, &r->all.rates);
+    record_rates_of(ev, &r->targets[0].rates);
+    record_rates_of(&r->all.events, &r->all.rates);
     r->sent_on_schedule = 0.25;
     r->generator_limited = true;
     r->interrupted = true;
@@ -987,7 +987,7 @@ static void test_summary_from_json(void **state)
 static void test_view_of_other_documents(void **state)
 {
     (void)state;
-    struct run_result v;
+    struct run_record v;
     char err[256];
     json_t *doc = json_pack("{s:s}", "schema", "knee-compare/1");
     assert_int_equal(record_read_json(doc, &v, err, sizeof err), KNEE_EFORMAT);
@@ -1002,12 +1002,12 @@ static void test_view_of_other_documents(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    run_print_summary(f, &v, v.verbose);
+    runreport_print_summary(f, &v, v.verbose);
     fclose(f);
     assert_has(buf, "  sent on schedule: 50.00% of the planned requests");
     assert_has(buf, "\n  all                   3         -");
     free(buf);
-    run_result_release(&v);
+    record_release(&v);
     json_decref(doc);
 }
 

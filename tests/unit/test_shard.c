@@ -14,7 +14,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/run.h"
-#include "load/shard.h"
+#include "load/shard_hooks.h"
 #include "plan/schedule.h"
 #include "reqlog/reqlog.h"
 #include "serve/serve.h"
@@ -370,7 +370,7 @@ struct recs {
 };
 
 /* Run cfg with a binary log and append its records' (target, planned) to out. */
-static void run_logged(struct run_config *cfg, struct recs *out, struct run_result *res)
+static void run_logged(struct run_config *cfg, struct recs *out, struct run_record *res)
 {
     char path[] = "/tmp/knee_test_shard_XXXXXX";
     int fd = mkstemp(path);
@@ -444,10 +444,10 @@ static void test_engine_shards(void **state)
             .threads = 1,
         };
         struct recs one = {0}, all = {0};
-        struct run_result res;
+        struct run_record res;
         run_logged(&c, &one, &res);
         uint64_t one_planned = res.all.counts.planned + res.all.warmup_counts.planned;
-        run_result_release(&res);
+        record_release(&res);
         uint64_t sum_planned = 0;
         for (uint32_t I = 0; I < cases[k].N; I++) {
             struct run_config s = c;
@@ -459,7 +459,7 @@ static void test_engine_shards(void **state)
             assert_int_equal(res.shard.count, cases[k].N);
             assert_true(res.shard.plan_id == run_shard_plan_id(&s));
             sum_planned += res.all.counts.planned + res.all.warmup_counts.planned;
-            run_result_release(&res);
+            record_release(&res);
         }
         assert_int_equal(sum_planned, one_planned);
         qsort(one.v, one.n, sizeof *one.v, cmp_rec);
@@ -501,7 +501,7 @@ static void test_start_at(void **state)
         .plan.shard.index = 1,
     };
     char err[256];
-    struct run_result res;
+    struct run_record res;
     /* on time: 300 ms ahead */
     c.plan.shard.start_at_unix_ns = clock_wall_ns() + 300 * NS_PER_MS;
     assert_int_equal(run_execute(&c, &res, err, sizeof err), 0);
@@ -510,20 +510,20 @@ static void test_start_at(void **state)
     assert_true(res.shard.start_skew_ns < 0); /* it waited for the instant */
     assert_true(res.shard.start_skew_ns > -(int64_t)(300 * NS_PER_MS));
     assert_int_equal(res.all.counts.planned, 250);
-    run_result_release(&res);
+    record_release(&res);
     /* late: the instant was 200 ms ago, so the first ~100 requests of this shard are due at once */
     c.plan.shard.start_at_unix_ns = clock_wall_ns() - 200 * NS_PER_MS;
     assert_int_equal(run_execute(&c, &res, err, sizeof err), 0);
     assert_true(res.shard.start_skew_ns >= (int64_t)(200 * NS_PER_MS));
     assert_int_equal(res.all.counts.planned, 250);
     struct run_summary lag;
-    run_summarize(&res.all.lag, &lag);
+    record_summary_of(&res.all.lag, &lag);
     assert_true(lag.max >= 190); /* ms: the lateness is lag, not hidden */
     bool warned = false;
     for (size_t i = 0; i < res.warnings.n; i++)
         warned |= strstr(res.warnings.items[i], "after the shared start instant") != NULL;
     assert_true(warned);
-    run_result_release(&res);
+    record_release(&res);
     serve_stop(srv, NULL);
 }
 

@@ -1,6 +1,6 @@
 /* --shard, --shards, --start-at: parsing, the schedulers' environment variables, and the
  * shared start instant (absolute, or relative to a base every process can read). */
-#include "cli/run_shard.h"
+#include "cli/shard_flags.h"
 
 #include "core/clock.h"
 #include "core/err.h"
@@ -69,7 +69,7 @@ static bool from_scheduler(uint64_t shards, uint32_t *index, uint32_t *count, co
     return false;
 }
 
-int run_shard_args(const struct cmd_spec *spec, const char *shard, uint64_t shards, struct run_config *cfg)
+int cli_shard_args(const struct cmd_spec *spec, const char *shard, uint64_t shards, struct run_config *cfg)
 {
     if (!shard && !shards)
         return 0;
@@ -192,7 +192,7 @@ static int parse_rfc3339(const char *s, uint64_t *out)
     return 0;
 }
 
-int run_instant_parse(const char *s, uint64_t *unix_ns)
+int cli_instant_parse(const char *s, uint64_t *unix_ns)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -218,7 +218,7 @@ static int base_from_file(const char *path, uint64_t now_unix_ns, uint64_t *out,
             char line[128] = "";
             bool got = fgets(line, sizeof line, f) != NULL;
             fclose(f);
-            if (!got || run_instant_parse(line, out) != 0)
+            if (!got || cli_instant_parse(line, out) != 0)
                 return knee_fail(err, errlen, KNEE_EINVAL,
                                  "--start-at: %s does not hold an instant (Unix seconds or RFC 3339) on its first line",
                                  path);
@@ -262,10 +262,10 @@ static int base_from_file(const char *path, uint64_t now_unix_ns, uint64_t *out,
     return knee_fail(err, errlen, KNEE_EINVAL, "--start-at: %s keeps changing", path);
 }
 
-int run_start_at_parse(const char *s, uint64_t now_unix_ns, uint64_t *unix_ns, char *err, size_t errlen)
+int cli_start_at_parse(const char *s, uint64_t now_unix_ns, uint64_t *unix_ns, char *err, size_t errlen)
 {
     if (*s != '+') {
-        if (run_instant_parse(s, unix_ns) != 0)
+        if (cli_instant_parse(s, unix_ns) != 0)
             return knee_fail(err, errlen, KNEE_EINVAL,
                              "--start-at '%s': expected Unix seconds (1764507600), RFC 3339 (2026-11-30T13:00:00Z), "
                              "+D after $" RUN_SHARD_ENV_BASE " or +D@FILE",
@@ -296,7 +296,7 @@ int run_start_at_parse(const char *s, uint64_t now_unix_ns, uint64_t *unix_ns, c
                              "--start-at '%s': +D counts from the instant in $" RUN_SHARD_ENV_BASE
                              ", which is not set (or give +D@FILE, or an absolute instant)",
                              s);
-        if (run_instant_parse(env, &base) != 0)
+        if (cli_instant_parse(env, &base) != 0)
             return knee_fail(err, errlen, KNEE_EINVAL,
                              "--start-at: $" RUN_SHARD_ENV_BASE " '%s' is not Unix seconds or RFC 3339", env);
     }
@@ -306,13 +306,13 @@ int run_start_at_parse(const char *s, uint64_t now_unix_ns, uint64_t *unix_ns, c
     return 0;
 }
 
-int run_start_at_args(const struct cmd_spec *spec, const char *start_at, struct run_config *cfg)
+int cli_start_at_args(const struct cmd_spec *spec, const char *start_at, struct run_config *cfg)
 {
     if (!start_at)
         return 0;
     char why[512];
     uint64_t now = clock_wall_ns(), at;
-    if (run_start_at_parse(start_at, now, &at, why, sizeof why) != 0)
+    if (cli_start_at_parse(start_at, now, &at, why, sizeof why) != 0)
         return opt_fail(spec, "%s", why);
     if (at > now && at - now > 24 * 3600 * NS_PER_S)
         return opt_fail(spec, "--start-at %s: the instant is %.0f hours away (at most a day)", start_at,

@@ -2,8 +2,8 @@
  * (the plan's and its terms', plan/shard.h plan_id), the binary log's shard block, the shared
  * start instant mapped onto the monotonic clock and the kernel's clock status. The split itself
  * is the plan's (plan/shard.h). */
-#ifndef KNEE_LOAD_SHARD_H
-#define KNEE_LOAD_SHARD_H
+#ifndef KNEE_LOAD_SHARD_HOOKS_H
+#define KNEE_LOAD_SHARD_HOOKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,8 +27,8 @@ const struct reqlog_shard *run_shard_reqlog(const struct run_config *cfg, struct
 struct engine;
 /* At the start gate, once t0 is chosen: with a start instant, move t0 to it (mapped onto the
  * monotonic clock) and record the skew; fill res->shard. */
-void shard_start(struct engine *e, struct run_result *res);
+void shard_start(struct engine *e, struct run_record *res);
 /* After the result: the warnings a shard adds (a late start, an unsynchronised clock). */
-void shard_finish(struct engine *e, struct run_result *res);
+void shard_finish(struct engine *e, struct run_record *res);
 
 #endif

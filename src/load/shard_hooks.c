@@ -1,6 +1,6 @@
 /* The engine's side of a sharded run: the run's fingerprint, the log's shard block, the shared
  * start instant mapped onto the monotonic clock, and the kernel's clock status. */
-#include "load/shard.h"
+#include "load/shard_hooks.h"
 
 #include "core/clock.h"
 #include "load/internal.h"
@@ -67,7 +67,7 @@ static void clock_pair(uint64_t *mono_ns, uint64_t *wall_ns)
     }
 }
 
-void shard_start(struct engine *e, struct run_result *res)
+void shard_start(struct engine *e, struct run_record *res)
 {
     const struct plan *p = &e->cfg->plan;
     struct run_shard *s = &res->shard;
@@ -99,7 +99,7 @@ void shard_start(struct engine *e, struct run_result *res)
     }
 }
 
-void shard_finish(struct engine *e, struct run_result *res)
+void shard_finish(struct engine *e, struct run_record *res)
 {
     const struct run_shard *s = &res->shard;
     if (!e->cfg->plan.shard.start_at_unix_ns)
