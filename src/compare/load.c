@@ -163,18 +163,14 @@ int compare_rep_load_json_mem(struct compare_rep *r, const void *data, size_t si
  * the run record's reader. */
 static int load_root(struct compare_rep *r, json_t *root, const char *path, char *err, size_t errlen)
 {
-    const char *schema = json_string_value(json_object_get(root, "schema"));
     int rc = 0;
     struct run_record rec;
     char why[512];
-    if (!json_is_object(root) || !record_schema_readable(schema))
-        rc = knee_fail(err, errlen, KNEE_EFORMAT,
-                       "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
-                       "\" as `knee run --json` writes)",
-                       path, schema ? schema : "none");
+    if ((rc = record_schema_check(root, " as `knee run --json` writes", why, sizeof why)) != 0)
+        knee_fail(err, errlen, rc, "%s: %s", path, why);
     else if ((rc = record_read_json(root, &rec, why, sizeof why)) != 0)
         knee_fail(err, errlen, rc, "%s: %s", path, why);
-    json_decref(root); /* after the message: schema points into root */
+    json_decref(root);
     if (rc)
         return rc;
     model_of(&r->model, &rec);

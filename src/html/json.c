@@ -83,14 +83,12 @@ static void plan_and_timeline(struct html_run *run, const struct run_record *rec
 static int load_root(struct html_run *run, json_t *root, const char *path, char *err, size_t errlen)
 {
     const char *schema = json_string_value(json_object_get(root, "schema"));
-    /* knee-run/2 (rates by event time) and the knee-run/1 files written before it */
-    if (!json_is_object(root) || !schema || !record_schema_readable(schema))
-        return knee_fail(err, errlen, KNEE_EFORMAT,
-                         "%s: not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA
-                         "\" as `knee run --json` writes; knee report also reads knee-compare/1, "
-                         "knee-capacity/1 and knee-repeat/1 documents)",
-                         path, schema ? schema : "none");
-    char why[256];
+    char why[512];
+    if (record_schema_check(root,
+                            " as `knee run --json` writes; knee report also reads knee-compare/1, knee-capacity/1 and "
+                            "knee-repeat/1 documents",
+                            why, sizeof why))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);
     struct run_record rec;
     if (record_read_json(root, &rec, why, sizeof why))
         return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", path, why);

@@ -542,22 +542,22 @@ static void engine_collect(struct engine *e, struct run_record *res)
         e->log = NULL;
         if (lr) {
             res->out_error = lr;
-            result_warn(res, "--out %s: writing failed: %s", cfg->out_path, knee_strerror(lr));
+            warn_add(&res->warnings, true, "--out %s: writing failed: %s", cfg->out_path, knee_strerror(lr));
         }
     }
     res->io = e->io;
     uint32_t ring_failed = atomic_load(&e->ring_failed);
     if (ring_failed == T) {
         res->io = RUN_IO_EPOLL;
-        result_warn(res, "--io %s: no load thread could set up its io_uring: the run used epoll",
-                    record_io_name(cfg->io));
+        warn_add(&res->warnings, true, "--io %s: no load thread could set up its io_uring: the run used epoll",
+                 record_io_name(cfg->io));
     } else if (ring_failed) {
-        result_warn(res, "--io %s: %u of %u load threads could not set up their io_uring and used epoll",
-                    record_io_name(cfg->io), ring_failed, T);
+        warn_add(&res->warnings, true, "--io %s: %u of %u load threads could not set up their io_uring and used epoll",
+                 record_io_name(cfg->io), ring_failed, T);
     }
     for (uint32_t i = 0; i < T; i++)
         if (e->workers[i].fatal)
-            result_warn(res, "load thread %u stopped early: %s", i, knee_strerror(e->workers[i].fatal));
+            warn_add(&res->warnings, true, "load thread %u stopped early: %s", i, knee_strerror(e->workers[i].fatal));
     result_finish(e, res);
     shard_finish(e, res);
     live_final(e, res);
@@ -580,8 +580,8 @@ int run_execute(const struct run_config *cfg, struct run_record *res, char *err,
     if (rc)
         goto out;
     if (e.pool_cap < e.pool_asked)
-        result_warn(res, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)", e.pool_cap,
-                    (unsigned long long)e.fd_limit, e.pool_asked);
+        warn_add(&res->warnings, true, "the connection pool is capped at %u (file descriptor limit %llu; asked for %u)",
+                 e.pool_cap, (unsigned long long)e.fd_limit, e.pool_asked);
     res->threads = e.nworkers;
     res->pool_cap = e.pool_cap;
     if (cfg->out_path && (rc = outlog_open(&e.log, cfg->out_path, &e, err, errlen)) != 0)

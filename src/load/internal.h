@@ -244,10 +244,6 @@ void result_begin(struct run_record *res, const struct engine *e);
 /* After the workers are joined: merge their totals into res, set the window, rates and the
  * accounting check, finish the environment record and append the warnings. */
 void result_finish(struct engine *e, struct run_record *res);
-/* Append one warning (printf-style; copied) that needs attention (sets res->attention). */
-void result_warn(struct run_record *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Append one warning that only qualifies the numbers (few samples, the warm-up left out). */
-void result_note(struct run_record *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* live.c: run_config.on_live. Each thread turns its own totals into a struct run_live_target
  * per target when it publishes an interval (outside the lock) and posts it (inside); the

@@ -18,22 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-void result_warn(struct run_record *res, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    warn_vadd(&res->warnings, true, fmt, ap);
-    va_end(ap);
-}
-
-void result_note(struct run_record *res, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    warn_vadd(&res->warnings, false, fmt, ap);
-    va_end(ap);
-}
-
 static char *dup_or_null(const char *s)
 {
     return s ? xstrdup(s) : NULL;

@@ -105,11 +105,12 @@ void shard_finish(struct engine *e, struct run_record *res)
     if (!e->cfg->plan.shard.start_at_unix_ns)
         return;
     if (s->start_skew_ns > (int64_t)e->lag_limit_ns)
-        result_warn(res,
-                    "this shard was ready %.3f ms after the shared start instant: the requests planned before then "
-                    "were sent late, and the lag counts them",
-                    (double)s->start_skew_ns / 1e6);
+        warn_add(&res->warnings, true,
+                 "this shard was ready %.3f ms after the shared start instant: the requests planned before then "
+                 "were sent late, and the lag counts them",
+                 (double)s->start_skew_ns / 1e6);
     if (!s->clock_synced)
-        result_note(res, "the kernel does not report this clock as synchronised (NTP/PTP): the shared start instant "
-                         "is only as good as the clocks agree (docs/DISTRIBUTED.md)");
+        warn_add(&res->warnings, false,
+                 "the kernel does not report this clock as synchronised (NTP/PTP): the shared start instant "
+                 "is only as good as the clocks agree (docs/DISTRIBUTED.md)");
 }

@@ -417,13 +417,22 @@ static void shard(const json_t *root, struct run_record *rec)
     }
 }
 
+int record_schema_check(const json_t *root, const char *hint, char *err, size_t errlen)
+{
+    const char *schema = json_string_value(get(root, "schema"));
+    if (json_is_object(root) && record_schema_readable(schema))
+        return 0;
+    return knee_fail(err, errlen, KNEE_EFORMAT,
+                     "not a knee run JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\"%s)",
+                     schema ? schema : "none", hint);
+}
+
 int record_read_json(const json_t *root, struct run_record *rec, char *err, size_t errlen)
 {
     memset(rec, 0, sizeof *rec);
-    const char *schema = str(root, "schema");
-    if (!json_is_object(root) || !record_schema_readable(schema))
-        return knee_fail(err, errlen, KNEE_EFORMAT, "not a knee run JSON (schema \"%s\", expected \"%s\")", schema,
-                         RUN_JSON_SCHEMA);
+    int rc = record_schema_check(root, "", err, errlen);
+    if (rc)
+        return rc;
     const json_t *targets = get(root, "targets");
     const json_t *all = get(root, "all");
     if (!json_is_array(targets) || !json_is_object(all))
@@ -448,11 +457,9 @@ int record_read_json(const json_t *root, struct run_record *rec, char *err, size
 int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    const char *schema = json_string_value(get(root, "schema"));
-    if (!json_is_object(root) || !record_schema_readable(schema))
-        return knee_fail(err, errlen, KNEE_EFORMAT,
-                         "not knee run's JSON (schema \"%s\", expected \"" RUN_JSON_SCHEMA "\")",
-                         schema ? schema : "none");
+    int rc = record_schema_check(root, "", err, errlen);
+    if (rc)
+        return rc;
     const json_t *sh = get(root, "shard"), *cnt = get(sh, "count"), *idx = get(sh, "index");
     if (!sh)
         return 0;

@@ -609,6 +609,13 @@ void record_set_thresholds(struct run_record *rec, const struct run_threshold *t
  * and knee-run/1 (written before the rates were by event time). NULL is false. */
 bool record_schema_readable(const char *schema);
 
+struct json_t; /* jansson's */
+/* The one schema check of the readers of a run JSON: 0 when root is an object of a readable
+ * schema, else KNEE_EFORMAT with "not a knee run JSON (schema \"X\", expected \"knee-run/2\"" +
+ * hint + ")" in err (X "none" when there is no schema; hint may be "", or say who writes or
+ * reads it). */
+int record_schema_check(const struct json_t *root, const char *hint, char *err, size_t errlen);
+
 /* The record as one JSON object (pretty when `pretty`): the environment, the plan, the window
  * and verdicts, every target's counts, rates and statistics, the timeline, the warnings, the
  * thresholds, and with a shard record the "shard" object with every histogram (HdrHistogram V2
@@ -616,7 +623,6 @@ bool record_schema_readable(const char *schema);
  * (record_summarize), never the histograms, except the shard's. */
 void record_write_json(FILE *out, const struct run_record *rec, bool pretty);
 
-struct json_t; /* jansson's */
 /* The record of a knee run JSON document (knee-run/2, whose numbers round-trip exactly, so the
  * summary prints the same text and, with record_read_histograms, record_write_json writes the
  * same document again; knee-run/1 as far as it holds the numbers), parsed by jansson (root:

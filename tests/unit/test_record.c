@@ -764,7 +764,7 @@ static void test_read_strict(void **state)
     assert_int_equal(sh.count, 0);
     json_object_set_new(root, "schema", json_pack("s", "knee-stats/1"));
     assert_int_equal(record_read_shard_id(root, &sh, err, sizeof err), KNEE_EFORMAT);
-    assert_string_equal(err, "not knee run's JSON (schema \"knee-stats/1\", expected \"knee-run/2\")");
+    assert_string_equal(err, "not a knee run JSON (schema \"knee-stats/1\", expected \"knee-run/2\")");
     json_decref(root);
     uint64_t plan;
     assert_true(record_shard_plan_parse("1F0C00FF12345678", &plan) && plan == 0x1f0c00ff12345678ULL);
