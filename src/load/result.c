@@ -9,7 +9,6 @@
 #include "record/threshold.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
