@@ -162,7 +162,7 @@ static void test_start_at(void **state)
 static void test_start_at_file(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/knee_test_run_shard_XXXXXX";
+    char dir[] = "/tmp/knee_test_shard_flags_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char file[256], err[512];
     snprintf(file, sizeof file, "%s/start", dir);
