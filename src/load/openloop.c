@@ -87,11 +87,14 @@ static bool can_open(struct worker *w, struct target_rt *t)
  * server allows no stream (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS 0, h2.c h2_track_room): a new
  * connection would hear the same, and each would be left open with nothing to carry (a server
  * shedding load drew thousands of connections for 150 requests). After such connections
- * closed, while none of the target's has had room since, fewer of them than requests waiting:
- * a server that says 0 and hangs up is dialled at most once per request, not at its own pace. */
+ * closed, while none of the target's has had room since, the connections that said so and the
+ * connects in progress stay fewer than the requests waiting: a server that says 0 and hangs up
+ * is dialled at most once per waiting request, not at its own pace. */
 static bool may_dial(const struct target_rt *t, size_t waiting)
 {
-    return !t->h2_noroom && t->h2_noroom_seen < waiting;
+    if (t->h2_noroom)
+        return false;
+    return !t->h2_noroom_seen || t->h2_noroom_seen + t->connecting_unbound < waiting;
 }
 
 /* A queued request whose connection attempt failed (cause: the connect's or the handshake's):

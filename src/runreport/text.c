@@ -266,8 +266,8 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
             fprintf(out, ", --streams %u", r->config.streams);
         fputc(')', out);
         if (pc->h2_limit_seen && pc->h2_max_concurrent == 0)
-            fprintf(out, "; the server allowed no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0): knee opened no more "
-                         "connections to it, the requests waited for a stream");
+            fprintf(out, "; the server allowed no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0): no new connection "
+                         "while one said so, at most one per waiting request after");
         if (pc->h2_rst || pc->h2_goaway || pc->h2_retried || pc->h2_stalls)
             fprintf(out,
                     "; RST_STREAM %llu (refused %llu), GOAWAY %llu (%llu streams refused), sent again %llu, "

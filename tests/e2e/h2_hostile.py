@@ -11,6 +11,8 @@ the client's business): a request is a HEADERS frame, answered when its header b
   zero         MAX_CONCURRENT_STREAMS 0 (a server shedding load, RFC 9113 §5.1.2), and silence:
                a stream opened anyway (before the client saw the SETTINGS) is never answered
   zero-refuse  MAX_CONCURRENT_STREAMS 0; a stream opened anyway is reset REFUSED_STREAM
+  zero-close   MAX_CONCURRENT_STREAMS 0, then GOAWAY(NO_ERROR) and the connection closed
+               --close-after ms later: a server that sheds load by hanging up
   zero-open    MAX_CONCURRENT_STREAMS 0, raised to 100 by a second SETTINGS --open-after ms later;
                streams are answered (200) once the limit is raised
   bomb         every response a 20 KB HPACK block that decodes to 64 MiB: one 4,000-byte field
@@ -113,7 +115,7 @@ class Conn:
         m = self.mode
         if m == "ok":
             self.send(response_ok(sid))
-        elif m == "zero":
+        elif m in ("zero", "zero-close"):
             pass
         elif m == "zero-refuse":
             self.send(frame(RST_STREAM, 0, sid, struct.pack(">I", REFUSED_STREAM)))
@@ -141,6 +143,12 @@ class Conn:
         self.held = []
         await self.writer.drain()
 
+    async def hang_up(self):
+        await asyncio.sleep(ARGS.close_after / 1000)
+        self.send(frame(GOAWAY, 0, 0, struct.pack(">II", 0, 0)))
+        await self.writer.drain()
+        self.writer.close()
+
     async def endless_blocks(self):
         # full frames of literal fields (about 150 bytes each, 109 to a frame); one block at a
         # time: nothing may come between a HEADERS and its CONTINUATIONs (RFC 9113 §6.10)
@@ -162,6 +170,8 @@ class Conn:
         tasks = []
         if self.mode == "zero-open":
             tasks.append(asyncio.ensure_future(self.raise_limit()))
+        if self.mode == "zero-close":
+            tasks.append(asyncio.ensure_future(self.hang_up()))
         if self.mode == "continuation":
             tasks.append(asyncio.ensure_future(self.endless_blocks()))
         try:
@@ -221,7 +231,8 @@ async def main():
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", action="append", required=True,
-                    choices=["ok", "zero", "zero-refuse", "zero-open", "bomb", "fat", "lean", "continuation"])
+                    choices=["ok", "zero", "zero-close", "zero-refuse", "zero-open", "bomb", "fat", "lean", "continuation"])
+    ap.add_argument("--close-after", type=float, default=50, help="zero-close: ms until the hang-up")
     ap.add_argument("--open-after", type=float, default=300, help="zero-open: ms until the limit is raised")
     ARGS = ap.parse_args()
     try:
