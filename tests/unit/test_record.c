@@ -599,10 +599,11 @@ static void test_record_add(void **state)
     }
     /* HTTP/2's limit: from the record that had an HTTP/2 connection (one read back without says
      * "unlimited") */
-    a.targets[0].pc = (struct run_proto_counts){.h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100, .h2_limit_seen = true};
+    a.targets[0].pc =
+        (struct run_proto_counts){.h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100, .h2_limit_seen = true};
     b.targets[0].pc = (struct run_proto_counts){.http1 = 2, .h2_max_concurrent = UINT64_MAX};
-    u.targets[0].pc =
-        (struct run_proto_counts){.http1 = 2, .h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100, .h2_limit_seen = true};
+    u.targets[0].pc = (struct run_proto_counts){
+        .http1 = 2, .h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100, .h2_limit_seen = true};
     a.targets[1].resolve_ns = 7;
     b.targets[1].resolve_ns = 9;
     u.targets[1].resolve_ns = 9;

@@ -970,7 +970,8 @@ static void test_summary_from_json(void **state)
         struct run_target_result *t = k ? &r->all : &r->targets[0];
         t->counts.transport_cause[RUN_TC_TLS_VERIFY] = 0;
         t->counts.transport_cause[RUN_TC_TLS_HOSTNAME] = 20;
-        t->pc = (struct run_proto_counts){.tls_version = {[RUN_TLS_V13] = 1}, .http1 = 1, .tls_full = 1, .tls_failed = 20};
+        t->pc =
+            (struct run_proto_counts){.tls_version = {[RUN_TLS_V13] = 1}, .http1 = 1, .tls_full = 1, .tls_failed = 20};
     }
     assert_roundtrip(&open_cfg, r, NULL, 0);
     text = text_of(&open_cfg, r, NULL, 0, false);
