@@ -23,7 +23,8 @@ the client's business): a request is a HEADERS frame, answered when its header b
   lean         every response 60 header fields of 1,000 bytes (62 KB: within the budget)
   continuation every response a header block without end: HEADERS without END_HEADERS, then
                full CONTINUATION frames of small literal fields, as fast as the client reads,
-               until the client resets the stream (then the block is closed, empty)
+               until the client resets the stream (then the block is closed, empty); nghttp2
+               with the CVE-2024-28182 fix ends the session after 8 CONTINUATION frames
 """
 import argparse
 import asyncio

@@ -85,8 +85,14 @@ case("zero_closed", "zero", "opened == 4 and h2['max_concurrent'] == 0")
 case("zero_close", "zero-close", "opened <= acc['planned'] + 2 and h2['max_concurrent'] == 0 and rss <= bound "
      "and o['ok'] == 0 and acc['planned'] == 100", bound=bound)
 case("zero_open", "zero-open", "o['ok'] == acc['planned'] == 50 and opened <= 10 and h2['max_concurrent'] == 100")
-for name in ("bomb", "fat", "continuation"):
+for name in ("bomb", "fat"):
     case(name, name, "o['invalid'] == acc['sent'] > 0 and rss <= bound", bound=bound)
+# an endless header block: the stream passes the budget after about 5 CONTINUATION frames and is
+# invalid; nghttp2 (Debian's, with the CVE-2024-28182 fix) then ends the session after its
+# limit of CONTINUATION frames, so a request that shared the connection (two in flight on a
+# loaded machine) fails as transport h2_protocol
+case("continuation", "continuation", "o['invalid'] > 0 and o['invalid'] + acc['transport_causes']['h2_protocol'] "
+     "== acc['sent'] and rss <= bound", bound=bound)
 case("lean", "lean", "o['ok'] == acc['sent'] == 10")
 # the server saw no more connections than knee says it opened
 zero_dials = sum(json.load(open("%s/%s.json" % (tmp, n)))["all"]["connections"]["opened"]
