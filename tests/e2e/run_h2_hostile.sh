@@ -47,6 +47,10 @@ run continuation 3 -R 5 -d 1s "$(U continuation)"
 
 grep -q '^h2c: [0-9]* streams\? on [0-9]* connections\? (server limit 0); the server allowed no stream' zero.txt ||
     { cat zero.txt; fail "zero: the h2c line"; }
+# the server, not the generator, held the requests
+grep -q 'never sent (dropped): still waiting for a stream when the drain ended: the server allowed none' zero.txt ||
+    { cat zero.txt; fail "zero: the dropped requests' warning"; }
+! grep -q 'GENERATOR-LIMITED' zero.txt || { cat zero.txt; fail "zero: GENERATOR-LIMITED blames the generator"; }
 grep -q '^h2c: 50 streams on .* (server limit 100)$' zero_open.txt || { cat zero_open.txt; fail "zero_open: the h2c line"; }
 
 python3 - "$TMP" <<'PY' || exit 1
