@@ -253,9 +253,9 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
         fputc('\n', out);
     }
     if (pc->h2 || pc->h2_streams) {
-        fprintf(out, "%s%s: %s streams on %s connection%s", indent, t->https ? "h2" : "h2c",
-                units_fmt_count(pc->h2_streams, a, sizeof a), units_fmt_count(pc->h2, b, sizeof b),
-                pc->h2 == 1 ? "" : "s");
+        fprintf(out, "%s%s: %s stream%s on %s connection%s", indent, t->https ? "h2" : "h2c",
+                units_fmt_count(pc->h2_streams, a, sizeof a), pc->h2_streams == 1 ? "" : "s",
+                units_fmt_count(pc->h2, b, sizeof b), pc->h2 == 1 ? "" : "s");
         if (!pc->h2_limit_seen)
             fprintf(out, " (server limit: none seen");
         else if (pc->h2_max_concurrent == UINT64_MAX)

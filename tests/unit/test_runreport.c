@@ -932,7 +932,7 @@ static void test_summary_from_json(void **state)
             (struct run_proto_counts){.h2 = 2, .h2_streams = 1, .h2_max_concurrent = 0, .h2_limit_seen = true};
     assert_roundtrip(&cfg, r, NULL, 0);
     text = text_of(&cfg, r, NULL, 0, false);
-    assert_has(text, "h2c: 1 streams on 2 connections (server limit 0); the server allowed no stream "
+    assert_has(text, "h2c: 1 stream on 2 connections (server limit 0); the server allowed no stream "
                      "(SETTINGS_MAX_CONCURRENT_STREAMS 0): no new connection while one said so, at most one per "
                      "waiting request after\n");
     free(text);
