@@ -3,6 +3,7 @@
  * semantic checks are run_validate's (load/engine.c), whose messages name these flags. */
 #include "cli/runopts.h"
 
+#include "cli/io_check.h"
 #include "cli/shard_flags.h"
 #include "cli/run_targets.h"
 #include "core/clock.h"
@@ -195,8 +196,10 @@ static int parse_reject(const struct cmd_spec *spec, const char *s, struct run_r
     char *end;
     errno = 0;
     long st = strtol(s, &end, 10);
-    if (end == s || errno || st < 100 || st > 999 || (*end && *end != ':'))
+    if (end == s || errno || (*end && *end != ':'))
         return opt_fail(spec, "--reject '%s': expected STATUS or STATUS:TEXT, e.g. 503:QUEUE_TIMEOUT", s);
+    if (st < 100 || st > 599) /* RFC 9110 §15: the status codes are 100..599 */
+        return opt_fail(spec, "--reject '%s': the status must be between 100 and 599", s);
     out->status = (int)st;
     out->body = NULL;
     if (*end == ':') {
@@ -360,7 +363,7 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
 {
     memset(rc, 0, sizeof *rc);
     if (cli_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg) ||
-        cli_targets_apply(spec, o, rc->tg, rc->ntg) || fill_model(o, spec, rc))
+        cli_targets_apply(spec, o, rc->tg, rc->ntg, &rc->body_files) || fill_model(o, spec, rc))
         goto fail;
     rc->rejects = xcalloc(o->rejects.n ? o->rejects.n : 1, sizeof *rc->rejects);
     for (size_t i = 0; i < o->rejects.n; i++)
@@ -389,6 +392,13 @@ fail:
     return 2;
 }
 
+void runopts_inputs(const struct runopts_config *rc, struct cli_io *io)
+{
+    for (size_t i = 0; i < rc->body_files.n; i++)
+        cli_io_input(io, "--body", rc->body_files.v[i]);
+    cli_io_input(io, "--cacert", rc->cfg.tls_cacert);
+}
+
 void runopts_config_release(struct runopts_config *rc)
 {
     cli_targets_free(rc->tg, rc->ntg);
@@ -396,5 +406,6 @@ void runopts_config_release(struct runopts_config *rc)
     free(rc->hdrs);
     free(rc->rejects);
     free(rc->thr);
+    strlist_release(&rc->body_files);
     memset(rc, 0, sizeof *rc);
 }

@@ -118,6 +118,7 @@ struct runopts_config {
     struct plan_target *tc;
     struct run_reject *rejects;
     const char **hdrs;
+    struct strlist body_files; /* the files --body @FILE read (borrowed from argv) */
 };
 
 /* Flags (o, parsed with spec, whose rows say which were given) and positional URLs → *rc.
@@ -126,5 +127,10 @@ struct runopts_config {
 int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const struct strlist *urls,
                   struct runopts_config *rc);
 void runopts_config_release(struct runopts_config *rc);
+
+struct cli_io;
+/* The files the load flags read (--body @FILE, --cacert) added to io as inputs, for the check
+ * that no output replaces one (cli/io_check.h). */
+void runopts_inputs(const struct runopts_config *rc, struct cli_io *io);
 
 #endif

@@ -41,6 +41,8 @@ expect2 'at most 32 rates' --rates "$(seq -s, 10 10 400)" "${S[@]}" "$U"
 # the rest of the plan
 expect2 '--reps must be between 1 and 25' --max 100 --reps 0 "${S[@]}" "$U"
 expect2 '--reps must be between 1 and 25' --max 100 --reps 26 "${S[@]}" "$U"
+expect2 '--between: empty' --max 100 --between '' "${S[@]}" "$U"
+expect2 '--between: empty' --max 100 --between '  ' "${S[@]}" "$U"
 expect2 '--step must be at least 100ms' --max 100 --step 10ms "${S[@]}" "$U"
 expect2 '--agree must be a share above 0' --max 100 --agree 0 "${S[@]}" "$U"
 expect2 "--agree" --max 100 --agree 150% "${S[@]}" "$U"
