@@ -60,10 +60,7 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->rejects = xcalloc(cfg->nrejects ? cfg->nrejects : 1, sizeof *c->rejects);
     for (size_t i = 0; i < cfg->nrejects; i++)
         c->rejects[i] = (struct run_reject){cfg->rejects[i].status, dup_or_null(cfg->rejects[i].body)};
-    c->argc = cfg->argv && cfg->argc > 0 ? cfg->argc : 0;
-    c->argv = xcalloc(c->argc ? (size_t)c->argc : 1, sizeof *c->argv);
-    for (int i = 0; i < c->argc; i++)
-        c->argv[i] = xstrdup(cfg->argv[i] ? cfg->argv[i] : "");
+    record_config_set_args(c, cfg->argc, cfg->argv); /* credentials redacted */
 }
 
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,

@@ -221,11 +221,16 @@ static void environment(const json_t *env, struct run_record *rec)
     get_text(env, "version", rec->env.version, sizeof rec->env.version);
     const json_t *args = get(env, "args");
     size_t n = json_array_size(args);
-    rec->config.argv = xcalloc(n ? n : 1, sizeof *rec->config.argv);
-    for (size_t i = 0; i < n && i < (size_t)INT32_MAX; i++) {
+    if (n > (size_t)INT32_MAX)
+        n = (size_t)INT32_MAX;
+    const char **v = xcalloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
         const json_t *a = json_array_get(args, i);
-        rec->config.argv[rec->config.argc++] = xstrdup(json_is_string(a) ? json_string_value(a) : "");
+        v[i] = json_is_string(a) ? json_string_value(a) : "";
     }
+    /* a file written before knee redacted credentials is redacted as it is read */
+    record_config_set_args(&rec->config, (int)n, v);
+    free(v);
     FIELDS_READ(RECORD_ENV_FIELDS, env, struct run_env, &rec->env);
     get_lng(env, "peak_rss_kb", &rec->env.peak_rss_kb);
     const json_t *gc = get(env, "generator_cpu");

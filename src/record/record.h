@@ -428,6 +428,23 @@ struct record_config {
 /* Free the strings and arrays of c and zero it. */
 void record_config_release(struct record_config *c);
 
+/* What stands for a credential in the recorded command line. */
+#define RECORD_REDACTED "<redacted>"
+
+/* Set c's command line (environment.args) to a copy of argv (argc 0 or argv NULL: none), each
+ * argument through record_redact_arg; the old one is freed. The one way a command line enters a
+ * record (the engine's result, knee merge, the JSON reader), so no credential reaches a result
+ * file. */
+void record_config_set_args(struct record_config *c, int argc, const char *const *argv);
+
+/* One argument as recorded (a new string; prev: the argument before it, NULL for the first). A
+ * header value is replaced by RECORD_REDACTED, keeping "[T=]Name:", when the header is
+ * Authorization, Proxy-Authorization, Cookie or Set-Cookie (any case; given as -H V, -HV,
+ * --header=V, or anywhere on the line: redacting more is harmless), and whatever its name when
+ * it is a --header-secret value (--header-secret V, --header-secret=V). Anything else is copied
+ * as it is. */
+char *record_redact_arg(const char *prev, const char *arg);
+
 /* A --threshold as judged (record/threshold.h record_threshold_eval): what the summary and the JSON
  * say of it. */
 struct record_threshold {
