@@ -52,6 +52,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_MIX,
     RUNOPT_METHOD,
     RUNOPT_HEADER,
+    RUNOPT_HEADER_SECRET,
     RUNOPT_BODY,
     RUNOPT_ARRIVALS,
     RUNOPT_SEED,

@@ -77,6 +77,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("method", 'm', OPT_LIST, methods, "[T=]M", "request method (default GET); T= for one target only"),
     [RUNOPT_HEADER] =
         ROW("header", 'H', OPT_LIST, headers, "[T=]'K: V'", "request header (repeatable); T= for one target only"),
+    [RUNOPT_HEADER_SECRET] = ROW("header-secret", 0, OPT_LIST, headers, "[T=]'K: V'",
+                                 "a header like -H whose value result files never keep (an API key); Authorization, "
+                                 "Proxy-Authorization, Cookie are always redacted"),
     [RUNOPT_BODY] =
         ROW("body", 'b', OPT_LIST, bodies, "[T=]STR|@FILE", "request body, inline or from a file; T= for one target"),
     [RUNOPT_NO_KEEPALIVE] =

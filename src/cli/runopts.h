@@ -48,6 +48,7 @@ enum runopt_id {
     RUNOPT_MIX,
     RUNOPT_METHOD,
     RUNOPT_HEADER,
+    RUNOPT_HEADER_SECRET, /* a header like -H whose value the run record redacts (record_redact_arg) */
     RUNOPT_BODY,
     RUNOPT_NO_KEEPALIVE,
     RUNOPT_REQUESTS_PER_CONNECTION,

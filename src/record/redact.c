@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,12 +37,13 @@ static bool secret_name(const char *s, const char *colon)
     return false;
 }
 
-/* head (kept as given: a flag prefix and "[T=]Name:") then " <redacted>". */
+/* head (kept as given: a flag prefix and "[T=]Name:") then " <redacted>" (no head: the marker
+ * alone). */
 static char *redacted(const char *arg, size_t head)
 {
     size_t n = head + strlen(" " RECORD_REDACTED) + 1;
     char *out = xmalloc(n);
-    snprintf(out, n, "%.*s %s", (int)head, arg, RECORD_REDACTED);
+    snprintf(out, n, "%.*s%s%s", (int)head, arg, head ? " " : "", RECORD_REDACTED);
     return out;
 }
 
