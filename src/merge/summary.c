@@ -303,6 +303,8 @@ static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
     struct run_record *r = &c->recs[k], *res = &c->m->res;
     char why[512];
     int rc = record_read_histograms(root, r, why, sizeof why);
+    if (!rc)
+        rc = record_check_events(r, why, sizeof why);
     if (rc)
         return merge_fail(c, rc, "%s: %s", c->docs[k].path, why);
     for (size_t i = 0; i <= r->ntargets; i++) {
