@@ -110,8 +110,11 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
             "to 128; closed loop: N clients per connection, default 1)"),
     [RUNOPT_RETRY_STALE] =
         ROW("retry-stale", 0, OPT_FLAG, retry_stale, NULL,
-            "send a request again, once, when its reused keep-alive connection closes before any byte of "
-            "the response (counted; off by default)"),
+            "a request whose reused keep-alive connection closes before any byte of the response is sent "
+            "again, once (counted): by default for GET, HEAD, PUT, DELETE, OPTIONS; with this flag for every "
+            "method, POST and PATCH too"),
+    [RUNOPT_NO_RETRY_STALE] = ROW("no-retry-stale", 0, OPT_FLAG, no_retry_stale, NULL,
+                                  "never send a request again: a stale connection fails it (transport: stale)"),
     [RUNOPT_TIMEOUT] = ROW("timeout", 0, OPT_DURATION, timeout_ns, "D", "per request, from its send (default 10s)"),
     [RUNOPT_DRAIN] = ROW("drain", 0, OPT_DURATION, drain_ns, "D",
                          "after planning ends, how long in-flight requests may finish (default: the timeout)"),
@@ -352,7 +355,10 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->drain_ns = seen(spec, "drain") ? o->drain_ns : cfg->timeout_ns;
     cfg->plan.warmup_ns = o->warmup_ns;
     cfg->keepalive = !o->no_keepalive;
-    cfg->retry_stale = o->retry_stale;
+    if (o->retry_stale && o->no_retry_stale)
+        return opt_fail(spec, "--retry-stale and --no-retry-stale: give one");
+    cfg->retry_stale = !o->no_retry_stale; /* idempotent methods, as HTTP clients retry them */
+    cfg->retry_stale_all = o->retry_stale;
     cfg->expect_body = o->expect_body;
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;

@@ -53,6 +53,7 @@ enum runopt_id {
     RUNOPT_NO_KEEPALIVE,
     RUNOPT_REQUESTS_PER_CONNECTION,
     RUNOPT_RETRY_STALE,
+    RUNOPT_NO_RETRY_STALE,
     RUNOPT_CACERT,
     RUNOPT_INSECURE,
     RUNOPT_TLS_VERSION,
@@ -89,9 +90,9 @@ struct runopts {
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
-    const char *shard, *start_at; /* --shard I/N|auto, --start-at TIME */
-    uint64_t shards;              /* --shards N */
-    bool retry_stale;
+    const char *shard, *start_at;     /* --shard I/N|auto, --start-at TIME */
+    uint64_t shards;                  /* --shards N */
+    bool retry_stale, no_retry_stale; /* --retry-stale (every method), --no-retry-stale */
     /* TLS and HTTP/2 */
     const char *cacert, *tls_version, *ciphers, *tls_resume;
     bool insecure, http1, http2, h2c;

@@ -43,6 +43,7 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->when_busy = cfg->when_busy;
     c->keepalive = cfg->keepalive;
     c->retry_stale = cfg->retry_stale;
+    c->retry_stale_all = cfg->retry_stale_all;
     c->io = cfg->io;
     c->out_log = cfg->out_path != NULL;
     c->tls_insecure = cfg->tls_insecure;

@@ -301,6 +301,8 @@ static void config(const json_t *root, struct run_record *rec)
     c->io = io_of(str(cfg, "io"));
     rec->io = io_of(str(cfg, "io_engine"));
     FIELDS_READ(RECORD_CONFIG_FIELDS, cfg, struct run_record, rec);
+    if (!get(cfg, "retry_stale_all")) /* before it: --retry-stale was the only way on, for every method */
+        c->retry_stale_all = c->retry_stale;
     transport_config(cfg, c);
     c->expect_body = dup_str(cfg, "expect_body");
     const json_t *rj = get(cfg, "reject");

@@ -408,9 +408,9 @@ struct record_config {
     uint64_t lag_limit_ns;   /* --lag-limit; 0: the relative rule */
     uint64_t timer_slack_ns; /* --timer-slack (open loop); 0: none */
     enum run_when_busy when_busy;
-    bool keepalive, retry_stale;
-    enum run_io io; /* --io as asked (run_record.io: what ran) */
-    bool out_log;   /* --out: a per-request log was written (the warm-up's note points at it) */
+    bool keepalive, retry_stale, retry_stale_all; /* run_config's */
+    enum run_io io;                               /* --io as asked (run_record.io: what ran) */
+    bool out_log; /* --out: a per-request log was written (the warm-up's note points at it) */
     /* TLS and HTTP/2 */
     bool tls_insecure, tls_no_resume;
     char *tls_cacert, *tls_ciphers;       /* NULL: not given */

@@ -80,7 +80,7 @@ run_knee capacity --help >"$TMP/help" 2>&1
 for f in --slo --rates --max --steps --min --linear --reps --step --settle --between --probe --probe-rate --agree \
     --no-cross-check --require --json --out --hlog --progress --dry-run --arrivals --threads --lag-limit --warmup \
     --probe-lag-limit --metrics-listen --metrics-linger --metrics-buckets --insecure --cacert --tls-version --ciphers \
-    --tls-resume --http1.1 --http2 --h2c --streams --requests-per-connection --retry-stale --timer-slack; do
+    --tls-resume --http1.1 --http2 --h2c --streams --requests-per-connection --retry-stale --no-retry-stale --timer-slack; do
     grep -q -- "$f" "$TMP/help" || fail "--help does not list $f"
 done
 
