@@ -92,8 +92,9 @@ static struct opt opts[] = {
      NS_PER_S, 0, 0},
     /* metrics */
     {"metrics-listen", 0, OPT_STR, &ma.listen, "ADDR:PORT",
-     "Prometheus metrics (every server's counters and server time) at http://ADDR:PORT/metrics; :PORT is loopback", 0,
-     0, 0},
+     "Prometheus metrics (every server's counters and server time) at http://ADDR:PORT/metrics; :PORT is "
+     "loopback" METRICS_EP_LIMITS_HELP,
+     0, 0, 0},
     {"metrics-linger", 0, OPT_DURATION, &ma.linger_ns, "D",
      "after the servers stop, keep serving their final counters for D (bare number: s)", NS_PER_S, 0, 0},
     {"metrics-buckets", 0, OPT_STR, &ma.buckets, "LIST",

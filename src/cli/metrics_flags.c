@@ -22,10 +22,10 @@ struct opt metrics_flags_row(struct metrics_flags *f, enum metrics_flag_id id, e
                             .kind = OPT_STR,
                             .dst = &f->listen,
                             .metavar = "ADDR:PORT",
-                            .help =
-                                run ? "Prometheus metrics of the run at http://ADDR:PORT/metrics (:PORT is loopback)"
-                                    : "Prometheus metrics (every server's counters and server time) at "
-                                      "http://ADDR:PORT/metrics; :PORT is loopback"};
+                            .help = run ? "Prometheus metrics of the run at http://ADDR:PORT/metrics (:PORT is "
+                                          "loopback)" METRICS_EP_LIMITS_HELP
+                                        : "Prometheus metrics (every server's counters and server time) at "
+                                          "http://ADDR:PORT/metrics; :PORT is loopback" METRICS_EP_LIMITS_HELP};
     case METRICS_FLAG_LINGER:
         return (struct opt){.name = "metrics-linger",
                             .kind = OPT_DURATION,

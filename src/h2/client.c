@@ -56,6 +56,7 @@ static const char *const reason_names[H2_R_COUNT] = {
     [H2_R_GOAWAY] = "h2_goaway",   [H2_R_PROTOCOL] = "h2_protocol",
     [H2_R_NOT_H2] = "h2_not_h2",   [H2_R_CLOSED] = "h2_closed",
     [H2_R_TIMEOUT] = "h2_timeout", [H2_R_REFUSED] = "h2_refused",
+    [H2_R_HEADERS] = "h2_headers",
 };
 
 const char *h2_reason_name(enum h2_reason r)
@@ -159,6 +160,14 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     struct h2_stream *s = stream_of(session, frame->hd.stream_id);
     if (!s || frame->hd.type != NGHTTP2_HEADERS)
         return 0;
+    s->header_bytes += namelen + valuelen + 32;
+    if (s->header_bytes > H2_MAX_HEADER_BYTES) {
+        /* the stream is over for knee now; nghttp2 goes on decoding the block (its HPACK
+         * table must stay in step) without calling back for it, and sends the reset */
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
+        close_stream(h, s, H2_R_HEADERS);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
     if (namelen == 7 && memcmp(name, ":status", 7) == 0) {
         /* nghttp2 has checked it is three digits (RFC 9113 §8.3.2) */
         int st = 0;
@@ -342,6 +351,7 @@ struct h2_client *h2_client_new(const struct h2_callbacks *cb, h2_write_fn *writ
     nghttp2_settings_entry iv[] = {
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, H2_WINDOW_BYTES},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, H2_MAX_HEADER_BYTES},
     };
     if (nghttp2_submit_settings(h->session, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]) ||
         nghttp2_session_set_local_window_size(h->session, NGHTTP2_FLAG_NONE, 0, (int32_t)H2_WINDOW_BYTES))
@@ -363,6 +373,17 @@ uint32_t h2_client_server_max_streams(const struct h2_client *h)
     if (!h->got_settings)
         return H2_STREAMS_BEFORE_SETTINGS;
     return nghttp2_session_get_remote_settings(h->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+}
+
+bool h2_client_settings_seen(const struct h2_client *h)
+{
+    return h->got_settings;
+}
+
+bool h2_client_no_room(const struct h2_client *h)
+{
+    return h2_client_usable(h) && h->got_settings &&
+           nghttp2_session_get_remote_settings(h->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS) == 0;
 }
 
 bool h2_client_usable(const struct h2_client *h)

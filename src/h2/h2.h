@@ -38,6 +38,15 @@
  * knee advertises (large: the generator must never be the one that stalls a response). */
 #define H2_MAX_STREAMS 1024
 #define H2_WINDOW_BYTES ((1u << 30) - 1)
+/* A stream's budget of response header fields, HTTP/1.1's cap on a response head
+ * (http-parser's HTTP_MAX_HEADER_SIZE, 80 KiB: http/response.h), counted as RFC 9113 counts
+ * SETTINGS_MAX_HEADER_LIST_SIZE (each field's name and value plus 32 bytes) over every header
+ * block of the stream (interim responses, the response, trailers). HPACK lets a server send a
+ * field once and refer to it in one byte: a 20 KB block can decode to 64 MiB, which nghttp2
+ * hands over field by field without a limit of its own. Past the budget the stream is reset
+ * (RST_STREAM CANCEL) and closes with H2_R_HEADERS; knee advertises the budget in its
+ * SETTINGS (SETTINGS_MAX_HEADER_LIST_SIZE, advisory). */
+#define H2_MAX_HEADER_BYTES (80u * 1024)
 
 /* ---- requests ----------------------------------------------------------------------------- */
 
@@ -75,11 +84,13 @@ enum h2_reason {
     H2_R_TIMEOUT,    /* the caller gave up on the stream (h2_client_cancel) */
     H2_R_REFUSED,    /* RST_STREAM(REFUSED_STREAM): the server did not process it (RFC 9113 §8.7),
                         so it may be sent again */
+    H2_R_HEADERS,    /* the response's header fields went past H2_MAX_HEADER_BYTES: knee reset the
+                        stream (the response is invalid, as an HTTP/1.1 head over its cap) */
     H2_R_COUNT
 };
 
 /* "none", "h2_rst_stream", "h2_goaway", "h2_protocol", "h2_not_h2", "h2_closed", "h2_timeout",
- * "h2_refused" */
+ * "h2_refused", "h2_headers" */
 const char *h2_reason_name(enum h2_reason r);
 
 /* nghttp2's name of an HTTP/2 error code ("NO_ERROR", "REFUSED_STREAM", ...). */
@@ -99,6 +110,7 @@ struct h2_stream {
     int status;             /* :status, 0 until the response's headers */
     uint64_t bytes;         /* response bytes on the wire: frame headers and payloads */
     uint64_t body_bytes;    /* DATA payload (the body) */
+    uint64_t header_bytes;  /* response header fields so far, as H2_MAX_HEADER_BYTES counts them */
     bool stalled;           /* the request body waited for the server's flow-control window */
     enum h2_reason reason;  /* after on_close */
     uint32_t error_code;    /* RST_STREAM's or GOAWAY's code */
@@ -155,6 +167,12 @@ uint32_t h2_client_open_streams(const struct h2_client *h);
  * arrive: 1, so one stream goes at once and the others wait for the server's limit (a server
  * with a lower limit would refuse the excess; see client.c). */
 uint32_t h2_client_server_max_streams(const struct h2_client *h);
+/* True once the server's SETTINGS arrived (h2_client_server_max_streams is then its limit). */
+bool h2_client_settings_seen(const struct h2_client *h);
+/* True while the session is usable and the server's SETTINGS allow no stream at all
+ * (MAX_CONCURRENT_STREAMS 0: a server shedding load, RFC 9113 §5.1.2): no request can go on
+ * it until the server raises the limit with new SETTINGS. */
+bool h2_client_no_room(const struct h2_client *h);
 
 /* Queue a request on a new stream (s is reset, then filled; s->user is kept). Its HEADERS go
  * out with the next flush. Returns 0, or KNEE_ERANGE when h2_client_capacity() is 0 (nothing

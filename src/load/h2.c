@@ -121,6 +121,8 @@ static void h2_on_close(struct h2_stream *s)
     } else if (s->reason == H2_R_NONE) {
         o = account_classify(t->et, &r->resp);
         done = s->done_ns;
+    } else if (s->reason == H2_R_HEADERS) {
+        o = OUTCOME_INVALID; /* its header fields went past the budget, as an HTTP/1.1 head past its cap */
     } else if (h2_refused(w, r, s->reason)) {
         return;
     } else {
@@ -187,6 +189,28 @@ static void h2_end(struct worker *w, struct conn *c)
     }
 }
 
+/* Whether c's server allows no stream now (SETTINGS_MAX_CONCURRENT_STREAMS 0: a server shedding
+ * load), kept in its target's counts: while such a connection is open the open loop dials the
+ * target no more, since a new connection would hear the same (openloop.c, may_dial), and the
+ * requests wait for the server to raise the limit (new SETTINGS: this connection has room
+ * again) or for the drain's end. A connection with room resets the reports. */
+static void h2_track_room(struct conn *c)
+{
+    struct target_rt *t = c->t;
+    bool none = h2_client_no_room(c->h2);
+    if (none && !c->h2_noroom) {
+        c->h2_noroom = true;
+        t->h2_noroom++;
+        t->h2_noroom_seen++;
+        avail_remove(t, c);
+    } else if (!none && c->h2_noroom) {
+        c->h2_noroom = false;
+        t->h2_noroom--;
+    }
+    if (!none && t->h2_noroom_seen && h2_client_settings_seen(c->h2) && h2_client_server_max_streams(c->h2) > 0)
+        t->h2_noroom_seen = 0;
+}
+
 /* Everything that waited for the session's callbacks to return, in a loop until nothing
  * changes: the flush, the close when c is over, new requests elsewhere after a GOAWAY, free
  * streams to whoever waits (which may submit, and so flush again). */
@@ -196,6 +220,7 @@ static void h2_settle(struct worker *w, struct conn *c)
     for (;;) {
         if ((c->due & DUE_FLUSH) || h2_client_want_write(c->h2))
             h2_flush(w, c);
+        h2_track_room(c);
         if (h2_over(w, c)) {
             h2_end(w, c);
             return;
@@ -210,10 +235,14 @@ static void h2_settle(struct worker *w, struct conn *c)
             }
             return;
         }
+        /* a new connection takes one stream before the server's SETTINGS arrive, whatever
+         * they say: with a limit of 0, pool_grow still opens one connect per waiting request */
         uint32_t m = h2_client_server_max_streams(c->h2);
-        t->per_conn = m < w->e->h2_streams ? m : w->e->h2_streams;
-        if (!conn_room(w, c) || w->finished)
+        t->per_conn = m == 0 ? 1 : m < w->e->h2_streams ? m : w->e->h2_streams;
+        if (!conn_room(w, c) || w->finished) {
+            avail_remove(t, c); /* the server lowered its limit: no room left to offer */
             return;
+        }
         if (c->group)
             group_refill(w, c);
         else
@@ -247,6 +276,7 @@ static bool h2_send(struct worker *w, struct conn *c, struct req *r)
 static void h2_begin(struct worker *w, struct conn *c, struct req *r)
 {
     c->t->pc.h2++;
+    c->h2_noroom = false;
     c->h2 = h2_client_new(&h2_callbacks, h2_io_write, c, c, w->e->h2_streams);
     loop_io_mod(&w->loop, &c->io, EPOLLIN);
     c->want_out = false;
@@ -329,10 +359,14 @@ static void h2_close(struct worker *w, struct conn *c)
     t->pc.h2_rst += s->rst_received;
     t->pc.h2_goaway += s->goaway;
     t->pc.h2_stalls += s->stalls;
-    uint32_t m = h2_client_server_max_streams(c->h2);
-    uint64_t mm = m == UINT32_MAX ? UINT64_MAX : m;
-    if (mm > t->pc.h2_max_concurrent)
-        t->pc.h2_max_concurrent = mm;
+    if (c->h2_noroom) {
+        c->h2_noroom = false;
+        t->h2_noroom--;
+    }
+    if (h2_client_settings_seen(c->h2)) { /* a session closed before the server's SETTINGS knows no limit */
+        uint32_t m = h2_client_server_max_streams(c->h2);
+        record_h2_limit_add(&t->pc, m == UINT32_MAX ? UINT64_MAX : m);
+    }
     h2_client_free(c->h2);
     c->h2 = NULL;
 }

@@ -79,6 +79,11 @@ struct target_rt {
     size_t qcap, qhead, qlen;
     size_t connecting_unbound; /* connects in progress opened for the queue */
     uint32_t per_conn;         /* requests a new connection is expected to take at once (HTTP/2: streams) */
+    /* HTTP/2 connections whose server allows no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0):
+     * open now, and reported since one of the target's had room (h2.c; openloop.c dials no
+     * more while one is open, and fewer than the requests waiting after) */
+    uint32_t h2_noroom;
+    uint64_t h2_noroom_seen;
     /* requests sent once that wait for a stream to be sent again (HTTP/2 GOAWAY, REFUSED_STREAM) */
     struct req *pend_head, *pend_tail;
     size_t npend;

@@ -83,6 +83,20 @@ static bool can_open(struct worker *w, struct target_rt *t)
     return w->nopen < w->pool_cap || steal_idle(w, t);
 }
 
+/* May t be dialled for `waiting` requests? Not while a connection of it reports that its
+ * server allows no stream (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS 0, h2.c h2_track_room): a new
+ * connection would hear the same, and each would be left open with nothing to carry (a server
+ * shedding load drew thousands of connections for 150 requests). After such connections
+ * closed, while none of the target's has had room since, the connections that said so and the
+ * connects in progress stay fewer than the requests waiting: a server that says 0 and hangs up
+ * is dialled at most once per waiting request, not at its own pace. */
+static bool may_dial(const struct target_rt *t, size_t waiting)
+{
+    if (t->h2_noroom)
+        return false;
+    return !t->h2_noroom_seen || t->h2_noroom_seen + t->connecting_unbound < waiting;
+}
+
 /* A queued request whose connection attempt failed (cause: the connect's or the handshake's):
  * it was attempted (sent) and failed in transport, like a request whose own connect failed. A
  * request waiting to be sent again (pending) goes first: it is the older. */
@@ -107,7 +121,8 @@ void pool_fail_queued(struct worker *w, struct target_rt *t, uint64_t attempt_ns
  * head of the queue. */
 void pool_grow(struct worker *w, struct target_rt *t)
 {
-    while (t->qlen + t->npend > t->connecting_unbound * t->per_conn && can_open(w, t)) {
+    while (t->qlen + t->npend > t->connecting_unbound * t->per_conn && may_dial(t, t->qlen + t->npend) &&
+           can_open(w, t)) {
         struct conn *c;
         uint64_t now = clock_now_ns();
         int r = conn_open(w, t, &c, true);
@@ -173,15 +188,15 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
             worker_dispatch(w, t, NULL, t->avail, planned_ns, warm);
             return;
         }
-        if (can_open(w, t)) {
+        if (may_dial(t, 1) && can_open(w, t)) {
             worker_dispatch(w, t, NULL, NULL, planned_ns, warm);
             return;
         }
     }
     /* --when-busy drop drops only when the pool is exhausted (every stream of every
-     * connection busy); a connect limit or a queue already waiting means a connection is on
-     * its way */
-    bool exhausted = w->nopen >= w->pool_cap && !t->avail;
+     * connection busy, or the server allows none); a connect limit or a queue already waiting
+     * means a connection is on its way */
+    bool exhausted = (w->nopen >= w->pool_cap && !t->avail) || t->h2_noroom;
     if (w->e->cfg->when_busy == RUN_BUSY_DROP && exhausted && !t->connecting_unbound) {
         account_dropped(w, t, planned_ns, warm);
         return;

@@ -162,6 +162,7 @@ struct conn {
     bool avail;                  /* open loop: on its target's list of connections with room */
     bool in_cfifo;               /* on the deadline FIFO of connections without a request */
     bool for_queue;              /* open loop: opened for the queue, counted in connecting_unbound until ready */
+    bool h2_noroom;              /* HTTP/2: its server allows no stream now (counted in its target's h2_noroom) */
     bool tls_on;                 /* the TLS row's state (tls) is set up */
     uint8_t due;                 /* DUE_*: deferred work (worker_due) */
     uint8_t log_proto, log_tls;  /* REQLOG_PROTO_* and REQLOG_TLS_* of its requests, once READY */

@@ -48,8 +48,13 @@ struct mconn {
     struct loop_io io;
     struct loop_timer timer;
     struct http_request_parser parser;
-    uint64_t active_ns; /* last byte read or written */
-    char *out;          /* the response being written, or NULL */
+    uint64_t active_ns;    /* last byte read or written */
+    uint64_t accepted_ns;  /* the first request must be whole METRICS_EP_FIRST_REQUEST_TIMEOUT_NS after */
+    uint64_t req_first_ns; /* first byte of the request being parsed; 0 before it comes */
+    uint64_t recv_ns;      /* the last recv() that brought bytes */
+    uint64_t answer_by_ns; /* the response in out must be written by then */
+    uint64_t nrequests;    /* requests parsed on this connection */
+    char *out;             /* the response being written, or NULL */
     size_t out_len, out_off;
     bool closing;   /* close once out is written (lingering first) */
     bool lingering; /* sending side shut down; reading and discarding until EOF or a bound */
@@ -74,7 +79,7 @@ struct metrics_endpoint {
     struct mconn *conns;
     size_t nconns;
     size_t nrefused; /* refused connections lingering (at most METRICS_EP_MAX_CONNS) */
-    _Atomic uint64_t scrapes, openmetrics, requests, errors, refused, connections;
+    _Atomic uint64_t scrapes, openmetrics, requests, errors, refused, connections, evicted;
 };
 
 static void count(_Atomic uint64_t *v)
@@ -104,17 +109,26 @@ static void conn_close(struct mconn *c)
     free(c);
 }
 
-/* A request begun but not finished, or a response not yet written, must progress within the
- * request timeout; an idle keep-alive connection may wait for the next scrape. */
+/* The deadlines are fixed instants that no byte moves, so a client that trickles holds its
+ * slot no longer than one that sends nothing: the first request must be whole within the
+ * first-request timeout of the accept; any request must be whole and answered within the
+ * request timeout of its first byte; an idle keep-alive connection may wait for the next
+ * scrape. */
 static void conn_arm(struct mconn *c)
 {
+    uint64_t d;
     if (c->lingering) {
         uint64_t total = c->linger_start_ns + LINGER_TIME_NS, idle = c->active_ns + LINGER_IDLE_NS;
-        loop_timer_arm(&c->ep->loop, &c->timer, total < idle ? total : idle);
-        return;
+        d = total < idle ? total : idle;
+    } else if (c->out) {
+        d = c->answer_by_ns;
+    } else if (c->nrequests == 0) {
+        d = c->accepted_ns + METRICS_EP_FIRST_REQUEST_TIMEOUT_NS;
+    } else if (c->req_first_ns) {
+        d = c->req_first_ns + METRICS_EP_REQUEST_TIMEOUT_NS;
+    } else {
+        d = c->active_ns + METRICS_EP_IDLE_TIMEOUT_NS;
     }
-    bool busy = c->out || http_request_partial(&c->parser);
-    uint64_t d = c->active_ns + (busy ? METRICS_EP_REQUEST_TIMEOUT_NS : METRICS_EP_IDLE_TIMEOUT_NS);
     loop_timer_arm(&c->ep->loop, &c->timer, d);
 }
 
@@ -138,6 +152,7 @@ static void respond(struct mconn *c, int status, const char *ctype, const char *
         memcpy(c->out + hn, body, body_len);
     c->out_len = n;
     c->out_off = 0;
+    c->answer_by_ns = (c->req_first_ns ? c->req_first_ns : c->ep->loop.now_ns) + METRICS_EP_REQUEST_TIMEOUT_NS;
     if (status >= 400)
         count(&c->ep->errors);
 }
@@ -240,6 +255,7 @@ static void handle_request(struct mconn *c)
 {
     const struct http_request *r = &c->parser.req;
     count(&c->ep->requests);
+    c->nrequests++;
     if (!r->keep_alive || r->upgrade)
         c->closing = true;
     bool head_only = r->method == HTTP_HEAD;
@@ -277,6 +293,9 @@ static void process_input(struct mconn *c)
         handle_request(c);
         http_request_next(&c->parser);
         c->req_start = c->parsed;
+        /* The next request's bytes, if any are here, came with the last recv(): no recv()
+         * happens while a request is answered, nor before the buffer is parsed. */
+        c->req_first_ns = c->parsed < c->in_len ? c->recv_ns : 0;
     }
     if (c->req_start == c->in_len)
         c->in_len = c->req_start = c->parsed = 0;
@@ -372,7 +391,9 @@ static bool conn_read(struct mconn *c)
     ssize_t n = recv(c->io.fd, c->in + c->in_len, IN_CAP - c->in_len, 0);
     if (n > 0) {
         c->in_len += (size_t)n;
-        c->active_ns = c->ep->loop.now_ns;
+        c->active_ns = c->recv_ns = c->ep->loop.now_ns;
+        if (!c->req_first_ns)
+            c->req_first_ns = c->recv_ns;
         return true;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -422,7 +443,7 @@ static struct mconn *conn_new(struct metrics_endpoint *ep, int fd)
     c->io = (struct loop_io){.fd = fd, .cb = on_conn_io, .data = c};
     loop_timer_init(&c->timer, on_conn_timer, c);
     http_request_parser_init(&c->parser, METRICS_EP_HEADER_MAX, METRICS_EP_BODY_MAX);
-    c->active_ns = ep->loop.now_ns;
+    c->active_ns = c->accepted_ns = ep->loop.now_ns;
     if (loop_io_add(&ep->loop, &c->io, EPOLLIN) < 0) {
         close(fd);
         free(c);
@@ -460,6 +481,19 @@ static void refuse(struct metrics_endpoint *ep, int fd)
     }
 }
 
+/* The connection idle the longest between scrapes (one request answered at least, none begun,
+ * nothing to write), or NULL. Closing it for a new client costs a scraper one reconnect, and
+ * keeps clients that scrape once and stay idle from holding the slots for the idle timeout. */
+static struct mconn *idle_victim(struct metrics_endpoint *ep)
+{
+    struct mconn *v = NULL;
+    for (struct mconn *c = ep->conns; c; c = c->next)
+        if (!c->refused && !c->lingering && !c->closing && !c->out && c->nrequests && !c->req_first_ns &&
+            (!v || c->active_ns < v->active_ns))
+            v = c;
+    return v;
+}
+
 static void on_accept(struct loop *loop, struct loop_io *io, uint32_t events)
 {
     (void)loop;
@@ -469,6 +503,11 @@ static void on_accept(struct loop *loop, struct loop_io *io, uint32_t events)
         int fd = accept4(ep->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
+        struct mconn *victim = ep->nconns >= METRICS_EP_MAX_CONNS ? idle_victim(ep) : NULL;
+        if (victim) {
+            count(&ep->evicted);
+            conn_close(victim);
+        }
         if (ep->nconns >= METRICS_EP_MAX_CONNS) {
             count(&ep->refused); /* before the answer: a client may read the stats right after it */
             refuse(ep, fd);
@@ -583,6 +622,7 @@ void metrics_endpoint_stats(const struct metrics_endpoint *ep, struct metrics_en
     out->errors = atomic_load(&ep->errors);
     out->refused = atomic_load(&ep->refused);
     out->connections = atomic_load(&ep->connections);
+    out->evicted = atomic_load(&ep->evicted);
 }
 
 void metrics_endpoint_stop(struct metrics_endpoint *ep)

@@ -4,9 +4,12 @@
  *                      for it (as Prometheus does), else the text format 0.0.4
  *   GET|HEAD /         a short text pointing at /metrics
  *   other paths        404; other methods on those two paths 405 (Allow: GET, HEAD)
- * Caps on what a scraper may send: METRICS_EP_MAX_CONNS connections (more are answered 503
- * and closed), request line + headers 8 KiB (431), a body 1 KiB (413), 10 s to send a
- * request once begun (then closed), 120 s idle keep-alive. A close after an answer (errors,
+ * Caps on what a scraper may send: METRICS_EP_MAX_CONNS connections (when all are taken, the
+ * one idle the longest between scrapes is closed for the newcomer; without one, the newcomer
+ * is answered 503 and closed), request line + headers 8 KiB (431), a body 1 KiB (413). The
+ * deadlines are fixed instants that no trickled byte moves (then the connection is closed):
+ * the first request whole 5 s after the accept, any request whole and answered 10 s after its
+ * first byte; 120 s idle keep-alive between requests. A close after an answer (errors,
  * Connection: close, the 503) lingers: the sending side is shut down and what the client
  * still sends is read and discarded until its EOF (2 s, 1 s idle, 1 MiB), so the answer
  * arrives instead of a reset.
@@ -30,8 +33,13 @@
 #define METRICS_EP_MAX_CONNS 32
 #define METRICS_EP_HEADER_MAX 8192
 #define METRICS_EP_BODY_MAX 1024
+#define METRICS_EP_FIRST_REQUEST_TIMEOUT_NS (5ULL * 1000000000ULL)
 #define METRICS_EP_REQUEST_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define METRICS_EP_IDLE_TIMEOUT_NS (120ULL * 1000000000ULL)
+/* The caps and deadlines above as --metrics-listen's help says them (keep the two in step). */
+#define METRICS_EP_LIMITS_HELP                                                                                         \
+    "; 32 connections, each closed unless its first request is whole 5 s after the connect and any request is "        \
+    "answered 10 s after its first byte (idle: 120 s)"
 
 struct metrics_endpoint;
 
@@ -43,6 +51,7 @@ struct metrics_endpoint_stats {
     uint64_t errors;      /* answered 400, 404, 405, 413, 414, 431, 501 or 505 */
     uint64_t refused;     /* connections over METRICS_EP_MAX_CONNS */
     uint64_t connections; /* accepted in all */
+    uint64_t evicted;     /* idle keep-alive connections closed for a newcomer (cap reached) */
 };
 
 /* Check that listen is ADDR:PORT (or :PORT) without binding it, so a command can refuse a bad

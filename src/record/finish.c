@@ -128,6 +128,13 @@ void record_generator_input(const struct run_record *rec, struct run_generator_i
     };
 }
 
+/* Every HTTP/2 server limit knee heard was 0 (SETTINGS_MAX_CONCURRENT_STREAMS: a server shedding
+ * load): the requests waited for the server to allow a stream, not for the generator. */
+static bool h2_server_allowed_none(const struct run_record *rec)
+{
+    return rec->all.pc.h2_limit_seen && rec->all.pc.h2_max_concurrent == 0;
+}
+
 /* Open loop: the generator verdict (record_generator_judge) and, when limited, its warning with
  * what the generator knows of why (requests that waited for a connection, dropped ones, its
  * timers' lateness). */
@@ -140,6 +147,11 @@ static void judge_generator(struct run_record *rec, const struct record_finish_i
     record_generator_input(rec, &gin);
     if (!record_generator_judge(&gin, &rec->generator))
         return;
+    if (h2_server_allowed_none(rec)) { /* the lag and the drops are the server's (warn_losses says so) */
+        rec->generator.limited = false;
+        rec->generator.why[0] = '\0';
+        return;
+    }
     rec->generator_limited = true;
     char why[384] = "", n[32];
     size_t off = 0;
@@ -174,9 +186,11 @@ static void warn_losses(struct run_record *rec)
         if (other)
             warn_add(&rec->warnings, true, "%s planned request%s never sent (dropped)%s",
                      units_fmt_count(other, n, sizeof n), other == 1 ? " was" : "s were",
-                     c->queue_overflow ? ": the wait queue overflowed"
-                     : rec->config.when_busy == RUN_BUSY_DROP
-                         ? ": every connection was busy (--when-busy drop)"
+                     c->queue_overflow                        ? ": the wait queue overflowed"
+                     : rec->config.when_busy == RUN_BUSY_DROP ? ": every connection was busy (--when-busy drop)"
+                     : h2_server_allowed_none(rec)
+                         ? ": still waiting for a stream when the drain ended: the server allowed none (HTTP/2 "
+                           "SETTINGS_MAX_CONCURRENT_STREAMS 0)"
                          : ": still waiting for a connection when the drain ended");
     }
     uint64_t cancelled = c->outcome[OUTCOME_CANCELLED];

@@ -166,8 +166,11 @@ bool record_read_transport(const json_t *t, struct run_proto_counts *pc)
     FIELDS_READ(RECORD_HANDSHAKE_FIELDS, get(t, "tls_handshakes"), struct run_proto_counts, pc);
     const json_t *h2 = get(t, "h2");
     pc->h2_streams = count(h2, "streams");
-    /* null: unlimited (or no HTTP/2 connection, when the text prints no h2 line either) */
-    pc->h2_max_concurrent = json_is_number(get(h2, "max_concurrent")) ? count(h2, "max_concurrent") : UINT64_MAX;
+    /* a number: the limit (0 included); null: unlimited, or no HTTP/2 connection (the text prints
+     * no h2 line then); "none seen" (any other value): no connection had the server's SETTINGS */
+    const json_t *mc = get(h2, "max_concurrent");
+    pc->h2_max_concurrent = json_is_number(mc) ? count(h2, "max_concurrent") : UINT64_MAX;
+    pc->h2_limit_seen = json_is_number(mc) || (json_is_null(mc) && pc->h2 > 0);
     FIELDS_READ(RECORD_H2_FIELDS, h2, struct run_proto_counts, pc);
     return json_is_object(get(t, "tls"));
 }

@@ -179,7 +179,10 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
     jw_key(j, "h2");
     jw_object_begin(j);
     jw_kv_uint(j, "streams", pc->h2_streams);
-    if (pc->h2_max_concurrent == UINT64_MAX || !pc->h2)
+    /* a reader before "none seen" takes any value but a number for unlimited */
+    if (pc->h2 && !pc->h2_limit_seen)
+        jw_kv_string(j, "max_concurrent", "none seen");
+    else if (pc->h2_max_concurrent == UINT64_MAX || !pc->h2)
         kv_null(j, "max_concurrent");
     else
         jw_kv_uint(j, "max_concurrent", pc->h2_max_concurrent);

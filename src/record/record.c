@@ -99,8 +99,15 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
     d->h2_goaway_streams += s->h2_goaway_streams;
     d->h2_retried += s->h2_retried;
     d->h2_stalls += s->h2_stalls;
-    if (s->h2_max_concurrent > d->h2_max_concurrent)
-        d->h2_max_concurrent = s->h2_max_concurrent;
+    if (s->h2_limit_seen)
+        record_h2_limit_add(d, s->h2_max_concurrent);
+}
+
+void record_h2_limit_add(struct run_proto_counts *pc, uint64_t limit)
+{
+    if (!pc->h2_limit_seen || limit > pc->h2_max_concurrent)
+        pc->h2_max_concurrent = limit;
+    pc->h2_limit_seen = true;
 }
 
 void record_target_init(struct run_target_result *r)
@@ -170,7 +177,7 @@ static void target_add(struct run_target_result *d, const struct run_target_resu
 {
     struct run_target_result t = *s; /* a shallow copy, read only: its protocol counts adjusted */
     if (!t.pc.h2)
-        t.pc.h2_max_concurrent = 0; /* no HTTP/2 connection saw no server limit */
+        t.pc.h2_limit_seen = false; /* no HTTP/2 connection saw no server limit */
     record_target_add(d, &t);
     record_events_merge(&d->events, &s->events);
     if (isfinite(s->planned_rate))

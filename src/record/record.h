@@ -270,13 +270,19 @@ struct run_proto_counts {
     uint64_t h2_goaway_streams;                 /* streams refused by a GOAWAY */
     uint64_t h2_retried;                        /* refused streams sent again (also in counts.retries) */
     uint64_t h2_stalls;                         /* request bodies that waited for the flow-control window */
-    uint64_t h2_max_concurrent;                 /* the largest SETTINGS_MAX_CONCURRENT_STREAMS seen
-                                                   (UINT64_MAX: unlimited; 0: none seen) */
+    uint64_t h2_max_concurrent;                 /* the largest SETTINGS_MAX_CONCURRENT_STREAMS a server
+                                                   sent (0: it allowed no stream; UINT64_MAX: unlimited),
+                                                   meaningful only with h2_limit_seen */
+    bool h2_limit_seen; /* a server's SETTINGS reached one of the HTTP/2 connections (false: none did, or
+                           there was none: every one closed before them) */
 };
 /* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
 const char *record_tls_version_name(int v);
-/* d += s (h2_max_concurrent: the larger). */
+/* d += s (h2_max_concurrent: the larger of those seen). */
 void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_counts *s);
+/* One HTTP/2 connection's server limit (SETTINGS_MAX_CONCURRENT_STREAMS; UINT64_MAX: unlimited)
+ * into pc: the largest seen, and seen. */
+void record_h2_limit_add(struct run_proto_counts *pc, uint64_t limit);
 
 /* A target's histograms as statistics in ms (struct run_summary), what the reports print: filled
  * from the histograms by record_summarize (record_finish calls it), or read from a run JSON,
@@ -682,7 +688,8 @@ int record_check_events(const struct run_record *rec, char *err, size_t errlen);
  * no index below its count. */
 int record_read_shard_id(const struct json_t *root, struct run_shard *s, char *err, size_t errlen);
 /* A target object's "protocols", "tls_versions", "tls_handshakes" and "h2" read into *pc
- * (missing: zero; h2 "max_concurrent" null: UINT64_MAX); true when its "tls" is an object (an
+ * (missing: zero; h2 "max_concurrent": a number is the limit seen, null is UINT64_MAX, seen when the
+ * target had an HTTP/2 connection, anything else is none seen); true when its "tls" is an object (an
  * https target). knee merge adds the shards' with record_proto_counts_add. */
 bool record_read_transport(const struct json_t *target, struct run_proto_counts *pc);
 

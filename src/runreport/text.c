@@ -91,6 +91,40 @@ void runreport_print_accounting(FILE *out, const struct run_counts *c, const cha
     fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
 }
 
+/* What a TLS failure of cause k means and the flag that fixes it, when a flag does: long, for
+ * the transport line, and short, for the tls line (NULL: no flag fixes it: an alert, a broken
+ * peer, a timeout). */
+static const char *tls_fix(enum run_transport_cause k, bool brief)
+{
+    switch (k) {
+    case RUN_TC_TLS_VERIFY:
+        return brief ? "--cacert FILE or --insecure"
+                     : "the server's certificate did not verify against the trusted CAs; --cacert FILE trusts the "
+                       "CA that signed it, --insecure skips the check";
+    case RUN_TC_TLS_HOSTNAME:
+        return brief ? "--insecure"
+                     : "the server's certificate does not name the URL's host; --insecure skips the check";
+    case RUN_TC_TLS_EXPIRED:
+        return brief ? "--insecure"
+                     : "the server's certificate expired or is not valid yet; --insecure skips the check";
+    case RUN_TC_TLS_ALPN:
+        return brief ? "without --http2"
+                     : "--http2 forced h2 and the server does not speak it; without --http2 the server chooses";
+    default:
+        return NULL;
+    }
+}
+
+/* The name of a transport cause as the summary prints it ("tls verify"). */
+static const char *cause_name(enum run_transport_cause k, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", record_transport_cause_name(k));
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = ' ';
+    return buf;
+}
+
 /* Under the outcomes, when there is something to say: why the transport failures failed
  * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
 static void transport_line(FILE *out, const struct run_record *r, const struct run_counts *c, const char *indent)
@@ -103,11 +137,8 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
             if (!c->transport_cause[k])
                 continue;
             char name[40];
-            snprintf(name, sizeof name, "%s", record_transport_cause_name((enum run_transport_cause)k));
-            for (char *p = name; *p; p++)
-                if (*p == '_')
-                    *p = ' ';
-            fprintf(out, "%s %s %s", first ? "" : ",", name, units_fmt_count(c->transport_cause[k], a, sizeof a));
+            fprintf(out, "%s %s %s", first ? "" : ",", cause_name((enum run_transport_cause)k, name, sizeof name),
+                    units_fmt_count(c->transport_cause[k], a, sizeof a));
             first = false;
         }
         if (c->transport_cause[RUN_TC_STALE] && !r->config.retry_stale)
@@ -117,6 +148,12 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
             fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
                          "POST, PATCH and other methods that are not idempotent are sent again only with "
                          "--retry-stale)");
+        for (int k = 0; k < RUN_TC_COUNT; k++) {
+            const char *fix = tls_fix((enum run_transport_cause)k, false);
+            char name[40];
+            if (c->transport_cause[k] && fix)
+                fprintf(out, " (%s: %s)", cause_name((enum run_transport_cause)k, name, sizeof name), fix);
+        }
         fputc('\n', out);
     }
     if (c->retries) {
@@ -162,16 +199,44 @@ static const char *protocols(const struct run_proto_counts *pc, char *buf, size_
     return buf;
 }
 
+/* The TLS causes among t's failed requests, warm-up included, after a count of failed
+ * handshakes: " (tls verify 10: --cacert FILE or --insecure)"; nothing when there is none. */
+static void tls_failure_causes(FILE *out, const struct run_target_result *t)
+{
+    bool first = true;
+    for (int k = 0; k < RUN_TC_COUNT; k++) {
+        enum run_transport_cause tc = (enum run_transport_cause)k;
+        uint64_t n = t->counts.transport_cause[k] + t->warmup_counts.transport_cause[k];
+        if (!n || strncmp(record_transport_cause_name(tc), "tls_", 4) != 0)
+            continue;
+        char a[32], name[40];
+        const char *fix = tls_fix(tc, true);
+        fprintf(out, "%s%s %s%s%s", first ? " (" : ", ", cause_name(tc, name, sizeof name),
+                units_fmt_count(n, a, sizeof a), fix ? ": " : "", fix ? fix : "");
+        first = false;
+    }
+    if (!first)
+        fputc(')', out);
+}
+
 /* One target's TLS and HTTP/2 lines, when it spoke either:
  *   tls: TLSv1.3, h2 (ALPN); handshakes 1,000: 950 resumed (95.0%); tls p50 1.210 ms, p99 3.400 ms
+ *   tls: no handshake completed: 11 failed (tls verify 10: --cacert FILE or --insecure)
  *   h2: 5,000 streams on 2 connections (server limit 128); RST_STREAM 0, GOAWAY 0, ... */
 static void transport_target(FILE *out, const struct run_record *r, const struct run_target_result *t,
                              const char *indent)
 {
     const struct run_proto_counts *pc = &t->pc;
     char a[32], b[32], c[64], vs[128];
-    if (t->https) {
-        uint64_t hs = pc->tls_full + pc->tls_resumed;
+    uint64_t hs = pc->tls_full + pc->tls_resumed;
+    if (t->https && !hs) {
+        /* no version, no protocol, no time to show: why, and what fixes it */
+        fprintf(out, "%stls: no handshake completed", indent);
+        if (pc->tls_failed)
+            fprintf(out, ": %s failed", units_fmt_count(pc->tls_failed, a, sizeof a));
+        tls_failure_causes(out, t);
+        fputc('\n', out);
+    } else if (t->https) {
         fprintf(out, "%stls: %s, %s (%s)", indent, tls_versions(pc, vs, sizeof vs), protocols(pc, c, sizeof c),
                 r->config.http == RUN_HTTP_1   ? "--http1.1"
                 : r->config.http == RUN_HTTP_2 ? "--http2"
@@ -182,8 +247,10 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
                     units_fmt_share((double)pc->tls_resumed / (double)hs, 3, c, sizeof c));
         if (r->config.tls_no_resume)
             fprintf(out, " (--tls-resume off)");
-        if (pc->tls_failed)
+        if (pc->tls_failed) {
             fprintf(out, ", %s failed", units_fmt_count(pc->tls_failed, a, sizeof a));
+            tls_failure_causes(out, t);
+        }
         if (t->sum.tls.count)
             fprintf(out, "; tls p50 %s ms, p99 %s ms", units_fmt_ms(t->sum.tls.p50, a, sizeof a),
                     units_fmt_ms(t->sum.tls.p99, b, sizeof b));
@@ -193,13 +260,18 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
         fprintf(out, "%s%s: %s streams on %s connection%s", indent, t->https ? "h2" : "h2c",
                 units_fmt_count(pc->h2_streams, a, sizeof a), units_fmt_count(pc->h2, b, sizeof b),
                 pc->h2 == 1 ? "" : "s");
-        if (pc->h2_max_concurrent == UINT64_MAX)
+        if (!pc->h2_limit_seen)
+            fprintf(out, " (server limit: none seen");
+        else if (pc->h2_max_concurrent == UINT64_MAX)
             fprintf(out, " (server limit: none");
         else
             fprintf(out, " (server limit %s", units_fmt_count(pc->h2_max_concurrent, a, sizeof a));
         if (r->config.streams)
             fprintf(out, ", --streams %u", r->config.streams);
         fputc(')', out);
+        if (pc->h2_limit_seen && pc->h2_max_concurrent == 0)
+            fprintf(out, "; the server allowed no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0): no new connection "
+                         "while one said so, at most one per waiting request after");
         if (pc->h2_rst || pc->h2_goaway || pc->h2_retried || pc->h2_stalls)
             fprintf(out,
                     "; RST_STREAM %llu (refused %llu), GOAWAY %llu (%llu streams refused), sent again %llu, "

@@ -380,6 +380,11 @@ void serve_conn_refuse_request(struct conn *c, int status)
     respond_error(c, status, parse_error_reason(status));
 }
 
+void serve_conn_respond_timeout(struct conn *c)
+{
+    respond_error(c, 408, "HEADER_TIMEOUT");
+}
+
 /* The reason in the body of a response to a request the parser refused. */
 static const char *parse_error_reason(int status)
 {
@@ -701,6 +706,10 @@ static void on_conn_timer(struct loop *loop, struct loop_timer *t)
         loop_timer_arm(loop, t, d);
         return;
     }
+    if (c->h2) {
+        serve_h2_timeout(c);
+        return;
+    }
     if (c->lingering || c->closing) { /* lingering, or a response the client does not read */
         conn_close(c);
         return;
@@ -709,7 +718,7 @@ static void on_conn_timer(struct loop *loop, struct loop_timer *t)
         counter_inc(&c->srv->c.timeouts);
         if (c->partial_since_ns && out_room(c) >= RESP_MAX) {
             /* The 408, then a lingering close (the slow client may still be sending). */
-            respond_error(c, 408, "HEADER_TIMEOUT");
+            serve_conn_respond_timeout(c);
             c->partial_since_ns = 0;
             c->idle_since_ns = loop->now_ns;
             if (serve_conn_flush(c))

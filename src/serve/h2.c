@@ -9,7 +9,13 @@
  * Lifetimes, as for HTTP/1.1 (serve/internal.h): a stream whose client resets it while it
  * waits for a slot or the lock is cancelled; one whose work runs finishes, its answer counted as
  * a write failure. A connection closed with work in flight stays (dead) until its last stream
- * ends, so the drain waits for it and the struct is never freed under the pipeline. */
+ * ends, so the drain waits for it and the struct is never freed under the pipeline.
+ *
+ * Deadlines, as for HTTP/1.1 (serve_h2_deadline): a request is timed from its first byte to its
+ * END_STREAM by the header timeout, whatever else the connection carries. To know a request's
+ * first byte, the received bytes go to nghttp2 one frame at a time (h2_feed), and each frame's
+ * first byte is noted: a stream starts at its HEADERS frame's first byte, and a frame begun and
+ * not finished is a request in progress too (a HEADERS frame trickled a byte at a time). */
 #include "serve/internal.h"
 
 #include "core/err.h"
@@ -26,9 +32,19 @@ struct serve_h2 {
     struct conn *conn;
     struct conn *streams; /* alive streams, through conn.prev/next */
     unsigned nstreams;
-    bool goaway;    /* GOAWAY submitted: no new streams, close when the last one ends */
-    bool want_out;  /* the socket was full: wait for EPOLLOUT */
-    bool releasing; /* serve_h2_release is freeing the streams */
+    unsigned nincomplete; /* streams whose request has begun and not ended (partial_since_ns set) */
+    bool goaway;          /* GOAWAY submitted: no new streams, close when the last one ends */
+    bool want_out;        /* the socket was full: wait for EPOLLOUT */
+    bool releasing;       /* serve_h2_release is freeing the streams */
+    bool timed_out;       /* a request outlived the header timeout: 408s, GOAWAY, close */
+    uint64_t answer_ns;   /* last progress of an answer: submitted, or a frame of one sent */
+    /* The frame being received (h2_feed): when its first byte came (0 between frames), the client
+     * preface still to come, the 9-byte frame header so far, the payload still to come. */
+    uint64_t frame_since_ns;
+    uint32_t magic_left;
+    uint32_t payload_left;
+    unsigned fh_have;
+    uint8_t fh[9];
 };
 
 /* ---- streams ------------------------------------------------------------------------------ */
@@ -58,6 +74,10 @@ void serve_h2_stream_free(struct conn *sc)
     sc->prev = sc->next = NULL;
     sc->h2_parent = NULL;
     h->nstreams--;
+    if (sc->partial_since_ns) {
+        sc->partial_since_ns = 0;
+        h->nincomplete--;
+    }
     /* nghttp2 may still know the stream (a response not sent yet): it must not name it again */
     nghttp2_session_set_stream_user_data(h->session, sc->h2_id, NULL);
     if (h->nstreams == 0)
@@ -123,6 +143,9 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
         return 0;
     struct conn *sc = serve_conn_stream_new(h->conn);
     sc->h2_id = frame->hd.stream_id;
+    /* the request is timed from its HEADERS frame's first byte (h2_feed feeds frame by frame) */
+    sc->partial_since_ns = h->frame_since_ns ? h->frame_since_ns : h->conn->srv->loop.now_ns;
+    h->nincomplete++;
     stream_link(h, sc);
     nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, sc);
     return 0;
@@ -173,6 +196,10 @@ static void dispatch(struct serve_h2 *h, struct conn *sc)
     struct conn *c = h->conn;
     c->nreq++;
     c->partial_since_ns = 0;
+    if (sc->partial_since_ns) {
+        sc->partial_since_ns = 0;
+        h->nincomplete--;
+    }
     if (!sc->parser.error_status && sc->parser.req.url_len == 0)
         sc->parser.error_status = 400; /* no :path (nghttp2 checks the pseudo-headers' form) */
     if (sc->parser.error_status) {
@@ -189,8 +216,22 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
         !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
         return 0;
     struct conn *sc = stream_of(session, frame->hd.stream_id);
-    if (sc && !sc->busy) /* END_STREAM comes once per stream */
+    if (sc && !sc->busy && !sc->h2_timed_out) /* END_STREAM comes once per stream */
         dispatch(h, sc);
+    return 0;
+}
+
+/* An answer's frame went out: progress (serve_h2_deadline). A 408 of the header timeout is
+ * followed by RST_STREAM(NO_ERROR), so the client stops sending the request (RFC 9113 §8.1). */
+static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *ud)
+{
+    struct serve_h2 *h = ud;
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA)
+        return 0;
+    h->answer_ns = h->conn->srv->loop.now_ns;
+    struct conn *sc = stream_of(session, frame->hd.stream_id);
+    if (sc && sc->h2_timed_out && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
     return 0;
 }
 
@@ -285,6 +326,7 @@ void serve_h2_respond(struct conn *sc, int status, const char *ctype, const char
     }
     nghttp2_data_provider prd = {.source.ptr = NULL, .read_callback = body_read};
     nghttp2_submit_response(parent->h2->session, sc->h2_id, nva, n, head_only || !body_len ? NULL : &prd);
+    parent->h2->answer_ns = sc->srv->loop.now_ns;
 }
 
 void serve_h2_stream_done(struct conn *sc)
@@ -296,6 +338,51 @@ void serve_h2_stream_done(struct conn *sc)
         return;
     if (serve_h2_flush(parent))
         serve_h2_settle(parent);
+}
+
+/* ---- input, frame by frame ------------------------------------------------------------------ */
+
+/* Hand n received bytes to nghttp2 a frame at a time, so that its callbacks see, in
+ * frame_since_ns, when the frame they are about began (the first byte of a stream's request;
+ * serve_h2_deadline). The frame length is read from each 9-byte header; the client preface
+ * counts as a frame. nghttp2 still checks everything. Returns nghttp2's error, or 0. */
+static int h2_feed(struct serve_h2 *h, const uint8_t *p, size_t n)
+{
+    uint64_t now = h->conn->srv->loop.now_ns;
+    while (n) {
+        if (!h->frame_since_ns)
+            h->frame_since_ns = now;
+        size_t take = 0;
+        bool ends = false;
+        if (h->magic_left) {
+            take = n < h->magic_left ? n : h->magic_left;
+            h->magic_left -= (uint32_t)take;
+            ends = h->magic_left == 0;
+        } else {
+            if (h->fh_have < sizeof h->fh) {
+                while (h->fh_have < sizeof h->fh && take < n)
+                    h->fh[h->fh_have++] = p[take++];
+                if (h->fh_have == sizeof h->fh)
+                    h->payload_left = (uint32_t)h->fh[0] << 16 | (uint32_t)h->fh[1] << 8 | h->fh[2];
+            }
+            if (h->fh_have == sizeof h->fh) {
+                size_t more = n - take < h->payload_left ? n - take : h->payload_left;
+                take += more;
+                h->payload_left -= (uint32_t)more;
+                ends = h->payload_left == 0;
+            }
+        }
+        ssize_t r = nghttp2_session_mem_recv(h->session, p, take);
+        if (r < 0)
+            return (int)r;
+        p += take;
+        n -= take;
+        if (ends) {
+            h->frame_since_ns = 0;
+            h->fh_have = 0;
+        }
+    }
+    return 0;
 }
 
 /* ---- the connection ----------------------------------------------------------------------- */
@@ -314,6 +401,7 @@ bool serve_h2_start(struct conn *c, const char *pre, size_t len)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
     nghttp2_option *opt;
     if (nghttp2_option_new(&opt))
         knee_oom();
@@ -325,12 +413,13 @@ bool serve_h2_start(struct conn *c, const char *pre, size_t len)
         knee_oom();
     c->h2 = h;
     c->partial_since_ns = 0;
+    h->magic_left = SERVE_H2_PREFACE_LEN; /* the client's preface: in pre (h2c), or still to come (TLS) */
     nghttp2_settings_entry iv[] = {
         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, SERVE_H2_STREAMS},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, (uint32_t)s->cfg.max_header_bytes},
     };
     nghttp2_submit_settings(h->session, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]);
-    if (len && nghttp2_session_mem_recv(h->session, (const uint8_t *)pre, len) < 0) {
+    if (len && h2_feed(h, (const uint8_t *)pre, len) < 0) {
         serve_conn_close(c);
         return false;
     }
@@ -352,17 +441,88 @@ bool serve_h2_flush(struct conn *c)
     return true;
 }
 
+/* The first byte of the oldest request not complete: a stream without its END_STREAM, or a
+ * frame begun and not finished; 0 when there is none. */
+static uint64_t request_since(const struct serve_h2 *h)
+{
+    uint64_t t = h->frame_since_ns;
+    for (const struct conn *sc = h->nincomplete ? h->streams : NULL; sc; sc = sc->next)
+        if (sc->partial_since_ns && (!t || sc->partial_since_ns < t))
+            t = sc->partial_since_ns;
+    return t;
+}
+
+/* A stream's work is in flight (waiting for a slot or the lock, working, or finishing after
+ * its client left). */
+static bool streams_working(const struct serve_h2 *h)
+{
+    for (const struct conn *sc = h->streams; sc; sc = sc->next)
+        if (sc->busy)
+            return true;
+    return false;
+}
+
 uint64_t serve_h2_deadline(const struct conn *c)
 {
     const struct serve_h2 *h = c->h2;
     const struct serve_config *cfg = &c->srv->cfg;
-    if (h->nstreams)
-        return UINT64_MAX; /* streams open: the server or the pipeline is the slow party */
-    if (h->goaway || c->closing)
-        return c->idle_since_ns + LINGER_TIME_NS;
-    if (c->nreq == 0)
-        return c->accepted_ns + cfg->header_timeout_ns;
-    return c->idle_since_ns + cfg->idle_timeout_ns;
+    uint64_t since = h->timed_out ? 0 : request_since(h);
+    uint64_t req = since ? since + cfg->header_timeout_ns : UINT64_MAX, other;
+    bool ending = h->goaway || c->closing;
+    if (h->nstreams) {
+        if (streams_working(h))
+            return req; /* the server or the pipeline is the slow party */
+        uint64_t last = h->answer_ns > c->idle_since_ns ? h->answer_ns : c->idle_since_ns;
+        if (ending)
+            other = last + LINGER_TIME_NS;
+        else if (h->nstreams > h->nincomplete) /* answers the client does not take */
+            other = h->answer_ns + cfg->idle_timeout_ns;
+        else
+            other = UINT64_MAX; /* only requests in progress: their header timeout */
+    } else if (ending) {
+        other = c->idle_since_ns + LINGER_TIME_NS;
+    } else if (since) {
+        other = UINT64_MAX; /* a request in progress (a frame begun): the header timeout only */
+    } else if (c->nreq == 0) {
+        other = c->accepted_ns + cfg->header_timeout_ns;
+    } else {
+        other = c->idle_since_ns + cfg->idle_timeout_ns;
+    }
+    return req < other ? req : other;
+}
+
+/* A request outlived the header timeout: as HTTP/1.1's 408 (conn.c), counted once per
+ * connection; each incomplete stream is answered 408 and reset after it (on_frame_send), and
+ * the connection sends GOAWAY and closes once its streams at work are answered. */
+static void request_timeout(struct conn *c)
+{
+    struct serve_h2 *h = c->h2;
+    counter_inc(&c->srv->c.timeouts);
+    h->timed_out = true;
+    c->closing = true;
+    for (struct conn *sc = h->streams; sc; sc = sc->next) {
+        if (!sc->partial_since_ns)
+            continue;
+        sc->partial_since_ns = 0;
+        h->nincomplete--;
+        sc->h2_timed_out = true;
+        serve_conn_respond_timeout(sc);
+    }
+    if (serve_h2_flush(c))
+        serve_h2_settle(c);
+}
+
+void serve_h2_timeout(struct conn *c)
+{
+    struct serve_h2 *h = c->h2;
+    uint64_t since = h->timed_out ? 0 : request_since(h);
+    if (since && c->srv->loop.now_ns >= since + c->srv->cfg.header_timeout_ns) {
+        request_timeout(c);
+        return;
+    }
+    if (!c->closing && c->nreq == 0)
+        counter_inc(&c->srv->c.timeouts); /* no request within the header timeout of accept */
+    serve_conn_close(c);
 }
 
 /* Both sides are done with the session: from here the connection closes as an HTTP/1.1 one
@@ -420,8 +580,7 @@ void serve_h2_io(struct conn *c, uint32_t events)
             ssize_t n = serve_conn_recv(c, s->discard, sizeof s->discard);
             if (n > 0) {
                 got += (size_t)n;
-                c->idle_since_ns = s->loop.now_ns;
-                if (nghttp2_session_mem_recv(h->session, (const uint8_t *)s->discard, (size_t)n) < 0) {
+                if (h2_feed(h, (const uint8_t *)s->discard, (size_t)n) < 0) {
                     serve_conn_close(c);
                     return;
                 }

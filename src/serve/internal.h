@@ -115,7 +115,8 @@ struct conn {
     bool refused;      /* turned away by the connection limit: not counted as open */
     bool dead;         /* socket closed; the struct lives until the work in flight ends */
     bool peer_eof;
-    bool parsing; /* inside process_input(): a request finishing at once must not re-enter it */
+    bool parsing;      /* inside process_input(): a request finishing at once must not re-enter it */
+    bool h2_timed_out; /* a stream: answered 408 by the header timeout; reset once that answer is out */
     /* TLS and HTTP/2 (conn.c, h2.c). A connection speaks TLS when tls.ssl is set (handshaking
      * until tls.handshake_done). An HTTP/2 connection has h2 (its nghttp2 session and streams);
      * each of its streams is a struct conn of its own without a socket (h2_parent set): the
@@ -270,6 +271,8 @@ void serve_conn_tls_release(struct serve_handle *s);
 void serve_conn_request(struct conn *c);
 /* Answer a request that was refused (400, 413, 414, 431, ...) as the parser's refusals are. */
 void serve_conn_refuse_request(struct conn *c, int status);
+/* Answer 408 HEADER_TIMEOUT: a request not complete --header-timeout after its first byte. */
+void serve_conn_respond_timeout(struct conn *c);
 /* A new stream of connection parent (a socket-less struct conn, linked into nothing). */
 struct conn *serve_conn_stream_new(struct conn *parent);
 /* Read and write on a socket through TLS when the connection speaks it: recv()/send()
@@ -298,9 +301,18 @@ void serve_h2_io(struct conn *c, uint32_t events);
 bool serve_h2_flush(struct conn *c);
 /* After progress: GOAWAY when closing, close when done, events and timer. false: closed. */
 bool serve_h2_settle(struct conn *c);
-/* The connection's timeout deadline (header timeout before the first request, idle timeout
- * without streams, none while streams are open). */
+/* The connection's timeout deadline, the earliest of: the header timeout from the first byte of
+ * the oldest request not complete (a stream without END_STREAM, or a frame begun and not
+ * finished); with streams open and none working, the idle timeout from the last progress of an
+ * answer (the client does not take it); without streams, the header timeout from accept before
+ * the first request, else the idle timeout from the last stream's end. None while a stream's
+ * work runs and no request is incomplete: the pipeline is the slow party. Frames that carry no
+ * request (PING, SETTINGS, WINDOW_UPDATE) extend no deadline. */
 uint64_t serve_h2_deadline(const struct conn *c);
+/* The connection's deadline passed (conn.c's timer): a request past the header timeout is
+ * counted in timeouts and answered 408 on each incomplete stream, then GOAWAY and a lingering
+ * close once the streams at work are answered; any other deadline closes the connection. */
+void serve_h2_timeout(struct conn *c);
 /* Submit a stream's response (status, content type, body, extra header lines "Name: v\r\n"). */
 void serve_h2_respond(struct conn *stream, int status, const char *ctype, const char *body, size_t body_len,
                       const char *extra, bool head_only);

@@ -133,10 +133,19 @@ json_check h2c.json "tot['outcomes']['ok'] == 500 and tot['protocols']['h2'] == 
 # ---- what must fail, each with its cause --------------------------------------------------------------
 run verify 3 -c 2 -n 20 "$(U h2)" # the system store does not know our CA
 cause verify tls_verify
+# the summary names the cause and the flag that fixes it (it printed "tls: , no protocol agreed (ALPN)")
+grep -Eq '^tls: no handshake completed: [0-9]+ failed \(tls verify 20: --cacert FILE or --insecure\)$' verify.txt ||
+    { cat verify.txt; fail "verify: the tls line"; }
+grep -q '^  transport 20: tls verify 20 (tls verify: .*--cacert FILE trusts the CA that signed it, --insecure skips' \
+    verify.txt || { cat verify.txt; fail "verify: the transport line"; }
 run expired 3 --cacert ca.pem -c 2 -n 20 "$(U expired)"
 cause expired tls_expired
+grep -Eq '^tls: no handshake completed: [0-9]+ failed \(tls expired 20: --insecure\)$' expired.txt ||
+    { cat expired.txt; fail "expired: the tls line"; }
 run wrong 3 --cacert ca.pem -c 2 -n 20 "$(U wrong)"
 cause wrong tls_hostname
+grep -Eq '^tls: no handshake completed: [0-9]+ failed \(tls hostname 20: --insecure\)$' wrong.txt ||
+    { cat wrong.txt; fail "wrong: the tls line"; }
 run insecure 0 --insecure -c 2 -n 20 "$(U wrong)" # --insecure: no verification at all, said in the summary
 grep -q "certificate verification OFF (--insecure)" insecure.txt || fail "insecure: not said in the summary"
 json_check insecure.json "not d['config']['tls']['verify']" "insecure: config.tls.verify false"

@@ -548,14 +548,135 @@ static void test_client_flush_gathers(void **state)
     close(sv[1]);
 }
 
+/* ---- the server's SETTINGS (a limit of 0) and the response header budget ---- */
+
+static unsigned srv_rst[16]; /* RST_STREAM frames the server parsed, by error code */
+static int srv_on_frame_recv_rst(nghttp2_session *session, const nghttp2_frame *frame, void *ud)
+{
+    (void)session, (void)ud;
+    if (frame->hd.type == NGHTTP2_RST_STREAM && frame->rst_stream.error_code < 16)
+        srv_rst[frame->rst_stream.error_code]++;
+    return 0;
+}
+
+static struct h2_stream *budget_closed[4];
+static unsigned budget_nclosed;
+static void budget_on_close(struct h2_stream *s)
+{
+    if (budget_nclosed < 4)
+        budget_closed[budget_nclosed] = s;
+    budget_nclosed++;
+}
+
+/* n header fields "x-big-<i>" of `value` bytes each (value shared) */
+static void big_fields(nghttp2_nv *nv, size_t n, char names[][16], const char *value)
+{
+    nv[0] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE};
+    for (size_t i = 1; i <= n; i++) {
+        snprintf(names[i], 16, "x-big-%zu", i % 2); /* two names: the deflater indexes them */
+        nv[i] =
+            (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)value, strlen(names[i]), strlen(value), NGHTTP2_NV_FLAG_NONE};
+    }
+}
+
+/* Over a socket pair with nghttp2's server session: before the server's SETTINGS the client
+ * knows no limit (1 stream); SETTINGS_MAX_CONCURRENT_STREAMS 0 leaves it no room (it took
+ * "1" for the limit); raised, room again. A response whose header fields pass
+ * H2_MAX_HEADER_BYTES (30 fields of 3,000 bytes: 91 KB, a few hundred bytes of HPACK once
+ * indexed) closes its stream with H2_R_HEADERS and a RST_STREAM(CANCEL) to the server; the
+ * session goes on, and a response of 20 such fields (61 KB) completes. */
+static void test_client_room_and_header_budget(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    struct gather_io io = {.fd = sv[0]};
+    struct h2_callbacks cb = {.on_close = budget_on_close};
+    struct h2_client *h = h2_client_new(&cb, gather_write, &io, NULL, 0);
+    assert_int_equal(h2_client_flush(h), H2_IO_OK);
+    assert_false(h2_client_settings_seen(h));
+    assert_int_equal(h2_client_server_max_streams(h), 1);
+    assert_false(h2_client_no_room(h));
+
+    nghttp2_session_callbacks *cbs;
+    assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, srv_on_frame_recv_rst);
+    nghttp2_option *opt; /* a server that sends header blocks larger than nghttp2's 64 KB default */
+    assert_int_equal(nghttp2_option_new(&opt), 0);
+    nghttp2_option_set_max_send_header_block_length(opt, 1u << 20);
+    nghttp2_session *srv;
+    assert_int_equal(nghttp2_session_server_new2(&srv, cbs, NULL, opt), 0);
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cbs);
+    nghttp2_settings_entry iv = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 0};
+    assert_int_equal(nghttp2_submit_settings(srv, NGHTTP2_FLAG_NONE, &iv, 1), 0);
+    srv_take(srv, sv[1]);
+    srv_give(srv, h);
+    assert_true(h2_client_settings_seen(h));
+    assert_int_equal(h2_client_server_max_streams(h), 0);
+    assert_true(h2_client_no_room(h));
+    assert_int_equal(h2_client_capacity(h), 0);
+    iv.value = 10;
+    assert_int_equal(nghttp2_submit_settings(srv, NGHTTP2_FLAG_NONE, &iv, 1), 0);
+    srv_give(srv, h);
+    assert_false(h2_client_no_room(h));
+    assert_int_equal(h2_client_capacity(h), 10);
+
+    struct url u;
+    char err[200];
+    assert_int_equal(url_parse("http://127.0.0.1/g", &u, err, sizeof err), 0);
+    struct http_request_spec spec = {.method = "GET", .url = &u, .keepalive = true};
+    struct h2_request req;
+    assert_int_equal(h2_request_build(&spec, &req, err, sizeof err), 0);
+    struct h2_stream st[2];
+    memset(st, 0, sizeof st);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(h2_client_submit(h, &req, &st[i]), 0);
+    assert_int_equal(h2_client_flush(h), H2_IO_OK);
+    srv_take(srv, sv[1]);
+
+    static char value[3001], names[31][16];
+    memset(value, 'v', 3000);
+    nghttp2_nv nv[31];
+    big_fields(nv, 30, names, value);
+    assert_int_equal(nghttp2_submit_response(srv, st[0].id, nv, 31, NULL), 0);
+    big_fields(nv, 20, names, value);
+    assert_int_equal(nghttp2_submit_response(srv, st[1].id, nv, 21, NULL), 0);
+    srv_give(srv, h);
+    assert_int_equal(budget_nclosed, 2);
+    assert_ptr_equal(budget_closed[0], &st[0]);
+    assert_int_equal(st[0].reason, H2_R_HEADERS);
+    assert_ptr_equal(budget_closed[1], &st[1]);
+    assert_int_equal(st[1].reason, H2_R_NONE);
+    assert_int_equal(st[1].status, 200);
+    assert_true(st[1].header_bytes > 60000 && st[1].header_bytes <= H2_MAX_HEADER_BYTES);
+    assert_true(h2_client_usable(h));
+    assert_int_equal(h2_client_flush(h), H2_IO_OK);
+    srv_take(srv, sv[1]);
+    assert_int_equal(srv_rst[NGHTTP2_CANCEL], 1);
+    assert_int_equal(srv_rst[NGHTTP2_INTERNAL_ERROR], 0);
+
+    h2_client_free(h);
+    h2_request_release(&req);
+    url_release(&u);
+    nghttp2_session_del(srv);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_build),         cmocka_unit_test(test_serve_h2c),
-        cmocka_unit_test(test_serve_h2_pipeline),     cmocka_unit_test(test_serve_h2_client_leaves),
-        cmocka_unit_test(test_serve_h2_goaway_drain), cmocka_unit_test(test_h2c_to_http1_server),
-        cmocka_unit_test(test_rst_goaway_garbage),    cmocka_unit_test(test_client_flush_gathers),
+        cmocka_unit_test(test_request_build),
+        cmocka_unit_test(test_serve_h2c),
+        cmocka_unit_test(test_serve_h2_pipeline),
+        cmocka_unit_test(test_serve_h2_client_leaves),
+        cmocka_unit_test(test_serve_h2_goaway_drain),
+        cmocka_unit_test(test_h2c_to_http1_server),
+        cmocka_unit_test(test_rst_goaway_garbage),
+        cmocka_unit_test(test_client_flush_gathers),
+        cmocka_unit_test(test_client_room_and_header_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

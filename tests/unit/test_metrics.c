@@ -742,19 +742,37 @@ static void test_endpoint(void **state)
     free(r.body);
     close(fd);
 
-    /* Connection cap: METRICS_EP_MAX_CONNS held open, the next one gets 503. */
+    /* Connection cap: METRICS_EP_MAX_CONNS connections that have asked nothing yet (each has
+     * the first-request timeout, 5 s, to do so) hold every slot: the next one gets 503. */
     int held[METRICS_EP_MAX_CONNS];
-    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++) {
+    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++)
         held[i] = connect_to(port);
-        have = 0;
-        send_all(held[i], "GET / HTTP/1.1\r\n\r\n"); /* each is accepted and answered */
-        assert_true(read_resp(held[i], buf, sizeof buf, &have, &r, false));
-        free(r.body);
-    }
     fd = connect_to(port);
     have = 0;
     assert_true(read_resp(fd, buf, sizeof buf, &have, &r, false));
     assert_int_equal(r.status, 503);
+    free(r.body);
+    close(fd);
+    /* Each then scrapes once and stays idle: a newcomer takes the slot of the one idle the
+     * longest (held[0], answered first), which is closed; the others stay. */
+    for (int i = 0; i < METRICS_EP_MAX_CONNS; i++) {
+        have = 0;
+        send_all(held[i], "GET / HTTP/1.1\r\n\r\n");
+        assert_true(read_resp(held[i], buf, sizeof buf, &have, &r, false));
+        assert_int_equal(r.status, 200);
+        free(r.body);
+    }
+    fd = connect_to(port);
+    have = 0;
+    send_all(fd, "GET / HTTP/1.1\r\n\r\n");
+    assert_true(read_resp(fd, buf, sizeof buf, &have, &r, false));
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    have = 0;
+    assert_false(read_resp(held[0], buf, sizeof buf, &have, &r, false)); /* EOF: evicted */
+    send_all(held[1], "GET / HTTP/1.1\r\n\r\n");
+    assert_true(read_resp(held[1], buf, sizeof buf, &have, &r, false));
+    assert_int_equal(r.status, 200);
     free(r.body);
     close(fd);
     for (int i = 0; i < METRICS_EP_MAX_CONNS; i++)
@@ -765,6 +783,7 @@ static void test_endpoint(void **state)
     assert_int_equal(st.scrapes, 4);
     assert_int_equal(st.openmetrics, 2);
     assert_int_equal(st.refused, 1);
+    assert_int_equal(st.evicted, 1);
     assert_int_equal(st.errors, 5); /* 404, 405, 431, 413, 400 */
     metrics_endpoint_stop(ep);
     metrics_free(reg);
@@ -829,7 +848,8 @@ static void test_endpoint_error_delivery(void **state)
             close(fd);
         }
     }
-    /* A connection over the cap: 503, delivered the same way. */
+    /* A connection over the cap: 503, delivered the same way. Each held connection has begun
+     * a second request (10 s to finish it), so none is idle, none is closed for a newcomer. */
     int held[METRICS_EP_MAX_CONNS];
     for (int i = 0; i < METRICS_EP_MAX_CONNS; i++) {
         held[i] = connect_to(port);
@@ -837,6 +857,7 @@ static void test_endpoint_error_delivery(void **state)
         send_all(held[i], "GET / HTTP/1.1\r\n\r\n");
         assert_true(read_resp(held[i], buf, sizeof buf, &have, &r, false));
         free(r.body);
+        send_all(held[i], "GET / HTTP/1.1\r\n");
     }
     for (int round = 0; round < 10; round++) {
         int fd = connect_to(port);

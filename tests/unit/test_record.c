@@ -274,7 +274,8 @@ static void target_fill(struct run_target_result *t, int64_t base_ns, bool https
                                       .h2_goaway_streams = 3,
                                       .h2_retried = 2,
                                       .h2_stalls = 4,
-                                      .h2_max_concurrent = 128};
+                                      .h2_max_concurrent = 128,
+                                      .h2_limit_seen = true};
     snprintf(t->st[0].name, sizeof t->st[0].name, "db");
     snprintf(t->st[1].name, sizeof t->st[1].name, "app");
     t->nst = 2;
@@ -598,9 +599,11 @@ static void test_record_add(void **state)
     }
     /* HTTP/2's limit: from the record that had an HTTP/2 connection (one read back without says
      * "unlimited") */
-    a.targets[0].pc = (struct run_proto_counts){.h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100};
+    a.targets[0].pc =
+        (struct run_proto_counts){.h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100, .h2_limit_seen = true};
     b.targets[0].pc = (struct run_proto_counts){.http1 = 2, .h2_max_concurrent = UINT64_MAX};
-    u.targets[0].pc = (struct run_proto_counts){.http1 = 2, .h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100};
+    u.targets[0].pc = (struct run_proto_counts){
+        .http1 = 2, .h2 = 1, .h2_streams = 40, .h2_max_concurrent = 100, .h2_limit_seen = true};
     a.targets[1].resolve_ns = 7;
     b.targets[1].resolve_ns = 9;
     u.targets[1].resolve_ns = 9;
@@ -808,6 +811,52 @@ static void test_read_strict_identities(void **state)
 
 /* The strict reader (knee merge's) refuses what a merge cannot add up, with merge's words; the
  * shard identity of a document as knee merge groups files by it. */
+/* The server's HTTP/2 stream limit: 0 is a limit (a server shedding load), kept apart from
+ * "none seen" (no connection had the server's SETTINGS; it printed "server limit 1"), from one
+ * connection, across records and through the JSON, old files read as before. */
+static void test_h2_limit(void **state)
+{
+    (void)state;
+    struct run_proto_counts a = {0}, b = {0};
+    record_h2_limit_add(&a, 0);
+    assert_true(a.h2_limit_seen);
+    assert_int_equal(a.h2_max_concurrent, 0);
+    record_proto_counts_add(&a, &b); /* b saw none: a's 0 stays */
+    assert_true(a.h2_limit_seen);
+    assert_int_equal(a.h2_max_concurrent, 0);
+    record_proto_counts_add(&b, &a); /* none seen + 0: 0 */
+    assert_true(b.h2_limit_seen);
+    assert_int_equal(b.h2_max_concurrent, 0);
+    record_h2_limit_add(&a, 100);
+    assert_int_equal(a.h2_max_concurrent, 100);
+    record_h2_limit_add(&a, 0);
+    assert_int_equal(a.h2_max_concurrent, 100);
+    record_h2_limit_add(&a, UINT64_MAX);
+    assert_int_equal(a.h2_max_concurrent, UINT64_MAX);
+
+    static const struct {
+        const char *json;
+        bool seen;
+        uint64_t limit;
+    } cases[] = {
+        {"{\"protocols\": {\"h2\": 2}, \"h2\": {\"max_concurrent\": 0}}", true, 0},
+        {"{\"protocols\": {\"h2\": 2}, \"h2\": {\"max_concurrent\": 128}}", true, 128},
+        {"{\"protocols\": {\"h2\": 2}, \"h2\": {\"max_concurrent\": null}}", true, UINT64_MAX},
+        {"{\"protocols\": {\"h2\": 2}, \"h2\": {\"max_concurrent\": \"none seen\"}}", false, 0},
+        {"{\"protocols\": {\"h2\": 0}, \"h2\": {\"max_concurrent\": null}}", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *t = json_loads(cases[i].json, 0, NULL);
+        assert_non_null(t);
+        struct run_proto_counts pc;
+        record_read_transport(t, &pc);
+        assert_int_equal(pc.h2_limit_seen, cases[i].seen);
+        if (cases[i].seen)
+            assert_int_equal(pc.h2_max_concurrent, cases[i].limit);
+        json_decref(t);
+    }
+}
+
 static void test_read_strict(void **state)
 {
     (void)state;
@@ -999,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_json_closed_loop_and_old_schema),
         cmocka_unit_test(test_histograms_checked),
         cmocka_unit_test(test_record_add),
+        cmocka_unit_test(test_h2_limit),
         cmocka_unit_test(test_read_strict),
         cmocka_unit_test(test_read_strict_identities),
         cmocka_unit_test(test_redact_args),

@@ -893,6 +893,7 @@ static void test_summary_from_json(void **state)
                                           .tls_full = 3,
                                           .h2_streams = 10004,
                                           .h2_max_concurrent = 128,
+                                          .h2_limit_seen = true,
                                           .h2_goaway = 1,
                                           .h2_goaway_streams = 4,
                                           .h2_retried = 4};
@@ -914,7 +915,8 @@ static void test_summary_from_json(void **state)
         struct run_target_result *t = k ? &r->all : &r->targets[0];
         t->https = false;
         hdr_reset(&t->tls);
-        t->pc = (struct run_proto_counts){.h2 = 1, .h2_streams = 10000, .h2_max_concurrent = UINT64_MAX};
+        t->pc = (struct run_proto_counts){
+            .h2 = 1, .h2_streams = 10000, .h2_max_concurrent = UINT64_MAX, .h2_limit_seen = true};
     }
     cfg = open_cfg;
     cfg.h2c = true;
@@ -922,6 +924,58 @@ static void test_summary_from_json(void **state)
     text = text_of(&cfg, r, NULL, 0, false);
     assert_has(text, "h2c: 10,000 streams on 1 connection (server limit: none)");
     assert_lacks(text, "tls");
+    free(text);
+    /* a server that allowed no stream (it printed "server limit 1"), then one whose SETTINGS
+     * never came: each as the server said, through the JSON too */
+    for (int k = 0; k < 2; k++)
+        (k ? &r->all : &r->targets[0])->pc =
+            (struct run_proto_counts){.h2 = 2, .h2_streams = 1, .h2_max_concurrent = 0, .h2_limit_seen = true};
+    assert_roundtrip(&cfg, r, NULL, 0);
+    text = text_of(&cfg, r, NULL, 0, false);
+    assert_has(text, "h2c: 1 streams on 2 connections (server limit 0); the server allowed no stream "
+                     "(SETTINGS_MAX_CONCURRENT_STREAMS 0): no new connection while one said so, at most one per "
+                     "waiting request after\n");
+    free(text);
+    for (int k = 0; k < 2; k++)
+        (k ? &r->all : &r->targets[0])->pc = (struct run_proto_counts){.h2 = 2, .h2_streams = 2};
+    assert_roundtrip(&cfg, r, NULL, 0);
+    text = text_of(&cfg, r, NULL, 0, false);
+    assert_has(text, "h2c: 2 streams on 2 connections (server limit: none seen)\n");
+    free(text);
+    result_free(r);
+
+    /* https where no handshake completed: the cause and the flag that fixes it (it printed
+     * "tls: , no protocol agreed (ALPN)") */
+    r = result_new(1);
+    target_init(&r->targets[0], "t", "https://127.0.0.1:1/");
+    record(&r->targets[0], OUTCOME_TRANSPORT, 20, 100000);
+    r->targets[0].counts.transport_cause[RUN_TC_TLS_VERIFY] = 20;
+    merge_all(r);
+    for (int k = 0; k < 2; k++) {
+        struct run_target_result *t = k ? &r->all : &r->targets[0];
+        t->https = true;
+        t->counts.transport_cause[RUN_TC_TLS_VERIFY] = 20;
+        t->pc = (struct run_proto_counts){.tls_failed = 21};
+    }
+    warn(r, true, "FAILED: not one request succeeded (transport 20): there is no latency of a working service");
+    assert_roundtrip(&open_cfg, r, NULL, 0);
+    text = text_of(&open_cfg, r, NULL, 0, false);
+    assert_has(text, "\ntls: no handshake completed: 21 failed (tls verify 20: --cacert FILE or --insecure)\n");
+    assert_has(text, "  transport 20: tls verify 20 (tls verify: the server's certificate did not verify against the "
+                     "trusted CAs; --cacert FILE trusts the CA that signed it, --insecure skips the check)\n");
+    assert_lacks(text, "tls: , ");
+    free(text);
+    /* some handshakes done, some failed: the causes after the count */
+    for (int k = 0; k < 2; k++) {
+        struct run_target_result *t = k ? &r->all : &r->targets[0];
+        t->counts.transport_cause[RUN_TC_TLS_VERIFY] = 0;
+        t->counts.transport_cause[RUN_TC_TLS_HOSTNAME] = 20;
+        t->pc =
+            (struct run_proto_counts){.tls_version = {[RUN_TLS_V13] = 1}, .http1 = 1, .tls_full = 1, .tls_failed = 20};
+    }
+    assert_roundtrip(&open_cfg, r, NULL, 0);
+    text = text_of(&open_cfg, r, NULL, 0, false);
+    assert_has(text, ", 20 failed (tls hostname 20: --insecure)");
     free(text);
     result_free(r);
 
