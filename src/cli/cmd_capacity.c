@@ -6,6 +6,7 @@
  * output not written, 2 bad input. */
 #include "capacity/capacity.h"
 #include "cli/commands.h"
+#include "cli/io_check.h"
 #include "cli/metrics_flags.h"
 #include "cli/opt.h"
 #include "cli/run_metrics.h"
@@ -51,6 +52,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_MIX,
     RUNOPT_METHOD,
     RUNOPT_HEADER,
+    RUNOPT_HEADER_SECRET,
     RUNOPT_BODY,
     RUNOPT_ARRIVALS,
     RUNOPT_SEED,
@@ -69,6 +71,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_TIMER_SLACK,
     RUNOPT_REQUESTS_PER_CONNECTION,
     RUNOPT_RETRY_STALE,
+    RUNOPT_NO_RETRY_STALE,
     RUNOPT_CACERT,
     RUNOPT_INSECURE,
     RUNOPT_TLS_VERSION,
@@ -250,9 +253,19 @@ static int writable(const char *path)
     return r;
 }
 
-static int check_outputs(const struct cmd_spec *spec, const struct cap_flags *f)
+/* The outputs writable (nothing created), none of them a file the flags read nor another
+ * output (cli/io_check.h). 0 or 2 after one line. */
+static int check_outputs(const struct cmd_spec *spec, const struct cap_flags *f, const struct runopts_config *rc)
 {
-    int r;
+    struct cli_io io = {0};
+    runopts_inputs(rc, &io);
+    cli_io_output(&io, "--json", f->json);
+    cli_io_output(&io, "--hlog", f->hlog);
+    cli_io_output(&io, "--html", f->html);
+    int r = cli_io_check(&io, spec);
+    cli_io_release(&io);
+    if (r)
+        return r;
     if (f->json && strcmp(f->json, "-") != 0 && (r = writable(f->json)))
         return opt_fail(spec, "--json %s: %s", f->json, knee_strerror(r));
     if (f->hlog && (r = writable(f->hlog)))
@@ -291,6 +304,9 @@ static int fill_config(const struct cmd_spec *spec, const struct cap_flags *f, s
         return opt_fail(spec, "--reps must be between 1 and %d", CAPACITY_MAX_REPS);
     if (given(spec, "agree") && !(f->agree > 0 && f->agree < 1))
         return opt_fail(spec, "--agree must be a share above 0 and below 100%%, e.g. 10%%");
+    if (f->between && !f->between[strspn(f->between, " \t")])
+        return opt_fail(spec, "--between: empty: give the command to run between repetitions (or leave the flag "
+                              "out)");
     if (f->probe && strncmp(f->probe, "http://", 7) != 0)
         return opt_fail(spec, "--probe '%s': expected an http:// URL", f->probe);
     cfg->base = &rc->cfg;
@@ -315,7 +331,7 @@ static int fill_config(const struct cmd_spec *spec, const struct cap_flags *f, s
     cfg->hlog_path = f->hlog;
     if (capacity_config_check(cfg, why, sizeof why))
         return opt_fail(spec, "%s", why);
-    return check_outputs(spec, f);
+    return check_outputs(spec, f, rc);
 }
 
 static int failure_code(int r)

@@ -3,6 +3,7 @@
  * the exit code (0; 2 bad input or different load models without --force; 99 --fail-if;
  * 1 an output that could not be written). */
 #include "cli/commands.h"
+#include "cli/io_check.h"
 #include "cli/opt.h"
 #include "compare/compare.h"
 #include "core/err.h"
@@ -116,6 +117,47 @@ static int write_html(const char *path, const struct compare_result *r, const st
     return rc ? 1 : 0;
 }
 
+/* Add a side's inputs: its files and directories, and a log's STEM.json, which compare reads
+ * beside it. stems keeps the STEM.json strings alive until the check is done. */
+static void side_inputs(struct cli_io *io, const char *flag, const struct strlist *side, struct strlist *stems)
+{
+    static const char *const logs[] = {".bin", ".csv", ".hlog"};
+    for (size_t i = 0; i < side->n; i++) {
+        const char *p = side->v[i];
+        cli_io_input(io, flag, p);
+        size_t n = strlen(p);
+        for (size_t k = 0; k < sizeof logs / sizeof *logs; k++) {
+            size_t e = strlen(logs[k]);
+            if (n > e && strcmp(p + n - e, logs[k]) == 0) {
+                char *j = xmalloc(n - e + 6);
+                snprintf(j, n - e + 6, "%.*s.json", (int)(n - e), p);
+                strlist_push(stems, j);
+                cli_io_input(io, flag, j);
+            }
+        }
+    }
+}
+
+/* --json and --html are none of the inputs (a directory's .bin, .csv, .hlog and .json files
+ * are), nor one file: 0, or 2 after one line. */
+static int check_outputs(const struct cmd_spec *spec, const struct compare_flags *f, const struct strlist *b,
+                         const struct strlist *a, bool positional)
+{
+    static const char *const exts[] = {".bin", ".csv", ".hlog", ".json", NULL}; /* compare/load reads these */
+    struct cli_io io = {.dir_exts = exts};
+    struct strlist stems = {0};
+    side_inputs(&io, positional ? NULL : "--before", b, &stems);
+    side_inputs(&io, positional ? NULL : "--after", a, &stems);
+    cli_io_output(&io, "--json", f->json);
+    cli_io_output(&io, "--html", f->html);
+    int code = cli_io_check(&io, spec);
+    cli_io_release(&io);
+    for (size_t i = 0; i < stems.n; i++)
+        free((char *)stems.v[i]);
+    strlist_release(&stems);
+    return code;
+}
+
 static int run_compare(const struct cmd_spec *spec, struct compare_flags *f, const struct strlist *args)
 {
     struct strlist b = f->before, a = f->after;
@@ -126,6 +168,8 @@ static int run_compare(const struct cmd_spec *spec, struct compare_flags *f, con
         return opt_fail(spec, "give two sides: BEFORE AFTER (directories or files), or --before FILE... --after "
                               "FILE...");
     }
+    if (check_outputs(spec, f, &b, &a, args->n == 2))
+        return 2;
     struct compare_opts o;
     compare_opts_init(&o);
     if (opt_find(spec, "resamples")->seen) {

@@ -8,6 +8,7 @@
  * line (a missing file included), exit 2; a read error midway or an output that cannot be
  * written, exit 1. */
 #include "cli/commands.h"
+#include "cli/io_check.h"
 
 #include "cli/opt.h"
 #include "core/clock.h"
@@ -695,12 +696,6 @@ static int hlog_tags(int argc, char **argv)
 
 /* ---- merge ------------------------------------------------------------------------------- */
 
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* -o given, --slot positive, and the output is none of the inputs. 0, or 2 after the message. */
 static int merge_check(const struct cmd_spec *spec, const struct strlist *in, const char *out_path, uint64_t slot_ns)
 {
@@ -708,12 +703,13 @@ static int merge_check(const struct cmd_spec *spec, const struct strlist *in, co
         return opt_fail(spec, "-o OUT is required");
     if (slot_ns == 0)
         return opt_fail(spec, "--slot: must be longer than 0");
-    if (strcmp(out_path, "-") == 0)
-        return 0;
+    struct cli_io io = {0};
     for (size_t i = 0; i < in->n; i++)
-        if (same_file(in->v[i], out_path))
-            return opt_fail(spec, "-o %s: is also an input", out_path);
-    return 0;
+        cli_io_input(&io, NULL, in->v[i]);
+    cli_io_output(&io, "-o", out_path);
+    int code = cli_io_check(&io, spec);
+    cli_io_release(&io);
+    return code;
 }
 
 /* Merge the inputs into out_path ("-": standard output). Returns the exit code: 2 for input

@@ -3,6 +3,7 @@
  * The work is in src/merge; this file parses the flags, opens the outputs and picks the exit
  * code. */
 #include "cli/commands.h"
+#include "cli/io_check.h"
 #include "cli/opt.h"
 #include "core/err.h"
 #include "core/outfile.h"
@@ -187,6 +188,21 @@ static int check_kinds(const struct cmd_spec *spec, const struct merge_set *set,
     return 0;
 }
 
+/* No output is one of the shards' files (a directory's files as collected), nor another output:
+ * 0, or 2 after one line. */
+static int check_outputs(const struct cmd_spec *spec, const struct strlist *paths, const struct merge_args *a)
+{
+    struct cli_io io = {0};
+    for (size_t i = 0; i < paths->n; i++)
+        cli_io_input(&io, NULL, paths->v[i]);
+    cli_io_output(&io, "--json", a->json_path);
+    cli_io_output(&io, "-o", a->out_path);
+    cli_io_output(&io, "--hlog", a->hlog_path);
+    int code = cli_io_check(&io, spec);
+    cli_io_release(&io);
+    return code;
+}
+
 /* knee run's self-checks on the merged run: its p99 interval, its timeline's trend, and Poisson
  * arrivals on the merged log (a shard's own are thinned). */
 static void selfcheck(struct merge_summary *m, const char *out_path)
@@ -271,6 +287,8 @@ int cmd_merge(int argc, char **argv)
     bool have_summary = false, written = true;
     char err[1024] = "";
     int code = collect(&spec, &args, &paths, &owned, &nowned);
+    if (!code)
+        code = check_outputs(&spec, &paths, &a);
     if (!code && merge_set_build(&set, paths.v, paths.n, false, err, sizeof err))
         code = opt_fail(&spec, "%s", err);
     if (!code)

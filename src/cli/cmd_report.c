@@ -1,6 +1,7 @@
 /* `knee report INPUT... -o FILE`: one self-contained HTML file with the pictures of one or more
  * runs. Parsing options and orchestration; the work is in src/html. */
 #include "cli/commands.h"
+#include "cli/io_check.h"
 #include "cli/opt.h"
 #include "core/err.h"
 #include "html/html.h"
@@ -47,10 +48,30 @@ static const char epilog[] =
     "the old one); a device or FIFO is written in place, never removed.\n"
     "exit codes: 0 written, 1 the report could not be written, 2 usage or bad input\n";
 
-static bool same_file(const char *a, const char *b)
+/* -o is none of the inputs: the files given, a directory's run files, --run's files. 0, or 2
+ * after one line. */
+static int check_output(const struct cmd_spec *spec, const struct strlist *args, const struct strlist *runs,
+                        const char *out_path)
 {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    static const char *const exts[] = {".json", ".bin", ".csv", ".hlog", ".log", NULL}; /* html/inputs.c reads these */
+    struct cli_io io = {.dir_exts = exts};
+    for (size_t i = 0; i < args->n; i++)
+        cli_io_input(&io, NULL, args->v[i]);
+    char **lists = xcalloc(runs->n ? runs->n : 1, sizeof *lists);
+    for (size_t i = 0; i < runs->n; i++) { /* NAME=FILE[,FILE...] */
+        const char *eq = strchr(runs->v[i], '=');
+        lists[i] = xstrdup(eq ? eq + 1 : runs->v[i]);
+        char *save = NULL;
+        for (char *f = strtok_r(lists[i], ",", &save); f; f = strtok_r(NULL, ",", &save))
+            cli_io_input(&io, "--run", f);
+    }
+    cli_io_output(&io, "-o", out_path);
+    int code = cli_io_check(&io, spec);
+    cli_io_release(&io);
+    for (size_t i = 0; i < runs->n; i++)
+        free(lists[i]);
+    free(lists);
+    return code;
 }
 
 int cmd_report(int argc, char **argv)
@@ -103,11 +124,8 @@ int cmd_report(int argc, char **argv)
         code = opt_fail(&spec, "no inputs: give the run's files (run.json run.bin ...) or --run NAME=FILES");
         goto out;
     }
-    for (size_t i = 0; i < args.n; i++)
-        if (same_file(args.v[i], out_path)) {
-            code = opt_fail(&spec, "-o %s: is also an input", out_path);
-            goto out;
-        }
+    if ((code = check_output(&spec, &args, &runs, out_path)))
+        goto out;
     if (opt_find(&spec, "service")->seen && service_ns == 0) {
         code = opt_fail(&spec, "--service must be > 0");
         goto out;

@@ -3,6 +3,7 @@
  * of user input happens before the first request: a bad flag is one line naming it and exit
  * code 2. */
 #include "cli/commands.h"
+#include "cli/io_check.h"
 #include "cli/opt.h"
 #include "cli/run_metrics.h"
 #include "cli/run_output.h"
@@ -231,6 +232,21 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     return code;
 }
 
+/* No output is a file the flags read (--body @FILE, --cacert), nor another output (--json X
+ * --out X would keep one of the two): 0, or 2 after one line. */
+static int check_outputs(const struct cmd_spec *spec, const struct runopts_config *rc, const struct run_flags *f)
+{
+    struct cli_io io = {0};
+    runopts_inputs(rc, &io);
+    cli_io_output(&io, "--json", f->json);
+    cli_io_output(&io, "--out", rc->cfg.out_path);
+    cli_io_output(&io, "--hlog", f->hlog);
+    cli_io_output(&io, "--html", f->html);
+    int code = cli_io_check(&io, spec);
+    cli_io_release(&io);
+    return code;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct runopts o;
@@ -278,7 +294,9 @@ int cmd_run(int argc, char **argv)
         struct run_metrics *metrics = NULL; /* --metrics-listen: every run below publishes to it */
         bool ran = false;
         rep.html = f.html; /* with --repeat: the report of DIR once the repetitions ran */
-        rc = cli_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
+        rc = check_outputs(&spec, &cfg, &f);
+        if (rc == 0)
+            rc = cli_repeat_check(&rep, &spec, &cfg.cfg, f.hlog);
         if (rc == 0 && f.dry_run && rep.repeat) { /* dry_run() checks them itself */
             double bounds[METRICS_MAX_BOUNDS];
             size_t nbounds;

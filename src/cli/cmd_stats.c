@@ -5,6 +5,7 @@
 #include "analyze/dataset.h"
 #include "analyze/report.h"
 #include "cli/commands.h"
+#include "cli/io_check.h"
 #include "cli/opt.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -425,6 +426,14 @@ int cmd_stats(int argc, char **argv)
     };
     struct strlist files = {0};
     int rc = opt_parse(&spec, argc, argv, &files);
+    if (rc == 0 && f.html) { /* --html is none of the inputs */
+        struct cli_io io = {0};
+        for (size_t i = 0; i < files.n; i++)
+            cli_io_input(&io, NULL, files.v[i]);
+        cli_io_output(&io, "--html", f.html);
+        rc = cli_io_check(&io, &spec);
+        cli_io_release(&io);
+    }
     if (rc == 0)
         rc = stats_label_shards(&spec, &files, f.json);
     if (rc == 0)

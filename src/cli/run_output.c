@@ -13,10 +13,15 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+/* 0 when path can be written (an existing file writable, else its directory), or -errno. */
 static int writable(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return -EISDIR;
     if (access(path, F_OK) == 0)
         return access(path, W_OK) == 0 ? 0 : -errno;
     char *copy = xstrdup(path);
@@ -68,6 +73,11 @@ int cli_output_open(struct cli_output *o, const struct cmd_spec *spec, struct ru
 {
     char why[512];
     o->targets = cfg->plan.targets;
+    int w;
+    /* --out is opened by the engine when the run starts; a path it cannot open is bad input
+     * (2) as for the other outputs, found before any request */
+    if (cfg->out_path && (w = writable(cfg->out_path)))
+        return opt_fail(spec, "--out %s: %s", cfg->out_path, knee_strerror(w));
     if (o->html_path) { /* checked now, written at the end (html_write_report) */
         struct cli_output html_only = {.html_path = o->html_path};
         struct run_config none = {0};

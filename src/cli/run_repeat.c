@@ -90,6 +90,8 @@ int cli_repeat_check(const struct cli_repeat_flags *f, const struct cmd_spec *sp
         if (f->repeat)
             return opt_fail(spec, "--until-ci and --repeat: repetitions must be the same plan, so none may stop early");
     }
+    if (given(spec, "repeat") && f->repeat == 0)
+        return opt_fail(spec, "--repeat must be at least 1");
     if (!f->repeat) {
         if (given(spec, "settle"))
             return opt_fail(spec, "--settle needs --repeat");
@@ -97,8 +99,6 @@ int cli_repeat_check(const struct cli_repeat_flags *f, const struct cmd_spec *sp
             return opt_fail(spec, "--out-dir needs --repeat");
         return 0;
     }
-    if (given(spec, "repeat") && f->repeat == 0)
-        return opt_fail(spec, "--repeat must be at least 1");
     if (f->repeat > RUN_REPEAT_MAX)
         return opt_fail(spec, "--repeat %llu: at most %d", (unsigned long long)f->repeat, RUN_REPEAT_MAX);
     if (!f->out_dir || !f->out_dir[0])
@@ -354,24 +354,35 @@ static bool settle(uint64_t d_ns)
     return false;
 }
 
+/* An output's error line: outfile's reason names the path; flag (NULL for the files in DIR) the
+ * flag that asked for it. */
+static void report_error(const char *flag, const char *err)
+{
+    if (flag)
+        knee_report(stderr, "knee run: ", "%s %s", flag, err);
+    else
+        knee_report(stderr, "knee run: ", "%s", err);
+}
+
 /* Write one output through core/outfile: 0, or 1 after a line on stderr. */
-static int commit(struct outfile *of, const char *what)
+static int commit(struct outfile *of, const char *flag)
 {
     char err[512];
     if (outfile_commit(of, err, sizeof err) != 0) {
-        knee_report(stderr, "knee run: ", "%s: %s", what, err);
+        report_error(flag, err);
         return 1;
     }
     return 0;
 }
 
+/* flag: "--json" for knee run's own --json, NULL for DIR/repeat.json. */
 static int write_summary(const char *path, const struct compare_repeat_row *rows, size_t n, size_t planned,
-                         uint64_t settle_ns, const char *dir, const char *what)
+                         uint64_t settle_ns, const char *dir, const char *flag)
 {
     struct outfile of;
     char err[512];
     if (outfile_open(&of, path, err, sizeof err) != 0) {
-        knee_report(stderr, "knee run: ", "%s: %s", what, err);
+        report_error(flag, err);
         return 1;
     }
     compare_repeat_json(of.f, rows, n, planned, settle_ns, dir);
@@ -380,7 +391,7 @@ static int write_summary(const char *path, const struct compare_repeat_row *rows
         outfile_abort(&of); /* stdout is never closed here */
         return ferror(stdout) ? 1 : 0;
     }
-    return commit(&of, what);
+    return commit(&of, flag);
 }
 
 /* One knee run --repeat: its flags, the plan every repetition runs, and what they gave. */
@@ -402,8 +413,10 @@ static int open_rep_hlog(struct rep_hlog *h, const char *path)
     int r = outfile_open(&h->of, path, err, sizeof err);
     if (r == 0 && (r = hlog_writer_open(&h->w, h->of.f, (double)clock_wall_ns() / 1e9, NULL)) != 0)
         outfile_abort(&h->of);
-    if (r)
-        knee_report(stderr, "knee run: ", "%s: %s", path, err[0] ? err : knee_strerror(r));
+    if (r && err[0])
+        knee_report(stderr, "knee run: ", "%s", err); /* outfile's reason names the path */
+    else if (r)
+        knee_report(stderr, "knee run: ", "%s: %s", path, knee_strerror(r));
     return r ? 1 : 0;
 }
 
@@ -420,11 +433,11 @@ static void keep_rep(struct repeat_run *rr, struct run_record *res, const char *
     struct outfile jf;
     char err[512];
     if (outfile_open(&jf, jsonp, err, sizeof err) != 0) {
-        knee_report(stderr, "knee run: ", "%s: %s", jsonp, err);
+        report_error(NULL, err);
         rr->written = false;
     } else {
         record_write_json(jf.f, res, true);
-        rr->written &= commit(&jf, jsonp) == 0;
+        rr->written &= commit(&jf, NULL) == 0;
     }
     rr->written &= res->out_error == 0;
     rr->accounting &= res->accounting_ok;
@@ -477,7 +490,7 @@ static int repetition(struct repeat_run *rr, size_t k)
         outfile_abort(&h.of);
         knee_report(stderr, "knee run: ", "%s: %s", hlogp, knee_strerror(h.err ? h.err : hr));
         rr->written = false;
-    } else if (commit(&h.of, hlogp)) {
+    } else if (commit(&h.of, NULL)) {
         rr->written = false;
     }
     keep_rep(rr, &res, jsonp);
@@ -497,7 +510,7 @@ static void summarize(struct repeat_run *rr, const char *json_path)
         fprintf(rr->text, "  stopped: %zu of %zu repetitions ran\n", rr->done, rr->n);
     char sum[4200];
     snprintf(sum, sizeof sum, "%s/%s", f->out_dir, COMPARE_REPEAT_SUMMARY);
-    rr->written &= write_summary(sum, rr->rows, rr->done, rr->n, f->settle_ns, f->out_dir, sum) == 0;
+    rr->written &= write_summary(sum, rr->rows, rr->done, rr->n, f->settle_ns, f->out_dir, NULL) == 0;
     if (json_path)
         rr->written &= write_summary(json_path, rr->rows, rr->done, rr->n, f->settle_ns, f->out_dir, "--json") == 0;
     fprintf(rr->text, "\nwrote %s (compare two such directories: knee compare BEFORE AFTER)\n", f->out_dir);

@@ -195,7 +195,8 @@ static int apply_mix(const struct cmd_spec *spec, const char *arg, struct cli_ta
     return rc;
 }
 
-int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n)
+int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
+                      struct strlist *body_files)
 {
     if (o->mix && apply_mix(spec, o->mix, t, n))
         return 2;
@@ -221,6 +222,8 @@ int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, stru
         size_t len = 0;
         if (read_body(spec, b, &buf, &len))
             return 2;
+        if (b[0] == '@')
+            strlist_push(body_files, b + 1);
         for (size_t j = 0; j < n; j++)
             if (!one || ti == j) {
                 free(t[j].body);

@@ -29,9 +29,11 @@ struct cli_target {
 int cli_targets_collect(const struct cmd_spec *spec, const struct strlist *specs, const struct strlist *urls,
                         struct cli_target **out, size_t *n);
 
-/* --mix NAME=W,..., then --method, --header, --body ([T=] prefix: target T only). Returns 0
- * or 2 after opt_fail. */
-int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n);
+/* --mix NAME=W,..., then --method, --header, --body ([T=] prefix: target T only); each file a
+ * --body @FILE read is pushed onto body_files (borrowed from argv). Returns 0 or 2 after
+ * opt_fail. */
+int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
+                      struct strlist *body_files);
 
 void cli_targets_free(struct cli_target *t, size_t n);
 

@@ -3,6 +3,7 @@
  * semantic checks are run_validate's (load/validate.c), whose messages name these flags. */
 #include "cli/runopts.h"
 
+#include "cli/io_check.h"
 #include "cli/shard_flags.h"
 #include "cli/run_targets.h"
 #include "core/clock.h"
@@ -76,6 +77,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("method", 'm', OPT_LIST, methods, "[T=]M", "request method (default GET); T= for one target only"),
     [RUNOPT_HEADER] =
         ROW("header", 'H', OPT_LIST, headers, "[T=]'K: V'", "request header (repeatable); T= for one target only"),
+    [RUNOPT_HEADER_SECRET] = ROW("header-secret", 0, OPT_LIST, headers, "[T=]'K: V'",
+                                 "a header like -H whose value result files never keep (an API key); Authorization, "
+                                 "Proxy-Authorization, Cookie are always redacted"),
     [RUNOPT_BODY] =
         ROW("body", 'b', OPT_LIST, bodies, "[T=]STR|@FILE", "request body, inline or from a file; T= for one target"),
     [RUNOPT_NO_KEEPALIVE] =
@@ -106,8 +110,11 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
             "to 128; closed loop: N clients per connection, default 1)"),
     [RUNOPT_RETRY_STALE] =
         ROW("retry-stale", 0, OPT_FLAG, retry_stale, NULL,
-            "send a request again, once, when its reused keep-alive connection closes before any byte of "
-            "the response (counted; off by default)"),
+            "a request whose reused keep-alive connection closes before any byte of the response is sent "
+            "again, once (counted): by default for GET, HEAD, PUT, DELETE, OPTIONS; with this flag for every "
+            "method, POST and PATCH too"),
+    [RUNOPT_NO_RETRY_STALE] = ROW("no-retry-stale", 0, OPT_FLAG, no_retry_stale, NULL,
+                                  "never send a request again: a stale connection fails it (transport: stale)"),
     [RUNOPT_TIMEOUT] = ROW("timeout", 0, OPT_DURATION, timeout_ns, "D", "per request, from its send (default 10s)"),
     [RUNOPT_DRAIN] = ROW("drain", 0, OPT_DURATION, drain_ns, "D",
                          "after planning ends, how long in-flight requests may finish (default: the timeout)"),
@@ -195,8 +202,10 @@ static int parse_reject(const struct cmd_spec *spec, const char *s, struct run_r
     char *end;
     errno = 0;
     long st = strtol(s, &end, 10);
-    if (end == s || errno || st < 100 || st > 999 || (*end && *end != ':'))
+    if (end == s || errno || (*end && *end != ':'))
         return opt_fail(spec, "--reject '%s': expected STATUS or STATUS:TEXT, e.g. 503:QUEUE_TIMEOUT", s);
+    if (st < 100 || st > 599) /* RFC 9110 §15: the status codes are 100..599 */
+        return opt_fail(spec, "--reject '%s': the status must be between 100 and 599", s);
     out->status = (int)st;
     out->body = NULL;
     if (*end == ':') {
@@ -346,7 +355,10 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->drain_ns = seen(spec, "drain") ? o->drain_ns : cfg->timeout_ns;
     cfg->plan.warmup_ns = o->warmup_ns;
     cfg->keepalive = !o->no_keepalive;
-    cfg->retry_stale = o->retry_stale;
+    if (o->retry_stale && o->no_retry_stale)
+        return opt_fail(spec, "--retry-stale and --no-retry-stale: give one");
+    cfg->retry_stale = !o->no_retry_stale; /* idempotent methods, as HTTP clients retry them */
+    cfg->retry_stale_all = o->retry_stale;
     cfg->expect_body = o->expect_body;
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;
@@ -360,7 +372,7 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
 {
     memset(rc, 0, sizeof *rc);
     if (cli_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg) ||
-        cli_targets_apply(spec, o, rc->tg, rc->ntg) || fill_model(o, spec, rc))
+        cli_targets_apply(spec, o, rc->tg, rc->ntg, &rc->body_files) || fill_model(o, spec, rc))
         goto fail;
     rc->rejects = xcalloc(o->rejects.n ? o->rejects.n : 1, sizeof *rc->rejects);
     for (size_t i = 0; i < o->rejects.n; i++)
@@ -389,6 +401,13 @@ fail:
     return 2;
 }
 
+void runopts_inputs(const struct runopts_config *rc, struct cli_io *io)
+{
+    for (size_t i = 0; i < rc->body_files.n; i++)
+        cli_io_input(io, "--body", rc->body_files.v[i]);
+    cli_io_input(io, "--cacert", rc->cfg.tls_cacert);
+}
+
 void runopts_config_release(struct runopts_config *rc)
 {
     cli_targets_free(rc->tg, rc->ntg);
@@ -396,5 +415,6 @@ void runopts_config_release(struct runopts_config *rc)
     free(rc->hdrs);
     free(rc->rejects);
     free(rc->thr);
+    strlist_release(&rc->body_files);
     memset(rc, 0, sizeof *rc);
 }

@@ -48,10 +48,12 @@ enum runopt_id {
     RUNOPT_MIX,
     RUNOPT_METHOD,
     RUNOPT_HEADER,
+    RUNOPT_HEADER_SECRET, /* a header like -H whose value the run record redacts (record_redact_arg) */
     RUNOPT_BODY,
     RUNOPT_NO_KEEPALIVE,
     RUNOPT_REQUESTS_PER_CONNECTION,
     RUNOPT_RETRY_STALE,
+    RUNOPT_NO_RETRY_STALE,
     RUNOPT_CACERT,
     RUNOPT_INSECURE,
     RUNOPT_TLS_VERSION,
@@ -88,9 +90,9 @@ struct runopts {
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
-    const char *shard, *start_at; /* --shard I/N|auto, --start-at TIME */
-    uint64_t shards;              /* --shards N */
-    bool retry_stale;
+    const char *shard, *start_at;     /* --shard I/N|auto, --start-at TIME */
+    uint64_t shards;                  /* --shards N */
+    bool retry_stale, no_retry_stale; /* --retry-stale (every method), --no-retry-stale */
     /* TLS and HTTP/2 */
     const char *cacert, *tls_version, *ciphers, *tls_resume;
     bool insecure, http1, http2, h2c;
@@ -118,6 +120,7 @@ struct runopts_config {
     struct plan_target *tc;
     struct run_reject *rejects;
     const char **hdrs;
+    struct strlist body_files; /* the files --body @FILE read (borrowed from argv) */
 };
 
 /* Flags (o, parsed with spec, whose rows say which were given) and positional URLs → *rc.
@@ -126,5 +129,10 @@ struct runopts_config {
 int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const struct strlist *urls,
                   struct runopts_config *rc);
 void runopts_config_release(struct runopts_config *rc);
+
+struct cli_io;
+/* The files the load flags read (--body @FILE, --cacert) added to io as inputs, for the check
+ * that no output replaces one (cli/io_check.h). */
+void runopts_inputs(const struct runopts_config *rc, struct cli_io *io);
 
 #endif

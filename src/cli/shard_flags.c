@@ -71,6 +71,9 @@ static bool from_scheduler(uint64_t shards, uint32_t *index, uint32_t *count, co
 
 int cli_shard_args(const struct cmd_spec *spec, const char *shard, uint64_t shards, struct run_config *cfg)
 {
+    const struct opt *given = opt_find(spec, "shards");
+    if (given && given->seen && shards == 0) /* 0 reads as "not given" below */
+        return opt_fail(spec, "--shards must be between 1 and %d", RUN_MAX_SHARDS);
     if (!shard && !shards)
         return 0;
     uint32_t index = 0, count = 0;

@@ -118,8 +118,10 @@ int hlog_acc_add(struct hlog_acc *a, const struct hdr *src, char *why, size_t wh
  * the intervals of one tag in one slot — from any file — are summed into one output interval
  * whose start and length span them. The output is a valid log (writer header, StartTime and
  * BaseTime = the earliest input StartTime), intervals in time order, tags in order of first
- * appearance. Errors: the message ("FILE:LINE: why" for bad input) goes to err; returns
- * KNEE_EMISMATCH (different digits/lowest within a tag), any reader/decoder error, or -errno. */
+ * appearance. Memory: the inputs' base64 text and two histograms (one decoded interval, one
+ * sum), whatever the number of intervals in a slot. Errors: the message ("FILE:LINE: why" for
+ * bad input) goes to err; returns KNEE_EMISMATCH (different digits/lowest within a tag), any
+ * reader/decoder error, or -errno. */
 int hlog_merge(FILE *out, const char *const *paths, size_t npaths, double slot_s, char *err, size_t errlen);
 
 /* The percentile distribution in the reference layout (.hgrm) is hdr_percentiles_print

@@ -1,7 +1,7 @@
 /* Merging .hlog files from several processes or machines into one exact log. Inputs are read
  * whole (their histograms kept as text, a few hundred bytes each), placed on a common time
  * axis by their absolute timestamps, grouped per tag into slots by each interval's midpoint,
- * and each group's histograms summed index-wise. */
+ * and each group's histograms summed index-wise, one decoded interval at a time. */
 #include "hlog/hlog.h"
 
 #include "core/err.h"
@@ -118,95 +118,119 @@ static int cmp_item(const void *pa, const void *pb)
     return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* Decoded histograms, kept from group to group so that merging allocates only when the
- * inputs' parameters change. */
+/* One decoded interval and the running sum, kept from group to group so that merging allocates
+ * only when the inputs' parameters change. Memory is two histograms whatever the number of
+ * intervals in a slot: each is decoded into `one` and added to `sum` at once. */
 struct pool {
-    struct hdr *h;
-    bool *ready;
-    size_t n;
-    struct hdr sum;
-    bool sum_ready;
+    struct hdr one, sum;
+    bool one_ready, sum_ready;
 };
 
 static void pool_release(struct pool *p)
 {
-    for (size_t i = 0; i < p->n; i++)
-        if (p->ready[i])
-            hdr_release(&p->h[i]);
+    if (p->one_ready)
+        hdr_release(&p->one);
     if (p->sum_ready)
         hdr_release(&p->sum);
-    free(p->h);
-    free(p->ready);
 }
 
-/* Decode and sum items [from, to) (one tag, one slot) and write the result. */
+/* The sum's range grows to cover `highest` (same lowest and digits: the same bucket layout, so
+ * the sum so far is carried index by index). A group's sum thus ends with the largest range of
+ * its intervals, as if it had been sized for all of them at once. fresh: the group's first
+ * interval (the sum restarts). 0 or KNEE_ERANGE. */
+static int sum_cover(struct pool *p, const struct tag_info *t, int64_t highest, bool fresh)
+{
+    struct hdr *sum = &p->sum;
+    if (fresh && p->sum_ready && sum->lowest == t->lowest && sum->highest == highest &&
+        sum->sig_digits == t->sig_digits) {
+        hdr_reset(sum);
+        return 0;
+    }
+    if (!fresh && sum->highest >= highest)
+        return 0;
+    struct hdr bigger;
+    if (hdr_init(&bigger, t->lowest, highest, t->sig_digits) != 0)
+        return KNEE_ERANGE;
+    if (!fresh && hdr_add(&bigger, sum) != 0) { /* cannot fail: same layout, a wider range */
+        hdr_release(&bigger);
+        return KNEE_ERANGE;
+    }
+    if (p->sum_ready)
+        hdr_release(sum);
+    *sum = bigger;
+    p->sum_ready = true;
+    return 0;
+}
+
+/* Item it's histogram, decoded into p->one, checked against its tag's parameters (the first
+ * interval of a tag sets them). 0 or the error, with the message. */
+static int decode_item(struct merge *m, struct hlog_codec *c, struct pool *p, const struct item *it)
+{
+    char why[256];
+    int rc = hlog_decode_base64_reuse(c, it->text, it->text_len, &p->one, &p->one_ready, why, sizeof why);
+    if (rc)
+        return failf(m, rc, "%s:%zu: histogram: %s", m->paths[it->file], it->line, why[0] ? why : knee_strerror(rc));
+    struct tag_info *t = &m->tags[it->tag];
+    const struct hdr *h = &p->one;
+    if (!t->seen_params) {
+        t->seen_params = true;
+        t->sig_digits = h->sig_digits;
+        t->lowest = h->lowest;
+        t->unit_magnitude = h->unit_magnitude;
+        t->file = it->file;
+        t->line = it->line;
+    } else if (h->sig_digits != t->sig_digits || h->unit_magnitude != t->unit_magnitude) {
+        return failf(m, KNEE_EMISMATCH,
+                     "%s:%zu: %d significant digits, lowest value %lld, but %s:%zu (same tag) has %d and %lld: "
+                     "cannot merge exactly",
+                     m->paths[it->file], it->line, h->sig_digits, (long long)h->lowest, m->paths[t->file], t->line,
+                     t->sig_digits, (long long)t->lowest);
+    }
+    return 0;
+}
+
+/* Sum items [from, to) (one tag, one slot) and write the result. Each interval is decoded and
+ * added before the next is decoded. A decoding or parameter error anywhere in the group is
+ * reported before an error of the addition (an overflow), as when every interval was decoded
+ * first: after a failed addition the rest are still decoded and checked, no longer added. */
 static int write_group(struct merge *m, struct hlog_writer *w, struct hlog_codec *c, struct pool *p, size_t from,
                        size_t to, double base_s)
 {
-    size_t k = to - from;
-    if (k > p->n) {
-        p->h = xrealloc(p->h, k * sizeof *p->h);
-        p->ready = xrealloc(p->ready, k * sizeof *p->ready);
-        for (size_t i = p->n; i < k; i++)
-            p->ready[i] = false;
-        p->n = k;
-    }
-    struct hdr *hs = p->h;
-    int rc = 0;
-    int64_t highest = 0;
     double start = INFINITY, end = -INFINITY;
-    struct tag_info *t = &m->tags[m->items[from].tag];
-    for (size_t i = 0; i < k; i++) {
-        struct item *it = &m->items[from + i];
-        char why[256];
-        rc = hlog_decode_base64_reuse(c, it->text, it->text_len, &hs[i], &p->ready[i], why, sizeof why);
+    const struct tag_info *t = &m->tags[m->items[from].tag];
+    int add_rc = 0;
+    char add_err[512] = "";
+    for (size_t i = from; i < to; i++) {
+        const struct item *it = &m->items[i];
+        int rc = decode_item(m, c, p, it);
         if (rc)
-            return failf(m, rc, "%s:%zu: histogram: %s", m->paths[it->file], it->line,
-                         why[0] ? why : knee_strerror(rc));
-        if (!t->seen_params) {
-            t->seen_params = true;
-            t->sig_digits = hs[i].sig_digits;
-            t->lowest = hs[i].lowest;
-            t->unit_magnitude = hs[i].unit_magnitude;
-            t->file = it->file;
-            t->line = it->line;
-        } else if (hs[i].sig_digits != t->sig_digits || hs[i].unit_magnitude != t->unit_magnitude) {
-            return failf(m, KNEE_EMISMATCH,
-                         "%s:%zu: %d significant digits, lowest value %lld, but %s:%zu (same tag) has %d and %lld: "
-                         "cannot merge exactly",
-                         m->paths[it->file], it->line, hs[i].sig_digits, (long long)hs[i].lowest, m->paths[t->file],
-                         t->line, t->sig_digits, (long long)t->lowest);
-        }
-        /* counts may lie above a histogram's highest trackable value (within its counts
-         * array); the sum's range covers them */
-        int64_t top = hs[i].total_count > 0 && hdr_max(&hs[i]) > hs[i].highest ? hdr_max(&hs[i]) : hs[i].highest;
-        if (top > highest)
-            highest = top;
+            return rc;
         if (it->start_s < start)
             start = it->start_s;
         if (it->end_s > end)
             end = it->end_s;
+        if (add_rc)
+            continue;
+        const struct hdr *h = &p->one;
+        /* counts may lie above a histogram's highest trackable value (within its counts
+         * array); the sum's range covers them */
+        int64_t top = h->total_count > 0 && hdr_max(h) > h->highest ? hdr_max(h) : h->highest;
+        if (sum_cover(p, t, top, i == from) != 0) {
+            snprintf(add_err, sizeof add_err, "%s:%zu: cannot size the merged histogram", m->paths[m->items[from].file],
+                     m->items[from].line);
+            add_rc = KNEE_ERANGE;
+        } else if (h->total_count > INT64_MAX - p->sum.total_count) {
+            snprintf(add_err, sizeof add_err, "%s:%zu: merged counts pass 2^63-1", m->paths[it->file], it->line);
+            add_rc = KNEE_EOVERFLOW;
+        } else if ((add_rc = hdr_add(&p->sum, h))) {
+            snprintf(add_err, sizeof add_err, "%s:%zu: adding: %s", m->paths[it->file], it->line,
+                     knee_strerror(add_rc));
+        }
     }
-    struct hdr *sum = &p->sum;
-    if (p->sum_ready && sum->lowest == t->lowest && sum->highest == highest && sum->sig_digits == t->sig_digits) {
-        hdr_reset(sum);
-    } else {
-        if (p->sum_ready)
-            hdr_release(sum);
-        p->sum_ready = false;
-        if (hdr_init(sum, t->lowest, highest, t->sig_digits) != 0)
-            return failf(m, KNEE_ERANGE, "%s:%zu: cannot size the merged histogram", m->paths[m->items[from].file],
-                         m->items[from].line);
-        p->sum_ready = true;
-    }
-    for (size_t i = 0; i < k && !rc; i++) {
-        struct item *it = &m->items[from + i];
-        if (hs[i].total_count > INT64_MAX - sum->total_count)
-            rc = failf(m, KNEE_EOVERFLOW, "%s:%zu: merged counts pass 2^63-1", m->paths[it->file], it->line);
-        else if ((rc = hdr_add(sum, &hs[i])))
-            failf(m, rc, "%s:%zu: adding: %s", m->paths[it->file], it->line, knee_strerror(rc));
-    }
-    if (!rc && (rc = hlog_writer_write(w, t->name, start - base_s, end - start, sum)))
+    if (add_rc)
+        return failf(m, add_rc, "%s", add_err);
+    int rc = hlog_writer_write(w, t->name, start - base_s, end - start, &p->sum);
+    if (rc)
         failf(m, rc, "writing the merged log: %s", knee_strerror(rc));
     return rc;
 }

@@ -75,7 +75,8 @@ static void h1_finish(struct worker *w, struct conn *c, enum reqlog_outcome o, b
 
 static bool may_retry(const struct worker *w, const struct req *r, enum run_transport_cause cause)
 {
-    return cause == RUN_TC_STALE && w->e->cfg->retry_stale && !r->retried;
+    const struct run_config *cfg = w->e->cfg;
+    return cause == RUN_TC_STALE && cfg->retry_stale && (cfg->retry_stale_all || r->t->et->idempotent) && !r->retried;
 }
 
 /* --retry-stale: send the request on c (its reused connection went stale before any byte of

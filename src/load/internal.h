@@ -50,6 +50,7 @@ struct engine_target {
     bool h2_able;            /* may speak HTTP/2 (h2req is built) */
     struct h2_request h2req; /* the request as HTTP/2 header fields (h2_able) */
     bool head;               /* HEAD: responses carry no body */
+    bool idempotent;         /* its method may be sent twice (run_config.retry_stale) */
     struct http_matchers matchers;
     int expect_bit; /* needle index of --expect-body, ENGINE_NO_NEEDLE when none */
     size_t nrejects;

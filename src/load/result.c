@@ -43,6 +43,7 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->when_busy = cfg->when_busy;
     c->keepalive = cfg->keepalive;
     c->retry_stale = cfg->retry_stale;
+    c->retry_stale_all = cfg->retry_stale_all;
     c->io = cfg->io;
     c->out_log = cfg->out_path != NULL;
     c->tls_insecure = cfg->tls_insecure;
@@ -60,10 +61,7 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->rejects = xcalloc(cfg->nrejects ? cfg->nrejects : 1, sizeof *c->rejects);
     for (size_t i = 0; i < cfg->nrejects; i++)
         c->rejects[i] = (struct run_reject){cfg->rejects[i].status, dup_or_null(cfg->rejects[i].body)};
-    c->argc = cfg->argv && cfg->argc > 0 ? cfg->argc : 0;
-    c->argv = xcalloc(c->argc ? (size_t)c->argc : 1, sizeof *c->argv);
-    for (int i = 0; i < c->argc; i++)
-        c->argv[i] = xstrdup(cfg->argv[i] ? cfg->argv[i] : "");
+    record_config_set_args(c, cfg->argc, cfg->argv); /* credentials redacted */
 }
 
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,

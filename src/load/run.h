@@ -92,11 +92,14 @@ struct run_config {
     enum run_when_busy when_busy;
     bool keepalive;
     /* A request whose reused keep-alive connection was closed or reset before any byte of its
-     * response (RUN_TC_STALE) is sent once more on a new connection, as HTTP clients do. The
-     * request keeps its planned and first send times (its latency and timeout run from them),
+     * response (RUN_TC_STALE) is sent once more on a new connection, as HTTP clients do: when its
+     * method is idempotent (GET, HEAD, PUT, DELETE, OPTIONS, TRACE: RFC 9110 §9.2.2), or any
+     * method with retry_stale_all (POST, PATCH: the server may have acted on the first send).
+     * The request keeps its planned and first send times (its latency and timeout run from them),
      * is planned and sent once in the accounting, ends in one outcome (that of the second
-     * attempt), and adds 1 to run_counts.retries. Never retried twice. */
-    bool retry_stale;
+     * attempt), and adds 1 to run_counts.retries. Never retried twice. knee run turns it on by
+     * default (cli/runopts.c); a zeroed config has it off. */
+    bool retry_stale, retry_stale_all;
     const struct run_reject *rejects;
     size_t nrejects;
     const char *expect_body; /* NULL: status alone decides ok */

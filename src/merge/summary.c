@@ -115,12 +115,7 @@ static void begin(struct merge_ctx *c, uint64_t plan_id, uint64_t start_at_unix_
     record_target_init(&res->all);
     res->config = r0->config; /* the plan (the plan id says every shard's is this one) */
     memset(&r0->config, 0, sizeof r0->config);
-    for (int i = 0; i < res->config.argc; i++)
-        free(res->config.argv[i]);
-    res->config.argc = argv && argc > 0 ? argc : 0;
-    res->config.argv = xrealloc(res->config.argv, (res->config.argc ? (size_t)res->config.argc : 1) * sizeof(char *));
-    for (int i = 0; i < res->config.argc; i++)
-        res->config.argv[i] = xstrdup(argv[i] ? argv[i] : "");
+    record_config_set_args(&res->config, argc, argv); /* credentials redacted */
     snprintf(res->env.version, sizeof res->env.version, "%s", KNEE_VERSION);
     for (int i = 0; i < 3; i++)
         res->env.loadavg_before[i] = res->env.loadavg_after[i] = NAN;
@@ -308,6 +303,8 @@ static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
     struct run_record *r = &c->recs[k], *res = &c->m->res;
     char why[512];
     int rc = record_read_histograms(root, r, why, sizeof why);
+    if (!rc)
+        rc = record_check_events(r, why, sizeof why);
     if (rc)
         return merge_fail(c, rc, "%s: %s", c->docs[k].path, why);
     for (size_t i = 0; i <= r->ntargets; i++) {

@@ -58,7 +58,8 @@
     X("drain_s", s_ns, config.drain_ns)                                                                            \
     X("warmup_s", s_ns, config.warmup_ns)                                                                          \
     X("keepalive", flag, config.keepalive)                                                                         \
-    X("retry_stale", flag, config.retry_stale)
+    X("retry_stale", flag, config.retry_stale)                                                                     \
+    X("retry_stale_all", flag, config.retry_stale_all)
 
 /* struct run_env, "environment" after "args" (then cpu_us_per_request, peak_rss_kb, ...) */
 #define RECORD_ENV_FIELDS(X, T)                                                                                      \

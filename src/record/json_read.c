@@ -12,6 +12,7 @@
 #include "hlog/codec.h"
 #include "record/fields.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -224,11 +225,16 @@ static void environment(const json_t *env, struct run_record *rec)
     get_text(env, "version", rec->env.version, sizeof rec->env.version);
     const json_t *args = get(env, "args");
     size_t n = json_array_size(args);
-    rec->config.argv = xcalloc(n ? n : 1, sizeof *rec->config.argv);
-    for (size_t i = 0; i < n && i < (size_t)INT32_MAX; i++) {
+    if (n > (size_t)INT32_MAX)
+        n = (size_t)INT32_MAX;
+    const char **v = xcalloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
         const json_t *a = json_array_get(args, i);
-        rec->config.argv[rec->config.argc++] = xstrdup(json_is_string(a) ? json_string_value(a) : "");
+        v[i] = json_is_string(a) ? json_string_value(a) : "";
     }
+    /* a file written before knee redacted credentials is redacted as it is read */
+    record_config_set_args(&rec->config, (int)n, v);
+    free(v);
     FIELDS_READ(RECORD_ENV_FIELDS, env, struct run_env, &rec->env);
     get_lng(env, "peak_rss_kb", &rec->env.peak_rss_kb);
     const json_t *gc = get(env, "generator_cpu");
@@ -298,6 +304,8 @@ static void config(const json_t *root, struct run_record *rec)
     c->io = io_of(str(cfg, "io"));
     rec->io = io_of(str(cfg, "io_engine"));
     FIELDS_READ(RECORD_CONFIG_FIELDS, cfg, struct run_record, rec);
+    if (!get(cfg, "retry_stale_all")) /* before it: --retry-stale was the only way on, for every method */
+        c->retry_stale_all = c->retry_stale;
     transport_config(cfg, c);
     c->expect_body = dup_str(cfg, "expect_body");
     const json_t *rj = get(cfg, "reject");
@@ -680,6 +688,151 @@ static int strict_head(const json_t *root, char *err, size_t errlen)
     return 0;
 }
 
+/* Who target slot i is in a message: "target NAME", or "all" (i == ntargets). */
+static void target_who(const struct run_record *rec, size_t i, char *who, size_t len)
+{
+    if (i < rec->ntargets)
+        snprintf(who, len, "target %s", rec->targets[i].name[0] ? rec->targets[i].name : "?");
+    else
+        snprintf(who, len, "all");
+}
+
+/* a + b, UINT64_MAX when it does not fit (a document's counts may be anything up to 2^63). */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The accounting identities of one set of counts (record_counts_hold, with sums that cannot
+ * wrap): 0, or KNEE_EFORMAT naming the first that does not hold ("api: accounting: planned 9 !=
+ * sent 8 + dropped 0"). */
+static int counts_identities(const struct run_counts *c, const char *who, const char *where, char *err, size_t errlen)
+{
+    uint64_t done = 0, causes = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            done = sat_add(done, c->outcome[o]);
+    for (int k = 0; k < RUN_TC_COUNT; k++)
+        causes = sat_add(causes, c->transport_cause[k]);
+    if (c->planned != sat_add(c->sent, c->dropped))
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: %s: planned %" PRIu64 " != sent %" PRIu64 " + dropped %" PRIu64, who, where, c->planned,
+                         c->sent, c->dropped);
+    if (c->sent != done)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: %s: sent %" PRIu64 " != the outcomes' sum %" PRIu64 " (dropped aside)", who, where,
+                         c->sent, done);
+    if (c->dropped != c->outcome[OUTCOME_DROPPED])
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s: dropped %" PRIu64 " != outcomes.dropped %" PRIu64, who,
+                         where, c->dropped, c->outcome[OUTCOME_DROPPED]);
+    if (causes != c->outcome[OUTCOME_TRANSPORT])
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: %s: outcomes.transport %" PRIu64 " != the transport causes' sum %" PRIu64, who, where,
+                         c->outcome[OUTCOME_TRANSPORT], causes);
+    if (c->retries > c->sent)
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s: retries %" PRIu64 " > sent %" PRIu64, who, where,
+                         c->retries, c->sent);
+    return 0;
+}
+
+/* "all" is the sum of the targets in every accounted count. */
+static int all_is_sum(const struct run_record *rec, bool warmup, char *err, size_t errlen)
+{
+    struct run_counts sum;
+    memset(&sum, 0, sizeof sum);
+    for (size_t i = 0; i < rec->ntargets; i++) {
+        const struct run_counts *c = warmup ? &rec->targets[i].warmup_counts : &rec->targets[i].counts;
+        sum.planned = sat_add(sum.planned, c->planned);
+        sum.sent = sat_add(sum.sent, c->sent);
+        sum.dropped = sat_add(sum.dropped, c->dropped);
+        sum.retries = sat_add(sum.retries, c->retries);
+        for (int o = 0; o < OUTCOME_COUNT; o++)
+            sum.outcome[o] = sat_add(sum.outcome[o], c->outcome[o]);
+    }
+    const struct run_counts *all = warmup ? &rec->all.warmup_counts : &rec->all.counts;
+    const char *key = NULL;
+    uint64_t have = 0, want = 0;
+    const char *const keys[] = {"planned", "sent", "dropped", "retries"};
+    const uint64_t alls[] = {all->planned, all->sent, all->dropped, all->retries};
+    const uint64_t sums[] = {sum.planned, sum.sent, sum.dropped, sum.retries};
+    for (size_t k = 0; k < 4 && !key; k++)
+        if (alls[k] != sums[k])
+            key = keys[k], have = alls[k], want = sums[k];
+    for (int o = 0; o < OUTCOME_COUNT && !key; o++)
+        if (all->outcome[o] != sum.outcome[o])
+            key = reqlog_outcome_name((enum reqlog_outcome)o), have = all->outcome[o], want = sum.outcome[o];
+    if (!key)
+        return 0;
+    return knee_fail(err, errlen, KNEE_EFORMAT, "all: %s: %s %" PRIu64 " != the targets' sum %" PRIu64,
+                     warmup ? "warmup" : "accounting", key, have, want);
+}
+
+/* A number the merge takes as a rate: absent, null, or finite and >= 0. */
+static int rate_ok(const json_t *o, const char *key, const char *where, char *err, size_t errlen)
+{
+    const json_t *v = get(o, key);
+    if (!v || json_is_null(v) || (json_is_number(v) && json_number_value(v) >= 0))
+        return 0;
+    return knee_fail(err, errlen, KNEE_EFORMAT, "%s.%s is negative or not a number", where, key);
+}
+
+/* The rates a shard states: the plan's (config.rate, config.ramp, shard.streams) and every
+ * target's "rates" over its window. */
+static int rates_ok(const json_t *root, char *err, size_t errlen)
+{
+    const json_t *cfg = get(root, "config"), *ramp = get(cfg, "ramp");
+    int rc = rate_ok(cfg, "rate", "config", err, errlen);
+    if (!rc && ramp)
+        rc = rate_ok(ramp, "from", "config.ramp", err, errlen);
+    if (!rc && ramp)
+        rc = rate_ok(ramp, "to", "config.ramp", err, errlen);
+    const json_t *streams = get(get(root, "shard"), "streams");
+    for (size_t i = 0; i < json_array_size(streams) && !rc; i++) {
+        rc = rate_ok(json_array_get(streams, i), "rate_from", "shard.streams[]", err, errlen);
+        if (!rc)
+            rc = rate_ok(json_array_get(streams, i), "rate_to", "shard.streams[]", err, errlen);
+    }
+    const json_t *ts = get(root, "targets");
+    for (size_t i = 0; i <= json_array_size(ts) && !rc; i++) {
+        const json_t *t = i < json_array_size(ts) ? json_array_get(ts, i) : get(root, "all");
+        char where[96];
+        if (i < json_array_size(ts))
+            snprintf(where, sizeof where, "target %s: rates", str(t, "name"));
+        else
+            snprintf(where, sizeof where, "all: rates");
+        const json_t *rates = get(t, "rates");
+        const char *key;
+        json_t *v;
+        if (json_is_object(rates))
+            json_object_foreach((json_t *)rates, key, v)
+            {
+                if (json_is_number(v) && (rc = rate_ok(rates, key, where, err, errlen)))
+                    break;
+            }
+    }
+    return rc;
+}
+
+/* The identities of what record_read_json read: every target's counts and warm-up counts, all's
+ * as their sum, and the stated rates. */
+static int strict_identities(const json_t *root, const struct run_record *rec, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (size_t i = 0; i <= rec->ntargets && !rc; i++) {
+        const struct run_target_result *t = i < rec->ntargets ? &rec->targets[i] : &rec->all;
+        char who[80];
+        target_who(rec, i, who, sizeof who);
+        rc = counts_identities(&t->counts, who, "accounting", err, errlen);
+        if (!rc)
+            rc = counts_identities(&t->warmup_counts, who, "warmup", err, errlen);
+    }
+    if (!rc)
+        rc = all_is_sum(rec, false, err, errlen);
+    if (!rc)
+        rc = all_is_sum(rec, true, err, errlen);
+    return rc ? rc : rates_ok(root, err, errlen);
+}
+
 int record_read_json_strict(const json_t *root, struct run_record *rec, char *err, size_t errlen)
 {
     memset(rec, 0, sizeof *rec);
@@ -687,15 +840,64 @@ int record_read_json_strict(const json_t *root, struct run_record *rec, char *er
     if (!rc)
         rc = record_read_json(root, rec, err, errlen);
     const json_t *ts = get(root, "targets");
-    for (size_t i = 0; i < rec->ntargets && !rc; i++) {
-        rc = need_counts(get(json_array_get(ts, i), "accounting"), "accounting", err, errlen);
+    for (size_t i = 0; i <= rec->ntargets && !rc; i++) {
+        const json_t *t = i < rec->ntargets ? json_array_get(ts, i) : get(root, "all");
+        rc = need_counts(get(t, "accounting"), i < rec->ntargets ? "accounting" : "all.accounting", err, errlen);
         if (!rc)
-            rc = need_counts(get(json_array_get(ts, i), "warmup"), "warmup", err, errlen);
+            rc = need_counts(get(t, "warmup"), i < rec->ntargets ? "warmup" : "all.warmup", err, errlen);
     }
+    if (!rc)
+        rc = strict_identities(root, rec, err, errlen);
     if (!rc && json_array_size(get(get(get(root, "shard"), "histograms"), "targets")) != rec->ntargets)
         rc = knee_fail(err, errlen, KNEE_EFORMAT, "shard.histograms.targets does not list the %zu targets",
                        rec->ntargets);
     if (rc)
         record_release(rec);
+    return rc;
+}
+
+/* One target's events against its counts: each request is counted once by its events' times
+ * (record_events_count), so no event count exceeds the requests it counts. */
+static int events_fit(const struct run_target_result *t, const char *who, char *err, size_t errlen)
+{
+    const struct run_events *e = &t->events;
+    const struct run_counts *c = &t->counts, *w = &t->warmup_counts;
+    uint64_t planned = sat_add(c->planned, w->planned), sent = sat_add(c->sent, w->sent);
+    uint64_t ok = sat_add(c->outcome[OUTCOME_OK], w->outcome[OUTCOME_OK]);
+    if (e->sends != sat_add(e->sent, e->sent_late))
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: events.sends %" PRIu64 " != events.sent %" PRIu64 " + events.sent_late %" PRIu64, who,
+                         e->sends, e->sent, e->sent_late);
+    if (e->planned > planned)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: events.planned %" PRIu64 " > the %" PRIu64 " requests planned (accounting + warmup)", who,
+                         e->planned, planned);
+    if (sat_add(e->sent_before, e->sends) > sent)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: events.sent_before %" PRIu64 " + events.sends %" PRIu64 " > the %" PRIu64
+                         " requests sent (accounting + warmup)",
+                         who, e->sent_before, e->sends, sent);
+    if (sat_add(e->completed, e->completed_late) > sent)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: events.completed %" PRIu64 " + events.completed_late %" PRIu64 " > the %" PRIu64
+                         " requests sent (accounting + warmup)",
+                         who, e->completed, e->completed_late, sent);
+    if (e->ok > e->completed || e->ok > ok)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "%s: events.ok %" PRIu64 " > events.completed %" PRIu64 " or the %" PRIu64
+                         " ok (accounting + warmup)",
+                         who, e->ok, e->completed, ok);
+    return 0;
+}
+
+int record_check_events(const struct run_record *rec, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (size_t i = 0; i <= rec->ntargets && !rc; i++) {
+        const struct run_target_result *t = i < rec->ntargets ? &rec->targets[i] : &rec->all;
+        char who[80];
+        target_who(rec, i, who, sizeof who);
+        rc = events_fit(t, who, err, errlen);
+    }
     return rc;
 }

@@ -414,9 +414,9 @@ struct record_config {
     uint64_t lag_limit_ns;   /* --lag-limit; 0: the relative rule */
     uint64_t timer_slack_ns; /* --timer-slack (open loop); 0: none */
     enum run_when_busy when_busy;
-    bool keepalive, retry_stale;
-    enum run_io io; /* --io as asked (run_record.io: what ran) */
-    bool out_log;   /* --out: a per-request log was written (the warm-up's note points at it) */
+    bool keepalive, retry_stale, retry_stale_all; /* run_config's */
+    enum run_io io;                               /* --io as asked (run_record.io: what ran) */
+    bool out_log; /* --out: a per-request log was written (the warm-up's note points at it) */
     /* TLS and HTTP/2 */
     bool tls_insecure, tls_no_resume;
     char *tls_cacert, *tls_ciphers;       /* NULL: not given */
@@ -433,6 +433,23 @@ struct record_config {
 
 /* Free the strings and arrays of c and zero it. */
 void record_config_release(struct record_config *c);
+
+/* What stands for a credential in the recorded command line. */
+#define RECORD_REDACTED "<redacted>"
+
+/* Set c's command line (environment.args) to a copy of argv (argc 0 or argv NULL: none), each
+ * argument through record_redact_arg; the old one is freed. The one way a command line enters a
+ * record (the engine's result, knee merge, the JSON reader), so no credential reaches a result
+ * file. */
+void record_config_set_args(struct record_config *c, int argc, const char *const *argv);
+
+/* One argument as recorded (a new string; prev: the argument before it, NULL for the first). A
+ * header value is replaced by RECORD_REDACTED, keeping "[T=]Name:", when the header is
+ * Authorization, Proxy-Authorization, Cookie or Set-Cookie (any case; given as -H V, -HV,
+ * --header=V, or anywhere on the line: redacting more is harmless), and whatever its name when
+ * it is a --header-secret value (--header-secret V, --header-secret=V). Anything else is copied
+ * as it is. */
+char *record_redact_arg(const char *prev, const char *arg);
 
 /* A --threshold as judged (record/threshold.h record_threshold_eval): what the summary and the JSON
  * say of it. */
@@ -647,11 +664,22 @@ int record_read_histograms(const struct json_t *root, struct run_record *rec, ch
 /* record_read_json as knee merge reads a shard's document, whose counts it adds up: refused (KNEE_EFORMAT,
  * *rec zeroed) unless the document is an object of this schema (knee-run/2: events and rates by event
  * time), with shard.t0_unix_ns, window_s and elapsed_s (>= 0), config.mode, every target's "accounting"
- * and "warmup" objects with every count an integer >= 0 (planned, sent, dropped, each outcome, each
- * transport cause, retries) and shard.histograms.targets listing every target. err says why without a
- * path ("accounting.outcomes.ok is missing or not a count", "schema \"knee-run/1\": knee merge adds up
- * shards of ..."): the caller names the file. The histograms themselves: record_read_histograms. */
+ * and "warmup" objects (and all's) with every count an integer >= 0 (planned, sent, dropped, each
+ * outcome, each transport cause, retries), their identities holding (planned = sent + dropped, sent =
+ * the outcomes but dropped, dropped = outcomes.dropped, transport = its causes, retries <= sent; all =
+ * the sum of the targets), every rate it states (config.rate, config.ramp, shard.streams, each
+ * target's "rates") absent, null or >= 0, and shard.histograms.targets listing every target. err says
+ * why without a path ("accounting.outcomes.ok is missing or not a count", "target api: accounting: planned
+ * 9 != sent 8 + dropped 0", "schema \"knee-run/1\": knee merge adds up shards of ..."): the caller names
+ * the file. The histograms themselves: record_read_histograms, then record_check_events. */
 int record_read_json_strict(const struct json_t *root, struct run_record *rec, char *err, size_t errlen);
+/* The events a shard's document carries (record_read_histograms) against its counts, as knee merge
+ * checks them before adding: for every target and all, events.sends = sent + sent_late, and no event
+ * count above the requests it counts (events.planned <= planned, sent_before + sends <= sent,
+ * completed + completed_late <= sent, ok <= completed and <= ok; accounting + warmup). 0, or
+ * KNEE_EFORMAT naming the target and the identity ("target api: events.planned 4611686018427387904 > the
+ * 40 requests planned (accounting + warmup)"). */
+int record_check_events(const struct run_record *rec, char *err, size_t errlen);
 /* Who wrote a run JSON, as knee merge groups files by it: its "shard" object's count, index (or
  * RUN_SHARD_MERGED for a merge), plan id and start instant into *s (zeroed first; count 0: the
  * document has no shard object, a run of the whole plan). KNEE_EFORMAT with a reason (without a

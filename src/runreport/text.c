@@ -144,6 +144,10 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
         if (c->transport_cause[RUN_TC_STALE] && !r->config.retry_stale)
             fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
                          "--retry-stale sends such a request again)");
+        else if (c->transport_cause[RUN_TC_STALE] && !r->config.retry_stale_all)
+            fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
+                         "POST, PATCH and other methods that are not idempotent are sent again only with "
+                         "--retry-stale)");
         for (int k = 0; k < RUN_TC_COUNT; k++) {
             const char *fix = tls_fix((enum run_transport_cause)k, false);
             char name[40];
@@ -155,10 +159,10 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
     if (c->retries) {
         char n[48];
         snprintf(n, sizeof n, "%s request%s", units_fmt_count(c->retries, a, sizeof a), c->retries == 1 ? "" : "s");
-        fprintf(out,
-                "%sretried %s once on a new connection: the reused keep-alive connection went stale "
-                "(--retry-stale)\n",
-                indent, n);
+        fprintf(out, "%sretried %s once on a new connection: the reused keep-alive connection went stale (%s)\n",
+                indent, n,
+                r->config.retry_stale_all ? "--retry-stale: every method"
+                                          : "idempotent methods by default; --no-retry-stale: never");
     }
 }
 

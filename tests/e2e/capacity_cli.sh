@@ -41,6 +41,8 @@ expect2 'at most 32 rates' --rates "$(seq -s, 10 10 400)" "${S[@]}" "$U"
 # the rest of the plan
 expect2 '--reps must be between 1 and 25' --max 100 --reps 0 "${S[@]}" "$U"
 expect2 '--reps must be between 1 and 25' --max 100 --reps 26 "${S[@]}" "$U"
+expect2 '--between: empty' --max 100 --between '' "${S[@]}" "$U"
+expect2 '--between: empty' --max 100 --between '  ' "${S[@]}" "$U"
 expect2 '--step must be at least 100ms' --max 100 --step 10ms "${S[@]}" "$U"
 expect2 '--agree must be a share above 0' --max 100 --agree 0 "${S[@]}" "$U"
 expect2 "--agree" --max 100 --agree 150% "${S[@]}" "$U"
@@ -78,7 +80,7 @@ run_knee capacity --help >"$TMP/help" 2>&1
 for f in --slo --rates --max --steps --min --linear --reps --step --settle --between --probe --probe-rate --agree \
     --no-cross-check --require --json --out --hlog --progress --dry-run --arrivals --threads --lag-limit --warmup \
     --probe-lag-limit --metrics-listen --metrics-linger --metrics-buckets --insecure --cacert --tls-version --ciphers \
-    --tls-resume --http1.1 --http2 --h2c --streams --requests-per-connection --retry-stale --timer-slack; do
+    --tls-resume --http1.1 --http2 --h2c --streams --requests-per-connection --retry-stale --no-retry-stale --timer-slack; do
     grep -q -- "$f" "$TMP/help" || fail "--help does not list $f"
 done
 

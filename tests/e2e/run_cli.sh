@@ -75,6 +75,16 @@ expect2 '--reject: at most 8' $(for s in 500 501 502 503 504 505 506 507 508; do
 expect2 '--timeout must be > 0' --timeout 0 "$U"
 expect2 '--target: two targets' --target a=$U --target a=${U}x
 expect2 'no target' --dry-run
+# issue 25's small refusals: out-of-range values are named, not read as "not given"
+expect2 "--reject '999': the status must be between 100 and 599" --reject 999 "$U"
+expect2 "--reject '600:busy': the status must be between 100 and 599" --reject 600:busy "$U"
+expect2 '--shards must be between 1 and' --shards 0 "$U"
+expect2 '--repeat must be at least 1' --repeat 0 "$U"
+expect2 '--repeat must be at least 1' --repeat 0 --dry-run "$U"
+# --out into a missing directory, or onto a directory, is bad input (2) like --json and --hlog
+expect2 '--out /nonexistent/dir/x.bin: No such file or directory' -n 1 --out /nonexistent/dir/x.bin "$U"
+expect2 '--json /nonexistent/dir/x.json: No such file or directory' -n 1 --json /nonexistent/dir/x.json "$U"
+expect2 "--out $TMP: Is a directory" -n 1 --out "$TMP" "$U"
 # grep without -q reads the whole help: -q would exit at the match, and knee, still writing
 # a help longer than its 4 KiB stdout buffer, would die of SIGPIPE (pipefail: a failure)
 "$KNEE" run --help | grep 'usage: knee run' >/dev/null || fail "--help"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `transport` broken down by cause (refused, reset, closed before the response, closed mid-
 # response, stale keep-alive connection), in the JSON (transport_causes, adding up to
-# outcomes.transport) and on the summary's line under the outcomes; --retry-stale sends a
-# request whose reused connection went stale once more and counts it, the accounting
-# identities still hold; and a server killed in the middle of a run: every planned request is
+# outcomes.transport) and on the summary's line under the outcomes; a request whose reused
+# connection went stale is sent once more and counted (by default for idempotent methods,
+# --retry-stale for every method, --no-retry-stale never), the accounting identities still
+# hold; and a server killed in the middle of a run: every planned request is
 # accounted for, the run exits 0 and says what happened.
 # tier: exact timing
 # The timing tier: the race against a server that closes idle connections (what fails there is
@@ -26,8 +27,8 @@ run_rc_ok() { # JSON
 
 if in_tier timing; then
 # A server that closes keep-alive connections idle for 50 ms while the client thinks 50 ms
-# between requests: a race. Whatever fails is stale (nothing else goes wrong here), and with
-# --retry-stale nothing fails.
+# between requests: a race. Whatever fails is stale (nothing else goes wrong here) with
+# --no-retry-stale, and by default (GET is retried) nothing fails.
 start_idle_server() {
     python3 "$KNEE_SRC/tests/e2e/fault_server.py" --idle-close 50 >"$TMP/idle.out" 2>"$TMP/idle.err" &
     PIDS+=($!)
@@ -40,15 +41,15 @@ start_idle_server() {
     fail "idle-close server did not start"
 }
 start_idle_server
-run_knee run -c 2 --think 50ms -d 2s --json "$TMP/idle.json" "http://127.0.0.1:$IDLE_PORT/ok" >"$TMP/idle.txt" 2>&1
+run_knee run -c 2 --think 50ms -d 2s --no-retry-stale --json "$TMP/idle.json" "http://127.0.0.1:$IDLE_PORT/ok" >"$TMP/idle.txt" 2>&1
 json_check "$TMP/idle.json" "identity(acc) and d['accounting_ok'] and $causes_sum" "idle-close: accounting"
 json_check "$TMP/idle.json" 'd["transport_causes"]["stale"] == d["outcomes"]["transport"] and d["outcomes"]["ok"] + d["outcomes"]["transport"] == acc["sent"]' \
     "idle-close: every failure is a stale connection"
-run_knee run -c 2 --think 50ms -d 2s --retry-stale --json "$TMP/idle_retry.json" "http://127.0.0.1:$IDLE_PORT/ok" \
+run_knee run -c 2 --think 50ms -d 2s --json "$TMP/idle_retry.json" "http://127.0.0.1:$IDLE_PORT/ok" \
     >"$TMP/idle_retry.txt" 2>&1
-[[ $RC -eq 0 ]] || { cat "$TMP/idle_retry.txt"; fail "idle-close with --retry-stale: exit $RC"; }
+[[ $RC -eq 0 ]] || { cat "$TMP/idle_retry.txt"; fail "idle-close by default: exit $RC"; }
 json_check "$TMP/idle_retry.json" 'identity(acc) and acc["outcomes"]["ok"] == acc["sent"] > 0' \
-    "idle-close with --retry-stale: every request ok"
+    "idle-close by default: every request ok"
 in_tier exact || { echo "ok"; exit 0; }
 fi
 
@@ -74,28 +75,43 @@ check close_mid_body "$B/close-mid-body" closed_mid_response
 check cl_short "$B/cl-short" closed_mid_response
 
 # Stale keep-alive connections. /one-shot serves one request per connection without saying so
-# (no Connection: close): every reuse of a connection goes stale, deterministically.
+# (no Connection: close): every reuse of a connection goes stale, deterministically. With
+# --no-retry-stale those requests fail; by default a GET is sent again (and a POST is not,
+# unless --retry-stale).
 for mode in closed open; do
     flags=(-n 200 --timeout 2s)
     [[ $mode == closed ]] && flags+=(-c 4) || flags+=(-R 400)
-    run_knee run "${flags[@]}" --json "$TMP/stale.$mode.json" "$B/one-shot" >"$TMP/stale.$mode.txt" 2>&1
+    run_knee run "${flags[@]}" --no-retry-stale --json "$TMP/stale.$mode.json" "$B/one-shot" >"$TMP/stale.$mode.txt" 2>&1
     [[ $RC -eq 0 ]] || { cat "$TMP/stale.$mode.txt"; fail "stale ($mode): exit $RC"; }
     json_check "$TMP/stale.$mode.json" "identity(acc) and d['accounting_ok'] and $causes_sum" "stale ($mode): accounting"
     json_check "$TMP/stale.$mode.json" 'd["outcomes"]["transport"] > 0 and d["transport_causes"]["stale"] == d["outcomes"]["transport"] and d["retries"] == 0' \
         "stale ($mode): the failures are stale connections, none retried"
     grep -q -- '--retry-stale' "$TMP/stale.$mode.txt" || fail "stale ($mode): the summary does not point to --retry-stale"
 
-    run_knee run "${flags[@]}" --retry-stale --json "$TMP/retry.$mode.json" --out "$TMP/retry.$mode.csv" "$B/one-shot" \
+    run_knee run "${flags[@]}" --json "$TMP/retry.$mode.json" --out "$TMP/retry.$mode.csv" "$B/one-shot" \
         >"$TMP/retry.$mode.txt" 2>&1
     [[ $RC -eq 0 ]] || { cat "$TMP/retry.$mode.txt"; fail "retry ($mode): exit $RC"; }
     # planned once, sent once, one outcome each: the retries are counted beside them
     json_check "$TMP/retry.$mode.json" "identity(acc) and d['accounting_ok'] and $causes_sum" "retry ($mode): accounting"
-    json_check "$TMP/retry.$mode.json" 'acc["planned"] == acc["sent"] == acc["outcomes"]["ok"] == 200 and 0 < d["retries"] <= acc["sent"] and acc["retries"] == d["retries"]' \
+    json_check "$TMP/retry.$mode.json" 'acc["planned"] == acc["sent"] == acc["outcomes"]["ok"] == 200 and 0 < d["retries"] <= acc["sent"] and acc["retries"] == d["retries"] and d["config"]["retry_stale"] and not d["config"]["retry_stale_all"]' \
         "retry ($mode): every request ok, retries counted"
     grep -q '^  retried [0-9,]* requests\? once on a new connection' "$TMP/retry.$mode.txt" ||
         { cat "$TMP/retry.$mode.txt"; fail "retry ($mode): the summary does not report the retries"; }
     # one row per planned request in the log, none for a retry
     [[ $(($(wc -l <"$TMP/retry.$mode.csv") - 1)) -eq 200 ]] || fail "retry ($mode): the request log has a row per request"
+
+    # POST is not idempotent: not sent again by default (the summary says how), but with --retry-stale
+    run_knee run "${flags[@]}" -m POST -b x --json "$TMP/post.$mode.json" "$B/one-shot" >"$TMP/post.$mode.txt" 2>&1
+    [[ $RC -eq 0 ]] || { cat "$TMP/post.$mode.txt"; fail "post ($mode): exit $RC"; }
+    json_check "$TMP/post.$mode.json" 'd["outcomes"]["transport"] > 0 and d["transport_causes"]["stale"] == d["outcomes"]["transport"] and d["retries"] == 0' \
+        "post ($mode): stale POSTs fail, none sent again by default"
+    grep -q 'POST, PATCH and other methods that are not idempotent are sent again only with --retry-stale' \
+        "$TMP/post.$mode.txt" || { cat "$TMP/post.$mode.txt"; fail "post ($mode): the summary does not say why"; }
+    run_knee run "${flags[@]}" -m POST -b x --retry-stale --json "$TMP/postr.$mode.json" "$B/one-shot" \
+        >"$TMP/postr.$mode.txt" 2>&1
+    [[ $RC -eq 0 ]] || { cat "$TMP/postr.$mode.txt"; fail "post --retry-stale ($mode): exit $RC"; }
+    json_check "$TMP/postr.$mode.json" 'acc["outcomes"]["ok"] == 200 and d["retries"] > 0 and d["config"]["retry_stale_all"]' \
+        "post --retry-stale ($mode): every request ok, retries counted"
 done
 # the retried requests' latency runs from their first send: it includes the failed attempt
 json_check "$TMP/retry.closed.json" 'tot["latency"]["count"] == 200' "retry: one latency per request"

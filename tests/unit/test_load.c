@@ -630,9 +630,9 @@ static void test_transport_refused(void **state)
 }
 
 /* A server that serves one request per connection without saying so: every reuse of a
- * connection goes stale. Without --retry-stale those requests fail (cause stale); with it each
- * is sent once more on a new connection, counted in retries, and every request is ok; the
- * accounting identities hold either way. */
+ * connection goes stale. Without retry_stale those requests fail (cause stale); with it each
+ * GET is sent once more on a new connection, counted in retries, and every request is ok; the
+ * accounting identities hold either way. A POST is sent again only with retry_stale_all. */
 static void test_retry_stale(void **state)
 {
     struct fixture_server *s = *state; /* one request per connection */
@@ -666,6 +666,28 @@ static void test_retry_stale(void **state)
                           (unsigned long long)c->transport_cause[RUN_TC_STALE], (unsigned long long)c->retries);
             record_release(&res);
         }
+    }
+    /* POST is not idempotent: not sent again unless every method is (retry_stale_all) */
+    tc.method = "POST";
+    cfg.plan.open_loop = false;
+    cfg.plan.rate = 0;
+    cfg.plan.connections = 2;
+    for (int all = 0; all < 2; all++) {
+        cfg.retry_stale = true;
+        cfg.retry_stale_all = all;
+        struct run_record res;
+        run_once(&cfg, &res);
+        const struct run_counts *c = &res.all.counts;
+        assert_true(res.accounting_ok);
+        assert_true(res.config.retry_stale_all == (bool)all);
+        if (!all) {
+            assert_true(c->transport_cause[RUN_TC_STALE] > 0);
+            assert_int_equal(c->retries, 0);
+        } else {
+            assert_int_equal(c->outcome[OUTCOME_OK], 200);
+            assert_true(c->retries > 0);
+        }
+        record_release(&res);
     }
 }
 

@@ -718,6 +718,97 @@ static void edit_root(json_t *root)
     json_object_clear(root); /* no schema at all */
 }
 
+/* root changed by edit(root), then read strictly: refused with an error that contains want. */
+static void strict_says(const char *doc, void (*edit)(json_t *), const char *want)
+{
+    json_t *root = json_loads(doc, 0, NULL);
+    edit(root);
+    struct run_record back;
+    char err[256] = "";
+    assert_int_equal(record_read_json_strict(root, &back, err, sizeof err), KNEE_EFORMAT);
+    if (!strstr(err, want))
+        fail_msg("expected '%s' in: %s", want, err);
+    assert_null(back.targets);
+    json_decref(root);
+}
+
+static void bump(json_t *o, const char *key, json_int_t by)
+{
+    json_object_set_new(o, key, json_integer(json_integer_value(json_object_get(o, key)) + by));
+}
+static void edit_planned(json_t *root)
+{
+    bump(json_object_get(target0(root), "accounting"), "planned", 1);
+}
+static void edit_all_sent(json_t *root)
+{
+    json_t *acc = json_object_get(json_object_get(root, "all"), "accounting");
+    bump(acc, "planned", 1); /* all's own identities hold; it is no longer the targets' sum */
+    bump(acc, "sent", 1);
+    bump(json_object_get(acc, "outcomes"), "ok", 1);
+}
+static void edit_transport(json_t *root)
+{
+    bump(json_object_get(json_object_get(target0(root), "warmup"), "transport_causes"), "refused", 1);
+}
+static void edit_all_outcomes(json_t *root)
+{
+    json_object_del(json_object_get(json_object_get(root, "all"), "accounting"), "outcomes");
+}
+static void edit_rate(json_t *root)
+{
+    json_object_set_new(json_object_get(root, "config"), "rate", json_real(-5));
+}
+static void edit_target_rate(json_t *root)
+{
+    json_object_set_new(json_object_get(target0(root), "rates"), "planned", json_real(-1));
+}
+static void edit_stream_rate(json_t *root)
+{
+    json_t *st = json_object_get(json_object_get(root, "shard"), "streams");
+    json_object_set_new(json_array_get(st, 0), "rate_to", json_string("fast"));
+}
+
+/* knee merge checks a shard's own identities before it adds anything: its counts, all as the
+ * targets' sum, its rates, then (with the histograms) its events against its counts. */
+static void test_read_strict_identities(void **state)
+{
+    (void)state;
+    struct run_record r;
+    record_rich(&r, false);
+    char *doc = json_text(&r, false);
+    record_release(&r);
+    strict_says(doc, edit_planned, ": accounting: planned ");
+    strict_says(doc, edit_all_sent, "all: accounting: planned ");
+    strict_says(doc, edit_transport, ": warmup: outcomes.transport ");
+    strict_says(doc, edit_all_outcomes, "all.accounting.outcomes.ok is missing or not a count");
+    strict_says(doc, edit_rate, "config.rate is negative or not a number");
+    strict_says(doc, edit_target_rate, ": rates.planned is negative or not a number");
+    json_t *root = json_loads(doc, 0, NULL);
+    strict_says(doc, edit_stream_rate, "shard.streams[].rate_to is negative or not a number");
+    struct run_record back;
+    char err[256];
+    assert_int_equal(record_read_json_strict(root, &back, err, sizeof err), 0);
+    assert_int_equal(record_read_histograms(root, &back, err, sizeof err), 0);
+    if (record_check_events(&back, err, sizeof err))
+        fail_msg("a knee run's own events refused: %s", err);
+    struct run_events keep = back.targets[0].events;
+    back.targets[0].events.planned = 1ULL << 62;
+    assert_int_equal(record_check_events(&back, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, ": events.planned 4611686018427387904 > the "));
+    back.targets[0].events = keep;
+    back.all.events.sends++;
+    assert_int_equal(record_check_events(&back, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "all: events.sends "));
+    back.all.events.sends--;
+    back.all.events.ok = back.all.events.completed + 1;
+    assert_int_equal(record_check_events(&back, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "all: events.ok "));
+    record_release(&back);
+    json_decref(root);
+    free(doc);
+}
+
 /* The strict reader (knee merge's) refuses what a merge cannot add up, with merge's words; the
  * shard identity of a document as knee merge groups files by it. */
 /* The server's HTTP/2 stream limit: 0 is a limit (a server shedding load), kept apart from
@@ -821,6 +912,64 @@ static void test_read_strict(void **state)
     free(doc);
 }
 
+/* ------------------------------------------------------------------ the recorded command line */
+
+static void redacts(const char *prev, const char *arg, const char *want)
+{
+    char *got = record_redact_arg(prev, arg);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* Credentials never reach environment.args: the secret headers' values in every spelling of
+ * -H, any --header-secret value, the name kept; everything else copied as given. */
+static void test_redact_args(void **state)
+{
+    (void)state;
+    redacts("-H", "Authorization: Bearer abc.def", "Authorization: <redacted>");
+    redacts("--header", "authorization:Basic dTpw", "authorization: <redacted>");
+    redacts(NULL, "-HCookie: sid=1; x=2", "-HCookie: <redacted>");
+    redacts(NULL, "--header=api=Proxy-Authorization: Basic x", "--header=api=Proxy-Authorization: <redacted>");
+    redacts("-H", " SET-COOKIE : a=b", " SET-COOKIE : <redacted>");
+    redacts("--header-secret", "X-Api-Key: k3y", "X-Api-Key: <redacted>");
+    redacts("--header-secret", "api=X-Api-Key: k3y", "api=X-Api-Key: <redacted>");
+    redacts(NULL, "--header-secret=X-Api-Key: k3y", "--header-secret=X-Api-Key: <redacted>");
+    redacts("--header-secret", "no-colon-value", "<redacted>"); /* refused later; never kept */
+    redacts("-H", "X-Api-Key: k3y", "X-Api-Key: k3y");          /* not marked: kept */
+    redacts("-H", "Authorization:", "Authorization:");          /* no value: nothing to hide */
+    redacts(NULL, "http://127.0.0.1:8080/a?b=c", "http://127.0.0.1:8080/a?b=c");
+    redacts(NULL, "--lag-limit=7ms", "--lag-limit=7ms");
+
+    /* the one way a command line enters a record, and the reader goes through it too */
+    struct record_config c;
+    memset(&c, 0, sizeof c);
+    const char *argv[] = {"knee", "run", "-H", "Cookie: s=1", "--header-secret", "K: v", "-H", "A: b"};
+    record_config_set_args(&c, 8, argv);
+    assert_int_equal(c.argc, 8);
+    assert_string_equal(c.argv[3], "Cookie: <redacted>");
+    assert_string_equal(c.argv[5], "K: <redacted>");
+    assert_string_equal(c.argv[7], "A: b");
+    record_config_set_args(&c, 0, NULL);
+    assert_int_equal(c.argc, 0);
+    record_config_release(&c);
+
+    struct run_record r;
+    record_rich(&r, false);
+    free(r.config.argv[2]);
+    r.config.argv[2] = strdup("-HAuthorization: Bearer secret"); /* as a file from before redaction */
+    char *doc = json_text(&r, false);
+    record_release(&r);
+    assert_non_null(strstr(doc, "Bearer secret"));
+    json_t *root = json_loads(doc, 0, NULL);
+    struct run_record back;
+    char err[256];
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_string_equal(back.config.argv[2], "-HAuthorization: <redacted>");
+    record_release(&back);
+    json_decref(root);
+    free(doc);
+}
+
 /* ------------------------------------------------------------------ thresholds and warnings */
 
 static void test_thresholds_by_name(void **state)
@@ -901,6 +1050,8 @@ int main(void)
         cmocka_unit_test(test_record_add),
         cmocka_unit_test(test_h2_limit),
         cmocka_unit_test(test_read_strict),
+        cmocka_unit_test(test_read_strict_identities),
+        cmocka_unit_test(test_redact_args),
         cmocka_unit_test(test_thresholds_by_name),
         cmocka_unit_test(test_warn_list),
     };

@@ -178,6 +178,40 @@ static void test_bad_input_is_2(void **state)
     }
 }
 
+/* A stale connection's request is sent again by default when its method is idempotent (as
+ * curl and browsers do), for every method with --retry-stale, never with --no-retry-stale; both
+ * at once are refused. --header-secret is a header like -H, in the order given. */
+static void test_retry_stale_and_secret_headers(void **state)
+{
+    (void)state;
+    struct cmd c;
+    char *def[] = {"test", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 2, def), 0);
+    assert_true(c.rc.cfg.retry_stale);
+    assert_false(c.rc.cfg.retry_stale_all);
+    release(&c);
+    char *all[] = {"test", "--retry-stale", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 3, all), 0);
+    assert_true(c.rc.cfg.retry_stale && c.rc.cfg.retry_stale_all);
+    release(&c);
+    char *off[] = {"test", "--no-retry-stale", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 3, off), 0);
+    assert_false(c.rc.cfg.retry_stale || c.rc.cfg.retry_stale_all);
+    release(&c);
+    char *both[] = {"test", "--retry-stale", "--no-retry-stale", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 4, both), 2);
+    release(&c);
+
+    char *hdr[] = {"test", "-H", "A: 1", "--header-secret", "X-Key: k", "-H", "B: 2", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 8, hdr), 0);
+    const struct plan_target *t = &c.rc.cfg.plan.targets[0];
+    assert_int_equal(t->nheaders, 3);
+    assert_string_equal(t->headers[0], "A: 1");
+    assert_string_equal(t->headers[1], "X-Key: k");
+    assert_string_equal(t->headers[2], "B: 2");
+    release(&c);
+}
+
 /* A command that takes only some rows (a capacity search sets the rate itself): the missing
  * rows are unknown options there and count as not given. */
 static void test_subset_of_rows(void **state)
@@ -203,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_targets_and_per_target_flags),
         cmocka_unit_test(test_bad_input_is_2),
         cmocka_unit_test(test_subset_of_rows),
+        cmocka_unit_test(test_retry_stale_and_secret_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
