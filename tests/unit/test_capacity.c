@@ -622,7 +622,8 @@ static void test_judge(void **state)
     r.cross.closed_loop = 800;
     r.cross.best = 0;
     r.cross.nsteps = 1;
-    r.cross.step[0] = (struct capacity_closed_step){.connections = 4, .s = {.ran = true, .held = true, .p99_ms = 9}};
+    r.cross.step[0] =
+        (struct capacity_closed_step){.connections = 4, .s = {.ran = true, .held = true, .achieved = 800, .p99_ms = 9}};
     capacity_compare(&r, 0.10);
     capacity_judge(&r, 100);
     assert_false(r.verdict.valid);
@@ -772,8 +773,10 @@ static char *capture(void (*fn)(FILE *, const struct capacity_config *, const st
 
 static void assert_has(const char *text, const char *needle)
 {
-    if (!strstr(text, needle))
-        fail_msg("'%s' not in:\n%s", needle, text);
+    if (!strstr(text, needle)) {
+        fprintf(stderr, "%s\n", text); /* whole: cmocka cuts a long message */
+        fail_msg("'%s' not in the text above", needle);
+    }
 }
 
 static void assert_json(const char *json, const char *expr)
@@ -862,7 +865,14 @@ static void test_printers(void **state)
     assert_has(text, "repetition 2 excluded: probe failed");
     assert_has(text,
                "capacity 300/s at p99<50ms (2/3 repetitions valid, closed loop 310.0/s, inside the ladder's bracket: "
-               "agree); --require 250/s met\n");
+               "agree; regime undecided); --require 250/s met\n");
+    /* no service times: no queue model, the closed loop is the second method, and the text says so */
+    assert_has(text, "  queue model: not run (no queue model)\n");
+    assert_has(text, "  regime: undecided (no queue model): the closed loop is compared as a second measurement\n");
+    assert_has(text, "  second method: the closed loop, 310.0/s: +3.3% from the capacity, inside the ladder's bracket: "
+                     "agree (--agree 10%)\n");
+    assert_has(text, "  upper bound: the closed loop's highest throughput 330.0/s (2 connections): the ladder's 300/s "
+                     "is within it\n");
     assert_null(strstr(text, "timer-slack"));
     free(text);
 
