@@ -1,6 +1,6 @@
 /* The load options: the option rows (names, help texts) and the builder from parsed flags to
  * a struct run_config. Target collection and the per-target flags are in run_targets.c; the
- * semantic checks are run_validate's (load/engine.c), whose messages name these flags. */
+ * semantic checks are run_validate's (load/validate.c), whose messages name these flags. */
 #include "cli/runopts.h"
 
 #include "cli/shard_flags.h"

@@ -1,5 +1,5 @@
 /* Recording of a load thread: what a request's outcome adds to its target's counts and
- * histograms, to the interval, to the events by time (load/rates.c) and to the per-request
+ * histograms, to the interval, to the events by time (record/rates.c) and to the per-request
  * log; and the pure classifiers that name an outcome or a transport failure's cause. */
 #include "load/worker.h"
 
@@ -65,7 +65,7 @@ static struct ival_counts *tick_at(struct worker *w, uint64_t t)
     return &w->tk[k];
 }
 
-/* A request has its outcome: count its events by their times (load/rates.c) and in the
+/* A request has its outcome: count its events by their times (record/rates.c) and in the
  * timeline's intervals, from the nanoseconds since t0 the log gets (closed loop: planned =
  * sent), so the rates, the timeline and the log agree to the request. */
 static void count_events(struct worker *w, struct target_rt *t, const struct req *r, uint64_t planned_ns,

@@ -1,6 +1,6 @@
 /* Private structures of the load engine shared by engine.c (set-up, threads, merging),
  * the load thread's files (worker.c and the request path of load/worker.h: one event loop per
- * thread, schedule, connections, accounting), result.c (the merged result and its warnings)
+ * thread, schedule, connections, accounting), result.c (the threads' totals into the run record)
  * and outlog.c (the per-request log). Not an API: use load/run.h. */
 #ifndef KNEE_LOAD_INTERNAL_H
 #define KNEE_LOAD_INTERNAL_H
@@ -241,8 +241,8 @@ int choose_io(struct engine *e, const struct run_config *cfg, bool any_tls, char
 void result_env_begin(struct run_env *env);
 /* Allocate res->targets and res->all, with each target's name, URL, address and plan. */
 void result_begin(struct run_record *res, const struct engine *e);
-/* After the workers are joined: merge their totals into res, set the window, rates and the
- * accounting check, finish the environment record and append the warnings. */
+/* After the workers are joined: merge their totals into res, finish the environment record,
+ * then record_finish (window, rates, identities, verdict, warnings: src/record). */
 void result_finish(struct engine *e, struct run_record *res);
 
 /* live.c: run_config.on_live. Each thread turns its own totals into a struct run_live_target

@@ -166,8 +166,8 @@ static void generator_cpu(const struct engine *e, struct run_generator_cpu *g)
     g->wall_s = now > e->cpu_wall0_ns ? (double)(now - e->cpu_wall0_ns) / 1e9 : 0;
 }
 
-/* The timeline's counts by event time: the threads' per-interval counts (worker.c
- * count_events) replace the live ones, so the intervals inside the window add up to the
+/* The timeline's counts by event time: the threads' per-interval counts
+ * (account.c) replace the live ones, so the intervals inside the window add up to the
  * window's events. An event past the last interval (none is expected) gets an interval. */
 static void timeline_by_event_time(const struct engine *e, struct run_record *res)
 {

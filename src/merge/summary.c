@@ -3,9 +3,8 @@
  * histograms with their exact extremes, events) on one time axis, and derived by the record's own
  * pieces as one process's run is (record/finish.c): the total as the sum of the targets, the window and
  * the rates over it, the statistics, the shares and identities, knee run's FAILED or ERRORS sentence.
- * What only a merge knows is judged here: failed shards, the plan check, generator-limited as the
- * shards' own verdict (any shard), the start skew, rates without a shared start instant (the shards'
- * own, summed, or counted again from their per-request logs over the common window). */
+ * What only a merge knows (failed shards, the plan check, generator-limited as any shard's own
+ * verdict, the start skew, rates without a shared start instant) is judged in verdict.c. */
 #include "merge/internal.h"
 
 #include "core/clock.h"

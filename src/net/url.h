@@ -1,8 +1,6 @@
 /* HTTP URLs as knee's targets: http://host[:port][/path][?query] and https://... Parsed once at
  * start into the pieces a request needs (the Host header value, the origin-form request target)
- * and the pieces a connect needs (host, port, and whether it speaks TLS). Whether a command
- * can use an https URL is its own business (knee run refuses them in the engine until its
- * workers speak TLS). */
+ * and the pieces a connect needs (host, port, and whether it speaks TLS). */
 #ifndef KNEE_NET_URL_H
 #define KNEE_NET_URL_H
 

@@ -27,8 +27,8 @@ TABLE='
 hlog merge -o|hlog merge {IN} -o {OUT}||hlog merge {BADIN} -o {OUT}
 lab --out csv|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.csv|
 lab --out json|lab nagle --duration 1s --warmup 0 --quiet --out {OUT}|nagle-closed.json|
-capacity --json|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s {URL} --json {OUT}||capacity --rates 100 --reps 0 --slo p99<1s {URL} --json {OUT}
-capacity --html|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s {URL} --html {OUT}||capacity --rates 100 --reps 0 --slo p99<1s {URL} --html {OUT}
+capacity --json|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<60s --lag-limit 60s {URL} --json {OUT}||capacity --rates 100 --reps 0 --slo p99<1s {URL} --json {OUT}
+capacity --html|capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<60s --lag-limit 60s {URL} --html {OUT}||capacity --rates 100 --reps 0 --slo p99<1s {URL} --html {OUT}
 lab --html|lab nagle --duration 1s --warmup 0 --quiet --out {OUT} --html|nagle.html|sibling:nagle-closed.csv
 run --html|run -n 20 -c 2 --threads 1 {URL} --html {OUT}||run -n 20 --rate=-1 {URL} --html {OUT}
 run --repeat --html|run -R 100 -d 0.2s --threads 1 --repeat 1 --out-dir {FRESH} {URL} --html {OUT}||run -R 100 -d 0.2s --repeat 1 --settle=-1s --out-dir {FRESH} {URL} --html {OUT}
@@ -179,7 +179,7 @@ done
 printf 'server,start_s,latency_ms\nA,0.1,3\nA,0.2,4\n' >"$TMP/small.csv"
 for cmdline in "stats $TMP/small.csv" "stats $TMP/small.csv --json" "hlog stats $TMP/in.hlog" \
     "hlog show $TMP/in.hlog --all-tags" "hlog tags $TMP/in.hlog" "hlog merge $TMP/in.hlog -o -" \
-    "capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<1s http://127.0.0.1:$PORT/" \
+    "capacity --rates 100 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo p99<60s --lag-limit 60s http://127.0.0.1:$PORT/" \
     "compare $TMP/in.bin $TMP/in.bin --json -"; do
     set +e
     # shellcheck disable=SC2086

@@ -250,7 +250,7 @@ static void test_threshold_eval(void **state)
     res.all.counts.outcome[OUTCOME_OK] = 980;
     res.all.counts.outcome[OUTCOME_TIMEOUT] = 10;
     res.all.counts.outcome[OUTCOME_DROPPED] = 10;
-    res.all.rates.goodput = 98; /* rates come from events by time (load/rates.c) */
+    res.all.rates.goodput = 98; /* rates come from events by time (record/rates.c) */
     struct run_config cfg = {.plan.targets = TC, .plan.ntargets = 2};
     struct {
         const char *expr;

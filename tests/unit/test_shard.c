@@ -1,4 +1,4 @@
-/* Unit tests for src/plan/shard and src/load/shard: the union of N shard schedules is the one-process schedule,
+/* Unit tests for src/plan/shard and src/load/shard_hooks: the union of N shard schedules is the one-process schedule,
  * request for request (constant, Poisson, ramps, --requests limits; any threads per shard),
  * the shares of connections and requests add up, the dry-run plan of the shards adds up to
  * the whole plan, the engine itself run as N shards (mixes, Poisson, --requests; against an

@@ -1,4 +1,4 @@
-/* Unit tests for src/cli/run_shard: --shard I/N and auto (Slurm, Kubernetes Indexed Jobs with
+/* Unit tests for src/cli/shard_flags: --shard I/N and auto (Slurm, Kubernetes Indexed Jobs with
  * --shards or KNEE_SHARDS, Open MPI, PMI), --start-at (Unix seconds, RFC 3339 with offsets and
  * fractions, +D after $KNEE_START_BASE, +D@FILE: processes started at different moments agree,
  * the first one writing the base), and the refusals (bad syntax, index >= count, a plan wholly in
@@ -162,7 +162,7 @@ static void test_start_at(void **state)
 static void test_start_at_file(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/knee_test_run_shard_XXXXXX";
+    char dir[] = "/tmp/knee_test_shard_flags_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char file[256], err[512];
     snprintf(file, sizeof file, "%s/start", dir);
