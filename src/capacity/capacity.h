@@ -235,10 +235,11 @@ struct capacity_closed_step {
  * (a warm-up, then the measured window, from an empty queue), the SLO's response-time terms
  * evaluated as a step's are, and a rate held when a strict majority of the windows meet them. */
 
-#define CAPACITY_QUEUE_WINDOWS 21             /* simulated windows per rate (the first replays the ladder's own arrivals) */
-#define CAPACITY_QUEUE_MAX_ARRIVALS 400000    /* per rate over its windows: fewer windows above it (at least one) */
-#define CAPACITY_QUEUE_MAX_SERVERS 100000     /* servers the model may assume */
-#define CAPACITY_QUEUE_SEARCH_STEPS 18        /* bisections for the predicted capacity (a resolution of 2^-18 of its range) */
+#define CAPACITY_QUEUE_WINDOWS 21 /* simulated windows per rate (the first replays the ladder's own arrivals) */
+#define CAPACITY_QUEUE_MAX_ARRIVALS 400000 /* per rate over its windows: fewer windows above it (at least one) */
+#define CAPACITY_QUEUE_MAX_SERVERS 100000  /* servers the model may assume */
+#define CAPACITY_QUEUE_SEARCH_STEPS 18 /* bisections for the predicted capacity (a resolution of 2^-18 of its range)   \
+                                        */
 
 /* An empirical distribution of service times: an HdrHistogram's buckets, each at its median
  * equivalent value (heap; capacity_service_release). n 0: no samples. */
@@ -308,15 +309,15 @@ struct capacity_queue {
     char why_not[CAPACITY_REASON_MAX]; /* when not ran */
     bool poisson;
     uint64_t seed;
-    int term;                  /* the first predicted SLO term (its index in the config's slo), -1 none */
-    bool no_latency_term;      /* the SLO has no term the queue predicts (capacity_queue_predicts) */
-    char term_stat[32];        /* its statistic for people: "p90", "mean" */
-    uint32_t connections;      /* the closed loop's first step, whose latencies are the service times */
-    double one_conn_ms;        /* their mean */
-    double saturation;         /* the closed loop's highest throughput over its steps (/s) */
-    uint32_t servers;          /* max(1, round(saturation x one_conn_ms)): requests in service at saturation (Little) */
-    double scale;              /* servers / (saturation x one_conn_ms): the model's servers complete `saturation`/s */
-    double service_mean_ms;    /* the model's service time (after the scale) */
+    int term;               /* the first predicted SLO term (its index in the config's slo), -1 none */
+    bool no_latency_term;   /* the SLO has no term the queue predicts (capacity_queue_predicts) */
+    char term_stat[32];     /* its statistic for people: "p90", "mean" */
+    uint32_t connections;   /* the closed loop's first step, whose latencies are the service times */
+    double one_conn_ms;     /* their mean */
+    double saturation;      /* the closed loop's highest throughput over its steps (/s) */
+    uint32_t servers;       /* max(1, round(saturation x one_conn_ms)): requests in service at saturation (Little) */
+    double scale;           /* servers / (saturation x one_conn_ms): the model's servers complete `saturation`/s */
+    double service_mean_ms; /* the model's service time (after the scale) */
     double service_p50_ms, service_p99_ms;
     size_t windows;            /* per rate (fewer at a rate whose windows exceed CAPACITY_QUEUE_MAX_ARRIVALS) */
     double window_s, warmup_s; /* each window, as the ladder's */
@@ -344,14 +345,14 @@ struct capacity_cross {
     bool beyond;        /* stopped because it exceeded CAPACITY_CLOSED_BEYOND × the top rate */
     struct capacity_queue queue;
     /* the comparison (capacity_compare) */
-    double bound;      /* the closed loop's highest throughput over every step that ran: no open loop carries more */
-    int bound_step;    /* its step, or -1 (NAN bound) */
-    bool above_bound;  /* the ladder's capacity exceeds bound by more than agree_share: INVALID in every regime */
+    double bound;     /* the closed loop's highest throughput over every step that ran: no open loop carries more */
+    int bound_step;   /* its step, or -1 (NAN bound) */
+    bool above_bound; /* the ladder's capacity exceeds bound by more than agree_share: INVALID in every regime */
     enum capacity_regime regime;
     char regime_why[CAPACITY_REASON_MAX]; /* the regime with the numbers that decided it */
-    double second;      /* what the ladder is compared with: the queue's capacity (latency-bound), else closed_loop */
-    double relative;    /* second / capacity − 1 (NAN without both) */
-    double difference;  /* second's distance from the ladder's bracket [capacity, bracket_hi] relative to it; 0 inside */
+    double second;     /* what the ladder is compared with: the queue's capacity (latency-bound), else closed_loop */
+    double relative;   /* second / capacity − 1 (NAN without both) */
+    double difference; /* second's distance from the ladder's bracket [capacity, bracket_hi] relative to it; 0 inside */
     double agree_share; /* the threshold it was compared with */
     bool agree;         /* |difference| ≤ agree_share and not above_bound */
 };

@@ -364,8 +364,9 @@ double capacity_queue_capacity(const struct capacity_queue_model *m, double hi, 
 
 const char *capacity_regime_name(enum capacity_regime g)
 {
-    return g == CAPACITY_REGIME_LATENCY ? "latency-bound" : g == CAPACITY_REGIME_THROUGHPUT ? "throughput-bound"
-                                                                                           : "undecided";
+    return g == CAPACITY_REGIME_LATENCY      ? "latency-bound"
+           : g == CAPACITY_REGIME_THROUGHPUT ? "throughput-bound"
+                                             : "undecided";
 }
 
 /* The closed loop's highest throughput over the steps that ran, and its step (-1: none). */
@@ -384,8 +385,8 @@ static double saturation(const struct capacity_cross *x, int *step)
 }
 
 /* The model's input from cfg and r (the servers and scale already in q). */
-static void model_of(const struct capacity_config *cfg, const struct capacity_result *r,
-                     const struct capacity_queue *q, struct capacity_queue_model *m)
+static void model_of(const struct capacity_config *cfg, const struct capacity_result *r, const struct capacity_queue *q,
+                     struct capacity_queue_model *m)
 {
     struct capacity_load b;
     capacity_load_of(cfg, &b);

@@ -338,8 +338,7 @@ static void print_queue(FILE *out, const struct capacity_config *cfg, const stru
     fprintf(out, "      service times: that step's latencies x %.3f (mean %s, p50 %s, p99 %s: %u server%s %s %s/s),\n",
             q->scale, ms_s(q->service_mean_ms, a, sizeof a), ms_s(q->service_p50_ms, b, sizeof b),
             ms_s(q->service_p99_ms, c, sizeof c), q->servers, q->servers == 1 ? "" : "s",
-            q->servers == 1 ? "completes" : "complete",
-            units_fmt_rate(q->saturation, d, sizeof d));
+            q->servers == 1 ? "completes" : "complete", units_fmt_rate(q->saturation, d, sizeof d));
     fprintf(out, "      fed the ladder's %s arrivals (seed %llu), FCFS, %zu window%s of %s after %s per rate\n",
             q->poisson ? "poisson" : "constant", (unsigned long long)q->seed, q->windows, q->windows == 1 ? "" : "s",
             units_fmt_seconds(q->window_s, 3, a, sizeof a), units_fmt_seconds(q->warmup_s, 3, b, sizeof b));

@@ -268,8 +268,8 @@ static void closed_disagrees(const struct capacity_result *r, struct capacity_ve
     reason(v,
            "the two methods disagree (%s): the ladder says %s, the closed loop carried %s within the SLO, %+.0f%% "
            "outside the ladder's bracket (--agree %.0f%%)",
-           x->regime == CAPACITY_REGIME_UNDECIDED ? "regime undecided" : capacity_regime_name(x->regime), ladder_says(r, a, sizeof a), b, 100 * x->difference,
-           100 * x->agree_share);
+           x->regime == CAPACITY_REGIME_UNDECIDED ? "regime undecided" : capacity_regime_name(x->regime),
+           ladder_says(r, a, sizeof a), b, 100 * x->difference, 100 * x->agree_share);
     const struct capacity_closed_step *last = x->nsteps ? &x->step[x->nsteps - 1] : NULL;
     if (x->difference > 0 && x->best >= 0 && x->regime == CAPACITY_REGIME_THROUGHPUT) {
         reason(v,
@@ -325,8 +325,7 @@ static void queue_disagrees(const struct capacity_result *r, struct capacity_ver
                    "hold (its median p99 there: %.3g ms): the service was slower under the open loop's arrivals than "
                    "one request at a time (more connections, contention, a stall), or the machine was busy during "
                    "the ladder",
-                   capacity_fmt_rate(r->rates[k], c, sizeof c), q->term_stat, q->rung[k].value_ms,
-                   vo->rung[k].p99_ms);
+                   capacity_fmt_rate(r->rates[k], c, sizeof c), q->term_stat, q->rung[k].value_ms, vo->rung[k].p99_ms);
         else
             reason(v, "likely cause: the service was slower under the open loop's arrivals than one request at a "
                       "time (more connections, contention, a stall), or the machine was busy during the ladder");
