@@ -238,8 +238,9 @@ struct capacity_closed_step {
 #define CAPACITY_QUEUE_WINDOWS 21 /* simulated windows per rate (the first replays the ladder's own arrivals) */
 #define CAPACITY_QUEUE_MAX_ARRIVALS 400000 /* per rate over its windows: fewer windows above it (at least one) */
 #define CAPACITY_QUEUE_MAX_SERVERS 100000  /* servers the model may assume */
-#define CAPACITY_QUEUE_SEARCH_STEPS 18 /* bisections for the predicted capacity (a resolution of 2^-18 of its range)   \
-                                        */
+#define CAPACITY_QUEUE_SEARCH_STEPS                                                                                    \
+    18 /* bisections for the predicted capacity (a resolution of 2^-18 of its range)                                   \
+        */
 
 /* An empirical distribution of service times: an HdrHistogram's buckets, each at its median
  * equivalent value (heap; capacity_service_release). n 0: no samples. */
@@ -335,6 +336,12 @@ struct capacity_result;
  * (no cross-check, no predicted SLO term, no latency in the closed loop's first step) ran stays
  * false with why_not. */
 void capacity_queue_run(const struct capacity_config *cfg, struct capacity_result *r);
+
+struct run_record;
+/* Keep the service times of the closed loop's first step rr into res (once: nothing when res
+ * already has them): the latencies of the SLO's group (capacity_latency_group), per target and
+ * merged (owned by res, capacity_result_release). */
+void capacity_service_keep(const struct capacity_config *cfg, const struct run_record *rr, struct capacity_result *res);
 
 struct capacity_cross {
     bool ran; /* false: --no-cross-check, or never reached (interrupted) */
@@ -512,6 +519,9 @@ void capacity_print_text(FILE *out, const struct capacity_config *cfg, const str
 
 /* The verdict line alone: "capacity 2,000/s at p99<10ms (...)" or "INVALID: ...". */
 void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r);
+/* The cross-check section of capacity_print_text alone (a blank line, then its heading): the closed
+ * loop's steps, the queue model, the regime, the second method and the bound (knee lab capacity). */
+void capacity_print_cross(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r);
 
 /* The ladder and what will run (knee capacity --dry-run). */
 void capacity_print_plan(FILE *out, const struct capacity_config *cfg);

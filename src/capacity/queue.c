@@ -9,6 +9,7 @@
 #include "core/rng.h"
 #include "core/units.h"
 #include "hist/hdr.h"
+#include "load/run.h"
 #include "plan/schedule.h"
 #include "plan/shard.h"
 
@@ -361,6 +362,22 @@ double capacity_queue_capacity(const struct capacity_queue_model *m, double hi, 
 }
 
 /* ---- the queue model of a measurement ---- */
+
+/* The closed loop's first step: its latencies (of the SLO's group, per target and merged) are the
+ * service times of the queue model (capacity/queue.c). */
+void capacity_service_keep(const struct capacity_config *cfg, const struct run_record *rr, struct capacity_result *res)
+{
+    if (res->service)
+        return;
+    int g = capacity_latency_group(cfg->slo, cfg->nslo);
+    capacity_service_from_hdr(g == THR_GROUP_ALL ? &rr->all.latency_all : &rr->all.latency[g], &res->service_all);
+    res->service = xcalloc(rr->ntargets ? rr->ntargets : 1, sizeof *res->service);
+    res->nservice = rr->ntargets;
+    for (size_t i = 0; i < rr->ntargets; i++) {
+        const struct run_target_result *t = &rr->targets[i];
+        capacity_service_from_hdr(g == THR_GROUP_ALL ? &t->latency_all : &t->latency[g], &res->service[i]);
+    }
+}
 
 const char *capacity_regime_name(enum capacity_regime g)
 {

@@ -272,20 +272,6 @@ static void close_step_hlog(struct window *w)
 
 enum window_kind { WINDOW_STEP, WINDOW_PROBE, WINDOW_CLOSED };
 
-/* The closed loop's first step: its latencies (of the SLO's group, per target and merged) are the
- * service times of the queue model (capacity/queue.c). */
-static void keep_service(const struct capacity_config *cfg, const struct run_record *rr, struct capacity_result *res)
-{
-    int g = capacity_latency_group(cfg->slo, cfg->nslo);
-    capacity_service_from_hdr(g == THR_GROUP_ALL ? &rr->all.latency_all : &rr->all.latency[g], &res->service_all);
-    res->service = xcalloc(rr->ntargets ? rr->ntargets : 1, sizeof *res->service);
-    res->nservice = rr->ntargets;
-    for (size_t i = 0; i < rr->ntargets; i++) {
-        const struct run_target_result *t = &rr->targets[i];
-        capacity_service_from_hdr(g == THR_GROUP_ALL ? &t->latency_all : &t->latency[g], &res->service[i]);
-    }
-}
-
 /* Run one window with run config c (already shaped: open or closed loop, rate or
  * connections) and judge it into *s: a step or the closed loop against the SLO, the probe
  * against its lag limit. name: the files' base name under --out. Returns 0, or a negative
@@ -326,8 +312,8 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
         capacity_probe_eval(&rr, w->res->probe_lag_limit_ms, (double)c->timer_slack_ns / 1e6, s);
     else
         capacity_step_eval(&rr, kind == WINDOW_STEP, cfg->slo, cfg->nslo, s);
-    if (kind == WINDOW_CLOSED && !w->res->service)
-        keep_service(cfg, &rr, w->res);
+    if (kind == WINDOW_CLOSED)
+        capacity_service_keep(cfg, &rr, w->res);
     if (rr.out_error)
         out_error(w->res, rr.out_error, "--out %s: %s", log, knee_strerror(rr.out_error));
     if (rr.interrupted)

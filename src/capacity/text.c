@@ -358,7 +358,7 @@ static void print_queue(FILE *out, const struct capacity_config *cfg, const stru
             units_fmt_rate(q->capacity, a, sizeof a));
 }
 
-static void print_cross(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
+void capacity_print_cross(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
 {
     const struct capacity_cross *x = &r->cross;
     if (!x->ran) {
@@ -471,7 +471,7 @@ void capacity_print_text(FILE *out, const struct capacity_config *cfg, const str
     print_curve(out, cfg, r);
     print_probes(out, cfg, r);
     print_env(out, r);
-    print_cross(out, cfg, r);
+    capacity_print_cross(out, cfg, r);
     const struct capacity_verdict *v = &r->verdict;
     size_t first = v->valid ? 0 : 1;
     if (v->nreasons > first) {
