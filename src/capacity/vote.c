@@ -250,9 +250,20 @@ static void above_bound(const struct capacity_result *r, struct capacity_verdict
            "(--agree %.0f%%): no open loop carries more than the service completes",
            ladder_says(r, a, sizeof a), capacity_fmt_rate(x->bound, b, sizeof b), s->connections,
            s->connections == 1 ? "" : "s", 100 * (r->vote.capacity / x->bound - 1), 100 * x->agree_share);
-    reason(v, "likely cause: the service changed between the ladder and the closed loop, which runs after it (a "
-              "restart, a cache, another load), or the closed loop was held back (the server's connection limit, "
-              "--timeout); the environment record says whether the machine was busy");
+    const struct capacity_queue *q = &x->queue;
+    if (q->ran && q->capacity > x->bound * (1 + x->agree_share))
+        /* the model's servers complete exactly the bound: holding more, its windows end before
+         * the overload's queue breaks the SLO, and the ladder's do too */
+        reason(v,
+               "likely cause: the steps are too short for an overload to break the SLO: the queue model, whose "
+               "service completes %s/s, holds it up to %s/s in windows of %.3g s after %.3g s of warm-up; longer "
+               "--step (or a tighter SLO) lets the queue of a rate above the service's show",
+               capacity_fmt_rate(x->bound, b, sizeof b), capacity_fmt_rate(q->capacity, a, sizeof a), q->window_s,
+               q->warmup_s);
+    else
+        reason(v, "likely cause: the service changed between the ladder and the closed loop, which runs after it (a "
+                  "restart, a cache, another load), or the closed loop was held back (the server's connection limit, "
+                  "--timeout); the environment record says whether the machine was busy");
 }
 
 /* The closed loop compared as the second measurement (throughput-bound, or no queue model). */

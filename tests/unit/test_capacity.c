@@ -1216,6 +1216,21 @@ static void test_regime(void **state)
     assert_non_null(
         strstr(r.verdict.reasons[0],
                "the ladder held 110/s, above the closed loop's highest throughput (100/s at 1 connection) by +10%"));
+    printf("# queue %.3f/s: %s\n", r.cross.queue.capacity, r.verdict.reasons[1]);
+    /* p90<500ms in 5 s windows: the queue model too holds a rate above the service's */
+    assert_true(r.cross.queue.capacity > 105);
+    assert_true(has_reason(&r.verdict, "likely cause: the steps are too short for an overload to break the SLO: "
+                                       "the queue model, whose service completes 100/s, holds it up to "));
+    capacity_result_release(&r);
+    /* the same ladder with p90<50ms: the queue model breaks it at ~77/s, so the ladder's 110/s
+     * says the service changed (or the closed loop was held back) */
+    measured(&r, "+++++++", 10, &slo, &cfg, &base, &tc);
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.05);
+    capacity_judge(&r, 0);
+    assert_true(r.cross.above_bound);
+    assert_int_equal(r.verdict.exit_code, 3);
+    assert_true(has_reason(&r.verdict, "likely cause: the service changed between the ladder and the closed loop"));
     capacity_result_release(&r);
 
     /* an SLO without a response-time term: no queue, throughput-bound, the closed loop compared */
