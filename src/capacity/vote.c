@@ -315,6 +315,16 @@ static void closed_disagrees(const struct capacity_result *r, struct capacity_ve
     }
 }
 
+/* The highest lag p99 (ms) of rung k over the valid repetitions (0 when none). */
+static double rung_lag_p99_ms(const struct capacity_result *r, size_t k)
+{
+    double lag = 0;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].valid && r->reps[i].step[k].ran && isfinite(r->reps[i].step[k].lag_p99_ms))
+            lag = fmax(lag, r->reps[i].step[k].lag_p99_ms);
+    return lag;
+}
+
 /* The queue model compared (latency-bound). */
 static void queue_disagrees(const struct capacity_result *r, struct capacity_verdict *v)
 {
@@ -330,14 +340,22 @@ static void queue_disagrees(const struct capacity_result *r, struct capacity_ver
     if (x->difference > 0) {
         /* the ladder failed a rate the queue holds */
         int k = vo->top_held ? -1 : vo->cap_index + 1;
-        if (k >= 0 && k < (int)r->nrates && q->rung[k].held && isfinite(q->rung[k].value_ms))
+        if (k >= 0 && k < (int)r->nrates && q->rung[k].held && isfinite(q->rung[k].value_ms)) {
+            char lag[160] = "";
+            double lag_ms = rung_lag_p99_ms(r, (size_t)k);
+            if (lag_ms >= 1)
+                snprintf(lag, sizeof lag,
+                         ", or the generator's lag (p99 up to %.3g ms there: latency counts from the "
+                         "planned send, the model sends on time)",
+                         lag_ms);
             reason(v,
                    "likely cause: at %s/s the queue predicts %s %.3g ms, within the SLO, where the ladder did not "
                    "hold (its median p99 there: %.3g ms): the service was slower under the open loop's arrivals than "
-                   "one request at a time (more connections, contention, a stall), or the machine was busy during "
+                   "one request at a time (more connections, contention, a stall)%s, or the machine was busy during "
                    "the ladder",
-                   capacity_fmt_rate(r->rates[k], c, sizeof c), q->term_stat, q->rung[k].value_ms, vo->rung[k].p99_ms);
-        else
+                   capacity_fmt_rate(r->rates[k], c, sizeof c), q->term_stat, q->rung[k].value_ms, vo->rung[k].p99_ms,
+                   lag);
+        } else
             reason(v, "likely cause: the service was slower under the open loop's arrivals than one request at a "
                       "time (more connections, contention, a stall), or the machine was busy during the ladder");
     } else {

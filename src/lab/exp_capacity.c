@@ -445,8 +445,7 @@ static int flat_window(struct cap_ctx *x, struct flat *f, double rate, uint32_t 
         snprintf(name, sizeof name, "flat-closed-c%u", conns);
         snprintf(what, sizeof what, "flat server, closed loop: %u connection%s", conns, conns == 1 ? "" : "s");
     } else {
-        cfg.plan.rate = rate;
-        cfg.plan.seed = f->base.plan.seed;
+        cfg.plan.rate = rate; /* every rung the same seed, as knee capacity's: the queue model replays it */
         snprintf(name, sizeof name, "flat-ladder-%g", rate);
         snprintf(what, sizeof what, "flat server, ladder: %s/s", capacity_fmt_rate(rate, rs, sizeof rs));
     }

@@ -145,8 +145,11 @@ for attempt in 1 2; do
 done
 cat "$TMP/a.txt"
 [[ $RC -eq 0 ]] || { cat "$TMP/a.err"; fail "A: exit $RC, expected 0"; }
-grep -q '^capacity 150/s at p99<100ms, error_rate<1% (3/3 repetitions valid, closed loop ' "$TMP/a.txt" ||
-    fail "A: the verdict line"
+# (4 servers and an SLO of 5 service times lie near the regimes' border: the queue model holds
+# p99<100ms to ~0.9 of the closed loop's throughput, either side of --agree's 10% by the run;
+# the verdict line names the method it compared)
+grep -Eq '^capacity 150/s at p99<100ms, error_rate<1% \(3/3 repetitions valid, (closed loop|latency-bound: queue model) ' \
+    "$TMP/a.txt" || fail "A: the verdict line"
 cap_check "$TMP/a.json" "d['schema'] == 'knee-capacity/1' and d['capacity'] == 150 and d['verdict'] == 'valid'" \
     "A: capacity 150, valid"
 cap_check "$TMP/a.json" "d['exit_code'] == 0 and d['slo'] == ['p99<100ms', 'error_rate<1%'] and d['reps'] == 3" "A: head"
