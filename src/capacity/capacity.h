@@ -232,8 +232,9 @@ struct capacity_closed_step {
  * the closed loop measured (its first step: each request alone in the service, or nearly) drawn
  * for the arrivals the ladder planned (the same --arrivals and --seed, each target's share of a
  * rate) in a simulated FCFS queue of `servers` servers, each window as the ladder's windows are
- * (a warm-up, then the measured window, from an empty queue), the SLO's response-time terms
- * evaluated as a step's are, and a rate held when a strict majority of the windows meet them. */
+ * (a warm-up, then the measured window, from an empty queue, the ladder's own planned arrivals:
+ * its repetitions differ only by the service), the SLO's response-time terms evaluated as a
+ * step's are, and a rate held when a strict majority of the windows meet them. */
 
 #define CAPACITY_QUEUE_WINDOWS 21 /* simulated windows per rate (the first replays the ladder's own arrivals) */
 #define CAPACITY_QUEUE_MAX_ARRIVALS 400000 /* per rate over its windows: fewer windows above it (at least one) */
@@ -274,6 +275,7 @@ struct capacity_queue_model {
     const struct run_threshold *slo;        /* the terms capacity_queue_predicts accepts are judged */
     size_t nslo;
     size_t windows; /* windows per rate; 0: CAPACITY_QUEUE_WINDOWS */
+    bool replay;    /* every window plans the ladder's arrivals (seed); false: window w > 0 its own */
 };
 
 /* The prediction at one rate. */
@@ -286,8 +288,9 @@ struct capacity_queue_point {
 
 /* Simulate m's windows at rate (> 0) into *out: window w replays the plan's arrival streams with
  * seed m->seed for w = 0 (exactly the ladder's requests: plan/schedule with plan_stream_seed per
- * target) and a seed derived from it for the others; service times drawn with their own seeded
- * generator. Deterministic. 0, or KNEE_EINVAL (no service times, no predicted term, rate <= 0). */
+ * target), and for the others too with m->replay, else a seed derived from it; service times
+ * drawn with their own generator, seeded per window. Deterministic. 0, or KNEE_EINVAL (no
+ * service times, no predicted term, rate <= 0). */
 int capacity_queue_at(const struct capacity_queue_model *m, double rate, struct capacity_queue_point *out);
 
 /* The highest rate in (0, hi] that capacity_queue_at holds, by bisection

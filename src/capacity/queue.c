@@ -134,17 +134,19 @@ static const struct capacity_service *service_of(const struct capacity_queue_mod
 }
 
 /* Simulate window w at rate: the plan's streams merged in time order, each request served by the
- * earliest free server, those planned after the warm-up recorded. */
+ * earliest free server, those planned after the warm-up recorded. With m->replay every window
+ * plans the ladder's own arrivals and only the service times drawn differ. */
 static void simulate(struct sim *s, double rate, size_t w)
 {
     const struct capacity_queue_model *m = s->m;
     uint64_t seed = window_seed(m->seed, w), end = m->warmup_ns + m->window_ns;
+    uint64_t arrivals = m->replay ? m->seed : seed;
     for (size_t t = 0; t < m->ntargets; t++) {
         double r = rate * m->share[t];
         s->live[t] = r > 0;
         if (!s->live[t])
             continue;
-        sched_init(&s->sched[t], m->poisson, r, r, 0, 0, end, UINT64_MAX, 1, 0, plan_stream_seed(seed, t));
+        sched_init(&s->sched[t], m->poisson, r, r, 0, 0, end, UINT64_MAX, 1, 0, plan_stream_seed(arrivals, t));
         s->live[t] = sched_next(&s->sched[t], &s->next_ns[t]);
     }
     struct rng rng;
@@ -424,6 +426,9 @@ static void model_of(const struct capacity_config *cfg, const struct capacity_re
     m->window_ns = cfg->step_ns;
     m->slo = cfg->slo;
     m->nslo = cfg->nslo;
+    /* every repetition of the ladder plans the same arrivals (one --seed): its windows differ
+     * only by the service, and so do the model's */
+    m->replay = true;
 }
 
 /* The servers and the scale from the closed loop (Little's law at its saturation: the requests in
