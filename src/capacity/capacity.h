@@ -224,6 +224,128 @@ struct capacity_closed_step {
     struct capacity_step s; /* achieved = completed responses per second */
 };
 
+/* ---- the queue model: the second method where the capacity is latency-bound (capacity/queue.c) */
+
+/* A closed loop never builds the queue that open-loop arrivals build: where the SLO is within a
+ * few service times, the open loop's capacity lies below the closed loop's throughput, which then
+ * only bounds it from above. There the second method is a trace-driven queue: the service times
+ * the closed loop measured (its first step: each request alone in the service, or nearly) drawn
+ * for the arrivals the ladder planned (the same --arrivals and --seed, each target's share of a
+ * rate) in a simulated FCFS queue of `servers` servers, each window as the ladder's windows are
+ * (a warm-up, then the measured window, from an empty queue, the ladder's own planned arrivals:
+ * its repetitions differ only by the service), the SLO's response-time terms evaluated as a
+ * step's are, and a rate held when a strict majority of the windows meet them. */
+
+#define CAPACITY_QUEUE_WINDOWS 21 /* simulated windows per rate (the first replays the ladder's own arrivals) */
+#define CAPACITY_QUEUE_MAX_ARRIVALS 400000 /* per rate over its windows: fewer windows above it (at least one) */
+#define CAPACITY_QUEUE_MAX_SERVERS 100000  /* servers the model may assume */
+#define CAPACITY_QUEUE_SEARCH_STEPS                                                                                    \
+    18 /* bisections for the predicted capacity (a resolution of 2^-18 of its range)                                   \
+        */
+
+/* An empirical distribution of service times: an HdrHistogram's buckets, each at its median
+ * equivalent value (heap; capacity_service_release). n 0: no samples. */
+struct capacity_service {
+    size_t n;          /* distinct values */
+    int64_t *value_ns; /* ascending */
+    uint64_t *cum;     /* cum[i]: samples at or below value_ns[i]; cum[n-1] the total */
+    double mean_ms, p50_ms, p99_ms;
+};
+
+/* The distribution of h's recorded values (values above its range left out). 0, or KNEE_EINVAL
+ * with *out empty (n 0) when h holds nothing. */
+int capacity_service_from_hdr(const struct hdr *h, struct capacity_service *out);
+void capacity_service_release(struct capacity_service *s);
+
+/* Is this SLO term one the queue can predict: a statistic (a percentile, mean, stdev, min or max,
+ * not a count) of the response time (latency, service or ttfb; not lag or connect)? */
+bool capacity_queue_predicts(const struct run_threshold *t);
+
+/* What the queue is fed (borrowed). Rates per second, times in ns. */
+struct capacity_queue_model {
+    bool poisson; /* --arrivals */
+    uint64_t seed;
+    size_t ntargets;
+    double share[RUN_MAX_TARGETS];          /* each target's share of a rate (they add up to 1) */
+    const struct capacity_service *service; /* [ntargets], each target's service times; NULL or n 0: `all` */
+    const struct capacity_service *all;     /* every target's, merged */
+    uint32_t servers;                       /* c >= 1: requests in service at once (FCFS, one queue) */
+    double scale;                           /* every service time drawn is multiplied by it (> 0) */
+    uint64_t warmup_ns, window_ns;          /* each simulated window: the ladder's warm-up and step */
+    const struct run_threshold *slo;        /* the terms capacity_queue_predicts accepts are judged */
+    size_t nslo;
+    size_t windows; /* windows per rate; 0: CAPACITY_QUEUE_WINDOWS */
+    bool replay;    /* every window plans the ladder's arrivals (seed); false: window w > 0 its own */
+};
+
+/* The prediction at one rate. */
+struct capacity_queue_point {
+    double rate;
+    size_t windows, held_by; /* simulated, and meeting every predicted term */
+    bool held;               /* held_by > windows / 2 */
+    double value_ms;         /* the first predicted term's statistic: the median over the windows (NAN: none) */
+};
+
+/* Simulate m's windows at rate (> 0) into *out: window w replays the plan's arrival streams with
+ * seed m->seed for w = 0 (exactly the ladder's requests: plan/schedule with plan_stream_seed per
+ * target), and for the others too with m->replay, else a seed derived from it; service times
+ * drawn with their own generator, seeded per window. Deterministic. 0, or KNEE_EINVAL (no
+ * service times, no predicted term, rate <= 0). */
+int capacity_queue_at(const struct capacity_queue_model *m, double rate, struct capacity_queue_point *out);
+
+/* The highest rate in (0, hi] that capacity_queue_at holds, by bisection
+ * (CAPACITY_QUEUE_SEARCH_STEPS; each rate's windows share their random draws, so a higher rate
+ * only compresses the same arrivals); hi itself when held there (*at_hi true), 0 when no rate
+ * above hi / 2^steps is. NAN on the errors of capacity_queue_at. */
+double capacity_queue_capacity(const struct capacity_queue_model *m, double hi, bool *at_hi);
+
+/* Which bound decides the capacity (capacity_compare). */
+enum capacity_regime {
+    CAPACITY_REGIME_UNDECIDED,  /* no queue model (no service times to draw): the closed loop is the second method */
+    CAPACITY_REGIME_THROUGHPUT, /* the SLO tolerates the open loop's queue up to the closed loop's throughput */
+    CAPACITY_REGIME_LATENCY,    /* the queue breaks the SLO well below that throughput */
+};
+const char *capacity_regime_name(enum capacity_regime g); /* "throughput-bound", "latency-bound", "undecided" */
+
+/* The queue model of a measurement (capacity_queue_run). */
+struct capacity_queue {
+    bool ran;
+    char why_not[CAPACITY_REASON_MAX]; /* when not ran */
+    bool poisson;
+    uint64_t seed;
+    int term;               /* the first predicted SLO term (its index in the config's slo), -1 none */
+    bool no_latency_term;   /* the SLO has no term the queue predicts (capacity_queue_predicts) */
+    char term_stat[32];     /* its statistic for people: "p90", "mean" */
+    uint32_t connections;   /* the closed loop's first step, whose latencies are the service times */
+    double one_conn_ms;     /* their mean */
+    double saturation;      /* the closed loop's highest throughput over its steps (/s) */
+    uint32_t servers;       /* max(1, round(saturation x one_conn_ms)): requests in service at saturation (Little) */
+    double scale;           /* servers / (saturation x one_conn_ms): the model's servers complete `saturation`/s */
+    double service_mean_ms; /* the model's service time (after the scale) */
+    double service_p50_ms, service_p99_ms;
+    size_t windows;            /* per rate (fewer at a rate whose windows exceed CAPACITY_QUEUE_MAX_ARRIVALS) */
+    double window_s, warmup_s; /* each window, as the ladder's */
+    struct capacity_queue_point rung[CAPACITY_MAX_RATES];
+    int cap_index;   /* the highest rung held with every lower one held, -1 none */
+    double capacity; /* the highest rate the queue holds (capacity_queue_capacity up to 2 x saturation); NAN: not run */
+    bool capacity_at_hi; /* held at 2 x saturation: at least that */
+};
+
+struct capacity_config;
+struct capacity_result;
+/* The queue model of r (after the closed loop ran, before capacity_compare): the servers and
+ * scale from the closed loop's steps, r->service as the service times, cfg's arrivals, seed,
+ * targets' weights, windows and SLO; every rung predicted, then the capacity. When it cannot
+ * (no cross-check, no predicted SLO term, no latency in the closed loop's first step) ran stays
+ * false with why_not. */
+void capacity_queue_run(const struct capacity_config *cfg, struct capacity_result *r);
+
+struct run_record;
+/* Keep the service times of the closed loop's first step rr into res (once: nothing when res
+ * already has them): the latencies of the SLO's group (capacity_latency_group), per target and
+ * merged (owned by res, capacity_result_release). */
+void capacity_service_keep(const struct capacity_config *cfg, const struct run_record *rr, struct capacity_result *res);
+
 struct capacity_cross {
     bool ran; /* false: --no-cross-check, or never reached (interrupted) */
     size_t nsteps;
@@ -231,11 +353,18 @@ struct capacity_cross {
     double closed_loop; /* the highest throughput whose step held the SLO; NAN when none held */
     int best;           /* its step, or -1 */
     bool beyond;        /* stopped because it exceeded CAPACITY_CLOSED_BEYOND × the top rate */
+    struct capacity_queue queue;
     /* the comparison (capacity_compare) */
-    double relative;    /* closed_loop / capacity − 1 (NAN without both) */
-    double difference;  /* distance from the ladder's bracket [capacity, bracket_hi] relative to it; 0 inside */
+    double bound;     /* the closed loop's highest throughput over every step that ran: no open loop carries more */
+    int bound_step;   /* its step, or -1 (NAN bound) */
+    bool above_bound; /* the ladder's capacity exceeds bound by more than agree_share: INVALID in every regime */
+    enum capacity_regime regime;
+    char regime_why[CAPACITY_REASON_MAX]; /* the regime with the numbers that decided it */
+    double second;     /* what the ladder is compared with: the queue's capacity (latency-bound), else closed_loop */
+    double relative;   /* second / capacity − 1 (NAN without both) */
+    double difference; /* second's distance from the ladder's bracket [capacity, bracket_hi] relative to it; 0 inside */
     double agree_share; /* the threshold it was compared with */
-    bool agree;         /* |difference| ≤ agree_share */
+    bool agree;         /* |difference| ≤ agree_share and not above_bound */
 };
 
 /* ---- the whole result --------------------------------------------------------------------- */
@@ -257,6 +386,11 @@ struct capacity_result {
     struct capacity_vote vote;
     struct capacity_cross cross;
     struct capacity_verdict verdict;
+    /* the service times: the latencies (of the SLO's group) of the closed loop's first step, per
+     * target and merged (capacity/run.c; owned, capacity_result_release) */
+    size_t nservice;
+    struct capacity_service *service;
+    struct capacity_service service_all;
     bool interrupted; /* Ctrl-C (the stop handle): what was measured is kept */
     double probe_rate;
     double probe_lag_limit_ms; /* capacity_probe_lag_limit_ms */
@@ -388,6 +522,9 @@ void capacity_print_text(FILE *out, const struct capacity_config *cfg, const str
 
 /* The verdict line alone: "capacity 2,000/s at p99<10ms (...)" or "INVALID: ...". */
 void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r);
+/* The cross-check section of capacity_print_text alone (a blank line, then its heading): the closed
+ * loop's steps, the queue model, the regime, the second method and the bound (knee lab capacity). */
+void capacity_print_cross(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r);
 
 /* The ladder and what will run (knee capacity --dry-run). */
 void capacity_print_plan(FILE *out, const struct capacity_config *cfg);

@@ -193,6 +193,50 @@ static void write_reps(struct jw *j, const struct capacity_result *r)
     jw_array_end(j);
 }
 
+static void write_queue(struct jw *j, const struct capacity_result *r)
+{
+    const struct capacity_queue *q = &r->cross.queue;
+    jw_key(j, "queue");
+    jw_object_begin(j);
+    jw_kv_bool(j, "ran", q->ran);
+    jw_kv_string(j, "why_not", q->ran ? "" : q->why_not);
+    if (q->ran) {
+        jw_kv_string(j, "arrivals", q->poisson ? "poisson" : "constant");
+        jw_kv_uint(j, "seed", q->seed);
+        jw_kv_string(j, "term", q->term_stat);
+        jw_kv_uint(j, "connections", q->connections);
+        jw_kv_double(j, "one_connection_mean", q->one_conn_ms);
+        jw_kv_double(j, "saturation", q->saturation);
+        jw_kv_uint(j, "servers", q->servers);
+        jw_kv_double(j, "scale", q->scale);
+        jw_key(j, "service");
+        jw_object_begin(j);
+        jw_kv_double(j, "mean", q->service_mean_ms);
+        jw_kv_double(j, "p50", q->service_p50_ms);
+        jw_kv_double(j, "p99", q->service_p99_ms);
+        jw_object_end(j);
+        jw_kv_uint(j, "windows", q->windows);
+        jw_kv_double(j, "window_s", q->window_s);
+        jw_kv_double(j, "warmup_s", q->warmup_s);
+        jw_key(j, "rungs");
+        jw_array_begin(j);
+        for (size_t k = 0; k < r->nrates; k++) {
+            const struct capacity_queue_point *p = &q->rung[k];
+            jw_object_begin(j);
+            jw_kv_double(j, "rate", p->rate);
+            jw_kv_double(j, "predicted", p->value_ms);
+            jw_kv_uint(j, "windows", p->windows);
+            jw_kv_uint(j, "held_by", p->held_by);
+            jw_kv_bool(j, "held", p->held);
+            jw_object_end(j);
+        }
+        jw_array_end(j);
+        jw_kv_double(j, "capacity", q->capacity);
+        jw_kv_bool(j, "capacity_at_least", q->capacity_at_hi);
+    }
+    jw_object_end(j);
+}
+
 static void write_cross(struct jw *j, const struct capacity_result *r)
 {
     const struct capacity_cross *x = &r->cross;
@@ -209,6 +253,21 @@ static void write_cross(struct jw *j, const struct capacity_result *r)
     jw_kv_double(j, "relative", x->ran ? x->relative : NAN);
     jw_kv_double(j, "agree_threshold", x->agree_share);
     jw_kv_bool(j, "beyond", x->beyond);
+    jw_key(j, "regime");
+    if (x->ran)
+        jw_string(j, capacity_regime_name(x->regime));
+    else
+        jw_null(j);
+    jw_kv_string(j, "regime_reason", x->ran ? x->regime_why : "");
+    jw_key(j, "method");
+    if (x->ran)
+        jw_string(j, x->regime == CAPACITY_REGIME_LATENCY ? "queue" : "closed loop");
+    else
+        jw_null(j);
+    jw_kv_double(j, "second", x->ran ? x->second : NAN);
+    jw_kv_double(j, "bound", x->ran ? x->bound : NAN);
+    jw_kv_bool(j, "above_bound", x->ran && x->above_bound);
+    write_queue(j, r);
     jw_key(j, "steps");
     jw_array_begin(j);
     for (size_t k = 0; k < x->nsteps; k++) {

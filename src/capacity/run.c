@@ -312,6 +312,8 @@ static int run_window(struct window *w, struct run_config *c, const char *name, 
         capacity_probe_eval(&rr, w->res->probe_lag_limit_ms, (double)c->timer_slack_ns / 1e6, s);
     else
         capacity_step_eval(&rr, kind == WINDOW_STEP, cfg->slo, cfg->nslo, s);
+    if (kind == WINDOW_CLOSED)
+        capacity_service_keep(cfg, &rr, w->res);
     if (rr.out_error)
         out_error(w->res, rr.out_error, "--out %s: %s", log, knee_strerror(rr.out_error));
     if (rr.interrupted)
@@ -560,6 +562,7 @@ int capacity_run(const struct capacity_config *cfg, struct capacity_result *res,
     if (rc)
         return rc;
     capacity_vote(res);
+    capacity_queue_run(cfg, res);
     capacity_compare(res, cfg->agree > 0 ? cfg->agree : CAPACITY_DEFAULT_AGREE);
     capacity_judge(res, cfg->require);
     return 0;

@@ -310,7 +310,55 @@ static void print_env(FILE *out, const struct capacity_result *r)
     }
 }
 
-static void print_cross(FILE *out, const struct capacity_result *r)
+/* The comparison's words: "inside the ladder's bracket: agree", "+12.0% outside the ladder's bracket: DISAGREE". */
+static void print_agreement(FILE *out, const struct capacity_cross *x)
+{
+    if (x->difference == 0)
+        fprintf(out, "inside the ladder's bracket: %s", x->agree ? "agree" : "DISAGREE");
+    else
+        fprintf(out, "%+.1f%% outside the ladder's bracket: %s", 100 * x->difference, x->agree ? "agree" : "DISAGREE");
+    fprintf(out, " (--agree %.0f%%)\n", 100 * x->agree_share);
+}
+
+/* The queue model: how it was built from the closed loop, and its prediction rung by rung. */
+static void print_queue(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
+{
+    const struct capacity_queue *q = &r->cross.queue;
+    char a[32], b[32], c[32], d[32];
+    if (!q->ran) {
+        fprintf(out, "  queue model: not run (%s)\n", q->why_not[0] ? q->why_not : "no queue model");
+        return;
+    }
+    fprintf(out,
+            "  queue model: %u server%s (Little: %s/s, the closed loop's highest throughput, x %s mean latency at %u "
+            "connection%s = %.2f),\n",
+            q->servers, q->servers == 1 ? "" : "s", units_fmt_rate(q->saturation, a, sizeof a),
+            ms_s(q->one_conn_ms, b, sizeof b), q->connections, q->connections == 1 ? "" : "s",
+            q->saturation * q->one_conn_ms / 1e3);
+    fprintf(out, "      service times: that step's latencies x %.3f (mean %s, p50 %s, p99 %s: %u server%s %s %s/s),\n",
+            q->scale, ms_s(q->service_mean_ms, a, sizeof a), ms_s(q->service_p50_ms, b, sizeof b),
+            ms_s(q->service_p99_ms, c, sizeof c), q->servers, q->servers == 1 ? "" : "s",
+            q->servers == 1 ? "completes" : "complete", units_fmt_rate(q->saturation, d, sizeof d));
+    fprintf(out, "      fed the ladder's %s arrivals (seed %llu), FCFS, %zu window%s of %s after %s per rate\n",
+            q->poisson ? "poisson" : "constant", (unsigned long long)q->seed, q->windows, q->windows == 1 ? "" : "s",
+            units_fmt_seconds(q->window_s, 3, a, sizeof a), units_fmt_seconds(q->warmup_s, 3, b, sizeof b));
+    char head[48];
+    snprintf(head, sizeof head, "%s predicted", q->term_stat);
+    fprintf(out, "  %10s %16s   %s\n", "rate/s", head, "ladder");
+    for (size_t k = 0; k < r->nrates; k++) {
+        const struct capacity_queue_point *p = &q->rung[k];
+        char cellv[64];
+        snprintf(cellv, sizeof cellv, "%s %s", p->held ? "✔" : "✘", ms_s(p->value_ms, b, sizeof b));
+        fprintf(out, "  %10s ", rate_s(r->rates[k], a, sizeof a));
+        put_col(out, cellv, 16);
+        fprintf(out, "   %s%s\n", r->vote.rung[k].held ? "held" : "not held",
+                (int)k == q->cap_index ? "  <- the queue's last held rung" : "");
+    }
+    fprintf(out, "  the queue holds %s up to %s%s/s\n", cfg->slo[q->term].expr, q->capacity_at_hi ? "at least " : "",
+            units_fmt_rate(q->capacity, a, sizeof a));
+}
+
+void capacity_print_cross(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
 {
     const struct capacity_cross *x = &r->cross;
     if (!x->ran) {
@@ -342,15 +390,27 @@ static void print_cross(FILE *out, const struct capacity_result *r)
     else
         fprintf(out, "; the ladder: not even %s/s held", rate_s(r->rates[0], b, sizeof b));
     fputc('\n', out);
+    print_queue(out, cfg, r);
+    fprintf(out, "  regime: %s\n", x->regime_why);
+    if (x->regime == CAPACITY_REGIME_LATENCY)
+        fprintf(out, "  second method: the queue model, %s/s: ", units_fmt_rate(x->second, a, sizeof a));
+    else if (isfinite(x->second))
+        fprintf(out, "  second method: the closed loop, %s/s: ", units_fmt_rate(x->second, a, sizeof a));
+    else
+        fprintf(out, "  second method: the closed loop, nothing within the SLO: ");
     if (isfinite(x->relative))
-        fprintf(out, "  %+.1f%% from the capacity, ", 100 * x->relative);
-    else
-        fprintf(out, "  ");
-    if (x->difference == 0)
-        fprintf(out, "inside the ladder's bracket: agree");
-    else
-        fprintf(out, "%+.1f%% outside the ladder's bracket: %s", 100 * x->difference, x->agree ? "agree" : "DISAGREE");
-    fprintf(out, " (--agree %.0f%%)\n", 100 * x->agree_share);
+        fprintf(out, "%+.1f%% from the capacity, ", 100 * x->relative);
+    print_agreement(out, x);
+    if (isfinite(x->bound)) {
+        fprintf(out, "  upper bound: the closed loop's highest throughput %s/s (%u connection%s): ",
+                units_fmt_rate(x->bound, a, sizeof a), x->step[x->bound_step].connections,
+                x->step[x->bound_step].connections == 1 ? "" : "s");
+        if (v->cap_index < 0)
+            fprintf(out, "the ladder held no rate\n");
+        else
+            fprintf(out, "the ladder's %s/s is %s\n", rate_s(v->capacity, b, sizeof b),
+                    x->above_bound ? "ABOVE it by more than --agree" : "within it");
+    }
 }
 
 void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const struct capacity_result *r)
@@ -369,16 +429,33 @@ void capacity_print_verdict(FILE *out, const struct capacity_config *cfg, const 
         fprintf(out, "capacity %s%s/s at %s (", vo->top_held ? ">= " : "", rate_s(vo->capacity, a, sizeof a), slo);
     fprintf(out, "%s%zu/%zu repetitions valid", vo->cap_index < 0 ? "; " : "", vo->nvalid, r->nreps);
     const struct capacity_cross *x = &r->cross;
-    if (!x->ran)
+    if (!x->ran) {
         fprintf(out, ", no cross-check");
-    else if (x->best < 0)
-        fprintf(out, ", closed loop: nothing within the SLO");
-    else {
-        fprintf(out, ", closed loop %s/s", units_fmt_rate(x->closed_loop, b, sizeof b));
+    } else if (x->regime == CAPACITY_REGIME_LATENCY) {
+        fprintf(out, ", latency-bound: queue model %s/s", units_fmt_rate(x->second, b, sizeof b));
         if (x->difference == 0)
             fprintf(out, ", inside the ladder's bracket: agree");
         else
             fprintf(out, ", agree within %.0f%% of the ladder's bracket", ceil(100 * fabs(x->difference)));
+        if (isfinite(x->bound))
+            fprintf(out, "; the closed loop's %s/s bounds it", units_fmt_rate(x->bound, b, sizeof b));
+    } else {
+        if (x->best < 0)
+            fprintf(out, ", closed loop: nothing within the SLO");
+        else {
+            fprintf(out, ", closed loop %s/s", units_fmt_rate(x->closed_loop, b, sizeof b));
+            if (x->difference == 0)
+                fprintf(out, ", inside the ladder's bracket: agree");
+            else
+                fprintf(out, ", agree within %.0f%% of the ladder's bracket", ceil(100 * fabs(x->difference)));
+        }
+        if (x->regime == CAPACITY_REGIME_UNDECIDED)
+            fprintf(out, "; regime undecided");
+        else if (x->queue.ran)
+            fprintf(out, "; throughput-bound: queue model %s%s/s", x->queue.capacity_at_hi ? ">= " : "",
+                    units_fmt_rate(x->queue.capacity, b, sizeof b));
+        else
+            fprintf(out, "; throughput-bound: no response-time term");
     }
     fputc(')', out);
     if (v->require_given)
@@ -394,7 +471,7 @@ void capacity_print_text(FILE *out, const struct capacity_config *cfg, const str
     print_curve(out, cfg, r);
     print_probes(out, cfg, r);
     print_env(out, r);
-    print_cross(out, r);
+    capacity_print_cross(out, cfg, r);
     const struct capacity_verdict *v = &r->verdict;
     size_t first = v->valid ? 0 : 1;
     if (v->nreasons > first) {

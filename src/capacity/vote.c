@@ -27,6 +27,12 @@ int capacity_result_init(struct capacity_result *r, const double *rates, size_t 
     r->cross.best = -1;
     r->cross.relative = NAN;
     r->cross.difference = NAN;
+    r->cross.bound = NAN;
+    r->cross.bound_step = -1;
+    r->cross.second = NAN;
+    r->cross.queue.term = -1;
+    r->cross.queue.cap_index = -1;
+    r->cross.queue.capacity = NAN;
     r->verdict.capacity = NAN;
     return 0;
 }
@@ -36,6 +42,12 @@ void capacity_result_release(struct capacity_result *r)
     free(r->reps);
     r->reps = NULL;
     r->nreps = 0;
+    for (size_t i = 0; i < r->nservice; i++)
+        capacity_service_release(&r->service[i]);
+    free(r->service);
+    r->service = NULL;
+    r->nservice = 0;
+    capacity_service_release(&r->service_all);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -102,23 +114,79 @@ void capacity_vote(struct capacity_result *r)
     v->bracket_hi = v->top_held ? INFINITY : r->rates[v->cap_index + 1];
 }
 
+/* The closed loop's highest throughput over the steps that ran (held or not): the doubling of
+ * its connections may step over the concurrency at which it would have carried the open loop's
+ * rate within the SLO, but no step carries more than the service completes. */
+static void upper_bound(struct capacity_cross *x)
+{
+    x->bound = NAN;
+    x->bound_step = -1;
+    for (size_t k = 0; k < x->nsteps; k++) {
+        const struct capacity_step *s = &x->step[k].s;
+        if (s->ran && isfinite(s->achieved) && (x->bound_step < 0 || s->achieved > x->bound)) {
+            x->bound = s->achieved;
+            x->bound_step = (int)k;
+        }
+    }
+}
+
+/* The regime and the number the ladder is compared with, with the sentence that says why. */
+static void regime(struct capacity_result *r, double agree_share)
+{
+    struct capacity_cross *x = &r->cross;
+    const struct capacity_queue *q = &x->queue;
+    char a[32], b[32], c[32];
+    if (!q->ran) {
+        /* no latency bound in the SLO: nothing queues against it, the throughput decides */
+        bool no_latency = q->no_latency_term;
+        x->regime = no_latency ? CAPACITY_REGIME_THROUGHPUT : CAPACITY_REGIME_UNDECIDED;
+        x->second = x->closed_loop;
+        snprintf(x->regime_why, sizeof x->regime_why,
+                 no_latency ? "throughput-bound: the SLO bounds no response time, so no queue counts against it"
+                            : "undecided (%s): the closed loop is compared as a second measurement",
+                 q->why_not[0] ? q->why_not : "no queue model");
+        return;
+    }
+    double cl = x->closed_loop;
+    bool latency = !isfinite(cl) || q->capacity < (1 - agree_share) * cl - 1e-9;
+    x->regime = latency ? CAPACITY_REGIME_LATENCY : CAPACITY_REGIME_THROUGHPUT;
+    x->second = latency ? q->capacity : cl;
+    snprintf(a, sizeof a, "%s%s/s", q->capacity_at_hi ? "at least " : "", capacity_fmt_rate(q->capacity, c, sizeof c));
+    if (!isfinite(cl))
+        snprintf(x->regime_why, sizeof x->regime_why,
+                 "latency-bound: not one closed-loop step met the SLO, and the queue model holds it up to %s", a);
+    else if (latency)
+        snprintf(x->regime_why, sizeof x->regime_why,
+                 "latency-bound: the queue model holds the SLO up to %s, %.0f%% below the closed loop's %s/s (it "
+                 "would be throughput-bound within %.0f%%, --agree)",
+                 a, 100 * (1 - q->capacity / cl), capacity_fmt_rate(cl, b, sizeof b), 100 * agree_share);
+    else
+        snprintf(x->regime_why, sizeof x->regime_why,
+                 "throughput-bound: the queue model holds the SLO up to %s, within %.0f%% of the closed loop's %s/s "
+                 "(--agree): the queue the open loop builds does not break the SLO before the throughput ends",
+                 a, 100 * agree_share, capacity_fmt_rate(cl, b, sizeof b));
+}
+
 void capacity_compare(struct capacity_result *r, double agree_share)
 {
     struct capacity_cross *x = &r->cross;
     const struct capacity_vote *v = &r->vote;
     double lo = v->cap_index >= 0 ? v->capacity : 0, hi = v->bracket_hi;
-    double c = x->closed_loop;
     x->agree_share = agree_share;
+    upper_bound(x);
+    regime(r, agree_share);
+    double c = x->second;
+    x->relative = v->cap_index >= 0 && isfinite(c) ? c / v->capacity - 1 : NAN;
     if (!isfinite(c))
         c = 0; /* not even one connection met the SLO: the closed loop carries nothing within it */
-    x->relative = v->cap_index >= 0 && isfinite(x->closed_loop) ? x->closed_loop / v->capacity - 1 : NAN;
     if (c < lo)
         x->difference = c / lo - 1;
     else if (c > hi)
         x->difference = c / hi - 1;
     else
         x->difference = 0;
-    x->agree = fabs(x->difference) <= agree_share + 1e-12;
+    x->above_bound = v->cap_index >= 0 && isfinite(x->bound) && v->capacity > x->bound * (1 + agree_share) + 1e-9;
+    x->agree = fabs(x->difference) <= agree_share + 1e-12 && !x->above_bound;
 }
 
 /* ---- the verdict ---- */
@@ -160,35 +228,78 @@ static bool rep_excluded(const struct capacity_rep *p)
     return p->ran && !p->valid;
 }
 
-/* Why the two methods may disagree, from what was measured: which way they part, what the
- * closed loop reached, and whether the machine was busy. */
-static void disagreement(const struct capacity_result *r, struct capacity_verdict *v)
+/* The ladder's answer for a sentence: "70/s", "below 50/s". */
+static const char *ladder_says(const struct capacity_result *r, char *buf, size_t len)
+{
+    char c[32];
+    if (r->vote.cap_index >= 0)
+        snprintf(buf, len, "%s/s", capacity_fmt_rate(r->vote.capacity, c, sizeof c));
+    else
+        snprintf(buf, len, "below %s/s", capacity_fmt_rate(r->rates[0], c, sizeof c));
+    return buf;
+}
+
+/* The ladder above what the closed loop carried at any concurrency: INVALID in every regime. */
+static void above_bound(const struct capacity_result *r, struct capacity_verdict *v)
+{
+    const struct capacity_cross *x = &r->cross;
+    const struct capacity_closed_step *s = &x->step[x->bound_step];
+    char a[48], b[32];
+    reason(v,
+           "the ladder held %s, above the closed loop's highest throughput (%s/s at %u connection%s) by %+.0f%% "
+           "(--agree %.0f%%): no open loop carries more than the service completes",
+           ladder_says(r, a, sizeof a), capacity_fmt_rate(x->bound, b, sizeof b), s->connections,
+           s->connections == 1 ? "" : "s", 100 * (r->vote.capacity / x->bound - 1), 100 * x->agree_share);
+    const struct capacity_queue *q = &x->queue;
+    if (q->ran && q->capacity > x->bound * (1 + x->agree_share))
+        /* the model's servers complete exactly the bound: holding more, its windows end before
+         * the overload's queue breaks the SLO, and the ladder's do too */
+        reason(v,
+               "likely cause: the steps are too short for an overload to break the SLO: the queue model, whose "
+               "service completes %s/s, holds it up to %s/s in windows of %.3g s after %.3g s of warm-up; longer "
+               "--step (or a tighter SLO) lets the queue of a rate above the service's show",
+               capacity_fmt_rate(x->bound, b, sizeof b), capacity_fmt_rate(q->capacity, a, sizeof a), q->window_s,
+               q->warmup_s);
+    else
+        reason(v, "likely cause: the service changed between the ladder and the closed loop, which runs after it (a "
+                  "restart, a cache, another load), or the closed loop was held back (the server's connection limit, "
+                  "--timeout); the environment record says whether the machine was busy");
+}
+
+/* The closed loop compared as the second measurement (throughput-bound, or no queue model). */
+static void closed_disagrees(const struct capacity_result *r, struct capacity_verdict *v)
 {
     const struct capacity_cross *x = &r->cross;
     const struct capacity_vote *vo = &r->vote;
-    char a[48], b[32], c[32], d[32];
-    if (vo->cap_index >= 0)
-        snprintf(a, sizeof a, "%s/s", capacity_fmt_rate(vo->capacity, c, sizeof c));
-    else
-        snprintf(a, sizeof a, "below %s/s", capacity_fmt_rate(r->rates[0], c, sizeof c));
+    char a[48], b[32], c[32];
     if (isfinite(x->closed_loop))
-        snprintf(b, sizeof b, "%s/s", capacity_fmt_rate(x->closed_loop, d, sizeof d));
+        snprintf(b, sizeof b, "%s/s", capacity_fmt_rate(x->closed_loop, c, sizeof c));
     else
         snprintf(b, sizeof b, "nothing");
     reason(v,
-           "the two methods disagree: the ladder says %s, the closed loop carried %s within the SLO, %+.0f%% "
+           "the two methods disagree (%s): the ladder says %s, the closed loop carried %s within the SLO, %+.0f%% "
            "outside the ladder's bracket (--agree %.0f%%)",
-           a, b, 100 * x->difference, 100 * x->agree_share);
+           x->regime == CAPACITY_REGIME_UNDECIDED ? "regime undecided" : capacity_regime_name(x->regime),
+           ladder_says(r, a, sizeof a), b, 100 * x->difference, 100 * x->agree_share);
     const struct capacity_closed_step *last = x->nsteps ? &x->step[x->nsteps - 1] : NULL;
-    if (x->difference > 0 && x->best >= 0) {
+    if (x->difference > 0 && x->best >= 0 && x->regime == CAPACITY_REGIME_THROUGHPUT) {
+        reason(v,
+               "likely cause: the queue model holds the SLO up to %s/s with the closed loop's own service times, yet "
+               "the open loop failed at %s/s: the service was slower under the open loop's arrivals than one request "
+               "at a time (more connections, contention between concurrent requests), or the machine was busy "
+               "during the ladder",
+               capacity_fmt_rate(x->queue.capacity, c, sizeof c),
+               vo->top_held ? "no rate" : capacity_fmt_rate(vo->bracket_hi, a, sizeof a));
+    } else if (x->difference > 0 && x->best >= 0) {
         const struct capacity_closed_step *s = &x->step[x->best];
         reason(v,
                "likely cause: a closed loop waits for each answer before it sends again, so it never builds the "
                "queue that open-loop arrivals build; its best step (%u connection%s) met the SLO with p99 %.3g ms, "
                "while the open loop failed at %s/s: an SLO within a few service times puts the open-loop capacity "
-               "below the closed loop's throughput",
+               "below the closed loop's throughput, which no queue model could weigh here (%s)",
                s->connections, s->connections == 1 ? "" : "s", s->s.p99_ms,
-               vo->top_held ? "no rate" : capacity_fmt_rate(vo->bracket_hi, c, sizeof c));
+               vo->top_held ? "no rate" : capacity_fmt_rate(vo->bracket_hi, c, sizeof c),
+               x->queue.why_not[0] ? x->queue.why_not : "none was run");
     } else if (x->difference < 0 && last) {
         if (x->best < 0)
             reason(v,
@@ -202,6 +313,71 @@ static void disagreement(const struct capacity_result *r, struct capacity_verdic
                    "limit, or whether the ladder's windows were too short to see the queue grow",
                    last->connections, last->s.held ? "the last step held" : last->s.reason);
     }
+}
+
+/* The highest lag p99 (ms) of rung k over the valid repetitions (0 when none). */
+static double rung_lag_p99_ms(const struct capacity_result *r, size_t k)
+{
+    double lag = 0;
+    for (size_t i = 0; i < r->nreps; i++)
+        if (r->reps[i].valid && r->reps[i].step[k].ran && isfinite(r->reps[i].step[k].lag_p99_ms))
+            lag = fmax(lag, r->reps[i].step[k].lag_p99_ms);
+    return lag;
+}
+
+/* The queue model compared (latency-bound). */
+static void queue_disagrees(const struct capacity_result *r, struct capacity_verdict *v)
+{
+    const struct capacity_cross *x = &r->cross;
+    const struct capacity_queue *q = &x->queue;
+    const struct capacity_vote *vo = &r->vote;
+    char a[48], b[32], c[32];
+    reason(v,
+           "the two methods disagree (latency-bound): the ladder says %s, the queue model of the closed loop's "
+           "service times predicts %s/s, %+.0f%% outside the ladder's bracket (--agree %.0f%%)",
+           ladder_says(r, a, sizeof a), capacity_fmt_rate(q->capacity, b, sizeof b), 100 * x->difference,
+           100 * x->agree_share);
+    if (x->difference > 0) {
+        /* the ladder failed a rate the queue holds */
+        int k = vo->top_held ? -1 : vo->cap_index + 1;
+        if (k >= 0 && k < (int)r->nrates && q->rung[k].held && isfinite(q->rung[k].value_ms)) {
+            char lag[160] = "";
+            double lag_ms = rung_lag_p99_ms(r, (size_t)k);
+            if (lag_ms >= 1)
+                snprintf(lag, sizeof lag,
+                         ", or the generator's lag (p99 up to %.3g ms there: latency counts from the "
+                         "planned send, the model sends on time)",
+                         lag_ms);
+            reason(v,
+                   "likely cause: at %s/s the queue predicts %s %.3g ms, within the SLO, where the ladder did not "
+                   "hold (its median p99 there: %.3g ms): the service was slower under the open loop's arrivals than "
+                   "one request at a time (more connections, contention, a stall)%s, or the machine was busy during "
+                   "the ladder",
+                   capacity_fmt_rate(r->rates[k], c, sizeof c), q->term_stat, q->rung[k].value_ms, vo->rung[k].p99_ms,
+                   lag);
+        } else
+            reason(v, "likely cause: the service was slower under the open loop's arrivals than one request at a "
+                      "time (more connections, contention, a stall), or the machine was busy during the ladder");
+    } else {
+        reason(v,
+               "likely cause: the model queues more than the service did: it assumed %u server%s from the closed "
+               "loop (%s/s x %.3g ms at %u connection%s), so a service with more parallelism than its throughput "
+               "shows, or one whose closed-loop latencies were inflated (a busy machine), predicts too little",
+               q->servers, q->servers == 1 ? "" : "s", capacity_fmt_rate(q->saturation, b, sizeof b), q->one_conn_ms,
+               q->connections, q->connections == 1 ? "" : "s");
+    }
+}
+
+/* Why the two methods disagree, from what was measured, and whether the machine was busy. */
+static void disagreement(const struct capacity_result *r, struct capacity_verdict *v)
+{
+    const struct capacity_cross *x = &r->cross;
+    if (x->above_bound)
+        above_bound(r, v);
+    else if (x->regime == CAPACITY_REGIME_LATENCY)
+        queue_disagrees(r, v);
+    else
+        closed_disagrees(r, v);
     char list[128];
     size_t nbusy = rep_list(r, rep_busy, list, sizeof list);
     if (nbusy)

@@ -117,7 +117,7 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
         .unit_ns = NS_PER_MS,
     };
     rows[n++] = row("agree", 0, OPT_SHARE, &f->agree, "P",
-                    "the ladder and the closed loop may differ by P (default 10%), else INVALID");
+                    "the ladder and the second method may differ by P (default 10%), else INVALID");
     rows[n++] = row("no-cross-check", 0, OPT_FLAG, &f->no_cross_check, NULL,
                     "skip the closed-loop cross-check (the verdict says so)");
     rows[n++] =
@@ -166,8 +166,12 @@ static const char cap_epilog[] =
     "valid repetitions held it; the capacity is the highest held rate with every lower rate held.\n"
     "Before each repetition a probe sends 115% of the top rate to a target that runs no code; a\n"
     "repetition whose probe falls short measured the generator and is excluded. Then a closed loop\n"
-    "(1, 2, 4, ... connections) measures the highest throughput within the SLO: when it and the\n"
-    "ladder differ by more than --agree, the verdict is INVALID. No search: the ladder is fixed.\n"
+    "(1, 2, 4, ... connections) measures the highest throughput within the SLO, an upper bound: a\n"
+    "ladder above it is INVALID. Its service times, fed through the ladder's planned arrivals in a\n"
+    "simulated queue, predict the capacity: well below the closed loop, the capacity is latency-bound\n"
+    "and that prediction is the second method; else throughput-bound and the closed loop is. When\n"
+    "the second method and the ladder differ by more than --agree, the verdict is INVALID. No\n"
+    "search: the ladder is fixed.\n"
     "Exit codes: 0 a valid capacity, 99 --require not met, 3 INVALID, 1 failure, 2 bad input.\n"
     "Ctrl-C stops the window in progress and prints what was measured.\n\n"
     "examples:\n"

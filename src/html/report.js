@@ -969,6 +969,17 @@
 
   /* ---- 6. knee capacity: the knee curve, the ladder x repetition grid, the probes --------------- */
 
+  /* The cross-check in one line: the second method (the queue model when latency-bound, else the
+   * closed loop), whether it agrees, and the closed loop's bound (a document before the queue
+   * model has no method: the closed loop). */
+  function crossText(x) {
+    if (!x.ran) return 'not run';
+    var agree = x.agree === true ? ', agrees' : x.agree === false ? ', DISAGREES' : '';
+    if (!x.method) return 'closed loop ' + rateText(x.closed_loop) + agree;
+    var second = x.method === 'queue' ? 'queue model ' + rateText(x.second) : 'closed loop ' + rateText(x.closed_loop);
+    return (x.regime ? x.regime + ': ' : '') + second + agree + (num(x.bound) != null ? '; closed-loop bound ' + rateText(x.bound) + (x.above_bound ? ' (the ladder is ABOVE it)' : '') : '');
+  }
+
   function capacityDoc(d, di, host) {
     var doc = d.doc, cfg = obj(doc.config), ladder = arr(doc.ladder), knee = obj(d.knee);
     var rates = ladder.map(function (g) { return num(g.rate); });
@@ -984,8 +995,8 @@
       {cells: ['between', {text: rateText(bracket[0]) + ' and ' + (num(bracket[1]) == null ? 'above the top' : rateText(bracket[1])), key: 'bracket'}]},
       {cells: ['SLO', {text: arr(doc.slo).join(', ') || '-', key: 'slo'}]},
       {cells: ['repetitions', {text: (num(doc.valid_reps) == null ? '-' : doc.valid_reps) + ' valid of ' + (num(doc.reps) == null ? nreps : doc.reps), key: 'reps'}]},
-      {cells: ['cross-check (closed loop)', {text: obj(doc.cross_check).ran ? rateText(obj(doc.cross_check).closed_loop) + (obj(doc.cross_check).agree === true ? ', agrees' : obj(doc.cross_check).agree === false ? ', DISAGREES' : '') : 'not run', key: 'cross_check'}]}
-    ]);
+      {cells: ['cross-check', {text: crossText(obj(doc.cross_check)), key: 'cross_check'}]}
+    ].concat(obj(doc.cross_check).regime_reason ? [{cells: ['regime', {text: obj(doc.cross_check).regime_reason, key: 'regime'}]}] : []));
     /* 6a. the knee curve: latency against the offered rate */
     var row = docRow(host, null, null);
     var pred = knee.prediction ? obj(knee.prediction) : null;

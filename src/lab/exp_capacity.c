@@ -5,7 +5,10 @@
  * while a window passes, halve while the first ones fail, then bisect down to 125/s; its
  * answer is the highest rate that passed, and a run's answer the median of its repetitions.
  * The ladder is knee's: fixed rates, every repetition the same, a rate held by a strict
- * majority (capacity_vote). */
+ * majority (capacity_vote). Then the cross-check's regime (issue 25) on knee serve's flat
+ * preset: one ladder of Poisson windows and one closed loop, both judged against a tight and a
+ * loose SLO, and knee capacity's own cross-check of each (capacity_queue_run,
+ * capacity_compare, capacity_judge, capacity_print_cross): the regime, and why. */
 #include "lab/internal.h"
 #include "lab/lab_capacity.h"
 
@@ -400,10 +403,244 @@ static void explain(FILE *out, const struct lab_capacity_result *r)
                     nm, nm == 1 ? "" : "s");
         lab_say_end(&s, out);
     }
-    lab_say_add(&s, "knee capacity adds two checks this experiment leaves out: a calibration probe before each "
-                    "repetition (is the generator able to send the top rate?) and a closed-loop phase that "
-                    "measures the same capacity another way (knee capacity --help).");
+    lab_say_add(&s, "knee capacity adds two checks this part leaves out: a calibration probe before each "
+                    "repetition (is the generator able to send the top rate?) and a closed-loop cross-check, shown "
+                    "next on another server (knee capacity --help).");
     lab_say_end(&s, out);
+}
+
+/* ---- the cross-check's regime on the flat server ---- */
+
+static const double flat_rates[LAB_CAP_FLAT_RATES] = {50, 60, 70, 80, 90, 100, 110};
+static const char *const flat_slo[LAB_CAP_NSLO] = {"p90<50ms", "p90<100ms"};
+/* The flat part's windows: longer than the stall part's, so that a p90 has a hundred requests
+ * behind it and a rate above the service's 100/s builds a queue the looser SLO sees. */
+#define FLAT_DEFAULT_NS (2 * NS_PER_S)
+#define FLAT_QUICK_NS (1 * NS_PER_S)
+#define FLAT_WARMUP_NS (NS_PER_S / 2)
+
+/* The flat server's measurement against both SLOs: the capacity config and result of each. */
+struct flat {
+    uint64_t dur_ns; /* each window after its warm-up (FLAT_WARMUP_NS) */
+    struct plan_target t;
+    struct run_config base;
+    struct run_threshold slo[LAB_CAP_NSLO];
+    struct capacity_config cfg[LAB_CAP_NSLO];
+    struct capacity_result cr[LAB_CAP_NSLO];
+};
+
+/* One window against the flat server: the ladder's (open loop, Poisson, rate) or the closed
+ * loop's (connections), judged against each SLO into step[i]; the closed loop's first window
+ * keeps its service times (capacity_service_keep) for each SLO's queue model. */
+static int flat_window(struct cap_ctx *x, struct flat *f, double rate, uint32_t conns,
+                       struct capacity_step *step[LAB_CAP_NSLO])
+{
+    struct run_config cfg = f->base;
+    char name[48], what[128], rs[32];
+    if (conns) {
+        cfg.plan.open_loop = false;
+        cfg.plan.rate = 0;
+        cfg.plan.arrivals = RUN_ARRIVALS_CONSTANT;
+        cfg.plan.connections = conns;
+        snprintf(name, sizeof name, "flat-closed-c%u", conns);
+        snprintf(what, sizeof what, "flat server, closed loop: %u connection%s", conns, conns == 1 ? "" : "s");
+    } else {
+        cfg.plan.rate = rate; /* every rung the same seed, as knee capacity's: the queue model replays it */
+        snprintf(name, sizeof name, "flat-ladder-%g", rate);
+        snprintf(what, sizeof what, "flat server, ladder: %s/s", capacity_fmt_rate(rate, rs, sizeof rs));
+    }
+    settle(x);
+    struct lab_round rd;
+    int rc = lab_round_run(&x->e.c, name, what, &cfg, &rd);
+    if (rc == 0)
+        for (size_t i = 0; i < LAB_CAP_NSLO; i++) {
+            capacity_step_eval(&rd.res, !conns, &f->slo[i], 1, step[i]);
+            if (conns)
+                capacity_service_keep(&f->cfg[i], &rd.res, &f->cr[i]);
+        }
+    lab_round_release(&rd);
+    return rc;
+}
+
+/* The ladder (one repetition) and the closed loop (1, 2, 4, ... connections until the loose SLO
+ * fails: no SLO holds after that), each window judged against both SLOs. */
+static int flat_measure(struct cap_ctx *x, struct flat *f)
+{
+    struct capacity_step *step[LAB_CAP_NSLO];
+    int rc = 0;
+    for (size_t k = 0; k < LAB_CAP_FLAT_RATES && rc == 0; k++) {
+        for (size_t i = 0; i < LAB_CAP_NSLO; i++)
+            step[i] = &f->cr[i].reps[0].step[k];
+        rc = flat_window(x, f, flat_rates[k], 0, step);
+    }
+    bool open[LAB_CAP_NSLO] = {true, true}; /* the SLO's closed loop has not failed yet */
+    uint32_t conns = 1;
+    for (size_t k = 0; k < LAB_CAP_CLOSED_STEPS && rc == 0 && open[LAB_CAP_NSLO - 1]; k++, conns *= 2) {
+        struct capacity_step s[LAB_CAP_NSLO];
+        for (size_t i = 0; i < LAB_CAP_NSLO; i++)
+            step[i] = &s[i];
+        rc = flat_window(x, f, 0, conns, step);
+        for (size_t i = 0; i < LAB_CAP_NSLO && rc == 0; i++) {
+            struct capacity_cross *c = &f->cr[i].cross;
+            if (!open[i])
+                continue;
+            c->step[c->nsteps++] = (struct capacity_closed_step){.connections = conns, .s = s[i]};
+            if (s[i].held && (c->best < 0 || s[i].achieved > c->closed_loop)) {
+                c->best = (int)k;
+                c->closed_loop = s[i].achieved;
+            }
+            open[i] = s[i].held;
+        }
+    }
+    return rc;
+}
+
+/* Set up both SLOs' configs and results over the flat server at url. */
+static int flat_init(struct cap_ctx *x, struct flat *f, const char *url, uint64_t dur_ns)
+{
+    memset(f, 0, sizeof *f);
+    f->dur_ns = dur_ns;
+    f->t.name = "flat";
+    f->t.url = url;
+    lab_run_config_init(&f->base, &f->t, 1, x->seed, f->dur_ns, FLAT_WARMUP_NS);
+    f->base.plan.open_loop = true;
+    f->base.plan.arrivals = RUN_ARRIVALS_POISSON;
+    f->base.lag_limit_ns = CAP_LAG_LIMIT_NS;
+    for (size_t i = 0; i < LAB_CAP_NSLO; i++) {
+        char why[256];
+        int rc = run_threshold_parse(flat_slo[i], &f->base, &f->slo[i], why, sizeof why);
+        if (rc) {
+            fprintf(x->e.c.err, "knee lab: %s: %s\n", flat_slo[i], why);
+            return rc;
+        }
+        capacity_result_init(&f->cr[i], flat_rates, LAB_CAP_FLAT_RATES, 1);
+        f->cr[i].reps[0].ran = f->cr[i].reps[0].valid = true;
+        f->cr[i].cross.ran = true;
+        f->cfg[i] = (struct capacity_config){.base = &f->base,
+                                             .rates = flat_rates,
+                                             .nrates = LAB_CAP_FLAT_RATES,
+                                             .reps = 1,
+                                             .step_ns = f->dur_ns,
+                                             .warmup_ns = FLAT_WARMUP_NS,
+                                             .slo = &f->slo[i],
+                                             .nslo = 1,
+                                             .cross_check = true};
+    }
+    return 0;
+}
+
+/* knee capacity's judgement of each SLO, printed as knee capacity prints its cross-check, and
+ * kept in r->regime. */
+static void flat_judge(FILE *out, struct flat *f, struct lab_capacity_result *r)
+{
+    for (size_t i = 0; i < LAB_CAP_NSLO; i++) {
+        struct capacity_result *c = &f->cr[i];
+        capacity_vote(c);
+        capacity_queue_run(&f->cfg[i], c);
+        capacity_compare(c, CAPACITY_DEFAULT_AGREE);
+        capacity_judge(c, 0);
+        struct lab_cap_regime *g = &r->regime[i];
+        snprintf(g->slo, sizeof g->slo, "%s", flat_slo[i]);
+        g->ladder = c->vote.cap_index >= 0 ? c->vote.capacity : 0;
+        g->closed_loop = c->cross.closed_loop;
+        g->bound = c->cross.bound;
+        g->queue = c->cross.queue.ran ? c->cross.queue.capacity : NAN;
+        g->servers = c->cross.queue.servers;
+        g->regime = (int)c->cross.regime;
+        g->agree = c->cross.agree;
+        g->valid = c->verdict.valid;
+        fprintf(out, "\n  SLO %s:", flat_slo[i]);
+        capacity_print_cross(out, &f->cfg[i], c);
+        fputc('\n', out);
+        fputs("  ", out);
+        capacity_print_verdict(out, &f->cfg[i], c);
+    }
+}
+
+static void flat_release(struct flat *f)
+{
+    for (size_t i = 0; i < LAB_CAP_NSLO; i++)
+        capacity_result_release(&f->cr[i]);
+}
+
+/* The ladder's answer for a sentence: "70/s", "below 50/s". */
+static const char *flat_ladder_s(double v, char *buf, size_t len)
+{
+    char c[32];
+    if (v > 0)
+        return capacity_fmt_rate(v, buf, len);
+    snprintf(buf, len, "below %s", capacity_fmt_rate(flat_rates[0], c, sizeof c));
+    return buf;
+}
+
+/* What the two regimes show, from what was measured. */
+static void flat_explain(FILE *out, const struct lab_capacity_result *r)
+{
+    const struct lab_cap_regime *t = &r->regime[0], *l = &r->regime[1];
+    struct lab_say s = {.n = 0};
+    char a[32], b[32], c[32];
+    lab_say_add(&s,
+                "with %s (five service times) the ladder held %s/s and the closed loop carried %s/s within the SLO: "
+                "a closed loop waits for each answer, so it never builds the queue that random arrivals build",
+                t->slo, flat_ladder_s(t->ladder, a, sizeof a), capacity_fmt_rate(t->closed_loop, b, sizeof b));
+    lab_say_verdict(&s, out, t->regime == CAPACITY_REGIME_LATENCY,
+                    "; the queue model of its service times breaks the SLO well below that throughput, so the run is "
+                    "latency-bound: the closed loop only bounds the capacity from above, and the queue model is the "
+                    "second method.",
+                    "; here the queue model did not find the run latency-bound (the regime line above says why).");
+    if (isfinite(t->queue)) {
+        lab_say_add(&s, "the queue model predicts %s/s for %s (M/D/1 for 10 ms: 75.8/s in the steady state) and %s",
+                    capacity_fmt_rate(t->queue, c, sizeof c), t->slo,
+                    t->agree ? "agrees with the ladder" : "DISAGREES with the ladder");
+        lab_say_verdict(&s, out, t->agree,
+                        ": compared with the closed loop instead, as knee capacity did before it had the queue model, "
+                        "this correct answer would be INVALID.",
+                        ": the machine stretched the service during one method and not the other (knee capacity's "
+                        "environment record would say BUSY).");
+    }
+    lab_say_add(&s,
+                "with %s (ten service times) the queue that the open loop builds in a window stays within the SLO "
+                "nearly up to the service's own rate (the queue model: %s/s, the closed loop %s/s)",
+                l->slo, capacity_fmt_rate(l->queue, a, sizeof a), capacity_fmt_rate(l->closed_loop, b, sizeof b));
+    lab_say_verdict(&s, out, l->regime == CAPACITY_REGIME_THROUGHPUT,
+                    ": throughput-bound, and the closed loop is a second measurement of the same capacity, as in the "
+                    "article (whose SLO was many service times).",
+                    ": here the queue model found it latency-bound all the same (the regime line above says why).");
+}
+
+/* The regime part: the flat server started beside the stall server, measured, judged, explained. */
+static int flat_part(struct cap_ctx *x, bool quick, struct lab_capacity_result *r)
+{
+    uint64_t dur_ns = quick ? FLAT_QUICK_NS : FLAT_DEFAULT_NS;
+    struct serve_config sc;
+    int rc = lab_exp_preset(&x->e, "flat", x->seed, &sc);
+    if (rc)
+        return rc;
+    char url[160];
+    snprintf(url, sizeof url, "http://%s/", serve_address(x->e.srv[1]));
+    memcpy(r->flat_rates, flat_rates, sizeof flat_rates);
+    FILE *out = x->e.out;
+    char d1[32], d2[32];
+    lab_heading(out, "the cross-check's regime: the closed loop bounds the capacity; which method measures it");
+    fprintf(out, "  flat server %s: %s\n", serve_address(x->e.srv[1]), serve_preset_summary("flat"));
+    fprintf(out,
+            "  one ladder of Poisson windows (%s/s, one repetition) and one closed loop (1, 2, 4, ... connections),\n"
+            "  every window %s after a %s warm-up, judged against two SLOs: %s and %s\n",
+            "50, 60, ..., 110", units_fmt_seconds((double)dur_ns / 1e9, 3, d1, sizeof d1),
+            units_fmt_seconds((double)FLAT_WARMUP_NS / 1e9, 3, d2, sizeof d2), flat_slo[0], flat_slo[1]);
+    fflush(out);
+    struct flat *f = xcalloc(1, sizeof *f);
+    rc = flat_init(x, f, url, dur_ns);
+    if (rc == 0)
+        rc = flat_measure(x, f);
+    if (rc == 0) {
+        flat_judge(out, f, r);
+        fputc('\n', out);
+        flat_explain(out, r);
+    }
+    flat_release(f);
+    free(f);
+    return rc;
 }
 
 int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
@@ -462,6 +699,9 @@ int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r)
     print_ladder(out, r);
     print_side(out, r);
     explain(out, r);
+    fflush(out);
+    if ((rc = flat_part(&x, o->quick, r)) != 0)
+        goto out;
     fputc('\n', out);
     lab_print_cpu_summary(out, &x.e.c);
     fflush(out);

@@ -3,7 +3,9 @@
  * moments), the article's method — double the rate while a window passes, then bisect; the
  * median of the repetitions — is run several times, then knee's fixed ladder with a majority
  * vote as many times; both sets of answers are printed side by side with their spread, and
- * sentences computed from this run. The search exists here only to be shown failing: it is
+ * sentences computed from this run; then the closed-loop cross-check against knee serve's flat
+ * preset in both regimes (latency-bound and throughput-bound) with the second method each
+ * uses. The search exists here only to be shown failing: it is
  * not an option of knee capacity. Kept out of lab.h so that this experiment's file and its
  * registry row are the whole change to src/lab. */
 #ifndef KNEE_LAB_LAB_CAPACITY_H
@@ -29,6 +31,26 @@ struct lab_cap_search {
     double answer;                     /* the highest rate that passed (0: none) */
 };
 
+/* The cross-check's regime (issue 25): knee serve's flat preset (10 ms on one worker) under one
+ * ladder of Poisson windows and one closed loop (2 s windows, 1 s with --quick), both judged
+ * against two SLOs: p90<50ms (five service times: latency-bound) and p90<100ms (ten: within a
+ * window's queue nearly to the service's rate, throughput-bound). Per SLO: knee
+ * capacity's own cross-check over those windows (capacity_queue_run, capacity_compare,
+ * capacity_judge). */
+#define LAB_CAP_FLAT_RATES 7
+#define LAB_CAP_CLOSED_STEPS 7 /* 1, 2, 4, ... 64 connections */
+#define LAB_CAP_NSLO 2
+struct lab_cap_regime {
+    char slo[32];
+    double ladder;      /* the ladder's capacity (0: not even the lowest rate held) */
+    double closed_loop; /* the closed loop's highest throughput within the SLO (NAN: none) */
+    double bound;       /* the closed loop's highest throughput */
+    double queue;       /* the queue model's capacity (NAN: not run) */
+    uint32_t servers;   /* the queue model's servers */
+    int regime;         /* enum capacity_regime */
+    bool agree, valid;  /* the cross-check, the verdict */
+};
+
 struct lab_capacity_result {
     size_t nruns; /* runs of each method */
     double slo_p99_ms;
@@ -47,10 +69,14 @@ struct lab_capacity_result {
     double pooled;                                     /* the vote over every ladder repetition of every run */
     uint64_t stalls;                                   /* pauses the server made during the experiment */
     double loadavg_before, loadavg_after;              /* the machine's 1-minute load average */
+    /* the cross-check's regime on the flat server */
+    double flat_rates[LAB_CAP_FLAT_RATES];
+    struct lab_cap_regime regime[LAB_CAP_NSLO];
 };
 
 /* Run the experiment (o->quick: 2 runs of each method with 0.5 s windows; default 3 runs, 1 s
- * windows; o->duration_ns sets the window). 0 or a negative code (message printed). */
+ * windows; o->duration_ns sets the window), then the regime part on a second server. 0 or a
+ * negative code (message printed). */
 int lab_capacity(const struct lab_options *o, struct lab_capacity_result *r);
 
 #endif

@@ -14,7 +14,9 @@
 #include "capacity/capacity.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "hist/hdr.h"
 #include "load/run.h"
+#include "model/model.h"
 #include "record/threshold.h"
 
 #include <math.h>
@@ -622,7 +624,8 @@ static void test_judge(void **state)
     r.cross.closed_loop = 800;
     r.cross.best = 0;
     r.cross.nsteps = 1;
-    r.cross.step[0] = (struct capacity_closed_step){.connections = 4, .s = {.ran = true, .held = true, .p99_ms = 9}};
+    r.cross.step[0] =
+        (struct capacity_closed_step){.connections = 4, .s = {.ran = true, .held = true, .achieved = 800, .p99_ms = 9}};
     capacity_compare(&r, 0.10);
     capacity_judge(&r, 100);
     assert_false(r.verdict.valid);
@@ -772,8 +775,10 @@ static char *capture(void (*fn)(FILE *, const struct capacity_config *, const st
 
 static void assert_has(const char *text, const char *needle)
 {
-    if (!strstr(text, needle))
-        fail_msg("'%s' not in:\n%s", needle, text);
+    if (!strstr(text, needle)) {
+        fprintf(stderr, "%s\n", text); /* whole: cmocka cuts a long message */
+        fail_msg("'%s' not in the text above", needle);
+    }
 }
 
 static void assert_json(const char *json, const char *expr)
@@ -862,7 +867,14 @@ static void test_printers(void **state)
     assert_has(text, "repetition 2 excluded: probe failed");
     assert_has(text,
                "capacity 300/s at p99<50ms (2/3 repetitions valid, closed loop 310.0/s, inside the ladder's bracket: "
-               "agree); --require 250/s met\n");
+               "agree; regime undecided); --require 250/s met\n");
+    /* no service times: no queue model, the closed loop is the second method, and the text says so */
+    assert_has(text, "  queue model: not run (no queue model)\n");
+    assert_has(text, "  regime: undecided (no queue model): the closed loop is compared as a second measurement\n");
+    assert_has(text, "  second method: the closed loop, 310.0/s: +3.3% from the capacity, inside the ladder's bracket: "
+                     "agree (--agree 10%)\n");
+    assert_has(text, "  upper bound: the closed loop's highest throughput 330.0/s (2 connections): the ladder's 300/s "
+                     "is within it\n");
     assert_null(strstr(text, "timer-slack"));
     free(text);
 
@@ -912,6 +924,359 @@ static void test_printers(void **state)
     assert_json(json, "d['capacity'] is None and d['verdict'] == 'invalid' and d['exit_code'] == 3 and "
                       "d['ladder_capacity'] == 300");
     free(json);
+    capacity_result_release(&r);
+}
+
+/* ------------------------------------------------------------------ the queue model */
+
+/* A service-time distribution: n samples of each of the values (ms) given. */
+static void service_of(struct capacity_service *s, const double *ms, size_t nvalues, int64_t n)
+{
+    struct hdr h;
+    assert_int_equal(hdr_init(&h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS), 0);
+    for (size_t i = 0; i < nvalues; i++)
+        hdr_record(&h, (int64_t)(ms[i] * 1e6), n);
+    assert_int_equal(capacity_service_from_hdr(&h, s), 0);
+    hdr_release(&h);
+}
+
+/* One target, the service times s, c servers, the SLO slo: the ladder's default windows (1 s of
+ * warm-up, 5 s measured). */
+static void model_init(struct capacity_queue_model *m, const struct capacity_service *s, bool poisson, uint32_t c,
+                       const struct run_threshold *slo, size_t nslo)
+{
+    memset(m, 0, sizeof *m);
+    m->poisson = poisson;
+    m->seed = 1;
+    m->ntargets = 1;
+    m->share[0] = 1;
+    m->all = s;
+    m->servers = c;
+    m->scale = 1;
+    m->warmup_ns = NS_PER_S;
+    m->window_ns = 5 * NS_PER_S;
+    m->slo = slo;
+    m->nslo = nslo;
+}
+
+/* The rate at which M/D/1's response-time quantile q reaches slo_s (model/model.h), by bisection. */
+static double md1_rate(double service_s, double q, double slo_s)
+{
+    double lo = 0.01, hi = 0.999 / service_s;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2, w = 0;
+        struct model_md1_dist d;
+        assert_int_equal(model_md1_dist_init(&d, mid, service_s), 0);
+        assert_int_equal(model_md1_wait_quantile(&d, q, &w), 0);
+        model_md1_dist_release(&d);
+        if (w + service_s < slo_s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void test_queue_model(void **state)
+{
+    (void)state;
+    struct capacity_service d10, empty;
+    const double ten = 10;
+    service_of(&d10, &ten, 1, 1000);
+    assert_int_equal(d10.n, 1);
+    assert_true(fabs(d10.mean_ms - 10) < 0.01 && fabs(d10.p99_ms - 10) < 0.01);
+    struct hdr h;
+    hdr_init(&h, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    assert_int_equal(capacity_service_from_hdr(&h, &empty), KNEE_EINVAL);
+    assert_int_equal(empty.n, 0);
+    hdr_release(&h);
+
+    struct run_threshold slo[3];
+    parse_slo("error_rate<1%", &slo[0]);
+    parse_slo("p90<50ms", &slo[1]);
+    parse_slo("count<5", &slo[2]);
+    assert_false(capacity_queue_predicts(&slo[0]));
+    assert_true(capacity_queue_predicts(&slo[1]));
+
+    /* M/D/1, 10 ms, Poisson arrivals: p90 < 50 ms holds at 50/s and 65/s, not at 80/s or 100/s;
+     * the predicted capacity is M/D/1's ~70/s (its p90 reaches 50 ms near rho 0.7), and the
+     * same model gives the same numbers (deterministic) */
+    struct capacity_queue_model m;
+    model_init(&m, &d10, true, 1, slo, 2);
+    struct capacity_queue_point p;
+    assert_int_equal(capacity_queue_at(&m, 50, &p), 0);
+    assert_true(p.held);
+    assert_int_equal(p.windows, CAPACITY_QUEUE_WINDOWS);
+    assert_true(p.value_ms > 10 && p.value_ms < 30);
+    assert_int_equal(capacity_queue_at(&m, 65, &p), 0);
+    assert_true(p.held);
+    assert_int_equal(capacity_queue_at(&m, 80, &p), 0);
+    assert_false(p.held);
+    assert_true(p.value_ms > 50);
+    assert_int_equal(capacity_queue_at(&m, 100, &p), 0);
+    assert_false(p.held);
+    assert_int_equal(p.held_by, 0);
+    bool at_hi = true;
+    double c1 = capacity_queue_capacity(&m, 200, &at_hi);
+    double theory = md1_rate(0.010, 0.9, 0.050);
+    printf("# M/D/1 10 ms, p90<50ms: %.3f/s (the M/D/1 formula: %.3f/s)\n", c1, theory);
+    assert_false(at_hi);
+    assert_true(fabs(c1 / theory - 1) < 0.03); /* 5 s windows from an empty queue queue a little less */
+    assert_true(capacity_queue_capacity(&m, 200, NULL) == c1);
+    /* replay: every window plans the ladder's own arrivals (one --seed), as its repetitions do;
+     * with a constant service all windows are alike (held by all or none), and its one window is
+     * the independent model's first */
+    m.replay = true;
+    for (double rate = 60; rate <= 90; rate += 10) {
+        assert_int_equal(capacity_queue_at(&m, rate, &p), 0);
+        assert_true(p.held_by == 0 || p.held_by == p.windows);
+        struct capacity_queue_point one;
+        m.windows = 1;
+        m.replay = false;
+        assert_int_equal(capacity_queue_at(&m, rate, &one), 0);
+        assert_true(one.value_ms == p.value_ms);
+        m.windows = 0;
+        m.replay = true;
+    }
+    printf("# M/D/1 10 ms replayed: %.3f/s\n", capacity_queue_capacity(&m, 200, NULL));
+    /* constant arrivals (D/D/1): no queue until the service is full, 100/s */
+    model_init(&m, &d10, false, 1, slo, 2);
+    double c2 = capacity_queue_capacity(&m, 200, &at_hi);
+    printf("# D/D/1 10 ms, p90<50ms: %.3f/s\n", c2);
+    assert_true(c2 > 99 && c2 < 101.5);
+    /* four servers of 20 ms: constant arrivals up to their 200/s */
+    const double twenty = 20;
+    struct capacity_service d20;
+    service_of(&d20, &twenty, 1, 1000);
+    model_init(&m, &d20, false, 4, slo, 2);
+    double c3 = capacity_queue_capacity(&m, 400, &at_hi);
+    printf("# D/D/4 20 ms, p90<50ms: %.3f/s\n", c3);
+    assert_true(c3 > 198 && c3 < 203);
+    /* the scale multiplies every service time: 10 ms x 2 is 20 ms, half the rate */
+    model_init(&m, &d10, false, 1, slo, 2);
+    m.scale = 2;
+    double c4 = capacity_queue_capacity(&m, 200, &at_hi);
+    assert_true(c4 > 49.5 && c4 < 51);
+    /* a variable service (half 2 ms, half 18 ms: mean 10 ms) queues more than a constant one */
+    const double two[] = {2, 18};
+    struct capacity_service var;
+    service_of(&var, two, 2, 500);
+    assert_int_equal(var.n, 2);
+    model_init(&m, &var, true, 1, slo, 2);
+    double c5 = capacity_queue_capacity(&m, 200, &at_hi);
+    printf("# M/G/1 2|18 ms, p90<50ms: %.3f/s\n", c5);
+    assert_true(c5 < c1 && c5 > 50);
+    /* a loose SLO holds at the top of the search: at least 2 x the service rate's half */
+    struct run_threshold loose;
+    parse_slo("p90<60s", &loose);
+    model_init(&m, &d10, true, 1, &loose, 1);
+    assert_true(capacity_queue_capacity(&m, 90, &at_hi) == 90);
+    assert_true(at_hi);
+    /* errors: no service times, no predicted term, a rate <= 0 */
+    model_init(&m, &d10, true, 1, slo, 1);
+    assert_int_equal(capacity_queue_at(&m, 50, &p), KNEE_EINVAL);
+    assert_true(isnan(capacity_queue_capacity(&m, 100, &at_hi)));
+    model_init(&m, &d10, true, 1, slo, 2);
+    assert_int_equal(capacity_queue_at(&m, 0, &p), KNEE_EINVAL);
+    model_init(&m, &empty, true, 1, slo, 2);
+    assert_int_equal(capacity_queue_at(&m, 50, &p), KNEE_EINVAL);
+    capacity_service_release(&d10);
+    capacity_service_release(&d20);
+    capacity_service_release(&var);
+}
+
+/* A measurement of a one-worker service of D ms: the ladder 50..110/s with `held` ('+'/'-' per
+ * rung, three repetitions alike), the closed loop's steps (1, 2, 4 connections) at 1000/D/s with
+ * 1, 2, 4 x D of latency, its first step's latencies D ms (the service times). */
+static void measured(struct capacity_result *r, const char *held, double d_ms, const struct run_threshold *slo,
+                     struct capacity_config *cfg, struct run_config *base, struct plan_target *tc)
+{
+    static const double rates[] = {50, 60, 70, 80, 90, 100, 110};
+    assert_int_equal(capacity_result_init(r, rates, 7, 3), 0);
+    for (size_t i = 0; i < 3; i++) {
+        r->reps[i].ran = r->reps[i].valid = true;
+        for (size_t k = 0; k < 7; k++) {
+            r->reps[i].step[k].ran = true;
+            r->reps[i].step[k].held = held[k] == '+';
+            r->reps[i].step[k].achieved = rates[k];
+            r->reps[i].step[k].p99_ms = held[k] == '+' ? 40 : 200;
+        }
+    }
+    capacity_vote(r);
+    r->cross.ran = true;
+    r->cross.nsteps = 3;
+    for (size_t k = 0; k < 3; k++) {
+        uint32_t c = 1u << k;
+        double lat = d_ms * c;
+        bool ok = lat < slo->value; /* the SLO's bound, ms */
+        r->cross.step[k] = (struct capacity_closed_step){
+            .connections = c, .s = {.ran = true, .held = ok, .achieved = 1000 / d_ms, .p99_ms = lat}};
+        if (ok) {
+            r->cross.best = (int)k;
+            r->cross.closed_loop = 1000 / d_ms;
+        }
+    }
+    service_of(&r->service_all, &d_ms, 1, 500);
+    *tc = (struct plan_target){.name = "api", .url = "http://127.0.0.1:1/"};
+    *base = (struct run_config){
+        .plan.targets = tc, .plan.ntargets = 1, .plan.open_loop = true, .plan.arrivals = RUN_ARRIVALS_POISSON};
+    base->plan.seed = 1;
+    *cfg = (struct capacity_config){.base = base,
+                                    .rates = r->rates,
+                                    .nrates = r->nrates,
+                                    .reps = 3,
+                                    .step_ns = 5 * NS_PER_S,
+                                    .warmup_ns = NS_PER_S,
+                                    .slo = slo,
+                                    .nslo = 1,
+                                    .cross_check = true};
+}
+
+static void test_regime(void **state)
+{
+    (void)state;
+    struct capacity_result r;
+    struct capacity_config cfg;
+    struct run_config base;
+    struct plan_target tc;
+    struct run_threshold slo;
+    /* the issue's case: 10 ms of service, Poisson, p90<50ms; the ladder held 70/s, the closed
+     * loop carried 100/s within the SLO: latency-bound, the queue model (~70/s) agrees */
+    parse_slo("p90<50ms", &slo);
+    measured(&r, "+++----", 10, &slo, &cfg, &base, &tc);
+    capacity_queue_run(&cfg, &r);
+    assert_true(r.cross.queue.ran);
+    assert_int_equal(r.cross.queue.servers, 1);
+    assert_true(fabs(r.cross.queue.scale - 1) < 1e-3); /* the histogram's 10 ms is 10.00x ms */
+    assert_true(fabs(r.cross.queue.saturation - 100) < 1e-9);
+    assert_string_equal(r.cross.queue.term_stat, "p90");
+    assert_int_equal(r.cross.queue.cap_index, 2); /* 50, 60, 70 held; 80 not */
+    capacity_compare(&r, 0.10);
+    capacity_judge(&r, 0);
+    printf("# queue %.3f/s; %s\n", r.cross.queue.capacity, r.cross.regime_why);
+    assert_int_equal(r.cross.regime, CAPACITY_REGIME_LATENCY);
+    assert_true(r.cross.second == r.cross.queue.capacity);
+    assert_non_null(strstr(r.cross.regime_why, "latency-bound: the queue model holds the SLO up to "));
+    assert_non_null(strstr(r.cross.regime_why, "22% below the closed loop's 100/s"));
+    assert_true(r.cross.bound == 100 && !r.cross.above_bound);
+    assert_true(r.cross.agree);
+    assert_true(r.verdict.valid);
+    assert_true(r.verdict.capacity == 70);
+    assert_int_equal(r.verdict.exit_code, 0);
+    char *text = capture(capacity_print_text, &cfg, &r);
+    assert_has(text, "(3/3 repetitions valid, latency-bound: queue model 77.7/s, inside the ladder's bracket: agree; "
+                     "the closed loop's 100.0/s bounds it)\n");
+    assert_has(text, "  queue model: 1 server (Little: 100.0/s, the closed loop's highest throughput, x ");
+    assert_has(text, "fed the ladder's poisson arrivals (seed 1), FCFS, 21 windows of 5s after 1s per rate\n");
+    assert_has(text, "  regime: latency-bound: the queue model holds the SLO up to 77.7/s, 22% below the closed "
+                     "loop's 100/s");
+    assert_has(text, "  second method: the queue model, 77.7/s: +11.0% from the capacity, inside the ladder's "
+                     "bracket: agree (--agree 10%)\n");
+    free(text);
+    char *json = capture(capacity_write_json, &cfg, &r);
+    assert_json(json, "d['capacity'] == 70 and d['verdict'] == 'valid'");
+    assert_json(json, "[d['cross_check'][k] for k in ('regime', 'method', 'bound', 'above_bound', 'agree')] == "
+                      "['latency-bound', 'queue', 100, False, True] and 77 < d['cross_check']['second'] < 78.5");
+    assert_json(json, "d['cross_check']['queue']['ran'] and d['cross_check']['queue']['servers'] == 1 and "
+                      "[g['held'] for g in d['cross_check']['queue']['rungs']] == [True] * 3 + [False] * 4");
+    free(json);
+    capacity_result_release(&r);
+
+    /* constant arrivals: the ladder held 100/s, the queue model too (no queue below the
+     * service's rate): throughput-bound, the closed loop compared, agree */
+    measured(&r, "++++++-", 10, &slo, &cfg, &base, &tc);
+    base.plan.arrivals = RUN_ARRIVALS_CONSTANT;
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.10);
+    capacity_judge(&r, 0);
+    assert_int_equal(r.cross.regime, CAPACITY_REGIME_THROUGHPUT);
+    assert_true(r.cross.second == 100);
+    assert_non_null(strstr(r.cross.regime_why, "throughput-bound: the queue model holds the SLO up to "));
+    assert_true(r.verdict.valid && r.verdict.capacity == 100);
+    capacity_result_release(&r);
+
+    /* a loose SLO (many service times): throughput-bound even with Poisson arrivals */
+    struct run_threshold loose;
+    parse_slo("p90<500ms", &loose);
+    measured(&r, "++++++-", 10, &loose, &cfg, &base, &tc);
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.10);
+    capacity_judge(&r, 0);
+    assert_int_equal(r.cross.regime, CAPACITY_REGIME_THROUGHPUT);
+    assert_true(r.verdict.valid);
+    capacity_result_release(&r);
+
+    /* latency-bound and a real disagreement: the ladder held only 50/s where the queue model
+     * holds ~70/s: INVALID, the queue named, the likely cause the service slower under the
+     * open loop */
+    measured(&r, "+------", 10, &slo, &cfg, &base, &tc);
+    r.reps[1].step[1].lag_p99_ms = 12.5; /* the generator late at 60/s in one repetition */
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.10);
+    capacity_judge(&r, 0);
+    assert_int_equal(r.cross.regime, CAPACITY_REGIME_LATENCY);
+    assert_false(r.cross.agree);
+    assert_int_equal(r.verdict.exit_code, 3);
+    assert_non_null(strstr(r.verdict.reasons[0], "the two methods disagree (latency-bound): the ladder says 50/s, "
+                                                 "the queue model of the closed loop's service times predicts "));
+    assert_true(has_reason(&r.verdict, "likely cause: at 60/s the queue predicts p90 "));
+    assert_true(has_reason(&r.verdict, ", or the generator's lag (p99 up to 12.5 ms there: latency counts from the "
+                                       "planned send, the model sends on time), or the machine was busy"));
+    capacity_result_release(&r);
+
+    /* the ladder above the closed loop's highest throughput: INVALID in every regime */
+    measured(&r, "+++++++", 10, &loose, &cfg, &base, &tc);
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.05);
+    capacity_judge(&r, 0);
+    assert_true(r.cross.above_bound);
+    assert_false(r.cross.agree);
+    assert_int_equal(r.verdict.exit_code, 3);
+    assert_non_null(
+        strstr(r.verdict.reasons[0],
+               "the ladder held 110/s, above the closed loop's highest throughput (100/s at 1 connection) by +10%"));
+    printf("# queue %.3f/s: %s\n", r.cross.queue.capacity, r.verdict.reasons[1]);
+    /* p90<500ms in 5 s windows: the queue model too holds a rate above the service's */
+    assert_true(r.cross.queue.capacity > 105);
+    assert_true(has_reason(&r.verdict, "likely cause: the steps are too short for an overload to break the SLO: "
+                                       "the queue model, whose service completes 100/s, holds it up to "));
+    capacity_result_release(&r);
+    /* the same ladder with p90<50ms: the queue model breaks it at ~77/s, so the ladder's 110/s
+     * says the service changed (or the closed loop was held back) */
+    measured(&r, "+++++++", 10, &slo, &cfg, &base, &tc);
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.05);
+    capacity_judge(&r, 0);
+    assert_true(r.cross.above_bound);
+    assert_int_equal(r.verdict.exit_code, 3);
+    assert_true(has_reason(&r.verdict, "likely cause: the service changed between the ladder and the closed loop"));
+    capacity_result_release(&r);
+
+    /* an SLO without a response-time term: no queue, throughput-bound, the closed loop compared */
+    struct run_threshold err;
+    parse_slo("error_rate<1%", &err);
+    measured(&r, "++++++-", 10, &slo, &cfg, &base, &tc);
+    cfg.slo = &err;
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.10);
+    assert_false(r.cross.queue.ran);
+    assert_true(r.cross.queue.no_latency_term);
+    assert_int_equal(r.cross.regime, CAPACITY_REGIME_THROUGHPUT);
+    assert_non_null(strstr(r.cross.regime_why, "the SLO bounds no response time"));
+    capacity_result_release(&r);
+
+    /* no service times (the closed loop's first step recorded none): undecided, the closed loop
+     * compared as a second measurement, and why not said */
+    measured(&r, "+++----", 10, &slo, &cfg, &base, &tc);
+    capacity_service_release(&r.service_all);
+    capacity_queue_run(&cfg, &r);
+    capacity_compare(&r, 0.10);
+    capacity_judge(&r, 0);
+    assert_false(r.cross.queue.ran);
+    assert_int_equal(r.cross.regime, CAPACITY_REGIME_UNDECIDED);
+    assert_non_null(strstr(r.cross.regime_why, "undecided (the closed loop's first step has no latencies"));
+    assert_int_equal(r.verdict.exit_code, 3);
+    assert_true(has_reason(&r.verdict, "which no queue model could weigh here"));
     capacity_result_release(&r);
 }
 
@@ -973,7 +1338,8 @@ int main(void)
         cmocka_unit_test(test_compare_bracket), cmocka_unit_test(test_judge),
         cmocka_unit_test(test_env_record),      cmocka_unit_test(test_printers),
         cmocka_unit_test(test_config_check),    cmocka_unit_test(test_probe_timer_slack),
-        cmocka_unit_test(test_window_config),
+        cmocka_unit_test(test_window_config),   cmocka_unit_test(test_queue_model),
+        cmocka_unit_test(test_regime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

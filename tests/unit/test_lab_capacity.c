@@ -4,7 +4,10 @@
  * until the bracket is 125/s wide — re-derived here from its recorded pass/fail sequence; its
  * answer is the highest rate that passed and a run's answer the median of three; every
  * ladder repetition climbs the same seven rates; the votes are capacity_vote's over the
- * recorded held flags (per run and pooled). */
+ * recorded held flags (per run and pooled). The regime part (the flat server, two SLOs): each
+ * SLO's cross-check is knee capacity's, printed with its regime, its second method and the
+ * closed loop's bound; which regime each lands in is the machine's to decide (a timing matter),
+ * the shape of what is said is not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,7 @@
 
 #include "core/clock.h"
 #include "lab/lab.h"
+#include "capacity/capacity.h"
 #include "lab/lab_capacity.h"
 
 #include <math.h>
@@ -75,11 +79,12 @@ static void test_capacity_shapes(void **state)
     assert_int_equal(lab_capacity(&o, r), 0);
     fclose(o.out);
     for (const char *want = "== the article's method\0== knee's ladder\0== side by side\0== what this run shows\0"
-                            "every repetition pooled\0";
+                            "every repetition pooled\0== the cross-check's regime\0  SLO p90<50ms:\0"
+                            "  SLO p90<100ms:\0  regime: \0  second method: the \0  upper bound: the closed loop's "
+                            "highest throughput \0(five service times)\0(ten service times)\0";
          *want; want += strlen(want) + 1)
         if (!strstr(text, want))
             fail_msg("'%s' not in:\n%s", want, text);
-    free(text);
     assert_int_equal(r->nruns, 2);
     assert_int_equal(r->nrates, 7);
     assert_true(r->slo_p99_ms == 50);
@@ -103,6 +108,21 @@ static void test_capacity_shapes(void **state)
                r->ladder_vote[run]);
     }
     assert_true(r->pooled == vote(r, 0, r->nruns));
+    for (size_t i = 0; i < LAB_CAP_NSLO; i++) {
+        const struct lab_cap_regime *g = &r->regime[i];
+        printf("# %s: ladder %g, closed loop %g (bound %g), queue %g (%u server%s), regime %s, %s\n", g->slo, g->ladder,
+               g->closed_loop, g->bound, g->queue, g->servers, g->servers == 1 ? "" : "s",
+               capacity_regime_name((enum capacity_regime)g->regime), g->agree ? "agree" : "DISAGREE");
+        assert_true(g->regime == CAPACITY_REGIME_LATENCY || g->regime == CAPACITY_REGIME_THROUGHPUT);
+        assert_true(isfinite(g->queue) && g->queue > 0 && g->servers >= 1);
+        assert_true(g->bound > 0 && !(g->closed_loop > g->bound));
+        assert_true(g->ladder == 0 || g->ladder == r->flat_rates[0] || g->ladder > r->flat_rates[0]);
+        char line[64];
+        snprintf(line, sizeof line, "  regime: %s", capacity_regime_name((enum capacity_regime)g->regime));
+        assert_non_null(strstr(text, line));
+    }
+    assert_true(r->flat_rates[0] == 50 && r->flat_rates[LAB_CAP_FLAT_RATES - 1] == 110);
+    free(text);
     assert_true(r->loadavg_before >= 0 && r->loadavg_after >= 0);
     free(r);
 }
