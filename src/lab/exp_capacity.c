@@ -573,10 +573,29 @@ static const char *flat_ladder_s(double v, char *buf, size_t len)
     return buf;
 }
 
-/* What the two regimes show, from what was measured. */
-static void flat_explain(FILE *out, const struct lab_capacity_result *r)
+/* Whether one SLO's judgement can carry a sentence about the regimes; when not, says why. A
+ * machine slow enough (a sanitizer build, a busy host) that one connection's latencies already
+ * break the SLO has no closed-loop throughput to bound anything with. */
+static bool flat_usable(FILE *out, const struct lab_cap_regime *g)
 {
-    const struct lab_cap_regime *t = &r->regime[0], *l = &r->regime[1];
+    if (!g->valid) {
+        fprintf(out, "  %s: knee capacity's verdict above is INVALID, so nothing is concluded from it.\n", g->slo);
+        return false;
+    }
+    if (!isfinite(g->closed_loop) || !isfinite(g->queue)) {
+        fprintf(out,
+                "  %s: the closed loop held no step within the SLO (one connection's latencies already break it: "
+                "this machine ran the 10 ms service too slowly to show the regimes), so nothing is concluded "
+                "from it.\n",
+                g->slo);
+        return false;
+    }
+    return true;
+}
+
+/* The tight SLO's sentences: latency-bound, the queue model as the second method. */
+static void flat_explain_tight(FILE *out, const struct lab_cap_regime *t)
+{
     struct lab_say s = {.n = 0};
     char a[32], b[32], c[32];
     lab_say_add(&s,
@@ -589,15 +608,32 @@ static void flat_explain(FILE *out, const struct lab_capacity_result *r)
                     "second method.",
                     "; here the queue model did not find the run latency-bound (the regime line above says why).");
     if (isfinite(t->queue)) {
-        lab_say_add(&s, "the queue model predicts %s/s for %s (M/D/1 for 10 ms: 75.8/s in the steady state) and %s",
-                    capacity_fmt_rate(t->queue, c, sizeof c), t->slo,
-                    t->agree ? "agrees with the ladder" : "DISAGREES with the ladder");
+        lab_say_add(
+            &s,
+            "the queue model predicts %s/s for %s (M/D/1 for the preset's 10 ms: 75.8/s in the steady state; the "
+            "service this machine gave is in the queue model's lines above) and %s",
+            capacity_fmt_rate(t->queue, c, sizeof c), t->slo,
+            t->agree ? "agrees with the ladder" : "DISAGREES with the ladder");
         lab_say_verdict(&s, out, t->agree,
-                        ": compared with the closed loop instead, as knee capacity did before it had the queue model, "
-                        "this correct answer would be INVALID.",
+                        t->regime == CAPACITY_REGIME_LATENCY
+                            ? ": compared with the closed loop instead, as knee capacity did before it had the queue "
+                              "model, this answer would be INVALID."
+                            : ".",
                         ": the machine stretched the service during one method and not the other (knee capacity's "
                         "environment record would say BUSY).");
     }
+}
+
+/* What the two regimes show, from what was measured. */
+static void flat_explain(FILE *out, const struct lab_capacity_result *r)
+{
+    const struct lab_cap_regime *t = &r->regime[0], *l = &r->regime[1];
+    struct lab_say s = {.n = 0};
+    char a[32], b[32];
+    if (flat_usable(out, t))
+        flat_explain_tight(out, t);
+    if (!flat_usable(out, l))
+        return;
     lab_say_add(&s,
                 "with %s (ten service times) the queue that the open loop builds in a window stays within the SLO "
                 "nearly up to the service's own rate (the queue model: %s/s, the closed loop %s/s)",

@@ -114,8 +114,16 @@ static void test_capacity_shapes(void **state)
                g->closed_loop, g->bound, g->queue, g->servers, g->servers == 1 ? "" : "s",
                capacity_regime_name((enum capacity_regime)g->regime), g->agree ? "agree" : "DISAGREE");
         assert_true(g->regime == CAPACITY_REGIME_LATENCY || g->regime == CAPACITY_REGIME_THROUGHPUT);
-        assert_true(isfinite(g->queue) && g->queue > 0 && g->servers >= 1);
+        /* Shapes only: a machine slow enough (ASan, a busy host) that one connection already breaks
+         * the SLO gives a queue capacity of 0 and no closed-loop answer, and the lab says so. */
+        assert_true(isfinite(g->queue) && g->queue >= 0 && g->servers >= 1);
         assert_true(g->bound > 0 && !(g->closed_loop > g->bound));
+        if (!g->valid || !isfinite(g->closed_loop)) {
+            char why[96];
+            snprintf(why, sizeof why, "  %s: ", g->slo);
+            assert_non_null(strstr(text, why));
+            assert_non_null(strstr(text, "so nothing is concluded from it."));
+        }
         assert_true(g->ladder == 0 || g->ladder == r->flat_rates[0] || g->ladder > r->flat_rates[0]);
         char line[64];
         snprintf(line, sizeof line, "  regime: %s", capacity_regime_name((enum capacity_regime)g->regime));
