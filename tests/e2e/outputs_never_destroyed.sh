@@ -111,7 +111,10 @@ while IFS='|' read -r name args file badargs; do
             [[ $(cat "$node") == OLD ]] || bad "$label: the old content was not kept: $(head -c 200 "$node")"
             ;;
         *)
-            [[ $rc -eq 0 ]] || bad "$label: exit $rc, want 0 ($(cat "$TMP/err"))"
+            # knee capacity's verdict is the machine's to give (a probe that a loaded host cannot
+            # deliver makes it INVALID, exit 3), and INVALID writes every output all the same:
+            # what is checked here is the output, below
+            [[ $rc -eq 0 || ($name == capacity* && $rc -eq 3) ]] || bad "$label: exit $rc, want 0 ($(cat "$TMP/err"))"
             ;;
         esac
         case $case in
