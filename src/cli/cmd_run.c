@@ -9,6 +9,7 @@
 #include "cli/run_output.h"
 #include "cli/run_repeat.h"
 #include "cli/runopts.h"
+#include "load/variant.h"
 #include "core/err.h"
 #include "cli/run_print.h"
 #include "load/run.h"
@@ -40,7 +41,7 @@ static struct opt row(const char *name, char short_name, enum opt_kind kind, voi
 static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
 {
     size_t n = 0;
-    for (int id = RUNOPT_RATE; id <= RUNOPT_THREADS; id++)
+    for (int id = RUNOPT_RATE; id <= RUNOPT_FEED_ORDER; id++) /* the load flags, then the requests that vary */
         rows[n++] = runopts_row(o, (enum runopt_id)id);
     rows[n++] =
         row("json", 0, OPT_STR, &f->json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)");
@@ -138,6 +139,38 @@ static int failure_code(int r)
     return (r == KNEE_EINVAL || r == KNEE_EUNSUPPORTED || r == KNEE_ENOTFOUND) ? 2 : 1;
 }
 
+/* Where the requests of targets with a request source come from (--targets, --feed). */
+static void print_sources(FILE *f, const struct runopts_config *rc)
+{
+    for (size_t i = 0; i < rc->ntg; i++)
+        if (rc->sources && rc->sources[i]) {
+            char d[512];
+            variant_source_describe(rc->sources[i], d, sizeof d);
+            fprintf(f, "  %s: requests from %s\n", rc->tc[i].name, d);
+        }
+}
+
+/* After the run: a request source that stopped it says why (an entry that could not be used:
+ * exit 2, as bad input; a pipe's end: a note). true when one failed. */
+static bool sources_report(const struct runopts_config *rc)
+{
+    bool failed = false;
+    for (size_t i = 0; i < rc->ntg; i++) {
+        const struct variant_source *s = rc->sources ? rc->sources[i] : NULL;
+        if (!s)
+            continue;
+        if (variant_source_error(s)[0]) {
+            knee_report(stderr, "knee run: ", "%s (the run stopped there; every request sent is accounted)",
+                        variant_source_error(s));
+            failed = true;
+        } else if (variant_source_ended(s)) {
+            knee_report(stderr, "knee run: ", "--targets %s: the input ended; the run stopped planning there",
+                        rc->targets_path);
+        }
+    }
+    return failed;
+}
+
 /* --dry-run: everything a run checks before its first request, then the plan; nothing is
  * sent and no file is created (outputs are only checked for write access). */
 static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc, const struct run_flags *f)
@@ -158,6 +191,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         return failure_code(r);
     }
     cli_print_dryrun(stdout, cfg, &dry);
+    print_sources(stdout, rc);
     cli_print_shard_start(stdout, cfg);
     run_dryrun_release(&dry);
     if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
@@ -227,7 +261,12 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     if (res.out_error) /* the summary's warnings said why; the error line says it where it is seen */
         knee_report(stderr, "knee run: ", "--out %s: %s", cfg->out_path, knee_strerror(res.out_error));
     written &= res.out_error == 0;
-    int code = !res.accounting_ok || !written ? 1 : res.no_ok ? KNEE_EXIT_NO_OK : !all_pass ? 99 : 0;
+    bool source_failed = sources_report(rc);
+    int code = !res.accounting_ok || !written ? 1
+               : source_failed               ? 2
+               : res.no_ok                   ? KNEE_EXIT_NO_OK
+               : !all_pass                   ? 99
+                                             : 0;
     record_release(&res);
     return code;
 }

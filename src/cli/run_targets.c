@@ -2,6 +2,7 @@
  * bare URLs become named targets; --mix, --method, --header and --body land on all targets
  * or, with a T= prefix, on one. Only syntax is checked here (run_validate checks the rest). */
 #include "cli/run_targets.h"
+#include "load/variant.h"
 
 #include "core/err.h"
 #include "core/units.h"
@@ -234,6 +235,121 @@ int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, stru
         free(buf);
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ requests that vary */
+
+int cli_targets_file(const struct cmd_spec *spec, const struct runopts *o, const struct strlist *urls,
+                     struct cli_target **out, size_t *n)
+{
+    *out = xcalloc(1, sizeof **out);
+    *n = 1;
+    if (urls->n || o->targets.n)
+        return opt_fail(spec, "--targets %s: the file gives the requests: no URL or --target with it",
+                        o->targets_file);
+    if (o->methods.n || o->bodies.n || o->mix)
+        return opt_fail(spec, "--targets %s: give methods and bodies in the file (--method, --body and --mix "
+                              "apply to URLs)",
+                        o->targets_file);
+    /* the name reports use: the file's base name without its extension, made a valid target name */
+    const char *base = strrchr(o->targets_file, '/');
+    base = base ? base + 1 : o->targets_file;
+    if (strcmp(base, "-") == 0)
+        base = "stdin";
+    char name[64];
+    size_t k = 0;
+    for (const char *p = base; *p && *p != '.' && k + 1 < sizeof name; p++)
+        name[k++] = (unsigned char)*p < 0x21 || *p == ',' || *p == '=' || *p == '"' ? '_' : *p;
+    name[k] = '\0';
+    (*out)[0].name = xstrdup(k ? name : "targets");
+    return 0;
+}
+
+static bool has_placeholder(const struct cli_target *t)
+{
+    if (strstr(t->url, "{{") || (t->body && memmem(t->body, t->body_len, "{{", 2)))
+        return true;
+    for (size_t i = 0; i < t->headers.n; i++)
+        if (strstr(t->headers.v[i], "{{"))
+            return true;
+    return false;
+}
+
+/* The file target's URL: the first entry's as written, or its origin when it holds a placeholder. */
+static char *target_url(const char *u)
+{
+    struct url pu;
+    char why[256];
+    bool whole = !strstr(u, "{{") && url_parse(u, &pu, why, sizeof why) == 0;
+    url_release(&pu);
+    if (whole)
+        return xstrdup(u);
+    const char *p = strstr(u, "://");
+    size_t len = p ? (size_t)(p + 3 - u) + strcspn(p + 3, "/?#") : strlen(u);
+    char *out = xmalloc(len + 2);
+    memcpy(out, u, len);
+    memcpy(out + len, "/", 2);
+    return out;
+}
+
+static int parse_orders(const struct cmd_spec *spec, const struct runopts *o, struct variant_opts *v)
+{
+    if (o->targets_format && wl_format_parse(o->targets_format, &v->format) != 0)
+        return opt_fail(spec, "--targets-format '%s': http or jsonl", o->targets_format);
+    if (o->targets_order &&
+        (wl_order_parse(o->targets_order, &v->order) != 0 || v->order == WL_ORDER_SHUFFLE))
+        return opt_fail(spec, "--targets-order '%s': sequential or random", o->targets_order);
+    if (o->feed_order && wl_order_parse(o->feed_order, &v->feed_order) != 0)
+        return opt_fail(spec, "--feed-order '%s': sequential, random or shuffle", o->feed_order);
+    if ((o->targets_format || o->targets_order) && !o->targets_file)
+        return opt_fail(spec, "--%s needs --targets FILE", o->targets_format ? "targets-format" : "targets-order");
+    if (o->feed_order && !o->feed)
+        return opt_fail(spec, "--feed-order needs --feed FILE");
+    return 0;
+}
+
+int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
+                        struct variant_source ***out)
+{
+    *out = xcalloc(n ? n : 1, sizeof **out);
+    struct variant_opts base = {.order = WL_ORDER_SEQUENTIAL, .feed_order = WL_ORDER_SEQUENTIAL};
+    if (parse_orders(spec, o, &base))
+        return 2;
+    base.feed_path = o->feed;
+    base.seed = o->seed;
+    char err[1024];
+    for (size_t i = 0; i < n; i++) {
+        bool file = i == 0 && o->targets_file;
+        if (!file && !o->feed && !has_placeholder(&t[i]))
+            continue;
+        struct variant_opts v = base;
+        v.headers = t[i].headers.v; /* -H: every entry's (a single target's placeholders expand in them) */
+        v.nheaders = t[i].headers.n;
+        if (file) {
+            v.targets_path = o->targets_file;
+            if (!o->targets_format)
+                v.format = wl_format_for_path(o->targets_file);
+        } else {
+            v.method = t[i].method;
+            v.url = t[i].url;
+            v.body = t[i].body;
+            v.body_len = t[i].body_len;
+        }
+        if (variant_source_open(&(*out)[i], &v, err, sizeof err) != 0)
+            return opt_fail(spec, "%s", err);
+        if (file)
+            t[i].url = target_url(variant_source_url((*out)[i]));
+    }
+    return 0;
+}
+
+void cli_targets_sources_free(struct variant_source **s, size_t n)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < n; i++)
+        variant_source_free(s[i]);
+    free(s);
 }
 
 void cli_targets_free(struct cli_target *t, size_t n)

@@ -35,6 +35,19 @@ int cli_targets_collect(const struct cmd_spec *spec, const struct strlist *specs
 int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
                       struct strlist *body_files);
 
+/* --targets FILE: the one target the file's entries make (named after the file, its URL set
+ * by cli_targets_sources); URLs and --target are refused with it. 0 or 2 after opt_fail. */
+int cli_targets_file(const struct cmd_spec *spec, const struct runopts *o, const struct strlist *urls,
+                     struct cli_target **out, size_t *n);
+
+/* The request sources (load/variant.h): the --targets file's, and one for every other target
+ * whose URL, headers or body hold a placeholder (or every target, with --feed). (*out)[i] is
+ * target i's, or NULL; each entry of a file is read and checked now. 0 or 2 after opt_fail. */
+struct variant_source;
+int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
+                        struct variant_source ***out);
+void cli_targets_sources_free(struct variant_source **s, size_t n);
+
 void cli_targets_free(struct cli_target *t, size_t n);
 
 #endif

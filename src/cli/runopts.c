@@ -128,6 +128,20 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("expect-body", 0, OPT_STR, expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)"),
     [RUNOPT_THREADS] =
         ROW("threads", 't', OPT_COUNT, threads, "T", "load threads, each with its own loop (default: CPUs)"),
+    [RUNOPT_TARGETS_FILE] =
+        ROW("targets", 0, OPT_STR, targets_file, "FILE|-",
+            "requests from a file (- = standard input), read as a stream: vegeta's http format or JSON lines "
+            "(docs/FORMATS.md, \"Targets files\"); replaces the URLs"),
+    [RUNOPT_TARGETS_FORMAT] = ROW("targets-format", 0, OPT_STR, targets_format, "http|jsonl",
+                                  "the targets file's format (default: by its extension, .jsonl/.ndjson or http)"),
+    [RUNOPT_TARGETS_ORDER] =
+        ROW("targets-order", 0, OPT_STR, targets_order, "sequential|random",
+            "the entries in file order, cycling (default), or drawn by weight (seeded by --seed)"),
+    [RUNOPT_FEED] = ROW("feed", 0, OPT_STR, feed, "FILE",
+                        "a CSV or JSONL data feed for {{column}} placeholders in URLs, headers and bodies (also "
+                        "{{seq}}, {{rand:A-B}}, {{uuid}})"),
+    [RUNOPT_FEED_ORDER] = ROW("feed-order", 0, OPT_STR, feed_order, "sequential|random|shuffle",
+                              "which row each request takes (default sequential; seeded by --seed)"),
     [RUNOPT_OUT] = ROW("out", 'o', OPT_STR, out, "FILE", "one row per request: *.csv as CSV, else the binary log"),
     [RUNOPT_THRESHOLD] = ROW("threshold", 0, OPT_LIST, thresholds, "EXPR",
                              "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)"),
@@ -310,6 +324,7 @@ static void fill_targets(struct runopts_config *rc)
         c->rate = t->rate;
         c->connections = t->connections;
         c->weight = t->weight;
+        c->source = rc->sources ? rc->sources[i] : NULL;
     }
     rc->cfg.plan.targets = rc->tc;
     rc->cfg.plan.ntargets = rc->ntg;
@@ -371,9 +386,13 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
                   struct runopts_config *rc)
 {
     memset(rc, 0, sizeof *rc);
-    if (cli_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg) ||
-        cli_targets_apply(spec, o, rc->tg, rc->ntg, &rc->body_files) || fill_model(o, spec, rc))
+    if ((o->targets_file ? cli_targets_file(spec, o, urls, &rc->tg, &rc->ntg)
+                         : cli_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg)) ||
+        cli_targets_apply(spec, o, rc->tg, rc->ntg, &rc->body_files) || fill_model(o, spec, rc) ||
+        cli_targets_sources(spec, o, rc->tg, rc->ntg, &rc->sources))
         goto fail;
+    rc->targets_path = o->targets_file;
+    rc->feed_path = o->feed;
     rc->rejects = xcalloc(o->rejects.n ? o->rejects.n : 1, sizeof *rc->rejects);
     for (size_t i = 0; i < o->rejects.n; i++)
         if (parse_reject(spec, o->rejects.v[i], &rc->rejects[i]))
@@ -406,10 +425,14 @@ void runopts_inputs(const struct runopts_config *rc, struct cli_io *io)
     for (size_t i = 0; i < rc->body_files.n; i++)
         cli_io_input(io, "--body", rc->body_files.v[i]);
     cli_io_input(io, "--cacert", rc->cfg.tls_cacert);
+    if (rc->targets_path && strcmp(rc->targets_path, "-") != 0)
+        cli_io_input(io, "--targets", rc->targets_path);
+    cli_io_input(io, "--feed", rc->feed_path);
 }
 
 void runopts_config_release(struct runopts_config *rc)
 {
+    cli_targets_sources_free(rc->sources, rc->ntg);
     cli_targets_free(rc->tg, rc->ntg);
     free(rc->tc);
     free(rc->hdrs);

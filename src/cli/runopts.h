@@ -70,6 +70,11 @@ enum runopt_id {
     RUNOPT_REJECT,
     RUNOPT_EXPECT_BODY,
     RUNOPT_THREADS,
+    RUNOPT_TARGETS_FILE, /* --targets, --targets-format, --targets-order, --feed, --feed-order (load/variant.h) */
+    RUNOPT_TARGETS_FORMAT,
+    RUNOPT_TARGETS_ORDER,
+    RUNOPT_FEED,
+    RUNOPT_FEED_ORDER,
     RUNOPT_OUT,
     RUNOPT_THRESHOLD,
     RUNOPT_SPIN,
@@ -97,6 +102,7 @@ struct runopts {
     const char *cacert, *tls_version, *ciphers, *tls_resume;
     bool insecure, http1, http2, h2c;
     uint64_t streams, requests_per_connection;
+    const char *targets_file, *targets_format, *targets_order, *feed, *feed_order; /* requests that vary */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's
@@ -121,6 +127,8 @@ struct runopts_config {
     struct run_reject *rejects;
     const char **hdrs;
     struct strlist body_files; /* the files --body @FILE read (borrowed from argv) */
+    struct variant_source **sources; /* per target: its request source (--targets, --feed, placeholders), or NULL */
+    const char *targets_path, *feed_path; /* --targets, --feed (argv's) */
 };
 
 /* Flags (o, parsed with spec, whose rows say which were given) and positional URLs → *rc.

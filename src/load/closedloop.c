@@ -118,6 +118,10 @@ void client_next(struct client *cl)
         client_wait(g, cl);
         return;
     }
+    if (t->vr.slot && !vring_ready(w, t)) { /* the request source has no more */
+        client_finish(cl);
+        return;
+    }
     in_client_next = true;
     client_send(cl, room || bindable ? c : NULL, room);
     in_client_next = false;

@@ -119,6 +119,12 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
         if (r)
             return knee_fail(err, errlen, r, "target %s: %s (HTTP/2)", tc->name, why);
     }
+    if (tc->source) {
+        r = variant_prepare(tc->source, cfg->keepalive, cfg->keepalive && cfg->requests_per_connection, et->h2_able,
+                            why, sizeof why);
+        if (r)
+            return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
+    }
     et->head = strcmp(method, "HEAD") == 0;
     et->idempotent = method_idempotent(method);
     http_matchers_init(&et->matchers);

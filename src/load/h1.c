@@ -40,6 +40,13 @@ static int h1_write(struct worker *w, struct conn *c)
 static void req_bytes(const struct worker *w, const struct conn *c, struct req *r)
 {
     const struct engine_target *et = c->t->et;
+    if (r->var) {
+        bool last = r->var->h1_close && c->nreq >= w->e->rpc;
+        r->buf = last ? r->var->h1_close : r->var->h1;
+        r->len = last ? r->var->h1_close_len : r->var->h1_len;
+        r->write_off = 0;
+        return;
+    }
     bool last = et->req_close && c->nreq >= w->e->rpc;
     r->buf = last ? et->req_close : et->req;
     r->len = last ? et->req_close_len : et->req_len;
@@ -76,7 +83,7 @@ static void h1_finish(struct worker *w, struct conn *c, enum reqlog_outcome o, b
 static bool may_retry(const struct worker *w, const struct req *r, enum run_transport_cause cause)
 {
     const struct run_config *cfg = w->e->cfg;
-    return cause == RUN_TC_STALE && cfg->retry_stale && (cfg->retry_stale_all || r->t->et->idempotent) && !r->retried;
+    return cause == RUN_TC_STALE && cfg->retry_stale && (cfg->retry_stale_all || (r->var ? r->var->idempotent : r->t->et->idempotent)) && !r->retried;
 }
 
 /* --retry-stale: send the request on c (its reused connection went stale before any byte of

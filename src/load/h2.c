@@ -61,7 +61,8 @@ static void h2_retry(struct worker *w, struct req *r)
 {
     struct target_rt *t = r->t;
     struct req *n = req_alloc(w);
-    req_init(n, t, r->client, r->planned_ns, r->warm, r->sent_ns);
+    req_init(n, t, r->client, r->var, r->planned_ns, r->warm, r->sent_ns);
+    r->var = NULL; /* the same request: its bytes go with it */
     n->retried = true;
     req_replace(w, r, n);
     counts_of(t, n->warm)->retries++;
@@ -260,7 +261,7 @@ static bool h2_send(struct worker *w, struct conn *c, struct req *r)
         req_attach(c, r);
     req_protocol(c, r);
     r->stream.user = r;
-    if (h2_client_submit(c->h2, &c->t->et->h2req, &r->stream) != 0) {
+    if (h2_client_submit(c->h2, r->var ? r->var->h2 : &c->t->et->h2req, &r->stream) != 0) {
         /* no free stream after all (stream ids of the connection used up): the request goes
          * back to wait for one */
         c->nreq--;

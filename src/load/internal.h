@@ -21,6 +21,7 @@
 #include "plan/plan.h"
 #include "plan/schedule.h"
 #include "tls/tls.h"
+#include "workload/workload.h"
 
 #define WORKER_RBUF 65536 /* one read buffer per thread: responses are parsed, never stored */
 #define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
@@ -66,6 +67,36 @@ struct conn;
 struct conn_ops;
 struct req;
 
+/* A request prepared ahead of its send (a target with a request source: load/variant.h): what it
+ * writes, either a table entry's shared bytes or its own, built from the buffers below. */
+struct variant_bufs {
+    struct wl_buf url, hdr, body;
+    size_t *hdr_off;
+    const char **hdr_lines;
+    size_t hdr_cap;
+};
+struct variant {
+    struct variant *next; /* the ring's free list */
+    uint64_t seq;         /* {{seq}}: this thread's j-th request is base + step * j (struct vring) */
+    uint64_t entry;       /* the targets file's entry (0-based, file order) */
+    const char *h1, *h1_close;
+    size_t h1_len, h1_close_len;
+    const struct h2_request *h2; /* NULL: the request cannot go over HTTP/2 */
+    bool idempotent, head;
+    char *own_h1, *own_h1_close; /* built for this request (h1 and h1_close point here) */
+    struct h2_request own_h2;
+    bool own_h2_built;
+    struct variant_bufs b;
+};
+/* A thread's requests prepared ahead for one target, in the order it sends them. */
+struct vring {
+    struct variant **slot; /* NULL: the target has no request source */
+    size_t cap, head, len;
+    struct variant *free;
+    uint64_t base, step, j; /* the j-th request of this thread is request base + step * j of the plan */
+    size_t reserved;        /* requests planned that will take one (vring_ready) and have not yet */
+    bool done;              /* the source has no more */
+};
 /* Per target per thread: the schedule share, the pool, counters and histograms. */
 struct target_rt {
     size_t index;
@@ -103,6 +134,7 @@ struct target_rt {
     uint64_t bytes_out;                 /* request bytes written (warm-up included, as bytes_in in the JSON) */
     struct run_proto_counts pc;         /* connections by protocol and TLS version, handshakes, HTTP/2 */
     struct tls_session_cache tls_cache; /* --tls-resume: the newest session ticket of the target */
+    struct vring vr;                    /* a target with a request source: its prepared requests */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */
@@ -166,6 +198,7 @@ struct worker {
     const struct conn_ops *clear_ops;
     /* connections with work deferred until the current callback returns (worker_due) */
     struct conn *due_head, *due_tail;
+    bool vneed; /* a ring of prepared requests is below half: top up after this callback */
 };
 
 struct ival_slot {
@@ -273,6 +306,9 @@ void thread_cpu_now(struct run_generator_cpu *c);
 /* *out = the calling thread's CPU since `from` (a thread_cpu_now of the same thread), threads 1. */
 void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator_cpu *out);
 
+/* variant.c: a request source's serialisation for this run (engine.c, prepare_target): the
+ * engine's keep-alive, Connection: close for the last request of a connection, HTTP/2. */
+int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, bool h2_able, char *err, size_t errlen);
 /* worker.c (the request path's own declarations: load/worker.h) */
 int worker_init(struct worker *w, struct engine *e, uint32_t index);
 void worker_release(struct worker *w);

@@ -176,9 +176,12 @@ void open_preconnect(struct worker *w)
 
 /* ------------------------------------------------------------------ the schedule */
 
-/* One planned request of the open loop is due now. */
-static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, uint64_t now)
+/* One planned request of the open loop is due now. false: its target's request source has no
+ * more (the run was asked to stop): the request is not planned. */
+static bool issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, uint64_t now)
 {
+    if (t->vr.slot && !vring_ready(w, t))
+        return false;
     bool warm = planned_ns < w->e->warmup_end_ns;
     counts_of(t, warm)->planned++;
     w->ic.planned++;
@@ -186,11 +189,11 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
     if (!t->qlen && !t->npend) {
         if (t->avail) {
             worker_dispatch(w, t, NULL, t->avail, planned_ns, warm);
-            return;
+            return true;
         }
         if (may_dial(t, 1) && can_open(w, t)) {
             worker_dispatch(w, t, NULL, NULL, planned_ns, warm);
-            return;
+            return true;
         }
     }
     /* --when-busy drop drops only when the pool is exhausted (every stream of every
@@ -198,17 +201,20 @@ static void issue(struct worker *w, struct target_rt *t, uint64_t planned_ns, ui
      * means a connection is on its way */
     bool exhausted = (w->nopen >= w->pool_cap && !t->avail) || t->h2_noroom;
     if (w->e->cfg->when_busy == RUN_BUSY_DROP && exhausted && !t->connecting_unbound) {
+        vring_unreserve(t);
         account_dropped(w, t, planned_ns, warm);
-        return;
+        return true;
     }
     if (!queue_push(t, planned_ns)) {
         counts_of(t, warm)->queue_overflow++;
+        vring_unreserve(t);
         account_dropped(w, t, planned_ns, warm);
-        return;
+        return true;
     }
     counts_of(t, warm)->queued++;
     w->queued++;
     pool_grow(w, t);
+    return true;
 }
 
 /* The drain of a duration run is over and the generator is still behind its plan: every
@@ -265,8 +271,10 @@ void open_on_sched(struct loop *loop, struct loop_timer *timer)
             loop_timer_arm(&w->loop, &w->sched_timer, now);
             return;
         }
-        issue(w, best, next, now);
-        best->has_next = sched_next(&best->sched, &best->next_planned_ns);
+        if (issue(w, best, next, now))
+            best->has_next = sched_next(&best->sched, &best->next_planned_ns);
+        else
+            best->has_next = false;
     }
 }
 

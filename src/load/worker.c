@@ -32,17 +32,23 @@ struct req *req_alloc_chunk(struct worker *w)
 
 void req_release(struct worker *w, struct req *r)
 {
+    if (r->var) {
+        variant_put(r->t, r->var);
+        r->var = NULL;
+    }
     r->c = NULL;
     r->pending = false;
     r->next = w->req_free;
     w->req_free = r;
 }
 
-void req_init(struct req *r, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm, uint64_t sent_ns)
+void req_init(struct req *r, struct target_rt *t, struct client *cl, struct variant *v, uint64_t planned_ns, bool warm,
+              uint64_t sent_ns)
 {
     r->c = NULL;
     r->t = t;
     r->client = cl;
+    r->var = v;
     r->warm = warm;
     r->reused = r->retried = r->pending = false;
     r->end = REQ_END_NONE;
@@ -55,7 +61,7 @@ void req_init(struct req *r, struct target_rt *t, struct client *cl, uint64_t pl
     r->first_byte_ns = r->connect_ns = r->tls_ns = 0;
     r->buf = NULL;
     r->len = r->write_off = 0;
-    http_response_init(&r->resp, &t->et->matchers, t->et->head);
+    http_response_init(&r->resp, &t->et->matchers, v ? v->head : t->et->head);
 }
 
 /* ------------------------------------------------------------------ timeout FIFO */
@@ -124,7 +130,8 @@ struct req *req_begin(struct worker *w, struct target_rt *t, struct client *cl, 
                       uint64_t sent_ns)
 {
     struct req *r = req_alloc(w);
-    req_init(r, t, cl, planned_ns, warm, sent_ns);
+    /* a request source's next request (its ring was checked: vring_ready) */
+    req_init(r, t, cl, t->vr.slot ? vring_pop(w, t) : NULL, planned_ns, warm, sent_ns);
     account_sent(w, t, planned_ns, warm, sent_ns);
     w->inflight++;
     fifo_push(w, r);
@@ -198,6 +205,11 @@ bool worker_dispatch(struct worker *w, struct target_rt *t, struct client *cl, s
     if (r) {
         /* The connect failed at once (refused on loopback, out of descriptors): the request
          * was attempted and failed in transport. It has no connection, so account it here. */
+        if (t->vr.slot) { /* the request it would have sent is spent with it */
+            struct variant *v = vring_pop(w, t);
+            if (v)
+                variant_put(t, v);
+        }
         account_unconnected(w, t, planned_ns, warm, now, account_connect_cause(r), false);
         return false;
     }
@@ -269,6 +281,8 @@ static void settle_after(void *data)
     struct worker *w = data;
     if (w->due_head)
         worker_settle(w);
+    if (w->vneed) /* after the sends went out: prepare the next ones */
+        vring_refill(w);
 }
 
 /* ------------------------------------------------------------------ timeouts */
@@ -441,6 +455,8 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
         hdr_init(&t->tls, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         hdr_init(&t->ival, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
         tls_session_cache_init(&t->tls_cache);
+        if (t->et->target->source)
+            vring_init(w, t);
     }
     uint32_t T = e->nworkers;
     if (e->cfg->plan.open_loop) {
@@ -477,8 +493,12 @@ void worker_release(struct worker *w)
         free(w->chunks[k]);
     }
     free(w->chunks);
-    for (size_t k = 0; k < w->nrchunks; k++)
+    for (size_t k = 0; k < w->nrchunks; k++) {
+        for (size_t i = 0; i < REQ_CHUNK; i++)
+            if (w->rchunks[k][i].var) /* a thread that ended early: its requests' variants */
+                variant_put(w->rchunks[k][i].t, w->rchunks[k][i].var);
         free(w->rchunks[k]);
+    }
     free(w->rchunks);
     for (size_t i = 0; i < w->nt; i++) {
         struct target_rt *t = &w->t[i];
@@ -494,6 +514,7 @@ void worker_release(struct worker *w)
         for (size_t j = 0; j < t->nst; j++)
             hdr_release(&t->st[j].dur);
         tls_session_cache_release(&t->tls_cache);
+        vring_release(t);
         free(t->q);
     }
     hdr_release(&w->late);

@@ -37,6 +37,7 @@ struct req {
     struct conn *c;        /* the connection it rides; NULL while it waits for one (pending) */
     struct target_rt *t;   /* its target */
     struct client *client; /* closed loop: the client that sent it */
+    struct variant *var;   /* a target with a request source: what it sends (NULL: the target's request) */
     bool warm;             /* planned during the warm-up */
     bool reused;           /* not its connection's first request */
     bool retried;          /* already sent once (--retry-stale, or HTTP/2 GOAWAY/REFUSED_STREAM) */
@@ -323,7 +324,8 @@ static inline struct req *req_alloc(struct worker *w)
     return r;
 }
 void req_release(struct worker *w, struct req *r);
-void req_init(struct req *r, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm, uint64_t sent_ns);
+void req_init(struct req *r, struct target_rt *t, struct client *cl, struct variant *v, uint64_t planned_ns, bool warm,
+              uint64_t sent_ns);
 /* A new request, sent at sent_ns: counted as sent, in flight, on the timeout FIFO. */
 struct req *req_begin(struct worker *w, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm,
                       uint64_t sent_ns);
@@ -444,5 +446,21 @@ enum run_transport_cause account_fail_cause(const struct conn *c, const struct r
 /* Why an HTTP/2 stream that did not complete failed (r: its request, for H2_R_CLOSED with its
  * connection's cause). Pure. */
 enum run_transport_cause account_stream_cause(enum h2_reason reason, const struct conn *c, const struct req *r);
+
+/* ---- variant.c: the requests of a target with a request source, prepared ahead */
+/* The target's ring, filled (t->et->target->source), on the thread that will use it. */
+void vring_init(struct worker *w, struct target_rt *t);
+void vring_release(struct target_rt *t);
+/* The next prepared request (prepared now when the ring ran dry); NULL when the source has no
+ * more: the run is asked to stop (a pipe's end, or an entry that could not be used). */
+struct variant *vring_pop(struct worker *w, struct target_rt *t);
+/* A request can be taken (vring_pop will not return NULL); false asks the run to stop. */
+bool vring_ready(struct worker *w, struct target_rt *t);
+/* A request that vring_ready counted will not take one after all (dropped before its send). */
+void vring_unreserve(struct target_rt *t);
+/* Give a request's variant back to its target's ring. */
+void variant_put(struct target_rt *t, struct variant *v);
+/* After a loop callback (w->vneed): top every ring up. */
+void vring_refill(struct worker *w);
 
 #endif

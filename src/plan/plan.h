@@ -32,6 +32,8 @@
 #include "plan/schedule.h"
 #include "record/record.h" /* the plan's words the record echoes: enum run_arrivals, RUN_MAX_TARGETS, RUN_MAX_SHARDS */
 
+struct variant_source;
+
 /* Defaults (documented in `knee run --help` and the README). */
 #define PLAN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
 #define PLAN_DEFAULT_CLOSED_CONNECTIONS 8
@@ -56,6 +58,9 @@ struct plan_target {
     double rate;          /* open loop: this target's own rate (/s); 0 = a weighted share of plan.rate */
     uint32_t connections; /* closed loop: this target's own clients; 0 = a weighted share */
     double weight;        /* share weight (0 is read as 1) */
+    /* requests that differ per send (--targets, --feed, placeholders: load/variant.h); NULL: the
+     * fixed request above. The URL above is then the source's first (its origin). */
+    struct variant_source *source;
 };
 
 /* --shard I/N and --start-at (plan/shard.h): count 0 runs the whole plan; 1..RUN_MAX_SHARDS

@@ -101,6 +101,7 @@ static void encode_record(uint8_t *p, const struct reqlog_record *r)
     p[68] = r->protocol;
     p[69] = r->tls;
     p[70] = p[71] = 0;
+    put_u64(p + 72, r->entry);
 }
 
 static void decode_record(const uint8_t *p, struct reqlog_record *r)
@@ -119,6 +120,7 @@ static void decode_record(const uint8_t *p, struct reqlog_record *r)
     r->tls_ns = get_u64(p + 60);
     r->protocol = p[68];
     r->tls = p[69];
+    r->entry = get_u64(p + 72);
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -694,6 +696,9 @@ size_t reqlog_format_csv(const struct reqlog_record *r, const char *target_name,
     sb_printf(&b, "%u,%s,%llu,%u,%d,", r->status, reqlog_outcome_name((enum reqlog_outcome)r->outcome),
               (unsigned long long)r->bytes, r->connection, (r->flags & REQLOG_FLAG_WARMUP) ? 1 : 0);
     sb_ms(&b, d.tls_ms);
-    sb_printf(&b, "%s,%s\n", reqlog_proto_name(r->protocol), reqlog_tls_name(r->tls));
+    sb_printf(&b, "%s,%s,", reqlog_proto_name(r->protocol), reqlog_tls_name(r->tls));
+    if (r->entry)
+        sb_printf(&b, "%llu", (unsigned long long)(r->entry - 1));
+    sb_putc(&b, '\n');
     return b.used;
 }
