@@ -153,7 +153,7 @@ struct wl_buf {
 };
 void wl_buf_release(struct wl_buf *b);
 
-/* Append t expanded under ctx to out (not NUL-terminated). 0 or KNEE_ENOMEM (out then keeps
+/* Append t expanded under ctx to out (not NUL-terminated). 0 or -ENOMEM (out then keeps
  * what it had). No printf, no allocation once out->cap suffices. */
 int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out);
 
