@@ -1,0 +1,361 @@
+/* Placeholders in a request's URL, headers and body: compiled once into literal pieces and
+ * placeholders, then expanded per request by appending to a buffer the caller reuses (no
+ * allocation once it is large enough, no printf: numbers and UUIDs are written by hand). */
+#include "workload/workload.h"
+
+#include "core/err.h"
+#include "workload/internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum piece_kind { PIECE_LITERAL, PIECE_NAME, PIECE_SEQ, PIECE_RAND, PIECE_UUID };
+
+struct piece {
+    enum piece_kind kind;
+    size_t off, len; /* literal: bytes of t->lit */
+    size_t name;     /* PIECE_NAME: index into the names (and values) */
+    int64_t lo;      /* PIECE_RAND: [lo, lo + span - 1]; span 0 means all 2^64 values */
+    uint64_t span;
+    uint64_t ordinal; /* PIECE_RAND, PIECE_UUID: which one of its kind in the template */
+};
+
+struct wl_template {
+    struct piece *pieces;
+    size_t npieces;
+    char *lit; /* the literal bytes, "{{{{" already turned into "{{" */
+    size_t litlen;
+    bool *uses; /* uses[i]: names[i] appears */
+    size_t nnames;
+};
+
+void wl_buf_release(struct wl_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+static int add_piece(struct wl_template *t, size_t *cap, struct piece p)
+{
+    if (p.kind == PIECE_LITERAL && p.len == 0)
+        return 0;
+    if (p.kind == PIECE_LITERAL && t->npieces > 0 && t->pieces[t->npieces - 1].kind == PIECE_LITERAL) {
+        t->pieces[t->npieces - 1].len += p.len; /* adjacent in lit: merge */
+        return 0;
+    }
+    if (t->npieces == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        struct piece *np = realloc(t->pieces, ncap * sizeof *np);
+        if (!np)
+            return -ENOMEM;
+        t->pieces = np;
+        *cap = ncap;
+    }
+    t->pieces[t->npieces++] = p;
+    return 0;
+}
+
+/* A decimal int64 at s[0..n) (an optional '-', 1 to 19 digits): 0 and *out, else -1. */
+static int parse_i64(const char *s, size_t n, int64_t *out)
+{
+    bool neg = n > 0 && s[0] == '-';
+    size_t i = neg ? 1 : 0;
+    if (i == n)
+        return -1;
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if ((!neg && v > (uint64_t)INT64_MAX) || (neg && v > (uint64_t)INT64_MAX + 1))
+        return -1;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
+/* "rand:A-B" after "rand:" (s, n): the piece's range. */
+static int parse_rand(const char *s, size_t n, struct piece *p)
+{
+    /* the separator is the first '-' that is not a leading sign */
+    size_t i = (n > 0 && s[0] == '-') ? 1 : 0;
+    while (i < n && s[i] != '-')
+        i++;
+    int64_t a, b;
+    if (i >= n || parse_i64(s, i, &a) != 0 || parse_i64(s + i + 1, n - i - 1, &b) != 0 || a > b)
+        return -1;
+    p->lo = a;
+    p->span = (uint64_t)b - (uint64_t)a + 1; /* wraps to 0 for the full int64 range */
+    return 0;
+}
+
+/* The error for a name that is neither a built-in nor one of names. */
+static int unknown_name(const char *nm, size_t n, const struct wl_names *names, char *err, size_t errlen)
+{
+    char list[256] = "";
+    size_t o = 0;
+    for (size_t i = 0; names && i < names->n && o + 8 < sizeof list; i++) {
+        int w = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", names->names[i]);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    if (o >= sizeof list - 8)
+        memcpy(list + sizeof list - 8, ", ...", 6);
+    if (!names || names->n == 0)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "unknown placeholder {{%.*s}} (built-ins: seq, rand:A-B, uuid; no feed columns%s%s)", (int)n,
+                         nm, names && names->source ? " in " : "", names && names->source ? names->source : "");
+    return knee_fail(err, errlen, KNEE_EINVAL, "no column '%.*s' in %s (columns: %s)", (int)n, nm,
+                     names->source ? names->source : "the feed", list);
+}
+
+/* The placeholder inside the braces (s, n: trimmed) into *p. */
+static int parse_placeholder(const char *s, size_t n, const struct wl_names *names, struct piece *p, char *err,
+                             size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    if (n == 0)
+        return knee_fail(err, errlen, KNEE_EINVAL, "empty placeholder {{}} (a literal \"{{\" is written \"{{{{\")");
+    if (n == 3 && memcmp(s, "seq", 3) == 0) {
+        p->kind = PIECE_SEQ;
+        return 0;
+    }
+    if (n == 4 && memcmp(s, "uuid", 4) == 0) {
+        p->kind = PIECE_UUID;
+        return 0;
+    }
+    if (n >= 5 && memcmp(s, "rand:", 5) == 0) {
+        p->kind = PIECE_RAND;
+        if (parse_rand(s + 5, n - 5, p) != 0)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "malformed placeholder {{%.*s}}: expected {{rand:A-B}} with integers A <= B", (int)n, s);
+        return 0;
+    }
+    for (size_t i = 0; names && i < names->n; i++) {
+        if (strlen(names->names[i]) == n && memcmp(names->names[i], s, n) == 0) {
+            p->kind = PIECE_NAME;
+            p->name = i;
+            return 0;
+        }
+    }
+    return unknown_name(s, n, names, err, errlen);
+}
+
+/* Scan s into t's pieces. */
+static int compile_pieces(struct wl_template *t, const char *s, size_t len, const struct wl_names *names, char *err,
+                          size_t errlen)
+{
+    size_t cap = 0, i = 0;
+    uint64_t nrand = 0, nuuid = 0;
+    while (i < len) {
+        const char *open = NULL;
+        for (size_t j = i; j + 1 < len; j++) {
+            if (s[j] == '{' && s[j + 1] == '{') {
+                open = s + j;
+                break;
+            }
+        }
+        size_t lit_end = open ? (size_t)(open - s) : len;
+        bool esc = open && lit_end + 3 < len && s[lit_end + 2] == '{' && s[lit_end + 3] == '{';
+        bool lone = open && !esc && lit_end + 2 < len && s[lit_end + 2] == '{'; /* "{{{x}}": "{" + {{x}} */
+        size_t keep = lit_end - i + (esc ? 2 : 0) + (lone ? 1 : 0);
+        memcpy(t->lit + t->litlen, s + i, keep);
+        struct piece lit = {.kind = PIECE_LITERAL, .off = t->litlen, .len = keep};
+        t->litlen += keep;
+        if (add_piece(t, &cap, lit) != 0)
+            return knee_fail(err, errlen, -ENOMEM, "out of memory");
+        if (!open)
+            break;
+        if (esc || lone) {
+            i = lit_end + (esc ? 4 : 1);
+            continue;
+        }
+        const char *body = open + 2, *close = NULL;
+        for (const char *c = body; c + 1 < s + len; c++) {
+            if (c[0] == '}' && c[1] == '}') {
+                close = c;
+                break;
+            }
+        }
+        if (!close)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "unclosed \"{{\" at byte %zu (a literal \"{{\" is written \"{{{{\")", lit_end + 1);
+        while (body < close && (*body == ' ' || *body == '\t'))
+            body++;
+        const char *end = close;
+        while (end > body && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        struct piece p;
+        int k = parse_placeholder(body, (size_t)(end - body), names, &p, err, errlen);
+        if (k != 0)
+            return k;
+        if (p.kind == PIECE_RAND)
+            p.ordinal = nrand++;
+        if (p.kind == PIECE_UUID)
+            p.ordinal = nuuid++;
+        if (p.kind == PIECE_NAME)
+            t->uses[p.name] = true;
+        if (add_piece(t, &cap, p) != 0)
+            return knee_fail(err, errlen, -ENOMEM, "out of memory");
+        i = (size_t)(close - s) + 2;
+    }
+    return 0;
+}
+
+int wl_template_compile(const char *s, size_t len, const struct wl_names *names, struct wl_template **out, char *err,
+                        size_t errlen)
+{
+    *out = NULL;
+    struct wl_template *t = calloc(1, sizeof *t);
+    if (!t)
+        return knee_fail(err, errlen, -ENOMEM, "out of memory");
+    t->nnames = names ? names->n : 0;
+    t->lit = malloc(len ? len : 1);
+    t->uses = calloc(t->nnames ? t->nnames : 1, sizeof *t->uses);
+    if (!t->lit || !t->uses) {
+        wl_template_free(t);
+        return knee_fail(err, errlen, -ENOMEM, "out of memory");
+    }
+    int k = compile_pieces(t, s, len, names, err, errlen);
+    if (k != 0) {
+        wl_template_free(t);
+        return k;
+    }
+    *out = t;
+    return 0;
+}
+
+void wl_template_free(struct wl_template *t)
+{
+    if (!t)
+        return;
+    free(t->pieces);
+    free(t->lit);
+    free(t->uses);
+    free(t);
+}
+
+bool wl_template_literal(const struct wl_template *t)
+{
+    for (size_t i = 0; i < t->npieces; i++)
+        if (t->pieces[i].kind != PIECE_LITERAL)
+            return false;
+    return true;
+}
+
+bool wl_template_uses(const struct wl_template *t, size_t i)
+{
+    return i < t->nnames && t->uses[i];
+}
+
+/* ---------------------------------------------------------------- expansion */
+
+/* Room for n more bytes (and a NUL the caller may add). */
+static inline int reserve(struct wl_buf *b, size_t n)
+{
+    if (b->cap - b->len > n)
+        return 0;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap - b->len <= n) {
+        if (ncap > SIZE_MAX / 2)
+            return -ENOMEM;
+        ncap *= 2;
+    }
+    char *p = realloc(b->p, ncap);
+    if (!p)
+        return -ENOMEM;
+    b->p = p;
+    b->cap = ncap;
+    return 0;
+}
+
+/* v in decimal at out (room for 20 bytes); the bytes written. */
+static size_t put_u64(char *out, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static size_t put_i64(char *out, int64_t v)
+{
+    if (v >= 0)
+        return put_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + put_u64(out + 1, 0 - (uint64_t)v);
+}
+
+/* A version-4 UUID (RFC 9562 §5.4) from 128 bits: 36 bytes at out. */
+static void put_uuid(char *out, uint64_t hi, uint64_t lo)
+{
+    static const char hex[] = "0123456789abcdef";
+    hi = (hi & ~0xf000ULL) | 0x4000ULL;       /* version 4 in bits 48-51 */
+    lo = (lo & ~(3ULL << 62)) | (2ULL << 62); /* variant 10 */
+    size_t o = 0;
+    for (int i = 0; i < 32; i++) {
+        if (i == 8 || i == 12 || i == 16 || i == 20)
+            out[o++] = '-';
+        uint64_t w = i < 16 ? hi : lo;
+        out[o++] = hex[(w >> (60 - 4 * (i % 16))) & 0xf];
+    }
+}
+
+int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out)
+{
+    size_t start = out->len;
+    for (size_t i = 0; i < t->npieces; i++) {
+        const struct piece *p = &t->pieces[i];
+        const char *s = NULL;
+        size_t n = 0;
+        switch (p->kind) {
+        case PIECE_LITERAL:
+            s = t->lit + p->off;
+            n = p->len;
+            break;
+        case PIECE_NAME:
+            if (ctx->values && p->name < ctx->nvalues) {
+                s = ctx->values[p->name].s;
+                n = ctx->values[p->name].len;
+            }
+            break;
+        default:
+            if (reserve(out, 40) != 0)
+                goto oom;
+            if (p->kind == PIECE_SEQ) {
+                out->len += put_u64(out->p + out->len, ctx->seq);
+            } else if (p->kind == PIECE_RAND) {
+                uint64_t tag = WL_TAG_RAND + (p->ordinal << WL_TAG_SHIFT);
+                uint64_t x = p->span ? wl_below(p->span, ctx->seed, ctx->seq, tag) : wl_hash3(ctx->seed, ctx->seq, tag);
+                out->len += put_i64(out->p + out->len, (int64_t)((uint64_t)p->lo + x));
+            } else {
+                uint64_t tag = WL_TAG_UUID + (p->ordinal << WL_TAG_SHIFT);
+                put_uuid(out->p + out->len, wl_hash3(ctx->seed, ctx->seq, tag),
+                         wl_hash3(ctx->seed, ctx->seq, tag + (1ULL << 40)));
+                out->len += 36;
+            }
+            continue;
+        }
+        if (n == 0)
+            continue;
+        if (reserve(out, n) != 0)
+            goto oom;
+        memcpy(out->p + out->len, s, n);
+        out->len += n;
+    }
+    return 0;
+oom:
+    out->len = start;
+    return -ENOMEM;
+}
