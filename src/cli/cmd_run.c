@@ -263,10 +263,10 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     written &= res.out_error == 0;
     bool source_failed = sources_report(rc);
     int code = !res.accounting_ok || !written ? 1
-               : source_failed               ? 2
-               : res.no_ok                   ? KNEE_EXIT_NO_OK
-               : !all_pass                   ? 99
-                                             : 0;
+               : source_failed                ? 2
+               : res.no_ok                    ? KNEE_EXIT_NO_OK
+               : !all_pass                    ? 99
+                                              : 0;
     record_release(&res);
     return code;
 }

@@ -245,11 +245,11 @@ int cli_targets_file(const struct cmd_spec *spec, const struct runopts *o, const
     *out = xcalloc(1, sizeof **out);
     *n = 1;
     if (urls->n || o->targets.n)
-        return opt_fail(spec, "--targets %s: the file gives the requests: no URL or --target with it",
-                        o->targets_file);
+        return opt_fail(spec, "--targets %s: the file gives the requests: no URL or --target with it", o->targets_file);
     if (o->methods.n || o->bodies.n || o->mix)
-        return opt_fail(spec, "--targets %s: give methods and bodies in the file (--method, --body and --mix "
-                              "apply to URLs)",
+        return opt_fail(spec,
+                        "--targets %s: give methods and bodies in the file (--method, --body and --mix "
+                        "apply to URLs)",
                         o->targets_file);
     /* the name reports use: the file's base name without its extension, made a valid target name */
     const char *base = strrchr(o->targets_file, '/');
@@ -296,8 +296,7 @@ static int parse_orders(const struct cmd_spec *spec, const struct runopts *o, st
 {
     if (o->targets_format && wl_format_parse(o->targets_format, &v->format) != 0)
         return opt_fail(spec, "--targets-format '%s': http or jsonl", o->targets_format);
-    if (o->targets_order &&
-        (wl_order_parse(o->targets_order, &v->order) != 0 || v->order == WL_ORDER_SHUFFLE))
+    if (o->targets_order && (wl_order_parse(o->targets_order, &v->order) != 0 || v->order == WL_ORDER_SHUFFLE))
         return opt_fail(spec, "--targets-order '%s': sequential or random", o->targets_order);
     if (o->feed_order && wl_order_parse(o->feed_order, &v->feed_order) != 0)
         return opt_fail(spec, "--feed-order '%s': sequential, random or shuffle", o->feed_order);

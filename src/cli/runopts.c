@@ -134,9 +134,8 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
             "(docs/FORMATS.md, \"Targets files\"); replaces the URLs"),
     [RUNOPT_TARGETS_FORMAT] = ROW("targets-format", 0, OPT_STR, targets_format, "http|jsonl",
                                   "the targets file's format (default: by its extension, .jsonl/.ndjson or http)"),
-    [RUNOPT_TARGETS_ORDER] =
-        ROW("targets-order", 0, OPT_STR, targets_order, "sequential|random",
-            "the entries in file order, cycling (default), or drawn by weight (seeded by --seed)"),
+    [RUNOPT_TARGETS_ORDER] = ROW("targets-order", 0, OPT_STR, targets_order, "sequential|random",
+                                 "the entries in file order, cycling (default), or drawn by weight (seeded by --seed)"),
     [RUNOPT_FEED] = ROW("feed", 0, OPT_STR, feed, "FILE",
                         "a CSV or JSONL data feed for {{column}} placeholders in URLs, headers and bodies (also "
                         "{{seq}}, {{rand:A-B}}, {{uuid}})"),

@@ -126,7 +126,7 @@ struct runopts_config {
     struct plan_target *tc;
     struct run_reject *rejects;
     const char **hdrs;
-    struct strlist body_files; /* the files --body @FILE read (borrowed from argv) */
+    struct strlist body_files;       /* the files --body @FILE read (borrowed from argv) */
     struct variant_source **sources; /* per target: its request source (--targets, --feed, placeholders), or NULL */
     const char *targets_path, *feed_path; /* --targets, --feed (argv's) */
 };

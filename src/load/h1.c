@@ -83,7 +83,8 @@ static void h1_finish(struct worker *w, struct conn *c, enum reqlog_outcome o, b
 static bool may_retry(const struct worker *w, const struct req *r, enum run_transport_cause cause)
 {
     const struct run_config *cfg = w->e->cfg;
-    return cause == RUN_TC_STALE && cfg->retry_stale && (cfg->retry_stale_all || (r->var ? r->var->idempotent : r->t->et->idempotent)) && !r->retried;
+    return cause == RUN_TC_STALE && cfg->retry_stale &&
+           (cfg->retry_stale_all || (r->var ? r->var->idempotent : r->t->et->idempotent)) && !r->retried;
 }
 
 /* --retry-stale: send the request on c (its reused connection went stale before any byte of

@@ -12,6 +12,7 @@
 #include "load/worker.h"
 #include "net/url.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,8 +42,8 @@ struct ventry {
 
 struct variant_source {
     struct variant_opts o;
-    char name[256];   /* "targets.txt", "-" ... as given */
-    char *first_url;  /* the first entry's URL, as written */
+    char name[256];  /* "targets.txt", "-" ... as given */
+    char *first_url; /* the first entry's URL, as written */
     char *first_method;
     struct url origin; /* of the first entry */
     struct wl_feed *feed;
@@ -67,7 +68,7 @@ struct variant_source {
     /* the end of a stream and why a run stopped on an entry */
     atomic_bool ended;
     atomic_bool failed;
-    char error[512];
+    char error[2048];
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -194,7 +195,6 @@ static int ventry_compile(const struct variant_source *s, const struct wl_entry 
 
 /* ------------------------------------------------------------------ one request */
 
-
 /* NUL-terminate b's bytes (not counted in len). */
 static void buf_nul(struct wl_buf *b)
 {
@@ -208,9 +208,9 @@ static void buf_nul(struct wl_buf *b)
 /* Expand v for request seq and serialise it: *h1 (and *h1_close when the engine wants one, *h2
  * when it may speak HTTP/2). 0, or KNEE_EINVAL with the reason (an expanded URL or header that
  * is not valid). */
-static int build(const struct variant_source *s, const struct ventry *v, uint64_t seq, struct variant_bufs *b, char **h1,
-                 size_t *h1_len, char **h1_close, size_t *h1_close_len, struct h2_request *h2, bool *h2_built,
-                 char *why, size_t whylen)
+static int build(const struct variant_source *s, const struct ventry *v, uint64_t seq, struct variant_bufs *b,
+                 char **h1, size_t *h1_len, char **h1_close, size_t *h1_close_len, struct h2_request *h2,
+                 bool *h2_built, char *why, size_t whylen)
 {
     struct wl_value vals[256];
     size_t nvals = 0;
@@ -225,7 +225,7 @@ static int build(const struct variant_source *s, const struct ventry *v, uint64_
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
     b->url.len = b->hdr.len = b->body.len = 0;
     if (wl_template_expand(v->url, &ctx, &b->url) != 0)
-        return KNEE_ENOMEM;
+        return -ENOMEM;
     buf_nul(&b->url);
     if (b->hdr_cap < v->nhdr) {
         b->hdr_off = xrealloc(b->hdr_off, v->nhdr * sizeof *b->hdr_off);
@@ -235,14 +235,14 @@ static int build(const struct variant_source *s, const struct ventry *v, uint64_
     for (size_t i = 0; i < v->nhdr; i++) {
         b->hdr_off[i] = b->hdr.len;
         if (wl_template_expand(v->hdr[i], &ctx, &b->hdr) != 0)
-            return KNEE_ENOMEM;
+            return -ENOMEM;
         buf_nul(&b->hdr);
         b->hdr.len++;
     }
     for (size_t i = 0; i < v->nhdr; i++)
         b->hdr_lines[i] = b->hdr.p + b->hdr_off[i];
     if (v->body && wl_template_expand(v->body, &ctx, &b->body) != 0)
-        return KNEE_ENOMEM;
+        return -ENOMEM;
     struct url u;
     int r = url_parse(b->url.p, &u, why, whylen);
     if (r)
@@ -302,8 +302,9 @@ static int set_origin(struct variant_source *s, const struct wl_entry *e, const 
     char why[256];
     size_t n = origin_len(e->url);
     if (!n)
-        return knee_fail(err, errlen, KNEE_EINVAL, "%s: %s: an http:// or https:// URL without a placeholder in its "
-                                                   "scheme, host or port",
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "%s: %s: an http:// or https:// URL without a placeholder in its "
+                         "scheme, host or port",
                          where, e->url);
     char buf[URL_MAX_LEN];
     if (n >= sizeof buf)
@@ -589,8 +590,7 @@ bool variant_source_ended(const struct variant_source *s)
 
 /* The engine's settings for serialising (engine.c, per run): literal table entries are built
  * now, once. 0 or KNEE_EINVAL with the reason. */
-int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, bool h2_able, char *err,
-                    size_t errlen)
+int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, bool h2_able, char *err, size_t errlen)
 {
     if (s->prepared && s->keepalive == keepalive && s->want_close == want_close && s->h2_able == h2_able)
         return 0;
@@ -638,7 +638,8 @@ int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, b
  * w takes w places) or a weighted draw from (seed, seq). */
 static const struct ventry *table_row(const struct variant_source *s, uint64_t seq)
 {
-    double x = s->o.order == WL_ORDER_SEQUENTIAL ? (double)(seq % (uint64_t)s->total) : hash01(s->o.seed, seq) * s->total;
+    double x =
+        s->o.order == WL_ORDER_SEQUENTIAL ? (double)(seq % (uint64_t)s->total) : hash01(s->o.seed, seq) * s->total;
     size_t lo = 0, hi = s->nrows - 1;
     while (lo < hi) { /* the first row whose cumulative weight exceeds x */
         size_t mid = lo + (hi - lo) / 2;

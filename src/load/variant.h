@@ -20,17 +20,17 @@
 
 #include "workload/workload.h"
 
-#define VARIANT_TABLE_MAX 100000u /* entries of a file held as a table (more: streamed) */
+#define VARIANT_TABLE_MAX 100000u       /* entries of a file held as a table (more: streamed) */
 #define VARIANT_TABLE_BYTES (64u << 20) /* and its size at most */
 
 /* Where the requests come from (knee run's flags). */
 struct variant_opts {
     /* --targets FILE|-: NULL for a single target (the fields below marked "single") */
     const char *targets_path;
-    enum wl_format format;      /* --targets-format, or wl_format_for_path */
-    enum wl_order order;        /* --targets-order: sequential or random (weights apply) */
+    enum wl_format format; /* --targets-format, or wl_format_for_path */
+    enum wl_order order;   /* --targets-order: sequential or random (weights apply) */
     /* single: one request with placeholders (knee run URL -m -H --body) */
-    const char *method;         /* NULL: GET */
+    const char *method; /* NULL: GET */
     const char *url;
     const char *const *headers; /* -H lines: added to every entry of a targets file too */
     size_t nheaders;

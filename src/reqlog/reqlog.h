@@ -150,7 +150,8 @@ void reqlog_reader_close(struct reqlog_reader *rd);
 /* ---- the derived per-request columns (shared by the CSV writer and knee stats) ---- */
 /* The CSV header knee writes for per-request output, without a trailing newline. */
 #define REQLOG_CSV_HEADER                                                                                              \
-    "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection,warmup,tls_ms,protocol,tls,entry"
+    "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection,warmup,tls_ms,protocol,tls,"  \
+    "entry"
 
 /* Derived values; NAN when the request has no such value (a dropped request has no latency).
  *   start_s    = planned / 1e9
