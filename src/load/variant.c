@@ -633,6 +633,7 @@ int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, b
 /* ------------------------------------------------------------------ the threads' rings */
 
 #define VRING_CAP 1024 /* requests prepared ahead per thread and target */
+#define VRING_START 16 /* of a stream, before the run starts (the loop fills the rest) */
 
 /* The row of the table request seq uses: its place in the cycle (sequential: an entry of weight
  * w takes w places) or a weighted draw from (seed, seq). */
@@ -803,7 +804,16 @@ void vring_init(struct worker *w, struct target_rt *t)
     vr->slot = xcalloc(vr->cap, sizeof *vr->slot);
     vr->base = I + N * w->index; /* the open loop's global index of this thread's j-th request */
     vr->step = N * T;
+    /* a stream (a pipe) fills a little now, the rest from the thread's loop, so the threads
+     * take its entries as they go rather than the first thread all of them */
+    struct variant_source *s = t->et->target->source;
+    size_t cap = vr->cap;
+    if (!s->table)
+        vr->cap = VRING_START;
     vring_fill(w, t);
+    vr->cap = cap;
+    if (!s->table)
+        w->vneed = true;
 }
 
 void vring_release(struct target_rt *t)
@@ -826,6 +836,15 @@ void vring_release(struct target_rt *t)
     vr->slot = NULL;
 }
 
+/* t's source has no more for this thread: an entry that could not be used stops the whole run
+ * (it drains as after Ctrl-C, and knee run exits 2 naming the entry); a pipe's end only ends
+ * this thread's planning of t (the other threads send what they prepared). */
+static void source_spent(struct worker *w, const struct target_rt *t)
+{
+    if (variant_source_error(t->et->target->source)[0])
+        run_stop_request(w->e->stop, false);
+}
+
 struct variant *vring_pop(struct worker *w, struct target_rt *t)
 {
     struct vring *vr = &t->vr;
@@ -834,7 +853,7 @@ struct variant *vring_pop(struct worker *w, struct target_rt *t)
     if (!vr->len)
         vring_fill(w, t); /* ran dry: prepared at the send, late */
     if (!vr->len) {
-        run_stop_request(w->e->stop, false); /* the source is spent: the run drains like after Ctrl-C */
+        source_spent(w, t);
         return NULL;
     }
     struct variant *v = vr->slot[vr->head];
@@ -851,7 +870,7 @@ bool vring_ready(struct worker *w, struct target_rt *t)
     if (vr->len <= vr->reserved)
         vring_fill(w, t);
     if (vr->len <= vr->reserved) {
-        run_stop_request(w->e->stop, false);
+        source_spent(w, t);
         return false;
     }
     vr->reserved++;

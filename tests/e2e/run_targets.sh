@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Requests as users bring them (issue 26): --targets FILE|- in vegeta's http format and in JSON
+# lines, --feed and placeholders. A capture server of our own records every request: the bytes
+# on the wire equal the file, entry for entry and in order; the feed's values appear exactly;
+# 1,000 distinct URLs run; a 1,000,000-line targets file read from a pipe keeps knee's memory
+# flat; bad input is exit 2 naming FILE:LINE, before anything is sent.
+# tier: exact
+source "$KNEE_SRC/tests/e2e/run_common.bash"
+
+# start_capture NAME: a capture server logging to $TMP/NAME.jsonl; sets CAP (its base URL).
+start_capture() {
+    python3 "$KNEE_SRC/tests/e2e/capture_server.py" "$TMP/$1.jsonl" >"$TMP/$1.port" 2>"$TMP/$1.err" &
+    PIDS+=($!)
+    local i
+    for i in $(seq 100); do
+        [[ -s "$TMP/$1.port" ]] && break
+        sleep 0.05
+    done
+    [[ -s "$TMP/$1.port" ]] || fail "capture server did not start"
+    CAP="http://127.0.0.1:$(cat "$TMP/$1.port")"
+}
+
+# capture_check NAME PYTHON-EXPR MESSAGE: reqs is the list of captured requests (dicts).
+capture_check() {
+    python3 - "$TMP/$1.jsonl" "$2" <<'PY' || fail "$3"
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def hdr(r, name):
+    return [v for n, v in r["headers"] if n.lower() == name.lower()]
+ok = eval(sys.argv[2])
+if not ok:
+    print("captured:", json.dumps(reqs[:12], indent=None)[:3000], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+
+# 1. vegeta's http format, read as it is: every entry in file order, cycling; headers, a body
+#    from a file (relative to the targets file), comments and CRLF line ends.
+start_capture h
+mkdir -p "$TMP/t"
+printf '{"n": 1}' >"$TMP/t/body.json"
+{
+    printf '# a comment\n'
+    printf 'GET %s/a?x=1\nX-A: 1\nX-B: two words\n\n' "$CAP"
+    printf 'POST %s/b\r\nContent-Type: application/json\r\n@body.json\r\n\r\n' "$CAP"
+    printf 'DELETE %s/c/9\n' "$CAP"
+} >"$TMP/t/targets.txt"
+"$KNEE" run --targets "$TMP/t/targets.txt" -n 7 -c 1 -t 1 --out "$TMP/h.csv" --json "$TMP/h.json" >"$TMP/h.txt"
+json_check "$TMP/h.json" 'identity(acc) and d["outcomes"]["ok"] == 7' "7 requests answered"
+json_check "$TMP/h.json" '[t["name"] for t in d["targets"]] == ["targets"]' "the file's target is named after it"
+capture_check h '[(r["method"], r["target"]) for r in reqs] == [("GET", "/a?x=1"), ("POST", "/b"), ("DELETE", "/c/9")] * 2 + [("GET", "/a?x=1")]' \
+    "methods and targets in file order, cycling"
+capture_check h 'hdr(reqs[0], "X-A") == ["1"] and hdr(reqs[0], "X-B") == ["two words"] and hdr(reqs[2], "X-A") == []' \
+    "each entry's own headers"
+capture_check h 'reqs[1]["body"] == "{\"n\": 1}" and hdr(reqs[1], "Content-Type") == ["application/json"] and hdr(reqs[1], "Content-Length") == ["8"]' \
+    "the body from @body.json"
+python3 - "$TMP/h.csv" <<'PY' || fail "the CSV carries each request's entry"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["entry"] for r in rows] == ["0", "1", "2", "0", "1", "2", "0"], [r["entry"] for r in rows]
+PY
+
+# 2. JSON lines: headers with a list value, body_base64, weights (sequential: sends per cycle),
+#    and -H added to every entry.
+start_capture j
+{
+    printf '{"method": "PUT", "url": "%s/j/1", "headers": {"X-L": ["a", "b"]}, "body": "one", "weight": 2}\n' "$CAP"
+    printf '{"url": "%s/j/2", "body_base64": "dHdv", "name": "second"}\n' "$CAP"
+} >"$TMP/t/t.jsonl"
+"$KNEE" run --targets "$TMP/t/t.jsonl" -H 'X-All: yes' -n 6 -c 1 -t 1 --json "$TMP/j.json" >/dev/null
+json_check "$TMP/j.json" 'd["outcomes"]["ok"] == 6' "6 jsonl requests"
+capture_check j '[r["target"] for r in reqs] == ["/j/1", "/j/1", "/j/2"] * 2' "weight 2 sends the first entry twice a cycle"
+capture_check j 'hdr(reqs[0], "X-L") == ["a", "b"] and reqs[0]["method"] == "PUT" and reqs[0]["body"] == "one"' "jsonl headers, method, body"
+capture_check j 'reqs[2]["method"] == "GET" and reqs[2]["body"] == "two" and all(hdr(r, "X-All") == ["yes"] for r in reqs)' \
+    "body_base64, the default method, -H on every entry"
+
+# 3. a feed and placeholders in the URL, a header and the body: the feed's values exactly, in
+#    order; {{seq}} counts the requests from 0; {{rand}} within its bounds; {{uuid}} a UUID.
+start_capture f
+printf 'id,name\n7,ann\n8,"bob, jr"\n9,cy\n' >"$TMP/t/users.csv"
+"$KNEE" run "$CAP/u/{{id}}?s={{seq}}&r={{rand:3-5}}" -H 'X-Name: {{name}}' -H 'X-Id: {{uuid}}' \
+    -m POST -b '{"id": {{id}}, "seq": {{seq}}}' --feed "$TMP/t/users.csv" -n 7 -c 1 -t 1 >/dev/null
+capture_check f '[r["target"].split("?")[0] for r in reqs] == ["/u/7", "/u/8", "/u/9"] * 2 + ["/u/7"]' "feed rows in order, cycling"
+capture_check f '[hdr(r, "X-Name")[0] for r in reqs[:3]] == ["ann", "bob, jr", "cy"]' "a quoted CSV value as it is"
+capture_check f '[r["target"].split("s=")[1].split("&")[0] for r in reqs] == [str(i) for i in range(7)]' "{{seq}} 0..6"
+capture_check f 'all(3 <= int(r["target"].split("r=")[1]) <= 5 for r in reqs)' "{{rand:3-5}} within 3..5"
+capture_check f 'all(__import__("re").fullmatch("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", hdr(r, "X-Id")[0]) for r in reqs)' "{{uuid}} a version-4 UUID"
+capture_check f 'reqs[1]["body"] == "{\"id\": 8, \"seq\": 1}"' "placeholders in the body"
+
+# 4. 1,000 distinct URLs in one run (open loop); every one of them sent once.
+start_capture k
+for i in $(seq 0 999); do printf 'GET %s/k/%d\n\n' "$CAP" "$i"; done >"$TMP/t/k.txt"
+"$KNEE" run --targets "$TMP/t/k.txt" -R 2000 -n 1000 --json "$TMP/k.json" >/dev/null
+json_check "$TMP/k.json" 'identity(acc) and acc["planned"] == 1000 and d["outcomes"]["ok"] == 1000' "1,000 requests"
+capture_check k 'sorted(int(r["target"].split("/")[2]) for r in reqs) == list(range(1000))' "each of the 1,000 URLs once"
+
+# 5. standard input, read once: the run ends with the input (a note), every entry sent once in
+#    order.
+start_capture p
+for i in 1 2 3 4 5; do printf 'GET %s/p/%d\n\n' "$CAP" "$i"; done |
+    "$KNEE" run --targets - -n 100 -c 1 -t 1 --json "$TMP/p.json" >/dev/null 2>"$TMP/p.err"
+grep -q 'the input ended' "$TMP/p.err" || fail "the end of the input is said"
+json_check "$TMP/p.json" 'identity(acc) and acc["sent"] == 5 and d["outcomes"]["ok"] == 5' "5 entries, 5 requests"
+capture_check p '[r["target"] for r in reqs] == ["/p/%d" % i for i in range(1, 6)]' "standard input in order"
+
+# 6. bad input: exit 2 naming FILE:LINE (or the flag), and nothing sent.
+start_capture bad
+bad() { # bad NAME EXPECTED-TEXT ARGS...
+    local name=$1 want=$2
+    shift 2
+    set +e
+    "$KNEE" run "$@" -n 3 -c 1 >"$TMP/bad-$name.out" 2>"$TMP/bad-$name.err"
+    local rc=$?
+    set -e
+    [[ $rc -eq 2 ]] || fail "$name: exit $rc, expected 2"
+    grep -qF -- "$want" "$TMP/bad-$name.err" || { cat "$TMP/bad-$name.err" >&2; fail "$name: no '$want'"; }
+}
+printf 'GET %s/1\n\nGET %s/2\nno colon here\n' "$CAP" "$CAP" >"$TMP/t/b1.txt"
+bad header-line "b1.txt:4" --targets "$TMP/t/b1.txt"
+printf 'GET %s/1\n@missing.bin\n' "$CAP" >"$TMP/t/b2.txt"
+bad body-file "b2.txt:2" --targets "$TMP/t/b2.txt"
+printf '{"url": "%s/1"}\n{"url": "%s/2", "wieght": 2}\n' "$CAP" "$CAP" >"$TMP/t/b3.jsonl"
+bad jsonl-key "b3.jsonl:2" --targets "$TMP/t/b3.jsonl"
+printf 'GET %s/1\n\nGET http://127.0.0.2:9/x\n' "$CAP" >"$TMP/t/b4.txt"
+bad origin "b4.txt:3" --targets "$TMP/t/b4.txt"
+printf 'GET %s/{{nope}}\n' "$CAP" >"$TMP/t/b5.txt"
+bad placeholder "b5.txt:1" --targets "$TMP/t/b5.txt" --feed "$TMP/t/users.csv"
+bad placeholder-name "nope" "$CAP/{{nope}}" --feed "$TMP/t/users.csv"
+bad with-url "--targets" --targets "$TMP/t/k.txt" "$CAP/x"
+bad order "--targets-order" --targets "$TMP/t/k.txt" --targets-order shuffle
+printf '' >"$TMP/t/empty.txt"
+bad empty "no entry" --targets "$TMP/t/empty.txt"
+capture_check bad 'reqs == []' "nothing was sent from a file that failed"
+
+# 7. random order: drawn by weight, reproducible with --seed.
+start_capture r
+printf '{"url": "%s/r/heavy", "weight": 9}\n{"url": "%s/r/light"}\n' "$CAP" "$CAP" >"$TMP/t/r.jsonl"
+"$KNEE" run --targets "$TMP/t/r.jsonl" --targets-order random --seed 5 -n 400 -c 2 >/dev/null
+capture_check r '300 < sum(r["target"] == "/r/heavy" for r in reqs) < 400 and len(reqs) == 400' "weights 9:1"
+
+# 8. 1,000,000 lines from a pipe (100,000 entries of 10 lines): knee's memory stays flat
+#    (compared with 10,000 lines through the same path) and every entry is sent once.
+start_knee_serve s --preset null
+python3 - "$ADDR_s" "$TMP" <<'PY' || fail "memory flat over a 1,000,000-line pipe"
+import resource, subprocess, sys, json, os
+addr, tmp = sys.argv[1], sys.argv[2]
+knee = os.environ["KNEE"]
+def run(entries):
+    p = subprocess.Popen([knee, "run", "--targets", "-", "-c", "8", "-d", "120s", "--json", f"{tmp}/m.json"],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    chunk = []
+    for i in range(entries):
+        chunk.append(f"GET http://{addr}/m/{i}\n" + "".join(f"X-H{k}: {i}\n" for k in range(8)) + "\n")
+        if len(chunk) == 1000:
+            p.stdin.write("".join(chunk).encode()); chunk = []
+    p.stdin.write("".join(chunk).encode())
+    p.stdin.close()
+    p.wait()
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, the largest child so far
+    d = json.load(open(f"{tmp}/m.json"))
+    sent = d["all"]["accounting"]["sent"]
+    return ru, sent
+small, sent_small = run(1000)
+large, sent_large = run(100000)
+print(f"max RSS: 10,000 lines {small} KiB, 1,000,000 lines {large} KiB; sent {sent_small}, {sent_large}")
+assert sent_small == 1000 and sent_large == 100000, (sent_small, sent_large)
+assert large < small + 16 * 1024, (small, large)
+PY
+echo "run_targets: ok"
