@@ -57,7 +57,10 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
         fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
     if (isfinite(t->planned))
         fprintf(out, ", %s planned", planned_count(t->planned, t->planned_exact, n, sizeof n));
-    fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
+    if (t->request_bytes)
+        fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
+    else
+        fprintf(out, "; requests that vary (below)\n");
 }
 
 void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry)

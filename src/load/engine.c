@@ -649,7 +649,7 @@ int run_dryrun(const struct run_config *cfg, struct run_dryrun *dry, char *err, 
         snprintf(pt->url, sizeof pt->url, "%s", et->target->url);
         snprintf(pt->address, sizeof pt->address, "%s", et->addr.text);
         pt->resolve_ns = et->resolve_ns;
-        pt->request_bytes = et->req_len;
+        pt->request_bytes = et->target->source ? 0 : et->req_len; /* a source's requests differ: none */
         struct plan_expect x;
         plan_expected(&cfg->plan, et->share, &x);
         pt->rate_from = x.rate_from;

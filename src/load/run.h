@@ -196,7 +196,7 @@ struct run_dryrun_target {
     char url[256];
     char address[64]; /* resolved address */
     uint64_t resolve_ns;
-    size_t request_bytes;      /* the serialised request every send writes (head and body) */
+    size_t request_bytes;      /* the serialised request every send writes (head and body); 0: they vary */
     double rate_from, rate_to; /* open loop: requests/s (equal unless --ramp); 0 in the closed loop */
     uint32_t connections;      /* closed loop: clients; 0 in the open loop */
     double planned;            /* requests planned, warm-up included; NAN when the closed loop runs for a time */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,12 @@ struct ventry {
     struct h2_request h2;
     bool h2_built;
     struct wl_buf keep_body; /* the body h2 points into */
+    /* with placeholders, over HTTP/1.1: the serialised head as a template (wire_compile), so a
+     * request is the head and body expanded, nothing parsed or allocated per send */
+    char *url_text;
+    char **hdr_text;
+    struct wl_template *wire[2]; /* the head without Content-Length and its end: keep-alive, close */
+    bool wire_cl;                /* a Content-Length line is due (a body, or POST, PUT, PATCH) */
 };
 
 struct variant_source {
@@ -48,6 +55,7 @@ struct variant_source {
     struct url origin; /* of the first entry */
     struct wl_feed *feed;
     const char **cols;
+    size_t *bad_url, *bad_head; /* per column: the first row whose value cannot go into a URL, a header (or SIZE_MAX) */
     struct wl_names names;
     uint64_t entries; /* in the file (0: a pipe) */
     /* a table */
@@ -70,6 +78,8 @@ struct variant_source {
     atomic_bool failed;
     char error[2048];
 };
+
+static int wire_compile(const struct variant_source *s, struct ventry *v, char *why, size_t whylen);
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -113,6 +123,12 @@ static void ventry_release(struct ventry *v)
     if (v->h2_built)
         h2_request_release(&v->h2);
     wl_buf_release(&v->keep_body);
+    free(v->url_text);
+    for (size_t i = 0; v->hdr_text && i < v->nhdr; i++)
+        free(v->hdr_text[i]);
+    free(v->hdr_text);
+    wl_template_free(v->wire[0]);
+    wl_template_free(v->wire[1]);
     memset(v, 0, sizeof *v);
 }
 
@@ -169,6 +185,7 @@ static int ventry_compile(const struct variant_source *s, const struct wl_entry 
     v->weight = e->weight > 0 ? e->weight : 1;
     v->idempotent = method_idempotent(v->method);
     v->head = strcmp(v->method, "HEAD") == 0;
+    v->url_text = xstrdup_(e->url);
     int r = wl_template_compile(e->url, strlen(e->url), &s->names, &v->url, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, KNEE_EINVAL, "%s: URL: %s", where, why);
@@ -176,8 +193,10 @@ static int ventry_compile(const struct variant_source *s, const struct wl_entry 
         return knee_fail(err, errlen, KNEE_EINVAL, "%s: %s", where, why);
     v->nhdr = e->nheaders + s->o.nheaders;
     v->hdr = xcalloc(v->nhdr ? v->nhdr : 1, sizeof *v->hdr);
+    v->hdr_text = xcalloc(v->nhdr ? v->nhdr : 1, sizeof *v->hdr_text);
     for (size_t i = 0; i < v->nhdr; i++) {
         const char *h = i < e->nheaders ? e->headers[i] : s->o.headers[i - e->nheaders];
+        v->hdr_text[i] = xstrdup_(h);
         r = wl_template_compile(h, strlen(h), &s->names, &v->hdr[i], why, sizeof why);
         if (r)
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: header \"%s\": %s", where, h, why);
@@ -186,6 +205,20 @@ static int ventry_compile(const struct variant_source *s, const struct wl_entry 
         r = wl_template_compile(e->body, e->body_len, &s->names, &v->body, why, sizeof why);
         if (r)
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: body: %s", where, why);
+    }
+    for (size_t c = 0; c < s->names.n && s->feed; c++) {
+        bool in_head = false;
+        for (size_t i = 0; i < v->nhdr; i++)
+            in_head |= wl_template_uses(v->hdr[i], c);
+        if (wl_template_uses(v->url, c) && s->bad_url[c] != SIZE_MAX)
+            return knee_fail(
+                err, errlen, KNEE_EINVAL,
+                "%s: {{%s}} in the URL: row %zu of %s holds a space, '#' or a control byte (percent-encode "
+                "it in the feed)",
+                where, s->cols[c], s->bad_url[c] + 1, s->o.feed_path);
+        if (in_head && s->bad_head[c] != SIZE_MAX)
+            return knee_fail(err, errlen, KNEE_EINVAL, "%s: {{%s}} in a header: row %zu of %s holds a control byte",
+                             where, s->cols[c], s->bad_head[c] + 1, s->o.feed_path);
     }
     v->literal = wl_template_literal(v->url) && (!v->body || wl_template_literal(v->body));
     for (size_t i = 0; i < v->nhdr; i++)
@@ -289,8 +322,24 @@ static int open_feed(struct variant_source *s, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--feed %s: %zu columns (at most %d)", s->o.feed_path, n,
                          VARIANT_MAX_COLUMNS);
     s->cols = xcalloc(n ? n : 1, sizeof *s->cols);
-    for (size_t i = 0; i < n; i++)
+    s->bad_url = xcalloc(n ? n : 1, sizeof *s->bad_url);
+    s->bad_head = xcalloc(n ? n : 1, sizeof *s->bad_head);
+    for (size_t i = 0; i < n; i++) {
         s->cols[i] = wl_feed_column(s->feed, i);
+        s->bad_url[i] = s->bad_head[i] = SIZE_MAX;
+        /* once per value, so a send never checks: a space or a control byte cannot go into a
+         * request line, a line break or NUL not into a header */
+        for (size_t row = 0; row < wl_feed_rows(s->feed); row++) {
+            size_t len;
+            const unsigned char *p = (const unsigned char *)wl_feed_cell(s->feed, row, i, &len);
+            for (size_t k = 0; k < len; k++) {
+                if ((p[k] <= 0x20 || p[k] == 0x7f || p[k] == '#') && s->bad_url[i] == SIZE_MAX)
+                    s->bad_url[i] = row;
+                if (((p[k] < 0x20 && p[k] != '\t') || p[k] == 0x7f) && s->bad_head[i] == SIZE_MAX)
+                    s->bad_head[i] = row;
+            }
+        }
+    }
     snprintf(s->name + 128, 128, "--feed %s", s->o.feed_path);
     s->names = (struct wl_names){.names = s->cols, .n = n, .source = s->name + 128};
     return 0;
@@ -537,6 +586,8 @@ void variant_source_free(struct variant_source *s)
         wl_reader_close(s->rd);
     wl_feed_free(s->feed);
     free(s->cols);
+    free(s->bad_url);
+    free(s->bad_head);
     free(s->first_url);
     free(s->first_method);
     url_release(&s->origin);
@@ -611,8 +662,15 @@ int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, b
         if (v->h2_built)
             h2_request_release(&v->h2);
         v->h2_built = false;
-        if (!v->literal)
+        wl_template_free(v->wire[0]);
+        wl_template_free(v->wire[1]);
+        v->wire[0] = v->wire[1] = NULL;
+        if (!v->literal) {
+            if (!h2_able && (r = wire_compile(s, v, why, sizeof why)) != 0)
+                knee_fail(err, errlen, KNEE_EINVAL, "%s:%llu: %s", s->o.targets_path ? s->o.targets_path : "the target",
+                          (unsigned long long)v->line, why);
             continue;
+        }
         /* the body stays the entry's: its HTTP/2 request points into it */
         b.body = v->keep_body;
         r = build(s, v, 0, &b, &v->h1, &v->h1_len, &v->h1_close, &v->h1_close_len, &v->h2, &v->h2_built, why,
@@ -662,6 +720,107 @@ static void variant_drop_own(struct variant *v)
     v->own_h2_built = false;
 }
 
+/* v's head serialised once with its placeholders in place (http/client's checks and order of
+ * fields), the Content-Length line and the blank line left out, compiled as one template: for
+ * keep-alive (k 0) and Connection: close (k 1). Over HTTP/1.1 only: HTTP/2 needs the fields
+ * apart (build). 0 or KNEE_EINVAL with the reason. */
+static int wire_compile(const struct variant_source *s, struct ventry *v, char *why, size_t whylen)
+{
+    struct url u;
+    int r = url_parse(v->url_text, &u, why, whylen);
+    for (int k = 0; k < 2 && !r; k++) {
+        if (k == 1 && !s->want_close)
+            break;
+        struct http_request_spec spec = {
+            .method = v->method,
+            .url = &u,
+            .headers = (const char *const *)v->hdr_text,
+            .nheaders = v->nhdr,
+            .keepalive = k == 0 && s->keepalive,
+        };
+        char *head = NULL;
+        size_t len = 0;
+        r = http_client_build_request(&spec, &head, &len, why, whylen);
+        if (r)
+            break;
+        char *cl = strstr(head, "\r\nContent-Length: ");
+        v->wire_cl = cl || v->body;
+        if (cl) { /* ours (a user's is refused): the one line out, it is written per request */
+            char *end = strstr(cl + 2, "\r\n");
+            memmove(cl, end, len - (size_t)(end - head) + 1);
+            len -= (size_t)(end - cl);
+        }
+        len -= 2; /* the blank line ending the head */
+        r = wl_template_compile(head, len, &s->names, &v->wire[k], why, whylen);
+        free(head);
+    }
+    url_release(&u);
+    return r ? KNEE_EINVAL : 0;
+}
+
+/* Append the decimal n to b (no printf on the send path). */
+static void buf_u64(struct wl_buf *b, uint64_t n)
+{
+    char d[24];
+    int k = 0;
+    do
+        d[k++] = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    if (b->len + (size_t)k > b->cap) {
+        b->cap = b->len + (size_t)k + 64;
+        b->p = xrealloc(b->p, b->cap);
+    }
+    while (k)
+        b->p[b->len++] = d[--k];
+}
+
+static void buf_add(struct wl_buf *b, const char *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = b->len + n + 64;
+        b->p = xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+/* Request seq of row from its wire templates into v's buffers: the head, Content-Length, the
+ * blank line, the body. */
+static int fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+{
+    struct wl_value vals[256];
+    size_t nvals = 0;
+    if (s->feed) {
+        uint64_t r = wl_pick(s->o.feed_order, wl_feed_rows(s->feed), s->o.seed, seq);
+        nvals = wl_feed_columns(s->feed);
+        for (size_t c = 0; c < nvals; c++)
+            vals[c].s = wl_feed_cell(s->feed, (size_t)r, c, &vals[c].len);
+    }
+    struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
+    struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
+    body->len = 0;
+    if (row->body && wl_template_expand(row->body, &ctx, body) != 0)
+        return -ENOMEM;
+    for (int k = 0; k < 2 && row->wire[k]; k++) {
+        out[k]->len = 0;
+        if (wl_template_expand(row->wire[k], &ctx, out[k]) != 0)
+            return -ENOMEM;
+        if (row->wire_cl) {
+            buf_add(out[k], "Content-Length: ", 16);
+            buf_u64(out[k], body->len);
+            buf_add(out[k], "\r\n", 2);
+        }
+        buf_add(out[k], "\r\n", 2);
+        buf_add(out[k], body->p ? body->p : "", body->len);
+    }
+    v->h1 = out[0]->p;
+    v->h1_len = out[0]->len;
+    v->h1_close = row->wire[1] ? out[1]->p : NULL;
+    v->h1_close_len = row->wire[1] ? out[1]->len : 0;
+    v->h2 = NULL;
+    return 0;
+}
+
 /* Point v at what it sends: the row's shared bytes, or its own built now. */
 static int fill_from(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v, char *why,
                      size_t whylen)
@@ -677,6 +836,8 @@ static int fill_from(struct variant_source *s, const struct ventry *row, uint64_
         v->h2 = row->h2_built ? &row->h2 : NULL;
         return 0;
     }
+    if (row->wire[0])
+        return fill_wire(s, row, seq, v);
     int r = build(s, row, seq, &v->b, &v->own_h1, &v->h1_len, &v->own_h1_close, &v->h1_close_len, &v->own_h2,
                   &v->own_h2_built, why, whylen);
     v->h1 = v->own_h1;
@@ -710,6 +871,11 @@ static int stream_advance(struct variant_source *s, uint32_t nshards, uint32_t s
         where_of(s, &e, where, sizeof where);
         if ((r = entry_repeat(s, &e, &s->cur_left, s->error, sizeof s->error)) != 0 ||
             (r = ventry_compile(s, &e, &s->cur, where, s->error, sizeof s->error)) != 0) {
+            ventry_release(&s->cur);
+            return KNEE_EINVAL;
+        }
+        if (s->prepared && !s->h2_able && wire_compile(s, &s->cur, why, sizeof why) != 0) {
+            snprintf(s->error, sizeof s->error, "%s: %s", where, why);
             ventry_release(&s->cur);
             return KNEE_EINVAL;
         }

@@ -126,6 +126,8 @@ bad origin "b4.txt:3" --targets "$TMP/t/b4.txt"
 printf 'GET %s/{{nope}}\n' "$CAP" >"$TMP/t/b5.txt"
 bad placeholder "b5.txt:1" --targets "$TMP/t/b5.txt" --feed "$TMP/t/users.csv"
 bad placeholder-name "nope" "$CAP/{{nope}}" --feed "$TMP/t/users.csv"
+printf 'id,name\n7,ann\n8,"bob jr"\n' >"$TMP/t/space.csv"
+bad feed-value "row 2 of" "$CAP/u/{{name}}" --feed "$TMP/t/space.csv"
 bad with-url "--targets" --targets "$TMP/t/k.txt" "$CAP/x"
 bad order "--targets-order" --targets "$TMP/t/k.txt" --targets-order shuffle
 printf '' >"$TMP/t/empty.txt"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The cost of requests that vary (issue 26: --targets, --feed, placeholders), in instructions
+# per request of knee run's load thread, counted with callgrind (load-independent: see
+# bench/instr_per_request.sh). Closed loop, one load thread, CONNS connections, against nginx
+# (one worker, `return 200`). The cases, each REQUESTS requests:
+#   fixed      one URL, the request built once (the baseline)
+#   table      --targets with 1,000 entries without placeholders (each built once, shared)
+#   seq        one URL with {{seq}} (expanded and serialised per request, ahead of its send)
+#   feed       {{id}} in the URL and {{name}} in a header from a 1,000-row CSV feed
+#   stream     --targets with 200,000 entries (more than a table holds: read, compiled,
+#              expanded and serialised per request under the source's lock)
+# The preparation runs on the load thread (the ring is topped up after each loop callback), so
+# its cost is in the figure.
+#
+#   bench/targets_cost.sh                      REQUESTS=20000 CONNS=50
+set -euo pipefail
+source "$(dirname "$0")/common.bash" # KNEE; the repository root
+REQUESTS=${REQUESTS:-20000}
+CONNS=${CONNS:-50}
+bench_need valgrind callgrind_annotate nginx python3
+bench_tmp knee-targets
+bench_nginx "" # PORT
+B="http://127.0.0.1:$PORT"
+python3 - "$TMP" "$B" <<'PY'
+import sys
+tmp, b = sys.argv[1], sys.argv[2]
+with open(f"{tmp}/table.txt", "w") as f:
+    for i in range(1000):
+        f.write(f"GET {b}/k/{i}\n\n")
+with open(f"{tmp}/stream.txt", "w") as f:
+    for i in range(200000):
+        f.write(f"GET {b}/k/{i}\n\n")
+with open(f"{tmp}/feed.csv", "w") as f:
+    f.write("id,name\n")
+    for i in range(1000):
+        f.write(f"{i},user{i}\n")
+PY
+echo "# $(valgrind --version), nginx $(nginx_version), $(nproc) CPUs; $REQUESTS requests, $CONNS connections, 1 thread"
+base=0
+one() { # one NAME ARGS...: instructions per request in worker_main
+    local name=$1 out="$TMP/callgrind.$1"
+    shift
+    valgrind --tool=callgrind --toggle-collect=worker_main --callgrind-out-file="$out" \
+        "$KNEE" run -t 1 -c "$CONNS" -n "$REQUESTS" --json "$TMP/$name.json" "$@" >/dev/null 2>"$TMP/$name.vg"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["outcomes"]["ok"] == int(sys.argv[2]), d["outcomes"]' \
+        "$TMP/$name.json" "$REQUESTS" || { echo "bench: $name: not every request answered" >&2; exit 1; }
+    local total
+    total=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+    local per=$((total / REQUESTS))
+    ((base)) || base=$per
+    printf '%-8s %6d instructions per request  (%.2fx fixed)   knee run %s\n' "$name" "$per" \
+        "$(python3 -c "print($per / $base)")" "$*"
+}
+one fixed "$B/k/1"
+one table --targets "$TMP/table.txt"
+one seq "$B/k/{{seq}}"
+one feed "$B/u/{{id}}" -H 'X-Name: {{name}}' --feed "$TMP/feed.csv"
+one stream --targets "$TMP/stream.txt"
