@@ -32,7 +32,7 @@
 #include "plan/schedule.h"
 #include "record/record.h" /* the plan's words the record echoes: enum run_arrivals, RUN_MAX_TARGETS, RUN_MAX_SHARDS */
 
-/* Defaults (documented in `knee run --help` and the README). */
+/* Defaults (documented in `knee run --help` and docs/REFERENCE.md). */
 #define PLAN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
 #define PLAN_DEFAULT_CLOSED_CONNECTIONS 8
 #define PLAN_DEFAULT_OPEN_CONNECTIONS 10000 /* the open-loop pool cap */
