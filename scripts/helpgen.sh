@@ -4,7 +4,7 @@
 #   scripts/helpgen.sh bash  KNEE [OUT]   bash completion: subcommands, flags, lab's experiments
 #   scripts/helpgen.sh zsh   KNEE [OUT]   zsh completion (#compdef knee), the same with descriptions
 #   scripts/helpgen.sh flags KNEE [OUT]   one line per flag: "knee CMD<TAB>--long<TAB>-s<TAB>META"
-#                                         (tests/e2e/readme_flags.sh checks each is in README.md)
+#                                         (tests/e2e/docs_flags.sh checks each is in docs/REFERENCE.md)
 #   scripts/helpgen.sh commands KNEE [OUT]  one line per command: "knee", "knee run", "knee hlog show"...
 # Output goes to stdout, or to OUT (replaced only when the whole output was generated).
 # The help texts come from src/cli's option tables (src/cli/opt.c prints them), so their
@@ -357,7 +357,8 @@ function do_man(    i, p, name, line) {
         if (line ~ /^exit codes: /) { sub(/^exit codes: /, "", line); print esc(line) "." }
     }
     print ".SH \"SEE ALSO\""
-    print "The README.md and docs/ of the knee sources: the measurements, the formats of every"
+    print "docs/REFERENCE.md of the knee sources: every command and flag with real output;"
+    print "README.md is the short tour, and docs/ holds the measurements, the formats of every"
     print "file knee reads or writes, and how each number is computed."
 }
 

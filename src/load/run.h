@@ -25,7 +25,7 @@
 #include "record/record.h"
 #include "reqlog/reqlog.h"
 
-/* Defaults of how a plan runs (documented in `knee run --help` and the README); the plan's own
+/* Defaults of how a plan runs (documented in `knee run --help` and docs/REFERENCE.md); the plan's own
  * defaults and bounds are plan/plan.h's (PLAN_DEFAULT_*, PLAN_MAX_*). */
 #define RUN_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define RUN_MAX_REJECTS 8

@@ -34,7 +34,7 @@
 
 struct variant_source;
 
-/* Defaults (documented in `knee run --help` and the README). */
+/* Defaults (documented in `knee run --help` and docs/REFERENCE.md). */
 #define PLAN_DEFAULT_DURATION_NS (10ULL * 1000000000ULL)
 #define PLAN_DEFAULT_CLOSED_CONNECTIONS 8
 #define PLAN_DEFAULT_OPEN_CONNECTIONS 10000 /* the open-loop pool cap */

@@ -29,7 +29,7 @@
 
 #define SERVE_NAME_MAX 32
 #define SERVE_ADDR_MAX 96
-/* Bounds serve_config_check() enforces (documented in knee serve --help and README). */
+/* Bounds serve_config_check() enforces (documented in knee serve --help and docs/REFERENCE.md). */
 #define SERVE_POOL_MAX 100000u
 #define SERVE_WORKERS_MAX 256u
 #define SERVE_FANOUT_MAX 1000u

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Every example command in README.md's code blocks ("$ knee ..." lines, with their "\"
+# The front door stays short and its examples true: README.md has at most 400 lines, and
+# every example command in the code blocks of README.md (the quick tour) and of
+# docs/REFERENCE.md (every command's reference) ("$ knee ..." lines, with their "\"
 # continuations) still parses and runs:
 #   knee run, knee capacity
 #               with --dry-run appended (every flag checked, the targets resolved, nothing
 #               sent); a URL whose host does not resolve here is rewritten to 127.0.0.1
-#               (README examples may name example hosts), and the placeholder port PORT
+#               (the examples may name example hosts), and the placeholder port PORT
 #               becomes a live knee serve's; must exit 0
 #   knee model  run as written; exit 0
 #   knee stats, knee hlog, knee report
@@ -15,12 +17,12 @@
 #               says it is listening
 #   knee merge  run as written (globs expanded) in the temp dir over the outputs of 4 shards
 #               (s0..s3) and of 2 shards of which shard 1 was interrupted (int-0, int-1); exit
-#               0, or the code the README shows in a following "$ echo $?"
+#               0, or the code the page shows in a following "$ echo $?"
 #   knee compare
 #               run as written in cmp/, where before/, same/ and after/ are three repetitions
 #               each of one plan against the null server; exit 0, or 99 (a --fail-if that
 #               found the rare false alarm the method allows)
-# An example whose README output is a single error line ("knee <cmd>: ...") is bad input on
+# An example whose shown output is a single error line ("knee <cmd>: ...") is bad input on
 # purpose: it must exit 2 and print that line (up to the file name's position, for errors
 # whose details depend on generated inputs). Pipes, redirections and comments after the
 # knee command are dropped. Exceptions, by name with the reason: EXCEPTIONS below.
@@ -30,6 +32,10 @@ source "$KNEE_SRC/tests/e2e/run_common.bash"
 
 # knee lab runs minutes of experiments (its flags are covered by tests/e2e/lab_cli.sh).
 EXCEPTIONS="lab"
+
+# the README is the front door, not the manual: the reference is docs/REFERENCE.md
+readme_lines=$(wc -l <"$KNEE_SRC/README.md")
+((readme_lines <= 400)) || fail "README.md has $readme_lines lines, more than 400: move the detail to docs/REFERENCE.md"
 
 cd "$TMP"
 # inputs for the stats and hlog examples
@@ -81,35 +87,40 @@ for p in "${PIDS[@]:1}"; do
 done
 PIDS=("${PIDS[0]}")
 
-python3 - "$KNEE_SRC/README.md" "$KNEE" "$EXCEPTIONS" "$PORT" <<'PY'
+python3 - "$KNEE_SRC" "$KNEE" "$EXCEPTIONS" "$PORT" <<'PY'
 import glob, os, re, shlex, socket, subprocess, sys
 
-readme, knee, exceptions, live_port = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
-lines = open(readme, encoding="utf-8").read().split("\n")
+src, knee, exceptions, live_port = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
+PAGES = ("README.md", "docs/REFERENCE.md")
 
-# "$ knee ..." lines inside ``` blocks, continuations joined; the line after the command
-# (its first line of output) tells an error example.
-examples, in_block, i = [], False, 0
-while i < len(lines):
-    line = lines[i]
-    if line.startswith("```"):
-        in_block = not in_block
-    elif in_block and line.startswith("$ knee "):
-        start, cmd = i + 1, line[2:]
-        while cmd.endswith("\\"):
-            i += 1
-            cmd = cmd[:-1] + " " + lines[i].strip()
-        following = lines[i + 1] if i + 1 < len(lines) else ""
-        after = lines[i + 2] if i + 2 < len(lines) else "```"
-        # the exit code the README shows: "$ echo $?" after the output, then the code
-        code, j = 0, i + 1
-        while j < len(lines) and not lines[j].startswith(("```", "$ ")):
-            j += 1
-        if j + 1 < len(lines) and lines[j] == "$ echo $?" and lines[j + 1].strip().isdigit():
-            code = int(lines[j + 1])
-        # an error example prints one line, then the block ends or the next command starts
-        examples.append((start, cmd, following if after.startswith(("```", "$ ")) else "", code))
-    i += 1
+def examples_of(page):
+    """The "$ knee ..." lines inside ``` blocks of one page, continuations joined; the line
+    after the command (its first line of output) tells an error example."""
+    lines = open(os.path.join(src, page), encoding="utf-8").read().split("\n")
+    examples, in_block, i = [], False, 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            in_block = not in_block
+        elif in_block and line.startswith("$ knee "):
+            start, cmd = i + 1, line[2:]
+            while cmd.endswith("\\"):
+                i += 1
+                cmd = cmd[:-1] + " " + lines[i].strip()
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            after = lines[i + 2] if i + 2 < len(lines) else "```"
+            # the exit code the page shows: "$ echo $?" after the output, then the code
+            code, j = 0, i + 1
+            while j < len(lines) and not lines[j].startswith(("```", "$ ")):
+                j += 1
+            if j + 1 < len(lines) and lines[j] == "$ echo $?" and lines[j + 1].strip().isdigit():
+                code = int(lines[j + 1])
+            # an error example prints one line, then the block ends or the next command starts
+            examples.append((page, start, cmd, following if after.startswith(("```", "$ ")) else "", code))
+        i += 1
+    return examples
+
+examples = [e for page in PAGES for e in examples_of(page)]
 
 def argv_of(cmd):
     """The knee command alone: stop at a pipe, a redirection, && or ;; drop comments."""
@@ -141,10 +152,10 @@ def local_urls(argv):
     return out
 
 failures, counts = [], {}
-for line_no, cmd, following, code in examples:
+for page, line_no, cmd, following, code in examples:
     argv = argv_of(cmd)
     sub = argv[1] if len(argv) > 1 else ""
-    where = "README.md:%d: %s" % (line_no, cmd)
+    where = "%s:%d: %s" % (page, line_no, cmd)
     if sub in exceptions:
         counts["skipped"] = counts.get("skipped", 0) + 1
         continue
@@ -163,7 +174,7 @@ for line_no, cmd, following, code in examples:
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="cmp" if sub == "compare" else None)
     counts[sub] = counts.get(sub, 0) + 1
     if error_example:
-        # the README shows the error line: exit 2 and the same line, at least up to the
+        # the page shows the error line: exit 2 and the same line, at least up to the
         # position in the named file (inputs made here differ in their details)
         want = following.strip()
         got = p.stderr.strip().split("\n")[0] if p.stderr.strip() else ""
@@ -172,23 +183,25 @@ for line_no, cmd, following, code in examples:
         if p.returncode != 2 or not got.startswith(prefix):
             failures.append("%s: expected exit 2 and '%s', got exit %d and '%s'" % (where, prefix, p.returncode, got))
         continue
-    # the README's other exit codes are of runs, here --dry-run; compare may find the rare
+    # the pages' other exit codes are of runs, here --dry-run; compare may find the rare
     # false alarm the method allows (99)
     code = code if sub == "merge" else 0
     if p.returncode != code and not (sub == "compare" and p.returncode == 99):
-        failures.append("%s: exit %d (the README shows %d): %s" % (where, p.returncode, code,
+        failures.append("%s: exit %d (the page shows %d): %s" % (where, p.returncode, code,
                                                                    (p.stderr or p.stdout).strip()[:300]))
     elif sub in ("run", "capacity") and "nothing was sent" not in p.stdout:
         failures.append("%s: --dry-run printed no plan" % where)
     elif sub == "serve" and "listening on" not in p.stdout:
         failures.append("%s: no server listened" % where)
 
-print("README examples: %s" % ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+print("examples of %s: %s" % (" and ".join(PAGES), ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
 for f in failures:
     print("FAIL: " + f, file=sys.stderr)
-if not counts.get("run") or not counts.get("model"):
-    print("FAIL: no knee run or knee model example found in README.md", file=sys.stderr)
-    sys.exit(1)
+for page in PAGES:
+    found = {e[2].split()[1] for e in examples if e[0] == page and len(e[2].split()) > 1}
+    if not {"run", "model"} <= found:
+        print("FAIL: no knee run or knee model example found in %s" % page, file=sys.stderr)
+        sys.exit(1)
 sys.exit(1 if failures else 0)
 PY
 echo "ok"
