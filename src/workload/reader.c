@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct wl_reader {
@@ -325,9 +326,15 @@ static int load_body_file(struct wl_reader *rd, const char *label, const char *p
         return 0;
     free(rd->body_path);
     rd->body_path = NULL;
-    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    /* a regular file only: a FIFO or a device ("@/dev/stdin") would block or never end */
+    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "%s%s: %s", label, path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail_at(rd, err, errlen, KNEE_EINVAL, "%s%s: not a regular file", label, path);
+    }
     int k = read_all(&rd->filebody, fd);
     close(fd);
     if (k == KNEE_ETOOBIG)

@@ -162,6 +162,8 @@ static void test_http_errors(void **state)
         "separates entries)");
     assert_string_equal(first_error("\n\nPOST http://a/\n@nope.json\n", WL_FORMAT_HTTP),
                         "t.txt:4: @nope.json: No such file or directory");
+    assert_string_equal(first_error("POST http://a/\n@/dev/null\n", WL_FORMAT_HTTP),
+                        "t.txt:2: @/dev/null: not a regular file");
     assert_string_equal(first_error("POST http://a/\n@\n", WL_FORMAT_HTTP),
                         "t.txt:2: expected a file name after \"@\"");
     const char *bad = first_error("GET ftp://a/\n", WL_FORMAT_HTTP);
