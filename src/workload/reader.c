@@ -195,7 +195,8 @@ static int put_header(struct wl_reader *rd, const char *name, size_t nlen, const
         rd->hcap = ncap;
     }
     rd->hoff[rd->nh++] = rd->text.len;
-    if (buf_put(&rd->text, name, nlen) || buf_put(&rd->text, ": ", 2) || buf_put(&rd->text, value, vlen))
+    /* "Name: value", or "Name:" for an empty value (no trailing space) */
+    if (buf_put(&rd->text, name, nlen) || buf_put(&rd->text, ": ", vlen ? 2 : 1) || buf_put(&rd->text, value, vlen))
         return -ENOMEM;
     rd->text.len++;
     return 0;

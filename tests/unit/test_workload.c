@@ -97,6 +97,7 @@ static void test_http_vegeta_file(void **state)
                     "Authorization: Token DEADBEEF\r\n"
                     "X-Many: 1\r\n"
                     "X-Many:2\r\n"
+                    "X-Empty:\r\n"
                     "\n"
                     "POST http://goku:9090/things\n"
                     "  Content-Type :  application/json  \n"
@@ -121,14 +122,15 @@ static void test_http_vegeta_file(void **state)
     assert_int_equal(e.index, 1);
     assert_int_equal(e.line, 6);
     assert_string_equal(e.method, "DELETE");
-    assert_int_equal(e.nheaders, 4);
+    assert_int_equal(e.nheaders, 5);
+    assert_string_equal(e.headers[4], "X-Empty:");
     assert_string_equal(e.headers[0], "Confirmation-Token: 90215");
     assert_string_equal(e.headers[1], "Authorization: Token DEADBEEF");
     assert_string_equal(e.headers[2], "X-Many: 1");
     assert_string_equal(e.headers[3], "X-Many: 2");
 
     assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), 0);
-    assert_int_equal(e.line, 13);
+    assert_int_equal(e.line, 14);
     assert_string_equal(e.method, "POST");
     assert_int_equal(e.nheaders, 1);
     assert_string_equal(e.headers[0], "Content-Type: application/json");
@@ -137,7 +139,7 @@ static void test_http_vegeta_file(void **state)
 
     /* the body ends an entry (vegeta): the next line starts another; {{ skips the URL check */
     assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), 0);
-    assert_int_equal(e.line, 16);
+    assert_int_equal(e.line, 17);
     assert_string_equal(e.url, "http://goku:9090/{{id}}");
     assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), WL_END);
     assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), WL_END);
