@@ -148,6 +148,16 @@ bool wl_is_token(const char *s, size_t len)
     return true;
 }
 
+bool wl_field_ok(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return false;
+    }
+    return true;
+}
+
 const char *wl_quote(const char *s, size_t len, char *out, size_t outlen)
 {
     size_t max = 60, o = 0;

@@ -272,8 +272,8 @@ static int check_url(struct wl_reader *rd, const char *url, size_t len, char *er
     char q[80];
     if (len == 0)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "expected a URL, got nothing");
-    if (memchr(url, '\0', len))
-        return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte in the URL");
+    if (!wl_field_ok(url, len))
+        return fail_at(rd, err, errlen, KNEE_EINVAL, "a control character in the URL");
     if (strstr(url, "{{"))
         return 0;
     struct url u;
@@ -360,6 +360,21 @@ static void trim(char **s, size_t *n)
     (*s)[*n] = '\0';
 }
 
+/* A line of the http format holds no control byte but HTAB: a CR inside a header line would
+ * split it on the wire. */
+static int check_line(struct wl_reader *rd, const char *s, size_t n, char *err, size_t errlen)
+{
+    if (wl_field_ok(s, n))
+        return 0;
+    size_t i = 0;
+    while (i < n && ((unsigned char)s[i] >= 0x20 || s[i] == '\t') && s[i] != 0x7f)
+        i++;
+    if (s[i] == '\0')
+        return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte (not a text file?)");
+    return fail_at(rd, err, errlen, KNEE_EINVAL, "a control character (byte 0x%02x) at column %zu",
+                   (unsigned)(unsigned char)s[i], i + 1);
+}
+
 /* The "METHOD URL" line s (trimmed, non-empty) into the entry. */
 static int http_request_line(struct wl_reader *rd, char *s, size_t n, size_t *moff, size_t *uoff, char *err,
                              size_t errlen)
@@ -416,8 +431,8 @@ static int http_next(struct wl_reader *rd, struct wl_entry *e, char *err, size_t
     } while (n == 0 || *s == '#');
     entry_begin(rd, e, off);
     size_t moff = 0, uoff = 0;
-    if (memchr(s, '\0', n))
-        return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte (not a text file?)");
+    if ((k = check_line(rd, s, n, err, errlen)) != 0)
+        return k;
     if ((k = http_request_line(rd, s, n, &moff, &uoff, err, errlen)) != 0)
         return k;
     while ((k = next_line(rd, &s, &n, &off, err, errlen)) == 1) {
@@ -426,8 +441,8 @@ static int http_next(struct wl_reader *rd, struct wl_entry *e, char *err, size_t
             break;
         if (*s == '#')
             continue;
-        if (memchr(s, '\0', n))
-            return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte (not a text file?)");
+        if ((k = check_line(rd, s, n, err, errlen)) != 0)
+            return k;
         if (*s == '@') {
             char *path = s + 1;
             size_t plen = n - 1;
@@ -487,8 +502,9 @@ static int jsonl_header(struct wl_reader *rd, const char *name, const json_t *v,
                            name);
         const char *s = json_string_value(x);
         size_t n = json_string_length(x);
-        if (strcspn(s, "\r\n") < n || memchr(s, '\0', n))
-            return fail_at(rd, err, errlen, KNEE_EINVAL, "header \"%s\": a value may not hold CR, LF or NUL", name);
+        if (!wl_field_ok(s, n))
+            return fail_at(rd, err, errlen, KNEE_EINVAL,
+                           "header \"%s\": a value may not hold a control character (CR, LF, NUL, ...)", name);
         if (put_header(rd, name, strlen(name), s, n) != 0)
             return fail_at(rd, err, errlen, -ENOMEM, "out of memory");
     }

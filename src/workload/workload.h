@@ -26,6 +26,12 @@ int wl_format_parse(const char *s, enum wl_format *out);
  * the line. */
 #define WL_MAX_LINE (1u << 20)
 
+/* True when s[0..len) holds no control byte other than HTAB (no CR, LF, NUL, DEL): what a URL
+ * or a header line may carry on the wire (RFC 9110 field values). The readers check what they
+ * read; a caller checks a URL or header after expanding it (a feed's value may hold anything).
+ * Pure; any thread. */
+bool wl_field_ok(const char *s, size_t len);
+
 /* One entry, as read (templates not expanded yet: the strings may hold {{...}}). All strings
  * NUL-terminated and owned by the reader: valid until the next wl_reader_next/_read_at or close. */
 struct wl_entry {

@@ -21,8 +21,10 @@ static inline void fuzz_check_entry(const struct wl_entry *e, uint64_t want_inde
         abort();
     if (!(e->weight > 0) || !isfinite(e->weight))
         abort();
+    if (!wl_field_ok(e->url, strlen(e->url)))
+        abort();
     for (size_t i = 0; i < e->nheaders; i++)
-        if (!strchr(e->headers[i], ':') || strpbrk(e->headers[i], "\r\n"))
+        if (!strchr(e->headers[i], ':') || !wl_field_ok(e->headers[i], strlen(e->headers[i])))
             abort();
     if (e->body_len > 0 && !e->body)
         abort();

@@ -170,6 +170,17 @@ static void test_http_errors(void **state)
                         "t.txt:2: expected a file name after \"@\"");
     const char *bad = first_error("GET ftp://a/\n", WL_FORMAT_HTTP);
     assert_true(strncmp(bad, "t.txt:1: bad URL \"ftp://a/\": ", 29) == 0);
+    assert_string_equal(first_error("GET http://a/\nX-A: b\rX-B: c\n", WL_FORMAT_HTTP),
+                        "t.txt:2: a control character (byte 0x0d) at column 7");
+    assert_string_equal(first_error("GET http://a/\x01\n", WL_FORMAT_HTTP),
+                        "t.txt:1: a control character (byte 0x01) at column 14");
+    assert_string_equal(first_error("{\"url\":\"http://a/\\u0007{{x}}\"}\n", WL_FORMAT_JSONL),
+                        "t.txt:1: a control character in the URL");
+    assert_true(wl_field_ok("a\tb", 3));
+    assert_false(wl_field_ok("a\rb", 3));
+    assert_false(wl_field_ok("a\0b", 3));
+    assert_false(wl_field_ok("\x7f", 1));
+    assert_true(wl_field_ok("\xc3\xa9", 2));
     /* a NUL byte: not a text file */
     struct wl_reader *rd;
     assert_int_equal(wl_reader_open_mem(&rd, "GET http://a/\0x\n", 16, "b.bin", NULL, WL_FORMAT_HTTP, err, sizeof err),
@@ -316,7 +327,7 @@ static void test_jsonl_errors(void **state)
     assert_string_equal(first_error("{\"url\":\"http://a/\",\"headers\":{\"A\":1}}\n", J),
                         "t.txt:1: header \"A\": a value must be a string or a list of strings");
     assert_string_equal(first_error("{\"url\":\"http://a/\",\"headers\":{\"A\":\"x\\r\\nB: y\"}}\n", J),
-                        "t.txt:1: header \"A\": a value may not hold CR, LF or NUL");
+                        "t.txt:1: header \"A\": a value may not hold a control character (CR, LF, NUL, ...)");
     assert_string_equal(first_error("{\"url\":\"http://a/\",\"headers\":{\"A B\":\"x\"}}\n", J),
                         "t.txt:1: header name \"A B\" is not an HTTP token");
     assert_string_equal(first_error("[1]\n", J), "t.txt:1: expected a JSON object (one per line)");
