@@ -82,8 +82,9 @@ struct wl_feed; /* loaded whole into memory (a feed is data, not a plan: its siz
 /* Load a CSV (a header row names the columns: unique, non-empty) or JSONL (each line an object
  * of scalars; the columns are the first line's keys, every line must have exactly them) feed;
  * by extension (.csv, .jsonl/.ndjson; else KNEE_EINVAL naming the file). At least one row.
- * Errors name FILE:LINE. JSONL scalars: a string as is, a number as written in the file
- * (integers) or its shortest round-trip text, true/false as "true"/"false", null as "". */
+ * Errors name FILE:LINE. JSONL scalars: a string as is, an integer in decimal, another number
+ * as the shortest text that reads back to it (1.0 -> "1", 1e3 -> "1000", 0.1 -> "0.1"),
+ * true/false as "true"/"false", null as "". Columns may not be named seq, uuid or rand:... */
 int wl_feed_load(struct wl_feed **out, const char *path, char *err, size_t errlen);
 /* The same over memory (copied), jsonl or CSV, named name in messages. For tests and fuzzing. */
 int wl_feed_load_mem(struct wl_feed **out, const void *data, size_t size, bool jsonl, const char *name, char *err,
