@@ -339,6 +339,13 @@ static void test_jsonl_errors(void **state)
 
 /* ---------------------------------------------------------------- bounded memory from a pipe */
 
+/* A million lines; under ASan (slow, and its quarantine makes RSS meaningless) a fifth. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PIPE_LINES 200000
+#else
+#define PIPE_LINES 1000000
+#endif
+
 struct writer {
     int fd;
     bool jsonl;
@@ -348,7 +355,7 @@ static void *write_million(void *arg)
 {
     struct writer *w = arg;
     FILE *f = fdopen(w->fd, "w");
-    for (int i = 0; i < 1000000; i++) {
+    for (int i = 0; i < PIPE_LINES; i++) {
         if (w->jsonl)
             fprintf(f, "{\"method\":\"POST\",\"url\":\"http://127.0.0.1:8080/item/%d\",\"headers\":{\"X-I\":\"%d\"}}\n",
                     i, i);
@@ -392,8 +399,10 @@ static void read_million_from_pipe(bool jsonl)
         n++;
     }
     assert_int_equal(k, WL_END);
-    assert_int_equal(n, jsonl ? 1000000 : 500000);
-    assert_string_equal(e.url, jsonl ? "http://127.0.0.1:8080/item/999999" : "http://127.0.0.1:8080/item/999998");
+    assert_int_equal(n, jsonl ? PIPE_LINES : PIPE_LINES / 2);
+    char last[64];
+    snprintf(last, sizeof last, "http://127.0.0.1:8080/item/%d", jsonl ? PIPE_LINES - 1 : PIPE_LINES - 2);
+    assert_string_equal(e.url, last);
     assert_int_equal(wl_reader_read_at(rd, 0, 0, 1, &e, err, sizeof err), KNEE_EUNSUPPORTED);
     wl_reader_close(rd);
     pthread_join(th, NULL);
@@ -573,7 +582,8 @@ static const char *expand(const char *s, uint64_t seq, uint64_t seed)
     struct wl_buf b = {0};
     assert_int_equal(wl_template_expand(t, &ctx, &b), 0);
     assert_true(b.len < sizeof out);
-    memcpy(out, b.p, b.len);
+    if (b.len > 0)
+        memcpy(out, b.p, b.len);
     out[b.len] = '\0';
     wl_buf_release(&b);
     wl_template_free(t);
