@@ -22,6 +22,10 @@ void wl_lines_init_fd(struct wl_lines *l, int fd, bool own_fd)
     l->own_fd = own_fd;
     struct stat st;
     l->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (l->seekable) { /* offsets are the file's (standard input may start part-way in) */
+        off_t at = lseek(fd, 0, SEEK_CUR);
+        l->off = at > 0 ? (uint64_t)at : 0;
+    }
 }
 
 void wl_lines_init_mem(struct wl_lines *l, const char *mem, size_t len)

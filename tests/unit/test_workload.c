@@ -15,6 +15,7 @@
 #include "fixture_tmpdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,23 @@ static void test_read_at(void **state)
     assert_int_equal(e.index, 11);
     assert_int_equal(e.line, line[11]);
     wl_reader_close(rd);
+    /* standard input redirected from the file, part-way in: offsets are still the file's */
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_true(lseek(fd, (off_t)off[5], SEEK_SET) == (off_t)off[5]);
+    int saved = dup(STDIN_FILENO);
+    assert_int_equal(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+    close(fd);
+    assert_int_equal(wl_reader_open(&rd, "-", WL_FORMAT_HTTP, err, sizeof err), 0);
+    assert_true(wl_reader_seekable(rd));
+    assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), 0);
+    assert_string_equal(e.url, "http://h/5");
+    assert_int_equal(e.offset, off[5]);
+    assert_int_equal(wl_reader_read_at(rd, off[7], 2, line[7], &e, err, sizeof err), 0);
+    assert_string_equal(e.url, "http://h/7");
+    wl_reader_close(rd);
+    assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+    close(saved);
     assert_int_equal(wl_reader_open(&rd, "/nonexistent/t.txt", WL_FORMAT_HTTP, err, sizeof err), -ENOENT);
     assert_string_equal(err, "/nonexistent/t.txt: No such file or directory");
 }
