@@ -162,10 +162,12 @@ static int scalar_text(const json_t *v, char *num, size_t numlen, const char **s
     } else if (json_is_real(v)) {
         double d = json_real_value(v);
         int w = 0;
-        for (int prec = 1; prec <= 17; prec++) {
+        if (d == trunc(d) && fabs(d) < 1e17) /* 1e3 and 1.0 are integers: no exponent, no point */
+            w = snprintf(num, numlen, "%.0f", d);
+        for (int prec = 1; w == 0 && prec <= 17; prec++) {
             w = snprintf(num, numlen, "%.*g", prec, d);
-            if (strtod(num, NULL) == d)
-                break;
+            if (strtod(num, NULL) != d)
+                w = 0;
         }
         *s = num;
         *n = (size_t)w;

@@ -22,6 +22,10 @@ void wl_lines_init_fd(struct wl_lines *l, int fd, bool own_fd)
     l->own_fd = own_fd;
     struct stat st;
     l->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (l->seekable) { /* offsets are the file's (standard input may start part-way in) */
+        off_t at = lseek(fd, 0, SEEK_CUR);
+        l->off = at > 0 ? (uint64_t)at : 0;
+    }
 }
 
 void wl_lines_init_mem(struct wl_lines *l, const char *mem, size_t len)
@@ -143,6 +147,16 @@ bool wl_is_token(const char *s, size_t len)
         if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
             continue;
         if (!strchr("!#$%&'*+-.^_`|~", c) || c == '\0')
+            return false;
+    }
+    return true;
+}
+
+bool wl_field_ok(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
             return false;
     }
     return true;

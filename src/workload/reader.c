@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct wl_reader {
@@ -194,7 +195,8 @@ static int put_header(struct wl_reader *rd, const char *name, size_t nlen, const
         rd->hcap = ncap;
     }
     rd->hoff[rd->nh++] = rd->text.len;
-    if (buf_put(&rd->text, name, nlen) || buf_put(&rd->text, ": ", 2) || buf_put(&rd->text, value, vlen))
+    /* "Name: value", or "Name:" for an empty value (no trailing space) */
+    if (buf_put(&rd->text, name, nlen) || buf_put(&rd->text, ": ", vlen ? 2 : 1) || buf_put(&rd->text, value, vlen))
         return -ENOMEM;
     rd->text.len++;
     return 0;
@@ -270,8 +272,8 @@ static int check_url(struct wl_reader *rd, const char *url, size_t len, char *er
     char q[80];
     if (len == 0)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "expected a URL, got nothing");
-    if (memchr(url, '\0', len))
-        return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte in the URL");
+    if (!wl_field_ok(url, len))
+        return fail_at(rd, err, errlen, KNEE_EINVAL, "a control character in the URL");
     if (strstr(url, "{{"))
         return 0;
     struct url u;
@@ -325,9 +327,15 @@ static int load_body_file(struct wl_reader *rd, const char *label, const char *p
         return 0;
     free(rd->body_path);
     rd->body_path = NULL;
-    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    /* a regular file only: a FIFO or a device ("@/dev/stdin") would block or never end */
+    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "%s%s: %s", label, path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail_at(rd, err, errlen, KNEE_EINVAL, "%s%s: not a regular file", label, path);
+    }
     int k = read_all(&rd->filebody, fd);
     close(fd);
     if (k == KNEE_ETOOBIG)
@@ -350,6 +358,21 @@ static void trim(char **s, size_t *n)
     while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
         (*n)--;
     (*s)[*n] = '\0';
+}
+
+/* A line of the http format holds no control byte but HTAB: a CR inside a header line would
+ * split it on the wire. */
+static int check_line(struct wl_reader *rd, const char *s, size_t n, char *err, size_t errlen)
+{
+    if (wl_field_ok(s, n))
+        return 0;
+    size_t i = 0;
+    while (i < n && ((unsigned char)s[i] >= 0x20 || s[i] == '\t') && s[i] != 0x7f)
+        i++;
+    if (s[i] == '\0')
+        return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte (not a text file?)");
+    return fail_at(rd, err, errlen, KNEE_EINVAL, "a control character (byte 0x%02x) at column %zu",
+                   (unsigned)(unsigned char)s[i], i + 1);
 }
 
 /* The "METHOD URL" line s (trimmed, non-empty) into the entry. */
@@ -408,8 +431,8 @@ static int http_next(struct wl_reader *rd, struct wl_entry *e, char *err, size_t
     } while (n == 0 || *s == '#');
     entry_begin(rd, e, off);
     size_t moff = 0, uoff = 0;
-    if (memchr(s, '\0', n))
-        return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte (not a text file?)");
+    if ((k = check_line(rd, s, n, err, errlen)) != 0)
+        return k;
     if ((k = http_request_line(rd, s, n, &moff, &uoff, err, errlen)) != 0)
         return k;
     while ((k = next_line(rd, &s, &n, &off, err, errlen)) == 1) {
@@ -418,8 +441,8 @@ static int http_next(struct wl_reader *rd, struct wl_entry *e, char *err, size_t
             break;
         if (*s == '#')
             continue;
-        if (memchr(s, '\0', n))
-            return fail_at(rd, err, errlen, KNEE_EINVAL, "a NUL byte (not a text file?)");
+        if ((k = check_line(rd, s, n, err, errlen)) != 0)
+            return k;
         if (*s == '@') {
             char *path = s + 1;
             size_t plen = n - 1;
@@ -479,8 +502,9 @@ static int jsonl_header(struct wl_reader *rd, const char *name, const json_t *v,
                            name);
         const char *s = json_string_value(x);
         size_t n = json_string_length(x);
-        if (strcspn(s, "\r\n") < n || memchr(s, '\0', n))
-            return fail_at(rd, err, errlen, KNEE_EINVAL, "header \"%s\": a value may not hold CR, LF or NUL", name);
+        if (!wl_field_ok(s, n))
+            return fail_at(rd, err, errlen, KNEE_EINVAL,
+                           "header \"%s\": a value may not hold a control character (CR, LF, NUL, ...)", name);
         if (put_header(rd, name, strlen(name), s, n) != 0)
             return fail_at(rd, err, errlen, -ENOMEM, "out of memory");
     }

@@ -26,6 +26,12 @@ int wl_format_parse(const char *s, enum wl_format *out);
  * the line. */
 #define WL_MAX_LINE (1u << 20)
 
+/* True when s[0..len) holds no control byte other than HTAB (no CR, LF, NUL, DEL): what a URL
+ * or a header line may carry on the wire (RFC 9110 field values). The readers check what they
+ * read; a caller checks a URL or header after expanding it (a feed's value may hold anything).
+ * Pure; any thread. */
+bool wl_field_ok(const char *s, size_t len);
+
 /* One entry, as read (templates not expanded yet: the strings may hold {{...}}). All strings
  * NUL-terminated and owned by the reader: valid until the next wl_reader_next/_read_at or close. */
 struct wl_entry {
@@ -76,8 +82,9 @@ struct wl_feed; /* loaded whole into memory (a feed is data, not a plan: its siz
 /* Load a CSV (a header row names the columns: unique, non-empty) or JSONL (each line an object
  * of scalars; the columns are the first line's keys, every line must have exactly them) feed;
  * by extension (.csv, .jsonl/.ndjson; else KNEE_EINVAL naming the file). At least one row.
- * Errors name FILE:LINE. JSONL scalars: a string as is, a number as written in the file
- * (integers) or its shortest round-trip text, true/false as "true"/"false", null as "". */
+ * Errors name FILE:LINE. JSONL scalars: a string as is, an integer in decimal, another number
+ * as the shortest text that reads back to it (1.0 -> "1", 1e3 -> "1000", 0.1 -> "0.1"),
+ * true/false as "true"/"false", null as "". Columns may not be named seq, uuid or rand:... */
 int wl_feed_load(struct wl_feed **out, const char *path, char *err, size_t errlen);
 /* The same over memory (copied), jsonl or CSV, named name in messages. For tests and fuzzing. */
 int wl_feed_load_mem(struct wl_feed **out, const void *data, size_t size, bool jsonl, const char *name, char *err,
