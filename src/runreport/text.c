@@ -166,6 +166,85 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
     }
 }
 
+/* The run's --reject statuses, for the status lines' filters. */
+struct reject_codes {
+    const struct record_config *cfg;
+};
+
+static bool rejects_status(const struct record_config *c, int status, bool with_body)
+{
+    for (size_t i = 0; i < c->nrejects; i++)
+        if (c->rejects[i].status == status && (!with_body || c->rejects[i].body))
+            return true;
+    return false;
+}
+
+/* http_error's statuses: outside 2xx/3xx and not always a rejection (a --reject without a body
+ * condition takes every response of its status). */
+static bool want_http_error(int status, void *ctx)
+{
+    const struct record_config *c = ((const struct reject_codes *)ctx)->cfg;
+    if (status >= 200 && status <= 399)
+        return false;
+    return !rejects_status(c, status, false) || rejects_status(c, status, true);
+}
+
+static bool want_rejected(int status, void *ctx)
+{
+    return status > 0 && rejects_status(((const struct reject_codes *)ctx)->cfg, status, false);
+}
+
+#define STATUS_LINE_TOP 4 /* codes named on a status line; the rest are "+N more" */
+
+/* "  http_error 100: 404 ×90, 500 ×10" (top codes by count, then "+N more"). A status shared
+ * with the other outcome (a --reject STATUS:BODY takes only some of its responses) is marked
+ * "*": its count is every response of that status. */
+static void status_line(FILE *out, const char *indent, const char *what, uint64_t n, const struct run_status_counts *s,
+                        bool (*want)(int, void *), bool (*shared)(int, void *), struct reject_codes *rc)
+{
+    struct run_status_entry top[STATUS_LINE_TOP];
+    size_t all = record_status_top(s, want, rc, top, STATUS_LINE_TOP);
+    if (!all)
+        return;
+    char a[32];
+    bool any_shared = false;
+    fprintf(out, "%s%s %s:", indent, what, units_fmt_count(n, a, sizeof a));
+    for (size_t k = 0; k < all && k < STATUS_LINE_TOP; k++) {
+        bool sh = top[k].status > 0 && shared(top[k].status, rc);
+        any_shared |= sh;
+        if (top[k].status < 0)
+            fprintf(out, "%s other ×%s", k ? "," : "", units_fmt_count(top[k].count, a, sizeof a));
+        else
+            fprintf(out, "%s %d%s ×%s", k ? "," : "", top[k].status, sh ? "*" : "",
+                    units_fmt_count(top[k].count, a, sizeof a));
+    }
+    if (all > STATUS_LINE_TOP)
+        fprintf(out, ", +%zu more", all - STATUS_LINE_TOP);
+    if (any_shared)
+        fprintf(out, " (*: every response of that status, rejected by --reject STATUS:BODY or not)");
+    fputc('\n', out);
+}
+
+/* A status a --reject STATUS:BODY splits: its other responses are http_error, ok or invalid. */
+static bool shared_status(int status, void *ctx)
+{
+    return rejects_status(((const struct reject_codes *)ctx)->cfg, status, true);
+}
+
+/* Under the outcomes: the statuses of the responses that were not ok, when some were not
+ * 2xx/3xx or were rejected (a run of 2xx/3xx only prints nothing here). */
+static void status_lines(FILE *out, const struct run_record *r, const struct run_target_result *t, const char *indent)
+{
+    const struct run_counts *c = &t->counts;
+    struct reject_codes rc = {&r->config};
+    if (c->outcome[OUTCOME_HTTP_ERROR])
+        status_line(out, indent, "http_error", c->outcome[OUTCOME_HTTP_ERROR], &t->status, want_http_error,
+                    shared_status, &rc);
+    if (c->outcome[OUTCOME_REJECTED])
+        status_line(out, indent, "rejected", c->outcome[OUTCOME_REJECTED], &t->status, want_rejected, shared_status,
+                    &rc);
+}
+
 /* ------------------------------------------------------------------ TLS and HTTP/2 */
 
 /* "TLSv1.3", or "TLSv1.2 12, TLSv1.3 88" when connections differed. */
@@ -486,6 +565,7 @@ static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
     if (full) {
         runreport_print_accounting(out, all, "  ");
         transport_line(out, v, all, "  ");
+        status_lines(out, v, &v->all, "  ");
         if (v->config.warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
             runreport_print_accounting(out, &v->all.warmup_counts, "    ");
@@ -498,6 +578,7 @@ static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
                 plan_ok ? "holds" : "BROKEN");
         accounting_compact(out, all);
         transport_line(out, v, all, "  ");
+        status_lines(out, v, &v->all, "  ");
     }
     rates_lines(out, v);
 }
@@ -532,6 +613,7 @@ static void per_target(FILE *out, const struct run_record *v)
         fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
         runreport_print_accounting(out, &t->counts, "  ");
         transport_line(out, v, &t->counts, "  ");
+        status_lines(out, v, t, "  ");
         double win = v->window_s > 0 ? v->window_s : NAN;
         fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
                 units_fmt_rate((double)t->events.planned / win, a, sizeof a),
