@@ -166,9 +166,11 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
     }
 }
 
-/* The run's --reject statuses, for the status lines' filters. */
+/* The run's --reject statuses, for the status lines' filters; shared: mark the statuses a
+ * --reject STATUS:BODY splits between two outcomes (their split is not known). */
 struct reject_codes {
     const struct record_config *cfg;
+    bool shared;
 };
 
 static bool rejects_status(const struct record_config *c, int status, bool with_body)
@@ -196,11 +198,11 @@ static bool want_rejected(int status, void *ctx)
 
 #define STATUS_LINE_TOP 4 /* codes named on a status line; the rest are "+N more" */
 
-/* "  http_error 100: 404 ×90, 500 ×10" (top codes by count, then "+N more"). A status shared
- * with the other outcome (a --reject STATUS:BODY takes only some of its responses) is marked
- * "*": its count is every response of that status. */
+/* "  http_error 100: 404 ×90, 500 ×10" (top codes by count, then "+N more"). With rc->shared,
+ * a status that a --reject STATUS:BODY splits is marked "*": its count is every response of
+ * that status. */
 static void status_line(FILE *out, const char *indent, const char *what, uint64_t n, const struct run_status_counts *s,
-                        bool (*want)(int, void *), bool (*shared)(int, void *), struct reject_codes *rc)
+                        bool (*want)(int, void *), struct reject_codes *rc)
 {
     struct run_status_entry top[STATUS_LINE_TOP];
     size_t all = record_status_top(s, want, rc, top, STATUS_LINE_TOP);
@@ -210,7 +212,7 @@ static void status_line(FILE *out, const char *indent, const char *what, uint64_
     bool any_shared = false;
     fprintf(out, "%s%s %s:", indent, what, units_fmt_count(n, a, sizeof a));
     for (size_t k = 0; k < all && k < STATUS_LINE_TOP; k++) {
-        bool sh = top[k].status > 0 && shared(top[k].status, rc);
+        bool sh = rc->shared && top[k].status > 0 && rejects_status(rc->cfg, top[k].status, true);
         any_shared |= sh;
         if (top[k].status < 0)
             fprintf(out, "%s other ×%s", k ? "," : "", units_fmt_count(top[k].count, a, sizeof a));
@@ -225,24 +227,43 @@ static void status_line(FILE *out, const char *indent, const char *what, uint64_
     fputc('\n', out);
 }
 
-/* A status a --reject STATUS:BODY splits: its other responses are http_error, ok or invalid. */
-static bool shared_status(int status, void *ctx)
-{
-    return rejects_status(((const struct reject_codes *)ctx)->cfg, status, true);
-}
-
 /* Under the outcomes: the statuses of the responses that were not ok, when some were not
- * 2xx/3xx or were rejected (a run of 2xx/3xx only prints nothing here). */
+ * 2xx/3xx or were rejected (a run of 2xx/3xx only prints nothing here). The table counts
+ * responses by status, not by outcome: a --reject STATUS takes every response of its status,
+ * and when one --reject STATUS:BODY status is present its share of the rejections is what the
+ * status-only ones leave; with several such statuses the split is unknown and marked. */
 static void status_lines(FILE *out, const struct run_record *r, const struct run_target_result *t, const char *indent)
 {
     const struct run_counts *c = &t->counts;
-    struct reject_codes rc = {&r->config};
+    if (!c->outcome[OUTCOME_HTTP_ERROR] && !c->outcome[OUTCOME_REJECTED])
+        return;
+    struct reject_codes rc = {&r->config, false};
+    struct run_status_counts *he = xmalloc(sizeof *he), *rj = xmalloc(sizeof *rj);
+    *he = *rj = t->status;
+    uint64_t only = 0; /* responses of the statuses a --reject without body takes whole */
+    size_t nsplit = 0, split = 0;
+    for (size_t k = 0; k < RUN_STATUS_OTHER; k++) {
+        int st = record_status_of_slot(k);
+        if (!t->status.n[k] || !rejects_status(&r->config, st, false))
+            continue;
+        if (rejects_status(&r->config, st, true))
+            nsplit++, split = k;
+        else
+            only += t->status.n[k];
+    }
+    uint64_t rejected = c->outcome[OUTCOME_REJECTED];
+    if (nsplit == 1 && rejected >= only && rejected - only <= t->status.n[split]) {
+        rj->n[split] = rejected - only;
+        he->n[split] = t->status.n[split] - rj->n[split];
+    } else {
+        rc.shared = nsplit > 0;
+    }
     if (c->outcome[OUTCOME_HTTP_ERROR])
-        status_line(out, indent, "http_error", c->outcome[OUTCOME_HTTP_ERROR], &t->status, want_http_error,
-                    shared_status, &rc);
-    if (c->outcome[OUTCOME_REJECTED])
-        status_line(out, indent, "rejected", c->outcome[OUTCOME_REJECTED], &t->status, want_rejected, shared_status,
-                    &rc);
+        status_line(out, indent, "http_error", c->outcome[OUTCOME_HTTP_ERROR], he, want_http_error, &rc);
+    if (rejected)
+        status_line(out, indent, "rejected", rejected, rj, want_rejected, &rc);
+    free(he);
+    free(rj);
 }
 
 /* ------------------------------------------------------------------ TLS and HTTP/2 */
