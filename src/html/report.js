@@ -628,7 +628,7 @@
       return {
         data: closeSteps([tl.t].concat(keys.map(function (k) { return perSecond(st[k], iv); })), iv),
         opts: {
-          width: w, height: 260, scales: {x: {time: false}},
+          width: w, height: 260, scales: {x: {time: false}, y: {range: function (u, mn, mx) { return [0, Math.max(1, mx) * 1.1]; }}},
           series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }}].concat(keys.map(function (k) {
             return {label: STATUS_LABEL[k] || k, stroke: STATUS_COLOR[k] || PALETTE[4], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false},
               value: function (u, v) { return v == null ? '-' : v.toFixed(1) + '/s'; }};
