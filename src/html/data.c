@@ -305,6 +305,17 @@ static void timeline_out(struct jw *w, const struct html_run *run)
                 COL(reqlog_outcome_name((enum reqlog_outcome)o), t->outcome[o]);
         }
         end_obj(w);
+        /* responses by status class at completion: drawn when one was not 2xx/3xx */
+        static const char *const st_names[HTML_ST_CLASSES] = {"none", "1xx", "2xx", "3xx", "4xx", "5xx", "other"};
+        obj(w, "status");
+        for (int c = 0; c < HTML_ST_CLASSES; c++) {
+            uint64_t any = 0;
+            for (size_t i = 0; i < tl->n; i++)
+                any += tl->ticks[i].status_class[c];
+            if (any)
+                COL(st_names[c], t->status_class[c]);
+        }
+        end_obj(w);
         arr(w, "in_flight");
         int64_t cum = 0;
         for (size_t i = 0; i < tl->n; i++) {
@@ -524,6 +535,20 @@ static void run_out(struct jw *w, const struct html_run *run)
         key(w, "summary");
         v_null(w);
     }
+    /* responses by status after the warm-up (the JSON's, else the log's) */
+    obj(w, "status_codes");
+    for (size_t k = 0; k < RUN_STATUS_SLOTS; k++) {
+        char code[16];
+        int st = record_status_of_slot(k);
+        if (!run->status.n[k])
+            continue;
+        if (st < 0)
+            snprintf(code, sizeof code, "other");
+        else
+            snprintf(code, sizeof code, "%d", st);
+        kv_u64(w, code, run->status.n[k]);
+    }
+    end_obj(w);
     arr(w, "notes");
     for (size_t i = 0; i < run->nnotes; i++)
         v_str(w, run->notes[i]);

@@ -45,6 +45,7 @@ struct html_request {
     int64_t service_ns; /* T5 - T1; -1 when not sent or not done */
     int64_t ttfb_ns;    /* first byte - T1; -1 when none */
     uint8_t outcome;    /* enum reqlog_outcome */
+    uint16_t status;    /* HTTP status, 0 when none (a request without a response, an old CSV) */
     bool warmup;        /* planned inside --warmup: drawn, left out of the statistics */
 };
 

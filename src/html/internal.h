@@ -7,6 +7,7 @@
 #include "hist/dbl.h"
 #include "hist/hdr.h"
 #include "html/html.h"
+#include "record/status.h"
 #include "reqlog/reqlog.h"
 
 #include <stdbool.h>
@@ -86,12 +87,18 @@ int64_t *html_decim_points(const struct html_decim *d, enum html_series s, size_
 #define HTML_DBL_FIRST_MS (1.0 / 1024) /* doubling buckets ..., 1/1024, ..., 0.5, 1, 2, 4 ms */
 #define HTML_LAG_DIGITS 2
 
+/* Responses by status class over time: none (no status: transport, timeout, cancelled), 1xx ..
+ * 5xx, other (a status outside 100 .. 599). */
+enum { HTML_ST_NONE, HTML_ST_1XX, HTML_ST_2XX, HTML_ST_3XX, HTML_ST_4XX, HTML_ST_5XX, HTML_ST_OTHER, HTML_ST_CLASSES };
+/* The class of a status (0: none). */
+int html_status_class(int status);
 struct html_tick {
     uint64_t planned, sent, done, dropped;
-    uint64_t outcome[OUTCOME_COUNT]; /* by completion time (dropped: by plan) */
-    bool warmup;                     /* holds requests planned inside --warmup */
-    struct hdr *lag;                 /* NULL until a request planned here was sent */
-    struct dbl_hist heat;            /* latency by T0 */
+    uint64_t outcome[OUTCOME_COUNT];        /* by completion time (dropped: by plan) */
+    uint64_t status_class[HTML_ST_CLASSES]; /* requests sent, by their status's class at completion (or T0) */
+    bool warmup;                            /* holds requests planned inside --warmup */
+    struct hdr *lag;                        /* NULL until a request planned here was sent */
+    struct dbl_hist heat;                   /* latency by T0 */
     /* from histograms only (hlog): latency percentiles of the interval */
     struct hdr *lat;
 };
@@ -163,6 +170,10 @@ struct html_run {
     struct html_timeline tl;
     uint64_t nrequests, nwarm;
     int64_t t_min_ns, t_max_ns; /* planned times seen (statistics window) */
+    /* responses by status after the warm-up: the JSON's all.status_codes when the run has one (json_status),
+       else the per-request log's (every request with a status) */
+    struct run_status_counts status;
+    bool json_status;
     bool t_any;
     /* summary */
     char *summary_text;

@@ -59,6 +59,8 @@ static void plan_and_timeline(struct html_run *run, const struct run_record *rec
     uint64_t slack = rec->config.open_loop ? rec->config.timer_slack_ns : 0;
     run->timer_slack_ns = slack <= RUN_MAX_TIMER_SLACK_NS ? slack : 0;
     run->json_generator_limited = rec->generator_limited;
+    run->status = rec->all.status; /* the run's own count, whatever a log read before added */
+    run->json_status = true;
     run->json_window_s = rec->window_s;
     free(run->jtl);
     run->jtl = xcalloc(rec->nticks ? rec->nticks : 1, sizeof *run->jtl);

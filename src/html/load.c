@@ -147,9 +147,25 @@ int html_run_load_reqlog(struct html_run *run, const char *path, char *err, size
 
 /* ---- CSV ------------------------------------------------------------------------------------ */
 
-enum { C_SERVER, C_START, C_LATENCY, C_SERVICE, C_TTFB, C_LAG, C_OUTCOME, C_N };
+enum { C_SERVER, C_START, C_LATENCY, C_SERVICE, C_TTFB, C_LAG, C_OUTCOME, C_STATUS, C_N };
 static const char *const csv_cols[C_N] = {"server",  "start_s", "latency_ms", "service_ms",
-                                          "ttfb_ms", "lag_ms",  "outcome"};
+                                          "ttfb_ms", "lag_ms",  "outcome",    "status"};
+
+/* The status cell: empty is none (0); else an integer 1 .. 999 (the log's range). */
+static int cell_status(const struct csv_record *rec, long col, const char *path, uint16_t *out, char *err,
+                       size_t errlen)
+{
+    *out = 0;
+    if (col < 0 || (size_t)col >= rec->n || rec->len[col] == 0)
+        return 0;
+    char *end;
+    long v = strtol(rec->field[col], &end, 10);
+    if (*end || end == rec->field[col] || v < 0 || v > 999)
+        return knee_fail(err, errlen, KNEE_EFORMAT, "%s:%llu: status: '%s' is not an HTTP status", path,
+                         (unsigned long long)rec->line, rec->field[col]);
+    *out = (uint16_t)v;
+    return 0;
+}
 
 /* A cell in ms (or s for start_s) as integer ns; -1 when empty. */
 static int cell_ns(const struct csv_record *rec, long col, double scale, const char *path, int64_t *out, char *err,
@@ -256,6 +272,10 @@ int html_run_load_csv(struct html_run *run, const char *path, char *err, size_t 
         }
         if (col[C_LAG] < 0 && rq.outcome != OUTCOME_DROPPED)
             rq.lag_ns = rq.service_ns >= 0 && rq.latency_ns >= rq.service_ns ? rq.latency_ns - rq.service_ns : 0;
+        if ((r = cell_status(&rec, col[C_STATUS], path, &rq.status, err, errlen))) {
+            row_error = true;
+            break;
+        }
         rq.warmup = warm_known && rq.planned_ns < warm_end_ns;
         if (html_run_add_request(run, &rq) != 0) {
             r = knee_fail(err, errlen, KNEE_ERANGE, "%s:%llu: a time out of range", path, (unsigned long long)rec.line);

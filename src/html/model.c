@@ -19,7 +19,15 @@ void html_request_from_reqlog(const struct reqlog_record *r, struct html_request
     o->service_ns = r->sent_ns && r->done_ns ? (int64_t)(r->done_ns - r->sent_ns) : -1;
     o->ttfb_ns = r->sent_ns && r->first_byte_ns ? (int64_t)(r->first_byte_ns - r->sent_ns) : -1;
     o->outcome = r->outcome;
+    o->status = r->status;
     o->warmup = (r->flags & REQLOG_FLAG_WARMUP) != 0;
+}
+
+int html_status_class(int status)
+{
+    if (status <= 0)
+        return HTML_ST_NONE;
+    return status >= 100 && status <= 599 ? HTML_ST_1XX + status / 100 - 1 : HTML_ST_OTHER;
 }
 
 /* ---- report and runs ------------------------------------------------------------------- */
@@ -225,6 +233,7 @@ int html_run_add_request(struct html_run *run, const struct html_request *rq)
         if (rq->latency_ns >= 0)
             te->done++;
         te->outcome[rq->outcome]++;
+        te->status_class[html_status_class(rq->status)]++;
     }
 
     enum html_series s = series_of[rq->outcome];
@@ -248,6 +257,8 @@ int html_run_add_request(struct html_run *run, const struct html_request *rq)
     run->t_any = true;
     t->planned++;
     t->outcome[rq->outcome]++;
+    if (!run->json_status)
+        record_status_count(&run->status, rq->status);
     if (rq->lag_ns >= 0) {
         t->sent++;
         record(&t->lag, rq->lag_ns, HTML_HDR_DIGITS);

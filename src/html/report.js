@@ -601,7 +601,44 @@
         };
       });
     }
+    statusClasses(row, run, ri);
     lag(row, run, ri);
+  }
+
+  var STATUS_COLOR = {none: '#7f7f7f', '1xx': '#17becf', '2xx': '#2ca02c', '3xx': '#1f77b4', '4xx': '#ff7f0e', '5xx': '#d62728', other: '#9467bd'};
+  var STATUS_LABEL = {none: 'no status (transport, timeout, cancelled)'};
+
+  /* Responses per second by status class (at T5), when one was not 2xx/3xx; a run known only
+   * by its JSON has the counts (the table under the summary) but no status over time. */
+  function statusClasses(row, run, ri) {
+    var tl = run.timeline, st = tl && tl.status;
+    var failed = function (k) { return k !== '2xx' && k !== '3xx'; };
+    var title = run.name + ': responses per second by HTTP status class over ' + (tl ? fmtS(tl.interval_s) : '1') + ' s intervals (at T5; no status: transport, timeout, cancelled)';
+    if (!st) {
+      var codes = Object.keys(run.status_codes || {});
+      if (codes.some(function (c) { return c === 'other' || +c < 200 || +c > 399; }))
+        omitted(row, 'chart-status-' + ri, title, 'only a per-request log has the status of each response over time; the run\'s JSON has the counts (the table under the summary)');
+      return;
+    }
+    var keys = Object.keys(st);
+    if (!keys.some(failed)) return; /* 2xx/3xx only: the rates chart says it all */
+    var iv = tl.interval_s;
+    var fig = figure(row, 'chart-status-' + ri, title);
+    mount(fig, function (w) {
+      return {
+        data: closeSteps([tl.t].concat(keys.map(function (k) { return perSecond(st[k], iv); })), iv),
+        opts: {
+          width: w, height: 260, scales: {x: {time: false}, y: {range: function (u, mn, mx) { return [0, Math.max(1, mx) * 1.1]; }}},
+          series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }}].concat(keys.map(function (k) {
+            return {label: STATUS_LABEL[k] || k, stroke: STATUS_COLOR[k] || PALETTE[4], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false},
+              value: function (u, v) { return v == null ? '-' : v.toFixed(1) + '/s'; }};
+          })),
+          axes: [timeAxis(), {label: 'responses per second', size: 70}],
+          cursor: {sync: {key: 'run-' + ri}},
+          hooks: {drawClear: [warmupHook(run)]}
+        }
+      };
+    });
   }
 
   function lag(row, run, ri) {

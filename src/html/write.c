@@ -62,6 +62,34 @@ static void script_text(FILE *out, const char *s)
     }
 }
 
+/* The responses by status after the warm-up, as a table under the summary (nothing when no
+ * input has a status: a log of requests that all failed below HTTP, an older JSON). */
+static void status_table(FILE *out, const struct html_run *run, size_t idx)
+{
+    uint64_t total = record_status_total(&run->status);
+    if (!total)
+        return;
+    fprintf(out,
+            "<table class=\"data status-codes\" id=\"status-%zu\"><caption>Responses by HTTP status, after the "
+            "warm-up (from %s)</caption>\n<thead><tr><th>status</th><th>count</th><th>share</th></tr></thead>\n"
+            "<tbody>\n",
+            idx, run->json_status ? "the run's JSON" : "the per-request log");
+    for (size_t k = 0; k < RUN_STATUS_SLOTS; k++) {
+        if (!run->status.n[k])
+            continue;
+        int st = record_status_of_slot(k);
+        char code[16];
+        if (st < 0)
+            snprintf(code, sizeof code, "other");
+        else
+            snprintf(code, sizeof code, "%d", st);
+        bool bad = st < 200 || st > 399;
+        fprintf(out, "<tr><td%s>%s</td><td>%llu</td><td>%.2f%%</td></tr>\n", bad ? " class=\"bad\"" : "", code,
+                (unsigned long long)run->status.n[k], 100.0 * (double)run->status.n[k] / (double)total);
+    }
+    fputs("</tbody></table>\n", out);
+}
+
 static void run_static(FILE *out, const struct html_run *run, size_t idx)
 {
     fprintf(out, "<section class=\"run\" id=\"run-%zu\">\n<h2>", idx);
@@ -81,6 +109,7 @@ static void run_static(FILE *out, const struct html_run *run, size_t idx)
         html_text(out, run->summary_text);
         fputs("</pre>\n", out);
     }
+    status_table(out, run, idx);
     if (run->nnotes) {
         fputs("<ul class=\"notes\">\n", out);
         for (size_t i = 0; i < run->nnotes; i++) {

@@ -160,6 +160,8 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
         if ((uint64_t)lat > t->ival_max_ns)
             t->ival_max_ns = (uint64_t)lat;
         if (!r->warm) {
+            if (o <= OUTCOME_INVALID) /* ok, rejected, http_error, invalid: a status line may have been read */
+                record_status_count(&t->status, r->resp.status);
             hdr_record(group_hist(t, (enum run_group)o), lat, 1);
             hdr_record(&t->service, (int64_t)(done_ns - r->sent_ns), 1);
             if (r->first_byte_ns)

@@ -124,6 +124,7 @@ struct target_rt {
     size_t ngroups;
     /* accounting: [0] requests planned after the warm-up, [1] during it */
     struct run_counts counts[2];
+    struct run_status_counts status;     /* responses by status of the requests in counts[0] (account.c) */
     struct run_events ev;                /* every request by its events' times (rates.c), window in ns since t0 */
     struct hdr latency[RUN_GROUP_COUNT]; /* lazily initialised except OK */
     struct hdr service, ttfb, lag, connect, tls;

@@ -227,6 +227,7 @@ static void merge_workers(struct engine *e, struct run_record *res, struct hdr *
             record_events_merge(&r->events, &t->ev);
             record_counts_add(&r->counts, &t->counts[0]);
             record_counts_add(&r->warmup_counts, &t->counts[1]);
+            record_status_add(&r->status, &t->status);
             for (int g = 0; g < RUN_GROUP_COUNT; g++)
                 if (t->latency[g].counts) {
                     hdr_add(&r->latency[g], &t->latency[g]);

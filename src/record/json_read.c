@@ -208,6 +208,7 @@ static void target(const json_t *t, struct run_target_result *d)
     FIELDS_READ(RECORD_TARGET_FIELDS, t, struct run_target_result, d);
     counts(get(t, "accounting"), &d->counts);
     counts(get(t, "warmup"), &d->warmup_counts);
+    record_status_read_json(get(t, "status_codes"), &d->status, false, NULL, 0);
     FIELDS_READ(RECORD_CONNECTIONS_FIELDS, get(t, "connections"), struct run_counts, &d->counts);
     d->counts.bytes_in = count(t, "bytes_in");
     FIELDS_READ(RECORD_EVENTS_FIELDS, get(t, "events"), struct run_events, &d->events);
@@ -813,8 +814,52 @@ static int rates_ok(const json_t *root, char *err, size_t errlen)
     return rc;
 }
 
+/* A target's "status_codes" as knee merge adds them: every value a count, every key a status
+ * (record_status_read_json, strict), and no more responses with a status than requests that could
+ * have read one (ok + rejected + http_error + invalid); all's are the targets' sum. */
+static int status_codes_ok(const json_t *root, const struct run_record *rec, char *err, size_t errlen)
+{
+    const json_t *ts = get(root, "targets");
+    struct run_status_counts sum, one;
+    memset(&sum, 0, sizeof sum);
+    for (size_t i = 0; i <= rec->ntargets; i++) {
+        const json_t *t = i < rec->ntargets ? json_array_get(ts, i) : get(root, "all");
+        const struct run_target_result *r = i < rec->ntargets ? &rec->targets[i] : &rec->all;
+        char who[80], why[160];
+        target_who(rec, i, who, sizeof who);
+        if (record_status_read_json(get(t, "status_codes"), &one, true, why, sizeof why))
+            return knee_fail(err, errlen, KNEE_EFORMAT, "%s: %s", who, why);
+        const uint64_t *oc = r->counts.outcome;
+        uint64_t can = sat_add(sat_add(oc[OUTCOME_OK], oc[OUTCOME_REJECTED]),
+                               sat_add(oc[OUTCOME_HTTP_ERROR], oc[OUTCOME_INVALID]));
+        uint64_t have = record_status_total(&one);
+        if (have > can)
+            return knee_fail(err, errlen, KNEE_EFORMAT,
+                             "%s: status_codes add up to %" PRIu64 " > the %" PRIu64
+                             " responses of accounting (ok + rejected + http_error + invalid)",
+                             who, have, can);
+        if (i < rec->ntargets) {
+            record_status_add(&sum, &one);
+            continue;
+        }
+        for (size_t k = 0; k < RUN_STATUS_SLOTS; k++)
+            if (sum.n[k] != one.n[k]) {
+                int st = record_status_of_slot(k);
+                char key[16];
+                if (st < 0)
+                    snprintf(key, sizeof key, "other");
+                else
+                    snprintf(key, sizeof key, "%d", st);
+                return knee_fail(err, errlen, KNEE_EFORMAT,
+                                 "all: status_codes.%s %" PRIu64 " != the targets' sum %" PRIu64, key, one.n[k],
+                                 sum.n[k]);
+            }
+    }
+    return 0;
+}
+
 /* The identities of what record_read_json read: every target's counts and warm-up counts, all's
- * as their sum, and the stated rates. */
+ * as their sum, the status codes, and the stated rates. */
 static int strict_identities(const json_t *root, const struct run_record *rec, char *err, size_t errlen)
 {
     int rc = 0;
@@ -830,6 +875,8 @@ static int strict_identities(const json_t *root, const struct run_record *rec, c
         rc = all_is_sum(rec, false, err, errlen);
     if (!rc)
         rc = all_is_sum(rec, true, err, errlen);
+    if (!rc)
+        rc = status_codes_ok(root, rec, err, errlen);
     return rc ? rc : rates_ok(root, err, errlen);
 }
 

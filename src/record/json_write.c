@@ -200,6 +200,7 @@ static void target(struct jw *j, const struct run_target_result *t, bool is_all)
     outcomes(j, &t->counts);
     accounting(j, "accounting", &t->counts);
     accounting(j, "warmup", &t->warmup_counts);
+    record_status_write_json(j, "status_codes", &t->status);
     summary(j, "latency", &t->sum.latency_all);
     jw_key(j, "latency_by_outcome");
     jw_object_begin(j);

@@ -159,6 +159,7 @@ void record_target_add(struct run_target_result *d, const struct run_target_resu
 {
     record_counts_add(&d->counts, &s->counts);
     record_counts_add(&d->warmup_counts, &s->warmup_counts);
+    record_status_add(&d->status, &s->status);
     for (int g = 0; g < RUN_GROUP_COUNT; g++)
         hdr_add(&d->latency[g], &s->latency[g]);
     hdr_add(&d->latency_all, &s->latency_all);

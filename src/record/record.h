@@ -23,6 +23,7 @@
 
 #include "core/warn.h"
 #include "hist/hdr.h"
+#include "record/status.h"
 #include "reqlog/reqlog.h"
 
 #define RUN_DEFAULT_LAG_LIMIT_NS 1000000ULL /* "sent on schedule": sent by the window's end + this */
@@ -301,6 +302,8 @@ struct run_target_result {
     uint32_t connections;            /* closed loop: clients; open loop: 0 */
     struct run_counts counts;        /* requests planned after the warm-up */
     struct run_counts warmup_counts; /* requests planned during the warm-up */
+    struct run_status_counts status; /* responses by status of the requests in counts (a status line was read:
+                                        ok, rejected, http_error, invalid), the warm-up's left out */
     struct run_events events;        /* every request of the target by its events' times */
     struct run_rates rates;          /* from events */
     struct hdr latency[RUN_GROUP_COUNT];
@@ -511,7 +514,7 @@ void record_target_init(struct run_target_result *r);
 void record_target_release(struct run_target_result *r);
 /* Server-Timing histograms st[0..n) added to d's by name (a name beyond RUN_ST_MAX_NAMES is left out). */
 void record_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n);
-/* d += s: counts, histograms (Server-Timing by name, up to RUN_ST_MAX_NAMES), protocols, https
+/* d += s: counts, status codes, histograms (Server-Timing by name, up to RUN_ST_MAX_NAMES), protocols, https
  * (not events, rates or statistics: record_finish derives those). */
 void record_target_add(struct run_target_result *d, const struct run_target_result *s);
 

@@ -160,12 +160,49 @@ static int parse_stat(const char *ls, size_t sl, const char *value, struct run_t
     return 0;
 }
 
-/* A quantity of the run without a metric: sent_on_schedule, a rate per second, error_rate,
- * an outcome's share (<outcome>_rate) or a count. */
+/* status.CODE or status.CODE_rate (CODE: 404, 5xx, other) at ls (sl bytes, after "status."). */
+static int parse_status(const char *ls, size_t sl, const char *value, struct run_threshold *t, char *err, size_t errlen)
+{
+    bool share = sl > 5 && strncmp(ls + sl - 5, "_rate", 5) == 0;
+    size_t cl = share ? sl - 5 : sl;
+    if (cl == 5 && strncmp(ls, "other", 5) == 0) {
+        t->status_lo = t->status_hi = -1;
+    } else if (cl == 3 && ls[0] >= '1' && ls[0] <= '5' &&
+               ((ls[1] == 'x' && ls[2] == 'x') || (ls[1] == 'X' && ls[2] == 'X'))) {
+        t->status_lo = (ls[0] - '0') * 100;
+        t->status_hi = t->status_lo + 99;
+    } else if (cl == 3 && isdigit((unsigned char)ls[0]) && isdigit((unsigned char)ls[1]) &&
+               isdigit((unsigned char)ls[2]) && atoi(ls) >= RUN_STATUS_MIN && atoi(ls) <= RUN_STATUS_MAX) {
+        t->status_lo = t->status_hi = (ls[0] - '0') * 100 + (ls[1] - '0') * 10 + (ls[2] - '0');
+    } else {
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "unknown status 'status.%.*s' (use a status 100 .. 599, a class 1xx .. 5xx or other, e.g. "
+                         "status.5xx==0, status.404<10, status.5xx_rate<1%%)",
+                         (int)sl, ls);
+    }
+    snprintf(t->stat, sizeof t->stat, "status.%.*s", (int)(sl < 16 ? sl : 16), ls);
+    if (share) {
+        t->kind = THR_STATUS_SHARE;
+        if (units_parse_share(value, &t->value))
+            return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a share such as 1%% or 0.01", value);
+        return 0;
+    }
+    t->kind = THR_STATUS;
+    uint64_t n;
+    if (units_parse_count(value, &n))
+        return knee_fail(err, errlen, KNEE_EINVAL, "'%s' is not a count", value);
+    t->value = (double)n;
+    return 0;
+}
+
+/* A quantity of the run without a metric: a status code's count or share, sent_on_schedule, a rate per second,
+ * error_rate, an outcome's share (<outcome>_rate) or a count. */
 static int parse_quantity(const char *ls, const char *le, const char *value, struct run_threshold *t, char *err,
                           size_t errlen)
 {
     size_t sl = (size_t)(le - ls);
+    if (sl > 7 && strncmp(ls, "status.", 7) == 0)
+        return parse_status(ls + 7, sl - 7, value, t, err, errlen);
     if (sl == 16 && strncmp(ls, "sent_on_schedule", 16) == 0) {
         t->kind = THR_SCHEDULE;
         snprintf(t->stat, sizeof t->stat, "on_schedule");
@@ -213,7 +250,7 @@ static int parse_quantity(const char *ls, const char *le, const char *value, str
     }
     return knee_fail(err, errlen, KNEE_EINVAL,
                      "unknown quantity '%.*s' (use p99, mean, max, error_rate, goodput_rate, dropped, "
-                     "sent_per_s, ... with an optional TARGET., all./ok./timeout. ... and "
+                     "sent_per_s, status.5xx, ... with an optional TARGET., all./ok./timeout. ... and "
                      "latency./service./ttfb./lag./connect. prefix)",
                      (int)sl, ls);
 }
@@ -274,6 +311,27 @@ static uint64_t count_of(const struct run_counts *c, int o)
     return c->outcome[o];
 }
 
+/* The responses of the statuses t counts (status_lo .. status_hi; -1: "other"). */
+static uint64_t status_count(const struct run_threshold *t, const struct run_status_counts *s)
+{
+    if (t->status_lo < 0)
+        return s->n[RUN_STATUS_OTHER];
+    uint64_t n = 0;
+    for (int st = t->status_lo; st <= t->status_hi; st++)
+        n += s->n[record_status_slot(st)];
+    return n;
+}
+
+/* Completed requests: every outcome but dropped and cancelled. */
+static uint64_t completed_of(const struct run_counts *c)
+{
+    uint64_t n = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED && o != OUTCOME_CANCELLED)
+            n += c->outcome[o];
+    return n;
+}
+
 void record_threshold_eval(struct run_threshold *t, const struct run_record *res)
 {
     const struct run_target_result *r = t->target != THR_ALL_TARGETS ? &res->targets[t->target] : &res->all;
@@ -330,6 +388,13 @@ void record_threshold_eval(struct run_threshold *t, const struct run_record *res
         if (c->planned)
             v = (double)c->sent_on_time / (double)c->planned;
         break;
+    case THR_STATUS:
+        v = (double)status_count(t, &r->status);
+        break;
+    case THR_STATUS_SHARE:
+        if (completed_of(c))
+            v = (double)status_count(t, &r->status) / (double)completed_of(c);
+        break;
     }
     t->measured = v;
     if (isnan(v)) {
@@ -366,6 +431,7 @@ const char *record_threshold_unit(const struct run_threshold *t)
     case THR_SHARE:
     case THR_ERROR_RATE:
     case THR_SCHEDULE:
+    case THR_STATUS_SHARE:
         return "%";
     case THR_PER_S:
         return "/s";

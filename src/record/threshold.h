@@ -13,6 +13,11 @@
  * sent_on_schedule (the share of planned requests sent on schedule), or a rate per second
  * by event time over the window (planned_per_s, sent_per_s, completed_per_s, goodput_per_s,
  * achieved_send_per_s: docs/FORMATS.md, "Rates").
+ * Without a metric STAT may also be a status code's count, status.CODE, among the responses of
+ * the requests counted (after the warm-up): CODE is a status (404), a class (5xx: 500 .. 599,
+ * 1xx .. 5xx) or other (a status outside 100 .. 599), compared with a count (status.5xx==0,
+ * status.404<10, status.2xx>=1000); status.CODE_rate is its share of the completed requests
+ * (every outcome but dropped and cancelled; status.5xx_rate<1%), which fails when none completed.
  * OP is one of < <= > >= == !=. A statistic without samples fails (nothing to vouch for it). */
 #ifndef KNEE_RECORD_THRESHOLD_H
 #define KNEE_RECORD_THRESHOLD_H
@@ -23,7 +28,7 @@
 #include "record/record.h"
 
 enum thr_op { THR_LT, THR_LE, THR_GT, THR_GE, THR_EQ, THR_NE };
-enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S, THR_SCHEDULE };
+enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S, THR_SCHEDULE, THR_STATUS, THR_STATUS_SHARE };
 enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT, THR_METRIC_COUNT };
 
 #define THR_ALL_TARGETS (-1)   /* run_threshold.target: the merged result, no TARGET. prefix */
@@ -36,10 +41,11 @@ struct run_threshold {
     int target; /* index, or THR_ALL_TARGETS */
     enum thr_kind kind;
     enum thr_metric metric;
-    int group;     /* latency: an enum run_group (RUN_GROUP_OK by default) or THR_GROUP_ALL */
-    char stat[24]; /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
-    double pct;    /* for "p" */
-    int outcome;   /* THR_COUNT/THR_SHARE: an outcome, THR_COUNT_PLANNED or THR_COUNT_SENT */
+    int group;                /* latency: an enum run_group (RUN_GROUP_OK by default) or THR_GROUP_ALL */
+    char stat[24];            /* "p", "mean", "stdev", "min", "max", "count"; counters by name */
+    double pct;               /* for "p" */
+    int outcome;              /* THR_COUNT/THR_SHARE: an outcome, THR_COUNT_PLANNED or THR_COUNT_SENT */
+    int status_lo, status_hi; /* THR_STATUS(_SHARE): the statuses counted, inclusive; -1, -1: "other" */
     enum thr_op op;
     double value; /* ms for THR_STAT durations, a fraction for shares, else plain */
     /* evaluation */

@@ -166,6 +166,106 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
     }
 }
 
+/* The run's --reject statuses, for the status lines' filters; shared: mark the statuses a
+ * --reject STATUS:BODY splits between two outcomes (their split is not known). */
+struct reject_codes {
+    const struct record_config *cfg;
+    bool shared;
+};
+
+static bool rejects_status(const struct record_config *c, int status, bool with_body)
+{
+    for (size_t i = 0; i < c->nrejects; i++)
+        if (c->rejects[i].status == status && (!with_body || c->rejects[i].body))
+            return true;
+    return false;
+}
+
+/* http_error's statuses: outside 2xx/3xx and not always a rejection (a --reject without a body
+ * condition takes every response of its status). */
+static bool want_http_error(int status, void *ctx)
+{
+    const struct record_config *c = ((const struct reject_codes *)ctx)->cfg;
+    if (status >= 200 && status <= 399)
+        return false;
+    return !rejects_status(c, status, false) || rejects_status(c, status, true);
+}
+
+static bool want_rejected(int status, void *ctx)
+{
+    return status > 0 && rejects_status(((const struct reject_codes *)ctx)->cfg, status, false);
+}
+
+#define STATUS_LINE_TOP 4 /* codes named on a status line; the rest are "+N more" */
+
+/* "  http_error 100: 404 ×90, 500 ×10" (top codes by count, then "+N more"). With rc->shared,
+ * a status that a --reject STATUS:BODY splits is marked "*": its count is every response of
+ * that status. */
+static void status_line(FILE *out, const char *indent, const char *what, uint64_t n, const struct run_status_counts *s,
+                        bool (*want)(int, void *), struct reject_codes *rc)
+{
+    struct run_status_entry top[STATUS_LINE_TOP];
+    size_t all = record_status_top(s, want, rc, top, STATUS_LINE_TOP);
+    if (!all)
+        return;
+    char a[32];
+    bool any_shared = false;
+    fprintf(out, "%s%s %s:", indent, what, units_fmt_count(n, a, sizeof a));
+    for (size_t k = 0; k < all && k < STATUS_LINE_TOP; k++) {
+        bool sh = rc->shared && top[k].status > 0 && rejects_status(rc->cfg, top[k].status, true);
+        any_shared |= sh;
+        if (top[k].status < 0)
+            fprintf(out, "%s other ×%s", k ? "," : "", units_fmt_count(top[k].count, a, sizeof a));
+        else
+            fprintf(out, "%s %d%s ×%s", k ? "," : "", top[k].status, sh ? "*" : "",
+                    units_fmt_count(top[k].count, a, sizeof a));
+    }
+    if (all > STATUS_LINE_TOP)
+        fprintf(out, ", +%zu more", all - STATUS_LINE_TOP);
+    if (any_shared)
+        fprintf(out, " (*: every response of that status, rejected by --reject STATUS:BODY or not)");
+    fputc('\n', out);
+}
+
+/* Under the outcomes: the statuses of the responses that were not ok, when some were not
+ * 2xx/3xx or were rejected (a run of 2xx/3xx only prints nothing here). The table counts
+ * responses by status, not by outcome: a --reject STATUS takes every response of its status,
+ * and when one --reject STATUS:BODY status is present its share of the rejections is what the
+ * status-only ones leave; with several such statuses the split is unknown and marked. */
+static void status_lines(FILE *out, const struct run_record *r, const struct run_target_result *t, const char *indent)
+{
+    const struct run_counts *c = &t->counts;
+    if (!c->outcome[OUTCOME_HTTP_ERROR] && !c->outcome[OUTCOME_REJECTED])
+        return;
+    struct reject_codes rc = {&r->config, false};
+    struct run_status_counts *he = xmalloc(sizeof *he), *rj = xmalloc(sizeof *rj);
+    *he = *rj = t->status;
+    uint64_t only = 0; /* responses of the statuses a --reject without body takes whole */
+    size_t nsplit = 0, split = 0;
+    for (size_t k = 0; k < RUN_STATUS_OTHER; k++) {
+        int st = record_status_of_slot(k);
+        if (!t->status.n[k] || !rejects_status(&r->config, st, false))
+            continue;
+        if (rejects_status(&r->config, st, true))
+            nsplit++, split = k;
+        else
+            only += t->status.n[k];
+    }
+    uint64_t rejected = c->outcome[OUTCOME_REJECTED];
+    if (nsplit == 1 && rejected >= only && rejected - only <= t->status.n[split]) {
+        rj->n[split] = rejected - only;
+        he->n[split] = t->status.n[split] - rj->n[split];
+    } else {
+        rc.shared = nsplit > 0;
+    }
+    if (c->outcome[OUTCOME_HTTP_ERROR])
+        status_line(out, indent, "http_error", c->outcome[OUTCOME_HTTP_ERROR], he, want_http_error, &rc);
+    if (rejected)
+        status_line(out, indent, "rejected", rejected, rj, want_rejected, &rc);
+    free(he);
+    free(rj);
+}
+
 /* ------------------------------------------------------------------ TLS and HTTP/2 */
 
 /* "TLSv1.3", or "TLSv1.2 12, TLSv1.3 88" when connections differed. */
@@ -486,6 +586,7 @@ static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
     if (full) {
         runreport_print_accounting(out, all, "  ");
         transport_line(out, v, all, "  ");
+        status_lines(out, v, &v->all, "  ");
         if (v->config.warmup_ns) {
             fprintf(out, "  warm-up (not in the statistics below):\n");
             runreport_print_accounting(out, &v->all.warmup_counts, "    ");
@@ -498,6 +599,7 @@ static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
                 plan_ok ? "holds" : "BROKEN");
         accounting_compact(out, all);
         transport_line(out, v, all, "  ");
+        status_lines(out, v, &v->all, "  ");
     }
     rates_lines(out, v);
 }
@@ -532,6 +634,7 @@ static void per_target(FILE *out, const struct run_record *v)
         fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
         runreport_print_accounting(out, &t->counts, "  ");
         transport_line(out, v, &t->counts, "  ");
+        status_lines(out, v, t, "  ");
         double win = v->window_s > 0 ? v->window_s : NAN;
         fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
                 units_fmt_rate((double)t->events.planned / win, a, sizeof a),

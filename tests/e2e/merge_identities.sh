@@ -50,3 +50,6 @@ broken "a negative stream rate" 'shard.streams\[\].rate_from is negative' 'd["sh
 broken "a negative goodput" 'rates.goodput is negative or not a number' 'd["targets"][0]["rates"]["goodput"] = -3.5'
 broken "no outcome table" 'accounting.outcomes.ok is missing or not a count' 'del d["targets"][0]["accounting"]["outcomes"]'
 broken "no outcome table in all" 'all.accounting.outcomes.ok is missing or not a count' 'del d["all"]["accounting"]["outcomes"]'
+broken "status codes above the responses" 'status_codes add up to 1030 > the 30 responses' \
+    'd["targets"][0]["status_codes"]["200"] += 1000; d["all"]["status_codes"]["200"] += 1000'
+broken "a status code that is not a count" 'status_codes.404 is not a count' 'd["targets"][0]["status_codes"]["404"] = "x"'

@@ -365,6 +365,8 @@ static void test_load_reqlog(void **state)
     html_report_free(rep);
 }
 
+static json_t *data_of(struct html_report *rep, char **html);
+
 static void test_load_csv(void **state)
 {
     (void)state;
@@ -385,6 +387,40 @@ static void test_load_csv(void **state)
     assert_int_equal(run->targets[1].outcome[OUTCOME_REJECTED], 1);
     assert_int_equal(hdr_max(&run->targets[1].latency), hdr_highest_equivalent(&run->targets[1].latency, 250000000));
     assert_int_equal(run->nnotes, 1); /* no warm-up flag in a CSV */
+    /* the status column: responses by status (the table) and by class over time (the chart) */
+    assert_int_equal(run->status.n[record_status_slot(200)], 2);
+    assert_int_equal(run->status.n[record_status_slot(503)], 1);
+    assert_int_equal(record_status_total(&run->status), 3);
+    uint64_t cls[HTML_ST_CLASSES] = {0};
+    for (size_t i = 0; i < run->tl.n; i++)
+        for (int c = 0; c < HTML_ST_CLASSES; c++)
+            cls[c] += run->tl.ticks[i].status_class[c];
+    assert_int_equal(cls[HTML_ST_2XX], 2);
+    assert_int_equal(cls[HTML_ST_5XX], 1);
+    assert_int_equal(cls[HTML_ST_NONE], 0); /* the dropped request is not a response */
+    char *page = NULL;
+    json_t *root = data_of(rep, &page);
+    assert_non_null(strstr(page, "<tr><td>200</td><td>2</td><td>66.67%</td></tr>"));
+    assert_non_null(strstr(page, "<tr><td class=\"bad\">503</td><td>1</td><td>33.33%</td></tr>"));
+    json_t *r0 = json_array_get(json_object_get(root, "runs"), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r0, "status_codes"), "503")), 1);
+    json_t *st = json_object_get(json_object_get(r0, "timeline"), "status");
+    assert_int_equal(json_object_size(st), 2); /* 2xx and 5xx */
+    assert_true(json_is_array(json_object_get(st, "5xx")));
+    json_decref(root);
+    free(page);
+    html_report_free(rep);
+    assert_int_equal(html_status_class(0), HTML_ST_NONE);
+    assert_int_equal(html_status_class(103), HTML_ST_1XX);
+    assert_int_equal(html_status_class(599), HTML_ST_5XX);
+    assert_int_equal(html_status_class(600), HTML_ST_OTHER);
+
+    /* a status that is not one: the file and line named */
+    write_text(p, "server,start_s,latency_ms,status\nA,0.1,1.0,200\nA,0.2,1.0,OK\n");
+    rep = html_report_new();
+    run = html_report_add_run(rep, "c");
+    assert_int_equal(html_run_load_file(run, p, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "c.csv:3: status: 'OK' is not an HTTP status"));
     html_report_free(rep);
 
     /* bad cells name the file and line */

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/json.h"
 #include "core/warn.h"
 #include "record/record.h"
 #include "record/threshold.h"
@@ -68,6 +69,12 @@ static void add_requests(struct run_target_result *t, uint64_t n, uint64_t plann
     }
     if (warmup || o == OUTCOME_DROPPED || o == OUTCOME_CANCELLED)
         return;
+    /* the statuses as the engine counts them: ok and invalid 200, rejected 429, http_error 404
+     * and one 500 in four, none for transport and timeout */
+    static const int status_of[] = {
+        [OUTCOME_OK] = 200, [OUTCOME_REJECTED] = 429, [OUTCOME_HTTP_ERROR] = 404, [OUTCOME_INVALID] = 200};
+    for (uint64_t k = 0; k < n && o <= OUTCOME_INVALID; k++)
+        record_status_count(&t->status, o == OUTCOME_HTTP_ERROR && k % 4 == 3 ? 500 : status_of[o]);
     hdr_record(&t->latency[o], (int64_t)lat_ns, (int64_t)n);
     hdr_record(&t->latency_all, (int64_t)lat_ns, (int64_t)n);
     hdr_record(&t->service, (int64_t)(lat_ns - lag_ns), (int64_t)n);
@@ -583,6 +590,8 @@ static void test_record_add(void **state)
             struct run_record *r = k ? &u : half;
             add_requests(&r->targets[0], 30, s * NS_PER_S, 100 * NS_PER_US, (2 + s) * NS_PER_MS, OUTCOME_OK, false);
             add_requests(&r->targets[0], 2, s * NS_PER_S + 7, 5 * NS_PER_MS, NS_PER_S, OUTCOME_TIMEOUT, false);
+            add_requests(&r->targets[1], 1 + s % 3, s * NS_PER_S + 2, NS_PER_MS, 3 * NS_PER_MS, OUTCOME_HTTP_ERROR,
+                         false);
             add_requests(&r->targets[1], 5, s * NS_PER_S + 1, 2 * NS_PER_MS, (5 + s) * NS_PER_MS, OUTCOME_OK, false);
             add_requests(&r->targets[1], 1, s * NS_PER_S + 3, 0, 0, OUTCOME_DROPPED, s == 0);
             st_record(&r->targets[0], "db", (int64_t)(s + 1) * NS_PER_MS);
@@ -617,6 +626,7 @@ static void test_record_add(void **state)
         assert_memory_equal(&x->warmup_counts, &y->warmup_counts, sizeof x->warmup_counts);
         assert_memory_equal(&x->events, &y->events, sizeof x->events);
         assert_memory_equal(&x->pc, &y->pc, sizeof x->pc);
+        assert_memory_equal(&x->status, &y->status, sizeof x->status);
         for (int g = 0; g < RUN_GROUP_COUNT; g++)
             assert_same_hist(&x->latency[g], &y->latency[g]);
         assert_same_hist(&x->latency_all, &y->latency_all);
@@ -747,6 +757,23 @@ static void edit_all_sent(json_t *root)
     bump(acc, "sent", 1);
     bump(json_object_get(acc, "outcomes"), "ok", 1);
 }
+static void edit_status_more(json_t *root)
+{
+    bump(json_object_get(target0(root), "status_codes"), "200", 1000); /* more than the responses */
+    bump(json_object_get(json_object_get(root, "all"), "status_codes"), "200", 1000);
+}
+static void edit_status_all(json_t *root)
+{
+    bump(json_object_get(json_object_get(root, "all"), "status_codes"), "404", -1);
+}
+static void edit_status_key(json_t *root)
+{
+    json_object_set_new(json_object_get(target0(root), "status_codes"), "2xx", json_integer(1));
+}
+static void edit_status_value(json_t *root)
+{
+    json_object_set_new(json_object_get(target0(root), "status_codes"), "404", json_real(1.5));
+}
 static void edit_transport(json_t *root)
 {
     bump(json_object_get(json_object_get(target0(root), "warmup"), "transport_causes"), "refused", 1);
@@ -781,6 +808,12 @@ static void test_read_strict_identities(void **state)
     strict_says(doc, edit_planned, ": accounting: planned ");
     strict_says(doc, edit_all_sent, "all: accounting: planned ");
     strict_says(doc, edit_transport, ": warmup: outcomes.transport ");
+    strict_says(doc, edit_status_more,
+                "target t0: status_codes add up to 1018 > the 18 responses of accounting (ok + rejected + "
+                "http_error + invalid)");
+    strict_says(doc, edit_status_all, "all: status_codes.404 7 != the targets' sum 8");
+    strict_says(doc, edit_status_key, "target t0: status_codes has a key \"2xx\" that is not a status");
+    strict_says(doc, edit_status_value, "target t0: status_codes.404 is not a count");
     strict_says(doc, edit_all_outcomes, "all.accounting.outcomes.ok is missing or not a count");
     strict_says(doc, edit_rate, "config.rate is negative or not a number");
     strict_says(doc, edit_target_rate, ": rates.planned is negative or not a number");
@@ -1004,6 +1037,147 @@ static void test_thresholds_by_name(void **state)
     record_release(&r);
 }
 
+/* Responses by status: slots, classes, the top codes of a summary line, the JSON form written
+ * and read back (lenient and strict). */
+static void test_status_counts(void **state)
+{
+    (void)state;
+    assert_int_equal(record_status_slot(100), 0);
+    assert_int_equal(record_status_slot(599), RUN_STATUS_OTHER - 1);
+    assert_int_equal(record_status_slot(99), RUN_STATUS_OTHER);
+    assert_int_equal(record_status_slot(600), RUN_STATUS_OTHER);
+    assert_int_equal(record_status_of_slot(record_status_slot(404)), 404);
+    assert_int_equal(record_status_of_slot(RUN_STATUS_OTHER), -1);
+    struct run_status_counts s, d;
+    memset(&s, 0, sizeof s);
+    memset(&d, 0, sizeof d);
+    for (int k = 0; k < 90; k++)
+        record_status_count(&s, 404);
+    for (int k = 0; k < 10; k++)
+        record_status_count(&s, 500);
+    for (int k = 0; k < 10; k++)
+        record_status_count(&s, 503);
+    record_status_count(&s, 200);
+    record_status_count(&s, 302);
+    record_status_count(&s, 700);
+    record_status_count(&s, 0); /* no status line: nothing */
+    assert_false(record_status_any_failed(&d));
+    record_status_count(&d, 204);
+    assert_false(record_status_any_failed(&d));
+    assert_true(record_status_any_failed(&s));
+    assert_int_equal(record_status_total(&s), 113);
+    assert_int_equal(record_status_class(&s, 4), 90);
+    assert_int_equal(record_status_class(&s, 5), 20);
+    assert_int_equal(record_status_class(&s, 2), 1);
+    assert_int_equal(record_status_class(&s, 0), 1);
+    assert_int_equal(record_status_class(&s, 6), 0);
+    record_status_add(&d, &s);
+    assert_int_equal(record_status_total(&d), 114);
+
+    /* the top codes: by count, ties by status, "other" as -1; how many there are in all */
+    struct run_status_entry top[3];
+    assert_int_equal(record_status_top(&s, NULL, NULL, top, 3), 6);
+    assert_int_equal(top[0].status, 404);
+    assert_int_equal(top[0].count, 90);
+    assert_int_equal(top[1].status, 500);
+    assert_int_equal(top[2].status, 503);
+    assert_int_equal(record_status_top(&s, NULL, NULL, top, 0), 6);
+    struct run_status_counts one;
+    memset(&one, 0, sizeof one);
+    record_status_count(&one, 999);
+    assert_int_equal(record_status_top(&one, NULL, NULL, top, 3), 1);
+    assert_int_equal(top[0].status, -1);
+
+    /* JSON: non-zero slots in numeric order, "other" last; read back the same */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct jw j;
+    jw_init(&j, f, false);
+    jw_object_begin(&j);
+    record_status_write_json(&j, "status_codes", &s);
+    jw_object_end(&j);
+    jw_end(&j);
+    fclose(f);
+    assert_string_equal(buf, "{\"status_codes\":{\"200\":1,\"302\":1,\"404\":90,\"500\":10,\"503\":10,\"other\":1}}\n");
+    json_t *root = json_loads(buf, 0, NULL);
+    struct run_status_counts back;
+    char err[200];
+    assert_int_equal(record_status_read_json(json_object_get(root, "status_codes"), &back, true, err, sizeof err), 0);
+    assert_memory_equal(&back, &s, sizeof s);
+    json_decref(root);
+    free(buf);
+    /* lenient: what is not a status or a count is left out; strict: refused */
+    root = json_loads("{\"404\": 3, \"x\": 1, \"500\": -1, \"650\": 2, \"other\": 1}", 0, NULL);
+    assert_int_equal(record_status_read_json(root, &back, false, NULL, 0), 0);
+    assert_int_equal(record_status_total(&back), 6);
+    assert_int_equal(back.n[RUN_STATUS_OTHER], 3);
+    assert_int_equal(record_status_read_json(root, &back, true, err, sizeof err), KNEE_EFORMAT);
+    json_decref(root);
+    root = json_loads("[1]", 0, NULL);
+    assert_int_equal(record_status_read_json(root, &back, false, NULL, 0), 0);
+    assert_int_equal(record_status_total(&back), 0);
+    assert_int_equal(record_status_read_json(root, &back, true, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "status_codes is not an object");
+    assert_int_equal(record_status_read_json(NULL, &back, true, err, sizeof err), 0);
+    json_decref(root);
+}
+
+/* status.CODE thresholds: a status, a class or other, counted or as a share of the completed
+ * requests; a TARGET. prefix; parse errors. */
+static void test_thresholds_status(void **state)
+{
+    (void)state;
+    const char *names[] = {"api"};
+    struct run_record r;
+    record_new(&r, 1);
+    add_requests(&r.targets[0], 8, 0, 0, NS_PER_MS, OUTCOME_HTTP_ERROR, false); /* 404 x6, 500 x2 */
+    add_requests(&r.targets[0], 10, 0, 0, NS_PER_MS, OUTCOME_OK, false);        /* 200 x10 */
+    add_requests(&r.targets[0], 2, 0, 0, NS_PER_MS, OUTCOME_TIMEOUT, false);    /* no status */
+    add_requests(&r.targets[0], 3, 0, 0, 0, OUTCOME_DROPPED, false);
+    record_finish(&r, &done_at_10s);
+    static const struct {
+        const char *expr;
+        double measured;
+        bool pass;
+    } cases[] = {
+        {"status.5xx==0", 2, false},    {"status.404<10", 6, true},         {"status.2xx>=10", 10, true},
+        {"api.status.500<=2", 2, true}, {"status.5xx_rate<1%", 0.1, false}, {"status.4xx_rate<=0.3", 0.3, true},
+        {"status.other==0", 0, true},   {"status.200 != 10", 10, false},    {"api.status.2XX_rate>0.5", 0.5, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct run_threshold t;
+        char err[256];
+        if (record_threshold_parse_names(cases[i].expr, names, 1, &t, err, sizeof err))
+            fail_msg("%s: %s", cases[i].expr, err);
+        record_threshold_eval(&t, &r);
+        if (fabs(t.measured - cases[i].measured) > 1e-12 || t.pass != cases[i].pass)
+            fail_msg("%s: measured %g pass %d", cases[i].expr, t.measured, t.pass);
+    }
+    struct run_threshold t;
+    char err[256];
+    assert_int_equal(record_threshold_parse_names("status.6xx==0", names, 1, &t, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "unknown status 'status.6xx'"));
+    assert_int_equal(record_threshold_parse_names("status.99<1", names, 1, &t, err, sizeof err), KNEE_EINVAL);
+    assert_int_equal(record_threshold_parse_names("status.404<1%", names, 1, &t, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "'1%' is not a count"));
+    assert_int_equal(record_threshold_parse_names("status.5xx_rate<lots", names, 1, &t, err, sizeof err), KNEE_EINVAL);
+    assert_int_equal(record_threshold_parse_names("status.5xx_rate<1%", names, 1, &t, err, sizeof err), 0);
+    assert_string_equal(record_threshold_unit(&t), "%");
+    /* nothing completed: a share fails, a count is 0 */
+    struct run_record empty;
+    record_new(&empty, 1);
+    record_finish(&empty, &done_at_10s);
+    record_threshold_eval(&t, &empty);
+    assert_true(isnan(t.measured));
+    assert_false(t.pass);
+    assert_int_equal(record_threshold_parse_names("status.5xx==0", names, 1, &t, err, sizeof err), 0);
+    record_threshold_eval(&t, &empty);
+    assert_true(t.pass);
+    record_release(&empty);
+    record_release(&r);
+}
+
 static void test_warn_list(void **state)
 {
     (void)state;
@@ -1053,6 +1227,8 @@ int main(void)
         cmocka_unit_test(test_read_strict_identities),
         cmocka_unit_test(test_redact_args),
         cmocka_unit_test(test_thresholds_by_name),
+        cmocka_unit_test(test_status_counts),
+        cmocka_unit_test(test_thresholds_status),
         cmocka_unit_test(test_warn_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

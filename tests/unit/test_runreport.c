@@ -452,6 +452,74 @@ static void test_several_targets(void **state)
     result_free(r);
 }
 
+static void statuses(struct run_target_result *t, int status, uint64_t n)
+{
+    for (uint64_t k = 0; k < n; k++)
+        record_status_count(&t->status, status);
+}
+
+/* The outcome lines name the statuses of responses that were not ok: http_error's top codes
+ * then "+N more", rejected's (a --reject STATUS takes them whole; a single --reject STATUS:BODY
+ * status is split by what the others leave), for all and per target; a clean run prints none. */
+static void test_status_lines(void **state)
+{
+    (void)state;
+    struct run_record *r = result_new(2);
+    target_init(&r->targets[0], "read", "http://h/r");
+    target_init(&r->targets[1], "write", "http://h/w");
+    record(&r->targets[0], OUTCOME_OK, 1000, 1000000);
+    statuses(&r->targets[0], 200, 990);
+    statuses(&r->targets[0], 302, 10);
+    record(&r->targets[0], OUTCOME_HTTP_ERROR, 1106, 1000000);
+    statuses(&r->targets[0], 404, 1000);
+    statuses(&r->targets[0], 500, 100);
+    static const int few[] = {400, 401, 403, 502, 504, 999};
+    for (size_t k = 0; k < sizeof few / sizeof *few; k++)
+        statuses(&r->targets[0], few[k], 1);
+    record(&r->targets[1], OUTCOME_REJECTED, 30, 1000000);
+    statuses(&r->targets[1], 429, 20);
+    statuses(&r->targets[1], 503, 10);
+    record(&r->targets[1], OUTCOME_HTTP_ERROR, 5, 1000000);
+    statuses(&r->targets[1], 503, 5);
+    merge_all(r);
+    for (size_t i = 0; i < 2; i++)
+        record_status_add(&r->all.status, &r->targets[i].status);
+    const struct run_reject rejects[] = {{429, NULL}, {503, "QUEUE"}};
+    struct run_config cfg = open_cfg;
+    cfg.plan.ntargets = 2;
+    cfg.rejects = rejects;
+    cfg.nrejects = 2;
+    char *t = text_of(&cfg, r, NULL, 0, false);
+    assert_line(t, "  http_error 1,111: 404 ×1,000, 500 ×100, 503 ×5, 400 ×1, +5 more");
+    assert_line(t, "  rejected 30: 429 ×20, 503 ×10");
+    assert_line(t, "  http_error 1,106: 404 ×1,000, 500 ×100, 400 ×1, 401 ×1, +4 more");
+    assert_line(t, "  http_error 5: 503 ×5");
+    free(t);
+    /* two split statuses: the split is unknown, said with a mark */
+    const struct run_reject two[] = {{429, "SLOW"}, {503, "QUEUE"}};
+    cfg.rejects = two;
+    t = text_of(&cfg, r, NULL, 0, false);
+    assert_has(t, "  rejected 30: 429* ×20, 503* ×15 (*: every response of that status, rejected by --reject "
+                  "STATUS:BODY or not)\n");
+    free(t);
+    char *j = json_of(&cfg, r, NULL, 0);
+    assert_has(j, "\"status_codes\":{\"200\":990,\"302\":10,\"400\":1,\"401\":1,\"403\":1,\"404\":1000,\"500\":100,"
+                  "\"502\":1,\"504\":1,\"other\":1}");
+    assert_has(j, "\"status_codes\":{\"429\":20,\"503\":15}");
+    free(j);
+    result_free(r);
+
+    /* a clean run (2xx/3xx only) says nothing of statuses */
+    r = one_target_ok();
+    statuses(&r->targets[0], 200, 9990);
+    statuses(&r->targets[0], 304, 10);
+    record_status_add(&r->all.status, &r->targets[0].status);
+    t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_lacks(t, "×");
+    free(t);
+    result_free(r);
+}
+
 static void test_thresholds(void **state)
 {
     (void)state;
@@ -1073,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_full_when_something_needs_attention),
         cmocka_unit_test(test_several_targets),
         cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_status_lines),
         cmocka_unit_test(test_json_document),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_progress),
