@@ -330,10 +330,11 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
         parse_word(spec, "when-busy", o->when_busy, runopt_busy_words, &b) ||
         parse_word(spec, "io", o->io, runopt_io_words, &io))
         return 2;
-    _Static_assert(RUN_IO_AUTO == 0 && RUN_IO_EPOLL == 1 && RUN_IO_URING == 2, "ios[] follows enum run_io");
+    _Static_assert(RUN_IO_AUTO == 0 && RUN_IO_EPOLL == 1 && RUN_IO_URING == 2, "runopt_io_words follows enum run_io");
     cfg->io = (enum run_io)io;
-    _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1, "arrivals[] follows enum run_arrivals");
-    _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "busy[] follows enum run_when_busy");
+    _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1,
+                   "runopt_arrivals_words follows enum run_arrivals");
+    _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "runopt_busy_words follows enum run_when_busy");
     cfg->plan.arrivals = (enum run_arrivals)a;
     cfg->when_busy = (enum run_when_busy)b;
     if (given_as_zero(spec, o))
