@@ -107,6 +107,10 @@ grep -qxF "  transport 5: tls verify 5 (tls verify: the server's certificate did
 grep -qE '^tls: no handshake completed: [0-9]+ failed \(tls verify 5: --cacert FILE or --insecure\)$' tls.out ||
     { cat tls.out >&2; fail "self-signed target: no tls line naming the flags"; }
 grep -q 'protocol agreed\|tls: ,' tls.out && fail "self-signed target: a stray protocol line"
+run_knee capacity --rates 50 --reps 1 --step 300ms --warmup 0 --settle 0 --no-cross-check --slo 'p99<1s' "$T" \
+    >cap.out 2>cap.err
+grep -qE '^  50/s rep 1: .*not one request ended ok \(the target is down, refuses, or every request failed\); tls verify [0-9]+: the certificate did not verify: --cacert FILE or --insecure' cap.out ||
+    { cat cap.out cap.err >&2; fail "knee capacity against a self-signed target: no reason naming the flags"; }
 run_knee run -n 5 -R 50 --insecure "$T" >ins.out 2>ins.err
 [[ $RC -eq 0 ]] || { cat ins.out ins.err >&2; fail "--insecure: exit $RC"; }
 
