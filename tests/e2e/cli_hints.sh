@@ -51,16 +51,20 @@ presets="report, quiet, queue, flat, fanout, null, stall"
 hint 2 "knee serve: --preset: unknown preset 'bogus' (one of $presets)" serve --preset bogus
 hint 2 "knee serve: --preset: unknown preset 'stal' (one of $presets): did you mean stall?" serve --preset stal
 hint 2 "knee serve: --listen: unknown preset 'nul' (one of $presets): did you mean null?" serve --listen nul@127.0.0.1:0
-"$KNEE" serve --help | grep -qF -- "-p, --preset NAME           the preset (one of: $presets; default quiet)" ||
+"$KNEE" serve --help >serve.help
+grep -qF -- "-p, --preset NAME           the preset (one of: $presets; default quiet)" serve.help ||
     fail "knee serve --help: --preset's line does not list the presets"
 exps="stats, queue, knee, fanout, nagle, compare, capacity, tls, all"
 hint 2 "knee lab: unknown experiment 'nosuch' (one of $exps)" lab nosuch
 hint 2 "knee lab: unknown experiment 'quee' (one of $exps): did you mean queue?" lab quee
-"$KNEE" lab --help | grep -qF "usage: knee lab [options] [${exps//, /|}]" || fail "knee lab --help: usage"
+"$KNEE" lab --help >lab.help
+grep -qF "usage: knee lab [options] [${exps//, /|}]" lab.help || fail "knee lab --help: usage"
 hint 2 "knee run: --io 'epol': expected one of auto, epoll, uring; did you mean epoll?" run --io epol "$U"
 hint 2 "knee run: --arrivals 'possion': expected one of constant, poisson; did you mean poisson?" \
     run --arrivals possion -R 10 "$U"
 hint 2 "knee run: --when-busy 'wait': expected one of queue, drop" run --when-busy wait -R 10 "$U"
+hint 2 "knee compare: --fail-if 'p95+5%': unknown metric 'p95' (p50, p90, p99, p99.9, mean)" \
+    compare --fail-if p95+5% a b
 hint 2 "knee capacity: --tls-resume 'maybe': expected one of on, off" \
     capacity --tls-resume maybe --max 100 --slo 'p99<1s' "$U"
 
@@ -72,6 +76,8 @@ hint 2 "knee run: localhost:9/x: not a URL (no scheme): did you mean http://loca
     run --target a=localhost:9/x
 hint 2 "knee capacity: 127.0.0.1:8080/: not a URL (no scheme): did you mean http://127.0.0.1:8080/?" \
     capacity --max 100 --slo 'p99<1s' 127.0.0.1:8080/
+hint 2 "knee capacity: --probe '127.0.0.1:9/': expected an http:// URL: did you mean http://127.0.0.1:9/?" \
+    capacity --max 100 --slo 'p99<1s' --probe 127.0.0.1:9/ "$U"
 hint 2 "knee run: /x: not a URL (expected http://host[:port]/path)" run /x
 
 # ---- a run JSON where per-request data is wanted -------------------------------------------------
