@@ -136,9 +136,16 @@ complete_bash() { # complete_bash WORD...: what bash offers for the last word
     fail "bash: --rat offers $(complete_bash knee run --rat)"
 [[ -z $(complete_bash knee run --json "") ]] || fail "bash: --json offers words (it takes a file)"
 if command -v zsh >/dev/null; then
-    got=$(zsh -fc 'source <(sed "\$d" ./_knee); _knee_values serve --preset; print -r -- "$knee_valw"')
+    # _knee outside a completion widget: words and CURRENT set by hand, compadd and _files stubbed
+    complete_zsh() { # complete_zsh WORD...: what zsh offers for the last word
+        zsh -fc 'source <(sed "\$d" ./_knee); compadd() { print -r -- "${@:2}"; }; _files() { print FILES; }
+                 words=("$@"); CURRENT=$#; _knee' _ "$@"
+    }
+    got=$(complete_zsh knee serve --preset "")
     [[ $got == "report quiet queue flat fanout null stall" ]] || fail "zsh: --preset offers '$got'"
-    got=$(zsh -fc 'source <(sed "\$d" ./_knee); _knee_values run --json; print -r -- "${#knee_valw}"')
-    [[ $got == 0 ]] || fail "zsh: --json offers words"
+    got=$(complete_zsh knee run --io "")
+    [[ $got == "auto epoll uring" ]] || fail "zsh: --io offers '$got'"
+    got=$(complete_zsh knee run --json "")
+    [[ $got == FILES ]] || fail "zsh: --json offers '$got' (it takes a file)"
 fi
 echo "ok: every hint is exact, exit 2; the self-signed target names the reason and the flags; completion offers values"
