@@ -1,7 +1,8 @@
 #!/bin/sh
 # Generates what must never drift from knee's --help texts, by running the built binary:
 #   scripts/helpgen.sh man   KNEE [OUT]   the man page knee.1: every command, subcommand, flag
-#   scripts/helpgen.sh bash  KNEE [OUT]   bash completion: subcommands, flags, lab's experiments
+#   scripts/helpgen.sh bash  KNEE [OUT]   bash completion: subcommands, flags, lab's experiments and
+#                                         the words a flag takes (presets, --io, --arrivals, ...)
 #   scripts/helpgen.sh zsh   KNEE [OUT]   zsh completion (#compdef knee), the same with descriptions
 #   scripts/helpgen.sh flags KNEE [OUT]   one line per flag: "knee CMD<TAB>--long<TAB>-s<TAB>META"
 #                                         (tests/e2e/docs_flags.sh checks each is in docs/REFERENCE.md)
@@ -10,7 +11,9 @@
 # The help texts come from src/cli's option tables (src/cli/opt.c prints them), so their
 # layout is regular: a section header alone on a line ("options:", "commands:"), options as
 # "  -s, --long META   help" or "      --long META   help" (help on the next line, indented,
-# when META is long), subcommands as "  name   help" under "commands:" or "calculators:".
+# when META is long), subcommands as "  name   help" under "commands:" or "calculators:". The
+# words a flag takes come from `knee --list-values` (hidden; lines "CMD<TAB>--flag<TAB>word ...",
+# printed from the tables that define the words), read after the help texts under "@@values".
 # POSIX sh and awk only (mawk is enough): the build needs nothing beyond the compiler.
 set -eu
 [ $# -eq 2 ] || [ $# -eq 3 ] || {
@@ -51,6 +54,8 @@ dump() {
             "$knee" "$c" "$s" --help
         done
     done
+    echo "@@values"
+    "$knee" --list-values
 }
 
 version=$("$knee" --version | awk '{ print $NF; exit }')
@@ -86,6 +91,12 @@ function add_opt(p) {
 }
 
 # ---- read every help text into arrays: per path its lines, options, subcommands, words
+/^@@values$/ { invalues = 1; next }
+invalues {
+    n = split($0, vs, "\t")
+    if (n == 3 && vs[2] != "") { VAL[vs[1], vs[2]] = vs[3]; nval++; VK[nval] = vs[1] SUBSEP vs[2] }
+    next
+}
 /^@@ / {
     p = substr($0, 4); np++; P[np] = p; nl[p] = 0; sec = ""; pend = 0; inusage = 0
     next
@@ -165,7 +176,7 @@ function do_flags(    i, p, k) {
     }
 }
 
-function do_bash(    i, p, extra) {
+function do_bash(    i, p, extra, k, kk) {
     print "# bash completion for knee: its subcommands and their flags."
     print "# Generated from the --help texts by scripts/helpgen.sh; do not edit."
     print ""
@@ -190,6 +201,17 @@ function do_bash(    i, p, extra) {
     print "    esac"
     print "}"
     print ""
+    print "# _knee_values PATH FLAG: the words the flag takes (none: a file name or free text)."
+    print "_knee_values()"
+    print "{"
+    print "    case \"$1 $2\" in"
+    for (k = 1; k <= nval; k++) {
+        split(VK[k], kk, SUBSEP)
+        printf "    %s) echo %s ;;\n", sq(kk[1] " " kk[2]), sq(VAL[kk[1], kk[2]])
+    }
+    print "    esac"
+    print "}"
+    print ""
     print "_knee()"
     print "{"
     print "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd=\"\" w i"
@@ -201,8 +223,12 @@ function do_bash(    i, p, extra) {
     print "    done"
     print "    _knee_spec \"$cmd\""
     print "    COMPREPLY=()"
-    print "    # the value of a flag: leave it to the default completion (file names)"
-    print "    [[ $prev == -* && \" $_knee_vals \" == *\" $prev \"* ]] && return 0"
+    print "    # the value of a flag: its words, else the default completion (file names)"
+    print "    if [[ $prev == -* && \" $_knee_vals \" == *\" $prev \"* ]]; then"
+    print "        w=$(_knee_values \"$cmd\" \"$prev\")"
+    print "        [[ -n $w ]] && mapfile -t COMPREPLY < <(compgen -W \"$w\" -- \"$cur\")"
+    print "        return 0"
+    print "    fi"
     print "    if [[ $cur == -* ]]; then"
     print "        mapfile -t COMPREPLY < <(compgen -W \"$_knee_opts\" -- \"$cur\")"
     print "    else"
@@ -213,7 +239,7 @@ function do_bash(    i, p, extra) {
 }
 
 function zdesc(name, h) { gsub(/:/, "\\:", name); return sq(name ":" h) }
-function do_zsh(    i, p, k) {
+function do_zsh(    i, p, k, kk) {
     print "#compdef knee"
     print "# zsh completion for knee: its subcommands and their flags, with their help lines."
     print "# Generated from the --help texts by scripts/helpgen.sh; do not edit."
@@ -243,8 +269,19 @@ function do_zsh(    i, p, k) {
     print "  esac"
     print "}"
     print ""
+    print "_knee_values() {"
+    print "  case \"$1 $2\" in"
+    for (k = 1; k <= nval; k++) {
+        split(VK[k], kk, SUBSEP)
+        printf "  %s) knee_valw=(%s) ;;\n", sq(kk[1] " " kk[2]), VAL[kk[1], kk[2]]
+    }
+    print "  *) knee_valw=() ;;"
+    print "  esac"
+    print "}"
+    print ""
     print "_knee() {"
     print "  local cmd=\"\" w i"
+    print "  local -a knee_valw"
     print "  local -a knee_subn knee_subs knee_words knee_opts knee_vals"
     print "  for ((i = 2; i < CURRENT; i++)); do"
     print "    w=${words[i]}"
@@ -253,7 +290,8 @@ function do_zsh(    i, p, k) {
     print "  done"
     print "  _knee_spec \"$cmd\""
     print "  if (( CURRENT > 2 )) && (( ${knee_vals[(Ie)${words[CURRENT-1]}]} )); then"
-    print "    _files"
+    print "    _knee_values \"$cmd\" \"${words[CURRENT-1]}\""
+    print "    if (( ${#knee_valw} )); then compadd -- $knee_valw; else _files; fi"
     print "  elif [[ $PREFIX == -* ]]; then"
     print "    _describe -t options option knee_opts"
     print "  else"

@@ -93,6 +93,32 @@ static void add_reason(struct capacity_step *s, const char *text)
     snprintf(s->reason + n, sizeof s->reason - n, "%s%.*s", n ? "; " : "", room, text);
 }
 
+/* A TLS verification failure has a flag that fixes it: name the cause and the flag (an https
+ * target with a self-signed certificate otherwise looks like a target that is down). */
+static void tls_reason(struct capacity_step *s, const struct run_counts *c)
+{
+    static const struct {
+        enum run_transport_cause k;
+        const char *fix;
+    } fixes[] = {
+        {RUN_TC_TLS_VERIFY, "the certificate did not verify: --cacert FILE or --insecure"},
+        {RUN_TC_TLS_HOSTNAME, "the certificate does not name the host: --insecure"},
+        {RUN_TC_TLS_EXPIRED, "the certificate expired or is not valid yet: --insecure"},
+    };
+    for (size_t i = 0; i < sizeof fixes / sizeof fixes[0]; i++) {
+        uint64_t n = c->transport_cause[fixes[i].k];
+        if (!n)
+            continue;
+        char text[160];
+        snprintf(text, sizeof text, "%s %llu: %s", record_transport_cause_name(fixes[i].k), (unsigned long long)n,
+                 fixes[i].fix);
+        for (char *p = text; *p && *p != ' '; p++) /* "tls_verify" as the summary writes it */
+            if (*p == '_')
+                *p = ' ';
+        add_reason(s, text);
+    }
+}
+
 static void step_eval(const struct run_record *res, bool open_loop, const struct run_generator_verdict *gen,
                       const struct run_threshold *slo, size_t nslo, struct capacity_step *out)
 {
@@ -130,6 +156,7 @@ static void step_eval(const struct run_record *res, bool open_loop, const struct
     }
     if (out->ran && res->no_ok) {
         add_reason(out, "not one request ended ok (the target is down, refuses, or every request failed)");
+        tls_reason(out, c);
         ok = false;
     }
     for (size_t i = 0; i < nslo; i++) {

@@ -312,7 +312,9 @@ static int fill_config(const struct cmd_spec *spec, const struct cap_flags *f, s
         return opt_fail(spec, "--between: empty: give the command to run between repetitions (or leave the flag "
                               "out)");
     if (f->probe && strncmp(f->probe, "http://", 7) != 0)
-        return opt_fail(spec, "--probe '%s': expected an http:// URL", f->probe);
+        return opt_fail(spec, "--probe '%s': expected an http:// URL%s%s%s", f->probe,
+                        strstr(f->probe, "://") ? "" : ": did you mean http://",
+                        strstr(f->probe, "://") ? "" : f->probe, strstr(f->probe, "://") ? "" : "?");
     cfg->base = &rc->cfg;
     cfg->rates = rates;
     cfg->nrates = nrates;

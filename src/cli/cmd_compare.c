@@ -77,6 +77,10 @@ static int load_side(const struct cmd_spec *spec, struct compare_side *s, const 
     char err[1024];
     if (compare_side_load(s, files->v, files->n, err, sizeof err) != 0)
         return opt_fail(spec, "%s: %s", name, err);
+    for (size_t i = 0; i < s->nreps; i++)
+        if (s->reps[i].data_beside)
+            knee_report(stderr, "knee compare: ", "%s: read %s (the log beside the run JSON given)", name,
+                        s->reps[i].source);
     return 0;
 }
 

@@ -823,6 +823,5 @@ int cmd_hlog(int argc, char **argv)
     for (const struct command *c = subcommands; c->name; c++)
         if (strcmp(c->name, argv[1]) == 0)
             return c->fn(argc - 1, argv + 1);
-    knee_report(stderr, "knee hlog: ", "unknown command '%s' (see knee hlog --help)", argv[1]);
-    return 2;
+    return cli_unknown_command("hlog", "command", subcommands, argv[1]);
 }

@@ -55,7 +55,7 @@ static struct opt lab_opts[] = {
 
 static struct cmd_spec lab_spec = {
     .name = "lab",
-    .usage = "[options] [stats|queue|knee|fanout|nagle|compare|capacity|tls|all]",
+    .usage = NULL, /* lab_usage: "[options] [stats|queue|...|all]" from the experiment table */
     .summary = "Reproduce the latency articles' experiments on this machine (in-process servers on 127.0.0.1, "
                "in-process load) and explain each from the numbers it just measured.",
     .opts = lab_opts,
@@ -130,12 +130,13 @@ static bool known_experiment(const char *name)
 static int check_flags(const char *name, double *rates, size_t *nrates)
 {
     *nrates = 0;
-    if (!known_experiment(name))
-        return opt_fail(
-            &lab_spec,
-            "unknown experiment '%s': expected stats, queue, knee, fanout, nagle, compare, capacity, tls or "
-            "all",
-            name);
+    if (!known_experiment(name)) {
+        char list[200];
+        const char *near = opt_suggest_word(name, lab_experiment_names);
+        return opt_fail(&lab_spec, "unknown experiment '%s' (one of %s)%s%s%s", name,
+                        opt_word_list(lab_experiment_names, list, sizeof list), near ? ": did you mean " : "",
+                        near ? near : "", near ? "?" : "");
+    }
     if (F.quiet && F.progress)
         return opt_fail(&lab_spec, "--quiet and --progress exclude each other");
     if (opt_find(&lab_spec, "duration")->seen && F.duration_ns < NS_PER_S)
@@ -270,6 +271,13 @@ int cmd_lab(int argc, char **argv)
     F.seed = 1;
     for (size_t i = 0; i < lab_spec.nopts; i++)
         lab_opts[i].seen = false;
+    static char lab_usage[256];
+    size_t n = (size_t)snprintf(lab_usage, sizeof lab_usage, "[options] [");
+    for (size_t i = 0; lab_experiment_names[i] && n < sizeof lab_usage; i++)
+        n += (size_t)snprintf(lab_usage + n, sizeof lab_usage - n, "%s%s", i ? "|" : "", lab_experiment_names[i]);
+    if (n < sizeof lab_usage)
+        snprintf(lab_usage + n, sizeof lab_usage - n, "]");
+    lab_spec.usage = lab_usage;
     struct strlist args = {0};
     int rc = opt_parse(&lab_spec, argc, argv, &args);
     if (rc) {

@@ -885,6 +885,5 @@ int cmd_model(int argc, char **argv)
     for (const struct command *c = model_subcommands; c->name; c++)
         if (strcmp(c->name, name) == 0)
             return c->fn(argc - 1, argv + 1);
-    knee_report(stderr, "knee model: ", "unknown calculator '%s' (one of mm1, mmc, md1, little, fanout, ladder)", name);
-    return 2;
+    return cli_unknown_command("model", "calculator", model_subcommands, name);
 }

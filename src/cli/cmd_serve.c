@@ -48,7 +48,7 @@ static struct serve_args a;
 static struct metrics_flags ma;
 
 static struct opt opts[] = {
-    {"preset", 'p', OPT_STR, &a.preset, "NAME", "report quiet queue flat fanout null stall (default quiet)", 0, 0, 0},
+    {"preset", 'p', OPT_STR, &a.preset, "NAME", NULL /* preset_help */, 0, 0, 0},
     {"listen", 'l', OPT_LIST, &a.listen, "[PRESET@]ADDR:PORT",
      "repeatable; PRESET@ sets its preset (default 127.0.0.1:0)", 0, 0, 0},
     {"count", 'n', OPT_COUNT, &a.count, "N", "N servers per --listen: ports PORT, PORT+1, ... (or all free)", 0, 0, 0},
@@ -141,8 +141,17 @@ static struct cmd_spec spec = {
     .max_args = 0,
 };
 
+/* The presets' names in --preset's help, from the preset table. */
+static char preset_help[256];
+
 static void build_epilog(void)
 {
+    char list[200];
+    snprintf(preset_help, sizeof preset_help, "the preset (one of: %s; default quiet)",
+             opt_word_list(serve_preset_names, list, sizeof list));
+    for (size_t i = 0; i < OPT_COUNT_OF(opts); i++)
+        if (strcmp(opts[i].name, "preset") == 0)
+            opts[i].help = preset_help;
     size_t n = (size_t)snprintf(epilog, sizeof epilog, "%s", epilog_head);
     for (size_t i = 0; serve_preset_names[i] && n < sizeof epilog; i++)
         n += (size_t)snprintf(epilog + n, sizeof epilog - n, "  %-7s %s\n", serve_preset_names[i],
@@ -442,9 +451,14 @@ static int listen_configs(const char *listen, const double *bounds, size_t nboun
         return opt_fail(&spec, "--listen: '%s' is not [PRESET@]ADDR:PORT", printable(listen, shown, sizeof shown));
     for (uint64_t k = 0; k < a.count; k++) {
         struct serve_config *c = &cfgs[*n];
-        if (serve_preset(preset, c))
-            return opt_fail(&spec, "%s: unknown preset '%s' (report, quiet, queue, flat, fanout, null)",
-                            a.listen.n ? "--listen" : "--preset", printable(preset, shown, sizeof shown));
+        if (serve_preset(preset, c)) {
+            char list[200];
+            const char *near = opt_suggest_word(preset, serve_preset_names);
+            return opt_fail(&spec, "%s: unknown preset '%s' (one of %s)%s%s%s", a.listen.n ? "--listen" : "--preset",
+                            printable(preset, shown, sizeof shown),
+                            opt_word_list(serve_preset_names, list, sizeof list), near ? ": did you mean " : "",
+                            near ? near : "", near ? "?" : "");
+        }
         apply_flags(c);
         c->seed += *n;
         for (size_t b = 0; b < nbounds; b++) /* --metrics-listen: server time as a histogram */

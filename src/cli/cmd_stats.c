@@ -12,6 +12,10 @@
 #include "core/units.h"
 #include "html/html.h"
 #include "merge/merge.h"
+#include "record/record.h"
+
+#include <jansson.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -239,14 +243,81 @@ static int load_one(struct dataset *d, const char *arg, const struct spool *s)
     return strcmp(arg, "-") == 0 ? dataset_load_named(d, s->path, "-") : dataset_load(d, arg);
 }
 
+/* The log of the run whose JSON is at path: STEM.bin or STEM.csv beside it, else the --out
+ * its environment.args name (args: the JSON's root); "" when neither. */
+static void run_log_of(const char *path, json_t *root, char *log, size_t len)
+{
+    log[0] = '\0';
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *dot = strrchr(base, '.');
+    int stem = (int)(dot && dot != base ? (size_t)(dot - path) : strlen(path));
+    static const char *const exts[] = {".bin", ".csv"};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat st;
+        snprintf(log, len, "%.*s%s", stem, path, exts[i]);
+        if (stat(log, &st) == 0 && S_ISREG(st.st_mode))
+            return;
+    }
+    log[0] = '\0';
+    json_t *args = json_object_get(json_object_get(root, "environment"), "args");
+    for (size_t i = 0; i + 1 < json_array_size(args); i++) {
+        const char *a = json_string_value(json_array_get(args, i));
+        const char *v = json_string_value(json_array_get(args, i + 1));
+        if (a && v && strcmp(a, "--out") == 0)
+            snprintf(log, len, "%s", v);
+    }
+}
+
+/* A JSON given as input: knee stats reads per-request data, which no JSON holds; say what to
+ * give it instead. 0 when path is not JSON, else 2 after the message. */
+static int json_input(const struct cmd_spec *spec, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* the loader says why */
+    char head[64];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    size_t i = n >= 3 && memcmp(head, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    while (i < n && strchr(" \t\r\n", head[i]))
+        i++;
+    if (i >= n || head[i] != '{')
+        return 0;
+    json_t *root = json_load_file(path, 0, NULL);
+    const char *schema = json_string_value(json_object_get(root, "schema"));
+    int rc;
+    if (record_schema_readable(schema)) {
+        char log[4200];
+        run_log_of(path, root, log, sizeof log);
+        if (log[0])
+            rc = opt_fail(
+                spec, "%s: a knee run's JSON summary holds no per-request data: give knee stats that run's log (%s)",
+                path, log);
+        else
+            rc = opt_fail(spec,
+                          "%s: a knee run's JSON summary holds no per-request data: give knee stats that run's log "
+                          "(knee run --out FILE.bin or FILE.csv writes it)",
+                          path);
+    } else {
+        rc = opt_fail(spec,
+                      "%s: a JSON file%s%s%s holds no per-request data: give knee stats a CSV or knee's binary log",
+                      path, schema ? " (schema " : "", schema ? schema : "", schema ? ")" : "");
+    }
+    json_decref(root);
+    return rc;
+}
+
 /* Every file into *d (dataset_init'ed by the caller), then, with --approx, the second pass
  * for the small windows. 0, or 2 after a message naming the file and line. */
 static int load_inputs(const struct cmd_spec *spec, const struct stats_plan *p, const struct strlist *files,
                        struct dataset *d, const struct spool *s)
 {
-    for (size_t i = 0; i < files->n; i++)
+    for (size_t i = 0; i < files->n; i++) {
+        if (strcmp(files->v[i], "-") != 0 && json_input(spec, files->v[i]))
+            return 2;
         if (load_one(d, files->v[i], s) != 0)
             return opt_fail(spec, "%s", d->err);
+    }
     if (d->kept == 0)
         return fail_empty(spec, d, files, p->lo.column);
     dataset_finish(d);

@@ -44,6 +44,10 @@ int cmd_run(int argc, char **argv);
  * src/capacity). */
 int cmd_capacity(int argc, char **argv);
 
+/* "knee[ CMD]: unknown KIND 'NAME': did you mean X?" (X the closest row of table, when one is
+ * close), else "... (one of a, b, c)", on stderr; returns 2. cmd is "" for knee itself. */
+int cli_unknown_command(const char *cmd, const char *kind, const struct command *table, const char *name);
+
 /* Dispatch `knee ARGS...`: --help, --version, `help CMD`, or a command. Returns the exit code. */
 int knee_main(int argc, char **argv);
 

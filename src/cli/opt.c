@@ -6,6 +6,7 @@
 #include "core/grow.h"
 #include "core/err.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -125,6 +126,137 @@ const struct opt *opt_find(const struct cmd_spec *spec, const char *name)
     return find_long((struct cmd_spec *)spec, name, strlen(name));
 }
 
+/* ------------------------------------------------------------------ did you mean */
+
+/* A byte as the distance compares it: case and '_' against '-' do not count as typos. */
+static int fold(char c)
+{
+    return c == '_' ? '-' : tolower((unsigned char)c);
+}
+
+size_t opt_edit_distance(const char *a, size_t alen, const char *b)
+{
+    enum { MAXN = 63 };
+    size_t blen = strlen(b);
+    if (alen > MAXN || blen > MAXN)
+        return SIZE_MAX;
+    /* three rows of the dynamic programme: two back for a swap of neighbours */
+    size_t rows[3][MAXN + 1];
+    for (size_t j = 0; j <= blen; j++)
+        rows[0][j] = j;
+    for (size_t i = 1; i <= alen; i++) {
+        size_t *cur = rows[i % 3], *prev = rows[(i - 1) % 3], *prev2 = rows[(i + 1) % 3];
+        cur[0] = i;
+        for (size_t j = 1; j <= blen; j++) {
+            size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
+            size_t d = prev[j - 1] + cost;
+            if (prev[j] + 1 < d)
+                d = prev[j] + 1;
+            if (cur[j - 1] + 1 < d)
+                d = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) && fold(a[i - 2]) == fold(b[j - 1]) &&
+                prev2[j - 2] + 1 < d)
+                d = prev2[j - 2] + 1;
+            cur[j] = d;
+        }
+    }
+    return rows[alen % 3][blen];
+}
+
+void opt_suggest_init(struct opt_suggest *s, const char *typed, size_t len)
+{
+    *s = (struct opt_suggest){.typed = typed, .len = len, .dist = SIZE_MAX};
+}
+
+static bool folded_prefix(const char *typed, size_t len, const char *cand)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!cand[i] || fold(typed[i]) != fold(cand[i]))
+            return false;
+    return true;
+}
+
+void opt_suggest_add(struct opt_suggest *s, const char *candidate)
+{
+    if (!candidate || !*candidate)
+        return;
+    if (s->len >= 2 && folded_prefix(s->typed, s->len, candidate)) {
+        s->prefix_of = candidate;
+        s->nprefix++;
+    }
+    size_t d = opt_edit_distance(s->typed, s->len, candidate);
+    if (d < s->dist) {
+        s->dist = d;
+        s->nearest = candidate;
+        s->nnearest = 1;
+    } else if (d == s->dist && d != SIZE_MAX && strcmp(candidate, s->nearest) != 0) {
+        s->nnearest++;
+    }
+}
+
+const char *opt_suggest_best(const struct opt_suggest *s)
+{
+    if (s->nprefix == 1)
+        return s->prefix_of;
+    if (s->nearest && s->nnearest == 1 && s->dist <= 2 && s->dist * 2 <= s->len)
+        return s->nearest;
+    return NULL;
+}
+
+const char *opt_suggest_word(const char *typed, const char *const *words)
+{
+    struct opt_suggest s;
+    opt_suggest_init(&s, typed, strlen(typed));
+    for (size_t i = 0; words[i]; i++)
+        opt_suggest_add(&s, words[i]);
+    return opt_suggest_best(&s);
+}
+
+/* The long option of spec that name[0..len) most likely meant, or NULL. */
+static const char *suggest_option(const struct cmd_spec *spec, const char *name, size_t len)
+{
+    struct opt_suggest s;
+    opt_suggest_init(&s, name, len);
+    for (size_t i = 0; i < spec->nopts; i++)
+        opt_suggest_add(&s, spec->opts[i].name);
+    opt_suggest_add(&s, "help");
+    return opt_suggest_best(&s);
+}
+
+const char *opt_word_list(const char *const *words, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; words[i] && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", words[i]);
+    return buf;
+}
+
+int opt_parse_word(const struct cmd_spec *spec, const char *flag, const char *value, const char *const *words, int *out)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcmp(value, words[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char list[512];
+    const char *near = opt_suggest_word(value, words);
+    if (near)
+        return opt_fail(spec, "--%s '%s': expected one of %s; did you mean %s?", flag, value,
+                        opt_word_list(words, list, sizeof list), near);
+    return opt_fail(spec, "--%s '%s': expected one of %s", flag, value, opt_word_list(words, list, sizeof list));
+}
+
+/* "unknown option '--rat': did you mean --rate?" or "... (see knee run --help)". */
+static int unknown_option(const struct cmd_spec *spec, const char *shown, const char *name, size_t len)
+{
+    const char *near = suggest_option(spec, name, len);
+    if (near)
+        return opt_fail(spec, "unknown option '%s': did you mean --%s?", shown, near);
+    return opt_fail(spec, "unknown option '%s' (see knee %s --help)", shown, spec->name);
+}
+
 static int parse_args(struct cmd_spec *spec, int argc, char **argv, struct strlist *args)
 {
     bool only_args = false;
@@ -149,8 +281,11 @@ static int parse_args(struct cmd_spec *spec, int argc, char **argv, struct strli
             const char *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             o = find_long(spec, name, len);
-            if (!o)
-                return opt_fail(spec, "unknown option '--%.*s' (see knee %s --help)", (int)len, name, spec->name);
+            if (!o) {
+                char shown[256];
+                snprintf(shown, sizeof shown, "--%.*s", (int)(len < 250 ? len : 250), name);
+                return unknown_option(spec, shown, name, len);
+            }
             if (eq)
                 val = eq + 1;
         } else {
@@ -159,7 +294,7 @@ static int parse_args(struct cmd_spec *spec, int argc, char **argv, struct strli
                 size_t len = strcspn(a + 1, "=");
                 if (find_long(spec, a + 1, len))
                     return opt_fail(spec, "unknown option '%s': did you mean --%.*s?", a, (int)len, a + 1);
-                return opt_fail(spec, "unknown option '%s' (see knee %s --help)", a, spec->name);
+                return unknown_option(spec, a, a + 1, len);
             }
             o = find_short(spec, a[1]);
             if (!o)

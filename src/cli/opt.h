@@ -74,6 +74,42 @@ const struct opt *opt_find(const struct cmd_spec *spec, const char *name);
  * asked for and not written) after "knee <cmd>: standard output: <why>" on stderr. */
 int opt_stdout_done(const struct cmd_spec *spec);
 
+/* Did-you-mean: the candidate a mistyped word most likely meant. Feed every candidate with
+ * opt_suggest_add, then read opt_suggest_best. A candidate is chosen when the typed word is a
+ * prefix of it and of no other candidate, else when it is the only nearest candidate within an
+ * edit distance of 2 (insert, delete, substitute, swap two neighbours; letter case and '_'
+ * against '-' cost nothing), and the distance is at most half the typed length (so "--x" does
+ * not suggest "--n"). Nothing is allocated; the candidates are borrowed until the answer is read. */
+struct opt_suggest {
+    const char *typed;
+    size_t len;
+    const char *prefix_of; /* the candidate typed is a prefix of, if only one */
+    size_t nprefix;        /* how many candidates typed is a prefix of */
+    const char *nearest;   /* the nearest candidate so far */
+    size_t dist;           /* its distance (SIZE_MAX: none yet) */
+    size_t nnearest;       /* how many candidates share that distance */
+};
+void opt_suggest_init(struct opt_suggest *s, const char *typed, size_t len);
+void opt_suggest_add(struct opt_suggest *s, const char *candidate);
+/* The suggestion, or NULL when none is close enough or two are equally close. */
+const char *opt_suggest_best(const struct opt_suggest *s);
+/* The same over a NULL-terminated list of words. */
+const char *opt_suggest_word(const char *typed, const char *const *words);
+
+/* The edit distance between a[0..alen) and b as opt_suggest measures it (optimal string
+ * alignment; case and '_'/'-' ignored); SIZE_MAX when either is longer than 63 bytes. */
+size_t opt_edit_distance(const char *a, size_t alen, const char *b);
+
+/* words (NULL-terminated) joined as "a, b, c" into buf (truncated to len); returns buf. The
+ * one place lists of choices are written, so they come from the table that defines them. */
+const char *opt_word_list(const char *const *words, char *buf, size_t len);
+
+/* A word flag: *out = the index of value in words (NULL-terminated). Else prints
+ * "knee <cmd>: --<flag> '<value>': expected one of a, b, c" (and "; did you mean b?" when one
+ * is close) and returns 2. */
+int opt_parse_word(const struct cmd_spec *spec, const char *flag, const char *value, const char *const *words,
+                   int *out);
+
 /* Print "knee <cmd>: <message>" to stderr and return 2 (the exit code for bad input). */
 int opt_fail(const struct cmd_spec *spec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -229,18 +229,15 @@ static int parse_reject(const struct cmd_spec *spec, const char *s, struct run_r
     return 0;
 }
 
+const char *const runopt_arrivals_words[] = {"constant", "poisson", NULL};
+const char *const runopt_busy_words[] = {"queue", "drop", NULL};
+const char *const runopt_io_words[] = {"auto", "epoll", "uring", NULL};
+const char *const runopt_onoff_words[] = {"on", "off", NULL};
+
 /* A word flag: *out = the index of s in words (NULL-terminated); s == NULL keeps *out. */
-static int parse_word(const struct cmd_spec *spec, const char *flag, const char *s, const char *const *words,
-                      const char *expected, int *out)
+static int parse_word(const struct cmd_spec *spec, const char *flag, const char *s, const char *const *words, int *out)
 {
-    if (!s)
-        return 0;
-    for (int i = 0; words[i]; i++)
-        if (strcmp(s, words[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    return opt_fail(spec, "--%s '%s': expected %s", flag, s, expected);
+    return s ? opt_parse_word(spec, flag, s, words, out) : 0;
 }
 
 /* struct run_config reads 0 as "the default" for these; a 0 on the command line is an error
@@ -282,9 +279,8 @@ static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, 
         if (tls_parse_versions(o->tls_version, &cfg->tls_min_version, &cfg->tls_max_version, why, sizeof why))
             return opt_fail(spec, "%s", why);
     }
-    static const char *const onoff[] = {"on", "off", NULL};
     int resume = 0;
-    if (parse_word(spec, "tls-resume", o->tls_resume, onoff, "on or off", &resume))
+    if (parse_word(spec, "tls-resume", o->tls_resume, runopt_onoff_words, &resume))
         return 2;
     cfg->tls_no_resume = resume == 1;
     cfg->streams = sat32(o->streams);
@@ -343,18 +339,16 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
             return 2;
         cfg->plan.ramp = true;
     }
-    static const char *const arrivals[] = {"constant", "poisson", NULL};
-    static const char *const busy[] = {"queue", "drop", NULL};
-    static const char *const ios[] = {"auto", "epoll", "uring", NULL};
     int a = RUN_ARRIVALS_CONSTANT, b = RUN_BUSY_QUEUE, io = RUN_IO_AUTO;
-    if (parse_word(spec, "arrivals", o->arrivals, arrivals, "constant or poisson", &a) ||
-        parse_word(spec, "when-busy", o->when_busy, busy, "queue or drop", &b) ||
-        parse_word(spec, "io", o->io, ios, "auto, epoll or uring", &io))
+    if (parse_word(spec, "arrivals", o->arrivals, runopt_arrivals_words, &a) ||
+        parse_word(spec, "when-busy", o->when_busy, runopt_busy_words, &b) ||
+        parse_word(spec, "io", o->io, runopt_io_words, &io))
         return 2;
-    _Static_assert(RUN_IO_AUTO == 0 && RUN_IO_EPOLL == 1 && RUN_IO_URING == 2, "ios[] follows enum run_io");
+    _Static_assert(RUN_IO_AUTO == 0 && RUN_IO_EPOLL == 1 && RUN_IO_URING == 2, "runopt_io_words follows enum run_io");
     cfg->io = (enum run_io)io;
-    _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1, "arrivals[] follows enum run_arrivals");
-    _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "busy[] follows enum run_when_busy");
+    _Static_assert(RUN_ARRIVALS_CONSTANT == 0 && RUN_ARRIVALS_POISSON == 1,
+                   "runopt_arrivals_words follows enum run_arrivals");
+    _Static_assert(RUN_BUSY_QUEUE == 0 && RUN_BUSY_DROP == 1, "runopt_busy_words follows enum run_when_busy");
     cfg->plan.arrivals = (enum run_arrivals)a;
     cfg->when_busy = (enum run_when_busy)b;
     if (given_as_zero(spec, o))

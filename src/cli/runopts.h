@@ -87,6 +87,13 @@ enum runopt_id {
     RUNOPT_COUNT
 };
 
+/* The words of --arrivals, --when-busy, --io and --tls-resume, in the order of their enums
+ * (NULL-terminated): the parser, its error messages and `knee --list-values` read them. */
+extern const char *const runopt_arrivals_words[];
+extern const char *const runopt_busy_words[];
+extern const char *const runopt_io_words[];
+extern const char *const runopt_onoff_words[];
+
 /* The flags as parsed, before any check. Strings point into argv. */
 struct runopts {
     double rate;

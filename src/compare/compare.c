@@ -46,8 +46,19 @@ void compare_opts_init(struct compare_opts *o)
     o->seed = 1;
 }
 
+/* "p50, p90, p99, p99.9, mean": the metrics --fail-if takes, from compare_metric_names. */
+static const char *fail_if_metrics(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int m = CMP_P50; m <= CMP_MEAN && n < len; m++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", compare_metric_names[m]);
+    return buf;
+}
+
 int compare_fail_if_parse(const char *s, struct compare_fail_if *f, char *err, size_t errlen)
 {
+    char names[64];
     memset(f, 0, sizeof *f);
     snprintf(f->expr, sizeof f->expr, "%s", s);
     if (strcmp(s, "slower") == 0) {
@@ -57,15 +68,16 @@ int compare_fail_if_parse(const char *s, struct compare_fail_if *f, char *err, s
     const char *plus = strchr(s, '+');
     if (!plus)
         return knee_fail(err, errlen, KNEE_EINVAL,
-                         "expected 'slower' or METRIC+LIMIT such as p99+5%% or p50+2ms (METRIC: p50, p90, p99, "
-                         "p99.9, mean)");
+                         "expected 'slower' or METRIC+LIMIT such as p99+5%% or p50+2ms (METRIC: %s)",
+                         fail_if_metrics(names, sizeof names));
     size_t mlen = (size_t)(plus - s);
     int metric = -1;
     for (int m = CMP_P50; m <= CMP_MEAN; m++)
         if (strlen(compare_metric_names[m]) == mlen && strncmp(s, compare_metric_names[m], mlen) == 0)
             metric = m;
     if (metric < 0)
-        return knee_fail(err, errlen, KNEE_EINVAL, "unknown metric '%.*s' (p50, p90, p99, p99.9, mean)", (int)mlen, s);
+        return knee_fail(err, errlen, KNEE_EINVAL, "unknown metric '%.*s' (%s)", (int)mlen, s,
+                         fail_if_metrics(names, sizeof names));
     f->metric = (enum compare_metric)metric;
     const char *v = plus + 1;
     size_t vlen = strlen(v);

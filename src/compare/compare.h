@@ -122,6 +122,7 @@ struct compare_rep {
     uint64_t not_ok;                               /* measured requests with another outcome than ok */
     bool outcomes_known;
     bool warmup_known; /* false: a CSV without its JSON (warm-up rows could not be left out) */
+    bool data_beside;  /* only the JSON was given: the data is STEM.bin/.csv/.hlog found beside it */
     char **warnings;   /* this repetition's problems (the run's own flags and self-checks) */
     size_t nwarnings;
 };

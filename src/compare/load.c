@@ -634,6 +634,25 @@ static int scan_dir(struct group **g, size_t *ng, const char *dir, char *err, si
     return rc;
 }
 
+/* A group with only a run JSON: its data from STEM.bin, STEM.csv or STEM.hlog, the first that
+ * exists (the most exact first). True when one was found (g->data set). */
+static bool data_beside(struct group *g)
+{
+    static const char *const exts[] = {".bin", ".csv", ".hlog"};
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s%s", g->stem, exts[i]);
+        struct stat st;
+        enum kind k = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? kind_of(path) : K_NONE;
+        if (k != K_NONE && k != K_JSON) {
+            g->data = xstrdup(path);
+            g->data_rank = exactness(k);
+            return true;
+        }
+    }
+    return false;
+}
+
 int compare_side_load(struct compare_side *s, const char *const *paths, size_t npaths, char *err, size_t errlen)
 {
     struct group *g = NULL;
@@ -654,8 +673,13 @@ int compare_side_load(struct compare_side *s, const char *const *paths, size_t n
     }
     qsort(g, ng, sizeof *g, cmp_group);
     for (size_t i = 0; i < ng && rc == 0; i++) {
-        if (!g[i].data)
-            continue; /* a JSON alone: no per-request data */
+        bool beside = false;
+        if (!g[i].data && g[i].json) {
+            /* a JSON alone holds no per-request data: its log beside it, when there is one */
+            if (!data_beside(&g[i]))
+                continue;
+            beside = true;
+        }
         if (!g[i].json) {
             char j[4200];
             snprintf(j, sizeof j, "%s.json", g[i].stem);
@@ -667,9 +691,15 @@ int compare_side_load(struct compare_side *s, const char *const *paths, size_t n
             break;
         }
         struct compare_rep *r = compare_rep_add(s, g[i].label);
+        r->data_beside = beside;
         rc = compare_rep_load(r, g[i].data, g[i].json, err, errlen);
     }
-    if (rc == 0 && s->nreps == 0)
+    if (rc == 0 && s->nreps == 0 && ng && !g[0].data && g[0].json)
+        rc = knee_fail(err, errlen, KNEE_EEMPTY,
+                       "%s: a run JSON holds no per-request data, and none of %s.bin, %s.csv, %s.hlog is beside it "
+                       "(knee run --out FILE writes the log; give it with the JSON)",
+                       g[0].json, g[0].stem, g[0].stem, g[0].stem);
+    else if (rc == 0 && s->nreps == 0)
         rc = knee_fail(err, errlen, KNEE_EEMPTY,
                        "%s: no per-request log or hlog found (knee run --repeat N --out-dir DIR writes them)",
                        npaths ? paths[0] : "(no input)");

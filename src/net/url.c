@@ -34,6 +34,20 @@ static bool target_char_ok(char c)
     return u > 0x20 && u < 0x7f && c != '#';
 }
 
+/* A URL without "://": "127.0.0.1:8080/" and "localhost/x" are typed by habit (curl takes
+ * them), so when http:// in front makes a URL of it, the message says so rather than guess. */
+static int no_scheme(const char *s, char *err, size_t errlen)
+{
+    char with[URL_MAX_LEN + 8];
+    snprintf(with, sizeof with, "http://%s", s);
+    struct url u;
+    int r = url_parse(with, &u, NULL, 0);
+    url_release(&u);
+    if (r == 0 && (isalnum((unsigned char)s[0]) || s[0] == '['))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "not a URL (no scheme): did you mean %s?", with);
+    return knee_fail(err, errlen, KNEE_EFORMAT, "not a URL (expected http://host[:port]/path)");
+}
+
 int url_parse(const char *s, struct url *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -46,7 +60,7 @@ int url_parse(const char *s, struct url *out, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_ETOOBIG, "URL longer than %d bytes", URL_MAX_LEN);
     const char *sep = strstr(s, "://");
     if (!sep)
-        return knee_fail(err, errlen, KNEE_EFORMAT, "not a URL (expected http://host[:port]/path)");
+        return no_scheme(s, err, errlen);
     size_t schemelen = (size_t)(sep - s);
     bool tls = schemelen == 5 && strncasecmp(s, "https", 5) == 0;
     if (!tls && !(schemelen == 4 && strncasecmp(s, "http", 4) == 0))

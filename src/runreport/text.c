@@ -99,8 +99,8 @@ static const char *tls_fix(enum run_transport_cause k, bool brief)
     switch (k) {
     case RUN_TC_TLS_VERIFY:
         return brief ? "--cacert FILE or --insecure"
-                     : "the server's certificate did not verify against the trusted CAs; --cacert FILE trusts the "
-                       "CA that signed it, --insecure skips the check";
+                     : "the server's certificate did not verify against the trusted CAs (self-signed, or signed "
+                       "by a CA unknown here); --cacert FILE trusts the CA that signed it, --insecure skips the check";
     case RUN_TC_TLS_HOSTNAME:
         return brief ? "--insecure"
                      : "the server's certificate does not name the URL's host; --insecure skips the check";

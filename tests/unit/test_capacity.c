@@ -277,6 +277,18 @@ static void test_step_eval(void **state)
     assert_true(s.ran && s.delivered);
     assert_false(s.held);
     assert_non_null(strstr(s.reason, "not one request ended ok"));
+    assert_null(strstr(s.reason, "tls")); /* timeouts: no TLS cause to name */
+    fake_release(&f);
+    /* ... and a certificate that did not verify is named with the flags that fix it */
+    fake_init(&f, 100, 1, 100, 1, 2, 100);
+    f.res.all.counts.outcome[OUTCOME_TIMEOUT] = 0;
+    f.res.all.counts.outcome[OUTCOME_TRANSPORT] = 100;
+    f.res.all.counts.transport_cause[RUN_TC_TLS_VERIFY] = 60;
+    f.res.all.counts.transport_cause[RUN_TC_TLS_HOSTNAME] = 40;
+    capacity_step_eval(&f.res, true, &rate, 1, &s);
+    assert_false(s.held);
+    assert_non_null(strstr(s.reason, "; tls verify 60: the certificate did not verify: --cacert FILE or --insecure; "
+                                     "tls hostname 40: the certificate does not name the host: --insecure"));
     fake_release(&f);
 }
 

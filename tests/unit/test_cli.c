@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_durations(void **state)
@@ -143,6 +144,146 @@ static void test_opt_parse(void **state)
     strlist_release(&args);
 }
 
+/* Runs call with stderr in memory; returns what it printed (the caller frees it). */
+#define STDERR_OF(text, call)                                                                                          \
+    do {                                                                                                               \
+        FILE *saved_ = stderr;                                                                                         \
+        FILE *tmp_ = tmpfile();                                                                                        \
+        assert_non_null(tmp_);                                                                                         \
+        stderr = tmp_;                                                                                                 \
+        call;                                                                                                          \
+        stderr = saved_;                                                                                               \
+        long n_ = ftell(tmp_);                                                                                         \
+        rewind(tmp_);                                                                                                  \
+        (text) = calloc((size_t)n_ + 1, 1);                                                                            \
+        assert_int_equal(fread((text), 1, (size_t)n_, tmp_), (size_t)n_);                                              \
+        fclose(tmp_);                                                                                                  \
+    } while (0)
+
+static void test_edit_distance(void **state)
+{
+    (void)state;
+    assert_int_equal(opt_edit_distance("rate", 4, "rate"), 0);
+    assert_int_equal(opt_edit_distance("rat", 3, "rate"), 1);            /* a deletion */
+    assert_int_equal(opt_edit_distance("raate", 5, "rate"), 1);          /* an insertion */
+    assert_int_equal(opt_edit_distance("rote", 4, "rate"), 1);           /* a substitution */
+    assert_int_equal(opt_edit_distance("rtae", 4, "rate"), 1);           /* two neighbours swapped */
+    assert_int_equal(opt_edit_distance("RATE", 4, "rate"), 0);           /* case does not count */
+    assert_int_equal(opt_edit_distance("miss_rate", 9, "miss-rate"), 0); /* nor '_' for '-' */
+    assert_int_equal(opt_edit_distance("", 0, "rate"), 4);
+    assert_int_equal(opt_edit_distance("rate=5", 4, "rate"), 0); /* only alen bytes of a count */
+    assert_int_equal(opt_edit_distance("abc", 3, "xyz"), 3);
+    char big[80];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_true(opt_edit_distance(big, strlen(big), "a") == SIZE_MAX);
+}
+
+static void test_suggest(void **state)
+{
+    (void)state;
+    static const char *const opts[] = {"rate", "rates", "duration", "ramp", "requests", "seed", NULL};
+    assert_string_equal(opt_suggest_word("rat", opts), "rate");     /* prefix of two, nearest one */
+    assert_string_equal(opt_suggest_word("dur", opts), "duration"); /* the unique prefix */
+    assert_string_equal(opt_suggest_word("rtae", opts), "rate");
+    assert_string_equal(opt_suggest_word("sede", opts), "seed");
+    assert_null(opt_suggest_word("zzz", opts));
+    assert_null(opt_suggest_word("r", opts)); /* one letter: no prefix, no typo of distance 1 */
+    assert_null(opt_suggest_word("x", opts));
+    assert_null(opt_suggest_word("ra", opts));                     /* a prefix of three, two of them at distance 2 */
+    assert_string_equal(opt_suggest_word("re", opts), "requests"); /* a prefix of one */
+    static const char *const calcs[] = {"mm1", "mmc", "md1", "little", "fanout", "ladder", NULL};
+    assert_null(opt_suggest_word("mmc1", calcs)); /* mm1 and mmc equally near: no guess */
+    assert_string_equal(opt_suggest_word("fanot", calcs), "fanout");
+    struct opt_suggest sg;
+    opt_suggest_init(&sg, "quee", 4);
+    opt_suggest_add(&sg, NULL); /* ignored */
+    opt_suggest_add(&sg, "");
+    opt_suggest_add(&sg, "queue");
+    opt_suggest_add(&sg, "queue"); /* the same name twice is not a tie */
+    assert_string_equal(opt_suggest_best(&sg), "queue");
+
+    char buf[64];
+    assert_string_equal(opt_word_list(calcs, buf, sizeof buf), "mm1, mmc, md1, little, fanout, ladder");
+    static const char *const none[] = {NULL};
+    assert_string_equal(opt_word_list(none, buf, sizeof buf), "");
+    char small[8];
+    assert_string_equal(opt_word_list(calcs, small, sizeof small), "mm1, mm"); /* truncated, terminated */
+}
+
+static void test_parse_word(void **state)
+{
+    (void)state;
+    struct cmd_spec spec = {.name = "test", .usage = "", .summary = ""};
+    static const char *const ios[] = {"auto", "epoll", "uring", NULL};
+    int at = -1, r = 0;
+    char *err = NULL;
+    STDERR_OF(err, r = opt_parse_word(&spec, "io", "uring", ios, &at));
+    assert_int_equal(r, 0);
+    assert_int_equal(at, 2);
+    assert_string_equal(err, "");
+    free(err);
+    STDERR_OF(err, r = opt_parse_word(&spec, "io", "epol", ios, &at));
+    assert_int_equal(r, 2);
+    assert_int_equal(at, 2);
+    assert_string_equal(err, "knee test: --io 'epol': expected one of auto, epoll, uring; did you mean epoll?\n");
+    free(err);
+    STDERR_OF(err, r = opt_parse_word(&spec, "io", "kqueue", ios, &at));
+    assert_int_equal(r, 2);
+    assert_string_equal(err, "knee test: --io 'kqueue': expected one of auto, epoll, uring\n");
+    free(err);
+}
+
+static void test_unknown_option_hints(void **state)
+{
+    (void)state;
+    uint64_t dur = 0;
+    double rate = 0;
+    bool flag = false;
+    struct strlist hdrs = {0}, args = {0};
+    struct {
+        const char *arg, *want;
+    } cases[] = {
+        {"--rat", "knee test: unknown option '--rat': did you mean --rate?\n"},
+        {"--rat=5", "knee test: unknown option '--rat': did you mean --rate?\n"},
+        {"--durtion", "knee test: unknown option '--durtion': did you mean --duration?\n"},
+        {"--hepl", "knee test: unknown option '--hepl': did you mean --help?\n"},
+        {"-header", "knee test: unknown option '-header': did you mean --header?\n"},
+        {"-heade", "knee test: unknown option '-heade': did you mean --header?\n"},
+        {"--nope", "knee test: unknown option '--nope' (see knee test --help)\n"},
+        {"-x", "knee test: unknown option '-x' (see knee test --help)\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[] = {"test", (char *)cases[i].arg, "u", NULL};
+        char *err = NULL;
+        int r = 0;
+        STDERR_OF(err, r = parse_with(3, argv, &dur, &rate, &flag, &hdrs, &args));
+        assert_int_equal(r, 2);
+        assert_string_equal(err, cases[i].want);
+        free(err);
+        strlist_release(&args);
+    }
+}
+
+static void test_unknown_command(void **state)
+{
+    (void)state;
+    static const struct command table[] = {{"show", NULL, ""}, {"stats", NULL, ""}, {"merge", NULL, ""}, {0, 0, 0}};
+    char *err = NULL;
+    int r = 0;
+    STDERR_OF(err, r = cli_unknown_command("hlog", "command", table, "shw"));
+    assert_int_equal(r, 2);
+    assert_string_equal(err, "knee hlog: unknown command 'shw': did you mean show?\n");
+    free(err);
+    STDERR_OF(err, r = cli_unknown_command("", "command", table, "frob"));
+    assert_int_equal(r, 2);
+    assert_string_equal(err, "knee: unknown command 'frob' (one of show, stats, merge)\n");
+    free(err);
+    STDERR_OF(err, r = cli_unknown_command("", "command", table, "s")); /* s: show or stats */
+    assert_string_equal(err, "knee: unknown command 's' (one of show, stats, merge)\n");
+    free(err);
+}
+
 static void test_dispatch(void **state)
 {
     (void)state;
@@ -159,6 +300,10 @@ static void test_dispatch(void **state)
     int r_badopt = knee_main(2, badopt);
     char *none[] = {"knee", NULL};
     int r_none = knee_main(1, none);
+    char *values[] = {"knee", "--list-values", NULL};
+    int r_values = knee_main(2, values);
+    char *values_extra[] = {"knee", "--list-values", "x", NULL};
+    int r_values_extra = knee_main(3, values_extra);
     fclose(stdout);
     fclose(stderr);
     stdout = saved_out;
@@ -168,6 +313,8 @@ static void test_dispatch(void **state)
     assert_int_equal(r_unknown, 2);
     assert_int_equal(r_badopt, 2);
     assert_int_equal(r_none, 2);
+    assert_int_equal(r_values, 0);
+    assert_int_equal(r_values_extra, 2);
 }
 
 int main(void)
@@ -176,6 +323,11 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_rates_counts_shares),
         cmocka_unit_test(test_opt_parse),
+        cmocka_unit_test(test_edit_distance),
+        cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_parse_word),
+        cmocka_unit_test(test_unknown_option_hints),
+        cmocka_unit_test(test_unknown_command),
         cmocka_unit_test(test_dispatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

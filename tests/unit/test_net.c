@@ -100,6 +100,22 @@ static void test_url_refused(void **state)
         assert_true(err[0] != '\0');
         url_release(&u);
     }
+    /* no scheme: http:// in front is suggested when that makes a URL, else the form expected */
+    assert_int_equal(url_parse("127.0.0.1:8080/", &u, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "not a URL (no scheme): did you mean http://127.0.0.1:8080/?");
+    url_release(&u);
+    assert_int_equal(url_parse("localhost/x?y=1", &u, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "not a URL (no scheme): did you mean http://localhost/x?y=1?");
+    url_release(&u);
+    assert_int_equal(url_parse("[::1]:80", &u, err, sizeof err), KNEE_EFORMAT);
+    assert_string_equal(err, "not a URL (no scheme): did you mean http://[::1]:80?");
+    url_release(&u);
+    const char *no_guess[] = {"/x", ":80/", "a b/", "h:99999/", "-h/"};
+    for (size_t i = 0; i < sizeof no_guess / sizeof *no_guess; i++) {
+        assert_int_equal(url_parse(no_guess[i], &u, err, sizeof err), KNEE_EFORMAT);
+        assert_string_equal(err, "not a URL (expected http://host[:port]/path)");
+        url_release(&u);
+    }
     char longurl[URL_MAX_LEN + 32] = "http://h/";
     memset(longurl + 9, 'a', URL_MAX_LEN);
     longurl[URL_MAX_LEN + 9] = '\0';
