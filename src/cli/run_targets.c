@@ -294,12 +294,18 @@ static char *target_url(const char *u)
 
 static int parse_orders(const struct cmd_spec *spec, const struct runopts *o, struct variant_opts *v)
 {
-    if (o->targets_format && wl_format_parse(o->targets_format, &v->format) != 0)
-        return opt_fail(spec, "--targets-format '%s': http or jsonl", o->targets_format);
-    if (o->targets_order && (wl_order_parse(o->targets_order, &v->order) != 0 || v->order == WL_ORDER_SHUFFLE))
-        return opt_fail(spec, "--targets-order '%s': sequential or random", o->targets_order);
-    if (o->feed_order && wl_order_parse(o->feed_order, &v->feed_order) != 0)
-        return opt_fail(spec, "--feed-order '%s': sequential, random or shuffle", o->feed_order);
+    _Static_assert(WL_FORMAT_HTTP == 0 && WL_FORMAT_JSONL == 1, "runopt_format_words follows enum wl_format");
+    _Static_assert(WL_ORDER_SEQUENTIAL == 0 && WL_ORDER_RANDOM == 1 && WL_ORDER_SHUFFLE == 2,
+                   "the order words follow enum wl_order");
+    int f = 0, to = 0, fo = 0;
+    if ((o->targets_format && opt_parse_word(spec, "targets-format", o->targets_format, runopt_format_words, &f)) ||
+        (o->targets_order &&
+         opt_parse_word(spec, "targets-order", o->targets_order, runopt_targets_order_words, &to)) ||
+        (o->feed_order && opt_parse_word(spec, "feed-order", o->feed_order, runopt_feed_order_words, &fo)))
+        return 2;
+    v->format = (enum wl_format)f;
+    v->order = (enum wl_order)to;
+    v->feed_order = (enum wl_order)fo;
     if ((o->targets_format || o->targets_order) && !o->targets_file)
         return opt_fail(spec, "--%s needs --targets FILE", o->targets_format ? "targets-format" : "targets-order");
     if (o->feed_order && !o->feed)

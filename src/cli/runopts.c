@@ -233,6 +233,9 @@ const char *const runopt_arrivals_words[] = {"constant", "poisson", NULL};
 const char *const runopt_busy_words[] = {"queue", "drop", NULL};
 const char *const runopt_io_words[] = {"auto", "epoll", "uring", NULL};
 const char *const runopt_onoff_words[] = {"on", "off", NULL};
+const char *const runopt_format_words[] = {"http", "jsonl", NULL};
+const char *const runopt_targets_order_words[] = {"sequential", "random", NULL};
+const char *const runopt_feed_order_words[] = {"sequential", "random", "shuffle", NULL};
 
 /* A word flag: *out = the index of s in words (NULL-terminated); s == NULL keeps *out. */
 static int parse_word(const struct cmd_spec *spec, const char *flag, const char *s, const char *const *words, int *out)

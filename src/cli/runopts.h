@@ -93,6 +93,9 @@ extern const char *const runopt_arrivals_words[];
 extern const char *const runopt_busy_words[];
 extern const char *const runopt_io_words[];
 extern const char *const runopt_onoff_words[];
+extern const char *const runopt_format_words[];        /* --targets-format: enum wl_format's order */
+extern const char *const runopt_targets_order_words[]; /* --targets-order: enum wl_order's first two */
+extern const char *const runopt_feed_order_words[];    /* --feed-order: enum wl_order's order */
 
 /* The flags as parsed, before any check. Strings point into argv. */
 struct runopts {
