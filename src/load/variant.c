@@ -49,8 +49,8 @@ struct ventry {
 
 struct variant_source {
     struct variant_opts o;
-    char name[256];  /* "targets.txt", "-" ... as given */
-    char *first_url; /* the first entry's URL, as written */
+    char feed_name[300]; /* "--feed users.csv", for messages */
+    char *first_url;     /* the first entry's URL, as written */
     char *first_method;
     struct url origin; /* of the first entry */
     struct wl_feed *feed;
@@ -70,6 +70,7 @@ struct variant_source {
     bool seekable;
     struct ventry cur; /* the entry being sent (repeat times) */
     bool have_cur;
+    bool restart; /* a file: the next entry is the first (read_at 0), not the reader's next */
     uint64_t cur_left;
     /* the engine's settings, from variant_prepare */
     bool keepalive, want_close, h2_able, prepared;
@@ -340,8 +341,8 @@ static int open_feed(struct variant_source *s, char *err, size_t errlen)
             }
         }
     }
-    snprintf(s->name + 128, 128, "--feed %s", s->o.feed_path);
-    s->names = (struct wl_names){.names = s->cols, .n = n, .source = s->name + 128};
+    snprintf(s->feed_name, sizeof s->feed_name, "--feed %s", s->o.feed_path);
+    s->names = (struct wl_names){.names = s->cols, .n = n, .source = s->feed_name};
     return 0;
 }
 
@@ -519,8 +520,7 @@ static int open_targets(struct variant_source *s, char *err, size_t errlen)
                          s->o.targets_path, (unsigned long long)s->entries, VARIANT_TABLE_MAX);
     if (s->table)
         table_weights(s);
-    else if (wl_reader_read_at(s->rd, 0, 0, 1, &(struct wl_entry){0}, why, sizeof why) != 0)
-        return knee_fail(err, errlen, KNEE_EINVAL, "%s", why);
+    s->restart = true; /* a streamed file starts again from its first entry */
     return 0;
 }
 
@@ -559,7 +559,6 @@ int variant_source_open(struct variant_source **out, const struct variant_opts *
     struct variant_source *s = xcalloc(1, sizeof *s);
     s->o = *o;
     pthread_mutex_init(&s->mu, NULL);
-    snprintf(s->name, 128, "%s", o->targets_path ? o->targets_path : o->url);
     int r = open_feed(s, err, errlen);
     if (!r)
         r = o->targets_path ? open_targets(s, err, errlen) : open_single(s, err, errlen);
@@ -853,7 +852,9 @@ static int stream_advance(struct variant_source *s, uint32_t nshards, uint32_t s
     char why[1024], where[300];
     struct wl_entry e;
     for (;;) {
-        int r = wl_reader_next(s->rd, &e, why, sizeof why);
+        int r = s->restart ? wl_reader_read_at(s->rd, 0, 0, 1, &e, why, sizeof why)
+                           : wl_reader_next(s->rd, &e, why, sizeof why);
+        s->restart = false;
         if (r == WL_END) {
             if (!s->seekable)
                 return WL_END;
@@ -897,7 +898,9 @@ static bool prepare(struct variant_source *s, const struct plan *p, uint64_t seq
         r = 0;
         if (atomic_load(&s->ended))
             r = WL_END;
-        else if (!s->have_cur || s->cur_left == 0)
+        else if (s->have_cur && p->shard.count > 1 && s->cur.index % p->shard.count != p->shard.index)
+            s->cur_left = 0; /* a pipe's first entry, read before the shard was known: another shard's */
+        if (!r && (!s->have_cur || s->cur_left == 0))
             r = stream_advance(s, p->shard.count, p->shard.index);
         if (!r) {
             s->cur_left--;

@@ -54,6 +54,14 @@ PORT=$PORT_s
     fail "knee run for the closed-loop report inputs"
 "$KNEE" run --target api="http://127.0.0.1:$PORT/a@150" --target web="http://127.0.0.1:$PORT/b@100" \
     -d 1s --warmup 0.5s --out rr.csv --json rr.json >/dev/null || fail "knee run for the rr.csv input"
+# the targets-file and feed examples' inputs (their URLs name 127.0.0.1:8080: a dry run
+# resolves them, never connects), and a run of a targets file for the stats example's t.csv
+printf 'GET http://127.0.0.1:8080/product?id=42\nX-Client: readme\n\nPOST http://127.0.0.1:8080/cart\n' >targets.txt
+printf 'Content-Type: application/json\n@item.json\n' >>targets.txt
+printf '{"sku": 42, "qty": 1}\n' >item.json
+printf 'id\n17\n42\n99\n' >ids.csv
+printf 'GET http://127.0.0.1:%s/a\n\nGET http://127.0.0.1:%s/b\n' "$PORT" "$PORT" >live-targets.txt
+"$KNEE" run --targets live-targets.txt -n 100 -c 2 --out t.csv >/dev/null || fail "knee run --targets for the t.csv input"
 # the compare examples' sides (three repetitions each, one plan), in cmp/ where they run
 for side in before same after; do
     "$KNEE" run -n 150 -c 2 --repeat 3 --out-dir "cmp/$side" "http://127.0.0.1:$PORT/" >/dev/null ||

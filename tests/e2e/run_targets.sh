@@ -140,7 +140,30 @@ printf '{"url": "%s/r/heavy", "weight": 9}\n{"url": "%s/r/light"}\n' "$CAP" "$CA
 "$KNEE" run --targets "$TMP/t/r.jsonl" --targets-order random --seed 5 -n 400 -c 2 >/dev/null
 capture_check r '300 < sum(r["target"] == "/r/heavy" for r in reqs) < 400 and len(reqs) == 400' "weights 9:1"
 
-# 8. 1,000,000 lines from a pipe (100,000 entries of 10 lines): knee's memory stays flat
+# 8. shards take their share of the entries: the plan's request i sends entry i mod 6 in
+#    whichever shard plans it, so two shards together send each entry exactly as one run would;
+#    knee merge adds them up.
+start_capture sh
+for i in 0 1 2 3 4 5; do printf 'GET %s/s/%d\n\n' "$CAP" "$i"; done >"$TMP/t/s.txt"
+for i in 0 1; do
+    "$KNEE" run --targets "$TMP/t/s.txt" --shard $i/2 -R 200 -n 24 -t 1 --json "$TMP/sh$i.json" >/dev/null
+done
+capture_check sh 'sorted(r["target"] for r in reqs) == sorted("/s/%d" % (i % 6) for i in range(24))' \
+    "two shards: every entry 4 times, as one run of 24"
+"$KNEE" merge "$TMP/sh0.json" "$TMP/sh1.json" --json "$TMP/shm.json" >/dev/null
+json_check "$TMP/shm.json" 'identity(acc) and acc["planned"] == 24 and d["outcomes"]["ok"] == 24' "merged: 24 requests"
+
+# 9. a file larger than a table (100,001 entries): checked whole, then streamed from its first
+#    entry, in order
+start_capture big
+python3 -c 'import sys; sys.stdout.write("".join("GET %s/b/%d\n\n" % (sys.argv[1], i) for i in range(100001)))' "$CAP" \
+    >"$TMP/t/big.txt"
+"$KNEE" run --targets "$TMP/t/big.txt" --dry-run | grep -q 'big.txt: 100001 entries (http, sequential, streamed)' ||
+    fail "a file of 100,001 entries is streamed"
+"$KNEE" run --targets "$TMP/t/big.txt" -n 5 -c 1 -t 1 >/dev/null
+capture_check big '[r["target"] for r in reqs] == ["/b/%d" % i for i in range(5)]' "a streamed file from its first entry"
+
+# 10. 1,000,000 lines from a pipe (100,000 entries of 10 lines): knee's memory stays flat
 #    (compared with 10,000 lines through the same path) and every entry is sent once.
 start_knee_serve s --preset null
 python3 - "$ADDR_s" "$TMP" <<'PY' || fail "memory flat over a 1,000,000-line pipe"
