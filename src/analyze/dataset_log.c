@@ -27,7 +27,8 @@
     X(LC_WARMUP, "warmup")                                                                                             \
     X(LC_TLS_MS, "tls_ms")                                                                                             \
     X(LC_PROTOCOL, "protocol")                                                                                         \
-    X(LC_TLS, "tls")
+    X(LC_TLS, "tls")                                                                                                   \
+    X(LC_ENTRY, "entry")
 #define LC_ENUM(id, name) id,
 #define LC_NAME(id, name) [id] = name,
 enum log_col { LOG_COLUMNS(LC_ENUM) LC_COUNT };
@@ -74,6 +75,8 @@ static double log_number(const struct reqlog_record *r, const struct reqlog_deri
         return (r->flags & REQLOG_FLAG_WARMUP) ? 1 : 0;
     case LC_TLS_MS:
         return dv->tls_ms;
+    case LC_ENTRY:
+        return r->entry ? (double)(r->entry - 1) : NAN;
     default:
         return NAN;
     }
@@ -93,7 +96,7 @@ static const char *log_text(const struct reqlog_reader *rd, const struct reqlog_
     double v = log_number(r, dv, c);
     if (isnan(v))
         buf[0] = '\0';
-    else if (c == LC_STATUS || c == LC_BYTES || c == LC_CONNECTION || c == LC_WARMUP)
+    else if (c == LC_STATUS || c == LC_BYTES || c == LC_CONNECTION || c == LC_WARMUP || c == LC_ENTRY)
         snprintf(buf, len, "%.0f", v);
     else
         snprintf(buf, len, c == LC_START ? "%.9f" : "%.6f", v); /* as the CSV writer prints it */

@@ -60,6 +60,12 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert [r["entry"] for r in rows] == ["0", "1", "2", "0", "1", "2", "0"], [r["entry"] for r in rows]
 PY
 
+# ... and the binary log: knee stats breaks a run down by entry from either
+"$KNEE" run --targets "$TMP/t/targets.txt" -n 6 -c 1 -t 1 --out "$TMP/h.bin" >/dev/null
+by_entry() { "$KNEE" stats "$1" --by entry --json | python3 -c 'import json, sys; print(sorted((k, v["count"]) for k, v in json.load(sys.stdin)["groups"].items()))'; }
+[[ $(by_entry "$TMP/h.bin") == "[('0', 2), ('1', 2), ('2', 2)]" ]] || fail "knee stats --by entry of the binary log"
+[[ $(by_entry "$TMP/h.csv") == "[('0', 3), ('1', 2), ('2', 2)]" ]] || fail "knee stats --by entry of the CSV"
+
 # 2. JSON lines: headers with a list value, body_base64, weights (sequential: sends per cycle),
 #    and -H added to every entry.
 start_capture j
