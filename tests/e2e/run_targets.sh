@@ -170,7 +170,8 @@ python3 -c 'import sys; sys.stdout.write("".join("GET %s/b/%d\n\n" % (sys.argv[1
 capture_check big '[r["target"] for r in reqs] == ["/b/%d" % i for i in range(5)]' "a streamed file from its first entry"
 
 # 10. 1,000,000 lines from a pipe (100,000 entries of 10 lines): knee's memory stays flat
-#    (compared with 10,000 lines through the same path) and every entry is sent once.
+#    (compared with 10,000 lines through the same path; in the plain build: ASan's quarantine
+#    keeps freed memory) and every entry is sent once.
 start_knee_serve s --preset null
 python3 - "$ADDR_s" "$TMP" <<'PY' || fail "memory flat over a 1,000,000-line pipe"
 import resource, subprocess, sys, json, os
@@ -195,6 +196,8 @@ small, sent_small = run(1000)
 large, sent_large = run(100000)
 print(f"max RSS: 10,000 lines {small} KiB, 1,000,000 lines {large} KiB; sent {sent_small}, {sent_large}")
 assert sent_small == 1000 and sent_large == 100000, (sent_small, sent_large)
-assert large < small + 16 * 1024, (small, large)
+# under ASan freed memory sits in its quarantine: the bound is the plain build's to check
+if os.environ.get("KNEE_SANITIZED", "0") in ("0", "", "OFF", "FALSE", "false"):
+    assert large < small + 16 * 1024, (small, large)
 PY
 echo "run_targets: ok"
