@@ -278,7 +278,7 @@ static bool has_placeholder(const struct cli_target *t)
 /* The file target's URL: the first entry's as written, or its origin when it holds a placeholder. */
 static char *target_url(const char *u)
 {
-    struct url pu;
+    struct url pu = {0};
     char why[256];
     bool whole = !strstr(u, "{{") && url_parse(u, &pu, why, sizeof why) == 0;
     url_release(&pu);

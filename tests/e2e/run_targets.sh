@@ -200,4 +200,15 @@ assert sent_small == 1000 and sent_large == 100000, (sent_small, sent_large)
 if os.environ.get("KNEE_SANITIZED", "0") in ("0", "", "OFF", "FALSE", "false"):
     assert large < small + 16 * 1024, (small, large)
 PY
+# 11. HTTP/2 (h2c, and h2 over TLS): entries with and without placeholders, bodies included,
+#     go through HTTP/2's own serialisation (each request's fields), every one answered
+start_knee_serve h2 --preset null --h2
+start_knee_serve h2t --preset null --h2 --tls
+printf '{"method": "POST", "url": "http://%s/a/{{seq}}", "body": "x{{seq}}"}\n{"url": "http://%s/b", "body": "lit"}\n' \
+    "$ADDR_h2" "$ADDR_h2" >"$TMP/t/h2.jsonl"
+"$KNEE" run --targets "$TMP/t/h2.jsonl" --h2c -n 200 -c 2 --streams 4 --json "$TMP/h2.json" >/dev/null
+json_check "$TMP/h2.json" 'identity(acc) and d["outcomes"]["ok"] == 200 and d["all"]["protocols"]["h2"] >= 1' "h2c: 200 ok"
+sed "s|http://$ADDR_h2|https://$ADDR_h2t|g" "$TMP/t/h2.jsonl" >"$TMP/t/h2t.jsonl"
+"$KNEE" run --targets "$TMP/t/h2t.jsonl" -k -R 400 -n 200 --json "$TMP/h2t.json" >/dev/null
+json_check "$TMP/h2t.json" 'identity(acc) and d["outcomes"]["ok"] == 200 and d["all"]["protocols"]["h2"] >= 1' "h2 over TLS: 200 ok"
 echo "run_targets: ok"
