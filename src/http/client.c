@@ -125,3 +125,12 @@ int http_client_build_request(const struct http_request_spec *spec, char **out, 
     *out_len = b.len;
     return 0;
 }
+
+bool http_method_idempotent(const char *method)
+{
+    static const char *const idem[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
+    for (size_t i = 0; i < sizeof idem / sizeof *idem; i++)
+        if (strcmp(method, idem[i]) == 0)
+            return true;
+    return false;
+}

@@ -31,6 +31,11 @@ struct http_request_spec {
 int http_client_build_request(const struct http_request_spec *spec, char **out, size_t *out_len, char *err,
                               size_t errlen);
 
+/* True when method may be sent twice (RFC 9110 §9.2.2, case-sensitive): GET, HEAD, PUT, DELETE,
+ * OPTIONS, TRACE; a request on a keep-alive connection that closed before any byte of its
+ * response is sent again only then (--retry-stale). */
+bool http_method_idempotent(const char *method);
+
 /* True when s is an HTTP token (RFC 9110 §5.6.2): method names and header field names. */
 bool http_is_token(const char *s, size_t len);
 

@@ -69,17 +69,6 @@ static void stop_detach(struct run_stop *s)
 
 /* ------------------------------------------------------------------ preparation */
 
-/* An idempotent method (RFC 9110 §9.2.2; methods are case-sensitive): one that may be sent again
- * when its connection went stale before any byte of the response. */
-static bool method_idempotent(const char *m)
-{
-    static const char *const idem[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
-    for (size_t i = 0; i < sizeof idem / sizeof *idem; i++)
-        if (strcmp(m, idem[i]) == 0)
-            return true;
-    return false;
-}
-
 static int prepare_target(struct engine_target *et, const struct run_config *cfg, char *err, size_t errlen)
 {
     const struct plan_target *tc = et->target;
@@ -126,7 +115,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
             return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     }
     et->head = strcmp(method, "HEAD") == 0;
-    et->idempotent = method_idempotent(method);
+    et->idempotent = http_method_idempotent(method);
     http_matchers_init(&et->matchers);
     et->expect_bit = ENGINE_NO_NEEDLE;
     if (cfg->expect_body) {

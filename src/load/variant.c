@@ -84,23 +84,6 @@ static int wire_compile(const struct variant_source *s, struct ventry *v, char *
 
 /* ------------------------------------------------------------------ helpers */
 
-static bool method_idempotent(const char *m)
-{
-    static const char *const idem[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
-    for (size_t i = 0; i < sizeof idem / sizeof *idem; i++)
-        if (strcmp(m, idem[i]) == 0)
-            return true;
-    return false;
-}
-
-static char *xstrdup_(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = xmalloc(n);
-    memcpy(p, s, n);
-    return p;
-}
-
 /* splitmix64: a uniform double in [0, 1) from (seed, seq) for the weighted random pick. */
 static double hash01(uint64_t seed, uint64_t seq)
 {
@@ -180,13 +163,13 @@ static int ventry_compile(const struct variant_source *s, const struct wl_entry 
 {
     char why[512];
     memset(v, 0, sizeof *v);
-    v->method = xstrdup_(e->method ? e->method : "GET");
+    v->method = xstrdup(e->method ? e->method : "GET");
     v->index = e->index;
     v->line = e->line;
     v->weight = e->weight > 0 ? e->weight : 1;
-    v->idempotent = method_idempotent(v->method);
+    v->idempotent = http_method_idempotent(v->method);
     v->head = strcmp(v->method, "HEAD") == 0;
-    v->url_text = xstrdup_(e->url);
+    v->url_text = xstrdup(e->url);
     int r = wl_template_compile(e->url, strlen(e->url), &s->names, &v->url, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, KNEE_EINVAL, "%s: URL: %s", where, why);
@@ -197,7 +180,7 @@ static int ventry_compile(const struct variant_source *s, const struct wl_entry 
     v->hdr_text = xcalloc(v->nhdr ? v->nhdr : 1, sizeof *v->hdr_text);
     for (size_t i = 0; i < v->nhdr; i++) {
         const char *h = i < e->nheaders ? e->headers[i] : s->o.headers[i - e->nheaders];
-        v->hdr_text[i] = xstrdup_(h);
+        v->hdr_text[i] = xstrdup(h);
         r = wl_template_compile(h, strlen(h), &s->names, &v->hdr[i], why, sizeof why);
         if (r)
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: header \"%s\": %s", where, h, why);
@@ -363,8 +346,8 @@ static int set_origin(struct variant_source *s, const struct wl_entry *e, const 
     buf[n] = '\0';
     if (url_parse(buf, &s->origin, why, sizeof why) != 0)
         return knee_fail(err, errlen, KNEE_EINVAL, "%s: %s: %s", where, e->url, why);
-    s->first_url = xstrdup_(e->url);
-    s->first_method = xstrdup_(e->method ? e->method : "GET");
+    s->first_url = xstrdup(e->url);
+    s->first_method = xstrdup(e->method ? e->method : "GET");
     return 0;
 }
 
