@@ -7,6 +7,9 @@
 #ifndef KNEE_RUNREPORT_H
 #define KNEE_RUNREPORT_H
 
+/* Beyond this many targets the summary gives each one row (per-target tables with --verbose). */
+#define RUNREPORT_TARGETS_FULL 4
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

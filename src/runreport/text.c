@@ -644,6 +644,50 @@ static void per_target(FILE *out, const struct run_record *v)
     }
 }
 
+/* More targets than RUNREPORT_TARGETS_FULL: one row each (--verbose prints every target's
+ * tables), so fifty URLs make fifty lines, not a thousand. Latency of every completed request
+ * (all.latency_all's rule); "failed" is what error_rate counts (http_error, invalid, transport,
+ * timeout); the codes are the most frequent statuses that were not 2xx/3xx. */
+static bool want_not_ok(int status, void *ctx)
+{
+    (void)ctx;
+    return status < 200 || status >= 400;
+}
+
+static void per_target_compact(FILE *out, const struct run_record *v)
+{
+    char n[256], f[6][24], codes[96];
+    fprintf(out, "\ntargets: %zu, one row each (--verbose: every target's tables)\n", v->ntargets);
+    fprintf(out, "  %-24s %9s %9s %9s %9s %9s %9s  %s\n", "target", "sent", "ok", "failed", "p50 ms", "p99 ms",
+            "max ms", "not 2xx/3xx");
+    for (size_t i = 0; i < v->ntargets; i++) {
+        const struct run_target_result *t = &v->targets[i];
+        const struct run_counts *c = &t->counts;
+        uint64_t failed = c->outcome[OUTCOME_HTTP_ERROR] + c->outcome[OUTCOME_INVALID] + c->outcome[OUTCOME_TRANSPORT] +
+                          c->outcome[OUTCOME_TIMEOUT];
+        struct run_status_entry top[2];
+        size_t all = record_status_top(&t->status, want_not_ok, NULL, top, 2);
+        size_t k = 0;
+        codes[0] = '\0';
+        for (size_t j = 0; j < all && j < 2; j++) {
+            char num[32];
+            if (top[j].status < 0)
+                k += (size_t)snprintf(codes + k, sizeof codes - k, "%sother ×%s", j ? ", " : "",
+                                      units_fmt_count(top[j].count, num, sizeof num));
+            else
+                k += (size_t)snprintf(codes + k, sizeof codes - k, "%s%d ×%s", j ? ", " : "", top[j].status,
+                                      units_fmt_count(top[j].count, num, sizeof num));
+        }
+        if (all > 2)
+            snprintf(codes + k, sizeof codes - k, ", +%zu more", all - 2);
+        fprintf(out, "  %-24s %9s %9s %9s %9s %9s %9s%s%s\n", esc(t->name, n, sizeof n),
+                units_fmt_count(c->sent, f[0], 24), units_fmt_count(c->outcome[OUTCOME_OK], f[1], 24),
+                units_fmt_count(failed, f[2], 24), units_fmt_ms(t->sum.latency_all.p50, f[3], 24),
+                units_fmt_ms(t->sum.latency_all.p99, f[4], 24), units_fmt_ms(t->sum.latency_all.max, f[5], 24),
+                codes[0] ? "  " : "", codes);
+    }
+}
+
 static void warnings_and_thresholds(FILE *out, const struct run_record *v)
 {
     char line[4096];
@@ -677,8 +721,10 @@ void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose
     alert(out, v);
     if (full) {
         runreport_print_latency_tables(out, v->config.open_loop, &v->all);
-        if (v->ntargets > 1)
+        if (v->ntargets > 1 && (verbose || v->ntargets <= RUNREPORT_TARGETS_FULL))
             per_target(out, v);
+        else if (v->ntargets > 1)
+            per_target_compact(out, v);
     } else {
         fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
         compact_row(out, "latency (ms)", &v->all.sum.latency_all);

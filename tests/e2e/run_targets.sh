@@ -211,4 +211,15 @@ json_check "$TMP/h2.json" 'identity(acc) and d["outcomes"]["ok"] == 200 and d["a
 sed "s|http://$ADDR_h2|https://$ADDR_h2t|g" "$TMP/t/h2.jsonl" >"$TMP/t/h2t.jsonl"
 "$KNEE" run --targets "$TMP/t/h2t.jsonl" -k -R 400 -n 200 --json "$TMP/h2t.json" >/dev/null
 json_check "$TMP/h2t.json" 'identity(acc) and d["outcomes"]["ok"] == 200 and d["all"]["protocols"]["h2"] >= 1' "h2 over TLS: 200 ok"
+# 12. fifty URLs on the command line: one row each in the summary, every table with --verbose
+start_capture many
+urls=()
+for i in $(seq 1 50); do urls+=("$CAP/m$i"); done
+"$KNEE" run "${urls[@]}" -R 500 -n 500 >"$TMP/many.txt"
+grep -q '^targets: 50, one row each (--verbose: every target.s tables)$' "$TMP/many.txt" || fail "the compact per-target table"
+[[ $(grep -cE '^  127\.0\.0\.1:[0-9]+(/m[0-9]+)? +10 +10 +0 ' "$TMP/many.txt") -eq 50 ]] || fail "50 rows of 10 requests"
+(($(wc -l <"$TMP/many.txt") < 200)) || fail "fifty targets in under 200 lines ($(wc -l <"$TMP/many.txt"))"
+! grep -q -- '--- target' "$TMP/many.txt" || fail "no per-target tables without --verbose"
+"$KNEE" run "${urls[@]}" -R 500 -n 500 --verbose >"$TMP/many-v.txt"
+[[ $(grep -c -- '^--- target' "$TMP/many-v.txt") -eq 50 ]] || fail "--verbose: every target's tables"
 echo "run_targets: ok"
