@@ -251,6 +251,29 @@ int cli_targets_file(const struct cmd_spec *spec, const struct runopts *o, const
                         "--targets %s: give methods and bodies in the file (--method, --body and --mix "
                         "apply to URLs)",
                         o->targets_file);
+    /* a file whose entries have names: one target per name, its share the sum of its weights */
+    struct variant_opts vo = {.targets_path = o->targets_file, .format = wl_format_for_path(o->targets_file)};
+    int fmt = (int)vo.format;
+    if (o->targets_format && opt_parse_word(spec, "targets-format", o->targets_format, runopt_format_words, &fmt))
+        return 2;
+    vo.format = (enum wl_format)fmt;
+    struct variant_group *g;
+    size_t ng;
+    char err[1024];
+    if (variant_names(&vo, &g, &ng, err, sizeof err) != 0)
+        return opt_fail(spec, "%s", err);
+    if (ng) {
+        free(*out);
+        *out = xcalloc(ng, sizeof **out);
+        *n = ng;
+        for (size_t i = 0; i < ng; i++) {
+            (*out)[i].name = xstrdup(g[i].name);
+            (*out)[i].weight = g[i].weight;
+            (*out)[i].file_group = true;
+        }
+        variant_groups_free(g, ng);
+        return 0;
+    }
     /* the name reports use: the file's base name without its extension, made a valid target name */
     const char *base = strrchr(o->targets_file, '/');
     base = base ? base + 1 : o->targets_file;
@@ -324,7 +347,7 @@ int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, st
     base.seed = o->seed;
     char err[1024];
     for (size_t i = 0; i < n; i++) {
-        bool file = i == 0 && o->targets_file;
+        bool file = o->targets_file && (i == 0 || t[i].file_group);
         if (!file && !o->feed && !has_placeholder(&t[i]))
             continue;
         struct variant_opts v = base;
@@ -332,6 +355,7 @@ int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, st
         v.nheaders = t[i].headers.n;
         if (file) {
             v.targets_path = o->targets_file;
+            v.group = t[i].file_group ? t[i].name : NULL;
             if (!o->targets_format)
                 v.format = wl_format_for_path(o->targets_file);
         } else {

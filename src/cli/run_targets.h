@@ -21,6 +21,7 @@ struct cli_target {
     double rate;          /* @R */
     uint32_t connections; /* @Nc */
     double weight;        /* --mix; 0 = 1 */
+    bool file_group;      /* --targets: the entries named `name` (a file whose entries have names) */
 };
 
 /* --target specs (in order), then the bare URLs: each URL parsed (errors name it), each bare

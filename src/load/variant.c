@@ -405,6 +405,12 @@ static int entry_repeat(const struct variant_source *s, const struct wl_entry *e
     return 0;
 }
 
+/* The entry belongs to this source: every entry, or those named o.group. */
+static bool in_group(const struct variant_source *s, const struct wl_entry *e)
+{
+    return !s->o.group || (e->name && strcmp(e->name, s->o.group) == 0);
+}
+
 /* Read the whole file once: every entry checked; a small file kept as a table. */
 static int scan_file(struct variant_source *s, char *err, size_t errlen)
 {
@@ -413,6 +419,8 @@ static int scan_file(struct variant_source *s, char *err, size_t errlen)
     size_t cap = 0;
     int r;
     while ((r = wl_reader_next(s->rd, &e, why, sizeof why)) == 0) {
+        if (!in_group(s, &e))
+            continue;
         where_of(s, &e, where, sizeof where);
         if (!s->first_url && (r = set_origin(s, &e, where, err, errlen)) != 0)
             return r;
@@ -505,6 +513,89 @@ static int open_targets(struct variant_source *s, char *err, size_t errlen)
         table_weights(s);
     s->restart = true; /* a streamed file starts again from its first entry */
     return 0;
+}
+
+/* A target name as the CLI allows it (cli/run_targets.c parse_target): no space, control
+ * byte, '.', ',', '=' or quote. */
+static bool name_ok(const char *n)
+{
+    if (!*n || strlen(n) > 64)
+        return false;
+    for (const char *p = n; *p; p++)
+        if ((unsigned char)*p < 0x21 || *p == '.' || *p == ',' || *p == '=' || *p == '"' || *p == 0x7f)
+            return false;
+    return true;
+}
+
+int variant_names(const struct variant_opts *o, struct variant_group **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    struct wl_reader *rd;
+    char why[1024];
+    if (wl_reader_open(&rd, o->targets_path, o->format, why, sizeof why) != 0)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--targets: %s", why);
+    if (!wl_reader_seekable(rd)) { /* a pipe is read once, by the run: its names are not known first */
+        wl_reader_close(rd);
+        return 0;
+    }
+    struct variant_group *g = NULL;
+    size_t ng = 0;
+    uint64_t unnamed_line = 0, named_line = 0;
+    struct wl_entry e;
+    int r, rc = 0;
+    while (!rc && (r = wl_reader_next(rd, &e, why, sizeof why)) == 0) {
+        double w = e.weight > 0 ? e.weight : 1;
+        if (!e.name) {
+            unnamed_line = unnamed_line ? unnamed_line : e.line;
+            continue;
+        }
+        named_line = named_line ? named_line : e.line;
+        size_t k = 0;
+        while (k < ng && strcmp(g[k].name, e.name) != 0)
+            k++;
+        if (k == ng) {
+            if (!name_ok(e.name)) {
+                rc = knee_fail(err, errlen, KNEE_EINVAL,
+                               "%s:%llu: \"name\" \"%s\": a name is a target's: at most 64 characters, no space, "
+                               "'.', ',', '=' or quote",
+                               o->targets_path, (unsigned long long)e.line, e.name);
+                break;
+            }
+            if (ng == VARIANT_MAX_GROUPS) {
+                rc = knee_fail(err, errlen, KNEE_EINVAL, "%s:%llu: more than %d names (each is a target)",
+                               o->targets_path, (unsigned long long)e.line, VARIANT_MAX_GROUPS);
+                break;
+            }
+            g = xrealloc(g, (ng + 1) * sizeof *g);
+            g[ng].name = xstrdup(e.name);
+            g[ng].weight = 0;
+            ng++;
+        }
+        g[k].weight += w;
+    }
+    wl_reader_close(rd);
+    if (!rc && r != WL_END)
+        rc = knee_fail(err, errlen, KNEE_EINVAL, "%s", why);
+    if (!rc && named_line && unnamed_line)
+        rc = knee_fail(err, errlen, KNEE_EINVAL,
+                       "%s:%llu: an entry without a \"name\" in a file that names its entries (line %llu): name "
+                       "every entry or none",
+                       o->targets_path, (unsigned long long)unnamed_line, (unsigned long long)named_line);
+    if (rc) {
+        variant_groups_free(g, ng);
+        return rc;
+    }
+    *out = g;
+    *n = ng;
+    return 0;
+}
+
+void variant_groups_free(struct variant_group *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(g[i].name);
+    free(g);
 }
 
 /* A single target (its URL, -H and --body) with placeholders: a table of one entry. */
@@ -847,7 +938,7 @@ static int stream_advance(struct variant_source *s, uint32_t nshards, uint32_t s
             snprintf(s->error, sizeof s->error, "%s", why);
             return KNEE_EINVAL;
         }
-        if (nshards > 1 && e.index % nshards != shard)
+        if ((nshards > 1 && e.index % nshards != shard) || !in_group(s, &e))
             continue;
         if (s->have_cur)
             ventry_release(&s->cur);

@@ -39,8 +39,22 @@ struct variant_opts {
     /* --feed FILE and --feed-order */
     const char *feed_path;
     enum wl_order feed_order;
-    uint64_t seed; /* --seed: random orders, {{rand}}, {{uuid}} */
+    uint64_t seed;     /* --seed: random orders, {{rand}}, {{uuid}} */
+    const char *group; /* a targets file: only the entries of this "name" (NULL: every entry) */
 };
+
+/* A file whose entries have names (JSON lines' "name") is one target per name: its entries,
+ * its share of the load (the sum of their weights), its own tables in the summary and JSON. */
+#define VARIANT_MAX_GROUPS 64 /* RUN_MAX_TARGETS */
+struct variant_group {
+    char *name;
+    double weight; /* the sum of its entries' weights */
+};
+/* The names of o.targets_path's entries, in the order they first appear (*n 0: none, or a pipe,
+ * read only by the run). Every entry named or none; a name a target may have; at most
+ * VARIANT_MAX_GROUPS. 0, or KNEE_EINVAL with FILE:LINE in err. */
+int variant_names(const struct variant_opts *o, struct variant_group **out, size_t *n, char *err, size_t errlen);
+void variant_groups_free(struct variant_group *g, size_t n);
 
 struct variant_source;
 

@@ -71,7 +71,7 @@ by_entry() { "$KNEE" stats "$1" --by entry --json | python3 -c 'import json, sys
 start_capture j
 {
     printf '{"method": "PUT", "url": "%s/j/1", "headers": {"X-L": ["a", "b"]}, "body": "one", "weight": 2}\n' "$CAP"
-    printf '{"url": "%s/j/2", "body_base64": "dHdv", "name": "second"}\n' "$CAP"
+    printf '{"url": "%s/j/2", "body_base64": "dHdv"}\n' "$CAP"
 } >"$TMP/t/t.jsonl"
 "$KNEE" run --targets "$TMP/t/t.jsonl" -H 'X-All: yes' -n 6 -c 1 -t 1 --json "$TMP/j.json" >/dev/null
 json_check "$TMP/j.json" 'd["outcomes"]["ok"] == 6' "6 jsonl requests"
@@ -211,7 +211,27 @@ json_check "$TMP/h2.json" 'identity(acc) and d["outcomes"]["ok"] == 200 and d["a
 sed "s|http://$ADDR_h2|https://$ADDR_h2t|g" "$TMP/t/h2.jsonl" >"$TMP/t/h2t.jsonl"
 "$KNEE" run --targets "$TMP/t/h2t.jsonl" -k -R 400 -n 200 --json "$TMP/h2t.json" >/dev/null
 json_check "$TMP/h2t.json" 'identity(acc) and d["outcomes"]["ok"] == 200 and d["all"]["protocols"]["h2"] >= 1' "h2 over TLS: 200 ok"
-# 12. fifty URLs on the command line: one row each in the summary, every table with --verbose
+# 12. a file whose entries have names: one target per name, its share the sum of its entries'
+#     weights, its entries in file order (each weight times a cycle); thresholds name them
+start_capture nm
+{
+    printf '{"name": "browse", "url": "%s/p/1", "weight": 3}\n' "$CAP"
+    printf '{"name": "checkout", "method": "POST", "url": "%s/c", "body": "x"}\n' "$CAP"
+    printf '{"name": "browse", "url": "%s/p/2"}\n' "$CAP"
+} >"$TMP/t/named.jsonl"
+"$KNEE" run --targets "$TMP/t/named.jsonl" -R 500 -n 500 --threshold 'checkout.count==100' --json "$TMP/nm.json" >/dev/null
+json_check "$TMP/nm.json" '[(t["name"], t["accounting"]["planned"]) for t in d["targets"]] == [("browse", 400), ("checkout", 100)]' \
+    "one target per name, 4:1 by weight"
+json_check "$TMP/nm.json" 'd["outcomes"]["ok"] == 500 and d["thresholds"][0]["pass"]' "a threshold names a group"
+capture_check nm 'sorted(r["target"] for r in reqs) == sorted(["/p/1"] * 300 + ["/p/2"] * 100 + ["/c"] * 100)' "each group's entries by weight"
+capture_check nm '[r["target"] for r in reqs if r["target"] != "/c"][:8] == ["/p/1", "/p/1", "/p/1", "/p/2"] * 2' \
+    "a group's entries in file order"
+printf '{"name": "a", "url": "%s/"}\n{"url": "%s/"}\n' "$CAP" "$CAP" >"$TMP/t/half.jsonl"
+bad half-named "half.jsonl:2: an entry without a \"name\"" --targets "$TMP/t/half.jsonl"
+printf '{"name": "a.b", "url": "%s/"}\n' "$CAP" >"$TMP/t/dot.jsonl"
+bad dotted-name "dot.jsonl:1" --targets "$TMP/t/dot.jsonl"
+
+# 13. fifty URLs on the command line: one row each in the summary, every table with --verbose
 start_capture many
 urls=()
 for i in $(seq 1 50); do urls+=("$CAP/m$i"); done
