@@ -119,10 +119,13 @@ static bool prepare(struct variant_source *s, const struct plan *p, uint64_t seq
         pthread_mutex_unlock(&s->mu);
         return r == 0;
     }
-    if (r) {
-        snprintf(s->error, sizeof s->error, "%s", why);
+    if (r) { /* threads may fail at once: the first says why */
+        pthread_mutex_lock(&s->mu);
+        if (!atomic_load(&s->failed))
+            snprintf(s->error, sizeof s->error, "%s", why);
         atomic_store(&s->failed, true);
         atomic_store(&s->ended, true);
+        pthread_mutex_unlock(&s->mu);
     }
     return r == 0;
 }
