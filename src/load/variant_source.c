@@ -69,8 +69,8 @@ static int check_origin(const struct variant_source *s, const char *url, char *w
     url_release(&u);
     if (!same)
         return knee_fail(why, whylen, KNEE_EINVAL,
-                         "%s: every entry must go to the first entry's origin %s://%s (one run, one origin: run "
-                         "one knee per origin)",
+                         "%s: every entry must go to the first entry's origin %s://%s (a target's connections "
+                         "are to one origin: give entries names, each name is a target of its own)",
                          url, s->origin.tls ? "https" : "http", s->origin.authority);
     return 0;
 }
@@ -528,7 +528,8 @@ void variant_source_describe(const struct variant_source *s, char *buf, size_t l
     static const char *const orders[] = {"sequential", "random", "shuffle"};
     int n;
     if (s->o.targets_path && s->entries && (s->seekable || s->table))
-        n = snprintf(buf, len, "%s: %llu entries (%s, %s%s)", s->o.targets_path, (unsigned long long)s->entries,
+        n = snprintf(buf, len, "%s: %llu entries%s%s (%s, %s%s)", s->o.targets_path, (unsigned long long)s->entries,
+                     s->o.group ? " named " : "", s->o.group ? s->o.group : "",
                      s->o.format == WL_FORMAT_JSONL ? "jsonl" : "http", orders[s->o.order],
                      s->table ? "" : ", streamed");
     else if (s->o.targets_path)

@@ -232,6 +232,8 @@ import csv, sys
 rows = sorted((float(r["start_s"]), r["entry"]) for r in csv.DictReader(open(sys.argv[1])) if r["server"] == "browse")
 assert [e for _, e in rows[:8]] == ["0", "0", "0", "2"] * 2, rows[:8]
 PY
+"$KNEE" run --targets "$TMP/t/named.jsonl" -R 500 -n 500 --dry-run |
+    grep -q 'browse: requests from .*named.jsonl: 2 entries named browse (jsonl, sequential)' || fail "dry run: a group's entries"
 printf '{"name": "a", "url": "%s/"}\n{"url": "%s/"}\n' "$CAP" "$CAP" >"$TMP/t/half.jsonl"
 bad half-named "half.jsonl:2: an entry without a \"name\"" --targets "$TMP/t/half.jsonl"
 printf '{"name": "a.b", "url": "%s/"}\n' "$CAP" >"$TMP/t/dot.jsonl"
