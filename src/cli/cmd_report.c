@@ -31,7 +31,11 @@ static const char epilog[] =
     "A knee compare JSON: the two distributions overlaid (histogram and percentile spectrum)\n"
     "and each metric's difference with its interval. A knee capacity JSON: the knee curve\n"
     "(p50/p99 per offered rate, each repetition a dot, the SLO; with --service the M/M/1 and\n"
-    "M/D/1 predictions), achieved against offered, the ladder x repetition grid, the probes.\n"
+    "M/D/1 predictions, with --servers N too M/M/N's), achieved against offered, the ladder x\n"
+    "repetition grid, the probes.\n"
+    "\n"
+    "Side by side, the runs' charts of one kind share their axes (the same x and y ranges), so\n"
+    "a taller line is a larger number; rates are drawn from zero.\n"
     "\n"
     "The file embeds the chart library (uPlot, MIT) and the data: it opens without a network.\n"
     "\n"
@@ -43,6 +47,7 @@ static const char epilog[] =
     "  knee report before/ -o repeat.html          (a knee run --repeat directory)\n"
     "  knee compare before after --json cmp.json && knee report cmp.json -o cmp.html\n"
     "  knee report cap.json --service 10ms -o capacity.html\n"
+    "  knee report cap.json --service 40ms --servers 4 -o capacity.html   (M/M/4)\n"
     "\n"
     "-o FILE replaces an existing file only once the report is written whole (a failure keeps\n"
     "the old one); a device or FIFO is written in place, never removed.\n"
@@ -74,10 +79,24 @@ static int check_output(const struct cmd_spec *spec, const struct strlist *args,
     return code;
 }
 
+/* The most servers --servers takes: Erlang C's recurrence is O(N) per point of the curve. */
+#define REPORT_MAX_SERVERS 100000
+
+/* --servers N: 1..REPORT_MAX_SERVERS, and only with --service (the model needs a service
+ * time). 0, or 2 after one line. */
+static int check_servers(const struct cmd_spec *spec, uint64_t servers, uint64_t service_ns)
+{
+    if (servers < 1 || servers > REPORT_MAX_SERVERS)
+        return opt_fail(spec, "--servers %llu: must be 1..%d", (unsigned long long)servers, REPORT_MAX_SERVERS);
+    if (!service_ns)
+        return opt_fail(spec, "--servers needs --service D: the M/M/c curves need the service time of one request");
+    return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *out_path = NULL;
-    uint64_t service_ns = 0;
+    uint64_t service_ns = 0, servers = 1;
     struct strlist runs = {0};
     struct opt opts[] = {
         {.name = "output",
@@ -97,6 +116,12 @@ int cmd_report(int argc, char **argv)
          .metavar = "D",
          .unit_ns = 1000000,
          .help = "a knee capacity JSON's service time: draw M/M/1 and M/D/1 on its knee curve (bare number: ms)"},
+        {.name = "servers",
+         .short_name = 'c',
+         .kind = OPT_COUNT,
+         .dst = &servers,
+         .metavar = "N",
+         .help = "with --service: N servers share one queue, draw M/M/N (Erlang C) instead (default 1)"},
     };
     struct cmd_spec spec = {
         .name = "report",
@@ -130,8 +155,11 @@ int cmd_report(int argc, char **argv)
         code = opt_fail(&spec, "--service must be > 0");
         goto out;
     }
+    if (opt_find(&spec, "servers")->seen && (code = check_servers(&spec, servers, service_ns)))
+        goto out;
     rep = html_report_new();
     html_report_set_service_time(rep, (double)service_ns / 1e9);
+    html_report_set_servers(rep, (unsigned)servers);
     char err[1024] = "";
     /* the shards of one plan (knee run --shard) are one run, merged as knee merge merges them */
     bool *used = xcalloc(args.n ? args.n : 1, sizeof *used);

@@ -5,7 +5,7 @@
  * parts its charts need, and written into the data object as it is, so every number the page
  * shows is the document's; knee adds only what the document cannot hold: the SLO's latency
  * terms parsed (record/threshold.h, knee capacity's own grammar) and, with a service time, the
- * M/M/1 and M/D/1 predictions of src/model. */
+ * queueing predictions of src/model (M/M/1 and M/D/1, or M/M/c for c servers). */
 #include "html/internal.h"
 
 #include "core/err.h"
@@ -143,6 +143,11 @@ void html_report_set_service_time(struct html_report *rep, double service_s)
     rep->service_s = isfinite(service_s) && service_s > 0 ? service_s : 0;
 }
 
+void html_report_set_servers(struct html_report *rep, unsigned servers)
+{
+    rep->servers = servers ? servers : 1;
+}
+
 /* ---- what knee adds to a capacity document ----------------------------------------------------- */
 
 /* The SLO's latency terms ("p99<250ms", "api.p50<=20ms"): parsed with knee capacity's grammar
@@ -187,11 +192,36 @@ static json_t *slo_terms(const json_t *root)
     return out;
 }
 
-/* Response-time percentiles of M/M/1 and M/D/1 (Poisson arrivals, one server, service time S:
- * exponential or constant) over the ladder's range of rates, up to just below saturation
- * (1/S). A value the model cannot give (unstable, or M/D/1's exact distribution too large)
- * is null. */
-static json_t *prediction(const json_t *root, double service_s)
+/* One model's response-time p50 and p99 (ms) at each rate, appended to two arrays; null where
+ * the model gives none (unstable, or M/D/1's exact distribution too large). M/D/1 when
+ * deterministic (one server only), else M/M/c. */
+static void predict_at(double lambda, double service_s, unsigned servers, bool deterministic, json_t *p50, json_t *p99)
+{
+    double q50 = NAN, q99 = NAN;
+    if (deterministic) {
+        struct model_md1_dist d;
+        if (model_md1_dist_init(&d, lambda, service_s) == 0) {
+            double w50, w99;
+            if (model_md1_wait_quantile(&d, 0.5, &w50) == 0)
+                q50 = w50 + service_s;
+            if (model_md1_wait_quantile(&d, 0.99, &w99) == 0)
+                q99 = w99 + service_s;
+            model_md1_dist_release(&d);
+        }
+    } else {
+        struct model_mmc m;
+        if (model_mmc(servers, lambda, 1 / service_s, &m) == 0 &&
+            (model_mmc_response_quantile(&m, 0.5, &q50) != 0 || model_mmc_response_quantile(&m, 0.99, &q99) != 0))
+            q50 = q99 = NAN;
+    }
+    json_array_append_new(p50, isfinite(q50) ? json_real(q50 * 1e3) : json_null());
+    json_array_append_new(p99, isfinite(q99) ? json_real(q99 * 1e3) : json_null());
+}
+
+/* Response-time percentiles of the queueing models for Poisson arrivals and service time S
+ * over the ladder's range of rates, up to just below saturation (c/S): one server, M/M/1
+ * (exponential service) and M/D/1 (constant); c servers sharing one queue, M/M/c. */
+static json_t *prediction(const json_t *root, double service_s, unsigned servers)
 {
     double top = 0;
     size_t i;
@@ -202,38 +232,30 @@ static json_t *prediction(const json_t *root, double service_s)
         if (isfinite(r) && r > top)
             top = r;
     }
-    double mu = 1 / service_s;
-    double hi = fmin(top > 0 ? 1.15 * top : 0.99 * mu, 0.995 * mu);
+    if (servers < 1)
+        servers = 1;
+    double saturation = servers / service_s;
+    double hi = fmin(top > 0 ? 1.15 * top : 0.99 * saturation, 0.995 * saturation);
     enum { N = 160 };
-    json_t *rate = json_array(), *mm1_50 = json_array(), *mm1_99 = json_array(), *md1_50 = json_array(),
-           *md1_99 = json_array();
+    json_t *rate = json_array(), *m50 = json_array(), *m99 = json_array(), *d50 = json_array(), *d99 = json_array();
     for (int k = 1; k <= N; k++) {
         double lambda = hi * k / N;
         json_array_append_new(rate, json_real(lambda));
-        struct model_mmc m;
-        double q50 = NAN, q99 = NAN;
-        if (model_mmc(1, lambda, mu, &m) == 0 && model_mmc_response_quantile(&m, 0.5, &q50) == 0 &&
-            model_mmc_response_quantile(&m, 0.99, &q99) == 0) {
-            json_array_append_new(mm1_50, json_real(q50 * 1e3));
-            json_array_append_new(mm1_99, json_real(q99 * 1e3));
-        } else {
-            json_array_append_new(mm1_50, json_null());
-            json_array_append_new(mm1_99, json_null());
-        }
-        struct model_md1_dist d;
-        double w50 = NAN, w99 = NAN;
-        if (model_md1_dist_init(&d, lambda, service_s) == 0) {
-            if (model_md1_wait_quantile(&d, 0.5, &w50) != 0)
-                w50 = NAN;
-            if (model_md1_wait_quantile(&d, 0.99, &w99) != 0)
-                w99 = NAN;
-            model_md1_dist_release(&d);
-        }
-        json_array_append_new(md1_50, isfinite(w50) ? json_real((w50 + service_s) * 1e3) : json_null());
-        json_array_append_new(md1_99, isfinite(w99) ? json_real((w99 + service_s) * 1e3) : json_null());
+        predict_at(lambda, service_s, servers, false, m50, m99);
+        if (servers == 1)
+            predict_at(lambda, service_s, 1, true, d50, d99);
     }
-    return json_pack("{s:f, s:f, s:o, s:{s:o, s:o}, s:{s:o, s:o}}", "service_ms", service_s * 1e3, "saturation_rate",
-                     mu, "rate", rate, "mm1", "p50", mm1_50, "p99", mm1_99, "md1", "p50", md1_50, "p99", md1_99);
+    json_t *p = json_pack("{s:f, s:i, s:f, s:o}", "service_ms", service_s * 1e3, "servers", (json_int_t)servers,
+                          "saturation_rate", saturation, "rate", rate);
+    if (servers == 1) {
+        json_object_set_new(p, "mm1", json_pack("{s:o, s:o}", "p50", m50, "p99", m99));
+        json_object_set_new(p, "md1", json_pack("{s:o, s:o}", "p50", d50, "p99", d99));
+    } else {
+        json_object_set_new(p, "mmc", json_pack("{s:o, s:o}", "p50", m50, "p99", m99));
+        json_decref(d50);
+        json_decref(d99);
+    }
+    return p;
 }
 
 /* ---- writing ----------------------------------------------------------------------------------- */
@@ -261,7 +283,7 @@ json_t *html_doc_data(const struct html_report *rep, const struct html_doc *d)
     if (d->kind == HTML_DOC_CAPACITY) {
         json_object_set_new(knee, "slo", slo_terms(d->root));
         if (rep->service_s > 0)
-            json_object_set_new(knee, "prediction", prediction(d->root, rep->service_s));
+            json_object_set_new(knee, "prediction", prediction(d->root, rep->service_s, rep->servers));
     }
     return json_pack("{s:s, s:s, s:s, s:O, s:o}", "kind", kind_names[d->kind], "name", d->name, "source", d->source,
                      "doc", d->root, "knee", knee);

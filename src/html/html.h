@@ -111,6 +111,9 @@ int html_report_add_document_mem(struct html_report *rep, const char *name, cons
 /* A service time (s) for capacity documents: their knee curve also draws the M/M/1 and M/D/1
  * predictions of src/model (Poisson arrivals, one server). 0 = none. */
 void html_report_set_service_time(struct html_report *rep, double service_s);
+/* The servers c sharing one queue in those predictions: 1 (the default) draws M/M/1 and M/D/1,
+ * more draws M/M/c (Erlang C; src/model has no M/D/c), saturating at c/S. 0 is taken as 1. */
+void html_report_set_servers(struct html_report *rep, unsigned servers);
 
 /* ---- inputs: direct feeding (in-process producers) ------------------------------------ */
 
@@ -154,6 +157,7 @@ struct html_write_opts {
     const char *summary_text; /* a run's summary as the command printed it (NULL: from the JSON) */
     const char *const *files; /* per-request logs, hlogs, directories (NULL-terminated; may be NULL) */
     double service_s;         /* capacity: the service time of the queueing predictions (0: none) */
+    unsigned servers;         /* and its servers (0 or 1: M/M/1 and M/D/1; more: M/M/c) */
 };
 /* One call for a command's --html FILE (knee run, stats, compare, capacity, lab): the report
  * of what the command has, the same as knee report makes of the files the command wrote.

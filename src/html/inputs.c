@@ -223,6 +223,7 @@ int html_write_report(const char *out_path, const struct html_write_opts *o, boo
 {
     struct html_report *rep = html_report_new();
     html_report_set_service_time(rep, o->service_s);
+    html_report_set_servers(rep, o->servers);
     if (output_failed)
         *output_failed = false;
     int r = 0;

@@ -216,6 +216,7 @@ struct html_report {
     struct html_doc **docs;
     size_t ndocs;
     double service_s; /* capacity: the service time of the queueing predictions (0: none) */
+    unsigned servers; /* and the servers sharing one queue (0 or 1: one; more: M/M/c) */
 };
 
 void html_run_note(struct html_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -166,6 +166,137 @@
     return {label: label || 'seconds since the run start', values: axisValues};
   }
 
+  /* ---- shared scales: the runs' panels of one kind draw on the same axes ------------------ */
+
+  /* Each chart adds the extent of its data to its groups while the page is built, before any
+   * chart is drawn; the range functions read the union when they draw. So two runs side by
+   * side have the same x and y ranges, and a taller line is a larger number. A group also
+   * holds the view options its charts share (log or linear), toggled for all at once. */
+  var groups = {};
+
+  function group(name) {
+    return groups[name] || (groups[name] = {min: Infinity, max: -Infinity, posMin: Infinity, log: null, plots: []});
+  }
+
+  function extend(name, values) {
+    var g = group(name);
+    for (var i = 0; i < values.length; i++) {
+      var v = values[i];
+      if (v == null || !isFinite(v)) continue;
+      if (v < g.min) g.min = v;
+      if (v > g.max) g.max = v;
+      if (v > 0 && v < g.posMin) g.posMin = v;
+    }
+  }
+
+  function extentOf(values) {
+    var lo = Infinity, hi = -Infinity;
+    for (var i = 0; i < values.length; i++) {
+      var v = values[i];
+      if (v == null || !isFinite(v)) continue;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    return [lo, hi];
+  }
+
+  /* An x range shared by the group, own = this chart's data extent: uPlot asks with the data
+   * extent when it draws or resets and with the selection when the reader zooms in. */
+  function xRange(name, own) {
+    return function (u, mn, mx) {
+      var g = group(name);
+      var tol = 1e-9 * Math.max(1, Math.abs(own[1]));
+      if (mn == null || mx == null || !(g.max > g.min) || (mn <= own[0] + tol && mx >= own[1] - tol)) return [g.min, g.max];
+      return [mn, mx];
+    };
+  }
+
+  /* A y range from zero to the group's largest value (rates, counts: zero is the baseline a
+   * reader compares against), head = headroom above it. */
+  function zeroRange(name, head, floor) {
+    return function () {
+      var g = group(name);
+      return [0, Math.max(g.max > 0 ? g.max : 0, floor || 1) * (head || 1.1)];
+    };
+  }
+
+  /* A log y range over the group's positive values, to whole powers of ten. */
+  function logRange(name) {
+    return function () {
+      var g = group(name);
+      if (!(g.posMin < Infinity)) return [1, 10];
+      return uPlot.rangeLog(g.posMin, Math.max(g.max, g.posMin), 10, true);
+    };
+  }
+
+  function joinGroup(p, name) {
+    p.groups = (p.groups || []).concat([name]);
+    group(name).plots.push(p);
+  }
+
+  /* A button that flips one view option of a group and redraws every chart in it. */
+  function groupButton(fig, label, name, onWhenLog) {
+    var g = group(name);
+    var b = button(fig, label, function () {
+      g.log = !g.log;
+      document.querySelectorAll('button[data-group="' + name + '"]').forEach(function (x) {
+        x.classList.toggle('on', g.log === onWhenLog);
+      });
+      g.plots.forEach(function (p) { p.draw(); });
+    });
+    b.setAttribute('data-group', name);
+    b.classList.toggle('on', g.log === onWhenLog);
+    return b;
+  }
+
+  /* ---- labels of vertical lines, placed so that none covers another ------------------------- */
+
+  var LABEL_ROWS = 3;
+
+  /* Text labels for vertical lines (percentile markers, the capacity), as elements over the
+   * plot area so the browser lays them out and a test can measure them. Each goes right of its
+   * line, or left of it when it would leave the plot, in the first of LABEL_ROWS rows where it
+   * overlaps no label placed before; one that fits nowhere is not drawn over another but
+   * listed under the chart (legend). items: [{v (x value), text, color}], in any order. */
+  function placeLabels(u, legend, items, legendIntro) {
+    var over = u.over;
+    Array.prototype.slice.call(over.querySelectorAll('.vlabel')).forEach(function (e) { e.remove(); });
+    var width = over.clientWidth, rows = [], left = [];
+    for (var r = 0; r < LABEL_ROWS; r++) rows.push([]);
+    items.slice().sort(function (a, b) { return a.v - b.v; }).forEach(function (it) {
+      if (it.v == null || it.v < u.scales.x.min || it.v > u.scales.x.max) return;
+      var e = el('span', 'vlabel', it.text);
+      if (it.color) e.style.color = it.color;
+      if (it.key) e.setAttribute('data-key', it.key);
+      over.appendChild(e);
+      var w = e.offsetWidth, h = e.offsetHeight, x = u.valToPos(it.v, 'x');
+      var spots = [x + 3, x - 3 - w];
+      for (var row = 0; row < LABEL_ROWS; row++) {
+        for (var k = 0; k < spots.length; k++) {
+          var a = spots[k], b = a + w;
+          if (a < 1 || b > width - 1) continue;
+          if (rows[row].some(function (s) { return a < s[1] + 4 && b > s[0] - 4; })) continue;
+          rows[row].push([a, b]);
+          e.style.left = Math.round(a) + 'px';
+          e.style.top = Math.round(2 + row * (h + 1)) + 'px';
+          return;
+        }
+      }
+      e.remove();
+      left.push(it.text);
+    });
+    if (!legend) return;
+    legend.textContent = left.length ? legendIntro + left.join(', ') : '';
+    legend.style.display = left.length ? '' : 'none';
+  }
+
+  function labelLegend(fig) {
+    var p = el('p', 'note marks-legend');
+    p.style.display = 'none';
+    fig.appendChild(p);
+    return p;
+  }
+
   /* ---- 1. histogram with doubling buckets ------------------------------------------------- */
 
   function histSeries(run) { /* [{name, t(target obj), color}] : all first when there are several */
@@ -198,10 +329,15 @@
     });
     var xs = [];
     for (var b = lo; b <= hi; b++) xs.push(b === 0 ? first / 2 : first * Math.pow(2, b - 1));
-    var logY = false;
+    /* the runs' histograms share their axes: the buckets of all, the largest count of all */
+    extend('hist-x', [xs[0], xs[xs.length - 1]]);
+    ss.forEach(function (s) { extend('hist-y', s.t.hist.n); });
+    var g = group('hist-y');
+    if (g.log == null) g.log = false;
     var marks = ss[0].t.marks;
-    var tip = tooltip(fig);
-    mount(fig, function (w) {
+    var legend = labelLegend(fig);
+    var p = mount(fig, function (w) {
+      var logY = g.log;
       var d = [xs];
       ss.forEach(function (s) {
         var y = xs.map(function () { return logY ? null : 0; });
@@ -214,7 +350,8 @@
         data: d,
         opts: {
           width: w, height: 320,
-          scales: {x: {time: false, distr: 3, log: 2}, y: logY ? {distr: 3, log: 10} : {range: function (u, mn, mx) { return [0, mx * 1.08]; }}},
+          scales: {x: {time: false, distr: 3, log: 2, range: xRange('hist-x', [xs[0], xs[xs.length - 1]])},
+                   y: logY ? {distr: 3, log: 10, range: logRange('hist-y')} : {range: zeroRange('hist-y', 1.15)}},
           series: [{label: 'bucket (ms)', value: function (u, v, si, i) {
             return i == null || i >= xs.length - 1 ? '-' : fmtMs(xs[i]) + ' .. ' + fmtMs(xs[i + 1]);
           }}].concat(ss.map(function (s) {
@@ -223,38 +360,34 @@
           })),
           axes: [{label: 'latency (ms), log scale: each bucket twice as wide as the one before', values: axisValues},
                  {label: 'requests' + (logY ? ' (log)' : ''), size: 70, values: axisValues}],
-          hooks: {draw: [function (u) { drawMarks(u, marks); }]}
+          hooks: {draw: [function (u) { drawMarks(u, marks, legend); }]}
         }
       };
     });
-    button(fig, 'log count', function () { logY = !logY; this.classList.toggle('on', logY); plotsOf(fig).draw(); });
-    void tip;
+    joinGroup(p, 'hist-y');
+    groupButton(fig, 'log count', 'hist-y', true);
   }
 
-  function drawMarks(u, marks) {
+  /* The percentile markers: dashed lines on the canvas, their labels placed over the plot. */
+  function drawMarks(u, marks, legend) {
     if (!marks) return;
-    var ctx = u.ctx, names = ['p50', 'p90', 'p99', 'p99.9', 'max'];
+    var ctx = u.ctx, items = [];
     ctx.save();
-    ctx.font = ctxFont(u, 11);
     ctx.lineWidth = uPlot.pxRatio;
-    var lastX = -Infinity, row = 0;
-    names.forEach(function (k) {
+    ctx.strokeStyle = '#333';
+    ctx.setLineDash([4 * uPlot.pxRatio, 3 * uPlot.pxRatio]);
+    ['p50', 'p90', 'p99', 'p99.9', 'max'].forEach(function (k) {
       var v = marks[k];
       if (v == null || v < u.scales.x.min || v > u.scales.x.max) return;
       var x = Math.round(u.valToPos(v, 'x', true));
-      ctx.strokeStyle = '#333';
-      ctx.setLineDash([4 * uPlot.pxRatio, 3 * uPlot.pxRatio]);
       ctx.beginPath();
       ctx.moveTo(x, u.bbox.top);
       ctx.lineTo(x, u.bbox.top + u.bbox.height);
       ctx.stroke();
-      ctx.setLineDash([]);
-      row = x - lastX < 90 * uPlot.pxRatio ? row + 1 : 0;
-      lastX = x;
-      ctx.fillStyle = '#111';
-      ctx.fillText(k + ' ' + fmtMs(v), x + 3 * uPlot.pxRatio, u.bbox.top + (12 + 13 * (row % 4)) * uPlot.pxRatio);
+      items.push({v: v, text: k + ' ' + fmtMs(v), key: k});
     });
     ctx.restore();
+    placeLabels(u, legend, items, 'Not labelled on the chart, too close to the others: ');
   }
 
   function plotsOf(fig) {
@@ -347,6 +480,7 @@
 
   function overTime(row, run, ri) {
     var sc = run.scatter;
+    if (group('lat-y').log == null) group('lat-y').log = true; /* log latency unless the reader asks */
     var title = run.name + ': latency over time — every request at its planned send time T0, latency ' + run.interval +
       (run.mode === 'closed' ? '' : ' and service time T5 - T1') + ', by outcome class';
     if (!sc) {
@@ -362,28 +496,48 @@
       fig.appendChild(el('p', 'note', why));
       var xs = tl ? tl.t : jt.t;
       var ys = tl ? [tl.lat_p50_ms, tl.lat_p99_ms, tl.lat_max_ms] : [jt.p50_ms, jt.p99_ms, jt.max_ms];
-      mount(fig, function (w) {
+      var steps = closeSteps([xs].concat(ys), tl ? tl.interval_s : 1);
+      var ownX = extentOf(steps[0]);
+      extend('time-x', [0].concat(ownX));
+      ys.forEach(function (y) { extend('lat-y', y); });
+      var pi = mount(fig, function (w) {
+        var linear = !group('lat-y').log;
         return {
-          data: closeSteps([xs].concat(ys), tl ? tl.interval_s : 1),
+          data: steps,
           opts: {
-            width: w, height: 320, scales: {x: {time: false}, y: {distr: 3, log: 10}},
+            width: w, height: 320,
+            scales: {x: {time: false, range: xRange('time-x', ownX)}, y: linear ? {range: zeroRange('lat-y', 1.05)} : {distr: 3, log: 10, range: logRange('lat-y')}},
             series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }}].concat(['p50', 'p99', 'max'].map(function (n, i) {
               return {label: n, stroke: PALETTE[i], width: 1.5, paths: uPlot.paths.stepped({align: 1}), value: function (u, v) { return fmtMs(v) + ' ms'; }};
             })),
-            axes: [timeAxis(), {label: 'latency (ms, log)', size: 70, values: axisValues}],
+            axes: [timeAxis(), {label: 'latency (ms' + (linear ? ')' : ', log)'), size: 70, values: axisValues}],
             hooks: {drawClear: [warmupHook(run)]}
           }
         };
       });
+      joinGroup(pi, 'lat-y');
+      groupButton(fig, 'linear ms', 'lat-y', false);
       return;
     }
     var nreq = sc.series.reduce(function (a, s) { return s.key === 'service' ? a : a + s.n; }, 0);
     var fig2 = figure(row, 'chart-time-' + ri, title + '; each ' + fmtMs(sc.column_s * 1000) +
       ' ms column keeps its exact minimum and maximum per series and quarter-doubling band (' + fmtCount(nreq) + ' requests, never sampled)');
     var tip = tooltip(fig2);
-    var logY = true;
     var dropped = sc.dropped;
-    mount(fig2, function (w) {
+    /* the runs' scatters share their axes: every run's time span, every run's latencies */
+    var ownX = [Infinity, -Infinity];
+    sc.series.forEach(function (s) {
+      var e = extentOf(s.t);
+      ownX = [Math.min(ownX[0], e[0]), Math.max(ownX[1], e[1])];
+      extend('lat-y', s.v);
+    });
+    if (dropped && dropped.n_total) {
+      var de = extentOf(dropped.t);
+      ownX = [Math.min(ownX[0], de[0]), Math.max(ownX[1], de[1] + sc.column_s)];
+    }
+    extend('time-x', [0].concat(ownX));
+    var p2 = mount(fig2, function (w) {
+      var logY = group('lat-y').log;
       var series = [{}], d = [null];
       /* service time first, so the latencies are drawn over it */
       var ordered = sc.series.filter(function (s) { return s.key === 'service'; })
@@ -403,7 +557,7 @@
         data: d,
         opts: {
           mode: 2, width: w, height: 380,
-          scales: {x: {time: false}, y: logY ? {distr: 3, log: 10} : {}},
+          scales: {x: {time: false, range: xRange('time-x', ownX)}, y: logY ? {distr: 3, log: 10, range: logRange('lat-y')} : {range: zeroRange('lat-y', 1.05)}},
           legend: {live: false},
           cursor: {drag: {x: true, y: true, uni: 20}},
           series: series,
@@ -427,7 +581,8 @@
         }
       };
     });
-    button(fig2, 'linear ms', function () { logY = !logY; this.classList.toggle('on', !logY); plotsOf(fig2).draw(); });
+    joinGroup(p2, 'lat-y');
+    groupButton(fig2, 'linear ms', 'lat-y', false);
   }
 
   function drawDropped(u, dropped, col_s) {
@@ -467,18 +622,21 @@
       return;
     }
     var fig = figure(row, 'chart-heat-' + ri, title);
-    var max = 1;
-    hm.counts.forEach(function (c) { c.forEach(function (n) { if (n > max) max = n; }); });
     var lo = hm.lo_ms.map(function (v, i) { return v > 0 ? v : hm.lo_ms[1] / 2; });
+    var xs = hm.t.concat([hm.t[hm.t.length - 1] + hm.interval_s]);
+    /* the runs' heatmaps share time, buckets and colour: the same colour is the same count */
+    hm.counts.forEach(function (c) { extend('heat-c', c); });
+    extend('heat-y', [lo[0], lo[lo.length - 1]]);
+    extend('time-x', [0, xs[0], xs[xs.length - 1]]);
+    var max = 1, maxText;
     var tip = tooltip(fig);
     var legend = el('div', 'heatlegend');
     legend.appendChild(el('span', null, '1'));
     var bar = el('span', 'bar');
     bar.style.background = 'linear-gradient(to right,' + [0, 0.25, 0.5, 0.75, 1].map(heatColor).join(',') + ')';
     legend.appendChild(bar);
-    legend.appendChild(el('span', null, fmtCount(max) + ' requests'));
+    legend.appendChild(maxText = el('span', null, ''));
     fig.appendChild(legend);
-    var xs = hm.t.concat([hm.t[hm.t.length - 1] + hm.interval_s]);
     function cells(u) {
       var fills = new Map();
       for (var i = 0; i < hm.counts.length; i++) {
@@ -497,11 +655,14 @@
     }
     mount(fig, function (w) {
       var ys = xs.map(function (x, i) { return i === 0 ? lo[0] : lo[lo.length - 1]; });
+      max = Math.max(1, group('heat-c').max);
+      maxText.textContent = fmtCount(max) + ' requests' + (runs.length > 1 ? ' (one scale for every run)' : '');
       return {
         data: [xs, ys],
         opts: {
           width: w, height: 320,
-          scales: {x: {time: false, range: [xs[0], xs[xs.length - 1]]}, y: {distr: 3, log: 2, range: [lo[0], lo[lo.length - 1]]}},
+          scales: {x: {time: false, range: xRange('time-x', [xs[0], xs[xs.length - 1]])},
+                   y: {distr: 3, log: 2, range: function () { var g = group('heat-y'); return [g.min, g.max]; }}},
           legend: {show: false},
           series: [{}, {label: 'requests', stroke: 'transparent', fill: 'transparent', paths: cells, points: {show: false}}],
           axes: [timeAxis(), {label: 'latency bucket (ms, log)', size: 70, values: axisValues}],
@@ -585,11 +746,16 @@
     } else {
       var fig = figure(row, 'chart-rates-' + ri, title);
       if (tl && !tl.planned) fig.appendChild(el('p', 'note', 'An hlog records the latencies of completed requests only: the plan, sends, failures and drops are in the run\'s JSON or per-request log.'));
+      /* rates from zero, on the same axes for every run: 1% of noise looks like 1% */
+      var data = closeSteps([xs].concat(lines.map(function (l) { return l.y; })), jt && !tl ? 1 : iv);
+      var ownX = extentOf(data[0]);
+      extend('time-x', [0].concat(ownX));
+      lines.forEach(function (l) { extend('rates-y', l.y); });
       mount(fig, function (w) {
         return {
-          data: closeSteps([xs].concat(lines.map(function (l) { return l.y; })), jt && !tl ? 1 : iv),
+          data: data,
           opts: {
-            width: w, height: 300, scales: {x: {time: false}},
+            width: w, height: 300, scales: {x: {time: false, range: xRange('time-x', ownX)}, y: {range: zeroRange('rates-y', 1.1)}},
             series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }}].concat(lines.map(function (l) {
               return {label: l.label, stroke: l.c, width: 1.5, dash: l.dash, paths: uPlot.paths.stepped({align: 1}), points: {show: false},
                 value: function (u, v) { return v == null ? '-' : v.toFixed(1) + '/s'; }};
@@ -624,11 +790,15 @@
     if (!keys.some(failed)) return; /* 2xx/3xx only: the rates chart says it all */
     var iv = tl.interval_s;
     var fig = figure(row, 'chart-status-' + ri, title);
+    var data = closeSteps([tl.t].concat(keys.map(function (k) { return perSecond(st[k], iv); })), iv);
+    var ownX = extentOf(data[0]);
+    extend('time-x', [0].concat(ownX));
+    data.slice(1).forEach(function (y) { extend('status-y', y); });
     mount(fig, function (w) {
       return {
-        data: closeSteps([tl.t].concat(keys.map(function (k) { return perSecond(st[k], iv); })), iv),
+        data: data,
         opts: {
-          width: w, height: 260, scales: {x: {time: false}, y: {range: function (u, mn, mx) { return [0, Math.max(1, mx) * 1.1]; }}},
+          width: w, height: 260, scales: {x: {time: false, range: xRange('time-x', ownX)}, y: {range: zeroRange('status-y', 1.1)}},
           series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }}].concat(keys.map(function (k) {
             return {label: STATUS_LABEL[k] || k, stroke: STATUS_COLOR[k] || PALETTE[4], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false},
               value: function (u, v) { return v == null ? '-' : v.toFixed(1) + '/s'; }};
@@ -663,12 +833,17 @@
     }
     var fig = figure(row, 'chart-lag-' + ri, title);
     if (run.generator_limited === true) fig.appendChild(el('p', 'note warn', 'knee run said: GENERATOR-LIMITED (see the summary\'s warnings).'));
+    var data = closeSteps([tl.t, tl.lag_p99_ms, tl.in_flight], tl.interval_s);
+    var ownX = extentOf(data[0]);
+    extend('time-x', [0].concat(ownX));
+    extend('lag-y', tl.lag_p99_ms.concat([limit]));
+    extend('lag-n', tl.in_flight);
     mount(fig, function (w) {
       return {
-        data: closeSteps([tl.t, tl.lag_p99_ms, tl.in_flight], tl.interval_s),
+        data: data,
         opts: {
           width: w, height: 260,
-          scales: {x: {time: false}, lag: {range: function (u, mn, mx) { return [0, Math.max(mx || 0, limit) * 1.15]; }}, n: {range: function (u, mn, mx) { return [0, Math.max(1, mx) * 1.1]; }}},
+          scales: {x: {time: false, range: xRange('time-x', ownX)}, lag: {range: zeroRange('lag-y', 1.15, limit)}, n: {range: zeroRange('lag-n', 1.1)}},
           series: [{label: 'interval start (s)', value: function (u, v) { return fmtS(v); }},
                    {label: 'lag p99 (ms)', scale: 'lag', stroke: PALETTE[3], width: 1.8, paths: uPlot.paths.stepped({align: 1}), value: function (u, v) { return fmtMs(v) + ' ms'; }},
                    {label: 'in flight', scale: 'n', stroke: PALETTE[4], width: 1.2, dash: [4, 3], paths: uPlot.paths.stepped({align: 1}), value: function (u, v) { return fmtCount(v); }}],
@@ -801,6 +976,67 @@
   /* ---- 7. knee compare: the two distributions overlaid, the differences with their intervals ---- */
 
   var SIDE = {before: '#1f77b4', after: '#d62728'};
+
+  /* Each metric's interval as a whisker coloured by its verdict, the spread of the
+   * repetitions as a grey band, the difference written beside the point. An end beyond the
+   * y scale is cut at the edge: an arrowhead there, and a label (.clip-mark, over the plot)
+   * with the end's value. */
+  function drawDifferences(u, keys, ms) {
+    hline(u, 0, 'y', '#666', null, [3, 3]);
+    Array.prototype.slice.call(u.over.querySelectorAll('.clip-mark')).forEach(function (e) { e.remove(); });
+    var ctx = u.ctx, top = u.scales.y.max, bottom = u.scales.y.min;
+    ctx.save();
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'alphabetic';
+    keys.forEach(function (k, i) {
+      var m = ms[k], x = u.valToPos(i, 'x', true), half = 10 * uPlot.pxRatio;
+      var spread = Math.max(num(m.spread_before) || 0, num(m.spread_after) || 0), bv = num(m.before);
+      if (m.unit !== 'fraction' && bv) {
+        var sr = 100 * spread / bv, c = 100 * m.relative;
+        ctx.fillStyle = 'rgba(120,120,120,0.18)';
+        var y0 = u.valToPos(Math.min(top, c + sr / 2), 'y', true), y1 = u.valToPos(Math.max(bottom, c - sr / 2), 'y', true);
+        if (y1 > y0) ctx.fillRect(x - 2.2 * half, y0, 4.4 * half, y1 - y0);
+      }
+      if (num(m.ci_low_relative) != null) {
+        var lo = 100 * m.ci_low_relative, hi = 100 * m.ci_high_relative;
+        var ya = u.valToPos(Math.max(bottom, lo), 'y', true), yb = u.valToPos(Math.min(top, hi), 'y', true);
+        var col = /slower/.test(m.verdict) ? '#d62728' : /faster/.test(m.verdict) ? '#2ca02c' : '#1f77b4';
+        ctx.strokeStyle = col;
+        ctx.fillStyle = col;
+        ctx.lineWidth = 2 * uPlot.pxRatio;
+        ctx.beginPath();
+        ctx.moveTo(x, ya); ctx.lineTo(x, yb);
+        ctx.stroke();
+        [[lo, ya, lo < bottom, 1, 'low'], [hi, yb, hi > top, -1, 'high']].forEach(function (e) {
+          if (!e[2]) { /* a cap */
+            ctx.beginPath();
+            ctx.moveTo(x - half, e[1]); ctx.lineTo(x + half, e[1]);
+            ctx.stroke();
+            return;
+          }
+          var a = 9 * uPlot.pxRatio; /* an arrowhead pointing out of the chart */
+          ctx.beginPath();
+          ctx.moveTo(x, e[1]);
+          ctx.lineTo(x - a * 0.7, e[1] + e[3] * a);
+          ctx.lineTo(x + a * 0.7, e[1] + e[3] * a);
+          ctx.closePath();
+          ctx.fill();
+          var mark = el('span', 'clip-mark', (e[4] === 'high' ? '\u2191 ' : '\u2193 ') + pctText(e[0] / 100) + ' (clipped)');
+          mark.setAttribute('data-metric', k);
+          mark.setAttribute('data-end', e[4]);
+          mark.style.color = col;
+          u.over.appendChild(mark);
+          mark.style.left = Math.round(u.valToPos(i, 'x') + 8) + 'px';
+          mark.style.top = Math.round(e[4] === 'high' ? 2 : u.over.clientHeight - mark.offsetHeight - 2) + 'px';
+        });
+      }
+      ctx.fillStyle = '#111';
+      ctx.font = ctxFont(u, 11);
+      var label = (m.unit === 'fraction' ? pctText(m.difference, 2) : signed3(m.difference) + ' ms') + ' ' + pctText(m.relative);
+      ctx.fillText(label, x + 1.5 * half, u.valToPos(100 * m.relative, 'y', true) - 4 * uPlot.pxRatio);
+    });
+    ctx.restore();
+  }
 
   function compareDoc(d, di, host) {
     var doc = d.doc, all = obj(doc.all), reps = obj(doc.repetitions), method = obj(doc.method);
@@ -936,15 +1172,24 @@
       omitted(drow, 'chart-cmp-diff-' + di, dtitle, 'no metric has a difference');
       return;
     }
+    /* The scale follows the findings, not the widest interval: every metric's difference is
+     * inside it, and an interval end beyond three times the largest difference (at least 10%) is
+     * cut at the edge and marked, its value written (the table above has it whole). */
+    var ys = keys.map(function (k) { return 100 * ms[k].relative; });
+    var reach = Math.max(10, 3 * Math.max.apply(null, ys.map(Math.abs)));
+    var ends = [];
+    keys.forEach(function (k) {
+      [num(ms[k].ci_low_relative), num(ms[k].ci_high_relative)].forEach(function (v) { if (v != null) ends.push(100 * v); });
+    });
+    var ymin = Math.min.apply(null, ys.concat([0], ends.filter(function (v) { return v >= -reach; })));
+    var ymax = Math.max.apply(null, ys.concat([0], ends.filter(function (v) { return v <= reach; })));
+    var pad = (ymax - ymin) * 0.08 || 1;
+    var clipsSome = ends.some(function (v) { return v < ymin - pad || v > ymax + pad; });
     var fig3 = figure(drow, 'chart-cmp-diff-' + di, dtitle, true);
+    if (clipsSome) fig3.appendChild(el('p', 'note', 'An interval reaching beyond ' + fmtAxis(reach) + '% (three times the largest difference) is cut at the edge of the chart, marked with an arrow and its end; the table above has it whole.'));
     var tip = tooltip(fig3);
     var xs3 = keys.map(function (k, i) { return i; });
     mount(fig3, function (w) {
-      var ys = keys.map(function (k) { return 100 * ms[k].relative; });
-      var lo = ys.concat(keys.map(function (k) { return num(ms[k].ci_low_relative) != null ? 100 * ms[k].ci_low_relative : 0; }));
-      var hi = ys.concat(keys.map(function (k) { return num(ms[k].ci_high_relative) != null ? 100 * ms[k].ci_high_relative : 0; }));
-      var ymin = Math.min.apply(null, lo.concat([0])), ymax = Math.max.apply(null, hi.concat([0]));
-      var pad = (ymax - ymin) * 0.08 || 1;
       return {
         data: [xs3, ys],
         opts: {
@@ -955,38 +1200,7 @@
           axes: [{label: 'metric', splits: function () { return xs3; }, values: function (u, vs) { return vs.map(function (v) { return keys[v] || ''; }); }, grid: {show: false}},
                  {label: 'after / before - 1 (%)', size: 70, values: function (u, vs) { return vs.map(function (v) { return (v > 0 ? '+' : '') + fmtAxis(v) + '%'; }); }}],
           hooks: {
-            draw: [function (u) {
-              hline(u, 0, 'y', '#666', null, [3, 3]);
-              var ctx = u.ctx;
-              ctx.save();
-              ctx.textAlign = 'left';
-              ctx.textBaseline = 'alphabetic';
-              keys.forEach(function (k, i) {
-                var m = ms[k], x = u.valToPos(i, 'x', true), half = 10 * uPlot.pxRatio;
-                var spread = Math.max(num(m.spread_before) || 0, num(m.spread_after) || 0), bv = num(m.before);
-                if (m.unit !== 'fraction' && bv) {
-                  var sr = 100 * spread / bv, c = 100 * m.relative;
-                  ctx.fillStyle = 'rgba(120,120,120,0.18)';
-                  var y0 = u.valToPos(Math.min(u.scales.y.max, c + sr / 2), 'y', true), y1 = u.valToPos(Math.max(u.scales.y.min, c - sr / 2), 'y', true);
-                  ctx.fillRect(x - 2.2 * half, y0, 4.4 * half, y1 - y0);
-                }
-                if (num(m.ci_low_relative) == null) return;
-                var ya = u.valToPos(100 * m.ci_low_relative, 'y', true), yb = u.valToPos(100 * m.ci_high_relative, 'y', true);
-                var col = /slower/.test(m.verdict) ? '#d62728' : /faster/.test(m.verdict) ? '#2ca02c' : '#1f77b4';
-                ctx.strokeStyle = col;
-                ctx.lineWidth = 2 * uPlot.pxRatio;
-                ctx.beginPath();
-                ctx.moveTo(x, ya); ctx.lineTo(x, yb);
-                ctx.moveTo(x - half, ya); ctx.lineTo(x + half, ya);
-                ctx.moveTo(x - half, yb); ctx.lineTo(x + half, yb);
-                ctx.stroke();
-                ctx.fillStyle = '#111';
-                ctx.font = ctxFont(u, 11);
-                var label = (m.unit === 'fraction' ? pctText(m.difference, 2) : signed3(m.difference) + ' ms') + ' ' + pctText(m.relative);
-                ctx.fillText(label, x + 1.5 * half, u.valToPos(100 * m.relative, 'y', true) - 4 * uPlot.pxRatio);
-              });
-              ctx.restore();
-            }],
+            draw: [function (u) { drawDifferences(u, keys, ms); }],
             setCursor: [function (u) {
               var l = u.cursor.left;
               if (l == null || l < 0) { tip.style.display = 'none'; return; }
@@ -1037,8 +1251,12 @@
     /* 6a. the knee curve: latency against the offered rate */
     var row = docRow(host, null, null);
     var pred = knee.prediction ? obj(knee.prediction) : null;
+    /* the queueing predictions: M/M/1 and M/D/1 for one server, M/M/c for c (src/model has no M/D/c) */
+    var servers = pred ? Math.max(1, num(pred.servers) || 1) : 1;
+    var models = !pred ? [] : servers > 1 ? [['M/M/' + servers, obj(pred.mmc), [2, 3]]] : [['M/M/1', obj(pred.mm1), [2, 3]], ['M/D/1', obj(pred.md1), [8, 4]]];
     var title = d.name + ': the knee curve — latency p50 and p99 at each offered rate of the ladder (open loop, from the planned send; lines: the median of the valid repetitions, dots: each repetition' +
-      (obj(doc.cross_check).ran ? '; squares: the closed-loop cross-check at its throughput' : '') + '), the SLO' + (pred ? ', and M/M/1 and M/D/1 with a service time of ' + fmtMs(pred.service_ms) + ' ms (dashed)' : '');
+      (obj(doc.cross_check).ran ? '; squares: the closed-loop cross-check at its throughput' : '') + '), the SLO' +
+      (pred ? ', and ' + models.map(function (m) { return m[0]; }).join(' and ') + ' with ' + (servers > 1 ? servers + ' servers and ' : '') + 'a service time of ' + fmtMs(pred.service_ms) + ' ms (dashed)' : '');
     if (!ladder.length) {
       omitted(row, 'chart-cap-knee-' + di, title, 'the ladder is empty');
     } else {
@@ -1063,10 +1281,14 @@
         series.push(Object.assign(pointsOnly('#9467bd', 7), {label: 'closed loop p99 (cross-check)', points: {show: true, size: 7, fill: '#fff', stroke: '#9467bd', width: 2}, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }}));
       }
       if (pred) {
-        tablesK.push([arr(pred.rate), arr(obj(pred.mm1).p50), arr(obj(pred.mm1).p99), arr(obj(pred.md1).p50), arr(obj(pred.md1).p99)]);
-        [['M/M/1 p50', PALETTE[0], [2, 3]], ['M/M/1 p99', PALETTE[3], [2, 3]], ['M/D/1 p50', PALETTE[0], [8, 4]], ['M/D/1 p99', PALETTE[3], [8, 4]]].forEach(function (p) {
-          series.push({label: p[0], stroke: p[1], width: 1.2, dash: p[2], spanGaps: true, points: {show: false}, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }});
+        var tp = [arr(pred.rate)];
+        models.forEach(function (m) {
+          tp.push(arr(m[1].p50), arr(m[1].p99));
+          [[' p50', PALETTE[0]], [' p99', PALETTE[3]]].forEach(function (q) {
+            series.push({label: m[0] + q[0], stroke: q[1], width: 1.2, dash: m[2], spanGaps: true, points: {show: false}, value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }});
+          });
         });
+        tablesK.push(tp);
       }
       var joinedK = uPlot.join(tablesK);
       var measured = [];
@@ -1076,6 +1298,7 @@
       var ylo = Math.min.apply(null, measured.concat([1])) / 1.5, yhi = Math.max.apply(null, measured.concat([1])) * 1.5;
       var xhi = Math.max.apply(null, rates.concat(tablesK.length > 1 ? tablesK[1][0] : [])) * 1.08;
       var figK = figure(row, 'chart-cap-knee-' + di, title, true);
+      var legendK = labelLegend(figK);
       mount(figK, function (w) {
         return {
           data: joinedK,
@@ -1086,8 +1309,16 @@
             axes: [{label: 'offered rate (requests per second)', values: axisValues}, {label: 'latency (ms, log)', size: 70, values: axisValues}],
             hooks: {draw: [function (u) {
               sloTerms.forEach(function (t) { hline(u, num(t.ms), 'y', '#d62728', 'SLO ' + t.expr); });
-              if (cap != null) vline(u, cap, '#2ca02c', 'capacity ' + rateText(cap), [2, 0]);
-              if (pred) vline(u, num(pred.saturation_rate), '#7f7f7f', 'saturation 1/S = ' + rateText(pred.saturation_rate), [2, 4]);
+              var labels = [];
+              if (cap != null) {
+                vline(u, cap, '#2ca02c', null, [2, 0]);
+                labels.push({v: cap, text: 'capacity ' + rateText(cap), color: '#2ca02c', key: 'capacity'});
+              }
+              if (pred) {
+                vline(u, num(pred.saturation_rate), '#7f7f7f', null, [2, 4]);
+                labels.push({v: num(pred.saturation_rate), text: 'saturation ' + (servers > 1 ? 'c/S' : '1/S') + ' = ' + rateText(pred.saturation_rate), color: '#555', key: 'saturation'});
+              }
+              placeLabels(u, legendK, labels, 'Not labelled on the chart, too close to the others: ');
             }]}
           }
         };
@@ -1241,6 +1472,10 @@
       var r = p.u.over.getBoundingClientRect();
       p.fig.setAttribute('data-box', [Math.round(r.left + window.scrollX), Math.round(r.top + window.scrollY), Math.round(r.width), Math.round(r.height)].join(','));
       p.fig.setAttribute('data-drawn', '1');
+      Object.keys(p.u.scales).forEach(function (k) { /* the axes as drawn: data-scale-y="0,220" */
+        var sc = p.u.scales[k];
+        if (sc.min != null && sc.max != null) p.fig.setAttribute('data-scale-' + k, sc.min + ',' + sc.max);
+      });
       n++;
     });
     Array.prototype.forEach.call(document.querySelectorAll('table.data'), function (t) { /* for crops */

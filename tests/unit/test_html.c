@@ -15,6 +15,7 @@
 #include "hlog/hlog.h"
 #include "html/html.h"
 #include "html/internal.h"
+#include "model/model.h"
 #include "reqlog/reqlog.h"
 #include "unit/fixture_tmpdir.h"
 
@@ -671,6 +672,62 @@ static json_t *data_of(struct html_report *rep, char **html)
     return root;
 }
 
+/* --servers: c servers sharing one queue draw M/M/c (no M/D/c), saturating at c/S; 0 is 1. */
+static void test_prediction_servers(void **state)
+{
+    (void)state;
+    char err[512];
+    struct html_report *rep = html_report_new();
+    html_report_set_service_time(rep, 0.040);
+    html_report_set_servers(rep, 4);
+    assert_int_equal(
+        html_report_add_document_mem(rep, "cap", capacity_json, strlen(capacity_json), "cap.json", err, sizeof err), 0);
+    char *html = NULL;
+    json_t *root = data_of(rep, &html);
+    json_t *pred =
+        json_object_get(json_object_get(json_array_get(json_object_get(root, "documents"), 0), "knee"), "prediction");
+    assert_int_equal(json_integer_value(json_object_get(pred, "servers")), 4);
+    assert_true(json_number_value(json_object_get(pred, "saturation_rate")) == 100); /* 4 / 40 ms */
+    assert_null(json_object_get(pred, "mm1"));
+    assert_null(json_object_get(pred, "md1"));
+    json_t *rate = json_object_get(pred, "rate");
+    json_t *p50 = json_object_get(json_object_get(pred, "mmc"), "p50");
+    json_t *p99 = json_object_get(json_object_get(pred, "mmc"), "p99");
+    assert_true(json_array_size(rate) > 100 && json_array_size(p50) == json_array_size(rate) &&
+                json_array_size(p99) == json_array_size(rate));
+    /* every point is src/model's M/M/4 response-time quantile at that rate */
+    for (size_t k = 0; k < json_array_size(rate); k += 37) {
+        struct model_mmc m;
+        double q50, q99;
+        assert_int_equal(model_mmc(4, json_number_value(json_array_get(rate, k)), 25, &m), 0);
+        assert_int_equal(model_mmc_response_quantile(&m, 0.5, &q50), 0);
+        assert_int_equal(model_mmc_response_quantile(&m, 0.99, &q99), 0);
+        assert_true(fabs(json_number_value(json_array_get(p50, k)) - q50 * 1e3) < 1e-9 * q50 * 1e3);
+        assert_true(fabs(json_number_value(json_array_get(p99, k)) - q99 * 1e3) < 1e-9 * q99 * 1e3);
+    }
+    /* near zero load nobody waits: the p50 is the exponential service's, S ln 2 */
+    assert_true(fabs(json_number_value(json_array_get(p50, 0)) - 40 * log(2)) < 0.05);
+    json_decref(root);
+    free(html);
+    html_report_free(rep);
+
+    /* 0 servers is one: M/M/1 and M/D/1 */
+    rep = html_report_new();
+    html_report_set_service_time(rep, 0.010);
+    html_report_set_servers(rep, 0);
+    assert_int_equal(
+        html_report_add_document_mem(rep, "cap", capacity_json, strlen(capacity_json), "cap.json", err, sizeof err), 0);
+    root = data_of(rep, &html);
+    pred =
+        json_object_get(json_object_get(json_array_get(json_object_get(root, "documents"), 0), "knee"), "prediction");
+    assert_int_equal(json_integer_value(json_object_get(pred, "servers")), 1);
+    assert_non_null(json_object_get(pred, "mm1"));
+    assert_non_null(json_object_get(pred, "md1"));
+    json_decref(root);
+    free(html);
+    html_report_free(rep);
+}
+
 static void test_documents(void **state)
 {
     (void)state;
@@ -714,6 +771,8 @@ static void test_documents(void **state)
     assert_true(json_number_value(json_array_get(rate, last)) <= 92.0 + 1e-9); /* 1.15 x the top rate */
     assert_true(json_number_value(json_array_get(mm1, last)) > json_number_value(json_array_get(md1, last)));
     assert_true(json_number_value(json_array_get(md1, last)) > 10);
+    assert_int_equal(json_integer_value(json_object_get(pred, "servers")), 1);
+    assert_null(json_object_get(pred, "mmc"));
     json_decref(root);
     free(html);
     html_report_free(rep);
@@ -933,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_write_run_report),
         cmocka_unit_test(test_writer),
         cmocka_unit_test(test_documents),
+        cmocka_unit_test(test_prediction_servers),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
