@@ -1,8 +1,9 @@
 /* knee report: draws the charts of the data object (#knee-data, schema knee-report/1) with the
  * embedded uPlot. Each chart's figure says in its title which interval it covers; a chart an
  * input cannot back is replaced by a note saying why. When every chart is drawn, each figure
- * carries data-box="x,y,w,h" (its plot area in page pixels) and #knee-status says "ready", so
- * a headless browser can check the pictures (tests/e2e/report_browser.sh). */
+ * carries data-box="x,y,w,h" (its plot area in page pixels) and data-scale-KEY="min,max" (the
+ * ranges it drew with), and #knee-status says "ready", so a headless browser can check the
+ * pictures (tests/e2e/report_browser.sh, report_charts.sh). */
 (function () {
   'use strict';
 
