@@ -28,9 +28,10 @@ browse() {
         --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=30000 "$@"
 }
 
-# measure NAME HTML: HTML with the check script appended, drawn; its DOM in $TMP/NAME.dom
+# measure NAME HTML [WIDTH]: HTML with the check script appended, drawn in a window WIDTH px
+# wide (default 1400); its DOM in $TMP/NAME.dom
 measure() {
-    local name=$1 html=$2
+    local name=$1 html=$2 width=${3:-1400}
     python3 - "$html" "$TMP/$name.html" <<'PY'
 import sys
 page = open(sys.argv[1]).read()
@@ -62,7 +63,7 @@ check = r"""<script>
 i = page.rindex("</body>")
 open(sys.argv[2], "w").write(page[:i] + check + page[i:])
 PY
-    browse --window-size=1400,1000 --dump-dom "file://$TMP/$name.html" >"$TMP/$name.dom" 2>"$TMP/$name.err" ||
+    browse --window-size="$width",1000 --dump-dom "file://$TMP/$name.html" >"$TMP/$name.dom" 2>"$TMP/$name.err" ||
         fail "$name: chromium --dump-dom failed: $(tail -3 "$TMP/$name.err")"
     if grep -E 'CONSOLE|Uncaught' "$TMP/$name.err" >&2; then fail "$name: the page wrote to its console"; fi
     grep -q 'id="chart-check"' "$TMP/$name.dom" || fail "$name: the check script did not run"
@@ -79,11 +80,13 @@ QUIET=$(port_of s quiet)
     "http://127.0.0.1:$QUIET/product?id=1" >/dev/null
 "$KNEE" report "$TMP/stall.json" "$TMP/stall.bin" "$TMP/quiet.json" "$TMP/quiet.bin" -o "$TMP/two.html" >/dev/null
 measure two "$TMP/two.html"
+measure narrow "$TMP/two.html" 760 # two panels of 348 px: the markers crowd
 
-python3 - "$TMP" <<'PY'
+for page in two narrow; do
+python3 - "$TMP" "$page" <<'PY'
 import html, json, re, sys
-tmp = sys.argv[1]
-dom = open(f"{tmp}/two.dom").read()
+tmp, page = sys.argv[1:3]
+dom = open(f"{tmp}/{page}.dom").read()
 figs = {f["id"]: f for f in json.loads(html.unescape(re.search(r'<pre id="chart-check">(.*?)</pre>', dom, re.S).group(1)))}
 
 def meets(a, b):  # two boxes [left, top, right, bottom] share area (touching edges do not)
@@ -106,8 +109,8 @@ for i in (0, 1):
     listed = f["legend"].split(": ", 1)[1].split(", ") if f["legend"] else []
     keys = sorted([a["key"] for a in labels] + [t.split(" ")[0] for t in listed])
     assert keys == sorted(["p50", "p90", "p99", "p99.9", "max"]), (f["id"], keys, f["legend"])
-    print(f"{f['id']}: {len(labels)} labels on the chart ({', '.join(a['text'] for a in labels)}), "
-          f"{len(listed)} listed under it")
+    print(f"{page}: {f['id']}: {len(labels)} labels on the chart ({', '.join(a['text'] for a in labels)}), "
+          f"{len(listed)} listed under it ({f['over'][2] - f['over'][0]:.0f} px wide)")
 
 def attrs(fid):
     m = re.search(rf'<figure class="chart[^"]*" id="{fid}"([^>]*)>', dom)
@@ -117,7 +120,7 @@ def attrs(fid):
 for kind in ("hist", "time", "heat", "rates", "lag"):
     a, b = attrs(f"chart-{kind}-0"), attrs(f"chart-{kind}-1")
     assert a and a == b, (kind, "the runs' axes differ", a, b)
-    print(f"chart-{kind}: both runs on {a}")
+    print(f"{page}: chart-{kind}: both runs on {a}")
 for kind, scale in (("rates", "y"), ("hist", "y"), ("lag", "lag"), ("lag", "n")):
     for i in (0, 1):
         lo, hi = attrs(f"chart-{kind}-{i}")[scale]
@@ -127,6 +130,7 @@ assert attrs("chart-rates-0")["y"][1] >= 200, attrs("chart-rates-0")
 for kind in ("time", "heat", "rates", "lag"):  # one time axis for every chart over time
     assert attrs(f"chart-{kind}-0")["x"] == attrs("chart-time-0")["x"], (kind, attrs(f"chart-{kind}-0"))
 PY
+done
 
 # ---- the compare chart scaled to the findings ------------------------------------------------
 "$KNEE" run -R 150 -d 1s --warmup 300ms --threads 1 --repeat 3 --out-dir "$TMP/before" \
