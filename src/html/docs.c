@@ -245,7 +245,7 @@ static json_t *prediction(const json_t *root, double service_s, unsigned servers
         if (servers == 1)
             predict_at(lambda, service_s, 1, true, d50, d99);
     }
-    json_t *p = json_pack("{s:f, s:i, s:f, s:o}", "service_ms", service_s * 1e3, "servers", (json_int_t)servers,
+    json_t *p = json_pack("{s:f, s:I, s:f, s:o}", "service_ms", service_s * 1e3, "servers", (json_int_t)servers,
                           "saturation_rate", saturation, "rate", rate);
     if (servers == 1) {
         json_object_set_new(p, "mm1", json_pack("{s:o, s:o}", "p50", m50, "p99", m99));
