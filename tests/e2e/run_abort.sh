@@ -68,6 +68,13 @@ if in_tier exact; then
     [[ $RC -eq 99 ]] || fail "--abort-after: exit $RC (want 99)"
     json_check "$TMP/late.json" 'd["aborted"]["at_s"] >= 4' "not before --abort-after"
 
+    # generator_limited: a lag limit no timer keeps (1 us) makes the generator's verdict hold
+    run_slow gen -R 200 -d 60s --lag-limit 1us --abort-if generator_limited --json "$TMP/gen.json" \
+        "http://127.0.0.1:$FS_PORT/ok"
+    [[ $RC -eq 99 ]] || { cat "$TMP/gen.err"; fail "generator_limited: exit $RC (want 99)"; }
+    json_check "$TMP/gen.json" 'd["aborted"]["rule"] == "generator_limited" and d["generator_limited"]' \
+        "generator_limited: the verdict the summary gives"
+
     # shards that aborted: knee merge reads them and says the first rule that fired
     for i in 0 1; do
         "$KNEE" run --shard $i/2 -R 100 -d 60s --abort-if 'error_rate[1s]>50%' --json "$TMP/s$i.json" \
