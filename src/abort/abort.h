@@ -83,6 +83,10 @@ void abort_eval_free(struct abort_eval *ev);
  * fire; without a call, no stage rule fires (the command line refuses them without --stages). */
 void abort_eval_set_stages(struct abort_eval *ev, const double *edges_s, size_t nstages);
 
+/* The end of the plan in seconds since t0 (--duration): from then on nothing is left to stop
+ * (the seconds of the drain are not judged). Without a call every second is judged. */
+void abort_eval_set_plan_end(struct abort_eval *ev, double plan_end_s);
+
 /* Add latencies (ns, RUN_HDR_* histograms) to the second being fed: call it per target before
  * abort_eval_second closes the second. */
 void abort_eval_add_latency(struct abort_eval *ev, const struct hdr *latency_ns);

@@ -30,7 +30,8 @@ struct abort_eval {
     struct abort_rule *rules;
     size_t n;
     double armed_after_s, warmup_s;
-    double *edges_s; /* nstages + 1 */
+    double plan_end_s; /* INFINITY: not known */
+    double *edges_s;   /* nstages + 1 */
     size_t nstages;
     struct tick *ring; /* the last `count` seconds; the newest at (head + cap - 1) % cap */
     size_t cap, count, head;
@@ -50,6 +51,7 @@ struct abort_eval *abort_eval_new(const struct abort_rule *rules, size_t n, doub
     ev->n = n;
     ev->armed_after_s = armed_after_s;
     ev->warmup_s = warmup_s;
+    ev->plan_end_s = INFINITY;
     uint32_t longest = 1;
     for (size_t i = 0; i < n; i++)
         if (rules[i].window_s > longest)
@@ -84,6 +86,11 @@ void abort_eval_set_stages(struct abort_eval *ev, const double *edges_s, size_t 
     ev->edges_s = xcalloc(nstages + 1, sizeof *ev->edges_s);
     memcpy(ev->edges_s, edges_s, (nstages + 1) * sizeof *edges_s);
     ev->nstages = nstages;
+}
+
+void abort_eval_set_plan_end(struct abort_eval *ev, double plan_end_s)
+{
+    ev->plan_end_s = plan_end_s;
 }
 
 void abort_eval_add_latency(struct abort_eval *ev, const struct hdr *latency_ns)
@@ -209,8 +216,8 @@ static bool holds(enum thr_op op, double v, double limit)
  * time (after the warm-up) or, for a stage rule, of the stage's time so far while it runs. */
 static bool window_of(const struct abort_eval *ev, const struct abort_rule *r, double now_s, double *lo_s)
 {
-    if (now_s < ev->armed_after_s - EPS_S)
-        return false;
+    if (now_s < ev->armed_after_s - EPS_S || now_s > ev->plan_end_s - EPS_S)
+        return false; /* not armed yet, or planning is over: nothing left to stop */
     double from_s = ev->warmup_s;
     double need_s = r->window_s;
     if (r->stage) {
@@ -261,7 +268,8 @@ int abort_eval_second(struct abort_eval *ev, const struct abort_second *sec, dou
 
 int abort_eval_limited(struct abort_eval *ev, double elapsed_s, bool limited)
 {
-    if (ev->fired || !limited || elapsed_s < ev->armed_after_s - EPS_S || elapsed_s < ev->warmup_s - EPS_S)
+    if (ev->fired || !limited || elapsed_s < ev->armed_after_s - EPS_S || elapsed_s < ev->warmup_s - EPS_S ||
+        elapsed_s > ev->plan_end_s - EPS_S)
         return -1;
     for (size_t i = 0; i < ev->n; i++)
         if (ev->rules[i].kind == ABORT_GENERATOR_LIMITED) {

@@ -110,6 +110,8 @@ void cli_abort_install(struct cli_abort *a, struct run_config *cfg)
         return;
     a->cfg = cfg;
     a->ev = abort_eval_new(a->rules, a->n, (double)a->after_ns / 1e9, (double)cfg->plan.warmup_ns / 1e9);
+    if (cfg->plan.duration_ns)
+        abort_eval_set_plan_end(a->ev, (double)cfg->plan.duration_ns / 1e9);
     a->next_interval = cfg->on_interval;
     a->next_interval_ctx = cfg->interval_ctx;
     cfg->on_interval = on_interval;

@@ -214,6 +214,17 @@ static void test_eval_armed_and_warmup(void **state)
     assert_false(abort_eval_fired(ev, NULL, NULL));
     assert_int_equal(feed(ev, 4, 1, 10, 300, 0, NULL), 0);
     abort_eval_free(ev);
+
+    /* the plan ends at 3 s: the seconds of the drain are not judged */
+    ev = abort_eval_new(&r, 1, 0, 0);
+    abort_eval_set_plan_end(ev, 3);
+    assert_int_equal(feed(ev, 0, 1, 10, 10, 0, NULL), -1);
+    assert_int_equal(feed(ev, 1, 1, 10, 10, 0, NULL), -1);
+    assert_int_equal(feed(ev, 2, 1, 10, 300, 0, NULL), -1); /* ends at the plan's end: nothing to stop */
+    assert_int_equal(feed(ev, 3, 1, 10, 300, 0, NULL), -1);
+    assert_int_equal(abort_eval_limited(ev, 3.5, true), -1);
+    assert_false(abort_eval_fired(ev, NULL, NULL));
+    abort_eval_free(ev);
 }
 
 /* Counts: error_rate over the requests that ended in the window, dropped_rate over those planned,
