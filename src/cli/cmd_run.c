@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/io_check.h"
 #include "cli/opt.h"
+#include "cli/run_abort.h"
 #include "cli/run_metrics.h"
 #include "cli/run_output.h"
 #include "cli/run_repeat.h"
@@ -28,6 +29,7 @@ struct run_flags {
     struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
     bool latency;                 /* wrk's --latency: knee always prints the distribution */
     const char *script;           /* wrk's -s: refused with a pointer to knee's flags */
+    struct cli_abort *abort;      /* --abort-if, --abort-after (parsed after the load options) */
 };
 
 static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
@@ -59,6 +61,8 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_TIMER_SLACK);
     for (int id = RUNOPT_SHARD; id <= RUNOPT_START_AT; id++) /* one plan as N processes */
         rows[n++] = runopts_row(o, (enum runopt_id)id);
+    rows[n++] = runopts_row(o, RUNOPT_ABORT_IF);
+    rows[n++] = runopts_row(o, RUNOPT_ABORT_AFTER);
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
@@ -87,7 +91,8 @@ static const char run_epilog[] =
     "Outputs (--json, --out, --hlog, --html) replace an existing file once written whole\n"
     "(a failed run keeps the old one); devices and FIFOs are written in place, never removed.\n"
     "Exit: 0 ok, 1 an output not written or the accounting broke, 2 bad input, 3 not one\n"
-    "request succeeded (the target is down or every request failed), 99 a threshold failed.\n\n"
+    "request succeeded (the target is down or every request failed), 99 a threshold failed\n"
+    "or an --abort-if rule stopped the run (the summary says ABORTED first).\n\n"
     "examples:\n"
     "  knee run -c 8 -d 10s http://127.0.0.1:8080/\n"
     "  knee run --dry-run -R 5000 -d 30s --warmup 5s http://127.0.0.1:8080/   (the plan; nothing is sent)\n"
@@ -194,7 +199,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     print_sources(stdout, rc);
     cli_print_shard_start(stdout, cfg);
     run_dryrun_release(&dry);
-    if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->metrics.listen)
+    if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->abort->n || f->metrics.listen)
         printf("\noutputs\n");
     if (f->json)
         printf("  --json %s: the summary as JSON\n", strcmp(f->json, "-") == 0 ? "- (stdout)" : f->json);
@@ -209,6 +214,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         printf("  --html %s: the report with charts (knee report)\n", f->html);
     for (size_t i = 0; i < rc->nthr; i++)
         printf("  --threshold %s (exit 99 when it fails)\n", rc->thr[i].expr);
+    cli_abort_print(stdout, f->abort);
     if (f->metrics.listen) {
         char b[METRICS_MAX_BOUNDS * 12];
         printf("  --metrics-listen %s: Prometheus metrics, histogram buckets %s\n", f->metrics.listen,
@@ -233,7 +239,9 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     struct run_record res;
     char err[512];
     cli_print_shard_start(stderr, cfg);
+    cli_abort_install(f->abort, cfg); /* after on_progress: it chains in front of it */
     int r = run_with_signals(cfg, &res, err, sizeof err);
+    bool aborted = cli_abort_finish(f->abort, cfg, r ? NULL : &res); /* the record says it before any report */
     if (progress && progress_terminal)
         fputs("\r\033[K", stderr);
     if (r) {
@@ -264,6 +272,7 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
     bool source_failed = sources_report(rc);
     int code = !res.accounting_ok || !written ? 1
                : source_failed                ? 2
+               : aborted                      ? 99
                : res.no_ok                    ? KNEE_EXIT_NO_OK
                : !all_pass                    ? 99
                                               : 0;
@@ -325,7 +334,16 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "knee run: --latency: accepted for wrk users and ignored: knee always prints the latency "
                         "distribution (p50 .. p99.9 and max)\n");
     struct runopts_config cfg;
+    struct cli_abort abort_rules;
+    f.abort = &abort_rules;
     rc = runopts_build(&o, &spec, &urls, &cfg);
+    if (rc == 0) {
+        rc = cli_abort_parse(&abort_rules, &o, &spec, &cfg.cfg);
+        if (rc == 0 && rep.repeat && abort_rules.n)
+            rc = opt_fail(&spec, "--abort-if: not with --repeat (each repetition would stop on its own)");
+        if (rc)
+            runopts_config_release(&cfg);
+    }
     if (rc == 0) {
         cfg.cfg.argv = (const char *const *)argv;
         cfg.cfg.argc = argc;

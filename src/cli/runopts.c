@@ -31,6 +31,7 @@ void runopts_release(struct runopts *o)
     strlist_release(&o->bodies);
     strlist_release(&o->rejects);
     strlist_release(&o->thresholds);
+    strlist_release(&o->abort_ifs);
 }
 
 /* The rows, indexed by id; `at` is where the flag's value goes inside struct runopts. */
@@ -170,6 +171,11 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("start-at", 0, OPT_STR, start_at, "TIME",
             "start the plan at a wall-clock instant: Unix seconds, RFC 3339, +D after $KNEE_START_BASE or "
             "+D@FILE"),
+    [RUNOPT_ABORT_IF] = ROW("abort-if", 0, OPT_LIST, abort_ifs, "RULE",
+                            "stop the run when a rule over a trailing window holds, checked once a second: "
+                            "p99[30s]>500ms, error_rate[10s]>5%, generator_limited (exit 99)"),
+    [RUNOPT_ABORT_AFTER] = ROW("abort-after", 0, OPT_DURATION, abort_after_ns, "D",
+                               "arm the --abort-if rules only after D of the run (default 0: at once)"),
 };
 #undef ROW
 #undef ROW_UNIT

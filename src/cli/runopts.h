@@ -84,6 +84,8 @@ enum runopt_id {
     RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/shard_flags.h) */
     RUNOPT_SHARDS,
     RUNOPT_START_AT,
+    RUNOPT_ABORT_IF, /* --abort-if, --abort-after: knee run's live abort rules (cli/run_abort.h) */
+    RUNOPT_ABORT_AFTER,
     RUNOPT_COUNT
 };
 
@@ -113,6 +115,8 @@ struct runopts {
     bool insecure, http1, http2, h2c;
     uint64_t streams, requests_per_connection;
     const char *targets_file, *targets_format, *targets_order, *feed, *feed_order; /* requests that vary */
+    struct strlist abort_ifs; /* --abort-if RULE (parsed by cli/run_abort.c, not by runopts_build) */
+    uint64_t abort_after_ns;  /* --abort-after D */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

@@ -273,9 +273,14 @@ static void part_of(struct merge_ctx *c, uint32_t k, const struct run_record *r)
     double me = r->shard.clock_maxerror_ms;
     if (isfinite(me) && !(me <= res->shard.clock_maxerror_ms))
         res->shard.clock_maxerror_ms = me;
+    if (r->aborted.set && (!res->aborted.set || r->aborted.at_s < res->aborted.at_s))
+        res->aborted = r->aborted; /* the first rule to fire in any shard stopped the whole */
     if (r->interrupted) {
         res->interrupted = true;
-        merge_summary_fail_shardf(m, k, "interrupted before the end of its plan");
+        if (r->aborted.set)
+            merge_summary_fail_shardf(m, k, "aborted at %.1f s: --abort-if %s", r->aborted.at_s, r->aborted.rule);
+        else
+            merge_summary_fail_shardf(m, k, "interrupted before the end of its plan");
     }
     c->shards_ok &= r->accounting_ok;
     if (!r->accounting_ok)

@@ -276,3 +276,16 @@ void record_stopped_on_purpose(struct run_record *rec, const char *fmt, ...)
         if (strncmp(rec->warnings.items[i], "interrupted:", 12) == 0)
             warn_replace(&rec->warnings, i, "%s", line);
 }
+
+void record_set_aborted(struct run_record *rec, const char *rule, double at_s)
+{
+    rec->aborted.set = true;
+    snprintf(rec->aborted.rule, sizeof rec->aborted.rule, "%s", rule);
+    rec->aborted.at_s = at_s;
+    for (size_t i = 0; i < rec->warnings.n; i++)
+        if (strncmp(rec->warnings.items[i], "interrupted:", 12) == 0)
+            warn_replace(&rec->warnings, i,
+                         "ABORTED: --abort-if %s fired at %.1f s: planning stopped there and the requests in flight "
+                         "drained; the numbers cover what ran",
+                         rec->aborted.rule, at_s);
+}

@@ -333,6 +333,25 @@ static void verdicts(const json_t *root, struct run_record *rec)
         get_f64(root, "send_ratio", &rec->sent_on_schedule);
 }
 
+/* "aborted": missing or null (no --abort-if fired), or {rule: a string, at_s: a number >= 0};
+ * anything else is not a run record knee wrote. */
+static int aborted(const json_t *root, struct run_record *rec, char *err, size_t errlen)
+{
+    const json_t *a = get(root, "aborted");
+    if (!a || json_is_null(a))
+        return 0;
+    const json_t *rule = get(a, "rule");
+    double at_s = num(a, "at_s");
+    if (!json_is_object(a) || !json_is_string(rule) || !json_string_value(rule)[0] ||
+        strlen(json_string_value(rule)) >= sizeof rec->aborted.rule || !isfinite(at_s) || at_s < 0)
+        return knee_fail(err, errlen, KNEE_EFORMAT,
+                         "\"aborted\" must be null or {\"rule\": the --abort-if rule, \"at_s\": seconds}");
+    rec->aborted.set = true;
+    snprintf(rec->aborted.rule, sizeof rec->aborted.rule, "%s", json_string_value(rule));
+    rec->aborted.at_s = at_s;
+    return 0;
+}
+
 static void timeline(const json_t *root, struct run_record *rec)
 {
     const json_t *tl = get(root, "timeline");
@@ -449,6 +468,8 @@ int record_read_json(const json_t *root, struct run_record *rec, char *err, size
     const json_t *all = get(root, "all");
     if (!json_is_array(targets) || !json_is_object(all))
         return knee_fail(err, errlen, KNEE_EFORMAT, "\"targets\" must be an array and \"all\" an object");
+    if ((rc = aborted(root, rec, err, errlen)) != 0) /* before anything is allocated */
+        return rc;
     environment(get(root, "environment"), rec);
     config(root, rec);
     rec->ntargets = json_array_size(targets);

@@ -546,6 +546,20 @@ static void shard(struct jw *j, const struct run_record *r)
     jw_object_end(j);
 }
 
+/* "aborted": null, or the --abort-if rule that stopped the run and when (seconds since t0). */
+static void aborted(struct jw *j, const struct run_record *r)
+{
+    jw_key(j, "aborted");
+    if (!r->aborted.set) {
+        jw_null(j);
+        return;
+    }
+    jw_object_begin(j);
+    jw_kv_string(j, "rule", r->aborted.rule);
+    jw_kv_double(j, "at_s", r->aborted.at_s);
+    jw_object_end(j);
+}
+
 void record_write_json(FILE *out, const struct run_record *r, bool pretty)
 {
     struct jw j;
@@ -555,6 +569,7 @@ void record_write_json(FILE *out, const struct run_record *r, bool pretty)
     environment(&j, r);
     config(&j, r);
     FIELDS_WRITE(RECORD_TOP_FIELDS, &j, struct run_record, r);
+    aborted(&j, r);
     generator(&j, r);
     FIELDS_WRITE(RECORD_VERDICT_FIELDS, &j, struct run_record, r);
     jw_key(&j, "latency_interval");

@@ -463,6 +463,15 @@ struct record_threshold {
     bool pass;
 };
 
+/* knee run --abort-if: the rule that stopped the run and the end of the second it fired in
+ * (seconds since t0); set false when no rule fired. The JSON's "aborted" (null, or {rule, at_s}). */
+#define RUN_ABORT_RULE_MAX 160
+struct run_abort {
+    bool set;
+    char rule[RUN_ABORT_RULE_MAX];
+    double at_s;
+};
+
 struct run_record {
     size_t ntargets;
     struct run_target_result *targets;
@@ -500,6 +509,7 @@ struct run_record {
     bool verbose;           /* the summary was asked in its full form (knee run --verbose; kept in the JSON) */
     size_t nthresholds;
     struct record_threshold *thresholds; /* --threshold verdicts (record_set_thresholds) */
+    struct run_abort aborted;            /* --abort-if (record_set_aborted) */
 };
 
 /* Free everything the record owns (targets, histograms, ticks, warnings, config, thresholds,
@@ -620,6 +630,11 @@ void record_note_warmup(struct run_record *rec);
  * precise enough): interrupted cleared, and record_finish's "interrupted: ..." warning replaced by
  * the line formatted from fmt (attention unchanged). Nothing when the record was not interrupted. */
 void record_stopped_on_purpose(struct run_record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An --abort-if rule stopped the run at at_s (seconds since t0): rec->aborted set (the rule
+ * truncated to RUN_ABORT_RULE_MAX - 1 bytes), interrupted kept (planning did stop early), and
+ * record_finish's "interrupted: ..." warning replaced by one that says which rule fired when. */
+void record_set_aborted(struct run_record *rec, const char *rule, double at_s);
 
 /* The --threshold verdicts kept in the record (copied; replaces any before). */
 struct run_threshold;

@@ -29,7 +29,8 @@ bool runreport_needs_full(const struct run_record *rec);
  * several, Server-Timing, connections, warnings and the thresholds. The compact form: the plan,
  * the accounting with the outcomes that occurred, rates, latency p50/p90/p99/p99.9/max (and the
  * generator's lag in an open loop), Server-Timing when the server sent it, connections,
- * warnings and thresholds in ~15 lines. The JSON holds everything either form leaves out. */
+ * warnings and thresholds in ~15 lines. The JSON holds everything either form leaves out. A run
+ * an --abort-if rule stopped (rec->aborted) says so first, on a line of its own. */
 void runreport_print_summary(FILE *out, const struct run_record *rec, bool verbose);
 
 /* Pieces of it, for summaries of inputs that hold only part of a run (knee report of a

@@ -716,6 +716,9 @@ void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose
 {
     char a[32], b[32], c[32], d[32];
     bool full = verbose || runreport_needs_full(v);
+    if (v->aborted.set) /* before anything else: the run did not run its plan */
+        fprintf(out, "ABORTED at %.1f s: --abort-if %s fired; planning stopped and the requests in flight drained\n\n",
+                v->aborted.at_s, v->aborted.rule);
     plan_line(out, v);
     requests_and_rates(out, v, full);
     alert(out, v);

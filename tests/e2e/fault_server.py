@@ -6,6 +6,9 @@ serves until killed. Behaviour is chosen by the request path:
 
   /ok                    200 "ok\\n" (keep-alive)
   /slow?ms=N             200 after N ms
+  /slow-after?s=S&ms=N&code=C
+                         status C (default 200) at once for S seconds from the first /slow-after
+                         request, then after N ms each (a service that turns slow, or fails)
   /status?code=C&body=B  status C with body B
   /timing                200 with "Server-Timing: queue;dur=1.5, work;dur=2.25"
   /reset                 read the request, then reset the connection (RST)
@@ -61,6 +64,7 @@ from urllib.parse import parse_qs, urlsplit
 
 START = time.monotonic()
 ARGS = None
+SLOW_AFTER_FIRST = None  # monotonic time of the first /slow-after request
 
 
 def response(status, body=b"", headers=(), reason=None):
@@ -120,6 +124,16 @@ async def handle(reader, writer):
             elif path == "/slow":
                 await asyncio.sleep(int(q.get("ms", ["0"])[0]) / 1000.0)
                 writer.write(response(200, b"slow\n"))
+            elif path == "/slow-after":
+                global SLOW_AFTER_FIRST
+                now = time.monotonic()
+                if SLOW_AFTER_FIRST is None:
+                    SLOW_AFTER_FIRST = now
+                if now - SLOW_AFTER_FIRST >= float(q.get("s", ["3"])[0]):
+                    await asyncio.sleep(int(q.get("ms", ["300"])[0]) / 1000.0)
+                    writer.write(response(int(q.get("code", ["200"])[0]), b"late\n"))
+                else:
+                    writer.write(response(200, b"ok\n"))
             elif path == "/status":
                 code = int(q.get("code", ["200"])[0])
                 body = q.get("body", [""])[0].encode()

@@ -345,6 +345,7 @@ static void record_rich(struct run_record *r, bool merged)
     r->unreached = 1;
     r->verbose = true;
     record_finish(r, &done_at_10s);
+    record_set_aborted(r, "p99[30s]>500ms", 7);
     r->generator.gap_ms = 9.9;
     snprintf(r->env.version, sizeof r->env.version, "9.9.9");
     snprintf(r->env.kernel, sizeof r->env.kernel, "Linux 6.1 x86_64");
@@ -945,6 +946,62 @@ static void test_read_strict(void **state)
     free(doc);
 }
 
+/* --abort-if: the record says which rule fired when, in place of the interrupted warning; the
+ * JSON's "aborted" is null without one, and anything but null or {rule, at_s} is refused. */
+static void test_aborted(void **state)
+{
+    (void)state;
+    struct run_record r;
+    record_rich(&r, false);
+    assert_true(r.aborted.set && r.interrupted);
+    assert_string_equal(r.aborted.rule, "p99[30s]>500ms");
+    assert_true(r.aborted.at_s == 7);
+    bool said = false;
+    for (size_t i = 0; i < r.warnings.n; i++) {
+        assert_false(strncmp(r.warnings.items[i], "interrupted:", 12) == 0);
+        said |= strcmp(r.warnings.items[i], "ABORTED: --abort-if p99[30s]>500ms fired at 7.0 s: planning stopped "
+                                            "there and the requests in flight drained; the numbers cover what "
+                                            "ran") == 0;
+    }
+    assert_true(said);
+    char *doc = json_text(&r, false);
+    assert_non_null(strstr(doc, "\"aborted\":{\"rule\":\"p99[30s]>500ms\",\"at_s\":7}"));
+    json_t *root = json_loads(doc, 0, NULL);
+    struct run_record back;
+    char err[256];
+    const char *bad[] = {"[]",
+                         "{\"rule\":\"\",\"at_s\":1}",
+                         "{\"rule\":\"x\"}",
+                         "{\"rule\":\"x\",\"at_s\":-1}",
+                         "{\"rule\":1,\"at_s\":1}",
+                         "true"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_object_set_new(root, "aborted", json_loads(bad[i], JSON_DECODE_ANY, NULL));
+        assert_int_equal(record_read_json(root, &back, err, sizeof err), KNEE_EFORMAT);
+        assert_string_equal(err, "\"aborted\" must be null or {\"rule\": the --abort-if rule, \"at_s\": seconds}");
+        record_release(&back);
+    }
+    json_object_set_new(root, "aborted", json_null());
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_false(back.aborted.set);
+    record_release(&back);
+    json_object_del(root, "aborted"); /* a document from before --abort-if */
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    assert_false(back.aborted.set);
+    record_release(&back);
+    json_decref(root);
+    free(doc);
+    record_release(&r);
+    /* not aborted: null */
+    record_new(&r, 1);
+    config_fill(&r.config);
+    record_finish(&r, &done_at_10s);
+    doc = json_text(&r, false);
+    assert_non_null(strstr(doc, "\"aborted\":null"));
+    free(doc);
+    record_release(&r);
+}
+
 /* ------------------------------------------------------------------ the recorded command line */
 
 static void redacts(const char *prev, const char *arg, const char *want)
@@ -1224,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_record_add),
         cmocka_unit_test(test_h2_limit),
         cmocka_unit_test(test_read_strict),
+        cmocka_unit_test(test_aborted),
         cmocka_unit_test(test_read_strict_identities),
         cmocka_unit_test(test_redact_args),
         cmocka_unit_test(test_thresholds_by_name),

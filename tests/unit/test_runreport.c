@@ -557,6 +557,28 @@ static void test_thresholds(void **state)
     result_free(r);
 }
 
+/* --abort-if: the summary's first line says which rule stopped the run and when. */
+static void test_aborted_first(void **state)
+{
+    (void)state;
+    struct run_record *r = one_target_ok();
+    r->interrupted = true;
+    warn(r, true, "interrupted: planning stopped early at 4.00 s; the numbers cover what ran");
+    record_set_aborted(r, "p99[30s]>500ms", 4);
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    const char *first = "ABORTED at 4.0 s: --abort-if p99[30s]>500ms fired; planning stopped and the requests in "
+                        "flight drained\n\nknee run: ";
+    if (strncmp(t, first, strlen(first)) != 0)
+        fail_msg("the summary does not start with the abort:\n%.300s", t);
+    assert_lacks(t, "interrupted:");
+    assert_has(t, "  ! ABORTED: --abort-if p99[30s]>500ms fired at 4.0 s");
+    free(t);
+    char *j = json_of(&open_cfg, r, NULL, 0);
+    assert_json(j, "d['aborted'] == {'rule': 'p99[30s]>500ms', 'at_s': 4} and d['interrupted']");
+    free(j);
+    result_free(r);
+}
+
 /* ------------------------------------------------------------------ JSON */
 
 static void test_json_document(void **state)
@@ -1142,6 +1164,7 @@ int main(void)
         cmocka_unit_test(test_full_when_something_needs_attention),
         cmocka_unit_test(test_several_targets),
         cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_aborted_first),
         cmocka_unit_test(test_status_lines),
         cmocka_unit_test(test_json_document),
         cmocka_unit_test(test_plan),
