@@ -298,14 +298,14 @@ static int read_response(struct fetch *f, char *err, size_t errlen)
         if (f->too_many)
             return knee_fail(err, errlen, KNEE_ETOOBIG, "the response has more than %d headers",
                              HTTP_FETCH_MAX_HEADERS);
+        if (got == 0 && !f->done) /* http-parser says HPE_INVALID_EOF_STATE: this says more */
+            return knee_fail(err, errlen, KNEE_EFORMAT, "%s closed the connection before the response's end",
+                             f->res->address);
         if (e != HPE_OK && e != HPE_PAUSED)
             return knee_fail(err, errlen, KNEE_EFORMAT, "not an HTTP/1.1 response from %s (%s)", f->res->address,
                              http_errno_name(e));
         if (used < got && !f->done)
             return knee_fail(err, errlen, KNEE_EFORMAT, "not an HTTP/1.1 response from %s", f->res->address);
-        if (got == 0 && !f->done)
-            return knee_fail(err, errlen, KNEE_EFORMAT, "%s closed the connection before the response's end",
-                             f->res->address);
     }
     return 0;
 }
