@@ -112,7 +112,17 @@ run_knee run --setup "POST http://127.0.0.1:$dead/login" -n 5 -c 1 "$CAP/api" 2>
 [[ $RC -eq 3 ]] && grep -qF "Connection refused (nothing else was sent)" "$TMP/down.err" || fail "setup refused: exit $RC, $(cat "$TMP/down.err")"
 capture_check down 'len(reqs) == 0' "nothing sent when the setup cannot connect"
 
-# 6. bad input is exit 2 before even the setup is sent; --dry-run sends nothing
+# 6. over TLS, with the run's --insecure (knee serve's self-signed certificate); and without it
+#    the setup fails on the certificate, exit 3, before the load
+start_knee_serve tls --preset null --tls --h2
+"$KNEE" run --insecure --setup "GET https://$ADDR_tls/" --capture st=status -n 3 -c 1 -t 1 \
+    --json "$TMP/tls.json" "https://$ADDR_tls/x?s={{st}}" >/dev/null 2>"$TMP/tls.err" || fail "a setup over TLS: $(cat "$TMP/tls.err")"
+grep -q "^setup: GET https://$ADDR_tls/ answered 200" "$TMP/tls.err" || fail "the TLS setup line: $(cat "$TMP/tls.err")"
+json_check "$TMP/tls.json" 'd["outcomes"]["ok"] == 3 and d["config"]["setup"]["status"] == 200' "the load after a TLS setup"
+run_knee run --setup "GET https://$ADDR_tls/" -n 3 -c 1 "https://$ADDR_tls/x" 2>"$TMP/tls-verify.err"
+[[ $RC -eq 3 ]] && grep -qF "TLS: tls_verify" "$TMP/tls-verify.err" || fail "an unverified TLS setup: exit $RC, $(cat "$TMP/tls-verify.err")"
+
+# 7. bad input is exit 2 before even the setup is sent; --dry-run sends nothing
 start_capture bad
 bad() { # bad NAME EXPECTED-TEXT ARGS...
     local name=$1 want=$2
