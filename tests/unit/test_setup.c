@@ -270,16 +270,18 @@ static void test_fetch_answers(void **state)
     struct canned c;
     struct http_fetch_response res;
     static const char chunked[] = "HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n"
-                                  "HTTP/1.1 200 Fine Thanks\r\nSet-Cookie: a=1\r\nX-Token:  t1  \r\n"
+                                  "HTTP/1.1 200 Fine Thanks\r\nSet-Cookie: a=1\r\nX-Empty:\r\nX-Token:  t1  \r\n"
                                   "Transfer-Encoding: chunked\r\nSet-Cookie: b=2\r\n\r\n"
                                   "4\r\n{\"t\"\r\n5\r\n:\"x\"}\r\n0\r\n\r\nHTTP/1.1 500 extra\r\n";
     assert_int_equal(fetch_canned(&c, chunked, sizeof chunked - 1, 5 * NS_PER_S, &res), 0);
     assert_int_equal(res.status, 200);
     assert_string_equal(res.reason, "Fine Thanks");
-    assert_int_equal(res.nheaders, 4); /* the interim response's header is gone */
-    assert_string_equal(res.names[1], "X-Token");
-    assert_string_equal(res.values[1], "t1");
-    assert_string_equal(res.values[3], "b=2");
+    assert_int_equal(res.nheaders, 5); /* the interim response's header is gone */
+    assert_string_equal(res.names[1], "X-Empty");
+    assert_string_equal(res.values[1], "");
+    assert_string_equal(res.names[2], "X-Token");
+    assert_string_equal(res.values[2], "t1");
+    assert_string_equal(res.values[4], "b=2");
     assert_int_equal(res.body_len, 9);
     assert_memory_equal(res.body, "{\"t\":\"x\"}", 9);
     assert_non_null(strstr(c.request, "POST /login HTTP/1.1\r\n"));
