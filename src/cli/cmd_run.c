@@ -9,6 +9,7 @@
 #include "cli/run_metrics.h"
 #include "cli/run_output.h"
 #include "cli/run_repeat.h"
+#include "cli/run_setup.h"
 #include "cli/runopts.h"
 #include "load/variant.h"
 #include "core/err.h"
@@ -43,7 +44,7 @@ static struct opt row(const char *name, char short_name, enum opt_kind kind, voi
 static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
 {
     size_t n = 0;
-    for (int id = RUNOPT_RATE; id <= RUNOPT_FEED_ORDER; id++) /* the load flags, then the requests that vary */
+    for (int id = RUNOPT_RATE; id <= RUNOPT_CAPTURE; id++) /* the load flags, the requests that vary, --setup */
         rows[n++] = runopts_row(o, (enum runopt_id)id);
     rows[n++] =
         row("json", 0, OPT_STR, &f->json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)");
@@ -91,8 +92,8 @@ static const char run_epilog[] =
     "Outputs (--json, --out, --hlog, --html) replace an existing file once written whole\n"
     "(a failed run keeps the old one); devices and FIFOs are written in place, never removed.\n"
     "Exit: 0 ok, 1 an output not written or the accounting broke, 2 bad input, 3 not one\n"
-    "request succeeded (the target is down or every request failed), 99 a threshold failed\n"
-    "or an --abort-if rule stopped the run (the summary says ABORTED first).\n\n"
+    "request succeeded (the target is down or every request failed) or --setup failed, 99 a\n"
+    "threshold failed or an --abort-if rule stopped the run (the summary says ABORTED first).\n\n"
     "examples:\n"
     "  knee run -c 8 -d 10s http://127.0.0.1:8080/\n"
     "  knee run --dry-run -R 5000 -d 30s --warmup 5s http://127.0.0.1:8080/   (the plan; nothing is sent)\n"
@@ -197,6 +198,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     }
     cli_print_dryrun(stdout, cfg, &dry);
     print_sources(stdout, rc);
+    cli_setup_print_plan(stdout, rc->setup);
     cli_print_shard_start(stdout, cfg);
     run_dryrun_release(&dry);
     if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->abort->n || f->metrics.listen)
@@ -361,6 +363,8 @@ int cmd_run(int argc, char **argv)
         }
         if (rc == 0 && !f.dry_run)
             rc = cli_metrics_start(&f.metrics, &spec, &cfg.cfg, cfg.thr, cfg.nthr, &metrics);
+        if (rc == 0 && !f.dry_run) /* every check made: the setup request, then the load */
+            rc = cli_setup_run(&spec, cfg.setup, &cfg, stderr);
         if (rc == 0 && rep.repeat) {
             ran = !f.dry_run;
             rc = cli_repeat_main(&rep, &spec, &cfg, f.json, f.progress, f.verbose, f.dry_run);

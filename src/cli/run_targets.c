@@ -2,6 +2,7 @@
  * bare URLs become named targets; --mix, --method, --header and --body land on all targets
  * or, with a T= prefix, on one. Only syntax is checked here (run_validate checks the rest). */
 #include "cli/run_targets.h"
+#include "cli/run_setup.h"
 #include "load/variant.h"
 
 #include "core/err.h"
@@ -40,7 +41,7 @@ static bool target_prefix(const struct cli_target *t, size_t n, const char *s, c
     return true;
 }
 
-static int read_body(const struct cmd_spec *spec, const char *arg, char **out, size_t *len)
+int cli_read_body(const struct cmd_spec *spec, const char *flag, const char *arg, char **out, size_t *len)
 {
     if (arg[0] != '@') {
         *len = strlen(arg);
@@ -50,7 +51,7 @@ static int read_body(const struct cmd_spec *spec, const char *arg, char **out, s
     }
     FILE *f = fopen(arg + 1, "rb");
     if (!f)
-        return opt_fail(spec, "--body: %s: %s", arg + 1, strerror(errno));
+        return opt_fail(spec, "%s: %s: %s", flag, arg + 1, strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = xmalloc(cap);
     for (;;) {
@@ -58,7 +59,7 @@ static int read_body(const struct cmd_spec *spec, const char *arg, char **out, s
             if (cap >= HTTP_CLIENT_MAX_BODY) {
                 fclose(f);
                 free(buf);
-                return opt_fail(spec, "--body: %s: larger than %u bytes", arg + 1, HTTP_CLIENT_MAX_BODY);
+                return opt_fail(spec, "%s: %s: larger than %u bytes", flag, arg + 1, HTTP_CLIENT_MAX_BODY);
             }
             cap *= 2;
             buf = xrealloc(buf, cap);
@@ -72,7 +73,7 @@ static int read_body(const struct cmd_spec *spec, const char *arg, char **out, s
     fclose(f);
     if (bad) {
         free(buf);
-        return opt_fail(spec, "--body: %s: read error", arg + 1);
+        return opt_fail(spec, "%s: %s: read error", flag, arg + 1);
     }
     *out = buf;
     *len = n;
@@ -221,7 +222,7 @@ int cli_targets_apply(const struct cmd_spec *spec, const struct runopts *o, stru
         bool one = target_prefix(t, n, o->bodies.v[i], 0, &ti, &b);
         char *buf = NULL;
         size_t len = 0;
-        if (read_body(spec, b, &buf, &len))
+        if (cli_read_body(spec, "--body", b, &buf, &len))
             return 2;
         if (b[0] == '@')
             strlist_push(body_files, b + 1);
@@ -336,8 +337,8 @@ static int parse_orders(const struct cmd_spec *spec, const struct runopts *o, st
     return 0;
 }
 
-int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
-                        struct variant_source ***out)
+int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, const struct cli_setup *setup,
+                        struct cli_target *t, size_t n, struct variant_source ***out)
 {
     *out = xcalloc(n ? n : 1, sizeof **out);
     struct variant_opts base = {.order = WL_ORDER_SEQUENTIAL, .feed_order = WL_ORDER_SEQUENTIAL};
@@ -345,6 +346,7 @@ int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, st
         return 2;
     base.feed_path = o->feed;
     base.seed = o->seed;
+    base.var_names = cli_setup_names(setup, &base.nvars); /* --capture: names beside the feed's columns */
     char err[1024];
     for (size_t i = 0; i < n; i++) {
         bool file = o->targets_file && (i == 0 || t[i].file_group);

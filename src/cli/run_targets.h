@@ -43,12 +43,19 @@ int cli_targets_file(const struct cmd_spec *spec, const struct runopts *o, const
 
 /* The request sources (load/variant.h): the --targets file's, and one for every other target
  * whose URL, headers or body hold a placeholder (or every target, with --feed). (*out)[i] is
- * target i's, or NULL; each entry of a file is read and checked now. 0 or 2 after opt_fail. */
+ * target i's, or NULL; each entry of a file is read and checked now, its placeholders against
+ * the feed's columns and setup's --capture names (setup may be NULL). 0 or 2 after opt_fail. */
 struct variant_source;
-int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, struct cli_target *t, size_t n,
-                        struct variant_source ***out);
+struct cli_setup;
+int cli_targets_sources(const struct cmd_spec *spec, const struct runopts *o, const struct cli_setup *setup,
+                        struct cli_target *t, size_t n, struct variant_source ***out);
 void cli_targets_sources_free(struct variant_source **s, size_t n);
 
 void cli_targets_free(struct cli_target *t, size_t n);
+
+/* A body flag's value: arg as it is, or @FILE's bytes (at most HTTP_CLIENT_MAX_BODY) into *out
+ * (heap, NUL-terminated, *len bytes). flag names it in messages ("--body"). 0 or 2 after
+ * opt_fail. */
+int cli_read_body(const struct cmd_spec *spec, const char *flag, const char *arg, char **out, size_t *len);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "cli/io_check.h"
 #include "cli/shard_flags.h"
+#include "cli/run_setup.h"
 #include "cli/run_targets.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -32,6 +33,8 @@ void runopts_release(struct runopts *o)
     strlist_release(&o->rejects);
     strlist_release(&o->thresholds);
     strlist_release(&o->abort_ifs);
+    strlist_release(&o->setup_headers);
+    strlist_release(&o->captures);
 }
 
 /* The rows, indexed by id; `at` is where the flag's value goes inside struct runopts. */
@@ -142,6 +145,18 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
                         "{{seq}}, {{rand:A-B}}, {{uuid}})"),
     [RUNOPT_FEED_ORDER] = ROW("feed-order", 0, OPT_STR, feed_order, "sequential|random|shuffle",
                               "which row each request takes (default sequential; seeded by --seed)"),
+    [RUNOPT_SETUP] =
+        ROW("setup", 0, OPT_STR, setup, "'[METHOD ]URL'",
+            "one request sent before the load, once (a login); a failure or a non-2xx answer fails the run "
+            "(exit 3) and nothing else is sent; --capture takes values from its answer"),
+    [RUNOPT_SETUP_HEADER] = ROW("setup-header", 0, OPT_LIST, setup_headers, "'K: V'",
+                                "a header of the --setup request (repeatable; result files never keep its value)"),
+    [RUNOPT_SETUP_BODY] = ROW("setup-body", 0, OPT_STR, setup_body, "STR|@FILE",
+                              "the --setup request's body, inline or from a file (result files never keep it)"),
+    [RUNOPT_CAPTURE] =
+        ROW("capture", 0, OPT_LIST, captures, "NAME=SOURCE",
+            "a variable for {{NAME}} placeholders from the --setup answer: header:H, cookie:C, json:PATH "
+            "(data.token, items.0.id), status or body (repeatable)"),
     [RUNOPT_OUT] = ROW("out", 'o', OPT_STR, out, "FILE", "one row per request: *.csv as CSV, else the binary log"),
     [RUNOPT_THRESHOLD] = ROW("threshold", 0, OPT_LIST, thresholds, "EXPR",
                              "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)"),
@@ -391,7 +406,7 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
     if ((o->targets_file ? cli_targets_file(spec, o, urls, &rc->tg, &rc->ntg)
                          : cli_targets_collect(spec, &o->targets, urls, &rc->tg, &rc->ntg)) ||
         cli_targets_apply(spec, o, rc->tg, rc->ntg, &rc->body_files) || fill_model(o, spec, rc) ||
-        cli_targets_sources(spec, o, rc->tg, rc->ntg, &rc->sources))
+        cli_setup_parse(spec, o, &rc->setup) || cli_targets_sources(spec, o, rc->setup, rc->tg, rc->ntg, &rc->sources))
         goto fail;
     rc->targets_path = o->targets_file;
     rc->feed_path = o->feed;
@@ -430,11 +445,13 @@ void runopts_inputs(const struct runopts_config *rc, struct cli_io *io)
     if (rc->targets_path && strcmp(rc->targets_path, "-") != 0)
         cli_io_input(io, "--targets", rc->targets_path);
     cli_io_input(io, "--feed", rc->feed_path);
+    cli_setup_inputs(rc->setup, io);
 }
 
 void runopts_config_release(struct runopts_config *rc)
 {
     cli_targets_sources_free(rc->sources, rc->ntg);
+    cli_setup_free(rc->setup);
     cli_targets_free(rc->tg, rc->ntg);
     free(rc->tc);
     free(rc->hdrs);

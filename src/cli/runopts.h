@@ -75,6 +75,10 @@ enum runopt_id {
     RUNOPT_TARGETS_ORDER,
     RUNOPT_FEED,
     RUNOPT_FEED_ORDER,
+    RUNOPT_SETUP, /* --setup, --setup-header, --setup-body, --capture: one request before the load (cli/run_setup.h) */
+    RUNOPT_SETUP_HEADER,
+    RUNOPT_SETUP_BODY,
+    RUNOPT_CAPTURE,
     RUNOPT_OUT,
     RUNOPT_THRESHOLD,
     RUNOPT_SPIN,
@@ -115,8 +119,10 @@ struct runopts {
     bool insecure, http1, http2, h2c;
     uint64_t streams, requests_per_connection;
     const char *targets_file, *targets_format, *targets_order, *feed, *feed_order; /* requests that vary */
-    struct strlist abort_ifs; /* --abort-if RULE (parsed by cli/run_abort.c, not by runopts_build) */
-    uint64_t abort_after_ns;  /* --abort-after D */
+    struct strlist abort_ifs;               /* --abort-if RULE (parsed by cli/run_abort.c, not by runopts_build) */
+    uint64_t abort_after_ns;                /* --abort-after D */
+    const char *setup, *setup_body;         /* --setup '[METHOD ]URL', --setup-body STR|@FILE */
+    struct strlist setup_headers, captures; /* --setup-header, --capture NAME=SOURCE */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's
@@ -143,6 +149,7 @@ struct runopts_config {
     struct strlist body_files;       /* the files --body @FILE read (borrowed from argv) */
     struct variant_source **sources; /* per target: its request source (--targets, --feed, placeholders), or NULL */
     const char *targets_path, *feed_path; /* --targets, --feed (argv's) */
+    struct cli_setup *setup;              /* --setup and --capture (cli/run_setup.h), or NULL */
 };
 
 /* Flags (o, parsed with spec, whose rows say which were given) and positional URLs → *rc.

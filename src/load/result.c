@@ -62,6 +62,7 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     for (size_t i = 0; i < cfg->nrejects; i++)
         c->rejects[i] = (struct run_reject){cfg->rejects[i].status, dup_or_null(cfg->rejects[i].body)};
     record_config_set_args(c, cfg->argc, cfg->argv); /* credentials redacted */
+    record_setup_copy(&c->setup, cfg->setup);
 }
 
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,

@@ -139,7 +139,9 @@ struct run_config {
     uint32_t requests_per_connection; /* --requests-per-connection: close after N; 0 = no limit */
     const char *const *argv;          /* the command line, for the environment record (may be NULL) */
     int argc;
-    struct run_stop *stop; /* how the caller can stop this run early; NULL = it runs to its end */
+    struct run_stop *stop;            /* how the caller can stop this run early; NULL = it runs to its end */
+    const struct record_setup *setup; /* knee run --setup as it went (cli/run_setup.c), echoed in the
+                                         record; NULL = none */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start

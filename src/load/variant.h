@@ -41,6 +41,10 @@ struct variant_opts {
     enum wl_order feed_order;
     uint64_t seed;     /* --seed: random orders, {{rand}}, {{uuid}} */
     const char *group; /* a targets file: only the entries of this "name" (NULL: every entry) */
+    /* --capture: names placeholders may use besides the feed's columns (not one of them); their
+     * values come from the setup request, bound by variant_source_bind before the run */
+    const char *const *var_names;
+    size_t nvars;
 };
 
 /* A file whose entries have names (JSON lines' "name") is one target per name: its entries,
@@ -64,6 +68,13 @@ struct variant_source;
  * (exit 2) with "FILE:LINE: what was expected" or the flag in err. */
 int variant_source_open(struct variant_source **out, const struct variant_opts *o, char *err, size_t errlen);
 void variant_source_free(struct variant_source *s);
+
+/* Bind o.var_names to values (values[i] is var_names[i]'s, n == o.nvars; copied): every
+ * request expands them from now on (before, they expand to nothing). The entries that use one
+ * are checked with it: a value in a URL may hold no space, '#' or control byte, one in a header
+ * no control byte (a pipe's later entries are checked as they are read). Before the run, from
+ * one thread. 0, or KNEE_EINVAL with "FILE:LINE: {{NAME}} in the URL: ..." in err. */
+int variant_source_bind(struct variant_source *s, const struct wl_value *values, size_t n, char *err, size_t errlen);
 
 /* The URL the target's connections are for (the first entry's, its origin is everyone's). */
 const char *variant_source_url(const struct variant_source *s);

@@ -41,6 +41,7 @@ int variant_build(const struct variant_source *s, const struct ventry *v, uint64
         for (size_t c = 0; c < nvals; c++)
             vals[c].s = wl_feed_cell(s->feed, (size_t)row, c, &vals[c].len);
     }
+    nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
     b->url.len = b->hdr.len = b->body.len = 0;
     if (wl_template_expand(v->url, &ctx, &b->url) != 0)
@@ -176,6 +177,7 @@ static int fill_wire(const struct variant_source *s, const struct ventry *row, u
         for (size_t c = 0; c < nvals; c++)
             vals[c].s = wl_feed_cell(s->feed, (size_t)r, c, &vals[c].len);
     }
+    nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
     struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
     body->len = 0;

@@ -40,8 +40,19 @@ struct ventry {
     bool wire_cl;                /* a Content-Length line is due (a body, or POST, PUT, PATCH) */
 };
 
+/* --capture's variables (variant_vars.c): named after the feed's columns, valued once bound. */
+struct vvars {
+    const char **names;      /* the feed's columns, then o.var_names: s->names.names when there are variables */
+    size_t ncols;            /* the feed's columns: a variable k is name ncols + k */
+    char source[340];        /* for messages: "--feed users.csv or --capture" */
+    struct wl_value *values; /* n (o.nvars) owned copies once bound; NULL before */
+    size_t n;
+    bool *bad_url, *bad_head; /* per variable: its value cannot go into a URL, a header */
+};
+
 struct variant_source {
     struct variant_opts o;
+    struct vvars vars;
     char feed_name[300]; /* "--feed users.csv", for messages */
     char *first_url;     /* the first entry's URL, as written */
     char *first_method;
@@ -85,6 +96,15 @@ int ventry_repeat(const struct variant_source *s, const struct wl_entry *e, uint
 void ventry_where(const struct variant_source *s, const struct wl_entry *e, char *buf, size_t len);
 /* e belongs to s (every entry, or those named s->o.group). */
 bool vsource_in_group(const struct variant_source *s, const struct wl_entry *e);
+
+/* ---- variant_vars.c (--capture) */
+/* After the feed is open: the variables' names added to s->names. 0 or KNEE_EINVAL. */
+int vvars_open(struct variant_source *s, char *err, size_t errlen);
+/* The bound values appended to vals[0..n) (the feed's columns): the new count (n before binding). */
+size_t vvars_values(const struct variant_source *s, struct wl_value *vals, size_t n);
+/* v's use of the bound values (none bound: 0): where a value cannot go, KNEE_EINVAL naming where. */
+int vvars_check(const struct variant_source *s, const struct ventry *v, const char *where, char *err, size_t errlen);
+void vvars_release(struct vvars *vv);
 
 /* ---- variant_build.c */
 /* Expand v for request seq field by field and serialise it (HTTP/1.1, Connection: close when

@@ -109,7 +109,7 @@ int ventry_compile(const struct variant_source *s, const struct wl_entry *e, str
         if (r)
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: body: %s", where, why);
     }
-    for (size_t c = 0; c < s->names.n && s->feed; c++) {
+    for (size_t c = 0; c < s->vars.ncols && s->feed; c++) {
         bool in_head = false;
         for (size_t i = 0; i < v->nhdr; i++)
             in_head |= wl_template_uses(v->hdr[i], c);
@@ -123,6 +123,8 @@ int ventry_compile(const struct variant_source *s, const struct wl_entry *e, str
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: {{%s}} in a header: row %zu of %s holds a control byte",
                              where, s->cols[c], s->bad_head[c] + 1, s->o.feed_path);
     }
+    if ((r = vvars_check(s, v, where, err, errlen)) != 0) /* --capture's values, once bound */
+        return r;
     v->literal = wl_template_literal(v->url) && (!v->body || wl_template_literal(v->body));
     for (size_t i = 0; i < v->nhdr; i++)
         v->literal &= wl_template_literal(v->hdr[i]);
@@ -475,6 +477,8 @@ int variant_source_open(struct variant_source **out, const struct variant_opts *
     pthread_mutex_init(&s->mu, NULL);
     int r = open_feed(s, err, errlen);
     if (!r)
+        r = vvars_open(s, err, errlen); /* --capture's names after the feed's columns */
+    if (!r)
         r = o->targets_path ? open_targets(s, err, errlen) : open_single(s, err, errlen);
     if (r) {
         variant_source_free(s);
@@ -498,6 +502,7 @@ void variant_source_free(struct variant_source *s)
     if (s->rd)
         wl_reader_close(s->rd);
     wl_feed_free(s->feed);
+    vvars_release(&s->vars);
     free(s->cols);
     free(s->bad_url);
     free(s->bad_head);

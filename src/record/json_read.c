@@ -281,6 +281,24 @@ static enum run_io io_of(const char *s)
     return strcmp(s, "uring") == 0 ? RUN_IO_URING : strcmp(s, "epoll") == 0 ? RUN_IO_EPOLL : RUN_IO_AUTO;
 }
 
+/* "config"."setup" (knee run --setup), when the run had one. */
+static void setup(const json_t *cfg, struct record_setup *s)
+{
+    const json_t *sj = get(cfg, "setup");
+    if (!json_is_object(sj) || !json_is_string(get(sj, "url")))
+        return;
+    s->url = dup_str(sj, "url");
+    s->method = dup_str(sj, "method");
+    double st = num(sj, "status"), ms = num(sj, "ms");
+    s->status = isfinite(st) && st >= 0 && st < 1000 ? (int)st : 0;
+    s->duration_ns = isfinite(ms) && ms >= 0 && ms < 1e12 ? (uint64_t)(ms * 1e6) : 0;
+    const json_t *cj = get(sj, "captured");
+    s->captured = xcalloc(json_array_size(cj) + 1, sizeof *s->captured);
+    for (size_t i = 0; i < json_array_size(cj); i++)
+        if (json_is_string(json_array_get(cj, i)))
+            s->captured[s->ncaptured++] = xstrdup(json_string_value(json_array_get(cj, i)));
+}
+
 /* "config", and the two fields of the plan the document keeps elsewhere: --lag-limit (in
  * "generator"), and --timer-slack also there (config has it in an open loop only). */
 static void config(const json_t *root, struct run_record *rec)
@@ -318,6 +336,7 @@ static void config(const json_t *root, struct run_record *rec)
         c->rejects[c->nrejects++] =
             (struct run_reject){isfinite(status) && status > 0 && status < 1000 ? (int)status : 0, dup_str(e, "body")};
     }
+    setup(cfg, &c->setup);
 }
 
 /* ---- the verdicts, timeline, warnings and thresholds ---- */

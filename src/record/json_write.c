@@ -3,6 +3,7 @@
  * come from the lists of record/fields.h, which the reader (json_read.c) expands too. */
 #include "record/record.h"
 
+#include "core/clock.h"
 #include "core/json.h"
 #include "hlog/codec.h"
 #include "record/fields.h"
@@ -298,6 +299,26 @@ static void transport_config(struct jw *j, const struct run_record *r)
         kv_null(j, "requests_per_connection");
 }
 
+/* "setup" (knee run --setup): the request, its status and time, the names captured (never the
+ * values); absent without one. */
+static void setup(struct jw *j, const struct record_setup *s)
+{
+    if (!s->url)
+        return;
+    jw_key(j, "setup");
+    jw_object_begin(j);
+    jw_kv_string(j, "method", s->method ? s->method : "GET");
+    jw_kv_string(j, "url", s->url);
+    jw_kv_int(j, "status", s->status);
+    jw_kv_double(j, "ms", ns_to_ms(s->duration_ns));
+    jw_key(j, "captured");
+    jw_array_begin(j);
+    for (size_t i = 0; i < s->ncaptured; i++)
+        jw_string(j, s->captured[i]);
+    jw_array_end(j);
+    jw_object_end(j);
+}
+
 static void config(struct jw *j, const struct run_record *r)
 {
     const struct record_config *c = &r->config;
@@ -340,6 +361,7 @@ static void config(struct jw *j, const struct run_record *r)
         jw_object_end(j);
     }
     jw_array_end(j);
+    setup(j, &c->setup);
     jw_object_end(j);
 }
 

@@ -290,6 +290,7 @@ void record_config_release(struct record_config *c)
     for (int i = 0; i < c->argc; i++)
         free(c->argv[i]);
     free(c->argv);
+    record_setup_release(&c->setup);
     memset(c, 0, sizeof *c);
 }
 

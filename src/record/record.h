@@ -402,6 +402,22 @@ struct run_env {
 
 /* ---- the plan as it ran (the "config" of the JSON) ---- */
 
+/* knee run --setup: the one request sent before the load (cli/run_setup.c), as the JSON's
+ * "config"."setup" keeps it: never a captured value (it is often a credential), only the names
+ * of the variables it filled. Strings owned. */
+struct record_setup {
+    char *method, *url; /* url NULL: no setup request */
+    int status;
+    uint64_t duration_ns; /* connect to the response's last byte */
+    size_t ncaptured;
+    char **captured; /* the --capture names, in flag order */
+};
+
+/* dst (released first) a deep copy of src (NULL: none). */
+void record_setup_copy(struct record_setup *dst, const struct record_setup *src);
+/* Free s's strings and zero it. */
+void record_setup_release(struct record_setup *s);
+
 /* Everything the reports and the JSON's "config" say about the plan, so that no reader needs
  * the engine's struct run_config: filled by the engine (record_config_from_run, load/result.c),
  * or read from a run JSON. Strings are owned (record_config_release). Times in ns. */
@@ -431,7 +447,8 @@ struct record_config {
     size_t nrejects;
     struct run_reject *rejects; /* bodies owned */
     int argc;
-    char **argv; /* the command line (environment.args) */
+    char **argv;               /* the command line (environment.args) */
+    struct record_setup setup; /* --setup (url NULL: none) */
 };
 
 /* Free the strings and arrays of c and zero it. */
@@ -450,8 +467,9 @@ void record_config_set_args(struct record_config *c, int argc, const char *const
  * header value is replaced by RECORD_REDACTED, keeping "[T=]Name:", when the header is
  * Authorization, Proxy-Authorization, Cookie or Set-Cookie (any case; given as -H V, -HV,
  * --header=V, or anywhere on the line: redacting more is harmless), and whatever its name when
- * it is a --header-secret value (--header-secret V, --header-secret=V). Anything else is copied
- * as it is. */
+ * it is a --header-secret value (--header-secret V, --header-secret=V) or a --setup-header
+ * value; a --setup-body given inline is replaced whole (from @FILE it stays); a --capture rule is
+ * kept as it is. Anything else is copied as it is. */
 char *record_redact_arg(const char *prev, const char *arg);
 
 /* A --threshold as judged (record/threshold.h record_threshold_eval): what the summary and the JSON

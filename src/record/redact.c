@@ -62,9 +62,37 @@ static char *redact_header(const char *arg, const char *v, bool always)
     return redacted(arg, (size_t)(colon + 1 - arg));
 }
 
+/* knee run --setup's request (a login) carries credentials in its headers and body: their values
+ * go, whatever the header's name; a body from @FILE keeps its path. --capture's rules hold none
+ * (and "sid=cookie:sid" is no header). NULL: arg is none of these. */
+static char *redact_setup(const char *prev, const char *arg, bool *keep)
+{
+    *keep = false;
+    if (prev && strcmp(prev, "--capture") == 0) {
+        *keep = true;
+        return NULL;
+    }
+    if (strncmp(arg, "--capture=", 10) == 0) {
+        *keep = true;
+        return NULL;
+    }
+    if (prev && strcmp(prev, "--setup-header") == 0)
+        return redact_header(arg, arg, true);
+    if (strncmp(arg, "--setup-header=", 15) == 0)
+        return redact_header(arg, arg + 15, true);
+    if (prev && strcmp(prev, "--setup-body") == 0 && arg[0] != '@')
+        return redacted(arg, 0);
+    if (strncmp(arg, "--setup-body=", 13) == 0 && arg[13] != '@')
+        return xstrdup("--setup-body=" RECORD_REDACTED);
+    return NULL;
+}
+
 char *record_redact_arg(const char *prev, const char *arg)
 {
-    char *r = NULL;
+    bool keep;
+    char *r = redact_setup(prev, arg, &keep);
+    if (r || keep)
+        return r ? r : xstrdup(arg);
     if (prev && strcmp(prev, SECRET_FLAG) == 0)
         r = redact_header(arg, arg, true);
     else if (strncmp(arg, SECRET_FLAG "=", strlen(SECRET_FLAG) + 1) == 0)

@@ -146,9 +146,8 @@ static int load_csv(struct wl_feed *f, struct csv_reader *r, char *err, size_t e
 
 /* ---------------------------------------------------------------- JSON lines */
 
-/* A scalar's text: strings as they are, integers in decimal, other numbers in the shortest
- * form that reads back to the same double, true/false, null as "". */
-static int scalar_text(const json_t *v, char *num, size_t numlen, const char **s, size_t *n)
+/* workload/internal.h */
+int wl_scalar_text(const json_t *v, char *num, size_t numlen, const char **s, size_t *n)
 {
     if (json_is_string(v)) {
         *s = json_string_value(v);
@@ -217,7 +216,7 @@ static int jsonl_row(struct wl_feed *f, json_t *o, uint64_t line, char *err, siz
         char num[40];
         const char *s;
         size_t n;
-        if (scalar_text(c, num, sizeof num, &s, &n) != 0)
+        if (wl_scalar_text(c, num, sizeof num, &s, &n) != 0)
             return knee_fail(err, errlen, KNEE_EINVAL,
                              "%s:%llu: \"%s\" must be a string, number, true, false or null (no NUL)", f->name,
                              (unsigned long long)line, f->cols[i]);

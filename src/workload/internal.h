@@ -65,4 +65,11 @@ bool wl_is_token(const char *s, size_t len);
 /* s[0..len) quoted for a message, cut to about 60 bytes with "..." (into out, outlen bytes). */
 const char *wl_quote(const char *s, size_t len, char *out, size_t outlen);
 
+/* A JSON scalar's text (the feed's cells, captured JSON fields): a string as it is (-1 when it
+ * holds a NUL), an integer in decimal, another number in the shortest form that reads back to
+ * the same double, true/false, null as "" (-1 for an object or a list). *s points into v or
+ * into num (numlen >= 32). 0 or -1. */
+struct json_t;
+int wl_scalar_text(const struct json_t *v, char *num, size_t numlen, const char **s, size_t *n);
+
 #endif

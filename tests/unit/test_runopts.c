@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "cli/opt.h"
+#include "cli/run_setup.h"
 #include "cli/runopts.h"
 #include "core/clock.h"
 
@@ -229,6 +230,39 @@ static void test_subset_of_rows(void **state)
     release(&c);
 }
 
+/* --setup and --capture: the names reach the request sources (a placeholder naming one is
+ * fine, naming nothing is 2), and each flag needs --setup. */
+static void test_setup_flags(void **state)
+{
+    (void)state;
+    struct cmd c;
+    char *ok[] = {"t",          "--setup", "POST http://127.0.0.1:9/login", "--setup-body",        "{}", "--capture",
+                  "tok=json:a", "-H",      "Authorization: Bearer {{tok}}", "http://127.0.0.1:9/x"};
+    assert_int_equal(build(&c, NULL, 0, 10, ok), 0);
+    size_t n;
+    const char *const *names = cli_setup_names(c.rc.setup, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "tok");
+    assert_non_null(c.rc.sources[0]); /* the placeholder made a request source */
+    release(&c);
+    char *unknown[] = {"t",         "--setup",    "http://127.0.0.1:9/login",
+                       "--capture", "tok=status", "http://127.0.0.1:9/{{tk}}"};
+    assert_int_equal(build(&c, NULL, 0, 6, unknown), 2);
+    release(&c);
+    char *alone[] = {"t", "--setup-header", "X: 1", "http://127.0.0.1:9/"};
+    assert_int_equal(build(&c, NULL, 0, 4, alone), 2);
+    release(&c);
+    char *method[] = {"t", "--setup", "P/ST http://127.0.0.1:9/login", "http://127.0.0.1:9/"};
+    assert_int_equal(build(&c, NULL, 0, 4, method), 2);
+    release(&c);
+    char *none[] = {"t", "http://127.0.0.1:9/"};
+    assert_int_equal(build(&c, NULL, 0, 2, none), 0);
+    assert_null(c.rc.setup);
+    assert_null(cli_setup_names(c.rc.setup, &n));
+    assert_int_equal(n, 0);
+    release(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_2),
         cmocka_unit_test(test_subset_of_rows),
         cmocka_unit_test(test_retry_stale_and_secret_headers),
+        cmocka_unit_test(test_setup_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
