@@ -150,6 +150,8 @@ static void draw(struct cli_live *l)
 static void on_progress(void *ctx, const struct run_progress *p)
 {
     struct cli_live *l = ctx;
+    if (l->next)
+        l->next(l->next_ctx, p);
     live_view_update(l->view, p);
     draw(l);
 }
@@ -177,6 +179,8 @@ void cli_live_start(struct cli_live *l, struct run_config *cfg, int fd)
     term_enter(l);
     l->active = true;
     draw(l);
+    l->next = cfg->on_progress;
+    l->next_ctx = cfg->progress_ctx;
     cfg->on_progress = on_progress;
     cfg->progress_ctx = l;
 }
@@ -192,8 +196,8 @@ void cli_live_finish(struct cli_live *l)
     active_live = NULL;
     l->active = false;
     if (l->cfg->on_progress == on_progress) {
-        l->cfg->on_progress = NULL;
-        l->cfg->progress_ctx = NULL;
+        l->cfg->on_progress = l->next;
+        l->cfg->progress_ctx = l->next_ctx;
     }
     live_screen_release(&l->screen);
     live_view_free(l->view);

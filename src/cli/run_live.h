@@ -30,6 +30,8 @@ struct cli_live {
     bool active;   /* the alternate screen is on */
     bool echo_off; /* standard input's echo was turned off (saved_tio holds the old) */
     struct termios saved_tio;
+    run_progress_fn *next; /* the on_progress set before (--abort-if and the like): called first */
+    void *next_ctx;
 };
 
 /* 0 when --live can draw on fd; else 2 after "knee run: --live needs a terminal ..." naming
@@ -37,12 +39,12 @@ struct cli_live {
 int cli_live_check(const struct cmd_spec *spec, int fd);
 
 /* Take over the terminal on fd (alternate screen, cursor hidden, echo off), draw the first
- * frame, and set cfg->on_progress/progress_ctx to redraw once a second. The view's head comes
- * from cfg's plan. */
+ * frame, and set cfg->on_progress/progress_ctx to redraw once a second; a callback already
+ * there is kept and called before each frame. The view's head comes from cfg's plan. */
 void cli_live_start(struct cli_live *l, struct run_config *cfg, int fd);
 
-/* Give the terminal back as it was (main screen, cursor, echo; typed-ahead input discarded)
- * and free the view. Idempotent; a zeroed struct is a no-op. */
+/* Give the terminal back as it was (main screen, cursor, echo; typed-ahead input discarded),
+ * put back the on_progress it found, and free the view. Idempotent; a zeroed struct is a no-op. */
 void cli_live_finish(struct cli_live *l);
 
 /* The view's head from a run's configuration (the title, the load model, the bounds). */

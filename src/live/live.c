@@ -294,7 +294,7 @@ static void title_line(struct canvas *cv, const struct live_view *v)
         snprintf(bound, sizeof bound, ", %s requests", units_fmt_count(h->requests, a, sizeof a));
     struct lw w = lw_begin(cv);
     lw_style(&w, SGR_REVERSE);
-    lw_printf(&w, " knee run --live  %s  %s%s ", h->title, load, bound);
+    lw_printf(&w, " knee run --live  %s%s  %s ", load, bound, h->title); /* a long URL is cut, not the load */
     if (w.color)
         lw_pad(&w, w.width); /* the bar across the screen */
     lw_end(cv, &w);

@@ -67,7 +67,7 @@ if in_tier exact; then
     # --- a whole run, without colour: the view, then the summary on the main screen
     pane a NO_COLOR=1 LANG=C.UTF-8 -- run --live -R 200 -d 4s --json "$TMP/a.json" "$URL"
     wait_for a '^this second +[0-9,]+' 60
-    for label in ' knee run --live  http://127.0.0.1:' 'open loop 200/s for 4s' '^per second +planned +sent +completed +in flight +queued$' \
+    for label in ' knee run --live  open loop 200/s for 4s  http://127.0.0.1:' '^per second +planned +sent +completed +in flight +queued$' \
         '^run mean ' '^latency ms +p50 ' '^  p50 ' '^  p99 ' '^outcomes +ok [0-9,]+' '^status +(200: [0-9,]+|no response yet)' \
         '^lag +max .* against 1.00 ms' '^generator +CPU [0-9.]+ cores on [0-9]+ threads?, busiest' '^Ctrl-C stops planning'; do
         grep -qE -- "$label" "$TMP/screen" || { cat "$TMP/screen"; fail "the view has no /$label/"; }

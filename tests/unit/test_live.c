@@ -1,7 +1,8 @@
-/* Unit tests for src/live (knee run --live's view) and cli/run_live.c's head: fixed seconds give
- * exact lines; no escape code without colour; every line within the screen's width at any width,
- * cut on a character boundary and reset when styled; the footer keeps the last row; the stage
- * line only when set; status codes merged and sorted; the progress by requests. */
+/* Unit tests for src/live (knee run --live's view) and cli/run_live.c: fixed seconds give exact
+ * lines; no escape code without colour; every line within the screen's width at any width, cut
+ * on a character boundary and reset when styled; the footer keeps the last row; the stage line
+ * only when set; status codes merged and sorted; the progress by requests; the head from a
+ * run_config; and on a pseudo-terminal, the screen taken and given back around the frames. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,14 @@
 #include "core/units.h"
 #include "live/live.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 static struct live_head head_open(void)
 {
@@ -122,7 +127,7 @@ static void test_exact_lines(void **state)
         live_view_update(v, &p);
     }
     live_view_render(v, &s);
-    assert_line(&s, 0, " knee run --live  http://127.0.0.1:8080/  open loop 1,000/s for 30s ");
+    assert_line(&s, 0, " knee run --live  open loop 1,000/s for 30s  http://127.0.0.1:8080/ ");
     assert_line(&s, 1, "[########....................................................]  4s / 30s  13%");
     assert_line(&s, 2, "");
     assert_line(&s, 3, "per second       planned       sent  completed  in flight     queued");
@@ -156,7 +161,7 @@ static void test_waiting_and_footer(void **state)
     struct live_screen s;
     live_screen_init(&s, 60, 10);
     live_view_render(v, &s);
-    assert_line(&s, 0, " knee run --live  3 targets  closed loop, 8 clients, 1,000 r"); /* cut at 60 */
+    assert_line(&s, 0, " knee run --live  closed loop, 8 clients, 1,000 requests  3 "); /* cut at 60 */
     assert_line(&s, 1, "[..................................................]  0s  0%");
     assert_line(&s, 3, "waiting for the first second of the run ...");
     assert_line(&s, 5, "Ctrl-C stops planning and drains; twice cancels what is in f");
@@ -395,7 +400,7 @@ static void test_screen_write(void **state)
     assert_int_equal(live_screen_write(&s, f), 0);
     fclose(f);
     /* the progress line fills the row: no erase after it (at the last column it could erase the last cell) */
-    assert_string_equal(buf, "\033[1;1H knee run --live  http://127.0.0.1:8080/  open loop 1,000/s for 30s \033[K"
+    assert_string_equal(buf, "\033[1;1H knee run --live  open loop 1,000/s for 30s  http://127.0.0.1:8080/ \033[K"
                              "\033[2;1H[......................................................]  0s / 30s  0%"
                              "\033[3;1HCtrl-C stops planning and drains; twice cancels what is in flight\033[K");
     assert_null(strchr(buf, '\n'));
@@ -441,6 +446,72 @@ static void test_cli_head(void **state)
     assert_true(h.total_s == 0);
 }
 
+static int chained_calls;
+static void chained(void *ctx, const struct run_progress *p)
+{
+    (void)p;
+    assert_ptr_equal(ctx, &chained_calls);
+    chained_calls++;
+}
+
+/* Everything the terminal received so far (the master side, non-blocking). */
+static size_t drain_pty(int master, char *buf, size_t cap, size_t len)
+{
+    for (;;) {
+        ssize_t n = read(master, buf + len, cap - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+/* cli/run_live.c on a pseudo-terminal: refused on a pipe, the alternate screen entered and
+ * left, a frame per second at the terminal's size, the callback found there kept and put back. */
+static void test_cli_live_pty(void **state)
+{
+    (void)state;
+    struct cmd_spec spec = {.name = "run"};
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    assert_int_equal(cli_live_check(&spec, pfd[1]), 2);
+    close(pfd[0]);
+    close(pfd[1]);
+    int master, slave;
+    struct winsize ws = {.ws_row = 8, .ws_col = 40};
+    assert_int_equal(openpty(&master, &slave, NULL, NULL, &ws), 0);
+    fcntl(master, F_SETFL, O_NONBLOCK);
+    assert_int_equal(cli_live_check(&spec, slave), 0);
+    struct plan_target t = {.name = "t", .url = "http://127.0.0.1:1/"};
+    struct run_config cfg = {0};
+    cfg.plan = (struct plan){.targets = &t, .ntargets = 1, .open_loop = true, .rate = 10, .duration_ns = 5000000000ULL};
+    cfg.on_progress = chained;
+    cfg.progress_ctx = &chained_calls;
+    chained_calls = 0;
+    struct cli_live live;
+    cli_live_start(&live, &cfg, slave);
+    assert_true(cfg.on_progress != chained);
+    static char out[16384];
+    size_t len = drain_pty(master, out, sizeof out, 0);
+    assert_non_null(strstr(out, "\033[?1049h\033[?25l")); /* the alternate screen, the cursor hidden */
+    assert_non_null(strstr(out, "waiting for the first second"));
+    assert_null(strstr(out, "\033[9;1H")); /* 8 rows */
+    struct run_progress p = second(0);
+    cfg.on_progress(cfg.progress_ctx, &p);
+    assert_int_equal(chained_calls, 1);
+    len = drain_pty(master, out, sizeof out, len);
+    assert_non_null(strstr(out, "this second"));
+    cli_live_finish(&live);
+    cli_live_finish(&live); /* idempotent */
+    len = drain_pty(master, out, sizeof out, len);
+    assert_non_null(strstr(out, "\033[?25h\033[?1049l"));
+    assert_ptr_equal(cfg.on_progress, chained);
+    assert_ptr_equal(cfg.progress_ctx, &chained_calls);
+    close(slave);
+    close(master);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,7 +520,7 @@ int main(void)
         cmocka_unit_test(test_no_color),       cmocka_unit_test(test_narrow_widths),
         cmocka_unit_test(test_sparkline_utf8), cmocka_unit_test(test_sparkline_scrolls),
         cmocka_unit_test(test_status_merge),   cmocka_unit_test(test_screen_write),
-        cmocka_unit_test(test_cli_head),
+        cmocka_unit_test(test_cli_head),       cmocka_unit_test(test_cli_live_pty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
