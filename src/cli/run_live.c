@@ -153,6 +153,9 @@ static void on_progress(void *ctx, const struct run_progress *p)
     if (l->next)
         l->next(l->next_ctx, p);
     live_view_update(l->view, p);
+    /* --stages: the stage line's spot. When the run has stages, name the current one here with
+     * live_view_set_stage(l->view, "2/3 hold 500/s") (NULL: no line); the view draws it under
+     * the progress bar. */
     draw(l);
 }
 

@@ -61,6 +61,8 @@ if in_tier exact; then
     [[ ! -s $TMP/pipe.out ]] || fail "--live on a pipe printed on stdout"
     run_knee run --live --progress -R 10 -d 1s "$URL" 2>"$TMP/both.err" >/dev/null
     [[ $RC -eq 2 ]] && grep -q -- '--live and --progress: choose one' "$TMP/both.err" || fail "--live --progress"
+    run_knee run --live --repeat 2 --out-dir "$TMP/rep" -R 10 -d 1s "$URL" 2>"$TMP/rep.err" >/dev/null
+    [[ $RC -eq 2 ]] && grep -q -- '--live shows one run: not with --repeat' "$TMP/rep.err" || { cat "$TMP/rep.err"; fail "--live --repeat"; }
     run_knee run --live --dry-run -R 10 -d 1s "$URL" >"$TMP/dry.out" 2>&1
     [[ $RC -eq 0 ]] && grep -q '^dry run: ' "$TMP/dry.out" || { cat "$TMP/dry.out"; fail "--live --dry-run"; }
 
