@@ -39,6 +39,7 @@ test=(
   slurmd slurmctld slurm-client munge   # a one-node Slurm cluster runs knee run --shard (tests/e2e/slurm.sh)
   python3-yaml                          # deploy/kubernetes manifests checked as YAML (tests/e2e/deploy_kubernetes.sh)
   iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
+  tmux                                  # a real terminal for knee run --live (tests/e2e/run_live.sh)
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them

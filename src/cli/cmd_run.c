@@ -8,6 +8,7 @@
 #include "cli/run_abort.h"
 #include "cli/run_metrics.h"
 #include "cli/run_output.h"
+#include "cli/run_live.h"
 #include "cli/run_repeat.h"
 #include "cli/run_setup.h"
 #include "cli/runopts.h"
@@ -27,6 +28,7 @@
 struct run_flags {
     const char *json, *hlog, *html;
     bool progress, verbose, dry_run;
+    bool live;                    /* --live: the full-screen view (cli/run_live.c) */
     struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
     bool latency;                 /* wrk's --latency: knee always prints the distribution */
     const char *script;           /* wrk's -s: refused with a pointer to knee's flags */
@@ -55,6 +57,9 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
                     "the report with charts at the end (knee report of the run; with --out, every request)");
     rows[n++] =
         row("progress", 0, OPT_FLAG, &f->progress, NULL, "live progress on stderr even when it is not a terminal");
+    rows[n++] = row("live", 0, OPT_FLAG, &f->live, NULL,
+                    "a full-screen view of the run, redrawn every second (stdout must be a terminal; "
+                    "the summary follows)");
     rows[n++] = runopts_row(o, RUNOPT_THRESHOLD);
     rows[n++] = runopts_row(o, RUNOPT_SPIN);
     rows[n++] = runopts_row(o, RUNOPT_IO);
@@ -76,7 +81,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
                     "wrk's Lua script: refused; knee's flags describe requests (see docs/COMING_FROM.md)");
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 8 + METRICS_FLAG_COUNT)
+#define RUN_NROWS (RUNOPT_COUNT + 9 + METRICS_FLAG_COUNT)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -235,15 +240,19 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
 {
     struct run_config *cfg = &rc->cfg;
     progress_terminal = isatty(STDERR_FILENO);
-    bool progress = f->progress || progress_terminal;
+    bool progress = !f->live && (f->progress || progress_terminal);
     if (progress)
         cfg->on_progress = on_progress;
     struct run_record res;
     char err[512];
     cli_print_shard_start(stderr, cfg);
-    cli_abort_install(f->abort, cfg); /* after on_progress: it chains in front of it */
+    struct cli_live live = {0};
+    if (f->live)
+        cli_live_start(&live, cfg, STDOUT_FILENO);
+    cli_abort_install(f->abort, cfg); /* after on_progress (and --live's): it chains in front of them */
     int r = run_with_signals(cfg, &res, err, sizeof err);
     bool aborted = cli_abort_finish(f->abort, cfg, r ? NULL : &res); /* the record says it before any report */
+    cli_live_finish(&live); /* the main screen back before anything prints: the summary stays in the scrollback */
     if (progress && progress_terminal)
         fputs("\r\033[K", stderr);
     if (r) {
@@ -331,6 +340,16 @@ int cmd_run(int argc, char **argv)
         strlist_release(&urls);
         runopts_release(&o);
         return rc;
+    }
+    if (f.live && !f.dry_run) { /* --dry-run draws nothing: --live is ignored there */
+        rc = f.progress   ? opt_fail(&spec, "--live and --progress: choose one (--live draws the whole screen)")
+             : rep.repeat ? opt_fail(&spec, "--live shows one run: not with --repeat")
+                          : cli_live_check(&spec, STDOUT_FILENO);
+        if (rc) {
+            strlist_release(&urls);
+            runopts_release(&o);
+            return rc;
+        }
     }
     if (f.latency)
         fprintf(stderr, "knee run: --latency: accepted for wrk users and ignored: knee always prints the latency "

@@ -128,12 +128,29 @@ static void record_server_timing(struct target_rt *t, const struct http_response
 
 /* ------------------------------------------------------------------ requests */
 
+void ival_live_status(struct ival_live *l, uint16_t code, uint64_t n)
+{
+    for (size_t i = 0; i < RUN_PROGRESS_STATUS_MAX; i++) {
+        if (l->status[i].code == code) {
+            l->status[i].count += n;
+            return;
+        }
+        if (l->status[i].code == 0) { /* a short list: a server rarely sends more than a few codes */
+            l->status[i].code = code;
+            l->status[i].count = n;
+            return;
+        }
+    }
+    l->status_other += n;
+}
+
 void account_dropped(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm)
 {
     struct run_counts *rc = counts_of(t, warm);
     rc->dropped++;
     rc->outcome[OUTCOME_DROPPED]++;
     w->ic.dropped++;
+    w->il.outcome[OUTCOME_DROPPED]++;
     log_record(w, t, NULL, planned_ns, warm, OUTCOME_DROPPED, 0);
     count_events(w, t, NULL, planned_ns, OUTCOME_DROPPED, 0);
 }
@@ -148,6 +165,9 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
         rc->transport_cause[r->tcause < RUN_TC_COUNT ? r->tcause : RUN_TC_OTHER]++;
     rc->bytes_in += r->resp.bytes;
     t->bytes_out += r->write_off; /* the request's bytes written (live metrics; HTTP/2 counts its frames) */
+    w->il.outcome[o]++;
+    if (o <= OUTCOME_INVALID && r->resp.status >= 100 && r->resp.status <= 599)
+        ival_live_status(&w->il, (uint16_t)r->resp.status, 1);
     if (o != OUTCOME_CANCELLED) {
         uint64_t from = e->cfg->plan.open_loop ? r->planned_ns : r->sent_ns;
         int64_t lat = (int64_t)(done_ns - from);
@@ -184,6 +204,11 @@ void account_sent(struct worker *w, struct target_rt *t, uint64_t planned_ns, bo
     if (!warm)
         hdr_record(&t->lag, (int64_t)(sent_ns - planned_ns), 1);
     w->ic.sent++;
+    uint64_t lag = sent_ns > planned_ns ? sent_ns - planned_ns : 0;
+    if (lag > w->il.lag_max_ns)
+        w->il.lag_max_ns = lag;
+    if (lag > e->lag_limit_ns + e->timer_slack_ns)
+        w->il.late++;
 }
 
 void account_unconnected(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns,

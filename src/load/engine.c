@@ -175,10 +175,37 @@ bool engine_start_gate(struct engine *e)
     return go;
 }
 
+uint64_t engine_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A thread's interval of --live numbers added to the slot's (under e->mu). */
+static void ival_live_add(struct ival_live *to, const struct ival_live *from)
+{
+    for (size_t i = 0; i < OUTCOME_COUNT; i++)
+        to->outcome[i] += from->outcome[i];
+    for (size_t i = 0; i < RUN_PROGRESS_STATUS_MAX && from->status[i].code; i++)
+        ival_live_status(to, from->status[i].code, from->status[i].count);
+    to->status_other += from->status_other;
+    to->late += from->late;
+    if (from->lag_max_ns > to->lag_max_ns)
+        to->lag_max_ns = from->lag_max_ns;
+    to->cpu_ns += from->cpu_ns;
+    if (from->cpu_ns > to->cpu_max_ns)
+        to->cpu_max_ns = from->cpu_ns;
+}
+
 void engine_publish(struct worker *w, uint64_t end_ns)
 {
     struct engine *e = w->e;
     uint64_t k = w->tick_index;
+    uint64_t cpu_ns = engine_thread_cpu_ns(); /* once a second: the interval's CPU for --live */
+    w->il.cpu_ns = cpu_ns > w->cpu_mark_ns ? cpu_ns - w->cpu_mark_ns : 0;
+    w->cpu_mark_ns = cpu_ns;
     if (e->live)
         live_snapshot(w); /* outside the lock: the thread's own totals */
     pthread_mutex_lock(&e->mu);
@@ -200,6 +227,8 @@ void engine_publish(struct worker *w, uint64_t end_ns)
     s->c.ok += w->ic.ok;
     s->c.errors += w->ic.errors;
     s->c.dropped += w->ic.dropped;
+    ival_live_add(&s->l, &w->il);
+    memset(&w->il, 0, sizeof w->il); /* handed over: the thread's next interval starts from zero */
     s->inflight += w->inflight;
     s->queued += w->queued;
     if (end_ns > s->end_ns)
@@ -227,6 +256,22 @@ static bool all_done(const struct engine *e)
         if (!e->done[i])
             return false;
     return true;
+}
+
+/* run_progress's --live fields from slot s (p's interval already set). */
+static void progress_live(const struct engine *e, const struct ival_slot *s, struct run_progress *p)
+{
+    memcpy(p->outcome, s->l.outcome, sizeof p->outcome);
+    memcpy(p->status, s->l.status, sizeof p->status);
+    p->status_other = s->l.status_other;
+    p->late = s->l.late;
+    p->lag_max_ms = s->c.sent ? (double)s->l.lag_max_ns / 1e6 : NAN;
+    p->lag_limit_ms = (double)(e->lag_limit_ns + e->timer_slack_ns) / 1e6;
+    double len_ns = p->length_s * 1e9;
+    p->cpu_cores = (double)s->l.cpu_ns / len_ns;
+    p->cpu_busiest = (double)s->l.cpu_max_ns / len_ns;
+    p->threads = e->nworkers;
+    p->warmup = e->t0_ns + (uint64_t)llround(p->start_s * 1e9) < e->warmup_end_ns; /* intervals are cut there */
 }
 
 /* The main thread's job while workers run: take each second as soon as every thread has
@@ -303,6 +348,7 @@ static void consume_intervals(struct engine *e, struct run_record *res)
                 .p50_ms = tk->p50_ms,
                 .p99_ms = tk->p99_ms,
             };
+            progress_live(e, s, &p);
             cfg->on_progress(cfg->progress_ctx, &p);
         }
         live_tick(e, start_s + len_s);
@@ -310,6 +356,7 @@ static void consume_intervals(struct engine *e, struct run_record *res)
         for (size_t i = 0; i < e->nt; i++)
             hdr_reset(&s->lat[i]);
         memset(&s->c, 0, sizeof s->c);
+        memset(&s->l, 0, sizeof s->l);
         s->inflight = s->queued = s->max_ns = s->end_ns = 0;
         s->used = false;
         pthread_cond_broadcast(&e->cv);

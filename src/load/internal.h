@@ -143,6 +143,20 @@ struct ival_counts {
     uint64_t planned, sent, completed, ok, errors, dropped;
 };
 
+/* What an interval adds for run_progress's --live fields, kept apart from ival_counts (which the
+ * timeline also keeps per interval for the whole run). A thread fills its own; engine_publish
+ * adds it to the slot and clears it. */
+struct ival_live {
+    uint64_t outcome[OUTCOME_COUNT];
+    struct run_progress_status status[RUN_PROGRESS_STATUS_MAX];
+    uint64_t status_other;
+    uint64_t late, lag_max_ns;
+    uint64_t cpu_ns, cpu_max_ns; /* in a slot: the threads' CPU time, summed, and the largest */
+};
+/* account.c: n responses with status `code` into l's list (past RUN_PROGRESS_STATUS_MAX codes,
+ * status_other). */
+void ival_live_status(struct ival_live *l, uint16_t code, uint64_t n);
+
 struct worker {
     struct engine *e;
     uint32_t index;
@@ -182,6 +196,8 @@ struct worker {
     /* interval */
     uint64_t tick_index;
     struct ival_counts ic;
+    struct ival_live il;  /* the interval's --live numbers (cleared by engine_publish) */
+    uint64_t cpu_mark_ns; /* this thread's CPU time at its last publish (CLOCK_THREAD_CPUTIME_ID) */
     /* events by time (rates.c): this thread's window end (ns since t0; earlier than the
      * engine's when a stop cut planning short) and the timeline's counts per interval, by
      * the interval each event's time falls in (engine_tick_of), merged at the end */
@@ -208,6 +224,7 @@ struct ival_slot {
     uint64_t end_ns; /* latest end reported for this interval */
     struct hdr *lat; /* per target */
     struct ival_counts c;
+    struct ival_live l;
     uint64_t inflight, queued;
     uint64_t max_ns;
 };
@@ -266,6 +283,8 @@ bool engine_start_gate(struct engine *e);
 /* Hand this thread's interval `w->tick_index` (ending at end_ns) to the engine's merge; waits
  * only when the main thread is IVAL_SLOTS intervals behind. */
 void engine_publish(struct worker *w, uint64_t end_ns);
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), ns; 0 when it cannot be read. */
+uint64_t engine_thread_cpu_ns(void);
 /* The timeline's intervals: whole seconds since t0, also cut at the window's start and end
  * (tick_extra). The end of interval k (ns since t0), and the interval holding t (ns since t0). */
 uint64_t engine_tick_end(const struct engine *e, uint64_t k);

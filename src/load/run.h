@@ -42,12 +42,27 @@
 typedef void run_interval_fn(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency);
 
 /* A one-second progress snapshot across all threads (for a live line on a terminal). */
+#define RUN_PROGRESS_STATUS_MAX 8 /* distinct status codes an interval lists (run_progress.status) */
 struct run_progress {
     double elapsed_s, total_s;                              /* total_s is 0 when unknown (--requests) */
     double start_s, length_s;                               /* the interval */
     uint64_t planned, sent, completed, ok, errors, dropped; /* in the interval */
     uint64_t in_flight, queued;                             /* at the end of the interval */
     double p50_ms, p99_ms; /* latency of requests completed in the interval; NAN if none */
+    /* For knee run --live (src/live), over the interval, warm-up included as above: */
+    uint64_t outcome[OUTCOME_COUNT]; /* requests that ended, by outcome (dropped and cancelled too) */
+    struct run_progress_status {
+        uint16_t code;                 /* 100..599; 0 ends the list */
+        uint64_t count;                /* responses with it */
+    } status[RUN_PROGRESS_STATUS_MAX]; /* in the order first seen; codes past the last go to status_other */
+    uint64_t status_other;
+    uint64_t late;       /* sends whose lag (planned -> actual send) exceeded lag_limit_ms */
+    double lag_max_ms;   /* the largest lag of a send; NAN when nothing was sent */
+    double lag_limit_ms; /* "sent on schedule": --lag-limit (or RUN_DEFAULT_LAG_LIMIT_NS) + --timer-slack */
+    double cpu_cores;    /* the load threads' CPU time / the interval's length: 1.0 = one core busy */
+    double cpu_busiest;  /* the busiest load thread's share of one core (0..1) */
+    uint32_t threads;    /* load threads */
+    bool warmup;         /* the interval is part of the warm-up */
 };
 typedef void run_progress_fn(void *ctx, const struct run_progress *p);
 

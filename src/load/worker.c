@@ -630,8 +630,10 @@ void *worker_main(void *arg)
         open_preconnect(w);
     else
         closed_preconnect(w);
-    if (engine_start_gate(e)) /* false: the engine could not start every thread, no run */
+    if (engine_start_gate(e)) {                  /* false: the engine could not start every thread, no run */
+        w->cpu_mark_ns = engine_thread_cpu_ns(); /* --live's CPU per interval counts from t0 */
         worker_run(w);
+    }
     if (w->chunk) {
         outlog_submit(e->log, w->chunk);
         w->chunk = NULL;

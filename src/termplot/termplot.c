@@ -14,7 +14,7 @@
 #define DIM "\033[2m"
 #define RESET "\033[0m"
 
-static bool env_utf8(void)
+bool termplot_env_utf8(void)
 {
     static const char *const vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
@@ -23,6 +23,12 @@ static bool env_utf8(void)
             return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
     }
     return false;
+}
+
+bool termplot_env_color(void)
+{
+    const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+    return !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
 }
 
 void termplot_detect(struct termplot *t, int fd)
@@ -40,9 +46,8 @@ void termplot_detect(struct termplot *t, int fd)
         return;
     t->enabled = true;
     t->columns = cols > TERMPLOT_MAX_COLUMNS ? TERMPLOT_MAX_COLUMNS : cols;
-    const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
-    t->color = !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
-    t->utf8 = env_utf8();
+    t->color = termplot_env_color();
+    t->utf8 = termplot_env_utf8();
 }
 
 /* A bound for a label: up to 4 significant digits, no exponent for the usual range. */

@@ -32,6 +32,11 @@ struct termplot {
     int columns;  /* the width drawn into (at most TERMPLOT_MAX_COLUMNS) */
 };
 
+/* The environment's rules, shared with knee run --live: colour when NO_COLOR is unset or empty
+ * and TERM is not "dumb"; UTF-8 when the first of LC_ALL, LC_CTYPE, LANG that is set names it. */
+bool termplot_env_color(void);
+bool termplot_env_utf8(void);
+
 /* Fill *t for output on fd from isatty, the window size (TIOCGWINSZ, else $COLUMNS) and the
  * environment. */
 void termplot_detect(struct termplot *t, int fd);
