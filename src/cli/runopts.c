@@ -11,6 +11,7 @@
 #include "core/units.h"
 #include "tls/tls.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -247,7 +248,7 @@ static int parse_stage(const char *s, size_t n, size_t idx, struct run_stage *st
             dots = p;
             break;
         }
-    if (colon > s && colon[-1] == 'c')
+    if (colon - s >= 2 && colon[-1] == 'c' && isdigit((unsigned char)colon[-2]))
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--stages: stage %zu '%s': closed-loop stages (clients, Nc) are not supported yet; give rates",
                          idx, text);
