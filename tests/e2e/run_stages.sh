@@ -46,11 +46,13 @@ if in_tier exact; then
     [[ $RC -eq 99 ]] || { cat "$TMP/t.out"; fail "a failed stage threshold: exit $RC"; }
 
     # two shards plan their parts; knee merge adds the stages up to the whole plan
+    SH=()
     for i in 0 1; do
         "$KNEE" run --stages "$SPEC" --shard $i/2 --json "$TMP/s$i.json" "$U" >"$TMP/s$i.out" 2>&1 &
+        SH+=($!)
         PIDS+=($!)
     done
-    wait "${PIDS[@]:1}" || fail "a shard failed: $(cat "$TMP"/s?.out)"
+    for p in "${SH[@]}"; do wait "$p" || fail "a shard failed: $(cat "$TMP"/s?.out)"; done
     mapfile -t H < <(dry_counts --stages "$SPEC" --shard 1/2 "$U")
     json_check "$TMP/s1.json" "[s['planned'] for s in d['stages']] == [${H[0]}, ${H[1]}, ${H[2]}, ${H[3]}, ${H[4]}]" "shard 1's part"
     run_knee merge "$TMP/s0.json" "$TMP/s1.json" --json "$TMP/m.json" >"$TMP/m.out" 2>&1
