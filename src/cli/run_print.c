@@ -53,7 +53,7 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
         fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
                 units_fmt_rate(t->rate_to, b, sizeof b));
     else if (cfg->plan.open_loop)
-        fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+        fprintf(out, ", %s/s%s", units_fmt_rate(t->rate_from, a, sizeof a), cfg->plan.nstages ? " on average" : "");
     else if (cfg->streams > 1)
         fprintf(out, ", %u clients", t->connections);
     else

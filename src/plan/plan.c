@@ -109,6 +109,9 @@ static int validate_model(const struct plan *p, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--arrivals applies to the open loop: give --rate");
     if (p->connections > PLAN_MAX_CONNECTIONS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--connections must be between 1 and %d", PLAN_MAX_CONNECTIONS);
+    if (p->duration_ns && p->warmup_ns >= p->duration_ns && p->nstages)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--warmup must be shorter than the stages (%.3g s)",
+                         (double)p->duration_ns / 1e9);
     if (p->duration_ns && p->warmup_ns >= p->duration_ns)
         return knee_fail(err, errlen, KNEE_EINVAL, "--warmup must be shorter than --duration");
     return 0;

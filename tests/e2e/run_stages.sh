@@ -28,11 +28,11 @@ if in_tier exact; then
     [[ ${#P[@]} -eq 5 ]] || fail "Poisson: ${P[*]}"
 
     # a real run plans exactly the dry run's counts, stage by stage; every stage's identities hold
-    run_knee run --stages "$SPEC" --threshold 'stage3.planned==0' --threshold 'stage2.completed_per_s>0' \
+    run_knee run --stages "$SPEC" --warmup 0.5s --threshold 'stage3.planned==0' --threshold 'stage2.completed_per_s>0' \
         --json "$TMP/r.json" "$U" >"$TMP/r.out" 2>&1
     [[ $RC -eq 0 ]] || { cat "$TMP/r.out"; fail "run exit $RC"; }
     json_check "$TMP/r.json" '[s["planned"] for s in d["stages"]] == [40, 80, 0, 30, 15]' "planned per stage"
-    json_check "$TMP/r.json" 'sum(s["planned"] for s in d["stages"]) == acc["planned"]' "stages add up to the run"
+    json_check "$TMP/r.json" 'sum(s["planned"] for s in d["stages"]) == acc["planned"] + tot["warmup"]["planned"] and tot["warmup"]["planned"] == 20' "stages add up to the run, warm-up included"
     json_check "$TMP/r.json" 'all(identity(s) for s in d["stages"])' "stage identities"
     json_check "$TMP/r.json" '[s["index"] for s in d["stages"]] == [1, 2, 3, 4, 5]' "indices"
     json_check "$TMP/r.json" '[(s["from"], s["to"], s["duration_s"]) for s in d["stages"]] == [(40, 40, 1), (40, 120, 1), (0, 0, 0.5), (60, 60, 0.5), (30, 0, 1)]' "the stages as planned"
@@ -77,6 +77,7 @@ if in_tier exact; then
     bad "--stages: every stage has rate 0" --stages '0:1s'
     bad "closed-loop stages (clients, Nc) are not supported yet" --stages '4c:30s'
     bad "--stages and --rate: give one" --stages '10:1s' -R 10
+    bad "--warmup must be shorter than the stages (4 s)" --stages "$SPEC" --warmup 4s
     bad "--stages and --ramp: give one" --stages '10:1s' --ramp 1:2
     bad "--stages and --duration: give one" --stages '10:1s' -d 5s
     bad "--stages and --requests cannot be combined" --stages '10:1s' -n 5
