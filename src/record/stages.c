@@ -91,7 +91,7 @@ void record_stages_summarize(struct run_record *rec)
         s->events.window_start_ns = s->start_ns; /* a merge widens windows: the stage's is fixed */
         s->events.window_end_ns = s->end_ns;
         record_rates_of(&s->events, &s->rates);
-        if (s->latency.counts)
+        if (s->latency.counts && s->latency.total_count) /* a record read back keeps the JSON's */
             record_summary_of(&s->latency, &s->lat);
     }
 }
