@@ -2,7 +2,8 @@
 # knee run --stages: the dry run prints every stage with its planned count; a real run against
 # knee serve plans exactly those counts per stage (JSON "stages", by planned time) and its text
 # shows one row per stage; stageN. thresholds judge a stage (exit 99 when one fails); two shards
-# plan their parts and knee merge adds the stages up to the whole plan; bad specs and a mix with
+# plan their parts and knee merge adds the stages up to the whole plan; knee report marks the
+# stages on its time charts; bad specs and a mix with
 # --rate, --ramp, --duration or --requests exit 2 naming the reason. Timing part (apart): each
 # stage's sends happen in its own window.
 # tier: exact timing
@@ -42,6 +43,8 @@ if in_tier exact; then
     json_check "$TMP/r.json" 'all(t["pass"] for t in d["thresholds"])' "stage thresholds"
     grep -q '^stages (requests by planned time' "$TMP/r.out" || fail "no stage rows: $(cat "$TMP/r.out")"
     grep -qE '^  2 +40.0 -> 120.0/s +1s +80 ' "$TMP/r.out" || fail "stage 2's row: $(cat "$TMP/r.out")"
+    "$KNEE" report "$TMP/r.json" -o "$TMP/r.html" >/dev/null 2>&1 || fail "knee report of a stages run"
+    grep -qF '"stage_starts_s":[0,1,2,2.5,3]' "$TMP/r.html" || fail "the report's stage marks"
     run_knee run --stages '20:0.5s' --threshold 'stage1.planned>10' --threshold 'stage1.dropped>0' "$U" >"$TMP/t.out" 2>&1
     [[ $RC -eq 99 ]] || { cat "$TMP/t.out"; fail "a failed stage threshold: exit $RC"; }
 
