@@ -17,9 +17,10 @@
  *   if (plan_validate(&p, 0, err, sizeof err) == 0 &&
  *       plan_shares(&p, 1, shares, err, sizeof err) == 0) ... shares[i].rate_from ...
  *
- * A plan built from flags today (cli/runopts.c, cli/run_targets.c); from a targets file and
- * stage lists later: those become more fields here (a source of targets, a list of rate
- * segments), and the functions above stay the only readers of them. A plan is plain data that
+ * A plan is built from flags (cli/runopts.c, cli/run_targets.c); --stages is the list of rate
+ * segments (plan.stages: plan_stage_start_ns/plan_stage_end_ns say where each lies, for the
+ * per-stage results and the abort rules), and a targets file a source of targets (plan_target.
+ * source); the functions above stay the only readers of them. A plan is plain data that
  * points into its builder's memory (targets, strings); nothing here allocates for the caller
  * or keeps state: every function is reentrant. */
 #ifndef KNEE_PLAN_PLAN_H
