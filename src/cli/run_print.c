@@ -4,11 +4,14 @@
 #include "cli/run_print.h"
 
 #include "core/clock.h"
+#include "core/err.h"
+#include "plan/shard.h"
 #include "core/units.h"
 #include "load/shard_hooks.h"
 #include "runreport/runreport.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,7 +53,7 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
         fprintf(out, ", %s -> %s/s", units_fmt_rate(t->rate_from, a, sizeof a),
                 units_fmt_rate(t->rate_to, b, sizeof b));
     else if (cfg->plan.open_loop)
-        fprintf(out, ", %s/s", units_fmt_rate(t->rate_from, a, sizeof a));
+        fprintf(out, ", %s/s%s", units_fmt_rate(t->rate_from, a, sizeof a), cfg->plan.nstages ? " on average" : "");
     else if (cfg->streams > 1)
         fprintf(out, ", %u clients", t->connections);
     else
@@ -61,6 +64,41 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
         fprintf(out, "; request %s bytes\n", units_fmt_count(t->request_bytes, a, sizeof a));
     else
         fprintf(out, "; requests that vary (below)\n");
+}
+
+/* --stages: one row per stage, its rates (every target's together) and its requests planned, every
+ * target's and this shard's (exact for constant arrivals: the schedule's own count). */
+static void dryrun_stages(FILE *out, const struct run_config *cfg)
+{
+    const struct plan *p = &cfg->plan;
+    struct plan_share *sh = xcalloc(p->ntargets ? p->ntargets : 1, sizeof *sh);
+    char err[256];
+    if (plan_shares(p, cfg->streams, sh, err, sizeof err)) {
+        free(sh);
+        return;
+    }
+    fprintf(out, "  stages (requests by planned time%s):\n", plan_shard_count(p) > 1 ? ", this shard's" : "");
+    for (size_t j = 0; j < p->nstages; j++) {
+        double from = 0, to = 0, planned = 0;
+        bool exact = true;
+        for (size_t i = 0; i < p->ntargets; i++) {
+            struct plan_expect x;
+            plan_stage_expected(p, &sh[i], j, &x);
+            from += x.rate_from;
+            to += x.rate_to;
+            planned += x.planned;
+            exact &= x.exact;
+        }
+        char a[32], b[32], r[64], n[48], d[32];
+        if (from != to)
+            snprintf(r, sizeof r, "%s -> %s/s", units_fmt_rate(from, a, sizeof a), units_fmt_rate(to, b, sizeof b));
+        else
+            snprintf(r, sizeof r, "%s/s", units_fmt_rate(from, a, sizeof a));
+        fprintf(out, "    stage %zu  %-22s %8s  from %.3g s  %s planned\n", j + 1, r,
+                units_fmt_duration(p->stages[j].duration_ns, d, sizeof d), (double)plan_stage_start_ns(p, j) / 1e9,
+                planned_count(planned, exact, n, sizeof n));
+    }
+    free(sh);
 }
 
 void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_dryrun *dry)
@@ -113,6 +151,8 @@ void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
         fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
                 all->connections, all->connections == 1 ? "" : "s", (double)cfg->plan.duration_ns / 1e9);
     }
+    if (cfg->plan.nstages)
+        dryrun_stages(out, cfg);
     if (cfg->plan.warmup_ns) {
         if (isfinite(all->warmup_planned))
             fprintf(out, "  warm-up: %s of them in the first %.3g s, logged but left out of the statistics\n",

@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "tls/tls.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -63,6 +64,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("seed", 0, OPT_COUNT, seed, "N", "seed of the Poisson arrivals (default 1): the same seed, the same plan"),
     [RUNOPT_RAMP] =
         ROW("ramp", 0, OPT_STR, ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration"),
+    [RUNOPT_STAGES] = ROW("stages", 0, OPT_STR, stages, "SPEC",
+                          "open loop: the rate as stages, RATE:D (hold) or FROM..TO:D (ramp), comma-separated, e.g. "
+                          "'100:30s,100..1000:2m,1000:5m,0:30s'; replaces --rate, --ramp and --duration"),
     [RUNOPT_CONNECTIONS] =
         ROW("connections", 'c', OPT_COUNT, connections, "N",
             "closed loop: concurrent clients, one connection each (default 8; at most --requests); open loop: "
@@ -231,6 +235,114 @@ static int parse_ramp(const struct cmd_spec *spec, const char *s, double *from, 
     return 0;
 }
 
+/* A rate of a stage: as --rate takes it, or 0. */
+static int stage_rate(const char *s, size_t n, double *out)
+{
+    char buf[64];
+    if (!n || n >= sizeof buf)
+        return KNEE_EFORMAT;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    *out = 0;
+    char *end;
+    double z = strtod(buf, &end);
+    if (end != buf && !*end && z == 0)
+        return 0;
+    return units_parse_rate(buf, out);
+}
+
+/* One stage, s[0..n): "RATE:D" or "FROM..TO:D". */
+static int parse_stage(const char *s, size_t n, size_t idx, struct run_stage *st, char *err, size_t errlen)
+{
+    char text[128];
+    snprintf(text, sizeof text, "%.*s", (int)(n < 100 ? n : 100), s);
+    const char *colon = memchr(s, ':', n);
+    if (!n)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu is empty", idx);
+    if (!colon)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--stages: stage %zu '%s': expected RATE:DURATION or FROM..TO:DURATION, e.g. 100..1000:2m",
+                         idx, text);
+    const char *dots = NULL;
+    for (const char *p = s; p + 1 < colon; p++)
+        if (p[0] == '.' && p[1] == '.') {
+            dots = p;
+            break;
+        }
+    if (colon - s >= 2 && colon[-1] == 'c' && isdigit((unsigned char)colon[-2]))
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--stages: stage %zu '%s': closed-loop stages (clients, Nc) are not supported yet; give rates",
+                         idx, text);
+    const char *ae = dots ? dots : colon;
+    if (stage_rate(s, (size_t)(ae - s), &st->from))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu '%s': '%.*s' is not a rate such as 500 or 10k",
+                         idx, text, (int)(ae - s), s);
+    st->to = st->from;
+    if (dots && stage_rate(dots + 2, (size_t)(colon - dots - 2), &st->to))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu '%s': '%.*s' is not a rate such as 500 or 10k",
+                         idx, text, (int)(colon - dots - 2), dots + 2);
+    char d[64];
+    size_t dl = (size_t)(s + n - colon - 1);
+    if (dl >= sizeof d || dl == 0)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu '%s': no duration after ':'", idx, text);
+    memcpy(d, colon + 1, dl);
+    d[dl] = '\0';
+    if (units_parse_duration_ns(d, NS_PER_S, &st->duration_ns) || st->duration_ns == 0)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--stages: stage %zu '%s': '%s' is not a duration > 0 such as 30s or 2m", idx, text, d);
+    return 0;
+}
+
+int runopts_parse_stages(const char *spec, struct run_stage **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    size_t count = 1;
+    for (const char *p = spec; *p; p++)
+        count += *p == ',';
+    if (count > RUN_MAX_STAGES)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: %zu stages, at most %d", count, RUN_MAX_STAGES);
+    struct run_stage *st = xcalloc(count, sizeof *st);
+    const char *p = spec;
+    for (size_t i = 0; i < count; i++) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int rc = parse_stage(p, len, i + 1, &st[i], err, errlen);
+        if (rc) {
+            free(st);
+            return rc;
+        }
+        p = e ? e + 1 : p + len;
+    }
+    *out = st;
+    *n = count;
+    return 0;
+}
+
+/* --stages into the plan: the stages and the duration they add up to; the flags that would
+ * also set the rate or the length are refused here, where they can be named. */
+static int fill_stages(const struct runopts *o, const struct cmd_spec *spec, struct runopts_config *rc)
+{
+    struct plan *p = &rc->cfg.plan;
+    if (seen(spec, "rate"))
+        return opt_fail(spec, "--stages and --rate: give one (the stages set the rate over time)");
+    if (o->ramp)
+        return opt_fail(spec, "--stages and --ramp: give one (a ramp is a stage: FROM..TO:DURATION)");
+    if (seen(spec, "duration"))
+        return opt_fail(spec, "--stages and --duration: give one (the stages add up to the duration)");
+    if (seen(spec, "requests"))
+        return opt_fail(spec, "--stages and --requests cannot be combined (the stages end the run)");
+    char why[300];
+    if (runopts_parse_stages(o->stages, &rc->stages, &p->nstages, why, sizeof why))
+        return opt_fail(spec, "%s", why);
+    p->stages = rc->stages;
+    p->open_loop = true;
+    p->duration_ns = 0;
+    for (size_t j = 0; j < p->nstages; j++)
+        p->duration_ns += rc->stages[j].duration_ns > PLAN_MAX_NS ? PLAN_MAX_NS : rc->stages[j].duration_ns;
+    return 0;
+}
+
 static int parse_reject(const struct cmd_spec *spec, const char *s, struct run_reject *out)
 {
     char *end;
@@ -383,6 +495,8 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->plan.think_ns = o->think_ns;
     cfg->plan.requests = o->requests;
     cfg->plan.duration_ns = seen(spec, "duration") ? o->duration_ns : o->requests ? 0 : PLAN_DEFAULT_DURATION_NS;
+    if (o->stages && fill_stages(o, spec, rc))
+        return 2;
     cfg->timeout_ns = seen(spec, "timeout") ? o->timeout_ns : RUN_DEFAULT_TIMEOUT_NS;
     cfg->drain_ns = seen(spec, "drain") ? o->drain_ns : cfg->timeout_ns;
     cfg->plan.warmup_ns = o->warmup_ns;
@@ -430,6 +544,10 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
         if (run_threshold_parse(o->thresholds.v[i], &rc->cfg, &rc->thr[i], why, sizeof why)) {
             opt_fail(spec, "--threshold '%s': %s", o->thresholds.v[i], why);
             goto fail;
+        } else if (rc->thr[i].stage != THR_NO_STAGE && (size_t)rc->thr[i].stage >= rc->cfg.plan.nstages) {
+            opt_fail(spec, "--threshold '%s': the run has %zu stage%s (--stages)", o->thresholds.v[i],
+                     rc->cfg.plan.nstages, rc->cfg.plan.nstages == 1 ? "" : "s");
+            goto fail;
         }
     return 0;
 fail:
@@ -456,6 +574,7 @@ void runopts_config_release(struct runopts_config *rc)
     free(rc->tc);
     free(rc->hdrs);
     free(rc->rejects);
+    free(rc->stages);
     free(rc->thr);
     strlist_release(&rc->body_files);
     memset(rc, 0, sizeof *rc);

@@ -40,6 +40,7 @@ enum runopt_id {
     RUNOPT_ARRIVALS,
     RUNOPT_SEED,
     RUNOPT_RAMP,
+    RUNOPT_STAGES, /* --stages SPEC: the rate as holds and ramps, one after the other */
     RUNOPT_CONNECTIONS,
     RUNOPT_THINK,
     RUNOPT_DURATION,
@@ -106,6 +107,7 @@ extern const char *const runopt_feed_order_words[];    /* --feed-order: enum wl_
 /* The flags as parsed, before any check. Strings point into argv. */
 struct runopts {
     double rate;
+    const char *stages; /* --stages SPEC */
     const char *arrivals, *ramp, *when_busy, *expect_body, *mix, *out, *io;
     uint64_t seed, connections, requests, threads;
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
@@ -145,6 +147,7 @@ struct runopts_config {
     size_t ntg;
     struct plan_target *tc;
     struct run_reject *rejects;
+    struct run_stage *stages; /* --stages, parsed (cfg.plan.stages) */
     const char **hdrs;
     struct strlist body_files;       /* the files --body @FILE read (borrowed from argv) */
     struct variant_source **sources; /* per target: its request source (--targets, --feed, placeholders), or NULL */
@@ -158,6 +161,13 @@ struct runopts_config {
 int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const struct strlist *urls,
                   struct runopts_config *rc);
 void runopts_config_release(struct runopts_config *rc);
+
+/* --stages SPEC parsed: stages "RATE:DURATION" (a hold) or "FROM..TO:DURATION" (a linear ramp),
+ * comma-separated, rates as --rate takes them or 0, durations as --duration. *out (allocated,
+ * the caller frees) and *n. 0, or KNEE_EINVAL with a line naming the stage in err ("--stages:
+ * stage 3 '1000:5x': '5x' is not a duration"). Closed-loop stages (4c:30s) are refused: not
+ * built yet. */
+int runopts_parse_stages(const char *spec, struct run_stage **out, size_t *n, char *err, size_t errlen);
 
 struct cli_io;
 /* The files the load flags read (--body @FILE, --cacert) added to io as inputs, for the check

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "hist/dbl.h"
+#include "record/record.h" /* struct run_stage */
 
 #define COMPARE_MAX_TARGETS 64
 #define COMPARE_MAX_REPS 1000
@@ -86,6 +87,8 @@ struct compare_model {
     double rate;       /* open loop: total rate (/s), NAN with a ramp */
     bool ramp;
     double ramp_from, ramp_to;
+    size_t nstages; /* open loop, --stages: the rate as stages (rate NAN) */
+    struct run_stage stages[RUN_MAX_STAGES];
     uint64_t pool_cap; /* open loop: the connection pool */
     char when_busy[8]; /* open loop: queue, drop */
     double think_s;    /* closed loop */
@@ -101,7 +104,7 @@ struct compare_model {
 
 /* The first difference between two load models that makes them different experiments, as
  * one phrase ("rate: 1,000/s vs 2,000/s"), or "" when they are the same load model. Compared:
- * open vs closed loop, arrivals, rate or ramp, connections (pool cap, clients), think time,
+ * open vs closed loop, arrivals, rate, ramp or stages, connections (pool cap, clients), think time,
  * duration, requests, timeout, warm-up, keep-alive, when-busy, the targets (count, names or
  * request targets, their shares). Not compared: seed, threads, host:port. Returns the
  * number of differences (all of them are listed in diffs[0..max), each up to 200 bytes). */

@@ -90,6 +90,9 @@ static void model_of(struct compare_model *m, const struct run_record *rec)
     m->ramp_from = c->ramp_from;
     m->ramp_to = c->ramp_to;
     m->rate = !m->closed_loop && !c->ramp && c->rate > 0 ? c->rate : NAN;
+    m->nstages = c->nstages < RUN_MAX_STAGES ? c->nstages : RUN_MAX_STAGES;
+    for (size_t i = 0; i < m->nstages; i++)
+        m->stages[i] = c->stages[i];
     m->pool_cap = rec->pool_cap;
     snprintf(m->when_busy, sizeof m->when_busy, "%s",
              m->closed_loop                  ? ""

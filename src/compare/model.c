@@ -39,6 +39,29 @@ static void add_diff(char diffs[][200], size_t max, size_t *n, const char *fmt, 
 }
 #define ADD(...) add_diff(diffs, max, &n, __VA_ARGS__)
 
+/* --stages: the same stages in the same order, or the first that differs. */
+static void stages_diff(const struct compare_model *a, const struct compare_model *b, char diffs[][200], size_t max,
+                        size_t *np)
+{
+    size_t n = *np;
+    if (a->nstages != b->nstages) {
+        ADD("stages: %zu vs %zu", a->nstages, b->nstages);
+    } else {
+        for (size_t i = 0; i < a->nstages; i++) {
+            const struct run_stage *p = &a->stages[i], *q = &b->stages[i];
+            if (!same(p->from, q->from) || !same(p->to, q->to) || p->duration_ns != q->duration_ns) {
+                char x[64], y[64], u[64], v[64];
+                ADD("stage %zu: %s..%s/s for %.6g s vs %s..%s/s for %.6g s", i + 1,
+                    units_fmt_rate(p->from, x, sizeof x), units_fmt_rate(p->to, y, sizeof y),
+                    (double)p->duration_ns / 1e9, units_fmt_rate(q->from, u, sizeof u),
+                    units_fmt_rate(q->to, v, sizeof v), (double)q->duration_ns / 1e9);
+                break;
+            }
+        }
+    }
+    *np = n;
+}
+
 size_t compare_model_diff(const struct compare_model *a, const struct compare_model *b, char diffs[][200], size_t max)
 {
     size_t n = 0;
@@ -57,6 +80,8 @@ size_t compare_model_diff(const struct compare_model *a, const struct compare_mo
                 ADD("arrivals: %s vs %s", a->arrivals, b->arrivals);
             if (a->ramp != b->ramp || (a->ramp && (!same(a->ramp_from, b->ramp_from) || !same(a->ramp_to, b->ramp_to))))
                 ADD("ramp: %s vs %s", a->ramp ? "yes" : "no", b->ramp ? "yes" : "no");
+            else if (a->nstages || b->nstages)
+                stages_diff(a, b, diffs, max, &n);
             else if (!a->ramp && !same(a->rate, b->rate))
                 ADD("rate: %s/s vs %s/s", units_fmt_rate(a->rate, x, sizeof x), units_fmt_rate(b->rate, y, sizeof y));
             if (a->pool_cap != b->pool_cap)
@@ -122,6 +147,9 @@ void compare_model_describe(const struct compare_model *m, char *buf, size_t len
             clients += m->targets[i].clients;
         snprintf(shape, sizeof shape, "closed loop, %llu clients, think %s", (unsigned long long)clients,
                  units_fmt_seconds(m->think_s, 4, w, sizeof w));
+    } else if (m->nstages) {
+        snprintf(shape, sizeof shape, "open loop, %zu stage%s (--stages), %s arrivals", m->nstages,
+                 m->nstages == 1 ? "" : "s", m->arrivals);
     } else if (m->ramp) {
         char f[64];
         snprintf(shape, sizeof shape, "open loop, ramp %s/s to %s/s, %s arrivals",

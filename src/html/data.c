@@ -491,6 +491,12 @@ static void run_out(struct jw *w, const struct html_run *run)
            : run->have_hlog        ? "as recorded in the hlog (knee run --hlog: T5 - T0 in an open loop)"
                                    : "latency_ms: T5 - T0 (in a closed loop T0 = T1)");
     kv_num(w, "warmup_s", run->warmup_s);
+    if (run->nstages) { /* --stages: the time charts mark where each begins */
+        arr(w, "stage_starts_s");
+        for (size_t i = 0; i < run->nstages; i++)
+            v_num(w, run->stage_start_s[i]);
+        end_arr(w);
+    }
     key(w, "window_s");
     if (run->t_any) {
         arr(w, NULL);

@@ -7,6 +7,7 @@
 #include "hist/dbl.h"
 #include "hist/hdr.h"
 #include "html/html.h"
+#include "record/record.h"
 #include "record/status.h"
 #include "reqlog/reqlog.h"
 
@@ -160,6 +161,9 @@ struct html_run {
     /* the plan */
     int closed_loop; /* -1 unknown, 0 open, 1 closed */
     double warmup_s; /* NAN unknown */
+    /* --stages: where each stage starts, s since t0 (the time charts mark them); 0 stages: none */
+    double stage_start_s[RUN_MAX_STAGES];
+    size_t nstages;
     uint64_t lag_limit_ns;
     bool lag_limit_known;
     uint64_t timer_slack_ns; /* --timer-slack of the run (its JSON's config; 0 none or unknown) */

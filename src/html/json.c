@@ -52,6 +52,11 @@ static void plan_and_timeline(struct html_run *run, const struct run_record *rec
         run->closed_loop = !rec->config.open_loop;
     double warm = (double)rec->config.warmup_ns / 1e9;
     run->warmup_s = warm <= 1e9 ? warm : 0;
+    run->nstages = 0; /* --stages: their starts, for the time charts */
+    for (uint64_t i = 0, t = 0; i < rec->config.nstages && i < RUN_MAX_STAGES; i++) {
+        run->stage_start_s[run->nstages++] = (double)t / 1e9;
+        t += rec->config.stages[i].duration_ns;
+    }
     uint64_t lag_ns;
     if (!run->lag_limit_known && lag_limit_from_args(&rec->config, &lag_ns))
         html_run_set_lag_limit(run, lag_ns);

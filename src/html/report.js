@@ -146,9 +146,11 @@
     return Math.round(px * uPlot.pxRatio) + 'px system-ui, sans-serif';
   }
 
-  /* A shaded band on the time axis for the warm-up. */
+  /* A shaded band on the time axis for the warm-up, and a dashed line where each --stages
+   * stage begins, with its number. */
   function warmupHook(run) {
     return function (u) {
+      stageMarks(u, run);
       if (!(run.warmup_s > 0)) return;
       var x0 = u.valToPos(u.scales.x.min, 'x', true), x1 = u.valToPos(Math.min(run.warmup_s, u.scales.x.max), 'x', true);
       if (run.warmup_s <= u.scales.x.min || x1 <= x0) return;
@@ -161,6 +163,29 @@
       ctx.fillText('warm-up', x0 + 4 * uPlot.pxRatio, u.bbox.top + 12 * uPlot.pxRatio);
       ctx.restore();
     };
+  }
+
+  function stageMarks(u, run) {
+    var st = run.stage_starts_s;
+    if (!st || !st.length) return;
+    var ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = 'rgba(90,90,160,0.55)';
+    ctx.fillStyle = '#558';
+    ctx.setLineDash([4 * uPlot.pxRatio, 4 * uPlot.pxRatio]);
+    ctx.font = ctxFont(u, 10);
+    for (var i = 0; i < st.length; i++) {
+      if (st[i] < u.scales.x.min || st[i] > u.scales.x.max) continue;
+      var x = u.valToPos(st[i], 'x', true);
+      if (i > 0) {
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+      }
+      ctx.fillText('stage ' + (i + 1), x + 3 * uPlot.pxRatio, u.bbox.top + u.bbox.height - 4 * uPlot.pxRatio);
+    }
+    ctx.restore();
   }
 
   function timeAxis(label) {

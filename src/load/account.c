@@ -5,6 +5,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "record/stages.h"
 
 #include <errno.h>
 #include <math.h>
@@ -79,6 +80,8 @@ static void count_events(struct worker *w, struct target_rt *t, const struct req
         planned = sent;
     uint64_t done = r && o != OUTCOME_CANCELLED ? since_t0(done_ns, t0) : 0;
     record_events_count(&t->ev, planned, sent, done, o);
+    if (w->nstg)
+        record_stages_count(w->stg, w->nstg, planned, sent, done, o);
     struct ival_counts *k = tick_at(w, planned);
     k->planned++;
     if (o == OUTCOME_DROPPED)
@@ -177,6 +180,8 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
         else
             w->ic.errors++;
         hdr_record(&t->ival, lat, 1);
+        if (w->nstg && o == OUTCOME_OK)
+            record_stages_latency(w->stg, w->nstg, r->planned_ns > e->t0_ns ? r->planned_ns - e->t0_ns : 0, lat);
         if ((uint64_t)lat > t->ival_max_ns)
             t->ival_max_ns = (uint64_t)lat;
         if (!r->warm) {

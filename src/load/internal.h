@@ -202,7 +202,9 @@ struct worker {
      * engine's when a stop cut planning short) and the timeline's counts per interval, by
      * the interval each event's time falls in (engine_tick_of), merged at the end */
     uint64_t win_end_ns;
-    uint64_t unreached; /* planned requests dropped at the cutoff (drop_unsent) */
+    uint64_t unreached;           /* planned requests dropped at the cutoff (drop_unsent) */
+    struct run_stage_result *stg; /* --stages: this thread's per-stage results (record/stages.h); NULL without */
+    size_t nstg;
     struct ival_counts *tk;
     size_t ntk;
     /* per-request log */

@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "record/stages.h"
 #include "record/threshold.h"
 
 #include <math.h>
@@ -32,6 +33,10 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->ramp = cfg->plan.ramp;
     c->ramp_from = cfg->plan.ramp_from;
     c->ramp_to = cfg->plan.ramp_to;
+    c->nstages = cfg->plan.nstages;
+    c->stages = c->nstages ? xcalloc(c->nstages, sizeof *c->stages) : NULL;
+    for (size_t i = 0; i < c->nstages; i++)
+        c->stages[i] = cfg->plan.stages[i];
     c->think_ns = cfg->plan.think_ns;
     c->duration_ns = cfg->plan.duration_ns;
     c->requests = cfg->plan.requests;
@@ -95,6 +100,8 @@ void result_begin(struct run_record *res, const struct engine *e)
         r->https = et->tls;
     }
     record_target_init(&res->all);
+    res->nstages = cfg->plan.nstages;
+    res->stages = record_stages_new(cfg->plan.stages, cfg->plan.nstages);
 }
 
 static void read_loadavg(double out[3])
@@ -222,6 +229,8 @@ static void merge_workers(struct engine *e, struct run_record *res, struct hdr *
         res->log_slowed |= w->log_slowed;
         res->unreached += w->unreached;
         hdr_add(late, &w->late);
+        if (w->stg)
+            record_stages_add(res->stages, w->stg, res->nstages);
         for (size_t i = 0; i < e->nt; i++) {
             struct target_rt *t = &w->t[i];
             struct run_target_result *r = &res->targets[i];

@@ -84,7 +84,8 @@ void shard_start(struct engine *e, struct run_record *res)
     s->nstreams = p->open_loop ? e->nt : 0;
     for (size_t i = 0; i < s->nstreams; i++) {
         const struct plan_share *sh = &e->shares[i];
-        s->streams[i] = (struct run_shard_stream){sh->rate_from, sh->rate_to, sh->limit};
+        s->streams[i] = (struct run_shard_stream){
+            .rate_from = sh->rate_from, .rate_to = sh->rate_to, .stage_share = sh->stage_share, .limit = sh->limit};
     }
     run_shard_read_clock(s);
     if (p->shard.start_at_unix_ns) {

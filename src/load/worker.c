@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "load/uring.h"
+#include "record/stages.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,8 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
     w->rbuf = xmalloc(WORKER_RBUF);
     w->nt = e->nt;
     w->t = xcalloc(e->nt, sizeof *w->t);
+    w->nstg = e->cfg->plan.nstages;
+    w->stg = record_stages_new(e->cfg->plan.stages, w->nstg);
     hdr_init(&w->late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     for (size_t i = 0; i < e->nt; i++) {
         struct target_rt *t = &w->t[i];
@@ -518,6 +521,7 @@ void worker_release(struct worker *w)
         free(t->q);
     }
     hdr_release(&w->late);
+    record_stages_free(w->stg, w->nstg);
     free(w->tk);
     free(w->t);
     free(w->clients);

@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "record/stages.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -116,6 +117,8 @@ static void begin(struct merge_ctx *c, uint64_t plan_id, uint64_t start_at_unix_
     res->config = r0->config; /* the plan (the plan id says every shard's is this one) */
     memset(&r0->config, 0, sizeof r0->config);
     record_config_set_args(&res->config, argc, argv); /* credentials redacted */
+    res->nstages = res->config.nstages;               /* --stages: the plan's, added up from every shard's */
+    res->stages = record_stages_new(res->config.stages, res->config.nstages);
     snprintf(res->env.version, sizeof res->env.version, "%s", KNEE_VERSION);
     for (int i = 0; i < 3; i++)
         res->env.loadavg_before[i] = res->env.loadavg_after[i] = NAN;
@@ -320,6 +323,8 @@ static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
     }
     keep_ticks(c, k, r);
     record_add(res, r);
+    if (res->nstages && r->nstages == res->nstages) /* the same plan (its id): the same stages */
+        record_stages_add(res->stages, r->stages, res->nstages);
     part_of(c, k, r);
     add_env(&res->env, k, &r->env);
     record_release(r);

@@ -34,8 +34,8 @@ void merge_plan_check(struct merge_ctx *c)
             (st->limit == UINT64_MAX && top * (double)cfg->duration_ns / 1e9 > 1e12))
             return; /* not a plan a generator runs: no check (and no endless count) */
         uint64_t n;
-        if (!plan_stream_planned(st, cfg->arrivals == RUN_ARRIVALS_POISSON, cfg->seed, i, cfg->duration_ns,
-                                 MAX_PLAN_DRAWS, &n))
+        if (!plan_stream_planned(st, cfg->stages, cfg->nstages, cfg->arrivals == RUN_ARRIVALS_POISSON, cfg->seed, i,
+                                 cfg->duration_ns, MAX_PLAN_DRAWS, &n))
             return;
         expected += n;
         /* each shard: exactly its share of this stream's global indices */

@@ -39,9 +39,51 @@ static int validate_target(const struct plan *p, size_t i, char *err, size_t err
     return 0;
 }
 
+/* --stages: the rates and durations (the command line names the stage of a malformed one), and
+ * no other flag that sets the rate or the length. */
+static int validate_stages(const struct plan *p, char *err, size_t errlen)
+{
+    if (p->nstages > RUN_MAX_STAGES)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: at most %d stages", RUN_MAX_STAGES);
+    if (p->rate > 0 || p->ramp)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages and %s: give one (the stages set the rate over time)",
+                         p->ramp ? "--ramp" : "--rate");
+    if (p->requests)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--stages and --requests cannot be combined (the stages end the run)");
+    if (!p->open_loop)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages of rates make an open loop");
+    uint64_t sum = 0;
+    bool any = false;
+    for (size_t j = 0; j < p->nstages; j++) {
+        const struct run_stage *st = &p->stages[j];
+        if (!(st->from >= 0 && st->to >= 0 && isfinite(st->from) && isfinite(st->to)))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu: rates must be finite and >= 0", j + 1);
+        if (!st->duration_ns || st->duration_ns > PLAN_MAX_NS)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--stages: stage %zu: the duration must be > 0 and at most %.0f s", j + 1,
+                             (double)PLAN_MAX_NS / 1e9);
+        sum += st->duration_ns;
+        if (sum > PLAN_MAX_NS)
+            return knee_fail(err, errlen, KNEE_EINVAL, "--stages: the stages last more than %.0f s",
+                             (double)PLAN_MAX_NS / 1e9);
+        any |= st->from > 0 || st->to > 0;
+    }
+    if (!any)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: every stage has rate 0: nothing would be sent");
+    if (p->duration_ns != sum)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages and --duration: give one (the stages set the duration)");
+    return 0;
+}
+
 /* The load model: a bound, the rate or the ramp, and the flags of one loop only. */
 static int validate_model(const struct plan *p, char *err, size_t errlen)
 {
+    if (p->nstages) {
+        int rc = validate_stages(p, err, errlen);
+        if (rc)
+            return rc;
+    }
     if (!p->duration_ns && !p->requests)
         return knee_fail(err, errlen, KNEE_EINVAL, "neither --duration nor --requests bounds the run");
     if (p->rate < 0 || !isfinite(p->rate))
@@ -67,6 +109,9 @@ static int validate_model(const struct plan *p, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--arrivals applies to the open loop: give --rate");
     if (p->connections > PLAN_MAX_CONNECTIONS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--connections must be between 1 and %d", PLAN_MAX_CONNECTIONS);
+    if (p->duration_ns && p->warmup_ns >= p->duration_ns && p->nstages)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--warmup must be shorter than the stages (%.3g s)",
+                         (double)p->duration_ns / 1e9);
     if (p->duration_ns && p->warmup_ns >= p->duration_ns)
         return knee_fail(err, errlen, KNEE_EINVAL, "--warmup must be shorter than --duration");
     return 0;
@@ -82,6 +127,8 @@ static int validate_bounds(const struct plan *p, uint32_t threads, char *err, si
     if (!p->open_loop)
         return 0;
     double shared = p->ramp ? fmax(p->ramp_from, p->ramp_to) : p->rate, own = 0;
+    for (size_t j = 0; j < p->nstages; j++)
+        shared = fmax(shared, fmax(p->stages[j].from, p->stages[j].to));
     bool any_shared = false;
     for (size_t i = 0; i < p->ntargets; i++) {
         if (p->targets[i].rate > 0)
@@ -169,6 +216,18 @@ static double weight_of(const struct plan_target *t)
     return t->weight > 0 ? t->weight : 1;
 }
 
+/* The stages' integral over their duration: their mean rate (/s). */
+static double plan_stages_mean_rate(const struct plan *p)
+{
+    double n = 0, d = 0;
+    for (size_t j = 0; j < p->nstages; j++) {
+        double s = (double)p->stages[j].duration_ns / 1e9;
+        n += (p->stages[j].from + p->stages[j].to) / 2 * s;
+        d += s;
+    }
+    return d > 0 ? n / d : 0;
+}
+
 /* Open loop: each target's own rate or its weighted share of --rate/--ramp; --requests by the
  * streams' mean rates. w and parts: scratch of p->ntargets. */
 static int open_shares(const struct plan *p, struct plan_share *out, double *w, uint64_t *parts, char *err,
@@ -180,6 +239,8 @@ static int open_shares(const struct plan *p, struct plan_share *out, double *w, 
         if (p->targets[i].rate <= 0)
             shared_w += weight_of(&p->targets[i]);
     double from = p->ramp ? p->ramp_from : p->rate, to = p->ramp ? p->ramp_to : p->rate;
+    if (p->nstages) /* the stages' mean rate: what a target's planned rate says */
+        from = to = plan_stages_mean_rate(p);
     for (size_t i = 0; i < n; i++) {
         const struct plan_target *t = &p->targets[i];
         struct plan_share *s = &out[i];
@@ -193,6 +254,7 @@ static int open_shares(const struct plan *p, struct plan_share *out, double *w, 
             double share = weight_of(t) / shared_w;
             s->rate_from = from * share;
             s->rate_to = to * share;
+            s->stage_share = p->nstages ? share : 0;
         }
         w[i] = (s->rate_from + s->rate_to) / 2;
     }
@@ -296,6 +358,40 @@ double plan_share_rate(const struct plan *p, const struct plan_share *s)
 
 /* ------------------------------------------------------------------ counts, threads, window */
 
+void plan_stream_init(struct sched *sc, bool poisson, const struct plan_stream *st, uint64_t t0_ns, uint64_t end_ns,
+                      uint64_t stride, uint64_t k, uint64_t seed)
+{
+    if (st->nstages && st->stage_share > 0) {
+        struct sched_seg segs[SCHED_MAX_SEGS];
+        size_t n = st->nstages < SCHED_MAX_SEGS ? st->nstages : SCHED_MAX_SEGS;
+        for (size_t j = 0; j < n; j++)
+            segs[j] = (struct sched_seg){st->stages[j].from, st->stages[j].to, (double)st->stages[j].duration_ns / 1e9};
+        sched_init_segs(sc, poisson, segs, n, st->stage_share, t0_ns, end_ns, st->limit, stride, k, seed);
+        return;
+    }
+    sched_init(sc, poisson, st->rate_from, st->rate_to, (double)st->duration_ns / 1e9, t0_ns, end_ns, st->limit, stride,
+               k, seed);
+}
+
+static struct plan_stream stream_of(const struct plan *p, const struct plan_share *s)
+{
+    return (struct plan_stream){.rate_from = s->rate_from,
+                                .rate_to = s->rate_to,
+                                .stage_share = s->stage_share,
+                                .limit = s->limit,
+                                .stages = p->stages,
+                                .nstages = p->nstages,
+                                .duration_ns = p->duration_ns};
+}
+
+/* The whole plan's stream of a target (every shard's), as one thread would draw it. */
+static void whole_sched(struct sched *sc, const struct plan *p, const struct plan_share *s)
+{
+    struct plan_stream st = stream_of(p, s);
+    plan_stream_init(sc, p->arrivals == RUN_ARRIVALS_POISSON, &st, 0, p->duration_ns ? p->duration_ns : UINT64_MAX, 1,
+                     0, p->seed);
+}
+
 /* The whole plan's counts of a target (every shard's): exact, or an expectation. */
 static void whole_counts(const struct plan *p, const struct plan_share *s, struct plan_expect *out)
 {
@@ -307,8 +403,7 @@ static void whole_counts(const struct plan *p, const struct plan_share *s, struc
         return;
     }
     struct sched sc;
-    sched_init(&sc, p->arrivals == RUN_ARRIVALS_POISSON, s->rate_from, s->rate_to, (double)p->duration_ns / 1e9, 0,
-               p->duration_ns ? p->duration_ns : UINT64_MAX, s->limit, 1, 0, p->seed);
+    whole_sched(&sc, p, s);
     if (sc.poisson) {
         double lam = bounded ? (double)s->limit : sched_expected_count(&sc, (double)p->duration_ns / 1e9);
         double warm = sched_expected_count(&sc, (double)p->warmup_ns / 1e9);
@@ -319,6 +414,39 @@ static void whole_counts(const struct plan *p, const struct plan_share *s, struc
     }
     out->planned = (double)(bounded ? s->limit : sched_constant_count(&sc, p->duration_ns));
     out->warmup_planned = (double)sched_constant_count(&sc, p->warmup_ns);
+}
+
+uint64_t plan_stage_start_ns(const struct plan *p, size_t j)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < j && i < p->nstages; i++)
+        t += p->stages[i].duration_ns;
+    return t;
+}
+
+uint64_t plan_stage_end_ns(const struct plan *p, size_t j)
+{
+    return plan_stage_start_ns(p, j + 1);
+}
+
+void plan_stage_expected(const struct plan *p, const struct plan_share *s, size_t j, struct plan_expect *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t N = plan_shard_count(p), I = plan_shard_index(p);
+    uint64_t a = plan_stage_start_ns(p, j), b = plan_stage_end_ns(p, j);
+    struct sched sc;
+    whole_sched(&sc, p, s);
+    double share = s->stage_share > 0 ? s->stage_share : 0;
+    out->rate_from = (share > 0 ? p->stages[j].from * share : s->rate_from) / N;
+    out->rate_to = (share > 0 ? p->stages[j].to * share : s->rate_to) / N;
+    out->warmup_planned = NAN;
+    out->exact = !sc.poisson;
+    if (sc.poisson) {
+        out->planned = (sched_expected_count(&sc, (double)b / 1e9) - sched_expected_count(&sc, (double)a / 1e9)) / N;
+        return;
+    }
+    uint64_t na = sched_constant_count(&sc, a), nb = sched_constant_count(&sc, b);
+    out->planned = (double)(plan_shard_share(nb, I, N) - plan_shard_share(na, I, N));
 }
 
 void plan_expected(const struct plan *p, const struct plan_share *s, struct plan_expect *out)
@@ -382,7 +510,7 @@ uint64_t plan_window_ns(const struct plan *p, const struct plan_share *shares)
 void plan_sched_init(struct sched *sc, const struct plan *p, const struct plan_share *s, size_t target, uint64_t t0_ns,
                      uint64_t end_ns, uint32_t threads, uint32_t k)
 {
-    sched_init(sc, p->arrivals == RUN_ARRIVALS_POISSON, s->rate_from, s->rate_to, (double)p->duration_ns / 1e9, t0_ns,
-               end_ns, s->limit, plan_shard_stride(p, threads), plan_shard_offset(p, threads, k),
-               plan_stream_seed(p->seed, target));
+    struct plan_stream st = stream_of(p, s);
+    plan_stream_init(sc, p->arrivals == RUN_ARRIVALS_POISSON, &st, t0_ns, end_ns, plan_shard_stride(p, threads),
+                     plan_shard_offset(p, threads, k), plan_stream_seed(p->seed, target));
 }

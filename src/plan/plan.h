@@ -17,9 +17,10 @@
  *   if (plan_validate(&p, 0, err, sizeof err) == 0 &&
  *       plan_shares(&p, 1, shares, err, sizeof err) == 0) ... shares[i].rate_from ...
  *
- * A plan built from flags today (cli/runopts.c, cli/run_targets.c); from a targets file and
- * stage lists later: those become more fields here (a source of targets, a list of rate
- * segments), and the functions above stay the only readers of them. A plan is plain data that
+ * A plan is built from flags (cli/runopts.c, cli/run_targets.c); --stages is the list of rate
+ * segments (plan.stages: plan_stage_start_ns/plan_stage_end_ns say where each lies, for the
+ * per-stage results and the abort rules), and a targets file a source of targets (plan_target.
+ * source); the functions above stay the only readers of them. A plan is plain data that
  * points into its builder's memory (targets, strings); nothing here allocates for the caller
  * or keeps state: every function is reentrant. */
 #ifndef KNEE_PLAN_PLAN_H
@@ -78,6 +79,10 @@ struct plan {
     double rate; /* total rate shared by targets without their own (/s) */
     bool ramp;   /* --ramp FROM:TO over the duration (shared targets) */
     double ramp_from, ramp_to;
+    /* --stages: the shared rate as stages one after the other (open loop; no --rate or --ramp,
+     * duration_ns their sum); targets with their own @R keep it throughout */
+    const struct run_stage *stages;
+    size_t nstages;
     enum run_arrivals arrivals;
     uint64_t seed;
     uint32_t connections; /* closed: clients in total; open: pool cap (0 = default) */
@@ -101,6 +106,9 @@ struct plan_share {
     /* open loop: the target's arrival stream in the whole plan, requests/s (equal unless
      * --ramp); every shard draws from this one stream and keeps its indices (plan/shard.h) */
     double rate_from, rate_to;
+    /* open loop with --stages: the target's share of every stage's rate (its weight among the
+     * targets that share; rate_from = rate_to = its mean rate over the stages); 0: its own rate */
+    double stage_share;
     /* open loop: the stream's global index bound (its part of --requests); closed loop: this
      * shard's requests for the target. UINT64_MAX: bounded by the duration */
     uint64_t limit;
@@ -133,6 +141,17 @@ struct plan_expect {
  * bound; for Poisson arrivals bounded by the duration, the expectation Λ(duration). */
 void plan_expected(const struct plan *p, const struct plan_share *s, struct plan_expect *out);
 
+/* --stages: where stage j (0-based, < p->nstages) starts and ends, ns after t0 (the sums of the
+ * durations before it, and with it). What the per-stage results and the abort rules key on. */
+uint64_t plan_stage_start_ns(const struct plan *p, size_t j);
+uint64_t plan_stage_end_ns(const struct plan *p, size_t j);
+
+/* What --dry-run says of stage j of a target's stream (s: a plan_shares entry), for this shard:
+ * its requests planned in [start, end) of the stage (warm-up included), exact for constant
+ * arrivals (the schedule's own count at both ends: the stage's integral ±1), for Poisson its
+ * expectation; rate_from/rate_to this shard's. Nothing is planned outside the stages. */
+void plan_stage_expected(const struct plan *p, const struct plan_share *s, size_t j, struct plan_expect *out);
+
 /* The load threads: --threads (threads; 0 = the CPUs online), in the open loop at most one per
  * connection of the pool (each thread owns its connections: --connections 1 means one thread),
  * in the closed loop at most one per connection (shares: plan_shares' entries; may be NULL in
@@ -147,6 +166,22 @@ uint32_t plan_pool(const struct plan *p);
  * loop, the requests at the streams' total rate (shares: plan_shares' entries); UINT64_MAX for a
  * closed loop bounded by --requests (it ends when the clients are done). */
 uint64_t plan_window_ns(const struct plan *p, const struct plan_share *shares);
+
+/* A target's open-loop stream as every shard draws it: its rates (or its share of the stages) and
+ * its global index bound, with the plan's stages and duration. What plan_sched_init and knee
+ * merge's check of the planned counts (plan/shard.h plan_stream_planned) build a schedule from. */
+struct plan_stream {
+    double rate_from, rate_to, stage_share;
+    uint64_t limit;
+    const struct run_stage *stages;
+    size_t nstages;
+    uint64_t duration_ns;
+};
+
+/* sc for thread k of `stride` of the stream st: the stages at st->stage_share when it has both,
+ * else the constant rate or the ramp over the duration (plan/schedule.h sched_init). */
+void plan_stream_init(struct sched *sc, bool poisson, const struct plan_stream *st, uint64_t t0_ns, uint64_t end_ns,
+                      uint64_t stride, uint64_t k, uint64_t seed);
 
 /* Open loop: thread k of `threads` load threads of this shard, its schedule of target `target`
  * (s: the target's plan_shares entry), planned from t0_ns until end_ns (UINT64_MAX: none).

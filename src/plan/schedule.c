@@ -1,19 +1,30 @@
 /* Planned-time streams. Poisson streams are generated in global order by every thread,
  * each keeping its own indices: T draws per planned request, but the global sequence is the
  * same for any T (a superposition of T independent streams would be Poisson too, but not the
- * same requests at the same times, and a seed should reproduce a run). */
+ * same requests at the same times, and a seed should reproduce a run). A Poisson stream of
+ * a varying rate is the unit-rate stream mapped through Λ⁻¹ (the time-change theorem), so
+ * stages and ramps keep the one seeded sequence. */
 #include "plan/schedule.h"
 
 #include <math.h>
 #include <stdbool.h>
 
-void sched_init(struct sched *s, bool poisson, double rate_from, double rate_to, double ramp_s, uint64_t t0_ns,
-                uint64_t end_ns, uint64_t limit, uint64_t stride, uint64_t k, uint64_t seed)
+/* Λ over the first t seconds of a piece (t <= its length). */
+static double piece_count(const struct sched_piece *p, double t)
+{
+    if (t <= 0)
+        return 0;
+    if (p->from == p->to)
+        return p->from * t;
+    double c = (p->to - p->from) / (2 * p->dur_s);
+    return p->from * t + c * t * t;
+}
+
+static void sched_start(struct sched *s, bool poisson, uint64_t t0_ns, uint64_t end_ns, uint64_t limit, uint64_t stride,
+                        uint64_t k, uint64_t seed)
 {
     s->poisson = poisson;
-    s->rate_from = rate_from;
-    s->rate_to = rate_to;
-    s->ramp_s = rate_from == rate_to ? 0 : ramp_s;
+    s->cur = 0;
     s->t0_ns = t0_ns;
     s->end_ns = end_ns;
     s->limit = limit;
@@ -24,24 +35,76 @@ void sched_init(struct sched *s, bool poisson, double rate_from, double rate_to,
     rng_seed(&s->rng, seed);
 }
 
-double sched_time_of(const struct sched *s, double u)
+void sched_init_segs(struct sched *s, bool poisson, const struct sched_seg *segs, size_t n, double scale,
+                     uint64_t t0_ns, uint64_t end_ns, uint64_t limit, uint64_t stride, uint64_t k, uint64_t seed)
+{
+    if (n > SCHED_MAX_SEGS)
+        n = SCHED_MAX_SEGS;
+    s->npieces = n;
+    double start = 0, before = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct sched_piece *p = &s->piece[i];
+        p->from = segs[i].from * scale;
+        p->to = segs[i].to * scale;
+        p->dur_s = segs[i].dur_s;
+        p->start_s = start;
+        p->before = before;
+        p->count = isinf(p->dur_s) ? (p->from > 0 ? INFINITY : 0) : piece_count(p, p->dur_s);
+        start += p->dur_s;
+        before += p->count;
+    }
+    sched_start(s, poisson, t0_ns, end_ns, limit, stride, k, seed);
+}
+
+void sched_init(struct sched *s, bool poisson, double rate_from, double rate_to, double ramp_s, uint64_t t0_ns,
+                uint64_t end_ns, uint64_t limit, uint64_t stride, uint64_t k, uint64_t seed)
+{
+    struct sched_seg seg = {rate_from, rate_to, rate_from == rate_to ? INFINITY : ramp_s};
+    sched_init_segs(s, poisson, &seg, 1, 1.0, t0_ns, end_ns, limit, stride, k, seed);
+}
+
+/* Seconds into piece p at which its own count reaches u (0 <= u <= p->count). */
+static double piece_time_of(const struct sched_piece *p, double u)
 {
     if (u <= 0)
         return 0;
-    double a = s->rate_from;
-    if (s->ramp_s <= 0)
+    double a = p->from;
+    if (a == p->to)
         return u / a;
     /* Λ(t) = a t + c t², c = (b - a) / (2 D); t = 2u / (a + sqrt(a² + 4 c u)) avoids the
-     * cancellation of the textbook root when c is small. Past the ramp end Λ has no inverse
-     * (the rate would keep changing): return +inf so the stream ends there. */
-    double c = (s->rate_to - a) / (2 * s->ramp_s);
-    double total = a * s->ramp_s + c * s->ramp_s * s->ramp_s;
-    if (u > total)
-        return INFINITY;
+     * cancellation of the textbook root when c is small; a ramp down to 0 ends where the
+     * discriminant reaches 0 (rounding may take it a hair below) */
+    double c = (p->to - a) / (2 * p->dur_s);
     double disc = a * a + 4 * c * u;
-    if (disc < 0)
+    double t = 2 * u / (a + sqrt(disc > 0 ? disc : 0));
+    return t < p->dur_s ? t : p->dur_s;
+}
+
+/* The piece that holds unit time u, searched from piece `from`: a piece of count N holds
+ * [before, before + N), so the request at a boundary starts the next piece with a rate (a stage
+ * at rate 0 plans nothing, and Λ's total is past the end); the last piece of a ramp without end
+ * (sched_init) also holds its total. npieces when Λ ends before u. */
+static size_t piece_of(const struct sched *s, double u, size_t from)
+{
+    size_t i = from;
+    while (i < s->npieces && (s->piece[i].count <= 0 || s->piece[i].before + s->piece[i].count <= u))
+        i++;
+    return i;
+}
+
+static double time_in(const struct sched *s, size_t i, double u)
+{
+    if (i >= s->npieces)
         return INFINITY;
-    return 2 * u / (a + sqrt(disc));
+    const struct sched_piece *p = &s->piece[i];
+    return p->start_s + piece_time_of(p, u - p->before);
+}
+
+double sched_time_of(const struct sched *s, double u)
+{
+    if (u < 0)
+        u = 0;
+    return time_in(s, piece_of(s, u, 0), u);
 }
 
 bool sched_next(struct sched *s, uint64_t *planned_ns)
@@ -60,7 +123,8 @@ bool sched_next(struct sched *s, uint64_t *planned_ns)
     } else {
         u = (double)i;
     }
-    double t_s = sched_time_of(s, u);
+    s->cur = piece_of(s, u, s->cur);
+    double t_s = time_in(s, s->cur, u);
     if (!isfinite(t_s) || t_s * 1e9 >= (double)(UINT64_MAX - s->t0_ns))
         return false;
     uint64_t t = s->t0_ns + (uint64_t)llround(t_s * 1e9);
@@ -75,12 +139,14 @@ double sched_expected_count(const struct sched *s, double t_s)
 {
     if (t_s <= 0)
         return 0;
-    double a = s->rate_from;
-    if (s->ramp_s <= 0)
-        return a * t_s;
-    double c = (s->rate_to - a) / (2 * s->ramp_s);
-    double t = t_s < s->ramp_s ? t_s : s->ramp_s;
-    return a * t + c * t * t;
+    double n = 0;
+    for (size_t i = 0; i < s->npieces; i++) {
+        const struct sched_piece *p = &s->piece[i];
+        if (t_s < p->start_s + p->dur_s)
+            return p->before + piece_count(p, t_s - p->start_s);
+        n = p->before + p->count;
+    }
+    return n;
 }
 
 /* Does global index i fall before t0 + span_ns (as sched_next decides it)? */

@@ -58,13 +58,20 @@ int plan_shard_validate(const struct plan *p, char *err, size_t errlen)
     return 0;
 }
 
-bool plan_stream_planned(const struct run_shard_stream *st, bool poisson, uint64_t seed, size_t target,
-                         uint64_t duration_ns, uint64_t max_draws, uint64_t *out)
+bool plan_stream_planned(const struct run_shard_stream *st, const struct run_stage *stages, size_t nstages,
+                         bool poisson, uint64_t seed, size_t target, uint64_t duration_ns, uint64_t max_draws,
+                         uint64_t *out)
 {
     struct sched s;
     uint64_t end = duration_ns ? duration_ns : UINT64_MAX;
-    sched_init(&s, poisson, st->rate_from, st->rate_to, (double)duration_ns / 1e9, 0, end, st->limit, 1, 0,
-               plan_stream_seed(seed, target));
+    struct plan_stream ps = {.rate_from = st->rate_from,
+                             .rate_to = st->rate_to,
+                             .stage_share = st->stage_share,
+                             .limit = st->limit,
+                             .stages = stages,
+                             .nstages = nstages,
+                             .duration_ns = duration_ns};
+    plan_stream_init(&s, poisson, &ps, 0, end, 1, 0, plan_stream_seed(seed, target));
     if (!poisson) {
         *out = sched_constant_count(&s, end);
         return true;
@@ -170,5 +177,14 @@ uint64_t plan_id(const struct plan *p, const struct plan_terms *terms)
         fnv_target(&f, &p->targets[i]);
     fnv_u64(&f, plan_shard_count(p));
     fnv_u64(&f, p->shard.start_at_unix_ns);
+    if (p->nstages) { /* at the end, and only with stages: every plan without keeps its id */
+        fnv_str(&f, "stages");
+        fnv_u64(&f, p->nstages);
+        for (size_t j = 0; j < p->nstages; j++) {
+            fnv_dbl(&f, p->stages[j].from);
+            fnv_dbl(&f, p->stages[j].to);
+            fnv_u64(&f, p->stages[j].duration_ns);
+        }
+    }
     return f.h;
 }

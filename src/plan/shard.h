@@ -49,11 +49,12 @@ static inline uint64_t plan_stream_seed(uint64_t seed, size_t target)
 }
 
 /* How many requests the whole plan (every shard) gives target stream st within duration_ns (0:
- * no duration) and its limit: exact. Constant arrivals by arithmetic; Poisson by drawing the
- * seeded sequence, at most max_draws draws (false beyond: too costly to check). knee merge
- * checks the shards' counts against it (st from a shard's record). */
-bool plan_stream_planned(const struct run_shard_stream *st, bool poisson, uint64_t seed, size_t target,
-                         uint64_t duration_ns, uint64_t max_draws, uint64_t *out);
+ * no duration) and its limit (following stages[0..nstages) at st->stage_share when it is > 0): exact. Constant arrivals
+ * by arithmetic; Poisson by drawing the seeded sequence, at most max_draws draws (false beyond: too costly to check).
+ * knee merge checks the shards' counts against it (st from a shard's record). */
+bool plan_stream_planned(const struct run_shard_stream *st, const struct run_stage *stages, size_t nstages,
+                         bool poisson, uint64_t seed, size_t target, uint64_t duration_ns, uint64_t max_draws,
+                         uint64_t *out);
 
 /* How many of `total` things (indices 0..total-1 dealt round robin, or connections) shard
  * `index` of `count` gets: total / count, plus one when index < total mod count. The parts of

@@ -3,6 +3,7 @@
  * here, the same way for every producer — the window and the rates over it, the statistics,
  * the shares and identities, the generator verdict and the warnings, in knee run's words. */
 #include "record/record.h"
+#include "record/stages.h"
 
 #include "core/units.h"
 #include "stats/stats.h"
@@ -77,6 +78,7 @@ void record_summarize(struct run_record *rec)
     for (size_t i = 0; i < rec->ntargets; i++)
         target_summarize(&rec->targets[i]);
     target_summarize(&rec->all);
+    record_stages_summarize(rec);
 }
 
 void record_derive(struct run_record *rec)

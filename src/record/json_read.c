@@ -11,6 +11,7 @@
 #include "core/err.h"
 #include "hlog/codec.h"
 #include "record/fields.h"
+#include "record/stages.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -301,6 +302,22 @@ static void setup(const json_t *cfg, struct record_setup *s)
 
 /* "config", and the two fields of the plan the document keeps elsewhere: --lag-limit (in
  * "generator"), and --timer-slack also there (config has it in an open loop only). */
+/* config.stages: the plan's stages as written (a stage of a bad duration reads as 0 s). */
+static void config_stages(const json_t *a, struct record_config *c)
+{
+    size_t n = json_is_array(a) ? json_array_size(a) : 0;
+    if (n > RUN_MAX_STAGES)
+        n = RUN_MAX_STAGES;
+    c->stages = n ? xcalloc(n, sizeof *c->stages) : NULL;
+    c->nstages = n;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(a, i);
+        c->stages[i].from = num(e, "from");
+        c->stages[i].to = num(e, "to");
+        c->stages[i].duration_ns = ns_of(e, "duration_s", 1);
+    }
+}
+
 static void config(const json_t *root, struct run_record *rec)
 {
     const json_t *cfg = get(root, "config");
@@ -313,6 +330,7 @@ static void config(const json_t *root, struct run_record *rec)
     get_f64(ramp, "from", &c->ramp_from);
     get_f64(ramp, "to", &c->ramp_to);
     get_pos(cfg, "rate", &c->rate);
+    config_stages(get(cfg, "stages"), c);
     get_u32(cfg, "pool_cap", &rec->pool_cap);
     c->when_busy = strcmp(str(cfg, "when_busy"), "drop") == 0 ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
     const json_t *gen = get(root, "generator");
@@ -463,7 +481,11 @@ static void shard(const json_t *root, struct run_record *rec)
         uint64_t lim = UINT64_MAX;
         if (json_is_integer(get(e, "limit")))
             lim = count(e, "limit");
-        s->streams[s->nstreams++] = (struct run_shard_stream){num(e, "rate_from"), num(e, "rate_to"), lim};
+        double share = num(e, "stage_share");
+        s->streams[s->nstreams++] = (struct run_shard_stream){.rate_from = num(e, "rate_from"),
+                                                              .rate_to = num(e, "rate_to"),
+                                                              .stage_share = share > 0 ? share : 0,
+                                                              .limit = lim};
     }
 }
 
@@ -503,7 +525,7 @@ int record_read_json(const json_t *root, struct run_record *rec, char *err, size
     timeline(root, rec);
     warnings_and_thresholds(root, rec);
     shard(root, rec);
-    return 0;
+    return record_stages_read_json(root, rec, false, err, errlen);
 }
 
 int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, size_t errlen)
@@ -935,6 +957,8 @@ int record_read_json_strict(const json_t *root, struct run_record *rec, char *er
     }
     if (!rc)
         rc = strict_identities(root, rec, err, errlen);
+    if (!rc)
+        rc = record_stages_read_json(root, rec, true, err, errlen);
     if (!rc && json_array_size(get(get(get(root, "shard"), "histograms"), "targets")) != rec->ntargets)
         rc = knee_fail(err, errlen, KNEE_EFORMAT, "shard.histograms.targets does not list the %zu targets",
                        rec->ntargets);

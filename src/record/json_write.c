@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "hlog/codec.h"
 #include "record/fields.h"
+#include "record/stages.h"
 
 #include <math.h>
 #include <string.h>
@@ -328,6 +329,18 @@ static void config(struct jw *j, const struct run_record *r)
     if (c->open_loop) {
         jw_kv_string(j, "arrivals", c->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
         jw_kv_uint(j, "seed", c->seed);
+        if (c->nstages) {
+            jw_key(j, "stages");
+            jw_array_begin(j);
+            for (size_t i = 0; i < c->nstages; i++) {
+                jw_object_begin(j);
+                jw_kv_double(j, "from", c->stages[i].from);
+                jw_kv_double(j, "to", c->stages[i].to);
+                jw_kv_double(j, "duration_s", (double)c->stages[i].duration_ns / 1e9);
+                jw_object_end(j);
+            }
+            jw_array_end(j);
+        }
         if (c->ramp) {
             jw_key(j, "ramp");
             jw_object_begin(j);
@@ -516,6 +529,8 @@ static void shard_streams(struct jw *j, const struct run_shard *s)
         jw_object_begin(j);
         jw_kv_double(j, "rate_from", s->streams[i].rate_from);
         jw_kv_double(j, "rate_to", s->streams[i].rate_to);
+        if (s->streams[i].stage_share > 0)
+            jw_kv_double(j, "stage_share", s->streams[i].stage_share);
         if (s->streams[i].limit == UINT64_MAX)
             kv_null(j, "limit");
         else
@@ -605,6 +620,7 @@ void record_write_json(FILE *out, const struct run_record *r, bool pretty)
     for (size_t i = 0; i < r->ntargets; i++)
         target(&j, &r->targets[i], false);
     jw_array_end(&j);
+    record_stages_write_json(&j, r, r->shard.count > 0); /* a shard's carry what knee merge adds up */
     timeline(&j, r);
     warnings_and_thresholds(&j, r);
     shard(&j, r); /* --shard / --start-at, or a merge: the shard record and histograms */

@@ -1,6 +1,7 @@
 /* The run record's plain parts (record/record.h): names, counts and their identities,
  * statistics of a histogram, targets' histograms added up, and releasing a record. */
 #include "record/record.h"
+#include "record/stages.h"
 
 #include "core/err.h"
 #include "core/units.h"
@@ -287,6 +288,7 @@ void record_config_release(struct record_config *c)
     for (size_t i = 0; i < c->nrejects; i++)
         free((char *)c->rejects[i].body);
     free(c->rejects);
+    free(c->stages);
     for (int i = 0; i < c->argc; i++)
         free(c->argv[i]);
     free(c->argv);
@@ -307,5 +309,6 @@ void record_release(struct run_record *res)
     free(res->thresholds);
     free(res->shard.parts);
     record_config_release(&res->config);
+    record_stages_free(res->stages, res->nstages);
     memset(res, 0, sizeof *res);
 }

@@ -57,6 +57,14 @@ enum run_io { RUN_IO_AUTO, RUN_IO_EPOLL, RUN_IO_URING };
 enum run_http { RUN_HTTP_AUTO, RUN_HTTP_1, RUN_HTTP_2 };
 enum run_when_busy { RUN_BUSY_QUEUE, RUN_BUSY_DROP };
 
+/* One stage of --stages (open loop): the rate goes linearly from `from` to `to` requests/s
+ * (equal: a hold; 0 allowed) over duration_ns, the stages one after the other from t0. */
+struct run_stage {
+    double from, to;
+    uint64_t duration_ns;
+};
+#define RUN_MAX_STAGES 64 /* plan/schedule.h SCHED_MAX_SEGS */
+
 /* --reject STATUS[:SUBSTR]: a response with this status (and, when body is set, containing
  * it) is a business rejection, not an http_error. */
 struct run_reject {
@@ -345,6 +353,8 @@ struct run_shard_part {
 struct run_shard_stream {
     double rate_from, rate_to; /* requests/s of the whole plan */
     uint64_t limit;            /* global index bound (--requests share); UINT64_MAX: by duration */
+    double stage_share;        /* > 0: the stream follows config.stages at this share of their rates (last: {from,
+                                  to, limit} initialisers stay as they were) */
 };
 
 /* The shard record of a run (run_config.shard_count > 0 or a start instant), or of a merge. */
@@ -428,7 +438,9 @@ struct record_config {
     double rate; /* the shared --rate (/s; 0: none) */
     bool ramp;   /* --ramp FROM:TO */
     double ramp_from, ramp_to;
-    uint64_t think_ns; /* closed loop */
+    size_t nstages;           /* --stages (0: none); the duration is their sum */
+    struct run_stage *stages; /* owned */
+    uint64_t think_ns;        /* closed loop */
     uint64_t duration_ns, requests, timeout_ns, drain_ns, warmup_ns;
     uint64_t lag_limit_ns;   /* --lag-limit; 0: the relative rule */
     uint64_t timer_slack_ns; /* --timer-slack (open loop); 0: none */
@@ -528,6 +540,8 @@ struct run_record {
     size_t nthresholds;
     struct record_threshold *thresholds; /* --threshold verdicts (record_set_thresholds) */
     struct run_abort aborted;            /* --abort-if (record_set_aborted) */
+    size_t nstages;                      /* --stages: one result per stage (record/stages.h); 0 without */
+    struct run_stage_result *stages;
 };
 
 /* Free everything the record owns (targets, histograms, ticks, warnings, config, thresholds,

@@ -2,6 +2,8 @@
  * average of per-thread or per-target percentiles). */
 #include "record/threshold.h"
 
+#include "record/stages.h"
+
 #include "core/units.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -255,16 +257,63 @@ static int parse_quantity(const char *ls, const char *le, const char *value, str
                      (int)sl, ls);
 }
 
+/* "stageN." before anything else (unless a target has that name): t->stage = N - 1. */
+static int parse_stage_prefix(const char **ls, const char *le, const char *const *names, size_t nnames,
+                              struct run_threshold *t, char *err, size_t errlen)
+{
+    const char *s = *ls;
+    if (le - s < 7 || strncmp(s, "stage", 5) != 0 || !isdigit((unsigned char)s[5]))
+        return 0;
+    const char *p = s + 5;
+    unsigned long n = 0;
+    while (p < le && isdigit((unsigned char)*p) && n < 100000)
+        n = n * 10 + (unsigned long)(*p++ - '0');
+    if (p >= le || *p != '.')
+        return 0;
+    for (size_t i = 0; i < nnames; i++)
+        if (strlen(names[i]) == (size_t)(p - s) && strncmp(names[i], s, (size_t)(p - s)) == 0)
+            return 0; /* the target's name */
+    if (n < 1 || n > RUN_MAX_STAGES)
+        return knee_fail(err, errlen, KNEE_EINVAL, "stage%lu: stages count from 1 (stage1.p99<250ms), at most %d", n,
+                         RUN_MAX_STAGES);
+    t->stage = (int)(n - 1);
+    *ls = p + 1;
+    return 0;
+}
+
+/* What a stage keeps: its ok latency, its counts, shares, error_rate and rates (no other metric,
+ * group or status, no sent_on_schedule); the quantity is parsed as the run's would be. */
+static int stage_check(struct run_threshold *t, bool is_stat, const char *value, const char *ls, const char *le,
+                       char *err, size_t errlen)
+{
+    if (is_stat && (t->metric != THR_LATENCY || t->group != RUN_GROUP_OK))
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "a stage keeps the latency of its ok requests only (stage2.p99, stage2.max, ...)");
+    if (t->target != THR_ALL_TARGETS)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "a stage's results are of every target together: no TARGET. after it");
+    if (is_stat)
+        return 0;
+    int r = parse_quantity(ls, le, value, t, err, errlen);
+    if (!r && (t->kind == THR_STATUS || t->kind == THR_STATUS_SHARE || t->kind == THR_SCHEDULE))
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "a stage keeps counts, shares, error_rate, latency and rates per second, not %s", t->stat);
+    return r;
+}
+
 int record_threshold_parse_names(const char *expr, const char *const *names, size_t nnames, struct run_threshold *t,
                                  char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     t->target = THR_ALL_TARGETS;
+    t->stage = THR_NO_STAGE;
     t->measured = NAN;
     snprintf(t->expr, sizeof t->expr, "%s", expr);
     const char *ls, *le, *vs, *ve;
     int r = parse_op(expr, t, &ls, &le, &vs, &ve, err, errlen);
     bool have_group = false, have_metric = false;
+    if (!r)
+        r = parse_stage_prefix(&ls, le, names, nnames, t, err, errlen);
     if (!r)
         r = parse_prefix(&ls, le, names, nnames, t, &have_group, &have_metric, err, errlen);
     if (r)
@@ -277,6 +326,8 @@ int record_threshold_parse_names(const char *expr, const char *const *names, siz
     value[ve - vs] = '\0';
     bool is_stat;
     r = parse_stat(ls, sl, value, t, &is_stat, err, errlen);
+    if (!r && t->stage != THR_NO_STAGE)
+        return stage_check(t, is_stat, value, ls, le, err, errlen);
     if (r || is_stat)
         return r;
     if (have_metric || have_group)
@@ -332,9 +383,29 @@ static uint64_t completed_of(const struct run_counts *c)
     return n;
 }
 
+/* A stage's results as a target's, for the evaluation below: its counts, rates and ok latency
+ * (histogram or, read back from JSON, statistics). */
+static void stage_view(const struct run_stage_result *s, struct run_target_result *v)
+{
+    memset(v, 0, sizeof *v);
+    v->counts = s->counts;
+    v->rates = s->rates;
+    v->latency[RUN_GROUP_OK] = s->latency; /* shallow: read only */
+}
+
 void record_threshold_eval(struct run_threshold *t, const struct run_record *res)
 {
+    struct run_target_result view;
     const struct run_target_result *r = t->target != THR_ALL_TARGETS ? &res->targets[t->target] : &res->all;
+    if (t->stage != THR_NO_STAGE) {
+        if ((size_t)t->stage >= res->nstages) {
+            t->measured = NAN;
+            t->pass = false;
+            return;
+        }
+        stage_view(&res->stages[t->stage], &view);
+        r = &view;
+    }
     const struct run_counts *c = &r->counts;
     double v = NAN;
     switch (t->kind) {

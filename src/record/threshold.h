@@ -18,7 +18,11 @@
  * 1xx .. 5xx) or other (a status outside 100 .. 599), compared with a count (status.5xx==0,
  * status.404<10, status.2xx>=1000); status.CODE_rate is its share of the completed requests
  * (every outcome but dropped and cancelled; status.5xx_rate<1%), which fails when none completed.
- * OP is one of < <= > >= == !=. A statistic without samples fails (nothing to vouch for it). */
+ * OP is one of < <= > >= == !=. A statistic without samples fails (nothing to vouch for it).
+ * A --stages run may name a stage first, stageN. (1-based: stage2.p99<250ms): then the
+ * quantity is the stage's (record/stages.h: its requests by planned time): the ok latency
+ * (pNN, mean, stdev, min, max, count), a count, a share, error_rate or a rate per second over
+ * the stage's window; a target named stageN is read as the target. */
 #ifndef KNEE_RECORD_THRESHOLD_H
 #define KNEE_RECORD_THRESHOLD_H
 
@@ -35,10 +39,12 @@ enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT, THR_
 #define THR_COUNT_PLANNED (-1) /* run_threshold.outcome: planned requests, not an outcome */
 #define THR_COUNT_SENT (-2)    /* run_threshold.outcome: sent requests, not an outcome */
 #define THR_GROUP_ALL (-1)     /* run_threshold.group: every completed request's latency */
+#define THR_NO_STAGE (-1)      /* run_threshold.stage: the whole run */
 
 struct run_threshold {
     char expr[160];
     int target; /* index, or THR_ALL_TARGETS */
+    int stage;  /* stageN.: N - 1; -1 (THR_NO_STAGE) for the whole run */
     enum thr_kind kind;
     enum thr_metric metric;
     int group;                /* latency: an enum run_group (RUN_GROUP_OK by default) or THR_GROUP_ALL */

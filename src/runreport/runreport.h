@@ -33,6 +33,11 @@ bool runreport_needs_full(const struct run_record *rec);
  * an --abort-if rule stopped (rec->aborted) says so first, on a line of its own. */
 void runreport_print_summary(FILE *out, const struct run_record *rec, bool verbose);
 
+/* --stages: one row per stage (its rate, length, requests planned in it, ok, failed, dropped, ok
+ * latency p50/p99/max, completions per second over the stage); nothing without stages
+ * (runreport/stages.c; runreport_print_summary calls it after the latency tables). */
+void runreport_print_stages(FILE *out, const struct run_record *rec);
+
 /* Pieces of it, for summaries of inputs that hold only part of a run (knee report of a
  * per-request log or an hlog without the JSON): the accounting identities of a set of counts
  * (every outcome named), the latency tables of one target (its statistics, t->sum; open or

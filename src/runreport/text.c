@@ -739,6 +739,7 @@ void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose
             fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
         }
     }
+    runreport_print_stages(out, v);
     server_timing(out, v);
     const struct run_counts *all = &v->all.counts;
     fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",

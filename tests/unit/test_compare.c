@@ -528,6 +528,19 @@ static void test_models(void **state)
     assert_int_equal(compare_model_diff(&m1, &m2, d, 16), 2);
     assert_string_equal(d[0], "duration: 10s vs 20s");
     assert_string_equal(d[1], "target api: path / vs /other");
+    /* --stages: the same stages, or the first that differs */
+    m2 = m1;
+    m1.nstages = m2.nstages = 2;
+    m1.stages[0] = m2.stages[0] = (struct run_stage){100, 100, 1000000000ULL};
+    m1.stages[1] = (struct run_stage){100, 500, 2000000000ULL};
+    m2.stages[1] = m1.stages[1];
+    assert_int_equal(compare_model_diff(&m1, &m2, d, 16), 0);
+    m2.stages[1].to = 400;
+    assert_int_equal(compare_model_diff(&m1, &m2, d, 16), 1);
+    assert_string_equal(d[0], "stage 2: 100.0..500.0/s for 2 s vs 100.0..400.0/s for 2 s");
+    m2.nstages = 1;
+    assert_int_equal(compare_model_diff(&m1, &m2, d, 16), 1);
+    assert_string_equal(d[0], "stages: 2 vs 1");
     compare_side_release(&b);
     compare_side_release(&a);
 }

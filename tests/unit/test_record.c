@@ -386,8 +386,8 @@ static void record_rich(struct run_record *r, bool merged)
     s->clock_esterror_ms = 0.5;
     s->lag_limit_ns = 7 * NS_PER_MS;
     s->nstreams = 2;
-    s->streams[0] = (struct run_shard_stream){10, 90.5, UINT64_MAX};
-    s->streams[1] = (struct run_shard_stream){5, 5, 1000};
+    s->streams[0] = (struct run_shard_stream){10, 90.5, UINT64_MAX, 0};
+    s->streams[1] = (struct run_shard_stream){5, 5, 1000, 0};
     if (merged) {
         s->complete = false;
         s->skew_min_ns = -2000000;
