@@ -156,6 +156,8 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
             w->ic.ok++;
         else
             w->ic.errors++;
+        if (o == OUTCOME_TRANSPORT && r->tcause == RUN_TC_REFUSED)
+            w->ic.refused++;
         hdr_record(&t->ival, lat, 1);
         if ((uint64_t)lat > t->ival_max_ns)
             t->ival_max_ns = (uint64_t)lat;
