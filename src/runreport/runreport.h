@@ -32,6 +32,17 @@ bool runreport_needs_full(const struct run_record *rec);
  * warnings and thresholds in ~15 lines. The JSON holds everything either form leaves out. */
 void runreport_print_summary(FILE *out, const struct run_record *rec, bool verbose);
 
+/* The summary's first lines, a wrk user's headline: requests/s completed over the measured
+ * window (planned and sent beside it in an open loop), p50, p99 and max (of the ok requests when
+ * some failed), the errors with their outcomes and status codes, and the verdict. */
+void runreport_print_headline(FILE *out, const struct run_record *rec);
+
+/* The verdict on a run, the most consequential first, into buf (returned): "BROKEN: ..." (the
+ * accounting), "FAILED: connection refused by ADDR: is the server up?" (or why else nothing
+ * succeeded), "GENERATOR-LIMITED: ...", "ERRORS: ...", "INTERRUPTED: ...", "THRESHOLDS FAILED:
+ * ...", "valid, with warnings (below)", or "valid: ..." with the share sent on schedule. */
+const char *runreport_verdict(const struct run_record *rec, char *buf, size_t len);
+
 /* Pieces of it, for summaries of inputs that hold only part of a run (knee report of a
  * per-request log or an hlog without the JSON): the accounting identities of a set of counts
  * (every outcome named), the latency tables of one target (its statistics, t->sum; open or
@@ -54,6 +65,7 @@ struct runreport_head {
     uint32_t streams;     /* --streams: closed-loop clients per connection */
     const char *io;       /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
     const char *io_asked; /* --dry-run: the --io that chose it ("auto", "epoll", "uring"); NULL: not said */
+    bool brief;           /* the default summary's head: the connection pool only when it drops */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the
