@@ -575,10 +575,9 @@ static void refused_say(struct engine *e, struct run_record *res)
         }
         off += (size_t)snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", e->targets[i].addr.text);
     }
-    record_stopped_on_purpose(res,
-                              "stopped early after %.3g s: connection refused by %s: is the server up? (every "
-                              "request so far was refused; --keep-going runs the whole plan)",
-                              (double)e->cfg->refused_end_ns / 1e9, who[0] ? who : "the target");
+    record_stopped_on_purpose(
+        res, "stopped early after %.3g s: connection refused by %s: is the server up? (--keep-going runs on)",
+        (double)e->cfg->refused_end_ns / 1e9, who[0] ? who : "the target");
 }
 
 /* After the last interval: join the threads, close the request log, say what the threads could
