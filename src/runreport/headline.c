@@ -88,7 +88,7 @@ const char *runreport_verdict(const struct run_record *v, char *buf, size_t len)
         snprintf(buf, len, "valid: the generator kept its plan (%.2f%% sent on schedule, lag p99 %s ms)",
                  100 * v->sent_on_schedule, units_fmt_ms(v->all.sum.lag.p99, b, sizeof b));
     } else if (!v->config.open_loop) {
-        snprintf(buf, len, "valid for a closed loop, where a slow server slows the load (--rate R: open)");
+        snprintf(buf, len, "valid; closed loop: a slow server slows the load and hides stalls (coordinated omission)");
     } else {
         snprintf(buf, len, "valid");
     }
@@ -131,7 +131,8 @@ static void errors_line(FILE *out, const struct run_record *v)
         }
     }
     struct run_status_entry top[HEADLINE_CODES];
-    size_t all = record_status_top(&v->all.status, want_not_ok, NULL, top, HEADLINE_CODES);
+    /* the codes of the failures (a rejection's are on its own line below) */
+    size_t all = failed ? record_status_top(&v->all.status, want_not_ok, NULL, top, HEADLINE_CODES) : 0;
     for (size_t k = 0; k < all && k < HEADLINE_CODES; k++) {
         if (top[k].status < 0)
             fprintf(out, "%s other ×%s", k ? "," : "; status", units_fmt_count(top[k].count, a, sizeof a));

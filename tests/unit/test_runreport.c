@@ -369,7 +369,8 @@ static void test_closed_loop_compact(void **state)
     assert_line(t, "  api http://127.0.0.1:8080/ -> 127.0.0.1:8080");
     assert_has(t, "\nrequests/s  1,000.0 completed in the window 0.000 .. 10.000 s (sent 1,000.0)\n");
     assert_has(t, "   (10,000 requests, from the send)\n");
-    assert_line(t, "verdict     valid for a closed loop, where a slow server slows the load (--rate R: open)");
+    assert_line(t,
+                "verdict     valid; closed loop: a slow server slows the load and hides stalls (coordinated omission)");
     assert_line(t, "  latency: send -> full response (T5 - T1); closed loop");
     assert_lacks(t, "lag (ms)");
     assert_lacks(t, "sent on schedule");
