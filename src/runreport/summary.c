@@ -122,31 +122,32 @@ static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
     rates_lines(out, v);
 }
 
-/* The default form's Server-Timing (one target): its names on one line when they fit in 100
- * columns, else a line each. */
+/* The default form's Server-Timing (one target): its names one after the other, on as many
+ * lines of at most 100 columns as they need (a name longer than a line has one of its own). */
 static void server_timing_brief(FILE *out, const struct run_target_result *t)
 {
-    char line[4096], sn[128], f[3][24];
-    size_t off = (size_t)snprintf(line, sizeof line, "server timing (ms):");
-    bool fits = true;
-    for (size_t j = 0; j < t->nst && off < sizeof line; j++) {
-        const struct run_summary *s = &t->st[j].sum;
-        off += (size_t)snprintf(line + off, sizeof line - off, "%s %s p50 %s p99 %s max %s", j ? ";" : "",
-                                rr_esc(t->st[j].name, sn, sizeof sn), units_fmt_ms(s->p50, f[0], 24),
-                                units_fmt_ms(s->p99, f[1], 24), units_fmt_ms(s->max, f[2], 24));
-        fits = off <= 100;
-    }
-    if (fits) {
-        fprintf(out, "%s\n", line);
-        return;
-    }
-    fprintf(out, "server timing (ms, from Server-Timing response headers; server-side time)\n");
+    static const char head[] = "server timing (ms): ";
+    const size_t indent = sizeof head - 1, width = 99; /* a line may end with ";" */
+    char seg[256], sn[128], f[3][24];
+    size_t col = indent;
+    fputs(head, out);
     for (size_t j = 0; j < t->nst; j++) {
         const struct run_summary *s = &t->st[j].sum;
-        fprintf(out, "  %-12s p50 %s  p99 %s  max %s  (%s)\n", rr_esc(t->st[j].name, sn, sizeof sn),
-                units_fmt_ms(s->p50, f[0], 24), units_fmt_ms(s->p99, f[1], 24), units_fmt_ms(s->max, f[2], 24),
-                units_fmt_count(s->count, line, sizeof line));
+        int n =
+            snprintf(seg, sizeof seg, "%s p50 %s p99 %s max %s", rr_esc(t->st[j].name, sn, sizeof sn),
+                     units_fmt_ms(s->p50, f[0], 24), units_fmt_ms(s->p99, f[1], 24), units_fmt_ms(s->max, f[2], 24));
+        size_t len = n < 0 ? 0 : (size_t)n;
+        if (j && col + 2 + len > width) {
+            fprintf(out, ";\n%*s", (int)indent, "");
+            col = indent;
+        } else if (j) {
+            fputs("; ", out);
+            col += 2;
+        }
+        fputs(seg, out);
+        col += len;
     }
+    fputc('\n', out);
 }
 
 static void server_timing(FILE *out, const struct run_record *v, bool full)
