@@ -23,13 +23,18 @@
 bool runreport_needs_full(const struct run_record *rec);
 
 /* The human summary of rec (its statistics, rec->all.sum and every target's: record_finish
- * or the reader fills them). The full form (verbose, or runreport_needs_full): the plan, the
- * accounting identities with every outcome (warm-up apart), rates, latency by outcome and the
- * service/ttfb/lag/connect tables (each labelled with its interval), per target when there are
- * several, Server-Timing, connections, warnings and the thresholds. The compact form: the plan,
- * the accounting with the outcomes that occurred, rates, latency p50/p90/p99/p99.9/max (and the
- * generator's lag in an open loop), Server-Timing when the server sent it, connections,
- * warnings and thresholds in ~15 lines. The JSON holds everything either form leaves out. */
+ * or the reader fills them): the plan, the headline (runreport_print_headline), then one of
+ * three forms. The full form (verbose, or runreport_needs_full): the accounting identities with
+ * every outcome (warm-up apart), rates, latency by outcome and the service/ttfb/lag/connect
+ * tables (each labelled with its interval), per target when there are several, Server-Timing,
+ * connections, the generator's CPU. The failed form (not one request succeeded, one target,
+ * not verbose): every outcome, the transport causes and statuses, the connections; no latency
+ * tables. The default form, within 100 columns and about 20 lines for a clean run: the
+ * accounting with the outcomes that occurred, latency p50/p90/p99/p99.9/max (and the
+ * generator's lag in an open loop), Server-Timing packed in 100 columns, connections. Every
+ * form ends with the warnings by cause, the most consequential first (notes that change no
+ * conclusion only when verbose), and the thresholds. The JSON holds everything any form
+ * leaves out. */
 void runreport_print_summary(FILE *out, const struct run_record *rec, bool verbose);
 
 /* The summary's first lines, a wrk user's headline: requests/s completed over the measured
