@@ -126,6 +126,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
     [RUNOPT_TIMEOUT] = ROW("timeout", 0, OPT_DURATION, timeout_ns, "D", "per request, from its send (default 10s)"),
     [RUNOPT_DRAIN] = ROW("drain", 0, OPT_DURATION, drain_ns, "D",
                          "after planning ends, how long in-flight requests may finish (default: the timeout)"),
+    [RUNOPT_KEEP_GOING] = ROW("keep-going", 0, OPT_FLAG, keep_going, NULL,
+                              "run the whole plan even when every connection is refused (by default a run "
+                              "whose every request was refused for 2 s ends there: exit 3)"),
     [RUNOPT_WARMUP] = ROW("warmup", 0, OPT_DURATION, warmup_ns, "D",
                           "requests planned in the first D are logged but left out of the statistics"),
     [RUNOPT_WHEN_BUSY] = ROW("when-busy", 0, OPT_STR, when_busy, "queue|drop",
@@ -509,6 +512,8 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;
     cfg->timer_slack_ns = o->timer_slack_ns;
+    /* the early end is the command's choice: one with the row (knee run) ends a refused run */
+    cfg->refused_end_ns = opt_find(spec, "keep-going") && !o->keep_going ? RUN_DEFAULT_REFUSED_END_NS : 0;
     cfg->out_path = o->out;
     return fill_transport(o, spec, cfg);
 }

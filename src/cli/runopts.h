@@ -66,6 +66,7 @@ enum runopt_id {
     RUNOPT_STREAMS,
     RUNOPT_TIMEOUT,
     RUNOPT_DRAIN,
+    RUNOPT_KEEP_GOING, /* a command with this row ends a run early when the target refuses (load/run.h) */
     RUNOPT_WARMUP,
     RUNOPT_WHEN_BUSY,
     RUNOPT_REJECT,
@@ -113,6 +114,7 @@ struct runopts {
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
+    bool keep_going;                  /* --keep-going: no early end when every connection is refused */
     const char *shard, *start_at;     /* --shard I/N|auto, --start-at TIME */
     uint64_t shards;                  /* --shards N */
     bool retry_stale, no_retry_stale; /* --retry-stale (every method), --no-retry-stale */

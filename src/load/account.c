@@ -179,6 +179,8 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
             w->ic.ok++;
         else
             w->ic.errors++;
+        if (o == OUTCOME_TRANSPORT && r->tcause == RUN_TC_REFUSED)
+            w->ic.refused++;
         hdr_record(&t->ival, lat, 1);
         if (w->nstg && o == OUTCOME_OK)
             record_stages_latency(w->stg, w->nstg, r->planned_ns > e->t0_ns ? r->planned_ns - e->t0_ns : 0, lat);

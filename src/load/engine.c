@@ -229,6 +229,7 @@ void engine_publish(struct worker *w, uint64_t end_ns)
     s->c.dropped += w->ic.dropped;
     ival_live_add(&s->l, &w->il);
     memset(&w->il, 0, sizeof w->il); /* handed over: the thread's next interval starts from zero */
+    s->c.refused += w->ic.refused;
     s->inflight += w->inflight;
     s->queued += w->queued;
     if (end_ns > s->end_ns)
@@ -272,6 +273,28 @@ static void progress_live(const struct engine *e, const struct ival_slot *s, str
     p->cpu_busiest = (double)s->l.cpu_max_ns / len_ns;
     p->threads = e->nworkers;
     p->warmup = e->t0_ns + (uint64_t)llround(p->start_s * 1e9) < e->warmup_end_ns; /* intervals are cut there */
+}
+
+/* run_config.refused_end_ns: after each second, whether every request that ended so far ended
+ * in a refused connection; when that still holds at refused_end_ns, stop planning as a stop
+ * request would, through the engine's own level (the caller's handle stays untouched: a
+ * sequence of runs sharing it goes on). */
+static void refused_check(struct engine *e, const struct ival_counts *c, double end_s)
+{
+    if (!e->refused_armed)
+        return;
+    if (c->completed != c->refused) {
+        e->refused_armed = false; /* something answered, or failed another way: the target is there */
+        return;
+    }
+    e->refused_seen += c->refused;
+    if (end_s * 1e9 < (double)e->cfg->refused_end_ns || !e->refused_seen)
+        return;
+    e->refused_armed = false;
+    e->refused_end = true;
+    atomic_store(&e->self_stop, 1);
+    for (uint32_t i = 0; i < e->nworkers; i++)
+        loop_wake(&e->workers[i].loop);
 }
 
 /* The main thread's job while workers run: take each second as soon as every thread has
@@ -351,6 +374,7 @@ static void consume_intervals(struct engine *e, struct run_record *res)
             progress_live(e, s, &p);
             cfg->on_progress(cfg->progress_ctx, &p);
         }
+        refused_check(e, &s->c, start_s + len_s);
         live_tick(e, start_s + len_s);
         pthread_mutex_lock(&e->mu);
         for (size_t i = 0; i < e->nt; i++)
@@ -580,6 +604,29 @@ static int engine_start(struct engine *e, struct run_record *res, char *err, siz
     return 0;
 }
 
+/* The warning of an early end for refused connections, in place of "interrupted": the
+ * addresses that refused (up to 3). */
+static void refused_say(struct engine *e, struct run_record *res)
+{
+    char who[256] = "";
+    size_t off = 0, named = 0;
+    for (size_t i = 0; i < res->ntargets && i < e->nt && off < sizeof who; i++) {
+        const struct run_counts *c = &res->targets[i].counts, *w = &res->targets[i].warmup_counts;
+        if (!c->transport_cause[RUN_TC_REFUSED] && !w->transport_cause[RUN_TC_REFUSED])
+            continue;
+        if (strstr(who, e->targets[i].addr.text)) /* several targets on one address */
+            continue;
+        if (named++ == 3) {
+            snprintf(who + off, sizeof who - off, ", ...");
+            break;
+        }
+        off += (size_t)snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", e->targets[i].addr.text);
+    }
+    record_stopped_on_purpose(
+        res, "stopped early after %.3g s: connection refused by %s: is the server up? (--keep-going runs on)",
+        (double)e->cfg->refused_end_ns / 1e9, who[0] ? who : "the target");
+}
+
 /* After the last interval: join the threads, close the request log, say what the threads could
  * not do (io_uring, a fatal error), then the result and the shard's and the live endpoint's
  * last words. */
@@ -590,7 +637,7 @@ static void engine_collect(struct engine *e, struct run_record *res)
     for (uint32_t i = 0; i < T; i++)
         pthread_join(e->workers[i].tid, NULL);
     stop_detach(e->stop);
-    res->interrupted = atomic_load(&e->stop->level) > 0;
+    res->interrupted = atomic_load(&e->stop->level) > 0 || e->refused_end;
     if (e->log) {
         int lr = outlog_close(e->log, &e->log_cpu);
         e->log = NULL;
@@ -613,6 +660,8 @@ static void engine_collect(struct engine *e, struct run_record *res)
         if (e->workers[i].fatal)
             warn_add(&res->warnings, true, "load thread %u stopped early: %s", i, knee_strerror(e->workers[i].fatal));
     result_finish(e, res);
+    if (e->refused_end && atomic_load(&e->stop->level) == 0)
+        refused_say(e, res);
     shard_finish(e, res);
     live_final(e, res);
 }
@@ -627,6 +676,8 @@ int run_execute(const struct run_config *cfg, struct run_record *res, char *err,
     struct run_stop own_stop; /* without a handle from the caller, nobody can stop the run */
     run_stop_init(&own_stop);
     e.stop = cfg->stop ? cfg->stop : &own_stop;
+    e.refused_armed = cfg->refused_end_ns > 0;
+    atomic_init(&e.self_stop, 0);
     result_env_begin(&res->env);
     int rc = engine_prepare(&e, cfg, err, errlen);
     if (rc == 0)

@@ -141,6 +141,7 @@ struct target_rt {
 /* Counters of the current one-second interval (all targets, warm-up included). */
 struct ival_counts {
     uint64_t planned, sent, completed, ok, errors, dropped;
+    uint64_t refused; /* of the errors: a transport failure, connection refused */
 };
 
 /* What an interval adds for run_progress's --live fields, kept apart from ival_counts (which the
@@ -275,7 +276,12 @@ struct engine {
     struct run_generator_cpu *worker_cpu;
     struct run_generator_cpu main_cpu0, log_cpu;
     uint64_t cpu_wall0_ns;
-    struct live *live; /* run_config.on_live: the threads' totals for it (live.c); NULL without */
+    /* run_config.refused_end_ns (engine.c, on the merging thread): every completion so far was a
+     * refused connection (armed until one is not); refused_end: the run was ended for it */
+    bool refused_armed, refused_end;
+    uint64_t refused_seen;
+    atomic_int self_stop; /* 1: the engine itself stopped planning (the workers read it as a stop level) */
+    struct live *live;    /* run_config.on_live: the threads' totals for it (live.c); NULL without */
 };
 
 /* engine.c, called by the workers */

@@ -35,6 +35,9 @@
  * capped here), and --streams' largest value (H2_MAX_STREAMS of src/h2). */
 #define RUN_H2_DEFAULT_STREAMS 128
 #define RUN_H2_MAX_STREAMS 1024
+/* knee run ends a run early when every request that ended in its first 2 s ended in a refused
+ * connection (run_config.refused_end_ns; --keep-going: never). */
+#define RUN_DEFAULT_REFUSED_END_NS (2ULL * 1000000000ULL)
 
 /* Called once per second of the run (and for the final partial second) per target with the
  * merged latency histogram of the requests completed in that interval (warm-up excluded).
@@ -127,6 +130,12 @@ struct run_config {
      * one wake-up; lag still records the truth, and record_generator_judge counts only the lag
      * beyond it. At most RUN_MAX_TIMER_SLACK_NS. */
     uint64_t timer_slack_ns;
+    /* End planning early (then drain, as a stop request does) when, refused_end_ns after t0,
+     * every request that has ended (warm-up included) ended in a refused connection and at least
+     * one did: nobody listens on the target's port. A request that ends any other way first
+     * disarms it. The record then says so in a warning ("stopped early after 2 s: connection
+     * refused by 127.0.0.1:9: is the server up? ..."), not "interrupted". 0 = never. */
+    uint64_t refused_end_ns;
     const char *out_path; /* per-request log: *.csv = CSV, else binary reqlog; NULL = none */
     run_interval_fn *on_interval;
     void *interval_ctx;

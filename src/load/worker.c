@@ -609,6 +609,8 @@ static void worker_run(struct worker *w)
             break;
         }
         int lvl = atomic_load(&e->stop->level);
+        if (lvl < atomic_load(&e->self_stop)) /* the engine's own early end (engine.c refused_check) */
+            lvl = atomic_load(&e->self_stop);
         if (lvl != stop_seen && w->started) {
             stop_seen = lvl;
             on_stop(w, lvl);

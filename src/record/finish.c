@@ -149,7 +149,9 @@ static void judge_generator(struct run_record *rec, const struct record_finish_i
     record_generator_input(rec, &gin);
     if (!record_generator_judge(&gin, &rec->generator))
         return;
-    if (h2_server_allowed_none(rec)) { /* the lag and the drops are the server's (warn_losses says so) */
+    /* not one request succeeded: the target is the story (FAILED says so), not the generator; the
+     * lag of requests that fail at once (refused connections) is a large share of their latency */
+    if (h2_server_allowed_none(rec) || rec->no_ok) { /* the lag and the drops are the server's (warn_losses says so) */
         rec->generator.limited = false;
         rec->generator.why[0] = '\0';
         return;

@@ -23,15 +23,31 @@
 bool runreport_needs_full(const struct run_record *rec);
 
 /* The human summary of rec (its statistics, rec->all.sum and every target's: record_finish
- * or the reader fills them). The full form (verbose, or runreport_needs_full): the plan, the
- * accounting identities with every outcome (warm-up apart), rates, latency by outcome and the
- * service/ttfb/lag/connect tables (each labelled with its interval), per target when there are
- * several, Server-Timing, connections, warnings and the thresholds. The compact form: the plan,
- * the accounting with the outcomes that occurred, rates, latency p50/p90/p99/p99.9/max (and the
- * generator's lag in an open loop), Server-Timing when the server sent it, connections,
- * warnings and thresholds in ~15 lines. The JSON holds everything either form leaves out. A run
- * an --abort-if rule stopped (rec->aborted) says so first, on a line of its own. */
+ * or the reader fills them): the plan, the headline (runreport_print_headline), then one of
+ * three forms. The full form (verbose, or runreport_needs_full): the accounting identities with
+ * every outcome (warm-up apart), rates, latency by outcome and the service/ttfb/lag/connect
+ * tables (each labelled with its interval), per target when there are several, Server-Timing,
+ * connections, the generator's CPU. The failed form (not one request succeeded, one target,
+ * not verbose): every outcome, the transport causes and statuses, the connections; no latency
+ * tables. The default form, within 100 columns and about 20 lines for a clean run: the
+ * accounting with the outcomes that occurred, latency p50/p90/p99/p99.9/max (and the
+ * generator's lag in an open loop), Server-Timing packed in 100 columns, connections. Every
+ * form ends with the warnings by cause, the most consequential first (notes that change no
+ * conclusion only when verbose), and the thresholds. The JSON holds everything any form
+ * leaves out. A run an --abort-if rule stopped (rec->aborted) says so first, on a line of its
+ * own. */
 void runreport_print_summary(FILE *out, const struct run_record *rec, bool verbose);
+
+/* The summary's first lines, a wrk user's headline: requests/s completed over the measured
+ * window (planned and sent beside it in an open loop), p50, p99 and max (of the ok requests when
+ * some failed), the errors with their outcomes and status codes, and the verdict. */
+void runreport_print_headline(FILE *out, const struct run_record *rec);
+
+/* The verdict on a run, the most consequential first, into buf (returned): "BROKEN: ..." (the
+ * accounting), "FAILED: connection refused by ADDR: is the server up?" (or why else nothing
+ * succeeded), "GENERATOR-LIMITED: ...", "ERRORS: ...", "ABORTED ...", "INTERRUPTED: ...", "THRESHOLDS FAILED:
+ * ...", "valid, with warnings (below)", or "valid: ..." with the share sent on schedule. */
+const char *runreport_verdict(const struct run_record *rec, char *buf, size_t len);
 
 /* --stages: one row per stage (its rate, length, requests planned in it, ok, failed, dropped, ok
  * latency p50/p99/max, completions per second over the stage); nothing without stages
@@ -60,6 +76,7 @@ struct runreport_head {
     uint32_t streams;     /* --streams: closed-loop clients per connection */
     const char *io;       /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
     const char *io_asked; /* --dry-run: the --io that chose it ("auto", "epoll", "uring"); NULL: not said */
+    bool brief;           /* the default summary's head: the connection pool only when it drops */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the

@@ -1,13 +1,12 @@
-/* The terminal summary of a run, printed from its record (the engine's, a merge's, or one read
- * back from the run's JSON: knee run and knee report print this one text). Every table names the interval it measures
- * (T0 planned send, T1 actual send, T5 full response), because "latency" means different things in an open and a closed
- * loop; outcomes come with the accounting identities so nothing can go missing unnoticed. */
-#include "runreport/runreport.h"
+/* The pieces of the terminal summary of a run (summary.c puts them together): the tables, each
+ * naming the interval it measures (T0 planned send, T1 actual send, T5 full response), because
+ * "latency" means different things in an open and a closed loop; the accounting identities, so
+ * nothing can go missing unnoticed; the outcomes' causes and statuses; TLS and HTTP/2; the plan. */
+#include "runreport/internal.h"
 
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
-#include "termplot/termplot.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,7 +15,7 @@
 /* Text that came from the command line or the network (names, URLs, paths in warnings,
  * threshold expressions) with control bytes escaped (core/err knee_escape): a summary line
  * is never a terminal control sequence. */
-static const char *esc(const char *s, char *buf, size_t len)
+const char *rr_esc(const char *s, char *buf, size_t len)
 {
     knee_escape(buf, len, s, strlen(s));
     return buf;
@@ -116,7 +115,7 @@ static const char *tls_fix(enum run_transport_cause k, bool brief)
 }
 
 /* The name of a transport cause as the summary prints it ("tls verify"). */
-static const char *cause_name(enum run_transport_cause k, char *buf, size_t len)
+const char *rr_cause_name(enum run_transport_cause k, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", record_transport_cause_name(k));
     for (char *p = buf; *p; p++)
@@ -127,7 +126,7 @@ static const char *cause_name(enum run_transport_cause k, char *buf, size_t len)
 
 /* Under the outcomes, when there is something to say: why the transport failures failed
  * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
-static void transport_line(FILE *out, const struct run_record *r, const struct run_counts *c, const char *indent)
+void rr_transport_line(FILE *out, const struct run_record *r, const struct run_counts *c, const char *indent)
 {
     char a[32];
     if (c->outcome[OUTCOME_TRANSPORT]) {
@@ -137,7 +136,7 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
             if (!c->transport_cause[k])
                 continue;
             char name[40];
-            fprintf(out, "%s %s %s", first ? "" : ",", cause_name((enum run_transport_cause)k, name, sizeof name),
+            fprintf(out, "%s %s %s", first ? "" : ",", rr_cause_name((enum run_transport_cause)k, name, sizeof name),
                     units_fmt_count(c->transport_cause[k], a, sizeof a));
             first = false;
         }
@@ -152,7 +151,7 @@ static void transport_line(FILE *out, const struct run_record *r, const struct r
             const char *fix = tls_fix((enum run_transport_cause)k, false);
             char name[40];
             if (c->transport_cause[k] && fix)
-                fprintf(out, " (%s: %s)", cause_name((enum run_transport_cause)k, name, sizeof name), fix);
+                fprintf(out, " (%s: %s)", rr_cause_name((enum run_transport_cause)k, name, sizeof name), fix);
         }
         fputc('\n', out);
     }
@@ -232,7 +231,7 @@ static void status_line(FILE *out, const char *indent, const char *what, uint64_
  * responses by status, not by outcome: a --reject STATUS takes every response of its status,
  * and when one --reject STATUS:BODY status is present its share of the rejections is what the
  * status-only ones leave; with several such statuses the split is unknown and marked. */
-static void status_lines(FILE *out, const struct run_record *r, const struct run_target_result *t, const char *indent)
+void rr_status_lines(FILE *out, const struct run_record *r, const struct run_target_result *t, const char *indent)
 {
     const struct run_counts *c = &t->counts;
     if (!c->outcome[OUTCOME_HTTP_ERROR] && !c->outcome[OUTCOME_REJECTED])
@@ -311,7 +310,7 @@ static void tls_failure_causes(FILE *out, const struct run_target_result *t)
             continue;
         char a[32], name[40];
         const char *fix = tls_fix(tc, true);
-        fprintf(out, "%s%s %s%s%s", first ? " (" : ", ", cause_name(tc, name, sizeof name),
+        fprintf(out, "%s%s %s%s%s", first ? " (" : ", ", rr_cause_name(tc, name, sizeof name),
                 units_fmt_count(n, a, sizeof a), fix ? ": " : "", fix ? fix : "");
         first = false;
     }
@@ -385,7 +384,7 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
 
 /* Under the connections line: whether certificates were verified, then each target's TLS and
  * HTTP/2 lines (prefixed by its name when there are several). */
-static void transport_lines(FILE *out, const struct run_record *v)
+void rr_transport_lines(FILE *out, const struct run_record *v)
 {
     if (v->all.https && v->config.tls_insecure)
         fprintf(out, "tls: certificate verification OFF (--insecure): the server's identity was not checked\n");
@@ -395,7 +394,7 @@ static void transport_lines(FILE *out, const struct run_record *v)
             continue;
         if (v->ntargets > 1) {
             char n[256];
-            fprintf(out, "target %s:\n", esc(t->name, n, sizeof n));
+            fprintf(out, "target %s:\n", rr_esc(t->name, n, sizeof n));
             transport_target(out, v, t, "  ");
         } else {
             transport_target(out, v, t, "");
@@ -419,8 +418,9 @@ void runreport_print_head(FILE *out, const struct runreport_head *h)
             fprintf(out, " in total");
         if (h->poisson)
             fprintf(out, " (seed %llu)", (unsigned long long)h->seed);
-        fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(h->pool_cap, a, sizeof a),
-                h->pool_cap == 1 ? "" : "s", h->drop_when_busy ? "drop" : "queue");
+        if (!h->brief || h->drop_when_busy)
+            fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(h->pool_cap, a, sizeof a),
+                    h->pool_cap == 1 ? "" : "s", h->drop_when_busy ? "drop" : "queue");
         if (h->timer_slack_ns)
             fprintf(out, ", sends up to %s ms late by --timer-slack",
                     units_fmt_ms((double)h->timer_slack_ns / 1e6, a, sizeof a));
@@ -446,11 +446,11 @@ void runreport_print_head(FILE *out, const struct runreport_head *h)
 void runreport_print_target_head(FILE *out, const char *name, const char *url, const char *address, uint64_t resolve_ns)
 {
     char rt[32], n[256], u[1024];
-    fprintf(out, "  %-10s %s -> %s (resolved in %s)", esc(name, n, sizeof n), esc(url, u, sizeof u), address,
+    fprintf(out, "  %-10s %s -> %s (resolved in %s)", rr_esc(name, n, sizeof n), rr_esc(url, u, sizeof u), address,
             units_fmt_duration(resolve_ns, rt, sizeof rt));
 }
 
-static void plan_line(FILE *out, const struct run_record *v)
+void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
 {
     char a[32];
     const struct record_config *c = &v->config;
@@ -471,7 +471,8 @@ static void plan_line(FILE *out, const struct run_record *v)
                                .pool_cap = v->pool_cap,
                                .streams = c->streams,
                                .io = v->io != RUN_IO_AUTO ? record_io_name(v->io) : "",
-                               .shared = v->ntargets == 0};
+                               .shared = v->ntargets == 0,
+                               .brief = brief};
     for (size_t i = 0; i < v->ntargets; i++) {
         h.conns += v->targets[i].connections;
         if (v->targets[i].own_rate > 0)
@@ -482,6 +483,13 @@ static void plan_line(FILE *out, const struct run_record *v)
     runreport_print_head(out, &h);
     for (size_t i = 0; i < v->ntargets; i++) {
         const struct run_target_result *t = &v->targets[i];
+        if (brief && v->ntargets == 1) { /* the head said the rate; a name made of the URL says nothing */
+            char n[256], u[1024];
+            bool named = !strstr(t->url, t->name);
+            fprintf(out, "  %s%s%s -> %s\n", named ? rr_esc(t->name, n, sizeof n) : "", named ? " " : "",
+                    rr_esc(t->url, u, sizeof u), t->address);
+            continue;
+        }
         runreport_print_target_head(out, t->name, t->url, t->address, t->resolve_ns);
         if (c->open_loop)
             fprintf(out, ", %s/s", units_fmt_rate(t->planned_rate, a, sizeof a));
@@ -491,363 +499,4 @@ static void plan_line(FILE *out, const struct run_record *v)
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
     }
-}
-
-/* Anything the compact form would leave to --verbose that needs a reader's eyes: then the
- * full form is printed. Notes about few samples or the warm-up do not count (they print in
- * both forms); rejections are data the user asked for (--reject), not failures. */
-bool runreport_needs_full(const struct run_record *v)
-{
-    if (v->ntargets != 1 || v->warnings.attention || v->generator_limited || !v->accounting_ok || v->interrupted)
-        return true;
-    const struct run_counts *cs[2] = {&v->all.counts, &v->all.warmup_counts};
-    for (int k = 0; k < 2; k++)
-        for (int o = 0; o < OUTCOME_COUNT; o++)
-            if (o != OUTCOME_OK && o != OUTCOME_REJECTED && cs[k]->outcome[o])
-                return true;
-    for (size_t i = 0; i < v->nthresholds; i++)
-        if (!v->thresholds[i].pass)
-            return true;
-    return false;
-}
-
-/* "sent N = ok N + rejected M  [holds]": the compact accounting line names only the outcomes
- * that occurred (the full line names every one). */
-static void accounting_compact(FILE *out, const struct run_counts *c)
-{
-    char a[32], b[32];
-    uint64_t sum = 0;
-    for (int o = 0; o < OUTCOME_COUNT; o++)
-        if (o != OUTCOME_DROPPED)
-            sum += c->outcome[o];
-    fprintf(out, "  sent %s =", units_fmt_count(c->sent, a, sizeof a));
-    bool first = true;
-    for (int o = 0; o < OUTCOME_COUNT; o++) {
-        if (o == OUTCOME_DROPPED || (!c->outcome[o] && !(o == OUTCOME_OK && sum == 0)))
-            continue;
-        fprintf(out, "%s %s %s", first ? "" : " +", reqlog_outcome_name((enum reqlog_outcome)o),
-                units_fmt_count(c->outcome[o], b, sizeof b));
-        first = false;
-    }
-    fprintf(out, "  [%s]\n", sum == c->sent ? "holds" : "BROKEN");
-}
-
-static void compact_row(FILE *out, const char *label, const struct run_summary *s)
-{
-    char c[32], v[5][24];
-    fprintf(out, "  %-12s %10s %9s %9s %9s %9s %9s\n", label, units_fmt_count(s->count, c, sizeof c),
-            units_fmt_ms(s->p50, v[0], 24), units_fmt_ms(s->p90, v[1], 24), units_fmt_ms(s->p99, v[2], 24),
-            units_fmt_ms(s->p999, v[3], 24), units_fmt_ms(s->max, v[4], 24));
-}
-
-/* The rates by event time over the window it names, the generator's own pace while it sent,
- * what happened after the window (in no rate), and in an open loop the share sent on schedule
- * (docs/FORMATS.md, "Rates"). */
-static void rates_lines(FILE *out, const struct run_record *v)
-{
-    char a[32], b[32], c[32], d[32];
-    const struct run_rates *r = &v->all.rates;
-    fprintf(out,
-            "  rates per second over the window %.3f .. %.3f s (events inside it): planned %s  sent %s  "
-            "completed %s  goodput %s\n",
-            v->window_start_s, v->window_end_s, units_fmt_rate(r->planned, a, sizeof a),
-            units_fmt_rate(r->sent, b, sizeof b), units_fmt_rate(r->completed, c, sizeof c),
-            units_fmt_rate(r->goodput, d, sizeof d));
-    if (isfinite(r->achieved_send))
-        fprintf(out, "  sent %s/s over %.3f s of sending (first to last send)\n",
-                units_fmt_rate(r->achieved_send, a, sizeof a), r->sending_s);
-    if (r->sent_late || r->completed_late) {
-        fprintf(out, "  after the window (in no rate): %s late send%s, %s completed during the drain\n",
-                units_fmt_count(r->sent_late, a, sizeof a), r->sent_late == 1 ? "" : "s",
-                units_fmt_count(r->completed_late, b, sizeof b));
-    }
-    if (v->config.open_loop && isfinite(v->sent_on_schedule))
-        fprintf(out, "  sent on schedule: %.2f%% of the planned requests, sent by the window's end (+%s)\n",
-                100 * v->sent_on_schedule,
-                units_fmt_duration(v->config.lag_limit_ns ? v->config.lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS, a,
-                                   sizeof a));
-}
-
-/* Above the latency tables, where a reader looks first: a run in which nothing succeeded, or
- * whose failures are many, says so (the same sentence as in the warnings). */
-static void alert(FILE *out, const struct run_record *v)
-{
-    char line[4096];
-    for (size_t i = 0; i < v->warnings.n; i++)
-        if (strncmp(v->warnings.items[i], "FAILED:", 7) == 0 || strncmp(v->warnings.items[i], "ERRORS:", 7) == 0)
-            fprintf(out, "\n! %s\n", esc(v->warnings.items[i], line, sizeof line));
-}
-
-static void requests_and_rates(FILE *out, const struct run_record *v, bool full)
-{
-    char a[32], b[32], c[32];
-    const struct run_counts *all = &v->all.counts;
-    fprintf(out, "\nrequests%s\n", v->config.warmup_ns ? " (planned after the warm-up)" : "");
-    if (full) {
-        runreport_print_accounting(out, all, "  ");
-        transport_line(out, v, all, "  ");
-        status_lines(out, v, &v->all, "  ");
-        if (v->config.warmup_ns) {
-            fprintf(out, "  warm-up (not in the statistics below):\n");
-            runreport_print_accounting(out, &v->all.warmup_counts, "    ");
-            transport_line(out, v, &v->all.warmup_counts, "    ");
-        }
-    } else {
-        bool plan_ok = all->planned == all->sent + all->dropped;
-        fprintf(out, "  planned %s = sent %s + dropped %s  [%s]\n", units_fmt_count(all->planned, a, sizeof a),
-                units_fmt_count(all->sent, b, sizeof b), units_fmt_count(all->dropped, c, sizeof c),
-                plan_ok ? "holds" : "BROKEN");
-        accounting_compact(out, all);
-        transport_line(out, v, all, "  ");
-        status_lines(out, v, &v->all, "  ");
-    }
-    rates_lines(out, v);
-}
-
-static void server_timing(FILE *out, const struct run_record *v)
-{
-    bool any_st = false;
-    for (size_t i = 0; i < v->ntargets; i++)
-        any_st |= v->targets[i].nst > 0;
-    if (!any_st)
-        return;
-    fprintf(out, "\nserver timing (ms, from Server-Timing response headers; server-side time)\n");
-    fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", "target", "name", "count", "mean", "p50", "p90", "p99",
-            "max");
-    for (size_t i = 0; i < v->ntargets; i++)
-        for (size_t j = 0; j < v->targets[i].nst; j++) {
-            const struct run_summary *s = &v->targets[i].st[j].sum;
-            char n[256], sn[128], f[6][24];
-            fprintf(out, "  %-10s %-12s %10s %9s %9s %9s %9s %9s\n", esc(v->targets[i].name, n, sizeof n),
-                    esc(v->targets[i].st[j].name, sn, sizeof sn), units_fmt_count(s->count, f[0], 24),
-                    units_fmt_ms(s->mean, f[1], 24), units_fmt_ms(s->p50, f[2], 24), units_fmt_ms(s->p90, f[3], 24),
-                    units_fmt_ms(s->p99, f[4], 24), units_fmt_ms(s->max, f[5], 24));
-        }
-}
-
-static void per_target(FILE *out, const struct run_record *v)
-{
-    char a[32], b[32], c[32];
-    for (size_t i = 0; i < v->ntargets; i++) {
-        const struct run_target_result *t = &v->targets[i];
-        char n[256], u[1024];
-        fprintf(out, "\n--- target %s (%s)\n", esc(t->name, n, sizeof n), esc(t->url, u, sizeof u));
-        runreport_print_accounting(out, &t->counts, "  ");
-        transport_line(out, v, &t->counts, "  ");
-        status_lines(out, v, t, "  ");
-        double win = v->window_s > 0 ? v->window_s : NAN;
-        fprintf(out, "  rates per second: planned %s  sent %s  goodput %s\n",
-                units_fmt_rate((double)t->events.planned / win, a, sizeof a),
-                units_fmt_rate((double)t->events.sent / win, b, sizeof b),
-                units_fmt_rate((double)t->events.ok / win, c, sizeof c));
-        runreport_print_latency_tables(out, v->config.open_loop, t);
-    }
-}
-
-/* More targets than RUNREPORT_TARGETS_FULL: one row each (--verbose prints every target's
- * tables), so fifty URLs make fifty lines, not a thousand. Latency of every completed request
- * (all.latency_all's rule); "failed" is what error_rate counts (http_error, invalid, transport,
- * timeout); the codes are the most frequent statuses that were not 2xx/3xx. */
-static bool want_not_ok(int status, void *ctx)
-{
-    (void)ctx;
-    return status < 200 || status >= 400;
-}
-
-static void per_target_compact(FILE *out, const struct run_record *v)
-{
-    char n[256], f[6][24], codes[96];
-    fprintf(out, "\ntargets: %zu, one row each (--verbose: every target's tables)\n", v->ntargets);
-    fprintf(out, "  %-24s %9s %9s %9s %9s %9s %9s  %s\n", "target", "sent", "ok", "failed", "p50 ms", "p99 ms",
-            "max ms", "not 2xx/3xx");
-    for (size_t i = 0; i < v->ntargets; i++) {
-        const struct run_target_result *t = &v->targets[i];
-        const struct run_counts *c = &t->counts;
-        uint64_t failed = c->outcome[OUTCOME_HTTP_ERROR] + c->outcome[OUTCOME_INVALID] + c->outcome[OUTCOME_TRANSPORT] +
-                          c->outcome[OUTCOME_TIMEOUT];
-        struct run_status_entry top[2];
-        size_t all = record_status_top(&t->status, want_not_ok, NULL, top, 2);
-        size_t k = 0;
-        codes[0] = '\0';
-        for (size_t j = 0; j < all && j < 2; j++) {
-            char num[32];
-            if (top[j].status < 0)
-                k += (size_t)snprintf(codes + k, sizeof codes - k, "%sother ×%s", j ? ", " : "",
-                                      units_fmt_count(top[j].count, num, sizeof num));
-            else
-                k += (size_t)snprintf(codes + k, sizeof codes - k, "%s%d ×%s", j ? ", " : "", top[j].status,
-                                      units_fmt_count(top[j].count, num, sizeof num));
-        }
-        if (all > 2)
-            snprintf(codes + k, sizeof codes - k, ", +%zu more", all - 2);
-        fprintf(out, "  %-24s %9s %9s %9s %9s %9s %9s%s%s\n", esc(t->name, n, sizeof n),
-                units_fmt_count(c->sent, f[0], 24), units_fmt_count(c->outcome[OUTCOME_OK], f[1], 24),
-                units_fmt_count(failed, f[2], 24), units_fmt_ms(t->sum.latency_all.p50, f[3], 24),
-                units_fmt_ms(t->sum.latency_all.p99, f[4], 24), units_fmt_ms(t->sum.latency_all.max, f[5], 24),
-                codes[0] ? "  " : "", codes);
-    }
-}
-
-static void warnings_and_thresholds(FILE *out, const struct run_record *v)
-{
-    char line[4096];
-    if (v->warnings.n) {
-        fprintf(out, "\nwarnings\n");
-        for (size_t i = 0; i < v->warnings.n; i++)
-            fprintf(out, "  ! %s\n", esc(v->warnings.items[i], line, sizeof line));
-    }
-    if (!v->nthresholds)
-        return;
-    fprintf(out, "\nthresholds\n");
-    for (size_t i = 0; i < v->nthresholds; i++) {
-        const struct record_threshold *t = &v->thresholds[i];
-        char mv[40];
-        if (!isfinite(t->measured))
-            snprintf(mv, sizeof mv, "no samples");
-        else if (strcmp(t->unit, "%") == 0)
-            units_fmt_share(t->measured, 4, mv, sizeof mv);
-        else
-            snprintf(mv, sizeof mv, "%.6g%s%s", t->measured, *t->unit && strcmp(t->unit, "/s") ? " " : "", t->unit);
-        fprintf(out, "  %-4s %-28s measured %s\n", t->pass ? "pass" : "FAIL", esc(t->expr, line, sizeof line), mv);
-    }
-}
-
-void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose)
-{
-    char a[32], b[32], c[32], d[32];
-    bool full = verbose || runreport_needs_full(v);
-    if (v->aborted.set) /* before anything else: the run did not run its plan */
-        fprintf(out, "ABORTED at %.1f s: --abort-if %s fired; planning stopped and the requests in flight drained\n\n",
-                v->aborted.at_s, v->aborted.rule);
-    plan_line(out, v);
-    requests_and_rates(out, v, full);
-    alert(out, v);
-    if (full) {
-        runreport_print_latency_tables(out, v->config.open_loop, &v->all);
-        if (v->ntargets > 1 && (verbose || v->ntargets <= RUNREPORT_TARGETS_FULL))
-            per_target(out, v);
-        else if (v->ntargets > 1)
-            per_target_compact(out, v);
-    } else {
-        fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
-        compact_row(out, "latency (ms)", &v->all.sum.latency_all);
-        if (v->config.open_loop) {
-            compact_row(out, "lag (ms)", &v->all.sum.lag);
-            fprintf(out, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - "
-                         "T0)\n");
-        } else {
-            fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
-        }
-    }
-    runreport_print_stages(out, v);
-    server_timing(out, v);
-    const struct run_counts *all = &v->all.counts;
-    fprintf(out, "\nconnections: %s opened, %s failed, %s closed by the server",
-            units_fmt_count(all->conns_opened, a, sizeof a), units_fmt_count(all->conns_failed, b, sizeof b),
-            units_fmt_count(all->conns_closed_by_peer, c, sizeof c));
-    if (all->conns_unsolicited)
-        fprintf(out, ", %s with unsolicited bytes", units_fmt_count(all->conns_unsolicited, d, sizeof d));
-    fprintf(out, "; %s bytes received\n",
-            units_fmt_count(v->all.counts.bytes_in + v->all.warmup_counts.bytes_in, a, sizeof a));
-    transport_lines(out, v);
-    const struct run_generator_cpu *g = &v->env.gen_cpu;
-    if (full && g->threads)
-        fprintf(out, "generator CPU: %.3f s user + %.3f s system in %u thread%s over %.3f s: %.1f%% of one core\n",
-                g->user_s, g->sys_s, g->threads, g->threads == 1 ? "" : "s", g->wall_s,
-                100 * record_generator_cpu_share(g));
-    fprintf(out, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed %.3f s%s\n",
-            v->elapsed_s, full ? "" : "; --verbose: every table");
-    if (!v->config.open_loop)
-        fprintf(out, "note: closed loop: each connection waits for its answer before sending again, so a slow "
-                     "server slows the load and its stalls are hidden from the latency (coordinated omission); "
-                     "--rate R measures from the planned send instead\n");
-    warnings_and_thresholds(out, v);
-}
-
-/* The doubling buckets of a histogram in ns, in ms from the power of two at or below its
- * smallest value (1 us at the least), each recorded value at its bucket's median equivalent. */
-static void dbl_of_hdr(const struct hdr *h, struct dbl_hist *d)
-{
-    double min_ms = h->counts && h->total_count ? (double)hdr_min(h) / 1e6 : 1;
-    double first = 1.0 / 1024;
-    while (first * 2 <= min_ms && first < 1e6)
-        first *= 2;
-    dbl_init(d, first);
-    if (!h->counts || !h->total_count)
-        return;
-    struct hdr_iter it;
-    hdr_iter_recorded_init(&it, h);
-    while (hdr_iter_next(&it))
-        dbl_add(d, (double)hdr_median_equivalent(h, it.value_iterated_to) / 1e6, (uint64_t)it.count_added_in_step);
-}
-
-void runreport_print_pictures(FILE *out, int fd, const struct run_record *res)
-{
-    struct termplot tp;
-    termplot_detect(&tp, fd);
-    if (!tp.enabled || !res->all.latency_all.counts || !res->all.latency_all.total_count)
-        return;
-    struct dbl_hist d;
-    dbl_of_hdr(&res->all.latency_all, &d);
-    struct run_summary s;
-    record_summary_of(&res->all.latency_all, &s);
-    termplot_histogram(out, &tp,
-                       res->config.open_loop ? "latency (ms), planned send -> full response (T5 - T0), doubling buckets"
-                                             : "latency (ms), send -> full response (T5 - T1), doubling buckets",
-                       &d, "ms", s.p99);
-    double *p99 = xcalloc(res->nticks ? res->nticks : 1, sizeof *p99);
-    for (size_t i = 0; i < res->nticks; i++)
-        p99[i] = res->ticks[i].p99_ms;
-    termplot_sparkline(out, &tp, "p99 per second", p99, res->nticks, "ms");
-    free(p99);
-}
-
-/* ---- the shard record: a shard's skew and clock, a merge's shards ---- */
-
-static void print_clock(FILE *out, const struct run_shard *s)
-{
-    if (s->clock_synced)
-        fprintf(out, "clock synchronised (max error %.3f ms)", s->clock_maxerror_ms);
-    else
-        fprintf(out, "clock NOT reported synchronised");
-}
-
-void runreport_print_shard(FILE *out, const struct run_record *res)
-{
-    const struct run_shard *s = &res->shard;
-    if (!s->count)
-        return;
-    char hex[24];
-    if (s->index == RUN_SHARD_MERGED) {
-        fprintf(out, "\nshards: %zu of %u merged (plan %s), %s\n", s->nparts, s->count,
-                record_shard_plan_hex(s->plan_id, hex, sizeof hex),
-                s->complete ? "every shard ran its part" : "INCOMPLETE: a shard did not run its part to the end");
-        if (s->start_at_unix_ns)
-            fprintf(out, "  start skew (ready minus the shared instant; below 0: waited for it): %+.3f .. %+.3f ms\n",
-                    (double)s->skew_min_ns / 1e6, (double)s->skew_max_ns / 1e6);
-        for (size_t i = 0; i < s->nparts; i++) {
-            const struct run_shard_part *p = &s->parts[i];
-            if (!p->failed && !p->generator_limited &&
-                !(s->start_at_unix_ns && p->start_skew_ns > (int64_t)s->lag_limit_ns))
-                continue;
-            fprintf(out, "  shard %u (%s):", p->index, p->host);
-            if (p->failed)
-                fprintf(out, " FAILED: %s;", p->failure);
-            if (p->generator_limited)
-                fprintf(out, " generator-limited;");
-            if (s->start_at_unix_ns && p->start_skew_ns > (int64_t)s->lag_limit_ns)
-                fprintf(out, " started %.3f ms late;", (double)p->start_skew_ns / 1e6);
-            fputc('\n', out);
-        }
-        return;
-    }
-    fprintf(out, "\nshard %u/%u (%s), plan %s: ", s->index, s->count, s->source,
-            record_shard_plan_hex(s->plan_id, hex, sizeof hex));
-    if (s->start_at_unix_ns)
-        fprintf(out, "ready %.3f ms %s the shared start instant, ", fabs((double)s->start_skew_ns / 1e6),
-                s->start_skew_ns > 0 ? "AFTER" : "before");
-    else
-        fprintf(out, "no shared start instant (--start-at), ");
-    print_clock(out, s);
-    fprintf(out, "\n  merge the shards' outputs with: knee merge --json merged.json SHARD_FILES...\n");
 }

@@ -66,7 +66,7 @@ assert "--verbose" not in text["verbose"] and j("verbose")["verbose"] is True
 assert "server timing (ms" in text["timing"] and "warm-up" in text["timing"]
 assert j("rejected")["outcomes"]["rejected"] > 0, "no rejections"
 assert j("failures")["outcomes"]["http_error"] > 0, "no failures"
-assert "\n! FAILED:" in text["down"] and "transport" in text["down"]
+assert "\n  ! FAILED:" in text["down"] and "\nverdict     FAILED: connection refused by" in text["down"] and "transport" in text["down"]
 assert "--- target b" in text["targets"] and "  FAIL b.max<1us" in text["targets"]
 assert "closed loop" in text["closed"]
 assert j("limited")["generator_limited"], "the run was not generator-limited"

@@ -531,7 +531,7 @@ static void test_load_json(void **state)
     assert_non_null(strstr(s, "  t          http://x/ -> 127.0.0.1:1 (resolved in 10us), 10.0/s\n"));
     assert_non_null(strstr(s, "requests (planned after the warm-up)\n  planned 5 = sent 5 + dropped 0  [holds]\n"));
     assert_non_null(strstr(s, "  all                   5     2.500     0.100     2.500     2.600"));
-    assert_non_null(strstr(s, "\nwarnings\n  ! a warning\n"));
+    assert_non_null(strstr(s, "\nwarnings, by cause (the most consequential first)\n  ! a warning\n"));
     assert_int_equal(run->timer_slack_ns, 0);
     char *html = NULL;
     json_t *root = data_of(rep, &html);

@@ -629,6 +629,36 @@ static void test_transport_refused(void **state)
     assert_string_equal(record_transport_cause_name(RUN_TC_CLOSED_BEFORE), "closed_before_response");
 }
 
+/* refused_end_ns: a run whose every request was refused ends there (planning stops, the rest
+ * drains), says why instead of "interrupted", and the accounting holds; in both loops. */
+static void test_refused_ends_early(void **state)
+{
+    (void)state;
+    char url[64];
+    fixture_refused_url(url, sizeof url);
+    struct plan_target tc = {.name = "t", .url = url};
+    struct run_config cfg = fixture_run_config(&tc, 1);
+    cfg.plan.duration_ns = 20 * NS_PER_S;
+    cfg.plan.requests = 0;
+    cfg.refused_end_ns = NS_PER_S;
+    for (int open = 0; open < 2; open++) {
+        cfg.plan.open_loop = open;
+        cfg.plan.rate = open ? 100 : 0;
+        cfg.plan.connections = open ? 0 : 1;
+        struct run_record res;
+        run_once(&cfg, &res);
+        assert_true(res.accounting_ok && res.no_ok && !res.interrupted && !res.generator_limited);
+        assert_true(res.window_s < 10); /* not the 20 s planned */
+        assert_true(res.all.counts.transport_cause[RUN_TC_REFUSED] > 0);
+        bool said = false;
+        for (size_t i = 0; i < res.warnings.n; i++)
+            said |=
+                strncmp(res.warnings.items[i], "stopped early after 1 s: connection refused by 127.0.0.1:", 57) == 0;
+        assert_true(said);
+        record_release(&res);
+    }
+}
+
 /* A server that serves one request per connection without saying so: every reuse of a
  * connection goes stale. Without retry_stale those requests fail (cause stale); with it each
  * GET is sent once more on a new connection, counted in retries, and every request is ok; the
@@ -1104,6 +1134,7 @@ int main(void)
         fixture_server_test(test_runs_concurrent),
         fixture_server_test(test_closed_loop_connections),
         cmocka_unit_test(test_transport_refused),
+        cmocka_unit_test(test_refused_ends_early),
         cmocka_unit_test_setup_teardown(test_retry_stale, fixture_server_setup_one_shot, fixture_server_teardown),
         cmocka_unit_test(test_h2_streams),
         cmocka_unit_test(test_h2_stream_timeouts),

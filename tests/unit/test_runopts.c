@@ -213,6 +213,27 @@ static void test_retry_stale_and_secret_headers(void **state)
     release(&c);
 }
 
+/* --keep-going: a command with the row ends a run whose every request was refused after
+ * RUN_DEFAULT_REFUSED_END_NS unless it is given; one without the row (knee capacity) never. */
+static void test_keep_going(void **state)
+{
+    (void)state;
+    struct cmd c;
+    char *def[] = {"test", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 2, def), 0);
+    assert_true(c.rc.cfg.refused_end_ns == RUN_DEFAULT_REFUSED_END_NS);
+    release(&c);
+    char *kg[] = {"test", "--keep-going", "http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, NULL, 0, 3, kg), 0);
+    assert_true(c.rc.cfg.refused_end_ns == 0);
+    release(&c);
+    static const enum runopt_id ids[] = {RUNOPT_DURATION, RUNOPT_TARGET};
+    char *sub[] = {"test", "--target", "a=http://127.0.0.1:1/", NULL};
+    assert_int_equal(build(&c, ids, 2, 3, sub), 0);
+    assert_true(c.rc.cfg.refused_end_ns == 0);
+    release(&c);
+}
+
 /* A command that takes only some rows (a capacity search sets the rate itself): the missing
  * rows are unknown options there and count as not given. */
 static void test_subset_of_rows(void **state)
@@ -273,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_subset_of_rows),
         cmocka_unit_test(test_retry_stale_and_secret_headers),
         cmocka_unit_test(test_setup_flags),
+        cmocka_unit_test(test_keep_going),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -222,6 +222,21 @@ static char *json_of(const struct run_config *cfg, struct run_record *r, const s
     return buf;
 }
 
+/* The widest line, in characters (UTF-8: continuation bytes do not count). */
+static int max_width(const char *s)
+{
+    int w = 0, max = 0;
+    for (; *s; s++) {
+        if (*s == '\n')
+            w = 0;
+        else if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+        if (w > max)
+            max = w;
+    }
+    return max;
+}
+
 static int count_lines(const char *s)
 {
     int n = 0;
@@ -282,18 +297,20 @@ static void test_compact_one_target(void **state)
     struct run_record *r = one_target_ok();
     assert_false(needs_full(&open_cfg, r, NULL, 0));
     char *t = text_of(&open_cfg, r, NULL, 0, false);
-    assert_line(t,
-                "knee run: open loop, constant arrivals, 1,000.0/s, pool up to 10,000 connections (queue when busy), "
-                "10 s, 2 threads");
-    assert_line(t, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 1,000.0/s");
+    assert_line(t, "knee run: open loop, constant arrivals, 1,000.0/s, 10 s, 2 threads");
+    assert_line(t, "  api http://127.0.0.1:8080/ -> 127.0.0.1:8080");
+    /* the headline first: requests/s over the window, p50/p99, errors, the verdict */
+    assert_true(strstr(t, "\n\nrequests/s  1,000.0 completed in the window 0.000 .. 10.000 s (planned 1,000.0, "
+                          "sent 1,000.0)\nlatency     p50 ") != NULL);
+    assert_line(t, "errors      none (10,000 sent)");
+    assert_has(t, "\nverdict     valid: the generator kept its plan (100.00% sent on schedule, lag p99 ");
     assert_line(t, "requests");
     assert_line(t, "  planned 10,000 = sent 10,000 + dropped 0  [holds]");
     assert_line(t, "  sent 10,000 = ok 10,000  [holds]");
-    assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it): planned 1,000.0  sent "
-                   "1,000.0  completed 1,000.0  goodput 1,000.0");
-    assert_line(t, "  sent 1,000.0/s over 9.999 s of sending (first to last send)");
+    assert_lacks(t, "rates per second"); /* the headline's */
+    assert_lacks(t, "of sending");
     assert_lacks(t, "after the window");
-    assert_line(t, "  sent on schedule: 100.00% of the planned requests, sent by the window's end (+1ms)");
+    assert_lacks(t, "sent on schedule:");
     assert_line(t, "                    count       p50       p90       p99     p99.9       max");
     /* p50 and p90 in the 1 ms bucket, p99 in the 2 ms one, p99.9 and max at 50 ms */
     struct run_summary s;
@@ -308,11 +325,12 @@ static void test_compact_one_target(void **state)
     assert_has(t, "  lag (ms)         10,000");
     assert_line(t, "  latency: planned send -> full response (T5 - T0); lag: planned send -> actual send (T1 - T0)");
     assert_line(t, "connections: 3 opened, 0 failed, 0 closed by the server; 1,170,000 bytes received");
-    assert_line(t, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed 10.250 s; "
-                   "--verbose: every table");
+    assert_line(t, "percentiles: HdrHistogram, 3 significant digits; elapsed 10.250 s; --verbose: every table");
     assert_lacks(t, "service (ms)");
     assert_lacks(t, "warnings");
-    assert_true(count_lines(t) <= 17);
+    assert_lacks(t, "notes");
+    assert_true(count_lines(t) <= 20);
+    assert_true(max_width(t) <= 100);
     free(t);
 
     /* the same result with --verbose: the full tables, every outcome named */
@@ -325,6 +343,10 @@ static void test_compact_one_target(void **state)
     assert_line(t, "service (ms): send -> full response (T5 - T1)");
     assert_line(t, "ttfb (ms): send -> first response byte");
     assert_line(t, "lag (ms): planned send -> actual send (T1 - T0), the generator's own delay");
+    assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it):");
+    assert_line(t, "    planned 1,000.0  sent 1,000.0  completed 1,000.0  goodput 1,000.0");
+    assert_line(t, "  sent 1,000.0/s over 9.999 s of sending (first to last send)");
+    assert_line(t, "  sent on schedule: 100.00% of the planned requests, sent by the window's end (+1ms)");
     assert_lacks(t, "connect (ms)"); /* no connection was timed */
     assert_line(t, "percentiles: HdrHistogram, 3 significant digits (value at rank ceil(p*n)); elapsed 10.250 s");
     free(t);
@@ -344,10 +366,17 @@ static void test_closed_loop_compact(void **state)
     cfg.plan.duration_ns = 0;
     char *t = text_of(&cfg, r, NULL, 0, false);
     assert_line(t, "knee run: closed loop, 8 connections, 10,000 requests, 2 threads");
-    assert_line(t, "  api        http://127.0.0.1:8080/ -> 127.0.0.1:8080 (resolved in 12us), 8 connections");
+    assert_line(t, "  api http://127.0.0.1:8080/ -> 127.0.0.1:8080");
+    assert_has(t, "\nrequests/s  1,000.0 completed in the window 0.000 .. 10.000 s (sent 1,000.0)\n");
+    assert_has(t, "   (10,000 requests, from the send)\n");
+    assert_line(t,
+                "verdict     valid; closed loop: a slow server slows the load and hides stalls (coordinated omission)");
     assert_line(t, "  latency: send -> full response (T5 - T1); closed loop");
     assert_lacks(t, "lag (ms)");
     assert_lacks(t, "sent on schedule");
+    assert_true(max_width(t) <= 100);
+    free(t);
+    t = text_of(&cfg, r, NULL, 0, true); /* the full note with --verbose */
     assert_has(t, "\nnote: closed loop: each connection waits for its answer before sending again");
     free(t);
     result_free(r);
@@ -357,20 +386,37 @@ static void test_closed_loop_compact(void **state)
 static void test_full_when_something_needs_attention(void **state)
 {
     (void)state;
-    /* a note (few samples) prints in the compact form and does not switch it */
+    /* a note (few samples) does not switch the form; one that leaves the headline's p99 alone
+     * (the p99.9, the warm-up, the Poisson check not made) prints with --verbose only */
     struct run_record *r = one_target_ok();
     warn(r, false, "only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
+    warn(r, false, "self-check: the Poisson arrivals were not checked: it needs the actual send times");
     char *t = text_of(&open_cfg, r, NULL, 0, false);
     assert_has(t, "--verbose: every table");
-    assert_line(t, "warnings");
-    assert_line(t, "  ! only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
+    assert_lacks(t, "notes");
+    assert_lacks(t, "p99.9 rests");
     free(t);
-    /* a warning that needs attention does */
+    t = text_of(&open_cfg, r, NULL, 0, true);
+    assert_line(t, "notes");
+    assert_line(t, "  - only 10000 latency samples: p99.9 rests on fewer than 10 samples above it; read it as rough");
+    assert_line(t, "  - self-check: the Poisson arrivals were not checked: it needs the actual send times");
+    free(t);
+    /* a note that the p99 rests on too few samples changes what the headline says: printed */
+    warn(r, false, "self-check (precision): p99 2.001 ms has no 95% confidence interval with 200 samples (needs 299)");
+    t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t, "notes");
+    assert_line(t,
+                "  - self-check (precision): p99 2.001 ms has no 95% confidence interval with 200 samples (needs 299)");
+    assert_lacks(t, "p99.9 rests");
+    free(t);
+    /* a warning that needs attention switches to the full form */
     warn(r, true, "12 connection attempts failed (refused, unreachable or out of descriptors)");
     assert_true(needs_full(&open_cfg, r, NULL, 0));
     t = text_of(&open_cfg, r, NULL, 0, false);
     assert_lacks(t, "--verbose");
+    assert_line(t, "warnings, by cause (the most consequential first)");
     assert_line(t, "  ! 12 connection attempts failed (refused, unreachable or out of descriptors)");
+    assert_line(t, "verdict     valid, with warnings (below)");
     free(t);
     result_free(r);
 
@@ -728,6 +774,118 @@ static void test_progress(void **state)
     free(buf);
 }
 
+/* ------------------------------------------------------------------ headline, verdict, warnings */
+
+/* The headline's errors line names the failed outcomes and the status codes; its latency is of
+ * the ok requests when some failed; the verdict names the most consequential problem. */
+static void test_headline_and_verdicts(void **state)
+{
+    (void)state;
+    struct run_record *r = one_target_ok();
+    record(&r->targets[0], OUTCOME_HTTP_ERROR, 30, 3000000);
+    record(&r->all, OUTCOME_HTTP_ERROR, 30, 3000000);
+    r->failed_share = 30.0 / 10030;
+    statuses(&r->targets[0], 404, 20);
+    statuses(&r->targets[0], 500, 10);
+    statuses(&r->targets[0], 200, 10000);
+    record_status_add(&r->all.status, &r->targets[0].status);
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_has(t, "\nerrors      30 of 10,030 sent (");
+    assert_has(t, "): http_error 30; status 404 ×20, 500 ×10\n");
+    assert_has(t, "   (10,000 requests, the ok ones, from the planned send)\n");
+    /* 0.3% failed: a measurement still valid, its errors on the line above */
+    assert_has(t, "\nverdict     valid: the generator kept its plan (100.00% sent on schedule, lag p99 ");
+    free(t);
+    char v[512];
+    r->failed_share = 0.25;
+    assert_string_equal(runreport_verdict(r, v, sizeof v),
+                        "ERRORS: 25.0% of the requests sent failed; the latency above is of the ok ones");
+    r->generator_limited = true; /* the generator first: it shaped the errors too */
+    assert_true(strncmp(runreport_verdict(r, v, sizeof v), "GENERATOR-LIMITED: ", 19) == 0);
+    r->generator_limited = false;
+    r->failed_share = 0;
+    r->interrupted = true;
+    assert_true(strncmp(runreport_verdict(r, v, sizeof v), "INTERRUPTED: ", 13) == 0);
+    r->interrupted = false;
+    r->accounting_ok = false;
+    assert_true(strncmp(runreport_verdict(r, v, sizeof v), "BROKEN: ", 8) == 0);
+    r->accounting_ok = true;
+    struct run_threshold thr[2] = {{.pass = true}, {.pass = false}};
+    snprintf(thr[0].expr, sizeof thr[0].expr, "p99<1s");
+    snprintf(thr[1].expr, sizeof thr[1].expr, "max<1us");
+    prepare(&open_cfg, r, thr, 2, false);
+    assert_string_equal(runreport_verdict(r, v, sizeof v), "THRESHOLDS FAILED: 1 of 2 (below)");
+    result_free(r);
+}
+
+/* A target that refused every connection: the failed form (no latency tables), its verdict
+ * naming the address, the warnings by cause (FAILED and what goes with it together). */
+static void test_failed_form(void **state)
+{
+    (void)state;
+    struct run_record *r = result_new(1);
+    target_init(&r->targets[0], "127.0.0.1:8080", "http://127.0.0.1:8080/");
+    record(&r->targets[0], OUTCOME_TRANSPORT, 400, 100000);
+    r->targets[0].counts.transport_cause[RUN_TC_REFUSED] = 400;
+    r->targets[0].counts.conns_failed = 400;
+    merge_all(r);
+    r->all.counts.transport_cause[RUN_TC_REFUSED] = 400;
+    r->accounting_ok = true;
+    warn(r, true, "FAILED: not one request succeeded (transport 400): there is no latency of a working service");
+    warn(r, true, "stopped early after 2 s: connection refused by 127.0.0.1:8080: is the server up?");
+    warn(r, true, "400 connection attempts failed (refused, unreachable or out of descriptors)");
+    warn(r, false, "only 400 latency samples: p99 rests on fewer than 10 samples above it, p99.9 on none");
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_line(t, "  http://127.0.0.1:8080/ -> 127.0.0.1:8080");
+    assert_line(t, "latency     none: not one request succeeded");
+    assert_line(t, "errors      400 of 400 sent (100%): transport 400 (refused 400)");
+    assert_line(t, "verdict     FAILED: connection refused by 127.0.0.1:8080: is the server up?");
+    assert_line(t, "  sent 400 = ok 0 + rejected 0 + http_error 0 + invalid 0 + transport 400 + timeout 0 + "
+                   "cancelled 0  [holds]");
+    assert_line(t, "  transport 400: refused 400");
+    assert_lacks(t, "latency (ms)");
+    assert_lacks(t, "rates per second");
+    assert_has(t, "\nwarnings, by cause (the most consequential first)\n"
+                  "  ! FAILED: not one request succeeded (transport 400): there is no latency of a working service\n"
+                  "    stopped early after 2 s: connection refused by 127.0.0.1:8080: is the server up?\n"
+                  "    400 connection attempts failed (refused, unreachable or out of descriptors)\n");
+    assert_lacks(t, "p99 rests"); /* no latency of a working service to doubt */
+    assert_lacks(t, "GENERATOR-LIMITED");
+    free(t);
+    t = text_of(&open_cfg, r, NULL, 0, true); /* --verbose: the tables, the note */
+    assert_has(t, "\n  transport           400 ");
+    assert_line(t, "  - only 400 latency samples: p99 rests on fewer than 10 samples above it, p99.9 on none");
+    free(t);
+    result_free(r);
+}
+
+/* Warnings print by cause, the most consequential first, whatever order they were found in;
+ * the notes after them. */
+static void test_warnings_ranked(void **state)
+{
+    (void)state;
+    struct run_record *r = one_target_ok();
+    warn(r, false, "only 500 latency samples: p99 rests on fewer than 10 samples above it, p99.9 on none");
+    warn(r, true, "12 connection attempts failed (refused, unreachable or out of descriptors)");
+    warn(r, true, "ERRORS: 12.0% of the requests sent failed (timeout 1,200): the latency of all requests mixes");
+    warn(r, false, "warm-up: 100 requests planned in the first 1 s are left out of these statistics");
+    warn(r, true, "self-check: not stationary: the per-second p99 rises from about 1 to 9 ms over the run");
+    warn(r, true, "GENERATOR-LIMITED: the generator, not the service, shaped this run: lag p99 9 ms");
+    warn(r, true, "3 planned requests were never sent (dropped): still waiting for a connection");
+    char *t = text_of(&open_cfg, r, NULL, 0, false);
+    assert_has(t, "\nwarnings, by cause (the most consequential first)\n"
+                  "  ! GENERATOR-LIMITED: the generator, not the service, shaped this run: lag p99 9 ms\n"
+                  "    3 planned requests were never sent (dropped): still waiting for a connection\n"
+                  "  ! 12 connection attempts failed (refused, unreachable or out of descriptors)\n"
+                  "    ERRORS: 12.0% of the requests sent failed (timeout 1,200): the latency of all requests mixes\n"
+                  "  ! self-check: not stationary: the per-second p99 rises from about 1 to 9 ms over the run\n"
+                  "\nnotes\n"
+                  "  - only 500 latency samples: p99 rests on fewer than 10 samples above it, p99.9 on none\n");
+    assert_lacks(t, "warm-up:");
+    free(t);
+    result_free(r);
+}
+
 /* ------------------------------------------------------------------ rates by event time */
 
 /* A generator that fell behind: the rates count what happened inside the window, the sends
@@ -750,9 +908,9 @@ static void test_rates_after_the_window(void **state)
     record_rates_of(ev, &r->targets[0].rates);
     record_rates_of(&r->all.events, &r->all.rates);
     r->sent_on_schedule = 0.25;
-    char *t = text_of(&open_cfg, r, NULL, 0, false);
-    assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it): planned 1,000.0  sent "
-                   "250.0  completed 240.0  goodput 240.0");
+    char *t = text_of(&open_cfg, r, NULL, 0, true);
+    assert_line(t, "  rates per second over the window 0.000 .. 10.000 s (events inside it):");
+    assert_line(t, "    planned 1,000.0  sent 250.0  completed 240.0  goodput 240.0");
     assert_line(t, "  sent 250.0/s over 40.000 s of sending (first to last send)");
     assert_line(t, "  after the window (in no rate): 7,500 late sends, 7,600 completed during the drain");
     assert_line(t, "  sent on schedule: 25.00% of the planned requests, sent by the window's end (+1ms)");
@@ -1171,6 +1329,9 @@ int main(void)
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_rates_after_the_window),
         cmocka_unit_test(test_failed_and_escaped),
+        cmocka_unit_test(test_headline_and_verdicts),
+        cmocka_unit_test(test_failed_form),
+        cmocka_unit_test(test_warnings_ranked),
         cmocka_unit_test(test_banner_total),
         cmocka_unit_test(test_summary_from_json),
         cmocka_unit_test(test_view_of_other_documents),
