@@ -24,10 +24,13 @@ int cli_abort_parse(struct cli_abort *a, const struct runopts *o, const struct c
         struct abort_rule *r = &a->rules[i];
         if (abort_rule_parse(text, r, why, sizeof why))
             return opt_fail(spec, "--abort-if '%s': %s", text, why);
-        /* the stages' edges would be handed to abort_eval_set_stages in cli_abort_install */
-        if (r->stage)
+        /* the stages' edges go to abort_eval_set_stages in cli_abort_install */
+        if (r->stage && !cfg->plan.nstages)
             return opt_fail(spec, "--abort-if '%s': needs --stages (stage%u names a stage of --stages)", text,
                             r->stage);
+        if (r->stage > cfg->plan.nstages)
+            return opt_fail(spec, "--abort-if '%s': stage%u, and --stages has %zu stage%s", text, r->stage,
+                            cfg->plan.nstages, cfg->plan.nstages == 1 ? "" : "s");
         if (r->kind == ABORT_GENERATOR_LIMITED && !cfg->plan.open_loop)
             return opt_fail(spec,
                             "--abort-if '%s': only an open loop (--rate) can be generator-limited: a closed loop "
@@ -112,6 +115,13 @@ void cli_abort_install(struct cli_abort *a, struct run_config *cfg)
     a->ev = abort_eval_new(a->rules, a->n, (double)a->after_ns / 1e9, (double)cfg->plan.warmup_ns / 1e9);
     if (cfg->plan.duration_ns)
         abort_eval_set_plan_end(a->ev, (double)cfg->plan.duration_ns / 1e9);
+    if (cfg->plan.nstages) {
+        double edges_s[RUN_MAX_STAGES + 1];
+        edges_s[0] = (double)plan_stage_start_ns(&cfg->plan, 0) / 1e9;
+        for (size_t j = 0; j < cfg->plan.nstages; j++)
+            edges_s[j + 1] = (double)plan_stage_end_ns(&cfg->plan, j) / 1e9;
+        abort_eval_set_stages(a->ev, edges_s, cfg->plan.nstages);
+    }
     a->next_interval = cfg->on_interval;
     a->next_interval_ctx = cfg->interval_ctx;
     cfg->on_interval = on_interval;

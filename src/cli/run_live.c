@@ -4,6 +4,8 @@
  * (write(2), tcsetattr) called from cli_live_finish, from atexit and around Ctrl-Z. */
 #include "cli/run_live.h"
 
+#include "core/units.h"
+#include "plan/plan.h"
 #include "termplot/termplot.h"
 
 #include <errno.h>
@@ -147,15 +149,35 @@ static void draw(struct cli_live *l)
     free(buf);
 }
 
+/* --stages: the stage the run is in at at_s, "2/5 ramp 100 -> 1000/s (60 s)", under the
+ * progress bar; no line without stages. */
+static void stage_line(struct cli_live *l, double at_s)
+{
+    const struct plan *pl = &l->cfg->plan;
+    if (!pl->nstages)
+        return;
+    size_t j = 0;
+    while (j + 1 < pl->nstages && at_s * 1e9 >= (double)plan_stage_end_ns(pl, j))
+        j++;
+    const struct run_stage *st = &pl->stages[j];
+    char text[96], a[32], b[32];
+    double len_s = (double)st->duration_ns / 1e9;
+    if (st->from == st->to)
+        snprintf(text, sizeof text, "%zu/%zu hold %s/s (%.0f s)", j + 1, pl->nstages,
+                 units_fmt_rate(st->from, a, sizeof a), len_s);
+    else
+        snprintf(text, sizeof text, "%zu/%zu ramp %s -> %s/s (%.0f s)", j + 1, pl->nstages,
+                 units_fmt_rate(st->from, a, sizeof a), units_fmt_rate(st->to, b, sizeof b), len_s);
+    live_view_set_stage(l->view, text);
+}
+
 static void on_progress(void *ctx, const struct run_progress *p)
 {
     struct cli_live *l = ctx;
     if (l->next)
         l->next(l->next_ctx, p);
     live_view_update(l->view, p);
-    /* --stages: the stage line's spot. When the run has stages, name the current one here with
-     * live_view_set_stage(l->view, "2/3 hold 500/s") (NULL: no line); the view draws it under
-     * the progress bar. */
+    stage_line(l, p->start_s); /* the stage the second began in */
     draw(l);
 }
 
