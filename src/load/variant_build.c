@@ -373,10 +373,10 @@ static int shape_build(struct variant_source *s, const struct wl_entry *e, const
 static bool lean_target(const char *rest, struct wl_buf *t)
 {
     if (*rest && *rest != '/' && *rest != '?' && *rest != '#')
-        return false;              /* the authority goes on: another origin */
-    size_t n = strcspn(rest, "#"); /* the fragment is never sent */
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)rest[i] <= 0x20 || (unsigned char)rest[i] >= 0x7f)
+        return false; /* the authority goes on: another origin */
+    size_t n = 0;
+    for (; rest[n] && rest[n] != '#'; n++) /* the fragment is never sent */
+        if ((unsigned char)rest[n] <= 0x20 || (unsigned char)rest[n] >= 0x7f)
             return false;
     t->len = 0;
     if (n == 0 || *rest == '?') /* an empty path is "/" (RFC 9112 §3.2.1) */
@@ -387,10 +387,12 @@ static bool lean_target(const char *rest, struct wl_buf *t)
 
 int variant_lean(struct variant_source *s, const struct wl_entry *e, char *why, size_t whylen)
 {
-    if (!s->opt_literal || strstr(e->url, "{{") || (e->body && memmem(e->body, e->body_len, "{{", 2)))
+    /* a '{' is rare in a URL or a header: looked for first, "{{" only then */
+    if (!s->opt_literal || (strchr(e->url, '{') && strstr(e->url, "{{")) ||
+        (e->body && memmem(e->body, e->body_len, "{{", 2)))
         return 0;
     for (size_t i = 0; i < e->nheaders; i++)
-        if (strstr(e->headers[i], "{{"))
+        if (strchr(e->headers[i], '{') && strstr(e->headers[i], "{{"))
             return 0;
     size_t ulen = strlen(e->url);
     if (ulen > URL_MAX_LEN || ulen < s->origin_n || memcmp(e->url, s->first_url, s->origin_n) != 0 ||
