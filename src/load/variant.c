@@ -68,7 +68,7 @@ static int stream_advance(struct variant_source *s, uint32_t nshards, uint32_t s
         }
         if ((nshards > 1 && e.index % nshards != shard) || !vsource_in_group(s, &e))
             continue;
-        if (s->have_cur)
+        if (s->have_cur && !s->lean) /* a lean cur holds nothing but its numbers */
             ventry_release(&s->cur);
         s->have_cur = false;
         s->lean = false;
@@ -138,7 +138,7 @@ static bool prepare_stream(struct variant_source *s, const struct plan *p, uint6
 }
 
 /* Prepare v as request seq from a table (no lock: the table is read-only). */
-static bool prepare_table(struct variant_source *s, uint64_t seq, struct variant *v)
+static inline bool prepare_table(struct variant_source *s, uint64_t seq, struct variant *v)
 {
     char why[512];
     const struct ventry *row = table_row(s, seq);
@@ -146,7 +146,9 @@ static bool prepare_table(struct variant_source *s, uint64_t seq, struct variant
         variant_share(row, v);
         return true;
     }
-    int r = variant_fill(s, row, seq, v, why, sizeof why);
+    int r = row->wire[0] ? variant_fill_wire(s, row, seq, v) : variant_fill(s, row, seq, v, why, sizeof why);
+    if (r == -ENOMEM)
+        snprintf(why, sizeof why, "out of memory");
     if (r) { /* threads may fail at once: the first says why */
         pthread_mutex_lock(&s->mu);
         if (!atomic_load(&s->failed))

@@ -214,7 +214,7 @@ int variant_wire_compile(const struct variant_source *s, struct ventry *v, char 
 
 /* Request seq of row from its wire templates into v's buffers: one expansion each (wire_whole),
  * or the body, then the head, its Content-Length, the blank line and the body. */
-static int fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
 {
     struct wl_value vals[VARIANT_MAX_COLUMNS];
     size_t nvals = 0;
@@ -255,6 +255,9 @@ static int fill_wire(const struct variant_source *s, const struct ventry *row, u
                 buf_add(out[k], body->p, body->len);
         }
     }
+    v->entry = row->index;
+    v->idempotent = row->idempotent;
+    v->head = row->head;
     v->h1 = out[0]->p;
     v->h1_len = out[0]->len;
     v->h1_close = row->wire[1] ? out[1]->p : NULL;
@@ -275,7 +278,7 @@ int variant_fill(struct variant_source *s, const struct ventry *row, uint64_t se
         return 0;
     }
     if (row->wire[0])
-        return fill_wire(s, row, seq, v);
+        return variant_fill_wire(s, row, seq, v);
     int r = variant_build(s, row, seq, &v->b, &v->own_h1, &v->h1_len, &v->own_h1_close, &v->h1_close_len, &v->own_h2,
                           &v->own_h2_built, why, whylen);
     v->h1 = v->own_h1;

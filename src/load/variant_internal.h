@@ -152,6 +152,9 @@ int variant_lean(struct variant_source *s, const struct wl_entry *e, char *why, 
 void variant_fill_lean(const struct variant_source *s, struct variant *v);
 void vshape_release(struct vshape *sh);
 
+/* Request seq of row (row->wire[0] set) into v's buffers, its wire templates expanded. 0 or
+ * -ENOMEM. */
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v);
 /* Free what v built for its last request (its buffers stay for the next). */
 void variant_drop_own(struct variant *v);
 

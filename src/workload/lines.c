@@ -166,6 +166,13 @@ bool wl_field_ok(const char *s, size_t len)
         if ((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) & highs)
             break;
     }
+    if (i < len && i == (len & ~(size_t)7) && len >= 8) { /* the tail: the last word, overlapping */
+        uint64_t x, y;
+        memcpy(&x, s + len - 8, 8);
+        y = x ^ (ones * 0x7f);
+        if (!((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) & highs))
+            return true;
+    }
     for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if ((c < 0x20 && c != '\t') || c == 0x7f)
