@@ -137,19 +137,14 @@ static bool prepare_stream(struct variant_source *s, const struct plan *p, uint6
     return r == 0;
 }
 
-/* Prepare v as request seq from a table (no lock: the table is read-only). */
-static inline bool prepare_table(struct variant_source *s, uint64_t seq, struct variant *v)
+/* Request seq of row from a table when it is not built once: its wire, or built field by field.
+ * false on failure, the first thread to fail says why. Apart from prepare_table so the send's
+ * path carries no message buffer. */
+static bool prepare_row(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
 {
-    char why[512];
-    const struct ventry *row = table_row(s, seq);
-    if (row->h1) { /* built once */
-        variant_share(row, v);
-        return true;
-    }
+    char why[512] = "out of memory";
     int r = row->wire[0] ? variant_fill_wire(s, row, seq, v) : variant_fill(s, row, seq, v, why, sizeof why);
-    if (r == -ENOMEM)
-        snprintf(why, sizeof why, "out of memory");
-    if (r) { /* threads may fail at once: the first says why */
+    if (r) {
         pthread_mutex_lock(&s->mu);
         if (!atomic_load(&s->failed))
             snprintf(s->error, sizeof s->error, "%s", why);
@@ -157,6 +152,17 @@ static inline bool prepare_table(struct variant_source *s, uint64_t seq, struct 
         pthread_mutex_unlock(&s->mu);
     }
     return r == 0;
+}
+
+/* Prepare v as request seq from a table (no lock: the table is read-only). */
+static inline bool prepare_table(struct variant_source *s, uint64_t seq, struct variant *v)
+{
+    const struct ventry *row = table_row(s, seq);
+    if (row->h1) { /* built once */
+        variant_share(row, v);
+        return true;
+    }
+    return prepare_row(s, row, seq, v);
 }
 
 static struct variant *variant_get(struct vring *vr)
