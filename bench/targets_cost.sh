@@ -7,12 +7,15 @@
 #   table      --targets with 1,000 entries without placeholders (each built once, shared)
 #   seq        one URL with {{seq}} (expanded and serialised per request, ahead of its send)
 #   feed       {{id}} in the URL and {{name}} in a header from a 1,000-row CSV feed
-#   stream     --targets with 200,000 entries (more than a table holds: read, compiled,
-#              expanded and serialised per request under the source's lock)
+#   stream     --targets with 200,000 entries (more than a table holds: each entry read per
+#              request under the source's lock, its bytes its target and the entry before's)
 # The preparation runs on the load thread (the ring is topped up after each loop callback), so
-# its cost is in the figure.
+# its cost is in the figure. Printed per case: the instructions per request without
+# publish_interval (the once-a-second merge, whose cost follows the run's wall time under
+# valgrind, not its requests: the figure the ratio is of), and all of them.
 #
-#   bench/targets_cost.sh                      REQUESTS=20000 CONNS=50
+#   bench/targets_cost.sh                      REQUESTS=20000 CONNS=50 CASES='fixed ... stream'
+#                                              KEEP=DIR (keep the callgrind files there)
 set -euo pipefail
 source "$(dirname "$0")/common.bash" # KNEE; the repository root
 REQUESTS=${REQUESTS:-20000}

@@ -142,8 +142,10 @@ static bool prepare_stream(struct variant_source *s, const struct plan *p, uint6
  * path carries no message buffer. */
 static bool prepare_row(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
 {
-    char why[512] = "out of memory";
+    char why[512];
     int r = row->wire[0] ? variant_fill_wire(s, row, seq, v) : variant_fill(s, row, seq, v, why, sizeof why);
+    if (r == -ENOMEM)
+        snprintf(why, sizeof why, "out of memory");
     if (r) {
         pthread_mutex_lock(&s->mu);
         if (!atomic_load(&s->failed))
