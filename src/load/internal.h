@@ -71,6 +71,7 @@ struct req;
  * writes, either a table entry's shared bytes or its own, built from the buffers below. */
 struct variant_bufs {
     struct wl_buf url, hdr, body;
+    struct wl_marks marks[2]; /* the wire templates last expanded into url and hdr (variant_build.c) */
     size_t *hdr_off;
     const char **hdr_lines;
     size_t hdr_cap;

@@ -25,13 +25,15 @@ static double hash01(uint64_t seed, uint64_t seq)
 }
 /* ------------------------------------------------------------------ the threads' rings */
 
-#define VRING_CAP 1024 /* requests prepared ahead per thread and target */
-#define VRING_START 16 /* of a stream, before the run starts (the loop fills the rest) */
+#define VRING_CAP 1024 /* requests prepared ahead per thread and target (a power of two) */
+#define VRING_START 16 /* of a stream, before the run starts (the loop fills the rest; a power of two) */
 
 /* The row of the table request seq uses: its place in the cycle (sequential: an entry of weight
  * w takes w places) or a weighted draw from (seed, seq). */
 static const struct ventry *table_row(const struct variant_source *s, uint64_t seq)
 {
+    if (s->unit) /* sequential, every entry once per cycle: no search */
+        return &s->rows[s->nrows == 1 ? 0 : seq % s->nrows];
     double x =
         s->o.order == WL_ORDER_SEQUENTIAL ? (double)(seq % (uint64_t)s->total) : hash01(s->o.seed, seq) * s->total;
     size_t lo = 0, hi = s->nrows - 1;
@@ -66,9 +68,25 @@ static int stream_advance(struct variant_source *s, uint32_t nshards, uint32_t s
         }
         if ((nshards > 1 && e.index % nshards != shard) || !vsource_in_group(s, &e))
             continue;
-        if (s->have_cur)
+        if (s->have_cur && !s->lean) /* a lean cur holds nothing but its numbers */
             ventry_release(&s->cur);
         s->have_cur = false;
+        s->lean = false;
+        if (s->prepared && !s->h2_able) { /* no placeholder: no template, the shape's bytes */
+            if ((r = ventry_repeat(s, &e, &s->cur_left, s->error, sizeof s->error)) != 0)
+                return KNEE_EINVAL;
+            r = variant_lean(s, &e, why, sizeof why);
+            if (r < 0) {
+                snprintf(s->error, sizeof s->error, "%s:%llu: %s", s->o.targets_path, (unsigned long long)e.line, why);
+                return KNEE_EINVAL;
+            }
+            if (r == 1) {
+                s->cur.index = e.index;
+                s->cur.line = e.line;
+                s->lean = s->have_cur = true;
+                return 0;
+            }
+        }
         ventry_where(s, &e, where, sizeof where);
         if ((r = ventry_repeat(s, &e, &s->cur_left, s->error, sizeof s->error)) != 0 ||
             (r = ventry_compile(s, &e, &s->cur, where, s->error, sizeof s->error)) != 0) {
@@ -85,49 +103,68 @@ static int stream_advance(struct variant_source *s, uint32_t nshards, uint32_t s
     }
 }
 
-/* Prepare v as request seq. false when the source has no more (a pipe's end, or an entry that
- * could not be used: the source says which). */
-static bool prepare(struct variant_source *s, const struct plan *p, uint64_t seq, struct variant *v)
+/* The source failed (r: not WL_END) or ended: the first thread to fail says why (under s->mu). */
+static void source_stop(struct variant_source *s, int r)
+{
+    if (r != WL_END)
+        atomic_store(&s->failed, true);
+    atomic_store(&s->ended, true);
+}
+
+/* Prepare v as request seq from a stream, under s->mu. false when it has no more (a pipe's end,
+ * or an entry that could not be used: the source says which). */
+static bool prepare_stream(struct variant_source *s, const struct plan *p, uint64_t seq, struct variant *v)
 {
     char why[512];
-    int r;
-    if (s->table) {
-        r = variant_fill(s, table_row(s, seq), seq, v, why, sizeof why);
-    } else {
-        pthread_mutex_lock(&s->mu);
-        r = 0;
-        if (atomic_load(&s->ended))
-            r = WL_END;
-        else if (s->have_cur && p->shard.count > 1 && s->cur.index % p->shard.count != p->shard.index)
-            s->cur_left = 0; /* a pipe's first entry, read before the shard was known: another shard's */
-        if (!r && (!s->have_cur || s->cur_left == 0))
-            r = stream_advance(s, p->shard.count, p->shard.index);
-        if (!r) {
-            s->cur_left--;
+    int r = 0;
+    if (atomic_load(&s->ended))
+        return false;
+    if (s->have_cur && p->shard.count > 1 && s->cur.index % p->shard.count != p->shard.index)
+        s->cur_left = 0; /* a pipe's first entry, read before the shard was known: another shard's */
+    if (!s->have_cur || s->cur_left == 0)
+        r = stream_advance(s, p->shard.count, p->shard.index);
+    if (!r) {
+        s->cur_left--;
+        if (s->lean)
+            variant_fill_lean(s, v);
+        else
             r = variant_fill(s, &s->cur, seq, v, why, sizeof why);
-            if (r) {
-                char where[300];
-                snprintf(where, sizeof where, "%s:%llu", s->o.targets_path, (unsigned long long)s->cur.line);
-                snprintf(s->error, sizeof s->error, "%s: %s", where, why);
-            }
-        }
-        if (r) {
-            if (r != WL_END)
-                atomic_store(&s->failed, true);
-            atomic_store(&s->ended, true);
-        }
-        pthread_mutex_unlock(&s->mu);
-        return r == 0;
+        if (r)
+            snprintf(s->error, sizeof s->error, "%s:%llu: %s", s->o.targets_path, (unsigned long long)s->cur.line, why);
     }
-    if (r) { /* threads may fail at once: the first says why */
+    if (r)
+        source_stop(s, r);
+    return r == 0;
+}
+
+/* Request seq of row from a table when it is not built once: its wire, or built field by field.
+ * false on failure, the first thread to fail says why. Apart from prepare_table so the send's
+ * path carries no message buffer. */
+static bool prepare_row(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+{
+    char why[512];
+    int r = row->wire[0] ? variant_fill_wire(s, row, seq, v) : variant_fill(s, row, seq, v, why, sizeof why);
+    if (r == -ENOMEM)
+        snprintf(why, sizeof why, "out of memory");
+    if (r) {
         pthread_mutex_lock(&s->mu);
         if (!atomic_load(&s->failed))
             snprintf(s->error, sizeof s->error, "%s", why);
-        atomic_store(&s->failed, true);
-        atomic_store(&s->ended, true);
+        source_stop(s, KNEE_EINVAL);
         pthread_mutex_unlock(&s->mu);
     }
     return r == 0;
+}
+
+/* Prepare v as request seq from a table (no lock: the table is read-only). */
+static inline bool prepare_table(struct variant_source *s, uint64_t seq, struct variant *v)
+{
+    const struct ventry *row = table_row(s, seq);
+    if (row->h1) { /* built once */
+        variant_share(row, v);
+        return true;
+    }
+    return prepare_row(s, row, seq, v);
 }
 
 static struct variant *variant_get(struct vring *vr)
@@ -142,28 +179,40 @@ static struct variant *variant_get(struct vring *vr)
 
 void variant_put(struct target_rt *t, struct variant *v)
 {
-    variant_drop_own(v);
+    if (v->own_h1 || v->own_h1_close || v->own_h2_built)
+        variant_drop_own(v);
     v->next = t->vr.free;
     t->vr.free = v;
 }
 
-/* Top t's ring up to its capacity (or the source's end). */
+#define VRING_LOCKED 32 /* a stream's requests prepared per hold of its lock (other threads wait) */
+
+/* Top t's ring up to its capacity (or the source's end). A stream takes its lock once per
+ * VRING_LOCKED requests rather than once per request. */
 static void vring_fill(struct worker *w, struct target_rt *t)
 {
     struct vring *vr = &t->vr;
     struct variant_source *s = t->et->target->source;
+    const struct plan *p = &w->e->cfg->plan;
     while (vr->len < vr->cap && !vr->done) {
-        struct variant *v = variant_get(vr);
-        uint64_t seq = vr->base + vr->step * vr->j;
-        if (!prepare(s, &w->e->cfg->plan, seq, v)) {
-            variant_put(t, v);
-            vr->done = true;
-            break;
+        size_t batch = s->table ? SIZE_MAX : VRING_LOCKED;
+        if (!s->table)
+            pthread_mutex_lock(&s->mu);
+        for (; batch > 0 && vr->len < vr->cap; batch--) {
+            struct variant *v = variant_get(vr);
+            uint64_t seq = vr->base + vr->step * vr->j;
+            if (!(s->table ? prepare_table(s, seq, v) : prepare_stream(s, p, seq, v))) {
+                variant_put(t, v);
+                vr->done = true;
+                break;
+            }
+            v->seq = seq;
+            vr->j++;
+            vr->slot[(vr->head + vr->len) & (vr->cap - 1)] = v;
+            vr->len++;
         }
-        v->seq = seq;
-        vr->j++;
-        vr->slot[(vr->head + vr->len) % vr->cap] = v;
-        vr->len++;
+        if (!s->table)
+            pthread_mutex_unlock(&s->mu);
     }
 }
 
@@ -192,7 +241,7 @@ void vring_release(struct target_rt *t)
 {
     struct vring *vr = &t->vr;
     for (size_t i = 0; i < vr->len; i++)
-        variant_put(t, vr->slot[(vr->head + i) % vr->cap]);
+        variant_put(t, vr->slot[(vr->head + i) & (vr->cap - 1)]);
     vr->len = 0;
     while (vr->free) {
         struct variant *v = vr->free;
@@ -200,6 +249,8 @@ void vring_release(struct target_rt *t)
         wl_buf_release(&v->b.url);
         wl_buf_release(&v->b.hdr);
         wl_buf_release(&v->b.body);
+        wl_marks_release(&v->b.marks[0]);
+        wl_marks_release(&v->b.marks[1]);
         free(v->b.hdr_off);
         free(v->b.hdr_lines);
         free(v);
@@ -229,7 +280,7 @@ struct variant *vring_pop(struct worker *w, struct target_rt *t)
         return NULL;
     }
     struct variant *v = vr->slot[vr->head];
-    vr->head = (vr->head + 1) % vr->cap;
+    vr->head = (vr->head + 1) & (vr->cap - 1);
     vr->len--;
     if (vr->len < vr->cap / 2)
         w->vneed = true;

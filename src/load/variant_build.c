@@ -44,6 +44,7 @@ int variant_build(const struct variant_source *s, const struct ventry *v, uint64
     nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
     b->url.len = b->hdr.len = b->body.len = 0;
+    b->marks[0].id = b->marks[1].id = 0; /* url and hdr are this build's now */
     if (wl_template_expand(v->url, &ctx, &b->url) != 0)
         return -ENOMEM;
     buf_nul(&b->url);
@@ -101,42 +102,15 @@ void variant_drop_own(struct variant *v)
     v->own_h2_built = false;
 }
 
-/* v's head serialised once with its placeholders in place (http/client's checks and order of
- * fields), the Content-Length line and the blank line left out, compiled as one template: for
- * keep-alive (k 0) and Connection: close (k 1). Over HTTP/1.1 only: HTTP/2 needs the fields
- * apart (build). 0 or KNEE_EINVAL with the reason. */
-int variant_wire_compile(const struct variant_source *s, struct ventry *v, char *why, size_t whylen)
+/* Append n bytes at p to b. */
+static void buf_add(struct wl_buf *b, const char *p, size_t n)
 {
-    struct url u;
-    int r = url_parse(v->url_text, &u, why, whylen);
-    for (int k = 0; k < 2 && !r; k++) {
-        if (k == 1 && !s->want_close)
-            break;
-        struct http_request_spec spec = {
-            .method = v->method,
-            .url = &u,
-            .headers = (const char *const *)v->hdr_text,
-            .nheaders = v->nhdr,
-            .keepalive = k == 0 && s->keepalive,
-        };
-        char *head = NULL;
-        size_t len = 0;
-        r = http_client_build_request(&spec, &head, &len, why, whylen);
-        if (r)
-            break;
-        char *cl = strstr(head, "\r\nContent-Length: ");
-        v->wire_cl = cl || v->body;
-        if (cl) { /* ours (a user's is refused): the one line out, it is written per request */
-            char *end = strstr(cl + 2, "\r\n");
-            memmove(cl, end, len - (size_t)(end - head) + 1);
-            len -= (size_t)(end - cl);
-        }
-        len -= 2; /* the blank line ending the head */
-        r = wl_template_compile(head, len, &s->names, &v->wire[k], why, whylen);
-        free(head);
+    if (b->len + n > b->cap) {
+        b->cap = b->len + n + 64;
+        b->p = xrealloc(b->p, b->cap);
     }
-    url_release(&u);
-    return r ? KNEE_EINVAL : 0;
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
 }
 
 /* Append the decimal n to b (no printf on the send path). */
@@ -155,46 +129,137 @@ static void buf_u64(struct wl_buf *b, uint64_t n)
         b->p[b->len++] = d[--k];
 }
 
-static void buf_add(struct wl_buf *b, const char *p, size_t n)
+/* The feed's columns v's wire and body use, into v->cols (the rest are never looked up). */
+static void wire_columns(const struct variant_source *s, struct ventry *v)
 {
-    if (b->len + n > b->cap) {
-        b->cap = b->len + n + 64;
-        b->p = xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
+    size_t n = s->feed ? wl_feed_columns(s->feed) : 0;
+    v->cols = xcalloc(n ? n : 1, sizeof *v->cols);
+    v->ncols = 0;
+    for (size_t c = 0; c < n; c++)
+        if (wl_template_uses(v->wire[0], c) || (v->body && wl_template_uses(v->body, c)))
+            v->cols[v->ncols++] = (uint16_t)c;
 }
 
-/* Request seq of row from its wire templates into v's buffers: the head, Content-Length, the
- * blank line, the body. */
-static int fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+/* The source of v's whole request over HTTP/1.1 when its body has no placeholder: head (its
+ * Content-Length line left out, and its blank line), the Content-Length of the body, the blank
+ * line and the body as written, into src. Concatenated sources compile to the concatenated
+ * expansions: the head ends in a line break, so no placeholder straddles the join. */
+static void whole_source(const struct ventry *v, const char *head, size_t len, size_t body_len, struct wl_buf *src)
 {
-    struct wl_value vals[256];
+    src->len = 0;
+    buf_add(src, head, len);
+    if (body_len || v->body_method) {
+        buf_add(src, "Content-Length: ", 16);
+        buf_u64(src, body_len);
+        buf_add(src, "\r\n", 2);
+    }
+    buf_add(src, "\r\n", 2);
+    if (v->body)
+        buf_add(src, v->body_text, v->body_text_len);
+}
+
+/* v serialised once with its placeholders in place (http/client's checks and order of fields)
+ * and compiled as templates: for keep-alive (k 0) and Connection: close (k 1). A body without
+ * placeholders goes in whole (its length is known now); a body with them leaves the head
+ * without Content-Length and its blank line, added per request. Over HTTP/1.1 only: HTTP/2
+ * needs the fields apart (build). 0 or KNEE_EINVAL with the reason. */
+int variant_wire_compile(const struct variant_source *s, struct ventry *v, char *why, size_t whylen)
+{
+    struct url u;
+    int r = url_parse(v->url_text, &u, why, whylen);
+    v->body_method = strcmp(v->method, "POST") == 0 || strcmp(v->method, "PUT") == 0 || strcmp(v->method, "PATCH") == 0;
+    v->wire_whole = !v->body || wl_template_literal(v->body);
+    struct wl_buf lit = {0}, src = {0};
+    if (v->body && v->wire_whole) { /* its bytes ("{{{{" is "{{"), for their length */
+        struct wl_ctx ctx = {0};
+        if (wl_template_expand(v->body, &ctx, &lit) != 0 && !r)
+            r = knee_fail(why, whylen, -ENOMEM, "out of memory");
+    }
+    for (int k = 0; k < 2 && !r; k++) {
+        if (k == 1 && !s->want_close)
+            break;
+        struct http_request_spec spec = {
+            .method = v->method,
+            .url = &u,
+            .headers = (const char *const *)v->hdr_text,
+            .nheaders = v->nhdr,
+            .keepalive = k == 0 && s->keepalive,
+        };
+        char *head = NULL;
+        size_t len = 0;
+        r = http_client_build_request(&spec, &head, &len, why, whylen);
+        if (r)
+            break;
+        char *cl = strstr(head, "\r\nContent-Length: ");
+        if (cl) { /* ours (a user's is refused): the one line out, it is written per request */
+            char *end = strstr(cl + 2, "\r\n");
+            memmove(cl, end, len - (size_t)(end - head) + 1);
+            len -= (size_t)(end - cl);
+        }
+        len -= 2; /* the blank line ending the head */
+        if (v->wire_whole) {
+            whole_source(v, head, len, lit.len, &src);
+            r = wl_template_compile(src.p, src.len, &s->names, &v->wire[k], why, whylen);
+        } else {
+            r = wl_template_compile(head, len, &s->names, &v->wire[k], why, whylen);
+        }
+        free(head);
+    }
+    url_release(&u);
+    wl_buf_release(&lit);
+    wl_buf_release(&src);
+    if (!r)
+        wire_columns(s, v);
+    return r ? KNEE_EINVAL : 0;
+}
+
+/* Request seq of row from its wire templates into v's buffers: one expansion each (wire_whole),
+ * or the body, then the head, its Content-Length, the blank line and the body. */
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+{
+    struct wl_value vals[VARIANT_MAX_COLUMNS];
     size_t nvals = 0;
-    if (s->feed) {
-        uint64_t r = wl_pick(s->o.feed_order, wl_feed_rows(s->feed), s->o.seed, seq);
+    if (row->ncols) { /* only the cells the request uses */
+        size_t n = wl_feed_rows(s->feed);
+        size_t r = n > 1 && s->o.feed_order == WL_ORDER_SEQUENTIAL
+                       ? (size_t)(seq % n) /* wl_pick's, inline */
+                       : (size_t)wl_pick(s->o.feed_order, n, s->o.seed, seq);
+        for (size_t i = 0; i < row->ncols; i++) {
+            size_t c = row->cols[i];
+            vals[c].s = wl_feed_cell(s->feed, r, c, &vals[c].len);
+        }
         nvals = wl_feed_columns(s->feed);
-        for (size_t c = 0; c < nvals; c++)
-            vals[c].s = wl_feed_cell(s->feed, (size_t)r, c, &vals[c].len);
     }
     nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
     struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
-    body->len = 0;
-    if (row->body && wl_template_expand(row->body, &ctx, body) != 0)
-        return -ENOMEM;
-    for (int k = 0; k < 2 && row->wire[k]; k++) {
-        out[k]->len = 0;
-        if (wl_template_expand(row->wire[k], &ctx, out[k]) != 0)
-            return -ENOMEM;
-        if (row->wire_cl) {
-            buf_add(out[k], "Content-Length: ", 16);
-            buf_u64(out[k], body->len);
-            buf_add(out[k], "\r\n", 2);
+    if (row->wire_whole) {
+        for (int k = 0; k < 2 && row->wire[k]; k++) {
+            out[k]->len = 0;
+            if (wl_template_expand_marked(row->wire[k], &ctx, out[k], &v->b.marks[k]) != 0)
+                return -ENOMEM;
         }
-        buf_add(out[k], "\r\n", 2);
-        buf_add(out[k], body->p ? body->p : "", body->len);
+    } else {
+        body->len = 0;
+        if (wl_template_expand(row->body, &ctx, body) != 0)
+            return -ENOMEM;
+        for (int k = 0; k < 2 && row->wire[k]; k++) {
+            out[k]->len = 0;
+            if (wl_template_expand_marked(row->wire[k], &ctx, out[k], &v->b.marks[k]) != 0)
+                return -ENOMEM;
+            if (body->len || row->body_method) {
+                buf_add(out[k], "Content-Length: ", 16);
+                buf_u64(out[k], body->len);
+                buf_add(out[k], "\r\n", 2);
+            }
+            buf_add(out[k], "\r\n", 2);
+            if (body->len)
+                buf_add(out[k], body->p, body->len);
+        }
     }
+    v->entry = row->index;
+    v->idempotent = row->idempotent;
+    v->head = row->head;
     v->h1 = out[0]->p;
     v->h1_len = out[0]->len;
     v->h1_close = row->wire[1] ? out[1]->p : NULL;
@@ -211,19 +276,163 @@ int variant_fill(struct variant_source *s, const struct ventry *row, uint64_t se
     v->idempotent = row->idempotent;
     v->head = row->head;
     if (row->h1) {
-        v->h1 = row->h1;
-        v->h1_len = row->h1_len;
-        v->h1_close = row->h1_close;
-        v->h1_close_len = row->h1_close_len;
-        v->h2 = row->h2_built ? &row->h2 : NULL;
+        variant_share(row, v);
         return 0;
     }
     if (row->wire[0])
-        return fill_wire(s, row, seq, v);
+        return variant_fill_wire(s, row, seq, v);
     int r = variant_build(s, row, seq, &v->b, &v->own_h1, &v->h1_len, &v->own_h1_close, &v->h1_close_len, &v->own_h2,
                           &v->own_h2_built, why, whylen);
     v->h1 = v->own_h1;
     v->h1_close = v->own_h1_close;
     v->h2 = v->own_h2_built ? &v->own_h2 : NULL;
     return r;
+}
+
+/* ------------------------------------------------------------------ a stream's lean entries */
+
+void vshape_release(struct vshape *sh)
+{
+    free(sh->method);
+    for (size_t i = 0; i < sh->nhdr; i++)
+        free(sh->hdr[i]);
+    free(sh->hdr);
+    free(sh->body);
+    free(sh->rest[0]);
+    free(sh->rest[1]);
+    memset(sh, 0, sizeof *sh);
+}
+
+/* e's method, headers and body are the shape's. */
+static bool shape_same(const struct vshape *sh, const struct wl_entry *e, const char *method)
+{
+    if (!sh->valid || strcmp(sh->method, method) != 0 || sh->nhdr != e->nheaders || !sh->body != !e->body)
+        return false;
+    if (e->body && (sh->body_len != e->body_len || memcmp(sh->body, e->body, e->body_len) != 0))
+        return false;
+    for (size_t i = 0; i < e->nheaders; i++)
+        if (strcmp(sh->hdr[i], e->headers[i]) != 0)
+            return false;
+    return true;
+}
+
+/* The shape of e: serialised by http/client with an empty target (its checks, its order of
+ * fields), what follows "METHOD " kept. */
+static int shape_build(struct variant_source *s, const struct wl_entry *e, const char *method, char *why, size_t whylen)
+{
+    struct vshape *sh = &s->shape;
+    vshape_release(sh);
+    size_t n = e->nheaders + s->o.nheaders;
+    const char **hdr = xcalloc(n ? n : 1, sizeof *hdr);
+    for (size_t i = 0; i < n; i++)
+        hdr[i] = i < e->nheaders ? e->headers[i] : s->o.headers[i - e->nheaders];
+    char empty[1] = "";
+    struct url u = {.authority = s->origin.authority, .target = empty};
+    int r = 0;
+    for (int k = 0; k < 2 && !r; k++) {
+        if (k == 1 && !s->want_close)
+            break;
+        struct http_request_spec spec = {
+            .method = method,
+            .url = &u,
+            .headers = hdr,
+            .nheaders = n,
+            .body = e->body,
+            .body_len = e->body ? e->body_len : 0,
+            .keepalive = k == 0 && s->keepalive,
+        };
+        char *req = NULL;
+        size_t len = 0;
+        r = http_client_build_request(&spec, &req, &len, why, whylen);
+        if (r)
+            break;
+        size_t skip = strlen(method) + 1; /* "METHOD " */
+        memmove(req, req + skip, len - skip + 1);
+        sh->rest[k] = req;
+        sh->rest_len[k] = len - skip;
+    }
+    free(hdr);
+    if (r) {
+        vshape_release(sh);
+        return KNEE_EINVAL;
+    }
+    sh->method = xstrdup(method);
+    sh->method_len = strlen(method);
+    sh->nhdr = e->nheaders;
+    sh->hdr = xcalloc(e->nheaders ? e->nheaders : 1, sizeof *sh->hdr);
+    for (size_t i = 0; i < e->nheaders; i++)
+        sh->hdr[i] = xstrdup(e->headers[i]);
+    if (e->body) {
+        sh->body = xmalloc(e->body_len ? e->body_len : 1);
+        memcpy(sh->body, e->body, e->body_len);
+        sh->body_len = e->body_len;
+    }
+    sh->idempotent = http_method_idempotent(method);
+    sh->head = strcmp(method, "HEAD") == 0;
+    sh->valid = true;
+    return 0;
+}
+
+/* The request target url_parse would give for rest (what follows the origin), into t; false
+ * when it would refuse it (the caller's full path says why). */
+static bool lean_target(const char *rest, struct wl_buf *t)
+{
+    if (*rest && *rest != '/' && *rest != '?' && *rest != '#')
+        return false; /* the authority goes on: another origin */
+    size_t n = 0;
+    for (; rest[n] && rest[n] != '#'; n++) /* the fragment is never sent */
+        if ((unsigned char)rest[n] <= 0x20 || (unsigned char)rest[n] >= 0x7f)
+            return false;
+    t->len = 0;
+    if (n == 0 || *rest == '?') /* an empty path is "/" (RFC 9112 §3.2.1) */
+        buf_add(t, "/", 1);
+    buf_add(t, rest, n);
+    return true;
+}
+
+int variant_lean(struct variant_source *s, const struct wl_entry *e, char *why, size_t whylen)
+{
+    /* a '{' is rare in a URL or a header: looked for first, "{{" only then */
+    if (!s->opt_literal || (strchr(e->url, '{') && strstr(e->url, "{{")) ||
+        (e->body && memmem(e->body, e->body_len, "{{", 2)))
+        return 0;
+    for (size_t i = 0; i < e->nheaders; i++)
+        if (strchr(e->headers[i], '{') && strstr(e->headers[i], "{{"))
+            return 0;
+    size_t ulen = strlen(e->url);
+    if (ulen > URL_MAX_LEN || ulen < s->origin_n || memcmp(e->url, s->first_url, s->origin_n) != 0 ||
+        !lean_target(e->url + s->origin_n, &s->target))
+        return 0;
+    const char *method = e->method ? e->method : "GET";
+    if (!shape_same(&s->shape, e, method) && shape_build(s, e, method, why, whylen) != 0)
+        return KNEE_EINVAL;
+    return 1;
+}
+
+void variant_fill_lean(const struct variant_source *s, struct variant *v)
+{
+    const struct vshape *sh = &s->shape;
+    struct wl_buf *out[2] = {&v->b.url, &v->b.hdr};
+    for (int k = 0; k < 2 && sh->rest[k]; k++) {
+        struct wl_buf *b = out[k];
+        size_t need = sh->method_len + 1 + s->target.len + sh->rest_len[k];
+        if (need > b->cap) {
+            b->cap = need + 64;
+            b->p = xrealloc(b->p, b->cap);
+        }
+        memcpy(b->p, sh->method, sh->method_len);
+        b->p[sh->method_len] = ' ';
+        memcpy(b->p + sh->method_len + 1, s->target.p, s->target.len);
+        memcpy(b->p + sh->method_len + 1 + s->target.len, sh->rest[k], sh->rest_len[k]);
+        b->len = need;
+        v->b.marks[k].id = 0; /* these bytes are not a template's */
+    }
+    v->entry = s->cur.index;
+    v->idempotent = sh->idempotent;
+    v->head = sh->head;
+    v->h1 = out[0]->p;
+    v->h1_len = out[0]->len;
+    v->h1_close = sh->rest[1] ? out[1]->p : NULL;
+    v->h1_close_len = sh->rest[1] ? out[1]->len : 0;
+    v->h2 = NULL;
 }

@@ -4,6 +4,7 @@
 #ifndef KNEE_LOAD_VARIANT_INTERNAL_H
 #define KNEE_LOAD_VARIANT_INTERNAL_H
 
+#include "load/internal.h"
 #include "load/variant.h"
 #include "load/worker.h"
 #include "net/url.h"
@@ -36,8 +37,35 @@ struct ventry {
      * request is the head and body expanded, nothing parsed or allocated per send */
     char *url_text;
     char **hdr_text;
-    struct wl_template *wire[2]; /* the head without Content-Length and its end: keep-alive, close */
-    bool wire_cl;                /* a Content-Length line is due (a body, or POST, PUT, PATCH) */
+    char *body_text; /* the body as written (with its placeholders), body_text_len bytes */
+    size_t body_text_len;
+    /* wire[k]: keep-alive (0) and Connection: close (1). A body without placeholders (or none):
+     * the whole request, its Content-Length and body included (wire_whole), one expansion per
+     * send; a body with placeholders: the head without Content-Length and its blank line, the
+     * body expanded first for its length */
+    struct wl_template *wire[2];
+    bool wire_whole;
+    bool body_method; /* POST, PUT, PATCH: a Content-Length even for an empty body */
+    uint16_t *cols;   /* the feed's columns the request uses (only those are looked up per send) */
+    size_t ncols;
+};
+
+#define VARIANT_MAX_COLUMNS 256
+
+/* A stream's entries without placeholders, over HTTP/1.1 ("lean": most of a large vegeta file
+ * differs only in its URLs): the request's bytes after its target, built by http/client once
+ * and kept from entry to entry while the method, headers and body stay the same. */
+struct vshape {
+    bool valid;
+    char *method;
+    char **hdr; /* the entry's own headers (the -H lines are every entry's) */
+    size_t nhdr;
+    char *body; /* NULL: none */
+    size_t body_len;
+    char *rest[2]; /* " HTTP/1.1\r\nHost: ...\r\n\r\nbody": keep-alive, Connection: close */
+    size_t rest_len[2];
+    size_t method_len;
+    bool idempotent, head;
 };
 
 /* --capture's variables (variant_vars.c): named after the feed's columns, valued once bound. */
@@ -68,11 +96,17 @@ struct variant_source {
     size_t nrows;
     double *cum; /* cumulative weights (random) or repeats (sequential), rows of them */
     double total;
+    bool unit; /* sequential and every weight 1: request seq takes row seq % nrows */
     /* a stream: one reader under mu */
     pthread_mutex_t mu;
     struct wl_reader *rd;
     bool seekable;
-    struct ventry cur; /* the entry being sent (repeat times) */
+    size_t origin_n;  /* the first URL's scheme and authority: its length */
+    bool opt_literal; /* no -H line holds a placeholder */
+    bool lean;        /* cur is lean: its bytes are shape's with target */
+    struct vshape shape;
+    struct wl_buf target; /* a lean cur's request target */
+    struct ventry cur;    /* the entry being sent (repeat times) */
     bool have_cur;
     bool restart; /* a file: the next entry is the first (read_at 0), not the reader's next */
     uint64_t cur_left;
@@ -118,6 +152,29 @@ int variant_wire_compile(const struct variant_source *s, struct ventry *v, char 
 /* Point v at request seq of row: the row's shared bytes, its wire templates expanded, or built. */
 int variant_fill(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v, char *why,
                  size_t whylen);
+/* Point v at row's bytes built once (row->h1 set: a literal entry of a table). */
+static inline void variant_share(const struct ventry *row, struct variant *v)
+{
+    v->entry = row->index;
+    v->idempotent = row->idempotent;
+    v->head = row->head;
+    v->h1 = row->h1;
+    v->h1_len = row->h1_len;
+    v->h1_close = row->h1_close;
+    v->h1_close_len = row->h1_close_len;
+    v->h2 = row->h2_built ? &row->h2 : NULL;
+}
+/* e as a lean entry of a stream (no placeholder, the first URL's origin as written, a target
+ * url_parse takes): s->target and s->shape set, 1; 0 when e is not one (the caller compiles
+ * it); KNEE_EINVAL with the reason (http/client's) when its shape cannot be built. */
+int variant_lean(struct variant_source *s, const struct wl_entry *e, char *why, size_t whylen);
+/* Point v at the lean entry's bytes: shape's method, the target, shape's rest. */
+void variant_fill_lean(const struct variant_source *s, struct variant *v);
+void vshape_release(struct vshape *sh);
+
+/* Request seq of row (row->wire[0] set) into v's buffers, its wire templates expanded. 0 or
+ * -ENOMEM. */
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v);
 /* Free what v built for its last request (its buffers stay for the next). */
 void variant_drop_own(struct variant *v);
 

@@ -32,6 +32,8 @@ void ventry_release(struct ventry *v)
     free(v->hdr_text);
     wl_template_free(v->wire[0]);
     wl_template_free(v->wire[1]);
+    free(v->body_text);
+    free(v->cols);
     memset(v, 0, sizeof *v);
 }
 
@@ -105,6 +107,9 @@ int ventry_compile(const struct variant_source *s, const struct wl_entry *e, str
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: header \"%s\": %s", where, h, why);
     }
     if (e->body) {
+        v->body_text = xmalloc(e->body_len ? e->body_len : 1);
+        memcpy(v->body_text, e->body, e->body_len);
+        v->body_text_len = e->body_len;
         r = wl_template_compile(e->body, e->body_len, &s->names, &v->body, why, sizeof why);
         if (r)
             return knee_fail(err, errlen, KNEE_EINVAL, "%s: body: %s", where, why);
@@ -132,8 +137,6 @@ int ventry_compile(const struct variant_source *s, const struct wl_entry *e, str
 }
 
 /* ------------------------------------------------------------------ the source */
-
-#define VARIANT_MAX_COLUMNS 256
 
 static int open_feed(struct variant_source *s, char *err, size_t errlen)
 {
@@ -191,6 +194,7 @@ static int set_origin(struct variant_source *s, const struct wl_entry *e, const 
         return knee_fail(err, errlen, KNEE_EINVAL, "%s: %s: %s", where, e->url, why);
     s->first_url = xstrdup(e->url);
     s->first_method = xstrdup(e->method ? e->method : "GET");
+    s->origin_n = n;
     return 0;
 }
 
@@ -313,6 +317,7 @@ static void table_weights(struct variant_source *s)
         s->cum[i] = acc;
     }
     s->total = acc;
+    s->unit = s->o.order == WL_ORDER_SEQUENTIAL && acc == (double)s->nrows;
 }
 
 static int open_targets(struct variant_source *s, char *err, size_t errlen)
@@ -354,6 +359,8 @@ static int open_targets(struct variant_source *s, char *err, size_t errlen)
     if (s->table)
         table_weights(s);
     s->restart = true; /* a streamed file starts again from its first entry */
+    if (!s->table)
+        wl_reader_checked(s->rd); /* every entry was: the run's reads parse no URL twice */
     return 0;
 }
 
@@ -474,6 +481,9 @@ int variant_source_open(struct variant_source **out, const struct variant_opts *
 {
     struct variant_source *s = xcalloc(1, sizeof *s);
     s->o = *o;
+    s->opt_literal = true;
+    for (size_t i = 0; i < o->nheaders; i++)
+        s->opt_literal &= strstr(o->headers[i], "{{") == NULL;
     pthread_mutex_init(&s->mu, NULL);
     int r = open_feed(s, err, errlen);
     if (!r)
@@ -499,6 +509,8 @@ void variant_source_free(struct variant_source *s)
     free(s->cum);
     if (s->have_cur)
         ventry_release(&s->cur);
+    vshape_release(&s->shape);
+    wl_buf_release(&s->target);
     if (s->rd)
         wl_reader_close(s->rd);
     wl_feed_free(s->feed);
@@ -568,6 +580,11 @@ int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, b
     s->want_close = want_close;
     s->h2_able = h2_able;
     s->prepared = true;
+    vshape_release(&s->shape); /* built for the settings before */
+    if (s->lean) {             /* its bytes were the shape's: the next entry comes */
+        s->have_cur = s->lean = false;
+        ventry_release(&s->cur);
+    }
     atomic_store(&s->ended, false);
     atomic_store(&s->failed, false);
     char why[512];
@@ -584,6 +601,9 @@ int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, b
         wl_template_free(v->wire[0]);
         wl_template_free(v->wire[1]);
         v->wire[0] = v->wire[1] = NULL;
+        free(v->cols);
+        v->cols = NULL;
+        v->ncols = 0;
         if (!v->literal) {
             if (!h2_able && (r = variant_wire_compile(s, v, why, sizeof why)) != 0)
                 knee_fail(err, errlen, KNEE_EINVAL, "%s:%llu: %s", s->o.targets_path ? s->o.targets_path : "the target",

@@ -30,7 +30,13 @@ struct wl_template {
     size_t litlen;
     bool *uses; /* uses[i]: names[i] appears */
     size_t nnames;
+    size_t lit_len; /* the literal bytes of all pieces: reserved once per expansion */
+    size_t nplace;  /* placeholders */
+    size_t *place;  /* their indexes in pieces */
+    uint64_t id;    /* unique to this compilation (struct wl_marks tells templates apart by it) */
 };
+
+static _Atomic uint64_t template_ids; /* the last id given */
 
 void wl_buf_release(struct wl_buf *b)
 {
@@ -227,6 +233,18 @@ int wl_template_compile(const char *s, size_t len, const struct wl_names *names,
         wl_template_free(t);
         return k;
     }
+    t->place = malloc((t->npieces ? t->npieces : 1) * sizeof *t->place);
+    if (!t->place) {
+        wl_template_free(t);
+        return knee_fail(err, errlen, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < t->npieces; i++) {
+        if (t->pieces[i].kind == PIECE_LITERAL)
+            t->lit_len += t->pieces[i].len;
+        else
+            t->place[t->nplace++] = i;
+    }
+    t->id = ++template_ids;
     *out = t;
     return 0;
 }
@@ -236,6 +254,7 @@ void wl_template_free(struct wl_template *t)
     if (!t)
         return;
     free(t->pieces);
+    free(t->place);
     free(t->lit);
     free(t->uses);
     free(t);
@@ -275,26 +294,41 @@ static inline int reserve(struct wl_buf *b, size_t n)
     return 0;
 }
 
-/* v in decimal at out (room for 20 bytes); the bytes written. */
-static size_t put_u64(char *out, uint64_t v)
+/* v in decimal, its digits ending just before end (room for 20): where they start. Two digits
+ * per division by a constant, written in place from the end: a {{seq}} costs a few dozen
+ * instructions, not a division per digit and a reversal. */
+static char *dec_u64(char *end, uint64_t v)
 {
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char *p = end;
+    while (v >= 100) {
+        uint64_t q = v / 100;
+        size_t r = (size_t)(v - q * 100);
+        v = q;
+        p -= 2;
+        p[0] = pairs[2 * r];
+        p[1] = pairs[2 * r + 1];
+    }
+    if (v >= 10) {
+        p -= 2;
+        p[0] = pairs[2 * v];
+        p[1] = pairs[2 * v + 1];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return p;
 }
 
-static size_t put_i64(char *out, int64_t v)
+/* v in decimal ending before end (room for 20: "-9223372036854775808"): where it starts. */
+static char *dec_i64(char *end, int64_t v)
 {
     if (v >= 0)
-        return put_u64(out, (uint64_t)v);
-    out[0] = '-';
-    return 1 + put_u64(out + 1, 0 - (uint64_t)v);
+        return dec_u64(end, (uint64_t)v);
+    char *p = dec_u64(end, 0 - (uint64_t)v);
+    *--p = '-';
+    return p;
 }
 
 /* A version-4 UUID (RFC 9562 §5.4) from 128 bits: 36 bytes at out. */
@@ -312,50 +346,111 @@ static void put_uuid(char *out, uint64_t hi, uint64_t lo)
     }
 }
 
-int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out)
+/* Placeholder p's bytes for ctx: *s (ctx's value, or tmp with room for 40 bytes) and their
+ * length. */
+static inline size_t piece_value(const struct piece *p, const struct wl_ctx *ctx, char *tmp, const char **s)
+{
+    *s = tmp;
+    switch (p->kind) {
+    case PIECE_NAME:
+        if (!ctx->values || p->name >= ctx->nvalues)
+            return 0;
+        *s = ctx->values[p->name].s;
+        return ctx->values[p->name].len;
+    case PIECE_SEQ:
+        *s = dec_u64(tmp + 40, ctx->seq);
+        return (size_t)(tmp + 40 - *s);
+    case PIECE_RAND: {
+        uint64_t tag = WL_TAG_RAND + (p->ordinal << WL_TAG_SHIFT);
+        uint64_t x = p->span ? wl_below(p->span, ctx->seed, ctx->seq, tag) : wl_hash3(ctx->seed, ctx->seq, tag);
+        *s = dec_i64(tmp + 40, (int64_t)((uint64_t)p->lo + x));
+        return (size_t)(tmp + 40 - *s);
+    }
+    case PIECE_UUID: {
+        uint64_t tag = WL_TAG_UUID + (p->ordinal << WL_TAG_SHIFT);
+        put_uuid(tmp, wl_hash3(ctx->seed, ctx->seq, tag), wl_hash3(ctx->seed, ctx->seq, tag + (1ULL << 40)));
+        return 36;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Append t expanded to out; with marks (room for two per placeholder), each placeholder's
+ * offset in out and length. */
+static int expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out, size_t *marks)
 {
     size_t start = out->len;
+    /* room for the literal bytes once: a placeholder reserves its own bytes and the literal
+     * bytes again, so what was reserved up front is never lost to a realloc */
+    if (reserve(out, t->lit_len) != 0)
+        return -ENOMEM;
+    char tmp[40];
     for (size_t i = 0; i < t->npieces; i++) {
         const struct piece *p = &t->pieces[i];
-        const char *s = NULL;
-        size_t n = 0;
-        switch (p->kind) {
-        case PIECE_LITERAL:
-            s = t->lit + p->off;
-            n = p->len;
-            break;
-        case PIECE_NAME:
-            if (ctx->values && p->name < ctx->nvalues) {
-                s = ctx->values[p->name].s;
-                n = ctx->values[p->name].len;
-            }
-            break;
-        default:
-            if (reserve(out, 40) != 0)
-                goto oom;
-            if (p->kind == PIECE_SEQ) {
-                out->len += put_u64(out->p + out->len, ctx->seq);
-            } else if (p->kind == PIECE_RAND) {
-                uint64_t tag = WL_TAG_RAND + (p->ordinal << WL_TAG_SHIFT);
-                uint64_t x = p->span ? wl_below(p->span, ctx->seed, ctx->seq, tag) : wl_hash3(ctx->seed, ctx->seq, tag);
-                out->len += put_i64(out->p + out->len, (int64_t)((uint64_t)p->lo + x));
-            } else {
-                uint64_t tag = WL_TAG_UUID + (p->ordinal << WL_TAG_SHIFT);
-                put_uuid(out->p + out->len, wl_hash3(ctx->seed, ctx->seq, tag),
-                         wl_hash3(ctx->seed, ctx->seq, tag + (1ULL << 40)));
-                out->len += 36;
-            }
+        if (p->kind == PIECE_LITERAL) {
+            memcpy(out->p + out->len, t->lit + p->off, p->len);
+            out->len += p->len;
             continue;
         }
-        if (n == 0)
-            continue;
-        if (reserve(out, n) != 0)
-            goto oom;
+        const char *s;
+        size_t n = piece_value(p, ctx, tmp, &s);
+        if (reserve(out, n + t->lit_len) != 0) {
+            out->len = start;
+            return -ENOMEM;
+        }
+        if (marks) {
+            *marks++ = out->len;
+            *marks++ = n;
+        }
         memcpy(out->p + out->len, s, n);
         out->len += n;
     }
     return 0;
-oom:
-    out->len = start;
-    return -ENOMEM;
+}
+
+int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out)
+{
+    return expand(t, ctx, out, NULL);
+}
+
+void wl_marks_release(struct wl_marks *m)
+{
+    free(m->at);
+    memset(m, 0, sizeof *m);
+}
+
+int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out,
+                              struct wl_marks *m)
+{
+    char tmp[40];
+    if (m->id == t->id && out->len == 0 && out->cap >= m->len) {
+        /* out still holds t's last expansion: each placeholder in its place while its value
+         * has the length the last one had (a {{seq}} changes length once per power of ten) */
+        for (size_t i = 0; i < t->nplace; i++) {
+            const char *s;
+            size_t n = piece_value(&t->pieces[t->place[i]], ctx, tmp, &s);
+            if (n != m->at[2 * i + 1])
+                goto again;
+            memcpy(out->p + m->at[2 * i], s, n);
+        }
+        out->len = m->len;
+        return 0;
+    }
+again:
+    m->id = 0;
+    out->len = 0;
+    if (m->cap < 2 * t->nplace) {
+        size_t *at = realloc(m->at, 2 * t->nplace * sizeof *at);
+        if (!at)
+            return -ENOMEM;
+        m->at = at;
+        m->cap = 2 * t->nplace;
+    }
+    int r = expand(t, ctx, out, m->at);
+    if (r == 0) {
+        m->id = t->id;
+        m->len = out->len;
+    }
+    return r;
 }

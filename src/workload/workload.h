@@ -73,6 +73,9 @@ int wl_reader_next(struct wl_reader *rd, struct wl_entry *e, char *err, size_t e
  * wl_reader_next then goes on with the entry after it. */
 int wl_reader_read_at(struct wl_reader *rd, uint64_t offset, uint64_t index, uint64_t line, struct wl_entry *e,
                       char *err, size_t errlen);
+/* The entries from here on were read and checked before (a file read again): their URLs are
+ * not parsed again (the caller parses what it uses; the other checks stay). */
+void wl_reader_checked(struct wl_reader *rd);
 void wl_reader_close(struct wl_reader *rd);
 
 /* ---------------------------------------------------------------- the feed */
@@ -163,5 +166,24 @@ void wl_buf_release(struct wl_buf *b);
 /* Append t expanded under ctx to out (not NUL-terminated). 0 or -ENOMEM (out then keeps
  * what it had). No printf, no allocation once out->cap suffices. */
 int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out);
+
+/* Where the last wl_template_expand_marked of a template into a buffer put its placeholders,
+ * so the next one into the same buffer can rewrite only them. Zero it to start. */
+struct wl_marks {
+    uint64_t id; /* the template's (0: none) */
+    size_t len;  /* the expansion's length */
+    size_t *at;  /* per placeholder: its offset in the buffer and its length */
+    size_t cap;
+};
+void wl_marks_release(struct wl_marks *m);
+
+/* Expand t into out from its start (out->len 0 on entry; out->len is the expansion's length
+ * on return): the bytes wl_template_expand gives. When m says out still holds t's last
+ * expansion and every placeholder's value has the length it had then, only the placeholders
+ * are rewritten (the literal bytes are already there); otherwise t is expanded whole and m
+ * records where. Whoever writes out[0, m->len) otherwise sets m->id = 0 (bytes appended after
+ * m->len are fine). 0 or -ENOMEM (m then records nothing). */
+int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out,
+                              struct wl_marks *m);
 
 #endif

@@ -649,6 +649,105 @@ static void test_template_expand(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* Every decimal the expansion writes (two digits at a time from the end) is printf's. */
+static void test_template_digits(void **state)
+{
+    (void)state;
+    char want[64];
+    uint64_t p = 1;
+    for (int d = 0; d < 20; d++, p *= 10) {
+        const uint64_t seqs[] = {p - 1, p, p + 1, p * 5 + 3};
+        for (size_t i = 0; i < 4; i++) {
+            snprintf(want, sizeof want, "<%llu>", (unsigned long long)seqs[i]);
+            assert_string_equal(expand("<{{seq}}>", seqs[i], 0), want);
+        }
+    }
+    assert_string_equal(expand("{{rand:-9223372036854775808--9223372036854775808}}", 3, 0), "-9223372036854775808");
+    assert_string_equal(expand("{{rand:9223372036854775807-9223372036854775807}}", 3, 0), "9223372036854775807");
+    assert_string_equal(expand("{{rand:-10--10}}|{{rand:0-0}}|{{rand:-1--1}}", 3, 0), "-10|0|-1");
+}
+
+/* wl_template_expand_marked gives wl_template_expand's bytes whatever the buffer last held: the
+ * same template with values of the same or another length, another template, a template freed
+ * and another compiled (no reuse of its address can fool the marks). */
+static void test_template_marked(void **state)
+{
+    (void)state;
+    const char *src[] = {"GET /k/{{seq}} HTTP/1.1\r\nX-Id: {{id}}\r\n\r\n", "{{ first name }}={{seq}}&{{uuid}}",
+                         "plain, no placeholder", "{{id}}{{seq}}{{rand:1-100000}}"};
+    const struct wl_value vals[][3] = {
+        {{"7", 1}, {"Ann", 3}, {"T", 1}}, {{"8", 1}, {"Bob", 3}, {"U", 1}}, {{"1234", 4}, {"", 0}, {"V", 1}}};
+    struct wl_buf out = {0}, want = {0};
+    struct wl_marks m = {0};
+    for (int round = 0; round < 3; round++) {
+        struct wl_template *t[4];
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(wl_template_compile(src[i], strlen(src[i]), &names, &t[i], err, sizeof err), 0);
+        for (uint64_t seq = 0; seq < 1500; seq += 7) {
+            int which = (int)(seq % 13 < 9 ? 0 : seq % 4);
+            struct wl_ctx ctx = {
+                .seq = seq, .seed = 9, .values = vals[seq % 3 == 2 && seq % 5 ? 2 : seq % 2], .nvalues = 3};
+            want.len = 0;
+            assert_int_equal(wl_template_expand(t[which], &ctx, &want), 0);
+            out.len = 0;
+            assert_int_equal(wl_template_expand_marked(t[which], &ctx, &out, &m), 0);
+            assert_int_equal(out.len, want.len);
+            assert_memory_equal(out.p, want.p, want.len);
+        }
+        for (int i = 0; i < 4; i++)
+            wl_template_free(t[i]);
+    }
+    wl_marks_release(&m);
+    wl_buf_release(&out);
+    wl_buf_release(&want);
+}
+
+/* wl_field_ok word by word: every length, a control byte, DEL or a tab at every place. */
+static void test_field_ok(void **state)
+{
+    (void)state;
+    char s[48];
+    for (size_t len = 0; len <= sizeof s; len++) {
+        memset(s, 'a', sizeof s);
+        assert_true(wl_field_ok(s, len));
+        for (size_t i = 0; i < len; i++) {
+            const unsigned char bad[] = {0, 1, '\r', '\n', 0x1f, 0x7f};
+            for (size_t k = 0; k < sizeof bad; k++) {
+                s[i] = (char)bad[k];
+                assert_false(wl_field_ok(s, len));
+            }
+            const unsigned char good[] = {'\t', ' ', 0x20, 0x7e, 0x80, 0xc3, 0xff};
+            for (size_t k = 0; k < sizeof good; k++) {
+                s[i] = (char)good[k];
+                assert_true(wl_field_ok(s, len));
+            }
+            s[i] = 'a';
+        }
+    }
+}
+
+/* After wl_reader_checked the URLs are not parsed again; the other checks stay. */
+static void test_reader_checked(void **state)
+{
+    (void)state;
+    const char *text = "GET http://h:99999/x\n\nGET http://h/y\n\n";
+    assert_string_equal(first_error(text, WL_FORMAT_HTTP),
+                        "t.txt:1: bad URL \"http://h:99999/x\": port 99999 out of range 1..65535");
+    struct wl_reader *rd = open_str(text, WL_FORMAT_HTTP);
+    wl_reader_checked(rd);
+    struct wl_entry e;
+    assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), 0);
+    assert_string_equal(e.url, "http://h:99999/x");
+    assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), 0);
+    assert_string_equal(e.url, "http://h/y");
+    assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), WL_END);
+    wl_reader_close(rd);
+    rd = open_str("GET http://h/a\x01b\n", WL_FORMAT_HTTP);
+    wl_reader_checked(rd);
+    assert_int_equal(wl_reader_next(rd, &e, err, sizeof err), KNEE_EINVAL);
+    wl_reader_close(rd);
+}
+
 static void test_template_uuid(void **state)
 {
     (void)state;
@@ -747,14 +846,25 @@ static void test_template_misc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_formats),       cmocka_unit_test(test_http_vegeta_file),
-        cmocka_unit_test(test_http_errors),   cmocka_unit_test(test_long_line),
-        cmocka_unit_test(test_read_at),       cmocka_unit_test(test_jsonl),
-        cmocka_unit_test(test_jsonl_errors),  cmocka_unit_test(test_million_lines_from_pipe),
-        cmocka_unit_test(test_feed_csv),      cmocka_unit_test(test_feed_jsonl),
-        cmocka_unit_test(test_pick),          cmocka_unit_test(test_template_expand),
-        cmocka_unit_test(test_template_uuid), cmocka_unit_test(test_template_errors),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_http_vegeta_file),
+        cmocka_unit_test(test_http_errors),
+        cmocka_unit_test(test_long_line),
+        cmocka_unit_test(test_read_at),
+        cmocka_unit_test(test_jsonl),
+        cmocka_unit_test(test_jsonl_errors),
+        cmocka_unit_test(test_million_lines_from_pipe),
+        cmocka_unit_test(test_feed_csv),
+        cmocka_unit_test(test_feed_jsonl),
+        cmocka_unit_test(test_pick),
+        cmocka_unit_test(test_template_expand),
+        cmocka_unit_test(test_template_uuid),
+        cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_template_misc),
+        cmocka_unit_test(test_template_digits),
+        cmocka_unit_test(test_template_marked),
+        cmocka_unit_test(test_field_ok),
+        cmocka_unit_test(test_reader_checked),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
