@@ -65,10 +65,25 @@ static size_t failed_thresholds(const struct run_record *v)
     return n;
 }
 
+/* Both identities on the run's counts (a merge may fail its plan check with both holding). */
+static bool identities_hold(const struct run_record *v)
+{
+    const struct run_counts *c = &v->all.counts;
+    uint64_t sum = 0;
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        if (o != OUTCOME_DROPPED)
+            sum += c->outcome[o];
+    return c->planned == c->sent + c->dropped && sum == c->sent;
+}
+
 const char *runreport_verdict(const struct run_record *v, char *buf, size_t len)
 {
     char a[320], b[32];
-    if (!v->accounting_ok) {
+    if (!v->accounting_ok && v->shard.index == RUN_SHARD_MERGED && !v->shard.complete && identities_hold(v)) {
+        snprintf(buf, len,
+                 "INCOMPLETE: a shard did not run its part to the end; the numbers are the other "
+                 "parts' (below)");
+    } else if (!v->accounting_ok) {
         snprintf(buf, len, "BROKEN: the accounting identities do not hold (a bug: please report this run)");
     } else if (v->no_ok) {
         failed_cause(v, a, sizeof a);
@@ -173,7 +188,10 @@ void runreport_print_headline(FILE *out, const struct run_record *v)
     fprintf(out, "requests/s  %s completed", units_fmt_rate(r->completed, a, sizeof a));
     if (isfinite(r->goodput) && isfinite(r->completed) && fabs(r->goodput - r->completed) > 1e-9)
         fprintf(out, ", %s ok", units_fmt_rate(r->goodput, b, sizeof b));
-    fprintf(out, " in the window %.3f .. %.3f s", v->window_start_s, v->window_end_s);
+    if (v->window_end_s > v->window_start_s)
+        fprintf(out, " in the window %.3f .. %.3f s", v->window_start_s, v->window_end_s);
+    else /* a merge of shards without a shared start: no common window */
+        fprintf(out, ", the shards' rates added up");
     if (v->config.open_loop)
         fprintf(out, " (planned %s, sent %s)\n", units_fmt_rate(r->planned, c, sizeof c),
                 units_fmt_rate(r->sent, d, sizeof d));

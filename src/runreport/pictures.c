@@ -72,12 +72,17 @@ void runreport_print_shard(FILE *out, const struct run_record *res)
                 !(s->start_at_unix_ns && p->start_skew_ns > (int64_t)s->lag_limit_ns))
                 continue;
             fprintf(out, "  shard %u (%s):", p->index, p->host);
-            if (p->failed)
-                fprintf(out, " FAILED: %s;", p->failure);
-            if (p->generator_limited)
-                fprintf(out, " generator-limited;");
+            const char *sep = " "; /* the items joined by "; " */
+            if (p->failed) {
+                fprintf(out, "%sFAILED: %s", sep, p->failure);
+                sep = "; ";
+            }
+            if (p->generator_limited) {
+                fprintf(out, "%sgenerator-limited", sep);
+                sep = "; ";
+            }
             if (s->start_at_unix_ns && p->start_skew_ns > (int64_t)s->lag_limit_ns)
-                fprintf(out, " started %.3f ms late;", (double)p->start_skew_ns / 1e6);
+                fprintf(out, "%sstarted %.3f ms late", sep, (double)p->start_skew_ns / 1e6);
             fputc('\n', out);
         }
         return;

@@ -59,7 +59,7 @@ piped, color, nocolor, ascii_, narrow = (text(n) for n in ("piped", "color", "no
 # a pipe and a narrow terminal: the summary alone
 for name, t in (("piped", piped), ("narrow", narrow)):
     assert HIST not in t and "p99 per second" not in t and "\x1b" not in t, f"{name}: pictures where none belong:\n{t}"
-    assert t.rstrip("\n").splitlines()[-1].startswith(("percentiles:", "  !", "note:")) or "warnings" in t, name
+    assert t.rstrip("\n").splitlines()[-1].startswith(("percentiles:", "  !", "  - ", "note:")) or "warnings" in t, name
 # a wide terminal: the summary, then the pictures (the summary's text as on a pipe, up to its numbers)
 for name, t in (("color", color), ("nocolor", nocolor), ("ascii", ascii_)):
     assert HIST in t and "  p99 per second  " in t, f"{name}: no pictures:\n{t}"
