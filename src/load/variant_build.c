@@ -228,9 +228,9 @@ int variant_fill_wire(const struct variant_source *s, const struct ventry *row, 
             size_t c = row->cols[i];
             vals[c].s = wl_feed_cell(s->feed, r, c, &vals[c].len);
         }
-        nvals = wl_feed_columns(s->feed);
     }
-    nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
+    nvals = s->feed ? wl_feed_columns(s->feed) : 0; /* --capture's values are numbered after every column */
+    nvals = vvars_values(s, vals, nvals);           /* --capture's values after the columns (variant_vars.c) */
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
     struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
     if (row->wire_whole) {
