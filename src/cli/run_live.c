@@ -9,6 +9,7 @@
 #include "termplot/termplot.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,12 @@ void cli_live_head(const struct run_config *cfg, struct live_head *h)
     if (p->open_loop && p->ramp) {
         h->rate = (shared ? p->ramp_from : 0) + own_rate;
         h->rate_to = (shared ? p->ramp_to : 0) + own_rate;
+    } else if (p->open_loop && p->nstages) {
+        double peak = 0;
+        for (size_t j = 0; j < p->nstages; j++)
+            peak = fmax(peak, fmax(p->stages[j].from, p->stages[j].to));
+        h->rate = (shared ? peak : 0) + own_rate;
+        h->nstages = p->nstages;
     } else if (p->open_loop) {
         h->rate = (shared ? p->rate : 0) + own_rate;
     } else {

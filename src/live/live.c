@@ -281,7 +281,10 @@ static void title_line(struct canvas *cv, const struct live_view *v)
 {
     const struct live_head *h = &v->head;
     char a[32], b[32], load[96], bound[48] = "";
-    if (h->open_loop && h->rate_to > 0)
+    if (h->open_loop && h->nstages)
+        snprintf(load, sizeof load, "open loop, %zu stage%s up to %s/s", h->nstages, h->nstages == 1 ? "" : "s",
+                 per_s(h->rate, a, sizeof a));
+    else if (h->open_loop && h->rate_to > 0)
         snprintf(load, sizeof load, "open loop %s -> %s/s", per_s(h->rate, a, sizeof a),
                  per_s(h->rate_to, b, sizeof b));
     else if (h->open_loop)

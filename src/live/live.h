@@ -48,6 +48,7 @@ struct live_head {
     uint64_t requests;    /* --requests; 0 when the duration bounds it */
     double warmup_s;      /* --warmup (s), 0 without */
     bool lag_limit_set;   /* --lag-limit was given: more than 1% of a second's sends late is over it */
+    size_t nstages;       /* --stages: how many (rate is then their peak; rate_to 0) */
 };
 
 /* The run as shown so far. Fields are the view's; read them in tests, change them only through

@@ -438,6 +438,20 @@ static void test_cli_head(void **state)
     assert_string_equal(h.title, "2 targets");
     assert_true(h.rate == 150 && h.rate_to == 350); /* a's share of the ramp + b's own 50/s */
     assert_true(h.lag_limit_set);
+    /* --stages: the peak, and the title says stages */
+    struct run_stage st[2] = {{.from = 100, .to = 100, .duration_ns = 1000000000ULL},
+                              {.from = 100, .to = 400, .duration_ns = 2000000000ULL}};
+    cfg.plan = (struct plan){
+        .targets = t, .ntargets = 1, .open_loop = true, .stages = st, .nstages = 2, .duration_ns = 3000000000ULL};
+    cli_live_head(&cfg, &h);
+    assert_true(h.rate == 400 && h.rate_to == 0 && h.nstages == 2);
+    struct live_view *v = live_view_new(&h, false, false);
+    struct live_screen s;
+    live_screen_init(&s, 80, 24);
+    live_view_render(v, &s);
+    assert_non_null(strstr(s.line[0], "open loop, 2 stages up to 400/s for 3s"));
+    live_screen_release(&s);
+    live_view_free(v);
     cfg.plan = (struct plan){.targets = t, .ntargets = 1, .open_loop = false, .connections = 4, .requests = 100};
     cli_live_head(&cfg, &h);
     assert_false(h.open_loop);
