@@ -112,6 +112,35 @@ size_t compare_model_diff(const struct compare_model *a, const struct compare_mo
 /* A one-line description: "open loop, 1,000/s poisson, 10 s, warm-up 1 s, 1 target". */
 void compare_model_describe(const struct compare_model *m, char *buf, size_t len);
 
+/* ---- per stage (stages.c) ---------------------------------------------------------------- */
+/* One stage of one repetition, as its run JSON's "stages" gives it (warm-up included). */
+struct compare_stage_point {
+    uint64_t planned, ok;  /* requests planned in the stage; those that ended ok */
+    double p50_ms, p99_ms; /* their ok latency; NAN without ok requests */
+};
+/* One row of the by-stage table: point values, no intervals. With several repetitions a side's
+ * requests are summed, its p50 and p99 are the median of the repetitions' values and its error
+ * rate is 1 - ok / planned over the summed counts. */
+struct compare_stage_row {
+    double from, to, duration_s; /* the stage as planned (the same on both sides) */
+    uint64_t req_before, req_after;
+    double p50_before, p50_after, p99_before, p99_after; /* ms; NAN without ok requests */
+    double err_before, err_after;                        /* share of planned requests not ok; NAN when none */
+};
+struct run_record;
+struct jw;
+struct compare_side;
+/* The stage points of a run record read from its JSON (rec->stages; none: 0 points). */
+void compare_stage_points_of(struct compare_stage_point *pts, size_t *npts, const struct run_record *rec);
+/* The by-stage rows of two sides into rows[0..max): their number, or 0 when the sides do not share
+ * the same stages (count, rates and durations of every repetition's load model) or a repetition
+ * lacks its per-stage results. */
+size_t compare_stage_rows(const struct compare_side *before, const struct compare_side *after,
+                          struct compare_stage_row *rows, size_t max);
+/* The by-stage table (nothing when compare_stage_rows gives none). */
+void compare_print_stages(FILE *out, const struct compare_side *before, const struct compare_side *after);
+/* "stages": [{index, from, to, duration_s, requests_before, ..., ratio}] (nothing when none). */
+void compare_write_stages_json(struct jw *j, const struct compare_side *before, const struct compare_side *after);
 /* ---- sides -------------------------------------------------------------------------------- */
 
 struct compare_rep {
@@ -128,6 +157,8 @@ struct compare_rep {
     bool data_beside;  /* only the JSON was given: the data is STEM.bin/.csv/.hlog found beside it */
     char **warnings;   /* this repetition's problems (the run's own flags and self-checks) */
     size_t nwarnings;
+    size_t nstage_points; /* --stages: the run JSON's "stages" (0: none or no JSON) */
+    struct compare_stage_point stage_points[RUN_MAX_STAGES];
 };
 
 struct compare_side {

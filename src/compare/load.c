@@ -178,6 +178,7 @@ static int load_root(struct compare_rep *r, json_t *root, const char *path, char
         return rc;
     model_of(&r->model, &rec);
     verdicts_of(r, &rec);
+    compare_stage_points_of(r->stage_points, &r->nstage_points, &rec);
     record_release(&rec);
     return 0;
 }

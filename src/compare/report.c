@@ -224,6 +224,7 @@ void compare_print_text(FILE *out, const struct compare_result *r, const struct 
     print_verdict(out, "verdict: ", r->all);
     fprintf(out, "\nlatency distribution (all targets; share of requests per doubling bucket)\n");
     compare_print_overlay(out, &r->all->hist_before, &r->all->hist_after, 24);
+    compare_print_stages(out, before, after);
     for (size_t i = 0; i < r->opts.nfail_if; i++) {
         const struct compare_fail_if *f = &r->opts.fail_if[i];
         fprintf(out, "%s--fail-if %s: %s\n", i == 0 ? "\n" : "", f->expr,
@@ -466,6 +467,7 @@ void compare_write_json(FILE *out, const struct compare_result *r, const struct 
     json_hist(&j, "before", &r->all->hist_before);
     json_hist(&j, "after", &r->all->hist_after);
     jw_object_end(&j);
+    compare_write_stages_json(&j, before, after);
     jw_key(&j, "spectrum");
     jw_object_begin(&j);
     json_spectrum(&j, "before", before);

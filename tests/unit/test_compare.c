@@ -11,10 +11,12 @@
 #include <cmocka.h>
 
 #include "compare/compare.h"
+#include "core/json.h"
 #include "core/err.h"
 #include "core/rng.h"
 #include "hist/hdr.h"
 #include "hlog/hlog.h"
+#include "record/stages.h"
 #include "reqlog/reqlog.h"
 #include "stats/stats.h"
 
@@ -770,6 +772,120 @@ static void test_load_files(void **state)
     assert_int_equal(system(path), 0);
 }
 
+/* ---- by stage ---------------------------------------------------------------------------- */
+
+/* A repetition with the stages 50:1s,100:1s and its stage points (p50, p99 in ms; ok of planned). */
+static void stage_rep(struct compare_side *s, const char *label, double p50, double p99, uint64_t ok)
+{
+    struct compare_rep *r = compare_rep_add(s, label);
+    r->model.known = true;
+    r->model.nstages = 2;
+    r->model.stages[0] = (struct run_stage){50, 50, 1000000000};
+    r->model.stages[1] = (struct run_stage){100, 100, 1000000000};
+    r->nstage_points = 2;
+    r->stage_points[0] = (struct compare_stage_point){50, ok < 50 ? ok : 50, p50, p99};
+    r->stage_points[1] = (struct compare_stage_point){100, ok, 2 * p50, 2 * p99};
+}
+
+static void test_stage_rows(void **state)
+{
+    (void)state;
+    struct compare_side b, a;
+    compare_side_init(&b, "before");
+    compare_side_init(&a, "after");
+    stage_rep(&b, "b1", 1, 4, 50);
+    stage_rep(&b, "b2", 3, 8, 50);
+    stage_rep(&b, "b3", 2, 6, 50);
+    stage_rep(&a, "a1", 4, 12, 45);
+    struct compare_stage_row rows[RUN_MAX_STAGES];
+    assert_int_equal(compare_stage_rows(&b, &a, rows, RUN_MAX_STAGES), 2);
+    /* summed requests, the median of the repetitions' p50 and p99, 1 - ok / planned */
+    assert_int_equal(rows[0].req_before, 150);
+    assert_int_equal(rows[1].req_before, 300);
+    assert_int_equal(rows[0].req_after, 50);
+    assert_true(rows[0].from == 50 && rows[0].to == 50 && rows[0].duration_s == 1);
+    assert_true(rows[0].p50_before == 2 && rows[0].p99_before == 6);
+    assert_true(rows[1].p50_before == 4 && rows[1].p99_before == 12);
+    assert_true(rows[0].p50_after == 4 && rows[1].p99_after == 24);
+    assert_true(rows[0].err_before == 0);
+    assert_true(fabs(rows[0].err_after - 5.0 / 50) < 1e-12 && fabs(rows[1].err_after - 55.0 / 100) < 1e-12);
+    assert_int_equal(compare_stage_rows(&b, &a, rows, 1), 1);
+
+    /* the table: one row per stage, the labels; the JSON: "stages" with the ratio */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    compare_print_stages(f, &b, &a);
+    fclose(f);
+    assert_non_null(strstr(text, "by stage (per stage: point values from each run's JSON, no intervals"));
+    assert_non_null(strstr(text, "    1  50/s 1s"));
+    assert_non_null(strstr(text, "    2  100/s 1s"));
+    assert_non_null(strstr(text, "2.00x"));
+    free(text);
+    f = open_memstream(&text, &len);
+    struct jw j;
+    jw_init(&j, f, false);
+    jw_object_begin(&j);
+    compare_write_stages_json(&j, &b, &a);
+    jw_object_end(&j);
+    jw_end(&j);
+    fclose(f);
+    assert_non_null(strstr(text, "\"stages\""));
+    assert_non_null(strstr(text, "\"requests_before\":150"));
+    assert_non_null(strstr(text, "\"p50_ratio\":2"));
+    free(text);
+
+    /* a repetition without its stage points, or different stages: no rows, no table, no JSON */
+    a.reps[0].nstage_points = 0;
+    assert_int_equal(compare_stage_rows(&b, &a, rows, RUN_MAX_STAGES), 0);
+    a.reps[0].nstage_points = 2;
+    b.reps[2].model.stages[1].to = 120;
+    assert_int_equal(compare_stage_rows(&b, &a, rows, RUN_MAX_STAGES), 0);
+    f = open_memstream(&text, &len);
+    compare_print_stages(f, &b, &a);
+    jw_init(&j, f, false);
+    jw_object_begin(&j);
+    compare_write_stages_json(&j, &b, &a);
+    jw_object_end(&j);
+    jw_end(&j);
+    fclose(f);
+    assert_string_equal(text, "{}\n");
+    free(text);
+    b.reps[2].model.stages[1].to = 100;
+    a.reps[0].model.nstages = 0;
+    assert_int_equal(compare_stage_rows(&b, &a, rows, RUN_MAX_STAGES), 0);
+    compare_side_release(&b);
+    compare_side_release(&a);
+}
+
+static void test_stage_points_of(void **state)
+{
+    (void)state;
+    struct run_stage st[2] = {{50, 50, 1000000000}, {100, 100, 1000000000}};
+    struct run_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.nstages = 2;
+    rec.stages = record_stages_new(st, 2);
+    rec.stages[0].counts.planned = 50;
+    rec.stages[0].counts.outcome[OUTCOME_OK] = 49;
+    rec.stages[0].lat.p50 = 1.5;
+    rec.stages[0].lat.p99 = 3.5;
+    rec.stages[1].counts.planned = 100;
+    struct compare_stage_point pts[RUN_MAX_STAGES];
+    size_t n = 99;
+    compare_stage_points_of(pts, &n, &rec);
+    assert_int_equal(n, 2);
+    assert_int_equal(pts[0].planned, 50);
+    assert_int_equal(pts[0].ok, 49);
+    assert_true(pts[0].p50_ms == 1.5 && pts[0].p99_ms == 3.5);
+    assert_int_equal(pts[1].ok, 0);
+    assert_true(isnan(pts[1].p50_ms) && isnan(pts[1].p99_ms)); /* no ok request: no latency */
+    record_stages_free(rec.stages, 2);
+    rec.nstages = 0;
+    compare_stage_points_of(pts, &n, &rec);
+    assert_int_equal(n, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -786,6 +902,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fail_if),
         cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_load_files),
+        cmocka_unit_test(test_stage_rows),
+        cmocka_unit_test(test_stage_points_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
