@@ -65,7 +65,8 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
     [RUNOPT_RAMP] =
         ROW("ramp", 0, OPT_STR, ramp, "FROM:TO", "open loop: rate rising (or falling) linearly over the duration"),
     [RUNOPT_STAGES] = ROW("stages", 0, OPT_STR, stages, "SPEC",
-                          "open loop: the rate as stages, RATE:D (hold) or FROM..TO:D (ramp), comma-separated, e.g. "
+                          "the rate as stages, RATE:D (hold) or FROM..TO:D (ramp), or clients (closed loop: Nc:D, "
+                          "A..Bc:D), comma-separated, e.g. "
                           "'100:30s,100..1000:2m,1000:5m,0:30s'; replaces --rate, --ramp and --duration"),
     [RUNOPT_CONNECTIONS] =
         ROW("connections", 'c', OPT_COUNT, connections, "N",
@@ -254,7 +255,29 @@ static int stage_rate(const char *s, size_t n, double *out)
     return units_parse_rate(buf, out);
 }
 
-/* One stage, s[0..n): "RATE:D" or "FROM..TO:D". */
+/* Clients of a stage, s[0..n): a whole number 0..PLAN_MAX_CONNECTIONS, its 'c' required (last: the
+ * number before ':') or allowed (the FROM of FROM..TOc). */
+static int stage_clients(const char *s, size_t n, bool last, double *out)
+{
+    if (n && s[n - 1] == 'c')
+        n--;
+    else if (last)
+        return KNEE_EFORMAT;
+    uint64_t v = 0;
+    if (!n || n > 8)
+        return KNEE_EFORMAT;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return KNEE_EFORMAT;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v > PLAN_MAX_CONNECTIONS)
+        return KNEE_EFORMAT;
+    *out = (double)v;
+    return 0;
+}
+
+/* One stage, s[0..n): "RATE:D" or "FROM..TO:D", or clients: "Nc:D" or "A..Bc:D". */
 static int parse_stage(const char *s, size_t n, size_t idx, struct run_stage *st, char *err, size_t errlen)
 {
     char text[128];
@@ -272,18 +295,27 @@ static int parse_stage(const char *s, size_t n, size_t idx, struct run_stage *st
             dots = p;
             break;
         }
-    if (colon - s >= 2 && colon[-1] == 'c' && isdigit((unsigned char)colon[-2]))
-        return knee_fail(err, errlen, KNEE_EINVAL,
-                         "--stages: stage %zu '%s': closed-loop stages (clients, Nc) are not supported yet; give rates",
-                         idx, text);
     const char *ae = dots ? dots : colon;
-    if (stage_rate(s, (size_t)(ae - s), &st->from))
-        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu '%s': '%.*s' is not a rate such as 500 or 10k",
-                         idx, text, (int)(ae - s), s);
-    st->to = st->from;
-    if (dots && stage_rate(dots + 2, (size_t)(colon - dots - 2), &st->to))
-        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu '%s': '%.*s' is not a rate such as 500 or 10k",
-                         idx, text, (int)(colon - dots - 2), dots + 2);
+    st->clients = colon > s && colon[-1] == 'c';
+    if (st->clients) {
+        if (stage_clients(s, (size_t)(ae - s), !dots, &st->from) ||
+            (dots && stage_clients(dots + 2, (size_t)(colon - dots - 2), true, &st->to)))
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--stages: stage %zu '%s': expected clients such as 4c or 4..64c (whole numbers 0..%d)",
+                             idx, text, PLAN_MAX_CONNECTIONS);
+        if (!dots)
+            st->to = st->from;
+    } else {
+        if (stage_rate(s, (size_t)(ae - s), &st->from))
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--stages: stage %zu '%s': '%.*s' is not a rate such as 500 or 10k", idx, text,
+                             (int)(ae - s), s);
+        st->to = st->from;
+        if (dots && stage_rate(dots + 2, (size_t)(colon - dots - 2), &st->to))
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--stages: stage %zu '%s': '%.*s' is not a rate such as 500 or 10k", idx, text,
+                             (int)(colon - dots - 2), dots + 2);
+    }
     char d[64];
     size_t dl = (size_t)(s + n - colon - 1);
     if (dl >= sizeof d || dl == 0)
@@ -311,6 +343,10 @@ int runopts_parse_stages(const char *spec, struct run_stage **out, size_t *n, ch
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         int rc = parse_stage(p, len, i + 1, &st[i], err, errlen);
+        if (!rc && st[i].clients != st[0].clients)
+            rc = knee_fail(err, errlen, KNEE_EINVAL,
+                           "--stages: stage %zu '%.*s': give all stages as rates or all as clients (Nc), not a mix",
+                           i + 1, (int)(len < 100 ? len : 100), p);
         if (rc) {
             free(st);
             return rc;
@@ -339,7 +375,10 @@ static int fill_stages(const struct runopts *o, const struct cmd_spec *spec, str
     if (runopts_parse_stages(o->stages, &rc->stages, &p->nstages, why, sizeof why))
         return opt_fail(spec, "%s", why);
     p->stages = rc->stages;
-    p->open_loop = true;
+    if (rc->stages[0].clients && seen(spec, "connections"))
+        return opt_fail(spec, "--stages of clients and --connections: give one (the stages give the clients)");
+    if (!rc->stages[0].clients)
+        p->open_loop = true; /* clients: a closed loop, unless a target's @RATE says otherwise (refused) */
     p->duration_ns = 0;
     for (size_t j = 0; j < p->nstages; j++)
         p->duration_ns += rc->stages[j].duration_ns > PLAN_MAX_NS ? PLAN_MAX_NS : rc->stages[j].duration_ns;

@@ -193,6 +193,12 @@ struct client {
     bool done;
     bool waiting; /* on its group's wait list: every stream of the connection is busy */
     struct client *wnext;
+    /* closed-loop stages (plan/clients.h): the client's rank, whether the stages have it run now
+     * (always without stages), whether it is parked (retired: nothing in flight, no think, not
+     * waiting; a new activation starts its loop again), and the timer of its next toggle */
+    uint32_t rank;
+    bool active, idle;
+    struct loop_timer stage;
 };
 
 /* Closed loop: the clients that share one connection (--streams of them; one for HTTP/1.1). A

@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "core/units.h"
 #include "http/client.h"
+#include "plan/clients.h"
 #include "plan/shard.h"
 
 #include <math.h>
@@ -39,6 +40,31 @@ static int validate_target(const struct plan *p, size_t i, char *err, size_t err
     return 0;
 }
 
+/* Closed-loop stages: whole client counts within the connection limit, and nothing else that
+ * sets the clients. */
+static int validate_client_stages(const struct plan *p, char *err, size_t errlen)
+{
+    if (p->open_loop)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--stages of clients (Nc) make a closed loop: no --rate, --ramp or target @RATE");
+    if (p->connections)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--stages of clients and --connections: give one (the stages give the clients)");
+    for (size_t i = 0; i < p->ntargets; i++)
+        if (p->targets[i].connections)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--target %s: @Nc and --stages of clients: give one (the stages give the clients)",
+                             p->targets[i].name);
+    for (size_t j = 0; j < p->nstages; j++) {
+        const struct run_stage *st = &p->stages[j];
+        if (!(st->from >= 0 && st->to >= 0 && st->from <= PLAN_MAX_CONNECTIONS && st->to <= PLAN_MAX_CONNECTIONS &&
+              st->from == floor(st->from) && st->to == floor(st->to)))
+            return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu: clients must be whole numbers 0..%d",
+                             j + 1, PLAN_MAX_CONNECTIONS);
+    }
+    return 0;
+}
+
 /* --stages: the rates and durations (the command line names the stage of a malformed one), and
  * no other flag that sets the rate or the length. */
 static int validate_stages(const struct plan *p, char *err, size_t errlen)
@@ -51,12 +77,21 @@ static int validate_stages(const struct plan *p, char *err, size_t errlen)
     if (p->requests)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--stages and --requests cannot be combined (the stages end the run)");
-    if (!p->open_loop)
+    bool clients = plan_stages_clients(p);
+    if (!clients && !p->open_loop)
         return knee_fail(err, errlen, KNEE_EINVAL, "--stages of rates make an open loop");
+    if (clients) {
+        int rc = validate_client_stages(p, err, errlen);
+        if (rc)
+            return rc;
+    }
     uint64_t sum = 0;
     bool any = false;
     for (size_t j = 0; j < p->nstages; j++) {
         const struct run_stage *st = &p->stages[j];
+        if (st->clients != clients)
+            return knee_fail(err, errlen, KNEE_EINVAL,
+                             "--stages: stage %zu: give all stages as rates or all as clients (Nc), not a mix", j + 1);
         if (!(st->from >= 0 && st->to >= 0 && isfinite(st->from) && isfinite(st->to)))
             return knee_fail(err, errlen, KNEE_EINVAL, "--stages: stage %zu: rates must be finite and >= 0", j + 1);
         if (!st->duration_ns || st->duration_ns > PLAN_MAX_NS)
@@ -70,7 +105,8 @@ static int validate_stages(const struct plan *p, char *err, size_t errlen)
         any |= st->from > 0 || st->to > 0;
     }
     if (!any)
-        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: every stage has rate 0: nothing would be sent");
+        return knee_fail(err, errlen, KNEE_EINVAL, "--stages: every stage has %s 0: nothing would be sent",
+                         clients ? "clients" : "rate");
     if (p->duration_ns != sum)
         return knee_fail(err, errlen, KNEE_EINVAL, "--stages and --duration: give one (the stages set the duration)");
     return 0;
@@ -265,6 +301,31 @@ static int open_shares(const struct plan *p, struct plan_share *out, double *w, 
     return 0;
 }
 
+/* Closed-loop stages: the stages' peak of clients dealt to the targets by weight (plan/clients.h);
+ * a client is a client, `streams` of them per connection. w: scratch of p->ntargets. */
+static int stage_shares(const struct plan *p, uint32_t streams, struct plan_share *out, double *w, char *err,
+                        size_t errlen)
+{
+    size_t n = p->ntargets;
+    uint32_t peak = plan_clients_peak(p->stages, p->nstages), S = streams ? streams : 1;
+    uint32_t *split = xcalloc(n ? n : 1, sizeof *split);
+    plan_clients_weights(p, w);
+    plan_clients_split(w, n, peak, split);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i].clients = split[i];
+        out[i].groups = (uint32_t)(((uint64_t)split[i] + S - 1) / S);
+        out[i].limit = UINT64_MAX;
+        if (!split[i] && !rc)
+            rc = knee_fail(err, errlen, KNEE_EINVAL,
+                           "target %s gets no client: the stages' peak of %u clients is shared by %zu targets (raise "
+                           "it in --stages)",
+                           p->targets[i].name, peak, n);
+    }
+    free(split);
+    return rc;
+}
+
 /* Closed loop: each target's own @Nc or its weighted share of --connections, `streams` clients
  * per connection, --requests by connections (a client sends at least one request: no more
  * clients than the target's requests, -n 5 -c 8 opens 5). */
@@ -272,6 +333,8 @@ static int closed_shares(const struct plan *p, uint32_t streams, struct plan_sha
                          char *err, size_t errlen)
 {
     size_t n = p->ntargets;
+    if (plan_stages_clients(p))
+        return stage_shares(p, streams, out, w, err, errlen);
     uint32_t total = p->connections ? p->connections : PLAN_DEFAULT_CLOSED_CONNECTIONS;
     size_t nshared = 0;
     for (size_t i = 0; i < n; i++)
@@ -331,8 +394,9 @@ static int closed_shard_part(const struct plan *p, uint32_t streams, struct plan
                          I, N, (unsigned long long)p->requests, N);
     if (!mine)
         return knee_fail(err, errlen, KNEE_EINVAL,
-                         "--shard %u/%u: %llu closed-loop connections leave this shard none (give --connections >= %u)",
-                         I, N, (unsigned long long)all, N);
+                         "--shard %u/%u: %llu closed-loop %s leave this shard none (give %s >= %u)", I, N,
+                         (unsigned long long)all, p->nstages ? "clients" : "connections",
+                         p->nstages ? "a --stages peak" : "--connections", N);
     return 0;
 }
 

@@ -57,11 +57,14 @@ enum run_io { RUN_IO_AUTO, RUN_IO_EPOLL, RUN_IO_URING };
 enum run_http { RUN_HTTP_AUTO, RUN_HTTP_1, RUN_HTTP_2 };
 enum run_when_busy { RUN_BUSY_QUEUE, RUN_BUSY_DROP };
 
-/* One stage of --stages (open loop): the rate goes linearly from `from` to `to` requests/s
- * (equal: a hold; 0 allowed) over duration_ns, the stages one after the other from t0. */
+/* One stage of --stages: the rate goes linearly from `from` to `to` requests/s (open loop) or,
+ * with `clients` (closed-loop stages, Nc), the client count does (plan/clients.h: the count at
+ * time t is the floor of the line); equal: a hold; 0 allowed; over duration_ns, the stages one
+ * after the other from t0. A plan's stages are all rates or all clients. */
 struct run_stage {
     double from, to;
     uint64_t duration_ns;
+    bool clients;
 };
 #define RUN_MAX_STAGES 64 /* plan/schedule.h SCHED_MAX_SEGS */
 

@@ -533,8 +533,8 @@ static void test_models(void **state)
     /* --stages: the same stages, or the first that differs */
     m2 = m1;
     m1.nstages = m2.nstages = 2;
-    m1.stages[0] = m2.stages[0] = (struct run_stage){100, 100, 1000000000ULL};
-    m1.stages[1] = (struct run_stage){100, 500, 2000000000ULL};
+    m1.stages[0] = m2.stages[0] = (struct run_stage){100, 100, 1000000000ULL, false};
+    m1.stages[1] = (struct run_stage){100, 500, 2000000000ULL, false};
     m2.stages[1] = m1.stages[1];
     assert_int_equal(compare_model_diff(&m1, &m2, d, 16), 0);
     m2.stages[1].to = 400;
@@ -780,8 +780,8 @@ static void stage_rep(struct compare_side *s, const char *label, double p50, dou
     struct compare_rep *r = compare_rep_add(s, label);
     r->model.known = true;
     r->model.nstages = 2;
-    r->model.stages[0] = (struct run_stage){50, 50, 1000000000};
-    r->model.stages[1] = (struct run_stage){100, 100, 1000000000};
+    r->model.stages[0] = (struct run_stage){50, 50, 1000000000, false};
+    r->model.stages[1] = (struct run_stage){100, 100, 1000000000, false};
     r->nstage_points = 2;
     r->stage_points[0] = (struct compare_stage_point){50, ok < 50 ? ok : 50, p50, p99};
     r->stage_points[1] = (struct compare_stage_point){100, ok, 2 * p50, 2 * p99};
@@ -861,7 +861,7 @@ static void test_stage_rows(void **state)
 static void test_stage_points_of(void **state)
 {
     (void)state;
-    struct run_stage st[2] = {{50, 50, 1000000000}, {100, 100, 1000000000}};
+    struct run_stage st[2] = {{50, 50, 1000000000, false}, {100, 100, 1000000000, false}};
     struct run_record rec;
     memset(&rec, 0, sizeof rec);
     rec.nstages = 2;

@@ -126,8 +126,8 @@ static void test_poisson_expectation(void **state)
 
 static const struct plan_target ONE[] = {{.name = "a", .url = "http://127.0.0.1:1/"}};
 static const struct run_stage STAGES[] = {
-    {100, 100, 3 * NS_PER_S}, {100, 1000, 2 * NS_PER_S}, {1000, 1000, NS_PER_S},
-    {0, 0, NS_PER_S},         {50, 0, 2 * NS_PER_S},
+    {100, 100, 3 * NS_PER_S, false}, {100, 1000, 2 * NS_PER_S, false}, {1000, 1000, NS_PER_S, false},
+    {0, 0, NS_PER_S, false},         {50, 0, 2 * NS_PER_S, false},
 };
 
 static struct plan stage_plan(void)
@@ -187,7 +187,7 @@ static void test_plan_stages(void **state)
     bad.duration_ns = NS_PER_S;
     assert_int_equal(plan_validate(&bad, 1, err, sizeof err), KNEE_EINVAL);
     assert_string_equal(err, "--stages and --duration: give one (the stages set the duration)");
-    const struct run_stage zero[] = {{0, 0, NS_PER_S}};
+    const struct run_stage zero[] = {{0, 0, NS_PER_S, false}};
     bad = p;
     bad.stages = zero;
     bad.nstages = 1;
