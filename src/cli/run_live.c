@@ -122,6 +122,10 @@ void cli_live_head(const struct run_config *cfg, struct live_head *h)
         h->nstages = p->nstages;
     } else if (p->open_loop) {
         h->rate = (shared ? p->rate : 0) + own_rate;
+    } else if (p->nstages) { /* closed-loop stages: their peak of clients */
+        for (size_t j = 0; j < p->nstages; j++)
+            h->connections = (uint32_t)fmax(h->connections, fmax(p->stages[j].from, p->stages[j].to));
+        h->nstages = p->nstages;
     } else {
         h->connections = (shared ? p->connections : 0) + own_clients;
     }
@@ -156,7 +160,8 @@ static void draw(struct cli_live *l)
     free(buf);
 }
 
-/* --stages: the stage the run is in at at_s, "2/5 ramp 100 -> 1000/s (60 s)", under the
+/* --stages: the stage the run is in at at_s, "2/5 ramp 100 -> 1000/s (60 s)" (or "ramp 4 -> 64
+ * clients"), under the
  * progress bar; no line without stages. */
 static void stage_line(struct cli_live *l, double at_s)
 {
@@ -169,7 +174,13 @@ static void stage_line(struct cli_live *l, double at_s)
     const struct run_stage *st = &pl->stages[j];
     char text[96], a[32], b[32];
     double len_s = (double)st->duration_ns / 1e9;
-    if (st->from == st->to)
+    if (st->clients && st->from == st->to)
+        snprintf(text, sizeof text, "%zu/%zu hold %.0f client%s (%.0f s)", j + 1, pl->nstages, st->from,
+                 st->from == 1 ? "" : "s", len_s);
+    else if (st->clients)
+        snprintf(text, sizeof text, "%zu/%zu ramp %.0f -> %.0f clients (%.0f s)", j + 1, pl->nstages, st->from, st->to,
+                 len_s);
+    else if (st->from == st->to)
         snprintf(text, sizeof text, "%zu/%zu hold %s/s (%.0f s)", j + 1, pl->nstages,
                  units_fmt_rate(st->from, a, sizeof a), len_s);
     else

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "plan/shard.h"
+#include "plan/clients.h"
 #include "core/units.h"
 #include "load/shard_hooks.h"
 #include "runreport/runreport.h"
@@ -54,6 +55,8 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
                 units_fmt_rate(t->rate_to, b, sizeof b));
     else if (cfg->plan.open_loop)
         fprintf(out, ", %s/s%s", units_fmt_rate(t->rate_from, a, sizeof a), cfg->plan.nstages ? " on average" : "");
+    else if (plan_stages_clients(&cfg->plan))
+        fprintf(out, ", up to %u client%s", t->connections, t->connections == 1 ? "" : "s");
     else if (cfg->streams > 1)
         fprintf(out, ", %u clients", t->connections);
     else
@@ -66,11 +69,54 @@ static void dryrun_target(FILE *out, const struct run_config *cfg, const struct 
         fprintf(out, "; requests that vary (below)\n");
 }
 
+/* This shard's clients when the whole plan runs c (plan/clients.h: the first c ranks, dealt to the
+ * targets, and each target's to the shards). */
+static uint32_t shard_clients(const struct plan *p, double c)
+{
+    double *w = xcalloc(p->ntargets ? p->ntargets : 1, sizeof *w);
+    uint32_t *split = xcalloc(p->ntargets ? p->ntargets : 1, sizeof *split);
+    plan_clients_weights(p, w);
+    plan_clients_split(w, p->ntargets, (uint32_t)c, split);
+    uint64_t n = 0;
+    for (size_t i = 0; i < p->ntargets; i++)
+        n += plan_shard_share(split[i], plan_shard_index(p), plan_shard_count(p));
+    free(w);
+    free(split);
+    return (uint32_t)n;
+}
+
+/* Closed-loop stages: one row per stage, its clients (the whole plan's, and this shard's when
+ * sharded); nothing is planned ahead in a closed loop. */
+static void dryrun_client_stages(FILE *out, const struct plan *p)
+{
+    bool sharded = plan_shard_count(p) > 1;
+    fprintf(out, "  stages (clients; client k runs while the stage's line is >= k)%s:\n",
+            sharded ? ", this shard's in brackets" : "");
+    for (size_t j = 0; j < p->nstages; j++) {
+        const struct run_stage *st = &p->stages[j];
+        char r[64], mine[64] = "", d[32];
+        if (st->from != st->to)
+            snprintf(r, sizeof r, "%.0f -> %.0f clients", st->from, st->to);
+        else
+            snprintf(r, sizeof r, "%.0f client%s", st->from, st->from == 1 ? "" : "s");
+        if (sharded && st->from != st->to)
+            snprintf(mine, sizeof mine, "  [%u -> %u]", shard_clients(p, st->from), shard_clients(p, st->to));
+        else if (sharded)
+            snprintf(mine, sizeof mine, "  [%u]", shard_clients(p, st->from));
+        fprintf(out, "    stage %zu  %-22s %8s  from %.3g s%s\n", j + 1, r,
+                units_fmt_duration(st->duration_ns, d, sizeof d), (double)plan_stage_start_ns(p, j) / 1e9, mine);
+    }
+}
+
 /* --stages: one row per stage, its rates (every target's together) and its requests planned, every
  * target's and this shard's (exact for constant arrivals: the schedule's own count). */
 static void dryrun_stages(FILE *out, const struct run_config *cfg)
 {
     const struct plan *p = &cfg->plan;
+    if (plan_stages_clients(p)) {
+        dryrun_client_stages(out, p);
+        return;
+    }
     struct plan_share *sh = xcalloc(p->ntargets ? p->ntargets : 1, sizeof *sh);
     char err[256];
     if (plan_shares(p, cfg->streams, sh, err, sizeof err)) {
@@ -122,6 +168,10 @@ void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
                                .pool_cap = dry->pool_cap,
                                .conns = dry->all.connections,
                                .streams = cfg->streams};
+    if (plan_stages_clients(&cfg->plan)) {
+        h.client_stages = cfg->plan.nstages;
+        h.clients_peak = plan_clients_peak(cfg->plan.stages, cfg->plan.nstages);
+    }
     if (dry->io != RUN_IO_AUTO) { /* the engine the run would take, and the --io that chose it */
         h.io = record_io_name(dry->io);
         h.io_asked = record_io_name(cfg->io);
@@ -147,6 +197,9 @@ void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
         if (!cfg->plan.open_loop)
             fprintf(out, ", shared by %u connection%s", all->connections, all->connections == 1 ? "" : "s");
         fputc('\n', out);
+    } else if (plan_stages_clients(&cfg->plan)) {
+        fprintf(out, "  as many requests as up to %u client%s complete in %.3g s (a closed loop plans none ahead)\n",
+                all->connections, all->connections == 1 ? "" : "s", (double)cfg->plan.duration_ns / 1e9);
     } else {
         fprintf(out, "  as many requests as %u connection%s complete in %.3g s (a closed loop plans none ahead)\n",
                 all->connections, all->connections == 1 ? "" : "s", (double)cfg->plan.duration_ns / 1e9);

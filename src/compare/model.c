@@ -49,6 +49,10 @@ static void stages_diff(const struct compare_model *a, const struct compare_mode
     } else {
         for (size_t i = 0; i < a->nstages; i++) {
             const struct run_stage *p = &a->stages[i], *q = &b->stages[i];
+            if (p->clients != q->clients) {
+                ADD("stage %zu: %s vs %s", i + 1, p->clients ? "clients" : "a rate", q->clients ? "clients" : "a rate");
+                break;
+            }
             if (!same(p->from, q->from) || !same(p->to, q->to) || p->duration_ns != q->duration_ns) {
                 char x[64], y[64], u[64], v[64];
                 ADD("stage %zu: %s..%s/s for %.6g s vs %s..%s/s for %.6g s", i + 1,
@@ -145,8 +149,13 @@ void compare_model_describe(const struct compare_model *m, char *buf, size_t len
         uint64_t clients = 0;
         for (size_t i = 0; i < m->ntargets; i++)
             clients += m->targets[i].clients;
-        snprintf(shape, sizeof shape, "closed loop, %llu clients, think %s", (unsigned long long)clients,
-                 units_fmt_seconds(m->think_s, 4, w, sizeof w));
+        if (m->nstages) /* closed-loop stages: clients is their peak */
+            snprintf(shape, sizeof shape, "closed loop, %zu stage%s (--stages) up to %llu clients, think %s",
+                     m->nstages, m->nstages == 1 ? "" : "s", (unsigned long long)clients,
+                     units_fmt_seconds(m->think_s, 4, w, sizeof w));
+        else
+            snprintf(shape, sizeof shape, "closed loop, %llu clients, think %s", (unsigned long long)clients,
+                     units_fmt_seconds(m->think_s, 4, w, sizeof w));
     } else if (m->nstages) {
         snprintf(shape, sizeof shape, "open loop, %zu stage%s (--stages), %s arrivals", m->nstages,
                  m->nstages == 1 ? "" : "s", m->arrivals);

@@ -28,7 +28,7 @@ static bool same_stages(const struct compare_model *a, const struct compare_mode
         return false;
     for (size_t i = 0; i < a->nstages; i++)
         if (a->stages[i].from != b->stages[i].from || a->stages[i].to != b->stages[i].to ||
-            a->stages[i].duration_ns != b->stages[i].duration_ns)
+            a->stages[i].duration_ns != b->stages[i].duration_ns || a->stages[i].clients != b->stages[i].clients)
             return false;
     return true;
 }

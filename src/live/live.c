@@ -289,6 +289,9 @@ static void title_line(struct canvas *cv, const struct live_view *v)
                  per_s(h->rate_to, b, sizeof b));
     else if (h->open_loop)
         snprintf(load, sizeof load, "open loop %s/s", per_s(h->rate, a, sizeof a));
+    else if (h->nstages) /* closed-loop stages: connections is their peak */
+        snprintf(load, sizeof load, "closed loop, %zu stage%s up to %u client%s", h->nstages,
+                 h->nstages == 1 ? "" : "s", h->connections, h->connections == 1 ? "" : "s");
     else
         snprintf(load, sizeof load, "closed loop, %u client%s", h->connections, h->connections == 1 ? "" : "s");
     if (h->total_s > 0)

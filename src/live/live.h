@@ -48,7 +48,8 @@ struct live_head {
     uint64_t requests;    /* --requests; 0 when the duration bounds it */
     double warmup_s;      /* --warmup (s), 0 without */
     bool lag_limit_set;   /* --lag-limit was given: more than 1% of a second's sends late is over it */
-    size_t nstages;       /* --stages: how many (rate is then their peak; rate_to 0) */
+    size_t nstages; /* --stages: how many (rate is then their peak; rate_to 0; closed loop: connections their peak of
+                       clients) */
 };
 
 /* The run as shown so far. Fields are the view's; read them in tests, change them only through

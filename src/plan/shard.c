@@ -185,6 +185,8 @@ uint64_t plan_id(const struct plan *p, const struct plan_terms *terms)
             fnv_dbl(&f, p->stages[j].to);
             fnv_u64(&f, p->stages[j].duration_ns);
         }
+        if (p->stages[0].clients) /* closed-loop stages: 4c is not 4/s (rate stages keep their ids) */
+            fnv_str(&f, "clients");
     }
     return f.h;
 }

@@ -315,6 +315,8 @@ static void config_stages(const json_t *a, struct record_config *c)
         c->stages[i].from = num(e, "from");
         c->stages[i].to = num(e, "to");
         c->stages[i].duration_ns = ns_of(e, "duration_s", 1);
+        const char *unit = json_string_value(json_object_get(e, "unit"));
+        c->stages[i].clients = unit && strcmp(unit, "clients") == 0; /* absent (older runs): rps */
     }
 }
 

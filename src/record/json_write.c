@@ -300,6 +300,25 @@ static void transport_config(struct jw *j, const struct run_record *r)
         kv_null(j, "requests_per_connection");
 }
 
+/* config.stages: --stages as given, each with its unit ("rps", or "clients" for closed-loop
+ * stages). Nothing without stages. */
+static void config_stages(struct jw *j, const struct record_config *c)
+{
+    if (!c->nstages)
+        return;
+    jw_key(j, "stages");
+    jw_array_begin(j);
+    for (size_t i = 0; i < c->nstages; i++) {
+        jw_object_begin(j);
+        jw_kv_double(j, "from", c->stages[i].from);
+        jw_kv_double(j, "to", c->stages[i].to);
+        jw_kv_double(j, "duration_s", (double)c->stages[i].duration_ns / 1e9);
+        jw_kv_string(j, "unit", c->stages[i].clients ? "clients" : "rps");
+        jw_object_end(j);
+    }
+    jw_array_end(j);
+}
+
 /* "setup" (knee run --setup): the request, its status and time, the names captured (never the
  * values); absent without one. */
 static void setup(struct jw *j, const struct record_setup *s)
@@ -329,18 +348,7 @@ static void config(struct jw *j, const struct run_record *r)
     if (c->open_loop) {
         jw_kv_string(j, "arrivals", c->arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
         jw_kv_uint(j, "seed", c->seed);
-        if (c->nstages) {
-            jw_key(j, "stages");
-            jw_array_begin(j);
-            for (size_t i = 0; i < c->nstages; i++) {
-                jw_object_begin(j);
-                jw_kv_double(j, "from", c->stages[i].from);
-                jw_kv_double(j, "to", c->stages[i].to);
-                jw_kv_double(j, "duration_s", (double)c->stages[i].duration_ns / 1e9);
-                jw_object_end(j);
-            }
-            jw_array_end(j);
-        }
+        config_stages(j, c);
         if (c->ramp) {
             jw_key(j, "ramp");
             jw_object_begin(j);
@@ -355,6 +363,7 @@ static void config(struct jw *j, const struct run_record *r)
         put_ms_ns(j, "timer_slack_ms", &c->timer_slack_ns);
     } else {
         put_s_ns(j, "think_s", &c->think_ns);
+        config_stages(j, c); /* closed-loop stages (clients) */
     }
     jw_kv_uint(j, "threads", r->threads);
     jw_kv_string(j, "io", record_io_name(c->io)); /* as asked (--io) */

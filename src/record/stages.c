@@ -21,6 +21,7 @@ struct run_stage_result *record_stages_new(const struct run_stage *st, size_t n)
     for (size_t i = 0; i < n; i++) {
         s[i].from = st[i].from;
         s[i].to = st[i].to;
+        s[i].clients = st[i].clients;
         s[i].start_ns = t;
         t += st[i].duration_ns;
         s[i].end_ns = t;
@@ -143,6 +144,7 @@ static void stage_write(struct jw *j, struct hlog_codec *c, const struct run_sta
     jw_kv_uint(j, "index", i + 1);
     jw_kv_double(j, "from", s->from);
     jw_kv_double(j, "to", s->to);
+    jw_kv_string(j, "unit", s->clients ? "clients" : "rps");
     jw_kv_double(j, "start_s", (double)s->start_ns / 1e9);
     jw_kv_double(j, "duration_s", (double)(s->end_ns - s->start_ns) / 1e9);
     jw_kv_uint(j, "planned", s->counts.planned);
@@ -290,6 +292,11 @@ static int stage_read(struct hlog_codec *c, const json_t *e, size_t i, bool stri
 {
     s->from = num(e, "from");
     s->to = num(e, "to");
+    const json_t *unit = get(e, "unit");
+    const char *u = json_string_value(unit);
+    if (strict && unit && !(u && (strcmp(u, "rps") == 0 || strcmp(u, "clients") == 0)))
+        return knee_fail(err, errlen, KNEE_EFORMAT, "stages[%zu]: unit is neither \"rps\" nor \"clients\"", i + 1);
+    s->clients = u && strcmp(u, "clients") == 0; /* absent (older runs): rps */
     double st = num(e, "start_s"), d = num(e, "duration_s");
     if (strict && !(st >= 0 && d > 0 && st < 1e12 && d < 1e12))
         return knee_fail(err, errlen, KNEE_EFORMAT, "stages[%zu]: start_s or duration_s is missing or out of range",

@@ -16,13 +16,14 @@
 #include "record/record.h"
 
 struct run_stage_result {
-    double from, to;           /* the stage as planned (--stages: requests/s of the shared rate) */
+    double from, to;           /* the stage as planned (--stages: requests/s of the shared rate, or clients) */
     uint64_t start_ns, end_ns; /* its window, ns since t0 */
     struct run_counts counts;  /* requests planned in the stage, warm-up included */
     struct run_events events;  /* their events by time, over the stage's window */
     struct run_rates rates;    /* from events (record_stages_summarize) */
     struct hdr latency;        /* ok requests' latency, ns */
     struct run_summary lat;    /* of latency, ms (record_stages_summarize; from the JSON when read) */
+    bool clients;              /* closed-loop stages: from and to are clients (JSON "unit": "clients"; else "rps") */
 };
 
 /* n results for stages st[0..n), each window the sum of the durations before it .. with it,
@@ -49,13 +50,13 @@ void record_stages_summarize(struct run_record *rec);
 
 struct jw;
 struct json_t;
-/* "stages": the list in order (index 1-based, from, to, start_s, duration_s, planned, sent, dropped,
- * completed, outcomes, latency, rates, events); with_hist: each with "shard" (the exact events in ns
+/* "stages": the list in order (index 1-based, from, to, unit, start_s, duration_s, planned, sent,
+ * dropped, completed, outcomes, latency, rates, events); with_hist: each with "shard" (the exact events in ns
  * and the latency histogram) for knee merge. Nothing when the record has no stages. */
 void record_stages_write_json(struct jw *j, const struct run_record *rec, bool with_hist);
 /* "stages" of a run JSON into rec (a record read by record_read_json; none: rec->nstages 0). strict
- * (knee merge): every count an integer >= 0, the identities (planned = sent + dropped, sent = the
- * outcomes but dropped) and, with "shard", the histogram and exact events, added up; else a reason
+ * (knee merge): every count an integer >= 0, a unit "rps" or "clients" when given, the identities (planned = sent +
+ * dropped, sent = the outcomes but dropped) and, with "shard", the histogram and exact events, added up; else a reason
  * in err without a path ("stages[2]: planned 9 != sent 8 + dropped 0") and KNEE_EFORMAT. */
 int record_stages_read_json(const struct json_t *root, struct run_record *rec, bool strict, char *err, size_t errlen);
 

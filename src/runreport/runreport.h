@@ -73,10 +73,12 @@ struct runreport_head {
     double rate, ramp_from, ramp_to, duration_s;
     double own; /* the targets' own @R rates, summed */
     uint32_t threads, pool_cap, conns;
-    uint32_t streams;     /* --streams: closed-loop clients per connection */
-    const char *io;       /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
-    const char *io_asked; /* --dry-run: the --io that chose it ("auto", "epoll", "uring"); NULL: not said */
-    bool brief;           /* the default summary's head: the connection pool only when it drops */
+    uint32_t streams;      /* --streams: closed-loop clients per connection */
+    const char *io;        /* the I/O engine that ran ("epoll", "uring"; NULL or "": not known) */
+    const char *io_asked;  /* --dry-run: the --io that chose it ("auto", "epoll", "uring"); NULL: not said */
+    bool brief;            /* the default summary's head: the connection pool only when it drops */
+    size_t client_stages;  /* closed-loop stages (--stages Nc): their number (0: none) and */
+    uint32_t clients_peak; /* their peak of clients: "closed loop, 3 stages up to 64 clients" */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the

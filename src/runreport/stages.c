@@ -1,6 +1,6 @@
-/* The summary's per-stage rows of a --stages run: one row per stage, its requests (planned by
- * planned time in the stage), their outcomes, their ok latency and the stage's own rates, within
- * the summary's 100 columns (a stage's max is in the JSON). */
+/* The summary's per-stage rows of a --stages run: one row per stage (its rate, or its clients for
+ * closed-loop stages), its requests (planned by planned time in the stage: sent, in a closed loop), their outcomes,
+ * their ok latency and the stage's own rates, within the summary's 100 columns (a stage's max is in the JSON). */
 #include "runreport/runreport.h"
 
 #include "core/units.h"
@@ -13,12 +13,16 @@ void runreport_print_stages(FILE *out, const struct run_record *v)
     if (!v->nstages)
         return;
     fprintf(out, "\nstages (requests by planned time; latency of ok requests, ms; rates over the stage)\n");
-    fprintf(out, "  %-3s %-20s %7s %9s %9s %7s %7s %8s %8s %8s\n", "#", "rate", "length", "planned", "ok", "failed",
-            "dropped", "p50", "p99", "done/s");
+    fprintf(out, "  %-3s %-20s %7s %9s %9s %7s %7s %8s %8s %8s\n", "#", v->stages[0].clients ? "clients" : "rate",
+            "length", "planned", "ok", "failed", "dropped", "p50", "p99", "done/s");
     for (size_t i = 0; i < v->nstages; i++) {
         const struct run_stage_result *s = &v->stages[i];
         char r[64], a[32], b[32], d[32], p[32], o[32], f[32], x[32], l50[32], l99[32], rt[32];
-        if (s->from != s->to)
+        if (s->clients && s->from != s->to)
+            snprintf(r, sizeof r, "%.0f -> %.0f clients", s->from, s->to);
+        else if (s->clients)
+            snprintf(r, sizeof r, "%.0f client%s", s->from, s->from == 1 ? "" : "s");
+        else if (s->from != s->to)
             snprintf(r, sizeof r, "%s -> %s/s", units_fmt_rate(s->from, a, sizeof a),
                      units_fmt_rate(s->to, b, sizeof b));
         else

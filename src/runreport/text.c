@@ -424,6 +424,13 @@ void runreport_print_head(FILE *out, const struct runreport_head *h)
         if (h->timer_slack_ns)
             fprintf(out, ", sends up to %s ms late by --timer-slack",
                     units_fmt_ms((double)h->timer_slack_ns / 1e6, a, sizeof a));
+    } else if (h->client_stages) {
+        fprintf(out, "closed loop, %zu stage%s up to %u client%s", h->client_stages, h->client_stages == 1 ? "" : "s",
+                h->clients_peak, h->clients_peak == 1 ? "" : "s");
+        if (h->streams > 1)
+            fprintf(out, ", %u per connection (--streams)", h->streams);
+        if (h->think_ns)
+            fprintf(out, ", think %s ms", units_fmt_ms((double)h->think_ns / 1e6, a, sizeof a));
     } else if (h->streams > 1) {
         fprintf(out, "closed loop, %u clients, %u per connection (--streams)", h->conns, h->streams);
     } else {
@@ -473,6 +480,11 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
                                .io = v->io != RUN_IO_AUTO ? record_io_name(v->io) : "",
                                .shared = v->ntargets == 0,
                                .brief = brief};
+    if (!c->open_loop && c->nstages && c->stages[0].clients) {
+        h.client_stages = c->nstages;
+        for (size_t j = 0; j < c->nstages; j++)
+            h.clients_peak = (uint32_t)fmax(h.clients_peak, fmax(c->stages[j].from, c->stages[j].to));
+    }
     for (size_t i = 0; i < v->ntargets; i++) {
         h.conns += v->targets[i].connections;
         if (v->targets[i].own_rate > 0)
