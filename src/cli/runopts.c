@@ -296,7 +296,7 @@ static int parse_stage(const char *s, size_t n, size_t idx, struct run_stage *st
             break;
         }
     const char *ae = dots ? dots : colon;
-    st->clients = colon > s && colon[-1] == 'c';
+    st->clients = colon - s >= 2 && colon[-1] == 'c' && isdigit((unsigned char)colon[-2]);
     if (st->clients) {
         if (stage_clients(s, (size_t)(ae - s), !dots, &st->from) ||
             (dots && stage_clients(dots + 2, (size_t)(colon - dots - 2), true, &st->to)))

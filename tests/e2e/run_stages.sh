@@ -3,7 +3,7 @@
 # knee serve plans exactly those counts per stage (JSON "stages", by planned time) and its text
 # shows one row per stage; stageN. thresholds judge a stage (exit 99 when one fails); two shards
 # plan their parts and knee merge adds the stages up to the whole plan; knee report marks the
-# stages on its time charts; bad specs and a mix with
+# stages on its time charts; bad specs (a mix of rates and clients too) and a mix with
 # --rate, --ramp, --duration or --requests exit 2 naming the reason. Timing part (apart): each
 # stage's sends happen in its own window.
 # tier: exact timing
@@ -80,7 +80,7 @@ if in_tier exact; then
     bad "--stages: stage 1 'fast:1s': 'fast' is not a rate" --stages 'fast:1s'
     bad "--stages: stage 2 is empty" --stages '1:1s,'
     bad "--stages: every stage has rate 0" --stages '0:1s'
-    bad "closed-loop stages (clients, Nc) are not supported yet" --stages '4c:30s'
+    bad "--stages: stage 2 '4c:1s': give all stages as rates or all as clients (Nc), not a mix" --stages '10:1s,4c:1s'
     bad "--stages and --rate: give one" --stages '10:1s' -R 10
     bad "--warmup must be shorter than the stages (4 s)" --stages "$SPEC" --warmup 4s
     bad "--stages and --ramp: give one" --stages '10:1s' --ramp 1:2

@@ -230,7 +230,8 @@ static void test_parse(void **state)
         {"100..:1s", "--stages: stage 1 '100..:1s': '' is not a rate such as 500 or 10k"},
         {"100:0s", "--stages: stage 1 '100:0s': '0s' is not a duration > 0 such as 30s or 2m"},
         {"100:", "--stages: stage 1 '100:': no duration after ':'"},
-        {"4c:30s", "--stages: stage 1 '4c:30s': closed-loop stages (clients, Nc) are not supported yet; give rates"},
+        {"4c:30s,10:1s", "--stages: stage 2 '10:1s': give all stages as rates or all as clients (Nc), not a mix"},
+        {"10:1s,4c:30s", "--stages: stage 2 '4c:30s': give all stages as rates or all as clients (Nc), not a mix"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(runopts_parse_stages(bad[i].spec, &st, &n, err, sizeof err), KNEE_EINVAL);
