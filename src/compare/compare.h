@@ -126,6 +126,7 @@ struct compare_stage_row {
     uint64_t req_before, req_after;
     double p50_before, p50_after, p99_before, p99_after; /* ms; NAN without ok requests */
     double err_before, err_after;                        /* share of planned requests not ok; NAN when none */
+    bool clients;                                        /* closed-loop stages: from and to are clients */
 };
 struct run_record;
 struct jw;

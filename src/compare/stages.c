@@ -87,6 +87,7 @@ size_t compare_stage_rows(const struct compare_side *before, const struct compar
         w->from = m->stages[i].from;
         w->to = m->stages[i].to;
         w->duration_s = (double)m->stages[i].duration_ns / 1e9;
+        w->clients = m->stages[i].clients;
         side_counts(before, i, &w->req_before, &w->err_before);
         side_counts(after, i, &w->req_after, &w->err_after);
         w->p50_before = median_of(before, i, false);
@@ -99,10 +100,11 @@ size_t compare_stage_rows(const struct compare_side *before, const struct compar
 
 static void fmt_rate(const struct compare_stage_row *w, char *buf, size_t len)
 {
+    const char *unit = w->clients ? "c" : "/s";
     if (w->from == w->to)
-        snprintf(buf, len, "%g/s %gs", w->from, w->duration_s);
+        snprintf(buf, len, "%g%s %gs", w->from, unit, w->duration_s);
     else
-        snprintf(buf, len, "%g..%g/s %gs", w->from, w->to, w->duration_s);
+        snprintf(buf, len, "%g..%g%s %gs", w->from, w->to, unit, w->duration_s);
 }
 
 static void fmt_ms(double x, char *buf, size_t len)
@@ -174,6 +176,7 @@ void compare_write_stages_json(struct jw *j, const struct compare_side *before, 
         jw_kv_uint(j, "index", i + 1);
         jw_kv_double(j, "from", w->from);
         jw_kv_double(j, "to", w->to);
+        jw_kv_string(j, "unit", w->clients ? "clients" : "rps");
         jw_kv_double(j, "duration_s", w->duration_s);
         jw_kv_uint(j, "requests_before", w->req_before);
         jw_kv_uint(j, "requests_after", w->req_after);
