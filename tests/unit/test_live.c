@@ -452,6 +452,18 @@ static void test_cli_head(void **state)
     assert_non_null(strstr(s.line[0], "open loop, 2 stages up to 400/s for 3s"));
     live_screen_release(&s);
     live_view_free(v);
+    /* closed-loop stages: the peak of clients, and the title says stages */
+    struct run_stage cs[2] = {{.from = 4, .to = 4, .duration_ns = 1000000000ULL, .clients = true},
+                              {.from = 4, .to = 64, .duration_ns = 2000000000ULL, .clients = true}};
+    cfg.plan = (struct plan){.targets = t, .ntargets = 1, .stages = cs, .nstages = 2, .duration_ns = 3000000000ULL};
+    cli_live_head(&cfg, &h);
+    assert_true(!h.open_loop && h.connections == 64 && h.nstages == 2);
+    v = live_view_new(&h, false, false);
+    live_screen_init(&s, 80, 24);
+    live_view_render(v, &s);
+    assert_non_null(strstr(s.line[0], "closed loop, 2 stages up to 64 clients for 3s"));
+    live_screen_release(&s);
+    live_view_free(v);
     cfg.plan = (struct plan){.targets = t, .ntargets = 1, .open_loop = false, .connections = 4, .requests = 100};
     cli_live_head(&cfg, &h);
     assert_false(h.open_loop);

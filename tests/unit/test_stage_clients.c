@@ -19,6 +19,7 @@
 #include "plan/plan.h"
 #include "plan/shard.h"
 #include "record/stages.h"
+#include "runreport/runreport.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -289,12 +290,38 @@ static void test_json_unit(void **state)
     record_release(&rec);
 }
 
+/* The summary's head and its stage rows name the clients. */
+static void test_text(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct runreport_head h = {
+        .keepalive = true, .duration_s = 9, .threads = 2, .client_stages = NST, .clients_peak = 6};
+    runreport_print_head(f, &h);
+    struct run_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.nstages = NST;
+    rec.stages = record_stages_new(ST, NST);
+    record_stages_summarize(&rec);
+    runreport_print_stages(f, &rec);
+    fclose(f);
+    assert_non_null(strstr(buf, "knee run: closed loop, 4 stages up to 6 clients, 9 s, 2 threads\n"));
+    assert_non_null(strstr(buf, "\n  #   clients "));
+    assert_non_null(strstr(buf, "\n  2   2 -> 6 clients "));
+    assert_non_null(strstr(buf, "\n  3   0 clients "));
+    free(buf);
+    record_release(&rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),         cmocka_unit_test(test_count_over_time),
         cmocka_unit_test(test_toggles_agree), cmocka_unit_test(test_ranks),
         cmocka_unit_test(test_plan),          cmocka_unit_test(test_json_unit),
+        cmocka_unit_test(test_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
