@@ -1,6 +1,7 @@
-/* The summary's per-stage rows of a --stages run: one row per stage (its rate, or its clients for
- * closed-loop stages), its requests (planned by planned time in the stage: sent, in a closed loop), their outcomes,
- * their ok latency and the stage's own rates, within the summary's 100 columns (a stage's max is in the JSON). */
+/* The summary's per-stage rows of a --stages run: one row per stage (its rate, or its clients
+ * for closed-loop stages), its requests (by planned time in the stage: a closed loop plans a
+ * request when it sends it), their outcomes, their ok latency and the stage's own rates, within
+ * the summary's 100 columns (a stage's max is in the JSON). */
 #include "runreport/runreport.h"
 
 #include "core/units.h"
