@@ -406,6 +406,7 @@ static void engine_release(struct engine *e)
             free(e->slots[s].lat);
         }
     }
+    route_release(e);
     if (e->targets) {
         for (size_t i = 0; i < e->nt; i++) {
             url_release(&e->targets[i].url);
@@ -489,6 +490,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
             return rc;
         any_tls |= e->targets[i].tls;
     }
+    if ((rc = route_prepare(e, cfg, err, errlen)) != 0) /* --proxy, --local-address */
+        return rc;
     if (any_tls && (rc = prepare_tls(e, cfg, err, errlen)) != 0)
         return rc;
     rc = choose_io(e, cfg, any_tls, err, errlen);
@@ -501,6 +504,7 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     if (rc)
         return rc;
     e->nworkers = plan_threads(p, cfg->threads, e->shares);
+    route_pace_init(e, cfg); /* --connect-rate: each thread's share */
     e->pool_cap = plan_pool(p);
     e->timeout_ns = cfg->timeout_ns;
     e->drain_ns = cfg->drain_ns;
