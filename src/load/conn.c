@@ -190,6 +190,8 @@ static void conn_reset(struct worker *w, struct target_rt *t, struct conn *c, ui
 /* Start c's TCP connect through ops and register it: 0, or -errno (nothing left open). */
 static int conn_dial(struct worker *w, struct conn *c, const struct conn_ops *ops, struct target_rt *t)
 {
+    c->w = w; /* the rows' connect asks the thread where to go (route.c) */
+    c->t = t;
     int r = ops->connect(c, &t->et->addr);
     if (r == 0) {
         c->io.cb = conn_on_io;
@@ -229,7 +231,9 @@ void conn_dial_late(struct worker *w, struct conn *c)
         conn_fail(w, c, account_connect_cause(r));
         return;
     }
-    if (!c->req)
+    if (c->req) /* T1 is the start of the connect opened for it: the wait was not the server's */
+        req_sent_at(w, c->req, c->connect_start_ns);
+    else
         cfifo_push(w, c);
 }
 

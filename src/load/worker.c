@@ -112,6 +112,13 @@ static void fifo_remove(struct worker *w, struct req *r)
     r->tprev = r->tnext = NULL;
 }
 
+void req_sent_at(struct worker *w, struct req *r, uint64_t sent_ns)
+{
+    fifo_remove(w, r);
+    r->sent_ns = sent_ns;
+    fifo_push(w, r); /* at the tail: nothing in flight was sent later */
+}
+
 void req_replace(struct worker *w, struct req *r, struct req *n)
 {
     n->tprev = r->tprev;

@@ -328,6 +328,9 @@ void conn_failed(struct worker *w, struct conn *c, enum run_transport_cause caus
 void conn_on_timeout(struct loop *loop, struct loop_timer *timer);
 
 /* ---- worker.c */
+/* --connect-rate: r, bound to a connection that waited for its turn, is sent (T1) only now, at the
+ * start of that connect: its send time and its deadline move (conn_dial_late). */
+void req_sent_at(struct worker *w, struct req *r, uint64_t sent_ns);
 /* Requests in flight come from a pool that grows by REQ_CHUNK (req_alloc_chunk, when it is
  * empty) and is never shrunk. */
 struct req *req_alloc_chunk(struct worker *w);
