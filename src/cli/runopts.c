@@ -433,6 +433,8 @@ static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, 
     cfg->tls_no_resume = resume == 1;
     cfg->streams = sat32(o->streams);
     cfg->requests_per_connection = sat32(o->requests_per_connection);
+    if (o->proxy && o->setup)
+        return opt_fail(spec, "--setup and --proxy: the --setup request does not go through a proxy (yet)");
     cfg->proxy = o->proxy;
     cfg->local_addresses = o->local_address;
     if (seen(spec, "connect-rate") && !(o->connect_rate > 0))

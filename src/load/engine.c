@@ -626,6 +626,8 @@ static void refused_say(struct engine *e, struct run_record *res)
         }
         off += (size_t)snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", e->targets[i].addr.text);
     }
+    if (e->proxy) /* every connection went to the proxy */
+        snprintf(who, sizeof who, "the proxy %.200s", e->proxy->shown);
     record_stopped_on_purpose(
         res, "stopped early after %.3g s: connection refused by %s: is the server up? (--keep-going runs on)",
         (double)e->cfg->refused_end_ns / 1e9, who[0] ? who : "the target");

@@ -113,13 +113,16 @@ if in_tier exact; then
 
     # an unreachable proxy is a refused connect, as a target's would be
     DEAD=$(free_port)
-    run_knee run -n 4 -c 2 -t 1 --proxy "http://127.0.0.1:$DEAD" --json dead.json "http://127.0.0.1:$HP/" >/dev/null
+    run_knee run -n 4 -c 2 -t 1 --proxy "http://127.0.0.1:$DEAD" --json dead.json "http://127.0.0.1:$HP/" >dead.out
     [[ $RC == 3 ]] || fail "an unreachable proxy exits $RC, not 3"
+    grep -q "connection refused by the proxy 127.0.0.1:$DEAD" dead.out || fail "the verdict: $(grep verdict dead.out)"
     json_check dead.json 'acc["transport_causes"]["refused"] == 4' "an unreachable proxy: refused ×4"
     run_knee run -n 1 --proxy "https://127.0.0.1:$OPEN" "http://127.0.0.1:$HP/" 2>/dev/null
     [[ $RC == 2 ]] || fail "an https:// proxy exits $RC, not 2"
     run_knee run -n 1 --proxy "http://127.0.0.1:$OPEN" --h2c "http://127.0.0.1:$HP/" 2>/dev/null
     [[ $RC == 2 ]] || fail "--h2c through a proxy exits $RC, not 2"
+    run_knee run -n 1 --proxy "http://127.0.0.1:$OPEN" --setup "http://127.0.0.1:$HP/login" "http://127.0.0.1:$HP/" 2>/dev/null
+    [[ $RC == 2 ]] || fail "--setup through a proxy exits $RC, not 2"
     echo "ok: an unreachable proxy is refused; bad --proxy input is exit 2"
 
     # --local-address: both addresses, round-robin per new connection (exact by connections)
