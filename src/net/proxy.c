@@ -240,8 +240,10 @@ size_t net_proxy_absolute(const char *req, size_t len, const char *origin, size_
     k += olen;
     memcpy(out + k, req + m, line - m);
     k += line - m;
-    memcpy(out + k, extra, extra_len);
-    k += extra_len;
+    if (extra_len) {
+        memcpy(out + k, extra, extra_len);
+        k += extra_len;
+    }
     memcpy(out + k, req + line, len - line);
     return k + len - line;
 }

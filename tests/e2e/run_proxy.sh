@@ -63,6 +63,15 @@ if in_tier exact; then
     n=$(grep -c "GET http://127.0.0.1:$HP/plain HTTP/1.1" open.log || true)
     [[ $n == 30 ]] || fail "tinyproxy logged $n absolute-form requests, not 30"
     grep -q "connections: through the proxy 127.0.0.1:$OPEN" h1.out || fail "the summary does not name the proxy"
+    # a request source's requests (--targets, a --feed placeholder) are rewritten the same way
+    printf 'GET http://127.0.0.1:%s/file1\n\nPOST http://127.0.0.1:%s/file2\n@body.txt\n' "$HP" "$HP" >targets.txt
+    echo hello >body.txt
+    "$KNEE" run -n 10 -c 2 -t 1 --no-keepalive --proxy "http://127.0.0.1:$OPEN" --targets targets.txt \
+        --json tf.json >/dev/null
+    json_check tf.json 'tot["outcomes"]["ok"] == 10' "10 ok from a targets file through the proxy"
+    [[ $(hits /file1) == 5 && $(hits /file2) == 5 ]] || fail "nginx logged $(hits /file1) and $(hits /file2), not 5 and 5"
+    n=$(grep -c "POST http://127.0.0.1:$HP/file2 HTTP/1.1" open.log || true)
+    [[ $n == 5 ]] || fail "tinyproxy logged $n absolute-form POSTs, not 5"
     echo "ok: http:// through tinyproxy in absolute form (30 of 30 at nginx)"
 
     # https:// through CONNECT tunnels: HTTP/1.1, then h2 inside the tunnel
