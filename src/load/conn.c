@@ -2,7 +2,9 @@
  * handshake, the choice of its protocol when it is ready, its failures, its close.
  *
  * Connection state machine (struct conn):
- *   FREE → CONNECTING (non-blocking connect through its transport row, EPOLLIN|EPOLLOUT registered)
+ *   FREE → CONNECTING (non-blocking connect through its transport row, EPOLLIN|EPOLLOUT registered;
+ *                     with --connect-rate it may first wait for its turn without a socket, route.c;
+ *                     through a proxy's tunnel the CONNECT exchange follows the TCP connect, proxy.c)
  *        → HANDSHAKING (a row with a handshake, https: TLS; its own phase and histogram)
  *        → READY: its protocol row is chosen once (ALPN, or prior knowledge) and owns it:
  *            HTTP/1.1 (h1.c): idle (no request; EPOLLIN only, so a close by the server is seen)
