@@ -40,6 +40,7 @@ test=(
   python3-yaml                          # deploy/kubernetes manifests checked as YAML (tests/e2e/deploy_kubernetes.sh)
   iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
   tmux                                  # a real terminal for knee run --live (tests/e2e/run_live.sh)
+  tinyproxy                             # a real HTTP proxy for knee run --proxy (tests/e2e/run_proxy.sh)
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them

@@ -199,6 +199,15 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
                             "p99[30s]>500ms, error_rate[10s]>5%, generator_limited (exit 99)"),
     [RUNOPT_ABORT_AFTER] = ROW("abort-after", 0, OPT_DURATION, abort_after_ns, "D",
                                "arm the --abort-if rules only after D of the run (default 0: at once)"),
+    [RUNOPT_PROXY] = ROW("proxy", 'x', OPT_STR, proxy, "URL",
+                         "send through an HTTP proxy, http://[user:pass@]host:port: http:// targets in absolute "
+                         "form, https:// ones through a CONNECT tunnel (result files keep host:port only)"),
+    [RUNOPT_LOCAL_ADDRESS] = ROW("local-address", 0, OPT_STR, local_address, "A[,B...]",
+                                 "source addresses, one per new connection round-robin (more ephemeral ports); "
+                                 "each is test-bound before the run"),
+    [RUNOPT_CONNECT_RATE] = ROW("connect-rate", 0, OPT_RATE, connect_rate, "R",
+                                "at most R new connections per second (each thread its share): handshakes "
+                                "without a connection storm"),
 };
 #undef ROW
 #undef ROW_UNIT
@@ -463,6 +472,13 @@ static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, 
     cfg->tls_no_resume = resume == 1;
     cfg->streams = sat32(o->streams);
     cfg->requests_per_connection = sat32(o->requests_per_connection);
+    if (o->proxy && o->setup)
+        return opt_fail(spec, "--setup and --proxy: the --setup request does not go through a proxy (yet)");
+    cfg->proxy = o->proxy;
+    cfg->local_addresses = o->local_address;
+    if (seen(spec, "connect-rate") && !(o->connect_rate > 0))
+        return opt_fail(spec, "--connect-rate must be > 0 (new connections per second)");
+    cfg->connect_rate = o->connect_rate;
     return 0;
 }
 

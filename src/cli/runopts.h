@@ -92,6 +92,9 @@ enum runopt_id {
     RUNOPT_START_AT,
     RUNOPT_ABORT_IF, /* --abort-if, --abort-after: knee run's live abort rules (cli/run_abort.h) */
     RUNOPT_ABORT_AFTER,
+    RUNOPT_PROXY, /* --proxy, --local-address, --connect-rate: how connections are made (load/route.c) */
+    RUNOPT_LOCAL_ADDRESS,
+    RUNOPT_CONNECT_RATE,
     RUNOPT_COUNT
 };
 
@@ -127,6 +130,8 @@ struct runopts {
     uint64_t abort_after_ns;                /* --abort-after D */
     const char *setup, *setup_body;         /* --setup '[METHOD ]URL', --setup-body STR|@FILE */
     struct strlist setup_headers, captures; /* --setup-header, --capture NAME=SOURCE */
+    const char *proxy, *local_address;      /* --proxy URL, --local-address A[,B...] */
+    double connect_rate;                    /* --connect-rate R */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

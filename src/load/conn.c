@@ -2,7 +2,9 @@
  * handshake, the choice of its protocol when it is ready, its failures, its close.
  *
  * Connection state machine (struct conn):
- *   FREE → CONNECTING (non-blocking connect through its transport row, EPOLLIN|EPOLLOUT registered)
+ *   FREE → CONNECTING (non-blocking connect through its transport row, EPOLLIN|EPOLLOUT registered;
+ *                     with --connect-rate it may first wait for its turn without a socket, route.c;
+ *                     through a proxy's tunnel the CONNECT exchange follows the TCP connect, proxy.c)
  *        → HANDSHAKING (a row with a handshake, https: TLS; its own phase and histogram)
  *        → READY: its protocol row is chosen once (ALPN, or prior knowledge) and owns it:
  *            HTTP/1.1 (h1.c): idle (no request; EPOLLIN only, so a close by the server is seen)
@@ -26,6 +28,7 @@
 #include "core/err.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void conn_on_io(struct loop *loop, struct loop_io *io, uint32_t events);
@@ -119,6 +122,7 @@ static void leave_connecting(struct worker *w, struct conn *c)
 void conn_close(struct worker *w, struct conn *c)
 {
     leave_connecting(w, c);
+    route_unwait(w, c);
     cfifo_remove(w, c);
     conn_unqueue(c);
     avail_remove(c->t, c);
@@ -180,13 +184,16 @@ static void conn_reset(struct worker *w, struct target_rt *t, struct conn *c, ui
     c->req = NULL;
     c->h2 = NULL;
     c->for_queue = for_queue;
+    c->tcp_up = false;
+    c->proxy_sent = 0;
+    memset(&c->phead, 0, sizeof c->phead);
 }
 
-int conn_open(struct worker *w, struct target_rt *t, struct conn **out, bool for_queue)
+/* Start c's TCP connect through ops and register it: 0, or -errno (nothing left open). */
+static int conn_dial(struct worker *w, struct conn *c, const struct conn_ops *ops, struct target_rt *t)
 {
-    struct conn *c = conn_alloc(w);
-    const struct conn_ops *ops = t->et->tls ? &conn_tls_ops : &conn_plain_ops;
-    uint64_t start = clock_now_ns();
+    c->w = w; /* the rows' connect asks the thread where to go (route.c) */
+    c->t = t;
     int r = ops->connect(c, &t->et->addr);
     if (r == 0) {
         c->io.cb = conn_on_io;
@@ -195,6 +202,54 @@ int conn_open(struct worker *w, struct target_rt *t, struct conn **out, bool for
         if (r)
             close(c->io.fd);
     }
+    return r;
+}
+
+/* --connect-rate: c opens without a socket and waits for its turn (route.c). */
+static void conn_open_waiting(struct worker *w, struct target_rt *t, struct conn *c, const struct conn_ops *ops,
+                              uint64_t start, bool for_queue)
+{
+    c->ops = ops;
+    c->io.fd = -1;
+    c->io.cb = conn_on_io;
+    c->io.data = c;
+    conn_reset(w, t, c, start, for_queue);
+    if (for_queue)
+        t->connecting_unbound++;
+    w->nopen++;
+    w->connecting++;
+    route_wait(w, c);
+}
+
+void conn_dial_late(struct worker *w, struct conn *c)
+{
+    struct target_rt *t = c->t;
+    c->connect_start_ns = clock_now_ns(); /* its connect phase starts now */
+    int r = conn_dial(w, c, c->ops, t);
+    t->counts[0].conns_opened++;
+    if (r) {
+        c->io.fd = -1;
+        t->counts[0].conns_failed++;
+        conn_fail(w, c, account_connect_cause(r));
+        return;
+    }
+    if (c->req) /* T1 is the start of the connect opened for it: the wait was not the server's */
+        req_sent_at(w, c->req, c->connect_start_ns);
+    else
+        cfifo_push(w, c);
+}
+
+int conn_open(struct worker *w, struct target_rt *t, struct conn **out, bool for_queue)
+{
+    struct conn *c = conn_alloc(w);
+    const struct conn_ops *ops = route_ops(w->e, t);
+    uint64_t start = clock_now_ns();
+    if (route_must_wait(w, start)) {
+        conn_open_waiting(w, t, c, ops, start, for_queue);
+        *out = c;
+        return 0;
+    }
+    int r = conn_dial(w, c, ops, t);
     t->counts[0].conns_opened++;
     if (r) {
         t->counts[0].conns_failed++;
@@ -386,12 +441,18 @@ static void conn_on_io(struct loop *loop, struct loop_io *io, uint32_t events)
     case CONN_FREE:
         return; /* a stale event for a connection closed earlier in this batch */
     case CONN_CONNECTING: {
-        int r = c->ops->connected(c);
-        if (r == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-            return;
+        int r = 0;
+        if (!c->tcp_up) {
+            r = c->ops->connected(c);
+            if (r == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+                return;
+            c->tcp_up = r == 0;
+        }
+        if (r == 0 && c->ops->tunnel && (r = c->ops->tunnel(c)) > 0)
+            return; /* a proxy's CONNECT under way (proxy.c): still connecting */
         if (r) {
             c->t->counts[0].conns_failed++;
-            conn_fail(w, c, account_connect_cause(r));
+            conn_fail(w, c, proxy_fail_cause(c, r));
             return;
         }
         on_connected(w, c);

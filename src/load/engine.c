@@ -406,6 +406,7 @@ static void engine_release(struct engine *e)
             free(e->slots[s].lat);
         }
     }
+    route_release(e);
     if (e->targets) {
         for (size_t i = 0; i < e->nt; i++) {
             url_release(&e->targets[i].url);
@@ -489,6 +490,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
             return rc;
         any_tls |= e->targets[i].tls;
     }
+    if ((rc = route_prepare(e, cfg, err, errlen)) != 0) /* --proxy, --local-address */
+        return rc;
     if (any_tls && (rc = prepare_tls(e, cfg, err, errlen)) != 0)
         return rc;
     rc = choose_io(e, cfg, any_tls, err, errlen);
@@ -501,6 +504,7 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     if (rc)
         return rc;
     e->nworkers = plan_threads(p, cfg->threads, e->shares);
+    route_pace_init(e, cfg); /* --connect-rate: each thread's share */
     e->pool_cap = plan_pool(p);
     e->timeout_ns = cfg->timeout_ns;
     e->drain_ns = cfg->drain_ns;
@@ -622,6 +626,8 @@ static void refused_say(struct engine *e, struct run_record *res)
         }
         off += (size_t)snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", e->targets[i].addr.text);
     }
+    if (e->proxy) /* every connection went to the proxy */
+        snprintf(who, sizeof who, "the proxy %.200s", e->proxy->shown);
     record_stopped_on_purpose(
         res, "stopped early after %.3g s: connection refused by %s: is the server up? (--keep-going runs on)",
         (double)e->cfg->refused_end_ns / 1e9, who[0] ? who : "the target");

@@ -37,7 +37,7 @@ static int h1_write(struct worker *w, struct conn *c)
 
 /* The bytes r writes on c (the last request a connection may carry asks the server to close
  * it: --requests-per-connection). */
-static void req_bytes(const struct worker *w, const struct conn *c, struct req *r)
+static void req_bytes(const struct worker *w, struct conn *c, struct req *r)
 {
     const struct engine_target *et = c->t->et;
     if (r->var) {
@@ -45,12 +45,16 @@ static void req_bytes(const struct worker *w, const struct conn *c, struct req *
         r->buf = last ? r->var->h1_close : r->var->h1;
         r->len = last ? r->var->h1_close_len : r->var->h1_len;
         r->write_off = 0;
+        if (et->proxy_origin)
+            proxy_request_bytes(c, r);
         return;
     }
     bool last = et->req_close && c->nreq >= w->e->rpc;
     r->buf = last ? et->req_close : et->req;
     r->len = last ? et->req_close_len : et->req_len;
     r->write_off = 0;
+    if (et->proxy_origin) /* http:// through --proxy: absolute form (proxy.c) */
+        proxy_request_bytes(c, r);
 }
 
 /* ------------------------------------------------------------------ ends */

@@ -17,6 +17,7 @@
 #include "http/response.h"
 #include "load/run.h"
 #include "net/net.h"
+#include "net/proxy.h"
 #include "net/url.h"
 #include "plan/plan.h"
 #include "plan/schedule.h"
@@ -58,6 +59,10 @@ struct engine_target {
     int reject_status[RUN_MAX_REJECTS];
     int reject_bit[RUN_MAX_REJECTS]; /* ENGINE_NO_NEEDLE: status alone */
     const struct plan_share *share;  /* its part of the plan (engine.shares): rates, limit, clients, groups */
+    /* --proxy (proxy.c): https, the CONNECT request of its tunnels; http, "http://authority",
+     * put before each request's target (absolute form) */
+    char *proxy_connect, *proxy_origin;
+    size_t proxy_connect_len, proxy_origin_len;
 };
 
 /* the request path's structures (load/worker.h) */
@@ -220,6 +225,11 @@ struct worker {
     /* connections with work deferred until the current callback returns (worker_due) */
     struct conn *due_head, *due_tail;
     bool vneed; /* a ring of prepared requests is below half: top up after this callback */
+    /* --connect-rate (route.c): connections waiting for their turn to connect, in order, the
+     * earliest time of the next connect, and the timer that dials them */
+    struct conn *rate_head, *rate_tail;
+    uint64_t connect_next_ns;
+    struct loop_timer rate_timer;
 };
 
 struct ival_slot {
@@ -283,6 +293,14 @@ struct engine {
     uint64_t refused_seen;
     atomic_int self_stop; /* 1: the engine itself stopped planning (the workers read it as a stop level) */
     struct live *live;    /* run_config.on_live: the threads' totals for it (live.c); NULL without */
+    /* How connections are made (route.c, proxy.c): the proxy (NULL: none) and its address, the
+     * source addresses (nlocal 0: the kernel's), and each thread's least gap between two new
+     * connections (--connect-rate: threads / rate; 0: no limit) */
+    struct net_proxy *proxy;
+    struct net_addr proxy_addr;
+    struct net_addr *local;
+    size_t nlocal;
+    uint64_t connect_gap_ns;
 };
 
 /* engine.c, called by the workers */
@@ -334,6 +352,17 @@ void live_final(struct engine *e, const struct run_record *res);
 void thread_cpu_now(struct run_generator_cpu *c);
 /* *out = the calling thread's CPU since `from` (a thread_cpu_now of the same thread), threads 1. */
 void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator_cpu *out);
+
+/* route.c: how connections are made (--proxy, --local-address, --connect-rate). route_validate:
+ * the flags' syntax, no network (run_validate); route_prepare: the proxy resolved and each
+ * target's CONNECT request or absolute-form origin, the source addresses parsed, test-bound and
+ * checked against the destinations' family (KNEE_EINVAL or KNEE_ENOTFOUND naming the flag);
+ * route_pace_init: each thread's gap once the thread count is known; route_release: all of it
+ * (safe after a failed prepare). */
+int route_validate(const struct run_config *cfg, char *err, size_t errlen);
+int route_prepare(struct engine *e, const struct run_config *cfg, char *err, size_t errlen);
+void route_pace_init(struct engine *e, const struct run_config *cfg);
+void route_release(struct engine *e);
 
 /* variant.c: a request source's serialisation for this run (engine.c, prepare_target): the
  * engine's keep-alive, Connection: close for the last request of a connection, HTTP/2. */

@@ -68,6 +68,13 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
         c->rejects[i] = (struct run_reject){cfg->rejects[i].status, dup_or_null(cfg->rejects[i].body)};
     record_config_set_args(c, cfg->argc, cfg->argv); /* credentials redacted */
     record_setup_copy(&c->setup, cfg->setup);
+    struct net_proxy px;
+    if (cfg->proxy && net_proxy_parse(cfg->proxy, &px, NULL, 0) == 0) { /* its host:port alone */
+        c->proxy = xstrdup(px.shown);
+        net_proxy_release(&px);
+    }
+    c->local_addresses = dup_or_null(cfg->local_addresses);
+    c->connect_rate = cfg->connect_rate > 0 ? cfg->connect_rate : 0;
 }
 
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,

@@ -166,6 +166,13 @@ struct run_config {
     struct run_stop *stop;            /* how the caller can stop this run early; NULL = it runs to its end */
     const struct record_setup *setup; /* knee run --setup as it went (cli/run_setup.c), echoed in the
                                          record; NULL = none */
+    /* How connections are made (load/proxy.c, load/route.c). --proxy: every connection goes to an
+     * HTTP proxy, http:// requests in absolute form, https:// through a CONNECT tunnel (the
+     * credentials never reach the record); --local-address: source addresses taken round-robin
+     * per new connection; --connect-rate: new connections per second at most, over all threads. */
+    const char *proxy;           /* http://[user:pass@]host:port; NULL = connect to the targets */
+    const char *local_addresses; /* "A[,B...]" numeric addresses; NULL = the kernel's choice */
+    double connect_rate;         /* 0 = no limit */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start

@@ -5,6 +5,8 @@
  * row, io_uring's, is in uring.c. */
 #include "load/worker.h"
 
+#include "net/bind.h"
+
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,7 +16,7 @@
 static int tcp_connect(struct conn *c, const struct net_addr *addr)
 {
     int fd = -1;
-    int r = net_connect_start(addr, &fd);
+    int r = net_connect_start_from(route_dest(c, addr), route_source(c->w), &fd);
     if (r == 0)
         c->io.fd = fd;
     return r;
@@ -137,6 +139,23 @@ const struct conn_ops conn_plain_ops = {
     .connected = tcp_connected,
     .read = plain_read,
     .write = plain_write,
+};
+
+/* TLS to the target inside a proxy's CONNECT tunnel: the TLS row after the tunnel's exchange
+ * (proxy.c). */
+const struct conn_ops conn_proxy_tls_ops = {
+    .connect = tcp_connect,
+    .connected = tcp_connected,
+    .tunnel = proxy_tunnel,
+    .start = tls_start,
+    .handshake = tls_step,
+    .timeout = tls_timeout,
+    .opened = tls_opened,
+    .read = tls_read,
+    .write = tls_write,
+    .pending = tls_pending,
+    .close = tls_close,
+    .release = tls_release,
 };
 
 const struct conn_ops conn_tls_ops = {

@@ -115,7 +115,8 @@ static int validate_run(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    return validate_transport(cfg, err, errlen);
+    int rc = route_validate(cfg, err, errlen); /* --proxy, --local-address, --connect-rate */
+    return rc ? rc : validate_transport(cfg, err, errlen);
 }
 
 int run_validate(const struct run_config *cfg, char *err, size_t errlen)

@@ -112,6 +112,13 @@ static void fifo_remove(struct worker *w, struct req *r)
     r->tprev = r->tnext = NULL;
 }
 
+void req_sent_at(struct worker *w, struct req *r, uint64_t sent_ns)
+{
+    fifo_remove(w, r);
+    r->sent_ns = sent_ns;
+    fifo_push(w, r); /* at the tail: nothing in flight was sent later */
+}
+
 void req_replace(struct worker *w, struct req *r, struct req *n)
 {
     n->tprev = r->tprev;
@@ -414,6 +421,7 @@ void worker_maybe_finish(struct worker *w)
     loop_timer_cancel(&w->loop, &w->end_timer);
     loop_timer_cancel(&w->loop, &w->timeout_timer);
     loop_timer_cancel(&w->loop, &w->conn_timer);
+    loop_timer_cancel(&w->loop, &w->rate_timer);
     publish_interval(w, w->finish_ns);
 }
 
@@ -475,6 +483,7 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
     loop_timer_init(&w->end_timer, on_end, w);
     loop_timer_init(&w->timeout_timer, on_timeout, w);
     loop_timer_init(&w->conn_timer, conn_on_timeout, w);
+    loop_timer_init(&w->rate_timer, route_on_timer, w);
     w->planning = true;
     return 0;
 }
@@ -484,6 +493,7 @@ void worker_release(struct worker *w)
     for (size_t k = 0; k < w->nchunks; k++) {
         for (size_t i = 0; i < CONN_CHUNK; i++) {
             struct conn *c = &w->chunks[k][i];
+            free(c->pxbuf); /* --proxy's absolute-form requests, kept across the connection's lives */
             if (c->state == CONN_FREE)
                 continue;
             if (c->proto && c->proto->release)

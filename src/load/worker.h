@@ -96,8 +96,13 @@ struct conn_ops {
     void (*close)(struct conn *c);
     /* Free its state without a goodbye (the thread's end). */
     void (*release)(struct conn *c);
+    /* After the TCP connect, an exchange before the connection counts as connected (a proxy's
+     * CONNECT, proxy.c): 1 not done yet (wait for readiness), 0 done, or < 0 failed (-errno;
+     * proxy_fail_cause says why). NULL: none. */
+    int (*tunnel)(struct conn *c);
 };
-extern const struct conn_ops conn_plain_ops, conn_tls_ops, conn_ring_ops;
+/* conn_proxy_tls_ops: TLS inside a proxy's CONNECT tunnel (transport.c, proxy.c) */
+extern const struct conn_ops conn_plain_ops, conn_tls_ops, conn_ring_ops, conn_proxy_tls_ops;
 
 /* ------------------------------------------------------------------ the protocol row */
 
@@ -182,6 +187,17 @@ struct conn {
     struct conn *dnext;         /* the worker's due list */
     struct tls_conn tls;
     struct h2_client *h2;
+    /* --proxy (proxy.c): the TCP connect is done (a tunnel's exchange follows), the CONNECT bytes
+     * written, the proxy's answer so far; http:// requests rewritten to absolute form (kept
+     * across the connection's lives, freed with the thread) */
+    bool tcp_up;
+    uint32_t proxy_sent;
+    struct net_proxy_head phead;
+    char *pxbuf;
+    size_t pxcap;
+    /* --connect-rate (route.c): waiting for its turn to connect (no socket yet), its queue */
+    bool rate_wait;
+    struct conn *rprev, *rnext;
 };
 
 /* A closed-loop client: sends, waits for the full response, (thinks), sends again. */
@@ -318,6 +334,9 @@ void conn_failed(struct worker *w, struct conn *c, enum run_transport_cause caus
 void conn_on_timeout(struct loop *loop, struct loop_timer *timer);
 
 /* ---- worker.c */
+/* --connect-rate: r, bound to a connection that waited for its turn, is sent (T1) only now, at the
+ * start of that connect: its send time and its deadline move (conn_dial_late). */
+void req_sent_at(struct worker *w, struct req *r, uint64_t sent_ns);
 /* Requests in flight come from a pool that grows by REQ_CHUNK (req_alloc_chunk, when it is
  * empty) and is never shrunk. */
 struct req *req_alloc_chunk(struct worker *w);
@@ -468,5 +487,40 @@ void vring_unreserve(struct target_rt *t);
 void variant_put(struct target_rt *t, struct variant *v);
 /* After a loop callback (w->vneed): top every ring up. */
 void vring_refill(struct worker *w);
+
+/* ---- route.c: how a connection is made (--proxy, --local-address, --connect-rate) */
+/* The transport row of a new connection to t: TLS for https (inside a tunnel with --proxy),
+ * plain for http. */
+const struct conn_ops *route_ops(const struct engine *e, const struct target_rt *t);
+/* Where c's TCP connect goes (the proxy, or addr) and from where (NULL: the kernel's choice; else
+ * the next source address, round-robin per thread from an offset of its own). */
+const struct net_addr *route_dest(const struct conn *c, const struct net_addr *addr);
+const struct net_addr *route_source(struct worker *w);
+/* --connect-rate: true when a new connection must wait for its turn (then route_wait queues it:
+ * conn.c's conn_dial runs when it comes); false: connect now (the turn is taken). */
+bool route_must_wait(struct worker *w, uint64_t now);
+void route_wait(struct worker *w, struct conn *c);
+/* c leaves the queue of connections waiting for their turn (it closed before its connect). */
+void route_unwait(struct worker *w, struct conn *c);
+/* The pacing rule (pure): may a connect start at now, given *next_ns (the earliest time of the
+ * next one, 0 at first) and gap_ns (the least gap)? true: *next_ns moves on by the gap. */
+bool route_pace(uint64_t *next_ns, uint64_t gap_ns, uint64_t now);
+/* Timer callback: the connections whose turn came are dialled. */
+void route_on_timer(struct loop *loop, struct loop_timer *timer);
+
+/* ---- conn.c, for route.c: start the TCP connect of c, which waited for its turn (a failure is
+ * accounted as any failed connect) */
+void conn_dial_late(struct worker *w, struct conn *c);
+
+/* ---- proxy.c: --proxy on the request path */
+/* The tunnel row's exchange (conn_ops.tunnel): write the CONNECT, read the proxy's answer. */
+int proxy_tunnel(struct conn *c);
+/* The cause of a failed connect of c (-errno r): proxy_refused when the proxy answered its
+ * CONNECT with a status other than 2xx (counted by status in the target's pc), else as
+ * account_connect_cause. */
+enum run_transport_cause proxy_fail_cause(const struct conn *c, int r);
+/* http:// through a proxy: r's bytes (set by h1.c) rewritten to the absolute form with the
+ * proxy's credentials, into c's own buffer. */
+void proxy_request_bytes(struct conn *c, struct req *r);
 
 #endif

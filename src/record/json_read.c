@@ -173,6 +173,12 @@ bool record_read_transport(const json_t *t, struct run_proto_counts *pc)
     pc->h2_max_concurrent = json_is_number(mc) ? count(h2, "max_concurrent") : UINT64_MAX;
     pc->h2_limit_seen = json_is_number(mc) || (json_is_null(mc) && pc->h2 > 0);
     FIELDS_READ(RECORD_H2_FIELDS, h2, struct run_proto_counts, pc);
+    const json_t *pr = get(t, "proxy_refused"); /* --proxy: {"407": n, ...}; absent before it */
+    for (int k = 0; k < RUN_PROXY_STATUS_N && json_is_object(pr); k++) {
+        char code[8];
+        snprintf(code, sizeof code, "%d", k + RUN_PROXY_STATUS_MIN);
+        pc->proxy_refused[k] = count(pr, code);
+    }
     return json_is_object(get(t, "tls"));
 }
 
@@ -275,6 +281,10 @@ static void transport_config(const json_t *cfg, struct record_config *c)
     get_flag(cfg, "h2c", &c->h2c);
     get_u32(cfg, "streams", &c->streams);
     get_u32(cfg, "requests_per_connection", &c->requests_per_connection);
+    c->proxy = dup_str(cfg, "proxy");
+    c->local_addresses = dup_str(cfg, "local_addresses");
+    const json_t *cr = get(cfg, "connect_rate");
+    c->connect_rate = json_is_number(cr) ? json_number_value(cr) : 0;
 }
 
 static enum run_io io_of(const char *s)
@@ -728,7 +738,9 @@ static int need_counts(const json_t *acc, const char *where, char *err, size_t e
             return not_a_count(err, errlen, w, reqlog_outcome_name((enum reqlog_outcome)o));
     snprintf(w, sizeof w, "%s.transport_causes", where);
     for (int k = 0; k < RUN_TC_COUNT; k++)
-        if (!is_count(get(get(acc, "transport_causes"), record_transport_cause_name((enum run_transport_cause)k))))
+        if ((k != RUN_TC_PROXY_REFUSED ||
+             get(get(acc, "transport_causes"), "proxy_refused")) && /* newer than --proxy */
+            !is_count(get(get(acc, "transport_causes"), record_transport_cause_name((enum run_transport_cause)k))))
             return not_a_count(err, errlen, w, record_transport_cause_name((enum run_transport_cause)k));
     return is_count(get(acc, "retries")) ? 0 : not_a_count(err, errlen, where, "retries");
 }

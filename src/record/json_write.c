@@ -190,6 +190,15 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
         jw_kv_uint(j, "max_concurrent", pc->h2_max_concurrent);
     FIELDS_WRITE(RECORD_H2_FIELDS, j, struct run_proto_counts, pc);
     jw_object_end(j);
+    jw_key(j, "proxy_refused"); /* --proxy: CONNECTs refused, by the proxy's status */
+    jw_object_begin(j);
+    for (int k = 0; k < RUN_PROXY_STATUS_N; k++)
+        if (pc->proxy_refused[k]) {
+            char code[8];
+            snprintf(code, sizeof code, "%d", k + RUN_PROXY_STATUS_MIN);
+            jw_kv_uint(j, code, pc->proxy_refused[k]);
+        }
+    jw_object_end(j);
 }
 
 static void target(struct jw *j, const struct run_target_result *t, bool is_all)
@@ -298,6 +307,12 @@ static void transport_config(struct jw *j, const struct run_record *r)
         jw_kv_uint(j, "requests_per_connection", c->requests_per_connection);
     else
         kv_null(j, "requests_per_connection");
+    kv_string_or_null(j, "proxy", c->proxy); /* host:port, never the credentials */
+    kv_string_or_null(j, "local_addresses", c->local_addresses);
+    if (c->connect_rate > 0)
+        jw_kv_double(j, "connect_rate", c->connect_rate);
+    else
+        kv_null(j, "connect_rate");
 }
 
 /* config.stages: --stages as given, each with its unit ("rps", or "clients" for closed-loop

@@ -74,6 +74,7 @@ const char *record_transport_cause_name(enum run_transport_cause c)
         [RUN_TC_H2_PROTOCOL] = "h2_protocol",
         [RUN_TC_H2_NOT_H2] = "h2_not_h2",
         [RUN_TC_OTHER] = "other",
+        [RUN_TC_PROXY_REFUSED] = "proxy_refused",
     };
     return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
 }
@@ -102,6 +103,8 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
     d->h2_stalls += s->h2_stalls;
     if (s->h2_limit_seen)
         record_h2_limit_add(d, s->h2_max_concurrent);
+    for (int k = 0; k < RUN_PROXY_STATUS_N; k++)
+        d->proxy_refused[k] += s->proxy_refused[k];
 }
 
 void record_h2_limit_add(struct run_proto_counts *pc, uint64_t limit)
@@ -285,6 +288,8 @@ void record_config_release(struct record_config *c)
     free(c->tls_cacert);
     free(c->tls_ciphers);
     free(c->expect_body);
+    free(c->proxy);
+    free(c->local_addresses);
     for (size_t i = 0; i < c->nrejects; i++)
         free((char *)c->rejects[i].body);
     free(c->rejects);

@@ -226,13 +226,15 @@ enum run_transport_cause {
     RUN_TC_H2_PROTOCOL,           /* the server broke HTTP/2 */
     RUN_TC_H2_NOT_H2,             /* the server answered HTTP/2 in HTTP/1.x (--h2c to a server without h2c) */
     RUN_TC_OTHER,                 /* any other socket error */
+    RUN_TC_PROXY_REFUSED,         /* --proxy: the proxy answered the CONNECT with a status other than 2xx
+                                     (its statuses: run_proto_counts.proxy_refused) */
     RUN_TC_COUNT
 };
 
 /* "refused", "connect", "reset", "closed_before_response", "closed_mid_response", "stale",
  * "tls_verify", "tls_hostname", "tls_expired", "tls_alert", "tls_protocol", "tls_alpn",
  * "tls_handshake_timeout", "h2_rst_stream", "h2_refused", "h2_goaway", "h2_protocol",
- * "h2_not_h2", "other" (JSON keys; the text summary replaces '_' with ' '). */
+ * "h2_not_h2", "other", "proxy_refused" (JSON keys; the text summary replaces '_' with ' '). */
 const char *record_transport_cause_name(enum run_transport_cause c);
 
 /* The counters of struct run_counts, every one a uint64_t that adds up across threads and
@@ -271,6 +273,8 @@ _Static_assert(sizeof(struct run_counts) == (0 RUN_COUNTS_FIELDS(RUN_COUNTS_N_S,
 /* Connections by what they spoke, TLS handshakes and HTTP/2 sessions (per target; warm-up
  * included, as the connection counters of run_counts). */
 enum { RUN_TLS_V10, RUN_TLS_V11, RUN_TLS_V12, RUN_TLS_V13, RUN_TLS_VERSIONS };
+#define RUN_PROXY_STATUS_MIN 100 /* the statuses run_proto_counts.proxy_refused keeps: 100..599 */
+#define RUN_PROXY_STATUS_N 500
 struct run_proto_counts {
     uint64_t http1, h2;                         /* connections that became ready, by protocol */
     uint64_t tls_version[RUN_TLS_VERSIONS];     /* TLS connections by version */
@@ -287,6 +291,8 @@ struct run_proto_counts {
                                                    meaningful only with h2_limit_seen */
     bool h2_limit_seen; /* a server's SETTINGS reached one of the HTTP/2 connections (false: none did, or
                            there was none: every one closed before them) */
+    /* --proxy: CONNECTs the proxy refused, by its status (index status - RUN_PROXY_STATUS_MIN) */
+    uint64_t proxy_refused[RUN_PROXY_STATUS_N];
 };
 /* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
 const char *record_tls_version_name(int v);
@@ -464,6 +470,9 @@ struct record_config {
     int argc;
     char **argv;               /* the command line (environment.args) */
     struct record_setup setup; /* --setup (url NULL: none) */
+    char *proxy;               /* --proxy as host:port (never its credentials); NULL: none */
+    char *local_addresses;     /* --local-address as given; NULL: none */
+    double connect_rate;       /* --connect-rate (/s); 0: none */
 };
 
 /* Free the strings and arrays of c and zero it. */
@@ -484,7 +493,8 @@ void record_config_set_args(struct record_config *c, int argc, const char *const
  * --header=V, or anywhere on the line: redacting more is harmless), and whatever its name when
  * it is a --header-secret value (--header-secret V, --header-secret=V) or a --setup-header
  * value; a --setup-body given inline is replaced whole (from @FILE it stays); a --capture rule is
- * kept as it is. Anything else is copied as it is. */
+ * kept as it is; a URL's credentials (user:password@, as --proxy takes them) become
+ * RECORD_REDACTED. Anything else is copied as it is. */
 char *record_redact_arg(const char *prev, const char *arg);
 
 /* A --threshold as judged (record/threshold.h record_threshold_eval): what the summary and the JSON

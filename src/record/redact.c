@@ -5,6 +5,7 @@
 #include "record/record.h"
 
 #include "core/err.h"
+#include "net/proxy.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -103,6 +104,11 @@ char *record_redact_arg(const char *prev, const char *arg)
         r = redact_header(arg, arg + 2, false);
     else
         r = redact_header(arg, arg, false); /* -H's value, or a header anywhere: redacting more is harmless */
+    if (!r && strstr(arg, "://")) {         /* a URL's user:password (--proxy http://u:p@host:port, or anywhere) */
+        size_t n = strlen(arg) + sizeof RECORD_REDACTED;
+        r = xmalloc(n);
+        net_proxy_redact(arg, r, n);
+    }
     return r ? r : xstrdup(arg);
 }
 

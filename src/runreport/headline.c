@@ -48,6 +48,8 @@ static void failed_cause(const struct run_record *v, char *buf, size_t len)
     char who[256], d[256];
     if (failed && c->transport_cause[RUN_TC_REFUSED] == failed) {
         refused_by(v, who, sizeof who);
+        if (v->config.proxy) /* every connection went to the proxy */
+            snprintf(who, sizeof who, "the proxy %s", v->config.proxy);
         snprintf(buf, len, "connection refused by %s: is the server up?", who[0] ? who : "the target");
     } else if (failed && c->outcome[OUTCOME_TIMEOUT] == failed) {
         snprintf(buf, len, "every request timed out (--timeout %s)",

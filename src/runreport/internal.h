@@ -32,6 +32,9 @@ void rr_transport_lines(FILE *out, const struct run_record *v);
 /* The plan's head line and one line per target; brief: the default summary's shorter lines (no
  * pool, no resolve time, one target without its rate and a name taken from its URL). */
 void rr_plan_line(FILE *out, const struct run_record *v, bool brief);
+/* "  connections: through the proxy H:P; from A,B (round-robin); at most R new/s" when the run
+ * had --proxy, --local-address or --connect-rate (nothing otherwise). */
+void rr_route_line(FILE *out, const struct record_config *c);
 
 /* The warnings (the record's, by cause, the most consequential first: warnings.c) and the
  * thresholds; verbose: every note, else only the notes that change what a reader may conclude. */

@@ -124,6 +124,26 @@ const char *rr_cause_name(enum run_transport_cause k, char *buf, size_t len)
     return buf;
 }
 
+/* " (the proxy answered 407 ×3, 403 ×2)": the statuses of the CONNECTs the proxy refused, of the
+ * target whose counts c are (or of every target). */
+static void rr_proxy_refusals(FILE *out, const struct run_record *r, const struct run_counts *c)
+{
+    const struct run_proto_counts *pc = &r->all.pc;
+    for (size_t i = 0; i < r->ntargets; i++)
+        if (c == &r->targets[i].counts || c == &r->targets[i].warmup_counts)
+            pc = &r->targets[i].pc;
+    char a[32];
+    const char *sep = " (the proxy answered";
+    for (int k = 0; k < RUN_PROXY_STATUS_N; k++)
+        if (pc->proxy_refused[k]) {
+            fprintf(out, "%s %d ×%s", sep, k + RUN_PROXY_STATUS_MIN,
+                    units_fmt_count(pc->proxy_refused[k], a, sizeof a));
+            sep = ",";
+        }
+    if (*sep == ',')
+        fputc(')', out);
+}
+
 /* Under the outcomes, when there is something to say: why the transport failures failed
  * ("transport 25: refused 3, stale 22") and how many requests --retry-stale sent again. */
 void rr_transport_line(FILE *out, const struct run_record *r, const struct run_counts *c, const char *indent)
@@ -147,6 +167,8 @@ void rr_transport_line(FILE *out, const struct run_record *r, const struct run_c
             fprintf(out, " (stale: a reused keep-alive connection closed before any byte of the response; "
                          "POST, PATCH and other methods that are not idempotent are sent again only with "
                          "--retry-stale)");
+        if (c->transport_cause[RUN_TC_PROXY_REFUSED])
+            rr_proxy_refusals(out, r, c);
         for (int k = 0; k < RUN_TC_COUNT; k++) {
             const char *fix = tls_fix((enum run_transport_cause)k, false);
             char name[40];
@@ -511,4 +533,24 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
             fprintf(out, ", %u connection%s", t->connections, t->connections == 1 ? "" : "s");
         fputc('\n', out);
     }
+    rr_route_line(out, c);
+}
+
+void rr_route_line(FILE *out, const struct record_config *c)
+{
+    if (!c->proxy && !c->local_addresses && !(c->connect_rate > 0))
+        return;
+    char a[32];
+    const char *sep = "  connections:";
+    if (c->proxy) {
+        fprintf(out, "%s through the proxy %s", sep, c->proxy);
+        sep = ";";
+    }
+    if (c->local_addresses) {
+        fprintf(out, "%s from %s (round-robin)", sep, c->local_addresses);
+        sep = ";";
+    }
+    if (c->connect_rate > 0)
+        fprintf(out, "%s at most %s new/s", sep, units_fmt_rate(c->connect_rate, a, sizeof a));
+    fputc('\n', out);
 }
