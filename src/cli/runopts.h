@@ -92,6 +92,10 @@ enum runopt_id {
     RUNOPT_START_AT,
     RUNOPT_ABORT_IF, /* --abort-if, --abort-after: knee run's live abort rules (cli/run_abort.h) */
     RUNOPT_ABORT_AFTER,
+    RUNOPT_CERT, /* --cert, --key, --unix-socket, --connect-to: mutual TLS and where connections go (net/route.h) */
+    RUNOPT_KEY,
+    RUNOPT_UNIX_SOCKET,
+    RUNOPT_CONNECT_TO,
     RUNOPT_COUNT
 };
 
@@ -127,6 +131,8 @@ struct runopts {
     uint64_t abort_after_ns;                /* --abort-after D */
     const char *setup, *setup_body;         /* --setup '[METHOD ]URL', --setup-body STR|@FILE */
     struct strlist setup_headers, captures; /* --setup-header, --capture NAME=SOURCE */
+    const char *cert, *key, *unix_socket;   /* --cert FILE, --key FILE, --unix-socket PATH */
+    struct strlist connect_to;              /* --connect-to HOST:PORT:ADDR:PORT */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's
@@ -172,7 +178,7 @@ void runopts_config_release(struct runopts_config *rc);
 int runopts_parse_stages(const char *spec, struct run_stage **out, size_t *n, char *err, size_t errlen);
 
 struct cli_io;
-/* The files the load flags read (--body @FILE, --cacert) added to io as inputs, for the check
+/* The files the load flags read (--body @FILE, --cacert, --cert, --key) added to io as inputs, for the check
  * that no output replaces one (cli/io_check.h). */
 void runopts_inputs(const struct runopts_config *rc, struct cli_io *io);
 

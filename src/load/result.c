@@ -68,6 +68,13 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
         c->rejects[i] = (struct run_reject){cfg->rejects[i].status, dup_or_null(cfg->rejects[i].body)};
     record_config_set_args(c, cfg->argc, cfg->argv); /* credentials redacted */
     record_setup_copy(&c->setup, cfg->setup);
+    c->tls_cert = dup_or_null(cfg->tls_cert);
+    c->tls_key = dup_or_null(cfg->tls_key);
+    c->unix_socket = dup_or_null(cfg->unix_socket);
+    c->connect_to = xcalloc(cfg->nconnect_to ? cfg->nconnect_to : 1, sizeof *c->connect_to);
+    for (size_t i = 0; i < cfg->nconnect_to; i++)
+        c->connect_to[i] = xstrdup(cfg->connect_to[i]);
+    c->nconnect_to = cfg->nconnect_to;
 }
 
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,
@@ -260,6 +267,24 @@ static uint64_t since_t0(const struct engine *e, uint64_t t)
     return t == UINT64_MAX ? t : t > e->t0_ns ? t - e->t0_ns : 0;
 }
 
+/* A server that asks for a client certificate the run does not have (no --cert) may answer 400
+ * (nginx: "No required SSL certificate was sent") instead of refusing the handshake: say so,
+ * since the statuses alone do not. */
+static void client_cert_warning(const struct engine *e, struct run_record *res)
+{
+    uint64_t asked = 0, conns = 0;
+    for (size_t i = 0; i < res->ntargets; i++) {
+        asked += res->targets[i].pc.tls_cert_requested;
+        conns += res->targets[i].pc.tls_full + res->targets[i].pc.tls_resumed;
+    }
+    if (!asked || e->cfg->tls_cert)
+        return;
+    warn_add(&res->warnings, true,
+             "the server asked for a client certificate on %llu of %llu TLS connections and the run had none (--cert "
+             "FILE --key FILE): a 400 answer may be its refusal (nginx: \"No required SSL certificate was sent\")",
+             (unsigned long long)asked, (unsigned long long)conns);
+}
+
 void result_finish(struct engine *e, struct run_record *res)
 {
     struct rusage ru1;
@@ -282,5 +307,6 @@ void result_finish(struct engine *e, struct run_record *res)
         .late_p99_ms = late.total_count ? (double)hdr_value_at_percentile(&late, 99) / 1e6 : NAN,
     };
     record_finish(res, &in);
+    client_cert_warning(e, res);
     hdr_release(&late);
 }

@@ -166,6 +166,12 @@ struct run_config {
     struct run_stop *stop;            /* how the caller can stop this run early; NULL = it runs to its end */
     const struct record_setup *setup; /* knee run --setup as it went (cli/run_setup.c), echoed in the
                                          record; NULL = none */
+    /* Mutual TLS and where connections go (net/route.h); zero: none. */
+    const char *tls_cert;          /* --cert: PEM client certificate for https targets; NULL = none */
+    const char *tls_key;           /* --key: its PEM private key; NULL = in the --cert file */
+    const char *unix_socket;       /* --unix-socket PATH: every connection goes to this Unix stream socket */
+    const char *const *connect_to; /* --connect-to HOST:PORT:ADDR:PORT rules as given (the first match wins) */
+    size_t nconnect_to;
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start

@@ -5,12 +5,31 @@
 
 #include "core/err.h"
 #include "load/uring.h"
+#include "net/route.h"
 
 #include <strings.h>
 
 /* The TLS and HTTP/2 flags: each applies to some targets (https://, or http:// for --h2c) and
  * is refused where it would change nothing, so a typo in a URL's scheme is not a silent
  * cleartext run. */
+/* --cert/--key, --unix-socket and --connect-to: their syntax and how they combine (the files are
+ * read when the run prepares; the command line reads them earlier, tls_client_cert_check). */
+static int validate_routes(const struct run_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->tls_key && !cfg->tls_cert)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--key needs --cert (the client certificate it belongs to)");
+    if (cfg->unix_socket && cfg->nconnect_to)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--unix-socket and --connect-to: give one (every connection goes to the Unix socket)");
+    struct net_addr a;
+    int r = cfg->unix_socket ? net_addr_unix(cfg->unix_socket, &a, err, errlen) : 0;
+    for (size_t i = 0; r == 0 && i < cfg->nconnect_to; i++) {
+        struct net_connect_to rule;
+        r = net_connect_to_parse(cfg->connect_to[i], &rule, err, errlen);
+    }
+    return r;
+}
+
 static int validate_transport(const struct run_config *cfg, char *err, size_t errlen)
 {
     bool any_tls = false, any_plain = false;
@@ -20,7 +39,8 @@ static int validate_transport(const struct run_config *cfg, char *err, size_t er
         else
             any_plain = true;
     }
-    const char *tls_flag = cfg->tls_cacert                                ? "--cacert"
+    const char *tls_flag = cfg->tls_cert                                  ? "--cert"
+                           : cfg->tls_cacert                              ? "--cacert"
                            : cfg->tls_insecure                            ? "--insecure"
                            : cfg->tls_min_version || cfg->tls_max_version ? "--tls-version"
                            : cfg->tls_ciphers                             ? "--ciphers"
@@ -115,7 +135,8 @@ static int validate_run(const struct run_config *cfg, char *err, size_t errlen)
         return knee_fail(err, errlen, KNEE_EINVAL, "--expect-body: empty text");
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
-    return validate_transport(cfg, err, errlen);
+    int r = validate_transport(cfg, err, errlen);
+    return r ? r : validate_routes(cfg, err, errlen);
 }
 
 int run_validate(const struct run_config *cfg, char *err, size_t errlen)
