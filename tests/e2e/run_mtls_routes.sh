@@ -143,6 +143,21 @@ cause connect_ip tls_hostname 2
 [[ $(grep -c "^127.0.0.1 example.test /ct$" "$LOG") -eq 15 && $(grep -c "^127.0.0.1 example.test /any$" "$LOG") -eq 5 &&
     $(lines) -eq 20 ]] || fail "access log (connect-to): $(sort "$LOG" | uniq -c)"
 
+# ---- knee capacity: the steps present the certificate; its in-process probe is not routed -----
+# (the verdict is the machine's business here: only that every request of the ladder was ok)
+cap() {
+    local name=$1
+    shift
+    run_knee capacity --slo 'p99<2s' --rates 20 --reps 1 --step 1s --settle 0 --json "$name.json" "$@" >"$name.txt" 2>&1
+    [[ $RC -ne 2 ]] || { cat "$name.txt"; fail "$name: exit 2"; }
+    python3 -c "import json, sys; d = json.load(open('$name.json')); s = d['ladder'][0]['reps'][0]
+sys.exit(not (s['requests'] == 20 and s['error_rate'] == 0 and d['probes'][0]['ok']))" ||
+        { cat "$name.txt"; fail "$name: 20 requests ok and the probe ok"; }
+    echo "ok: $name"
+}
+cap cap_mtls --cacert ca.pem "${CERT[@]}" "$M2"
+cap cap_unix --unix-socket "$TMP/plain.sock" "http://svc.test/cap"
+
 # ---- bad input: exit 2 naming the flag (and the part), nothing sent ------------------------------
 bad() {
     local want=$1
