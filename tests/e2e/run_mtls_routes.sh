@@ -2,7 +2,8 @@
 # knee run --cert/--key (mutual TLS), --unix-socket and --connect-to (issue 31) against real
 # servers started here: nginx requiring a client certificate (ssl_verify_client on; h2 and
 # http/1.1), nginx listening on Unix sockets (cleartext and TLS) and on a port whose certificate
-# names example.test; openssl s_server refusing by alert (TLS 1.3 and 1.2). nginx's access log
+# names example.test; openssl s_server refusing by alert (TLS 1.3 and 1.2), and over h2 a peer
+# of tests/e2e/tls_client_cert_peer.py. nginx's access log
 # ($remote_addr $host $request_uri) is the witness that requests arrived, with the URL's Host.
 # Every count exact; bad inputs exit 2 before anything is sent.
 # tier: exact
@@ -20,7 +21,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout stranger.key -out stranger.pem
 cat client.pem client.key >client-both.pem
 
 declare -A P
-for n in m2 m1 ex alert13 alert12; do P[$n]=$(free_port); done
+for n in m2 m1 ex alert13 alert12 alerth2; do P[$n]=$(free_port); done
 LOG=$TMP/access.log
 nginx_tls_start "${P[ex]}" <<CONF
   log_format a '\$remote_addr \$host \$request_uri';
@@ -41,14 +42,20 @@ s_server() {
     openssl s_server -accept "127.0.0.1:$2" -cert good.pem -key good.key -CAfile ca.pem -Verify 1 \
         -verify_return_error "-$1" -www -quiet >"s_server-$2.log" 2>&1 &
     PIDS+=($!)
+    wait_port "$2"
+}
+wait_port() {
     for i in $(seq 100); do
-        python3 -c "import socket; socket.create_connection(('127.0.0.1', $2), 0.2)" 2>/dev/null && return
+        python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return
         sleep 0.1
     done
-    fail "openssl s_server on $2 did not start"
+    fail "nothing listens on $1"
 }
 s_server tls1_3 "${P[alert13]}"
 s_server tls1_2 "${P[alert12]}"
+python3 "$KNEE_SRC/tests/e2e/tls_client_cert_peer.py" "${P[alerth2]}" "$TMP" >peer.log 2>&1 &
+PIDS+=($!)
+wait_port "${P[alerth2]}"
 
 lines() { [[ -f $LOG ]] && wc -l <"$LOG" || echo 0; }
 # run NAME EXPECTED_EXIT ARGS...: knee run --json NAME.json; the exit code and the accounting
@@ -108,6 +115,12 @@ for v in 13 12; do
     json_check alert${v}_ok.json "tot['outcomes']['ok'] == 3" "alert${v}_ok: accepted with the CA's certificate"
 done
 grep -q "tls alert certificate required 3" alert13_none.txt || fail "alert13_none: the summary names the cause"
+# over h2 (ALPN), the alert met by the session's first read
+AH2="https://127.0.0.1:${P[alerth2]}/"
+run alerth2_none 3 --cacert ca.pem --http2 -n 4 -c 1 "$AH2"
+cause alerth2_none tls_alert_certificate_required 4
+run alerth2_bad 3 --cacert ca.pem --http2 --cert stranger.pem --key stranger.key -n 4 -c 1 "$AH2"
+cause alerth2_bad tls_alert_bad_certificate 4
 
 # ---- --unix-socket: every request reaches the socket, Host from the URL; TLS inside works --------
 : >"$LOG"
