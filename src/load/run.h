@@ -207,9 +207,10 @@ struct run_live {
 /* Check cfg without touching the network: the plan first (plan_validate: targets, the load
  * model, bounds, shards), then how it runs (--when-busy and --timer-slack only in the open
  * loop, --threads, --timeout, --expect-body, --reject, the TLS and HTTP/2 flags against the
- * targets' schemes, --io). Returns 0 or KNEE_EINVAL with one line in err that names the `knee
- * run` flag to fix ("--timeout must be > 0"). run_execute and run_dryrun call it first; the
- * command line calls it before it opens any output file. */
+ * targets' schemes, --io, --key without --cert, --unix-socket's length, --connect-to's syntax;
+ * the certificate files are read later, by tls_client_new). Returns 0 or KNEE_EINVAL with one line in err that names
+ * the `knee run` flag to fix ("--timeout must be > 0"). run_execute and run_dryrun call it first; the command line
+ * calls it before it opens any output file. */
 int run_validate(const struct run_config *cfg, char *err, size_t errlen);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0

@@ -9,9 +9,6 @@
 
 #include <strings.h>
 
-/* The TLS and HTTP/2 flags: each applies to some targets (https://, or http:// for --h2c) and
- * is refused where it would change nothing, so a typo in a URL's scheme is not a silent
- * cleartext run. */
 /* --cert/--key, --unix-socket and --connect-to: their syntax and how they combine (the files are
  * read when the run prepares; the command line reads them earlier, tls_client_cert_check). */
 static int validate_routes(const struct run_config *cfg, char *err, size_t errlen)
@@ -30,6 +27,9 @@ static int validate_routes(const struct run_config *cfg, char *err, size_t errle
     return r;
 }
 
+/* The TLS and HTTP/2 flags: each applies to some targets (https://, or http:// for --h2c) and
+ * is refused where it would change nothing, so a typo in a URL's scheme is not a silent
+ * cleartext run. */
 static int validate_transport(const struct run_config *cfg, char *err, size_t errlen)
 {
     bool any_tls = false, any_plain = false;
