@@ -267,22 +267,30 @@ static uint64_t since_t0(const struct engine *e, uint64_t t)
     return t == UINT64_MAX ? t : t > e->t0_ns ? t - e->t0_ns : 0;
 }
 
-/* A server that asks for a client certificate the run does not have (no --cert) may answer 400
- * (nginx: "No required SSL certificate was sent") instead of refusing the handshake: say so,
- * since the statuses alone do not. */
+/* A server that asks for a client certificate may refuse it, or its absence, with a 400 (nginx:
+ * "No required SSL certificate was sent", "The SSL certificate error") rather than an alert:
+ * when both happened, say so, since the statuses alone do not. */
 static void client_cert_warning(const struct engine *e, struct run_record *res)
 {
-    uint64_t asked = 0, conns = 0;
+    uint64_t asked = 0, conns = 0, st400 = 0;
     for (size_t i = 0; i < res->ntargets; i++) {
         asked += res->targets[i].pc.tls_cert_requested;
         conns += res->targets[i].pc.tls_full + res->targets[i].pc.tls_resumed;
+        st400 += res->targets[i].status.n[400 - RUN_STATUS_MIN];
     }
-    if (!asked || e->cfg->tls_cert)
+    if (!asked || !st400)
         return;
-    warn_add(&res->warnings, true,
-             "the server asked for a client certificate on %llu of %llu TLS connections and the run had none (--cert "
-             "FILE --key FILE): a 400 answer may be its refusal (nginx: \"No required SSL certificate was sent\")",
-             (unsigned long long)asked, (unsigned long long)conns);
+    if (!e->cfg->tls_cert)
+        warn_add(&res->warnings, true,
+                 "400 x%llu: the server asked for a client certificate on %llu of %llu TLS connections and the run "
+                 "had none: give --cert FILE --key FILE (nginx answers 400 \"No required SSL certificate was sent\")",
+                 (unsigned long long)st400, (unsigned long long)asked, (unsigned long long)conns);
+    else
+        warn_add(&res->warnings, true,
+                 "400 x%llu: the server asked for a client certificate on %llu of %llu TLS connections and was sent "
+                 "--cert %s: it may refuse it (nginx answers 400 \"The SSL certificate error\" for a certificate "
+                 "its CA did not sign, or expired)",
+                 (unsigned long long)st400, (unsigned long long)asked, (unsigned long long)conns, e->cfg->tls_cert);
 }
 
 void result_finish(struct engine *e, struct run_record *res)

@@ -287,8 +287,8 @@ struct run_proto_counts {
                                                    meaningful only with h2_limit_seen */
     bool h2_limit_seen;          /* a server's SETTINGS reached one of the HTTP/2 connections (false: none did, or
                                     there was none: every one closed before them) */
-    uint64_t tls_cert_requested; /* TLS connections whose server asked for a client certificate when
-                                    the run had none (--cert): a 400 may be its refusal */
+    uint64_t tls_cert_requested; /* TLS connections whose server asked for a client certificate (with
+                                    --cert or without): a 400 may be its refusal */
 };
 /* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
 const char *record_tls_version_name(int v);

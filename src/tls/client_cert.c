@@ -1,7 +1,7 @@
 /* The client's own certificate (--cert FILE --key FILE, mutual TLS): loaded into the client
- * context once, checked against its key before anything is sent; without one, a server's request
- * for it is noticed (a server that then answers 400 is explained), and a server's refusal by
- * alert gets a reason of its own rather than a bare tls_alert. */
+ * context once, checked against its key before anything is sent; a server's request for one is
+ * noticed (a server that then answers 400 is explained), and a server's refusal by alert gets a
+ * reason of its own rather than a bare tls_alert. */
 #include "tls/internal.h"
 
 #include "core/err.h"
@@ -76,23 +76,23 @@ int tls_client_cert_check(const char *cert_file, const char *key_file, char *err
     return r;
 }
 
-/* OpenSSL calls this when a server asks for a client certificate and the context has none
- * (with --cert it never does): note it on the connection, send none. */
-static int on_cert_request(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
+/* OpenSSL calls this on a client when the server's CertificateRequest arrives, before it sends
+ * the certificate it has (--cert) or none: note it on the connection, change nothing. */
+static int on_cert_request(SSL *ssl, void *arg)
 {
-    (void)x509, (void)pkey;
+    (void)arg;
     struct tls_conn *c = SSL_get_app_data(ssl);
     if (c)
         c->cert_requested = true;
-    return 0;
+    return 1;
 }
 
 void tls_client_cert_watch(SSL_CTX *ssl)
 {
-    SSL_CTX_set_client_cert_cb(ssl, on_cert_request);
+    SSL_CTX_set_cert_cb(ssl, on_cert_request, NULL);
 }
 
-enum tls_reason tls_alert_reason(int desc, bool cert_requested)
+enum tls_reason tls_alert_reason(int desc, bool cert_requested, bool cert_sent)
 {
     switch (desc) {
     case SSL_AD_CERTIFICATE_REQUIRED: /* TLS 1.3: none was sent */
@@ -107,8 +107,8 @@ enum tls_reason tls_alert_reason(int desc, bool cert_requested)
          * on the server's is its own error, never an alert received */
         return TLS_R_ALERT_BAD_CERT;
     case SSL_AD_HANDSHAKE_FAILURE:
-        /* TLS 1.2's refusal of a client that sent no certificate it was asked for */
-        return cert_requested ? TLS_R_ALERT_CERT_REQUIRED : TLS_R_ALERT;
+        /* TLS 1.2's refusal after asking for a certificate: of none, or of the one sent */
+        return !cert_requested ? TLS_R_ALERT : cert_sent ? TLS_R_ALERT_BAD_CERT : TLS_R_ALERT_CERT_REQUIRED;
     default:
         return TLS_R_ALERT;
     }

@@ -218,7 +218,8 @@ static enum tls_io failed(struct tls_conn *c, int e, int saved_errno, bool readi
         /* "sslv3 alert handshake failure": the peer's fatal alert, by its description */
         char d[TLS_DETAIL_MAX];
         snprintf(d, sizeof d, "the peer sent alert %s", SSL_alert_desc_string_long(why - SSL_AD_REASON_OFFSET));
-        set_reason(c, tls_alert_reason(why - SSL_AD_REASON_OFFSET, c->cert_requested), d);
+        set_reason(
+            c, tls_alert_reason(why - SSL_AD_REASON_OFFSET, c->cert_requested, SSL_get_certificate(c->ssl) != NULL), d);
     } else if (code) {
         const char *s = ERR_reason_error_string(code);
         set_reason(c, TLS_R_PROTOCOL, s ? s : "TLS protocol error");

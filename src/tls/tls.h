@@ -188,7 +188,7 @@ struct tls_conn {
     enum tls_reason reason;
     int sys_errno;               /* TLS_R_SOCKET: the errno */
     char detail[TLS_DETAIL_MAX]; /* OpenSSL's words: "certificate has expired", "handshake failure" */
-    bool cert_requested;         /* client without --cert: the server asked for a client certificate */
+    bool cert_requested;         /* client: the server asked for a client certificate (CertificateRequest) */
 };
 
 /* Start a client connection over fd (connected, non-blocking): SNI from host unless it is an

@@ -99,15 +99,18 @@ static void test_client_ctx(void **state)
 static void test_alert_reasons(void **state)
 {
     (void)state;
-    assert_int_equal(tls_alert_reason(SSL_AD_CERTIFICATE_REQUIRED, false), TLS_R_ALERT_CERT_REQUIRED);
-    assert_int_equal(tls_alert_reason(SSL_AD_BAD_CERTIFICATE, false), TLS_R_ALERT_BAD_CERT);
-    assert_int_equal(tls_alert_reason(SSL_AD_UNKNOWN_CA, false), TLS_R_ALERT_BAD_CERT);
-    assert_int_equal(tls_alert_reason(SSL_AD_CERTIFICATE_EXPIRED, false), TLS_R_ALERT_BAD_CERT);
-    assert_int_equal(tls_alert_reason(SSL_AD_CERTIFICATE_UNKNOWN, true), TLS_R_ALERT_BAD_CERT);
-    /* TLS 1.2's refusal: handshake_failure means "no certificate" only when one was asked for */
-    assert_int_equal(tls_alert_reason(SSL_AD_HANDSHAKE_FAILURE, true), TLS_R_ALERT_CERT_REQUIRED);
-    assert_int_equal(tls_alert_reason(SSL_AD_HANDSHAKE_FAILURE, false), TLS_R_ALERT);
-    assert_int_equal(tls_alert_reason(SSL_AD_PROTOCOL_VERSION, true), TLS_R_ALERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_CERTIFICATE_REQUIRED, false, false), TLS_R_ALERT_CERT_REQUIRED);
+    assert_int_equal(tls_alert_reason(SSL_AD_BAD_CERTIFICATE, true, true), TLS_R_ALERT_BAD_CERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_UNKNOWN_CA, true, true), TLS_R_ALERT_BAD_CERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_CERTIFICATE_EXPIRED, false, false), TLS_R_ALERT_BAD_CERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_CERTIFICATE_UNKNOWN, true, true), TLS_R_ALERT_BAD_CERT);
+    /* TLS 1.2's refusal: handshake_failure is about the client's certificate only when the server
+     * asked for one: its absence, or the one sent */
+    assert_int_equal(tls_alert_reason(SSL_AD_HANDSHAKE_FAILURE, true, false), TLS_R_ALERT_CERT_REQUIRED);
+    assert_int_equal(tls_alert_reason(SSL_AD_HANDSHAKE_FAILURE, true, true), TLS_R_ALERT_BAD_CERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_HANDSHAKE_FAILURE, false, false), TLS_R_ALERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_HANDSHAKE_FAILURE, false, true), TLS_R_ALERT);
+    assert_int_equal(tls_alert_reason(SSL_AD_PROTOCOL_VERSION, true, false), TLS_R_ALERT);
     assert_string_equal(tls_reason_name(TLS_R_ALERT_CERT_REQUIRED), "tls_alert_certificate_required");
     assert_string_equal(tls_reason_name(TLS_R_ALERT_BAD_CERT), "tls_alert_bad_certificate");
 }
