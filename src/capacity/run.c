@@ -102,6 +102,13 @@ void capacity_window_config(const struct capacity_config *cfg, enum capacity_win
     c->lag_limit_ns = (uint64_t)llround(probe_lag_limit_ms * 1e6);
     c->on_live = NULL;
     c->live_ctx = NULL;
+    if (!cfg->probe_url) {
+        /* the in-process probe listens on loopback: --unix-socket and --connect-to are the
+         * candidate's routes, not its; it asks for no client certificate */
+        c->unix_socket = NULL;
+        c->connect_to = NULL;
+        c->nconnect_to = 0;
+    }
     if (!cfg->probe_url && strncmp(probe->url, "https://", 8) == 0) {
         c->tls_insecure = true; /* the in-process probe's own self-signed certificate */
         c->tls_cacert = NULL;

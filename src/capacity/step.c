@@ -104,6 +104,8 @@ static void tls_reason(struct capacity_step *s, const struct run_counts *c)
         {RUN_TC_TLS_VERIFY, "the certificate did not verify: --cacert FILE or --insecure"},
         {RUN_TC_TLS_HOSTNAME, "the certificate does not name the host: --insecure"},
         {RUN_TC_TLS_EXPIRED, "the certificate expired or is not valid yet: --insecure"},
+        {RUN_TC_TLS_CERT_REQUIRED, "the server requires a client certificate: --cert FILE --key FILE"},
+        {RUN_TC_TLS_BAD_CERT, "the server refused the client certificate (--cert)"},
     };
     for (size_t i = 0; i < sizeof fixes / sizeof fixes[0]; i++) {
         uint64_t n = c->transport_cause[fixes[i].k];

@@ -81,6 +81,10 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_HTTP2,
     RUNOPT_H2C,
     RUNOPT_STREAMS,
+    RUNOPT_CERT,
+    RUNOPT_KEY,
+    RUNOPT_UNIX_SOCKET,
+    RUNOPT_CONNECT_TO,
 };
 /* clang-format on */
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])

@@ -48,6 +48,8 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     size_t n = 0;
     for (int id = RUNOPT_RATE; id <= RUNOPT_CAPTURE; id++) /* the load flags, the requests that vary, --setup */
         rows[n++] = runopts_row(o, (enum runopt_id)id);
+    for (int id = RUNOPT_CERT; id <= RUNOPT_CONNECT_TO; id++) /* mutual TLS, where connections go */
+        rows[n++] = runopts_row(o, (enum runopt_id)id);
     rows[n++] =
         row("json", 0, OPT_STR, &f->json, "FILE|-", "write the summary as JSON (- = stdout; the text goes to stderr)");
     rows[n++] = runopts_row(o, RUNOPT_OUT);

@@ -12,6 +12,7 @@
 #include "http/client.h"
 #include "http/fetch.h"
 #include "load/variant.h"
+#include "net/route.h"
 #include "net/url.h"
 #include "tls/tls.h"
 #include "workload/capture.h"
@@ -193,9 +194,16 @@ static int send_it(const struct cmd_spec *spec, const struct cli_setup *s, const
                                        .min_version = cfg->tls_min_version,
                                        .max_version = cfg->tls_max_version,
                                        .ciphers = cfg->tls_ciphers,
-                                       .alpn = TLS_ALPN_HTTP1};
+                                       .alpn = TLS_ALPN_HTTP1,
+                                       .cert_file = cfg->tls_cert,
+                                       .key_file = cfg->tls_key};
         if (tls_client_new(&tc, &tls, why, sizeof why) != 0)
             return opt_fail(spec, "%s", why);
+    }
+    struct net_route route; /* the run's --unix-socket and --connect-to apply to it too */
+    if (net_route_init(&route, cfg->unix_socket, cfg->connect_to, cfg->nconnect_to, why, sizeof why) != 0) {
+        tls_ctx_free(tls);
+        return opt_fail(spec, "%s", why);
     }
     struct http_fetch_request req = {.method = s->method,
                                      .url = s->url,
@@ -204,9 +212,11 @@ static int send_it(const struct cmd_spec *spec, const struct cli_setup *s, const
                                      .body = s->body,
                                      .body_len = s->body_len,
                                      .timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : RUN_DEFAULT_TIMEOUT_NS,
-                                     .tls = tls};
+                                     .tls = tls,
+                                     .route = &route};
     int r = http_fetch(&req, res, why, sizeof why);
     tls_ctx_free(tls);
+    net_route_release(&route);
     if (r) {
         knee_report(stderr, "knee run: ", "--setup %s %s: %s (nothing else was sent)", s->method, s->url, why);
         return KNEE_EXIT_NO_OK;

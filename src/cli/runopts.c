@@ -36,6 +36,7 @@ void runopts_release(struct runopts *o)
     strlist_release(&o->abort_ifs);
     strlist_release(&o->setup_headers);
     strlist_release(&o->captures);
+    strlist_release(&o->connect_to);
 }
 
 /* The rows, indexed by id; `at` is where the flag's value goes inside struct runopts. */
@@ -208,6 +209,18 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
     [RUNOPT_CONNECT_RATE] = ROW("connect-rate", 0, OPT_RATE, connect_rate, "R",
                                 "at most R new connections per second (each thread its share): handshakes "
                                 "without a connection storm"),
+    [RUNOPT_CERT] = ROW("cert", 0, OPT_STR, cert, "FILE",
+                        "https: a client certificate (PEM, then its chain) for servers that require one (mutual "
+                        "TLS); its key in --key or in the same file"),
+    [RUNOPT_KEY] = ROW("key", 0, OPT_STR, key, "FILE", "https: the private key (PEM, unencrypted) of --cert"),
+    [RUNOPT_UNIX_SOCKET] =
+        ROW("unix-socket", 0, OPT_STR, unix_socket, "PATH",
+            "every connection goes to this Unix stream socket, whatever the URL's host (the URL still gives "
+            "Host, the path and, for https, the TLS name)"),
+    [RUNOPT_CONNECT_TO] =
+        ROW("connect-to", 0, OPT_LIST, connect_to, "HOST:PORT:ADDR:PORT",
+            "connections for HOST:PORT go to ADDR:PORT instead (curl's form, repeatable, the first match wins; "
+            "an empty part matches any or keeps the URL's); Host, SNI and the certificate check stay HOST's"),
 };
 #undef ROW
 #undef ROW_UNIT
@@ -570,6 +583,11 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     /* the early end is the command's choice: one with the row (knee run) ends a refused run */
     cfg->refused_end_ns = opt_find(spec, "keep-going") && !o->keep_going ? RUN_DEFAULT_REFUSED_END_NS : 0;
     cfg->out_path = o->out;
+    cfg->tls_cert = o->cert;
+    cfg->tls_key = o->key;
+    cfg->unix_socket = o->unix_socket;
+    cfg->connect_to = (const char *const *)o->connect_to.v;
+    cfg->nconnect_to = o->connect_to.n;
     return fill_transport(o, spec, cfg);
 }
 
@@ -598,6 +616,11 @@ int runopts_build(const struct runopts *o, const struct cmd_spec *spec, const st
         opt_fail(spec, "%s", why);
         goto fail;
     }
+    /* the client certificate read now, so a wrong file or key is said before anything is sent */
+    if (rc->cfg.tls_cert && tls_client_cert_check(rc->cfg.tls_cert, rc->cfg.tls_key, why, sizeof why)) {
+        opt_fail(spec, "%s", why);
+        goto fail;
+    }
     rc->thr = xcalloc(o->thresholds.n ? o->thresholds.n : 1, sizeof *rc->thr);
     rc->nthr = o->thresholds.n;
     for (size_t i = 0; i < o->thresholds.n; i++)
@@ -620,6 +643,8 @@ void runopts_inputs(const struct runopts_config *rc, struct cli_io *io)
     for (size_t i = 0; i < rc->body_files.n; i++)
         cli_io_input(io, "--body", rc->body_files.v[i]);
     cli_io_input(io, "--cacert", rc->cfg.tls_cacert);
+    cli_io_input(io, "--cert", rc->cfg.tls_cert);
+    cli_io_input(io, "--key", rc->cfg.tls_key);
     if (rc->targets_path && strcmp(rc->targets_path, "-") != 0)
         cli_io_input(io, "--targets", rc->targets_path);
     cli_io_input(io, "--feed", rc->feed_path);

@@ -95,6 +95,10 @@ enum runopt_id {
     RUNOPT_PROXY, /* --proxy, --local-address, --connect-rate: how connections are made (load/route.c) */
     RUNOPT_LOCAL_ADDRESS,
     RUNOPT_CONNECT_RATE,
+    RUNOPT_CERT, /* --cert, --key, --unix-socket, --connect-to: mutual TLS and where connections go (net/route.h) */
+    RUNOPT_KEY,
+    RUNOPT_UNIX_SOCKET,
+    RUNOPT_CONNECT_TO,
     RUNOPT_COUNT
 };
 
@@ -132,6 +136,8 @@ struct runopts {
     struct strlist setup_headers, captures; /* --setup-header, --capture NAME=SOURCE */
     const char *proxy, *local_address;      /* --proxy URL, --local-address A[,B...] */
     double connect_rate;                    /* --connect-rate R */
+    const char *cert, *key, *unix_socket;   /* --cert FILE, --key FILE, --unix-socket PATH */
+    struct strlist connect_to;              /* --connect-to HOST:PORT:ADDR:PORT */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's
@@ -177,7 +183,7 @@ void runopts_config_release(struct runopts_config *rc);
 int runopts_parse_stages(const char *spec, struct run_stage **out, size_t *n, char *err, size_t errlen);
 
 struct cli_io;
-/* The files the load flags read (--body @FILE, --cacert) added to io as inputs, for the check
+/* The files the load flags read (--body @FILE, --cacert, --cert, --key) added to io as inputs, for the check
  * that no output replaces one (cli/io_check.h). */
 void runopts_inputs(const struct runopts_config *rc, struct cli_io *io);
 

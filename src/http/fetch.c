@@ -9,6 +9,7 @@
 #include "core/grow.h"
 #include "http/client.h"
 #include "net/net.h"
+#include "net/route.h"
 #include "net/url.h"
 #include "tls/tls.h"
 
@@ -38,6 +39,7 @@ static void bytes_add(struct bytes *b, const char *s, size_t n)
 struct fetch {
     int fd;
     struct tls_ctx *ctx; /* https:// */
+    const struct net_route *route;
     struct tls_conn tls;
     bool tls_on;
     uint64_t deadline_ns;
@@ -195,7 +197,7 @@ static int connect_to(struct fetch *f, const struct url *u, char *err, size_t er
     struct net_addr addr;
     uint64_t resolve_ns;
     char why[256];
-    if (net_resolve(u->host, u->port_str, &addr, &resolve_ns, why, sizeof why) != 0)
+    if (net_route_resolve(f->route, u->host, u->port_str, &addr, &resolve_ns, why, sizeof why) != 0)
         return knee_fail(err, errlen, KNEE_ENOTFOUND, "%s: %s", u->host, why);
     snprintf(f->res->address, sizeof f->res->address, "%s", addr.text);
     int r = net_connect_start(&addr, &f->fd);
@@ -331,7 +333,8 @@ int http_fetch(const struct http_fetch_request *req, struct http_fetch_response 
     };
     char *bytes = NULL;
     size_t nbytes = 0;
-    struct fetch f = {.fd = -1, .ctx = req->tls, .res = res, .head = strcmp(spec.method, "HEAD") == 0};
+    struct fetch f = {
+        .fd = -1, .ctx = req->tls, .route = req->route, .res = res, .head = strcmp(spec.method, "HEAD") == 0};
     if ((r = http_client_build_request(&spec, &bytes, &nbytes, err, errlen)) != 0)
         goto out;
     if (u.tls && !req->tls) {

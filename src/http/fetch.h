@@ -17,6 +17,7 @@
 #define HTTP_FETCH_MAX_BODY (1u << 20)
 
 struct tls_ctx;
+struct net_route;
 
 struct http_fetch_request {
     const char *method;         /* NULL: GET */
@@ -25,8 +26,9 @@ struct http_fetch_request {
     size_t nheaders;
     const char *body; /* may hold NULs; NULL when body_len is 0 */
     size_t body_len;
-    uint64_t timeout_ns; /* the whole exchange: resolve excepted, connect to the last byte */
-    struct tls_ctx *tls; /* https://: a client context (tls_client_new, ALPN http/1.1); ignored for http:// */
+    uint64_t timeout_ns;           /* the whole exchange: resolve excepted, connect to the last byte */
+    struct tls_ctx *tls;           /* https://: a client context (tls_client_new, ALPN http/1.1); ignored for http:// */
+    const struct net_route *route; /* --unix-socket, --connect-to (net/route.h); NULL: the URL's host */
 };
 
 struct http_fetch_response {

@@ -272,6 +272,10 @@ enum run_transport_cause account_tls_cause(enum tls_reason r)
         return RUN_TC_TLS_ALPN;
     case TLS_R_HANDSHAKE_TIMEOUT:
         return RUN_TC_TLS_HANDSHAKE_TIMEOUT;
+    case TLS_R_ALERT_CERT_REQUIRED:
+        return RUN_TC_TLS_CERT_REQUIRED;
+    case TLS_R_ALERT_BAD_CERT:
+        return RUN_TC_TLS_BAD_CERT;
     default:
         return RUN_TC_OTHER;
     }

@@ -10,6 +10,7 @@
 #include "http/client.h"
 #include "load/shard_hooks.h"
 #include "load/uring.h"
+#include "net/route.h"
 
 #include <math.h>
 #include <sched.h>
@@ -69,7 +70,8 @@ static void stop_detach(struct run_stop *s)
 
 /* ------------------------------------------------------------------ preparation */
 
-static int prepare_target(struct engine_target *et, const struct run_config *cfg, char *err, size_t errlen)
+static int prepare_target(struct engine_target *et, const struct run_config *cfg, const struct net_route *route,
+                          char *err, size_t errlen)
 {
     const struct plan_target *tc = et->target;
     char why[256];
@@ -79,7 +81,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     et->tls = et->url.tls;
     et->h2_known = et->tls ? cfg->http == RUN_HTTP_2 : cfg->h2c;
     et->h2_able = et->tls ? cfg->http != RUN_HTTP_1 : cfg->h2c;
-    r = net_resolve(et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
+    r = net_route_resolve(route, et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     const char *method = tc->method ? tc->method : "GET";
@@ -439,6 +441,8 @@ static int prepare_tls(struct engine *e, const struct run_config *cfg, char *err
                 : cfg->http == RUN_HTTP_2 ? TLS_ALPN_H2
                                           : TLS_ALPN_ANY,
         .resume = !cfg->tls_no_resume,
+        .cert_file = cfg->tls_cert,
+        .key_file = cfg->tls_key,
     };
     return tls_client_new(&tc, &e->tls, err, errlen);
 }
@@ -483,13 +487,17 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     e->group_streams = !p->open_loop && cfg->streams ? cfg->streams : 1;
     e->targets = xcalloc(e->nt, sizeof *e->targets);
     bool any_tls = false;
-    for (size_t i = 0; i < e->nt; i++) {
+    struct net_route route; /* --unix-socket, --connect-to: only the addresses resolved here change */
+    if ((rc = net_route_init(&route, cfg->unix_socket, cfg->connect_to, cfg->nconnect_to, err, errlen)) != 0)
+        return rc;
+    for (size_t i = 0; i < e->nt && rc == 0; i++) {
         e->targets[i].target = &p->targets[i];
-        rc = prepare_target(&e->targets[i], cfg, err, errlen);
-        if (rc)
-            return rc;
+        rc = prepare_target(&e->targets[i], cfg, &route, err, errlen);
         any_tls |= e->targets[i].tls;
     }
+    net_route_release(&route);
+    if (rc)
+        return rc;
     if ((rc = route_prepare(e, cfg, err, errlen)) != 0) /* --proxy, --local-address */
         return rc;
     if (any_tls && (rc = prepare_tls(e, cfg, err, errlen)) != 0)

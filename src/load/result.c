@@ -75,6 +75,13 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     }
     c->local_addresses = dup_or_null(cfg->local_addresses);
     c->connect_rate = cfg->connect_rate > 0 ? cfg->connect_rate : 0;
+    c->tls_cert = dup_or_null(cfg->tls_cert);
+    c->tls_key = dup_or_null(cfg->tls_key);
+    c->unix_socket = dup_or_null(cfg->unix_socket);
+    c->connect_to = xcalloc(cfg->nconnect_to ? cfg->nconnect_to : 1, sizeof *c->connect_to);
+    for (size_t i = 0; i < cfg->nconnect_to; i++)
+        c->connect_to[i] = xstrdup(cfg->connect_to[i]);
+    c->nconnect_to = cfg->nconnect_to;
 }
 
 int run_threshold_parse(const char *expr, const struct run_config *cfg, struct run_threshold *out, char *err,
@@ -267,6 +274,32 @@ static uint64_t since_t0(const struct engine *e, uint64_t t)
     return t == UINT64_MAX ? t : t > e->t0_ns ? t - e->t0_ns : 0;
 }
 
+/* A server that asks for a client certificate may refuse it, or its absence, with a 400 (nginx:
+ * "No required SSL certificate was sent", "The SSL certificate error") rather than an alert:
+ * when both happened, say so, since the statuses alone do not. */
+static void client_cert_warning(const struct engine *e, struct run_record *res)
+{
+    uint64_t asked = 0, conns = 0, st400 = 0;
+    for (size_t i = 0; i < res->ntargets; i++) {
+        asked += res->targets[i].pc.tls_cert_requested;
+        conns += res->targets[i].pc.tls_full + res->targets[i].pc.tls_resumed;
+        st400 += res->targets[i].status.n[400 - RUN_STATUS_MIN];
+    }
+    if (!asked || !st400)
+        return;
+    if (!e->cfg->tls_cert)
+        warn_add(&res->warnings, true,
+                 "400 x%llu: the server asked for a client certificate on %llu of %llu TLS connections and the run "
+                 "had none: give --cert FILE --key FILE (nginx answers 400 \"No required SSL certificate was sent\")",
+                 (unsigned long long)st400, (unsigned long long)asked, (unsigned long long)conns);
+    else
+        warn_add(&res->warnings, true,
+                 "400 x%llu: the server asked for a client certificate on %llu of %llu TLS connections and was sent "
+                 "--cert %s: it may refuse it (nginx answers 400 \"The SSL certificate error\" for a certificate "
+                 "its CA did not sign, or expired)",
+                 (unsigned long long)st400, (unsigned long long)asked, (unsigned long long)conns, e->cfg->tls_cert);
+}
+
 void result_finish(struct engine *e, struct run_record *res)
 {
     struct rusage ru1;
@@ -289,5 +322,6 @@ void result_finish(struct engine *e, struct run_record *res)
         .late_p99_ms = late.total_count ? (double)hdr_value_at_percentile(&late, 99) / 1e6 : NAN,
     };
     record_finish(res, &in);
+    client_cert_warning(e, res);
     hdr_release(&late);
 }

@@ -173,6 +173,12 @@ struct run_config {
     const char *proxy;           /* http://[user:pass@]host:port; NULL = connect to the targets */
     const char *local_addresses; /* "A[,B...]" numeric addresses; NULL = the kernel's choice */
     double connect_rate;         /* 0 = no limit */
+    /* Mutual TLS and where connections go (net/route.h); zero: none. */
+    const char *tls_cert;          /* --cert: PEM client certificate for https targets; NULL = none */
+    const char *tls_key;           /* --key: its PEM private key; NULL = in the --cert file */
+    const char *unix_socket;       /* --unix-socket PATH: every connection goes to this Unix stream socket */
+    const char *const *connect_to; /* --connect-to HOST:PORT:ADDR:PORT rules as given (the first match wins) */
+    size_t nconnect_to;
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
@@ -208,9 +214,10 @@ struct run_live {
 /* Check cfg without touching the network: the plan first (plan_validate: targets, the load
  * model, bounds, shards), then how it runs (--when-busy and --timer-slack only in the open
  * loop, --threads, --timeout, --expect-body, --reject, the TLS and HTTP/2 flags against the
- * targets' schemes, --io). Returns 0 or KNEE_EINVAL with one line in err that names the `knee
- * run` flag to fix ("--timeout must be > 0"). run_execute and run_dryrun call it first; the
- * command line calls it before it opens any output file. */
+ * targets' schemes, --io, --key without --cert, --unix-socket's length, --connect-to's syntax;
+ * the certificate files are read later, by tls_client_new). Returns 0 or KNEE_EINVAL with one line in err that names
+ * the `knee run` flag to fix ("--timeout must be > 0"). run_execute and run_dryrun call it first; the command line
+ * calls it before it opens any output file. */
 int run_validate(const struct run_config *cfg, char *err, size_t errlen);
 
 /* Validate cfg and run it. Prints nothing (progress only through cfg->on_progress). Returns 0

@@ -101,6 +101,8 @@ static int tls_opened(struct conn *c, struct run_proto_counts *pc)
     if (v >= TLS_V1_0 && v <= TLS_V1_3)
         pc->tls_version[v - TLS_V1_0]++;
     c->log_tls = c->tls.resumed ? REQLOG_TLS_RESUMED : REQLOG_TLS_FULL;
+    if (c->tls.cert_requested) /* mutual TLS: a 400 may be its refusal (result.c warns) */
+        pc->tls_cert_requested++;
     return (int)c->tls.proto;
 }
 

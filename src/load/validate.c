@@ -5,8 +5,30 @@
 
 #include "core/err.h"
 #include "load/uring.h"
+#include "net/route.h"
 
 #include <strings.h>
+
+/* --cert/--key, --unix-socket and --connect-to: their syntax and how they combine (the files are
+ * read when the run prepares; the command line reads them earlier, tls_client_cert_check). */
+static int validate_routes(const struct run_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->tls_key && !cfg->tls_cert)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--key needs --cert (the client certificate it belongs to)");
+    if (cfg->unix_socket && cfg->nconnect_to)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--unix-socket and --connect-to: give one (every connection goes to the Unix socket)");
+    if (cfg->proxy && (cfg->unix_socket || cfg->nconnect_to))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--proxy with %s: give one (every connection goes to the proxy)",
+                         cfg->unix_socket ? "--unix-socket" : "--connect-to");
+    struct net_addr a;
+    int r = cfg->unix_socket ? net_addr_unix(cfg->unix_socket, &a, err, errlen) : 0;
+    for (size_t i = 0; r == 0 && i < cfg->nconnect_to; i++) {
+        struct net_connect_to rule;
+        r = net_connect_to_parse(cfg->connect_to[i], &rule, err, errlen);
+    }
+    return r;
+}
 
 /* The TLS and HTTP/2 flags: each applies to some targets (https://, or http:// for --h2c) and
  * is refused where it would change nothing, so a typo in a URL's scheme is not a silent
@@ -20,7 +42,8 @@ static int validate_transport(const struct run_config *cfg, char *err, size_t er
         else
             any_plain = true;
     }
-    const char *tls_flag = cfg->tls_cacert                                ? "--cacert"
+    const char *tls_flag = cfg->tls_cert                                  ? "--cert"
+                           : cfg->tls_cacert                              ? "--cacert"
                            : cfg->tls_insecure                            ? "--insecure"
                            : cfg->tls_min_version || cfg->tls_max_version ? "--tls-version"
                            : cfg->tls_ciphers                             ? "--ciphers"
@@ -116,7 +139,9 @@ static int validate_run(const struct run_config *cfg, char *err, size_t errlen)
     if (cfg->nrejects > RUN_MAX_REJECTS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--reject: at most %d", RUN_MAX_REJECTS);
     int rc = route_validate(cfg, err, errlen); /* --proxy, --local-address, --connect-rate */
-    return rc ? rc : validate_transport(cfg, err, errlen);
+    if (rc == 0)
+        rc = validate_transport(cfg, err, errlen);
+    return rc ? rc : validate_routes(cfg, err, errlen); /* --cert/--key, --unix-socket, --connect-to */
 }
 
 int run_validate(const struct run_config *cfg, char *err, size_t errlen)

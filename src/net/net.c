@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -69,19 +70,22 @@ int net_resolve(const char *host, const char *port, struct net_addr *out, uint64
 
 int net_connect_start(const struct net_addr *a, int *fd_out)
 {
-    int fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    bool local = a->family == AF_UNIX; /* --unix-socket (net/route.h) */
+    int fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, local ? 0 : IPPROTO_TCP);
     if (fd < 0)
         return -errno;
     /* Requests go out in one write; Nagle would only hold back a partial write's tail
      * behind the server's delayed ACK (the 40 ms trap that knee lab nagle shows). */
     int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0) {
+    if (!local && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0) {
         int e = -errno;
         close(fd);
         return e;
     }
     if (connect(fd, (const struct sockaddr *)&a->ss, a->len) < 0 && errno != EINPROGRESS) {
-        int e = -errno;
+        /* a Unix socket's path that does not exist (yet) is nobody listening, as a closed port;
+         * its EAGAIN is a full backlog, not a connect in progress */
+        int e = local && errno == ENOENT ? -ECONNREFUSED : -errno;
         close(fd);
         return e;
     }

@@ -11,8 +11,8 @@
 struct net_addr {
     struct sockaddr_storage ss;
     socklen_t len;
-    int family; /* AF_INET or AF_INET6 */
-    char text[64];
+    int family;    /* AF_INET or AF_INET6; AF_UNIX for --unix-socket (net/route.h) */
+    char text[64]; /* AF_UNIX: "unix:PATH" */
 };
 
 /* Resolve host:port (numeric or by name, getaddrinfo with AI_ADDRCONFIG off for numeric

@@ -146,7 +146,8 @@
 #define RECORD_HANDSHAKE_FIELDS(X, T)                                                                                \
     X("full", u64, tls_full)                                                                                       \
     X("resumed", u64, tls_resumed)                                                                                 \
-    X("failed", u64, tls_failed)
+    X("failed", u64, tls_failed)                                                                                   \
+    X("client_cert_requested", u64, tls_cert_requested)
 
 /* struct run_proto_counts, a target's "h2" after max_concurrent */
 #define RECORD_H2_FIELDS(X, T)                                                                                       \

@@ -275,6 +275,14 @@ static void transport_config(const json_t *cfg, struct record_config *c)
     c->tls_no_resume = json_is_false(get(tls, "resume"));
     c->tls_cacert = dup_str(tls, "cacert");
     c->tls_ciphers = dup_str(tls, "ciphers");
+    c->tls_cert = dup_str(tls, "cert");
+    c->tls_key = dup_str(tls, "key");
+    c->unix_socket = dup_str(cfg, "unix_socket");
+    const json_t *ct = get(cfg, "connect_to");
+    c->connect_to = xcalloc(json_array_size(ct) + 1, sizeof *c->connect_to);
+    for (size_t i = 0; i < json_array_size(ct); i++)
+        if (json_is_string(json_array_get(ct, i)))
+            c->connect_to[c->nconnect_to++] = xstrdup(json_string_value(json_array_get(ct, i)));
     const json_t *vs = get(tls, "versions");
     c->tls_min_version = tls_version_number(json_is_array(vs) ? json_array_get(vs, 0) : NULL);
     c->tls_max_version = tls_version_number(json_is_array(vs) ? json_array_get(vs, 1) : NULL);

@@ -274,7 +274,8 @@ static const char *tls_version_text(int v)
     return v >= 0x0301 && v <= 0x0304 ? record_tls_version_name(v - 0x0301) : NULL;
 }
 
-/* config: "tls" when a target is https; "h2c", "streams", "requests_per_connection". */
+/* config: "tls" when a target is https; "unix_socket" and "connect_to" when given; "h2c",
+ * "streams", "requests_per_connection". */
 static void transport_config(struct jw *j, const struct run_record *r)
 {
     const struct record_config *c = &r->config;
@@ -296,7 +297,18 @@ static void transport_config(struct jw *j, const struct run_record *r)
         kv_string_or_null(j, "ciphers", c->tls_ciphers);
         jw_kv_string(j, "alpn", c->http == RUN_HTTP_1 ? "http/1.1" : c->http == RUN_HTTP_2 ? "h2" : "h2,http/1.1");
         jw_kv_bool(j, "resume", !c->tls_no_resume);
+        kv_string_or_null(j, "cert", c->tls_cert);
+        kv_string_or_null(j, "key", c->tls_key);
         jw_object_end(j);
+    }
+    if (c->unix_socket) /* --unix-socket, --connect-to: only when given */
+        jw_kv_string(j, "unix_socket", c->unix_socket);
+    if (c->nconnect_to) {
+        jw_key(j, "connect_to");
+        jw_array_begin(j);
+        for (size_t i = 0; i < c->nconnect_to; i++)
+            jw_string(j, c->connect_to[i]);
+        jw_array_end(j);
     }
     jw_kv_bool(j, "h2c", c->h2c);
     if (c->streams)

@@ -68,6 +68,8 @@ const char *record_transport_cause_name(enum run_transport_cause c)
         [RUN_TC_TLS_PROTOCOL] = "tls_protocol",
         [RUN_TC_TLS_ALPN] = "tls_alpn",
         [RUN_TC_TLS_HANDSHAKE_TIMEOUT] = "tls_handshake_timeout",
+        [RUN_TC_TLS_CERT_REQUIRED] = "tls_alert_certificate_required",
+        [RUN_TC_TLS_BAD_CERT] = "tls_alert_bad_certificate",
         [RUN_TC_H2_RST_STREAM] = "h2_rst_stream",
         [RUN_TC_H2_REFUSED] = "h2_refused",
         [RUN_TC_H2_GOAWAY] = "h2_goaway",
@@ -101,6 +103,7 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
     d->h2_goaway_streams += s->h2_goaway_streams;
     d->h2_retried += s->h2_retried;
     d->h2_stalls += s->h2_stalls;
+    d->tls_cert_requested += s->tls_cert_requested;
     if (s->h2_limit_seen)
         record_h2_limit_add(d, s->h2_max_concurrent);
     for (int k = 0; k < RUN_PROXY_STATUS_N; k++)
@@ -298,6 +301,12 @@ void record_config_release(struct record_config *c)
         free(c->argv[i]);
     free(c->argv);
     record_setup_release(&c->setup);
+    free(c->tls_cert);
+    free(c->tls_key);
+    free(c->unix_socket);
+    for (size_t i = 0; i < c->nconnect_to; i++)
+        free(c->connect_to[i]);
+    free(c->connect_to);
     memset(c, 0, sizeof *c);
 }
 

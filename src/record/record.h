@@ -220,6 +220,8 @@ enum run_transport_cause {
     RUN_TC_TLS_PROTOCOL,          /* not TLS, or TLS broken (a plain HTTP server, garbage after the handshake) */
     RUN_TC_TLS_ALPN,              /* --http2 was forced and the server did not agree on h2 */
     RUN_TC_TLS_HANDSHAKE_TIMEOUT, /* the connection's TLS handshake did not finish within --timeout */
+    RUN_TC_TLS_CERT_REQUIRED,     /* the server's alert: a client certificate is required (--cert, --key) */
+    RUN_TC_TLS_BAD_CERT,          /* the server's alert refusing the client certificate (bad, unknown CA, expired) */
     RUN_TC_H2_RST_STREAM,         /* the server reset the request's HTTP/2 stream */
     RUN_TC_H2_REFUSED,            /* refused twice with RST_STREAM(REFUSED_STREAM) (the first is sent again) */
     RUN_TC_H2_GOAWAY,             /* refused twice by a GOAWAY (the first is sent again) */
@@ -233,8 +235,10 @@ enum run_transport_cause {
 
 /* "refused", "connect", "reset", "closed_before_response", "closed_mid_response", "stale",
  * "tls_verify", "tls_hostname", "tls_expired", "tls_alert", "tls_protocol", "tls_alpn",
- * "tls_handshake_timeout", "h2_rst_stream", "h2_refused", "h2_goaway", "h2_protocol",
- * "h2_not_h2", "other", "proxy_refused" (JSON keys; the text summary replaces '_' with ' '). */
+ * "tls_handshake_timeout", "tls_alert_certificate_required", "tls_alert_bad_certificate", "h2_rst_stream",
+ * "h2_refused", "h2_goaway", "h2_protocol", "h2_not_h2", "other", "proxy_refused" (JSON keys; the text
+ * summary replaces '_' with ' ').
+ */
 const char *record_transport_cause_name(enum run_transport_cause c);
 
 /* The counters of struct run_counts, every one a uint64_t that adds up across threads and
@@ -293,6 +297,10 @@ struct run_proto_counts {
                            there was none: every one closed before them) */
     /* --proxy: CONNECTs the proxy refused, by its status (index status - RUN_PROXY_STATUS_MIN) */
     uint64_t proxy_refused[RUN_PROXY_STATUS_N];
+    bool h2_limit_seen;          /* a server's SETTINGS reached one of the HTTP/2 connections (false: none did, or
+                                    there was none: every one closed before them) */
+    uint64_t tls_cert_requested; /* TLS connections whose server asked for a client certificate (with
+                                    --cert or without): a 400 may be its refusal */
 };
 /* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
 const char *record_tls_version_name(int v);
@@ -473,6 +481,11 @@ struct record_config {
     char *proxy;               /* --proxy as host:port (never its credentials); NULL: none */
     char *local_addresses;     /* --local-address as given; NULL: none */
     double connect_rate;       /* --connect-rate (/s); 0: none */
+    /* --cert/--key (paths, never what the files hold), --unix-socket, --connect-to; NULL / 0: none */
+    char *tls_cert, *tls_key;
+    char *unix_socket;
+    char **connect_to; /* the rules as given */
+    size_t nconnect_to;
 };
 
 /* Free the strings and arrays of c and zero it. */

@@ -109,6 +109,13 @@ static const char *tls_fix(enum run_transport_cause k, bool brief)
     case RUN_TC_TLS_ALPN:
         return brief ? "without --http2"
                      : "--http2 forced h2 and the server does not speak it; without --http2 the server chooses";
+    case RUN_TC_TLS_CERT_REQUIRED:
+        return brief ? "--cert FILE --key FILE"
+                     : "the server requires a client certificate and none was sent; --cert FILE --key FILE gives one";
+    case RUN_TC_TLS_BAD_CERT:
+        return brief ? "another --cert"
+                     : "the server refused the client certificate (--cert: not signed by a CA it trusts, expired, or "
+                       "not for this use)";
     default:
         return NULL;
     }

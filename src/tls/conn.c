@@ -28,6 +28,8 @@ static const char *const reason_names[TLS_R_COUNT] = {
     [TLS_R_SOCKET] = "tls_socket",
     [TLS_R_ALPN] = "tls_alpn",
     [TLS_R_HANDSHAKE_TIMEOUT] = "tls_handshake_timeout",
+    [TLS_R_ALERT_CERT_REQUIRED] = "tls_alert_certificate_required",
+    [TLS_R_ALERT_BAD_CERT] = "tls_alert_bad_certificate",
 };
 
 const char *tls_reason_name(enum tls_reason r)
@@ -216,7 +218,8 @@ static enum tls_io failed(struct tls_conn *c, int e, int saved_errno, bool readi
         /* "sslv3 alert handshake failure": the peer's fatal alert, by its description */
         char d[TLS_DETAIL_MAX];
         snprintf(d, sizeof d, "the peer sent alert %s", SSL_alert_desc_string_long(why - SSL_AD_REASON_OFFSET));
-        set_reason(c, TLS_R_ALERT, d);
+        set_reason(
+            c, tls_alert_reason(why - SSL_AD_REASON_OFFSET, c->cert_requested, SSL_get_certificate(c->ssl) != NULL), d);
     } else if (code) {
         const char *s = ERR_reason_error_string(code);
         set_reason(c, TLS_R_PROTOCOL, s ? s : "TLS protocol error");

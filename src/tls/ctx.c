@@ -182,6 +182,9 @@ int tls_client_new(const struct tls_client_config *cfg, struct tls_ctx **out, ch
                       tls_openssl_error(why, sizeof why));
         goto fail;
     }
+    if (cfg->cert_file && (r = tls_client_cert_load(ssl, cfg->cert_file, cfg->key_file, err, errlen)) != 0)
+        goto fail;
+    tls_client_cert_watch(ssl);
     SSL_CTX_set_verify(ssl, cfg->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
     /* Read ahead: one recv() takes whatever the socket holds (several records) instead of a
      * header and a body per record; the bytes OpenSSL then holds are what tls_conn_pending

@@ -69,14 +69,16 @@ enum tls_proto {
 };
 
 struct tls_client_config {
-    const char *cafile;  /* --cacert: PEM file of trusted certificates; NULL: the system store */
-    bool insecure;       /* --insecure: no verification at all (chain, name or dates) */
-    int min_version;     /* TLS_V1_x, 0: OpenSSL's default */
-    int max_version;     /* TLS_V1_x, 0: OpenSSL's default */
-    const char *ciphers; /* --ciphers: OpenSSL names joined by ':'; TLS 1.3 suites (TLS_*) and
-                            TLS <= 1.2 ciphers may be mixed; NULL: OpenSSL's defaults */
-    enum tls_alpn alpn;  /* what ALPN offers */
-    bool resume;         /* --tls-resume: offer the cached session (ticket) on new connections */
+    const char *cafile;    /* --cacert: PEM file of trusted certificates; NULL: the system store */
+    bool insecure;         /* --insecure: no verification at all (chain, name or dates) */
+    int min_version;       /* TLS_V1_x, 0: OpenSSL's default */
+    int max_version;       /* TLS_V1_x, 0: OpenSSL's default */
+    const char *ciphers;   /* --ciphers: OpenSSL names joined by ':'; TLS 1.3 suites (TLS_*) and
+                              TLS <= 1.2 ciphers may be mixed; NULL: OpenSSL's defaults */
+    enum tls_alpn alpn;    /* what ALPN offers */
+    bool resume;           /* --tls-resume: offer the cached session (ticket) on new connections */
+    const char *cert_file; /* --cert: PEM client certificate (then its chain); NULL: none */
+    const char *key_file;  /* --key: PEM private key of cert_file; NULL: cert_file holds it */
 };
 
 /* Server: the certificate from files, or a self-signed one generated at start. */
@@ -92,9 +94,16 @@ struct tls_ctx;
 
 /* Build a client context. Returns 0, or KNEE_EINVAL with a reason naming the flag in err
  * (--cacert that cannot be read or holds no certificate, --ciphers that OpenSSL does not know,
- * --tls-version MIN above MAX). The system store is located, not read, here: when it is
- * missing, every verification fails (TLS_R_VERIFY, "unable to get local issuer certificate"). */
+ * --tls-version MIN above MAX, --cert/--key as tls_client_cert_check says). The system store is located, not read,
+ * here: when it is missing, every verification fails (TLS_R_VERIFY, "unable to get local issuer certificate"). */
 int tls_client_new(const struct tls_client_config *cfg, struct tls_ctx **out, char *err, size_t errlen);
+
+/* Check a client certificate and its key (--cert, --key; key_file NULL: in cert_file) as
+ * tls_client_new would load them, before anything is sent. Returns 0, or KNEE_EINVAL with one
+ * line naming the flag and file: a file that cannot be opened ("--cert F: No such file or
+ * directory"), no PEM certificate or key in it (an encrypted key is refused: no passphrase
+ * prompt), a key that does not match ("--key K does not match the certificate of --cert C"). */
+int tls_client_cert_check(const char *cert_file, const char *key_file, char *err, size_t errlen);
 
 /* Build a server context: load cert_file and key_file (and check they match), or generate an
  * EC P-256 key and a self-signed certificate valid from one hour ago for 30 days, with the
@@ -147,20 +156,25 @@ enum tls_io {
  * transport causes (docs/FORMATS.md). */
 enum tls_reason {
     TLS_R_NONE,
-    TLS_R_VERIFY,            /* the certificate chain did not verify (untrusted, self-signed, bad signature) */
-    TLS_R_HOSTNAME,          /* the certificate does not name the URL's host */
-    TLS_R_EXPIRED,           /* the certificate (or one in its chain) expired or is not valid yet */
-    TLS_R_ALERT,             /* the peer sent a fatal alert (detail: its description) */
-    TLS_R_PROTOCOL,          /* not TLS, or TLS broken (wrong version number, bad record MAC, ...) */
-    TLS_R_CLOSED,            /* the peer closed the connection during the handshake */
-    TLS_R_SOCKET,            /* a socket error (tls_conn.sys_errno: ECONNRESET, EPIPE, ...) */
-    TLS_R_ALPN,              /* a protocol was forced (TLS_ALPN_H2) and the server did not agree */
-    TLS_R_HANDSHAKE_TIMEOUT, /* set by the caller (tls_conn_fail): the handshake took too long */
+    TLS_R_VERIFY,              /* the certificate chain did not verify (untrusted, self-signed, bad signature) */
+    TLS_R_HOSTNAME,            /* the certificate does not name the URL's host */
+    TLS_R_EXPIRED,             /* the certificate (or one in its chain) expired or is not valid yet */
+    TLS_R_ALERT,               /* the peer sent a fatal alert (detail: its description) */
+    TLS_R_PROTOCOL,            /* not TLS, or TLS broken (wrong version number, bad record MAC, ...) */
+    TLS_R_CLOSED,              /* the peer closed the connection during the handshake */
+    TLS_R_SOCKET,              /* a socket error (tls_conn.sys_errno: ECONNRESET, EPIPE, ...) */
+    TLS_R_ALPN,                /* a protocol was forced (TLS_ALPN_H2) and the server did not agree */
+    TLS_R_HANDSHAKE_TIMEOUT,   /* set by the caller (tls_conn_fail): the handshake took too long */
+    TLS_R_ALERT_CERT_REQUIRED, /* the server's alert: a client certificate is required and none was sent
+                                  (certificate_required; TLS 1.2: handshake_failure after asking for one) */
+    TLS_R_ALERT_BAD_CERT,      /* the server's alert refusing the client's certificate (bad_certificate,
+                                  unknown_ca, certificate_expired, ...; detail: which) */
     TLS_R_COUNT
 };
 
 /* "tls_verify", "tls_hostname", "tls_expired", "tls_alert", "tls_protocol", "tls_closed",
- * "tls_socket", "tls_alpn", "tls_handshake_timeout" ("none" for TLS_R_NONE). */
+ * "tls_socket", "tls_alpn", "tls_handshake_timeout", "tls_alert_certificate_required",
+ * "tls_alert_bad_certificate" ("none" for TLS_R_NONE). */
 const char *tls_reason_name(enum tls_reason r);
 
 struct tls_conn {
@@ -174,6 +188,7 @@ struct tls_conn {
     enum tls_reason reason;
     int sys_errno;               /* TLS_R_SOCKET: the errno */
     char detail[TLS_DETAIL_MAX]; /* OpenSSL's words: "certificate has expired", "handshake failure" */
+    bool cert_requested;         /* client: the server asked for a client certificate (CertificateRequest) */
 };
 
 /* Start a client connection over fd (connected, non-blocking): SNI from host unless it is an
