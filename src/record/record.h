@@ -297,8 +297,6 @@ struct run_proto_counts {
                            there was none: every one closed before them) */
     /* --proxy: CONNECTs the proxy refused, by its status (index status - RUN_PROXY_STATUS_MIN) */
     uint64_t proxy_refused[RUN_PROXY_STATUS_N];
-    bool h2_limit_seen;          /* a server's SETTINGS reached one of the HTTP/2 connections (false: none did, or
-                                    there was none: every one closed before them) */
     uint64_t tls_cert_requested; /* TLS connections whose server asked for a client certificate (with
                                     --cert or without): a 400 may be its refusal */
 };
