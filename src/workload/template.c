@@ -273,6 +273,25 @@ bool wl_template_uses(const struct wl_template *t, size_t i)
     return i < t->nnames && t->uses[i];
 }
 
+/* Whether t has a placeholder of kind k (or, k2). */
+static bool has_kind(const struct wl_template *t, enum piece_kind k, enum piece_kind k2)
+{
+    for (size_t i = 0; i < t->nplace; i++)
+        if (t->pieces[t->place[i]].kind == k || t->pieces[t->place[i]].kind == k2)
+            return true;
+    return false;
+}
+
+bool wl_template_uses_seq(const struct wl_template *t)
+{
+    return has_kind(t, PIECE_SEQ, PIECE_SEQ);
+}
+
+bool wl_template_uses_draw(const struct wl_template *t)
+{
+    return has_kind(t, PIECE_RAND, PIECE_UUID);
+}
+
 /* ---------------------------------------------------------------- expansion */
 
 /* Room for n more bytes (and a NUL the caller may add). */
@@ -321,6 +340,37 @@ static char *dec_u64(char *end, uint64_t v)
     return p;
 }
 
+void wl_dec_set(struct wl_dec *c, uint64_t v, uint64_t step)
+{
+    memset(c, 0, sizeof *c);
+    char *p = dec_u64(c->d + WL_DEC_MAX, v);
+    c->n = (uint8_t)(c->d + WL_DEC_MAX - p);
+    c->v = v;
+    c->step = step;
+    c->lim = UINT64_MAX - step;
+    for (uint64_t x = step; x; x /= 10)
+        c->sd[c->sn++] = (uint8_t)(x % 10);
+}
+
+void wl_dec_carry(struct wl_dec *c)
+{
+    if (c->v > c->lim) { /* wraps as the integer does */
+        wl_dec_set(c, c->v + c->step, c->step);
+        return;
+    }
+    c->v += c->step;
+    char *p = c->d + WL_DEC_MAX - 1;
+    unsigned carry = 0;
+    size_t i = 0;
+    for (; i < c->sn || carry; i++, p--) { /* at most 20 digits: v did not wrap */
+        unsigned x = (i < c->n ? (unsigned)(*p - '0') : 0u) + (i < c->sn ? c->sd[i] : 0u) + carry;
+        carry = x >= 10;
+        *p = (char)('0' + (carry ? x - 10 : x));
+    }
+    if (i > c->n)
+        c->n = (uint8_t)i;
+}
+
 /* v in decimal ending before end (room for 20: "-9223372036854775808"): where it starts. */
 static char *dec_i64(char *end, int64_t v)
 {
@@ -358,6 +408,10 @@ static inline size_t piece_value(const struct piece *p, const struct wl_ctx *ctx
         *s = ctx->values[p->name].s;
         return ctx->values[p->name].len;
     case PIECE_SEQ:
+        if (ctx->seq_dec) { /* the caller's counter: copied, not formatted */
+            *s = wl_dec_digits(ctx->seq_dec);
+            return ctx->seq_dec->n;
+        }
         *s = dec_u64(tmp + 40, ctx->seq);
         return (size_t)(tmp + 40 - *s);
     case PIECE_RAND: {
@@ -420,6 +474,31 @@ void wl_marks_release(struct wl_marks *m)
     memset(m, 0, sizeof *m);
 }
 
+/* n bytes from s to d (apart): a value is mostly a few bytes, so the short ones are copied by
+ * two overlapping loads and stores rather than a call into memcpy. */
+static inline void copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 16) {
+        memcpy(d, s, n);
+    } else if (n) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        d[n / 2] = s[n / 2];
+    }
+}
+
 int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out,
                               struct wl_marks *m)
 {
@@ -427,12 +506,13 @@ int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *
     if (m->id == t->id && out->len == 0 && out->cap >= m->len) {
         /* out still holds t's last expansion: each placeholder in its place while its value
          * has the length the last one had (a {{seq}} changes length once per power of ten) */
-        for (size_t i = 0; i < t->nplace; i++) {
+        const size_t *at = m->at;
+        for (size_t i = 0; i < t->nplace; i++, at += 2) {
             const char *s;
             size_t n = piece_value(&t->pieces[t->place[i]], ctx, tmp, &s);
-            if (n != m->at[2 * i + 1])
+            if (n != at[1])
                 goto again;
-            memcpy(out->p + m->at[2 * i], s, n);
+            copy_short(out->p + at[0], s, n);
         }
         out->len = m->len;
         return 0;

@@ -136,6 +136,10 @@ void wl_template_free(struct wl_template *t);
 bool wl_template_literal(const struct wl_template *t);
 /* Whether t uses names[i] (so a caller can tell a feed nobody reads). */
 bool wl_template_uses(const struct wl_template *t, size_t i);
+/* Whether t has a {{seq}} (a caller keeps a wl_dec for it) and a {{rand}} or {{uuid}} (its
+ * bytes then differ per request, not only per feed row or entry). */
+bool wl_template_uses_seq(const struct wl_template *t);
+bool wl_template_uses_draw(const struct wl_template *t);
 
 struct wl_value {
     const char *s;
@@ -148,12 +152,50 @@ struct wl_value {
  * in the template): a pure function, the same in every thread and shard. So the first
  * {{uuid}} of a request's URL and the first of its body are the same id (a PUT /items/{{uuid}}
  * with {"id":"{{uuid}}"}), and a second {{uuid}} in one template is another. */
+struct wl_dec;
 struct wl_ctx {
     uint64_t seq;
     uint64_t seed;
     const struct wl_value *values;
     size_t nvalues;
+    const struct wl_dec *seq_dec; /* NULL, or seq in decimal (its digits are copied, not formatted) */
 };
+
+/* A counter kept as decimal text: {{seq}} of one load thread's requests (base + step * j), so
+ * the next value costs a carry through its last digits, not a formatting per request. Set it
+ * with wl_dec_set, advance it with wl_dec_next; the digits are wl_dec_digits(c)[0..c->n).
+ * Exact over all of uint64_t (a step past UINT64_MAX wraps as the integer does). One owner. */
+#define WL_DEC_MAX 24
+struct wl_dec {
+    char d[WL_DEC_MAX]; /* the digits end at d + WL_DEC_MAX */
+    uint8_t n;          /* how many (1 to 20) */
+    uint8_t sn;         /* the step's digits, least significant first: sd[0..sn) (the rest 0) */
+    uint8_t sd[20];
+    uint64_t v, step;
+    uint64_t lim; /* UINT64_MAX - step: past it the next value wraps */
+};
+/* c := v, advanced by step at each wl_dec_next. */
+void wl_dec_set(struct wl_dec *c, uint64_t v, uint64_t step);
+/* wl_dec_next's slow path: a carry, a step of two digits or more, a wrap. */
+void wl_dec_carry(struct wl_dec *c);
+static inline const char *wl_dec_digits(const struct wl_dec *c)
+{
+    return c->d + WL_DEC_MAX - c->n;
+}
+/* c := c + step: for a step below 10 and no carry, one digit rewritten; otherwise the step's
+ * digits added from the right, carrying; past UINT64_MAX, formatted anew from the wrapped
+ * value. */
+static inline void wl_dec_next(struct wl_dec *c)
+{
+    char *last = c->d + WL_DEC_MAX - 1;
+    unsigned x = (unsigned)(*last - '0') + c->sd[0];
+    if (x < 10 && c->sn <= 1 && c->v <= c->lim) {
+        *last = (char)('0' + x);
+        c->v += c->step;
+        return;
+    }
+    wl_dec_carry(c);
+}
 
 /* A growable byte buffer the caller reuses (no allocation once it is large enough). Zero it to
  * start; set len = 0 to reuse. */
