@@ -225,6 +225,8 @@ int variant_wire_compile(const struct variant_source *s, struct ventry *v, char 
     wl_buf_release(&src);
     if (!r)
         wire_columns(s, v);
+    for (int k = 0; k < 2 && !r; k++)
+        v->wire_id[k] = v->wire[k] ? wl_template_id(v->wire[k]) : 0;
     return r ? KNEE_EINVAL : 0;
 }
 
@@ -237,14 +239,18 @@ static inline size_t feed_row(const struct variant_source *s, uint64_t seq)
 }
 
 /* row's wire templates expanded under ctx into v's buffers: one expansion each (wire_whole), or
- * the body, then the head, its Content-Length, the blank line and the body. */
-static inline int wire_expand(const struct ventry *row, const struct wl_ctx *ctx, struct variant *v)
+ * the body, then the head, its Content-Length, the blank line and the body. Inlined into its
+ * callers, so a send's preparation is one call deep while the buffers hold the last request of
+ * the row (the placeholders rewritten in place, wl_marks_rewrite). */
+static inline __attribute__((always_inline)) int wire_expand(const struct ventry *row, const struct wl_ctx *ctx,
+                                                             struct variant *v)
 {
     struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
     if (row->wire_whole) {
         for (int k = 0; k < 2 && row->wire[k]; k++) {
             out[k]->len = 0;
-            if (wl_template_expand_marked(row->wire[k], ctx, out[k], &v->b.marks[k]) != 0)
+            if (!wl_marks_rewrite(&v->b.marks[k], row->wire_id[k], ctx, out[k]) &&
+                wl_template_expand_marked(row->wire[k], ctx, out[k], &v->b.marks[k]) != 0)
                 return -ENOMEM;
         }
     } else {
@@ -276,8 +282,8 @@ static inline int wire_expand(const struct ventry *row, const struct wl_ctx *ctx
     return 0;
 }
 
-int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, const struct wl_dec *dec,
-                      struct variant *v)
+static inline __attribute__((always_inline)) int fill_wire(const struct variant_source *s, const struct ventry *row,
+                                                           uint64_t seq, const struct wl_dec *dec, struct variant *v)
 {
     struct wl_value vals[VARIANT_MAX_COLUMNS];
     size_t nvals = 0;
@@ -296,9 +302,15 @@ int variant_fill_wire(const struct variant_source *s, const struct ventry *row, 
     return wire_expand(row, &ctx, v);
 }
 
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, const struct wl_dec *dec,
+                      struct variant *v)
+{
+    return fill_wire(s, row, seq, dec, v);
+}
+
 bool variant_prep_wire(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v)
 {
-    int r = variant_fill_wire(s, table_row(s, seq), seq, dec, v);
+    int r = fill_wire(s, table_row(s, seq), seq, dec, v);
     return r == 0 || variant_prep_failed(s, r, "");
 }
 

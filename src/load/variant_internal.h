@@ -44,6 +44,7 @@ struct ventry {
      * send; a body with placeholders: the head without Content-Length and its blank line, the
      * body expanded first for its length */
     struct wl_template *wire[2];
+    uint64_t wire_id[2]; /* their wl_template_id (wl_marks_rewrite) */
     bool wire_whole;
     bool body_method; /* POST, PUT, PATCH: a Content-Length even for an empty body */
     uint16_t *cols;   /* the feed's columns the request uses (only those are looked up per send) */

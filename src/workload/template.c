@@ -282,6 +282,11 @@ static bool has_kind(const struct wl_template *t, enum piece_kind k, enum piece_
     return false;
 }
 
+uint64_t wl_template_id(const struct wl_template *t)
+{
+    return t->id;
+}
+
 bool wl_template_uses_seq(const struct wl_template *t)
 {
     return has_kind(t, PIECE_SEQ, PIECE_SEQ);
@@ -430,8 +435,8 @@ static inline size_t piece_value(const struct piece *p, const struct wl_ctx *ctx
     }
 }
 
-/* Append t expanded to out; with marks (room for two per placeholder), each placeholder's
- * offset in out and length. */
+/* Append t expanded to out; with marks (room for three per placeholder), each placeholder's
+ * offset in out, its length and what fills it (struct wl_marks). */
 static int expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out, size_t *marks)
 {
     size_t start = out->len;
@@ -456,6 +461,7 @@ static int expand(const struct wl_template *t, const struct wl_ctx *ctx, struct 
         if (marks) {
             *marks++ = out->len;
             *marks++ = n;
+            *marks++ = p->kind == PIECE_NAME ? p->name : p->kind == PIECE_SEQ ? WL_MARK_SEQ : WL_MARK_OTHER;
         }
         memcpy(out->p + out->len, s, n);
         out->len += n;
@@ -474,31 +480,6 @@ void wl_marks_release(struct wl_marks *m)
     memset(m, 0, sizeof *m);
 }
 
-/* n bytes from s to d (apart): a value is mostly a few bytes, so the short ones are copied by
- * two overlapping loads and stores rather than a call into memcpy. */
-static inline void copy_short(char *d, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n > 16) {
-        memcpy(d, s, n);
-    } else if (n) {
-        d[0] = s[0];
-        d[n - 1] = s[n - 1];
-        d[n / 2] = s[n / 2];
-    }
-}
-
 int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out,
                               struct wl_marks *m)
 {
@@ -507,12 +488,12 @@ int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *
         /* out still holds t's last expansion: each placeholder in its place while its value
          * has the length the last one had (a {{seq}} changes length once per power of ten) */
         const size_t *at = m->at;
-        for (size_t i = 0; i < t->nplace; i++, at += 2) {
+        for (size_t i = 0; i < t->nplace; i++, at += 3) {
             const char *s;
             size_t n = piece_value(&t->pieces[t->place[i]], ctx, tmp, &s);
             if (n != at[1])
                 goto again;
-            copy_short(out->p + at[0], s, n);
+            wl_copy_short(out->p + at[0], s, n);
         }
         out->len = m->len;
         return 0;
@@ -520,17 +501,18 @@ int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *
 again:
     m->id = 0;
     out->len = 0;
-    if (m->cap < 2 * t->nplace) {
-        size_t *at = realloc(m->at, 2 * t->nplace * sizeof *at);
+    if (m->cap < 3 * t->nplace) {
+        size_t *at = realloc(m->at, 3 * t->nplace * sizeof *at);
         if (!at)
             return -ENOMEM;
         m->at = at;
-        m->cap = 2 * t->nplace;
+        m->cap = 3 * t->nplace;
     }
     int r = expand(t, ctx, out, m->at);
     if (r == 0) {
         m->id = t->id;
         m->len = out->len;
+        m->n = t->nplace;
     }
     return r;
 }

@@ -214,9 +214,13 @@ int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, st
 struct wl_marks {
     uint64_t id; /* the template's (0: none) */
     size_t len;  /* the expansion's length */
-    size_t *at;  /* per placeholder: its offset in the buffer and its length */
+    size_t *at;  /* per placeholder: its offset in the buffer, its length, what fills it (a value's
+                  * index, WL_MARK_SEQ, WL_MARK_OTHER: {{rand}} and {{uuid}}) */
     size_t cap;
+    size_t n; /* placeholders */
 };
+#define WL_MARK_SEQ ((size_t)-1)
+#define WL_MARK_OTHER ((size_t)-2)
 void wl_marks_release(struct wl_marks *m);
 
 /* Expand t into out from its start (out->len 0 on entry; out->len is the expansion's length
@@ -227,5 +231,64 @@ void wl_marks_release(struct wl_marks *m);
  * m->len are fine). 0 or -ENOMEM (m then records nothing). */
 int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out,
                               struct wl_marks *m);
+/* t's id: what m->id says after t was expanded into a buffer (unique to the compilation). */
+uint64_t wl_template_id(const struct wl_template *t);
+
+/* n bytes from s to d (apart): a value is mostly a few bytes, so the short ones are copied by
+ * two overlapping loads and stores rather than a call into memcpy. */
+static inline void wl_copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        __builtin_memcpy(&a, s, 8);
+        __builtin_memcpy(&b, s + n - 8, 8);
+        __builtin_memcpy(d, &a, 8);
+        __builtin_memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        __builtin_memcpy(&a, s, 4);
+        __builtin_memcpy(&b, s + n - 4, 4);
+        __builtin_memcpy(d, &a, 4);
+        __builtin_memcpy(d + n - 4, &b, 4);
+    } else if (n > 16) {
+        __builtin_memcpy(d, s, n);
+    } else if (n) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        d[n / 2] = s[n / 2];
+    }
+}
+
+/* wl_template_expand_marked's in-place rewrite, inline in the caller's loop (no call per
+ * request): when m says out (out->len 0) holds the last expansion of the template whose id is
+ * id, and each {{seq}} (from ctx->seq_dec) and value keeps its length, the placeholders are
+ * rewritten, out->len set, true. false otherwise (out untouched apart from placeholders already
+ * rewritten: the caller then calls wl_template_expand_marked, which expands whole). */
+static inline bool wl_marks_rewrite(const struct wl_marks *m, uint64_t id, const struct wl_ctx *ctx, struct wl_buf *out)
+{
+    if (m->id != id || out->cap < m->len)
+        return false;
+    const size_t *at = m->at;
+    for (size_t i = 0; i < m->n; i++, at += 3) {
+        const char *s;
+        size_t n;
+        if (at[2] == WL_MARK_SEQ) {
+            if (!ctx->seq_dec)
+                return false;
+            s = wl_dec_digits(ctx->seq_dec);
+            n = ctx->seq_dec->n;
+        } else if (at[2] < ctx->nvalues) {
+            s = ctx->values[at[2]].s;
+            n = ctx->values[at[2]].len;
+        } else {
+            return false;
+        }
+        if (n != at[1])
+            return false;
+        wl_copy_short(out->p + at[0], s, n);
+    }
+    out->len = m->len;
+    return true;
+}
 
 #endif
