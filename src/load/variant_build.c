@@ -247,10 +247,14 @@ static inline __attribute__((always_inline)) int wire_expand(const struct ventry
 {
     struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
     if (row->wire_whole) {
-        for (int k = 0; k < 2 && row->wire[k]; k++) {
-            out[k]->len = 0;
-            if (!wl_marks_rewrite(&v->b.marks[k], row->wire_id[k], ctx, out[k]) &&
-                wl_template_expand_marked(row->wire[k], ctx, out[k], &v->b.marks[k]) != 0)
+        out[0]->len = 0;
+        if (!wl_marks_rewrite(&v->b.marks[0], row->wire_id[0], ctx, out[0]) &&
+            wl_template_expand_marked(row->wire[0], ctx, out[0], &v->b.marks[0]) != 0)
+            return -ENOMEM;
+        if (row->wire[1]) {
+            out[1]->len = 0;
+            if (!wl_marks_rewrite(&v->b.marks[1], row->wire_id[1], ctx, out[1]) &&
+                wl_template_expand_marked(row->wire[1], ctx, out[1], &v->b.marks[1]) != 0)
                 return -ENOMEM;
         }
     } else {
@@ -282,8 +286,10 @@ static inline __attribute__((always_inline)) int wire_expand(const struct ventry
     return 0;
 }
 
-static inline __attribute__((always_inline)) int fill_wire(const struct variant_source *s, const struct ventry *row,
-                                                           uint64_t seq, const struct wl_dec *dec, struct variant *v)
+/* fill_wire with the feed's cells and --capture's values: the values array (a few kB of stack)
+ * only in this path, so a request without any keeps a small frame. */
+static __attribute__((noinline)) int fill_wire_values(const struct variant_source *s, const struct ventry *row,
+                                                      uint64_t seq, const struct wl_dec *dec, struct variant *v)
 {
     struct wl_value vals[VARIANT_MAX_COLUMNS];
     size_t nvals = 0;
@@ -296,9 +302,18 @@ static inline __attribute__((always_inline)) int fill_wire(const struct variant_
     }
     if (s->feed)
         nvals = wl_feed_columns(s->feed); /* --capture's values are numbered after every column */
-    if (s->vars.values)
-        nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
+    nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals, .seq_dec = dec};
+    return wire_expand(row, &ctx, v);
+}
+
+/* Request seq of row from its wire (variant_fill_wire), inlined into variant_prep_wire. */
+static inline __attribute__((always_inline)) int fill_wire(const struct variant_source *s, const struct ventry *row,
+                                                           uint64_t seq, const struct wl_dec *dec, struct variant *v)
+{
+    if (row->ncols || s->vars.values)
+        return fill_wire_values(s, row, seq, dec, v);
+    struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .seq_dec = dec};
     return wire_expand(row, &ctx, v);
 }
 
