@@ -159,6 +159,7 @@ void variant_choose_prep(struct variant_source *s)
     }
     s->prep = s->nrows && shared ? prep_shared : s->nrows && wire ? variant_prep_wire : prep_any;
     variant_render(s); /* a feed's requests small enough to build before the run: shared */
+    variant_spans(s);  /* else its cells ready as values */
 }
 
 static struct variant *variant_get(struct vring *vr)

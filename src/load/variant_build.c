@@ -311,10 +311,31 @@ static __attribute__((noinline)) int fill_wire_values(const struct variant_sourc
 static inline __attribute__((always_inline)) int fill_wire(const struct variant_source *s, const struct ventry *row,
                                                            uint64_t seq, const struct wl_dec *dec, struct variant *v)
 {
-    if (row->ncols || s->vars.values)
-        return fill_wire_values(s, row, seq, dec, v);
     struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .seq_dec = dec};
+    if (s->spans) { /* the row's cells as they are, no gathering */
+        ctx.values = s->spans + feed_row(s, seq) * s->spans_cols;
+        ctx.nvalues = s->spans_cols;
+    } else if (row->ncols || s->vars.values) {
+        return fill_wire_values(s, row, seq, dec, v);
+    }
     return wire_expand(row, &ctx, v);
+}
+
+void variant_spans(struct variant_source *s)
+{
+    free(s->spans);
+    s->spans = NULL;
+    s->spans_cols = 0;
+    if (!s->feed || s->o.nvars || s->rend) /* --capture's values come after the cells: gathered */
+        return;
+    size_t rows = wl_feed_rows(s->feed), cols = wl_feed_columns(s->feed);
+    if (cols == 0 || rows > VARIANT_SPANS_BYTES / sizeof *s->spans / cols)
+        return;
+    s->spans = xcalloc(rows * cols, sizeof *s->spans);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            s->spans[r * cols + c].s = wl_feed_cell(s->feed, r, c, &s->spans[r * cols + c].len);
+    s->spans_cols = cols;
 }
 
 int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, const struct wl_dec *dec,

@@ -124,6 +124,9 @@ struct variant_source {
     char *rend;
     size_t *rend_off;
     size_t rend_rows, rend_ways;
+    /* a feed's cells as values, row after row (variant_spans): a request's values are its row's */
+    struct wl_value *spans;
+    size_t spans_cols;
     /* the end of a stream and why a run stopped on an entry */
     atomic_bool ended;
     atomic_bool failed;
@@ -202,6 +205,10 @@ bool variant_prep_wire(struct variant_source *s, uint64_t seq, const struct wl_d
  * was. After variant_prepare's wires are compiled. */
 bool variant_render(struct variant_source *s);
 void variant_rendered_free(struct variant_source *s);
+/* A feed's cells as s->spans (at most VARIANT_SPANS_BYTES of them; not with --capture, nor when
+ * rendered): a request's values are then a row of it, nothing gathered per send. */
+#define VARIANT_SPANS_BYTES (64u << 20)
+void variant_spans(struct variant_source *s);
 /* Free v's buffers (v itself is the caller's). */
 void variant_bufs_release(struct variant *v);
 /* A prep failed with r (-ENOMEM or KNEE_EINVAL and why): the first thread to fail says why in

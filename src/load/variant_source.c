@@ -511,6 +511,7 @@ void variant_source_free(struct variant_source *s)
         ventry_release(&s->cur);
     vshape_release(&s->shape);
     variant_rendered_free(s);
+    free(s->spans);
     wl_buf_release(&s->target);
     if (s->rd)
         wl_reader_close(s->rd);
