@@ -152,6 +152,20 @@ static void test_lean_refuses(void **state)
     assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
     e.url = "http://127.0.0.1:8080/\x7f";
     assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    /* the target scanned a word at a time: what refuses it anywhere in a long URL */
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/x y";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/\xc3\xa9";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/\x7f/more/bytes";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment?q=1#frag ment \xc3";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 1); /* the fragment is never sent */
+    assert_int_equal(s->target.len, strlen("/a/long/path/segment?q=1"));
+    assert_memory_equal(s->target.p, "/a/long/path/segment?q=1", s->target.len);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/with/~tilde!$&'()*+,;=:@%20";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 1);
+    assert_memory_equal(s->target.p, e.url + strlen("http://127.0.0.1:8080"), s->target.len);
     e.url = "http://127.0.0.1:8080/ok";
     const char *bad[] = {"Connection: keep-alive"};
     e.headers = bad;
