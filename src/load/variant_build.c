@@ -326,7 +326,8 @@ void variant_spans(struct variant_source *s)
     free(s->spans);
     s->spans = NULL;
     s->spans_cols = 0;
-    if (!s->feed || s->o.nvars || s->rend) /* --capture's values come after the cells: gathered */
+    /* --capture's values come after the cells (gathered); HTTP/2 builds field by field */
+    if (!s->feed || s->o.nvars || s->rend || s->h2_able)
         return;
     size_t rows = wl_feed_rows(s->feed), cols = wl_feed_columns(s->feed);
     if (cols == 0 || rows > VARIANT_SPANS_BYTES / sizeof *s->spans / cols)
