@@ -1,6 +1,7 @@
 /* The bytes of one request that varies: expanded field by field and serialised (HTTP/2, and the
  * checks before a run), or over HTTP/1.1 its serialised head as one template expanded into the
- * variant's reused buffer (no parse, no allocation per send). */
+ * variant's reused buffer (no parse, no allocation per send), or, for a feed's small table,
+ * every request rendered before the run and shared. */
 #include "core/err.h"
 #include "http/client.h"
 #include "load/variant_internal.h"
