@@ -5,8 +5,11 @@
 # (one worker, `return 200`). The cases, each REQUESTS requests:
 #   fixed      one URL, the request built once (the baseline)
 #   table      --targets with 1,000 entries without placeholders (each built once, shared)
-#   seq        one URL with {{seq}} (expanded and serialised per request, ahead of its send)
-#   feed       {{id}} in the URL and {{name}} in a header from a 1,000-row CSV feed
+#   seq        one URL with {{seq}} (its digits rewritten in place per request, ahead of its send)
+#   feed       {{id}} in the URL and {{name}} in a header from a 1,000-row CSV feed (small
+#              enough to be rendered before the run: each row's request built once, shared)
+#   bigfeed    the same from a 200,000-row feed (too many to render: the placeholders are
+#              rewritten in place per request)
 #   stream     --targets with 200,000 entries (more than a table holds: each entry read per
 #              request under the source's lock, its bytes its target and the entry before's)
 # The preparation runs on the load thread (the ring is topped up after each loop callback), so
@@ -14,13 +17,13 @@
 # publish_interval (the once-a-second merge, whose cost follows the run's wall time under
 # valgrind, not its requests: the figure the ratio is of), and all of them.
 #
-#   bench/targets_cost.sh                      REQUESTS=20000 CONNS=50 CASES='fixed ... stream'
+#   bench/targets_cost.sh                      REQUESTS=20000 CONNS=50 CASES='fixed ... bigfeed stream'
 #                                              KEEP=DIR (keep the callgrind files there)
 set -euo pipefail
 source "$(dirname "$0")/common.bash" # KNEE; the repository root
 REQUESTS=${REQUESTS:-20000}
 CONNS=${CONNS:-50}
-CASES=${CASES:-fixed table seq feed stream}
+CASES=${CASES:-fixed table seq feed bigfeed stream}
 bench_need valgrind callgrind_annotate nginx python3
 bench_exit_hook() { if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$TMP"/callgrind.* "$KEEP"/ 2>/dev/null || true; fi; }
 bench_tmp knee-targets
@@ -38,6 +41,10 @@ with open(f"{tmp}/stream.txt", "w") as f:
 with open(f"{tmp}/feed.csv", "w") as f:
     f.write("id,name\n")
     for i in range(1000):
+        f.write(f"{i},user{i}\n")
+with open(f"{tmp}/bigfeed.csv", "w") as f:
+    f.write("id,name\n")
+    for i in range(200000):
         f.write(f"{i},user{i}\n")
 PY
 echo "# $(valgrind --version), nginx $(nginx_version), $(nproc) CPUs; $REQUESTS requests, $CONNS connections, 1 thread"
@@ -65,4 +72,5 @@ one fixed "$B/k/1"
 one table --targets "$TMP/table.txt"
 one seq "$B/k/{{seq}}"
 one feed "$B/u/{{id}}" -H 'X-Name: {{name}}' --feed "$TMP/feed.csv"
+one bigfeed "$B/u/{{id}}" -H 'X-Name: {{name}}' --feed "$TMP/bigfeed.csv"
 one stream --targets "$TMP/stream.txt"

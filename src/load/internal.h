@@ -102,6 +102,7 @@ struct vring {
     uint64_t base, step, j; /* the j-th request of this thread is request base + step * j of the plan */
     size_t reserved;        /* requests planned that will take one (vring_ready) and have not yet */
     bool done;              /* the source has no more */
+    struct wl_dec seq_dec;  /* base + step * j in decimal, when the source's {{seq}} wants it */
 };
 /* Per target per thread: the schedule share, the pool, counters and histograms. */
 struct target_rt {

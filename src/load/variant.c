@@ -14,38 +14,10 @@
 #include <string.h>
 #include <strings.h>
 
-/* splitmix64: a uniform double in [0, 1) from (seed, seq) for the weighted random pick. */
-static double hash01(uint64_t seed, uint64_t seq)
-{
-    uint64_t z = seed ^ (seq * 0x9e3779b97f4a7c15ULL) ^ 0xa0761d6478bd642fULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
-}
 /* ------------------------------------------------------------------ the threads' rings */
 
 #define VRING_CAP 1024 /* requests prepared ahead per thread and target (a power of two) */
 #define VRING_START 16 /* of a stream, before the run starts (the loop fills the rest; a power of two) */
-
-/* The row of the table request seq uses: its place in the cycle (sequential: an entry of weight
- * w takes w places) or a weighted draw from (seed, seq). */
-static const struct ventry *table_row(const struct variant_source *s, uint64_t seq)
-{
-    if (s->unit) /* sequential, every entry once per cycle: no search */
-        return &s->rows[s->nrows == 1 ? 0 : seq % s->nrows];
-    double x =
-        s->o.order == WL_ORDER_SEQUENTIAL ? (double)(seq % (uint64_t)s->total) : hash01(s->o.seed, seq) * s->total;
-    size_t lo = 0, hi = s->nrows - 1;
-    while (lo < hi) { /* the first row whose cumulative weight exceeds x */
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->cum[mid] > x)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return &s->rows[lo];
-}
 
 /* A stream's next entry for this shard into s->cur (under s->mu). 0, WL_END (a pipe's end), or
  * KNEE_EINVAL with the reason in s->error. */
@@ -137,34 +109,57 @@ static bool prepare_stream(struct variant_source *s, const struct plan *p, uint6
     return r == 0;
 }
 
-/* Request seq of row from a table when it is not built once: its wire, or built field by field.
- * false on failure, the first thread to fail says why. Apart from prepare_table so the send's
- * path carries no message buffer. */
-static bool prepare_row(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+bool variant_prep_failed(struct variant_source *s, int r, const char *why)
 {
-    char why[512];
-    int r = row->wire[0] ? variant_fill_wire(s, row, seq, v) : variant_fill(s, row, seq, v, why, sizeof why);
-    if (r == -ENOMEM)
-        snprintf(why, sizeof why, "out of memory");
-    if (r) {
-        pthread_mutex_lock(&s->mu);
-        if (!atomic_load(&s->failed))
-            snprintf(s->error, sizeof s->error, "%s", why);
-        source_stop(s, KNEE_EINVAL);
-        pthread_mutex_unlock(&s->mu);
-    }
-    return r == 0;
+    pthread_mutex_lock(&s->mu);
+    if (!atomic_load(&s->failed))
+        snprintf(s->error, sizeof s->error, "%s", r == -ENOMEM ? "out of memory" : why);
+    source_stop(s, KNEE_EINVAL);
+    pthread_mutex_unlock(&s->mu);
+    return false;
 }
 
-/* Prepare v as request seq from a table (no lock: the table is read-only). */
-static inline bool prepare_table(struct variant_source *s, uint64_t seq, struct variant *v)
+/* s->prep of a table whose every row was built once: v shares the row's bytes. */
+static bool prep_shared(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v)
+{
+    (void)dec;
+    variant_share(table_row(s, seq), v);
+    return true;
+}
+
+/* s->prep of any other table: a row built once is shared, a wire expanded, the rest built
+ * field by field (HTTP/2). */
+static bool prep_any(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v)
 {
     const struct ventry *row = table_row(s, seq);
-    if (row->h1) { /* built once */
+    if (row->h1) {
         variant_share(row, v);
         return true;
     }
-    return prepare_row(s, row, seq, v);
+    if (row->wire[0]) {
+        int r = variant_fill_wire(s, row, seq, dec, v);
+        return r == 0 || variant_prep_failed(s, r, "");
+    }
+    char why[512];
+    int r = variant_fill(s, row, seq, v, why, sizeof why);
+    return r == 0 || variant_prep_failed(s, r, why);
+}
+
+void variant_choose_prep(struct variant_source *s)
+{
+    bool shared = true, wire = true;
+    s->dec_seq = false;
+    for (size_t i = 0; i < s->nrows; i++) {
+        shared &= s->rows[i].h1 != NULL;
+        wire &= s->rows[i].wire[0] != NULL;
+        for (int k = 0; k < 2 && s->rows[i].wire[k]; k++)
+            s->dec_seq |= wl_template_uses_seq(s->rows[i].wire[k]);
+        if (s->rows[i].body && !s->rows[i].wire_whole)
+            s->dec_seq |= wl_template_uses_seq(s->rows[i].body);
+    }
+    s->prep = s->nrows && shared ? prep_shared : s->nrows && wire ? variant_prep_wire : prep_any;
+    variant_render(s); /* a feed's requests small enough to build before the run: shared */
+    variant_spans(s);  /* else its cells ready as values */
 }
 
 static struct variant *variant_get(struct vring *vr)
@@ -187,6 +182,30 @@ void variant_put(struct target_rt *t, struct variant *v)
 
 #define VRING_LOCKED 32 /* a stream's requests prepared per hold of its lock (other threads wait) */
 
+/* Top a table's ring up to its capacity: s->prep per slot (chosen once), {{seq}}'s digits
+ * carried along rather than formatted. */
+static void fill_table(struct target_rt *t, struct variant_source *s)
+{
+    struct vring *vr = &t->vr;
+    const struct wl_dec *dec = s->dec_seq ? &vr->seq_dec : NULL;
+    size_t mask = vr->cap - 1;
+    while (vr->len < vr->cap) {
+        struct variant *v = variant_get(vr);
+        uint64_t seq = vr->base + vr->step * vr->j;
+        if (!s->prep(s, seq, dec, v)) {
+            variant_put(t, v);
+            vr->done = true;
+            return;
+        }
+        v->seq = seq;
+        vr->j++;
+        if (dec)
+            wl_dec_next(&vr->seq_dec);
+        vr->slot[(vr->head + vr->len) & mask] = v;
+        vr->len++;
+    }
+}
+
 /* Top t's ring up to its capacity (or the source's end). A stream takes its lock once per
  * VRING_LOCKED requests rather than once per request. */
 static void vring_fill(struct worker *w, struct target_rt *t)
@@ -194,14 +213,17 @@ static void vring_fill(struct worker *w, struct target_rt *t)
     struct vring *vr = &t->vr;
     struct variant_source *s = t->et->target->source;
     const struct plan *p = &w->e->cfg->plan;
+    if (s->table) {
+        if (!vr->done)
+            fill_table(t, s);
+        return;
+    }
     while (vr->len < vr->cap && !vr->done) {
-        size_t batch = s->table ? SIZE_MAX : VRING_LOCKED;
-        if (!s->table)
-            pthread_mutex_lock(&s->mu);
-        for (; batch > 0 && vr->len < vr->cap; batch--) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t batch = VRING_LOCKED; batch > 0 && vr->len < vr->cap; batch--) {
             struct variant *v = variant_get(vr);
             uint64_t seq = vr->base + vr->step * vr->j;
-            if (!(s->table ? prepare_table(s, seq, v) : prepare_stream(s, p, seq, v))) {
+            if (!prepare_stream(s, p, seq, v)) {
                 variant_put(t, v);
                 vr->done = true;
                 break;
@@ -211,8 +233,7 @@ static void vring_fill(struct worker *w, struct target_rt *t)
             vr->slot[(vr->head + vr->len) & (vr->cap - 1)] = v;
             vr->len++;
         }
-        if (!s->table)
-            pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->mu);
     }
 }
 
@@ -225,6 +246,7 @@ void vring_init(struct worker *w, struct target_rt *t)
     vr->slot = xcalloc(vr->cap, sizeof *vr->slot);
     vr->base = I + N * w->index; /* the open loop's global index of this thread's j-th request */
     vr->step = N * T;
+    wl_dec_set(&vr->seq_dec, vr->base, vr->step);
     /* a stream (a pipe) fills a little now, the rest from the thread's loop, so the threads
      * take its entries as they go rather than the first thread all of them */
     struct variant_source *s = t->et->target->source;
@@ -246,13 +268,7 @@ void vring_release(struct target_rt *t)
     while (vr->free) {
         struct variant *v = vr->free;
         vr->free = v->next;
-        wl_buf_release(&v->b.url);
-        wl_buf_release(&v->b.hdr);
-        wl_buf_release(&v->b.body);
-        wl_marks_release(&v->b.marks[0]);
-        wl_marks_release(&v->b.marks[1]);
-        free(v->b.hdr_off);
-        free(v->b.hdr_lines);
+        variant_bufs_release(v);
         free(v);
     }
     free(vr->slot);

@@ -1,6 +1,7 @@
 /* The bytes of one request that varies: expanded field by field and serialised (HTTP/2, and the
  * checks before a run), or over HTTP/1.1 its serialised head as one template expanded into the
- * variant's reused buffer (no parse, no allocation per send). */
+ * variant's reused buffer (no parse, no allocation per send), or, for a feed's small table,
+ * every request rendered before the run and shared. */
 #include "core/err.h"
 #include "http/client.h"
 #include "load/variant_internal.h"
@@ -90,6 +91,21 @@ int variant_build(const struct variant_source *s, const struct ventry *v, uint64
     }
     url_release(&u);
     return r ? KNEE_EINVAL : 0;
+}
+
+void variant_bufs_release(struct variant *v)
+{
+    variant_drop_own(v);
+    wl_buf_release(&v->b.url);
+    wl_buf_release(&v->b.hdr);
+    wl_buf_release(&v->b.body);
+    wl_marks_release(&v->b.marks[0]);
+    wl_marks_release(&v->b.marks[1]);
+    free(v->b.hdr_off);
+    free(v->b.hdr_lines);
+    v->b.hdr_off = NULL;
+    v->b.hdr_lines = NULL;
+    v->b.hdr_cap = 0;
 }
 
 void variant_drop_own(struct variant *v)
@@ -210,42 +226,45 @@ int variant_wire_compile(const struct variant_source *s, struct ventry *v, char 
     wl_buf_release(&src);
     if (!r)
         wire_columns(s, v);
+    for (int k = 0; k < 2 && !r; k++)
+        v->wire_id[k] = v->wire[k] ? wl_template_id(v->wire[k]) : 0;
     return r ? KNEE_EINVAL : 0;
 }
 
-/* Request seq of row from its wire templates into v's buffers: one expansion each (wire_whole),
- * or the body, then the head, its Content-Length, the blank line and the body. */
-int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v)
+/* The feed's row request seq uses (wl_pick; sequential inline). */
+static inline size_t feed_row(const struct variant_source *s, uint64_t seq)
 {
-    struct wl_value vals[VARIANT_MAX_COLUMNS];
-    size_t nvals = 0;
-    if (row->ncols) { /* only the cells the request uses */
-        size_t n = wl_feed_rows(s->feed);
-        size_t r = n > 1 && s->o.feed_order == WL_ORDER_SEQUENTIAL
-                       ? (size_t)(seq % n) /* wl_pick's, inline */
-                       : (size_t)wl_pick(s->o.feed_order, n, s->o.seed, seq);
-        for (size_t i = 0; i < row->ncols; i++) {
-            size_t c = row->cols[i];
-            vals[c].s = wl_feed_cell(s->feed, r, c, &vals[c].len);
-        }
-    }
-    nvals = s->feed ? wl_feed_columns(s->feed) : 0; /* --capture's values are numbered after every column */
-    nvals = vvars_values(s, vals, nvals);           /* --capture's values after the columns (variant_vars.c) */
-    struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals};
+    size_t n = wl_feed_rows(s->feed);
+    return n > 1 && s->o.feed_order == WL_ORDER_SEQUENTIAL ? (size_t)(seq % n)
+                                                           : (size_t)wl_pick(s->o.feed_order, n, s->o.seed, seq);
+}
+
+/* row's wire templates expanded under ctx into v's buffers: one expansion each (wire_whole), or
+ * the body, then the head, its Content-Length, the blank line and the body. Inlined into its
+ * callers, so a send's preparation is one call deep while the buffers hold the last request of
+ * the row (the placeholders rewritten in place, wl_marks_rewrite). */
+static inline __attribute__((always_inline)) int wire_expand(const struct ventry *row, const struct wl_ctx *ctx,
+                                                             struct variant *v)
+{
     struct wl_buf *body = &v->b.body, *out[2] = {&v->b.url, &v->b.hdr};
     if (row->wire_whole) {
-        for (int k = 0; k < 2 && row->wire[k]; k++) {
-            out[k]->len = 0;
-            if (wl_template_expand_marked(row->wire[k], &ctx, out[k], &v->b.marks[k]) != 0)
+        out[0]->len = 0;
+        if (!wl_marks_rewrite(&v->b.marks[0], row->wire_id[0], ctx, out[0]) &&
+            wl_template_expand_marked(row->wire[0], ctx, out[0], &v->b.marks[0]) != 0)
+            return -ENOMEM;
+        if (row->wire[1]) {
+            out[1]->len = 0;
+            if (!wl_marks_rewrite(&v->b.marks[1], row->wire_id[1], ctx, out[1]) &&
+                wl_template_expand_marked(row->wire[1], ctx, out[1], &v->b.marks[1]) != 0)
                 return -ENOMEM;
         }
     } else {
         body->len = 0;
-        if (wl_template_expand(row->body, &ctx, body) != 0)
+        if (wl_template_expand(row->body, ctx, body) != 0)
             return -ENOMEM;
         for (int k = 0; k < 2 && row->wire[k]; k++) {
             out[k]->len = 0;
-            if (wl_template_expand_marked(row->wire[k], &ctx, out[k], &v->b.marks[k]) != 0)
+            if (wl_template_expand_marked(row->wire[k], ctx, out[k], &v->b.marks[k]) != 0)
                 return -ENOMEM;
             if (body->len || row->body_method) {
                 buf_add(out[k], "Content-Length: ", 16);
@@ -268,6 +287,170 @@ int variant_fill_wire(const struct variant_source *s, const struct ventry *row, 
     return 0;
 }
 
+/* fill_wire with the feed's cells and --capture's values: the values array (a few kB of stack)
+ * only in this path, so a request without any keeps a small frame. */
+static __attribute__((noinline)) int fill_wire_values(const struct variant_source *s, const struct ventry *row,
+                                                      uint64_t seq, const struct wl_dec *dec, struct variant *v)
+{
+    struct wl_value vals[VARIANT_MAX_COLUMNS];
+    size_t nvals = 0;
+    if (row->ncols) { /* only the cells the request uses */
+        size_t r = feed_row(s, seq);
+        for (size_t i = 0; i < row->ncols; i++) {
+            size_t c = row->cols[i];
+            vals[c].s = wl_feed_cell(s->feed, r, c, &vals[c].len);
+        }
+    }
+    if (s->feed)
+        nvals = wl_feed_columns(s->feed); /* --capture's values are numbered after every column */
+    nvals = vvars_values(s, vals, nvals); /* --capture's values after the columns (variant_vars.c) */
+    struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .values = vals, .nvalues = nvals, .seq_dec = dec};
+    return wire_expand(row, &ctx, v);
+}
+
+/* Request seq of row from its wire (variant_fill_wire), inlined into variant_prep_wire. */
+static inline __attribute__((always_inline)) int fill_wire(const struct variant_source *s, const struct ventry *row,
+                                                           uint64_t seq, const struct wl_dec *dec, struct variant *v)
+{
+    struct wl_ctx ctx = {.seq = seq, .seed = s->o.seed, .seq_dec = dec};
+    if (s->spans) { /* the row's cells as they are, no gathering */
+        ctx.values = s->spans + feed_row(s, seq) * s->spans_cols;
+        ctx.nvalues = s->spans_cols;
+    } else if (row->ncols || s->vars.values) {
+        return fill_wire_values(s, row, seq, dec, v);
+    }
+    return wire_expand(row, &ctx, v);
+}
+
+void variant_spans(struct variant_source *s)
+{
+    free(s->spans);
+    s->spans = NULL;
+    s->spans_cols = 0;
+    /* --capture's values come after the cells (gathered); HTTP/2 builds field by field */
+    if (!s->feed || s->o.nvars || s->rend || s->h2_able)
+        return;
+    size_t rows = wl_feed_rows(s->feed), cols = wl_feed_columns(s->feed);
+    if (cols == 0 || rows > VARIANT_SPANS_BYTES / sizeof *s->spans / cols)
+        return;
+    s->spans = xcalloc(rows * cols, sizeof *s->spans);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            s->spans[r * cols + c].s = wl_feed_cell(s->feed, r, c, &s->spans[r * cols + c].len);
+    s->spans_cols = cols;
+}
+
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, const struct wl_dec *dec,
+                      struct variant *v)
+{
+    return fill_wire(s, row, seq, dec, v);
+}
+
+bool variant_prep_wire(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v)
+{
+    int r = fill_wire(s, table_row(s, seq), seq, dec, v);
+    return r == 0 || variant_prep_failed(s, r, "");
+}
+
+/* ------------------------------------------------------------------ rendered before the run */
+
+void variant_rendered_free(struct variant_source *s)
+{
+    free(s->rend);
+    free(s->rend_off);
+    s->rend = NULL;
+    s->rend_off = NULL;
+    s->rend_rows = 0;
+}
+
+/* Every (row, feed row) request of s's table into s->rend: 0, or 1 when it is not worth it or
+ * too large (s keeps none; the wire is expanded per request). */
+static int render_all(struct variant_source *s, size_t feed_rows)
+{
+    size_t n = s->nrows * feed_rows, ways = s->want_close ? 2 : 1, used = 0, cap = 0;
+    if (n > VARIANT_RENDER_MAX)
+        return 1;
+    s->rend_off = xcalloc(n * ways + 1, sizeof *s->rend_off);
+    struct variant v = {0};
+    struct wl_value vals[VARIANT_MAX_COLUMNS];
+    size_t ncols = wl_feed_columns(s->feed);
+    int r = 0;
+    for (size_t i = 0; i < s->nrows && !r; i++) {
+        for (size_t f = 0; f < feed_rows && !r; f++) {
+            for (size_t c = 0; c < ncols; c++)
+                vals[c].s = wl_feed_cell(s->feed, f, c, &vals[c].len);
+            struct wl_ctx ctx = {.seed = s->o.seed, .values = vals, .nvalues = ncols};
+            if ((r = wire_expand(&s->rows[i], &ctx, &v)) != 0)
+                break;
+            for (size_t k = 0; k < ways; k++) {
+                const char *p = k ? v.h1_close : v.h1;
+                size_t len = k ? v.h1_close_len : v.h1_len;
+                if (used + len > VARIANT_RENDER_BYTES) {
+                    r = 1;
+                    break;
+                }
+                if (used + len > cap) {
+                    cap = (used + len) * 2 < VARIANT_RENDER_BYTES ? (used + len) * 2 : VARIANT_RENDER_BYTES;
+                    s->rend = xrealloc(s->rend, cap);
+                }
+                memcpy(s->rend + used, p, len);
+                s->rend_off[(i * feed_rows + f) * ways + k] = used;
+                used += len;
+            }
+        }
+    }
+    s->rend_off[n * ways] = used;
+    variant_bufs_release(&v);
+    if (r) {
+        variant_rendered_free(s);
+        return 1;
+    }
+    s->rend_rows = feed_rows;
+    s->rend_ways = ways;
+    return 0;
+}
+
+/* s->prep of a rendered table: request seq's bytes, found by its row and its feed row. */
+static bool prep_rendered(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v)
+{
+    (void)dec;
+    const struct ventry *row = table_row(s, seq);
+    size_t i = ((size_t)(row - s->rows) * s->rend_rows + feed_row(s, seq)) * s->rend_ways;
+    const size_t *off = s->rend_off + i;
+    v->entry = row->index;
+    v->idempotent = row->idempotent;
+    v->head = row->head;
+    v->h1 = s->rend + off[0];
+    v->h1_len = off[1] - off[0];
+    v->h1_close = s->rend_ways > 1 ? s->rend + off[1] : NULL;
+    v->h1_close_len = s->rend_ways > 1 ? off[2] - off[1] : 0;
+    v->h2 = NULL;
+    return true;
+}
+
+bool variant_render(struct variant_source *s)
+{
+    variant_rendered_free(s);
+    /* only the feed's row tells one request from another: no {{seq}}, {{rand}} or {{uuid}};
+     * --capture's values are bound before the run but may be bound again (knee run --repeat) */
+    if (!s->table || !s->feed || s->o.nvars || s->h2_able || s->nrows == 0)
+        return false;
+    for (size_t i = 0; i < s->nrows; i++) {
+        const struct ventry *row = &s->rows[i];
+        if (!row->wire[0])
+            return false;
+        for (int k = 0; k < 2 && row->wire[k]; k++)
+            if (wl_template_uses_seq(row->wire[k]) || wl_template_uses_draw(row->wire[k]))
+                return false;
+        if (row->body && (wl_template_uses_seq(row->body) || wl_template_uses_draw(row->body)))
+            return false;
+    }
+    if (render_all(s, wl_feed_rows(s->feed)) != 0)
+        return false;
+    s->prep = prep_rendered;
+    return true;
+}
+
 /* Point v at what it sends: the row's shared bytes, or its own built now. */
 int variant_fill(struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v, char *why,
                  size_t whylen)
@@ -280,7 +463,7 @@ int variant_fill(struct variant_source *s, const struct ventry *row, uint64_t se
         return 0;
     }
     if (row->wire[0])
-        return variant_fill_wire(s, row, seq, v);
+        return variant_fill_wire(s, row, seq, NULL, v);
     int r = variant_build(s, row, seq, &v->b, &v->own_h1, &v->h1_len, &v->own_h1_close, &v->h1_close_len, &v->own_h2,
                           &v->own_h2_built, why, whylen);
     v->h1 = v->own_h1;
@@ -375,12 +558,23 @@ static int shape_build(struct variant_source *s, const struct wl_entry *e, const
 
 /* The request target url_parse would give for rest (what follows the origin), into t; false
  * when it would refuse it (the caller's full path says why). */
-static bool lean_target(const char *rest, struct wl_buf *t)
+static bool lean_target(const char *rest, size_t len, struct wl_buf *t)
 {
     if (*rest && *rest != '/' && *rest != '?' && *rest != '#')
         return false; /* the authority goes on: another origin */
+    /* eight bytes at a time while none is a space or below, '#', DEL or above (the "has a byte
+     * less than" and "has a zero byte" tests); from a word with one, byte by byte */
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
     size_t n = 0;
-    for (; rest[n] && rest[n] != '#'; n++) /* the fragment is never sent */
+    for (; n + 8 <= len; n += 8) {
+        uint64_t x, h, d;
+        memcpy(&x, rest + n, 8);
+        h = x ^ (ones * '#');
+        d = x ^ (ones * 0x7f);
+        if ((((x - ones * 0x21) & ~x) | ((h - ones) & ~h) | ((d - ones) & ~d) | x) & highs)
+            break;
+    }
+    for (; n < len && rest[n] != '#'; n++) /* the fragment is never sent */
         if ((unsigned char)rest[n] <= 0x20 || (unsigned char)rest[n] >= 0x7f)
             return false;
     t->len = 0;
@@ -401,7 +595,7 @@ int variant_lean(struct variant_source *s, const struct wl_entry *e, char *why, 
             return 0;
     size_t ulen = strlen(e->url);
     if (ulen > URL_MAX_LEN || ulen < s->origin_n || memcmp(e->url, s->first_url, s->origin_n) != 0 ||
-        !lean_target(e->url + s->origin_n, &s->target))
+        !lean_target(e->url + s->origin_n, ulen - s->origin_n, &s->target))
         return 0;
     const char *method = e->method ? e->method : "GET";
     if (!shape_same(&s->shape, e, method) && shape_build(s, e, method, why, whylen) != 0)

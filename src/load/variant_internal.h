@@ -44,6 +44,7 @@ struct ventry {
      * send; a body with placeholders: the head without Content-Length and its blank line, the
      * body expanded first for its length */
     struct wl_template *wire[2];
+    uint64_t wire_id[2]; /* their wl_template_id (wl_marks_rewrite) */
     bool wire_whole;
     bool body_method; /* POST, PUT, PATCH: a Content-Length even for an empty body */
     uint16_t *cols;   /* the feed's columns the request uses (only those are looked up per send) */
@@ -112,6 +113,20 @@ struct variant_source {
     uint64_t cur_left;
     /* the engine's settings, from variant_prepare */
     bool keepalive, want_close, h2_able, prepared;
+    /* a table: how a ring prepares request seq, chosen once by variant_prepare (every row built
+     * once, every row a wire template, or either); dec: the ring's {{seq}} in decimal when
+     * dec_seq (some row's wire uses it), else NULL. false when it failed (s->error says why) */
+    bool (*prep)(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v);
+    bool dec_seq;
+    /* a table whose requests differ only by the feed's row, rendered before the run
+     * (variant_render): request (row i, feed row f) is rend[rend_off[k]..rend_off[k + 1]) for
+     * k = (i * rend_rows + f) * rend_ways (+ 1: its Connection: close form) */
+    char *rend;
+    size_t *rend_off;
+    size_t rend_rows, rend_ways;
+    /* a feed's cells as values, row after row (variant_spans): a request's values are its row's */
+    struct wl_value *spans;
+    size_t spans_cols;
     /* the end of a stream and why a run stopped on an entry */
     atomic_bool ended;
     atomic_bool failed;
@@ -172,9 +187,63 @@ int variant_lean(struct variant_source *s, const struct wl_entry *e, char *why, 
 void variant_fill_lean(const struct variant_source *s, struct variant *v);
 void vshape_release(struct vshape *sh);
 
-/* Request seq of row (row->wire[0] set) into v's buffers, its wire templates expanded. 0 or
- * -ENOMEM. */
-int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, struct variant *v);
+/* Request seq of row (row->wire[0] set) into v's buffers, its wire templates expanded (dec:
+ * seq in decimal, or NULL). 0 or -ENOMEM. */
+int variant_fill_wire(const struct variant_source *s, const struct ventry *row, uint64_t seq, const struct wl_dec *dec,
+                      struct variant *v);
+/* s->prep and s->dec_seq for s's table as prepared (variant.c). */
+void variant_choose_prep(struct variant_source *s);
+/* s->prep of a table whose every row is a wire template (HTTP/1.1, placeholders): expanded
+ * into v's buffers, in place when they hold the row's last expansion. */
+bool variant_prep_wire(struct variant_source *s, uint64_t seq, const struct wl_dec *dec, struct variant *v);
+/* At most this many requests (rows times feed rows) and bytes are rendered before the run. */
+#define VARIANT_RENDER_MAX 100000u
+#define VARIANT_RENDER_BYTES (16u << 20)
+/* When every request of s's table differs from another only by the feed's row (no {{seq}},
+ * {{rand}}, {{uuid}} or --capture, HTTP/1.1) and all of them fit VARIANT_RENDER_MAX and
+ * VARIANT_RENDER_BYTES: each built now, and s->prep shares them (true). Else false, s as it
+ * was. After variant_prepare's wires are compiled. */
+bool variant_render(struct variant_source *s);
+void variant_rendered_free(struct variant_source *s);
+/* A feed's cells as s->spans (at most VARIANT_SPANS_BYTES of them; not with --capture, nor when
+ * rendered): a request's values are then a row of it, nothing gathered per send. */
+#define VARIANT_SPANS_BYTES (64u << 20)
+void variant_spans(struct variant_source *s);
+/* Free v's buffers (v itself is the caller's). */
+void variant_bufs_release(struct variant *v);
+/* A prep failed with r (-ENOMEM or KNEE_EINVAL and why): the first thread to fail says why in
+ * s->error, the source stops. false. */
+bool variant_prep_failed(struct variant_source *s, int r, const char *why);
+
+/* splitmix64: a uniform double in [0, 1) from (seed, seq) for the weighted random pick. */
+static inline double variant_hash01(uint64_t seed, uint64_t seq)
+{
+    uint64_t z = seed ^ (seq * 0x9e3779b97f4a7c15ULL) ^ 0xa0761d6478bd642fULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* The row of the table request seq uses: its place in the cycle (sequential: an entry of weight
+ * w takes w places) or a weighted draw from (seed, seq). */
+static inline const struct ventry *table_row(const struct variant_source *s, uint64_t seq)
+{
+    if (s->unit) /* sequential, every entry once per cycle: no search */
+        return &s->rows[s->nrows == 1 ? 0 : seq % s->nrows];
+    double x = s->o.order == WL_ORDER_SEQUENTIAL ? (double)(seq % (uint64_t)s->total)
+                                                 : variant_hash01(s->o.seed, seq) * s->total;
+    size_t lo = 0, hi = s->nrows - 1;
+    while (lo < hi) { /* the first row whose cumulative weight exceeds x */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->cum[mid] > x)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return &s->rows[lo];
+}
+
 /* Free what v built for its last request (its buffers stay for the next). */
 void variant_drop_own(struct variant *v);
 

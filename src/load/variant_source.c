@@ -510,6 +510,8 @@ void variant_source_free(struct variant_source *s)
     if (s->have_cur)
         ventry_release(&s->cur);
     vshape_release(&s->shape);
+    variant_rendered_free(s);
+    free(s->spans);
     wl_buf_release(&s->target);
     if (s->rd)
         wl_reader_close(s->rd);
@@ -624,5 +626,7 @@ int variant_prepare(struct variant_source *s, bool keepalive, bool want_close, b
     wl_buf_release(&b.hdr);
     free(b.hdr_off);
     free(b.hdr_lines);
+    if (!r)
+        variant_choose_prep(s);
     return r;
 }

@@ -272,13 +272,14 @@ static int next_line(struct wl_reader *rd, char **s, size_t *n, uint64_t *off, c
     return fail_at(rd, err, errlen, KNEE_EINVAL, "read error: %s", strerror(-k));
 }
 
-/* A URL with no placeholder must parse now; one with "{{" is checked after expansion. */
-static int check_url(struct wl_reader *rd, const char *url, size_t len, char *err, size_t errlen)
+/* A URL with no placeholder must parse now; one with "{{" is checked after expansion. in_line:
+ * it is part of a line check_line passed (no control byte to look for again). */
+static int check_url(struct wl_reader *rd, const char *url, size_t len, bool in_line, char *err, size_t errlen)
 {
     char q[80];
     if (len == 0)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "expected a URL, got nothing");
-    if (!wl_field_ok(url, len))
+    if (!in_line && !wl_field_ok(url, len))
         return fail_at(rd, err, errlen, KNEE_EINVAL, "a control character in the URL");
     if (rd->checked || strstr(url, "{{"))
         return 0;
@@ -392,7 +393,7 @@ static int http_request_line(struct wl_reader *rd, char *s, size_t n, size_t *mo
     trim(&url, &ulen);
     if (m == n || !wl_is_token(s, m) || ulen == 0 || strcspn(url, " \t") != ulen)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "expected \"METHOD URL\", got %s", wl_quote(s, n, q, sizeof q));
-    int k = check_url(rd, url, ulen, err, errlen);
+    int k = check_url(rd, url, ulen, true, err, errlen); /* the line was checked */
     if (k != 0)
         return k;
     if (put_str(rd, s, m, moff) != 0 || put_str(rd, url, ulen, uoff) != 0)
@@ -588,7 +589,7 @@ static int jsonl_fields(struct wl_reader *rd, struct wl_entry *e, const json_t *
         return fail_at(rd, err, errlen, KNEE_EINVAL, "\"method\" must be an HTTP token (GET, POST, ...)");
     if (!u)
         return fail_at(rd, err, errlen, KNEE_EINVAL, "\"url\" is required");
-    if ((k = check_url(rd, u, nu, err, errlen)) != 0)
+    if ((k = check_url(rd, u, nu, false, err, errlen)) != 0)
         return k;
     if (put_str(rd, m ? m : "GET", m ? nm : 3, &moff) != 0 || put_str(rd, u, nu, &uoff) != 0 ||
         (name && put_str(rd, name, nname, &noff) != 0))

@@ -273,6 +273,30 @@ bool wl_template_uses(const struct wl_template *t, size_t i)
     return i < t->nnames && t->uses[i];
 }
 
+/* Whether t has a placeholder of kind k (or, k2). */
+static bool has_kind(const struct wl_template *t, enum piece_kind k, enum piece_kind k2)
+{
+    for (size_t i = 0; i < t->nplace; i++)
+        if (t->pieces[t->place[i]].kind == k || t->pieces[t->place[i]].kind == k2)
+            return true;
+    return false;
+}
+
+uint64_t wl_template_id(const struct wl_template *t)
+{
+    return t->id;
+}
+
+bool wl_template_uses_seq(const struct wl_template *t)
+{
+    return has_kind(t, PIECE_SEQ, PIECE_SEQ);
+}
+
+bool wl_template_uses_draw(const struct wl_template *t)
+{
+    return has_kind(t, PIECE_RAND, PIECE_UUID);
+}
+
 /* ---------------------------------------------------------------- expansion */
 
 /* Room for n more bytes (and a NUL the caller may add). */
@@ -321,6 +345,37 @@ static char *dec_u64(char *end, uint64_t v)
     return p;
 }
 
+void wl_dec_set(struct wl_dec *c, uint64_t v, uint64_t step)
+{
+    memset(c, 0, sizeof *c);
+    char *p = dec_u64(c->d + WL_DEC_MAX, v);
+    c->n = (uint8_t)(c->d + WL_DEC_MAX - p);
+    c->v = v;
+    c->step = step;
+    c->lim = UINT64_MAX - step;
+    for (uint64_t x = step; x; x /= 10)
+        c->sd[c->sn++] = (uint8_t)(x % 10);
+}
+
+void wl_dec_carry(struct wl_dec *c)
+{
+    if (c->v > c->lim) { /* wraps as the integer does */
+        wl_dec_set(c, c->v + c->step, c->step);
+        return;
+    }
+    c->v += c->step;
+    char *p = c->d + WL_DEC_MAX - 1;
+    unsigned carry = 0;
+    size_t i = 0;
+    for (; i < c->sn || carry; i++, p--) { /* at most 20 digits: v did not wrap */
+        unsigned x = (i < c->n ? (unsigned)(*p - '0') : 0u) + (i < c->sn ? c->sd[i] : 0u) + carry;
+        carry = x >= 10;
+        *p = (char)('0' + (carry ? x - 10 : x));
+    }
+    if (i > c->n)
+        c->n = (uint8_t)i;
+}
+
 /* v in decimal ending before end (room for 20: "-9223372036854775808"): where it starts. */
 static char *dec_i64(char *end, int64_t v)
 {
@@ -358,6 +413,10 @@ static inline size_t piece_value(const struct piece *p, const struct wl_ctx *ctx
         *s = ctx->values[p->name].s;
         return ctx->values[p->name].len;
     case PIECE_SEQ:
+        if (ctx->seq_dec) { /* the caller's counter: copied, not formatted */
+            *s = wl_dec_digits(ctx->seq_dec);
+            return ctx->seq_dec->n;
+        }
         *s = dec_u64(tmp + 40, ctx->seq);
         return (size_t)(tmp + 40 - *s);
     case PIECE_RAND: {
@@ -376,8 +435,8 @@ static inline size_t piece_value(const struct piece *p, const struct wl_ctx *ctx
     }
 }
 
-/* Append t expanded to out; with marks (room for two per placeholder), each placeholder's
- * offset in out and length. */
+/* Append t expanded to out; with marks (room for three per placeholder), each placeholder's
+ * offset in out, its length and what fills it (struct wl_marks). */
 static int expand(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out, size_t *marks)
 {
     size_t start = out->len;
@@ -402,6 +461,7 @@ static int expand(const struct wl_template *t, const struct wl_ctx *ctx, struct 
         if (marks) {
             *marks++ = out->len;
             *marks++ = n;
+            *marks++ = p->kind == PIECE_NAME ? p->name : p->kind == PIECE_SEQ ? WL_MARK_SEQ : WL_MARK_OTHER;
         }
         memcpy(out->p + out->len, s, n);
         out->len += n;
@@ -427,12 +487,13 @@ int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *
     if (m->id == t->id && out->len == 0 && out->cap >= m->len) {
         /* out still holds t's last expansion: each placeholder in its place while its value
          * has the length the last one had (a {{seq}} changes length once per power of ten) */
-        for (size_t i = 0; i < t->nplace; i++) {
+        const size_t *at = m->at;
+        for (size_t i = 0; i < t->nplace; i++, at += 3) {
             const char *s;
             size_t n = piece_value(&t->pieces[t->place[i]], ctx, tmp, &s);
-            if (n != m->at[2 * i + 1])
+            if (n != at[1])
                 goto again;
-            memcpy(out->p + m->at[2 * i], s, n);
+            wl_copy_short(out->p + at[0], s, n);
         }
         out->len = m->len;
         return 0;
@@ -440,17 +501,18 @@ int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *
 again:
     m->id = 0;
     out->len = 0;
-    if (m->cap < 2 * t->nplace) {
-        size_t *at = realloc(m->at, 2 * t->nplace * sizeof *at);
+    if (m->cap < 3 * t->nplace) {
+        size_t *at = realloc(m->at, 3 * t->nplace * sizeof *at);
         if (!at)
             return -ENOMEM;
         m->at = at;
-        m->cap = 2 * t->nplace;
+        m->cap = 3 * t->nplace;
     }
     int r = expand(t, ctx, out, m->at);
     if (r == 0) {
         m->id = t->id;
         m->len = out->len;
+        m->n = t->nplace;
     }
     return r;
 }

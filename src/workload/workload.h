@@ -136,6 +136,10 @@ void wl_template_free(struct wl_template *t);
 bool wl_template_literal(const struct wl_template *t);
 /* Whether t uses names[i] (so a caller can tell a feed nobody reads). */
 bool wl_template_uses(const struct wl_template *t, size_t i);
+/* Whether t has a {{seq}} (a caller keeps a wl_dec for it) and a {{rand}} or {{uuid}} (its
+ * bytes then differ per request, not only per feed row or entry). */
+bool wl_template_uses_seq(const struct wl_template *t);
+bool wl_template_uses_draw(const struct wl_template *t);
 
 struct wl_value {
     const char *s;
@@ -148,12 +152,50 @@ struct wl_value {
  * in the template): a pure function, the same in every thread and shard. So the first
  * {{uuid}} of a request's URL and the first of its body are the same id (a PUT /items/{{uuid}}
  * with {"id":"{{uuid}}"}), and a second {{uuid}} in one template is another. */
+struct wl_dec;
 struct wl_ctx {
     uint64_t seq;
     uint64_t seed;
     const struct wl_value *values;
     size_t nvalues;
+    const struct wl_dec *seq_dec; /* NULL, or seq in decimal (its digits are copied, not formatted) */
 };
+
+/* A counter kept as decimal text: {{seq}} of one load thread's requests (base + step * j), so
+ * the next value costs a carry through its last digits, not a formatting per request. Set it
+ * with wl_dec_set, advance it with wl_dec_next; the digits are wl_dec_digits(c)[0..c->n).
+ * Exact over all of uint64_t (a step past UINT64_MAX wraps as the integer does). One owner. */
+#define WL_DEC_MAX 24
+struct wl_dec {
+    char d[WL_DEC_MAX]; /* the digits end at d + WL_DEC_MAX */
+    uint8_t n;          /* how many (1 to 20) */
+    uint8_t sn;         /* the step's digits, least significant first: sd[0..sn) (the rest 0) */
+    uint8_t sd[20];
+    uint64_t v, step;
+    uint64_t lim; /* UINT64_MAX - step: past it the next value wraps */
+};
+/* c := v, advanced by step at each wl_dec_next. */
+void wl_dec_set(struct wl_dec *c, uint64_t v, uint64_t step);
+/* wl_dec_next's slow path: a carry, a step of two digits or more, a wrap. */
+void wl_dec_carry(struct wl_dec *c);
+static inline const char *wl_dec_digits(const struct wl_dec *c)
+{
+    return c->d + WL_DEC_MAX - c->n;
+}
+/* c := c + step: for a step below 10 and no carry, one digit rewritten; otherwise the step's
+ * digits added from the right, carrying; past UINT64_MAX, formatted anew from the wrapped
+ * value. */
+static inline void wl_dec_next(struct wl_dec *c)
+{
+    char *last = c->d + WL_DEC_MAX - 1;
+    unsigned x = (unsigned)(*last - '0') + c->sd[0];
+    if (x < 10 && c->sn <= 1 && c->v <= c->lim) {
+        *last = (char)('0' + x);
+        c->v += c->step;
+        return;
+    }
+    wl_dec_carry(c);
+}
 
 /* A growable byte buffer the caller reuses (no allocation once it is large enough). Zero it to
  * start; set len = 0 to reuse. */
@@ -172,9 +214,13 @@ int wl_template_expand(const struct wl_template *t, const struct wl_ctx *ctx, st
 struct wl_marks {
     uint64_t id; /* the template's (0: none) */
     size_t len;  /* the expansion's length */
-    size_t *at;  /* per placeholder: its offset in the buffer and its length */
+    size_t *at;  /* per placeholder: its offset in the buffer, its length, what fills it (a value's
+                  * index, WL_MARK_SEQ, WL_MARK_OTHER: {{rand}} and {{uuid}}) */
     size_t cap;
+    size_t n; /* placeholders */
 };
+#define WL_MARK_SEQ ((size_t)-1)
+#define WL_MARK_OTHER ((size_t)-2)
 void wl_marks_release(struct wl_marks *m);
 
 /* Expand t into out from its start (out->len 0 on entry; out->len is the expansion's length
@@ -185,5 +231,64 @@ void wl_marks_release(struct wl_marks *m);
  * m->len are fine). 0 or -ENOMEM (m then records nothing). */
 int wl_template_expand_marked(const struct wl_template *t, const struct wl_ctx *ctx, struct wl_buf *out,
                               struct wl_marks *m);
+/* t's id: what m->id says after t was expanded into a buffer (unique to the compilation). */
+uint64_t wl_template_id(const struct wl_template *t);
+
+/* n bytes from s to d (apart): a value is mostly a few bytes, so the short ones are copied by
+ * two overlapping loads and stores rather than a call into memcpy. */
+static inline void wl_copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        __builtin_memcpy(&a, s, 8);
+        __builtin_memcpy(&b, s + n - 8, 8);
+        __builtin_memcpy(d, &a, 8);
+        __builtin_memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        __builtin_memcpy(&a, s, 4);
+        __builtin_memcpy(&b, s + n - 4, 4);
+        __builtin_memcpy(d, &a, 4);
+        __builtin_memcpy(d + n - 4, &b, 4);
+    } else if (n > 16) {
+        __builtin_memcpy(d, s, n);
+    } else if (n) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        d[n / 2] = s[n / 2];
+    }
+}
+
+/* wl_template_expand_marked's in-place rewrite, inline in the caller's loop (no call per
+ * request): when m says out (out->len 0) holds the last expansion of the template whose id is
+ * id, and each {{seq}} (from ctx->seq_dec) and value keeps its length, the placeholders are
+ * rewritten, out->len set, true. false otherwise (out untouched apart from placeholders already
+ * rewritten: the caller then calls wl_template_expand_marked, which expands whole). */
+static inline bool wl_marks_rewrite(const struct wl_marks *m, uint64_t id, const struct wl_ctx *ctx, struct wl_buf *out)
+{
+    if (m->id != id || out->cap < m->len)
+        return false;
+    const size_t *at = m->at;
+    for (size_t i = 0; i < m->n; i++, at += 3) {
+        const char *s;
+        size_t n;
+        if (at[2] == WL_MARK_SEQ) {
+            if (!ctx->seq_dec)
+                return false;
+            s = wl_dec_digits(ctx->seq_dec);
+            n = ctx->seq_dec->n;
+        } else if (at[2] < ctx->nvalues) {
+            s = ctx->values[at[2]].s;
+            n = ctx->values[at[2]].len;
+        } else {
+            return false;
+        }
+        if (n != at[1])
+            return false;
+        wl_copy_short(out->p + at[0], s, n);
+    }
+    out->len = m->len;
+    return true;
+}
 
 #endif

@@ -152,6 +152,20 @@ static void test_lean_refuses(void **state)
     assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
     e.url = "http://127.0.0.1:8080/\x7f";
     assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    /* the target scanned a word at a time: what refuses it anywhere in a long URL */
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/x y";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/\xc3\xa9";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/\x7f/more/bytes";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 0);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment?q=1#frag ment \xc3";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 1); /* the fragment is never sent */
+    assert_int_equal(s->target.len, strlen("/a/long/path/segment?q=1"));
+    assert_memory_equal(s->target.p, "/a/long/path/segment?q=1", s->target.len);
+    e.url = "http://127.0.0.1:8080/a/long/path/segment/with/~tilde!$&'()*+,;=:@%20";
+    assert_int_equal(variant_lean(s, &e, why, sizeof why), 1);
+    assert_memory_equal(s->target.p, e.url + strlen("http://127.0.0.1:8080"), s->target.len);
     e.url = "http://127.0.0.1:8080/ok";
     const char *bad[] = {"Connection: keep-alive"};
     e.headers = bad;
@@ -163,11 +177,76 @@ static void test_lean_refuses(void **state)
     variant_source_free(s);
 }
 
+/* A source's prep, chosen once by variant_prepare (variant_choose_prep), gives the bytes of a
+ * field-by-field build for every request: a feed small enough rendered before the run
+ * (variant_render, every order), a {{seq}} from the ring's decimal counter through the wire
+ * rewritten in place, a feed with a body placeholder (its Content-Length per request), and a
+ * feed too large to render (VARIANT_RENDER_MAX) expanded per request. */
+static void check_prep(const char *feed_text, enum wl_order order, const char *url, const char *body, bool want_render,
+                       uint64_t nseq)
+{
+    char feed[512];
+    write_file("f.csv", feed_text, feed, sizeof feed);
+    const char *hdrs[] = {"X-Name: {{name}}"};
+    struct variant_opts o = {.url = url,
+                             .method = body ? "POST" : NULL,
+                             .headers = hdrs,
+                             .nheaders = 1,
+                             .body = body,
+                             .body_len = body ? strlen(body) : 0,
+                             .feed_path = feed,
+                             .feed_order = order,
+                             .seed = 5};
+    struct variant_source *s;
+    assert_int_equal(variant_source_open(&s, &o, err, sizeof err), 0);
+    assert_int_equal(variant_prepare(s, true, true, false, err, sizeof err), 0);
+    assert_int_equal(s->rend != NULL, want_render);
+    assert_non_null(s->prep);
+    struct wl_dec dec;
+    uint64_t step = 3;
+    wl_dec_set(&dec, 0, step);
+    struct variant v[2] = {{0}, {0}};
+    for (uint64_t j = 0; j < nseq; j++) {
+        uint64_t seq = j * step;
+        struct variant *vj = &v[j % 2]; /* two buffers: each rewritten from the one before */
+        assert_true(s->prep(s, seq, s->dec_seq ? &dec : NULL, vj));
+        check_built(s, &s->rows[0], seq, vj);
+        wl_dec_next(&dec);
+    }
+    variant_free_bufs(&v[0]);
+    variant_free_bufs(&v[1]);
+    variant_source_free(s);
+}
+
+static void test_prep_paths(void **state)
+{
+    (void)state;
+    const char *small = "id,name\n1,ann\n22,bob\n333,carol\n4444,d\n";
+    const enum wl_order orders[] = {WL_ORDER_SEQUENTIAL, WL_ORDER_RANDOM, WL_ORDER_SHUFFLE};
+    for (size_t k = 0; k < 3; k++) {
+        check_prep(small, orders[k], "http://127.0.0.1:8080/u/{{id}}", NULL, true, 40);
+        check_prep(small, orders[k], "http://127.0.0.1:8080/u/{{id}}", "{\"id\": {{id}}}", true, 40);
+        check_prep(small, orders[k], "http://127.0.0.1:8080/u/{{id}}?s={{seq}}", NULL, false, 400);
+        check_prep(small, orders[k], "http://127.0.0.1:8080/u/{{id}}?r={{rand:1-99}}", "{{uuid}}", false, 40);
+    }
+    /* {{seq}} crossing powers of ten, the in-place path and the whole expansion in turn */
+    check_prep(small, WL_ORDER_SEQUENTIAL, "http://127.0.0.1:8080/k/{{seq}}", "n={{seq}}", false, 4000);
+    size_t n = VARIANT_RENDER_MAX + 1, len = 0;
+    char *big = malloc(n * 16 + 16);
+    assert_non_null(big);
+    len += (size_t)sprintf(big, "id,name\n");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(big + len, "%zu,u%zu\n", i, i % 7);
+    check_prep(big, WL_ORDER_SEQUENTIAL, "http://127.0.0.1:8080/u/{{id}}", NULL, false, 300);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lean_and_wire),
         cmocka_unit_test(test_lean_refuses),
+        cmocka_unit_test(test_prep_paths),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

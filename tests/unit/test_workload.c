@@ -702,6 +702,103 @@ static void test_template_marked(void **state)
     wl_buf_release(&want);
 }
 
+/* wl_dec walks base, base + step, ... in decimal exactly as printf writes them: steps of one
+ * and several digits, across every carry and power of ten, and past UINT64_MAX (it wraps as the
+ * integer does). */
+static void test_dec_counter(void **state)
+{
+    (void)state;
+    const uint64_t bases[] = {0, 1, 7, 95, 999, 99990, 1234567, UINT64_MAX - 40};
+    const uint64_t steps[] = {1, 2, 3, 9, 10, 11, 64, 999, 123456789};
+    char want[32], got[32];
+    struct wl_dec c;
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+            uint64_t v = bases[b];
+            wl_dec_set(&c, v, steps[k]);
+            for (int i = 0; i < 3000; i++, v += steps[k]) {
+                snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+                assert_in_range(c.n, 1, 20);
+                memcpy(got, wl_dec_digits(&c), c.n);
+                got[c.n] = '\0';
+                assert_string_equal(got, want);
+                wl_dec_next(&c);
+            }
+        }
+    }
+}
+
+/* wl_copy_short copies every length from 0 to 40 exactly, touching nothing around it. */
+static void test_copy_short(void **state)
+{
+    (void)state;
+    char src[48], dst[64];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (char)('A' + i);
+    for (size_t n = 0; n <= 40; n++) {
+        memset(dst, '.', sizeof dst);
+        wl_copy_short(dst + 8, src, n);
+        for (size_t i = 0; i < sizeof dst; i++)
+            assert_int_equal(dst[i], i >= 8 && i < 8 + n ? src[i - 8] : '.');
+    }
+}
+
+/* wl_marks_rewrite rewrites a buffer in place only when it may (the template's last expansion,
+ * every value of its length, {{seq}} from a counter), and then gives wl_template_expand's bytes;
+ * it declines another template, a value of another length, a {{rand}}, a seq without a counter.
+ * wl_template_uses_seq/_draw and wl_template_id say what a template holds and who it is. */
+static void test_marks_rewrite(void **state)
+{
+    (void)state;
+    const char *src = "GET /k/{{seq}}?i={{id}} HTTP/1.1\r\nX: {{token}}\r\n\r\n";
+    struct wl_template *t, *r, *o;
+    assert_int_equal(wl_template_compile(src, strlen(src), &names, &t, err, sizeof err), 0);
+    assert_int_equal(wl_template_compile("{{rand:1-9}}", 12, &names, &r, err, sizeof err), 0);
+    assert_int_equal(wl_template_compile("{{uuid}}{{id}}", 14, &names, &o, err, sizeof err), 0);
+    assert_true(wl_template_uses_seq(t));
+    assert_false(wl_template_uses_draw(t));
+    assert_false(wl_template_uses_seq(r));
+    assert_true(wl_template_uses_draw(r));
+    assert_true(wl_template_uses_draw(o));
+    assert_true(wl_template_id(t) != wl_template_id(r));
+    const struct wl_value a[] = {{"7", 1}, {"Ann", 3}, {"T", 1}}, b[] = {{"8", 1}, {"Bob", 3}, {"U", 1}},
+                          c[] = {{"10", 2}, {"Bob", 3}, {"U", 1}};
+    struct wl_dec d;
+    wl_dec_set(&d, 1000, 1);
+    struct wl_buf out = {0}, want = {0};
+    struct wl_marks m = {0};
+    struct wl_ctx ctx = {.seq = 1000, .values = a, .nvalues = 3, .seq_dec = &d};
+    assert_false(wl_marks_rewrite(&m, wl_template_id(t), &ctx, &out)); /* nothing there yet */
+    assert_int_equal(wl_template_expand_marked(t, &ctx, &out, &m), 0);
+    for (uint64_t seq = 1001; seq < 1100; seq++) {
+        wl_dec_next(&d);
+        ctx = (struct wl_ctx){.seq = seq, .values = seq % 2 ? b : a, .nvalues = 3, .seq_dec = &d};
+        out.len = 0;
+        assert_true(wl_marks_rewrite(&m, wl_template_id(t), &ctx, &out));
+        want.len = 0;
+        assert_int_equal(wl_template_expand(t, &ctx, &want), 0);
+        assert_int_equal(out.len, want.len);
+        assert_memory_equal(out.p, want.p, want.len);
+    }
+    out.len = 0;
+    ctx.values = c; /* {{id}} of another length */
+    assert_false(wl_marks_rewrite(&m, wl_template_id(t), &ctx, &out));
+    ctx.values = a;
+    ctx.seq_dec = NULL; /* a {{seq}} with no counter: the caller expands */
+    assert_false(wl_marks_rewrite(&m, wl_template_id(t), &ctx, &out));
+    assert_false(wl_marks_rewrite(&m, wl_template_id(r), &ctx, &out)); /* another template */
+    out.len = 0;
+    assert_int_equal(wl_template_expand_marked(r, &ctx, &out, &m), 0);
+    out.len = 0;
+    assert_false(wl_marks_rewrite(&m, wl_template_id(r), &ctx, &out)); /* a {{rand}}: never in place */
+    wl_marks_release(&m);
+    wl_buf_release(&out);
+    wl_buf_release(&want);
+    wl_template_free(t);
+    wl_template_free(r);
+    wl_template_free(o);
+}
+
 /* wl_field_ok word by word: every length, a control byte, DEL or a tab at every place. */
 static void test_field_ok(void **state)
 {
@@ -863,6 +960,9 @@ int main(void)
         cmocka_unit_test(test_template_misc),
         cmocka_unit_test(test_template_digits),
         cmocka_unit_test(test_template_marked),
+        cmocka_unit_test(test_dec_counter),
+        cmocka_unit_test(test_copy_short),
+        cmocka_unit_test(test_marks_rewrite),
         cmocka_unit_test(test_field_ok),
         cmocka_unit_test(test_reader_checked),
     };
