@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "http/sse.h"
 #include "tls/tls.h"
 
 #include <ctype.h>
@@ -137,6 +138,10 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
                           "a business rejection, not an error: that status (with TEXT in the body)"),
     [RUNOPT_EXPECT_BODY] =
         ROW("expect-body", 0, OPT_STR, expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)"),
+    [RUNOPT_STREAM] = ROW("stream", 0, OPT_STR, stream, "auto|sse|chunks|off",
+                          "time the events of streamed bodies: the first event (from the planned send) and the "
+                          "gaps between events; auto: text/event-stream bodies as SSE (default), sse: every body, "
+                          "chunks: each HTTP/1.1 chunk or HTTP/2 DATA frame"),
     [RUNOPT_THREADS] =
         ROW("threads", 't', OPT_COUNT, threads, "T", "load threads, each with its own loop (default: CPUs)"),
     [RUNOPT_TARGETS_FILE] =
@@ -515,6 +520,10 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     /* the early end is the command's choice: one with the row (knee run) ends a refused run */
     cfg->refused_end_ns = opt_find(spec, "keep-going") && !o->keep_going ? RUN_DEFAULT_REFUSED_END_NS : 0;
     cfg->out_path = o->out;
+    enum http_stream_mode sm = HTTP_STREAM_AUTO;
+    if (o->stream && http_stream_mode_parse(o->stream, &sm))
+        return opt_fail(spec, "--stream: '%s' is not one of auto, sse, chunks, off", o->stream);
+    cfg->stream_mode = (uint8_t)sm;
     return fill_transport(o, spec, cfg);
 }
 

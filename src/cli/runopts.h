@@ -71,6 +71,7 @@ enum runopt_id {
     RUNOPT_WHEN_BUSY,
     RUNOPT_REJECT,
     RUNOPT_EXPECT_BODY,
+    RUNOPT_STREAM, /* --stream auto|sse|chunks|off: time the events of streamed bodies (http/sse.h) */
     RUNOPT_THREADS,
     RUNOPT_TARGETS_FILE, /* --targets, --targets-format, --targets-order, --feed, --feed-order (load/variant.h) */
     RUNOPT_TARGETS_FORMAT,
@@ -127,6 +128,7 @@ struct runopts {
     uint64_t abort_after_ns;                /* --abort-after D */
     const char *setup, *setup_body;         /* --setup '[METHOD ]URL', --setup-body STR|@FILE */
     struct strlist setup_headers, captures; /* --setup-header, --capture NAME=SOURCE */
+    const char *stream;                     /* --stream auto|sse|chunks|off */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

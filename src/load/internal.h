@@ -58,6 +58,7 @@ struct engine_target {
     int reject_status[RUN_MAX_REJECTS];
     int reject_bit[RUN_MAX_REJECTS]; /* ENGINE_NO_NEEDLE: status alone */
     const struct plan_share *share;  /* its part of the plan (engine.shares): rates, limit, clients, groups */
+    uint8_t stream_mode;             /* run_config.stream_mode: how its responses' events are timed */
 };
 
 /* the request path's structures (load/worker.h) */
@@ -137,6 +138,7 @@ struct target_rt {
     struct run_proto_counts pc;         /* connections by protocol and TLS version, handshakes, HTTP/2 */
     struct tls_session_cache tls_cache; /* --tls-resume: the newest session ticket of the target */
     struct vring vr;                    /* a target with a request source: its prepared requests */
+    struct run_stream stream;           /* streamed responses' events (account.c) */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */

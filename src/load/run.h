@@ -166,6 +166,7 @@ struct run_config {
     struct run_stop *stop;            /* how the caller can stop this run early; NULL = it runs to its end */
     const struct record_setup *setup; /* knee run --setup as it went (cli/run_setup.c), echoed in the
                                          record; NULL = none */
+    uint8_t stream_mode;              /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
