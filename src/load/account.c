@@ -45,6 +45,10 @@ static void log_record(struct worker *w, const struct target_rt *t, const struct
         rec->connection = r->conn_id;
         rec->status = (uint16_t)(r->resp.status > 0 && r->resp.status < 1000 ? r->resp.status : 0);
         rec->entry = r->var ? r->var->entry + 1 : 0;
+        if (r->resp.ev.on) {
+            rec->events = r->resp.ev.count + 1;
+            rec->first_event_ns = r->resp.ev.count ? since_t0(r->resp.ev.first_ns, t0) : 0;
+        }
     }
     if (w->chunk->n == OUTLOG_CHUNK_RECORDS) {
         outlog_submit(w->e->log, w->chunk);

@@ -38,6 +38,15 @@ fi
 stream_ok "$TMP/h1.json" 6 20
 grep -q '^  first event ' "$TMP/h1.txt" || fail "summary: a first event row"
 grep -q '^  event gap ' "$TMP/h1.txt" || fail "summary: an event gap row"
+# the per-request CSV and binary log carry the first event and the event count
+"$KNEE" run -R 20 -d 1s --out "$TMP/s.csv" "$U" >/dev/null
+python3 - "$TMP/s.csv" <<'PY' || fail "CSV first_event_ms and events"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 20 and all(r["events"] == "6" and float(r["first_event_ms"]) > 0 for r in rows), rows[:2]
+PY
+"$KNEE" run -R 20 -d 1s --out "$TMP/s.bin" "$U" >/dev/null
+"$KNEE" stats --column first_event_ms "$TMP/s.bin" >"$TMP/stats.txt" || fail "knee stats reads first_event_ms from the log"
 "$KNEE" run --h2c -R 20 -d 1s --json "$TMP/h2.json" "$U" >/dev/null
 stream_ok "$TMP/h2.json" 6 20
 json_check "$TMP/h2.json" "tot['transport']['protocols']['h2'] > 0 if 'transport' in tot and 'protocols' in tot['transport'] else True" "h2 used"
