@@ -80,7 +80,7 @@ static struct cmd_spec lab_spec = {
               "          and a new plain TCP connection per request: the tail, the tls phase, resumption\n"
               "  stream  SSE streams behind 8 slots at 6, 12, 18, 22/s: the gaps' mean against their median and\n"
               "          p99 (a rare stall owns the tail), the first event rising with load before the gaps do\n"
-              "  all     every experiment in turn (about 13 minutes; --quick about 5)\n\n"
+              "  all     every experiment in turn (about 14 minutes; --quick about 6)\n\n"
               "--out DIR: an existing file there is replaced only once the new one is written whole\n"
               "(a failure keeps the old one); a device or FIFO is written in place, never removed.\n\n"
               "examples:\n"
