@@ -28,7 +28,9 @@
     X(LC_TLS_MS, "tls_ms")                                                                                             \
     X(LC_PROTOCOL, "protocol")                                                                                         \
     X(LC_TLS, "tls")                                                                                                   \
-    X(LC_ENTRY, "entry")
+    X(LC_ENTRY, "entry")                                                                                               \
+    X(LC_FIRST_EVENT, "first_event_ms")                                                                                \
+    X(LC_EVENTS, "events")
 #define LC_ENUM(id, name) id,
 #define LC_NAME(id, name) [id] = name,
 enum log_col { LOG_COLUMNS(LC_ENUM) LC_COUNT };
@@ -77,6 +79,10 @@ static double log_number(const struct reqlog_record *r, const struct reqlog_deri
         return dv->tls_ms;
     case LC_ENTRY:
         return r->entry ? (double)(r->entry - 1) : NAN;
+    case LC_FIRST_EVENT:
+        return dv->first_event_ms;
+    case LC_EVENTS:
+        return r->events ? (double)(r->events - 1) : NAN;
     default:
         return NAN;
     }

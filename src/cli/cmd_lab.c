@@ -29,10 +29,11 @@ static struct lab_flags F;
 static struct opt lab_opts[] = {
     {"duration", 'd', OPT_DURATION, &F.duration_ns, "D",
      "every round's measured length (default per experiment: stats 60s, queue 10s, knee 20s per rate, fanout 30s, "
-     "nagle 10s, compare 5s, capacity 1s per window, tls 10s per round)",
+     "nagle 10s, compare 5s, capacity 1s per window, tls 10s per round, stream 10s per rate)",
      0, 0, 0},
     {"quick", 'q', OPT_FLAG, &F.quick, NULL,
-     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, compare 2s, tls 5s): the default "
+     "short rounds (stats 15s, queue 5s, knee 6s x 4 rates, fanout 10s, nagle 5s, compare 2s, tls 5s, stream 4s x 4 "
+     "rates): the default "
      "experiment in under a minute (capacity: 2 runs of 0.5s windows)",
      0, 0, 0},
     {"warmup", 0, OPT_DURATION, &F.warmup_ns, "D",
@@ -77,7 +78,9 @@ static struct cmd_spec lab_spec = {
               "          median of 3) against knee's fixed ladder with a majority vote, 3 runs of each\n"
               "  tls     200/s over TLS: keep-alive, a new connection per request (resumed, full handshake)\n"
               "          and a new plain TCP connection per request: the tail, the tls phase, resumption\n"
-              "  all     every experiment in turn (about 13 minutes; --quick about 5)\n\n"
+              "  stream  SSE streams behind 8 slots at 6, 12, 18, 22/s: the gaps' mean against their median and\n"
+              "          p99 (a rare stall owns the tail), the first event rising with load before the gaps do\n"
+              "  all     every experiment in turn (about 14 minutes; --quick about 6)\n\n"
               "--out DIR: an existing file there is replaced only once the new one is written whole\n"
               "(a failure keeps the old one); a device or FIFO is written in place, never removed.\n\n"
               "examples:\n"

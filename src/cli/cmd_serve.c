@@ -126,7 +126,8 @@ static const char epilog_tail[] =
     "  knee serve --listen report@127.0.0.1:19300 --listen quiet@127.0.0.1:19301\n"
     "  knee serve --preset queue --seed 7          # then: curl '127.0.0.1:PORT/work?ms=200'\n"
     "  knee serve --preset fanout --dep-slow-prob 2% --fanout 20\n"
-    "  knee serve --preset null --tls --h2          # https with h2 and http/1.1 (ALPN)\n";
+    "  knee serve --preset null --tls --h2          # https with h2 and http/1.1 (ALPN)\n"
+    "  knee serve --preset stream                   # then: curl -N '127.0.0.1:PORT/?events=5&gap_ms=100'\n";
 
 static char epilog[4096];
 

@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
+#include "http/sse.h"
 #include "tls/tls.h"
 
 #include <ctype.h>
@@ -139,6 +140,10 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
                           "a business rejection, not an error: that status (with TEXT in the body)"),
     [RUNOPT_EXPECT_BODY] =
         ROW("expect-body", 0, OPT_STR, expect_body, "TEXT", "ok also requires TEXT in the body (else: invalid)"),
+    [RUNOPT_STREAM] = ROW("stream", 0, OPT_STR, stream, "auto|sse|chunks|off",
+                          "time the events of streamed bodies: the first event (from the planned send) and the "
+                          "gaps between events; auto: text/event-stream bodies as SSE (default), sse: every body, "
+                          "chunks: each HTTP/1.1 chunk or HTTP/2 DATA frame"),
     [RUNOPT_THREADS] =
         ROW("threads", 't', OPT_COUNT, threads, "T", "load threads, each with its own loop (default: CPUs)"),
     [RUNOPT_TARGETS_FILE] =
@@ -588,6 +593,10 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->unix_socket = o->unix_socket;
     cfg->connect_to = (const char *const *)o->connect_to.v;
     cfg->nconnect_to = o->connect_to.n;
+    enum http_stream_mode sm = HTTP_STREAM_AUTO;
+    if (o->stream && http_stream_mode_parse(o->stream, &sm))
+        return opt_fail(spec, "--stream: '%s' is not one of auto, sse, chunks, off", o->stream);
+    cfg->stream_mode = (uint8_t)sm;
     return fill_transport(o, spec, cfg);
 }
 

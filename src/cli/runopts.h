@@ -71,6 +71,7 @@ enum runopt_id {
     RUNOPT_WHEN_BUSY,
     RUNOPT_REJECT,
     RUNOPT_EXPECT_BODY,
+    RUNOPT_STREAM, /* --stream auto|sse|chunks|off: time the events of streamed bodies (http/sse.h) */
     RUNOPT_THREADS,
     RUNOPT_TARGETS_FILE, /* --targets, --targets-format, --targets-order, --feed, --feed-order (load/variant.h) */
     RUNOPT_TARGETS_FORMAT,
@@ -138,6 +139,7 @@ struct runopts {
     double connect_rate;                    /* --connect-rate R */
     const char *cert, *key, *unix_socket;   /* --cert FILE, --key FILE, --unix-socket PATH */
     struct strlist connect_to;              /* --connect-to HOST:PORT:ADDR:PORT */
+    const char *stream;                     /* --stream auto|sse|chunks|off */
 };
 
 /* Defaults before parsing (seed 1; everything else empty: the builder fills in the run's

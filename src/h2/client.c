@@ -225,6 +225,8 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
         }
         return 0;
     }
+    if (frame->hd.type == NGHTTP2_DATA && frame->hd.length > frame->data.padlen && h->cb.on_data_frame)
+        h->cb.on_data_frame(s);
     /* the final response's header block (1xx interim ones come first; trailers after) */
     if (frame->hd.type == NGHTTP2_HEADERS && s->status >= 200 && !s->responded) {
         s->responded = true;

@@ -134,6 +134,9 @@ struct h2_callbacks {
     /* The server sent GOAWAY: no new streams on this session; streams up to last_stream_id
      * still complete, the others close with H2_R_GOAWAY. May be NULL. */
     void (*on_goaway)(void *user, int32_t last_stream_id, uint32_t error_code);
+    /* A response DATA frame with data has arrived whole (after on_data for its bytes), for timing
+     * each frame as an event (knee run --stream chunks). May be NULL. */
+    void (*on_data_frame)(struct h2_stream *s);
 };
 
 /* Write up to len bytes to the connection. Returns the count taken (> 0), 0 when the socket

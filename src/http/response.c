@@ -139,8 +139,12 @@ size_t http_parse_server_timing(const char *s, size_t len, struct http_server_ti
 
 static const char ST_NAME[] = "server-timing";
 
+static const char CT_NAME[] = "content-type";
+
 static void end_field(struct http_response *r)
 {
+    r->ct_value =
+        !r->field_long && r->field_len == sizeof CT_NAME - 1 && strncasecmp(r->field, CT_NAME, sizeof CT_NAME - 1) == 0;
     r->st_value =
         !r->field_long && r->field_len == sizeof ST_NAME - 1 && strncasecmp(r->field, ST_NAME, sizeof ST_NAME - 1) == 0;
     r->field_len = 0;
@@ -182,6 +186,12 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     }
     if (r->st_value)
         st_append(r, at, len);
+    if (r->ct_value) { /* only its first bytes matter */
+        size_t room = sizeof r->ct - r->ct_len;
+        size_t n = len < room ? len : room;
+        memcpy(r->ct + r->ct_len, at, n);
+        r->ct_len = (uint8_t)(r->ct_len + n);
+    }
     return 0;
 }
 
@@ -201,6 +211,8 @@ static int on_headers_complete(http_parser *p)
         return HP_STOP; /* knee never asks to switch protocols: not a response to our request */
     if (r->st_len && r->status >= 200)
         r->nst = http_parse_server_timing(r->st_text, r->st_len, r->st, HTTP_ST_MAX_ENTRIES);
+    if (r->status >= 200 && !r->head)
+        http_events_head(&r->ev, http_content_type_is_sse(r->ct, r->ct_len));
     /* a response to HEAD has no body (RFC 9110 §9.3.2) */
     return (r->head && r->status >= 200) ? HP_NO_BODY : HP_BODY;
 }
@@ -235,6 +247,25 @@ static int on_body(http_parser *p, const char *at, size_t len)
     struct http_response *r = p->data;
     r->body_bytes += len;
     http_matchers_feed(r->matchers, r->kmp, &r->matched, at, len);
+    if (r->ev.on)
+        http_events_body(&r->ev, at, len);
+    return 0;
+}
+
+static int on_chunk_header(http_parser *p)
+{
+    struct http_response *r = p->data;
+    r->chunk_len = p->content_length;
+    return 0;
+}
+
+/* A chunk with data ended: in chunks mode, an event (the last, empty chunk is none). */
+static int on_chunk_complete(http_parser *p)
+{
+    struct http_response *r = p->data;
+    if (r->chunk_len && r->ev.on)
+        http_events_chunk(&r->ev);
+    r->chunk_len = 0;
     return 0;
 }
 
@@ -247,6 +278,7 @@ static int on_message_complete(http_parser *p)
         r->headers_done = false;
         r->nst = 0;
         r->st_len = 0;
+        r->ct_len = 0;
         return 0;
     }
     r->complete = true;
@@ -333,12 +365,15 @@ static void fast_body(struct http_response *r, const char *at, size_t len)
 {
     r->body_bytes += len;
     http_matchers_feed(r->matchers, r->kmp, &r->matched, at, len);
+    if (r->ev.on)
+        http_events_body(&r->ev, at, len);
 }
 
 /* What the field lines of a head say, as far as the fast path reads them. */
 struct fast_fields {
     uint64_t cl;
     bool have_cl, have_conn, close;
+    bool sse; /* Content-Type: text/event-stream */
     /* Server-Timing values, copied into r->st_text only once the head is accepted */
     size_t nst;
     const unsigned char *st_at[HTTP_ST_MAX_ENTRIES];
@@ -431,6 +466,10 @@ static inline bool fast_field(struct fast_fields *f, const unsigned char *name, 
         return true;
     case 17:
         return !fast_name_is(name, nlen, "transfer-encoding", 17);
+    case 12:
+        if (fast_name_is(name, nlen, "content-type", 12))
+            f->sse = http_content_type_is_sse((const char *)v, vlen);
+        return true;
     case 7:
         return !fast_name_is(name, nlen, "upgrade", 7);
     case 16:
@@ -463,6 +502,8 @@ static inline enum http_feed fast_accept(struct http_response *r, int status, co
     r->headers_done = true;
     if (r->st_len)
         r->nst = http_parse_server_timing(r->st_text, r->st_len, r->st, HTTP_ST_MAX_ENTRIES);
+    if (!r->head)
+        http_events_head(&r->ev, f->sse);
     size_t avail = len - head;
     uint64_t cl = r->head ? 0 : f->cl; /* a response to HEAD has no body (RFC 9110 §9.3.2) */
     size_t take = cl < avail ? (size_t)cl : avail;
@@ -490,7 +531,7 @@ static enum http_feed fast_head(struct http_response *r, const char *data, size_
         return HTTP_FEED_ERROR;
     struct fast_fields f;
     f.cl = 0;
-    f.have_cl = f.have_conn = f.close = false;
+    f.have_cl = f.have_conn = f.close = f.sse = false;
     f.nst = 0;
     for (;;) {
         if (p >= end)
@@ -517,6 +558,8 @@ static const http_parser_settings SETTINGS = {
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
+    .on_chunk_header = on_chunk_header,
+    .on_chunk_complete = on_chunk_complete,
 };
 
 void http_response_init(struct http_response *r, const struct http_matchers *matchers, bool head)
@@ -531,6 +574,7 @@ void http_response_init(struct http_response *r, const struct http_matchers *mat
 
 enum http_feed http_response_feed(struct http_response *r, const char *data, size_t len, size_t *consumed)
 {
+    r->ev.now_ns = 0; /* these bytes' events get one clock reading, when there are any */
     if (r->fast_left) {
         size_t take = r->fast_left < len ? (size_t)r->fast_left : len;
         fast_body(r, data, take);

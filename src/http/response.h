@@ -17,6 +17,8 @@
 #ifndef KNEE_HTTP_RESPONSE_H
 #define KNEE_HTTP_RESPONSE_H
 
+#include "http/sse.h"
+
 #include <http_parser.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,6 +85,13 @@ struct http_response {
     size_t field_len;
     bool field_long, in_value, st_value, st_sep;
     size_t st_len;
+    /* the events of a streamed body (http/sse.h): set ev.mode after init (0 is auto); the
+     * Content-Type's first bytes (to tell text/event-stream) and the chunk in progress */
+    struct http_events ev;
+    bool ct_value;
+    uint8_t ct_len;
+    char ct[24];
+    uint64_t chunk_len;
     char st_text[HTTP_ST_MAX_TEXT];
 };
 

@@ -218,9 +218,29 @@ struct lab_tls_result {
 
 int lab_tls(const struct lab_options *o, struct lab_tls_result *r);
 
+/* ---- stream: a token stream behind 8 slots, at rising rates ------------------------------ */
+
+#define LAB_STREAM_RATES 4
+
+struct lab_stream_row {
+    double rate;                       /* planned responses/s */
+    uint64_t responses, events;        /* timed responses (after the warm-up) and their events */
+    double first_p50_ms, first_p99_ms; /* planned send -> first event */
+    double gap_mean_ms, gap_p50_ms, gap_p99_ms, gap_max_ms;
+    struct lab_validity valid;
+};
+
+struct lab_stream_result {
+    size_t nrows;
+    struct lab_stream_row row[LAB_STREAM_RATES];
+    double gap_ms, stall_ms, stall_p; /* the server's gap, stall and its probability */
+};
+
+int lab_stream(const struct lab_options *o, struct lab_stream_result *r);
+
 /* ---- by name (registry.c) ---------------------------------------------------------------- */
 
-/* "stats queue knee fanout nagle compare tls all", NULL-terminated. */
+/* "stats queue knee fanout nagle compare capacity tls stream all", NULL-terminated. */
 extern const char *const lab_experiment_names[];
 
 /* Run an experiment by name ("all" runs every one in turn). Returns 0, KNEE_ENOTFOUND for an

@@ -64,18 +64,25 @@ static int run_tls(const struct lab_options *o)
     return lab_tls(o, &r);
 }
 
+static int run_stream(const struct lab_options *o)
+{
+    struct lab_stream_result r;
+    return lab_stream(o, &r);
+}
+
 static const struct experiment {
     const char *name;
     int (*run)(const struct lab_options *o);
 } experiments[] = {
-    {"stats", run_stats}, {"queue", run_queue},     {"knee", run_knee},         {"fanout", run_fanout},
-    {"nagle", run_nagle}, {"compare", run_compare}, {"capacity", run_capacity}, {"tls", run_tls},
+    {"stats", run_stats},       {"queue", run_queue}, {"knee", run_knee},
+    {"fanout", run_fanout},     {"nagle", run_nagle}, {"compare", run_compare},
+    {"capacity", run_capacity}, {"tls", run_tls},     {"stream", run_stream},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof experiments[0])
 
 /* The names in the order of the table, then "all" (`knee lab all` runs them in this order). */
-const char *const lab_experiment_names[] = {"stats",   "queue",    "knee", "fanout", "nagle",
-                                            "compare", "capacity", "tls",  "all",    NULL};
+const char *const lab_experiment_names[] = {"stats",    "queue", "knee",   "fanout", "nagle", "compare",
+                                            "capacity", "tls",   "stream", "all",    NULL};
 _Static_assert(sizeof lab_experiment_names / sizeof lab_experiment_names[0] == NEXPERIMENTS + 2,
                "every experiment has its name, then \"all\" and the NULL end");
 

@@ -45,6 +45,10 @@ static void log_record(struct worker *w, const struct target_rt *t, const struct
         rec->connection = r->conn_id;
         rec->status = (uint16_t)(r->resp.status > 0 && r->resp.status < 1000 ? r->resp.status : 0);
         rec->entry = r->var ? r->var->entry + 1 : 0;
+        if (r->resp.ev.on) {
+            rec->events = r->resp.ev.count + 1;
+            rec->first_event_ns = r->resp.ev.count ? since_t0(r->resp.ev.first_ns, t0) : 0;
+        }
     }
     if (w->chunk->n == OUTLOG_CHUNK_RECORDS) {
         outlog_submit(w->e->log, w->chunk);
@@ -129,6 +133,34 @@ static void record_server_timing(struct target_rt *t, const struct http_response
     }
 }
 
+/* ------------------------------------------------------------------ streamed responses */
+
+void account_stream_gaps(struct req *r, uint32_t before, uint64_t last_ns)
+{
+    const struct http_events *e = &r->resp.ev;
+    if (r->warm || e->count <= before)
+        return;
+    struct run_stream *s = &r->t->stream;
+    if (before)
+        record_stream_hist(&s->event_gap, (int64_t)(e->last_ns - last_ns), 1);
+    if (e->count - before > 1) /* events that came in the same read: no time between them */
+        record_stream_hist(&s->event_gap, 0, (int64_t)(e->count - before - 1));
+}
+
+/* A response timed as events ended: its first event (from `from`, the latency's start), its count. */
+static void stream_done(struct target_rt *t, const struct req *r, uint64_t from)
+{
+    const struct http_events *e = &r->resp.ev;
+    struct run_stream *s = &t->stream;
+    s->responses++;
+    s->events += e->count;
+    s->not_sse += e->not_sse;
+    s->partial += http_events_partial(e);
+    record_stream_hist(&s->per_response, e->count, 1);
+    if (e->count)
+        record_stream_hist(&s->first_event, e->first_ns > from ? (int64_t)(e->first_ns - from) : 0, 1);
+}
+
 /* ------------------------------------------------------------------ requests */
 
 void ival_live_status(struct ival_live *l, uint16_t code, uint64_t n)
@@ -195,6 +227,8 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
                 hdr_record(&t->ttfb, (int64_t)(r->first_byte_ns - r->sent_ns), 1);
             if (r->resp.nst)
                 record_server_timing(t, &r->resp);
+            if (r->resp.ev.on)
+                stream_done(t, r, from);
         }
     }
     log_record(w, t, r, r->planned_ns, r->warm, o, done_ns);
@@ -245,6 +279,8 @@ enum reqlog_outcome account_classify(const struct engine_target *et, const struc
     if (r->status >= 200 && r->status < 400) {
         if (et->expect_bit != ENGINE_NO_NEEDLE && !(r->matched & (1u << et->expect_bit)))
             return OUTCOME_INVALID;
+        if (r->ev.on && http_events_partial(&r->ev))
+            return OUTCOME_INVALID; /* a stream that ended inside an event */
         return OUTCOME_OK;
     }
     return OUTCOME_HTTP_ERROR;

@@ -117,6 +117,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
             return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
     }
     et->head = strcmp(method, "HEAD") == 0;
+    et->stream_mode = cfg->stream_mode;
     et->idempotent = http_method_idempotent(method);
     http_matchers_init(&et->matchers);
     et->expect_bit = ENGINE_NO_NEEDLE;

@@ -121,6 +121,7 @@ static bool retry_stale(struct worker *w, struct conn *c)
     r->first_byte_ns = r->connect_ns = r->tls_ns = 0;
     r->tcause = RUN_TC_OTHER;
     http_response_init(&r->resp, &t->et->matchers, t->et->head);
+    r->resp.ev.mode = t->et->stream_mode;
     conn_bind(w, n, r);
     return true;
 }
@@ -202,7 +203,11 @@ static bool h1_feed(struct worker *w, struct conn *c, const char *buf, size_t go
     if (!r->first_byte_ns)
         r->first_byte_ns = clock_now_ns();
     size_t used = 0;
+    uint32_t events = r->resp.ev.count;
+    uint64_t last_ns = r->resp.ev.last_ns;
     enum http_feed f = http_response_feed(&r->resp, buf, got, &used);
+    if (r->resp.ev.count != events)
+        account_stream_gaps(r, events, last_ns);
     if (f == HTTP_FEED_DONE) {
         if (used < got) {
             /* bytes after the response we asked for: the connection is out of step */

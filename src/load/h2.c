@@ -44,6 +44,16 @@ static void h2_on_header(struct h2_stream *s, const uint8_t *name, size_t namele
     struct req *r = s->user;
     if (s->status >= 200 && namelen == 13 && memcmp(name, "server-timing", 13) == 0 && !r->resp.nst)
         r->resp.nst = http_parse_server_timing((const char *)value, valuelen, r->resp.st, HTTP_ST_MAX_ENTRIES);
+    if (s->status >= 200 && namelen == 12 && memcmp(name, "content-type", 12) == 0)
+        r->resp.ct_value = http_content_type_is_sse((const char *)value, valuelen); /* noted; decided at the head */
+}
+
+/* The head is complete: are the body's events timed? */
+static void h2_on_response(struct h2_stream *s)
+{
+    struct req *r = s->user;
+    if (!r->t->et->head)
+        http_events_head(&r->resp.ev, r->resp.ct_value);
 }
 
 static void h2_on_data(struct h2_stream *s, const uint8_t *data, size_t len)
@@ -51,6 +61,27 @@ static void h2_on_data(struct h2_stream *s, const uint8_t *data, size_t len)
     struct req *r = s->user;
     if (r->t->et->matchers.n)
         http_matchers_feed(&r->t->et->matchers, r->resp.kmp, &r->resp.matched, (const char *)data, len);
+    if (r->resp.ev.on && !r->resp.ev.chunks) {
+        uint32_t events = r->resp.ev.count;
+        uint64_t last_ns = r->resp.ev.last_ns;
+        r->resp.ev.now_ns = 0;
+        http_events_body(&r->resp.ev, (const char *)data, len);
+        if (r->resp.ev.count != events)
+            account_stream_gaps(r, events, last_ns);
+    }
+}
+
+/* A DATA frame with data arrived whole: in chunks mode, one event. */
+static void h2_on_data_frame(struct h2_stream *s)
+{
+    struct req *r = s->user;
+    if (!r->resp.ev.on || !r->resp.ev.chunks)
+        return;
+    uint32_t events = r->resp.ev.count;
+    uint64_t last_ns = r->resp.ev.last_ns;
+    r->resp.ev.now_ns = 0;
+    http_events_chunk(&r->resp.ev);
+    account_stream_gaps(r, events, last_ns);
 }
 
 /* A refused stream (GOAWAY, REFUSED_STREAM) was not processed by the server (RFC 9113 §8.7,
@@ -145,10 +176,12 @@ static void h2_on_goaway(void *user, int32_t last_stream_id, uint32_t error_code
 }
 
 static const struct h2_callbacks h2_callbacks = {
+    .on_response = h2_on_response,
     .on_header = h2_on_header,
     .on_data = h2_on_data,
     .on_close = h2_on_close,
     .on_goaway = h2_on_goaway,
+    .on_data_frame = h2_on_data_frame,
 };
 
 /* ------------------------------------------------------------------ the deferred work */

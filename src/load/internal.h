@@ -63,6 +63,7 @@ struct engine_target {
      * put before each request's target (absolute form) */
     char *proxy_connect, *proxy_origin;
     size_t proxy_connect_len, proxy_origin_len;
+    uint8_t stream_mode; /* run_config.stream_mode: how its responses' events are timed */
 };
 
 /* the request path's structures (load/worker.h) */
@@ -143,6 +144,7 @@ struct target_rt {
     struct run_proto_counts pc;         /* connections by protocol and TLS version, handshakes, HTTP/2 */
     struct tls_session_cache tls_cache; /* --tls-resume: the newest session ticket of the target */
     struct vring vr;                    /* a target with a request source: its prepared requests */
+    struct run_stream stream;           /* streamed responses' events (account.c) */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */

@@ -264,6 +264,7 @@ static void merge_workers(struct engine *e, struct run_record *res, struct hdr *
             hdr_add(&r->tls, &t->tls);
             record_proto_counts_add(&r->pc, &t->pc);
             record_server_timing_merge(r, t->st, t->nst);
+            record_stream_add(&r->stream, &t->stream);
         }
     }
 }

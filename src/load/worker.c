@@ -63,6 +63,7 @@ void req_init(struct req *r, struct target_rt *t, struct client *cl, struct vari
     r->buf = NULL;
     r->len = r->write_off = 0;
     http_response_init(&r->resp, &t->et->matchers, v ? v->head : t->et->head);
+    r->resp.ev.mode = t->et->stream_mode;
 }
 
 /* ------------------------------------------------------------------ timeout FIFO */
@@ -520,6 +521,7 @@ void worker_release(struct worker *w)
                 hdr_release(&t->latency[g]);
         hdr_release(&t->service);
         hdr_release(&t->ttfb);
+        record_stream_release(&t->stream);
         hdr_release(&t->lag);
         hdr_release(&t->connect);
         hdr_release(&t->tls);

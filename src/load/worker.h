@@ -454,6 +454,9 @@ void account_sent(struct worker *w, struct target_rt *t, uint64_t planned_ns, bo
  * as sent at sent_ns unless `counted` (a request sent again already is), and accounted. */
 void account_unconnected(struct worker *w, struct target_rt *t, uint64_t planned_ns, bool warm, uint64_t sent_ns,
                          enum run_transport_cause cause, bool counted);
+/* A read brought events to r's response (http_events: `before` events so far, the last at
+ * last_ns): every gap since that one into its target's event_gap histogram (not in the warm-up). */
+void account_stream_gaps(struct req *r, uint32_t before, uint64_t last_ns);
 /* The outcome of a complete response: rejected (--reject), ok (2xx/3xx with --expect-body
  * found), invalid (its body lacks it) or http_error. Pure. */
 enum reqlog_outcome account_classify(const struct engine_target *et, const struct http_response *r);

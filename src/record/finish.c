@@ -75,9 +75,12 @@ static void target_summarize(struct run_target_result *t)
 
 void record_summarize(struct run_record *rec)
 {
-    for (size_t i = 0; i < rec->ntargets; i++)
+    for (size_t i = 0; i < rec->ntargets; i++) {
         target_summarize(&rec->targets[i]);
+        record_stream_summarize(&rec->targets[i].stream, rec->window_s, &rec->targets[i].stream_sum);
+    }
     target_summarize(&rec->all);
+    record_stream_summarize(&rec->all.stream, rec->window_s, &rec->all.stream_sum);
     record_stages_summarize(rec);
 }
 

@@ -209,12 +209,29 @@ static void target_stats(const json_t *t, struct run_target_result *d)
 
 /* A target object ("all" has only the name of the head fields). Bytes received are the
  * document's total (warm-up included), kept in counts.bytes_in. */
+/* "stream" (absent: nothing was streamed). */
+static void stream_read(const json_t *s, struct run_stream_sum *d)
+{
+    if (!s || !json_is_object(s))
+        return;
+    d->present = true;
+    summary(get(s, "first_event"), &d->first_event);
+    summary(get(s, "event_gap"), &d->event_gap);
+    summary(get(s, "events_per_response"), &d->per_response);
+    d->events = count(s, "events");
+    d->responses = count(s, "responses");
+    d->not_sse = count(s, "not_sse");
+    d->partial = count(s, "partial");
+    d->events_per_s = num(s, "events_per_s");
+}
+
 static void target(const json_t *t, struct run_target_result *d)
 {
     get_text(t, "name", d->name, sizeof d->name);
     FIELDS_READ(RECORD_TARGET_FIELDS, t, struct run_target_result, d);
     counts(get(t, "accounting"), &d->counts);
     counts(get(t, "warmup"), &d->warmup_counts);
+    stream_read(get(t, "stream"), &d->stream_sum);
     record_status_read_json(get(t, "status_codes"), &d->status, false, NULL, 0);
     FIELDS_READ(RECORD_CONNECTIONS_FIELDS, get(t, "connections"), struct run_counts, &d->counts);
     d->counts.bytes_in = count(t, "bytes_in");

@@ -201,6 +201,24 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
     jw_object_end(j);
 }
 
+/* "stream": the events of streamed responses (absent when none was timed). */
+static void stream(struct jw *j, const struct run_stream_sum *s)
+{
+    if (!s->present)
+        return;
+    jw_key(j, "stream");
+    jw_object_begin(j);
+    summary(j, "first_event", &s->first_event);
+    summary(j, "event_gap", &s->event_gap);
+    jw_kv_uint(j, "events", s->events);
+    jw_kv_uint(j, "responses", s->responses);
+    summary(j, "events_per_response", &s->per_response);
+    jw_kv_double(j, "events_per_s", s->events_per_s);
+    jw_kv_uint(j, "not_sse", s->not_sse);
+    jw_kv_uint(j, "partial", s->partial);
+    jw_object_end(j);
+}
+
 static void target(struct jw *j, const struct run_target_result *t, bool is_all)
 {
     jw_object_begin(j);
@@ -234,6 +252,7 @@ static void target(struct jw *j, const struct run_target_result *t, bool is_all)
     FIELDS_WRITE(RECORD_CONNECTIONS_FIELDS, j, struct run_counts, &t->counts);
     jw_object_end(j);
     jw_kv_uint(j, "bytes_in", t->counts.bytes_in + t->warmup_counts.bytes_in);
+    stream(j, &t->stream_sum);
     jw_object_end(j);
 }
 

@@ -143,6 +143,7 @@ void record_target_release(struct run_target_result *r)
     for (size_t i = 0; i < r->nst; i++)
         hdr_release(&r->st[i].dur);
     r->nst = 0;
+    record_stream_release(&r->stream);
 }
 
 void record_server_timing_merge(struct run_target_result *d, const struct run_server_timing *st, size_t n)
@@ -178,6 +179,7 @@ void record_target_add(struct run_target_result *d, const struct run_target_resu
     record_proto_counts_add(&d->pc, &s->pc);
     d->https |= s->https;
     record_server_timing_merge(d, s->st, s->nst);
+    record_stream_add(&d->stream, &s->stream);
 }
 
 /* d += s for one target of record_add. */

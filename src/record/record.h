@@ -308,6 +308,33 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
  * into pc: the largest seen, and seen. */
 void record_h2_limit_add(struct run_proto_counts *pc, uint64_t limit);
 
+/* Streamed responses (knee run --stream, http/sse.h): the events of the bodies timed as events,
+ * after the warm-up. The histograms are allocated on first use (counts NULL: none yet). */
+struct run_stream {
+    struct hdr first_event;  /* planned send (closed loop: the send) -> first event, ns */
+    struct hdr event_gap;    /* every gap between two successive events of a response, ns */
+    struct hdr per_response; /* events per timed response (a count) */
+    uint64_t events;         /* events in all */
+    uint64_t responses;      /* responses timed as events (with or without one) */
+    uint64_t not_sse;        /* --stream sse: responses whose Content-Type was not text/event-stream */
+    uint64_t partial;        /* bodies that ended inside an event (counted invalid) */
+};
+/* The statistics of a struct run_stream (first_event and event_gap in ms, per_response a count),
+ * what the JSON's "stream" object holds; present when a response was timed. */
+struct run_stream_sum {
+    bool present;
+    struct run_summary first_event, event_gap, per_response;
+    uint64_t events, responses, not_sse, partial;
+    double events_per_s; /* events / the window */
+};
+/* d += s (d's histograms allocated when s has any). */
+void record_stream_add(struct run_stream *d, const struct run_stream *s);
+/* Record into s's histogram h (one of its three), allocating it on first use. */
+void record_stream_hist(struct hdr *h, int64_t value, int64_t count);
+void record_stream_release(struct run_stream *s);
+/* The statistics of s over a window of window_s seconds. */
+void record_stream_summarize(const struct run_stream *s, double window_s, struct run_stream_sum *out);
+
 /* A target's histograms as statistics in ms (struct run_summary), what the reports print: filled
  * from the histograms by record_summarize (record_finish calls it), or read from a run JSON,
  * which holds these and not the histograms (except a shard's). */
@@ -338,6 +365,8 @@ struct run_target_result {
     bool https;                  /* an https target (all: any is) */
     size_t nst;
     struct run_server_timing st[RUN_ST_MAX_NAMES];
+    struct run_stream stream;         /* streamed responses' events (--stream) */
+    struct run_stream_sum stream_sum; /* their statistics (record_summarize; from the JSON when read) */
 };
 
 /* One interval of the run across all targets (the timeline in the JSON): seconds since t0,

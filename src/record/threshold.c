@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const METRICS[] = {"latency", "service", "ttfb", "lag", "connect"};
+static const char *const METRICS[] = {"latency", "service", "ttfb", "lag", "connect", "first_event", "event_gap"};
 _Static_assert(sizeof METRICS / sizeof *METRICS == THR_METRIC_COUNT, "METRICS is indexed by enum thr_metric");
 static const char *const PER_S[] = {"planned_per_s", "sent_per_s", "completed_per_s", "goodput_per_s",
                                     "achieved_send_per_s"};
@@ -253,7 +253,7 @@ static int parse_quantity(const char *ls, const char *le, const char *value, str
     return knee_fail(err, errlen, KNEE_EINVAL,
                      "unknown quantity '%.*s' (use p99, mean, max, error_rate, goodput_rate, dropped, "
                      "sent_per_s, status.5xx, ... with an optional TARGET., all./ok./timeout. ... and "
-                     "latency./service./ttfb./lag./connect. prefix)",
+                     "latency./service./ttfb./lag./connect./first_event./event_gap. prefix)",
                      (int)sl, ls);
 }
 
@@ -347,6 +347,10 @@ static const struct hdr *metric_hist(const struct run_target_result *r, enum thr
         return &r->lag;
     case THR_CONNECT:
         return &r->connect;
+    case THR_FIRST_EVENT:
+        return &r->stream.first_event;
+    case THR_EVENT_GAP:
+        return &r->stream.event_gap;
     case THR_LATENCY:
     default:
         return group == THR_GROUP_ALL ? &r->latency_all : &r->latency[group];

@@ -1,11 +1,11 @@
 /* Pass/fail checks on a run (--threshold, k6-like). An expression is
  *     [TARGET.][GROUP.][METRIC.]STAT OP VALUE
- * METRIC is latency (default), service, ttfb, lag or connect; STAT is pNN (p99, p99.9), mean,
- * stdev, min, max or count, compared with a duration (250ms, 1s; a bare number is ms).
- * GROUP (latency only, also written latency.GROUP.STAT) says whose latency: ok (the default:
- * a verdict on latency is about requests that worked, so a refused connection's 0.1 ms never
- * passes a p99 check), all (every completed request), or one failed outcome (rejected,
- * http_error, invalid, transport, timeout). A target named like a group is read as the target.
+ * METRIC is latency (default), service, ttfb, lag, connect, or first_event and event_gap (streamed
+ * responses, knee run --stream: the planned send to the first event, the gaps between events); STAT is pNN (p99,
+ * p99.9), mean, stdev, min, max or count, compared with a duration (250ms, 1s; a bare number is ms). GROUP (latency
+ * only, also written latency.GROUP.STAT) says whose latency: ok (the default: a verdict on latency is about requests
+ * that worked, so a refused connection's 0.1 ms never passes a p99 check), all (every completed request), or one failed
+ * outcome (rejected, http_error, invalid, transport, timeout). A target named like a group is read as the target.
  * Without a metric STAT may also be a request count (planned, sent, ok, rejected,
  * http_error, invalid, transport, timeout, dropped, cancelled), a share of planned requests
  * (<outcome>_rate, e.g. goodput_rate = ok_rate, dropped_rate; compared with 1% or 0.01),
@@ -33,7 +33,16 @@
 
 enum thr_op { THR_LT, THR_LE, THR_GT, THR_GE, THR_EQ, THR_NE };
 enum thr_kind { THR_STAT, THR_COUNT, THR_SHARE, THR_ERROR_RATE, THR_PER_S, THR_SCHEDULE, THR_STATUS, THR_STATUS_SHARE };
-enum thr_metric { THR_LATENCY, THR_SERVICE, THR_TTFB, THR_LAG, THR_CONNECT, THR_METRIC_COUNT };
+enum thr_metric {
+    THR_LATENCY,
+    THR_SERVICE,
+    THR_TTFB,
+    THR_LAG,
+    THR_CONNECT,
+    THR_FIRST_EVENT,
+    THR_EVENT_GAP,
+    THR_METRIC_COUNT
+};
 
 #define THR_ALL_TARGETS (-1)   /* run_threshold.target: the merged result, no TARGET. prefix */
 #define THR_COUNT_PLANNED (-1) /* run_threshold.outcome: planned requests, not an outcome */

@@ -102,6 +102,9 @@ static void encode_record(uint8_t *p, const struct reqlog_record *r)
     p[69] = r->tls;
     p[70] = p[71] = 0;
     put_u64(p + 72, r->entry);
+    put_u64(p + 80, r->first_event_ns);
+    put_u32(p + 88, r->events);
+    put_u32(p + 92, 0);
 }
 
 static void decode_record(const uint8_t *p, struct reqlog_record *r)
@@ -121,6 +124,8 @@ static void decode_record(const uint8_t *p, struct reqlog_record *r)
     r->protocol = p[68];
     r->tls = p[69];
     r->entry = get_u64(p + 72);
+    r->first_event_ns = get_u64(p + 80);
+    r->events = get_u32(p + 88);
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -622,6 +627,7 @@ void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d)
     d->ttfb_ms = r->sent_ns && r->first_byte_ns ? diff_ms(r->first_byte_ns, r->sent_ns) : NAN;
     d->lag_ms = r->sent_ns ? diff_ms(r->sent_ns, r->planned_ns) : NAN;
     d->tls_ms = r->tls_ns ? (double)r->tls_ns / 1e6 : NAN;
+    d->first_event_ms = r->first_event_ns ? diff_ms(r->first_event_ns, r->planned_ns) : NAN;
 }
 
 const char *reqlog_proto_name(unsigned p)
@@ -699,6 +705,10 @@ size_t reqlog_format_csv(const struct reqlog_record *r, const char *target_name,
     sb_printf(&b, "%s,%s,", reqlog_proto_name(r->protocol), reqlog_tls_name(r->tls));
     if (r->entry)
         sb_printf(&b, "%llu", (unsigned long long)(r->entry - 1));
+    sb_putc(&b, ',');
+    sb_ms(&b, d.first_event_ms);
+    if (r->events)
+        sb_printf(&b, "%u", r->events - 1);
     sb_putc(&b, '\n');
     return b.used;
 }

@@ -48,6 +48,9 @@ struct reqlog_record {
     uint8_t tls;      /* REQLOG_TLS_*: that connection's TLS */
     /* appended after 72 bytes (an older record reads it as 0) */
     uint64_t entry; /* a targets file's entry it sent, plus 1 (0: none: a fixed request, or never sent) */
+    /* appended after 80 bytes (knee run --stream; an older record reads them as 0) */
+    uint64_t first_event_ns; /* the response's first event since run start; 0 when none */
+    uint32_t events;         /* the response's events plus 1 (0: not timed as events) */
 };
 
 enum { REQLOG_PROTO_HTTP1, REQLOG_PROTO_H2, REQLOG_PROTO_COUNT };
@@ -64,7 +67,7 @@ const char *reqlog_tls_name(unsigned t);
 #define REQLOG_MAGIC "\x89KRQ\r\n\x1a\n" /* 8 bytes: never valid UTF-8 text, so never a CSV */
 #define REQLOG_MAGIC_LEN 8
 #define REQLOG_VERSION 1
-#define REQLOG_RECORD_SIZE 80       /* bytes of a record knee writes (version 1: fields appended) */
+#define REQLOG_RECORD_SIZE 96       /* bytes of a record knee writes (version 1: fields appended) */
 #define REQLOG_RECORD_SIZE_MIN 60   /* the first version-1 records, without tls_ns, protocol, tls */
 #define REQLOG_FIXED_HEADER_SIZE 24 /* magic, version, flags, header_size, record_size, ntargets */
 #define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
@@ -151,7 +154,7 @@ void reqlog_reader_close(struct reqlog_reader *rd);
 /* The CSV header knee writes for per-request output, without a trailing newline. */
 #define REQLOG_CSV_HEADER                                                                                              \
     "server,start_s,latency_ms,service_ms,ttfb_ms,lag_ms,status,outcome,bytes,connection,warmup,tls_ms,protocol,tls,"  \
-    "entry"
+    "entry,first_event_ms,events"
 
 /* Derived values; NAN when the request has no such value (a dropped request has no latency).
  *   start_s    = planned / 1e9
@@ -160,15 +163,18 @@ void reqlog_reader_close(struct reqlog_reader *rd);
  *   ttfb_ms    = (first_byte - sent) / 1e6 when sent_ns != 0 and first_byte_ns != 0
  *   lag_ms     = (sent - planned) / 1e6   when sent_ns != 0
  *   tls_ms     = tls_ns / 1e6              when tls_ns != 0
+ *   first_event_ms = (first_event - planned) / 1e6 when first_event_ns != 0
  * A difference that would be negative (a corrupt record) is returned negative, not hidden. */
 struct reqlog_derived {
     double start_s, latency_ms, service_ms, ttfb_ms, lag_ms, tls_ms;
+    double first_event_ms;
 };
 void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d);
 
 /* Format one CSV row (columns of REQLOG_CSV_HEADER, '\n'-terminated, NUL-terminated) into buf;
  * warmup is 1 for a request planned inside --warmup (REQLOG_FLAG_WARMUP), else 0; entry is the
- * targets file's entry (0-based; empty for a fixed request).
+ * targets file's entry (0-based; empty for a fixed request); events the response's events (empty
+ * when it was not timed as events).
  * Times keep nanosecond resolution (start_s %.9f, ms %.6f) so `knee stats` gives the same
  * numbers from the CSV as from the binary log; a value that does not exist is an empty cell;
  * the name is quoted when it holds a comma, quote or line break. Returns the length written,

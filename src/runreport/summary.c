@@ -258,6 +258,31 @@ static void connections(FILE *out, const struct run_record *v, bool full)
                 100 * record_generator_cpu_share(g));
 }
 
+/* Streamed responses (--stream): the first event and the gaps, a row each in the latency table's
+ * columns, and what was counted. Nothing when no response was timed as events. */
+static void stream_rows(FILE *out, const struct run_record *v, bool head)
+{
+    const struct run_stream_sum *s = &v->all.stream_sum;
+    if (!s->present)
+        return;
+    if (head)
+        fprintf(out, "\n  %-12s %10s %9s %9s %9s %9s %9s\n", "", "count", "p50", "p90", "p99", "p99.9", "max");
+    compact_row(out, "first event", &s->first_event);
+    compact_row(out, "event gap", &s->event_gap);
+    char a[32], b[32];
+    fprintf(out, "  stream (ms): first event from the %s; gap between two events of a response\n",
+            v->config.open_loop ? "planned send" : "send");
+    fprintf(out, "  stream: %s events in %s responses (mean %.1f, max %.0f each), %.1f/s\n",
+            units_fmt_count(s->events, a, sizeof a), units_fmt_count(s->responses, b, sizeof b), s->per_response.mean,
+            s->per_response.max, s->events_per_s);
+    if (s->not_sse)
+        fprintf(out, "  --stream sse: %s responses were not text/event-stream (scanned as SSE all the same)\n",
+                units_fmt_count(s->not_sse, a, sizeof a));
+    if (s->partial)
+        fprintf(out, "  %s streams ended inside an event (counted invalid)\n",
+                units_fmt_count(s->partial, a, sizeof a));
+}
+
 /* The default form's latency: one table of every completed request, and the lag in an open loop. */
 static void latency_brief(FILE *out, const struct run_record *v)
 {
@@ -270,6 +295,7 @@ static void latency_brief(FILE *out, const struct run_record *v)
     } else {
         fprintf(out, "  latency: send -> full response (T5 - T1); closed loop\n");
     }
+    stream_rows(out, v, false);
 }
 
 static void print_full(FILE *out, const struct run_record *v, bool verbose)
@@ -281,6 +307,7 @@ static void print_full(FILE *out, const struct run_record *v, bool verbose)
         per_target(out, v);
     else if (v->ntargets > 1)
         per_target_compact(out, v);
+    stream_rows(out, v, true);
     runreport_print_stages(out, v);
     server_timing(out, v, true);
     fputc('\n', out);

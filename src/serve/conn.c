@@ -85,6 +85,14 @@ static void out_response(struct conn *c, int status, const char *ctype, const ch
     }
 }
 
+bool serve_conn_out_write(struct conn *c, const char *p, size_t n)
+{
+    if (out_room(c) < n)
+        return false;
+    out_append(c, p, n);
+    return true;
+}
+
 /* ---- connection lifecycle --------------------------------------------------------------- */
 
 void serve_conn_free(struct conn *c)
@@ -139,6 +147,7 @@ static void conn_close(struct conn *c)
     case PH_WORK:
     case PH_CPU:
     case PH_DEPS:
+    case PH_STREAM:
         return; /* freed when the work ends */
     case PH_NONE:
         break;

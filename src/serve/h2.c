@@ -102,6 +102,7 @@ static void stream_gone(struct conn *sc)
         case PH_WORK:
         case PH_CPU:
         case PH_DEPS:
+        case PH_STREAM:
             sc->dead = true;
             return;
         case PH_NONE:
@@ -327,6 +328,76 @@ void serve_h2_respond(struct conn *sc, int status, const char *ctype, const char
     nghttp2_data_provider prd = {.source.ptr = NULL, .read_callback = body_read};
     nghttp2_submit_response(parent->h2->session, sc->h2_id, nva, n, head_only || !body_len ? NULL : &prd);
     parent->h2->answer_ns = sc->srv->loop.now_ns;
+}
+
+/* An events answer's body: what is in out now, one DATA frame per call (nghttp2 asks again while
+ * the window allows); nothing yet and more to come: deferred until serve_h2_events_push resumes
+ * it. */
+static ssize_t events_read(nghttp2_session *session, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
+                           nghttp2_data_source *source, void *ud)
+{
+    (void)source, (void)ud;
+    struct conn *sc = stream_of(session, id);
+    if (!sc)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    size_t left = sc->out_end - sc->out_start;
+    if (!left && !sc->h2_events_eof)
+        return NGHTTP2_ERR_DEFERRED;
+    size_t n = left < length ? left : length;
+    memcpy(buf, sc->out + sc->out_start, n);
+    sc->out_start += n;
+    if (sc->out_start == sc->out_end) {
+        sc->out_start = sc->out_end = 0;
+        if (sc->h2_events_eof)
+            *flags |= NGHTTP2_DATA_FLAG_EOF;
+    }
+    return (ssize_t)n;
+}
+
+void serve_h2_events_begin(struct conn *sc, const char *extra)
+{
+    struct conn *parent = sc->h2_parent;
+    if (sc->dead || !parent || parent->dead || !parent->h2)
+        return;
+    sc->out_start = sc->out_end = 0;
+    sc->h2_events = true;
+    sc->h2_events_eof = false;
+    nghttp2_nv nva[6];
+    size_t n = 0;
+    nva[n++] = nv(":status", "200", 3);
+    nva[n++] = nv("server", "knee", 4);
+    nva[n++] = nv("date", sc->srv->date, strlen(sc->srv->date));
+    nva[n++] = nv("content-type", "text/event-stream", 17);
+    nva[n++] = nv("cache-control", "no-cache", 8);
+    /* extra: one "Server-Timing: v\r\n" line */
+    const char *colon = extra ? strchr(extra, ':') : NULL;
+    const char *eol = extra ? strstr(extra, "\r\n") : NULL;
+    if (colon && eol && colon < eol) {
+        const char *v = colon + 1;
+        while (*v == ' ')
+            v++;
+        nva[n++] = nv("server-timing", v, (size_t)(eol - v));
+    }
+    nghttp2_data_provider prd = {.source.ptr = NULL, .read_callback = events_read};
+    nghttp2_submit_response(parent->h2->session, sc->h2_id, nva, n, &prd);
+    parent->h2->answer_ns = sc->srv->loop.now_ns;
+}
+
+bool serve_h2_events_push(struct conn *sc, const char *p, size_t n, bool eof)
+{
+    struct conn *parent = sc->h2_parent;
+    if (sc->dead || !parent || parent->dead || !parent->h2)
+        return true; /* nobody to write to: the caller's end comes as for a gone client */
+    if (sc->out_start > 0 && sc->out_start == sc->out_end)
+        sc->out_start = sc->out_end = 0;
+    if (sizeof sc->out - sc->out_end < n)
+        return false;
+    memcpy(sc->out + sc->out_end, p, n);
+    sc->out_end += n;
+    sc->h2_events_eof = eof;
+    nghttp2_session_resume_data(parent->h2->session, sc->h2_id);
+    parent->h2->answer_ns = sc->srv->loop.now_ns;
+    return true;
 }
 
 void serve_h2_stream_done(struct conn *sc)

@@ -70,7 +70,7 @@
 #define ACCEPT_PAUSE_NS (100 * NS_PER_MS)
 
 /* Where a work request is in its life (the drawing above). */
-enum phase { PH_NONE, PH_WAIT_SLOT, PH_WAIT_LOCK, PH_WORK, PH_CPU, PH_DEPS };
+enum phase { PH_NONE, PH_WAIT_SLOT, PH_WAIT_LOCK, PH_WORK, PH_CPU, PH_DEPS, PH_STREAM };
 
 struct conn;
 
@@ -91,6 +91,13 @@ struct work {
     struct loop_timer timer;
     struct work *prev, *next; /* slot queue or lock queue */
     struct cpu_job job;
+    /* a streamed answer (cfg.stream, stream.c): its plan, drawn at entry, and its progress */
+    bool stream;           /* answered as events (not HEAD) */
+    bool stream_started;   /* the head went out: the end is the last chunk, not a JSON body */
+    unsigned events, sent; /* events planned, and written */
+    uint64_t gap_ns, stall_ns;
+    double stall_p;
+    struct rng srng; /* the stalls' draws: seeded from the server's stream at entry */
 };
 
 /* A FIFO of requests waiting for a slot or for the lock, linked through work.prev/next. */
@@ -115,8 +122,10 @@ struct conn {
     bool refused;      /* turned away by the connection limit: not counted as open */
     bool dead;         /* socket closed; the struct lives until the work in flight ends */
     bool peer_eof;
-    bool parsing;      /* inside process_input(): a request finishing at once must not re-enter it */
-    bool h2_timed_out; /* a stream: answered 408 by the header timeout; reset once that answer is out */
+    bool parsing;       /* inside process_input(): a request finishing at once must not re-enter it */
+    bool h2_timed_out;  /* a stream: answered 408 by the header timeout; reset once that answer is out */
+    bool h2_events;     /* a stream answered as events: its body grows after the head (serve_h2_events_*) */
+    bool h2_events_eof; /* ... and its last event is in out */
     /* TLS and HTTP/2 (conn.c, h2.c). A connection speaks TLS when tls.ssl is set (handshaking
      * until tls.handshake_done). An HTTP/2 connection has h2 (its nghttp2 session and streams);
      * each of its streams is a struct conn of its own without a socket (h2_parent set): the
@@ -284,6 +293,10 @@ void serve_conn_linger(struct conn *c);
 /* Close the socket (and its streams, or its request), as on an error. */
 void serve_conn_close(struct conn *c);
 
+/* Append n bytes to c's output when they fit (an HTTP/1.1 connection's buffer): false when the
+ * client has not taken enough of what went before (the caller tries again later). */
+bool serve_conn_out_write(struct conn *c, const char *p, size_t n);
+
 /* ---- h2.c: HTTP/2 connections (cfg.h2) ---- */
 
 /* Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
@@ -322,6 +335,13 @@ void serve_h2_stream_done(struct conn *stream);
 /* The connection's socket is closing: detach or cancel its streams (work in flight keeps its
  * stream alive, answered into nothing, as an HTTP/1.1 request whose client reset). */
 void serve_h2_close(struct conn *c);
+/* A stream answered as events: submit the head (200, text/event-stream, extra header lines), its
+ * body to follow through serve_h2_events_push. */
+void serve_h2_events_begin(struct conn *stream, const char *extra);
+/* Add n bytes of body (one event: one DATA frame when the client reads as fast as it comes);
+ * eof: they end the body. false when they do not fit (the client is slow): try again later.
+ * Nothing is written here: serve_h2_stream_done writes (after serve_work_end for the last). */
+bool serve_h2_events_push(struct conn *stream, const char *p, size_t n, bool eof);
 /* Streams of connection c still alive (open, or finishing their work after the socket closed). */
 unsigned serve_h2_streams(const struct conn *c);
 /* Free the session and every stream left (serve_conn_free of the connection). */
@@ -341,6 +361,9 @@ bool serve_work_plan(struct serve_handle *s, const struct http_request *r, struc
  * it ends in serve_conn_respond_work/_rejected and serve_conn_request_done, at once or
  * from a timer or a CPU completion. */
 void serve_work_start(struct serve_handle *s, struct work *w);
+/* The request's work and its answer are over (a streamed answer's last event is written): release
+ * its slot, count it, answer (unless the answer was streamed) and go on with the connection. */
+void serve_work_end(struct serve_handle *s, struct work *w);
 /* Drop a request waiting for a slot or the lock (its client left): counted as cancelled,
  * its slot (if it holds one) handed on. */
 void serve_work_cancel(struct serve_handle *s, struct work *w);
@@ -353,5 +376,15 @@ void serve_pause_stop(struct serve_handle *s);
  * connection) and is a no-op when they never started. */
 int serve_cpu_start(struct serve_handle *s);
 void serve_cpu_stop(struct serve_handle *s);
+
+/* ---- stream.c: answers as server-sent events (cfg.stream) ---- */
+
+/* Read a stream request's plan from its query (?events=&first_ms=&gap_ms=&stall_ms=&stall_p=)
+ * over the configuration's defaults into w, the stall draws seeded from the server's generator.
+ * false on a bad value (the caller answers 400). */
+bool serve_stream_plan(struct serve_handle *s, const struct http_request *r, struct work *w);
+/* The first event's wait is over (the slot is held): write the head and the first event, then
+ * each next one from a timer; the last ends in serve_work_end. A client gone ends it early. */
+void serve_stream_begin(struct serve_handle *s, struct work *w);
 
 #endif

@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const serve_preset_names[] = {"report", "quiet", "queue", "flat", "fanout", "null", "stall", NULL};
+const char *const serve_preset_names[] = {"report", "quiet", "queue",  "flat", "fanout",
+                                          "null",   "stall", "stream", NULL};
 
 static const char *const summaries[] = {
     "server A: pool 4, 2 ms work (40 ms on a 10% miss), lock held 250 ms every 4 s",
@@ -20,6 +21,7 @@ static const char *const summaries[] = {
     "N parallel dependencies (default 1, ?fanout=N), each 200 ms with p=2%, else 1 ms",
     "a tiny fixed 200 response, no work: the calibration-probe target",
     "pool 4, 2 ms work (capacity 2,000 rps); a lock held 300 ms at random moments, every 20 s on average",
+    "SSE: 8 slots, 20 events, the first after 50 ms, then every 10 ms, a 500 ms stall with p=1% (?events= ...)",
 };
 _Static_assert(sizeof summaries / sizeof summaries[0] + 1 == sizeof serve_preset_names / sizeof serve_preset_names[0],
                "one summary per preset name, by position");
@@ -75,6 +77,16 @@ int serve_preset(const char *name, struct serve_config *c)
         c->pause_every_ns = 20 * NS_PER_S;
         c->pause_for_ns = 300 * NS_PER_MS;
         c->pause_random = true;
+    } else if (strcmp(name, "stream") == 0) {
+        /* A token stream behind a few model slots: a request waits for a slot (no timeout), so
+         * load shows first in the time to the first event; the gaps after it do not queue. */
+        c->pool = 8;
+        c->stream = true;
+        c->stream_events = 20;
+        c->stream_first_ns = 50 * NS_PER_MS;
+        c->stream_gap_ns = 10 * NS_PER_MS;
+        c->stream_stall_ns = 500 * NS_PER_MS;
+        c->stream_stall_p = 0.01;
     } else {
         return KNEE_ENOTFOUND;
     }
@@ -112,6 +124,12 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
                              c->fanout || c->acquire_timeout_ns || c->dep_ns || c->dep_slow_ns || c->dep_slow_prob > 0))
         return bad(err, errlen,
                    "the null target does no work: it takes no pool, work, cache, pause, CPU or dependency settings");
+    if (c->stream && (c->null_response || c->cpu_ns || c->fanout))
+        return bad(err, errlen, "streamed answers take no null target, CPU work or fan-out");
+    if (c->stream_events > SERVE_STREAM_EVENTS_MAX)
+        return bad(err, errlen, "stream events: at most 100000");
+    if (!(c->stream_stall_p >= 0 && c->stream_stall_p <= 1))
+        return bad(err, errlen, "stream stall probability: must be between 0 and 1");
     if (c->pool > SERVE_POOL_MAX)
         return bad(err, errlen, "--pool: at most 100000 slots");
     if (c->acquire_timeout_ns && !c->pool)
@@ -155,6 +173,9 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
         {offsetof(struct serve_config, idle_timeout_ns), "--idle-timeout"},
         {offsetof(struct serve_config, grace_ns), "--grace"},
         {offsetof(struct serve_config, max_work_ns), "max_work_ns"},
+        {offsetof(struct serve_config, stream_first_ns), "stream first event"},
+        {offsetof(struct serve_config, stream_gap_ns), "stream gap"},
+        {offsetof(struct serve_config, stream_stall_ns), "stream stall"},
     };
     for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
         uint64_t v;

@@ -36,6 +36,7 @@
 #define SERVE_MAX_CONNS_MAX 1000000u
 #define SERVE_DURATION_MAX_NS (3600ULL * 1000000000ULL) /* every wait and timeout: 1 h */
 #define SERVE_TIME_MAX_BOUNDS 64                        /* bounds of the server-time histogram */
+#define SERVE_STREAM_EVENTS_MAX 100000u                 /* events of one streamed answer */
 
 /* Everything that shapes one server. Durations in ns; 0 means "none" unless noted. */
 struct serve_config {
@@ -82,6 +83,17 @@ struct serve_config {
      * (knee serve --metrics-listen; serve_time() reads it). 0 bounds: not recorded. */
     uint64_t time_bounds_ns[SERVE_TIME_MAX_BOUNDS];
     unsigned ntime_bounds;
+
+    /* Streamed answers (the stream preset): a work request is answered with server-sent events
+     * (text/event-stream; chunked over HTTP/1.1, one chunk per event; one DATA frame per event
+     * over HTTP/2). The request holds its slot from its first event to its last. The first
+     * event comes stream_first_ns after the slot is taken, then one every stream_gap_ns, a gap
+     * being stream_stall_ns instead with probability stream_stall_p (seeded per request); a
+     * request's ?events=N&first_ms=F&gap_ms=G&stall_ms=S&stall_p=P override them. */
+    bool stream;
+    unsigned stream_events;
+    uint64_t stream_first_ns, stream_gap_ns, stream_stall_ns;
+    double stream_stall_p;
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
@@ -122,7 +134,7 @@ struct serve_time_hist {
     uint64_t sum_ns;
 };
 
-/* Names of the presets, NULL-terminated: report quiet queue flat fanout null stall. */
+/* Names of the presets, NULL-terminated: report quiet queue flat fanout null stall stream. */
 extern const char *const serve_preset_names[];
 
 /* Fill *cfg with the server defaults and then the preset's settings. Returns 0, or

@@ -41,7 +41,7 @@ static void workq_remove(struct workq *q, struct work *w)
 
 static void release_slot(struct serve_handle *s);
 
-static void finish(struct serve_handle *s, struct work *w)
+void serve_work_end(struct serve_handle *s, struct work *w)
 {
     w->end_ns = clock_now_ns();
     gauge_add(&s->c.active, -1);
@@ -53,9 +53,19 @@ static void finish(struct serve_handle *s, struct work *w)
     if (!w->conn->dead) {
         counter_inc(&s->c.ok);
         serve_time_record(s, SERVE_TIME_OK, w->entry_ns);
-        serve_conn_respond_work(w->conn);
+        if (!w->stream_started)
+            serve_conn_respond_work(w->conn);
     }
     serve_conn_request_done(w->conn);
+}
+
+static void finish(struct serve_handle *s, struct work *w)
+{
+    if (w->stream && !w->conn->dead) {
+        serve_stream_begin(s, w);
+        return;
+    }
+    serve_work_end(s, w);
 }
 
 static void on_deps_done(struct loop *loop, struct loop_timer *t)
@@ -203,6 +213,13 @@ void serve_work_cancel(struct serve_handle *s, struct work *w)
 bool serve_work_plan(struct serve_handle *s, const struct http_request *r, struct work *w)
 {
     const struct serve_config *cfg = &s->cfg;
+    w->stream = w->stream_started = false;
+    if (cfg->stream) {
+        w->fanout = w->slow_deps = 0;
+        w->deps_ns = 0;
+        w->miss = false;
+        return serve_stream_plan(s, r, w);
+    }
     double v;
     int rc = http_request_query_double(r, "ms", ns_to_ms(cfg->max_work_ns), &v);
     if (rc == 0) {

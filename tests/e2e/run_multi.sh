@@ -38,7 +38,7 @@ import struct, sys
 b = open(sys.argv[1], "rb").read()
 assert b[:8] == b"\x89KRQ\r\n\x1a\n", b[:8]
 version, flags, hdr, rec, nt = struct.unpack_from("<HHIII", b, 8)
-assert version == 1 and flags == 0 and rec == 80 and nt == 1, (version, flags, rec, nt)  # 80: tls_ns, protocol, tls, entry
+assert version == 1 and flags == 0 and rec == 96 and nt == 1, (version, flags, rec, nt)  # 96: tls_ns, protocol, tls, entry, first_event_ns, events
 assert (len(b) - hdr) == 200 * rec, (len(b), hdr)   # every planned request, warm-up included
 warm = sum(b[hdr + i * rec + 59] & 1 for i in range(200))
 assert warm == 100, warm

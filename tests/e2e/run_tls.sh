@@ -79,9 +79,9 @@ json_check h1.json "d['config']['tls']['verify'] and d['config']['tls']['alpn'] 
 json_check h1.json "d['environment']['openssl'].startswith('OpenSSL') and d['environment']['nghttp2']" \
     "h1: OpenSSL's and nghttp2's versions in the environment"
 grep -q "^tls: TLSv1.3, http/1.1 (--http1.1); handshakes 4" h1.txt || { cat h1.txt; fail "h1: the tls line"; }
-head -1 h1.csv | grep -q ',warmup,tls_ms,protocol,tls,entry$' || fail "h1: CSV header"
+head -1 h1.csv | grep -q ',warmup,tls_ms,protocol,tls,entry,first_event_ms,events$' || fail "h1: CSV header"
 [[ $(tail -n +2 h1.csv | wc -l) -eq 2000 ]] || fail "h1: 2000 CSV rows"
-[[ $(tail -n +2 h1.csv | grep -c ',h1,full,$\|,h1,resumed,$') -eq 2000 ]] || fail "h1: every row h1 over TLS"
+[[ $(tail -n +2 h1.csv | grep -c ',h1,full,,,$\|,h1,resumed,,,$') -eq 2000 ]] || fail "h1: every row h1 over TLS"
 [[ $(tail -n +2 h1.csv | awk -F, '$12 != ""' | wc -l) -eq 4 ]] || fail "h1: tls_ms on the 4 first requests"
 "$KNEE" stats h1.csv >st.txt || fail "knee stats on the CSV"
 "$KNEE" stats --column tls_ms h1.csv >st.txt || fail "knee stats --column tls_ms"

@@ -170,18 +170,20 @@ static void test_byte_layout(void **state)
         .protocol = REQLOG_PROTO_H2,
         .tls = REQLOG_TLS_RESUMED,
         .entry = 0x9192939495969798ull,
+        .first_event_ns = 0xa1a2a3a4a5a6a7a8ull,
+        .events = 0xb1b2b3b4u,
     };
     assert_int_equal(reqlog_write(w, &rec), 0);
     assert_int_equal(reqlog_writer_close(w), 0);
     size_t len;
     unsigned char *b = slurp(path_of("layout.bin"), &len);
-    assert_int_equal(len, 24 + 2 + 2 + 80);
+    assert_int_equal(len, 24 + 2 + 2 + 96);
     assert_memory_equal(b, "\x89KRQ\r\n\x1a\n", 8);
     assert_int_equal(b[8], 1); /* version, LE u16 */
     assert_int_equal(b[9], 0);
     assert_int_equal(b[10], 1);  /* flags: closed loop */
     assert_int_equal(b[12], 28); /* header size */
-    assert_int_equal(b[16], 80); /* record size */
+    assert_int_equal(b[16], 96); /* record size */
     assert_int_equal(b[20], 1);  /* ntargets */
     assert_int_equal(b[24], 2);  /* name length */
     assert_memory_equal(b + 26, "AB", 2);
@@ -205,6 +207,12 @@ static void test_byte_layout(void **state)
     assert_int_equal(p[71], 0);
     assert_int_equal(p[72], 0x98); /* entry, appended after 72 bytes */
     assert_int_equal(p[79], 0x91);
+    assert_int_equal(p[80], 0xa8); /* first_event_ns and events, appended after 80 bytes */
+    assert_int_equal(p[87], 0xa1);
+    assert_int_equal(p[88], 0xb4);
+    assert_int_equal(p[91], 0xb1);
+    assert_int_equal(p[92], 0);
+    assert_int_equal(p[95], 0);
     assert_true(reqlog_is_log(b, len));
     assert_false(reqlog_is_log(b, 7));
     assert_false(reqlog_is_log("server,start_s", 14));
@@ -295,13 +303,13 @@ static void test_larger_record_and_header_are_skipped(void **state)
     size_t len;
     unsigned char *b = small_log(&len);
     size_t hdr = 24 + 3 + 3;
-    size_t nlen = hdr + 5 + 3 * 88;
+    size_t nlen = hdr + 5 + 3 * 104;
     unsigned char *c = calloc(1, nlen);
     memcpy(c, b, hdr);
     c[12] = (unsigned char)(hdr + 5);
-    c[16] = 88;
+    c[16] = 104;
     for (int i = 0; i < 3; i++)
-        memcpy(c + hdr + 5 + i * 88, b + hdr + (size_t)i * 80, 80);
+        memcpy(c + hdr + 5 + i * 104, b + hdr + (size_t)i * 96, 96);
     struct reqlog_reader *rd;
     assert_int_equal(reqlog_reader_open_mem(&rd, c, nlen, NULL, 0), 0);
     struct reqlog_record got;
@@ -329,8 +337,8 @@ static void test_sixty_byte_records(void **state)
     memcpy(c, b, hdr);
     c[16] = 60;
     for (int i = 0; i < 3; i++) {
-        memcpy(c + hdr + i * 60, b + hdr + (size_t)i * 80, 60);
-        b[hdr + (size_t)i * 80 + 68] = 1; /* would be h2 if the reader looked past the record */
+        memcpy(c + hdr + i * 60, b + hdr + (size_t)i * 96, 60);
+        b[hdr + (size_t)i * 96 + 68] = 1; /* would be h2 if the reader looked past the record */
     }
     struct reqlog_reader *rd;
     assert_int_equal(reqlog_reader_open_mem(&rd, c, nlen, NULL, 0), 0);
@@ -377,11 +385,11 @@ static void test_bad_records(void **state)
         unsigned char v;
         const char *msg;
     } cases[] = {
-        {hdr + 80 + 48, 2, "target 2"},
-        {hdr + 80 + 58, OUTCOME_COUNT, "outcome 8"},
-        {hdr + 80 + 59, 0x80, "unknown flags"},
-        {hdr + 80 + 68, REQLOG_PROTO_COUNT, "protocol 2"},
-        {hdr + 80 + 69, REQLOG_TLS_COUNT, "tls 3"},
+        {hdr + 96 + 48, 2, "target 2"},
+        {hdr + 96 + 58, OUTCOME_COUNT, "outcome 8"},
+        {hdr + 96 + 59, 0x80, "unknown flags"},
+        {hdr + 96 + 68, REQLOG_PROTO_COUNT, "protocol 2"},
+        {hdr + 96 + 69, REQLOG_TLS_COUNT, "tls 3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         memcpy(c, b, len);
@@ -505,7 +513,7 @@ static void test_derive_and_csv(void **state)
 
     char buf[256];
     size_t n = reqlog_format_csv(&rec, "A", buf, sizeof buf);
-    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,,h1,plain,\n");
+    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,,h1,plain,,,\n");
     assert_int_equal(n, strlen(buf));
     /* the CSV text parses back to the very same doubles */
     assert_true(strtod("2.000001", NULL) == d.ttfb_ms);
@@ -515,12 +523,12 @@ static void test_derive_and_csv(void **state)
     reqlog_derive(&dropped, &d);
     assert_true(isnan(d.latency_ms) && isnan(d.service_ms) && isnan(d.ttfb_ms) && isnan(d.lag_ms));
     reqlog_format_csv(&dropped, "a,\"b\"", buf, sizeof buf);
-    assert_string_equal(buf, "\"a,\"\"b\"\"\",2.000000000,,,,,0,dropped,0,0,1,,h1,plain,\n"); /* warm-up: 1 */
+    assert_string_equal(buf, "\"a,\"\"b\"\"\",2.000000000,,,,,0,dropped,0,0,1,,h1,plain,,,\n"); /* warm-up: 1 */
 
     /* too small a buffer: truncated, NUL-terminated, and the needed length returned */
     char tiny[8];
     n = reqlog_format_csv(&rec, "A", tiny, sizeof tiny);
-    assert_int_equal(n, strlen("A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,,h1,plain,\n"));
+    assert_int_equal(n, strlen("A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,,h1,plain,,,\n"));
     assert_int_equal(strlen(tiny), 7);
 
     /* an HTTP/2 request over a new TLS connection: its handshake, protocol and TLS kind */
@@ -530,7 +538,18 @@ static void test_derive_and_csv(void **state)
     reqlog_derive(&rec, &d);
     assert_true(d.tls_ms == 1.234567);
     reqlog_format_csv(&rec, "A", buf, sizeof buf);
-    assert_string_equal(buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,1.234567,h2,full,\n");
+    assert_string_equal(buf,
+                        "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,1.234567,h2,full,,,\n");
+    /* a streamed response: its first event (from planned) and its events */
+    rec.first_event_ns = rec.planned_ns + 3000000;
+    rec.events = 5 + 1;
+    reqlog_derive(&rec, &d);
+    assert_true(d.first_event_ms == 3.0);
+    reqlog_format_csv(&rec, "A", buf, sizeof buf);
+    assert_string_equal(
+        buf, "A,1.500000000,10.500000,10.250000,2.000001,0.250000,200,ok,1234,7,0,1.234567,h2,full,,3.000000,5\n");
+    rec.first_event_ns = 0;
+    rec.events = 0;
     assert_string_equal(reqlog_proto_name(9), "?");
     assert_string_equal(reqlog_tls_name(REQLOG_TLS_RESUMED), "resumed");
 
