@@ -58,6 +58,7 @@ struct engine_target {
     int reject_status[RUN_MAX_REJECTS];
     int reject_bit[RUN_MAX_REJECTS]; /* ENGINE_NO_NEEDLE: status alone */
     const struct plan_share *share;  /* its part of the plan (engine.shares): rates, limit, clients, groups */
+    bool entries;                    /* its requests count per entry of the targets file (entries.c) */
 };
 
 /* the request path's structures (load/worker.h) */
@@ -219,7 +220,8 @@ struct worker {
     const struct conn_ops *clear_ops;
     /* connections with work deferred until the current callback returns (worker_due) */
     struct conn *due_head, *due_tail;
-    bool vneed; /* a ring of prepared requests is below half: top up after this callback */
+    bool vneed;                   /* a ring of prepared requests is below half: top up after this callback */
+    struct run_entry_counts *ent; /* per entry of the targets file (engine.nent of them); NULL: none */
 };
 
 struct ival_slot {
@@ -283,6 +285,11 @@ struct engine {
     uint64_t refused_seen;
     atomic_int self_stop; /* 1: the engine itself stopped planning (the workers read it as a stop level) */
     struct live *live;    /* run_config.on_live: the threads' totals for it (live.c); NULL without */
+    /* per-entry tables (entries.c): the file's entries labelled, how many, and whether the file
+     * was streamed (then none) */
+    struct run_entries ents;
+    size_t nent;
+    bool ent_streamed;
 };
 
 /* engine.c, called by the workers */
@@ -334,6 +341,15 @@ void live_final(struct engine *e, const struct run_record *res);
 void thread_cpu_now(struct run_generator_cpu *c);
 /* *out = the calling thread's CPU since `from` (a thread_cpu_now of the same thread), threads 1. */
 void thread_cpu_since(const struct run_generator_cpu *from, struct run_generator_cpu *out);
+
+/* entries.c: per-entry tables of a targets file held as a table. Before the threads: label the
+ * file's entries (read again) and mark the targets that count them (e->nent 0: none). 0, or
+ * KNEE_EINVAL with the reason. */
+int entries_prepare(struct engine *e, char *err, size_t errlen);
+void entries_release(struct engine *e);
+/* After the threads: every thread's counts added into res->entries (labels copied), and the note
+ * of a streamed file. */
+void entries_collect(struct engine *e, struct run_record *res);
 
 /* variant.c: a request source's serialisation for this run (engine.c, prepare_target): the
  * engine's keep-alive, Connection: close for the last request of a connection, HTTP/2. */
