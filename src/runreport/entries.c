@@ -88,10 +88,12 @@ void runreport_print_entries(FILE *out, const struct run_record *v, bool verbose
     if (!es->n)
         return;
     bool all = verbose || es->n <= RUNREPORT_ENTRIES_ROWS;
+    char n[32], m[32];
+    units_fmt_count(es->n, n, sizeof n);
     if (all)
-        fprintf(out, "\nentries of the targets file: %zu, in file order; latency in ms\n", es->n);
+        fprintf(out, "\nentries of the targets file: %s, in file order; latency in ms\n", n);
     else
-        fprintf(out, "\nentries of the targets file: %zu, the %d worst (most failed, then max); latency in ms\n", es->n,
+        fprintf(out, "\nentries of the targets file: %s, the %d worst (most failed, then max); latency in ms\n", n,
                 RUNREPORT_ENTRIES_ROWS);
     fprintf(out, "  %6s %8s %8s %7s %8s %8s  %-16s %s\n", "#", "sent", "ok", "failed", "mean", "max", "codes", "entry");
     if (all) {
@@ -104,6 +106,6 @@ void runreport_print_entries(FILE *out, const struct run_record *v, bool verbose
     for (size_t i = 0; i < RUNREPORT_ENTRIES_ROWS; i++)
         entry_row(out, &es->e[idx[i]]);
     free(idx);
-    fprintf(out, "  ... %zu more (--verbose prints all; the JSON's \"entries\" has every one)\n",
-            es->n - RUNREPORT_ENTRIES_ROWS);
+    fprintf(out, "  ... %s more (--verbose prints all; the JSON's \"entries\" has every one)\n",
+            units_fmt_count(es->n - RUNREPORT_ENTRIES_ROWS, m, sizeof m));
 }
