@@ -55,6 +55,20 @@ grep -q '^  \.\.\. 990 more (--verbose prints all' "$TMP/a.txt" || fail "the ...
 "$KNEE" run --targets "$TMP/t.txt" -n 1000 -c 2 -t 1 --verbose >"$TMP/v.txt" || [[ $? -eq 1 ]] || fail "the --verbose run"
 [[ $(sed -n '/^entries of the targets file: 1,000, in file order/,/^$/p' "$TMP/v.txt" | grep -c ' GET /e/') -eq 1000 ]] ||
     fail "--verbose prints every entry"
+"$KNEE" report "$TMP/a.json" -o "$TMP/a.html" >/dev/null || fail "knee report of the run"
+python3 - "$TMP/a.html" <<'PY' || fail "knee report's per-entry table"
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<table class="data entries" id="entries-0"><caption>([^<]*)</caption>(.*?)</table>', html, re.S)
+assert m and "200 of 1000" in m.group(1), m and m.group(1)
+rows = re.findall(r"<tr><td>(\d+)</td><td>GET [^<]*/e/(\d+)</td><td>t</td><td>2</td><td>(\d)</td><td[^>]*>(\d)</td>.*?</tr>", m.group(2))
+assert len(rows) == 200, len(rows)
+worst = [r for r in rows if r[3] == "2"]
+assert len(worst) == 143 and rows[:143] == worst, len(worst)  # the 404 entries (every 7th) first
+assert all(int(r[0]) % 7 == 3 and r[0] == r[1] for r in worst)
+assert "404 \u00d72" in m.group(2)
+print("ok: knee report: the per-entry table, the 143 failing entries first")
+PY
 echo "ok: the summary's table: the 10 worst, ... 990 more; --verbose prints all 1,000"
 
 # 2. Named entries: one target per name, every entry a row naming its target.
