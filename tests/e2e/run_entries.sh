@@ -118,3 +118,19 @@ json_check "$TMP/p.json" '"entries" not in d and any("no per-entry table" in w f
     "a streamed file has no entries, and a note"
 grep -q 'knee stats --by entry' "$TMP/p.txt" || fail "the summary names knee stats --by entry"
 echo "ok: standard input: no per-entry table, the note says so"
+
+# 5. knee capacity --targets FILE: every step of the ladder runs the file's workload; standard
+#    input (read once) and a URL beside the file are exit 2.
+run_knee capacity --targets "$TMP/t.txt" --rates 50 --reps 1 --step 1s --warmup 200ms --settle 100ms \
+    --slo 'p99<2s' --probe-lag-limit 1s --no-cross-check --out "$TMP/cap" --json "$TMP/cap.json" >"$TMP/cap.txt" 2>&1
+[[ $RC -eq 0 || $RC -eq 3 ]] || fail "knee capacity --targets exited $RC: $(tail -5 "$TMP/cap.txt")"
+[[ -s "$TMP/cap/rep1-50.bin" ]] || fail "knee capacity kept no log of its step"
+"$KNEE" stats "$TMP/cap/rep1-50.bin" --by entry --json | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["groups"]
+sys.exit(0 if len(g) >= 40 else 1)' || fail "the step ran the file's entries"
+cat "$TMP/t.txt" | "$KNEE" capacity --targets - --rates 50 --slo 'p99<1s' >/dev/null 2>"$TMP/cap.err" && fail "--targets - was accepted"
+grep -q 'knee capacity: --targets -: .*give a file' "$TMP/cap.err" || fail "the --targets - message: $(cat "$TMP/cap.err")"
+run_knee capacity --targets "$TMP/t.txt" "$CAP/x" --rates 50 --slo 'p99<1s' >/dev/null 2>"$TMP/cap.err"
+[[ $RC -eq 2 ]] && grep -q 'no URL or --target with it' "$TMP/cap.err" || fail "a URL beside --targets: exit $RC"
+echo "ok: knee capacity --targets runs the file at every step; - and a URL beside it are exit 2"
