@@ -9,6 +9,7 @@
 #include "load/variant_internal.h"
 
 #include "core/err.h"
+#include "core/units.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +104,13 @@ void entries_release(struct engine *e)
 
 void entries_collect(struct engine *e, struct run_record *res)
 {
-    if (e->ent_streamed)
+    if (e->ent_streamed) {
+        char n[32];
         warn_add(&res->warnings, false,
-                 "no per-entry table: the targets file was streamed (more than %u entries, or standard input); "
+                 "no per-entry table: the targets file was streamed (more than %s entries, or standard input); "
                  "knee stats --by entry gives it from the --out log",
-                 VARIANT_TABLE_MAX);
+                 units_fmt_count(VARIANT_TABLE_MAX, n, sizeof n));
+    }
     if (!e->nent)
         return;
     record_entries_copy(&res->entries, &e->ents);
