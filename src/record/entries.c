@@ -139,11 +139,10 @@ void record_entries_copy(struct run_entries *d, const struct run_entries *s)
     }
 }
 
-static const struct run_entries *sort_es; /* qsort has no context argument; one sort at a time per process */
-
-static int worse_first(const void *pa, const void *pb)
+static int worse_first(const void *pa, const void *pb, void *ctx)
 {
-    const struct run_entry *a = &sort_es->e[*(const size_t *)pa], *b = &sort_es->e[*(const size_t *)pb];
+    const struct run_entries *es = ctx;
+    const struct run_entry *a = &es->e[*(const size_t *)pa], *b = &es->e[*(const size_t *)pb];
     uint64_t fa = record_entry_failed(&a->c), fb = record_entry_failed(&b->c);
     if (fa != fb)
         return fa > fb ? -1 : 1;
@@ -156,9 +155,7 @@ void record_entries_worst(const struct run_entries *es, size_t *idx)
 {
     for (size_t i = 0; i < es->n; i++)
         idx[i] = i;
-    sort_es = es;
-    qsort(idx, es->n, sizeof *idx, worse_first);
-    sort_es = NULL;
+    qsort_r(idx, es->n, sizeof *idx, worse_first, (void *)es);
 }
 
 /* ------------------------------------------------------------------ JSON */
