@@ -85,6 +85,11 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_KEY,
     RUNOPT_UNIX_SOCKET,
     RUNOPT_CONNECT_TO,
+    RUNOPT_TARGETS_FILE, /* the targets file's workload at every step (a file: each step reads it again) */
+    RUNOPT_TARGETS_FORMAT,
+    RUNOPT_TARGETS_ORDER,
+    RUNOPT_FEED,
+    RUNOPT_FEED_ORDER,
 };
 /* clang-format on */
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])
@@ -247,6 +252,9 @@ static int build_load(struct runopts *o, const struct cmd_spec *spec, const stru
     struct cmd_spec b = *spec;
     b.opts = rows;
     b.nopts = spec->nopts + 2;
+    if (o->targets_file && strcmp(o->targets_file, "-") == 0)
+        return opt_fail(spec, "--targets -: knee capacity runs the workload at every step of its ladder: give a "
+                              "file (standard input is read once)");
     return runopts_build(o, &b, urls, rc);
 }
 

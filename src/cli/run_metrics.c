@@ -53,6 +53,7 @@ static void sample_copy(struct metrics_run_sample *dst, const struct metrics_run
 {
     size_t n = src->ntargets;
     memcpy(dst->outcome, src->outcome, n * sizeof *src->outcome);
+    memcpy(dst->status, src->status, n * sizeof *src->status);
     uint64_t *const d[] = {dst->planned,    dst->sent,           dst->dropped,   dst->conns_opened, dst->conns_failed,
                            dst->bytes_sent, dst->bytes_received, dst->in_flight, dst->queued};
     const uint64_t *const s[] = {src->planned,        src->sent,         src->dropped,
@@ -90,6 +91,8 @@ static void on_live(void *ctx, const struct run_live *l)
         for (int o = 0; o < OUTCOME_COUNT; o++)
             s->outcome[t][o] = b->outcome[t][o] + c->outcome[o];
         s->planned[t] = b->planned[t] + c->planned;
+        s->status[t] = b->status[t];
+        record_status_add(&s->status[t], &lt->status);
         s->sent[t] = b->sent[t] + c->sent;
         s->dropped[t] = b->dropped[t] + c->dropped;
         s->conns_opened[t] = b->conns_opened[t] + c->conns_opened;

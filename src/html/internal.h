@@ -178,6 +178,7 @@ struct html_run {
        else the per-request log's (every request with a status) */
     struct run_status_counts status;
     bool json_status;
+    struct run_entries entries; /* the JSON's per-entry tables of a targets file (none: n 0) */
     bool t_any;
     /* summary */
     char *summary_text;

@@ -66,6 +66,8 @@ static void plan_and_timeline(struct html_run *run, const struct run_record *rec
     run->json_generator_limited = rec->generator_limited;
     run->status = rec->all.status; /* the run's own count, whatever a log read before added */
     run->json_status = true;
+    record_entries_release(&run->entries);
+    record_entries_copy(&run->entries, &rec->entries);
     run->json_window_s = rec->window_s;
     free(run->jtl);
     run->jtl = xcalloc(rec->nticks ? rec->nticks : 1, sizeof *run->jtl);

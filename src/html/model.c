@@ -71,6 +71,7 @@ static void run_free(struct html_run *run)
     free(run->summary_text);
     free(run->summary_origin);
     free(run->jtl);
+    record_entries_release(&run->entries);
     free(run);
 }
 

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,6 +91,58 @@ static void status_table(FILE *out, const struct html_run *run, size_t idx)
     fputs("</tbody></table>\n", out);
 }
 
+/* The per-entry tables of a targets file (the run JSON's "entries"): one row per entry, the worst
+ * first (most failed, then the largest latency max), at most HTML_ENTRIES_ROWS of them, each with
+ * a bar of its failed share; nothing without entries. */
+#define HTML_ENTRIES_ROWS 200
+static void entries_table(FILE *out, const struct html_run *run, size_t idx)
+{
+    const struct run_entries *es = &run->entries;
+    if (!es->n)
+        return;
+    size_t *order = xcalloc(es->n, sizeof *order);
+    record_entries_worst(es, order);
+    size_t shown = es->n < HTML_ENTRIES_ROWS ? es->n : HTML_ENTRIES_ROWS;
+    fprintf(out,
+            "<table class=\"data entries\" id=\"entries-%zu\"><caption>Per entry of the targets file, the worst "
+            "first (most failed, then the largest max): %zu of %zu%s</caption>\n<thead><tr><th>#</th><th>entry</th>"
+            "<th>target</th><th>sent</th><th>ok</th><th>failed</th><th>failed share</th><th>status codes</th>"
+            "<th>mean ms</th><th>max ms</th></tr></thead>\n<tbody>\n",
+            idx, shown, es->n, shown < es->n ? " (the JSON's \"entries\" has every one)" : "");
+    for (size_t r = 0; r < shown; r++) {
+        const struct run_entry *e = &es->e[order[r]];
+        const struct run_entry_counts *c = &e->c;
+        uint64_t sent = record_entry_sent(c), failed = record_entry_failed(c);
+        double share = sent ? 100.0 * (double)failed / (double)sent : 0;
+        fprintf(out, "<tr><td>%llu</td><td>", (unsigned long long)e->index);
+        if (e->name) {
+            html_text(out, e->name);
+            fputs(": ", out);
+        }
+        html_text(out, e->method ? e->method : "");
+        fputc(' ', out);
+        html_text(out, e->url ? e->url : "");
+        fputs("</td><td>", out);
+        html_text(out, e->target ? e->target : "");
+        fprintf(out,
+                "</td><td>%llu</td><td>%llu</td><td%s>%llu</td><td><span class=\"bar\" style=\"display:inline-block;"
+                "height:0.8em;background:#c0392b;width:%.1fpx\"></span> %.1f%%</td><td>",
+                (unsigned long long)sent, (unsigned long long)c->outcome[OUTCOME_OK], failed ? " class=\"bad\"" : "",
+                (unsigned long long)failed, share, share);
+        for (int k = 0; k < RUN_ENTRY_CODES && c->code[k]; k++)
+            fprintf(out, "%s%u \u00d7%llu", k ? ", " : "", (unsigned)c->code[k], (unsigned long long)c->code_n[k]);
+        if (c->code_other)
+            fprintf(out, "%sother \u00d7%llu", c->code[0] ? ", " : "", (unsigned long long)c->code_other);
+        double mean = record_entry_mean_ms(c);
+        if (isnan(mean))
+            fputs("</td><td>-</td><td>-</td></tr>\n", out);
+        else
+            fprintf(out, "</td><td>%.3f</td><td>%.3f</td></tr>\n", mean, (double)c->latency_max_ns / 1e6);
+    }
+    fputs("</tbody></table>\n", out);
+    free(order);
+}
+
 static void run_static(FILE *out, const struct html_run *run, size_t idx)
 {
     fprintf(out, "<section class=\"run\" id=\"run-%zu\">\n<h2>", idx);
@@ -110,6 +163,7 @@ static void run_static(FILE *out, const struct html_run *run, size_t idx)
         fputs("</pre>\n", out);
     }
     status_table(out, run, idx);
+    entries_table(out, run, idx);
     if (run->nnotes) {
         fputs("<ul class=\"notes\">\n", out);
         for (size_t i = 0; i < run->nnotes; i++) {

@@ -203,9 +203,10 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
     w->il.outcome[o]++;
     if (o <= OUTCOME_INVALID && r->resp.status >= 100 && r->resp.status <= 599)
         ival_live_status(&w->il, (uint16_t)r->resp.status, 1);
+    int64_t lat = 0;
     if (o != OUTCOME_CANCELLED) {
         uint64_t from = e->cfg->plan.open_loop ? r->planned_ns : r->sent_ns;
-        int64_t lat = (int64_t)(done_ns - from);
+        lat = (int64_t)(done_ns - from);
         w->ic.completed++;
         if (o == OUTCOME_OK)
             w->ic.ok++;
@@ -231,6 +232,9 @@ void account_record(struct worker *w, struct req *r, enum reqlog_outcome o, uint
                 stream_done(t, r, from);
         }
     }
+    /* the entry's row (a targets file held as a table): its own thread's array, no lock */
+    if (w->ent && r->var && !r->warm && t->et->entries && r->var->entry < e->nent)
+        record_entry_count(&w->ent[r->var->entry], o, lat > 0 ? (uint64_t)lat : 0, r->resp.status);
     log_record(w, t, r, r->planned_ns, r->warm, o, done_ns);
     count_events(w, t, r, r->planned_ns, o, done_ns);
 }

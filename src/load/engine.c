@@ -397,6 +397,7 @@ static void consume_intervals(struct engine *e, struct run_record *res)
 static void engine_release(struct engine *e)
 {
     live_release(e);
+    entries_release(e);
     if (e->workers) {
         for (uint32_t i = 0; i < e->nworkers; i++)
             worker_release(&e->workers[i]);
@@ -502,6 +503,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     if ((rc = route_prepare(e, cfg, err, errlen)) != 0) /* --proxy, --local-address */
         return rc;
     if (any_tls && (rc = prepare_tls(e, cfg, err, errlen)) != 0)
+        return rc;
+    if ((rc = entries_prepare(e, err, errlen)) != 0)
         return rc;
     rc = choose_io(e, cfg, any_tls, err, errlen);
     if (rc)

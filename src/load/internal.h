@@ -64,6 +64,7 @@ struct engine_target {
     char *proxy_connect, *proxy_origin;
     size_t proxy_connect_len, proxy_origin_len;
     uint8_t stream_mode; /* run_config.stream_mode: how its responses' events are timed */
+    bool entries;        /* its requests count per entry of the targets file (entries.c) */
 };
 
 /* the request path's structures (load/worker.h) */
@@ -233,6 +234,7 @@ struct worker {
     struct conn *rate_head, *rate_tail;
     uint64_t connect_next_ns;
     struct loop_timer rate_timer;
+    struct run_entry_counts *ent; /* per entry of the targets file (engine.nent of them); NULL: none */
 };
 
 struct ival_slot {
@@ -304,6 +306,11 @@ struct engine {
     struct net_addr *local;
     size_t nlocal;
     uint64_t connect_gap_ns;
+    /* per-entry tables (entries.c): the file's entries labelled, how many, and whether the file
+     * was streamed (then none) */
+    struct run_entries ents;
+    size_t nent;
+    bool ent_streamed;
 };
 
 /* engine.c, called by the workers */
@@ -366,6 +373,14 @@ int route_validate(const struct run_config *cfg, char *err, size_t errlen);
 int route_prepare(struct engine *e, const struct run_config *cfg, char *err, size_t errlen);
 void route_pace_init(struct engine *e, const struct run_config *cfg);
 void route_release(struct engine *e);
+/* entries.c: per-entry tables of a targets file held as a table. Before the threads: label the
+ * file's entries (read again) and mark the targets that count them (e->nent 0: none). 0, or
+ * KNEE_EINVAL with the reason. */
+int entries_prepare(struct engine *e, char *err, size_t errlen);
+void entries_release(struct engine *e);
+/* After the threads: every thread's counts added into res->entries (labels copied), and the note
+ * of a streamed file. */
+void entries_collect(struct engine *e, struct run_record *res);
 
 /* variant.c: a request source's serialisation for this run (engine.c, prepare_target): the
  * engine's keep-alive, Connection: close for the last request of a connection, HTTP/2. */

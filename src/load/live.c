@@ -99,6 +99,7 @@ void live_snapshot(struct worker *w)
                 ended += t->counts[0].outcome[k] + t->counts[1].outcome[k];
         o->in_flight = sent > ended ? sent - ended : 0;
         o->queued = t->qlen;
+        o->status = t->status;
         prom_init(&o->latency, l->bounds_ns, l->nbounds);
         prom_init(&o->service, l->bounds_ns, l->nbounds);
         prom_init(&o->lag, l->bounds_ns, l->nbounds);
@@ -154,6 +155,7 @@ static void sum_posts(struct engine *e)
             d->bytes_received += s->bytes_received;
             d->in_flight += s->in_flight;
             d->queued += s->queued;
+            record_status_add(&d->status, &s->status);
             hist_add(&d->latency, &s->latency);
             hist_add(&d->service, &s->service);
             hist_add(&d->lag, &s->lag);

@@ -315,6 +315,7 @@ void result_finish(struct engine *e, struct run_record *res)
     hdr_init(&late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     uint64_t plan_end, finish;
     merge_workers(e, res, &late, &plan_end, &finish);
+    entries_collect(e, res);
     timeline_by_event_time(e, res);
     struct record_finish_in in = {
         .plan_end_ns = since_t0(e, e->window_end_ns),

@@ -192,14 +192,15 @@ struct run_config {
  * (hist/prom.h states the rule and its error: a value within 0.1% below a bound may be counted above it; none above is
  * counted below). */
 struct run_live_target {
-    struct run_counts counts; /* requests planned after the warm-up */
-    uint64_t bytes_sent;      /* request bytes written (counted when a request ends), and */
-    uint64_t bytes_received;  /* response bytes read: warm-up included, as the JSON's bytes_in */
-    uint64_t in_flight;       /* now: sent and not yet ended (warm-up requests included) */
-    uint64_t queued;          /* now: planned, waiting for a connection (open loop) */
-    struct prom_hist latency; /* every completed request (all outcomes but dropped, cancelled) */
-    struct prom_hist service; /* actual send -> full response */
-    struct prom_hist lag;     /* planned send -> actual send */
+    struct run_counts counts;        /* requests planned after the warm-up */
+    uint64_t bytes_sent;             /* request bytes written (counted when a request ends), and */
+    uint64_t bytes_received;         /* response bytes read: warm-up included, as the JSON's bytes_in */
+    uint64_t in_flight;              /* now: sent and not yet ended (warm-up requests included) */
+    uint64_t queued;                 /* now: planned, waiting for a connection (open loop) */
+    struct prom_hist latency;        /* every completed request (all outcomes but dropped, cancelled) */
+    struct prom_hist service;        /* actual send -> full response */
+    struct prom_hist lag;            /* planned send -> actual send */
+    struct run_status_counts status; /* responses by status (after the warm-up, as counts) */
 };
 
 struct run_live {

@@ -454,6 +454,8 @@ int worker_init(struct worker *w, struct engine *e, uint32_t index)
     w->nstg = e->cfg->plan.nstages;
     w->stg = record_stages_new(e->cfg->plan.stages, w->nstg);
     hdr_init(&w->late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    if (e->nent) /* calloc: pages of entries never drawn stay untouched */
+        w->ent = xcalloc(e->nent, sizeof *w->ent);
     for (size_t i = 0; i < e->nt; i++) {
         struct target_rt *t = &w->t[i];
         t->index = i;
@@ -535,6 +537,7 @@ void worker_release(struct worker *w)
     hdr_release(&w->late);
     record_stages_free(w->stg, w->nstg);
     free(w->tk);
+    free(w->ent);
     free(w->t);
     free(w->clients);
     free(w->groups);

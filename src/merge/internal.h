@@ -60,6 +60,7 @@ struct merge_ctx {
     size_t nticks, cap_ticks;
     struct warn_list carried; /* the shards' own warnings, "shard K: ..." */
     size_t more;              /* ... and those left out */
+    bool entries_off;         /* the shards ran different targets files: no per-entry tables */
     char *err;
     size_t errlen;
 };

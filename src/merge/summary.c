@@ -11,6 +11,7 @@
 #include "core/err.h"
 #include "record/stages.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -119,6 +120,9 @@ static void begin(struct merge_ctx *c, uint64_t plan_id, uint64_t start_at_unix_
     record_config_set_args(&res->config, argc, argv); /* credentials redacted */
     res->nstages = res->config.nstages;               /* --stages: the plan's, added up from every shard's */
     res->stages = record_stages_new(res->config.stages, res->config.nstages);
+    record_entries_copy(&res->entries, &r0->entries); /* the file's entries, added up from every shard's */
+    for (size_t i = 0; i < res->entries.n; i++)
+        memset(&res->entries.e[i].c, 0, sizeof res->entries.e[i].c);
     snprintf(res->env.version, sizeof res->env.version, "%s", KNEE_VERSION);
     for (int i = 0; i < 3; i++)
         res->env.loadavg_before[i] = res->env.loadavg_after[i] = NAN;
@@ -305,6 +309,26 @@ static void part_of(struct merge_ctx *c, uint32_t k, const struct run_record *r)
     }
 }
 
+/* Shard k's per-entry tables added by index when it ran the same targets file as shard 0 (the
+ * count of entries and the hash of their methods, URLs and names); else none are kept, with a
+ * warning. */
+static void add_entries(struct merge_ctx *c, uint32_t k, const struct run_record *r)
+{
+    struct run_entries *d = &c->m->res.entries;
+    if (c->entries_off)
+        return;
+    if (record_entries_same(d, &r->entries)) {
+        record_entries_add(d, &r->entries);
+        return;
+    }
+    warn_add(&c->carried, false,
+             "shard %u ran another targets file than shard 0 (%zu entries, hash %016" PRIx64
+             "; shard 0: %zu, %016" PRIx64 "): the per-entry tables are left out",
+             k, r->entries.n, r->entries.hash, d->n, d->hash);
+    record_entries_release(d);
+    c->entries_off = true;
+}
+
 /* Shard k's histograms read, its events moved onto the merged axis, its record added. */
 static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
 {
@@ -325,6 +349,7 @@ static int add_shard(struct merge_ctx *c, uint32_t k, const json_t *root)
     record_add(res, r);
     if (res->nstages && r->nstages == res->nstages) /* the same plan (its id): the same stages */
         record_stages_add(res->stages, r->stages, res->nstages);
+    add_entries(c, k, r);
     part_of(c, k, r);
     add_env(&res->env, k, &r->env);
     record_release(r);

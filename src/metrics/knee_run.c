@@ -74,6 +74,11 @@ struct metrics_run {
     double bounds[METRICS_MAX_BOUNDS];
     int (*outcome_ids)[OUTCOME_COUNT];
     int (*ids)[T_COUNT];
+    int resp_fid;                      /* knee_responses{target,code} */
+    int (*code_ids)[RUN_STATUS_SLOTS]; /* its series per target and status slot, declared when first seen (0: none yet)
+                                        */
+    const char **names;                /* the targets' names (copied) */
+    bool new_series;                   /* a series was declared since the snapshot was made */
     int gids[G_COUNT];
     struct metrics_snapshot *snap;
 };
@@ -85,6 +90,10 @@ void metrics_run_free(struct metrics_run *m)
     metrics_snapshot_free(m->snap);
     free(m->outcome_ids);
     free(m->ids);
+    free(m->code_ids);
+    for (size_t t = 0; m->names && t < m->ntargets; t++)
+        free((char *)m->names[t]);
+    free(m->names);
     free(m);
 }
 
@@ -133,6 +142,20 @@ int metrics_run_new(struct metrics_registry *reg, const char *const *targets, si
         for (size_t t = 0; rc >= 0 && t < ntargets; t++)
             rc = m->ids[t][f] = metrics_series_add(reg, fid, &targets[t], err, errlen);
     }
+    static const char *const code_labels[] = {"target", "code"};
+    struct metrics_family_spec resp = {.name = "knee_responses",
+                                       .help = "Responses by HTTP status (after the warm-up; a status line was read: "
+                                               "ok, rejected, http_error, invalid); code other: outside 100..599.",
+                                       .type = METRICS_COUNTER,
+                                       .labels = code_labels,
+                                       .nlabels = 2,
+                                       .max_series = METRICS_SERIES_MAX};
+    if (rc >= 0)
+        rc = m->resp_fid = metrics_family_add(reg, &resp, err, errlen);
+    m->code_ids = xcalloc(ntargets ? ntargets : 1, sizeof *m->code_ids);
+    m->names = xcalloc(ntargets ? ntargets : 1, sizeof *m->names);
+    for (size_t t = 0; t < ntargets; t++)
+        m->names[t] = xstrdup(targets[t]);
     for (int g = 0; rc >= 0 && g < G_COUNT; g++) {
         struct metrics_family_spec spec = {.name = gfams[g].name, .help = gfams[g].help, .type = METRICS_GAUGE};
         fid = rc = metrics_family_add(reg, &spec, err, errlen);
@@ -154,6 +177,7 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
     memset(s, 0, sizeof *s);
     s->ntargets = m->ntargets;
     s->outcome = xcalloc(n, sizeof *s->outcome);
+    s->status = xcalloc(n, sizeof *s->status);
     uint64_t **counts[] = {&s->planned,    &s->sent,      &s->dropped,        &s->conns_opened, &s->conns_failed,
                            &s->bytes_sent, &s->in_flight, &s->bytes_received, &s->queued};
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
@@ -169,6 +193,7 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
 void metrics_run_sample_release(struct metrics_run_sample *s)
 {
     free(s->outcome);
+    free(s->status);
     free(s->planned);
     free(s->sent);
     free(s->dropped);
@@ -184,11 +209,42 @@ void metrics_run_sample_release(struct metrics_run_sample *s)
     memset(s, 0, sizeof *s);
 }
 
+/* knee_responses: a series for every (target, code) seen so far, declared when first seen; a
+ * code beyond the family's cap is left out (labels stay bounded). */
+static void declare_codes(struct metrics_run *m, const struct metrics_run_sample *s)
+{
+    for (size_t t = 0; t < m->ntargets; t++)
+        for (size_t k = 0; k < RUN_STATUS_SLOTS; k++) {
+            if (!s->status[t].n[k] || m->code_ids[t][k])
+                continue;
+            char code[16], why[160];
+            int st = record_status_of_slot(k);
+            if (st < 0)
+                snprintf(code, sizeof code, "other");
+            else
+                snprintf(code, sizeof code, "%d", st);
+            const char *values[] = {m->names[t], code};
+            int id = metrics_series_add(m->reg, m->resp_fid, values, why, sizeof why);
+            m->code_ids[t][k] = id >= 0 ? id + 1 : -1; /* -1: refused, never asked again */
+            m->new_series |= id >= 0;
+        }
+    if (m->new_series) { /* a snapshot holds the series declared before it */
+        metrics_snapshot_free(m->snap);
+        m->snap = metrics_snapshot_new(m->reg);
+        m->new_series = false;
+    }
+}
+
 int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *s)
 {
     if (s->ntargets != m->ntargets)
         return KNEE_EMISMATCH;
+    declare_codes(m, s);
     struct metrics_snapshot *snap = m->snap;
+    for (size_t t = 0; t < m->ntargets; t++)
+        for (size_t k = 0; k < RUN_STATUS_SLOTS; k++)
+            if (m->code_ids[t][k] > 0)
+                metrics_snapshot_set(snap, m->code_ids[t][k] - 1, (double)s->status[t].n[k]);
     for (size_t t = 0; t < m->ntargets; t++) {
         for (int o = 0; o < OUTCOME_COUNT; o++)
             metrics_snapshot_set(snap, m->outcome_ids[t][o], (double)s->outcome[t][o]);

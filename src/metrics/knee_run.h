@@ -12,8 +12,10 @@
  *     ... at the end: the final values, then --metrics-linger, then
  *     metrics_run_sample_release(&s); metrics_run_free(mr);
  *
- * Labels: target (the run's target names) and outcome (the eight outcome classes of
- * reqlog/reqlog.h, enum reqlog_outcome); nothing per URL or per request. Times are seconds. */
+ * Labels: target (the run's target names), outcome (the eight outcome classes of
+ * reqlog/reqlog.h, enum reqlog_outcome) and code (an HTTP status, 100 .. 599 or "other": a series
+ * is declared when a target first sees the code, so at most 501 per target, and at most
+ * METRICS_SERIES_MAX in all); nothing per URL or per request. Times are seconds. */
 #ifndef KNEE_METRICS_KNEE_RUN_H
 #define KNEE_METRICS_KNEE_RUN_H
 
@@ -23,6 +25,7 @@
 
 #include "hist/prom.h"
 #include "metrics/metrics.h"
+#include "record/status.h"
 #include "reqlog/reqlog.h"
 
 /* Everything one publication carries; counts are cumulative since the start. Arrays have one
@@ -35,10 +38,11 @@ struct metrics_run_sample {
     uint64_t *bytes_sent, *bytes_received; /* warm-up included (as the JSON's bytes_in) */
     /* Histograms in seconds with the run's bounds (set by _init): observe seconds, or copy
      * bucket counts (counts[], total, sum) from the engine's own merge. */
-    struct prom_hist *latency;    /* planned send -> full response (closed loop: send -> response) */
-    struct prom_hist *service;    /* actual send -> full response */
-    struct prom_hist *lag;        /* planned send -> actual send: the generator's own delay */
-    uint64_t *in_flight, *queued; /* now (at the end of the last interval), per target */
+    struct prom_hist *latency;        /* planned send -> full response (closed loop: send -> response) */
+    struct prom_hist *service;        /* actual send -> full response */
+    struct prom_hist *lag;            /* planned send -> actual send: the generator's own delay */
+    uint64_t *in_flight, *queued;     /* now (at the end of the last interval), per target */
+    struct run_status_counts *status; /* responses by status, per target (knee_responses{target,code}) */
     /* Run-wide. */
     bool warmup;            /* the warm-up runs: requests planned in it are not counted */
     bool finished;          /* the run is over: the values are final */

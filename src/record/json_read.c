@@ -562,7 +562,11 @@ int record_read_json(const json_t *root, struct run_record *rec, char *err, size
     timeline(root, rec);
     warnings_and_thresholds(root, rec);
     shard(root, rec);
-    return record_stages_read_json(root, rec, false, err, errlen);
+    rc = record_stages_read_json(root, rec, false, err, errlen);
+    char why[256]; /* lenient: an entry that does not read is left at zero */
+    if (!rc)
+        record_entries_read_json(root, &rec->entries, false, why, sizeof why);
+    return rc;
 }
 
 int record_read_shard_id(const json_t *root, struct run_shard *s, char *err, size_t errlen)
@@ -998,6 +1002,10 @@ int record_read_json_strict(const json_t *root, struct run_record *rec, char *er
         rc = strict_identities(root, rec, err, errlen);
     if (!rc)
         rc = record_stages_read_json(root, rec, true, err, errlen);
+    if (!rc) {
+        record_entries_release(&rec->entries);
+        rc = record_entries_read_json(root, &rec->entries, true, err, errlen);
+    }
     if (!rc && json_array_size(get(get(get(root, "shard"), "histograms"), "targets")) != rec->ntargets)
         rc = knee_fail(err, errlen, KNEE_EFORMAT, "shard.histograms.targets does not list the %zu targets",
                        rec->ntargets);

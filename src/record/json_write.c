@@ -677,6 +677,7 @@ void record_write_json(FILE *out, const struct run_record *r, bool pretty)
     jw_array_end(&j);
     record_stages_write_json(&j, r, r->shard.count > 0); /* a shard's carry what knee merge adds up */
     timeline(&j, r);
+    record_entries_write_json(&j, &r->entries);
     warnings_and_thresholds(&j, r);
     shard(&j, r); /* --shard / --start-at, or a merge: the shard record and histograms */
     jw_object_end(&j);

@@ -326,5 +326,6 @@ void record_release(struct run_record *res)
     free(res->shard.parts);
     record_config_release(&res->config);
     record_stages_free(res->stages, res->nstages);
+    record_entries_release(&res->entries);
     memset(res, 0, sizeof *res);
 }

@@ -23,6 +23,7 @@
 
 #include "core/warn.h"
 #include "hist/hdr.h"
+#include "record/entries.h"
 #include "record/status.h"
 #include "reqlog/reqlog.h"
 
@@ -595,6 +596,7 @@ struct run_record {
     struct run_abort aborted;            /* --abort-if (record_set_aborted) */
     size_t nstages;                      /* --stages: one result per stage (record/stages.h); 0 without */
     struct run_stage_result *stages;
+    struct run_entries entries; /* --targets FILE held as a table: one row per entry (record/entries.h) */
 };
 
 /* Free everything the record owns (targets, histograms, ticks, warnings, config, thresholds,

@@ -54,6 +54,14 @@ const char *runreport_verdict(const struct run_record *rec, char *buf, size_t le
  * (runreport/stages.c; runreport_print_summary calls it after the latency tables). */
 void runreport_print_stages(FILE *out, const struct run_record *rec);
 
+/* A targets file held as a table (rec->entries): one row per entry (its requests sent, ok,
+ * failed, latency mean and max, status codes, and its name or method and path), within 100
+ * columns; every entry in file order when verbose or when there are at most
+ * RUNREPORT_ENTRIES_ROWS, else the worst RUNREPORT_ENTRIES_ROWS (most failed, then the largest
+ * max) and "... M more". Nothing without entries (runreport/entries.c). */
+#define RUNREPORT_ENTRIES_ROWS 10
+void runreport_print_entries(FILE *out, const struct run_record *rec, bool verbose);
+
 /* Pieces of it, for summaries of inputs that hold only part of a run (knee report of a
  * per-request log or an hlog without the JSON): the accounting identities of a set of counts
  * (every outcome named), the latency tables of one target (its statistics, t->sum; open or

@@ -309,6 +309,7 @@ static void print_full(FILE *out, const struct run_record *v, bool verbose)
         per_target_compact(out, v);
     stream_rows(out, v, true);
     runreport_print_stages(out, v);
+    runreport_print_entries(out, v, verbose);
     server_timing(out, v, true);
     fputc('\n', out);
     connections(out, v, true);
@@ -338,6 +339,7 @@ void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose
         runreport_print_accounting(out, &v->all.counts, "  ");
         rr_transport_line(out, v, &v->all.counts, "  ");
         rr_status_lines(out, v, &v->all, "  ");
+        runreport_print_entries(out, v, false);
         fputc('\n', out);
         connections(out, v, false);
         fprintf(out, "elapsed %.3f s; --verbose: every table (the failures' times)\n", v->elapsed_s);
@@ -345,6 +347,7 @@ void runreport_print_summary(FILE *out, const struct run_record *v, bool verbose
         requests_and_rates(out, v, false);
         latency_brief(out, v);
         runreport_print_stages(out, v);
+        runreport_print_entries(out, v, false);
         fputc('\n', out);
         server_timing(out, v, false);
         connections(out, v, false);

@@ -48,7 +48,8 @@ static enum rr_cause cause_of(const char *w, bool no_ok)
         return RR_DRIFT;
     if ((starts(w, "only ") && strstr(w, "latency sample")) || starts(w, "self-check (precision)"))
         return RR_PRECISION;
-    if (starts(w, "warm-up:") || starts(w, "self-check: the Poisson arrivals were not checked"))
+    if (starts(w, "warm-up:") || starts(w, "self-check: the Poisson arrivals were not checked") ||
+        starts(w, "no per-entry table:"))
         return RR_NOTE;
     return RR_OTHER;
 }
@@ -58,7 +59,7 @@ static enum rr_cause cause_of(const char *w, bool no_ok)
  * succeeded). */
 static bool shown(const char *w, enum rr_cause k, const struct run_record *v, bool verbose)
 {
-    if (verbose || k < RR_PRECISION)
+    if (verbose || k < RR_PRECISION || starts(w, "no per-entry table:")) /* where the table went: always said */
         return true;
     if (k == RR_NOTE || v->no_ok)
         return false;

@@ -125,6 +125,14 @@ for metric, field in checks:
             fail("%s{instance=%s} = %s, JSON %s" % (metric, i, got.get(i), field(runs[r]["all"])))
 print("ok: per instance, planned/sent/dropped, latency/service/lag counts, bytes and connections = its JSON")
 
+# knee_responses_total{target,code}: each instance's codes = its JSON's status_codes, exactly.
+for r, i in inst.items():
+    got = by('sum by (code) (knee_responses_total{job="knee_run",instance="%s"})' % i, "code")
+    want_codes = {k: float(v) for k, v in runs[r]["all"]["status_codes"].items()}
+    if got != want_codes or not want_codes.get("200"):
+        fail("knee_responses_total{instance=%s} by code = %s, JSON status_codes %s" % (i, got, want_codes))
+print("ok: per instance, knee_responses_total by code = its JSON's status_codes")
+
 # The merged buckets: Prometheus's sum by (le) = the two instances' own final expositions added.
 def buckets_of(path):
     b = {}

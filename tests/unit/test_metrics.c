@@ -578,6 +578,29 @@ static void test_run_families(void **state)
     t = render(reg, METRICS_FORMAT_OPENMETRICS);
     assert_non_null(strstr(t, "# TYPE knee_received_bytes counter\n# UNIT knee_received_bytes bytes\n"));
     free(t);
+    /* knee_responses_total{target,code}: a series once a target saw the code, "other" beyond 599 */
+    assert_null(strstr(t = render(reg, METRICS_FORMAT_TEXT), "knee_responses_total{"));
+    free(t);
+    record_status_count(&s.status[0], 200);
+    record_status_count(&s.status[0], 200);
+    record_status_count(&s.status[1], 404);
+    record_status_count(&s.status[1], 777);
+    assert_int_equal(metrics_run_publish(mr, &s), 0);
+    record_status_count(&s.status[1], 404); /* a later publication: the same series, the new value */
+    assert_int_equal(metrics_run_publish(mr, &s), 0);
+    t = render(reg, METRICS_FORMAT_TEXT);
+    const char *codes[] = {
+        "knee_responses_total{target=\"read\",code=\"200\"} 2\n",
+        "knee_responses_total{target=\"write\",code=\"404\"} 2\n",
+        "knee_responses_total{target=\"write\",code=\"other\"} 1\n",
+        "knee_requests_total{target=\"read\",outcome=\"ok\"} 90\n", /* the rest still published */
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)
+        if (!strstr(t, codes[i]))
+            fail_msg("missing: %s", codes[i]);
+    assert_null(strstr(t, "code=\"404\"} 1"));
+    assert_null(strstr(t, "target=\"read\",code=\"404\""));
+    free(t);
     struct metrics_run_sample other = s;
     other.ntargets = 1;
     assert_int_equal(metrics_run_publish(mr, &other), KNEE_EMISMATCH);
