@@ -17,6 +17,7 @@ build=(
   libssl-dev                            # TLS (OpenSSL): https:// targets, knee serve --tls
   libnghttp2-dev                        # HTTP/2 (nghttp2): h2 and h2c, client and knee serve --h2
   liburing-dev                          # io_uring (liburing): knee run --io uring (runtime: liburing2)
+  libngtcp2-dev libnghttp3-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev  # HTTP/3 (QUIC): knee run --http3, knee serve --h3
   python3                               # scripts/fetch-uplot.sh checks uPlot's integrity hash with it
 )
 # npm fetches the pinned uPlot that knee report embeds (scripts/fetch-uplot.sh, once per build tree)

@@ -82,6 +82,13 @@ struct serve_config {
      * (knee serve --metrics-listen; serve_time() reads it). 0 bounds: not recorded. */
     uint64_t time_bounds_ns[SERVE_TIME_MAX_BOUNDS];
     unsigned ntime_bounds;
+
+    /* HTTP/3 (--h3, needs tls): a UDP socket on the same address and port, QUIC (ngtcp2 with
+     * GnuTLS, the same certificate), every request through the same pipeline and counters. The
+     * handshake is bounded by header_timeout_ns, an idle connection by idle_timeout_ns (QUIC's
+     * max_idle_timeout), its open request streams by 128; QUIC and TCP connections together by
+     * max_conns. TCP responses then carry Alt-Svc: h3=":PORT". */
+    bool h3;
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
@@ -104,6 +111,7 @@ struct serve_counters {
     uint64_t conn_refused; /* turned away by the connection limit */
     uint64_t pauses;       /* report-job pauses started */
     uint64_t tls_failed;   /* --tls: handshakes that failed (an alert, a protocol error, the client gone) */
+    uint64_t h3;           /* --h3: requests that came over HTTP/3 (counted in requests too) */
     double uptime_s;
 };
 
