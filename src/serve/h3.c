@@ -927,25 +927,38 @@ static int load_credentials(struct serve_h3 *h, const char *cert_file, const cha
     return 0;
 }
 
+int serve_h3_open(struct serve_handle *s, int listen_fd)
+{
+    struct serve_h3 *h = s->h3;
+    if (!h) {
+        h = xcalloc(1, sizeof *h);
+        h->srv = s;
+        h->fd = -1;
+        s->h3 = h;
+    }
+    h->local_len = sizeof h->local;
+    if (getsockname(listen_fd, (struct sockaddr *)&h->local, &h->local_len) < 0)
+        return -errno;
+    int fd = socket(h->local.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (bind(fd, (struct sockaddr *)&h->local, h->local_len) < 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    h->fd = fd;
+    return 0;
+}
+
 int serve_h3_start(struct serve_handle *s, const char *cert_file, const char *key_file)
 {
-    struct serve_h3 *h = xcalloc(1, sizeof *h);
-    h->srv = s;
-    h->fd = -1;
-    s->h3 = h;
+    struct serve_h3 *h = s->h3;
     char err[256];
     int r = load_credentials(h, cert_file, key_file, err, sizeof err);
     if (r)
         return r;
     rand_bytes(h->reset_secret, sizeof h->reset_secret);
-    h->local_len = sizeof h->local;
-    if (getsockname(s->listen_fd, (struct sockaddr *)&h->local, &h->local_len) < 0)
-        return -errno;
-    h->fd = socket(h->local.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (h->fd < 0)
-        return -errno;
-    if (bind(h->fd, (struct sockaddr *)&h->local, h->local_len) < 0)
-        return -errno;
     h->io.fd = h->fd;
     h->io.cb = on_udp;
     h->io.data = h;
@@ -994,7 +1007,7 @@ void serve_h3_release(struct serve_handle *s)
         h3_conn_close(q);
     }
     if (h->fd >= 0) {
-        if (s->loop.epfd >= 0)
+        if (h->io.cb)
             loop_io_del(&s->loop, &h->io);
         close(h->fd);
     }

@@ -345,9 +345,12 @@ enum http_method serve_h2_method(const uint8_t *v, size_t n);
 /* Request streams one QUIC connection may have open at once (its MAX_STREAMS). */
 #define SERVE_H3_STREAMS 128
 
-/* Open the UDP socket on the TCP listener's address and port and load the certificate into
- * GnuTLS (the files, or the TCP side's generated pair from s->tls), before the loop starts.
- * 0, KNEE_EINVAL or -errno; serve_h3_release frees what was made, whatever failed. */
+/* Bind the UDP socket to the address and port of TCP listener listen_fd. 0 or -errno (a failed
+ * bind leaves nothing open: it may be tried again on another port). */
+int serve_h3_open(struct serve_handle *s, int listen_fd);
+/* After serve_h3_open: load the certificate into GnuTLS (the files, or the TCP side's generated
+ * pair from s->tls) and watch the socket, before the loop starts. 0, KNEE_EINVAL or -errno;
+ * serve_h3_release frees what was made, whatever failed. */
 int serve_h3_start(struct serve_handle *s, const char *cert_file, const char *key_file);
 /* The server drains: GOAWAY on every QUIC connection, each closed once no stream works. */
 void serve_h3_drain(struct serve_handle *s);

@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "serve/listen.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +130,23 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
         return r;
     }
     int fd = listen_open(cfg->listen, LISTEN_BACKLOG, s->bound, sizeof s->bound, &s->port);
+    char host[SERVE_ADDR_MAX];
+    int want_port = -1;
+    listen_split(cfg->listen, host, sizeof host, &want_port);
+    /* --h3: the UDP socket takes the TCP port's number; a port the kernel chose (":0") may be
+     * taken on UDP (a client's ephemeral port): then another one */
+    for (int tries = 0; fd >= 0 && cfg->h3; tries++) {
+        r = serve_h3_open(s, fd);
+        if (r == 0)
+            break;
+        close(fd);
+        fd = r;
+        if (r != -EADDRINUSE || want_port != 0 || tries == 32)
+            break;
+        fd = listen_open(cfg->listen, LISTEN_BACKLOG, s->bound, sizeof s->bound, &s->port);
+    }
     if (fd < 0) {
+        serve_h3_release(s);
         loop_release(&s->loop);
         free(s);
         return fd;

@@ -97,16 +97,16 @@ if in_tier exact; then
         grep -q '"h3":0,' serve-h.out || fail "$preset: no h3 request on the second server: $(tail -1 serve-h.out)"
     done
 
-    # the stream limit: 300 requests of 400 ms at once on one connection, never more than 128 at
-    # work (the pool is unlimited: every open stream works); every one answered
+    # the stream limit: 300 requests of 400 ms at once on one connection (distinct fetches: no
+    # cache lock), never more than 128 at work (the pool is unlimited: every open stream works),
+    # every one answered. A slow iframe from another (cleartext) server holds the load event.
     start_knee_serve l --preset fanout --tls --h3 --cert a.pem --key a.key
+    start_knee_serve slow --preset fanout
     {
-        echo '<html><body><pre id="out"></pre><script>'
+        echo '<html><body><script>'
         echo "const u = 'https://127.0.0.1:$PORT_l/work?ms=400&fanout=0';"
-        echo 'for (let i = 0; i < 300; i++) fetch(u).catch(() => {});'
-        echo "const x = new XMLHttpRequest(); x.open('GET', u.replace('ms=400', 'ms=2500'), false); x.send();"
-        echo 'document.getElementById("out").textContent = "BO" + "DY " + x.status;'
-        echo '</script></body></html>'
+        echo "for (let i = 0; i < 300; i++) fetch(u, {cache: 'no-store'}).catch(() => {});"
+        echo "</script><iframe src='http://127.0.0.1:$PORT_slow/work?ms=4000&fanout=0'></iframe></body></html>"
     } >page.html
     (
         for _ in $(seq 80); do
@@ -120,6 +120,8 @@ if in_tier exact; then
     max=$(sort -n active.txt | tail -1)
     [[ -n $max && $max -le 128 ]] || fail "streams at work at once: $max (limit 128)"
     echo "ok: at most $max streams at work at once (limit 128)"
+    [[ $(stat l h3) -eq 300 ]] || fail "300 requests over h3: $(curl -sk "https://127.0.0.1:$PORT_l/stats")"
+    stop slow
     stop l
 fi
 
