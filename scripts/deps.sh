@@ -39,6 +39,7 @@ test=(
   zsh                                   # the generated zsh completion is loaded and exercised
   slurmd slurmctld slurm-client munge   # a one-node Slurm cluster runs knee run --shard (tests/e2e/slurm.sh)
   python3-yaml                          # deploy/kubernetes manifests checked as YAML (tests/e2e/deploy_kubernetes.sh)
+  python3-cryptography                  # a QUIC Initial by hand: a handshake that never finishes (tests/e2e/serve_h3.sh)
   iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
   tmux                                  # a real terminal for knee run --live (tests/e2e/run_live.sh)
 )

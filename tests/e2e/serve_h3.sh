@@ -10,7 +10,7 @@
 source "$KNEE_SRC/tests/e2e/run_common.bash"
 CHROMIUM=$(command -v chromium || true)
 [[ -n "$CHROMIUM" ]] || fail "chromium is not installed (scripts/deps.sh installs it)"
-PY=/usr/bin/python3 # Debian's, with python3-cryptography (quic_initial.py)
+PY=python3 # Debian's (test-bin), with python3-cryptography (quic_initial.py)
 cd "$TMP"
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout a.key -out a.pem -days 2 \
@@ -96,6 +96,15 @@ if in_tier exact; then
         stop h
         grep -q '"h3":0,' serve-h.out || fail "$preset: no h3 request on the second server: $(tail -1 serve-h.out)"
     done
+
+    # beyond --max-conns a new QUIC connection is refused (CONNECTION_REFUSED), and counted
+    start_knee_serve m --preset null --tls --h3 --max-conns 1 --header-timeout 30s
+    [[ $($PY "$KNEE_SRC/tests/e2e/quic_initial.py" "$PORT_m" --listen 0.3) -ge 1 ]] || fail "no answer to the first Initial"
+    [[ $($PY "$KNEE_SRC/tests/e2e/quic_initial.py" "$PORT_m" --listen 0.3) -eq 1 ]] || fail "no refusal to the second"
+    stop m
+    grep -q '"connections":0,"connections_total":1,"conn_refused":1,' serve-m.out ||
+        fail "--max-conns 1: $(tail -1 serve-m.out)"
+    echo "ok: beyond --max-conns a QUIC connection is refused"
 
     # the stream limit: 300 requests of 400 ms at once on one connection (distinct fetches: no
     # cache lock), never more than 128 at work (the pool is unlimited: every open stream works),
