@@ -175,7 +175,7 @@ void serve_counters(const struct serve_handle *h, struct serve_counters *out);
 void serve_time(const struct serve_handle *h, enum serve_time_class c, struct serve_time_hist *out);
 
 /* Format counters as one JSON object (no newline) into buf. Returns the length, or 0
- * when buf is too small (512 bytes always suffice). */
+ * when buf is too small (640 bytes always suffice). */
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap);
 
 /* Begin a graceful stop without waiting: stop accepting, close idle connections, let
