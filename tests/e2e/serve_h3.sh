@@ -20,7 +20,7 @@ SPKI=$(openssl x509 -in a.pem -pubkey -noout | openssl pkey -pubin -outform der 
 stop() { # stop NAME: SIGINT, wait (the final counters line is in serve-NAME.out)
     local pid_var=PID_$1
     kill -INT "${!pid_var}"
-    wait "${!pid_var}" || fail "$1 exited with $?"
+    wait "${!pid_var}" || fail "$1 exited with $?: $(tail -5 "serve-$1.err")"
 }
 
 # page PORT PATH...: an HTML page that fetches each PATH from https://127.0.0.1:PORT with a
