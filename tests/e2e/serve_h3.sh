@@ -97,6 +97,21 @@ if in_tier exact; then
         grep -q '"h3":0,' serve-h.out || fail "$preset: no h3 request on the second server: $(tail -1 serve-h.out)"
     done
 
+    # without --cert: the certificate generated at start is the one QUIC serves too (Chromium
+    # pins the SPKI that the TCP side shows)
+    start_knee_serve g --preset null --tls --h3
+    spki_tcp=$(openssl s_client -connect "127.0.0.1:$PORT_g" </dev/null 2>/dev/null | openssl x509 -pubkey -noout |
+        openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
+    spki_files=$SPKI
+    SPKI=$spki_tcp
+    page "$PORT_g" /health
+    chromium_h3 "$PORT_g"
+    SPKI=$spki_files
+    [[ $(cat dom.txt) == 'BODY 200 {"status":"UP"}' ]] || fail "generated certificate over h3: $(cat dom.txt)"
+    [[ $(stat g h3) -eq 1 ]] || fail "one request over h3: $(curl -sk "https://127.0.0.1:$PORT_g/stats")"
+    stop g
+    echo "ok: the generated certificate is served over QUIC too"
+
     # beyond --max-conns a new QUIC connection is refused (CONNECTION_REFUSED), and counted
     start_knee_serve m --preset null --tls --h3 --max-conns 1 --header-timeout 30s
     [[ $($PY "$KNEE_SRC/tests/e2e/quic_initial.py" "$PORT_m" --listen 0.3) -ge 1 ]] || fail "no answer to the first Initial"
