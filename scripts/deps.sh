@@ -17,6 +17,7 @@ build=(
   libssl-dev                            # TLS (OpenSSL): https:// targets, knee serve --tls
   libnghttp2-dev                        # HTTP/2 (nghttp2): h2 and h2c, client and knee serve --h2
   liburing-dev                          # io_uring (liburing): knee run --io uring (runtime: liburing2)
+  libngtcp2-dev libnghttp3-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev  # HTTP/3 (QUIC): knee run --http3, knee serve --h3
   python3                               # scripts/fetch-uplot.sh checks uPlot's integrity hash with it
 )
 # npm fetches the pinned uPlot that knee report embeds (scripts/fetch-uplot.sh, once per build tree)
@@ -38,6 +39,7 @@ test=(
   zsh                                   # the generated zsh completion is loaded and exercised
   slurmd slurmctld slurm-client munge   # a one-node Slurm cluster runs knee run --shard (tests/e2e/slurm.sh)
   python3-yaml                          # deploy/kubernetes manifests checked as YAML (tests/e2e/deploy_kubernetes.sh)
+  python3-cryptography                  # a QUIC Initial by hand: a handshake that never finishes (tests/e2e/serve_h3.sh)
   iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
   tmux                                  # a real terminal for knee run --live (tests/e2e/run_live.sh)
   tinyproxy                             # a real HTTP proxy for knee run --proxy (tests/e2e/run_proxy.sh)

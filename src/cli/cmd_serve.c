@@ -39,6 +39,7 @@ struct serve_args {
     bool nagle;
     bool tls, h2;
     const char *cert, *key;
+    bool h3;
 };
 
 static struct serve_args a;
@@ -77,6 +78,7 @@ static struct opt opts[] = {
      0, 0},
     {"key", 0, OPT_STR, &a.key, "FILE", "PEM private key of --cert", 0, 0, 0},
     {"h2", 0, OPT_FLAG, &a.h2, NULL, "HTTP/2 too: ALPN h2 with --tls, h2c (prior knowledge) without", 0, 0, 0},
+    {"h3", 0, OPT_FLAG, &a.h3, NULL, "HTTP/3 too (needs --tls): QUIC on UDP, the same port number", 0, 0, 0},
     {"seed", 0, OPT_COUNT, &a.seed, "N", "seed of every random choice (default 1; server i: N+i)", 0, 0, 0},
     {"max-conns", 0, OPT_COUNT, &a.max_conns, "N", "connection limit, then 503 CONN_LIMIT (1..1M, default 10000)", 0, 0,
      0},
@@ -113,6 +115,9 @@ static const char epilog_head[] =
     "127.0.0.1, ::1 and the listen host, printed by its SHA-256 fingerprint). --h2: HTTP/2\n"
     "besides HTTP/1.1, by ALPN over TLS or by the client's preface in cleartext (h2c);\n"
     "up to 128 concurrent streams, each answered like a request (same counters, Server-Timing).\n"
+    "--h3 (with --tls): HTTP/3 over QUIC on a UDP socket of the same port (TCP answers then\n"
+    "carry Alt-Svc); the handshake bounded by --header-timeout, idle connections closed after\n"
+    "--idle-timeout, 128 request streams at once; /stats counts its requests in \"h3\".\n"
     "A flag no server uses is refused (--workers without CPU work, --hit-ms with it); every\n"
     "wait and timeout is at most 1h.\n"
     "On start each server prints `listening on ADDR:PORT (PRESET)` (then `https`, `h2` or `h2c`\n"
@@ -127,6 +132,7 @@ static const char epilog_tail[] =
     "  knee serve --preset queue --seed 7          # then: curl '127.0.0.1:PORT/work?ms=200'\n"
     "  knee serve --preset fanout --dep-slow-prob 2% --fanout 20\n"
     "  knee serve --preset null --tls --h2          # https with h2 and http/1.1 (ALPN)\n"
+    "  knee serve --preset null --tls --h2 --h3     # and HTTP/3 on UDP, the same port\n"
     "  knee serve --preset stream                   # then: curl -N '127.0.0.1:PORT/?events=5&gap_ms=100'\n";
 
 static char epilog[4096];
@@ -218,6 +224,7 @@ static void apply_flags(struct serve_config *c)
     c->cert_file = a.cert;
     c->key_file = a.key;
     c->h2 = a.h2;
+    c->h3 = a.h3;
 }
 
 /* Command-line text echoed into an error line, with control bytes escaped (\r, \n, \xHH)
@@ -542,8 +549,8 @@ static int start_servers(const struct serve_config *cfgs, size_t ncfg, struct se
             return e == KNEE_EINVAL ? 2 : 1;
         }
         if (c->tls || c->h2)
-            printf("listening on %s (%s) %s%s\n", serve_address(h[*started]), c->preset, c->tls ? "https" : "http",
-                   c->h2 ? (c->tls ? " h2" : " h2c") : "");
+            printf("listening on %s (%s) %s%s%s\n", serve_address(h[*started]), c->preset, c->tls ? "https" : "http",
+                   c->h2 ? (c->tls ? " h2" : " h2c") : "", c->h3 ? " h3" : "");
         else
             printf("listening on %s (%s)\n", serve_address(h[*started]), c->preset);
         bool self_signed;

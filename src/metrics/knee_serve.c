@@ -26,6 +26,7 @@ enum fam {
     F_REFUSED,
     F_PAUSES,
     F_TLS_FAILED,
+    F_H3_REQUESTS,
     F_COUNT
 };
 
@@ -60,6 +61,7 @@ static const struct {
     [F_PAUSES] = {"knee_serve_pauses", METRICS_COUNTER, NULL, "Report-job pauses started (the table lock taken)."},
     [F_TLS_FAILED] = {"knee_serve_tls_handshake_failures", METRICS_COUNTER, NULL,
                       "TLS handshakes that failed (an alert, a protocol error, the client gone)."},
+    [F_H3_REQUESTS] = {"knee_serve_h3_requests", METRICS_COUNTER, NULL, "Requests that came over HTTP/3 (--h3)."},
 };
 
 static double value_of(const struct serve_counters *c, enum fam f)
@@ -97,6 +99,8 @@ static double value_of(const struct serve_counters *c, enum fam f)
         return (double)c->pauses;
     case F_TLS_FAILED:
         return (double)c->tls_failed;
+    case F_H3_REQUESTS:
+        return (double)c->h3;
     case F_COUNT:
         break;
     }

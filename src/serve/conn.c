@@ -66,6 +66,15 @@ static void out_append(struct conn *c, const char *p, size_t n)
 static void out_response(struct conn *c, int status, const char *ctype, const char *body, size_t body_len,
                          const char *extra, bool close, bool head_only)
 {
+    if (c->h3_parent) { /* an HTTP/3 stream */
+        serve_h3_respond(c, status, ctype, body, body_len, extra, head_only);
+        return;
+    }
+    char extra_alt[256]; /* with --h3, the TCP side's answers advertise it (Alt-Svc) */
+    if (c->srv->alt_svc[0]) {
+        snprintf(extra_alt, sizeof extra_alt, "%s%s", extra ? extra : "", c->srv->alt_svc);
+        extra = extra_alt;
+    }
     if (c->h2_id) { /* an HTTP/2 stream: the same answer as frames */
         serve_h2_respond(c, status, ctype, body, body_len, extra, head_only);
         return;
@@ -101,6 +110,12 @@ void serve_conn_free(struct conn *c)
     loop_timer_cancel(&s->loop, &c->timer);
     loop_timer_cancel(&s->loop, &c->w.timer);
     tls_conn_release(&c->tls);
+    if (c->h3_parent) { /* an HTTP/3 stream */
+        serve_h3_stream_free(c);
+        c->next = s->free_conns;
+        s->free_conns = c;
+        return;
+    }
     if (c->h2_id) { /* a stream: in its connection's list, not the server's */
         serve_h2_stream_free(c);
         c->next = s->free_conns;
@@ -302,7 +317,7 @@ bool serve_conn_settle(struct conn *c)
 {
     if (c->dead)
         return false;
-    if (c->h2_id)
+    if (c->h2_id || c->h3_parent)
         return true; /* a stream: its connection settles */
     if (c->h2)
         return serve_h2_settle(c);
@@ -427,9 +442,14 @@ static void respond_null(struct conn *c, bool close, bool head_only)
 {
     struct serve_handle *s = c->srv;
     int v = close ? 1 : 0;
+    if (c->h3_parent) {
+        serve_h3_respond(c, 200, "text/plain", s->null_resp[v] + s->null_head_len[v],
+                         s->null_len[v] - s->null_head_len[v], NULL, head_only);
+        return;
+    }
     if (c->h2_id) { /* the same body, as frames */
         serve_h2_respond(c, 200, "text/plain", s->null_resp[v] + s->null_head_len[v],
-                         s->null_len[v] - s->null_head_len[v], NULL, head_only);
+                         s->null_len[v] - s->null_head_len[v], s->alt_svc[0] ? s->alt_svc : NULL, head_only);
         return;
     }
     out_room(c);
@@ -583,6 +603,10 @@ void serve_conn_request_done(struct conn *c)
     }
     if (c->h2_id) {
         serve_h2_stream_done(c);
+        return;
+    }
+    if (c->h3_parent) {
+        serve_h3_stream_done(c);
         return;
     }
     if (!w->keep_alive)
@@ -905,11 +929,16 @@ const char *serve_tls_fingerprint(const struct serve_handle *h, bool *self_signe
 
 struct conn *serve_conn_stream_new(struct conn *parent)
 {
-    struct serve_handle *s = parent->srv;
+    struct conn *c = serve_conn_stream_alloc(parent->srv);
+    c->h2_parent = parent;
+    return c;
+}
+
+struct conn *serve_conn_stream_alloc(struct serve_handle *s)
+{
     struct conn *c = conn_get(s);
     c->srv = s;
     c->io.fd = -1;
-    c->h2_parent = parent;
     loop_timer_init(&c->timer, on_conn_timer, c);
     serve_work_init(&c->w, c);
     c->accepted_ns = c->idle_since_ns = s->loop.now_ns;

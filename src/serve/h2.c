@@ -119,7 +119,7 @@ unsigned serve_h2_streams(const struct conn *c)
 
 /* ---- requests from HEADERS -------------------------------------------------------------- */
 
-static enum http_method method_of(const uint8_t *v, size_t n)
+enum http_method serve_h2_method(const uint8_t *v, size_t n)
 {
     static const struct {
         const char *name;
@@ -165,7 +165,7 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     if (p->header_bytes > sc->srv->cfg.max_header_bytes && !p->error_status)
         p->error_status = 431;
     if (namelen == 7 && memcmp(name, ":method", 7) == 0) {
-        p->req.method = method_of(value, valuelen);
+        p->req.method = serve_h2_method(value, valuelen);
     } else if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
         if (valuelen > HTTP_REQUEST_URL_MAX) {
             if (!p->error_status)

@@ -134,6 +134,10 @@ struct conn {
     struct serve_h2 *h2;
     struct conn *h2_parent; /* a stream: its connection (NULL once the connection is gone) */
     int32_t h2_id;          /* a stream: its id */
+    /* An HTTP/3 request stream (h3.c) is a socket-less struct conn too: its QUIC connection
+     * (NULL once the stream is unlinked) and its stream id (0 is a valid one: test h3_parent). */
+    struct serve_h3_conn *h3_parent;
+    int64_t h3_id;
     size_t in_start, in_end;
     size_t out_start, out_end;
     unsigned ncuts, cut0;
@@ -146,7 +150,7 @@ struct conn {
  * may read them) and gauges also touched by CPU workers (atomic read-modify-write). */
 struct counters {
     _Atomic uint64_t executed, ok, rejected, cancelled, write_failures, requests, bad_requests, timeouts, connections,
-        connections_total, conn_refused, pauses, tls_failed;
+        connections_total, conn_refused, pauses, tls_failed, h3_requests;
     _Atomic int64_t active, waiting;
     /* server time (cfg.time_bounds_ns), by enum serve_time_class: per bucket, and the sum */
     _Atomic uint64_t time_counts[SERVE_TIME_CLASSES][SERVE_TIME_MAX_BOUNDS + 1];
@@ -193,6 +197,8 @@ struct serve_handle {
     struct loop_timer accept_timer;
     char discard[LINGER_READ];
     struct tls_ctx *tls; /* cfg.tls: the server's context (certificate, ALPN) */
+    struct serve_h3 *h3; /* cfg.h3: the UDP listener and its QUIC connections (h3.c) */
+    char alt_svc[48];    /* cfg.h3: "Alt-Svc: h3=\":PORT\"\r\n" for the TCP side's responses */
 
     struct counters c;
     uint64_t start_ns;
@@ -284,6 +290,9 @@ void serve_conn_refuse_request(struct conn *c, int status);
 void serve_conn_respond_timeout(struct conn *c);
 /* A new stream of connection parent (a socket-less struct conn, linked into nothing). */
 struct conn *serve_conn_stream_new(struct conn *parent);
+/* A socket-less struct conn of server s for a stream of another kind (HTTP/3), linked into
+ * nothing: the caller sets its parent. */
+struct conn *serve_conn_stream_alloc(struct serve_handle *s);
 /* Read and write on a socket through TLS when the connection speaks it: recv()/send()
  * semantics (-1 with errno EAGAIN to wait, ECONNRESET for a TLS failure). */
 ssize_t serve_conn_recv(struct conn *c, void *buf, size_t len);
@@ -348,6 +357,32 @@ unsigned serve_h2_streams(const struct conn *c);
 void serve_h2_release(struct conn *c);
 /* A stream is freed: unlink it from its connection. */
 void serve_h2_stream_free(struct conn *stream);
+/* The method named by an HTTP/2 or HTTP/3 :method value (any other: GET, answered alike). */
+enum http_method serve_h2_method(const uint8_t *v, size_t n);
+
+/* ---- h3.c: HTTP/3 over QUIC (cfg.h3) ---- */
+
+/* Request streams one QUIC connection may have open at once (its MAX_STREAMS). */
+#define SERVE_H3_STREAMS 128
+
+/* Bind the UDP socket to the address and port of TCP listener listen_fd. 0 or -errno (a failed
+ * bind leaves nothing open: it may be tried again on another port). */
+int serve_h3_open(struct serve_handle *s, int listen_fd);
+/* After serve_h3_open: load the certificate into GnuTLS (the files, or the TCP side's generated
+ * pair from s->tls) and watch the socket, before the loop starts. 0, KNEE_EINVAL or -errno;
+ * serve_h3_release frees what was made, whatever failed. */
+int serve_h3_start(struct serve_handle *s, const char *cert_file, const char *key_file);
+/* The server drains: GOAWAY on every QUIC connection, each closed once no stream works. */
+void serve_h3_drain(struct serve_handle *s);
+/* Free every connection and stream left, and the listener (the loop thread has ended). */
+void serve_h3_release(struct serve_handle *s);
+/* Submit a stream's response, as serve_h2_respond. */
+void serve_h3_respond(struct conn *stream, int status, const char *ctype, const char *body, size_t body_len,
+                      const char *extra, bool head_only);
+/* A stream's request is answered (or its client left): write it out. */
+void serve_h3_stream_done(struct conn *stream);
+/* A stream is freed: unlink it from its connection (which goes when it waited for it). */
+void serve_h3_stream_free(struct conn *stream);
 
 /* ---- work.c: the request pipeline ---- */
 

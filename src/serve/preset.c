@@ -156,6 +156,8 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
         return bad(err, errlen, "--header-timeout and --idle-timeout must be positive");
     if ((c->cert_file || c->key_file) && !c->tls)
         return bad(err, errlen, "--cert and --key are for TLS: add --tls");
+    if (c->h3 && !c->tls)
+        return bad(err, errlen, "--h3 is HTTP/3 over QUIC, which is TLS 1.3: add --tls");
     if ((c->cert_file == NULL) != (c->key_file == NULL))
         return bad(err, errlen, c->cert_file ? "--cert needs --key" : "--key needs --cert");
     static const struct {

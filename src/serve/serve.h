@@ -94,6 +94,12 @@ struct serve_config {
     unsigned stream_events;
     uint64_t stream_first_ns, stream_gap_ns, stream_stall_ns;
     double stream_stall_p;
+    /* HTTP/3 (--h3, needs tls): a UDP socket on the same address and port, QUIC (ngtcp2 with
+     * GnuTLS, the same certificate), every request through the same pipeline and counters. The
+     * handshake is bounded by header_timeout_ns, an idle connection by idle_timeout_ns (QUIC's
+     * max_idle_timeout), its open request streams by 128; QUIC and TCP connections together by
+     * max_conns. TCP responses then carry Alt-Svc: h3=":PORT". */
+    bool h3;
 };
 
 /* Counters of one server. Gauges (active, waiting, connections) are "now"; the rest count
@@ -116,6 +122,7 @@ struct serve_counters {
     uint64_t conn_refused; /* turned away by the connection limit */
     uint64_t pauses;       /* report-job pauses started */
     uint64_t tls_failed;   /* --tls: handshakes that failed (an alert, a protocol error, the client gone) */
+    uint64_t h3;           /* --h3: requests that came over HTTP/3 (counted in requests too) */
     double uptime_s;
 };
 
@@ -179,7 +186,7 @@ void serve_counters(const struct serve_handle *h, struct serve_counters *out);
 void serve_time(const struct serve_handle *h, enum serve_time_class c, struct serve_time_hist *out);
 
 /* Format counters as one JSON object (no newline) into buf. Returns the length, or 0
- * when buf is too small (512 bytes always suffice). */
+ * when buf is too small (640 bytes always suffice). */
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap);
 
 /* Begin a graceful stop without waiting: stop accepting, close idle connections, let

@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "serve/listen.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static void build_null(struct serve_handle *s)
 {
     for (int v = 0; v < 2; v++) {
         size_t n = http_response_head(s->null_resp[v], sizeof s->null_resp[v] - sizeof null_body, 200, s->date,
-                                      "text/plain", sizeof null_body - 1, NULL, v == 1);
+                                      "text/plain", sizeof null_body - 1, s->alt_svc[0] ? s->alt_svc : NULL, v == 1);
         memcpy(s->null_resp[v] + n, null_body, sizeof null_body - 1);
         s->null_head_len[v] = n;
         s->null_len[v] = n + sizeof null_body - 1;
@@ -52,6 +53,7 @@ static void begin_drain(struct serve_handle *s)
     }
     serve_pause_stop(s);
     loop_timer_arm(&s->loop, &s->drain_timer, clock_now_ns() + s->cfg.grace_ns);
+    serve_h3_drain(s);
     struct conn *c = s->conns;
     while (c) {
         struct conn *next = c->next;
@@ -102,6 +104,7 @@ static void *server_main(void *arg)
         c->w.phase = PH_NONE;
         serve_conn_free(c);
     }
+    serve_h3_release(s);
     if (s->listen_fd >= 0) {
         close(s->listen_fd);
         s->listen_fd = -1;
@@ -127,7 +130,23 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
         return r;
     }
     int fd = listen_open(cfg->listen, LISTEN_BACKLOG, s->bound, sizeof s->bound, &s->port);
+    char host[SERVE_ADDR_MAX];
+    int want_port = -1;
+    listen_split(cfg->listen, host, sizeof host, &want_port);
+    /* --h3: the UDP socket takes the TCP port's number; a port the kernel chose (":0") may be
+     * taken on UDP (a client's ephemeral port): then another one */
+    for (int tries = 0; fd >= 0 && cfg->h3; tries++) {
+        r = serve_h3_open(s, fd);
+        if (r == 0)
+            break;
+        close(fd);
+        fd = r;
+        if (r != -EADDRINUSE || want_port != 0 || tries == 32)
+            break;
+        fd = listen_open(cfg->listen, LISTEN_BACKLOG, s->bound, sizeof s->bound, &s->port);
+    }
     if (fd < 0) {
+        serve_h3_release(s);
         loop_release(&s->loop);
         free(s);
         return fd;
@@ -138,6 +157,8 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     s->listen_io.data = s;
     loop_io_add(&s->loop, &s->listen_io, EPOLLIN);
 
+    if (cfg->h3)
+        snprintf(s->alt_svc, sizeof s->alt_svc, "Alt-Svc: h3=\":%d\"\r\n", s->port);
     rng_seed(&s->rng, cfg->seed);
     s->slots_free = cfg->pool;
     s->start_ns = clock_now_ns();
@@ -148,6 +169,9 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     loop_timer_init(&s->drain_timer, on_drain_timer, s);
     serve_conn_accept_init(s);
     if (cfg->tls && (r = serve_conn_tls_init(s)) != 0)
+        goto fail;
+    /* cfg (the caller's) still holds the certificate paths serve_conn_tls_init took out of s->cfg */
+    if (cfg->h3 && (r = serve_h3_start(s, cfg->cert_file, cfg->key_file)) != 0)
         goto fail;
 
     if (cfg->cpu_ns && (r = serve_cpu_start(s)) != 0)
@@ -162,6 +186,7 @@ int serve_start(const struct serve_config *cfg, struct serve_handle **out)
     return 0;
 fail:
     serve_cpu_stop(s);
+    serve_h3_release(s);
     serve_conn_tls_release(s);
     close(s->listen_fd);
     loop_release(&s->loop);
@@ -204,24 +229,25 @@ void serve_counters(const struct serve_handle *h, struct serve_counters *o)
     o->conn_refused = counter_get(&c->conn_refused);
     o->pauses = counter_get(&c->pauses);
     o->tls_failed = counter_get(&c->tls_failed);
+    o->h3 = counter_get(&c->h3_requests);
     uint64_t end = atomic_load(&h->stop_ns);
     o->uptime_s = (double)((end ? end : clock_now_ns()) - h->start_ns) / 1e9;
 }
 
 size_t serve_counters_json(const struct serve_counters *c, const char *preset, char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap,
-                     "{\"preset\":\"%s\",\"active\":%llu,\"waiting\":%llu,\"executed\":%llu,\"ok\":%llu,"
-                     "\"rejected\":%llu,\"cancelled\":%llu,\"write_failures\":%llu,\"requests\":%llu,"
-                     "\"bad_requests\":%llu,\"timeouts\":%llu,\"connections\":%llu,\"connections_total\":%llu,"
-                     "\"conn_refused\":%llu,\"pauses\":%llu,\"tls_failed\":%llu,\"uptime_s\":%.3f}",
-                     preset ? preset : "", (unsigned long long)c->active, (unsigned long long)c->waiting,
-                     (unsigned long long)c->executed, (unsigned long long)c->ok, (unsigned long long)c->rejected,
-                     (unsigned long long)c->cancelled, (unsigned long long)c->write_failures,
-                     (unsigned long long)c->requests, (unsigned long long)c->bad_requests,
-                     (unsigned long long)c->timeouts, (unsigned long long)c->connections,
-                     (unsigned long long)c->connections_total, (unsigned long long)c->conn_refused,
-                     (unsigned long long)c->pauses, (unsigned long long)c->tls_failed, c->uptime_s);
+    int n = snprintf(
+        buf, cap,
+        "{\"preset\":\"%s\",\"active\":%llu,\"waiting\":%llu,\"executed\":%llu,\"ok\":%llu,"
+        "\"rejected\":%llu,\"cancelled\":%llu,\"write_failures\":%llu,\"requests\":%llu,"
+        "\"bad_requests\":%llu,\"timeouts\":%llu,\"connections\":%llu,\"connections_total\":%llu,"
+        "\"conn_refused\":%llu,\"pauses\":%llu,\"tls_failed\":%llu,\"h3\":%llu,\"uptime_s\":%.3f}",
+        preset ? preset : "", (unsigned long long)c->active, (unsigned long long)c->waiting,
+        (unsigned long long)c->executed, (unsigned long long)c->ok, (unsigned long long)c->rejected,
+        (unsigned long long)c->cancelled, (unsigned long long)c->write_failures, (unsigned long long)c->requests,
+        (unsigned long long)c->bad_requests, (unsigned long long)c->timeouts, (unsigned long long)c->connections,
+        (unsigned long long)c->connections_total, (unsigned long long)c->conn_refused, (unsigned long long)c->pauses,
+        (unsigned long long)c->tls_failed, (unsigned long long)c->h3, c->uptime_s);
     if (n < 0 || (size_t)n >= cap)
         return 0;
     return (size_t)n;

@@ -163,3 +163,20 @@ int tls_cert_self_signed(const char *const *names, size_t nnames, int64_t not_be
     EVP_PKEY_free(key);
     return 0;
 }
+
+int tls_ctx_pem(const struct tls_ctx *ctx, char **cert_pem, char **key_pem)
+{
+    *cert_pem = *key_pem = NULL;
+    X509 *cert = ctx->server ? SSL_CTX_get0_certificate(ctx->ssl) : NULL;
+    EVP_PKEY *key = ctx->server ? SSL_CTX_get0_privatekey(ctx->ssl) : NULL;
+    if (!cert || !key)
+        return KNEE_EINVAL;
+    BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
+    if (!cb || !kb || !PEM_write_bio_X509(cb, cert) || !PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL))
+        knee_oom();
+    *cert_pem = bio_string(cb);
+    *key_pem = bio_string(kb);
+    BIO_free(cb);
+    BIO_free(kb);
+    return 0;
+}

@@ -126,6 +126,11 @@ void tls_ctx_free(struct tls_ctx *ctx);
 int tls_cert_self_signed(const char *const *names, size_t nnames, int64_t not_before_s, int64_t not_after_s,
                          char **cert_pem, char **key_pem, char *err, size_t errlen);
 
+/* A server context's certificate (the leaf) and private key as PEM text (heap strings, caller
+ * frees), so another TLS stack can serve the same identity (knee serve --h3's GnuTLS, whose
+ * QUIC helper OpenSSL 3.0 lacks). Returns 0, or KNEE_EINVAL for a client context. */
+int tls_ctx_pem(const struct tls_ctx *ctx, char **cert_pem, char **key_pem);
+
 /* OpenSSL's version text, "OpenSSL 3.0.19 27 Jan 2026" (for the environment record). */
 const char *tls_library_version(void);
 

@@ -90,7 +90,8 @@ names = {"executed": "knee_serve_executed_requests_total", "ok": "knee_serve_ok_
          "write_failures": "knee_serve_write_failures_total", "requests": "knee_serve_requests_total",
          "bad_requests": "knee_serve_bad_requests_total", "timeouts": "knee_serve_header_timeouts_total",
          "connections_total": "knee_serve_connections_total", "conn_refused": "knee_serve_refused_connections_total",
-         "pauses": "knee_serve_pauses_total", "tls_failed": "knee_serve_tls_handshake_failures_total"}
+         "pauses": "knee_serve_pauses_total", "tls_failed": "knee_serve_tls_handshake_failures_total",
+         "h3": "knee_serve_h3_requests_total"}
 
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
