@@ -16,6 +16,7 @@ build=(
   libjansson-dev                        # JSON parsing (knee report reads run JSON)
   libssl-dev                            # TLS (OpenSSL): https:// targets, knee serve --tls
   libnghttp2-dev                        # HTTP/2 (nghttp2): h2 and h2c, client and knee serve --h2
+  libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev  # HTTP/3 over QUIC: knee run --http3
   liburing-dev                          # io_uring (liburing): knee run --io uring (runtime: liburing2)
   python3                               # scripts/fetch-uplot.sh checks uPlot's integrity hash with it
 )
@@ -40,6 +41,7 @@ test=(
   python3-yaml                          # deploy/kubernetes manifests checked as YAML (tests/e2e/deploy_kubernetes.sh)
   iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
   tmux                                  # a real terminal for knee run --live (tests/e2e/run_live.sh)
+  caddy                                 # a real HTTP/3 server: knee run --http3 (tests/e2e/run_http3_caddy.sh)
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them

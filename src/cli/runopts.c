@@ -198,6 +198,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
                             "p99[30s]>500ms, error_rate[10s]>5%, generator_limited (exit 99)"),
     [RUNOPT_ABORT_AFTER] = ROW("abort-after", 0, OPT_DURATION, abort_after_ns, "D",
                                "arm the --abort-if rules only after D of the run (default 0: at once)"),
+    [RUNOPT_HTTP3] = ROW("http3", 0, OPT_FLAG, http3, NULL,
+                         "https: HTTP/3 over QUIC (UDP to the URL's port; --streams requests per connection, "
+                         "--cacert/--insecure as over TCP)"),
 };
 #undef ROW
 #undef ROW_UNIT
@@ -410,6 +413,7 @@ static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, 
         return opt_fail(spec, "--http1.1 and --http2: give one");
     cfg->http = o->http1 ? RUN_HTTP_1 : o->http2 ? RUN_HTTP_2 : RUN_HTTP_AUTO;
     cfg->h2c = o->h2c;
+    cfg->http3 = o->http3;
     cfg->tls_cacert = o->cacert;
     cfg->tls_insecure = o->insecure;
     cfg->tls_ciphers = o->ciphers;

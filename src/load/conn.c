@@ -179,13 +179,14 @@ static void conn_reset(struct worker *w, struct target_rt *t, struct conn *c, ui
     c->ring_sent = false;
     c->req = NULL;
     c->h2 = NULL;
+    c->h3 = NULL;
     c->for_queue = for_queue;
 }
 
 int conn_open(struct worker *w, struct target_rt *t, struct conn **out, bool for_queue)
 {
     struct conn *c = conn_alloc(w);
-    const struct conn_ops *ops = t->et->tls ? &conn_tls_ops : &conn_plain_ops;
+    const struct conn_ops *ops = t->et->h3 ? &conn_quic_ops : t->et->tls ? &conn_tls_ops : &conn_plain_ops;
     uint64_t start = clock_now_ns();
     int r = ops->connect(c, &t->et->addr);
     if (r == 0) {
@@ -311,7 +312,7 @@ static void conn_ready(struct worker *w, struct conn *c, int alpn)
     cfifo_remove(w, c);
     conn_unqueue(c);
     bool h2 = alpn < 0 ? t->et->h2_known : alpn == TLS_PROTO_H2;
-    const struct proto_ops *p = h2 ? &proto_h2 : &proto_h1;
+    const struct proto_ops *p = c->ops->proto ? c->ops->proto : h2 ? &proto_h2 : &proto_h1;
     struct req *r = c->req;
     if (r) {
         /* the connection's first request carries its connect and handshake (as main's connect_ns:

@@ -50,7 +50,7 @@ struct reqlog_record {
     uint64_t entry; /* a targets file's entry it sent, plus 1 (0: none: a fixed request, or never sent) */
 };
 
-enum { REQLOG_PROTO_HTTP1, REQLOG_PROTO_H2, REQLOG_PROTO_COUNT };
+enum { REQLOG_PROTO_HTTP1, REQLOG_PROTO_H2, REQLOG_PROTO_H3, REQLOG_PROTO_COUNT };
 enum { REQLOG_TLS_PLAIN, REQLOG_TLS_FULL, REQLOG_TLS_RESUMED, REQLOG_TLS_COUNT };
 /* "h1", "h2"; "plain", "full", "resumed" (the CSV's cells); "?" outside the enums. */
 const char *reqlog_proto_name(unsigned p);
