@@ -342,7 +342,9 @@ static void handshake(struct worker *w, struct conn *c)
     struct target_rt *t = c->t;
     if (io != TLS_IO_OK) {
         t->pc.tls_failed++;
-        conn_fail(w, c, account_fail_cause(c, NULL, false));
+        /* a row that knows its cause (QUIC) set it */
+        conn_fail(w, c,
+                  c->fail_cause ? (enum run_transport_cause)(c->fail_cause - 1) : account_fail_cause(c, NULL, false));
         return;
     }
     uint64_t now = clock_now_ns();
