@@ -280,6 +280,7 @@ static void transport_config(const json_t *cfg, struct record_config *c)
     c->tls_min_version = tls_version_number(json_is_array(vs) ? json_array_get(vs, 0) : NULL);
     c->tls_max_version = tls_version_number(json_is_array(vs) ? json_array_get(vs, 1) : NULL);
     get_flag(cfg, "h2c", &c->h2c);
+    get_flag(cfg, "http3", &c->http3);
     get_u32(cfg, "streams", &c->streams);
     get_u32(cfg, "requests_per_connection", &c->requests_per_connection);
 }

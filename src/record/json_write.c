@@ -314,6 +314,7 @@ static void transport_config(struct jw *j, const struct run_record *r)
         jw_object_end(j);
     }
     jw_kv_bool(j, "h2c", c->h2c);
+    jw_kv_bool(j, "http3", c->http3);
     if (c->streams)
         jw_kv_uint(j, "streams", c->streams);
     else

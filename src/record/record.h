@@ -492,6 +492,7 @@ struct record_config {
     int tls_min_version, tls_max_version; /* 0x0301 .. 0x0304; 0: OpenSSL's default */
     enum run_http http;
     bool h2c;
+    bool http3;                                /* --http3 */
     uint32_t streams, requests_per_connection; /* 0: not given */
     char *expect_body;                         /* NULL: status alone decides ok */
     size_t nrejects;
