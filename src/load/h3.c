@@ -169,9 +169,11 @@ static void quic_free(struct conn *c, bool goodbye)
     struct h3_link *l = c->h3;
     if (!l)
         return;
-    if (goodbye)
+    /* at the thread's end (no goodbye) the loop runs no more and may be gone: its timer is left */
+    if (goodbye) {
         h3_client_goodbye(l->cli);
-    loop_timer_cancel(&c->w->loop, &l->timer);
+        loop_timer_cancel(&c->w->loop, &l->timer);
+    }
     h3_client_free(l->cli);
     free(l);
     c->h3 = NULL;
