@@ -164,23 +164,41 @@ static int quic_opened(struct conn *c, struct run_proto_counts *pc)
     return -1;
 }
 
-static void quic_free(struct conn *c, bool goodbye)
+/* Free c's QUIC state; at the thread's end (closing false) the loop runs no more and may be
+ * gone, so its timer is left alone. */
+static void quic_free(struct conn *c, bool closing)
 {
     struct h3_link *l = c->h3;
     if (!l)
         return;
-    /* at the thread's end (no goodbye) the loop runs no more and may be gone: its timer is left */
-    if (goodbye) {
-        h3_client_goodbye(l->cli);
+    if (closing)
         loop_timer_cancel(&c->w->loop, &l->timer);
-    }
     h3_client_free(l->cli);
     free(l);
     c->h3 = NULL;
 }
 
+/* The connection's counters go to its target's (after the goodbye's datagram). */
+static void quic_count(struct conn *c)
+{
+    const struct h3_client_stats *s = h3_client_stats(c->h3->cli);
+    struct run_quic_counts *q = &c->t->pc.quic;
+    q->streams += s->streams;
+    q->datagrams_sent += s->datagrams_sent;
+    q->datagrams_received += s->datagrams_received;
+    q->bytes_sent += s->bytes_sent;
+    q->bytes_received += s->bytes_received;
+    q->send_blocked += s->send_blocked;
+    q->pto += s->pto;
+    c->t->bytes_out += s->bytes_sent;
+}
+
 static void quic_close(struct conn *c)
 {
+    if (!c->h3)
+        return;
+    h3_client_goodbye(c->h3->cli);
+    quic_count(c);
     quic_free(c, true);
 }
 
@@ -387,20 +405,11 @@ static void h3_settle(struct worker *w, struct conn *c)
     }
 }
 
-/* The connection's counters go to its target's. */
+/* Nothing to count here: the transport row counts the connection's datagrams when it closes,
+ * a failed handshake's too (quic_close). */
 static void h3_close(struct worker *w, struct conn *c)
 {
-    (void)w;
-    const struct h3_client_stats *s = h3_client_stats(c->h3->cli);
-    struct run_quic_counts *q = &c->t->pc.quic;
-    q->streams += s->streams;
-    q->datagrams_sent += s->datagrams_sent;
-    q->datagrams_received += s->datagrams_received;
-    q->bytes_sent += s->bytes_sent;
-    q->bytes_received += s->bytes_received;
-    q->send_blocked += s->send_blocked;
-    q->pto += s->pto;
-    c->t->bytes_out += s->bytes_sent;
+    (void)w, (void)c;
 }
 
 static void h3_release(struct conn *c)

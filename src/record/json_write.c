@@ -187,7 +187,9 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
     jw_object_begin(j);
     jw_kv_uint(j, "http/1.1", pc->http1);
     jw_kv_uint(j, "h2", pc->h2);
-    jw_kv_uint(j, "h3", pc->h3);
+    bool quic = pc->h3 || pc->quic.datagrams_sent; /* a QUIC run (--http3): the keys of HTTP/3 */
+    if (quic)
+        jw_kv_uint(j, "h3", pc->h3);
     jw_object_end(j);
     jw_key(j, "tls_versions");
     jw_object_begin(j);
@@ -213,7 +215,8 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
         jw_kv_uint(j, "max_concurrent", pc->h2_max_concurrent);
     FIELDS_WRITE(RECORD_H2_FIELDS, j, struct run_proto_counts, pc);
     jw_object_end(j);
-    quic_target(j, &pc->quic);
+    if (quic)
+        quic_target(j, &pc->quic);
 }
 
 static void target(struct jw *j, const struct run_target_result *t, bool is_all)
