@@ -68,8 +68,8 @@ const char *quic_error_code_name(uint64_t code);
 struct h3_tls;
 
 /* The trust for every connection of a run: the PEM file cafile (NULL: the system's store), or
- * no verification at all (insecure). Returns 0, or KNEE_EINVAL / KNEE_EIO with the file and
- * GnuTLS's words in err. */
+ * no verification at all (insecure). Returns 0, or KNEE_EINVAL with the file and GnuTLS's
+ * words in err. */
 int h3_tls_new(const char *cafile, bool insecure, struct h3_tls **out, char *err, size_t errlen);
 void h3_tls_free(struct h3_tls *t);
 
@@ -118,8 +118,8 @@ struct h3_client_stats {
 
 /* A client over fd (a connected non-blocking UDP socket, the caller's; it is not closed here):
  * the Initial packet is built (it leaves with the first flush), SNI and verification for host.
- * max_streams caps concurrent streams (0: H3_MAX_STREAMS). Returns 0, or KNEE_EIO with the
- * library's words in err. */
+ * max_streams caps concurrent streams (0: H3_MAX_STREAMS). Returns 0, or KNEE_EINVAL with
+ * the library's words in err. */
 int h3_client_new(const struct h3_tls *tls, int fd, const char *host, const struct h3_callbacks *cb,
                   uint32_t max_streams, struct h3_client **out, char *err, size_t errlen);
 /* Free without a goodbye; streams still open are not called back. NULL: no-op. */
