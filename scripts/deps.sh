@@ -43,6 +43,7 @@ test=(
   iproute2                              # network namespaces: shards with their own addresses (tests/e2e/shard_netns.sh)
   tmux                                  # a real terminal for knee run --live (tests/e2e/run_live.sh)
   tinyproxy                             # a real HTTP proxy for knee run --proxy (tests/e2e/run_proxy.sh)
+  caddy                                 # a real HTTP/3 server: knee run --http3 (tests/e2e/run_http3_caddy.sh)
 )
 bench=(
   wrk apache2-utils hey nghttp2-client linux-perf time util-linux  # the peers and the tools around them

@@ -226,6 +226,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("connect-to", 0, OPT_LIST, connect_to, "HOST:PORT:ADDR:PORT",
             "connections for HOST:PORT go to ADDR:PORT instead (curl's form, repeatable, the first match wins; "
             "an empty part matches any or keeps the URL's); Host, SNI and the certificate check stay HOST's"),
+    [RUNOPT_HTTP3] = ROW("http3", 0, OPT_FLAG, http3, NULL,
+                         "https: HTTP/3 over QUIC (UDP to the URL's port; --streams requests per connection, "
+                         "--cacert/--insecure as over TCP)"),
 };
 #undef ROW
 #undef ROW_UNIT
@@ -476,6 +479,7 @@ static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, 
         return opt_fail(spec, "--http1.1 and --http2: give one");
     cfg->http = o->http1 ? RUN_HTTP_1 : o->http2 ? RUN_HTTP_2 : RUN_HTTP_AUTO;
     cfg->h2c = o->h2c;
+    cfg->http3 = o->http3;
     cfg->tls_cacert = o->cacert;
     cfg->tls_insecure = o->insecure;
     cfg->tls_ciphers = o->ciphers;

@@ -100,6 +100,7 @@ enum runopt_id {
     RUNOPT_KEY,
     RUNOPT_UNIX_SOCKET,
     RUNOPT_CONNECT_TO,
+    RUNOPT_HTTP3, /* --http3: HTTP/3 over QUIC (load/h3.c) */
     RUNOPT_COUNT
 };
 
@@ -129,6 +130,7 @@ struct runopts {
     /* TLS and HTTP/2 */
     const char *cacert, *tls_version, *ciphers, *tls_resume;
     bool insecure, http1, http2, h2c;
+    bool http3; /* --http3 */
     uint64_t streams, requests_per_connection;
     const char *targets_file, *targets_format, *targets_order, *feed, *feed_order; /* requests that vary */
     struct strlist abort_ifs;               /* --abort-if RULE (parsed by cli/run_abort.c, not by runopts_build) */

@@ -183,6 +183,7 @@ static void conn_reset(struct worker *w, struct target_rt *t, struct conn *c, ui
     c->ring_sent = false;
     c->req = NULL;
     c->h2 = NULL;
+    c->h3 = NULL;
     c->for_queue = for_queue;
     c->tcp_up = false;
     c->proxy_sent = 0;
@@ -366,7 +367,7 @@ static void conn_ready(struct worker *w, struct conn *c, int alpn)
     cfifo_remove(w, c);
     conn_unqueue(c);
     bool h2 = alpn < 0 ? t->et->h2_known : alpn == TLS_PROTO_H2;
-    const struct proto_ops *p = h2 ? &proto_h2 : &proto_h1;
+    const struct proto_ops *p = c->ops->proto ? c->ops->proto : h2 ? &proto_h2 : &proto_h1;
     struct req *r = c->req;
     if (r) {
         /* the connection's first request carries its connect and handshake (as main's connect_ns:
@@ -396,7 +397,9 @@ static void handshake(struct worker *w, struct conn *c)
     struct target_rt *t = c->t;
     if (io != TLS_IO_OK) {
         t->pc.tls_failed++;
-        conn_fail(w, c, account_fail_cause(c, NULL, false));
+        /* a row that knows its cause (QUIC) set it */
+        conn_fail(w, c,
+                  c->fail_cause ? (enum run_transport_cause)(c->fail_cause - 1) : account_fail_cause(c, NULL, false));
         return;
     }
     uint64_t now = clock_now_ns();

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "h3/h3.h"
 #include "http/client.h"
 #include "load/shard_hooks.h"
 #include "load/uring.h"
@@ -81,6 +82,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     et->tls = et->url.tls;
     et->h2_known = et->tls ? cfg->http == RUN_HTTP_2 : cfg->h2c;
     et->h2_able = et->tls ? cfg->http != RUN_HTTP_1 : cfg->h2c;
+    et->h3 = et->tls && cfg->http3;
     r = net_route_resolve(route, et->url.host, et->url.port_str, &et->addr, &et->resolve_ns, why, sizeof why);
     if (r)
         return knee_fail(err, errlen, r, "target %s: %s", tc->name, why);
@@ -427,6 +429,7 @@ static void engine_release(struct engine *e)
     free(e->done);
     free(e->worker_cpu);
     tls_ctx_free(e->tls);
+    h3_tls_free(e->h3tls);
 }
 
 /* One client context for the run, shared read-only by every thread; what OpenSSL refuses here
@@ -505,6 +508,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     if (any_tls && (rc = prepare_tls(e, cfg, err, errlen)) != 0)
         return rc;
     if ((rc = entries_prepare(e, err, errlen)) != 0)
+        return rc;
+    if (cfg->http3 && (rc = h3_tls_new(cfg->tls_cacert, cfg->tls_insecure, &e->h3tls, err, errlen)) != 0)
         return rc;
     rc = choose_io(e, cfg, any_tls, err, errlen);
     if (rc)

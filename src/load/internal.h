@@ -50,6 +50,7 @@ struct engine_target {
     bool tls;                /* https: every connection speaks TLS first */
     bool h2_known;           /* HTTP/2 without asking: --h2c, or --http2 over TLS */
     bool h2_able;            /* may speak HTTP/2 (h2req is built) */
+    bool h3;                 /* --http3: HTTP/3 over QUIC (h2req is built: HTTP/3 sends the same fields) */
     struct h2_request h2req; /* the request as HTTP/2 header fields (h2_able) */
     bool head;               /* HEAD: responses carry no body */
     bool idempotent;         /* its method may be sent twice (run_config.retry_stale) */
@@ -272,7 +273,8 @@ struct engine {
     uint64_t fd_limit;   /* RLIMIT_NOFILE after raising it */
     struct outlog *log;
     /* TLS and HTTP/2 */
-    struct tls_ctx *tls; /* the client context of https targets (NULL without one) */
+    struct tls_ctx *tls;  /* the client context of https targets (NULL without one) */
+    struct h3_tls *h3tls; /* --http3: the QUIC connections' trust (GnuTLS; NULL without --http3) */
     uint32_t rpc;        /* requests per connection: --requests-per-connection, 1 without keep-alive, else UINT32_MAX */
     uint32_t h2_streams; /* HTTP/2 streams per connection at most (--streams, else RUN_H2_DEFAULT_STREAMS) */
     uint32_t group_streams; /* closed loop: clients per connection (--streams, else 1) */

@@ -59,6 +59,7 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->tls_max_version = cfg->tls_max_version;
     c->http = cfg->http;
     c->h2c = cfg->h2c;
+    c->http3 = cfg->http3;
     c->streams = cfg->streams;
     c->requests_per_connection = cfg->requests_per_connection;
     c->expect_body = dup_or_null(cfg->expect_body);

@@ -137,6 +137,8 @@ void route_release(struct engine *e)
 
 const struct conn_ops *route_ops(const struct engine *e, const struct target_rt *t)
 {
+    if (t->et->h3)
+        return &conn_quic_ops; /* --http3: no proxy, no source address (refused in validate.c) */
     if (!t->et->tls)
         return &conn_plain_ops;
     return e->proxy ? &conn_proxy_tls_ops : &conn_tls_ops;

@@ -161,6 +161,7 @@ struct run_config {
                                          most; closed loop: clients per connection); 0 = the server's
                                          limit up to RUN_H2_DEFAULT_STREAMS (open), 1 (closed) */
     uint32_t requests_per_connection; /* --requests-per-connection: close after N; 0 = no limit */
+    bool http3;                       /* --http3: https:// targets speak HTTP/3 over QUIC (UDP) */
     const char *const *argv;          /* the command line, for the environment record (may be NULL) */
     int argc;
     struct run_stop *stop;            /* how the caller can stop this run early; NULL = it runs to its end */

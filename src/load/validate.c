@@ -55,6 +55,26 @@ static int validate_transport(const struct run_config *cfg, char *err, size_t er
         return knee_fail(
             err, errlen, KNEE_EINVAL, "%s applies to https:// targets, and every target is http://%s", tls_flag,
             cfg->http == RUN_HTTP_2 && !cfg->tls_cacert && !cfg->tls_insecure ? " (HTTP/2 in cleartext is --h2c)" : "");
+    if (cfg->http3 && any_plain)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--http3 applies to https:// targets (QUIC is always encrypted), and a target is http://");
+    if (cfg->http3 && (cfg->h2c || cfg->http != RUN_HTTP_AUTO))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--http3 and %s: give one",
+                         cfg->h2c                  ? "--h2c"
+                         : cfg->http == RUN_HTTP_2 ? "--http2"
+                                                   : "--http1.1");
+    if (cfg->http3 && (cfg->tls_min_version || cfg->tls_max_version || cfg->tls_ciphers))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--http3: QUIC is TLS 1.3 with its own suites (%s does not apply)",
+                         cfg->tls_ciphers ? "--ciphers" : "--tls-version");
+    const char *not_h3 = cfg->proxy             ? "--proxy"
+                         : cfg->unix_socket     ? "--unix-socket"
+                         : cfg->local_addresses ? "--local-address"
+                         : cfg->tls_cert        ? "--cert"
+                                                : NULL;
+    if (cfg->http3 && not_h3) /* QUIC is UDP to the target's own address (h3.c), with no client certificate yet */
+        return knee_fail(err, errlen, KNEE_EINVAL, "--http3 and %s: not supported over HTTP/3 yet", not_h3);
+    if (cfg->http3 && cfg->io == RUN_IO_URING)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--io uring applies to cleartext HTTP/1.1 (--http3 runs on epoll)");
     if (cfg->h2c && !any_plain)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--h2c applies to http:// targets (https:// ones agree on h2 by ALPN; --http2 forces it)");
@@ -68,7 +88,7 @@ static int validate_transport(const struct run_config *cfg, char *err, size_t er
     }
     if (cfg->tls_min_version && cfg->tls_max_version && cfg->tls_min_version > cfg->tls_max_version)
         return knee_fail(err, errlen, KNEE_EINVAL, "--tls-version: MIN is above MAX");
-    bool h2_possible = (any_tls && cfg->http != RUN_HTTP_1) || (any_plain && cfg->h2c);
+    bool h2_possible = (any_tls && cfg->http != RUN_HTTP_1) || (any_plain && cfg->h2c) || cfg->http3;
     if (cfg->streams > RUN_H2_MAX_STREAMS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--streams must be between 1 and %d", RUN_H2_MAX_STREAMS);
     if (cfg->streams && !h2_possible)

@@ -20,6 +20,7 @@
 #ifndef KNEE_LOAD_WORKER_H
 #define KNEE_LOAD_WORKER_H
 
+#include "h3/h3.h"
 #include "load/internal.h"
 
 /* A connection's life (conn.c draws it): FREE -> CONNECTING -> HANDSHAKING (a transport with
@@ -54,6 +55,7 @@ struct req {
     struct req *tprev, *tnext; /* timeout FIFO */
     struct req *next;          /* free list, pending list */
     struct h2_stream stream;   /* HTTP/2 */
+    struct h3_stream h3s;      /* HTTP/3 */
     struct http_response resp; /* HTTP/1.1: the parser; HTTP/2: status, bytes, matches, Server-Timing */
 };
 
@@ -100,9 +102,12 @@ struct conn_ops {
      * CONNECT, proxy.c): 1 not done yet (wait for readiness), 0 done, or < 0 failed (-errno;
      * proxy_fail_cause says why). NULL: none. */
     int (*tunnel)(struct conn *c);
+    /* A row that fixes its protocol (QUIC: HTTP/3); NULL: ALPN or prior knowledge decides. */
+    const struct proto_ops *proto;
 };
-/* conn_proxy_tls_ops: TLS inside a proxy's CONNECT tunnel (transport.c, proxy.c) */
-extern const struct conn_ops conn_plain_ops, conn_tls_ops, conn_ring_ops, conn_proxy_tls_ops;
+/* conn_proxy_tls_ops: TLS inside a proxy's CONNECT tunnel (transport.c, proxy.c); conn_quic_ops:
+ * QUIC (h3.c) */
+extern const struct conn_ops conn_plain_ops, conn_tls_ops, conn_ring_ops, conn_proxy_tls_ops, conn_quic_ops;
 
 /* ------------------------------------------------------------------ the protocol row */
 
@@ -141,7 +146,7 @@ struct proto_ops {
     /* Free it without counting (the thread's end). */
     void (*release)(struct conn *c);
 };
-extern const struct proto_ops proto_h1, proto_h2;
+extern const struct proto_ops proto_h1, proto_h2, proto_h3;
 
 /* ------------------------------------------------------------------ connections */
 
@@ -198,6 +203,7 @@ struct conn {
     /* --connect-rate (route.c): waiting for its turn to connect (no socket yet), its queue */
     bool rate_wait;
     struct conn *rprev, *rnext;
+    struct h3_link *h3; /* HTTP/3 (h3.c): its QUIC client and timer */
 };
 
 /* A closed-loop client: sends, waits for the full response, (thinks), sends again. */

@@ -149,6 +149,16 @@
     X("failed", u64, tls_failed)                                                                                   \
     X("client_cert_requested", u64, tls_cert_requested)
 
+/* struct run_quic_counts, a target's "quic" before its code tables (--http3) */
+#define RECORD_QUIC_FIELDS(X, T)                                                                                     \
+    X("streams", u64, streams)                                                                                     \
+    X("datagrams_sent", u64, datagrams_sent)                                                                       \
+    X("datagrams_received", u64, datagrams_received)                                                               \
+    X("bytes_sent", u64, bytes_sent)                                                                               \
+    X("bytes_received", u64, bytes_received)                                                                       \
+    X("send_blocked", u64, send_blocked)                                                                           \
+    X("pto", u64, pto)
+
 /* struct run_proto_counts, a target's "h2" after max_concurrent */
 #define RECORD_H2_FIELDS(X, T)                                                                                       \
     X("rst_received", u64, h2_rst)                                                                                 \

@@ -161,6 +161,13 @@ bool record_read_transport(const json_t *t, struct run_proto_counts *pc)
     const json_t *p = get(t, "protocols");
     pc->http1 = count(p, "http/1.1");
     pc->h2 = count(p, "h2");
+    pc->h3 = count(p, "h3");
+    const json_t *q = get(t, "quic");
+    FIELDS_READ(RECORD_QUIC_FIELDS, q, struct run_quic_counts, &pc->quic);
+    for (int k = 0; k < RUN_QC_COUNT; k++) {
+        pc->quic.reset_codes[k] = count(get(q, "reset_codes"), record_quic_code_name(k));
+        pc->quic.close_codes[k] = count(get(q, "close_codes"), record_quic_code_name(k));
+    }
     const json_t *tv = get(t, "tls_versions");
     for (int k = 0; k < RUN_TLS_VERSIONS; k++)
         pc->tls_version[k] = count(tv, record_tls_version_name(k));
@@ -304,6 +311,7 @@ static void transport_config(const json_t *cfg, struct record_config *c)
     c->tls_min_version = tls_version_number(json_is_array(vs) ? json_array_get(vs, 0) : NULL);
     c->tls_max_version = tls_version_number(json_is_array(vs) ? json_array_get(vs, 1) : NULL);
     get_flag(cfg, "h2c", &c->h2c);
+    get_flag(cfg, "http3", &c->http3);
     get_u32(cfg, "streams", &c->streams);
     get_u32(cfg, "requests_per_connection", &c->requests_per_connection);
     c->proxy = dup_str(cfg, "proxy");

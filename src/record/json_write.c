@@ -152,6 +152,28 @@ static void rates(struct jw *j, const struct run_target_result *t)
     jw_object_end(j);
 }
 
+/* A target's "quic" (--http3; docs/FORMATS.md): the counters, then the stream resets and the
+ * connection closes by code (only the codes seen). */
+static void quic_codes(struct jw *j, const char *key, const uint64_t *codes)
+{
+    jw_key(j, key);
+    jw_object_begin(j);
+    for (int k = 0; k < RUN_QC_COUNT; k++)
+        if (codes[k])
+            jw_kv_uint(j, record_quic_code_name(k), codes[k]);
+    jw_object_end(j);
+}
+
+static void quic_target(struct jw *j, const struct run_quic_counts *q)
+{
+    jw_key(j, "quic");
+    jw_object_begin(j);
+    FIELDS_WRITE(RECORD_QUIC_FIELDS, j, struct run_quic_counts, q);
+    quic_codes(j, "reset_codes", q->reset_codes);
+    quic_codes(j, "close_codes", q->close_codes);
+    jw_object_end(j);
+}
+
 /* A target's "tls" (handshake time; null for plain targets), "protocols", "tls_versions",
  * "tls_handshakes" and "h2" (docs/FORMATS.md, "knee run over TLS and HTTP/2"). */
 static void transport_target(struct jw *j, const struct run_target_result *t)
@@ -165,6 +187,9 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
     jw_object_begin(j);
     jw_kv_uint(j, "http/1.1", pc->http1);
     jw_kv_uint(j, "h2", pc->h2);
+    bool quic = pc->h3 || pc->quic.datagrams_sent; /* a QUIC run (--http3): the keys of HTTP/3 */
+    if (quic)
+        jw_kv_uint(j, "h3", pc->h3);
     jw_object_end(j);
     jw_key(j, "tls_versions");
     jw_object_begin(j);
@@ -199,6 +224,8 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
             jw_kv_uint(j, code, pc->proxy_refused[k]);
         }
     jw_object_end(j);
+    if (quic)
+        quic_target(j, &pc->quic);
 }
 
 /* "stream": the events of streamed responses (absent when none was timed). */
@@ -330,6 +357,7 @@ static void transport_config(struct jw *j, const struct run_record *r)
         jw_array_end(j);
     }
     jw_kv_bool(j, "h2c", c->h2c);
+    jw_kv_bool(j, "http3", c->http3);
     if (c->streams)
         jw_kv_uint(j, "streams", c->streams);
     else

@@ -77,6 +77,12 @@ const char *record_transport_cause_name(enum run_transport_cause c)
         [RUN_TC_H2_NOT_H2] = "h2_not_h2",
         [RUN_TC_OTHER] = "other",
         [RUN_TC_PROXY_REFUSED] = "proxy_refused",
+        [RUN_TC_QUIC_HANDSHAKE] = "quic_handshake",
+        [RUN_TC_QUIC_IDLE_TIMEOUT] = "quic_idle_timeout",
+        [RUN_TC_H3_STREAM_RESET] = "h3_stream_reset",
+        [RUN_TC_QUIC_CLOSE] = "quic_close",
+        [RUN_TC_QUIC_VERSION] = "quic_version_negotiation",
+        [RUN_TC_H3_PROTOCOL] = "h3_protocol",
     };
     return (unsigned)c < RUN_TC_COUNT ? names[c] : "other";
 }
@@ -108,6 +114,83 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
         record_h2_limit_add(d, s->h2_max_concurrent);
     for (int k = 0; k < RUN_PROXY_STATUS_N; k++)
         d->proxy_refused[k] += s->proxy_refused[k];
+    d->h3 += s->h3;
+    struct run_quic_counts *dq = &d->quic;
+    const struct run_quic_counts *sq = &s->quic;
+    dq->streams += sq->streams;
+    dq->datagrams_sent += sq->datagrams_sent;
+    dq->datagrams_received += sq->datagrams_received;
+    dq->bytes_sent += sq->bytes_sent;
+    dq->bytes_received += sq->bytes_received;
+    dq->send_blocked += sq->send_blocked;
+    dq->pto += sq->pto;
+    for (int k = 0; k < RUN_QC_COUNT; k++) {
+        dq->reset_codes[k] += sq->reset_codes[k];
+        dq->close_codes[k] += sq->close_codes[k];
+    }
+}
+
+/* The slot of an HTTP/3 code, or of a transport one. */
+static int quic_slot(uint64_t code, bool app)
+{
+    if (app)
+        return code >= 0x100 && code < 0x100 + RUN_H3_CODES ? RUN_QC_H3 + (int)(code - 0x100) : RUN_QC_OTHER;
+    if (code < RUN_QUIC_CODES)
+        return RUN_QC_TRANSPORT + (int)code;
+    return code >= 0x100 && code <= 0x1ff ? RUN_QC_CRYPTO : RUN_QC_OTHER;
+}
+
+void record_quic_reset_add(struct run_quic_counts *q, uint64_t code)
+{
+    q->reset_codes[quic_slot(code, true)]++;
+}
+
+void record_quic_close_add(struct run_quic_counts *q, uint64_t code, bool app)
+{
+    q->close_codes[quic_slot(code, app)]++;
+}
+
+const char *record_quic_code_name(int k)
+{
+    static const char *const names[RUN_QC_COUNT] = {
+        "H3_NO_ERROR",
+        "H3_GENERAL_PROTOCOL_ERROR",
+        "H3_INTERNAL_ERROR",
+        "H3_STREAM_CREATION_ERROR",
+        "H3_CLOSED_CRITICAL_STREAM",
+        "H3_FRAME_UNEXPECTED",
+        "H3_FRAME_ERROR",
+        "H3_EXCESSIVE_LOAD",
+        "H3_ID_ERROR",
+        "H3_SETTINGS_ERROR",
+        "H3_MISSING_SETTINGS",
+        "H3_REQUEST_REJECTED",
+        "H3_REQUEST_CANCELLED",
+        "H3_REQUEST_INCOMPLETE",
+        "H3_MESSAGE_ERROR",
+        "H3_CONNECT_ERROR",
+        "H3_VERSION_FALLBACK",
+        "NO_ERROR",
+        "INTERNAL_ERROR",
+        "CONNECTION_REFUSED",
+        "FLOW_CONTROL_ERROR",
+        "STREAM_LIMIT_ERROR",
+        "STREAM_STATE_ERROR",
+        "FINAL_SIZE_ERROR",
+        "FRAME_ENCODING_ERROR",
+        "TRANSPORT_PARAMETER_ERROR",
+        "CONNECTION_ID_LIMIT_ERROR",
+        "PROTOCOL_VIOLATION",
+        "INVALID_TOKEN",
+        "APPLICATION_ERROR",
+        "CRYPTO_BUFFER_EXCEEDED",
+        "KEY_UPDATE_ERROR",
+        "AEAD_LIMIT_REACHED",
+        "NO_VIABLE_PATH",
+        "CRYPTO_ERROR",
+        "other",
+    };
+    return k >= 0 && k < RUN_QC_COUNT ? names[k] : "other";
 }
 
 void record_h2_limit_add(struct run_proto_counts *pc, uint64_t limit)

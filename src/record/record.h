@@ -231,14 +231,21 @@ enum run_transport_cause {
     RUN_TC_OTHER,                 /* any other socket error */
     RUN_TC_PROXY_REFUSED,         /* --proxy: the proxy answered the CONNECT with a status other than 2xx
                                      (its statuses: run_proto_counts.proxy_refused) */
+    RUN_TC_QUIC_HANDSHAKE,        /* --http3: the QUIC handshake failed (no answer but ICMP, an alert, a close) */
+    RUN_TC_QUIC_IDLE_TIMEOUT,     /* --http3: the QUIC idle timeout closed the connection under the request */
+    RUN_TC_H3_STREAM_RESET,       /* --http3: the server reset the request's stream (codes in quic.reset_codes) */
+    RUN_TC_QUIC_CLOSE,            /* --http3: the server closed the connection (codes in quic.close_codes) */
+    RUN_TC_QUIC_VERSION,          /* --http3: version negotiation: no QUIC version in common */
+    RUN_TC_H3_PROTOCOL,           /* --http3: the server broke QUIC or HTTP/3 */
     RUN_TC_COUNT
 };
 
 /* "refused", "connect", "reset", "closed_before_response", "closed_mid_response", "stale",
  * "tls_verify", "tls_hostname", "tls_expired", "tls_alert", "tls_protocol", "tls_alpn",
  * "tls_handshake_timeout", "tls_alert_certificate_required", "tls_alert_bad_certificate", "h2_rst_stream",
- * "h2_refused", "h2_goaway", "h2_protocol", "h2_not_h2", "other", "proxy_refused" (JSON keys; the text
- * summary replaces '_' with ' ').
+ * "h2_refused", "h2_goaway", "h2_protocol", "h2_not_h2", "other", "proxy_refused", "quic_handshake",
+ * "quic_idle_timeout", "h3_stream_reset", "quic_close", "quic_version_negotiation", "h3_protocol" (JSON
+ * keys; the text summary replaces '_' with ' ').
  */
 const char *record_transport_cause_name(enum run_transport_cause c);
 
@@ -280,6 +287,28 @@ _Static_assert(sizeof(struct run_counts) == (0 RUN_COUNTS_FIELDS(RUN_COUNTS_N_S,
 enum { RUN_TLS_V10, RUN_TLS_V11, RUN_TLS_V12, RUN_TLS_V13, RUN_TLS_VERSIONS };
 #define RUN_PROXY_STATUS_MIN 100 /* the statuses run_proto_counts.proxy_refused keeps: 100..599 */
 #define RUN_PROXY_STATUS_N 500
+/* QUIC's error codes by kind, for the counts of stream resets and connection closes: the
+ * HTTP/3 codes 0x100..0x110 (RFC 9114 §8.1), the QUIC transport codes 0x0..0x10 (RFC 9000
+ * §20.1), CRYPTO_ERROR (0x100..0x1ff of the transport space), and any other code. */
+#define RUN_H3_CODES 17
+#define RUN_QUIC_CODES 17
+enum {
+    RUN_QC_H3 = 0,
+    RUN_QC_TRANSPORT = RUN_H3_CODES,
+    RUN_QC_CRYPTO = RUN_QC_TRANSPORT + RUN_QUIC_CODES,
+    RUN_QC_OTHER,
+    RUN_QC_COUNT
+};
+/* The QUIC connections of a target (--http3), from ngtcp2 and knee's socket calls. */
+struct run_quic_counts {
+    uint64_t streams; /* requests submitted */
+    uint64_t datagrams_sent, datagrams_received;
+    uint64_t bytes_sent, bytes_received; /* UDP payload bytes */
+    uint64_t send_blocked;               /* datagrams the socket refused (EAGAIN): left to loss recovery */
+    uint64_t pto;                        /* probe timeouts: the loss timer fired without an acknowledgement */
+    uint64_t reset_codes[RUN_QC_COUNT];  /* streams the server reset, by code */
+    uint64_t close_codes[RUN_QC_COUNT];  /* connections the server closed, by code */
+};
 struct run_proto_counts {
     uint64_t http1, h2;                         /* connections that became ready, by protocol */
     uint64_t tls_version[RUN_TLS_VERSIONS];     /* TLS connections by version */
@@ -300,7 +329,16 @@ struct run_proto_counts {
     uint64_t proxy_refused[RUN_PROXY_STATUS_N];
     uint64_t tls_cert_requested; /* TLS connections whose server asked for a client certificate (with
                                     --cert or without): a 400 may be its refusal */
+    uint64_t h3;                 /* QUIC connections that became ready (HTTP/3) */
+    struct run_quic_counts quic; /* their counters */
 };
+/* A stream reset (code: its HTTP/3 code) and a connection close (code; app: an HTTP/3
+ * application code, else a QUIC transport code) counted by code in q. */
+void record_quic_reset_add(struct run_quic_counts *q, uint64_t code);
+void record_quic_close_add(struct run_quic_counts *q, uint64_t code, bool app);
+/* The JSON key of slot k of reset_codes/close_codes: "H3_NO_ERROR" .., "NO_ERROR" ..,
+ * "CRYPTO_ERROR", "other". */
+const char *record_quic_code_name(int k);
 /* "TLSv1.0" .. "TLSv1.3" for RUN_TLS_V10 .. RUN_TLS_V13. */
 const char *record_tls_version_name(int v);
 /* d += s (h2_max_concurrent: the larger of those seen). */
@@ -499,6 +537,7 @@ struct record_config {
     int tls_min_version, tls_max_version; /* 0x0301 .. 0x0304; 0: OpenSSL's default */
     enum run_http http;
     bool h2c;
+    bool http3;                                /* --http3 */
     uint32_t streams, requests_per_connection; /* 0: not given */
     char *expect_body;                         /* NULL: status alone decides ok */
     size_t nrejects;

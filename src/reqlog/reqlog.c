@@ -632,7 +632,7 @@ void reqlog_derive(const struct reqlog_record *r, struct reqlog_derived *d)
 
 const char *reqlog_proto_name(unsigned p)
 {
-    static const char *const names[REQLOG_PROTO_COUNT] = {"h1", "h2"};
+    static const char *const names[REQLOG_PROTO_COUNT] = {"h1", "h2", "h3"};
     return p < REQLOG_PROTO_COUNT ? names[p] : "?";
 }
 

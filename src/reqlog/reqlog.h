@@ -53,7 +53,7 @@ struct reqlog_record {
     uint32_t events;         /* the response's events plus 1 (0: not timed as events) */
 };
 
-enum { REQLOG_PROTO_HTTP1, REQLOG_PROTO_H2, REQLOG_PROTO_COUNT };
+enum { REQLOG_PROTO_HTTP1, REQLOG_PROTO_H2, REQLOG_PROTO_H3, REQLOG_PROTO_COUNT };
 enum { REQLOG_TLS_PLAIN, REQLOG_TLS_FULL, REQLOG_TLS_RESUMED, REQLOG_TLS_COUNT };
 /* "h1", "h2"; "plain", "full", "resumed" (the CSV's cells); "?" outside the enums. */
 const char *reqlog_proto_name(unsigned p);

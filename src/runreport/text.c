@@ -323,7 +323,7 @@ static const char *protocols(const struct run_proto_counts *pc, char *buf, size_
         snprintf(buf, len, "h2 %s, http/1.1 %s connections", units_fmt_count(pc->h2, a, sizeof a),
                  units_fmt_count(pc->http1, b, sizeof b));
     else
-        snprintf(buf, len, "%s", pc->h2 ? "h2" : pc->http1 ? "http/1.1" : "no protocol agreed");
+        snprintf(buf, len, "%s", pc->h3 ? "h3 (QUIC)" : pc->h2 ? "h2" : pc->http1 ? "http/1.1" : "no protocol agreed");
     return buf;
 }
 
@@ -407,6 +407,18 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
                     (unsigned long long)pc->h2_rst, (unsigned long long)pc->h2_refused,
                     (unsigned long long)pc->h2_goaway, (unsigned long long)pc->h2_goaway_streams,
                     (unsigned long long)pc->h2_retried, (unsigned long long)pc->h2_stalls);
+        fputc('\n', out);
+    }
+    const struct run_quic_counts *q = &pc->quic;
+    if (pc->h3 || q->streams) {
+        char ds[32], dr[32];
+        fprintf(out, "%sh3: %s stream%s on %s QUIC connection%s; datagrams %s sent, %s received; probe timeouts %llu",
+                indent, units_fmt_count(q->streams, a, sizeof a), q->streams == 1 ? "" : "s",
+                units_fmt_count(pc->h3, b, sizeof b), pc->h3 == 1 ? "" : "s",
+                units_fmt_count(q->datagrams_sent, ds, sizeof ds),
+                units_fmt_count(q->datagrams_received, dr, sizeof dr), (unsigned long long)q->pto);
+        if (q->send_blocked)
+            fprintf(out, ", %llu refused by the socket", (unsigned long long)q->send_blocked);
         fputc('\n', out);
     }
 }

@@ -300,6 +300,7 @@ static void stream_gone(struct conn *sc)
         case PH_WORK:
         case PH_CPU:
         case PH_DEPS:
+        case PH_STREAM: /* refused with --h3 (preset.c); here for the switch to stay whole */
             sc->dead = true;
             return;
         case PH_NONE:

@@ -388,7 +388,7 @@ static void test_bad_records(void **state)
         {hdr + 96 + 48, 2, "target 2"},
         {hdr + 96 + 58, OUTCOME_COUNT, "outcome 8"},
         {hdr + 96 + 59, 0x80, "unknown flags"},
-        {hdr + 96 + 68, REQLOG_PROTO_COUNT, "protocol 2"},
+        {hdr + 96 + 68, REQLOG_PROTO_COUNT, "protocol 3"},
         {hdr + 96 + 69, REQLOG_TLS_COUNT, "tls 3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

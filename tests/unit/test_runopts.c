@@ -166,6 +166,11 @@ static void test_bad_input_is_2(void **state)
         {"test", "-t", "2", "-R", "1.79e308", "http://127.0.0.1:1/"},
         {"test", "-R", "1e-300", "-n", "5", "http://127.0.0.1:1/"},                 /* a plan that never ends */
         {"test", "--threshold", "all.service.p99<1s", "http://127.0.0.1:1/", NULL}, /* groups: latency only */
+        {"test", "--http3", "http://127.0.0.1:1/", NULL},                           /* QUIC is https only */
+        {"test", "--http3", "--http2", "https://127.0.0.1:1/", NULL},               /* one HTTP version */
+        {"test", "--http3", "--http1.1", "https://127.0.0.1:1/", NULL},
+        {"test", "--http3", "--h2c", "https://127.0.0.1:1/", "http://127.0.0.1:1/"},
+        {"test", "--http3", "--ciphers", "AES128", "https://127.0.0.1:1/", NULL}, /* QUIC's own suites */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int argc = 0;
@@ -177,6 +182,24 @@ static void test_bad_input_is_2(void **state)
             fail_msg("case %zu: %d, not 2", i, r);
         release(&c);
     }
+}
+
+/* --http3 on https:// targets: the config says so, --streams applies (requests per QUIC
+ * connection), --cacert and --insecure as over TCP. */
+static void test_http3(void **state)
+{
+    (void)state;
+    char *argv[] = {"test", "--http3", "--streams", "8", "--insecure", "-R", "10", "https://127.0.0.1:1/"};
+    struct cmd c;
+    assert_int_equal(build(&c, NULL, 0, 8, argv), 0);
+    assert_true(c.rc.cfg.http3);
+    assert_int_equal(c.rc.cfg.streams, 8);
+    assert_true(c.rc.cfg.tls_insecure);
+    release(&c);
+    char *plain[] = {"test", "-R", "10", "https://127.0.0.1:1/"};
+    assert_int_equal(build(&c, NULL, 0, 4, plain), 0);
+    assert_false(c.rc.cfg.http3);
+    release(&c);
 }
 
 /* A stale connection's request is sent again by default when its method is idempotent (as
@@ -291,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_defaults_closed_loop),
         cmocka_unit_test(test_targets_and_per_target_flags),
         cmocka_unit_test(test_bad_input_is_2),
+        cmocka_unit_test(test_http3),
         cmocka_unit_test(test_subset_of_rows),
         cmocka_unit_test(test_retry_stale_and_secret_headers),
         cmocka_unit_test(test_setup_flags),
