@@ -47,14 +47,14 @@ hint 2 "knee model: unknown calculator 'erlang' (one of mm1, mmc, md1, little, f
 hint 2 "knee model: unknown calculator 'fanot': did you mean fanout?" model fanot
 
 # ---- lists of choices from their tables, with did-you-mean ---------------------------------------
-presets="report, quiet, queue, flat, fanout, null, stall"
+presets="report, quiet, queue, flat, fanout, null, stall, stream"
 hint 2 "knee serve: --preset: unknown preset 'bogus' (one of $presets)" serve --preset bogus
 hint 2 "knee serve: --preset: unknown preset 'stal' (one of $presets): did you mean stall?" serve --preset stal
 hint 2 "knee serve: --listen: unknown preset 'nul' (one of $presets): did you mean null?" serve --listen nul@127.0.0.1:0
 "$KNEE" serve --help >serve.help
 grep -qF -- "-p, --preset NAME           the preset (one of: $presets; default quiet)" serve.help ||
     fail "knee serve --help: --preset's line does not list the presets"
-exps="stats, queue, knee, fanout, nagle, compare, capacity, tls, all"
+exps="stats, queue, knee, fanout, nagle, compare, capacity, tls, stream, all"
 hint 2 "knee lab: unknown experiment 'nosuch' (one of $exps)" lab nosuch
 hint 2 "knee lab: unknown experiment 'quee' (one of $exps): did you mean queue?" lab quee
 "$KNEE" lab --help >lab.help
@@ -126,9 +126,9 @@ sh "$KNEE_SRC/scripts/helpgen.sh" zsh "$KNEE" _knee
 complete_bash() { # complete_bash WORD...: what bash offers for the last word
     bash -c 'source ./knee.bash; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _knee; printf "%s\n" "${COMPREPLY[@]}"' _ "$@"
 }
-[[ $(complete_bash knee serve --preset "" | tr '\n' ' ') == "report quiet queue flat fanout null stall " ]] ||
+[[ $(complete_bash knee serve --preset "" | tr '\n' ' ') == "report quiet queue flat fanout null stall stream " ]] ||
     fail "bash: --preset offers $(complete_bash knee serve --preset "")"
-[[ $(complete_bash knee serve -p st) == stall ]] || fail "bash: -p st offers $(complete_bash knee serve -p st)"
+[[ $(complete_bash knee serve -p sta) == stall ]] || fail "bash: -p sta offers $(complete_bash knee serve -p sta)"
 [[ $(complete_bash knee run --io "" | tr '\n' ' ') == "auto epoll uring " ]] || fail "bash: --io"
 [[ $(complete_bash knee capacity --arrivals p) == poisson ]] || fail "bash: capacity --arrivals"
 [[ $(complete_bash knee lab ca) == capacity ]] || fail "bash: lab's experiments"
@@ -142,7 +142,7 @@ if command -v zsh >/dev/null; then
                  words=("$@"); CURRENT=$#; _knee' _ "$@"
     }
     got=$(complete_zsh knee serve --preset "")
-    [[ $got == "report quiet queue flat fanout null stall" ]] || fail "zsh: --preset offers '$got'"
+    [[ $got == "report quiet queue flat fanout null stall stream" ]] || fail "zsh: --preset offers '$got'"
     got=$(complete_zsh knee run --io "")
     [[ $got == "auto epoll uring" ]] || fail "zsh: --io offers '$got'"
     got=$(complete_zsh knee run --json "")
