@@ -255,6 +255,9 @@ static int build_load(struct runopts *o, const struct cmd_spec *spec, const stru
     if (o->targets_file && strcmp(o->targets_file, "-") == 0)
         return opt_fail(spec, "--targets -: knee capacity runs the workload at every step of its ladder: give a "
                               "file (standard input is read once)");
+    if (o->timer_slack && strcmp(o->timer_slack, "auto") == 0) /* each window would choose its own */
+        return opt_fail(spec, "--timer-slack auto is knee run's: a ladder compares its steps at one precision, "
+                              "give a duration (e.g. 1ms)");
     return runopts_build(o, &b, urls, rc);
 }
 

@@ -159,6 +159,7 @@ void cli_print_dryrun(FILE *out, const struct run_config *cfg, const struct run_
                                .seed = cfg->plan.seed,
                                .think_ns = cfg->plan.think_ns,
                                .timer_slack_ns = cfg->plan.open_loop ? cfg->timer_slack_ns : 0,
+                               .timer_slack_auto = cfg->plan.open_loop && cfg->timer_slack_auto,
                                .requests = cfg->plan.requests,
                                .rate = cfg->plan.rate,
                                .ramp_from = cfg->plan.ramp_from,

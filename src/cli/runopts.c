@@ -177,11 +177,10 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
     [RUNOPT_SPIN] = ROW_UNIT("spin", 0, OPT_DURATION, spin_ns, "D",
                              "busy-wait the last D before each planned send (e.g. 20us)", NS_PER_US),
     [RUNOPT_TIMER_SLACK] =
-        ROW_UNIT("timer-slack", 0, OPT_DURATION, timer_slack_ns, "D",
-                 "open loop: sends may leave up to D late (e.g. 1ms) to share wake-ups (less CPU on a busy "
-                 "machine, not always); lag still "
-                 "measured, the generator verdict counts only lag beyond D",
-                 NS_PER_MS),
+        ROW("timer-slack", 0, OPT_STR, timer_slack, "D|auto",
+            "open loop: sends may leave up to D late (e.g. 1ms; a bare number is ms) so that sends due within D "
+            "share one wake-up (less CPU); auto: 1% of the median service time, at most 1ms; lag still "
+            "measured, the generator verdict counts only lag beyond D"),
     [RUNOPT_IO] = ROW("io", 0, OPT_STR, io, "ENGINE",
                       "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
                       "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)"),
@@ -588,7 +587,10 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     cfg->expect_body = o->expect_body;
     cfg->spin_ns = o->spin_ns;
     cfg->lag_limit_ns = o->lag_limit_ns;
-    cfg->timer_slack_ns = o->timer_slack_ns;
+    if (o->timer_slack && strcmp(o->timer_slack, "auto") == 0)
+        cfg->timer_slack_auto = true;
+    else if (o->timer_slack && units_parse_duration_ns(o->timer_slack, NS_PER_MS, &cfg->timer_slack_ns) != 0)
+        return opt_fail(spec, "--timer-slack: '%s' is not a duration such as 1ms, or auto", o->timer_slack);
     /* the early end is the command's choice: one with the row (knee run) ends a refused run */
     cfg->refused_end_ns = opt_find(spec, "keep-going") && !o->keep_going ? RUN_DEFAULT_REFUSED_END_NS : 0;
     cfg->out_path = o->out;

@@ -120,7 +120,8 @@ struct runopts {
     const char *stages; /* --stages SPEC */
     const char *arrivals, *ramp, *when_busy, *expect_body, *mix, *out, *io;
     uint64_t seed, connections, requests, threads;
-    uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns, timer_slack_ns;
+    uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
+    const char *timer_slack; /* --timer-slack D|auto */
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
     bool keep_going;                  /* --keep-going: no early end when every connection is refused */

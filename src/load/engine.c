@@ -527,7 +527,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     e->drain_ns = cfg->drain_ns;
     e->spin_ns = cfg->spin_ns;
     e->lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
-    e->timer_slack_ns = p->open_loop ? cfg->timer_slack_ns : 0;
+    e->timer_slack_auto = p->open_loop && cfg->timer_slack_auto;
+    e->timer_slack_ns = e->timer_slack_auto ? RUN_AUTO_SLACK_MAX_NS : p->open_loop ? cfg->timer_slack_ns : 0;
     return prepare_descriptors(e, err, errlen);
 }
 

@@ -236,6 +236,10 @@ struct worker {
     uint64_t connect_next_ns;
     struct loop_timer rate_timer;
     struct run_entry_counts *ent; /* per entry of the targets file (engine.nent of them); NULL: none */
+    /* the open loop's slack (openloop.c): sends planned within slack_ns of the first one due
+     * leave in one wake; with --timer-slack auto it follows the service times (recomputed at
+     * slack_next_ns), and slack_max_ns is the largest it was (the record's timer_slack_ms) */
+    uint64_t slack_ns, slack_max_ns, slack_next_ns;
 };
 
 struct ival_slot {
@@ -266,6 +270,8 @@ struct engine {
     int ntick_extra;
     uint64_t timeout_ns, drain_ns, spin_ns, lag_limit_ns;
     uint64_t timer_slack_ns; /* --timer-slack (0: none); "sent on schedule" allows it on top of lag_limit_ns */
+    bool timer_slack_auto;   /* --timer-slack auto: each thread's slack follows its service times
+                                (timer_slack_ns is then their bound, RUN_AUTO_SLACK_MAX_NS) */
     enum run_io io;          /* the engine chosen (RUN_IO_EPOLL or RUN_IO_URING) */
     atomic_uint ring_failed; /* load threads whose io_uring could not be set up (they ran epoll) */
     uint32_t pool_cap;

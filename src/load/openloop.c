@@ -174,6 +174,36 @@ void open_preconnect(struct worker *w)
     }
 }
 
+/* ------------------------------------------------------------------ the slack */
+
+uint64_t run_auto_slack_ns(uint64_t service_p50_ns)
+{
+    uint64_t s = (uint64_t)((double)service_p50_ns * RUN_AUTO_SLACK_SHARE);
+    return s < RUN_AUTO_SLACK_MAX_NS ? s : RUN_AUTO_SLACK_MAX_NS;
+}
+
+/* --timer-slack auto: the slack from the median service time of this thread's targets (the
+ * smallest, so no target's lag exceeds its share), at most every RUN_AUTO_SLACK_EVERY_NS (a
+ * percentile walks the histogram); none until a response was timed. */
+static void auto_slack(struct worker *w, uint64_t now)
+{
+    if (!w->e->timer_slack_auto || now < w->slack_next_ns)
+        return;
+    w->slack_next_ns = now + RUN_AUTO_SLACK_EVERY_NS;
+    uint64_t p50 = UINT64_MAX;
+    for (size_t i = 0; i < w->nt; i++)
+        if (w->t[i].service.total_count) {
+            int64_t v = hdr_value_at_percentile(&w->t[i].service, 50);
+            if (v >= 0 && (uint64_t)v < p50)
+                p50 = (uint64_t)v;
+        }
+    if (p50 == UINT64_MAX)
+        return;
+    w->slack_ns = run_auto_slack_ns(p50);
+    if (w->slack_ns > w->slack_max_ns)
+        w->slack_max_ns = w->slack_ns;
+}
+
 /* ------------------------------------------------------------------ the schedule */
 
 /* One planned request of the open loop is due now. false: its target's request source has no
@@ -256,8 +286,12 @@ void open_on_sched(struct loop *loop, struct loop_timer *timer)
         uint64_t next = best->next_planned_ns;
         if (next > now) {
             /* with --spin the thread's main loop polls (without sleeping) once this
-             * deadline is closer than spin_ns, and IO keeps flowing meanwhile */
-            loop_timer_arm(&w->loop, &w->sched_timer, next);
+             * deadline is closer than spin_ns, and IO keeps flowing meanwhile. With a slack
+             * the wake comes slack_ns after the first due send and sends every request
+             * planned up to then: sends within the slack of each other share it, and an IO
+             * wake in between sends nothing (the timer is not due) */
+            auto_slack(w, now);
+            loop_timer_arm(&w->loop, &w->sched_timer, next + w->slack_ns);
             return;
         }
         if (now >= w->e->cutoff_ns) {

@@ -44,7 +44,8 @@ void record_config_from_run(struct record_config *c, const struct run_config *cf
     c->drain_ns = cfg->drain_ns;
     c->warmup_ns = cfg->plan.warmup_ns;
     c->lag_limit_ns = cfg->lag_limit_ns;
-    c->timer_slack_ns = cfg->timer_slack_ns;
+    c->timer_slack_ns = cfg->timer_slack_auto ? 0 : cfg->timer_slack_ns;
+    c->timer_slack_auto = cfg->timer_slack_auto;
     c->when_busy = cfg->when_busy;
     c->keepalive = cfg->keepalive;
     c->retry_stale = cfg->retry_stale;
@@ -316,6 +317,10 @@ void result_finish(struct engine *e, struct run_record *res)
     hdr_init(&late, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     uint64_t plan_end, finish;
     merge_workers(e, res, &late, &plan_end, &finish);
+    if (e->timer_slack_auto) /* the slack the threads kept: what the generator verdict allows */
+        for (uint32_t k = 0; k < e->nworkers; k++)
+            if (e->workers[k].slack_max_ns > res->config.timer_slack_ns)
+                res->config.timer_slack_ns = e->workers[k].slack_max_ns;
     entries_collect(e, res);
     timeline_by_event_time(e, res);
     struct record_finish_in in = {

@@ -125,11 +125,14 @@ struct run_config {
     uint64_t spin_ns;        /* busy-wait this close to a planned send instead of sleeping */
     enum run_io io;          /* --io (RUN_IO_AUTO: the engine chooses; run_record.io says what ran) */
     uint64_t lag_limit_ns;   /* a hard limit on the lag p99 (record_generator_judge); 0 = the relative rule */
-    /* Open loop, --timer-slack: the load threads' kernel timer slack (PR_SET_TIMERSLACK; 0 = 1 ns,
-     * precise). A send may go out up to this late so that sends falling due within it share
-     * one wake-up; lag still records the truth, and record_generator_judge counts only the lag
-     * beyond it. At most RUN_MAX_TIMER_SLACK_NS. */
+    /* Open loop, --timer-slack: sends may go out up to this late (0: precise) so that the sends
+     * planned within it of the first one due share one wake-up (load/openloop.c arms the
+     * schedule for that first send + the slack); lag still records the truth, and
+     * record_generator_judge counts only the lag beyond it. At most RUN_MAX_TIMER_SLACK_NS.
+     * timer_slack_auto (--timer-slack auto): each load thread chooses its slack from the service
+     * times it measured (run_auto_slack_ns); timer_slack_ns is then ignored. */
     uint64_t timer_slack_ns;
+    bool timer_slack_auto;
     /* End planning early (then drain, as a stop request does) when, refused_end_ns after t0,
      * every request that has ended (warm-up included) ended in a refused connection and at least
      * one did: nobody listens on the target's port. A request that ends any other way first
@@ -275,5 +278,9 @@ int run_threshold_parse(const char *expr, const struct run_config *cfg, struct r
 /* The record's echo of the plan (record.h struct record_config) from cfg, strings copied
  * (released first: c is zeroed or filled before). run_execute fills res->config with it. */
 void record_config_from_run(struct record_config *c, const struct run_config *cfg);
+
+/* The slack --timer-slack auto keeps for a median service time of service_p50_ns (ns):
+ * RUN_AUTO_SLACK_SHARE of it, rounded down, at most RUN_AUTO_SLACK_MAX_NS; 0 for 0. Pure. */
+uint64_t run_auto_slack_ns(uint64_t service_p50_ns);
 
 #endif

@@ -141,12 +141,12 @@ static int validate_run(const struct run_config *cfg, char *err, size_t errlen)
     bool open = cfg->plan.open_loop;
     if (!open && cfg->when_busy != RUN_BUSY_QUEUE)
         return knee_fail(err, errlen, KNEE_EINVAL, "--when-busy applies to the open loop: give --rate");
-    if (!open && cfg->timer_slack_ns)
+    if (!open && (cfg->timer_slack_ns || cfg->timer_slack_auto))
         return knee_fail(err, errlen, KNEE_EINVAL, "--timer-slack applies to the open loop: give --rate");
     if (cfg->timer_slack_ns > RUN_MAX_TIMER_SLACK_NS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--timer-slack must be at most %llu ms",
                          (unsigned long long)(RUN_MAX_TIMER_SLACK_NS / 1000000ULL));
-    if (cfg->timer_slack_ns && cfg->spin_ns)
+    if ((cfg->timer_slack_ns || cfg->timer_slack_auto) && cfg->spin_ns)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--timer-slack and --spin contradict each other (late sends for fewer wake-ups, or a "
                          "busy core for punctual ones): give one");

@@ -546,17 +546,14 @@ void worker_release(struct worker *w)
     loop_release(&w->loop);
 }
 
-/* The open loop's schedules, once t0 is known. --timer-slack D: the user accepts sends up to D
- * late. Every wait of this thread may then end anywhere in [deadline, deadline + D] (the
- * kernel's hrtimer range), so the schedule timer, still armed for the first due send's exact
- * time, wakes at most D after it and that wake sends every request due by then; an IO wake-up
- * in between sends them too (the loop runs every timer whose deadline has passed). Lag records
- * each send's true time. */
+/* The open loop's schedules, once t0 is known, and its slack: --timer-slack D from the start,
+ * auto none until a service time was measured (openloop.c open_on_sched). The kernel's timer
+ * slack stays 1 ns: the schedule timer is armed for the first due send + the slack, so the
+ * one wake at that time sends every request planned up to it. */
 static void sched_start(struct worker *w)
 {
     const struct engine *e = w->e;
-    if (e->timer_slack_ns)
-        prctl(PR_SET_TIMERSLACK, (unsigned long)e->timer_slack_ns, 0UL, 0UL, 0UL);
+    w->slack_ns = w->slack_max_ns = e->timer_slack_auto ? 0 : e->timer_slack_ns;
     for (size_t i = 0; i < w->nt; i++)
         plan_sched_init(&w->t[i].sched, &e->cfg->plan, w->t[i].et->share, i, e->t0_ns, e->plan_end_ns, e->nworkers,
                         w->index);

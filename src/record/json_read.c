@@ -380,6 +380,7 @@ static void config(const json_t *root, struct run_record *rec)
     c->when_busy = strcmp(str(cfg, "when_busy"), "drop") == 0 ? RUN_BUSY_DROP : RUN_BUSY_QUEUE;
     const json_t *gen = get(root, "generator");
     get_ms_ns(get(cfg, "timer_slack_ms") ? cfg : gen, "timer_slack_ms", &c->timer_slack_ns);
+    c->timer_slack_auto = json_is_true(get(cfg, "timer_slack_auto"));
     get_ms_ns0(gen, "lag_limit_ms", &c->lag_limit_ns);
     get_s_ns(cfg, "think_s", &c->think_ns);
     get_u32(cfg, "threads", &rec->threads);

@@ -435,6 +435,8 @@ static void config(struct jw *j, const struct run_record *r)
         jw_kv_uint(j, "pool_cap", r->pool_cap);
         jw_kv_string(j, "when_busy", c->when_busy == RUN_BUSY_DROP ? "drop" : "queue");
         put_ms_ns(j, "timer_slack_ms", &c->timer_slack_ns);
+        if (c->timer_slack_auto)
+            jw_kv_bool(j, "timer_slack_auto", true);
     } else {
         put_s_ns(j, "think_s", &c->think_ns);
         config_stages(j, c); /* closed-loop stages (clients) */

@@ -36,6 +36,13 @@
 #define RUN_LAG_LATENCY_SHARE 0.10
 #define RUN_LAG_BURST_GAPS 10 /* a lag p99 of this many inter-send gaps sends planned requests in bursts */
 #define RUN_MAX_TIMER_SLACK_NS (100ULL * 1000000ULL) /* --timer-slack's bound: 100 ms */
+/* --timer-slack auto (load/run.h run_auto_slack_ns): a send may be up to RUN_AUTO_SLACK_SHARE of
+ * the median service time its thread has measured so far late, at most RUN_AUTO_SLACK_MAX_NS,
+ * so the lag it adds stays below that share of the latency; recomputed every
+ * RUN_AUTO_SLACK_EVERY_NS. */
+#define RUN_AUTO_SLACK_SHARE 0.01
+#define RUN_AUTO_SLACK_MAX_NS 1000000ULL
+#define RUN_AUTO_SLACK_EVERY_NS 100000000ULL
 /* A summary says above its tables when this share of the requests sent failed
  * (record_outcome_failed); no ok request at all is a failed run (knee run exits 3). */
 #define RUN_HIGH_FAILED_SHARE 0.10
@@ -526,7 +533,8 @@ struct record_config {
     uint64_t think_ns;        /* closed loop */
     uint64_t duration_ns, requests, timeout_ns, drain_ns, warmup_ns;
     uint64_t lag_limit_ns;   /* --lag-limit; 0: the relative rule */
-    uint64_t timer_slack_ns; /* --timer-slack (open loop); 0: none */
+    uint64_t timer_slack_ns; /* --timer-slack (open loop); 0: none; with auto the largest any thread kept */
+    bool timer_slack_auto;   /* --timer-slack auto (run_auto_slack_ns) */
     enum run_when_busy when_busy;
     bool keepalive, retry_stale, retry_stale_all; /* run_config's */
     enum run_io io;                               /* --io as asked (run_record.io: what ran) */

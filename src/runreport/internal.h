@@ -32,6 +32,11 @@ void rr_transport_lines(FILE *out, const struct run_record *v);
 /* The plan's head line and one line per target; brief: the default summary's shorter lines (no
  * pool, no resolve time, one target without its rate and a name taken from its URL). */
 void rr_plan_line(FILE *out, const struct run_record *v, bool brief);
+/* Under the plan of an open loop with sends: "  precision: lag p99 0.054 ms; generator CPU
+ * 31.2 us per request sent" (the precision the run kept, and its price: the generator's
+ * threads' user + system CPU over every request sent, warm-up included); with --timer-slack
+ * auto the largest slack it chose. Nothing otherwise (no sends, closed loop). */
+void rr_precision_line(FILE *out, const struct run_record *v);
 /* "  connections: through the proxy H:P; from A,B (round-robin); at most R new/s" when the run
  * had --proxy, --local-address or --connect-rate (nothing otherwise). */
 void rr_route_line(FILE *out, const struct record_config *c);

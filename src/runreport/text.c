@@ -462,7 +462,10 @@ void runreport_print_head(FILE *out, const struct runreport_head *h)
         if (!h->brief || h->drop_when_busy)
             fprintf(out, ", pool up to %s connection%s (%s when busy)", units_fmt_count(h->pool_cap, a, sizeof a),
                     h->pool_cap == 1 ? "" : "s", h->drop_when_busy ? "drop" : "queue");
-        if (h->timer_slack_ns)
+        if (h->timer_slack_auto)
+            fprintf(out, ", sends up to %g%% of the service p50 late (at most %s ms) by --timer-slack auto",
+                    100 * RUN_AUTO_SLACK_SHARE, units_fmt_ms((double)RUN_AUTO_SLACK_MAX_NS / 1e6, a, sizeof a));
+        else if (h->timer_slack_ns)
             fprintf(out, ", sends up to %s ms late by --timer-slack",
                     units_fmt_ms((double)h->timer_slack_ns / 1e6, a, sizeof a));
     } else if (h->client_stages) {
@@ -513,6 +516,7 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
                                .ramp_to = c->ramp_to,
                                .think_ns = c->think_ns,
                                .timer_slack_ns = c->open_loop ? c->timer_slack_ns : 0,
+                               .timer_slack_auto = c->open_loop && c->timer_slack_auto,
                                .requests = c->requests,
                                .duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : 0,
                                .threads = v->threads,
@@ -553,6 +557,24 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
         fputc('\n', out);
     }
     rr_route_line(out, c);
+    rr_precision_line(out, v);
+}
+
+void rr_precision_line(FILE *out, const struct run_record *v)
+{
+    const struct record_config *c = &v->config;
+    if (!c->open_loop || !v->all.sum.lag.count || !isfinite(v->all.sum.lag.p99))
+        return;
+    char a[32];
+    fprintf(out, "  precision: lag p99 %s ms", units_fmt_ms(v->all.sum.lag.p99, a, sizeof a));
+    if (c->timer_slack_auto)
+        fprintf(out, " (--timer-slack auto kept at most %s ms)",
+                units_fmt_ms((double)c->timer_slack_ns / 1e6, a, sizeof a));
+    const struct run_generator_cpu *g = &v->env.gen_cpu;
+    uint64_t sent = v->all.counts.sent + v->all.warmup_counts.sent;
+    if (g->threads && sent)
+        fprintf(out, "; generator CPU %.1f us per request sent", (g->user_s + g->sys_s) * 1e6 / (double)sent);
+    fputc('\n', out);
 }
 
 void rr_route_line(FILE *out, const struct record_config *c)

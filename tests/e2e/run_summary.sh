@@ -35,7 +35,9 @@ grep -q '^latency     p50 [0-9.]* ms   p99 [0-9.]* ms   max [0-9.]* ms   (1,000 
 grep -qx 'errors      none (1,000 sent)' "$TMP/ok.txt" || fail "no errors headline: $(cat "$TMP/ok.txt")"
 grep -q '^verdict     valid: the generator kept its plan (100.00% sent on schedule, lag p99 ' "$TMP/ok.txt" ||
     fail "no verdict: $(cat "$TMP/ok.txt")"
-[[ $(sed -n 4p "$TMP/ok.txt") == "requests/s "* ]] || fail "the headline does not lead: $(head -5 "$TMP/ok.txt")"
+# the plan (head, target, precision kept), a blank line, then the headline
+[[ $(sed -n 3p "$TMP/ok.txt") == "  precision: lag p99 "* ]] || fail "no precision line: $(head -5 "$TMP/ok.txt")"
+[[ $(sed -n 5p "$TMP/ok.txt") == "requests/s "* ]] || fail "the headline does not lead: $(head -6 "$TMP/ok.txt")"
 grep -qx '  planned 1,000 = sent 1,000 + dropped 0  \[holds\]' "$TMP/ok.txt" || fail "planned vs sent"
 grep -q '^server timing (ms): queue p50 ' "$TMP/ok.txt" || fail "knee serve's Server-Timing"
 grep -q -- '--verbose: every table$' "$TMP/ok.txt" || fail "the default form does not point to --verbose"

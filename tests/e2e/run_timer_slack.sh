@@ -52,10 +52,40 @@ lags = sorted(float(r["lag_ms"]) for r in rows)
 assert lags[0] >= 0, lags[0]
 PY
 
-# a plain run names no slack (0)
+# the summary's plan names the precision kept and its price (exact: the line's shape; the
+# numbers are the run's own lag p99 and generator CPU over requests sent)
+grep -Eq '^  precision: lag p99 [0-9]+\.[0-9]{3} ms; generator CPU [0-9]+\.[0-9] us per request sent$' "$TMP/x.txt" ||
+    { cat "$TMP/x.txt"; fail "the plan's precision line"; }
+python3 - "$TMP/x.json" "$TMP/x.txt" <<'PY' || fail "the precision line agrees with the JSON"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+line = next(l for l in open(sys.argv[2]) if l.startswith("  precision: "))
+lag, cpu = re.match(r"  precision: lag p99 ([0-9.]+) ms; generator CPU ([0-9.]+) us", line).groups()
+assert abs(float(lag) - d["all"]["lag"]["p99"]) < 0.0011, (lag, d["all"]["lag"]["p99"])
+g = d["environment"]["generator_cpu"]
+sent = d["all"]["accounting"]["sent"] + d["all"]["warmup"]["sent"]
+want = (g["user_s"] + g["sys_s"]) * 1e6 / sent
+assert abs(float(cpu) - want) <= 0.051 + want * 1e-3, (cpu, want)
+PY
+
+# a plain run names no slack (0), and its precision all the same
 "$KNEE" run -R 200 -d 1s -t 1 --json "$TMP/p.json" "$URL" >"$TMP/p.txt" 2>&1 || fail "plain run"
 json_check "$TMP/p.json" 'd["config"]["timer_slack_ms"] == 0 and identity(acc)' "no slack: 0"
+json_check "$TMP/p.json" '"timer_slack_auto" not in d["config"]' "no auto"
 ! grep -q 'timer-slack' "$TMP/p.txt" || fail "a plain run mentions no slack"
+grep -Eq '^  precision: lag p99 [0-9]+\.[0-9]{3} ms; generator CPU [0-9]+\.[0-9] us per request sent$' "$TMP/p.txt" ||
+    { cat "$TMP/p.txt"; fail "a plain run's precision line"; }
+
+# --timer-slack auto: the plan says the rule, the precision line the slack it kept (1% of the
+# service p50 of a null service: well under 1 ms), the JSON both
+"$KNEE" run -R 1000 -d 1s -t 1 --timer-slack auto --json "$TMP/a.json" "$URL" >"$TMP/a.txt" 2>&1 ||
+    { cat "$TMP/a.txt"; fail "knee run --timer-slack auto"; }
+grep -Eq '^knee run: open loop, constant arrivals, 1,000.0/s, (pool up to 10,000 connections \(queue when busy\), )?sends up to 1% of the service p50 late \(at most 1.000 ms\) by --timer-slack auto, 1 s, 1 thread' "$TMP/a.txt" ||
+    { cat "$TMP/a.txt"; fail "the plan names the auto rule"; }
+grep -Eq '^  precision: lag p99 [0-9]+\.[0-9]{3} ms \(--timer-slack auto kept at most [0-9]+\.[0-9]{3} ms\); generator CPU [0-9]+\.[0-9] us per request sent$' "$TMP/a.txt" ||
+    { cat "$TMP/a.txt"; fail "the precision line names the slack auto kept"; }
+json_check "$TMP/a.json" 'd["config"]["timer_slack_auto"] is True and 0 <= d["config"]["timer_slack_ms"] <= 1 and identity(acc) and acc["planned"] == 1000' \
+    "auto: the JSON says so, the slack kept within [0, 1 ms]"
 
 # bad values: exit 2, one line naming the flag
 expect2() {
@@ -71,4 +101,9 @@ expect2 '--timer-slack' -R 100 -d 1s --timer-slack -1ms "$URL"
 expect2 '--timer-slack must be at most 100 ms' -R 100 -d 1s --timer-slack 1s "$URL"
 expect2 '--timer-slack applies to the open loop' -d 1s --timer-slack 1ms "$URL"
 expect2 '--timer-slack and --spin' -R 100 -d 1s --timer-slack 1ms --spin 20us "$URL"
+expect2 '--timer-slack applies to the open loop' -d 1s --timer-slack auto "$URL"
+expect2 '--timer-slack and --spin' -R 100 -d 1s --timer-slack auto --spin 20us "$URL"
+expect2 "--timer-slack: 'Auto' is not a duration such as 1ms, or auto" -R 100 -d 1s --timer-slack Auto "$URL"
+run_knee capacity --rates 20 --slo 'p99<1s' --timer-slack auto "$URL" >"$TMP/out" 2>"$TMP/err"
+[[ $RC -eq 2 ]] && grep -q -- '--timer-slack auto is knee run' "$TMP/err" || { cat "$TMP/err"; fail "capacity refuses auto"; }
 echo "ok"

@@ -360,6 +360,30 @@ static void test_timer_slack_validate(void **state)
     assert_non_null(strstr(err, "--timer-slack applies to the open loop"));
     cfg.timer_slack_ns = 0;
     assert_int_equal(run_validate(&cfg, err, sizeof err), 0);
+    /* auto: the open loop only, and not with --spin */
+    cfg.timer_slack_auto = true;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack applies to the open loop"));
+    cfg.plan.open_loop = true;
+    cfg.plan.rate = 100;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), 0);
+    cfg.spin_ns = 20000;
+    assert_int_equal(run_validate(&cfg, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--timer-slack and --spin"));
+}
+
+/* --timer-slack auto's rule: 1% of the median service time, rounded down, at most 1 ms. */
+static void test_timer_slack_auto_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(run_auto_slack_ns(0), 0);
+    assert_int_equal(run_auto_slack_ns(99), 0);                      /* below 1 ns: none */
+    assert_int_equal(run_auto_slack_ns(50 * 1000), 500);             /* 50 us: 0.5 us */
+    assert_int_equal(run_auto_slack_ns(10 * NS_PER_MS), 100 * 1000); /* 10 ms: 100 us */
+    assert_int_equal(run_auto_slack_ns(100 * NS_PER_MS), NS_PER_MS); /* the bound itself */
+    assert_int_equal(run_auto_slack_ns(100 * NS_PER_MS + 100), NS_PER_MS);
+    assert_int_equal(run_auto_slack_ns(5 * NS_PER_S), RUN_AUTO_SLACK_MAX_NS);
+    assert_int_equal(run_auto_slack_ns(UINT64_MAX), RUN_AUTO_SLACK_MAX_NS);
 }
 
 /* ------------------------------------------------------------------ the plan's bounds */
@@ -611,12 +635,12 @@ static void test_target_down(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_events_by_time),       cmocka_unit_test(test_generator_rule),
-        cmocka_unit_test(test_generator_slack),      cmocka_unit_test(test_lag_beyond_slack),
-        cmocka_unit_test(test_threshold_groups),     cmocka_unit_test(test_plan_bounds),
-        cmocka_unit_test(test_timer_slack_validate), fixture_server_test(test_rates_match_the_log),
-        fixture_server_test(test_closed_loop_rates), fixture_server_test(test_generator_far_behind),
-        cmocka_unit_test(test_target_down),
+        cmocka_unit_test(test_events_by_time),          cmocka_unit_test(test_generator_rule),
+        cmocka_unit_test(test_generator_slack),         cmocka_unit_test(test_lag_beyond_slack),
+        cmocka_unit_test(test_threshold_groups),        cmocka_unit_test(test_plan_bounds),
+        cmocka_unit_test(test_timer_slack_validate),    cmocka_unit_test(test_timer_slack_auto_rule),
+        fixture_server_test(test_rates_match_the_log),  fixture_server_test(test_closed_loop_rates),
+        fixture_server_test(test_generator_far_behind), cmocka_unit_test(test_target_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -331,6 +331,7 @@ static void config_fill(struct record_config *c)
     c->warmup_ns = NS_PER_S + 1;
     c->lag_limit_ns = 7 * NS_PER_MS;
     c->timer_slack_ns = 250 * NS_PER_US;
+    c->timer_slack_auto = true;
     c->when_busy = RUN_BUSY_DROP;
     c->keepalive = true;
     c->retry_stale = true;
@@ -470,6 +471,7 @@ static void assert_round_trip(const struct run_record *r)
     assert_null(back.config.rejects[1].body);
     assert_int_equal(back.config.warmup_ns, r->config.warmup_ns);
     assert_int_equal(back.config.timer_slack_ns, r->config.timer_slack_ns);
+    assert_true(back.config.timer_slack_auto);
     assert_string_equal(back.config.argv[2], "--lag-limit=7ms");
     record_release(&back);
     json_decref(root);

@@ -295,10 +295,16 @@ static void test_compact_one_target(void **state)
 {
     (void)state;
     struct run_record *r = one_target_ok();
+    r->env.gen_cpu = (struct run_generator_cpu){.user_s = 0.2, .sys_s = 0.1, .wall_s = 10, .threads = 3};
     assert_false(needs_full(&open_cfg, r, NULL, 0));
     char *t = text_of(&open_cfg, r, NULL, 0, false);
     assert_line(t, "knee run: open loop, constant arrivals, 1,000.0/s, 10 s, 2 threads");
     assert_line(t, "  api http://127.0.0.1:8080/ -> 127.0.0.1:8080");
+    /* the precision the run kept and its price: 0.3 s of CPU over 10,000 sends */
+    char prec[160], lp[24];
+    snprintf(prec, sizeof prec, "  precision: lag p99 %s ms; generator CPU 30.0 us per request sent",
+             units_fmt_ms(r->all.sum.lag.p99, lp, sizeof lp));
+    assert_line(t, prec);
     /* the headline first: requests/s over the window, p50/p99, errors, the verdict */
     assert_true(strstr(t, "\n\nrequests/s  1,000.0 completed in the window 0.000 .. 10.000 s (planned 1,000.0, "
                           "sent 1,000.0)\nlatency     p50 ") != NULL);
@@ -374,6 +380,7 @@ static void test_closed_loop_compact(void **state)
     assert_line(t, "  latency: send -> full response (T5 - T1); closed loop");
     assert_lacks(t, "lag (ms)");
     assert_lacks(t, "sent on schedule");
+    assert_lacks(t, "precision:"); /* a closed loop has no plan to keep */
     assert_true(max_width(t) <= 100);
     free(t);
     t = text_of(&cfg, r, NULL, 0, true); /* the full note with --verbose */
