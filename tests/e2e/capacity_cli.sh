@@ -140,8 +140,8 @@ step = d["ladder"][0]["reps"][0]
 assert step["ran"], step
 PY
 
-# --timer-slack reaches every window: 20/s with sends up to 100 ms late (the kernel's timer slack
-# on the load thread), so the lag is mostly the slack itself and, against a null service, nearly
+# --timer-slack reaches every window: 20/s with sends up to 100 ms late (the schedule timer armed D
+# after the first due send), so the lag is mostly the slack itself and, against a null service, nearly
 # all of the latency. The probe (--probe-lag-limit 20ms) and the step (knee run's relative rule)
 # judge only the lag beyond the slack: a probe whose lag p99 is within slack + limit passes (it
 # would fail at any lag p99 above 20 ms if the slack were not subtracted), and a window that
