@@ -1553,8 +1553,8 @@
     var joined = uPlot.join(tables);
     var gname = 'stream-' + kind.id + '-y', xname = 'stream-' + kind.id + '-x';
     lines.forEach(function (x) { extend(gname, x.l.v); });
-    var xmax = Math.max(10, joined[0][joined[0].length - 1]); /* one level alone: still an axis */
-    extend(xname, [1, xmax]); /* the runs' charts of a kind share their axes */
+    var xlast = joined[0][joined[0].length - 1];
+    extend(xname, [1, Math.max(10, xlast)]); /* the runs' charts of a kind share their axes (one level alone: still an axis) */
     var g = group(gname);
     if (g.log == null) g.log = false;
     var p = mount(fig, function (w) {
@@ -1562,7 +1562,7 @@
         data: joined,
         opts: {
           width: w, height: 300,
-          scales: {x: {time: false, distr: 3, log: 10, range: xRange(xname, [1, xmax])},
+          scales: {x: {time: false, distr: 3, log: 10, range: xRange(xname, [1, xlast])},
                    y: g.log ? {distr: 3, log: 10, range: logRange(gname)} : {range: zeroRange(gname, 1.05, 1e-3)}},
           series: [{label: 'percentile', value: function (u, v) { return v == null ? '-' : pct(v); }}].concat(lines.map(function (x) {
             return {label: x.label, stroke: x.color, width: 1.8, spanGaps: true, points: {show: !x.l.full, size: 5},
