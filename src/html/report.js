@@ -1554,7 +1554,8 @@
     var gname = 'stream-' + kind.id + '-y', xname = 'stream-' + kind.id + '-x';
     lines.forEach(function (x) { extend(gname, x.l.v); });
     var xlast = joined[0][joined[0].length - 1];
-    extend(xname, [1, Math.max(10, xlast)]); /* the runs' charts of a kind share their axes (one level alone: still an axis) */
+    /* the runs' charts of a kind share their axes, to the next power of ten so its percentile is labelled */
+    extend(xname, [1, Math.pow(10, Math.ceil(Math.log10(Math.max(10, xlast)) - 1e-9))]);
     var g = group(gname);
     if (g.log == null) g.log = false;
     var p = mount(fig, function (w) {
