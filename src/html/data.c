@@ -608,6 +608,13 @@ static void run_out(struct jw *w, const struct html_run *run)
     heatmap_out(w, run);
     scatter_out(w, run);
     jtimeline_out(w, run);
+    key(w, "stream"); /* streamed responses (knee run --stream): the JSON's, as it has them */
+    if (run->stream) {
+        sep(w);
+        html_json_out(w->f, run->stream);
+    } else {
+        v_null(w);
+    }
     end_obj(w);
 }
 

@@ -1,6 +1,7 @@
 /* knee report: one self-contained HTML file with the pictures of one or more runs (histogram
  * with doubling buckets, percentile spectrum, latency over time, heatmap, rates/outcomes/lag
- * over time, the summary block). The chart library (uPlot), knee's chart script, its CSS and
+ * over time, the summary block; for streamed responses the first-event and event-gap spectra).
+ * The chart library (uPlot), knee's chart script, its CSS and
  * the data are inlined, so the file opens anywhere without a network.
  *
  * Two layers: a data model (struct html_run) built in ONE streaming pass over whatever the
@@ -80,7 +81,8 @@ int html_run_load_reqlog(struct html_run *run, const char *path, char *err, size
 int html_run_load_csv(struct html_run *run, const char *path, char *err, size_t errlen);
 int html_run_load_hlog(struct html_run *run, const char *path, char *err, size_t errlen);
 /* A `knee run --json` document (schema knee-run/2, or /1 from an older knee): the summary block word for word as the
- * terminal printed it, the plan (open/closed loop, warm-up) and the per-second timeline. */
+ * terminal printed it, the plan (open/closed loop, warm-up), the per-second timeline and, from
+ * knee run --stream, the "stream" objects (first event, event gaps, their spectra) as written. */
 int html_run_load_json(struct html_run *run, const char *path, char *err, size_t errlen);
 /* The same from memory (name labels messages). For fuzzing and in-process producers. */
 int html_run_load_json_mem(struct html_run *run, const void *data, size_t size, const char *name, char *err,

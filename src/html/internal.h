@@ -191,7 +191,16 @@ struct html_run {
     /* notes: charts left out and why, inputs not used */
     char **notes;
     size_t nnotes;
+    /* streamed responses (stream.c): {targets: [the JSON's "stream" of each target that has
+       one, with its "name"], all: the same of "all" or null}; NULL when the run streamed none */
+    struct json_t *stream;
 };
+
+/* ---- streamed responses (stream.c) ---------------------------------------------------------- */
+
+/* The "stream" objects of a run JSON's targets and all (root borrowed) into run->stream, replacing
+ * any; a spectrum the charts cannot draw is dropped with a note. Nothing when none streamed. */
+void html_stream_load(struct html_run *run, const struct json_t *root);
 
 /* ---- documents: knee compare, knee capacity, knee run --repeat's summary (docs.c) ----------- */
 

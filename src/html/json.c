@@ -112,6 +112,7 @@ static int load_root(struct html_run *run, json_t *root, const char *path, char 
     run->json_path = xstrdup(path);
     run->have_json = true;
     plan_and_timeline(run, &rec, root);
+    html_stream_load(run, root);
     char src[1200];
     snprintf(src, sizeof src, "%s (JSON, %s, %s loop, %zu target%s)", path, schema,
              run->closed_loop == 1 ? "closed" : "open", rec.ntargets, rec.ntargets == 1 ? "" : "s");

@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/warn.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ static void run_free(struct html_run *run)
     free(run->summary_text);
     free(run->summary_origin);
     free(run->jtl);
+    json_decref(run->stream);
     record_entries_release(&run->entries);
     free(run);
 }

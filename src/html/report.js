@@ -1475,6 +1475,136 @@
     });
   }
 
+  /* ---- 7. streamed responses (knee run --stream) ---------------------------------------------- */
+
+  /* The run JSON's stream objects: first_event and event_gap summaries (ms), their spectra when
+   * the JSON has them (a knee that wrote none: the summary's percentiles alone are drawn). */
+  var STREAM_KINDS = [
+    {key: 'first_event', id: 'first', what: 'time to the first event', axis: 'planned send -> first event (ms)'},
+    {key: 'event_gap', id: 'gap', what: 'gaps between events', axis: 'gap between two events (ms)'}
+  ];
+
+  function ms3(v) { v = num(v); return v == null ? '-' : v.toFixed(3); }
+
+  function streamSeries(run) { /* [{name, s (stream object)}]: all first when there are several */
+    var st = run.stream;
+    if (!st) return [];
+    var out = st.all ? [{name: 'all', s: obj(st.all)}] : [];
+    arr(st.targets).forEach(function (t) { out.push({name: String(obj(t).name), s: obj(t)}); });
+    return out;
+  }
+
+  /* The line to draw for a summary: its spectrum, else its percentiles (and the minimum at x = 1). */
+  function streamLine(s, key) {
+    var sum = obj(s[key]), sp = obj(obj(s.spectrum)[key]);
+    if (!(num(sum.count) > 0)) return null;
+    if (arr(sp.p).length && arr(sp.p).length === arr(sp.ms).length)
+      return {p: sp.p, v: sp.ms, full: true};
+    var p = [], v = [];
+    [[0, 'min'], [0.5, 'p50'], [0.9, 'p90'], [0.95, 'p95'], [0.99, 'p99'], [0.999, 'p99.9']].forEach(function (q) {
+      if (num(sum[q[1]]) != null) { p.push(q[0]); v.push(sum[q[1]]); }
+    });
+    return p.length ? {p: p, v: v, full: false} : null;
+  }
+
+  /* "name: 1,200 responses, p50 12.000 ms, ..., max 90.000 ms" with the JSON's numbers. */
+  function streamNumbers(name, key, s) {
+    var sum = obj(s[key]);
+    var head = name + ': ' + fmtCount(num(sum.count)) + (key === 'first_event' ? ' first events' : ' gaps');
+    if (!(num(sum.count) > 0)) return head;
+    return head + ', p50 ' + ms3(sum.p50) + ', p90 ' + ms3(sum.p90) + ', p99 ' + ms3(sum.p99) + ', p99.9 ' +
+      ms3(sum['p99.9']) + ', max ' + ms3(sum.max) + ', mean ' + ms3(sum.mean) + ' ms';
+  }
+
+  function streamCounts(name, s) {
+    var per = obj(s.events_per_response);
+    var t = name + ': ' + fmtCount(num(s.events)) + ' events in ' + fmtCount(num(s.responses)) + ' responses' +
+      (num(per.mean) != null ? ' (mean ' + num(per.mean).toFixed(2) + ', max ' + fmtCount(num(per.max)) + ' a response)' : '') +
+      (num(s.events_per_s) != null ? ', ' + rateText(s.events_per_s).replace('/s', ' events/s') : '');
+    if (num(s.not_sse) > 0) t += '; ' + fmtCount(s.not_sse) + ' not text/event-stream';
+    if (num(s.partial) > 0) t += '; ' + fmtCount(s.partial) + ' ended inside an event (invalid)';
+    return t;
+  }
+
+  function streamChart(row, run, ri, kind) {
+    var ss = streamSeries(run);
+    var lines = [];
+    ss.forEach(function (x, i) {
+      var l = streamLine(x.s, kind.key);
+      if (l) lines.push({label: x.name + (l.full ? '' : ' (the JSON\'s percentiles only)'), l: l, color: PALETTE[i % PALETTE.length]});
+    });
+    if (!lines.length) return false;
+    var title = run.name + ': ' + kind.what + ', at each percentile (x = 1/(1 - p), log), ' +
+      (kind.key === 'first_event' ? (run.mode === 'closed' ? 'from the send (closed loop)' : 'from the planned send') : 'within each response');
+    var fig = el('figure', 'chart stream');
+    fig.id = 'chart-stream-' + kind.id + '-' + ri;
+    fig.appendChild(el('figcaption', null, title));
+    fig.appendChild(el('div', 'controls'));
+    ss.forEach(function (x, i) {
+      var n = el('p', 'note numbers', streamNumbers(x.name, kind.key, x.s));
+      n.setAttribute('data-target', x.name);
+      n.setAttribute('data-kind', kind.key);
+      if (streamLine(x.s, kind.key)) n.style.borderLeftColor = PALETTE[i % PALETTE.length];
+      fig.appendChild(n);
+    });
+    fig.appendChild(el('div', 'plot'));
+    row.appendChild(fig);
+    var tables = lines.map(function (x) { return [x.l.p.map(function (p) { return 1 / (1 - p); }), x.l.v]; });
+    var joined = uPlot.join(tables);
+    var gname = 'stream-' + kind.id + '-y', xname = 'stream-' + kind.id + '-x';
+    lines.forEach(function (x) { extend(gname, x.l.v); });
+    var xlast = joined[0][joined[0].length - 1];
+    /* the runs' charts of a kind share their axes, to the next power of ten so its percentile is labelled */
+    extend(xname, [1, Math.pow(10, Math.ceil(Math.log10(Math.max(10, xlast)) - 1e-9))]);
+    var g = group(gname);
+    if (g.log == null) g.log = false;
+    var p = mount(fig, function (w) {
+      return {
+        data: joined,
+        opts: {
+          width: w, height: 300,
+          scales: {x: {time: false, distr: 3, log: 10, range: xRange(xname, [1, xlast])},
+                   y: g.log ? {distr: 3, log: 10, range: logRange(gname)} : {range: zeroRange(gname, 1.05, 1e-3)}},
+          series: [{label: 'percentile', value: function (u, v) { return v == null ? '-' : pct(v); }}].concat(lines.map(function (x) {
+            return {label: x.label, stroke: x.color, width: 1.8, spanGaps: true, points: {show: !x.l.full, size: 5},
+              value: function (u, v) { return v == null ? '-' : fmtMs(v) + ' ms'; }};
+          })),
+          axes: [{label: 'percentile (1/(1-p), log scale)', values: function (u, v) { return v.map(pct); },
+                  splits: function (u, ai, mn, mx) {
+                    var out = [];
+                    for (var x = 1; x <= mx * 1.0001; x *= 10) if (x >= mn * 0.9999) out.push(x);
+                    return out;
+                  }},
+                 {label: kind.axis + (g.log ? ', log' : ''), size: 70, values: axisValues}]
+        }
+      };
+    });
+    joinGroup(p, gname);
+    groupButton(fig, 'log ms', gname, true);
+    return true;
+  }
+
+  /* Per run with a stream: the first-event chart and the gap chart, the runs side by side. */
+  function streams() {
+    var with_ = [];
+    runs.forEach(function (run, i) { if (streamSeries(run).length) with_.push({run: run, i: i}); });
+    if (!with_.length) return;
+    var row = section('Streamed responses', 'knee run --stream times the events of each streamed body (server-sent ' +
+      'events, or chunks). First event: from the planned send (the schedule\'s T0; in a closed loop the actual send) ' +
+      'to the first whole event, so queueing before the send and the server\'s wait before its first token both count, ' +
+      'as time to first token. Event gap: the time between two successive events of one response (0 for events that ' +
+      'came in one read), every gap of every response, as inter-token latency. The numbers are the run JSON\'s.');
+    STREAM_KINDS.forEach(function (kind) {
+      with_.forEach(function (x) { streamChart(row, x.run, x.i, kind); });
+    });
+    with_.forEach(function (x) {
+      var p = el('p', 'note stream-counts');
+      p.id = 'stream-counts-' + x.i;
+      p.textContent = streamSeries(x.run).map(function (y) { return streamCounts((runs.length > 1 ? x.run.name + ', ' : '') + y.name, y.s); }).join('. ');
+      row.parentNode.appendChild(p);
+    });
+  }
+
   /* ---- the page ------------------------------------------------------------------------------- */
 
   function build() {
@@ -1484,6 +1614,7 @@
     runs.forEach(function (run, i) { histogram(r1, run, i); });
     var r2 = section('Percentile spectrum', 'The latency at every percentile, the tail stretched out: each step right is ten times rarer. Dashed: service time (from the actual send), which hides the generator\'s delay and coordinated omission.');
     spectrum(r2);
+    streams();
     var r3 = section('Latency over time', 'Each dot is a real request. Latency from the planned send shows a stall as a sawtooth that service time alone does not; dropped requests have no latency and are ticked at the bottom.');
     runs.forEach(function (run, i) { overTime(r3, run, i); });
     var r4 = section('Heatmap', 'Time against doubling latency buckets: where the requests were, second by second.');

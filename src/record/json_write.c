@@ -228,8 +228,36 @@ static void transport_target(struct jw *j, const struct run_target_result *t)
         quic_target(j, &pc->quic);
 }
 
-/* "stream": the events of streamed responses (absent when none was timed). */
-static void stream(struct jw *j, const struct run_stream_sum *s)
+/* A histogram's percentile spectrum, as the HdrHistogram plotter draws it (knee report's
+ * stream charts): the percentile iterator's levels, 5 per halving of the distance to 100 %, as
+ * fractions below 1 in "p" and the value there in ms in "ms" (the maximum is the summary's). */
+static void spectrum(struct jw *j, const char *key, const struct hdr *h)
+{
+    if (!h->counts || !h->total_count)
+        return;
+    struct hdr_iter it;
+    jw_key(j, key);
+    jw_object_begin(j);
+    jw_key(j, "p");
+    jw_array_begin(j);
+    hdr_iter_percentile_init(&it, h, 5);
+    while (hdr_iter_next(&it))
+        if (it.percentile_level_iterated_to < 100)
+            jw_double(j, it.percentile_level_iterated_to / 100);
+    jw_array_end(j);
+    jw_key(j, "ms");
+    jw_array_begin(j);
+    hdr_iter_percentile_init(&it, h, 5);
+    while (hdr_iter_next(&it))
+        if (it.percentile_level_iterated_to < 100)
+            jw_double(j, (double)it.value_iterated_to / 1e6);
+    jw_array_end(j);
+    jw_object_end(j);
+}
+
+/* "stream": the events of streamed responses (absent when none was timed); "spectrum" only
+ * when the histograms are at hand (a run's own result, not a record read back from JSON). */
+static void stream(struct jw *j, const struct run_stream_sum *s, const struct run_stream *h)
 {
     if (!s->present)
         return;
@@ -243,6 +271,13 @@ static void stream(struct jw *j, const struct run_stream_sum *s)
     jw_kv_double(j, "events_per_s", s->events_per_s);
     jw_kv_uint(j, "not_sse", s->not_sse);
     jw_kv_uint(j, "partial", s->partial);
+    if ((h->first_event.counts && h->first_event.total_count) || (h->event_gap.counts && h->event_gap.total_count)) {
+        jw_key(j, "spectrum");
+        jw_object_begin(j);
+        spectrum(j, "first_event", &h->first_event);
+        spectrum(j, "event_gap", &h->event_gap);
+        jw_object_end(j);
+    }
     jw_object_end(j);
 }
 
@@ -279,7 +314,7 @@ static void target(struct jw *j, const struct run_target_result *t, bool is_all)
     FIELDS_WRITE(RECORD_CONNECTIONS_FIELDS, j, struct run_counts, &t->counts);
     jw_object_end(j);
     jw_kv_uint(j, "bytes_in", t->counts.bytes_in + t->warmup_counts.bytes_in);
-    stream(j, &t->stream_sum);
+    stream(j, &t->stream_sum, &t->stream);
     jw_object_end(j);
 }
 

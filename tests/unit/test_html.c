@@ -581,6 +581,55 @@ static void test_load_json(void **state)
     html_report_free(rep);
 }
 
+/* A run JSON's "stream" objects (knee run --stream) reach the page as they are, with the target's
+ * name; a spectrum the charts cannot draw is dropped with a note; a run without one has none. */
+static void test_load_stream(void **state)
+{
+    (void)state;
+    const char *k = strstr(run_json, "\"server_timing\":{}}]");
+    assert_non_null(k);
+    static const char stream[] =
+        "\"server_timing\":{},\"stream\":{\"first_event\":{\"count\":4,\"mean\":11,\"p50\":10.5,\"p90\":12,"
+        "\"p99\":12.25,\"p99.9\":12.25,\"max\":12.25},\"event_gap\":{\"count\":12,\"p50\":5,\"max\":31},"
+        "\"events\":16,\"responses\":4,\"spectrum\":{\"first_event\":{\"p\":[0,0.5,0.75],\"ms\":[9,10.5,12]},"
+        "\"event_gap\":{\"p\":[0,1.5],\"ms\":[1,2]}}}}]";
+    char with[sizeof run_json + sizeof stream];
+    snprintf(with, sizeof with, "%.*s%s%s", (int)(k - run_json), run_json, stream,
+             k + strlen("\"server_timing\":{}}]"));
+    struct html_report *rep = html_report_new();
+    struct html_run *run = html_report_add_run(rep, "s");
+    char err[512] = "";
+    assert_int_equal(html_run_load_json_mem(run, with, strlen(with), "s.json", err, sizeof err), 0);
+    assert_non_null(run->stream);
+    char *html = NULL;
+    json_t *root = data_of(rep, &html);
+    json_t *st = json_object_get(json_array_get(json_object_get(root, "runs"), 0), "stream");
+    assert_true(json_is_null(json_object_get(st, "all"))); /* one target: all is the target */
+    json_t *t = json_array_get(json_object_get(st, "targets"), 0);
+    assert_string_equal(json_string_value(json_object_get(t, "name")), "t");
+    assert_true(json_number_value(json_object_get(json_object_get(t, "first_event"), "p99")) == 12.25);
+    json_t *sp = json_object_get(t, "spectrum");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(sp, "first_event"), "ms")), 3);
+    assert_null(json_object_get(sp, "event_gap")); /* p 1.5: not a level below 1 */
+    json_t *notes = json_object_get(json_array_get(json_object_get(root, "runs"), 0), "notes");
+    assert_int_equal(json_array_size(notes), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(notes, 0)), "stream.spectrum.event_gap of target 't'"));
+    json_decref(root);
+    free(html);
+    html_report_free(rep);
+
+    /* no stream: null in the page */
+    rep = html_report_new();
+    run = html_report_add_run(rep, "n");
+    assert_int_equal(html_run_load_json_mem(run, run_json, strlen(run_json), "n.json", err, sizeof err), 0);
+    assert_null(run->stream);
+    root = data_of(rep, &html);
+    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(root, "runs"), 0), "stream")));
+    json_decref(root);
+    free(html);
+    html_report_free(rep);
+}
+
 static void test_inputs_grouping(void **state)
 {
     (void)state;
@@ -988,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_load_csv),
         cmocka_unit_test(test_load_hlog),
         cmocka_unit_test(test_load_json),
+        cmocka_unit_test(test_load_stream),
         cmocka_unit_test(test_inputs_grouping),
         cmocka_unit_test(test_write_run_report),
         cmocka_unit_test(test_writer),

@@ -507,6 +507,75 @@ static void test_json_round_trip(void **state)
 }
 
 /* A closed loop's config and a knee-run/1 document's old names. */
+/* "stream": the JSON carries each histogram's percentile spectrum (knee report's charts): the
+ * levels rise from 0 below 1, the values never fall, and at p50 and p90 they are the summary's;
+ * a record read back from JSON (statistics, no histograms) writes none. */
+static void check_spectrum(const json_t *stream, const char *key)
+{
+    const json_t *sum = json_object_get(stream, key);
+    const json_t *sp = json_object_get(json_object_get(stream, "spectrum"), key);
+    const json_t *p = json_object_get(sp, "p"), *ms = json_object_get(sp, "ms");
+    assert_true(json_array_size(p) > 10);
+    assert_int_equal(json_array_size(p), json_array_size(ms));
+    assert_true(json_number_value(json_array_get(p, 0)) == 0);
+    int seen = 0;
+    for (size_t i = 1; i < json_array_size(p); i++) {
+        double pi = json_number_value(json_array_get(p, i)), v = json_number_value(json_array_get(ms, i));
+        assert_true(pi > json_number_value(json_array_get(p, i - 1)) && pi < 1);
+        assert_true(v >= json_number_value(json_array_get(ms, i - 1)));
+        assert_true(v <= json_number_value(json_object_get(sum, "max")));
+        if (pi == 0.5)
+            seen += v == json_number_value(json_object_get(sum, "p50"));
+        if (pi == 0.9)
+            seen += v == json_number_value(json_object_get(sum, "p90"));
+    }
+    assert_int_equal(seen, 2);
+}
+
+static void test_json_stream_spectrum(void **state)
+{
+    (void)state;
+    struct run_record r;
+    record_new(&r, 2);
+    for (uint64_t s = 0; s < 10; s++)
+        add_requests(&r.targets[0], 100, s * NS_PER_S, 100 * NS_PER_US, 2 * NS_PER_MS, OUTCOME_OK, false);
+    struct run_stream *st = &r.targets[0].stream;
+    for (int64_t i = 0; i < 1000; i++) {
+        record_stream_hist(&st->first_event, 10 * NS_PER_MS + i * 7919, 1);
+        record_stream_hist(&st->event_gap, 1 * NS_PER_MS + (i % 100) * 20011, 3);
+        record_stream_hist(&st->per_response, 4, 1);
+    }
+    st->events = 4000;
+    st->responses = 1000;
+    record_finish(&r, &done_at_10s);
+    char *text = json_text(&r, false);
+    json_error_t je;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    assert_non_null(root);
+    const json_t *t0 = json_object_get(json_array_get(json_object_get(root, "targets"), 0), "stream");
+    check_spectrum(t0, "first_event");
+    check_spectrum(t0, "event_gap");
+    check_spectrum(json_object_get(json_object_get(root, "all"), "stream"), "event_gap");
+    assert_null(json_object_get(json_array_get(json_object_get(root, "targets"), 1), "stream"));
+    /* read back: the statistics, no histograms, so no spectrum */
+    struct run_record back;
+    char err[256];
+    assert_int_equal(record_read_json(root, &back, err, sizeof err), 0);
+    char *again = json_text(&back, false);
+    json_t *root2 = json_loads(again, JSON_REJECT_DUPLICATES, &je);
+    assert_non_null(root2);
+    const json_t *b0 = json_object_get(json_array_get(json_object_get(root2, "targets"), 0), "stream");
+    assert_non_null(b0);
+    assert_null(json_object_get(b0, "spectrum"));
+    assert_true(json_equal(json_object_get(b0, "first_event"), json_object_get(t0, "first_event")));
+    json_decref(root2);
+    json_decref(root);
+    free(again);
+    free(text);
+    record_release(&back);
+    record_release(&r);
+}
+
 static void test_json_closed_loop_and_old_schema(void **state)
 {
     (void)state;
@@ -1317,6 +1386,7 @@ int main(void)
         cmocka_unit_test(test_status_counts),
         cmocka_unit_test(test_thresholds_status),
         cmocka_unit_test(test_warn_list),
+        cmocka_unit_test(test_json_stream_spectrum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
