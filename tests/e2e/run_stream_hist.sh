@@ -66,4 +66,23 @@ assert m["targets"][0]["stream"]["events"] == 150
 print("merged exactly")
 PY
 grep -q '^  first event ' "$TMP/m.txt" || fail "the merged summary has a first event row"
+# knee compare: the repetitions' first events and gaps (their hlogs beside the binary logs)
+# compared as latency is; the counts exact
+for side in b a; do
+    "$KNEE" run -R 20 -d 1s --repeat 3 --out-dir "$TMP/$side" "$U" >/dev/null 2>&1 || fail "--repeat ($side)"
+done
+grep -q '^Tag=event_gap/' "$TMP/b/rep-1.hlog" || fail "--repeat: the repetitions' hlogs have the stream tags"
+run_knee compare --before "$TMP/b" --after "$TMP/a" --json "$TMP/cmp.json" >"$TMP/cmp.txt" 2>&1
+[[ $RC -eq 0 ]] || { cat "$TMP/cmp.txt"; fail "knee compare: exit $RC"; }
+python3 - "$TMP/cmp.json" <<'PY' || fail "compare: the stream rows"
+import json, sys
+d = json.load(open(sys.argv[1]))
+fe, gap = d["stream"]["first_event"], d["stream"]["event_gap"]
+assert fe["requests_before"] == fe["requests_after"] == 60, fe
+assert gap["requests_before"] == gap["requests_after"] == 240, gap
+assert "p99" in gap["metrics"] and gap["verdict"], gap
+PY
+"$KNEE" compare --before "$TMP/b" --after "$TMP/a" >"$TMP/cmp.txt" 2>&1 || true
+grep -q '^first event (60 requests before, 60 after)' "$TMP/cmp.txt" || { cat "$TMP/cmp.txt"; fail "compare: a first event table"; }
+grep -q '^event gap (240 requests before, 240 after)' "$TMP/cmp.txt" || fail "compare: an event gap table"
 echo ok
