@@ -71,8 +71,9 @@ static void print_table(FILE *out, const struct compare_result *r, const struct 
                         const struct compare_side *before, const struct compare_side *after, bool verbose)
 {
     char n1[32], n2[32];
-    fprintf(out, "\n%s (%s requests before, %s after)\n", tr->name, units_fmt_count(tr->n_before, n1, sizeof n1),
-            units_fmt_count(tr->n_after, n2, sizeof n2));
+    bool stream = tr == &r->stream[0] || tr == &r->stream[1]; /* first events or gaps, not requests */
+    fprintf(out, "\n%s (%s %s before, %s after)\n", tr->name, units_fmt_count(tr->n_before, n1, sizeof n1),
+            stream ? "values" : "requests", units_fmt_count(tr->n_after, n2, sizeof n2));
     fprintf(out, "  %-10s %10s %10s %11s  %-24s %8s %8s  %s\n", "", "before", "after", "difference", "interval",
             "relative", "spread", "verdict");
     for (int m = 0; m < CMP_NMETRICS; m++) {

@@ -83,6 +83,6 @@ assert gap["requests_before"] == gap["requests_after"] == 240, gap
 assert "p99" in gap["metrics"] and gap["verdict"], gap
 PY
 "$KNEE" compare --before "$TMP/b" --after "$TMP/a" >"$TMP/cmp.txt" 2>&1 || true
-grep -q '^first event (60 requests before, 60 after)' "$TMP/cmp.txt" || { cat "$TMP/cmp.txt"; fail "compare: a first event table"; }
-grep -q '^event gap (240 requests before, 240 after)' "$TMP/cmp.txt" || fail "compare: an event gap table"
+grep -q '^first event (60 values before, 60 after)' "$TMP/cmp.txt" || { cat "$TMP/cmp.txt"; fail "compare: a first event table"; }
+grep -q '^event gap (240 values before, 240 after)' "$TMP/cmp.txt" || fail "compare: an event gap table"
 echo ok
