@@ -6,6 +6,10 @@
  *   pNN, mean, max         latency of every request completed in the window (all outcomes, as
  *                          the per-second timeline; --threshold's default is ok requests only),
  *                          compared with a duration (500ms, 1s; a bare number is ms);
+ *   first_event.pNN, first_event.mean, first_event.max, and the same of event_gap
+ *                          streamed responses (--stream): the planned send -> first event of
+ *                          the responses whose first event arrived in the window, and the gaps
+ *                          between successive events that ended in it (a duration, as above);
  *   error_rate             requests that ended in the window and did not end ok, among those
  *                          that ended (5% or 0.05);
  *   dropped_rate           dropped among planned in the window;
@@ -39,6 +43,9 @@ enum abort_kind {
     ABORT_GENERATOR_LIMITED, /* no window, no comparison */
 };
 enum abort_stat { ABORT_PCT, ABORT_MEAN, ABORT_MAX, ABORT_COMPLETED, ABORT_GOODPUT, ABORT_SENT };
+/* Which histogram a latency-kind rule reads: the requests' latency, or (--stream) the time from
+ * the planned send to a response's first event, or the gaps between successive events. */
+enum abort_hist { ABORT_H_LATENCY, ABORT_H_FIRST_EVENT, ABORT_H_EVENT_GAP, ABORT_H_COUNT };
 
 struct abort_rule {
     char text[ABORT_RULE_MAX]; /* as given (the record and the messages quote it) */
@@ -49,6 +56,8 @@ struct abort_rule {
     double value;      /* ms (latency), a fraction (rates), per second (ABORT_PER_S) */
     uint32_t window_s; /* 1 .. ABORT_MAX_WINDOW_S; 0 for generator_limited */
     uint32_t stage;    /* 0: the whole run; N: stage N (1-based) */
+    enum abort_hist
+        hist; /* ABORT_LATENCY: the histogram it reads ("first_event." / "event_gap." before pNN, mean, max) */
 };
 
 /* Parse text into *out. 0, or KNEE_EINVAL with one line in err saying what was expected at
@@ -90,6 +99,10 @@ void abort_eval_set_plan_end(struct abort_eval *ev, double plan_end_s);
 /* Add latencies (ns, RUN_HDR_* histograms) to the second being fed: call it per target before
  * abort_eval_second closes the second. */
 void abort_eval_add_latency(struct abort_eval *ev, const struct hdr *latency_ns);
+
+/* Add a second's streamed events (ns, RUN_HDR_* histograms; either may be NULL or unallocated:
+ * counts NULL) to the second being fed, as abort_eval_add_latency. */
+void abort_eval_add_stream(struct abort_eval *ev, const struct hdr *first_event_ns, const struct hdr *event_gap_ns);
 
 /* Close one second (its counts; the latencies given since the last call) and judge the window
  * rules. Returns the index of the rule that fired (the first in order), or -1. Once a rule has

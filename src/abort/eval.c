@@ -1,5 +1,6 @@
 /* The trailing-window evaluator of --abort-if: a ring of the run's last seconds (counts and a
- * sparse copy of each second's latency histogram, the buckets that hold values), from which a
+ * sparse copy of each second's latency, first-event and event-gap histograms, the buckets that
+ * hold values), from which a
  * rule's window is added up when it is judged. Percentiles come from the window's merged
  * histogram, never from an average of per-second percentiles. */
 #include "abort/abort.h"
@@ -19,11 +20,16 @@ struct bucket {
     int64_t count;
 };
 
+/* The non-empty buckets of one second's histogram. */
+struct sparse {
+    struct bucket *b;
+    size_t n, cap;
+};
+
 struct tick {
     double start_s, end_s;
     struct abort_second c;
-    struct bucket *lat; /* non-empty buckets of the second's latency histogram */
-    size_t nlat, cap;
+    struct sparse h[ABORT_H_COUNT]; /* latency, first_event, event_gap (enum abort_hist) */
 };
 
 struct abort_eval {
@@ -35,8 +41,8 @@ struct abort_eval {
     size_t nstages;
     struct tick *ring; /* the last `count` seconds; the newest at (head + cap - 1) % cap */
     size_t cap, count, head;
-    struct hdr cur; /* the second being fed */
-    struct hdr win; /* a window, rebuilt for each judgement */
+    struct hdr cur[ABORT_H_COUNT]; /* the second being fed (enum abort_hist) */
+    struct hdr win;                /* a window, rebuilt for each judgement */
     bool fired;
     size_t fired_rule;
     double fired_at_s;
@@ -60,9 +66,11 @@ struct abort_eval *abort_eval_new(const struct abort_rule *rules, size_t n, doub
      * edges cut (engine_tick_end): a few more than W */
     ev->cap = (size_t)longest + 4;
     ev->ring = xcalloc(ev->cap, sizeof *ev->ring);
-    if (hdr_init(&ev->cur, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS) ||
-        hdr_init(&ev->win, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS))
-        abort(); /* constant, valid parameters */
+    for (int h = 0; h < ABORT_H_COUNT; h++)
+        if (hdr_init(&ev->cur[h], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS))
+            abort(); /* constant, valid parameters */
+    if (hdr_init(&ev->win, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS))
+        abort();
     return ev;
 }
 
@@ -71,11 +79,13 @@ void abort_eval_free(struct abort_eval *ev)
     if (!ev)
         return;
     for (size_t i = 0; i < ev->cap; i++)
-        free(ev->ring[i].lat);
+        for (int h = 0; h < ABORT_H_COUNT; h++)
+            free(ev->ring[i].h[h].b);
     free(ev->ring);
     free(ev->rules);
     free(ev->edges_s);
-    hdr_release(&ev->cur);
+    for (int h = 0; h < ABORT_H_COUNT; h++)
+        hdr_release(&ev->cur[h]);
     hdr_release(&ev->win);
     free(ev);
 }
@@ -95,7 +105,33 @@ void abort_eval_set_plan_end(struct abort_eval *ev, double plan_end_s)
 
 void abort_eval_add_latency(struct abort_eval *ev, const struct hdr *latency_ns)
 {
-    hdr_add(&ev->cur, latency_ns);
+    hdr_add(&ev->cur[ABORT_H_LATENCY], latency_ns);
+}
+
+void abort_eval_add_stream(struct abort_eval *ev, const struct hdr *first_event_ns, const struct hdr *event_gap_ns)
+{
+    if (first_event_ns && first_event_ns->counts && first_event_ns->total_count)
+        hdr_add(&ev->cur[ABORT_H_FIRST_EVENT], first_event_ns);
+    if (event_gap_ns && event_gap_ns->counts && event_gap_ns->total_count)
+        hdr_add(&ev->cur[ABORT_H_EVENT_GAP], event_gap_ns);
+}
+
+/* cur's non-empty buckets into sp (its memory kept for the next second); cur emptied. */
+static void keep_sparse(struct sparse *sp, struct hdr *cur)
+{
+    sp->n = 0;
+    if (!cur->total_count)
+        return;
+    for (size_t i = 0; i < cur->counts_len; i++) {
+        if (!cur->counts[i])
+            continue;
+        if (sp->n == sp->cap) {
+            sp->cap = sp->cap ? sp->cap * 2 : 64;
+            sp->b = xrealloc(sp->b, sp->cap * sizeof *sp->b);
+        }
+        sp->b[sp->n++] = (struct bucket){i, cur->counts[i]};
+    }
+    hdr_reset(cur);
 }
 
 /* The second just fed becomes the ring's newest tick (the oldest falls out when it is full). */
@@ -112,28 +148,18 @@ static void push_tick(struct abort_eval *ev, const struct abort_second *sec)
     t->start_s = sec->start_s;
     t->end_s = sec->start_s + sec->length_s;
     t->c = *sec;
-    t->nlat = 0;
-    if (ev->cur.total_count) {
-        for (size_t i = 0; i < ev->cur.counts_len; i++) {
-            if (!ev->cur.counts[i])
-                continue;
-            if (t->nlat == t->cap) {
-                t->cap = t->cap ? t->cap * 2 : 64;
-                t->lat = xrealloc(t->lat, t->cap * sizeof *t->lat);
-            }
-            t->lat[t->nlat++] = (struct bucket){i, ev->cur.counts[i]};
-        }
-        hdr_reset(&ev->cur);
-    }
+    for (int h = 0; h < ABORT_H_COUNT; h++)
+        keep_sparse(&t->h[h], &ev->cur[h]);
 }
 
-/* A window's sums: the ticks that lie in [lo_s, hi_s], their latencies in ev->win. */
+/* A window's sums: the ticks that lie in [lo_s, hi_s], one of their histograms in ev->win. */
 struct window {
     uint64_t planned, sent, completed, ok, errors, dropped;
     double length_s;
 };
 
-static void add_window(struct abort_eval *ev, double lo_s, double hi_s, bool latency, struct window *w)
+static void add_window(struct abort_eval *ev, double lo_s, double hi_s, bool latency, enum abort_hist hist,
+                       struct window *w)
 {
     memset(w, 0, sizeof *w);
     if (latency)
@@ -150,8 +176,8 @@ static void add_window(struct abort_eval *ev, double lo_s, double hi_s, bool lat
         w->dropped += t->c.dropped;
         w->length_s += t->end_s - t->start_s;
         if (latency)
-            for (size_t i = 0; i < t->nlat; i++)
-                ev->win.counts[t->lat[i].index] += t->lat[i].count;
+            for (size_t i = 0; i < t->h[hist].n; i++)
+                ev->win.counts[t->h[hist].b[i].index] += t->h[hist].b[i].count;
     }
     if (latency)
         hdr_recalc(&ev->win);
@@ -166,7 +192,7 @@ static double ratio(uint64_t num, uint64_t den)
 static double measure(struct abort_eval *ev, const struct abort_rule *r, double lo_s, double hi_s)
 {
     struct window w;
-    add_window(ev, lo_s, hi_s, r->kind == ABORT_LATENCY, &w);
+    add_window(ev, lo_s, hi_s, r->kind == ABORT_LATENCY, r->hist, &w);
     switch (r->kind) {
     case ABORT_LATENCY:
         if (!ev->win.total_count)

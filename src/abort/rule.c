@@ -14,8 +14,8 @@
 #define GENERATOR_LIMITED "generator_limited"
 
 static const char EXPECTED_STATS[] =
-    "p50, p99, p99.9, mean, max, error_rate, dropped_rate, completed_per_s, goodput_per_s, sent_per_s or "
-    "generator_limited";
+    "p50, p99, p99.9, mean, max, error_rate, dropped_rate, completed_per_s, goodput_per_s, sent_per_s, "
+    "first_event.p99, event_gap.p99 or generator_limited";
 
 /* [s, e) without the blanks around it. */
 static void trim(const char **s, const char **e)
@@ -50,8 +50,8 @@ static int parse_stage(const char **s, const char *e, struct abort_rule *r, char
     return 0;
 }
 
-/* STAT (the text before the window). */
-static int parse_stat(const char *s, size_t n, struct abort_rule *r, char *err, size_t errlen)
+/* The statistic's name (after any histogram prefix). */
+static int parse_stat_name(const char *s, size_t n, struct abort_rule *r, char *err, size_t errlen)
 {
     if (n >= 2 && s[0] == 'p' && isdigit((unsigned char)s[1])) {
         char num[32];
@@ -89,6 +89,38 @@ static int parse_stat(const char *s, size_t n, struct abort_rule *r, char *err, 
                          "'%.*s': status codes are not counted per second; use error_rate (a 5xx is an http_error)",
                          (int)n, s);
     return knee_fail(err, errlen, KNEE_EINVAL, "'%.*s': unknown statistic (expected %s)", (int)n, s, EXPECTED_STATS);
+}
+
+/* "first_event." or "event_gap." at the start of STAT: consume it and set r->hist. */
+static void parse_hist(const char **s, size_t *n, struct abort_rule *r)
+{
+    static const struct {
+        const char *prefix;
+        enum abort_hist hist;
+    } HISTS[] = {{"first_event.", ABORT_H_FIRST_EVENT}, {"event_gap.", ABORT_H_EVENT_GAP}};
+    for (size_t i = 0; i < sizeof HISTS / sizeof *HISTS; i++) {
+        size_t pl = strlen(HISTS[i].prefix);
+        if (*n >= pl && strncmp(*s, HISTS[i].prefix, pl) == 0) {
+            r->hist = HISTS[i].hist;
+            *s += pl;
+            *n -= pl;
+            return;
+        }
+    }
+}
+
+/* STAT (the text before the window). */
+static int parse_stat(const char *s, size_t n, struct abort_rule *r, char *err, size_t errlen)
+{
+    const char *s0 = s;
+    size_t n0 = n;
+    parse_hist(&s, &n, r);
+    int rc = parse_stat_name(s, n, r, err, errlen);
+    if (!rc && r->hist != ABORT_H_LATENCY && r->kind != ABORT_LATENCY)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "'%.*s': a stream histogram takes pNN, mean or max (first_event.p99, event_gap.max)", (int)n0,
+                         s0);
+    return rc;
 }
 
 /* "[30s]" at [s, e): the window in whole seconds. */

@@ -259,22 +259,37 @@ static bool windowed(const struct filter *flt)
     return flt->from_s > 0 || flt->to_s < INFINITY;
 }
 
-/* Every tag merged. The "all" row is impossible (and said so in why) when the tags'
- * histograms cannot be summed exactly (their precisions differ). */
+/* Every tag merged (those of streamed events, first_event/ and event_gap/, left out when a
+ * latency tag is there: they are not latencies). The "all" row is impossible (and said so in
+ * why) when the tags' histograms cannot be summed exactly (their precisions differ). */
 struct all_tags {
     struct hlog_acc acc;
+    size_t intervals; /* of the tags summed */
     bool ok;
     char why[256];
     char label[64]; /* the tags joined by '+', or "all" */
     bool same_digits;
 };
 
+/* Whether tag i goes into the "all" row. */
+static bool in_all(const struct scan *s, size_t i)
+{
+    bool latency = false;
+    for (size_t k = 0; k < s->n; k++)
+        latency |= hlog_tag_kind(s->t[k].name, NULL) == HLOG_TAG_LATENCY;
+    return !latency || hlog_tag_kind(s->t[i].name, NULL) == HLOG_TAG_LATENCY;
+}
+
 static void all_tags_init(struct all_tags *a, const struct scan *s)
 {
     hlog_acc_init(&a->acc);
     a->ok = true;
     a->why[0] = '\0';
+    a->intervals = 0;
     for (size_t i = 0; i < s->n && a->ok; i++) {
+        if (!in_all(s, i))
+            continue;
+        a->intervals += s->t[i].intervals;
         char reason[200];
         if (hlog_acc_add(&a->acc, &s->t[i].acc.h, reason, sizeof reason) != 0) {
             snprintf(a->why, sizeof a->why, "tag %s has %s", tag_label(&s->t[i]), reason);
@@ -286,6 +301,8 @@ static void all_tags_init(struct all_tags *a, const struct scan *s)
         a->same_digits = a->same_digits && s->t[i].acc.h.sig_digits == s->t[0].acc.h.sig_digits;
     a->label[0] = '\0';
     for (size_t i = 0; i < s->n; i++) {
+        if (!in_all(s, i))
+            continue;
         size_t used = strlen(a->label);
         const char *l = tag_label(&s->t[i]);
         if (s->n > 4 || used + strlen(l) + 2 > sizeof a->label) {
@@ -533,7 +550,7 @@ static void stats_print_json(const char *path, const struct scan *s, const struc
         json_group(&j, tag_label(&s->t[i]), &s->t[i].acc.h, ratio, s->t[i].intervals);
     jw_object_end(&j);
     if (all->ok)
-        json_group(&j, "all", &all->acc.h, ratio, s->intervals);
+        json_group(&j, "all", &all->acc.h, ratio, all->intervals);
     else
         jw_kv_string(&j, "all_error", all->why);
     jw_object_end(&j);

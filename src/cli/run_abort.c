@@ -52,6 +52,14 @@ static void on_interval(void *ctx, size_t target, double start_s, double length_
         a->next_interval(a->next_interval_ctx, target, start_s, length_s, latency);
 }
 
+static void on_stream_interval(void *ctx, size_t target, double start_s, double length_s, const struct run_stream *st)
+{
+    struct cli_abort *a = ctx;
+    abort_eval_add_stream(a->ev, &st->first_event, &st->event_gap);
+    if (a->next_stream_interval)
+        a->next_stream_interval(a->next_stream_interval_ctx, target, start_s, length_s, st);
+}
+
 /* A rule fired: say so on stderr (where the progress line is), then stop planning and drain, as
  * a first Ctrl-C does; a stop already asked for (Ctrl-C) is left as it is. */
 static void fired(struct cli_abort *a, int i, double at_s, double measured)
@@ -126,6 +134,10 @@ void cli_abort_install(struct cli_abort *a, struct run_config *cfg)
     a->next_interval_ctx = cfg->interval_ctx;
     cfg->on_interval = on_interval;
     cfg->interval_ctx = a;
+    a->next_stream_interval = cfg->on_stream_interval;
+    a->next_stream_interval_ctx = cfg->stream_interval_ctx;
+    cfg->on_stream_interval = on_stream_interval;
+    cfg->stream_interval_ctx = a;
     a->next_progress = cfg->on_progress;
     a->next_progress_ctx = cfg->progress_ctx;
     cfg->on_progress = on_progress;
@@ -154,6 +166,8 @@ bool cli_abort_finish(struct cli_abort *a, struct run_config *cfg, struct run_re
         return false;
     cfg->on_interval = a->next_interval;
     cfg->interval_ctx = a->next_interval_ctx;
+    cfg->on_stream_interval = a->next_stream_interval;
+    cfg->stream_interval_ctx = a->next_stream_interval_ctx;
     cfg->on_progress = a->next_progress;
     cfg->progress_ctx = a->next_progress_ctx;
     if (cfg->on_live == on_live) {

@@ -24,6 +24,8 @@ struct cli_abort {
     const struct run_config *cfg; /* its stop handle is asked to stop when a rule fires */
     run_interval_fn *next_interval;
     void *next_interval_ctx;
+    run_stream_interval_fn *next_stream_interval;
+    void *next_stream_interval_ctx;
     run_progress_fn *next_progress;
     void *next_progress_ctx;
     run_live_fn *next_live;

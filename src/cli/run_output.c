@@ -69,6 +69,22 @@ static void on_interval(void *ctx, size_t target, double start_s, double length_
     o->hlog_err = hlog_writer_write(o->hlog, o->targets[target].name, start_s, length_s, latency);
 }
 
+/* --hlog with --stream: a target's second of streamed events adds an interval of its first
+ * events ("first_event/NAME") and one of its gaps ("event_gap/NAME"), each when it has any. */
+static void on_stream_interval(void *ctx, size_t target, double start_s, double length_s, const struct run_stream *st)
+{
+    struct cli_output *o = ctx;
+    const struct hdr *h[2] = {&st->first_event, &st->event_gap};
+    const char *prefix[2] = {HLOG_TAG_FIRST_EVENT, HLOG_TAG_EVENT_GAP};
+    for (int k = 0; k < 2 && !o->hlog_err; k++) {
+        if (!h[k]->counts || !h[k]->total_count)
+            continue;
+        char tag[HLOG_TAG_MAX + 1];
+        snprintf(tag, sizeof tag, "%s%s", prefix[k], o->targets[target].name);
+        o->hlog_err = hlog_writer_write(o->hlog, tag, start_s, length_s, h[k]);
+    }
+}
+
 int cli_output_open(struct cli_output *o, const struct cmd_spec *spec, struct run_config *cfg)
 {
     char why[512];
@@ -112,6 +128,8 @@ int cli_output_open(struct cli_output *o, const struct cmd_spec *spec, struct ru
     }
     cfg->on_interval = on_interval;
     cfg->interval_ctx = o;
+    cfg->on_stream_interval = on_stream_interval;
+    cfg->stream_interval_ctx = o;
     return 0;
 }
 

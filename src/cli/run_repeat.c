@@ -251,6 +251,22 @@ static void rep_interval(void *ctx, size_t target, double start_s, double length
         h->err = hlog_writer_write(h->w, h->targets[target].name, start_s, length_s, latency);
 }
 
+/* With --stream: a target's first events and gaps as the --hlog tags them (first_event/NAME,
+ * event_gap/NAME), which knee compare reads for its stream rows. */
+static void rep_stream_interval(void *ctx, size_t target, double start_s, double length_s, const struct run_stream *st)
+{
+    struct rep_hlog *h = ctx;
+    const struct hdr *hs[2] = {&st->first_event, &st->event_gap};
+    const char *prefix[2] = {HLOG_TAG_FIRST_EVENT, HLOG_TAG_EVENT_GAP};
+    for (int k = 0; k < 2 && !h->err; k++) {
+        if (!hs[k]->counts || !hs[k]->total_count)
+            continue;
+        char tag[HLOG_TAG_MAX + 1];
+        snprintf(tag, sizeof tag, "%s%s", prefix[k], h->targets[target].name);
+        h->err = hlog_writer_write(h->w, tag, start_s, length_s, hs[k]);
+    }
+}
+
 /* DIR exists and is empty (0), does not exist (1), or is unusable (-errno / KNEE_EINVAL). */
 static int dir_state(const char *dir)
 {
@@ -475,6 +491,8 @@ static int repetition(struct repeat_run *rr, size_t k)
         return 1;
     rr->cfg.on_interval = rep_interval;
     rr->cfg.interval_ctx = &h;
+    rr->cfg.on_stream_interval = rep_stream_interval;
+    rr->cfg.stream_interval_ctx = &h;
     struct run_record res;
     char err[512];
     int r = run_execute(&rr->cfg, &res, err, sizeof err);

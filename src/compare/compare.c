@@ -421,6 +421,11 @@ void compare_result_release(struct compare_result *r)
                 free(r->targets[t].m[m].reps_before);
                 free(r->targets[t].m[m].reps_after);
             }
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; m < CMP_NMETRICS && r->has_stream[k]; m++) {
+            free(r->stream[k].m[m].reps_before);
+            free(r->stream[k].m[m].reps_after);
+        }
     free(r->targets);
     compare_strv_free(r->warnings, r->nwarnings);
     memset(r, 0, sizeof *r);
@@ -530,6 +535,30 @@ static void eval_fail_if(struct compare_result *r)
         }
         r->fail |= f->failed;
     }
+}
+
+/* The stream rows: all targets' first events and gaps, when every repetition has them. */
+static void compute_streams(struct compare_result *r, const struct compare_side *before,
+                            const struct compare_side *after, const struct compare_opts *o)
+{
+    static const char *const names[2] = {"first event", "event gap"};
+    const struct compare_dist **db = xmalloc(before->nreps * sizeof *db);
+    const struct compare_dist **da = xmalloc(after->nreps * sizeof *da);
+    for (int k = 0; k < 2; k++) {
+        bool all = true;
+        for (size_t i = 0; i < before->nreps; i++)
+            all &= (db[i] = &before->reps[i].stream[k])->n > 0;
+        for (size_t i = 0; i < after->nreps; i++)
+            all &= (da[i] = &after->reps[i].stream[k])->n > 0;
+        if (!all)
+            continue;
+        r->has_stream[k] = true;
+        snprintf(r->stream[k].name, sizeof r->stream[k].name, "%s", names[k]);
+        compute_target(&r->stream[k], db, before->nreps, da, after->nreps, o,
+                       o->seed + 0x5851f42d4c957f2dULL * (k + 1));
+    }
+    free(db);
+    free(da);
 }
 
 int compare_run(const struct compare_side *before, const struct compare_side *after, const struct compare_opts *o,
@@ -642,6 +671,7 @@ int compare_run(const struct compare_side *before, const struct compare_side *af
         compare_result_release(r);
         return knee_fail(err, errlen, KNEE_EINVAL, "the %s side has no request with a latency", side);
     }
+    compute_streams(r, before, after, o);
     warn_sides(r, before, after);
     eval_fail_if(r);
     return 0;

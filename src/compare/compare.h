@@ -160,7 +160,12 @@ struct compare_rep {
     size_t nwarnings;
     size_t nstage_points; /* --stages: the run JSON's "stages" (0: none or no JSON) */
     struct compare_stage_point stage_points[RUN_MAX_STAGES];
+    /* --stream: every target's first events [COMPARE_FIRST_EVENT] and event gaps
+     * [COMPARE_EVENT_GAP] in ms, from the hlog's first_event/ and event_gap/ tags (the data file
+     * when it is the hlog, else STEM.hlog beside it); n 0: none (warm-up included, as the hlog) */
+    struct compare_dist stream[2];
 };
+enum { COMPARE_FIRST_EVENT, COMPARE_EVENT_GAP };
 
 struct compare_side {
     char name[16]; /* "before", "after" */
@@ -277,6 +282,11 @@ struct compare_result {
     size_t nwarnings;
     bool fail;             /* a --fail-if failed */
     bool fail_unevaluated; /* a --fail-if could not be judged (no verdict) */
+    /* streamed responses: all targets' first events and gaps compared as latency is (the same
+     * metrics, bootstrap and verdicts; named "first event", "event gap"), when every repetition
+     * of both sides has them (has_stream) */
+    bool has_stream[2];
+    struct compare_target_result stream[2];
 };
 
 /* Compare two loaded sides. Returns 0 with *r filled (release it), KNEE_EMISMATCH when the

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void compare_side_init(struct compare_side *s, const char *name)
 {
@@ -33,6 +34,8 @@ void compare_side_release(struct compare_side *s)
         struct compare_rep *r = &s->reps[i];
         for (size_t t = 0; t < COMPARE_MAX_TARGETS; t++)
             compare_dist_release(&r->dist[t]);
+        compare_dist_release(&r->stream[0]);
+        compare_dist_release(&r->stream[1]);
         compare_strv_free(r->warnings, r->nwarnings);
     }
     free(s->reps);
@@ -392,15 +395,26 @@ static void dist_from_hdr(struct compare_dist *d, const struct hdr *h)
     }
 }
 
+/* The stream tags of an hlog go to r->stream; streams_only: the latency tags are skipped (the
+ * repetition's latency came from a more exact file). */
+static int load_hlog_tags(struct compare_rep *r, const char *path, bool streams_only, char *err, size_t errlen);
+
 static int load_hlog(struct compare_rep *r, const char *path, char *err, size_t errlen)
+{
+    return load_hlog_tags(r, path, false, err, errlen);
+}
+
+static int load_hlog_tags(struct compare_rep *r, const char *path, bool streams_only, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return knee_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
     struct hlog_reader *hr = hlog_reader_new(f, path);
-    struct hlog_acc acc[COMPARE_MAX_TARGETS];
+    struct hlog_acc acc[COMPARE_MAX_TARGETS], sacc[2];
     for (size_t i = 0; i < COMPARE_MAX_TARGETS; i++)
         hlog_acc_init(&acc[i]);
+    hlog_acc_init(&sacc[0]);
+    hlog_acc_init(&sacc[1]);
     struct hlog_entry e;
     struct hdr h;
     memset(&h, 0, sizeof h);
@@ -408,8 +422,19 @@ static int load_hlog(struct compare_rep *r, const char *path, char *err, size_t 
     int rc;
     size_t intervals = 0;
     while ((rc = hlog_reader_next(hr, &e)) == 1) {
+        enum hlog_tag_kind kind = hlog_tag_kind(e.tagged ? e.tag : NULL, NULL);
+        if (streams_only && kind == HLOG_TAG_LATENCY)
+            continue;
         if ((rc = hlog_reader_decode_reuse(hr, &e, &h, &ready)))
             break;
+        if (kind != HLOG_TAG_LATENCY) { /* all targets' first events or gaps together */
+            char why[256];
+            if ((rc = hlog_acc_add(&sacc[kind == HLOG_TAG_KIND_EVENT_GAP], &h, why, sizeof why))) {
+                knee_fail(err, errlen, rc, "%s:%zu: %s", path, e.line, why);
+                break;
+            }
+            continue;
+        }
         int t = target_of(r, e.tagged ? e.tag : "all");
         if (t < 0) {
             rc = knee_fail(err, errlen, KNEE_ETOOBIG, "%s:%zu: more than %d tags", path, e.line, COMPARE_MAX_TARGETS);
@@ -428,8 +453,13 @@ static int load_hlog(struct compare_rep *r, const char *path, char *err, size_t 
         hdr_release(&h);
     hlog_reader_free(hr);
     fclose(f);
-    if (rc == 0 && intervals == 0)
+    if (rc == 0 && intervals == 0 && !streams_only)
         rc = knee_fail(err, errlen, KNEE_EEMPTY, "%s: no intervals", path);
+    for (int k = 0; k < 2; k++) {
+        if (rc == 0 && sacc[k].used && !r->stream[k].n)
+            dist_from_hdr(&r->stream[k], &sacc[k].h);
+        hlog_acc_release(&sacc[k]);
+    }
     for (size_t t = 0; t < COMPARE_MAX_TARGETS; t++) {
         if (rc == 0 && t < r->ntargets && acc[t].used) {
             dist_from_hdr(&r->dist[t], &acc[t].h);
@@ -474,6 +504,18 @@ static int exactness(enum kind k)
     return k == K_REQLOG ? 0 : k == K_CSV ? 1 : k == K_HLOG ? 2 : 3;
 }
 
+/* STEM.hlog beside a binary log or CSV (as knee run --repeat writes them): its stream tags. */
+static int load_stream_beside(struct compare_rep *r, const char *data_path, char *err, size_t errlen)
+{
+    char path[4096];
+    const char *slash = strrchr(data_path, '/'), *dot = strrchr(data_path, '.');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - data_path) : strlen(data_path);
+    if (snprintf(path, sizeof path, "%.*s.hlog", (int)stem, data_path) >= (int)sizeof path ||
+        strcmp(path, data_path) == 0 || access(path, R_OK) != 0 || kind_of(path) != K_HLOG)
+        return 0;
+    return load_hlog_tags(r, path, true, err, errlen);
+}
+
 int compare_rep_load(struct compare_rep *r, const char *data_path, const char *json_path, char *err, size_t errlen)
 {
     int rc = 0;
@@ -498,6 +540,8 @@ int compare_rep_load(struct compare_rep *r, const char *data_path, const char *j
     case K_NONE:
         return knee_fail(err, errlen, -errno, "%s: %s", data_path, strerror(errno ? errno : ENOENT));
     }
+    if (!rc && k != K_HLOG)
+        rc = load_stream_beside(r, data_path, err, errlen);
     if (rc)
         return rc;
     snprintf(r->source, sizeof r->source, "%s%s%s", data_path, json_path ? " + " : "", json_path ? json_path : "");

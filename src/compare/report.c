@@ -71,8 +71,9 @@ static void print_table(FILE *out, const struct compare_result *r, const struct 
                         const struct compare_side *before, const struct compare_side *after, bool verbose)
 {
     char n1[32], n2[32];
-    fprintf(out, "\n%s (%s requests before, %s after)\n", tr->name, units_fmt_count(tr->n_before, n1, sizeof n1),
-            units_fmt_count(tr->n_after, n2, sizeof n2));
+    bool stream = tr == &r->stream[0] || tr == &r->stream[1]; /* first events or gaps, not requests */
+    fprintf(out, "\n%s (%s %s before, %s after)\n", tr->name, units_fmt_count(tr->n_before, n1, sizeof n1),
+            stream ? "values" : "requests", units_fmt_count(tr->n_after, n2, sizeof n2));
     fprintf(out, "  %-10s %10s %10s %11s  %-24s %8s %8s  %s\n", "", "before", "after", "difference", "interval",
             "relative", "spread", "verdict");
     for (int m = 0; m < CMP_NMETRICS; m++) {
@@ -222,6 +223,11 @@ void compare_print_text(FILE *out, const struct compare_result *r, const struct 
     print_table(out, r, r->all, before, after, verbose);
     fputc('\n', out);
     print_verdict(out, "verdict: ", r->all);
+    for (int k = 0; k < 2; k++) /* streamed responses: the same table, events instead of requests */
+        if (r->has_stream[k]) {
+            print_table(out, r, &r->stream[k], before, after, verbose);
+            print_verdict(out, "  verdict: ", &r->stream[k]);
+        }
     fprintf(out, "\nlatency distribution (all targets; share of requests per doubling bucket)\n");
     compare_print_overlay(out, &r->all->hist_before, &r->all->hist_after, 24);
     compare_print_stages(out, before, after);
@@ -462,6 +468,17 @@ void compare_write_json(FILE *out, const struct compare_result *r, const struct 
     for (size_t t = 0; t < r->ntargets; t++)
         json_target(&j, &r->targets[t], r->nreps_before, r->nreps_after);
     jw_array_end(&j);
+    if (r->has_stream[0] || r->has_stream[1]) { /* first_event, event_gap: rows as "all" */
+        jw_key(&j, "stream");
+        jw_object_begin(&j);
+        static const char *const keys[2] = {"first_event", "event_gap"};
+        for (int k = 0; k < 2; k++)
+            if (r->has_stream[k]) {
+                jw_key(&j, keys[k]);
+                json_target(&j, &r->stream[k], r->nreps_before, r->nreps_after);
+            }
+        jw_object_end(&j);
+    }
     jw_key(&j, "distribution");
     jw_object_begin(&j);
     json_hist(&j, "before", &r->all->hist_before);

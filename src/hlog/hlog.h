@@ -47,6 +47,16 @@ int hlog_writer_close(struct hlog_writer *w);
 /* True when s is a valid tag (see hlog_writer_write). */
 bool hlog_tag_valid(const char *s);
 
+/* knee run --hlog with --stream: a target's per-second first-event and event-gap histograms are
+ * tagged with one of these prefixes before its name ("first_event/api"); its latency keeps the
+ * bare name. */
+#define HLOG_TAG_FIRST_EVENT "first_event/"
+#define HLOG_TAG_EVENT_GAP "event_gap/"
+enum hlog_tag_kind { HLOG_TAG_LATENCY, HLOG_TAG_KIND_FIRST_EVENT, HLOG_TAG_KIND_EVENT_GAP };
+/* What a tag's intervals hold, by its prefix (NULL: untagged, latency); *target (may be NULL)
+ * gets the tag past the prefix (the tag itself for latency; NULL for NULL). */
+enum hlog_tag_kind hlog_tag_kind(const char *tag, const char **target);
+
 /* ---- reader ------------------------------------------------------------------------------ */
 
 /* One interval line, as read. */

@@ -29,6 +29,25 @@ bool hlog_tag_valid(const char *s)
     return n >= 1 && n <= HLOG_TAG_MAX;
 }
 
+enum hlog_tag_kind hlog_tag_kind(const char *tag, const char **target)
+{
+    static const struct {
+        const char *prefix;
+        enum hlog_tag_kind kind;
+    } K[] = {{HLOG_TAG_FIRST_EVENT, HLOG_TAG_KIND_FIRST_EVENT}, {HLOG_TAG_EVENT_GAP, HLOG_TAG_KIND_EVENT_GAP}};
+    if (target)
+        *target = tag;
+    for (size_t i = 0; tag && i < sizeof K / sizeof *K; i++) {
+        size_t n = strlen(K[i].prefix);
+        if (strncmp(tag, K[i].prefix, n) == 0) {
+            if (target)
+                *target = tag + n;
+            return K[i].kind;
+        }
+    }
+    return HLOG_TAG_LATENCY;
+}
+
 static int write_status(FILE *f)
 {
     return ferror(f) ? -EIO : 0;

@@ -135,16 +135,32 @@ static void record_server_timing(struct target_rt *t, const struct http_response
 
 /* ------------------------------------------------------------------ streamed responses */
 
+/* The gaps of one read into s: the one since the last event before it, then the events that
+ * came in the same read (no time between them). */
+static void stream_gaps(struct run_stream *s, const struct http_events *e, uint32_t before, uint64_t last_ns)
+{
+    if (before)
+        record_stream_hist(&s->event_gap, (int64_t)(e->last_ns - last_ns), 1);
+    if (e->count - before > 1)
+        record_stream_hist(&s->event_gap, 0, (int64_t)(e->count - before - 1));
+}
+
 void account_stream_gaps(struct req *r, uint32_t before, uint64_t last_ns)
 {
     const struct http_events *e = &r->resp.ev;
-    if (r->warm || e->count <= before)
+    if (e->count <= before)
         return;
-    struct run_stream *s = &r->t->stream;
-    if (before)
-        record_stream_hist(&s->event_gap, (int64_t)(e->last_ns - last_ns), 1);
-    if (e->count - before > 1) /* events that came in the same read: no time between them */
-        record_stream_hist(&s->event_gap, 0, (int64_t)(e->count - before - 1));
+    /* the interval's histograms (warm-up included, as the interval's latency): the gaps and the
+     * first event as they arrive, so a stalled stream shows in the second it stalls */
+    struct run_stream *iv = &r->t->ival_stream;
+    stream_gaps(iv, e, before, last_ns);
+    if (!before && r->c) {
+        uint64_t from = r->c->w->e->cfg->plan.open_loop ? r->planned_ns : r->sent_ns;
+        record_stream_hist(&iv->first_event, e->first_ns > from ? (int64_t)(e->first_ns - from) : 0, 1);
+    }
+    iv->events += e->count - before;
+    if (!r->warm)
+        stream_gaps(&r->t->stream, e, before, last_ns);
 }
 
 /* A response timed as events ended: its first event (from `from`, the latency's start), its count. */

@@ -223,6 +223,7 @@ void engine_publish(struct worker *w, uint64_t end_ns)
     }
     for (size_t i = 0; i < e->nt; i++) {
         hdr_add(&s->lat[i], &w->t[i].ival);
+        record_stream_add(&s->stream[i], &w->t[i].ival_stream);
         if (w->t[i].ival_max_ns > s->max_ns)
             s->max_ns = w->t[i].ival_max_ns;
     }
@@ -342,6 +343,8 @@ static void consume_intervals(struct engine *e, struct run_record *res)
             hdr_add(&all, &s->lat[i]);
             if (cfg->on_interval)
                 cfg->on_interval(cfg->interval_ctx, i, start_s, len_s, &s->lat[i]);
+            if (cfg->on_stream_interval && s->stream[i].events)
+                cfg->on_stream_interval(cfg->stream_interval_ctx, i, start_s, len_s, &s->stream[i]);
         }
         if (res->nticks == cap) {
             cap = cap ? cap * 2 : 64;
@@ -382,8 +385,10 @@ static void consume_intervals(struct engine *e, struct run_record *res)
         refused_check(e, &s->c, start_s + len_s);
         live_tick(e, start_s + len_s);
         pthread_mutex_lock(&e->mu);
-        for (size_t i = 0; i < e->nt; i++)
+        for (size_t i = 0; i < e->nt; i++) {
             hdr_reset(&s->lat[i]);
+            record_stream_reset(&s->stream[i]);
+        }
         memset(&s->c, 0, sizeof s->c);
         memset(&s->l, 0, sizeof s->l);
         s->inflight = s->queued = s->max_ns = s->end_ns = 0;
@@ -407,9 +412,12 @@ static void engine_release(struct engine *e)
     }
     for (int s = 0; s < IVAL_SLOTS; s++) {
         if (e->slots[s].lat) {
-            for (size_t i = 0; i < e->nt; i++)
+            for (size_t i = 0; i < e->nt; i++) {
                 hdr_release(&e->slots[s].lat[i]);
+                record_stream_release(&e->slots[s].stream[i]);
+            }
             free(e->slots[s].lat);
+            free(e->slots[s].stream);
         }
     }
     route_release(e);
@@ -539,6 +547,7 @@ static int engine_threads_init(struct engine *e, char *err, size_t errlen)
     uint32_t T = e->nworkers;
     for (int s = 0; s < IVAL_SLOTS; s++) {
         e->slots[s].lat = xcalloc(e->nt, sizeof *e->slots[s].lat);
+        e->slots[s].stream = xcalloc(e->nt, sizeof *e->slots[s].stream);
         for (size_t i = 0; i < e->nt; i++)
             hdr_init(&e->slots[s].lat[i], RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
     }

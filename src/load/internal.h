@@ -147,6 +147,8 @@ struct target_rt {
     struct tls_session_cache tls_cache; /* --tls-resume: the newest session ticket of the target */
     struct vring vr;                    /* a target with a request source: its prepared requests */
     struct run_stream stream;           /* streamed responses' events (account.c) */
+    struct run_stream ival_stream;      /* this interval's first events and gaps as they arrive (warm-up
+                                           included, as ival), and its events */
 };
 
 /* Counters of the current one-second interval (all targets, warm-up included). */
@@ -251,6 +253,7 @@ struct ival_slot {
     struct ival_live l;
     uint64_t inflight, queued;
     uint64_t max_ns;
+    struct run_stream *stream; /* per target: the interval's first events and gaps (allocated on first use) */
 };
 
 struct engine {

@@ -44,6 +44,12 @@
  * merged latency histogram of the requests completed in that interval (warm-up excluded).
  * start_s is seconds since t0. Runs on the thread that called run_execute. */
 typedef void run_interval_fn(void *ctx, size_t target, double start_s, double length_s, const struct hdr *latency);
+/* Streamed responses (--stream): called after run_interval_fn for a target whose interval had
+ * events, with that interval's first-event and event-gap histograms (ns; struct run_stream's
+ * first_event and event_gap, either may be unallocated: counts NULL) and its event count, by
+ * arrival time (warm-up included, as the interval's latency). Same thread as run_interval_fn. */
+typedef void run_stream_interval_fn(void *ctx, size_t target, double start_s, double length_s,
+                                    const struct run_stream *s);
 
 /* A one-second progress snapshot across all threads (for a live line on a terminal). */
 #define RUN_PROGRESS_STATUS_MAX 8 /* distinct status codes an interval lists (run_progress.status) */
@@ -184,8 +190,10 @@ struct run_config {
     const char *unix_socket;       /* --unix-socket PATH: every connection goes to this Unix stream socket */
     const char *const *connect_to; /* --connect-to HOST:PORT:ADDR:PORT rules as given (the first match wins) */
     size_t nconnect_to;
-    uint8_t stream_mode; /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
-    bool live_native;    /* on_live also gets native histograms (run_live_target's *_native) */
+    uint8_t stream_mode;                        /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
+    bool live_native;                           /* on_live also gets native histograms (run_live_target's *_native) */
+    run_stream_interval_fn *on_stream_interval; /* per second, per target with events; NULL = none */
+    void *stream_interval_ctx;
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start

@@ -345,6 +345,7 @@ static void publish_interval(struct worker *w, uint64_t end_ns)
     for (size_t i = 0; i < w->nt; i++) {
         hdr_reset(&w->t[i].ival);
         w->t[i].ival_max_ns = 0;
+        record_stream_reset(&w->t[i].ival_stream);
     }
     memset(&w->ic, 0, sizeof w->ic);
     w->tick_index++;
@@ -524,6 +525,7 @@ void worker_release(struct worker *w)
         hdr_release(&t->service);
         hdr_release(&t->ttfb);
         record_stream_release(&t->stream);
+        record_stream_release(&t->ival_stream);
         hdr_release(&t->lag);
         hdr_release(&t->connect);
         hdr_release(&t->tls);

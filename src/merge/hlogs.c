@@ -378,8 +378,9 @@ static void tick_flush(struct tick_ctx *t)
 
 static void on_tick_slot(void *ctx, int64_t slot, double start_s, double end_s, const char *tag, const struct hdr *sum)
 {
-    (void)tag;
     struct tick_ctx *t = ctx;
+    if (hlog_tag_kind(tag, NULL) != HLOG_TAG_LATENCY)
+        return; /* a target's streamed events (first_event/, event_gap/): not latency */
     if (slot != t->slot) {
         tick_flush(t);
         t->slot = slot;

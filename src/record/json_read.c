@@ -681,6 +681,32 @@ static int read_events(const json_t *e, const char *name, struct run_events *ev,
     return 0;
 }
 
+/* A "histograms" entry's "stream" (absent: nothing was streamed) into s: counts and histograms. */
+static int stream_hists(struct hlog_codec *c, const json_t *st, const char *name, struct run_stream *s, char *err,
+                        size_t errlen)
+{
+    if (!st)
+        return 0;
+    static const char *const ckeys[] = {"responses", "events", "not_sse", "partial"};
+    uint64_t *cdst[] = {&s->responses, &s->events, &s->not_sse, &s->partial};
+    for (size_t k = 0; k < 4; k++) {
+        const json_t *v = get(st, ckeys[k]);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return knee_fail(err, errlen, KNEE_EFORMAT, "histograms of %s: stream.%s is missing or not a count", name,
+                             ckeys[k]);
+        *cdst[k] += (uint64_t)json_integer_value(v);
+    }
+    static const char *const hkeys[] = {"first_event", "event_gap", "events_per_response"};
+    struct hdr *hdst[] = {&s->first_event, &s->event_gap, &s->per_response};
+    char what[128];
+    int rc = 0;
+    for (size_t k = 0; k < 3 && !rc; k++) {
+        snprintf(what, sizeof what, "%s.stream.%s", name, hkeys[k]);
+        rc = add_hist(c, get(st, hkeys[k]), what, hdst[k], err, errlen);
+    }
+    return rc;
+}
+
 /* One "histograms" entry (a target's or all's) into r: its histograms, events and sent_on_time. */
 static int target_hists(struct hlog_codec *c, const json_t *th, struct run_target_result *r, char *err, size_t errlen)
 {
@@ -728,6 +754,8 @@ static int target_hists(struct hlog_codec *c, const json_t *th, struct run_targe
         r->counts.sent_on_time = (uint64_t)json_integer_value(on_time);
     if (!rc)
         rc = read_events(get(th, "events"), name, &r->events, err, errlen);
+    if (!rc)
+        rc = stream_hists(c, get(th, "stream"), name, &r->stream, err, errlen);
     return rc;
 }
 

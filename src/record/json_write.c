@@ -570,6 +570,24 @@ static void hist(struct jw *j, struct hlog_codec *c, const char *key, const stru
     jw_object_end(j);
 }
 
+/* A target's streamed events (--stream; absent when none was timed): the counts and the three
+ * histograms, so a merge adds the shards' up exactly. */
+static void shard_stream(struct jw *j, struct hlog_codec *c, const struct run_stream *s)
+{
+    if (!s->responses)
+        return;
+    jw_key(j, "stream");
+    jw_object_begin(j);
+    jw_kv_uint(j, "responses", s->responses);
+    jw_kv_uint(j, "events", s->events);
+    jw_kv_uint(j, "not_sse", s->not_sse);
+    jw_kv_uint(j, "partial", s->partial);
+    hist(j, c, "first_event", &s->first_event);
+    hist(j, c, "event_gap", &s->event_gap);
+    hist(j, c, "events_per_response", &s->per_response);
+    jw_object_end(j);
+}
+
 /* One target's histograms and its events exactly (ns since t0: what "events" and "rates" are
  * computed from, with the window and the first and last send, so a merge adds the shards'
  * events up as the engine adds its threads'). */
@@ -600,6 +618,7 @@ static void target_hists(struct jw *j, struct hlog_codec *c, const struct run_ta
     for (size_t i = 0; i < t->nst; i++)
         hist(j, c, t->st[i].name, &t->st[i].dur);
     jw_object_end(j);
+    shard_stream(j, c, &t->stream);
     jw_object_end(j);
 }
 

@@ -378,6 +378,8 @@ void record_stream_add(struct run_stream *d, const struct run_stream *s);
 /* Record into s's histogram h (one of its three), allocating it on first use. */
 void record_stream_hist(struct hdr *h, int64_t value, int64_t count);
 void record_stream_release(struct run_stream *s);
+/* Empty s's histograms and counts, keeping their memory (an interval's, for the next one). */
+void record_stream_reset(struct run_stream *s);
 /* The statistics of s over a window of window_s seconds. */
 void record_stream_summarize(const struct run_stream *s, double window_s, struct run_stream_sum *out);
 

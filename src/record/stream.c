@@ -41,6 +41,17 @@ void record_stream_release(struct run_stream *s)
         hdr_release(&s->per_response);
 }
 
+void record_stream_reset(struct run_stream *s)
+{
+    if (s->first_event.counts)
+        hdr_reset(&s->first_event);
+    if (s->event_gap.counts)
+        hdr_reset(&s->event_gap);
+    if (s->per_response.counts)
+        hdr_reset(&s->per_response);
+    s->events = s->responses = s->not_sse = s->partial = 0;
+}
+
 void record_stream_summarize(const struct run_stream *s, double window_s, struct run_stream_sum *out)
 {
     out->present = s->responses > 0;

@@ -93,7 +93,8 @@ static void test_parse_refused(void **state)
     refused("p101[10s]>1s", "'p101': bad percentile (use p50, p99, p99.9)");
     refused("latency[10s]>1s",
             "'latency': unknown statistic (expected p50, p99, p99.9, mean, max, error_rate, dropped_rate, "
-            "completed_per_s, goodput_per_s, sent_per_s or generator_limited)");
+            "completed_per_s, goodput_per_s, sent_per_s, first_event.p99, event_gap.p99 or "
+            "generator_limited)");
     refused("status.5xx[10s]>0",
             "'status.5xx': status codes are not counted per second; use error_rate (a 5xx is an http_error)");
     refused("generator_limited[10s]", "generator_limited takes no window and no comparison");
@@ -326,6 +327,61 @@ static void test_eval_limited_and_order(void **state)
 }
 
 /* A long window keeps only what it needs: an hour of seconds fed, the window's sums exact. */
+/* Stream rules: "first_event." and "event_gap." before pNN, mean or max read those
+ * histograms; other statistics are refused with them. */
+static void test_parse_stream(void **state)
+{
+    (void)state;
+    struct abort_rule r = parsed("first_event.p99[10s]>500ms");
+    assert_true(r.kind == ABORT_LATENCY && r.hist == ABORT_H_FIRST_EVENT && r.pct == 99 && r.value == 500);
+    r = parsed("stage1.event_gap.max[5s]>=1s");
+    assert_true(r.stage == 1 && r.hist == ABORT_H_EVENT_GAP && r.stat == ABORT_MAX && r.value == 1000);
+    r = parsed("event_gap.mean[2s]<3ms");
+    assert_true(r.hist == ABORT_H_EVENT_GAP && r.stat == ABORT_MEAN);
+    r = parsed("p99[2s]>3ms");
+    assert_true(r.hist == ABORT_H_LATENCY);
+    refused("first_event.error_rate[5s]>1%",
+            "'first_event.error_rate': a stream histogram takes pNN, mean or max (first_event.p99, event_gap.max)");
+    refused("event_gap.bogus[5s]>1ms",
+            "'bogus': unknown statistic (expected p50, p99, p99.9, mean, max, error_rate, dropped_rate, "
+            "completed_per_s, goodput_per_s, sent_per_s, first_event.p99, event_gap.p99 or generator_limited)");
+}
+
+/* A stream rule reads its own histogram: the latency is fast, the gaps slow; a second without
+ * streamed events never fires it; the first-event rule stays quiet on slow gaps. */
+static void test_eval_stream(void **state)
+{
+    (void)state;
+    struct abort_rule rules[2] = {parsed("first_event.p99[2s]>100ms"), parsed("event_gap.p99[2s]>100ms")};
+    struct abort_eval *ev = abort_eval_new(rules, 2, 0, 0);
+    struct hdr fe, gap, none;
+    hdr_init(&fe, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    hdr_init(&gap, RUN_HDR_LOWEST, RUN_HDR_HIGHEST, RUN_HDR_SIGDIGITS);
+    memset(&none, 0, sizeof none); /* unallocated: no event that second */
+    hdr_record(&fe, 50 * 1000000, 10);
+    hdr_record(&gap, 400 * 1000000, 30);
+    double m = NAN;
+    assert_int_equal(feed(ev, 0, 1, 10, 1, 0, &m), -1); /* latency only: nothing streamed */
+    abort_eval_add_stream(ev, &fe, &none);
+    assert_int_equal(feed(ev, 1, 1, 10, 1, 0, &m), -1); /* first events fast, no gap yet */
+    abort_eval_add_stream(ev, NULL, &gap);
+    assert_int_equal(feed(ev, 2, 1, 10, 1, 0, &m), 1);
+    assert_true(fabs(m - 400) < 0.5);
+    abort_eval_free(ev);
+
+    ev = abort_eval_new(rules, 1, 0, 0);
+    hdr_reset(&fe);
+    hdr_record(&fe, 300 * 1000000, 2);
+    abort_eval_add_stream(ev, &fe, &gap);
+    assert_int_equal(feed(ev, 0, 1, 10, 1, 0, &m), -1); /* 1 s of a 2 s window */
+    abort_eval_add_stream(ev, &fe, &none);
+    assert_int_equal(feed(ev, 1, 1, 10, 1, 0, &m), 0);
+    assert_true(fabs(m - 300) < 0.5);
+    abort_eval_free(ev);
+    hdr_release(&fe);
+    hdr_release(&gap);
+}
+
 static void test_eval_long_run(void **state)
 {
     (void)state;
@@ -355,6 +411,8 @@ int main(void)
         cmocka_unit_test(test_eval_stages),
         cmocka_unit_test(test_eval_limited_and_order),
         cmocka_unit_test(test_eval_long_run),
+        cmocka_unit_test(test_parse_stream),
+        cmocka_unit_test(test_eval_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -434,6 +434,49 @@ static void test_added_delay(void **state)
     assert_true(mean_in * 100 >= DELAY_TRIALS * 80);
 }
 
+/* Stream rows: compared when every repetition of both sides has them; the gaps doubled on the
+ * after side are "slower", the first events unchanged are not; one repetition without gaps
+ * takes the gap row away (the first-event row stays). */
+static void test_stream_rows(void **state)
+{
+    (void)state;
+    struct rng g;
+    rng_seed(&g, 11);
+    struct compare_side b, a;
+    synth_side(&b, "before", &g, 3, 400, 0);
+    synth_side(&a, "after", &g, 3, 400, 0);
+    double fe[200], gap[800];
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < 3; i++) {
+            struct compare_rep *r = &(s ? &a : &b)->reps[i];
+            for (size_t k = 0; k < 200; k++)
+                fe[k] = 40 + rng_lognormal(&g, log(5.0), 0.3);
+            for (size_t k = 0; k < 800; k++)
+                gap[k] = (s ? 2 : 1) * rng_lognormal(&g, log(20.0), 0.2);
+            assert_int_equal(compare_dist_from_values(&r->stream[COMPARE_FIRST_EVENT], fe, 200), 0);
+            assert_int_equal(compare_dist_from_values(&r->stream[COMPARE_EVENT_GAP], gap, 800), 0);
+        }
+    struct compare_opts o;
+    compare_opts_init(&o);
+    o.resamples = 300;
+    struct compare_result r;
+    char err[256];
+    assert_int_equal(compare_run(&b, &a, &o, &r, err, sizeof err), 0);
+    assert_true(r.has_stream[0] && r.has_stream[1]);
+    assert_string_equal(r.stream[COMPARE_EVENT_GAP].name, "event gap");
+    assert_int_equal(r.stream[COMPARE_FIRST_EVENT].n_before, 600);
+    assert_int_equal(r.stream[COMPARE_EVENT_GAP].n_after, 2400);
+    assert_int_equal(r.stream[COMPARE_EVENT_GAP].m[CMP_P50].verdict, CMP_V_SLOWER);
+    assert_int_not_equal(r.stream[COMPARE_FIRST_EVENT].m[CMP_P50].verdict, CMP_V_SLOWER);
+    compare_result_release(&r);
+    compare_dist_release(&a.reps[2].stream[COMPARE_EVENT_GAP]);
+    assert_int_equal(compare_run(&b, &a, &o, &r, err, sizeof err), 0);
+    assert_true(r.has_stream[COMPARE_FIRST_EVENT] && !r.has_stream[COMPARE_EVENT_GAP]);
+    compare_result_release(&r);
+    compare_side_release(&b);
+    compare_side_release(&a);
+}
+
 static void test_few_reps(void **state)
 {
     (void)state;
@@ -901,6 +944,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_fail_if),
         cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_stream_rows),
         cmocka_unit_test(test_load_files),
         cmocka_unit_test(test_stage_rows),
         cmocka_unit_test(test_stage_points_of),

@@ -1006,6 +1006,23 @@ static void test_printer_golden(void **state)
     hdr_release(&h);
 }
 
+/* The stream tags of knee run --hlog --stream: their kind and target by prefix; anything else
+ * (untagged included) is latency, its target the tag itself. */
+static void test_tag_kind(void **state)
+{
+    (void)state;
+    const char *t = NULL;
+    assert_int_equal(hlog_tag_kind("first_event/api", &t), HLOG_TAG_KIND_FIRST_EVENT);
+    assert_string_equal(t, "api");
+    assert_int_equal(hlog_tag_kind("event_gap/a/b", &t), HLOG_TAG_KIND_EVENT_GAP);
+    assert_string_equal(t, "a/b");
+    assert_int_equal(hlog_tag_kind("api", &t), HLOG_TAG_LATENCY);
+    assert_string_equal(t, "api");
+    assert_int_equal(hlog_tag_kind("first_event", NULL), HLOG_TAG_LATENCY); /* no '/': a target's name */
+    assert_int_equal(hlog_tag_kind(NULL, &t), HLOG_TAG_LATENCY);
+    assert_null(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1029,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_merge_refuses),
         cmocka_unit_test(test_java_numbers),
         cmocka_unit_test(test_printer_golden),
+        cmocka_unit_test(test_tag_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,13 @@ static void test_record_stream(void **state)
     memset(&none, 0, sizeof none);
     record_stream_summarize(&none, 1.0, &s);
     assert_false(s.present);
+    /* an interval's, reset for the next: empty, its histograms kept; an unallocated one too */
+    record_stream_reset(&all);
+    assert_true(all.events == 0 && all.responses == 0 && all.event_gap.counts && all.event_gap.total_count == 0);
+    record_stream_summarize(&all, 1.0, &s);
+    assert_false(s.present);
+    record_stream_reset(&none);
+    assert_null(none.first_event.counts);
     record_stream_release(&a);
     record_stream_release(&b);
     record_stream_release(&all);
