@@ -14,6 +14,10 @@
 #include <string.h>
 #include <time.h>
 
+/* i32core's renderer (metrics/metrics.h); declared here until that header has it. */
+int metrics_render_remote_write(struct metrics_registry *reg, const char *const *extra_kv, size_t nextra, int64_t ts_ms,
+                                struct pb_buf *out, char *err, size_t errlen);
+
 struct cli_push {
     struct push *push;
     struct metrics_registry *reg;
@@ -76,12 +80,12 @@ int push_flags_check(const struct push_flags *f, const struct cmd_spec *spec)
 {
     char err[512];
     if (!f->url) {
-        const char *other = f->interval_ns             ? "--remote-write-interval"
-                            : f->timeout_ns            ? "--remote-write-timeout"
-                            : f->labels.n              ? "--remote-write-label"
-                            : f->auth_file             ? "--remote-write-auth-file"
-                            : f->required              ? "--remote-write-required"
-                                                       : NULL;
+        const char *other = f->interval_ns  ? "--remote-write-interval"
+                            : f->timeout_ns ? "--remote-write-timeout"
+                            : f->labels.n   ? "--remote-write-label"
+                            : f->auth_file  ? "--remote-write-auth-file"
+                            : f->required   ? "--remote-write-required"
+                                            : NULL;
         return other ? opt_fail(spec, "%s: needs --remote-write URL", other) : 0;
     }
     if (push_url_check(f->url, err, sizeof err))
@@ -217,9 +221,9 @@ void cli_push_warn(const struct record_remote_write *rw, struct warn_list *w)
     char drop[64] = "";
     if (rw->dropped)
         snprintf(drop, sizeof drop, ", %llu dropped (queue full)", (unsigned long long)rw->dropped);
-    warn_add(w, true, "remote-write: %llu of %llu pushes failed%s%s; last error: %s%s",
-             (unsigned long long)rw->failed, (unsigned long long)rw->pushes, drop,
-             rw->ok ? "" : " (not one accepted)", rw->last_error[0] ? rw->last_error : "none",
+    warn_add(w, true, "remote-write: %llu of %llu pushes failed%s%s; last error: %s%s", (unsigned long long)rw->failed,
+             (unsigned long long)rw->pushes, drop, rw->ok ? "" : " (not one accepted)",
+             rw->last_error[0] ? rw->last_error : "none",
              cli_push_failed_required(rw) ? " (--remote-write-required: exit 1)" : "");
     if (cli_push_failed_required(rw) && w->n > 1) { /* said first: it decides the exit code */
         char *last = w->items[w->n - 1];

@@ -601,8 +601,8 @@ struct run_abort {
 #define RECORD_RW_ERROR_MAX 192
 struct record_remote_write {
     bool set;
-    bool required;              /* --remote-write-required */
-    char url[RECORD_RW_URL_MAX]; /* as given, cut at RECORD_RW_URL_MAX - 1 bytes */
+    bool required;                                        /* --remote-write-required */
+    char url[RECORD_RW_URL_MAX];                          /* as given, cut at RECORD_RW_URL_MAX - 1 bytes */
     uint64_t pushes, ok, failed, retried, dropped, bytes; /* push/push.h struct push_stats */
     char last_error[RECORD_RW_ERROR_MAX];                 /* "" = none */
 };
@@ -647,7 +647,7 @@ struct run_record {
     struct run_abort aborted;            /* --abort-if (record_set_aborted) */
     size_t nstages;                      /* --stages: one result per stage (record/stages.h); 0 without */
     struct run_stage_result *stages;
-    struct run_entries entries; /* --targets FILE held as a table: one row per entry (record/entries.h) */
+    struct run_entries entries;              /* --targets FILE held as a table: one row per entry (record/entries.h) */
     struct record_remote_write remote_write; /* --remote-write (cli/push_flags.h); set false without */
 };
 
