@@ -69,9 +69,21 @@ static void sample_copy(struct metrics_run_sample *dst, const struct metrics_run
     memcpy(dst->latency, src->latency, n * sizeof *src->latency);
     memcpy(dst->service, src->service, n * sizeof *src->service);
     memcpy(dst->lag, src->lag, n * sizeof *src->lag);
+    for (size_t t = 0; t < n; t++) {
+        native_copy(&dst->latency_native[t], &src->latency_native[t]);
+        native_copy(&dst->service_native[t], &src->service_native[t]);
+        native_copy(&dst->lag_native[t], &src->lag_native[t]);
+    }
     dst->warmup = src->warmup;
     dst->finished = src->finished;
     dst->generator_limited = src->generator_limited;
+}
+
+/* dst = base + h (both native, seconds). */
+static void native_set(struct native_hist *dst, const struct native_hist *base, const struct native_hist *h)
+{
+    native_copy(dst, base);
+    native_add(dst, h);
 }
 
 /* dst = base + h (h in ns over the same bounds, the sum converted to seconds). */
@@ -109,6 +121,9 @@ static void on_live(void *ctx, const struct run_live *l)
         hist_set(&s->latency[t], &b->latency[t], &lt->latency);
         hist_set(&s->service[t], &b->service[t], &lt->service);
         hist_set(&s->lag[t], &b->lag[t], &lt->lag);
+        native_set(&s->latency_native[t], &b->latency_native[t], &lt->latency_native);
+        native_set(&s->service_native[t], &b->service_native[t], &lt->service_native);
+        native_set(&s->lag_native[t], &b->lag_native[t], &lt->lag_native);
     }
     s->warmup = l->warmup;
     s->finished = false;
@@ -191,6 +206,10 @@ int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     cfg->live_ctx = m;
     cfg->live_bounds_ns = m->bounds_ns;
     cfg->live_nbounds = nb;
+    cfg->live_native = true; /* latency, service and lag as native histograms too */
+    /* Classic buckets beside the native ones in the protobuf exposition only when asked for
+     * (--metrics-buckets); remote-write carries both. */
+    metrics_set_classic(m->reg, f->buckets != NULL, true);
     *out = m;
     return 0;
 }

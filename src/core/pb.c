@@ -143,6 +143,11 @@ void pb_string(struct pb_buf *b, uint32_t field, const char *s)
 size_t pb_begin(struct pb_buf *b, uint32_t field)
 {
     pb_tag(b, field, PB_WT_LEN);
+    return pb_begin_delimited(b);
+}
+
+size_t pb_begin_delimited(struct pb_buf *b)
+{
     if (!pb_room(b, PB_LEN_RESERVE))
         return b->len;
     size_t mark = b->len;

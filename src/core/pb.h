@@ -42,6 +42,9 @@ void pb_string(struct pb_buf *b, uint32_t field, const char *s);          /* str
  * pb_end(). Fields written until then are its content. Nest as deep as needed; close in
  * reverse order. */
 size_t pb_begin(struct pb_buf *b, uint32_t field);
+/* Open a message framed by its length alone, without a tag (the delimited streams: each
+ * message preceded by its length as a varint); close it with pb_end(). */
+size_t pb_begin_delimited(struct pb_buf *b);
 /* Close the message opened at mark, writing its length (the buffer is compacted when the
  * length takes fewer than the 5 reserved bytes, so the output is canonical). */
 void pb_end(struct pb_buf *b, size_t mark);

@@ -101,7 +101,14 @@ bool native_observe(struct native_hist *h, double v, uint64_t n)
 
 void native_add_hdr(struct native_hist *h, const struct hdr *src, double scale)
 {
-    for (size_t i = 0; i < src->counts_len; i++) {
+    if (src->total_count <= 0 || !src->counts)
+        return;
+    /* Only the recorded range: a histogram up to an hour at 3 digits has ~32k counters. */
+    size_t lo = src->counts[0] || src->min_value == INT64_MAX ? 0 : hdr_index_of(src, src->min_value);
+    size_t end = hdr_index_of(src, src->max_value) + 1;
+    if (end > src->counts_len)
+        end = src->counts_len;
+    for (size_t i = lo; i < end; i++) {
         int64_t c = src->counts[i];
         if (c <= 0)
             continue;

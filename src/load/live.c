@@ -8,7 +8,10 @@
  * merged interval the main thread sums the last posts of every thread and calls on_live.
  * A thread's totals only grow, and a finished thread's last post stays, so every sum is
  * monotonic and the last one (every thread finished) is the run's total, the same requests
- * the result counts. */
+ * the result counts. With run_config.live_native, the same HdrHistograms are also converted
+ * to native histograms (native_add_hdr) at the same moment; those own heap memory, so posts
+ * and sums copy them (native_copy/native_add, which reuse the memory once grown) instead of
+ * sharing pointers. */
 #include "load/internal.h"
 
 #include "core/err.h"
@@ -31,6 +34,44 @@ struct live {
     struct run_live_target *sum; /* the main thread's */
     uint64_t lag_ok;             /* lag values whose HDR bucket ends at or below the lag limit, all threads */
 };
+
+/* The native histograms of a struct run_live_target, in a fixed order. */
+static struct native_hist *natives(struct run_live_target *t, int k)
+{
+    return k == 0 ? &t->latency_native : k == 1 ? &t->service_native : &t->lag_native;
+}
+
+static void natives_init(struct run_live_target *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            native_init(natives(&t[i], k), NATIVE_SCHEMA);
+}
+
+static void natives_release(struct run_live_target *t, size_t n)
+{
+    for (size_t i = 0; t && i < n; i++)
+        for (int k = 0; k < 3; k++)
+            native_release(natives(&t[i], k));
+}
+
+static const struct native_hist *natives_of(const struct run_live_target *t, int k)
+{
+    return k == 0 ? &t->latency_native : k == 1 ? &t->service_native : &t->lag_native;
+}
+
+/* *dst = *src, the native histograms copied into dst's own memory. */
+static void target_copy(struct run_live_target *dst, const struct run_live_target *src)
+{
+    struct native_hist keep[3];
+    for (int k = 0; k < 3; k++)
+        keep[k] = *natives(dst, k);
+    *dst = *src;
+    for (int k = 0; k < 3; k++) {
+        *natives(dst, k) = keep[k];
+        native_copy(natives(dst, k), natives_of(src, k));
+    }
+}
 
 int live_init(struct engine *e, char *err, size_t errlen)
 {
@@ -60,8 +101,11 @@ int live_init(struct engine *e, char *err, size_t errlen)
             prom_init(&p->service, l->bounds_ns, n);
             prom_init(&p->lag, l->bounds_ns, n);
         }
+        natives_init(l->threads[w].mine, l->nt);
+        natives_init(l->threads[w].posted, l->nt);
     }
     l->sum = xcalloc(l->nt, sizeof *l->sum);
+    natives_init(l->sum, l->nt);
     e->live = l;
     return 0;
 }
@@ -72,10 +116,13 @@ void live_release(struct engine *e)
     if (!l)
         return;
     for (uint32_t w = 0; w < e->nworkers; w++) {
+        natives_release(l->threads[w].mine, l->nt);
+        natives_release(l->threads[w].posted, l->nt);
         free(l->threads[w].mine);
         free(l->threads[w].posted);
     }
     free(l->threads);
+    natives_release(l->sum, l->nt);
     free(l->sum);
     free(l);
     e->live = NULL;
@@ -108,6 +155,14 @@ void live_snapshot(struct worker *w)
                 prom_add_hdr(&o->latency, &t->latency[g]);
         prom_add_hdr(&o->service, &t->service);
         prom_add_hdr(&o->lag, &t->lag);
+        if (w->e->cfg->live_native) {
+            native_reset(&o->latency_native);
+            for (int g = 0; g < RUN_GROUP_COUNT; g++)
+                if (t->latency[g].counts)
+                    native_add_hdr(&o->latency_native, &t->latency[g], 1e-9);
+            native_from_hdr(&o->service_native, &t->service, 1e-9);
+            native_from_hdr(&o->lag_native, &t->lag, 1e-9);
+        }
         if (w->e->cfg->plan.open_loop) {
             struct prom_hist within;
             prom_init(&within, &l->lag_limit_ns, 1);
@@ -121,7 +176,8 @@ void live_post(struct worker *w)
 {
     struct live *l = w->e->live;
     struct live_thread *lt = &l->threads[w->index];
-    memcpy(lt->posted, lt->mine, l->nt * sizeof *lt->posted);
+    for (size_t i = 0; i < l->nt; i++)
+        target_copy(&lt->posted[i], &lt->mine[i]);
     lt->posted_lag_ok = lt->mine_lag_ok;
 }
 
@@ -137,7 +193,16 @@ static void hist_add(struct prom_hist *dst, const struct prom_hist *src)
 static void sum_posts(struct engine *e)
 {
     struct live *l = e->live;
-    memset(l->sum, 0, l->nt * sizeof *l->sum);
+    for (size_t i = 0; i < l->nt; i++) { /* zero, keeping the native histograms' memory */
+        struct native_hist keep[3];
+        for (int k = 0; k < 3; k++) {
+            keep[k] = *natives(&l->sum[i], k);
+            native_reset(&keep[k]);
+        }
+        memset(&l->sum[i], 0, sizeof l->sum[i]);
+        for (int k = 0; k < 3; k++)
+            *natives(&l->sum[i], k) = keep[k];
+    }
     l->lag_ok = 0;
     for (size_t i = 0; i < l->nt; i++) {
         prom_init(&l->sum[i].latency, l->bounds_ns, l->nbounds);
@@ -159,6 +224,8 @@ static void sum_posts(struct engine *e)
             hist_add(&d->latency, &s->latency);
             hist_add(&d->service, &s->service);
             hist_add(&d->lag, &s->lag);
+            for (int k = 0; k < 3; k++)
+                native_add(natives(d, k), natives_of(s, k));
         }
     }
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "hist/hdr.h"
+#include "hist/native.h"
 #include "hist/prom.h"
 #include "plan/plan.h"
 #include "record/record.h"
@@ -181,6 +182,7 @@ struct run_config {
     const char *const *connect_to; /* --connect-to HOST:PORT:ADDR:PORT rules as given (the first match wins) */
     size_t nconnect_to;
     uint8_t stream_mode; /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
+    bool live_native;    /* on_live also gets native histograms (run_live_target's *_native) */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start
@@ -202,6 +204,10 @@ struct run_live_target {
     struct prom_hist service;        /* actual send -> full response */
     struct prom_hist lag;            /* planned send -> actual send */
     struct run_status_counts status; /* responses by status (after the warm-up, as counts) */
+    /* With run_config.live_native: the same histograms as native ones (hist/native.h) in
+     * seconds, converted from the same HdrHistograms by native_add_hdr at the same moment;
+     * empty otherwise. Their memory is the engine's: valid during the on_live call. */
+    struct native_hist latency_native, service_native, lag_native;
 };
 
 struct run_live {

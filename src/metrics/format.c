@@ -170,6 +170,8 @@ struct range {
     double q;
     const char *version; /* NULL when absent */
     size_t version_len;
+    const char *proto, *encoding; /* protobuf's parameters; NULL when absent */
+    size_t proto_len, encoding_len;
 };
 
 static bool is_space(char c)
@@ -252,13 +254,19 @@ static void parse_range(const char *s, size_t n, struct range *r)
         } else if (eq_ci(name, name_len, "version")) {
             r->version = val;
             r->version_len = val_len;
+        } else if (eq_ci(name, name_len, "proto")) {
+            r->proto = val;
+            r->proto_len = val_len;
+        } else if (eq_ci(name, name_len, "encoding")) {
+            r->encoding = val;
+            r->encoding_len = val_len;
         }
     }
 }
 
 enum metrics_format metrics_negotiate(const char *accept, size_t len)
 {
-    double om_q = 0, text_q = 0;
+    double om_q = 0, text_q = 0, pb_q = 0;
     size_t i = 0;
     while (accept && i < len) {
         /* One element: up to a comma outside a quoted string. */
@@ -273,7 +281,12 @@ enum metrics_format metrics_negotiate(const char *accept, size_t len)
         struct range r;
         parse_range(accept + start, i - start, &r);
         i++;
-        if (eq_ci(r.type, r.type_len, "application/openmetrics-text")) {
+        if (eq_ci(r.type, r.type_len, "application/vnd.google.protobuf")) {
+            /* Only the delimited MetricFamily stream; the text form (encoding=text) is not served. */
+            if (r.proto && eq(r.proto, r.proto_len, "io.prometheus.client.MetricFamily") && r.encoding &&
+                eq(r.encoding, r.encoding_len, "delimited"))
+                pb_q = fmax(pb_q, r.q);
+        } else if (eq_ci(r.type, r.type_len, "application/openmetrics-text")) {
             if (!r.version || eq(r.version, r.version_len, "1.0.0"))
                 om_q = fmax(om_q, r.q);
         } else if (eq_ci(r.type, r.type_len, "text/plain")) {
@@ -283,6 +296,8 @@ enum metrics_format metrics_negotiate(const char *accept, size_t len)
             text_q = fmax(text_q, r.q);
         }
     }
+    if (pb_q > 0 && pb_q >= om_q && pb_q >= text_q)
+        return METRICS_FORMAT_PROTOBUF;
     return om_q > 0 && om_q >= text_q ? METRICS_FORMAT_OPENMETRICS : METRICS_FORMAT_TEXT;
 }
 

@@ -137,7 +137,8 @@ int metrics_run_new(struct metrics_registry *reg, const char *const *targets, si
                                            .nlabels = 1,
                                            .bounds = m->bounds,
                                            .nbounds = tfams[f].type == METRICS_HISTOGRAM ? nbounds : 0,
-                                           .max_series = ntargets};
+                                           .max_series = ntargets,
+                                           .native = tfams[f].type == METRICS_HISTOGRAM};
         fid = rc = metrics_family_add(reg, &spec, err, errlen);
         for (size_t t = 0; rc >= 0 && t < ntargets; t++)
             rc = m->ids[t][f] = metrics_series_add(reg, fid, &targets[t], err, errlen);
@@ -183,15 +184,25 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
         *counts[i] = xcalloc(n, sizeof **counts[i]);
     struct prom_hist **hists[] = {&s->latency, &s->service, &s->lag};
+    struct native_hist **nat[] = {&s->latency_native, &s->service_native, &s->lag_native};
     for (size_t i = 0; i < 3; i++) {
         *hists[i] = xcalloc(n, sizeof **hists[i]);
-        for (size_t t = 0; t < m->ntargets; t++)
+        *nat[i] = xcalloc(n, sizeof **nat[i]);
+        for (size_t t = 0; t < m->ntargets; t++) {
             prom_init(&(*hists[i])[t], m->bounds, m->nbounds);
+            native_init(&(*nat[i])[t], NATIVE_SCHEMA);
+        }
     }
 }
 
 void metrics_run_sample_release(struct metrics_run_sample *s)
 {
+    struct native_hist *nat[] = {s->latency_native, s->service_native, s->lag_native};
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t t = 0; nat[i] && t < s->ntargets; t++)
+            native_release(&nat[i][t]);
+        free(nat[i]);
+    }
     free(s->outcome);
     free(s->status);
     free(s->planned);
@@ -255,8 +266,11 @@ int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *
         metrics_snapshot_set(snap, m->ids[t][T_IN_FLIGHT], (double)s->in_flight[t]);
         metrics_snapshot_set(snap, m->ids[t][T_QUEUED], (double)s->queued[t]);
         const struct prom_hist *h[] = {&s->latency[t], &s->service[t], &s->lag[t]};
+        const struct native_hist *nh[] = {&s->latency_native[t], &s->service_native[t], &s->lag_native[t]};
         for (int f = T_LATENCY; f <= T_LAG; f++) {
             int rc = metrics_snapshot_set_prom(snap, m->ids[t][f], h[f - T_LATENCY], 1.0);
+            if (!rc)
+                rc = metrics_snapshot_set_native(snap, m->ids[t][f], nh[f - T_LATENCY]);
             if (rc)
                 return rc;
         }

@@ -15,7 +15,8 @@
  * Labels: target (the run's target names), outcome (the eight outcome classes of
  * reqlog/reqlog.h, enum reqlog_outcome) and code (an HTTP status, 100 .. 599 or "other": a series
  * is declared when a target first sees the code, so at most 501 per target, and at most
- * METRICS_SERIES_MAX in all); nothing per URL or per request. Times are seconds. */
+ * METRICS_SERIES_MAX in all); nothing per URL or per request. Times are seconds. The three
+ * histogram families (latency, service, lag) are native too (metrics_family_spec.native). */
 #ifndef KNEE_METRICS_KNEE_RUN_H
 #define KNEE_METRICS_KNEE_RUN_H
 
@@ -23,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hist/native.h"
 #include "hist/prom.h"
 #include "metrics/metrics.h"
 #include "record/status.h"
@@ -47,6 +49,10 @@ struct metrics_run_sample {
     bool warmup;            /* the warm-up runs: requests planned in it are not counted */
     bool finished;          /* the run is over: the values are final */
     bool generator_limited; /* the generator could not keep to the plan (the summary's warning) */
+    /* The same three histograms as native ones (hist/native.h, NATIVE_SCHEMA, seconds), one per
+     * target, from the same HdrHistograms as the classic buckets (set by _init, empty): the
+     * protobuf exposition and remote-write carry these; the text formats the classic ones. */
+    struct native_hist *latency_native, *service_native, *lag_native;
 };
 
 struct metrics_run;

@@ -1,6 +1,8 @@
 /* Live metrics for Prometheus: a registry of metric families (counters, gauges, classic
- * histograms) with bounded label sets, whole-snapshot publishing, and the two text
- * expositions a scraper may ask for: the Prometheus text format 0.0.4 and OpenMetrics 1.0.
+ * histograms, optionally also native histograms) with bounded label sets, whole-snapshot
+ * publishing, the three expositions a scraper may ask for (the Prometheus text format 0.0.4,
+ * OpenMetrics 1.0, and the delimited protobuf MetricFamily messages that carry native
+ * histograms) and a Prometheus remote-write 1.0 WriteRequest of the same values.
  * The HTTP endpoint that serves them is metrics/endpoint.h; the families knee run and
  * knee serve expose are metrics/knee_run.h and metrics/knee_serve.h.
  *
@@ -32,6 +34,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/pb.h"
+#include "hist/native.h"
 #include "hist/prom.h"
 
 #define METRICS_MAX_FAMILIES 128
@@ -47,12 +51,15 @@
 enum metrics_type {
     METRICS_COUNTER,   /* monotonic; exposed as NAME_total */
     METRICS_GAUGE,     /* a value now */
-    METRICS_HISTOGRAM, /* classic: NAME_bucket{le} (cumulative, +Inf), NAME_sum, NAME_count */
+    METRICS_HISTOGRAM, /* classic: NAME_bucket{le} (cumulative, +Inf), NAME_sum, NAME_count;
+                          with spec.native also a native histogram (protobuf, remote-write) */
 };
 
 enum metrics_format {
     METRICS_FORMAT_TEXT,        /* text/plain; version=0.0.4 */
     METRICS_FORMAT_OPENMETRICS, /* application/openmetrics-text; version=1.0.0 */
+    METRICS_FORMAT_PROTOBUF,    /* application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily;
+                                   encoding=delimited: varint-length-prefixed MetricFamily messages */
 };
 
 /* One metric family. Strings are copied by metrics_family_add(). */
@@ -68,6 +75,9 @@ struct metrics_family_spec {
     const double *bounds;      /* histograms: finite upper bounds, strictly increasing */
     size_t nbounds;            /* histograms: 1..METRICS_MAX_BOUNDS */
     size_t max_series;         /* cap on label sets; 0 = METRICS_SERIES_DEFAULT */
+    bool native;               /* histograms: also a native histogram (hist/native.h, NATIVE_SCHEMA, in the
+                                  family's unit), set by metrics_snapshot_set_native; the text formats
+                                  carry the classic buckets only */
 };
 
 struct metrics_registry;
@@ -115,6 +125,19 @@ int metrics_snapshot_set_hist(struct metrics_snapshot *snap, int series, const u
  * the bounds differ. */
 int metrics_snapshot_set_prom(struct metrics_snapshot *snap, int series, const struct prom_hist *p, double scale);
 
+/* Set a native histogram family's native values (a copy of h, in the family's unit). Returns
+ * 0, or KNEE_EINVAL for an unknown series, a family without spec.native, or a schema other
+ * than NATIVE_SCHEMA. The classic buckets are set apart (metrics_snapshot_set_prom), from the
+ * same HdrHistograms: the producer sets both. May allocate (aborts on out of memory). */
+int metrics_snapshot_set_native(struct metrics_snapshot *snap, int series, const struct native_hist *h);
+
+/* Whether native families also carry their classic buckets in the protobuf exposition
+ * (default false: Prometheus with native histograms on ingests the native one only, unless its
+ * scrape config asks for classic too) and in metrics_render_remote_write (default true: both,
+ * as NAME_bucket/_sum/_count series beside the native NAME). Families without spec.native
+ * always carry their classic buckets. */
+void metrics_set_classic(struct metrics_registry *reg, bool in_protobuf, bool in_remote_write);
+
 /* Make the snapshot's values the ones every scrape sees from now on (a copy, under the
  * registry's mutex). Only the series the snapshot has set (ever, since its _new) are copied:
  * the others keep their published values, so producers of different families may share a
@@ -133,17 +156,22 @@ void metrics_set_collector(struct metrics_registry *reg, metrics_collect_fn *fn,
 
 /* Write the exposition of every family with at least one series: HELP and TYPE (and UNIT in
  * OpenMetrics) lines, then the samples in declaration order; OpenMetrics ends with "# EOF".
- * Runs the collector first. Returns 0, or -EIO when out reports a write error. */
+ * METRICS_FORMAT_PROTOBUF writes binary: one io.prometheus.client.MetricFamily per family,
+ * each preceded by its length as a varint (counters named NAME_total, as client_golang
+ * names them; histograms native with their classic buckets as metrics_set_classic says).
+ * Runs the collector first. Returns 0, -EIO when out reports a write error, or -ENOMEM. */
 int metrics_render(struct metrics_registry *reg, enum metrics_format fmt, FILE *out);
 
 /* The Content-Type of a format, e.g. "text/plain; version=0.0.4; charset=utf-8". */
 const char *metrics_content_type(enum metrics_format fmt);
 
 /* Pick the format from an Accept header value (len bytes; NULL or empty: none sent):
- * OpenMetrics when application/openmetrics-text (version 1.0.0 or none) has a q > 0 at least
- * as high as every acceptable text/plain (version 0.0.4 or none), text/ and wildcard range;
- * else the text format (also the answer for an Accept that allows neither, as Prometheus
- * exporters do). Never fails; bounded work on hostile input. */
+ * protobuf when application/vnd.google.protobuf with proto=io.prometheus.client.MetricFamily
+ * and encoding=delimited has a q > 0 at least as high as every other acceptable range (as
+ * Prometheus 2.42 asks with --enable-feature=native-histograms); else OpenMetrics when application/openmetrics-text
+ * (version 1.0.0 or none) has a q > 0 at least as high as every acceptable text/plain (version 0.0.4 or none), text/
+ * and wildcard range; else the text format (also the answer for an Accept that allows neither, as Prometheus exporters
+ * do). Never fails; bounded work on hostile input. */
 enum metrics_format metrics_negotiate(const char *accept, size_t len);
 
 /* A sample value as Prometheus parses it: "+Inf", "-Inf", "NaN"; integral values below
@@ -175,5 +203,21 @@ int metrics_bounds_parse(const char *s, double *out, size_t cap, size_t *n, char
  * KNEE_EINVAL (a value not finite or <= 0) / KNEE_ETOOBIG (more than cap), with a reason. */
 int metrics_bounds_merge(const double *bounds, size_t n, const double *extra, size_t nextra, double *out, size_t cap,
                          size_t *nout, char *err, size_t errlen);
+
+/* Render the last published values (after running the collector, as a scrape does) as a
+ * Prometheus remote-write 1.0 WriteRequest (uncompressed protobuf, appended to out; the
+ * caller snappy-compresses it): every series of every family with at least one series,
+ * counters as NAME_total, gauges as NAME, histograms as NAME_bucket{le} (cumulative, "+Inf"
+ * last; le as metrics_format_le writes it), NAME_sum and NAME_count samples, and native
+ * families as TimeSeries.histograms of NAME (schema NATIVE_SCHEMA; the classic series too
+ * unless metrics_set_classic says otherwise). extra_kv holds nextra strings "name=value"
+ * (the shard, the user's --remote-write-label) added to every series; the labels of a series
+ * are sorted by name, as the protocol requires. Every sample and histogram is stamped ts_ms
+ * (milliseconds since the epoch). Returns 0; KNEE_EINVAL when an extra label is not
+ * "name=value" with a valid name (not __*, not le), a value of 0..METRICS_LABEL_VALUE_MAX
+ * bytes of UTF-8, names twice or a family's own label name; -ENOMEM when out failed; a
+ * reason in err. Takes the registry's mutex for the rendering (as a scrape does). */
+int metrics_render_remote_write(struct metrics_registry *reg, const char *const *extra_kv, size_t nextra, int64_t ts_ms,
+                                struct pb_buf *out, char *err, size_t errlen);
 
 #endif

@@ -14,63 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct family {
-    char name[METRICS_NAME_MAX + 1];
-    char help[METRICS_HELP_MAX + 1];
-    char unit[METRICS_NAME_MAX + 1]; /* "" when none */
-    enum metrics_type type;
-    size_t nlabels;
-    char labels[METRICS_MAX_LABELS][METRICS_NAME_MAX + 1];
-    size_t nbounds;
-    double bounds[METRICS_MAX_BOUNDS];
-    char le[METRICS_MAX_BOUNDS][32]; /* the bounds as canonical "le" values */
-    size_t max_series;
-    int *ids; /* its series, in declaration order */
-    size_t nids, capids;
-};
-
-struct series {
-    int family;
-    size_t off;    /* first value slot */
-    char *labels;  /* `a="x",b="y"` escaped, or "" */
-    char **values; /* the raw values, to find duplicates */
-};
-
-/* Value slots of a series: 1 for counters and gauges; nbounds + 1 bucket counts and the
- * sum for histograms. */
-static size_t slots_of(const struct family *f)
-{
-    return f->type == METRICS_HISTOGRAM ? f->nbounds + 2 : 1;
-}
-
-struct slot {
-    size_t off;
-    enum metrics_type type;
-    const struct family *fam; /* families never move or die before the registry */
-    bool touched;             /* set since the snapshot was made: published */
-};
-
-struct metrics_snapshot {
-    const struct metrics_registry *reg;
-    size_t nseries;
-    struct slot *slots;
-    size_t nvalues;
-    double *v;
-};
-
-struct metrics_registry {
-    pthread_mutex_t mu;
-    struct family *fam[METRICS_MAX_FAMILIES];
-    size_t nfam;
-    struct series *series;
-    size_t nseries, capseries;
-    double *pub; /* published values, nvalues of them */
-    size_t nvalues, capvalues;
-    metrics_collect_fn *collect;
-    void *collect_ctx;
-    struct metrics_snapshot *csnap; /* the collector's view, rebuilt when series are added */
-};
-
 /* ---- names and values ------------------------------------------------------------------ */
 
 static bool name_ok(const char *s)
@@ -152,6 +95,7 @@ struct metrics_registry *metrics_new(void)
 {
     struct metrics_registry *r = xcalloc(1, sizeof *r);
     pthread_mutex_init(&r->mu, NULL);
+    r->classic_rw = true;
     return r;
 }
 
@@ -171,6 +115,9 @@ void metrics_free(struct metrics_registry *reg)
         free(reg->fam[i]);
     }
     metrics_snapshot_free(reg->csnap);
+    for (size_t i = 0; i < reg->nseries; i++)
+        native_release(&reg->pubnat[i]);
+    free(reg->pubnat);
     free(reg->series);
     free(reg->pub);
     pthread_mutex_destroy(&reg->mu);
@@ -209,6 +156,7 @@ int metrics_family_add(struct metrics_registry *reg, const struct metrics_family
         }
     }
     f->max_series = spec->max_series ? spec->max_series : METRICS_SERIES_DEFAULT;
+    f->native = spec->type == METRICS_HISTOGRAM && spec->native;
     reg->fam[reg->nfam] = f;
     rc = (int)reg->nfam++;
 out:
@@ -272,6 +220,8 @@ int metrics_series_add(struct metrics_registry *reg, int family, const char *con
         goto out;
     }
     reg->series = grow_array(reg->series, &reg->capseries, reg->nseries + 1, sizeof *reg->series, 64);
+    reg->pubnat = grow_array(reg->pubnat, &reg->capnat, reg->nseries + 1, sizeof *reg->pubnat, 64);
+    native_init(&reg->pubnat[reg->nseries], NATIVE_SCHEMA);
     f->ids = grow_array(f->ids, &f->capids, f->nids + 1, sizeof *f->ids, 16);
     size_t need = reg->nvalues + slots_of(f);
     reg->pub = grow_array(reg->pub, &reg->capvalues, need, sizeof *reg->pub, 256);
@@ -314,6 +264,9 @@ static struct metrics_snapshot *snapshot_build(const struct metrics_registry *re
     }
     s->nvalues = reg->nvalues;
     s->v = xcalloc(s->nvalues ? s->nvalues : 1, sizeof *s->v);
+    s->nat = xcalloc(s->nseries ? s->nseries : 1, sizeof *s->nat);
+    for (size_t i = 0; i < s->nseries; i++)
+        native_init(&s->nat[i], NATIVE_SCHEMA);
     return s;
 }
 
@@ -329,6 +282,9 @@ void metrics_snapshot_free(struct metrics_snapshot *snap)
 {
     if (!snap)
         return;
+    for (size_t i = 0; i < snap->nseries; i++)
+        native_release(&snap->nat[i]);
+    free(snap->nat);
     free(snap->slots);
     free(snap->v);
     free(snap);
@@ -377,6 +333,26 @@ int metrics_snapshot_set_prom(struct metrics_snapshot *snap, int series, const s
     return metrics_snapshot_set_hist(snap, series, p->counts, p->nbounds + 1, p->sum * scale);
 }
 
+int metrics_snapshot_set_native(struct metrics_snapshot *snap, int series, const struct native_hist *h)
+{
+    if (series < 0 || (size_t)series >= snap->nseries)
+        return KNEE_EINVAL;
+    struct slot *sl = &snap->slots[series];
+    if (!sl->fam->native || h->schema != NATIVE_SCHEMA)
+        return KNEE_EINVAL;
+    native_copy(&snap->nat[series], h);
+    sl->native_touched = true;
+    return 0;
+}
+
+void metrics_set_classic(struct metrics_registry *reg, bool in_protobuf, bool in_remote_write)
+{
+    pthread_mutex_lock(&reg->mu);
+    reg->classic_pb = in_protobuf;
+    reg->classic_rw = in_remote_write;
+    pthread_mutex_unlock(&reg->mu);
+}
+
 int metrics_publish(struct metrics_registry *reg, const struct metrics_snapshot *snap)
 {
     if (snap->reg != reg)
@@ -386,6 +362,8 @@ int metrics_publish(struct metrics_registry *reg, const struct metrics_snapshot 
         const struct slot *sl = &snap->slots[i];
         if (sl->touched)
             memcpy(reg->pub + sl->off, snap->v + sl->off, slots_of(sl->fam) * sizeof *snap->v);
+        if (sl->native_touched) /* the registry's copy keeps its memory: no allocation once grown */
+            native_copy(&reg->pubnat[i], &snap->nat[i]);
     }
     pthread_mutex_unlock(&reg->mu);
     return 0;
@@ -400,7 +378,7 @@ void metrics_set_collector(struct metrics_registry *reg, metrics_collect_fn *fn,
 }
 
 /* Caller holds reg->mu. The collector sees the published values and changes what it sets. */
-static void run_collector(struct metrics_registry *reg)
+void metrics_run_collector_locked(struct metrics_registry *reg)
 {
     if (!reg->collect)
         return;
@@ -417,6 +395,8 @@ static void run_collector(struct metrics_registry *reg)
 
 const char *metrics_content_type(enum metrics_format fmt)
 {
+    if (fmt == METRICS_FORMAT_PROTOBUF)
+        return "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited";
     return fmt == METRICS_FORMAT_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
                                              : "text/plain; version=0.0.4; charset=utf-8";
 }
@@ -485,10 +465,27 @@ static void put_series(FILE *out, const struct family *f, const struct series *s
     put_sample(out, f->name, "_count", s->labels, NULL, cum);
 }
 
+/* The protobuf exposition, rendered into memory under the lock and written after it. */
+static int render_protobuf(struct metrics_registry *reg, FILE *out)
+{
+    struct pb_buf b;
+    pb_buf_init(&b);
+    pthread_mutex_lock(&reg->mu);
+    metrics_run_collector_locked(reg);
+    int rc = metrics_render_protobuf_locked(reg, &b);
+    pthread_mutex_unlock(&reg->mu);
+    if (rc == 0 && b.len && fwrite(b.data, 1, b.len, out) != b.len)
+        rc = -EIO;
+    pb_buf_release(&b);
+    return rc ? rc : ferror(out) ? -EIO : 0;
+}
+
 int metrics_render(struct metrics_registry *reg, enum metrics_format fmt, FILE *out)
 {
+    if (fmt == METRICS_FORMAT_PROTOBUF)
+        return render_protobuf(reg, out);
     pthread_mutex_lock(&reg->mu);
-    run_collector(reg);
+    metrics_run_collector_locked(reg);
     for (size_t i = 0; i < reg->nfam; i++) {
         const struct family *f = reg->fam[i];
         if (f->nids == 0)

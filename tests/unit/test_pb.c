@@ -161,6 +161,14 @@ static void test_nested(void **state)
     assert_int_equal(f.field, 5);
     assert_int_equal(pbd_next(&d, &f), 0);
 
+    /* A delimited message: the length alone, no tag. */
+    pb_buf_reset(&b);
+    m = pb_begin_delimited(&b);
+    pb_uint(&b, 1, 150);
+    pb_end(&b, m);
+    const uint8_t delim[] = {0x03, 0x08, 0x96, 0x01};
+    expect_bytes(&b, delim, sizeof delim);
+
     /* An empty nested message: tag, zero length. */
     pb_buf_reset(&b);
     pb_end(&b, pb_begin(&b, 6));

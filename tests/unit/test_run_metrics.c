@@ -13,6 +13,7 @@
 #include "cli/run_metrics.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "hist/native.h"
 #include "hist/prom.h"
 #include "load/run.h"
 #include "record/threshold.h"
@@ -46,6 +47,7 @@ struct seen {
     struct run_live_target last[2];
     struct run_live final;
     struct run_live_target final_t[2];
+    struct native_hist final_native[2][3]; /* deep copies: the engine's memory is valid during the call only */
 };
 
 static void on_live(void *ctx, const struct run_live *l)
@@ -62,6 +64,8 @@ static void on_live(void *ctx, const struct run_live *l)
             for (size_t i = 0; i <= b->latency.nbounds; i++)
                 s->monotonic &= b->latency.counts[i] >= a->latency.counts[i] && b->lag.counts[i] >= a->lag.counts[i];
             s->monotonic &= b->bytes_sent >= a->bytes_sent;
+            s->monotonic &=
+                b->latency_native.count >= a->latency_native.count && b->lag_native.count >= a->lag_native.count;
         }
         s->last[t] = *b;
         /* the histograms cover the requests counted */
@@ -77,6 +81,14 @@ static void on_live(void *ctx, const struct run_live *l)
         s->final = *l;
         memcpy(s->final_t, l->targets, sizeof s->final_t);
         s->final.targets = s->final_t;
+        for (size_t t = 0; t < 2; t++) {
+            const struct native_hist *n[] = {&l->targets[t].latency_native, &l->targets[t].service_native,
+                                             &l->targets[t].lag_native};
+            for (int k = 0; k < 3; k++) {
+                native_init(&s->final_native[t][k], NATIVE_SCHEMA);
+                native_copy(&s->final_native[t][k], n[k]);
+            }
+        }
     }
     s->calls++;
 }
@@ -98,6 +110,28 @@ static void assert_hist_is(const struct prom_hist *live, const struct hdr *h, co
     /* and the mean is the result's (median-equivalent values, as hdr_mean) */
     if (h->total_count)
         assert_true(fabs(live->sum / (double)live->total - hdr_mean(h)) <= 1e-9 * hdr_mean(h));
+}
+
+/* The result's merged HdrHistogram converted to a native histogram: the live one, bucket for
+ * bucket (the threads' conversions added = the conversion of the merge). */
+static void assert_native_is(struct native_hist *live, const struct hdr *h)
+{
+    struct native_hist want;
+    native_init(&want, NATIVE_SCHEMA);
+    native_from_hdr(&want, h, 1e-9);
+    assert_int_equal(live->count, (uint64_t)h->total_count);
+    assert_int_equal(live->count, want.count);
+    assert_int_equal(live->zero_count, want.zero_count);
+    assert_true(fabs(live->sum - want.sum) <= 1e-9 * want.sum);
+    /* the same non-empty buckets (the live array may be wider, with empty ends) */
+    for (size_t i = 0; i < live->n; i++) {
+        int32_t k = live->first + (int32_t)i;
+        uint64_t w = k >= want.first && k < want.first + (int32_t)want.n ? want.counts[k - want.first] : 0;
+        assert_int_equal(live->counts[i], w);
+    }
+    assert_true(native_quantile(live, 0.99) == native_quantile(&want, 0.99));
+    native_release(&want);
+    native_release(live);
 }
 
 static void test_engine_live(void **state)
@@ -124,7 +158,8 @@ static void test_engine_live(void **state)
                              .on_live = on_live,
                              .live_ctx = &s,
                              .live_bounds_ns = bounds,
-                             .live_nbounds = sizeof bounds / sizeof *bounds};
+                             .live_nbounds = sizeof bounds / sizeof *bounds,
+                             .live_native = true};
     struct run_record res;
     char err[256];
     assert_int_equal(run_execute(&cfg, &res, err, sizeof err), 0);
@@ -148,6 +183,9 @@ static void test_engine_live(void **state)
         assert_hist_is(&l->latency, &r->latency_all, bounds, cfg.live_nbounds);
         assert_hist_is(&l->service, &r->service, bounds, cfg.live_nbounds);
         assert_hist_is(&l->lag, &r->lag, bounds, cfg.live_nbounds);
+        assert_native_is(&s.final_native[t][0], &r->latency_all);
+        assert_native_is(&s.final_native[t][1], &r->service);
+        assert_native_is(&s.final_native[t][2], &r->lag);
         /* bytes include the warm-up, as the JSON's bytes_in; every request was written whole */
         assert_int_equal(l->bytes_received, r->counts.bytes_in + r->warmup_counts.bytes_in);
         uint64_t sent = r->counts.sent + r->warmup_counts.sent;
