@@ -14,10 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-/* i32core's renderer (metrics/metrics.h); declared here until that header has it. */
-int metrics_render_remote_write(struct metrics_registry *reg, const char *const *extra_kv, size_t nextra, int64_t ts_ms,
-                                struct pb_buf *out, char *err, size_t errlen);
-
 struct cli_push {
     struct push *push;
     struct metrics_registry *reg;
