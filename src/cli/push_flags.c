@@ -86,6 +86,12 @@ int push_flags_check(const struct push_flags *f, const struct cmd_spec *spec)
     }
     if (push_url_check(f->url, err, sizeof err))
         return opt_fail(spec, "--remote-write: %s", err);
+    for (size_t i = 0; i < spec->nopts; i++) { /* 0 stands for the default only when not given */
+        const struct opt *o = &spec->opts[i];
+        bool dur = o->dst == &f->interval_ns || o->dst == &f->timeout_ns;
+        if (dur && o->seen && *(const uint64_t *)o->dst == 0)
+            return opt_fail(spec, "--%s: must be above 0", o->name);
+    }
     if (f->labels.n > PUSH_FLAGS_MAX_LABELS)
         return opt_fail(spec, "--remote-write-label: at most %d labels", PUSH_FLAGS_MAX_LABELS);
     for (size_t i = 0; i < f->labels.n; i++) {

@@ -41,6 +41,7 @@ printf 'token s3cr3t\n' >"$TMP/auth.bad"
 expect2 "--remote-write-auth-file $TMP/auth.bad:1: expected 'bearer TOKEN'" --remote-write http://127.0.0.1:1/w \
     --remote-write-auth-file "$TMP/auth.bad"
 grep -q s3cr3t "$TMP/bad.err" && fail "the auth file's secret is in a message"
+expect2 "--remote-write-interval: must be above 0" --remote-write http://127.0.0.1:1/w --remote-write-interval 0
 expect2 "--remote-write-required: needs --remote-write URL" --remote-write-required
 expect2 "--metrics-buckets: needs --metrics-listen or --remote-write" --metrics-buckets 1ms
 echo "ok: bad flags exit 2 naming the flag (URL, label, auth file, a flag without --remote-write)"
