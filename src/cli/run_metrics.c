@@ -69,10 +69,12 @@ static void sample_copy(struct metrics_run_sample *dst, const struct metrics_run
     memcpy(dst->latency, src->latency, n * sizeof *src->latency);
     memcpy(dst->service, src->service, n * sizeof *src->service);
     memcpy(dst->lag, src->lag, n * sizeof *src->lag);
+    memcpy(dst->ttfb, src->ttfb, n * sizeof *src->ttfb);
     for (size_t t = 0; t < n; t++) {
         native_copy(&dst->latency_native[t], &src->latency_native[t]);
         native_copy(&dst->service_native[t], &src->service_native[t]);
         native_copy(&dst->lag_native[t], &src->lag_native[t]);
+        native_copy(&dst->ttfb_native[t], &src->ttfb_native[t]);
     }
     dst->warmup = src->warmup;
     dst->finished = src->finished;
@@ -124,6 +126,8 @@ static void on_live(void *ctx, const struct run_live *l)
         native_set(&s->latency_native[t], &b->latency_native[t], &lt->latency_native);
         native_set(&s->service_native[t], &b->service_native[t], &lt->service_native);
         native_set(&s->lag_native[t], &b->lag_native[t], &lt->lag_native);
+        hist_set(&s->ttfb[t], &b->ttfb[t], &lt->ttfb);
+        native_set(&s->ttfb_native[t], &b->ttfb_native[t], &lt->ttfb_native);
     }
     s->warmup = l->warmup;
     s->finished = false;
@@ -206,7 +210,7 @@ int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     cfg->live_ctx = m;
     cfg->live_bounds_ns = m->bounds_ns;
     cfg->live_nbounds = nb;
-    cfg->live_native = true; /* latency, service and lag as native histograms too */
+    cfg->live_native = true; /* latency, service, lag and TTFB as native histograms too */
     /* Classic buckets beside the native ones in the protobuf exposition only when asked for
      * (--metrics-buckets); remote-write carries both. */
     metrics_set_classic(m->reg, f->buckets != NULL, true);

@@ -8,6 +8,7 @@
 #include "hist/hdr.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,27 +38,57 @@ void native_reset(struct native_hist *h)
     h->first = 0;
 }
 
+/* 2^(j/256) for j = 0..256: the bounds of every positive schema within one power of two
+ * (schema s uses every 2^(8-s)-th), computed once; ldexp then scales them exactly, so a key
+ * and its bounds agree to the bit and no bucket costs a log2 or exp2. */
+static double frac_bounds[257];
+static pthread_once_t frac_once = PTHREAD_ONCE_INIT;
+
+static void frac_init(void)
+{
+    for (int j = 0; j <= 256; j++)
+        frac_bounds[j] = exp2(j / 256.0);
+    frac_bounds[256] = 2.0;
+}
+
+/* floor(key / per) for per a power of two. */
+static int32_t floor_div(int32_t key, int32_t per)
+{
+    return key >= 0 ? key / per : -((-key + per - 1) / per);
+}
+
 double native_upper(int32_t schema, int32_t key)
 {
-    /* 2^(key / 2^schema), exact for whole powers of two; ldexp keeps the integral part exact. */
     if (schema <= 0)
         return ldexp(1.0, key * (1 << -schema));
+    pthread_once(&frac_once, frac_init);
     int32_t per = 1 << schema;
-    int32_t whole = key >= 0 ? key / per : -((-key + per - 1) / per);
+    int32_t whole = floor_div(key, per);
     int32_t frac = key - whole * per;
-    return ldexp(exp2((double)frac / per), whole);
+    return ldexp(frac_bounds[frac << (8 - schema)], whole);
 }
 
 int32_t native_key(int32_t schema, double v)
 {
-    double scale = ldexp(1.0, schema);
-    int32_t k = (int32_t)ceil(log2(v) * scale);
-    /* log2 may be off by an ulp: move k so that upper(k-1) < v <= upper(k) holds exactly. */
-    while (native_upper(schema, k) < v)
-        k++;
-    while (native_upper(schema, k - 1) >= v)
-        k--;
-    return k;
+    int e;
+    double m = 2 * frexp(v, &e); /* v = m x 2^(e-1), m in [1, 2) */
+    if (schema <= 0) {
+        /* bucket k of schema s <= 0 holds (2^((k-1) 2^-s), 2^(k 2^-s)]: k = ceil(log2(v) / 2^-s) */
+        int32_t width = 1 << -schema;
+        int32_t exp2v = e - 1 + (m > 1); /* ceil(log2(v)) */
+        return floor_div(exp2v + width - 1, width);
+    }
+    pthread_once(&frac_once, frac_init);
+    int32_t per = 1 << schema, step = 1 << (8 - schema);
+    int32_t lo = 0, hi = per; /* the smallest j with frac_bounds[j * step] >= m */
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (frac_bounds[mid * step] >= m)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return (e - 1) * per + lo;
 }
 
 /* Room for key k in the dense array: grows it (and shifts it when k is below first). */
@@ -99,31 +130,101 @@ bool native_observe(struct native_hist *h, double v, uint64_t n)
     return true;
 }
 
+/* Walks the upper bounds of consecutive keys of a positive schema without log2 or exp2:
+ * upper = 2^whole x frac_bounds[frac x step], exact (a product by a power of two). */
+struct cursor {
+    int32_t per, step, whole, frac; /* per 0: a schema <= 0, no table steps */
+    double pow2, upper;
+};
+
+static void cursor_at(struct cursor *c, int32_t schema, int32_t key)
+{
+    c->upper = native_upper(schema, key); /* also initialises the table */
+    c->per = schema > 0 ? 1 << schema : 0;
+    if (!c->per)
+        return;
+    c->step = 1 << (8 - schema);
+    c->whole = floor_div(key, c->per);
+    c->frac = key - c->whole * c->per;
+    c->pow2 = ldexp(1.0, c->whole);
+}
+
+/* To the next key; false when the schema has no table (the caller uses native_key). */
+static bool cursor_next(struct cursor *c)
+{
+    if (!c->per)
+        return false;
+    if (++c->frac == c->per) {
+        c->frac = 0;
+        c->whole++;
+        c->pow2 *= 2;
+    }
+    c->upper = c->pow2 * frac_bounds[c->frac * c->step];
+    return true;
+}
+
 void native_add_hdr(struct native_hist *h, const struct hdr *src, double scale)
 {
     if (src->total_count <= 0 || !src->counts)
         return;
-    /* Only the recorded range: a histogram up to an hour at 3 digits has ~32k counters. */
-    size_t lo = src->counts[0] || src->min_value == INT64_MAX ? 0 : hdr_index_of(src, src->min_value);
-    size_t end = hdr_index_of(src, src->max_value) + 1;
-    if (end > src->counts_len)
-        end = src->counts_len;
-    for (size_t i = lo; i < end; i++) {
+    /* Only the recorded range (a histogram up to an hour at 3 digits has ~32k counters), with
+     * hdr_value_from_index's math inline, as prom_add_hdr: a load thread runs this once a
+     * second per histogram. */
+    size_t first = src->counts[0] || src->min_value == INT64_MAX ? 0 : hdr_index_of(src, src->min_value);
+    size_t last = hdr_index_of(src, src->max_value);
+    if (last >= src->counts_len)
+        last = src->counts_len - 1;
+    const int half_mag = src->sub_bucket_half_count_magnitude;
+    const int64_t half = src->sub_bucket_half_count;
+    int32_t key = 0;
+    double upper = -1; /* the current native bucket's upper bound; -1: none yet */
+    struct cursor cur = {0};
+    uint64_t in_key = 0, total = 0;
+    double sum = 0;
+    for (size_t i = first; i <= last; i++) {
         int64_t c = src->counts[i];
         if (c <= 0)
             continue;
-        int64_t v = hdr_value_from_index(src, i);
-        double hi = (double)hdr_highest_equivalent(src, v) * scale;
-        double mid = (double)hdr_median_equivalent(src, v) * scale;
-        if (v == 0)
-            hi = mid = 0; /* a recorded zero stays zero */
-        if (hi <= h->zero_threshold)
+        int b = (int)(i >> half_mag) - 1;
+        int64_t sub = (int64_t)(i & (size_t)(half - 1)) + half;
+        if (b < 0) {
+            sub -= half;
+            b = 0;
+        }
+        int shift = b + src->unit_magnitude;
+        int64_t lo = sub << shift, width = (int64_t)1 << shift; /* the HDR bucket: lo .. lo + width - 1 */
+        double hi = (double)(lo + width - 1) * scale;           /* its highest equivalent value */
+        total += (uint64_t)c;
+        if (lo == 0 && i == 0) { /* recorded zeros stay zero */
             h->zero_count += (uint64_t)c;
-        else
-            *slot_of(h, native_key(h->schema, hi)) += (uint64_t)c;
-        h->count += (uint64_t)c;
-        h->sum += mid * (double)c;
+            continue;
+        }
+        sum += (double)c * (double)(lo + (width >> 1)) * scale; /* the median equivalent value */
+        if (hi <= h->zero_threshold) {
+            h->zero_count += (uint64_t)c;
+            continue;
+        }
+        /* HDR buckets come in increasing order, so the native key only grows: move it only
+         * when hi leaves the current native bucket (to the next one by a table step, else by
+         * native_key), and add each key's count once. */
+        if (hi > upper) {
+            if (in_key)
+                *slot_of(h, key) += in_key;
+            in_key = 0;
+            if (upper > 0 && cursor_next(&cur) && hi <= cur.upper) {
+                key++;
+            } else {
+                key = native_key(h->schema, hi);
+                cursor_at(&cur, h->schema, key);
+            }
+            upper = cur.upper;
+        }
+        in_key += (uint64_t)c;
     }
+    if (in_key)
+        *slot_of(h, key) += in_key;
+    h->count += total;
+    h->sum += sum;
 }
 
 void native_from_hdr(struct native_hist *h, const struct hdr *src, double scale)

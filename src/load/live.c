@@ -1,7 +1,7 @@
 /* run_config.on_live: the run's cumulative numbers once per second, for a metrics endpoint.
  *
  * Nothing is recorded for it on the request path. Each thread already keeps its own totals
- * (struct target_rt: counts, HdrHistograms of latency by group, service and lag); once per
+ * (struct target_rt: counts, HdrHistograms of latency by group, service, lag and TTFB); once per
  * second, when it hands its interval to the engine (engine_publish), it turns them into one
  * struct run_live_target per target (outside the lock: counts copied, histograms converted by
  * prom_add_hdr over their recorded range only) and posts a copy under the lock. After each
@@ -36,38 +36,39 @@ struct live {
 };
 
 /* The native histograms of a struct run_live_target, in a fixed order. */
+#define NATIVES 4
 static struct native_hist *natives(struct run_live_target *t, int k)
 {
-    return k == 0 ? &t->latency_native : k == 1 ? &t->service_native : &t->lag_native;
+    return k == 0 ? &t->latency_native : k == 1 ? &t->service_native : k == 2 ? &t->lag_native : &t->ttfb_native;
 }
 
 static void natives_init(struct run_live_target *t, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < NATIVES; k++)
             native_init(natives(&t[i], k), NATIVE_SCHEMA);
 }
 
 static void natives_release(struct run_live_target *t, size_t n)
 {
     for (size_t i = 0; t && i < n; i++)
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < NATIVES; k++)
             native_release(natives(&t[i], k));
 }
 
 static const struct native_hist *natives_of(const struct run_live_target *t, int k)
 {
-    return k == 0 ? &t->latency_native : k == 1 ? &t->service_native : &t->lag_native;
+    return k == 0 ? &t->latency_native : k == 1 ? &t->service_native : k == 2 ? &t->lag_native : &t->ttfb_native;
 }
 
 /* *dst = *src, the native histograms copied into dst's own memory. */
 static void target_copy(struct run_live_target *dst, const struct run_live_target *src)
 {
-    struct native_hist keep[3];
-    for (int k = 0; k < 3; k++)
+    struct native_hist keep[NATIVES];
+    for (int k = 0; k < NATIVES; k++)
         keep[k] = *natives(dst, k);
     *dst = *src;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < NATIVES; k++) {
         *natives(dst, k) = keep[k];
         native_copy(natives(dst, k), natives_of(src, k));
     }
@@ -100,6 +101,7 @@ int live_init(struct engine *e, char *err, size_t errlen)
             prom_init(&p->latency, l->bounds_ns, n);
             prom_init(&p->service, l->bounds_ns, n);
             prom_init(&p->lag, l->bounds_ns, n);
+            prom_init(&p->ttfb, l->bounds_ns, n);
         }
         natives_init(l->threads[w].mine, l->nt);
         natives_init(l->threads[w].posted, l->nt);
@@ -150,11 +152,13 @@ void live_snapshot(struct worker *w)
         prom_init(&o->latency, l->bounds_ns, l->nbounds);
         prom_init(&o->service, l->bounds_ns, l->nbounds);
         prom_init(&o->lag, l->bounds_ns, l->nbounds);
+        prom_init(&o->ttfb, l->bounds_ns, l->nbounds);
         for (int g = 0; g < RUN_GROUP_COUNT; g++)
             if (t->latency[g].counts)
                 prom_add_hdr(&o->latency, &t->latency[g]);
         prom_add_hdr(&o->service, &t->service);
         prom_add_hdr(&o->lag, &t->lag);
+        prom_add_hdr(&o->ttfb, &t->ttfb);
         if (w->e->cfg->live_native) {
             native_reset(&o->latency_native);
             for (int g = 0; g < RUN_GROUP_COUNT; g++)
@@ -162,6 +166,7 @@ void live_snapshot(struct worker *w)
                     native_add_hdr(&o->latency_native, &t->latency[g], 1e-9);
             native_from_hdr(&o->service_native, &t->service, 1e-9);
             native_from_hdr(&o->lag_native, &t->lag, 1e-9);
+            native_from_hdr(&o->ttfb_native, &t->ttfb, 1e-9);
         }
         if (w->e->cfg->plan.open_loop) {
             struct prom_hist within;
@@ -194,13 +199,13 @@ static void sum_posts(struct engine *e)
 {
     struct live *l = e->live;
     for (size_t i = 0; i < l->nt; i++) { /* zero, keeping the native histograms' memory */
-        struct native_hist keep[3];
-        for (int k = 0; k < 3; k++) {
+        struct native_hist keep[NATIVES];
+        for (int k = 0; k < NATIVES; k++) {
             keep[k] = *natives(&l->sum[i], k);
             native_reset(&keep[k]);
         }
         memset(&l->sum[i], 0, sizeof l->sum[i]);
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < NATIVES; k++)
             *natives(&l->sum[i], k) = keep[k];
     }
     l->lag_ok = 0;
@@ -208,6 +213,7 @@ static void sum_posts(struct engine *e)
         prom_init(&l->sum[i].latency, l->bounds_ns, l->nbounds);
         prom_init(&l->sum[i].service, l->bounds_ns, l->nbounds);
         prom_init(&l->sum[i].lag, l->bounds_ns, l->nbounds);
+        prom_init(&l->sum[i].ttfb, l->bounds_ns, l->nbounds);
     }
     for (uint32_t w = 0; w < e->nworkers; w++) {
         const struct live_thread *lt = &l->threads[w];
@@ -224,7 +230,8 @@ static void sum_posts(struct engine *e)
             hist_add(&d->latency, &s->latency);
             hist_add(&d->service, &s->service);
             hist_add(&d->lag, &s->lag);
-            for (int k = 0; k < 3; k++)
+            hist_add(&d->ttfb, &s->ttfb);
+            for (int k = 0; k < NATIVES; k++)
                 native_add(natives(d, k), natives_of(s, k));
         }
     }

@@ -204,10 +204,12 @@ struct run_live_target {
     struct prom_hist service;        /* actual send -> full response */
     struct prom_hist lag;            /* planned send -> actual send */
     struct run_status_counts status; /* responses by status (after the warm-up, as counts) */
-    /* With run_config.live_native: the same histograms as native ones (hist/native.h) in
+    /* With run_config.live_native: the same histograms (and ttfb) as native ones (hist/native.h) in
      * seconds, converted from the same HdrHistograms by native_add_hdr at the same moment;
      * empty otherwise. Their memory is the engine's: valid during the on_live call. */
     struct native_hist latency_native, service_native, lag_native;
+    struct prom_hist ttfb;          /* actual send -> first response byte (requests that got one) */
+    struct native_hist ttfb_native; /* the same, native (with run_config.live_native) */
 };
 
 struct run_live {

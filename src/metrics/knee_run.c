@@ -22,6 +22,7 @@ enum tfam {
     T_LAG,
     T_IN_FLIGHT,
     T_QUEUED,
+    T_TTFB,
     T_COUNT
 };
 
@@ -54,6 +55,8 @@ static const struct {
                      "Requests sent and not yet answered, at the last merge (warm-up included)."},
     [T_QUEUED] = {"knee_queued_requests", METRICS_GAUGE, NULL,
                   "Requests waiting for a connection (open loop), at the last merge (warm-up included)."},
+    [T_TTFB] = {"knee_ttfb_seconds", METRICS_HISTOGRAM, "seconds",
+                "Actual send to the first response byte, requests that got one (after the warm-up)."},
 };
 
 enum gfam { G_WARMUP, G_FINISHED, G_LIMITED, G_COUNT };
@@ -183,9 +186,9 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
                            &s->bytes_sent, &s->in_flight, &s->bytes_received, &s->queued};
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
         *counts[i] = xcalloc(n, sizeof **counts[i]);
-    struct prom_hist **hists[] = {&s->latency, &s->service, &s->lag};
-    struct native_hist **nat[] = {&s->latency_native, &s->service_native, &s->lag_native};
-    for (size_t i = 0; i < 3; i++) {
+    struct prom_hist **hists[] = {&s->latency, &s->service, &s->lag, &s->ttfb};
+    struct native_hist **nat[] = {&s->latency_native, &s->service_native, &s->lag_native, &s->ttfb_native};
+    for (size_t i = 0; i < 4; i++) {
         *hists[i] = xcalloc(n, sizeof **hists[i]);
         *nat[i] = xcalloc(n, sizeof **nat[i]);
         for (size_t t = 0; t < m->ntargets; t++) {
@@ -197,8 +200,8 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
 
 void metrics_run_sample_release(struct metrics_run_sample *s)
 {
-    struct native_hist *nat[] = {s->latency_native, s->service_native, s->lag_native};
-    for (size_t i = 0; i < 3; i++) {
+    struct native_hist *nat[] = {s->latency_native, s->service_native, s->lag_native, s->ttfb_native};
+    for (size_t i = 0; i < 4; i++) {
         for (size_t t = 0; nat[i] && t < s->ntargets; t++)
             native_release(&nat[i][t]);
         free(nat[i]);
@@ -217,6 +220,7 @@ void metrics_run_sample_release(struct metrics_run_sample *s)
     free(s->latency);
     free(s->service);
     free(s->lag);
+    free(s->ttfb);
     memset(s, 0, sizeof *s);
 }
 
@@ -265,12 +269,14 @@ int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *
             metrics_snapshot_set(snap, m->ids[t][f], (double)counts[f]);
         metrics_snapshot_set(snap, m->ids[t][T_IN_FLIGHT], (double)s->in_flight[t]);
         metrics_snapshot_set(snap, m->ids[t][T_QUEUED], (double)s->queued[t]);
-        const struct prom_hist *h[] = {&s->latency[t], &s->service[t], &s->lag[t]};
-        const struct native_hist *nh[] = {&s->latency_native[t], &s->service_native[t], &s->lag_native[t]};
-        for (int f = T_LATENCY; f <= T_LAG; f++) {
-            int rc = metrics_snapshot_set_prom(snap, m->ids[t][f], h[f - T_LATENCY], 1.0);
+        const int fams[] = {T_LATENCY, T_SERVICE, T_LAG, T_TTFB};
+        const struct prom_hist *h[] = {&s->latency[t], &s->service[t], &s->lag[t], &s->ttfb[t]};
+        const struct native_hist *nh[] = {&s->latency_native[t], &s->service_native[t], &s->lag_native[t],
+                                          &s->ttfb_native[t]};
+        for (int k = 0; k < 4; k++) {
+            int rc = metrics_snapshot_set_prom(snap, m->ids[t][fams[k]], h[k], 1.0);
             if (!rc)
-                rc = metrics_snapshot_set_native(snap, m->ids[t][f], nh[f - T_LATENCY]);
+                rc = metrics_snapshot_set_native(snap, m->ids[t][fams[k]], nh[k]);
             if (rc)
                 return rc;
         }

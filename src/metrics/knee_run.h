@@ -15,8 +15,8 @@
  * Labels: target (the run's target names), outcome (the eight outcome classes of
  * reqlog/reqlog.h, enum reqlog_outcome) and code (an HTTP status, 100 .. 599 or "other": a series
  * is declared when a target first sees the code, so at most 501 per target, and at most
- * METRICS_SERIES_MAX in all); nothing per URL or per request. Times are seconds. The three
- * histogram families (latency, service, lag) are native too (metrics_family_spec.native). */
+ * METRICS_SERIES_MAX in all); nothing per URL or per request. Times are seconds. The four
+ * histogram families (latency, service, lag, TTFB) are native too (metrics_family_spec.native). */
 #ifndef KNEE_METRICS_KNEE_RUN_H
 #define KNEE_METRICS_KNEE_RUN_H
 
@@ -53,6 +53,8 @@ struct metrics_run_sample {
      * target, from the same HdrHistograms as the classic buckets (set by _init, empty): the
      * protobuf exposition and remote-write carry these; the text formats the classic ones. */
     struct native_hist *latency_native, *service_native, *lag_native;
+    struct prom_hist *ttfb;          /* actual send -> first response byte (classic, seconds) */
+    struct native_hist *ttfb_native; /* the same, native */
 };
 
 struct metrics_run;

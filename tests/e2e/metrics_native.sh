@@ -6,7 +6,7 @@
 # Prometheus's HTTP API must give:
 #   - sum by (outcome) of knee_requests_total = the run's JSON outcomes, exactly (counters
 #     through the protobuf exposition);
-#   - histogram_count() of the native knee_latency_seconds, service and lag = the JSON counts;
+#   - histogram_count() of the native knee_latency_seconds, service, lag and TTFB = the JSON counts;
 #   - histogram_quantile(0.99 / 0.5, knee_latency_seconds) over the native series within the
 #     schema's error (2^(1/256) - 1 = 0.27%) of the run's own p99 / p50 (the JSON's, the same
 #     cumulative HdrHistogram: the estimate lies in the native bucket holding that value);
@@ -91,11 +91,12 @@ while True:
 print("ok: sum by (outcome) (knee_requests_total) = the JSON outcomes exactly: %s"
       % {o: int(v) for o, v in want.items() if v})
 
-for fam, key in (("knee_latency_seconds", "latency"), ("knee_service_seconds", "service"), ("knee_lag_seconds", "lag")):
+for fam, key in (("knee_latency_seconds", "latency"), ("knee_service_seconds", "service"), ("knee_lag_seconds", "lag"),
+                 ("knee_ttfb_seconds", "ttfb")):
     n = one('histogram_count(%s{job="knee"})' % fam)
     if n != float(a[key]["count"]):
         fail("histogram_count(%s) = %s, JSON %s.count %s" % (fam, n, key, a[key]["count"]))
-print("ok: histogram_count of the native latency, service and lag = the JSON counts (%d)" % a["latency"]["count"])
+print("ok: histogram_count of the native latency, service, lag and TTFB = the JSON counts (%d)" % a["latency"]["count"])
 
 err = 2 ** (1 / 256) - 1
 for q, key in ((0.99, "p99"), (0.5, "p50")):

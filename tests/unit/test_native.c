@@ -1,8 +1,9 @@
-/* Unit tests for hist/native.h: bucket keys exact on the bounds, the conversion from an
- * HdrHistogram (counts, sum; histogram_quantile over the native buckets within the schema's
- * error, 2^(1/256) - 1, of hdr_value_at_percentile for p50/p99/p99.9 on several shapes), the
- * sum of conversions equal to the conversion of the sum, and the spans-and-deltas encoding
- * read back into the same buckets. */
+/* Unit tests for hist/native.h: bucket keys exact on the bounds; the conversion from an
+ * HdrHistogram (counts, sum, the buckets equal to those found value by value, and
+ * histogram_quantile over them within the schema's error, 2^(1/256) - 1, of
+ * hdr_value_at_percentile for p50/p90/p99/p99.9 on several shapes); the sum of conversions
+ * equal to the conversion of the sum; the spans-and-deltas encoding read back into the same
+ * buckets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +97,36 @@ static void test_quantiles_within_schema_error(void **state)
                          100 * bound);
         }
         native_release(&nh);
+        hdr_release(&h);
+    }
+}
+
+/* The conversion walks keys by table steps; the reference finds each HDR bucket's key on its
+ * own (native_observe of the highest equivalent value): the same buckets, for every shape. */
+static void test_conversion_equals_reference(void **state)
+{
+    (void)state;
+    struct rng r;
+    rng_seed(&r, 99);
+    for (int shape = 0; shape < 5; shape++) {
+        struct hdr h;
+        assert_int_equal(hdr_init(&h, 1, HIGHEST, 3), 0);
+        fill(&h, shape, &r, 30000);
+        hdr_record(&h, 1, 2); /* 1 ns: far below the rest, a jump */
+        struct native_hist got, want;
+        native_init(&got, NATIVE_SCHEMA);
+        native_init(&want, NATIVE_SCHEMA);
+        native_from_hdr(&got, &h, 1e-9);
+        for (size_t i = 0; i < h.counts_len; i++)
+            if (h.counts[i] > 0)
+                native_observe(&want, (double)hdr_highest_equivalent(&h, hdr_value_from_index(&h, i)) * 1e-9,
+                               (uint64_t)h.counts[i]);
+        assert_int_equal(got.count, want.count);
+        assert_int_equal(got.first, want.first);
+        assert_int_equal(got.n, want.n);
+        assert_memory_equal(got.counts, want.counts, got.n * sizeof *got.counts);
+        native_release(&got);
+        native_release(&want);
         hdr_release(&h);
     }
 }
@@ -236,6 +267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_quantiles_within_schema_error),
+        cmocka_unit_test(test_conversion_equals_reference),
         cmocka_unit_test(test_add_equals_merge),
         cmocka_unit_test(test_wire_shape),
     };

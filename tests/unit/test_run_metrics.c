@@ -47,7 +47,7 @@ struct seen {
     struct run_live_target last[2];
     struct run_live final;
     struct run_live_target final_t[2];
-    struct native_hist final_native[2][3]; /* deep copies: the engine's memory is valid during the call only */
+    struct native_hist final_native[2][4]; /* deep copies: the engine's memory is valid during the call only */
 };
 
 static void on_live(void *ctx, const struct run_live *l)
@@ -83,8 +83,8 @@ static void on_live(void *ctx, const struct run_live *l)
         s->final.targets = s->final_t;
         for (size_t t = 0; t < 2; t++) {
             const struct native_hist *n[] = {&l->targets[t].latency_native, &l->targets[t].service_native,
-                                             &l->targets[t].lag_native};
-            for (int k = 0; k < 3; k++) {
+                                             &l->targets[t].lag_native, &l->targets[t].ttfb_native};
+            for (int k = 0; k < 4; k++) {
                 native_init(&s->final_native[t][k], NATIVE_SCHEMA);
                 native_copy(&s->final_native[t][k], n[k]);
             }
@@ -186,6 +186,9 @@ static void test_engine_live(void **state)
         assert_native_is(&s.final_native[t][0], &r->latency_all);
         assert_native_is(&s.final_native[t][1], &r->service);
         assert_native_is(&s.final_native[t][2], &r->lag);
+        assert_hist_is(&l->ttfb, &r->ttfb, bounds, cfg.live_nbounds);
+        assert_native_is(&s.final_native[t][3], &r->ttfb);
+        assert_true(r->ttfb.total_count > 0);
         /* bytes include the warm-up, as the JSON's bytes_in; every request was written whole */
         assert_int_equal(l->bytes_received, r->counts.bytes_in + r->warmup_counts.bytes_in);
         uint64_t sent = r->counts.sent + r->warmup_counts.sent;
@@ -221,7 +224,8 @@ static void test_thresholds_as_bounds(void **state)
         assert_int_equal(run_threshold_parse(exprs[i], &cfg, &thr[i], err, sizeof err), 0);
     double s[8];
     size_t n = cli_metrics_thresholds(thr, 8, s, 8);
-    assert_int_equal(n, 5); /* ttfb (not exposed), error_rate, count are not latency bounds */
+    assert_int_equal(
+        n, 5); /* ttfb (exposed, but its thresholds are not bounds), error_rate, count are not latency bounds */
     const double want[] = {0.25, 0.007, 0.002, 0.5, 0.25};
     for (size_t i = 0; i < n; i++)
         assert_true(fabs(s[i] - want[i]) < 1e-15);
