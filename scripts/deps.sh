@@ -18,6 +18,7 @@ build=(
   libnghttp2-dev                        # HTTP/2 (nghttp2): h2 and h2c, client and knee serve --h2
   liburing-dev                          # io_uring (liburing): knee run --io uring (runtime: liburing2)
   libngtcp2-dev libnghttp3-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev  # HTTP/3 (QUIC): knee run --http3, knee serve --h3
+  libsnappy-dev                         # snappy compression: knee run --remote-write (runtime: libsnappy1v5)
   python3                               # scripts/fetch-uplot.sh checks uPlot's integrity hash with it
 )
 # npm fetches the pinned uPlot that knee report embeds (scripts/fetch-uplot.sh, once per build tree)

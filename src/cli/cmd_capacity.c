@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/io_check.h"
 #include "cli/metrics_flags.h"
+#include "cli/push_flags.h"
 #include "cli/opt.h"
 #include "cli/run_metrics.h"
 #include "cli/runopts.h"
@@ -35,6 +36,7 @@ struct cap_flags {
     bool linear, no_cross_check, progress, dry_run;
     struct strlist slo;
     struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
+    struct push_flags push;       /* --remote-write and its companions */
 };
 
 static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
@@ -93,7 +95,7 @@ static const enum runopt_id load_rows[] = {
 };
 /* clang-format on */
 #define NLOAD (sizeof load_rows / sizeof load_rows[0])
-#define CAP_NROWS (NLOAD + 26)
+#define CAP_NROWS (NLOAD + 26 + PUSH_FLAG_COUNT)
 
 static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
 {
@@ -161,6 +163,8 @@ static size_t cap_rows(struct runopts *o, struct cap_flags *f, struct opt *rows)
     };
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
+    for (int id = 0; id < PUSH_FLAG_COUNT; id++)
+        rows[n++] = push_flags_row(&f->push, (enum push_flag_id)id);
     rows[n++] = row("progress", 0, OPT_FLAG, &f->progress, NULL,
                     "progress on stderr even when it is not a terminal (a plain line as each window starts)");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
@@ -488,8 +492,8 @@ static int measure(const struct cmd_spec *spec, struct capacity_config *cfg, con
         return mrc;
     bool ran = false;
     int code = measure_report(spec, cfg, f, &ran);
-    cli_metrics_finish(metrics, ran); /* --metrics-linger: the last scrape sees the final values */
-    return code;
+    int pc = cli_metrics_finish(metrics, ran); /* --metrics-linger: the last scrape sees the final values */
+    return code ? code : pc;                   /* pc: --remote-write-required and not one push accepted */
 }
 
 int cmd_capacity(int argc, char **argv)
@@ -498,6 +502,7 @@ int cmd_capacity(int argc, char **argv)
     runopts_init(&o);
     struct cap_flags f;
     memset(&f, 0, sizeof f);
+    f.metrics.push = &f.push;
     struct opt rows[CAP_NROWS];
     struct cmd_spec spec = {
         .name = "capacity",
@@ -515,6 +520,7 @@ int cmd_capacity(int argc, char **argv)
     if (rc) {
         runopts_release(&o);
         strlist_release(&f.slo);
+        push_flags_release(&f.push);
         return rc == 1 ? 0 : rc;
     }
     double rates[CAPACITY_MAX_RATES];
@@ -537,6 +543,7 @@ int cmd_capacity(int argc, char **argv)
     runopts_config_release(&lc);
     strlist_release(&urls);
     strlist_release(&f.slo);
+    push_flags_release(&f.push);
     runopts_release(&o);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "cli/io_check.h"
 #include "cli/opt.h"
 #include "cli/run_abort.h"
+#include "cli/push_flags.h"
 #include "cli/run_metrics.h"
 #include "cli/run_output.h"
 #include "cli/run_live.h"
@@ -18,6 +19,7 @@
 #include "load/run.h"
 #include "record/threshold.h"
 #include "runreport/runreport.h"
+#include "core/units.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -28,11 +30,13 @@
 struct run_flags {
     const char *json, *hlog, *html;
     bool progress, verbose, dry_run;
-    bool live;                    /* --live: the full-screen view (cli/run_live.c) */
-    struct metrics_flags metrics; /* --metrics-listen, --metrics-linger, --metrics-buckets */
-    bool latency;                 /* wrk's --latency: knee always prints the distribution */
-    const char *script;           /* wrk's -s: refused with a pointer to knee's flags */
-    struct cli_abort *abort;      /* --abort-if, --abort-after (parsed after the load options) */
+    bool live;                       /* --live: the full-screen view (cli/run_live.c) */
+    struct metrics_flags metrics;    /* --metrics-listen, --metrics-linger, --metrics-buckets */
+    bool latency;                    /* wrk's --latency: knee always prints the distribution */
+    const char *script;              /* wrk's -s: refused with a pointer to knee's flags */
+    struct cli_abort *abort;         /* --abort-if, --abort-after (parsed after the load options) */
+    struct push_flags push;          /* --remote-write and its companions */
+    struct run_metrics *run_metrics; /* the registry and the pushes (cli_metrics_start), or NULL */
 };
 
 static struct opt row(const char *name, char short_name, enum opt_kind kind, void *dst, const char *metavar,
@@ -76,6 +80,8 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_HTTP3);
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
+    for (int id = 0; id < PUSH_FLAG_COUNT; id++)
+        rows[n++] = push_flags_row(&f->push, (enum push_flag_id)id);
     rows[n++] = row("verbose", 'v', OPT_FLAG, &f->verbose, NULL,
                     "the full summary: every table, per target, by outcome (default when something is wrong)");
     rows[n++] = row("dry-run", 0, OPT_FLAG, &f->dry_run, NULL,
@@ -86,7 +92,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
                     "wrk's Lua script: refused; knee's flags describe requests (see docs/COMING_FROM.md)");
     return n;
 }
-#define RUN_NROWS (RUNOPT_COUNT + 9 + METRICS_FLAG_COUNT)
+#define RUN_NROWS (RUNOPT_COUNT + 9 + METRICS_FLAG_COUNT + PUSH_FLAG_COUNT)
 
 static const char run_epilog[] =
     "Intervals: T0 planned send, T1 actual send (the write, or the connect start for a new\n"
@@ -211,7 +217,7 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
     cli_setup_print_plan(stdout, rc->setup);
     cli_print_shard_start(stdout, cfg);
     run_dryrun_release(&dry);
-    if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->abort->n || f->metrics.listen)
+    if (f->json || cfg->out_path || f->hlog || f->html || rc->nthr || f->abort->n || f->metrics.listen || f->push.url)
         printf("\noutputs\n");
     if (f->json)
         printf("  --json %s: the summary as JSON\n", strcmp(f->json, "-") == 0 ? "- (stdout)" : f->json);
@@ -231,6 +237,12 @@ static int dry_run(const struct cmd_spec *spec, const struct runopts_config *rc,
         char b[METRICS_MAX_BOUNDS * 12];
         printf("  --metrics-listen %s: Prometheus metrics, histogram buckets %s\n", f->metrics.listen,
                metrics_flags_format_bounds(bounds, nbounds, b, sizeof b));
+    }
+    if (f->push.url) {
+        char d[32];
+        printf("  --remote-write %s: Prometheus remote-write every %s%s\n", f->push.url,
+               units_fmt_duration(f->push.interval_ns ? f->push.interval_ns : PUSH_INTERVAL_DEFAULT_NS, d, sizeof d),
+               f->push.required ? " (exit 1 when not one push is accepted)" : "");
     }
     printf("\ndry run: every flag checked, every target resolved; nothing was sent\n");
     return opt_stdout_done(spec);
@@ -266,6 +278,8 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
         return failure_code(r);
     }
     bool written = cli_output_close_hlog(out);
+    cli_metrics_push_end(f->run_metrics, &res.remote_write); /* the final push: after the last second's merge */
+    cli_push_warn(&res.remote_write, &res.warnings);
     bool all_pass = true;
     for (size_t i = 0; i < rc->nthr; i++) {
         record_threshold_eval(&rc->thr[i], &res);
@@ -286,12 +300,12 @@ static int run_and_report(const struct cmd_spec *spec, struct runopts_config *rc
         knee_report(stderr, "knee run: ", "--out %s: %s", cfg->out_path, knee_strerror(res.out_error));
     written &= res.out_error == 0;
     bool source_failed = sources_report(rc);
-    int code = !res.accounting_ok || !written ? 1
-               : source_failed                ? 2
-               : aborted                      ? 99
-               : res.no_ok                    ? KNEE_EXIT_NO_OK
-               : !all_pass                    ? 99
-                                              : 0;
+    int code = !res.accounting_ok || !written || cli_push_failed_required(&res.remote_write) ? 1
+               : source_failed                                                               ? 2
+               : aborted                                                                     ? 99
+               : res.no_ok                                                                   ? KNEE_EXIT_NO_OK
+               : !all_pass                                                                   ? 99
+                                                                                             : 0;
     record_release(&res);
     return code;
 }
@@ -316,6 +330,7 @@ int cmd_run(int argc, char **argv)
     struct runopts o;
     runopts_init(&o);
     struct run_flags f = {0};
+    f.metrics.push = &f.push;
     struct cli_repeat_flags rep = {0}; /* --repeat, --settle, --out-dir, --until-ci */
     struct opt rows[RUN_NROWS + RUN_REPEAT_NROWS];
     struct cmd_spec spec = {
@@ -333,6 +348,7 @@ int cmd_run(int argc, char **argv)
     struct strlist urls = {0};
     int rc = opt_parse(&spec, argc, argv, &urls);
     if (rc) {
+        push_flags_release(&f.push);
         runopts_release(&o);
         return rc == 1 ? 0 : rc;
     }
@@ -343,6 +359,7 @@ int cmd_run(int argc, char **argv)
                       "NAME=URL) and their mix (--mix); docs/COMING_FROM.md maps wrk's scripts",
                       f.script);
         strlist_release(&urls);
+        push_flags_release(&f.push);
         runopts_release(&o);
         return rc;
     }
@@ -352,6 +369,7 @@ int cmd_run(int argc, char **argv)
                           : cli_live_check(&spec, STDOUT_FILENO);
         if (rc) {
             strlist_release(&urls);
+            push_flags_release(&f.push);
             runopts_release(&o);
             return rc;
         }
@@ -387,6 +405,7 @@ int cmd_run(int argc, char **argv)
         }
         if (rc == 0 && !f.dry_run)
             rc = cli_metrics_start(&f.metrics, &spec, &cfg.cfg, cfg.thr, cfg.nthr, &metrics);
+        f.run_metrics = metrics;
         if (rc == 0 && !f.dry_run) /* every check made: the setup request, then the load */
             rc = cli_setup_run(&spec, cfg.setup, &cfg, stderr);
         if (rc == 0 && rep.repeat) {
@@ -401,10 +420,14 @@ int cmd_run(int argc, char **argv)
             rc = run_and_report(&spec, &cfg, &out, &f);
             cli_until_ci_release(&u);
         }
-        cli_metrics_finish(metrics, ran && rc != 2); /* --metrics-linger: the last scrape sees the final values */
+        int mrc =
+            cli_metrics_finish(metrics, ran && rc != 2); /* --metrics-linger: the last scrape sees the final values */
+        if (rc == 0)
+            rc = mrc; /* --remote-write-required over --repeat: no record said it */
         runopts_config_release(&cfg);
     }
     strlist_release(&urls);
+    push_flags_release(&f.push);
     runopts_release(&o);
     return rc;
 }

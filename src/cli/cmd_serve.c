@@ -3,6 +3,7 @@
  * its final counters when it stops. */
 #include "cli/commands.h"
 #include "cli/metrics_flags.h"
+#include "cli/push_flags.h"
 #include "cli/opt.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -47,6 +48,12 @@ static struct serve_args a;
 /* --metrics-listen / --metrics-linger / --metrics-buckets (cli/metrics_flags): kept apart
  * from the server flags. */
 static struct metrics_flags ma;
+/* --remote-write and its companions (cli/push_flags): rows filled by cmd_serve (push_flags_row). */
+static struct push_flags pa;
+#define PUSH_ROW_SLOT                                                                                                  \
+    {                                                                                                                  \
+        "remote-write", 0, OPT_FLAG, NULL, NULL, NULL, 0, 0, 0                                                         \
+    }
 
 static struct opt opts[] = {
     {"preset", 'p', OPT_STR, &a.preset, "NAME", NULL /* preset_help */, 0, 0, 0},
@@ -101,7 +108,14 @@ static struct opt opts[] = {
      "after the servers stop, keep serving their final counters for D (bare number: s)", NS_PER_S, 0, 0},
     {"metrics-buckets", 0, OPT_STR, &ma.buckets, "LIST",
      "bounds of the server-time histogram, durations (default 1ms,2.5ms,5ms,...,10s)", 0, 0, 0},
+    PUSH_ROW_SLOT,
+    PUSH_ROW_SLOT,
+    PUSH_ROW_SLOT,
+    PUSH_ROW_SLOT,
+    PUSH_ROW_SLOT,
+    PUSH_ROW_SLOT, /* PUSH_FLAG_COUNT */
 };
+#define PUSH_ROWS_AT (OPT_COUNT_OF(opts) - PUSH_FLAG_COUNT)
 
 static const char epilog_head[] =
     "HTTP: any path runs the work; /work?ms=N sets this request's work time; ?fanout=N its\n"
@@ -395,22 +409,27 @@ struct serve_metrics {
     struct metrics_registry *reg;
     struct metrics_serve *ms;
     struct metrics_endpoint *ep;
+    struct cli_push *push; /* --remote-write, or NULL */
 };
 
 /* Expose the started servers. Returns 0, or the exit code when the endpoint cannot start. */
 static int metrics_start(struct serve_metrics *m, struct serve_handle *const *h, size_t n)
 {
     char err[256];
-    if (!ma.listen)
+    if (!metrics_flags_wanted(&ma))
         return 0;
     m->reg = metrics_new();
     int e = metrics_serve_new(m->reg, h, n, &m->ms, err, sizeof err);
-    if (e == 0)
+    if (e == 0 && ma.listen)
         e = metrics_endpoint_start(m->reg, ma.listen, &m->ep, err, sizeof err);
     if (e) {
         fprintf(stderr, "knee serve: --metrics-listen %s\n", err);
         return e == KNEE_EINVAL ? 2 : 1;
     }
+    if ((e = cli_push_start(&pa, &spec, m->reg, NULL, &m->push)) != 0)
+        return e;
+    if (!m->ep)
+        return 0;
     printf("metrics on http://%s/metrics\n", metrics_endpoint_address(m->ep));
     fflush(stdout);
     if (!metrics_endpoint_loopback(m->ep))
@@ -421,13 +440,34 @@ static int metrics_start(struct serve_metrics *m, struct serve_handle *const *h,
     return 0;
 }
 
-/* Publish the final counters, serve them for --metrics-linger (or until SIGINT/SIGTERM), stop. */
-static void metrics_finish(struct serve_metrics *m, const struct serve_counters *finals, const sigset_t *stop_sigs)
+/* The final push (--remote-write): one line on stderr when pushes failed. Returns 1 when
+ * --remote-write-required and not one was accepted, else 0. */
+static int push_finish(struct serve_metrics *m)
+{
+    if (!m->push)
+        return 0;
+    struct record_remote_write rw;
+    cli_push_end(m->push, &rw);
+    struct warn_list w = {0};
+    cli_push_warn(&rw, &w);
+    for (size_t i = 0; i < w.n; i++)
+        fprintf(stderr, "knee serve: %s\n", w.items[i]);
+    warn_list_release(&w);
+    cli_push_free(m->push);
+    m->push = NULL;
+    return cli_push_failed_required(&rw) ? 1 : 0;
+}
+
+/* Publish the final counters, push them (--remote-write), serve them for --metrics-linger (or
+ * until SIGINT/SIGTERM), stop. Returns push_finish's code. */
+static int metrics_finish(struct serve_metrics *m, const struct serve_counters *finals, const sigset_t *stop_sigs)
 {
     if (!m->reg)
-        return;
-    if (m->ms && m->ep) {
+        return 0;
+    if (m->ms)
         metrics_serve_publish(m->ms, finals);
+    int code = push_finish(m);
+    if (m->ms && m->ep) {
         if (ma.linger_ns) {
             char d[32];
             printf("metrics: final counters on http://%s/metrics for %s\n", metrics_endpoint_address(m->ep),
@@ -446,6 +486,7 @@ static void metrics_finish(struct serve_metrics *m, const struct serve_counters 
     metrics_endpoint_stop(m->ep);
     metrics_serve_free(m->ms);
     metrics_free(m->reg);
+    return code;
 }
 
 /* The servers of one --listen value (PRESET@ADDR:PORT), --count of them on consecutive ports,
@@ -607,6 +648,10 @@ int cmd_serve(int argc, char **argv)
 {
     memset(&a, 0, sizeof a);
     memset(&ma, 0, sizeof ma);
+    memset(&pa, 0, sizeof pa);
+    ma.push = &pa;
+    for (int id = 0; id < PUSH_FLAG_COUNT; id++)
+        opts[PUSH_ROWS_AT + (size_t)id] = push_flags_row(&pa, (enum push_flag_id)id);
     for (size_t i = 0; i < OPT_COUNT_OF(opts); i++)
         opts[i].seen = false;
     a.preset = "quiet";
@@ -617,6 +662,7 @@ int cmd_serve(int argc, char **argv)
     strlist_release(&args);
     if (r) {
         strlist_release(&a.listen);
+        push_flags_release(&pa);
         return r == 1 ? 0 : 2;
     }
     struct serve_config cfgs[MAX_SERVERS];
@@ -635,9 +681,12 @@ int cmd_serve(int argc, char **argv)
     if (rc == 0 && (rc = metrics_start(&metrics, h, started)) == 0)
         wait_for_stop(&stop_sigs);
     stop_servers(cfgs, h, started, &metrics, finals);
-    metrics_finish(&metrics, finals, &stop_sigs);
+    int pc = metrics_finish(&metrics, finals, &stop_sigs);
+    if (rc == 0)
+        rc = pc; /* --remote-write-required and not one push accepted */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
     strlist_release(&a.listen);
+    push_flags_release(&pa);
     return rc;
 }

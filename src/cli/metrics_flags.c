@@ -1,6 +1,8 @@
 /* The metrics flags shared by knee run, knee capacity and knee serve (cli/metrics_flags.h). */
 #include "cli/metrics_flags.h"
 
+#include "cli/push_flags.h"
+
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/units.h"
@@ -49,19 +51,26 @@ struct opt metrics_flags_row(struct metrics_flags *f, enum metrics_flag_id id, e
                                     : "bounds of the server-time histogram, durations (default 1ms,2.5ms,5ms,...,10s)"};
 }
 
+bool metrics_flags_wanted(const struct metrics_flags *f)
+{
+    return f->listen || (f->push && f->push->url);
+}
+
 int metrics_flags_check(const struct metrics_flags *f, const struct cmd_spec *spec, const double *extra_s,
                         size_t nextra, double *bounds_s, size_t *nbounds)
 {
     char err[256];
     *nbounds = 0;
-    if (!f->listen) {
-        if (f->linger_ns)
-            return opt_fail(spec, "--metrics-linger: needs --metrics-listen");
+    if (f->push && push_flags_check(f->push, spec))
+        return 2;
+    if (!f->listen && f->linger_ns)
+        return opt_fail(spec, "--metrics-linger: needs --metrics-listen");
+    if (!metrics_flags_wanted(f)) {
         if (f->buckets)
-            return opt_fail(spec, "--metrics-buckets: needs --metrics-listen");
+            return opt_fail(spec, "--metrics-buckets: needs --metrics-listen or --remote-write");
         return 0;
     }
-    if (metrics_endpoint_check(f->listen, err, sizeof err))
+    if (f->listen && metrics_endpoint_check(f->listen, err, sizeof err))
         return opt_fail(spec, "--metrics-listen: %s", err);
     double given[METRICS_MAX_BOUNDS];
     size_t ngiven = METRICS_DEFAULT_NBOUNDS;

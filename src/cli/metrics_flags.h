@@ -27,16 +27,24 @@ enum metrics_for { METRICS_FOR_RUN, METRICS_FOR_SERVE };
 struct metrics_flags {
     const char *listen, *buckets;
     uint64_t linger_ns;
+    const struct push_flags *push; /* the command's --remote-write flags (cli/push_flags.h) or NULL: with
+                                      --remote-write the registry and buckets are made without an endpoint */
 };
 
 /* The option row `id` for a command of kind `who`, its destination inside f. */
+struct push_flags;
+
+/* Whether the registry is needed: --metrics-listen or --remote-write. */
+bool metrics_flags_wanted(const struct metrics_flags *f);
+
 struct opt metrics_flags_row(struct metrics_flags *f, enum metrics_flag_id id, enum metrics_for who);
 
 /* Check the flags (--metrics-linger and --metrics-buckets need --metrics-listen; the address
  * is ADDR:PORT; the buckets are durations) and fill bounds_s (cap METRICS_MAX_BOUNDS) with the
  * buckets in seconds: --metrics-buckets or knee's default, with every value of extra_s (the
  * SLO thresholds, seconds) added as a boundary. Returns 0, or 2 after one line on stderr
- * naming the flag. Without --metrics-listen *nbounds is 0. */
+ * naming the flag. Without --metrics-listen or --remote-write *nbounds is 0. f->push (when set)
+ * is checked too (push_flags_check). */
 int metrics_flags_check(const struct metrics_flags *f, const struct cmd_spec *spec, const double *extra_s,
                         size_t nextra, double *bounds_s, size_t *nbounds);
 

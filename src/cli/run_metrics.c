@@ -2,6 +2,8 @@
  * -> the endpoint's registry (cli/run_metrics.h). */
 #include "cli/run_metrics.h"
 
+#include "cli/push_flags.h"
+
 #include "core/err.h"
 #include "core/units.h"
 #include "metrics/endpoint.h"
@@ -23,6 +25,9 @@ struct run_metrics {
     int64_t bounds_ns[METRICS_MAX_BOUNDS];
     struct metrics_run_sample base; /* the final values of the runs before this one */
     struct metrics_run_sample cur;  /* the values published last */
+    struct cli_push *push;          /* --remote-write, or NULL */
+    char shard_kv[32];              /* "shard=I" for a shard's pushes */
+    bool push_recorded;             /* cli_metrics_push_end gave the numbers to a run record */
 };
 
 size_t cli_metrics_thresholds(const struct run_threshold *thr, size_t nthr, double *out, size_t cap)
@@ -138,6 +143,7 @@ static void run_metrics_free(struct run_metrics *m)
 {
     if (!m)
         return;
+    cli_push_free(m->push);
     metrics_endpoint_stop(m->ep);
     if (m->mr) {
         metrics_run_sample_release(&m->base);
@@ -155,7 +161,7 @@ int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     double bounds[METRICS_MAX_BOUNDS];
     size_t nb;
     int rc = cli_metrics_check(f, spec, thr, nthr, bounds, &nb);
-    if (rc || !f->listen)
+    if (rc || !metrics_flags_wanted(f))
         return rc;
     struct run_metrics *m = xcalloc(1, sizeof *m);
     m->cmd = spec->name;
@@ -176,15 +182,27 @@ int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
     if (e == 0) {
         metrics_run_sample_init(m->mr, &m->base);
         metrics_run_sample_init(m->mr, &m->cur);
-        e = metrics_endpoint_start(m->reg, f->listen, &m->ep, err, sizeof err);
+        if (f->listen)
+            e = metrics_endpoint_start(m->reg, f->listen, &m->ep, err, sizeof err);
     }
     if (e) {
         knee_report(stderr, "", "knee %s: --metrics-listen %s", spec->name, err);
         run_metrics_free(m);
         return e == KNEE_EINVAL ? 2 : 1;
     }
-    fprintf(stderr, "metrics on http://%s/metrics\n", metrics_endpoint_address(m->ep));
-    if (!metrics_endpoint_loopback(m->ep))
+    if (f->push && f->push->url) {
+        const struct plan_shard *sh = &cfg->plan.shard;
+        if (sh->count)
+            snprintf(m->shard_kv, sizeof m->shard_kv, "shard=%u", (unsigned)sh->index);
+        e = cli_push_start(f->push, spec, m->reg, m->shard_kv[0] ? m->shard_kv : NULL, &m->push);
+        if (e) {
+            run_metrics_free(m);
+            return e;
+        }
+    }
+    if (m->ep)
+        fprintf(stderr, "metrics on http://%s/metrics\n", metrics_endpoint_address(m->ep));
+    if (m->ep && !metrics_endpoint_loopback(m->ep))
         fprintf(stderr,
                 "knee %s: --metrics-listen %s is not a loopback address: whoever can reach it can read the metrics\n",
                 spec->name, metrics_endpoint_address(m->ep));
@@ -202,29 +220,58 @@ int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
 
 const char *cli_metrics_address(const struct run_metrics *m)
 {
-    return metrics_endpoint_address(m->ep);
+    return m->ep ? metrics_endpoint_address(m->ep) : "";
 }
 
 int cli_metrics_port(const struct run_metrics *m)
 {
-    return metrics_endpoint_port(m->ep);
+    return m->ep ? metrics_endpoint_port(m->ep) : 0;
 }
 
-void cli_metrics_finish(struct run_metrics *m, bool linger)
+/* The final values: nothing in flight or queued, knee_run_finished 1. */
+static void publish_final(struct run_metrics *m)
 {
-    if (!m)
-        return;
     struct metrics_run_sample *s = &m->cur;
     for (size_t t = 0; t < m->nt; t++)
         s->in_flight[t] = s->queued[t] = 0;
     s->warmup = false;
     s->finished = true;
     metrics_run_publish(m->mr, s);
-    if (linger && m->linger_ns) {
+}
+
+void cli_metrics_push_end(struct run_metrics *m, struct record_remote_write *rw)
+{
+    memset(rw, 0, sizeof *rw);
+    if (!m || !m->push)
+        return;
+    publish_final(m);
+    cli_push_end(m->push, rw);
+    m->push_recorded = true;
+}
+
+int cli_metrics_finish(struct run_metrics *m, bool linger)
+{
+    if (!m)
+        return 0;
+    publish_final(m);
+    int code = 0;
+    if (m->push &&
+        !m->push_recorded) { /* a command that keeps no run record of the pushes: one line says what failed */
+        struct record_remote_write rw;
+        cli_push_end(m->push, &rw);
+        struct warn_list w = {0};
+        cli_push_warn(&rw, &w);
+        for (size_t i = 0; i < w.n; i++)
+            fprintf(stderr, "knee %s: %s\n", m->cmd, w.items[i]);
+        warn_list_release(&w);
+        code = cli_push_failed_required(&rw) ? 1 : 0;
+    }
+    if (linger && m->linger_ns && m->ep) {
         char d[32];
         fprintf(stderr, "metrics: final values on http://%s/metrics for %s (Ctrl-C ends it)\n",
                 metrics_endpoint_address(m->ep), units_fmt_duration(m->linger_ns, d, sizeof d));
         metrics_flags_linger(m->linger_ns);
     }
     run_metrics_free(m);
+    return code;
 }

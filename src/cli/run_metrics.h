@@ -25,6 +25,7 @@
 #include "cli/metrics_flags.h"
 #include "cli/opt.h"
 #include "load/run.h"
+#include "record/record.h"
 #include "record/threshold.h"
 
 struct run_metrics;
@@ -39,12 +40,12 @@ size_t cli_metrics_thresholds(const struct run_threshold *thr, size_t nthr, doub
 int cli_metrics_check(const struct metrics_flags *f, const struct cmd_spec *spec, const struct run_threshold *thr,
                       size_t nthr, double *bounds_s, size_t *nbounds);
 
-/* Without --metrics-listen: *out = NULL, 0. Else check the flags, declare knee run's families
- * for cfg's targets with the buckets (the thresholds added), start the endpoint (printing
- * "metrics on http://ADDR:PORT/metrics" on stderr, and a warning for a non-loopback address)
- * and set cfg->on_live, live_ctx, live_bounds_ns and live_nbounds. Returns 0, 2 (bad input:
- * a flag, an address that does not resolve) or 1 (the endpoint could not start), after one
- * line on stderr. m must outlive every run through cfg. */
+/* Without --metrics-listen and --remote-write (f->push): *out = NULL, 0. With --remote-write
+ * alone the registry is made and pushed from (cli/push_flags.h), without an endpoint. Else check the flags, declare
+ * knee run's families for cfg's targets with the buckets (the thresholds added), start the endpoint (printing "metrics
+ * on http://ADDR:PORT/metrics" on stderr, and a warning for a non-loopback address) and set cfg->on_live, live_ctx,
+ * live_bounds_ns and live_nbounds. Returns 0, 2 (bad input: a flag, an address that does not resolve) or 1 (the
+ * endpoint could not start), after one line on stderr. m must outlive every run through cfg. */
 int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec, struct run_config *cfg,
                       const struct run_threshold *thr, size_t nthr, struct run_metrics **out);
 
@@ -52,9 +53,16 @@ int cli_metrics_start(const struct metrics_flags *f, const struct cmd_spec *spec
 const char *cli_metrics_address(const struct run_metrics *m);
 int cli_metrics_port(const struct run_metrics *m);
 
-/* Mark the values final (knee_run_finished 1); with linger and --metrics-linger, keep serving
- * them for that long (SIGINT/SIGTERM ends the wait; "metrics: final values on ... for D" on
- * stderr); stop the endpoint and free. NULL is a no-op. */
-void cli_metrics_finish(struct run_metrics *m, bool linger);
+/* --remote-write (metrics_flags.push): mark the values final and end the pushes (the last one,
+ * the flush), their numbers into *rw (zeroed, set false, without --remote-write or m NULL).
+ * For a command that records one run (knee run): the record's remote_write. */
+void cli_metrics_push_end(struct run_metrics *m, struct record_remote_write *rw);
+
+/* Mark the values final (knee_run_finished 1); end the pushes if cli_metrics_push_end did not
+ * (then a failure is one line on stderr: no record says it); with linger and --metrics-linger,
+ * keep serving them for that long (SIGINT/SIGTERM ends the wait; "metrics: final values on ...
+ * for D" on stderr); stop the endpoint and free. Returns 1 when --remote-write-required and
+ * not one push was accepted (ended here), else 0. NULL is a no-op (0). */
+int cli_metrics_finish(struct run_metrics *m, bool linger);
 
 #endif

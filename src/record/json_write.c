@@ -736,6 +736,32 @@ static void aborted(struct jw *j, const struct run_record *r)
     jw_object_end(j);
 }
 
+/* "remote_write": null, or what the --remote-write pushes did (never a credential). */
+static void remote_write(struct jw *j, const struct run_record *r)
+{
+    const struct record_remote_write *w = &r->remote_write;
+    jw_key(j, "remote_write");
+    if (!w->set) {
+        jw_null(j);
+        return;
+    }
+    jw_object_begin(j);
+    jw_kv_string(j, "url", w->url);
+    jw_kv_bool(j, "required", w->required);
+    jw_kv_uint(j, "pushes", w->pushes);
+    jw_kv_uint(j, "ok", w->ok);
+    jw_kv_uint(j, "failed", w->failed);
+    jw_kv_uint(j, "retried", w->retried);
+    jw_kv_uint(j, "dropped", w->dropped);
+    jw_kv_uint(j, "bytes", w->bytes);
+    jw_key(j, "last_error");
+    if (w->last_error[0])
+        jw_string(j, w->last_error);
+    else
+        jw_null(j);
+    jw_object_end(j);
+}
+
 void record_write_json(FILE *out, const struct run_record *r, bool pretty)
 {
     struct jw j;
@@ -746,6 +772,7 @@ void record_write_json(FILE *out, const struct run_record *r, bool pretty)
     config(&j, r);
     FIELDS_WRITE(RECORD_TOP_FIELDS, &j, struct run_record, r);
     aborted(&j, r);
+    remote_write(&j, r);
     generator(&j, r);
     FIELDS_WRITE(RECORD_VERDICT_FIELDS, &j, struct run_record, r);
     jw_key(&j, "latency_interval");

@@ -605,6 +605,18 @@ struct run_abort {
     double at_s;
 };
 
+/* knee run --remote-write: what the pushes did (cli/push_flags.h); the JSON's "remote_write"
+ * (null when set is false). url never holds credentials (they are refused in it). */
+#define RECORD_RW_URL_MAX 1024
+#define RECORD_RW_ERROR_MAX 192
+struct record_remote_write {
+    bool set;
+    bool required;                                        /* --remote-write-required */
+    char url[RECORD_RW_URL_MAX];                          /* as given, cut at RECORD_RW_URL_MAX - 1 bytes */
+    uint64_t pushes, ok, failed, retried, dropped, bytes; /* push/push.h struct push_stats */
+    char last_error[RECORD_RW_ERROR_MAX];                 /* "" = none */
+};
+
 struct run_record {
     size_t ntargets;
     struct run_target_result *targets;
@@ -645,7 +657,8 @@ struct run_record {
     struct run_abort aborted;            /* --abort-if (record_set_aborted) */
     size_t nstages;                      /* --stages: one result per stage (record/stages.h); 0 without */
     struct run_stage_result *stages;
-    struct run_entries entries; /* --targets FILE held as a table: one row per entry (record/entries.h) */
+    struct run_entries entries;              /* --targets FILE held as a table: one row per entry (record/entries.h) */
+    struct record_remote_write remote_write; /* --remote-write (cli/push_flags.h); set false without */
 };
 
 /* Free everything the record owns (targets, histograms, ticks, warnings, config, thresholds,

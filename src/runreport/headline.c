@@ -81,6 +81,12 @@ static bool identities_hold(const struct run_record *v)
 const char *runreport_verdict(const struct run_record *v, char *buf, size_t len)
 {
     char a[320], b[32];
+    const struct record_remote_write *rw = &v->remote_write;
+    if (rw->set && rw->required && rw->ok == 0) { /* --remote-write-required decides the exit code: first */
+        snprintf(buf, len, "PUSH FAILED: not one --remote-write push was accepted (%s); exit 1",
+                 rw->last_error[0] ? rw->last_error : "none was sent");
+        return buf;
+    }
     if (!v->accounting_ok && v->shard.index == RUN_SHARD_MERGED && !v->shard.complete && identities_hold(v)) {
         snprintf(buf, len,
                  "INCOMPLETE: a shard did not run its part to the end; the numbers are the other "
