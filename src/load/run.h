@@ -180,7 +180,8 @@ struct run_config {
     const char *unix_socket;       /* --unix-socket PATH: every connection goes to this Unix stream socket */
     const char *const *connect_to; /* --connect-to HOST:PORT:ADDR:PORT rules as given (the first match wins) */
     size_t nconnect_to;
-    uint8_t stream_mode; /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
+    uint8_t stream_mode;  /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
+    const char *qlog_dir; /* --qlog DIR (--http3): one qlog file per QUIC connection; NULL = none */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start

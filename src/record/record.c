@@ -124,6 +124,16 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
     dq->bytes_received += sq->bytes_received;
     dq->send_blocked += sq->send_blocked;
     dq->pto += sq->pto;
+    dq->zero_rtt_accepted += sq->zero_rtt_accepted;
+    dq->zero_rtt_rejected += sq->zero_rtt_rejected;
+    dq->stream_packets_lost += sq->stream_packets_lost;
+    if (sq->rtt_connections && (!dq->rtt_connections || sq->rtt_min_us < dq->rtt_min_us))
+        dq->rtt_min_us = sq->rtt_min_us;
+    dq->rtt_connections += sq->rtt_connections;
+    dq->rtt_smoothed_sum_us += sq->rtt_smoothed_sum_us;
+    if (sq->rtt_smoothed_max_us > dq->rtt_smoothed_max_us)
+        dq->rtt_smoothed_max_us = sq->rtt_smoothed_max_us;
+    dq->cwnd_sum_bytes += sq->cwnd_sum_bytes;
     for (int k = 0; k < RUN_QC_COUNT; k++) {
         dq->reset_codes[k] += sq->reset_codes[k];
         dq->close_codes[k] += sq->close_codes[k];

@@ -159,7 +159,7 @@ static void test_nobody_listens(void **state)
     struct h3_client *h = NULL;
     char err[256];
     assert_int_equal(h3_tls_new(NULL, true, &t, err, sizeof err), 0);
-    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, 0, &h, err, sizeof err), 0);
+    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, NULL, &h, err, sizeof err), 0);
     assert_false(h3_client_flush(h));
     assert_int_equal(h3_client_stats(h)->datagrams_sent, 1);
     assert_true(h3_client_expiry_ns(h) != UINT64_MAX);
@@ -187,7 +187,9 @@ static void test_version_negotiation(void **state)
     struct h3_client *h = NULL;
     char err[256];
     assert_int_equal(h3_tls_new(NULL, true, &t, err, sizeof err), 0);
-    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, 4, &h, err, sizeof err), 0);
+    assert_int_equal(
+        h3_client_new(t, fd, "localhost", &callbacks, &(struct h3_client_opts){.max_streams = 4}, &h, err, sizeof err),
+        0);
     assert_false(h3_client_flush(h));
     wait_readable(peer);
     uint8_t in[2048];
