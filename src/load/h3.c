@@ -264,7 +264,9 @@ static void quic_count(struct conn *c)
             q->rtt_smoothed_max_us = srtt_us;
         q->cwnd_sum_bytes += p.cwnd;
     }
-    if (!c->h3->counted && c->state == CONN_READY) /* 0-RTT whose handshake never ended */
+    if (!c->h3->counted && h3_client_handshake_done(c->h3->cli))
+        quic_count_handshake(c);
+    else if (!c->h3->counted && c->state == CONN_READY) /* 0-RTT whose handshake never ended */
         c->t->pc.tls_failed++;
     c->t->bytes_out += s->bytes_sent;
 }
@@ -472,6 +474,8 @@ static void h3_settle(struct worker *w, struct conn *c)
     for (int round = 0; round < 8; round++) {
         c->due &= (uint8_t)~DUE_FLUSH;
         bool blocked = h3_client_flush(h);
+        if (!c->h3->counted && h3_client_handshake_done(h)) /* a 0-RTT connection's handshake ended */
+            quic_count_handshake(c);
         if (h3_client_reason(h) != H3_R_NONE) {
             h3_note_failure(c);
             h3_client_fail(h, H3_R_CLOSED);
@@ -480,8 +484,6 @@ static void h3_settle(struct worker *w, struct conn *c)
             h3_end(w, c);
             return;
         }
-        if (!c->h3->counted && h3_client_handshake_done(h))
-            quic_count_handshake(c);
         conn_want_out(w, c, blocked);
         h3_arm(w, c);
         if (!h3_client_usable(h)) {
