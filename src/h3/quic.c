@@ -17,6 +17,8 @@
 /* The largest datagram knee sends or takes (ngtcp2 sizes its packets below it). */
 #define H3_DGRAM 1452
 #define H3_RBUF 65536
+/* Datagrams per sendmmsg(2). */
+#define H3_BATCH 16
 
 /* TLS 1.3 only (QUIC requires it), the suites QUIC defines, no compatibility mode. */
 static const char h3_priority[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
@@ -336,10 +338,56 @@ static void quic_fatal(struct h3_client *c, int rv)
     c->closing = true;
 }
 
-/* Every packet ngtcp2 has, stream data from nghttp3 first. */
+/* Datagrams built and not sent yet: one sendmmsg(2) takes them all (one system call per
+ * flush rather than per datagram). One batch per thread: a client fills and sends it within
+ * one write_packets. */
+struct dgram_batch {
+    uint8_t buf[H3_BATCH][H3_DGRAM];
+    struct mmsghdr msg[H3_BATCH];
+    struct iovec iov[H3_BATCH];
+    unsigned n;
+};
+
+/* Send the batch: false when the socket refused some (EAGAIN: those are counted in
+ * send_blocked and left to QUIC's loss recovery, as one refused send). */
+static bool send_batch(struct h3_client *c, struct dgram_batch *b)
+{
+    unsigned off = 0;
+    while (off < b->n) {
+        int r = sendmmsg(c->fd, b->msg + off, b->n - off, MSG_DONTWAIT);
+        if (r > 0) {
+            for (unsigned i = off; i < off + (unsigned)r; i++) {
+                c->stats.datagrams_sent++;
+                c->stats.bytes_sent += b->msg[i].msg_len;
+            }
+            off += (unsigned)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->stats.send_blocked += b->n - off;
+            b->n = 0;
+            return false;
+        }
+        if (r < 0 && errno == ECONNREFUSED) { /* an ICMP port unreachable from an earlier datagram */
+            off++;
+            continue;
+        }
+        c->sys_errno = r < 0 ? errno : EIO;
+        h3_set_failed(c, H3_R_SOCKET, strerror(c->sys_errno));
+        break;
+    }
+    b->n = 0;
+    return true;
+}
+
+/* Every packet ngtcp2 has, stream data from nghttp3 first, sent in batches. */
 static bool write_packets(struct h3_client *c)
 {
-    uint8_t buf[H3_DGRAM];
+    static __thread struct dgram_batch batch;
+    struct dgram_batch *b = &batch;
+    b->n = 0;
     uint64_t ts = clock_now_ns();
     for (int guard = 0; guard < 4096; guard++) {
         int64_t sid = -1;
@@ -357,7 +405,7 @@ static bool write_packets(struct h3_client *c)
         uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
         ngtcp2_ssize ndata = -1;
         c->in_cb = true;
-        ngtcp2_ssize n = ngtcp2_conn_writev_stream(c->q, NULL, NULL, buf, sizeof buf, &ndata, flags, sid,
+        ngtcp2_ssize n = ngtcp2_conn_writev_stream(c->q, NULL, NULL, b->buf[b->n], H3_DGRAM, &ndata, flags, sid,
                                                    (const ngtcp2_vec *)vec, (size_t)nvec, ts);
         c->in_cb = false;
         if (n < 0) {
@@ -380,9 +428,13 @@ static bool write_packets(struct h3_client *c)
             nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndata);
         if (n == 0)
             break;
-        if (!send_dgram(c, buf, (size_t)n))
+        b->iov[b->n] = (struct iovec){.iov_base = b->buf[b->n], .iov_len = (size_t)n};
+        b->msg[b->n] = (struct mmsghdr){.msg_hdr = {.msg_iov = &b->iov[b->n], .msg_iovlen = 1}};
+        if (++b->n == H3_BATCH && !send_batch(c, b))
             return true;
     }
+    if (b->n && !send_batch(c, b))
+        return true;
     ngtcp2_conn_update_pkt_tx_time(c->q, ts);
     return false;
 }
