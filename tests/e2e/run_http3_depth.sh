@@ -95,6 +95,8 @@ json_check resume.json "tot['quic']['rtt_connections'] == 10 and 0 < tot['quic']
     tot['quic']['rtt_smoothed_max_us'] * 10 >= tot['quic']['rtt_smoothed_sum_us'] and \
     tot['quic']['cwnd_sum_bytes'] > 0 and tot['quic']['stream_packets_lost'] == 0" "resume: the path counters"
 grep -q "handshakes 10: 9 resumed" resume.txt || { cat resume.txt; fail "resume: the summary's tls line"; }
+grep -qE "^h3: 40 streams on 10 QUIC connections; .*; 0-RTT 9 accepted, 0 rejected; rtt min [0-9.]+ ms, smoothed mean [0-9.]+ ms$" \
+    resume.txt || { cat resume.txt; fail "resume: the summary's h3 line"; }
 
 run noresume 0 --cacert ca.pem -c 1 --requests-per-connection 4 -n 20 --tls-resume off "$(U good)"
 all_ok noresume
