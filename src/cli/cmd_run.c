@@ -78,6 +78,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_ABORT_IF);
     rows[n++] = runopts_row(o, RUNOPT_ABORT_AFTER);
     rows[n++] = runopts_row(o, RUNOPT_HTTP3);
+    rows[n++] = runopts_row(o, RUNOPT_QLOG);
     for (int id = 0; id < METRICS_FLAG_COUNT; id++)
         rows[n++] = metrics_flags_row(&f->metrics, (enum metrics_flag_id)id, METRICS_FOR_RUN);
     for (int id = 0; id < PUSH_FLAG_COUNT; id++)

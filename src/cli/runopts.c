@@ -228,6 +228,10 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
     [RUNOPT_HTTP3] = ROW("http3", 0, OPT_FLAG, http3, NULL,
                          "https: HTTP/3 over QUIC (UDP to the URL's port; --streams requests per connection, "
                          "--cacert/--insecure as over TCP)"),
+    [RUNOPT_QLOG] =
+        ROW("qlog", 0, OPT_STR, qlog_dir, "DIR",
+            "--http3: ngtcp2's qlog of every QUIC connection, one file each in DIR (t<thread>-c<conn>.sqlog, "
+            "JSON text sequences)"),
 };
 #undef ROW
 #undef ROW_UNIT
@@ -479,6 +483,7 @@ static int fill_transport(const struct runopts *o, const struct cmd_spec *spec, 
     cfg->http = o->http1 ? RUN_HTTP_1 : o->http2 ? RUN_HTTP_2 : RUN_HTTP_AUTO;
     cfg->h2c = o->h2c;
     cfg->http3 = o->http3;
+    cfg->qlog_dir = o->qlog_dir;
     cfg->tls_cacert = o->cacert;
     cfg->tls_insecure = o->insecure;
     cfg->tls_ciphers = o->ciphers;

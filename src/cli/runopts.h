@@ -101,6 +101,7 @@ enum runopt_id {
     RUNOPT_UNIX_SOCKET,
     RUNOPT_CONNECT_TO,
     RUNOPT_HTTP3, /* --http3: HTTP/3 over QUIC (load/h3.c) */
+    RUNOPT_QLOG,  /* --qlog DIR: a qlog file per QUIC connection (--http3) */
     RUNOPT_COUNT
 };
 
@@ -131,7 +132,8 @@ struct runopts {
     /* TLS and HTTP/2 */
     const char *cacert, *tls_version, *ciphers, *tls_resume;
     bool insecure, http1, http2, h2c;
-    bool http3; /* --http3 */
+    bool http3;           /* --http3 */
+    const char *qlog_dir; /* --qlog DIR */
     uint64_t streams, requests_per_connection;
     const char *targets_file, *targets_format, *targets_order, *feed, *feed_order; /* requests that vary */
     struct strlist abort_ifs;               /* --abort-if RULE (parsed by cli/run_abort.c, not by runopts_build) */

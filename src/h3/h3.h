@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "h2/h2.h"
 #include "net/net.h"
@@ -71,7 +72,24 @@ struct h3_tls;
  * no verification at all (insecure). Returns 0, or KNEE_EINVAL with the file and GnuTLS's
  * words in err. */
 int h3_tls_new(const char *cafile, bool insecure, struct h3_tls **out, char *err, size_t errlen);
+/* A client certificate for every connection (--cert, --key: PEM files; key NULL: in the cert
+ * file), offered when the server asks. Returns 0, or KNEE_EINVAL naming the flag and file with
+ * GnuTLS's words in err. */
+int h3_tls_set_client_cert(struct h3_tls *t, const char *cert, const char *key, char *err, size_t errlen);
 void h3_tls_free(struct h3_tls *t);
+
+/* ---- resumption ----------------------------------------------------------------------------- */
+
+/* The newest session of a target on one thread (--tls-resume): the server's TLS 1.3 session
+ * ticket and the QUIC transport parameters it sent with it (0-RTT needs both). Filled by the
+ * clients given it, offered by the next ones. One thread. */
+struct h3_session;
+/* An empty session (NULL: out of memory). */
+struct h3_session *h3_session_new(void);
+/* NULL: no-op. */
+void h3_session_free(struct h3_session *s);
+/* A ticket is kept. */
+bool h3_session_has_ticket(const struct h3_session *s);
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
@@ -96,10 +114,13 @@ struct h3_stream {
 struct h3_callbacks {
     /* One response header field (name lower-case), for Server-Timing. May be NULL. */
     void (*on_header)(struct h3_stream *s, const uint8_t *name, size_t namelen, const uint8_t *value, size_t valuelen);
-    /* Body bytes as they arrive. May be NULL. */
+    /* Body bytes as they arrive: DATA payload as nghttp3 hands it over (a frame, or the part of
+     * one that arrived in one read; nghttp3 0.8 tells no frame's end). May be NULL. */
     void (*on_data)(struct h3_stream *s, const uint8_t *data, size_t len);
     /* The stream is over: s->reason says how. Required. */
     void (*on_close)(struct h3_stream *s);
+    /* The final response's header section is complete (s->status set). May be NULL. */
+    void (*on_response)(struct h3_stream *s);
 };
 
 /* ---- the connection ----------------------------------------------------------------------- */
@@ -108,20 +129,41 @@ struct h3_client;
 
 /* Counters of a connection's life. */
 struct h3_client_stats {
-    uint64_t streams; /* requests submitted */
+    uint64_t streams; /* requests submitted (a stream sent again after a rejected 0-RTT: once) */
     uint64_t datagrams_sent, datagrams_received;
     uint64_t bytes_sent, bytes_received; /* UDP payload bytes */
     uint64_t send_blocked;               /* datagrams the socket refused (EAGAIN): left to QUIC's loss recovery */
     uint64_t pto;                        /* probe timeouts: the loss timer fired with no acknowledgement */
     uint64_t resets;                     /* streams the server reset */
+    uint64_t stream_packets_lost;        /* packets carrying request streams' data declared lost (ngtcp2's
+                                            count per stream, spurious losses included), summed at each
+                                            stream's close */
+};
+
+/* The path's estimates at this instant (ngtcp2_conn_get_conn_stat; ns and bytes). ngtcp2 0.12
+ * keeps no count of lost packets for the connection: stream_packets_lost is what there is. */
+struct h3_client_path {
+    uint64_t min_rtt_ns, smoothed_rtt_ns, latest_rtt_ns; /* 0: no RTT sample yet */
+    uint64_t cwnd, bytes_in_flight;
+};
+
+/* How a client starts. Zeroed: no resumption, no 0-RTT, no qlog, H3_MAX_STREAMS. */
+struct h3_client_opts {
+    uint32_t max_streams;       /* concurrent streams (0: H3_MAX_STREAMS) */
+    struct h3_session *session; /* NULL: no resumption; else its ticket is offered (when it has one) and
+                                   the server's newest ticket is kept in it (borrowed; outlives the client) */
+    bool early_data;            /* with session's ticket and transport parameters: requests are accepted
+                                   before the handshake ends and go as 0-RTT (sent again in 1-RTT when the
+                                   server rejects them) */
+    FILE *qlog;                 /* NULL: none; else ngtcp2's qlog of the connection (JSON text sequences)
+                                   is written here (borrowed: the caller closes it after h3_client_free) */
 };
 
 /* A client over fd (a connected non-blocking UDP socket, the caller's; it is not closed here):
- * the Initial packet is built (it leaves with the first flush), SNI and verification for host.
- * max_streams caps concurrent streams (0: H3_MAX_STREAMS). Returns 0, or KNEE_EINVAL with
- * the library's words in err. */
+ * the Initial packet is built (it leaves with the first flush), SNI and verification for host,
+ * the rest by o (NULL: zeroed). Returns 0, or KNEE_EINVAL with the library's words in err. */
 int h3_client_new(const struct h3_tls *tls, int fd, const char *host, const struct h3_callbacks *cb,
-                  uint32_t max_streams, struct h3_client **out, char *err, size_t errlen);
+                  const struct h3_client_opts *o, struct h3_client **out, char *err, size_t errlen);
 /* Free without a goodbye; streams still open are not called back. NULL: no-op. */
 void h3_client_free(struct h3_client *h);
 /* CONNECTION_CLOSE (H3_NO_ERROR) in one datagram, one try, when the connection is established
@@ -138,10 +180,18 @@ bool h3_client_flush(struct h3_client *h);
 /* When the timer must go off (CLOCK_MONOTONIC ns; UINT64_MAX: never). */
 uint64_t h3_client_expiry_ns(const struct h3_client *h);
 
-/* The handshake completed (requests may be submitted). */
+/* Requests may be submitted: the handshake completed, or 0-RTT is under way (h3_client_early). */
 bool h3_client_ready(const struct h3_client *h);
-/* The TLS session was resumed (a ticket). */
+/* The handshake completed. */
+bool h3_client_handshake_done(const struct h3_client *h);
+/* 0-RTT: the client offered a ticket with early data (requests before the handshake's end).
+ * After the handshake, h3_client_early_accepted says whether the server took them. */
+bool h3_client_early(const struct h3_client *h);
+bool h3_client_early_accepted(const struct h3_client *h);
+/* The TLS session was resumed (a ticket; known once the handshake completed). */
 bool h3_client_resumed(const struct h3_client *h);
+/* The server asked for a client certificate (known once the handshake completed). */
+bool h3_client_cert_requested(const struct h3_client *h);
 /* Streams that may be submitted now: min(max_streams, the server's bidirectional stream credit)
  * minus those open; 0 before the handshake, after GOAWAY or a failure. */
 uint32_t h3_client_capacity(const struct h3_client *h);
@@ -169,6 +219,7 @@ uint64_t h3_client_error_code(const struct h3_client *h, bool *close_app);
 int h3_client_errno(const struct h3_client *h);
 const char *h3_client_detail(const struct h3_client *h);
 const struct h3_client_stats *h3_client_stats(const struct h3_client *h);
+void h3_client_path(const struct h3_client *h, struct h3_client_path *out);
 
 /* "ngtcp2 0.12.1, nghttp3 0.8.0" (the environment record). */
 const char *h3_library_version(void);

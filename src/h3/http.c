@@ -29,6 +29,7 @@ void h3_stream_finish(struct h3_client *c, struct h3_stream *s, enum h3_reason r
     s->reason = r;
     stream_unlink(c, s);
     if (s->id >= 0) {
+        c->stats.stream_packets_lost += ngtcp2_conn_get_stream_loss_count(c->q, s->id);
         ngtcp2_conn_set_stream_user_data(c->q, s->id, NULL);
         if (c->h)
             nghttp3_conn_set_stream_user_data(c->h, s->id, NULL);
@@ -106,6 +107,16 @@ static int h_recv_header(nghttp3_conn *h, int64_t id, int32_t token, nghttp3_rcb
     return 0;
 }
 
+static int h_end_headers(nghttp3_conn *h, int64_t id, int fin, void *user, void *suser)
+{
+    (void)h, (void)id, (void)fin;
+    struct h3_client *c = user;
+    struct h3_stream *s = suser;
+    if (s && s->status >= 200 && c->cb->on_response)
+        c->cb->on_response(s);
+    return 0;
+}
+
 static int h_end_stream(nghttp3_conn *h, int64_t id, void *user, void *suser)
 {
     (void)h, (void)id, (void)user;
@@ -148,6 +159,7 @@ int h3_http_start(struct h3_client *c)
         .recv_data = h_recv_data,
         .deferred_consume = h_deferred_consume,
         .recv_header = h_recv_header,
+        .end_headers = h_end_headers,
         .end_stream = h_end_stream,
         .stop_sending = h_stop_sending,
         .reset_stream = h_reset_stream,
@@ -164,6 +176,29 @@ int h3_http_start(struct h3_client *c)
         nghttp3_conn_bind_qpack_streams(c->h, enc, dec))
         return -1;
     return 0;
+}
+
+int h3_http_restart(struct h3_client *c)
+{
+    if (c->h)
+        nghttp3_conn_del(c->h);
+    c->h = NULL;
+    c->ncancels = 0; /* their streams are closed already, and their ids are gone with the early data */
+    /* the open streams go back to the queue's head, oldest first (c->head is newest first) */
+    while (c->head) {
+        struct h3_stream *s = c->head;
+        stream_unlink(c, s);
+        s->id = -1;
+        s->first_byte_ns = s->done_ns = 0;
+        s->status = 0;
+        s->bytes = s->body_bytes = s->error_code = 0;
+        s->ended = false;
+        s->next = c->queued;
+        c->queued = s;
+        if (!c->queued_tail)
+            c->queued_tail = s;
+    }
+    return h3_http_start(c);
 }
 
 /* ------------------------------------------------------------------ ngtcp2's stream callbacks */

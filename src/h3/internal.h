@@ -16,6 +16,12 @@ struct h3_tls {
     bool insecure;
 };
 
+struct h3_session {
+    gnutls_datum_t ticket;      /* gnutls_session_get_data2's (gnutls_free); size 0: none */
+    ngtcp2_transport_params tp; /* the server's, from the connection that got the ticket */
+    bool has_tp;
+};
+
 struct h3_client {
     ngtcp2_crypto_conn_ref conn_ref; /* gnutls_session_get_ptr: how ngtcp2's crypto finds the connection */
     ngtcp2_conn *q;
@@ -30,8 +36,13 @@ struct h3_client {
     bool in_cb;    /* inside ngtcp2/nghttp3 (a submit or cancel is queued, not done) */
     bool goaway;   /* the server's GOAWAY: no new streams */
     bool handshake_done;
-    bool closing;          /* CONNECTION_CLOSE sent or received: nothing more goes out */
-    enum h3_reason reason; /* the connection's failure */
+    bool closing;               /* CONNECTION_CLOSE sent or received: nothing more goes out */
+    bool early;                 /* 0-RTT: HTTP/3 started before the handshake with the ticket's parameters */
+    bool early_sent;            /* ... and GnuTLS installed the 0-RTT key (early data went out) */
+    bool early_accepted;        /* the server took the early data */
+    struct h3_session *session; /* --tls-resume: where tickets go (borrowed) */
+    FILE *qlog;                 /* borrowed */
+    enum h3_reason reason;      /* the connection's failure */
     uint64_t error_code;
     bool close_app;
     int sys_errno;
@@ -60,5 +71,8 @@ void h3_http_callbacks(ngtcp2_callbacks *cb);
 void h3_http_submit_queued(struct h3_client *c);
 /* Close s with reason r (on_close), unless already closed. */
 void h3_stream_finish(struct h3_client *c, struct h3_stream *s, enum h3_reason r);
+/* The server rejected 0-RTT: the HTTP/3 connection starts again and every open stream is
+ * queued to be sent again (in 1-RTT) with the next flush. 0 or < 0. */
+int h3_http_restart(struct h3_client *c);
 
 #endif

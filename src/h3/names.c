@@ -1,6 +1,7 @@
 /* The words of src/h3: its reasons (run JSON transport-cause keys), HTTP/3 and QUIC error code
- * names, the libraries' versions, and the run's trust for QUIC connections (GnuTLS
- * credentials: --cacert or the system store, or none with --insecure). */
+ * names, the libraries' versions, the sessions kept for resumption, and the run's trust for
+ * QUIC connections (GnuTLS credentials: --cacert or the system store, or none with --insecure;
+ * a client certificate with --cert). */
 #include "h3/h3.h"
 
 #include "core/err.h"
@@ -102,6 +103,26 @@ const char *h3_library_version(void)
     return buf;
 }
 
+/* ------------------------------------------------------------------ sessions */
+
+struct h3_session *h3_session_new(void)
+{
+    return calloc(1, sizeof(struct h3_session));
+}
+
+void h3_session_free(struct h3_session *s)
+{
+    if (!s)
+        return;
+    gnutls_free(s->ticket.data);
+    free(s);
+}
+
+bool h3_session_has_ticket(const struct h3_session *s)
+{
+    return s && s->ticket.size > 0;
+}
+
 /* ------------------------------------------------------------------ credentials */
 
 int h3_tls_new(const char *cafile, bool insecure, struct h3_tls **out, char *err, size_t errlen)
@@ -125,6 +146,15 @@ int h3_tls_new(const char *cafile, bool insecure, struct h3_tls **out, char *err
         }
     }
     *out = t;
+    return 0;
+}
+
+int h3_tls_set_client_cert(struct h3_tls *t, const char *cert, const char *key, char *err, size_t errlen)
+{
+    int r = gnutls_certificate_set_x509_key_file(t->cred, cert, key ? key : cert, GNUTLS_X509_FMT_PEM);
+    if (r < 0)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--cert %s%s%s: %s", cert, key ? " --key " : "", key ? key : "",
+                         gnutls_strerror(r));
     return 0;
 }
 

@@ -17,6 +17,8 @@
 /* The largest datagram knee sends or takes (ngtcp2 sizes its packets below it). */
 #define H3_DGRAM 1452
 #define H3_RBUF 65536
+/* Datagrams per sendmmsg(2). */
+#define H3_BATCH 16
 
 /* TLS 1.3 only (QUIC requires it), the suites QUIC defines, no compatibility mode. */
 static const char h3_priority[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
@@ -56,10 +58,45 @@ static int new_cid_cb(ngtcp2_conn *q, ngtcp2_cid *cid, uint8_t *token, size_t ci
 
 static int handshake_completed_cb(ngtcp2_conn *q, void *user)
 {
-    (void)q;
     struct h3_client *c = user;
     c->handshake_done = true;
-    return h3_http_start(c) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+    if (!c->early)
+        return h3_http_start(c) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+    /* the 0-RTT key installed means early data went out (GnuTLS sends none when the ticket
+     * does not allow it); the server's EncryptedExtensions say whether it took them */
+    const ngtcp2_crypto_ctx *ectx = ngtcp2_conn_get_early_crypto_ctx(q);
+    c->early_sent = ectx && ectx->aead.native_handle;
+    c->early_accepted = c->early_sent && (gnutls_session_get_flags(c->tls) & GNUTLS_SFLAGS_EARLY_DATA);
+    if (c->early_accepted)
+        return 0;
+    if (!ngtcp2_conn_get_early_data_rejected(q) && ngtcp2_conn_early_data_rejected(q) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return h3_http_restart(c) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+}
+
+/* A NewSessionTicket arrived (after the handshake): it and the server's transport parameters
+ * become the target's newest session. */
+static int ticket_hook(gnutls_session_t tls, unsigned htype, unsigned when, unsigned incoming,
+                       const gnutls_datum_t *msg)
+{
+    (void)htype, (void)when, (void)incoming, (void)msg;
+    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(tls);
+    struct h3_client *c = ref->user_data;
+    struct h3_session *s = c->session;
+    gnutls_datum_t d = {0};
+    if (!s || gnutls_session_get_data2(tls, &d) != 0)
+        return 0;
+    gnutls_free(s->ticket.data);
+    s->ticket = d;
+    const ngtcp2_transport_params *p = ngtcp2_conn_get_remote_transport_params(c->q);
+    s->has_tp = p != NULL;
+    if (p) {
+        s->tp = *p;
+        /* its version list points into the connection's memory, and 0-RTT ignores it */
+        s->tp.version_info_present = 0;
+        memset(&s->tp.version_info, 0, sizeof s->tp.version_info);
+    }
+    return 0;
 }
 
 static int recv_vn_cb(ngtcp2_conn *q, const ngtcp2_pkt_hd *hd, const uint32_t *sv, size_t nsv, void *user)
@@ -71,10 +108,11 @@ static int recv_vn_cb(ngtcp2_conn *q, const ngtcp2_pkt_hd *hd, const uint32_t *s
     return 0;
 }
 
-/* The GnuTLS session of a client connection: QUIC's TLS 1.3, ALPN h3, SNI, verification. */
-static int tls_setup(struct h3_client *c, const struct h3_tls *tls, const char *host)
+/* The GnuTLS session of a client connection: QUIC's TLS 1.3, ALPN h3, SNI, verification, the
+ * session to resume and the hook that keeps the server's tickets. */
+static int tls_setup(struct h3_client *c, const struct h3_tls *tls, const char *host, bool early)
 {
-    int r = gnutls_init(&c->tls, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA);
+    int r = gnutls_init(&c->tls, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA | (early ? GNUTLS_ENABLE_EARLY_DATA : 0));
     if (r < 0)
         return r;
     if ((r = gnutls_priority_set_direct(c->tls, h3_priority, NULL)) < 0)
@@ -96,7 +134,23 @@ static int tls_setup(struct h3_client *c, const struct h3_tls *tls, const char *
         return r;
     if (!tls->insecure)
         gnutls_session_set_verify_cert(c->tls, host, 0);
+    if (c->session) {
+        /* a ticket GnuTLS refuses (expired, another server) is a full handshake, not an error */
+        if (c->session->ticket.size)
+            (void)gnutls_session_set_data(c->tls, c->session->ticket.data, c->session->ticket.size);
+        gnutls_handshake_set_hook_function(c->tls, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST, ticket_hook);
+    }
     return 0;
+}
+
+/* ngtcp2's qlog: every chunk to the caller's file as it comes (a connection's record is
+ * complete when the client is freed: the FIN chunk). */
+static void qlog_write(void *user, uint32_t flags, const void *data, size_t len)
+{
+    (void)flags;
+    struct h3_client *c = user;
+    if (c->qlog && len)
+        (void)fwrite(data, 1, len, c->qlog);
 }
 
 static int quic_setup(struct h3_client *c)
@@ -130,6 +184,8 @@ static int quic_setup(struct h3_client *c)
     ngtcp2_settings_default(&settings);
     settings.initial_ts = clock_now_ns();
     settings.max_tx_udp_payload_size = H3_DGRAM;
+    if (c->qlog)
+        settings.qlog.write = qlog_write;
     ngtcp2_transport_params params;
     ngtcp2_transport_params_default(&params);
     /* windows as large as HTTP/2's: the generator must never be the one that stalls a response */
@@ -141,15 +197,30 @@ static int quic_setup(struct h3_client *c)
     return ngtcp2_conn_client_new(&c->q, &dcid, &scid, &path, NGTCP2_PROTO_VER_V1, &cb, &settings, &params, NULL, c);
 }
 
-int h3_client_new(const struct h3_tls *tls, int fd, const char *host, const struct h3_callbacks *cb,
-                  uint32_t max_streams, struct h3_client **out, char *err, size_t errlen)
+/* 0-RTT: the ticket's transport parameters for ngtcp2, HTTP/3 at once (requests go out as early
+ * data with the ClientHello's flight). */
+static int early_setup(struct h3_client *c)
 {
+    ngtcp2_conn_set_early_remote_transport_params(c->q, &c->session->tp);
+    c->early = true;
+    return h3_http_start(c);
+}
+
+int h3_client_new(const struct h3_tls *tls, int fd, const char *host, const struct h3_callbacks *cb,
+                  const struct h3_client_opts *o, struct h3_client **out, char *err, size_t errlen)
+{
+    static const struct h3_client_opts none = {0};
+    if (!o)
+        o = &none;
     struct h3_client *c = calloc(1, sizeof *c);
     if (!c)
         return knee_fail(err, errlen, KNEE_EINVAL, "out of memory");
     c->fd = fd;
     c->cb = cb;
-    c->max_streams = max_streams ? max_streams : H3_MAX_STREAMS;
+    c->max_streams = o->max_streams ? o->max_streams : H3_MAX_STREAMS;
+    c->session = o->session;
+    c->qlog = o->qlog;
+    bool early = o->early_data && o->session && o->session->ticket.size && o->session->has_tp;
     c->local_len = sizeof c->local;
     c->remote_len = sizeof c->remote;
     if (getsockname(fd, (struct sockaddr *)&c->local, &c->local_len) ||
@@ -158,7 +229,7 @@ int h3_client_new(const struct h3_tls *tls, int fd, const char *host, const stru
         free(c);
         return knee_fail(err, errlen, KNEE_EINVAL, "UDP socket: %s", strerror(e));
     }
-    int r = tls_setup(c, tls, host);
+    int r = tls_setup(c, tls, host, early);
     if (r < 0) {
         h3_client_free(c);
         return knee_fail(err, errlen, KNEE_EINVAL, "GnuTLS: %s", gnutls_strerror(r));
@@ -169,6 +240,10 @@ int h3_client_new(const struct h3_tls *tls, int fd, const char *host, const stru
         return knee_fail(err, errlen, KNEE_EINVAL, "ngtcp2: %s", ngtcp2_strerror(r));
     }
     ngtcp2_conn_set_tls_native_handle(c->q, c->tls);
+    if (early && early_setup(c) != 0) {
+        h3_client_free(c);
+        return knee_fail(err, errlen, KNEE_EINVAL, "nghttp3: the HTTP/3 connection for 0-RTT");
+    }
     *out = c;
     return 0;
 }
@@ -263,10 +338,56 @@ static void quic_fatal(struct h3_client *c, int rv)
     c->closing = true;
 }
 
-/* Every packet ngtcp2 has, stream data from nghttp3 first. */
+/* Datagrams built and not sent yet: one sendmmsg(2) takes them all (one system call per
+ * flush rather than per datagram). One batch per thread: a client fills and sends it within
+ * one write_packets. */
+struct dgram_batch {
+    uint8_t buf[H3_BATCH][H3_DGRAM];
+    struct mmsghdr msg[H3_BATCH];
+    struct iovec iov[H3_BATCH];
+    unsigned n;
+};
+
+/* Send the batch: false when the socket refused some (EAGAIN: those are counted in
+ * send_blocked and left to QUIC's loss recovery, as one refused send). */
+static bool send_batch(struct h3_client *c, struct dgram_batch *b)
+{
+    unsigned off = 0;
+    while (off < b->n) {
+        int r = sendmmsg(c->fd, b->msg + off, b->n - off, MSG_DONTWAIT);
+        if (r > 0) {
+            for (unsigned i = off; i < off + (unsigned)r; i++) {
+                c->stats.datagrams_sent++;
+                c->stats.bytes_sent += b->msg[i].msg_len;
+            }
+            off += (unsigned)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->stats.send_blocked += b->n - off;
+            b->n = 0;
+            return false;
+        }
+        if (r < 0 && errno == ECONNREFUSED) { /* an ICMP port unreachable from an earlier datagram */
+            off++;
+            continue;
+        }
+        c->sys_errno = r < 0 ? errno : EIO;
+        h3_set_failed(c, H3_R_SOCKET, strerror(c->sys_errno));
+        break;
+    }
+    b->n = 0;
+    return true;
+}
+
+/* Every packet ngtcp2 has, stream data from nghttp3 first, sent in batches. */
 static bool write_packets(struct h3_client *c)
 {
-    uint8_t buf[H3_DGRAM];
+    static __thread struct dgram_batch batch;
+    struct dgram_batch *b = &batch;
+    b->n = 0;
     uint64_t ts = clock_now_ns();
     for (int guard = 0; guard < 4096; guard++) {
         int64_t sid = -1;
@@ -284,7 +405,7 @@ static bool write_packets(struct h3_client *c)
         uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
         ngtcp2_ssize ndata = -1;
         c->in_cb = true;
-        ngtcp2_ssize n = ngtcp2_conn_writev_stream(c->q, NULL, NULL, buf, sizeof buf, &ndata, flags, sid,
+        ngtcp2_ssize n = ngtcp2_conn_writev_stream(c->q, NULL, NULL, b->buf[b->n], H3_DGRAM, &ndata, flags, sid,
                                                    (const ngtcp2_vec *)vec, (size_t)nvec, ts);
         c->in_cb = false;
         if (n < 0) {
@@ -307,9 +428,13 @@ static bool write_packets(struct h3_client *c)
             nghttp3_conn_add_write_offset(c->h, sid, (size_t)ndata);
         if (n == 0)
             break;
-        if (!send_dgram(c, buf, (size_t)n))
+        b->iov[b->n] = (struct iovec){.iov_base = b->buf[b->n], .iov_len = (size_t)n};
+        b->msg[b->n] = (struct mmsghdr){.msg_hdr = {.msg_iov = &b->iov[b->n], .msg_iovlen = 1}};
+        if (++b->n == H3_BATCH && !send_batch(c, b))
             return true;
     }
+    if (b->n && !send_batch(c, b))
+        return true;
     ngtcp2_conn_update_pkt_tx_time(c->q, ts);
     return false;
 }
@@ -390,7 +515,27 @@ uint64_t h3_client_expiry_ns(const struct h3_client *c)
 
 bool h3_client_ready(const struct h3_client *c)
 {
-    return c->handshake_done && c->h && c->reason == H3_R_NONE;
+    return (c->handshake_done || c->early) && c->h && c->reason == H3_R_NONE;
+}
+
+bool h3_client_cert_requested(const struct h3_client *c)
+{
+    return c->tls && gnutls_certificate_client_get_request_status(c->tls) != 0;
+}
+
+bool h3_client_handshake_done(const struct h3_client *c)
+{
+    return c->handshake_done;
+}
+
+bool h3_client_early(const struct h3_client *c)
+{
+    return c->early;
+}
+
+bool h3_client_early_accepted(const struct h3_client *c)
+{
+    return c->early_accepted;
 }
 
 bool h3_client_resumed(const struct h3_client *c)
@@ -451,4 +596,20 @@ const char *h3_client_detail(const struct h3_client *c)
 const struct h3_client_stats *h3_client_stats(const struct h3_client *c)
 {
     return &c->stats;
+}
+
+void h3_client_path(const struct h3_client *c, struct h3_client_path *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!c->q)
+        return;
+    ngtcp2_conn_stat st;
+    ngtcp2_conn_get_conn_stat(c->q, &st);
+    if (st.first_rtt_sample_ts != UINT64_MAX && st.min_rtt != UINT64_MAX) {
+        out->min_rtt_ns = st.min_rtt;
+        out->smoothed_rtt_ns = st.smoothed_rtt;
+        out->latest_rtt_ns = st.latest_rtt;
+    }
+    out->cwnd = st.cwnd;
+    out->bytes_in_flight = st.bytes_in_flight;
 }

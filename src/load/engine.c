@@ -519,6 +519,9 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
         return rc;
     if (cfg->http3 && (rc = h3_tls_new(cfg->tls_cacert, cfg->tls_insecure, &e->h3tls, err, errlen)) != 0)
         return rc;
+    if (cfg->http3 && cfg->tls_cert &&
+        (rc = h3_tls_set_client_cert(e->h3tls, cfg->tls_cert, cfg->tls_key, err, errlen)) != 0)
+        return rc;
     rc = choose_io(e, cfg, any_tls, err, errlen);
     if (rc)
         return rc;

@@ -13,8 +13,11 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "h3/h3.h"
+#include "net/bind.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,11 +25,13 @@
 
 static const struct h3_callbacks h3_callbacks_of_load;
 
-/* A connection's QUIC state in the load engine: its client and its timer. */
+/* A connection's QUIC state in the load engine: its client, its timer, its qlog file. */
 struct h3_link {
     struct h3_client *cli;
     struct loop_timer timer;
     struct conn *c;
+    FILE *qlog;   /* --qlog: this connection's file; NULL: none */
+    bool counted; /* its handshake is counted (at once, or after 0-RTT when the handshake ends) */
 };
 
 static void h3_arm(struct worker *w, struct conn *c)
@@ -93,12 +98,16 @@ static void h3_note_failure(struct conn *c)
 
 /* ------------------------------------------------------------------ the transport row */
 
+/* A connected UDP socket to addr (the target's, --connect-to's included), from the next
+ * --local-address when there are some. */
 static int quic_connect(struct conn *c, const struct net_addr *addr)
 {
     int fd = socket(addr->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    if (connect(fd, (const struct sockaddr *)&addr->ss, addr->len) != 0) {
+    const struct net_addr *src = route_source(c->w);
+    if ((src && bind(fd, (const struct sockaddr *)&src->ss, src->len) != 0) ||
+        connect(fd, (const struct sockaddr *)&addr->ss, addr->len) != 0) {
         int e = errno;
         close(fd);
         return -e;
@@ -113,14 +122,43 @@ static int quic_connected(struct conn *c)
     return 0; /* a connected UDP socket: the connect phase is the socket's setup, the handshake is `tls` */
 }
 
+/* --qlog DIR: DIR/t<thread>-c<connection id>.sqlog (the id of the request log's conn column).
+ * A file that cannot be made is a connection without qlog, said once per thread. */
+static FILE *qlog_open(struct worker *w, const struct conn *c)
+{
+    const char *dir = w->e->cfg->qlog_dir;
+    if (!dir)
+        return NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/t%u-c%" PRIu64 ".sqlog", dir, (unsigned)w->index, (uint64_t)c->id);
+    FILE *f = fopen(path, "we");
+    if (!f && !w->qlog_warned) {
+        w->qlog_warned = true;
+        fprintf(stderr, "knee: --qlog %s: %s (the connections go on without qlog)\n", path, strerror(errno));
+    }
+    return f;
+}
+
 static int quic_start(struct conn *c)
 {
     struct worker *w = c->w;
+    struct target_rt *t = c->t;
     struct h3_link *l = xcalloc(1, sizeof *l);
+    bool resume = !w->e->cfg->tls_no_resume;
+    if (resume && !t->h3_session && !(t->h3_session = h3_session_new()))
+        resume = false;
+    l->qlog = qlog_open(w, c);
+    struct h3_client_opts o = {
+        .max_streams = w->e->h2_streams,
+        .session = resume ? t->h3_session : NULL,
+        .early_data = resume,
+        .qlog = l->qlog,
+    };
     char why[200];
-    int r = h3_client_new(w->e->h3tls, c->io.fd, c->t->et->url.host, &h3_callbacks_of_load, w->e->h2_streams, &l->cli,
-                          why, sizeof why);
+    int r = h3_client_new(w->e->h3tls, c->io.fd, t->et->url.host, &h3_callbacks_of_load, &o, &l->cli, why, sizeof why);
     if (r) {
+        if (l->qlog)
+            fclose(l->qlog);
         free(l);
         return r;
     }
@@ -152,15 +190,36 @@ static void quic_timeout(struct conn *c)
     (void)c; /* conn.c counts it as tls_handshake_timeout */
 }
 
-static int quic_opened(struct conn *c, struct run_proto_counts *pc)
+/* The handshake is over: full or resumed, and what became of 0-RTT. */
+static void quic_count_handshake(struct conn *c)
 {
-    bool resumed = h3_client_resumed(c->h3->cli);
+    struct h3_client *h = c->h3->cli;
+    struct run_proto_counts *pc = &c->t->pc;
+    bool resumed = h3_client_resumed(h);
     if (resumed)
         pc->tls_resumed++;
     else
         pc->tls_full++;
     pc->tls_version[RUN_TLS_V13]++;
+    if (h3_client_cert_requested(h))
+        pc->tls_cert_requested++;
+    if (h3_client_early(h) && h3_client_early_accepted(h))
+        pc->quic.zero_rtt_accepted++;
+    else if (h3_client_early(h))
+        pc->quic.zero_rtt_rejected++;
     c->log_tls = resumed ? REQLOG_TLS_RESUMED : REQLOG_TLS_FULL;
+    c->h3->counted = true;
+}
+
+/* Ready: after the handshake, or at once with 0-RTT (its handshake is counted when it ends:
+ * h3_settle). */
+static int quic_opened(struct conn *c, struct run_proto_counts *pc)
+{
+    (void)pc;
+    if (h3_client_handshake_done(c->h3->cli))
+        quic_count_handshake(c);
+    else
+        c->log_tls = REQLOG_TLS_RESUMED; /* a ticket was offered; the handshake says whether it was taken */
     return -1;
 }
 
@@ -173,7 +232,9 @@ static void quic_free(struct conn *c, bool closing)
         return;
     if (closing)
         loop_timer_cancel(&c->w->loop, &l->timer);
-    h3_client_free(l->cli);
+    h3_client_free(l->cli); /* ngtcp2's last qlog chunk goes out here */
+    if (l->qlog)
+        fclose(l->qlog);
     free(l);
     c->h3 = NULL;
 }
@@ -190,6 +251,23 @@ static void quic_count(struct conn *c)
     q->bytes_received += s->bytes_received;
     q->send_blocked += s->send_blocked;
     q->pto += s->pto;
+    q->stream_packets_lost += s->stream_packets_lost;
+    struct h3_client_path p;
+    h3_client_path(c->h3->cli, &p);
+    if (p.smoothed_rtt_ns) {
+        uint64_t min_us = p.min_rtt_ns / 1000, srtt_us = p.smoothed_rtt_ns / 1000;
+        if (!q->rtt_connections || min_us < q->rtt_min_us)
+            q->rtt_min_us = min_us;
+        q->rtt_connections++;
+        q->rtt_smoothed_sum_us += srtt_us;
+        if (srtt_us > q->rtt_smoothed_max_us)
+            q->rtt_smoothed_max_us = srtt_us;
+        q->cwnd_sum_bytes += p.cwnd;
+    }
+    if (!c->h3->counted && h3_client_handshake_done(c->h3->cli))
+        quic_count_handshake(c);
+    else if (!c->h3->counted && c->state == CONN_READY) /* 0-RTT whose handshake never ended */
+        c->t->pc.tls_failed++;
     c->t->bytes_out += s->bytes_sent;
 }
 
@@ -227,13 +305,36 @@ static void h3_on_header(struct h3_stream *s, const uint8_t *name, size_t namele
     struct req *r = s->user;
     if (namelen == 13 && memcmp(name, "server-timing", 13) == 0 && !r->resp.nst)
         r->resp.nst = http_parse_server_timing((const char *)value, valuelen, r->resp.st, HTTP_ST_MAX_ENTRIES);
+    if (namelen == 12 && memcmp(name, "content-type", 12) == 0)
+        r->resp.ct_value = http_content_type_is_sse((const char *)value, valuelen); /* noted; decided at the head */
 }
 
+/* The head is complete: are the body's events timed (--stream)? */
+static void h3_on_response(struct h3_stream *s)
+{
+    struct req *r = s->user;
+    if (!r->t->et->head)
+        http_events_head(&r->resp.ev, r->resp.ct_value);
+}
+
+/* Body bytes: the matchers, then the events (SSE scanned; chunks: one per piece of DATA
+ * nghttp3 hands over, as h2.c counts one per DATA frame). */
 static void h3_on_data(struct h3_stream *s, const uint8_t *data, size_t len)
 {
     struct req *r = s->user;
     if (r->t->et->matchers.n)
         http_matchers_feed(&r->t->et->matchers, r->resp.kmp, &r->resp.matched, (const char *)data, len);
+    if (!r->resp.ev.on || !len)
+        return;
+    uint32_t events = r->resp.ev.count;
+    uint64_t last_ns = r->resp.ev.last_ns;
+    r->resp.ev.now_ns = 0;
+    if (r->resp.ev.chunks)
+        http_events_chunk(&r->resp.ev);
+    else
+        http_events_body(&r->resp.ev, (const char *)data, len);
+    if (r->resp.ev.count != events)
+        account_stream_gaps(r, events, last_ns);
 }
 
 static void h3_on_close(struct h3_stream *s)
@@ -276,6 +377,7 @@ static const struct h3_callbacks h3_callbacks_of_load = {
     .on_header = h3_on_header,
     .on_data = h3_on_data,
     .on_close = h3_on_close,
+    .on_response = h3_on_response,
 };
 
 /* ------------------------------------------------------------------ the protocol row */
@@ -372,6 +474,8 @@ static void h3_settle(struct worker *w, struct conn *c)
     for (int round = 0; round < 8; round++) {
         c->due &= (uint8_t)~DUE_FLUSH;
         bool blocked = h3_client_flush(h);
+        if (!c->h3->counted && h3_client_handshake_done(h)) /* a 0-RTT connection's handshake ended */
+            quic_count_handshake(c);
         if (h3_client_reason(h) != H3_R_NONE) {
             h3_note_failure(c);
             h3_client_fail(h, H3_R_CLOSED);

@@ -145,6 +145,7 @@ struct target_rt {
     uint64_t bytes_out;                 /* request bytes written (warm-up included, as bytes_in in the JSON) */
     struct run_proto_counts pc;         /* connections by protocol and TLS version, handshakes, HTTP/2 */
     struct tls_session_cache tls_cache; /* --tls-resume: the newest session ticket of the target */
+    struct h3_session *h3_session;      /* --http3 --tls-resume: its newest QUIC session (h3.c; lazily) */
     struct vring vr;                    /* a target with a request source: its prepared requests */
     struct run_stream stream;           /* streamed responses' events (account.c) */
     struct run_stream ival_stream;      /* this interval's first events and gaps as they arrive (warm-up
@@ -187,6 +188,7 @@ struct worker {
     uint32_t nopen;      /* connecting + idle + busy */
     uint32_t connecting; /* connects in progress */
     uint32_t conn_seq;
+    bool qlog_warned; /* --qlog: a file could not be made (said once; h3.c) */
     size_t nclients;
     struct client *clients;
     size_t ngroups;

@@ -194,6 +194,7 @@ struct run_config {
     bool live_native;                           /* on_live also gets native histograms (run_live_target's *_native) */
     run_stream_interval_fn *on_stream_interval; /* per second, per target with events; NULL = none */
     void *stream_interval_ctx;
+    const char *qlog_dir; /* --qlog DIR (--http3): one qlog file per QUIC connection; NULL = none */
 };
 
 /* What run_config.on_live receives. Counters and histograms are cumulative since the start

@@ -8,6 +8,8 @@
 #include "net/route.h"
 
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* --cert/--key, --unix-socket and --connect-to: their syntax and how they combine (the files are
  * read when the run prepares; the command line reads them earlier, tls_client_cert_check). */
@@ -66,13 +68,18 @@ static int validate_transport(const struct run_config *cfg, char *err, size_t er
     if (cfg->http3 && (cfg->tls_min_version || cfg->tls_max_version || cfg->tls_ciphers))
         return knee_fail(err, errlen, KNEE_EINVAL, "--http3: QUIC is TLS 1.3 with its own suites (%s does not apply)",
                          cfg->tls_ciphers ? "--ciphers" : "--tls-version");
-    const char *not_h3 = cfg->proxy             ? "--proxy"
-                         : cfg->unix_socket     ? "--unix-socket"
-                         : cfg->local_addresses ? "--local-address"
-                         : cfg->tls_cert        ? "--cert"
-                                                : NULL;
-    if (cfg->http3 && not_h3) /* QUIC is UDP to the target's own address (h3.c), with no client certificate yet */
-        return knee_fail(err, errlen, KNEE_EINVAL, "--http3 and %s: not supported over HTTP/3 yet", not_h3);
+    if (cfg->http3 && cfg->proxy) /* an HTTP proxy's CONNECT is a TCP tunnel */
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--http3 and --proxy: QUIC is UDP, and an HTTP proxy tunnels TCP (CONNECT-UDP is not "
+                         "supported)");
+    if (cfg->http3 && cfg->unix_socket)
+        return knee_fail(err, errlen, KNEE_EINVAL,
+                         "--http3 and --unix-socket: QUIC is UDP datagrams, a Unix socket here is a byte stream");
+    if (cfg->qlog_dir && !cfg->http3)
+        return knee_fail(err, errlen, KNEE_EINVAL, "--qlog applies to --http3 (it logs QUIC connections)");
+    struct stat st;
+    if (cfg->qlog_dir && (stat(cfg->qlog_dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(cfg->qlog_dir, W_OK | X_OK)))
+        return knee_fail(err, errlen, KNEE_EINVAL, "--qlog %s: not a writable directory", cfg->qlog_dir);
     if (cfg->http3 && cfg->io == RUN_IO_URING)
         return knee_fail(err, errlen, KNEE_EINVAL, "--io uring applies to cleartext HTTP/1.1 (--http3 runs on epoll)");
     if (cfg->h2c && !any_plain)

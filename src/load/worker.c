@@ -533,6 +533,7 @@ void worker_release(struct worker *w)
         for (size_t j = 0; j < t->nst; j++)
             hdr_release(&t->st[j].dur);
         tls_session_cache_release(&t->tls_cache);
+        h3_session_free(t->h3_session);
         vring_release(t);
         free(t->q);
     }

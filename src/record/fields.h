@@ -157,7 +157,15 @@
     X("bytes_sent", u64, bytes_sent)                                                                               \
     X("bytes_received", u64, bytes_received)                                                                       \
     X("send_blocked", u64, send_blocked)                                                                           \
-    X("pto", u64, pto)
+    X("pto", u64, pto)                                                                                             \
+    X("zero_rtt_accepted", u64, zero_rtt_accepted)                                                                 \
+    X("zero_rtt_rejected", u64, zero_rtt_rejected)                                                                 \
+    X("stream_packets_lost", u64, stream_packets_lost)                                                             \
+    X("rtt_connections", u64, rtt_connections)                                                                     \
+    X("rtt_min_us", u64, rtt_min_us)                                                                               \
+    X("rtt_smoothed_sum_us", u64, rtt_smoothed_sum_us)                                                             \
+    X("rtt_smoothed_max_us", u64, rtt_smoothed_max_us)                                                             \
+    X("cwnd_sum_bytes", u64, cwnd_sum_bytes)
 
 /* struct run_proto_counts, a target's "h2" after max_concurrent */
 #define RECORD_H2_FIELDS(X, T)                                                                                       \

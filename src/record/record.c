@@ -5,6 +5,7 @@
 
 #include "core/err.h"
 #include "core/units.h"
+#include "h3/h3.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -124,6 +125,16 @@ void record_proto_counts_add(struct run_proto_counts *d, const struct run_proto_
     dq->bytes_received += sq->bytes_received;
     dq->send_blocked += sq->send_blocked;
     dq->pto += sq->pto;
+    dq->zero_rtt_accepted += sq->zero_rtt_accepted;
+    dq->zero_rtt_rejected += sq->zero_rtt_rejected;
+    dq->stream_packets_lost += sq->stream_packets_lost;
+    if (sq->rtt_connections && (!dq->rtt_connections || sq->rtt_min_us < dq->rtt_min_us))
+        dq->rtt_min_us = sq->rtt_min_us;
+    dq->rtt_connections += sq->rtt_connections;
+    dq->rtt_smoothed_sum_us += sq->rtt_smoothed_sum_us;
+    if (sq->rtt_smoothed_max_us > dq->rtt_smoothed_max_us)
+        dq->rtt_smoothed_max_us = sq->rtt_smoothed_max_us;
+    dq->cwnd_sum_bytes += sq->cwnd_sum_bytes;
     for (int k = 0; k < RUN_QC_COUNT; k++) {
         dq->reset_codes[k] += sq->reset_codes[k];
         dq->close_codes[k] += sq->close_codes[k];
@@ -150,47 +161,17 @@ void record_quic_close_add(struct run_quic_counts *q, uint64_t code, bool app)
     q->close_codes[quic_slot(code, app)]++;
 }
 
+/* The names are src/h3's (one table each for HTTP/3 and QUIC codes); the slots are the record's. */
 const char *record_quic_code_name(int k)
 {
-    static const char *const names[RUN_QC_COUNT] = {
-        "H3_NO_ERROR",
-        "H3_GENERAL_PROTOCOL_ERROR",
-        "H3_INTERNAL_ERROR",
-        "H3_STREAM_CREATION_ERROR",
-        "H3_CLOSED_CRITICAL_STREAM",
-        "H3_FRAME_UNEXPECTED",
-        "H3_FRAME_ERROR",
-        "H3_EXCESSIVE_LOAD",
-        "H3_ID_ERROR",
-        "H3_SETTINGS_ERROR",
-        "H3_MISSING_SETTINGS",
-        "H3_REQUEST_REJECTED",
-        "H3_REQUEST_CANCELLED",
-        "H3_REQUEST_INCOMPLETE",
-        "H3_MESSAGE_ERROR",
-        "H3_CONNECT_ERROR",
-        "H3_VERSION_FALLBACK",
-        "NO_ERROR",
-        "INTERNAL_ERROR",
-        "CONNECTION_REFUSED",
-        "FLOW_CONTROL_ERROR",
-        "STREAM_LIMIT_ERROR",
-        "STREAM_STATE_ERROR",
-        "FINAL_SIZE_ERROR",
-        "FRAME_ENCODING_ERROR",
-        "TRANSPORT_PARAMETER_ERROR",
-        "CONNECTION_ID_LIMIT_ERROR",
-        "PROTOCOL_VIOLATION",
-        "INVALID_TOKEN",
-        "APPLICATION_ERROR",
-        "CRYPTO_BUFFER_EXCEEDED",
-        "KEY_UPDATE_ERROR",
-        "AEAD_LIMIT_REACHED",
-        "NO_VIABLE_PATH",
-        "CRYPTO_ERROR",
-        "other",
-    };
-    return k >= 0 && k < RUN_QC_COUNT ? names[k] : "other";
+    const char *n = NULL;
+    if (k >= RUN_QC_H3 && k < RUN_QC_TRANSPORT)
+        n = h3_error_code_name(0x100 + (uint64_t)k);
+    else if (k >= RUN_QC_TRANSPORT && k < RUN_QC_CRYPTO)
+        n = quic_error_code_name((uint64_t)(k - RUN_QC_TRANSPORT));
+    else if (k == RUN_QC_CRYPTO)
+        n = quic_error_code_name(0x100);
+    return n ? n : "other";
 }
 
 void record_h2_limit_add(struct run_proto_counts *pc, uint64_t limit)

@@ -315,6 +315,14 @@ struct run_quic_counts {
     uint64_t pto;                        /* probe timeouts: the loss timer fired without an acknowledgement */
     uint64_t reset_codes[RUN_QC_COUNT];  /* streams the server reset, by code */
     uint64_t close_codes[RUN_QC_COUNT];  /* connections the server closed, by code */
+    uint64_t zero_rtt_accepted;          /* connections whose 0-RTT requests the server took (--tls-resume) */
+    uint64_t zero_rtt_rejected;          /* ... and refused (the requests went again in 1-RTT) */
+    uint64_t stream_packets_lost;        /* packets with request streams' data declared lost (ngtcp2) */
+    uint64_t rtt_connections;            /* connections with an RTT sample (the rtt_ fields are theirs) */
+    uint64_t rtt_min_us;                 /* the smallest minimum RTT of them (0: none) */
+    uint64_t rtt_smoothed_sum_us;        /* the sum of their smoothed RTT at close (the mean: / rtt_connections) */
+    uint64_t rtt_smoothed_max_us;        /* the largest of them */
+    uint64_t cwnd_sum_bytes;             /* the sum of their congestion windows at close */
 };
 struct run_proto_counts {
     uint64_t http1, h2;                         /* connections that became ready, by protocol */

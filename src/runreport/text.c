@@ -419,6 +419,12 @@ static void transport_target(FILE *out, const struct run_record *r, const struct
                 units_fmt_count(q->datagrams_received, dr, sizeof dr), (unsigned long long)q->pto);
         if (q->send_blocked)
             fprintf(out, ", %llu refused by the socket", (unsigned long long)q->send_blocked);
+        if (q->zero_rtt_accepted || q->zero_rtt_rejected)
+            fprintf(out, "; 0-RTT %llu accepted, %llu rejected", (unsigned long long)q->zero_rtt_accepted,
+                    (unsigned long long)q->zero_rtt_rejected);
+        if (q->rtt_connections)
+            fprintf(out, "; rtt min %.3f ms, smoothed mean %.3f ms", (double)q->rtt_min_us / 1e3,
+                    (double)q->rtt_smoothed_sum_us / 1e3 / (double)q->rtt_connections);
         fputc('\n', out);
     }
 }

@@ -60,7 +60,8 @@ all_ok() { # all_ok NAME: every request ok over h3, one h3 per connection, the q
     json_check "$1.json" "tot['outcomes']['ok'] == tot['accounting']['sent'] > 0 and \
         tot['status_codes'] == {'200': tot['outcomes']['ok']} and \
         tot['protocols'] == {'http/1.1': 0, 'h2': 0, 'h3': tot['connections']['opened']} and \
-        tot['connections']['failed'] == 0 and tot['tls_handshakes']['full'] == tot['protocols']['h3'] and \
+        tot['connections']['failed'] == 0 and \
+        tot['tls_handshakes']['full'] + tot['tls_handshakes']['resumed'] == tot['protocols']['h3'] and \
         tot['tls_versions'] == {'TLSv1.3': tot['protocols']['h3']} and \
         tot['quic']['streams'] == tot['accounting']['sent'] and \
         tot['quic']['datagrams_sent'] > 0 and tot['quic']['datagrams_received'] > 0 and \

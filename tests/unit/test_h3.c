@@ -90,7 +90,44 @@ static void test_codes_and_sums(void **state)
     assert_int_equal(b.quic.pto, 1);
     assert_int_equal(b.quic.reset_codes[RUN_QC_OTHER], 5);
     assert_int_equal(b.quic.close_codes[RUN_QC_CRYPTO], 1);
+    /* 0-RTT and the path: sums, the smallest minimum RTT of connections that had one, the largest
+     * smoothed RTT */
+    struct run_proto_counts c = {0}, d = {0}, e = {0};
+    c.quic = (struct run_quic_counts){.zero_rtt_accepted = 3,
+                                      .zero_rtt_rejected = 1,
+                                      .stream_packets_lost = 2,
+                                      .rtt_connections = 2,
+                                      .rtt_min_us = 80,
+                                      .rtt_smoothed_sum_us = 500,
+                                      .rtt_smoothed_max_us = 300,
+                                      .cwnd_sum_bytes = 24000};
+    d.quic = (struct run_quic_counts){.zero_rtt_accepted = 1,
+                                      .rtt_connections = 1,
+                                      .rtt_min_us = 120,
+                                      .rtt_smoothed_sum_us = 400,
+                                      .rtt_smoothed_max_us = 400,
+                                      .cwnd_sum_bytes = 12000};
+    record_proto_counts_add(&e, &d); /* into an empty one: d's values, its minimum too */
+    assert_int_equal(e.quic.rtt_min_us, 120);
+    record_proto_counts_add(&e, &c);
+    record_proto_counts_add(&e, &(struct run_proto_counts){0}); /* no connection with an RTT: nothing moves */
+    assert_int_equal(e.quic.zero_rtt_accepted, 4);
+    assert_int_equal(e.quic.zero_rtt_rejected, 1);
+    assert_int_equal(e.quic.stream_packets_lost, 2);
+    assert_int_equal(e.quic.rtt_connections, 3);
+    assert_int_equal(e.quic.rtt_min_us, 80);
+    assert_int_equal(e.quic.rtt_smoothed_sum_us, 900);
+    assert_int_equal(e.quic.rtt_smoothed_max_us, 400);
+    assert_int_equal(e.quic.cwnd_sum_bytes, 36000);
 }
+
+static int closes;
+static void on_close(struct h3_stream *s)
+{
+    (void)s;
+    closes++;
+}
+static const struct h3_callbacks callbacks = {.on_close = on_close};
 
 static void test_credentials(void **state)
 {
@@ -108,19 +145,73 @@ static void test_credentials(void **state)
     assert_non_null(strstr(err, "--cacert /tmp/knee-test-h3-empty.pem"));
     unlink("/tmp/knee-test-h3-empty.pem");
     assert_int_equal(h3_tls_new(NULL, true, &t, err, sizeof err), 0);
+    /* a client certificate that is not there: the flags and the file in the words */
+    assert_int_equal(h3_tls_set_client_cert(t, "/nonexistent/c.pem", NULL, err, sizeof err), KNEE_EINVAL);
+    assert_non_null(strstr(err, "--cert /nonexistent/c.pem: "));
+    assert_int_equal(h3_tls_set_client_cert(t, "/nonexistent/c.pem", "/nonexistent/k.pem", err, sizeof err),
+                     KNEE_EINVAL);
+    assert_non_null(strstr(err, "--cert /nonexistent/c.pem --key /nonexistent/k.pem: "));
     h3_tls_free(t);
     h3_tls_free(NULL);
 }
 
-/* ------------------------------------------------------------------ a client on loopback */
-
-static int closes;
-static void on_close(struct h3_stream *s)
+/* A session with no ticket yet: a client given it starts a full handshake (no 0-RTT, not ready
+ * before the handshake), ngtcp2's qlog goes to the file given (JSON text sequences: RS before
+ * each record, the first one qlog's header), and the path has no RTT sample yet. */
+static void test_session_and_qlog(void **state)
 {
-    (void)s;
-    closes++;
+    (void)state;
+    struct h3_session *s = h3_session_new();
+    assert_non_null(s);
+    assert_false(h3_session_has_ticket(s));
+    assert_false(h3_session_has_ticket(NULL));
+    int peer = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(peer, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t alen = sizeof a;
+    assert_int_equal(getsockname(peer, (struct sockaddr *)&a, &alen), 0);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    FILE *q = tmpfile();
+    assert_non_null(q);
+    struct h3_tls *t = NULL;
+    struct h3_client *h = NULL;
+    char err[256];
+    assert_int_equal(h3_tls_new(NULL, true, &t, err, sizeof err), 0);
+    struct h3_client_opts o = {.session = s, .early_data = true, .qlog = q};
+    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, &o, &h, err, sizeof err), 0);
+    assert_false(h3_client_early(h));
+    assert_false(h3_client_ready(h));
+    assert_int_equal(h3_client_capacity(h), 0);
+    assert_false(h3_client_flush(h));
+    assert_false(h3_client_handshake_done(h));
+    assert_false(h3_client_early_accepted(h));
+    assert_false(h3_client_resumed(h));
+    assert_false(h3_client_cert_requested(h));
+    struct h3_client_path p;
+    h3_client_path(h, &p);
+    assert_int_equal(p.min_rtt_ns, 0);
+    assert_int_equal(p.smoothed_rtt_ns, 0);
+    assert_true(p.cwnd > 0);
+    assert_true(p.bytes_in_flight >= 1200); /* the Initial, padded */
+    h3_client_free(h);
+    assert_false(h3_session_has_ticket(s)); /* no server, no ticket */
+    long len = ftell(q);
+    assert_true(len > 0);
+    char buf[256] = {0};
+    rewind(q);
+    assert_true(fread(buf, 1, sizeof buf - 1, q) > 0);
+    assert_int_equal(buf[0], 0x1e);
+    assert_non_null(strstr(buf, "\"qlog_format\":\"JSON-SEQ\""));
+    fclose(q);
+    h3_session_free(s);
+    h3_session_free(NULL);
+    h3_tls_free(t);
+    close(fd);
+    close(peer);
 }
-static const struct h3_callbacks callbacks = {.on_close = on_close};
+
+/* ------------------------------------------------------------------ a client on loopback */
 
 /* A UDP socket bound to a free loopback port (*port), or connected to port. */
 static int udp(uint16_t *port, bool bind_it)
@@ -159,7 +250,7 @@ static void test_nobody_listens(void **state)
     struct h3_client *h = NULL;
     char err[256];
     assert_int_equal(h3_tls_new(NULL, true, &t, err, sizeof err), 0);
-    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, 0, &h, err, sizeof err), 0);
+    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, NULL, &h, err, sizeof err), 0);
     assert_false(h3_client_flush(h));
     assert_int_equal(h3_client_stats(h)->datagrams_sent, 1);
     assert_true(h3_client_expiry_ns(h) != UINT64_MAX);
@@ -187,7 +278,9 @@ static void test_version_negotiation(void **state)
     struct h3_client *h = NULL;
     char err[256];
     assert_int_equal(h3_tls_new(NULL, true, &t, err, sizeof err), 0);
-    assert_int_equal(h3_client_new(t, fd, "localhost", &callbacks, 4, &h, err, sizeof err), 0);
+    assert_int_equal(
+        h3_client_new(t, fd, "localhost", &callbacks, &(struct h3_client_opts){.max_streams = 4}, &h, err, sizeof err),
+        0);
     assert_false(h3_client_flush(h));
     wait_readable(peer);
     uint8_t in[2048];
@@ -226,11 +319,9 @@ static void test_version_negotiation(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_codes_and_sums),
-        cmocka_unit_test(test_credentials),
-        cmocka_unit_test(test_nobody_listens),
-        cmocka_unit_test(test_version_negotiation),
+        cmocka_unit_test(test_names),          cmocka_unit_test(test_codes_and_sums),
+        cmocka_unit_test(test_credentials),    cmocka_unit_test(test_session_and_qlog),
+        cmocka_unit_test(test_nobody_listens), cmocka_unit_test(test_version_negotiation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -199,6 +199,11 @@ static void test_http3(void **state)
     char *plain[] = {"test", "-R", "10", "https://127.0.0.1:1/"};
     assert_int_equal(build(&c, NULL, 0, 4, plain), 0);
     assert_false(c.rc.cfg.http3);
+    assert_null(c.rc.cfg.qlog_dir);
+    release(&c);
+    char *qlog[] = {"test", "--http3", "--qlog", "/tmp", "-n", "1", "https://127.0.0.1:1/"};
+    assert_int_equal(build(&c, NULL, 0, 7, qlog), 0);
+    assert_string_equal(c.rc.cfg.qlog_dir, "/tmp"); /* whether DIR is writable: run_validate (exit 2) */
     release(&c);
 }
 
