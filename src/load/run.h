@@ -202,6 +202,8 @@ struct run_live_target {
     struct prom_hist service;        /* actual send -> full response */
     struct prom_hist lag;            /* planned send -> actual send */
     struct run_status_counts status; /* responses by status (after the warm-up, as counts) */
+    uint64_t conns_proto[3];         /* connections that became ready, by protocol: http/1.1, h2, h3
+                                        (warm-up included, as the JSON's protocols) */
 };
 
 struct run_live {
