@@ -479,6 +479,7 @@ struct capacity_load {
     uint64_t lag_limit_ns;   /* --lag-limit; 0: the relative rule */
     size_t ntargets;
     struct capacity_load_target targets[RUN_MAX_TARGETS];
+    bool http3; /* --http3: every step, the probe and the closed loop speak HTTP/3 over QUIC */
 };
 void capacity_load_of(const struct capacity_config *cfg, struct capacity_load *out);
 

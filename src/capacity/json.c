@@ -40,6 +40,7 @@ static void write_config(struct jw *j, const struct capacity_config *cfg, const 
     jw_kv_string(j, "arrivals", b.arrivals == RUN_ARRIVALS_POISSON ? "poisson" : "constant");
     jw_kv_uint(j, "seed", b.seed);
     jw_kv_uint(j, "threads", b.threads);
+    jw_kv_bool(j, "http3", b.http3);                                   /* --http3: every window spoke h3 */
     jw_kv_double(j, "timer_slack_ms", (double)b.timer_slack_ns / 1e6); /* --timer-slack, 0: none */
     jw_kv_double(j, "probe_rate", r->probe_rate);
     jw_kv_string(j, "probe_target", r->probe_target);

@@ -124,6 +124,7 @@ void capacity_load_of(const struct capacity_config *cfg, struct capacity_load *o
     out->threads = b->threads;
     out->timer_slack_ns = b->timer_slack_ns;
     out->lag_limit_ns = b->lag_limit_ns;
+    out->http3 = b->http3;
     for (size_t i = 0; i < b->plan.ntargets && i < RUN_MAX_TARGETS; i++)
         out->targets[out->ntargets++] = (struct capacity_load_target){
             b->plan.targets[i].name, b->plan.targets[i].method, b->plan.targets[i].url, b->plan.targets[i].weight};
@@ -482,6 +483,7 @@ static int start_probe(const struct capacity_config *cfg, struct serve_handle **
         if (strncasecmp(cfg->base->plan.targets[i].url, "https://", 8) == 0)
             sc.tls = true;
     sc.h2 = sc.tls ? cfg->base->http != RUN_HTTP_1 : cfg->base->h2c;
+    sc.h3 = sc.tls && cfg->base->http3; /* an --http3 probe speaks QUIC to it, as the steps do */
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);

@@ -83,6 +83,8 @@ static void print_head(FILE *out, const struct capacity_config *cfg, const char 
             fprintf(out, " (weight %g)", t->weight > 0 ? t->weight : 1);
         fputc('\n', out);
     }
+    if (b.http3)
+        fprintf(out, "  protocol  h3 (HTTP/3 over QUIC, --http3): every step and the probe\n");
     fprintf(out, "  ladder    %s /s (fixed: the same in every repetition)\n", lad);
     fprintf(out, "  windows   %s each after a %s warm-up, %s settle before each\n",
             units_fmt_duration(cfg->step_ns, d1, sizeof d1), units_fmt_duration(cfg->warmup_ns, d2, sizeof d2),

@@ -82,6 +82,7 @@ static const enum runopt_id load_rows[] = {
     RUNOPT_HTTP1,
     RUNOPT_HTTP2,
     RUNOPT_H2C,
+    RUNOPT_HTTP3, /* every step's run, the probe and the closed loop over QUIC */
     RUNOPT_STREAMS,
     RUNOPT_CERT,
     RUNOPT_KEY,

@@ -59,6 +59,7 @@ static void sample_copy(struct metrics_run_sample *dst, const struct metrics_run
     size_t n = src->ntargets;
     memcpy(dst->outcome, src->outcome, n * sizeof *src->outcome);
     memcpy(dst->status, src->status, n * sizeof *src->status);
+    memcpy(dst->conns_proto, src->conns_proto, n * sizeof *src->conns_proto);
     uint64_t *const d[] = {dst->planned,    dst->sent,           dst->dropped,   dst->conns_opened, dst->conns_failed,
                            dst->bytes_sent, dst->bytes_received, dst->in_flight, dst->queued};
     const uint64_t *const s[] = {src->planned,        src->sent,         src->dropped,
@@ -116,6 +117,8 @@ static void on_live(void *ctx, const struct run_live *l)
         s->dropped[t] = b->dropped[t] + c->dropped;
         s->conns_opened[t] = b->conns_opened[t] + c->conns_opened;
         s->conns_failed[t] = b->conns_failed[t] + c->conns_failed;
+        for (int k = 0; k < METRICS_PROTOCOLS; k++)
+            s->conns_proto[t][k] = b->conns_proto[t][k] + lt->conns_proto[k];
         s->bytes_sent[t] = b->bytes_sent[t] + lt->bytes_sent;
         s->bytes_received[t] = b->bytes_received[t] + lt->bytes_received;
         s->in_flight[t] = lt->in_flight;

@@ -195,14 +195,15 @@ int lab_nagle(const struct lab_options *o, struct lab_nagle_result *r);
 
 /* ---- tls: handshakes and connection churn against the tail ------------------------------------ */
 
-#define LAB_TLS_ROUNDS 4 /* keep-alive, a new connection per request resumed / full, plain TCP churn */
+#define LAB_TLS_ROUNDS 5 /* keep-alive, a new connection per request resumed / full, plain TCP churn, QUIC churn */
 
 struct lab_tls_round {
     char label[48]; /* "the keepalive round" */
     bool tls_on, keepalive, resume;
+    bool quic;              /* HTTP/3 over QUIC (the last round) */
     struct summary latency; /* ms from the planned send, ok outcomes */
     struct summary tls;     /* ms, the tls phase per new connection (the engine's histogram) */
-    uint64_t conns;         /* connections opened */
+    uint64_t conns;         /* connections opened (QUIC ones in the quic round) */
     uint64_t full, resumed; /* handshakes */
     uint64_t not_ok;        /* sent and not ok */
     double sent_rate;       /* /s over the window */

@@ -149,6 +149,9 @@ void live_snapshot(struct worker *w)
         o->in_flight = sent > ended ? sent - ended : 0;
         o->queued = t->qlen;
         o->status = t->status;
+        o->conns_proto[0] = t->pc.http1;
+        o->conns_proto[1] = t->pc.h2;
+        o->conns_proto[2] = t->pc.h3;
         prom_init(&o->latency, l->bounds_ns, l->nbounds);
         prom_init(&o->service, l->bounds_ns, l->nbounds);
         prom_init(&o->lag, l->bounds_ns, l->nbounds);
@@ -227,6 +230,8 @@ static void sum_posts(struct engine *e)
             d->in_flight += s->in_flight;
             d->queued += s->queued;
             record_status_add(&d->status, &s->status);
+            for (size_t k = 0; k < 3; k++)
+                d->conns_proto[k] += s->conns_proto[k];
             hist_add(&d->latency, &s->latency);
             hist_add(&d->service, &s->service);
             hist_add(&d->lag, &s->lag);

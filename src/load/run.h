@@ -222,6 +222,8 @@ struct run_live_target {
     struct native_hist latency_native, service_native, lag_native;
     struct prom_hist ttfb;          /* actual send -> first response byte (requests that got one) */
     struct native_hist ttfb_native; /* the same, native (with run_config.live_native) */
+    uint64_t conns_proto[3];        /* connections that became ready, by protocol: http/1.1, h2, h3
+                                       (warm-up included, as the JSON's protocols) */
 };
 
 struct run_live {

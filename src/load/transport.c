@@ -143,33 +143,15 @@ const struct conn_ops conn_plain_ops = {
     .write = plain_write,
 };
 
+/* The TLS row's calls, shared by the direct and the tunnelled row (a designated-initializer list:
+ * a row adds its own members after it). */
+#define TLS_OPS                                                                                                        \
+    .connect = tcp_connect, .connected = tcp_connected, .start = tls_start, .handshake = tls_step,                     \
+    .timeout = tls_timeout, .opened = tls_opened, .read = tls_read, .write = tls_write, .pending = tls_pending,        \
+    .close = tls_close, .release = tls_release
+
 /* TLS to the target inside a proxy's CONNECT tunnel: the TLS row after the tunnel's exchange
  * (proxy.c). */
-const struct conn_ops conn_proxy_tls_ops = {
-    .connect = tcp_connect,
-    .connected = tcp_connected,
-    .tunnel = proxy_tunnel,
-    .start = tls_start,
-    .handshake = tls_step,
-    .timeout = tls_timeout,
-    .opened = tls_opened,
-    .read = tls_read,
-    .write = tls_write,
-    .pending = tls_pending,
-    .close = tls_close,
-    .release = tls_release,
-};
+const struct conn_ops conn_proxy_tls_ops = {TLS_OPS, .tunnel = proxy_tunnel};
 
-const struct conn_ops conn_tls_ops = {
-    .connect = tcp_connect,
-    .connected = tcp_connected,
-    .start = tls_start,
-    .handshake = tls_step,
-    .timeout = tls_timeout,
-    .opened = tls_opened,
-    .read = tls_read,
-    .write = tls_write,
-    .pending = tls_pending,
-    .close = tls_close,
-    .release = tls_release,
-};
+const struct conn_ops conn_tls_ops = {TLS_OPS};

@@ -80,8 +80,10 @@ struct metrics_run {
     int resp_fid;                      /* knee_responses{target,code} */
     int (*code_ids)[RUN_STATUS_SLOTS]; /* its series per target and status slot, declared when first seen (0: none yet)
                                         */
-    const char **names;                /* the targets' names (copied) */
-    bool new_series;                   /* a series was declared since the snapshot was made */
+    int proto_fid;                     /* knee_protocol_connections{target,protocol} */
+    int (*proto_ids)[METRICS_PROTOCOLS]; /* its series, declared when first non-zero (as code_ids) */
+    const char **names;                  /* the targets' names (copied) */
+    bool new_series;                     /* a series was declared since the snapshot was made */
     int gids[G_COUNT];
     struct metrics_snapshot *snap;
 };
@@ -94,6 +96,7 @@ void metrics_run_free(struct metrics_run *m)
     free(m->outcome_ids);
     free(m->ids);
     free(m->code_ids);
+    free(m->proto_ids);
     for (size_t t = 0; m->names && t < m->ntargets; t++)
         free((char *)m->names[t]);
     free(m->names);
@@ -156,6 +159,17 @@ int metrics_run_new(struct metrics_registry *reg, const char *const *targets, si
                                        .max_series = METRICS_SERIES_MAX};
     if (rc >= 0)
         rc = m->resp_fid = metrics_family_add(reg, &resp, err, errlen);
+    static const char *const proto_labels[] = {"target", "protocol"};
+    struct metrics_family_spec proto = {.name = "knee_protocol_connections",
+                                        .help = "Connections that became ready, by protocol: h1 (HTTP/1.1), h2, "
+                                                "h3 (QUIC) (warm-up included).",
+                                        .type = METRICS_COUNTER,
+                                        .labels = proto_labels,
+                                        .nlabels = 2,
+                                        .max_series = (ntargets ? ntargets : 1) * METRICS_PROTOCOLS};
+    if (rc >= 0)
+        rc = m->proto_fid = metrics_family_add(reg, &proto, err, errlen);
+    m->proto_ids = xcalloc(ntargets ? ntargets : 1, sizeof *m->proto_ids);
     m->code_ids = xcalloc(ntargets ? ntargets : 1, sizeof *m->code_ids);
     m->names = xcalloc(ntargets ? ntargets : 1, sizeof *m->names);
     for (size_t t = 0; t < ntargets; t++)
@@ -175,6 +189,12 @@ int metrics_run_new(struct metrics_registry *reg, const char *const *targets, si
     return 0;
 }
 
+const char *metrics_protocol_name(int protocol)
+{
+    static const char *const names[METRICS_PROTOCOLS] = {"h1", "h2", "h3"};
+    return protocol >= 0 && protocol < METRICS_PROTOCOLS ? names[protocol] : NULL;
+}
+
 void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sample *s)
 {
     size_t n = m->ntargets ? m->ntargets : 1;
@@ -182,6 +202,7 @@ void metrics_run_sample_init(const struct metrics_run *m, struct metrics_run_sam
     s->ntargets = m->ntargets;
     s->outcome = xcalloc(n, sizeof *s->outcome);
     s->status = xcalloc(n, sizeof *s->status);
+    s->conns_proto = xcalloc(n, sizeof *s->conns_proto);
     uint64_t **counts[] = {&s->planned,    &s->sent,      &s->dropped,        &s->conns_opened, &s->conns_failed,
                            &s->bytes_sent, &s->in_flight, &s->bytes_received, &s->queued};
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
@@ -208,6 +229,7 @@ void metrics_run_sample_release(struct metrics_run_sample *s)
     }
     free(s->outcome);
     free(s->status);
+    free(s->conns_proto);
     free(s->planned);
     free(s->sent);
     free(s->dropped);
@@ -225,8 +247,9 @@ void metrics_run_sample_release(struct metrics_run_sample *s)
 }
 
 /* knee_responses: a series for every (target, code) seen so far, declared when first seen; a
- * code beyond the family's cap is left out (labels stay bounded). */
-static void declare_codes(struct metrics_run *m, const struct metrics_run_sample *s)
+ * code beyond the family's cap is left out (labels stay bounded). knee_protocol_connections
+ * alike: a series once a target has a connection of that protocol. */
+static void declare_series(struct metrics_run *m, const struct metrics_run_sample *s)
 {
     for (size_t t = 0; t < m->ntargets; t++)
         for (size_t k = 0; k < RUN_STATUS_SLOTS; k++) {
@@ -243,6 +266,16 @@ static void declare_codes(struct metrics_run *m, const struct metrics_run_sample
             m->code_ids[t][k] = id >= 0 ? id + 1 : -1; /* -1: refused, never asked again */
             m->new_series |= id >= 0;
         }
+    for (size_t t = 0; t < m->ntargets; t++)
+        for (int k = 0; k < METRICS_PROTOCOLS; k++) {
+            if (!s->conns_proto[t][k] || m->proto_ids[t][k])
+                continue;
+            char why[160];
+            const char *values[] = {m->names[t], metrics_protocol_name(k)};
+            int id = metrics_series_add(m->reg, m->proto_fid, values, why, sizeof why);
+            m->proto_ids[t][k] = id >= 0 ? id + 1 : -1;
+            m->new_series |= id >= 0;
+        }
     if (m->new_series) { /* a snapshot holds the series declared before it */
         metrics_snapshot_free(m->snap);
         m->snap = metrics_snapshot_new(m->reg);
@@ -254,12 +287,16 @@ int metrics_run_publish(struct metrics_run *m, const struct metrics_run_sample *
 {
     if (s->ntargets != m->ntargets)
         return KNEE_EMISMATCH;
-    declare_codes(m, s);
+    declare_series(m, s);
     struct metrics_snapshot *snap = m->snap;
     for (size_t t = 0; t < m->ntargets; t++)
         for (size_t k = 0; k < RUN_STATUS_SLOTS; k++)
             if (m->code_ids[t][k] > 0)
                 metrics_snapshot_set(snap, m->code_ids[t][k] - 1, (double)s->status[t].n[k]);
+    for (size_t t = 0; t < m->ntargets; t++)
+        for (int k = 0; k < METRICS_PROTOCOLS; k++)
+            if (m->proto_ids[t][k] > 0)
+                metrics_snapshot_set(snap, m->proto_ids[t][k] - 1, (double)s->conns_proto[t][k]);
     for (size_t t = 0; t < m->ntargets; t++) {
         for (int o = 0; o < OUTCOME_COUNT; o++)
             metrics_snapshot_set(snap, m->outcome_ids[t][o], (double)s->outcome[t][o]);

@@ -13,10 +13,13 @@
  *     metrics_run_sample_release(&s); metrics_run_free(mr);
  *
  * Labels: target (the run's target names), outcome (the eight outcome classes of
- * reqlog/reqlog.h, enum reqlog_outcome) and code (an HTTP status, 100 .. 599 or "other": a series
+ * reqlog/reqlog.h, enum reqlog_outcome), code (an HTTP status, 100 .. 599 or "other": a series
  * is declared when a target first sees the code, so at most 501 per target, and at most
- * METRICS_SERIES_MAX in all); nothing per URL or per request. Times are seconds. The four
- * histogram families (latency, service, lag, TTFB) are native too (metrics_family_spec.native). */
+ * METRICS_SERIES_MAX in all) and protocol (h1, h2, h3: a series is declared when a target's
+ * first connection of that protocol is ready, so a dashboard sums or splits
+ * knee_protocol_connections without zero series for protocols the run never spoke); nothing
+ * per URL or per request. Times are seconds. The four histogram families (latency, service,
+ * lag, TTFB) are native too (metrics_family_spec.native). */
 #ifndef KNEE_METRICS_KNEE_RUN_H
 #define KNEE_METRICS_KNEE_RUN_H
 
@@ -29,6 +32,11 @@
 #include "metrics/metrics.h"
 #include "record/status.h"
 #include "reqlog/reqlog.h"
+
+/* The protocols of knee_protocol_connections, in its label's spelling (h1, h2, h3). */
+enum metrics_protocol { METRICS_PROTO_H1, METRICS_PROTO_H2, METRICS_PROTO_H3, METRICS_PROTOCOLS };
+/* "h1", "h2", "h3"; NULL beyond. */
+const char *metrics_protocol_name(int protocol);
 
 /* Everything one publication carries; counts are cumulative since the start. Arrays have one
  * element per target, in the order given to metrics_run_new(). */
@@ -45,6 +53,9 @@ struct metrics_run_sample {
     struct prom_hist *lag;            /* planned send -> actual send: the generator's own delay */
     uint64_t *in_flight, *queued;     /* now (at the end of the last interval), per target */
     struct run_status_counts *status; /* responses by status, per target (knee_responses{target,code}) */
+    /* connections that became ready by protocol, [target][enum metrics_protocol]
+       (knee_protocol_connections{target,protocol}); warm-up included */
+    uint64_t (*conns_proto)[METRICS_PROTOCOLS];
     /* Run-wide. */
     bool warmup;            /* the warm-up runs: requests planned in it are not counted */
     bool finished;          /* the run is over: the values are final */

@@ -300,7 +300,7 @@ static void stream_gone(struct conn *sc)
         case PH_WORK:
         case PH_CPU:
         case PH_DEPS:
-        case PH_STREAM: /* refused with --h3 (preset.c); here for the switch to stay whole */
+        case PH_STREAM: /* its next event sees it dead and ends it */
             sc->dead = true;
             return;
         case PH_NONE:
@@ -446,6 +446,41 @@ static nghttp3_ssize body_read(nghttp3_conn *h3, int64_t id, nghttp3_vec *vec, s
     return 1;
 }
 
+/* An events answer's body: what is in out now, one DATA frame per call; nothing yet and more to
+ * come: WOULDBLOCK until serve_h3_events_push resumes the stream. The bytes stay in out until
+ * acknowledged (on_acked_data). */
+static nghttp3_ssize events_read(nghttp3_conn *h3, int64_t id, nghttp3_vec *vec, size_t veccnt, uint32_t *flags,
+                                 void *ud, void *sud)
+{
+    (void)h3, (void)id, (void)ud, (void)veccnt;
+    struct conn *sc = sud;
+    if (!sc)
+        return 0;
+    if (sc->out_start == sc->out_end) {
+        if (!sc->h3_events_eof)
+            return NGHTTP3_ERR_WOULDBLOCK;
+        *flags |= NGHTTP3_DATA_FLAG_EOF;
+        return 0;
+    }
+    vec[0].base = (uint8_t *)sc->out + sc->out_start;
+    vec[0].len = sc->out_end - sc->out_start;
+    sc->out_start = sc->out_end;
+    if (sc->h3_events_eof)
+        *flags |= NGHTTP3_DATA_FLAG_EOF;
+    return 1;
+}
+
+/* The client acknowledged len more bytes of a stream's body (an events answer reuses out once
+ * every byte written is acknowledged). */
+static int on_acked_data(nghttp3_conn *h3, int64_t id, uint64_t len, void *ud, void *sud)
+{
+    (void)h3, (void)id, (void)ud;
+    struct conn *sc = sud;
+    if (sc)
+        sc->h3_acked += (size_t)len;
+    return 0;
+}
+
 static nghttp3_nv nv(const char *name, const char *value, size_t vlen)
 {
     nghttp3_nv f = {(uint8_t *)name, (uint8_t *)value, strlen(name), vlen, NGHTTP3_NV_FLAG_NONE};
@@ -492,6 +527,56 @@ void serve_h3_respond(struct conn *sc, int status, const char *ctype, const char
     nghttp3_data_reader dr = {.read_data = body_read};
     if (nghttp3_conn_submit_response(q->h3, sc->h3_id, nva, n, &dr) != 0)
         counter_inc(&sc->srv->c.write_failures);
+}
+
+/* The Server-Timing line of extra ("Name: v\r\n"), if any, as a field with a lower-case name. */
+static size_t timing_field(const char *extra, nghttp3_nv *f)
+{
+    const char *colon = extra ? strchr(extra, ':') : NULL;
+    const char *eol = extra ? strstr(extra, "\r\n") : NULL;
+    if (!colon || !eol || colon > eol)
+        return 0;
+    const char *v = colon + 1;
+    while (*v == ' ')
+        v++;
+    *f = nv("server-timing", v, (size_t)(eol - v));
+    return 1;
+}
+
+void serve_h3_events_begin(struct conn *sc, const char *extra)
+{
+    struct serve_h3_conn *q = sc->h3_parent;
+    if (sc->dead || !q || q->dead || !q->h3)
+        return;
+    sc->out_start = sc->out_end = sc->h3_acked = 0;
+    sc->h3_events_eof = false;
+    nghttp3_nv nva[6];
+    size_t n = 0;
+    nva[n++] = nv(":status", "200", 3);
+    nva[n++] = nv("server", "knee", 4);
+    nva[n++] = nv("date", sc->srv->date, strlen(sc->srv->date));
+    nva[n++] = nv("content-type", "text/event-stream", 17);
+    nva[n++] = nv("cache-control", "no-cache", 8);
+    n += timing_field(extra, &nva[n]);
+    nghttp3_data_reader dr = {.read_data = events_read};
+    if (nghttp3_conn_submit_response(q->h3, sc->h3_id, nva, n, &dr) != 0)
+        counter_inc(&sc->srv->c.write_failures);
+}
+
+bool serve_h3_events_push(struct conn *sc, const char *p, size_t n, bool eof)
+{
+    struct serve_h3_conn *q = sc->h3_parent;
+    if (sc->dead || !q || q->dead || !q->h3)
+        return true; /* nobody to write to: the caller's end comes as for a gone client */
+    if (sc->h3_acked == sc->out_end && sc->out_start == sc->out_end)
+        sc->out_start = sc->out_end = sc->h3_acked = 0; /* all of it acknowledged: reuse out */
+    if (sizeof sc->out - sc->out_end < n)
+        return false;
+    memcpy(sc->out + sc->out_end, p, n);
+    sc->out_end += n;
+    sc->h3_events_eof = eof;
+    nghttp3_conn_resume_stream(q->h3, sc->h3_id);
+    return true;
 }
 
 void serve_h3_stream_done(struct conn *sc)
@@ -623,6 +708,7 @@ static int h3_setup(struct serve_h3_conn *q)
     if (q->h3)
         return 0;
     nghttp3_callbacks cb = {
+        .acked_stream_data = on_acked_data,
         .stream_close = on_h3_stream_close,
         .recv_data = on_recv_data,
         .deferred_consume = on_deferred_consume,

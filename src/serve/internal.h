@@ -138,6 +138,8 @@ struct conn {
      * (NULL once the stream is unlinked) and its stream id (0 is a valid one: test h3_parent). */
     struct serve_h3_conn *h3_parent;
     int64_t h3_id;
+    size_t h3_acked;    /* bytes of out the client acknowledged: out is reused only once all are */
+    bool h3_events_eof; /* an events answer's last event is in out (serve_h3_events_*) */
     size_t in_start, in_end;
     size_t out_start, out_end;
     unsigned ncuts, cut0;
@@ -383,6 +385,14 @@ void serve_h3_respond(struct conn *stream, int status, const char *ctype, const 
 void serve_h3_stream_done(struct conn *stream);
 /* A stream is freed: unlink it from its connection (which goes when it waited for it). */
 void serve_h3_stream_free(struct conn *stream);
+/* A stream answered as events: submit the head (200, text/event-stream, extra header lines), its
+ * body to come through serve_h3_events_push. Nothing is written here. */
+void serve_h3_events_begin(struct conn *stream, const char *extra);
+/* Append n bytes (one event: one DATA frame) to the events body, eof with the last. false when
+ * out has no room yet (bytes sent and not acknowledged stay in it: try again later); true when
+ * written or when nobody is left to write to. Nothing is written here: serve_h3_stream_done
+ * writes (after serve_work_end for the last). */
+bool serve_h3_events_push(struct conn *stream, const char *p, size_t n, bool eof);
 
 /* ---- work.c: the request pipeline ---- */
 

@@ -158,8 +158,6 @@ int serve_config_check(const struct serve_config *c, char *err, size_t errlen)
         return bad(err, errlen, "--cert and --key are for TLS: add --tls");
     if (c->h3 && !c->tls)
         return bad(err, errlen, "--h3 is HTTP/3 over QUIC, which is TLS 1.3: add --tls");
-    if (c->h3 && c->stream) /* its events are chunks or DATA frames; HTTP/3's stream writer has none yet */
-        return bad(err, errlen, "--h3 with --preset stream: the streamed preset is not served over HTTP/3 yet");
     if ((c->cert_file == NULL) != (c->key_file == NULL))
         return bad(err, errlen, c->cert_file ? "--cert needs --key" : "--key needs --cert");
     static const struct {

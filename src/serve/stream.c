@@ -2,7 +2,8 @@
  * events, the shape of a token stream. The request waits for its slot and for the first event's
  * delay as any work does (work.c); then the head and the first event go out, and each next event
  * comes from a timer on the server's loop (never a sleep), the slot held until the last. Over
- * HTTP/1.1 each event is one chunk; over HTTP/2 one DATA frame (when the client keeps up). */
+ * HTTP/1.1 each event is one chunk; over HTTP/2 and HTTP/3 one DATA frame (when the client keeps
+ * up). */
 #include "serve/internal.h"
 
 #include "core/clock.h"
@@ -76,12 +77,19 @@ static void head_h1(struct conn *c, const char *timing)
         c->closing = true;
 }
 
+/* An HTTP/2 or HTTP/3 stream: its events are DATA frames, not chunks (an HTTP/3 stream id may be
+ * 0: its parent tells). */
+static bool framed(const struct conn *c)
+{
+    return c->h2_id || c->h3_parent;
+}
+
 /* Event i of n ("id: i\ndata: {...}\n\n"), framed as a chunk over HTTP/1.1. Returns its length. */
 static size_t event_bytes(const struct conn *c, unsigned i, unsigned n, char out[EVENT_MAX])
 {
     char ev[96];
     int len = snprintf(ev, sizeof ev, "id: %u\ndata: {\"i\":%u,\"of\":%u}\n\n", i, i, n);
-    if (c->h2_id) {
+    if (framed(c)) {
         memcpy(out, ev, (size_t)len);
         return (size_t)len;
     }
@@ -97,6 +105,10 @@ static void stream_flush(struct conn *c)
         return;
     if (c->h2_id) {
         serve_h2_stream_done(c);
+        return;
+    }
+    if (c->h3_parent) {
+        serve_h3_stream_done(c);
         return;
     }
     if (serve_conn_flush(c))
@@ -116,11 +128,17 @@ static void stream_step(struct serve_handle *s, struct work *w)
     size_t n = 0;
     if (w->events > 0)
         n = event_bytes(c, w->sent, w->events, buf);
-    if (last && !c->h2_id) {
+    if (last && !framed(c)) {
         memcpy(buf + n, "0\r\n\r\n", 5);
         n += 5;
     }
-    bool put = c->h2_id ? serve_h2_events_push(c, buf, n, last) : serve_conn_out_write(c, buf, n);
+    bool put;
+    if (c->h2_id)
+        put = serve_h2_events_push(c, buf, n, last);
+    else if (c->h3_parent)
+        put = serve_h3_events_push(c, buf, n, last);
+    else
+        put = serve_conn_out_write(c, buf, n);
     if (!put) {
         loop_timer_arm(&s->loop, &w->timer, s->loop.now_ns + RETRY_NS);
         return;
@@ -153,6 +171,8 @@ void serve_stream_begin(struct serve_handle *s, struct work *w)
              ns_to_ms(w->start_ns - w->entry_ns), ns_to_ms(w->end_ns - w->start_ns));
     if (c->h2_id)
         serve_h2_events_begin(c, timing);
+    else if (c->h3_parent)
+        serve_h3_events_begin(c, timing);
     else
         head_h1(c, timing);
     w->timer.cb = on_event_timer;

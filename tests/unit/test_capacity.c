@@ -923,6 +923,22 @@ static void test_printers(void **state)
     free(json);
     base.timer_slack_ns = 0;
 
+    /* --http3: the head and the JSON say h3 (without it: no line, http3 false) */
+    text = capture(capacity_print_text, &cfg, &r);
+    assert_null(strstr(text, "  protocol  "));
+    free(text);
+    base.http3 = true;
+    text = capture(capacity_print_text, &cfg, &r);
+    assert_has(text, "\n  protocol  h3 (HTTP/3 over QUIC, --http3): every step and the probe\n");
+    free(text);
+    json = capture(capacity_write_json, &cfg, &r);
+    assert_json(json, "d['config']['http3'] is True");
+    free(json);
+    base.http3 = false;
+    json = capture(capacity_write_json, &cfg, &r);
+    assert_json(json, "d['config']['http3'] is False");
+    free(json);
+
     /* invalid: the verdict line says INVALID and JSON capacity is null */
     r.cross.closed_loop = 900;
     capacity_compare(&r, 0.10);

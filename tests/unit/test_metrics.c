@@ -601,6 +601,32 @@ static void test_run_families(void **state)
     assert_null(strstr(t, "code=\"404\"} 1"));
     assert_null(strstr(t, "target=\"read\",code=\"404\""));
     free(t);
+    /* knee_protocol_connections{target,protocol}: a series once a target has a connection of the
+     * protocol (none before), the counts as given */
+    assert_null(strstr(t = render(reg, METRICS_FORMAT_TEXT), "knee_protocol_connections_total{"));
+    free(t);
+    s.conns_proto[0][METRICS_PROTO_H3] = 2;
+    s.conns_proto[1][METRICS_PROTO_H1] = 1;
+    assert_int_equal(metrics_run_publish(mr, &s), 0);
+    s.conns_proto[1][METRICS_PROTO_H1] = 3;
+    s.conns_proto[1][METRICS_PROTO_H2] = 1;
+    assert_int_equal(metrics_run_publish(mr, &s), 0);
+    t = render(reg, METRICS_FORMAT_TEXT);
+    const char *protos[] = {
+        "# TYPE knee_protocol_connections_total counter\n",
+        "knee_protocol_connections_total{target=\"read\",protocol=\"h3\"} 2\n",
+        "knee_protocol_connections_total{target=\"write\",protocol=\"h1\"} 3\n",
+        "knee_protocol_connections_total{target=\"write\",protocol=\"h2\"} 1\n",
+        "knee_connections_opened_total{target=\"read\"} ", /* the existing family stays */
+    };
+    for (size_t i = 0; i < sizeof protos / sizeof *protos; i++)
+        if (!strstr(t, protos[i]))
+            fail_msg("missing: %s", protos[i]);
+    assert_null(strstr(t, "target=\"read\",protocol=\"h1\""));
+    assert_null(strstr(t, "target=\"write\",protocol=\"h3\""));
+    free(t);
+    assert_string_equal(metrics_protocol_name(METRICS_PROTO_H1), "h1");
+    assert_null(metrics_protocol_name(METRICS_PROTOCOLS));
     struct metrics_run_sample other = s;
     other.ntargets = 1;
     assert_int_equal(metrics_run_publish(mr, &other), KNEE_EMISMATCH);

@@ -83,6 +83,10 @@ static void test_config_and_pem(void **state)
     assert_non_null(strstr(err, "--tls"));
     cfg.tls = true;
     assert_int_equal(serve_config_check(&cfg, err, sizeof err), 0);
+    /* the stream preset is served over HTTP/3 too */
+    assert_int_equal(serve_preset("stream", &cfg), 0);
+    cfg.tls = cfg.h3 = true;
+    assert_int_equal(serve_config_check(&cfg, err, sizeof err), 0);
 
     /* tls_ctx_pem: a server's generated pair as PEM; nothing for a client context */
     struct tls_server_config sc = {.host = "127.0.0.1"};
