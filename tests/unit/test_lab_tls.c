@@ -132,7 +132,9 @@ static void test_rounds(void **state)
     const struct lab_tls_round *k = &r->round[0], *re = &r->round[1], *fu = &r->round[2], *pl = &r->round[3];
     assert_int_equal(k->full + k->resumed, k->conns); /* one handshake per connection */
     assert_true(re->conns >= re->latency.count);      /* a connection per request */
-    assert_true(re->resumed > re->full);              /* the tickets were offered and taken */
+    /* the tickets were offered and taken; how many connections open before the first ticket
+     * arrives depends on how fast the handshakes are (a loaded machine: most), so only "some" */
+    assert_true(re->resumed > 0);
     assert_int_equal(fu->resumed, 0);                 /* --tls-resume off */
     assert_int_equal(fu->full, fu->conns);
     assert_int_equal(fu->tls.count, fu->conns);
