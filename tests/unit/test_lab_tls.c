@@ -135,7 +135,7 @@ static void test_rounds(void **state)
     /* the tickets were offered and taken; how many connections open before the first ticket
      * arrives depends on how fast the handshakes are (a loaded machine: most), so only "some" */
     assert_true(re->resumed > 0);
-    assert_int_equal(fu->resumed, 0);                 /* --tls-resume off */
+    assert_int_equal(fu->resumed, 0); /* --tls-resume off */
     assert_int_equal(fu->full, fu->conns);
     assert_int_equal(fu->tls.count, fu->conns);
     assert_int_equal(pl->full + pl->resumed, 0); /* no TLS */
