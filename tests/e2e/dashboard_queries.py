@@ -7,7 +7,11 @@
                                              answer status "success"; queries on knee_serve_*
                                              must return data (the test's servers are scraped)
   dashboard_queries.py DASH --query URL --all  ... and every query must return data (knee run
-                                             instances are scraped too)
+                                             instances are scraped too), except the panels on
+                                             native histograms (title says "native histograms")
+  dashboard_queries.py DASH --query URL --native  every query must answer, and those of the
+                                             native-histogram panels must return data (a
+                                             Prometheus with --enable-feature=native-histograms)
 
 Dashboard variables are substituted first: $target -> .* (the "All" value), ${datasource} is
 only a datasource reference.
@@ -53,7 +57,7 @@ def load(path):
             expr = t["expr"].replace("$target", ".*")
             if "$" in expr:
                 fail("panel %r: unknown variable in %s" % (p["title"], expr))
-            queries.append((p["title"], t["refId"], expr))
+            queries.append((p["title"], t["refId"], expr, "native histograms" in p["title"]))
         if "LESSON" in p["title"]:
             exprs = " ".join(t["expr"] for t in p["targets"])
             lesson = "avg(histogram_quantile" in exprs and "sum by (le)" in exprs
@@ -62,7 +66,7 @@ def load(path):
     for needed in ("knee_latency_seconds_bucket", "knee_requests_total", "knee_planned_requests_total",
                    "knee_lag_seconds_bucket", "knee_in_flight_requests", "knee_generator_limited",
                    'le="0.1"', "knee_serve_ok_requests_total", "knee_serve_time_seconds_bucket",
-                   "knee_run_finished"):
+                   "knee_run_finished", "sum(rate(knee_latency_seconds{"):
         if not any(needed in q[2] for q in queries):
             fail("no panel queries " + needed)
     return queries
@@ -73,11 +77,13 @@ def main():
     if sys.argv[2] == "--rules":
         with open(sys.argv[3], "w") as f:
             f.write("groups:\n  - name: knee_dashboard\n    rules:\n")
-            for i, (_, _, e) in enumerate(queries):
+            for i, (_, _, e, _) in enumerate(queries):
                 f.write("      - record: knee_dashboard:q%d\n        expr: %s\n" % (i, json.dumps(e)))
         print("ok: %d dashboard queries written as rules" % len(queries))
     elif sys.argv[2] == "--query":
-        for title, ref, e in queries:
+        mode = sys.argv[4] if len(sys.argv) > 4 else ""
+        natives = 0
+        for title, ref, e, native in queries:
             url = sys.argv[3] + "/api/v1/query?" + urllib.parse.urlencode({"query": e})
             try:
                 r = json.load(urllib.request.urlopen(url, timeout=10))
@@ -85,11 +91,18 @@ def main():
                 r = json.load(err)
             if r.get("status") != "success":
                 fail("%r %s: %s -> %s" % (title, ref, e, r.get("error")))
-            every = len(sys.argv) > 4 and sys.argv[4] == "--all"
-            if ("knee_serve_" in e or every) and not r["data"]["result"]:
+            if mode == "--native":
+                need = native
+                natives += native
+            else:
+                need = "knee_serve_" in e or (mode == "--all" and not native)
+            if need and not r["data"]["result"]:
                 fail("%r %s: no data for %s" % (title, ref, e))
+        if mode == "--native" and not natives:
+            fail("no panel on native histograms")
         print("ok: all %d dashboard queries run on Prometheus without error%s"
-              % (len(queries), " and return data" if len(sys.argv) > 4 else ""))
+              % (len(queries), {"--all": " and return data (native-histogram panels apart)",
+                                "--native": ", the %d on native histograms return data" % natives}.get(mode, "")))
     else:
         fail("usage")
 

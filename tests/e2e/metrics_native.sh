@@ -10,7 +10,8 @@
 #   - histogram_quantile(0.99 / 0.5, knee_latency_seconds) over the native series within the
 #     schema's error (2^(1/256) - 1 = 0.27%) of the run's own p99 / p50 (the JSON's, the same
 #     cumulative HdrHistogram: the estimate lies in the native bucket holding that value);
-# and the endpoint still answers the text format to a client that does not ask for protobuf.
+# and the endpoint still answers the text format to a client that does not ask for protobuf;
+# the Grafana dashboard's native-histogram panel returns data.
 # Bounded: one 4 s run at 200/s, at most 90 s of polling.
 # tier: exact
 source "$KNEE_SRC/tests/e2e/run_common.bash"
@@ -108,6 +109,16 @@ for q, key in ((0.99, "p99"), (0.5, "p50")):
     print("ok: histogram_quantile(%g, knee_latency_seconds) = %.4f ms, the run's %s %.4f ms (%.4f%%, within %.2f%%)"
           % (q, est, key, own, 100 * abs(est - own) / own, 100 * err))
 PY
+
+# The Grafana dashboard's native-histogram panel answers from this Prometheus (its rate() needs
+# two scrapes of the native series in its window: polled, at most 30 s).
+for i in $(seq 60); do
+    python3 "$KNEE_SRC/tests/e2e/dashboard_queries.py" "$KNEE_SRC/deploy/grafana/knee.json" --query "$PROM" --native \
+        >"$TMP/dash.out" 2>&1 && break
+    sleep 0.5
+done
+cat "$TMP/dash.out"
+grep -q '^ok: ' "$TMP/dash.out" || exit 1
 
 kill -TERM "$RUN_PID"
 set +e
