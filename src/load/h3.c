@@ -148,10 +148,16 @@ static int quic_start(struct conn *c)
     if (resume && !t->h3_session && !(t->h3_session = h3_session_new()))
         resume = false;
     l->qlog = qlog_open(w, c);
+    /* 0-RTT data can be replayed by an attacker or a retrying path (RFC 9001 §9.2, RFC 8470):
+     * only requests that may be sent twice go early, as for a stale connection's retry: the
+     * target's single request with an idempotent method, or anything with --retry-stale-all. A
+     * request source's methods vary per entry: it resumes but waits for the handshake. */
+    const struct run_config *cfg = w->e->cfg;
+    bool replay_safe = cfg->retry_stale_all || (!t->et->target->source && t->et->idempotent);
     struct h3_client_opts o = {
         .max_streams = w->e->h2_streams,
         .session = resume ? t->h3_session : NULL,
-        .early_data = resume,
+        .early_data = resume && replay_safe,
         .qlog = l->qlog,
     };
     char why[200];

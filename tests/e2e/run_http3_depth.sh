@@ -98,6 +98,15 @@ grep -q "handshakes 10: 9 resumed" resume.txt || { cat resume.txt; fail "resume:
 grep -qE "^h3: 40 streams on 10 QUIC connections; .*; 0-RTT 9 accepted, 0 rejected; rtt min [0-9.]+ ms, smoothed mean [0-9.]+ ms$" \
     resume.txt || { cat resume.txt; fail "resume: the summary's h3 line"; }
 
+# 0-RTT can be replayed: a POST resumes but waits for the handshake, unless --retry-stale says
+# every method may be sent twice
+run post 0 --cacert ca.pem -c 1 --requests-per-connection 4 -n 20 -m POST "$(U good)"
+json_check post.json "d['accounting_ok'] and tot['tls_handshakes']['resumed'] == 4 and \
+    tot['quic']['zero_rtt_accepted'] == tot['quic']['zero_rtt_rejected'] == 0" "post: resumed, no 0-RTT"
+run postearly 0 --cacert ca.pem -c 1 --requests-per-connection 4 -n 20 -m POST --retry-stale "$(U good)"
+json_check postearly.json "d['accounting_ok'] and tot['tls_handshakes']['resumed'] == 4 and \
+    tot['quic']['zero_rtt_accepted'] == 4" "post --retry-stale: 0-RTT"
+
 run noresume 0 --cacert ca.pem -c 1 --requests-per-connection 4 -n 20 --tls-resume off "$(U good)"
 all_ok noresume
 json_check noresume.json "tot['tls_handshakes']['resumed'] == 0 and tot['tls_handshakes']['full'] == 5 and \
