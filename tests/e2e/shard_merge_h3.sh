@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sharded HTTP/3 runs and knee merge: two shards of one --http3 plan (--shard 0/2 and 1/2, one
 # shared start instant) against the same knee serve --tls --h3; the merged JSON's outcomes,
-# protocols.h3 and every quic counter are the shards' sums, exactly, and match the server's own
+# protocols.h3 and every quic counter are the shards' sums (the RTT minimum and maximum their
+# least and largest), exactly, and match the server's own
 # counts (its h3 requests, its QUIC connections); the plan check finds the whole plan; the
 # merged summary has its h3 line.
 # tier: exact
@@ -45,6 +46,10 @@ for k, v in q.items():
     if isinstance(v, dict):
         keys = set(v) | set().union(*(tgt(s)["quic"][k].keys() for s in shards))
         for c in keys: eq("quic.%s.%s" % (k, c), v.get(c, 0), sum(tgt(s)["quic"][k].get(c, 0) for s in shards))
+    elif k == "rtt_min_us":  # the least of the shards' (of those that measured one)
+        eq("quic." + k, v, min([tgt(s)["quic"][k] for s in shards if tgt(s)["quic"]["rtt_connections"]] or [0]))
+    elif k.endswith("_max_us"):  # the largest
+        eq("quic." + k, v, max(tgt(s)["quic"][k] for s in shards))
     else:
         eq("quic." + k, v, sum(tgt(s)["quic"][k] for s in shards))
 eq("quic.streams", q["streams"], 40)
