@@ -315,8 +315,14 @@ int html_run_load_hlog(struct html_run *run, const char *path, char *err, size_t
     struct hdr h;
     memset(&h, 0, sizeof h);
     bool ready = false;
-    uint64_t n = 0;
+    uint64_t n = 0, nstream = 0;
     while ((r = hlog_reader_next(hr, &e)) == 1) {
+        /* knee run --stream writes each target's first-event and event-gap histograms beside
+         * its latency under prefixed tags: they are not targets (nor requests) */
+        if (e.tagged && hlog_tag_kind(e.tag, NULL) != HLOG_TAG_LATENCY) {
+            nstream++;
+            continue;
+        }
         r = hlog_reader_decode_reuse(hr, &e, &h, &ready);
         if (r)
             break;
@@ -341,6 +347,11 @@ int html_run_load_hlog(struct html_run *run, const char *path, char *err, size_t
         return knee_fail(err, errlen, KNEE_EEMPTY, "%s: no intervals", path);
     run->have_hlog = true;
     add_source(run, path, "hlog", n, "intervals");
+    if (nstream)
+        html_run_note(run,
+                      "%s: %llu intervals of streamed-response histograms (" HLOG_TAG_FIRST_EVENT
+                      "*, " HLOG_TAG_EVENT_GAP "*) are not targets: give the run JSON to chart them",
+                      path, (unsigned long long)nstream);
     return 0;
 }
 

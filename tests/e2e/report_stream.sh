@@ -33,7 +33,7 @@ B="http://127.0.0.1:$PORT_s"
 
 # run a: two targets (6 events 5 ms apart after 10 ms; 3 events 2 ms apart after 4 ms, a stall of
 # 30 ms in one gap of ten); run b: one target, 4 events; run c: the same without --stream
-"$KNEE" run --stream sse -R 40 -d 2s --threads 1 --json "$TMP/a.json" --out "$TMP/a.bin" \
+"$KNEE" run --stream sse -R 40 -d 2s --threads 1 --json "$TMP/a.json" --out "$TMP/a.bin" --hlog "$TMP/ah.hlog" \
     "$B/?events=6&gap_ms=5&first_ms=10&stall_p=0" "$B/?events=3&gap_ms=2&first_ms=4&stall_ms=30&stall_p=0.1" \
     >"$TMP/a.txt"
 "$KNEE" run --stream sse -R 30 -d 2s --threads 1 --json "$TMP/b.json" "$B/?events=4&gap_ms=3&first_ms=6&stall_p=0" \
@@ -60,6 +60,21 @@ for path in sys.argv[1:]:
             assert all(a <= b for a, b in zip(ms, ms[1:])) and ms[-1] <= s["max"], (path, k, ms, s)
             at = dict(zip(p, ms))
             assert at[0.5] == s["p50"] and at[0.9] == s["p90"], (path, k, at.get(0.5), s["p50"], at.get(0.9), s["p90"])
+PY
+
+# Run a's hlog alone: its first_event/ and event_gap/ tags are not targets (a note says so).
+"$KNEE" report "$TMP/ah.hlog" -o "$TMP/h.html" >/dev/null
+python3 - "$TMP" <<'PY' || fail "knee report of a --stream run's hlog"
+import html, json, re, sys
+tmp = sys.argv[1]
+dom = open(f"{tmp}/h.html").read()
+run = json.loads(html.unescape(re.search(r'id="knee-data">(.*?)</script>', dom, re.S).group(1)))["runs"][0]
+tags = [l.split(",")[0][4:] for l in open(f"{tmp}/ah.hlog") if l.startswith("Tag=")]
+assert any(t.startswith("first_event/") for t in tags) and any(t.startswith("event_gap/") for t in tags), tags
+want = list(dict.fromkeys(t for t in tags if not t.startswith(("first_event/", "event_gap/"))))
+assert len(want) == len(json.load(open(f"{tmp}/a.json"))["targets"]) == 2, want
+assert [t["name"] for t in run["targets"]] == want, ([t["name"] for t in run["targets"]], want)
+assert any("streamed-response histograms" in n and "are not targets" in n for n in run["notes"]), run["notes"]
 PY
 
 "$KNEE" report "$TMP/a.json" "$TMP/a.bin" "$TMP/b.json" -o "$TMP/r.html" >"$TMP/report.out"

@@ -462,6 +462,9 @@ static void test_load_hlog(void **state)
         assert_int_equal(hlog_writer_write(w, "A", s, 1.0, &h), 0);
         hdr_record(&h, 300000000, 1); /* B gets one slow one per second */
         assert_int_equal(hlog_writer_write(w, "B", s, 1.0, &h), 0);
+        /* knee run --stream's per-target stream histograms: not targets, not requests */
+        assert_int_equal(hlog_writer_write(w, HLOG_TAG_FIRST_EVENT "A", s, 1.0, &h), 0);
+        assert_int_equal(hlog_writer_write(w, HLOG_TAG_EVENT_GAP "B", s, 1.0, &h), 0);
     }
     assert_int_equal(hlog_writer_close(w), 0);
     fclose(f);
@@ -473,6 +476,10 @@ static void test_load_hlog(void **state)
     assert_true(run->have_hlog);
     assert_false(run->have_requests);
     assert_int_equal(run->ntargets, 2);
+    assert_string_equal(run->targets[0].name, "A");
+    assert_string_equal(run->targets[1].name, "B");
+    assert_int_equal(run->nnotes, 1);
+    assert_non_null(strstr(run->notes[0], "10 intervals of streamed-response histograms"));
     assert_int_equal(run->targets[0].latency.total_count, 500);
     assert_int_equal(run->targets[1].latency.total_count, 505);
     assert_int_equal(run->targets[1].dbl.total, 505);
