@@ -131,6 +131,20 @@ void live_release(struct engine *e)
     e->live = NULL;
 }
 
+/* On the main thread: make room for cap counters in r, keeping its content; the new memory is
+ * written once here (paged in), so the load thread that later copies into it takes no page
+ * faults. */
+static void range_reserve(struct live_range *r, size_t cap)
+{
+    int64_t *c = xmalloc(cap * sizeof *c);
+    memset(c, 0, cap * sizeof *c);
+    if (r->n)
+        memcpy(c, r->counts, r->n * sizeof *c);
+    free(r->counts);
+    r->counts = c;
+    r->cap = cap;
+}
+
 /* r = h's recorded range (as prom_add_hdr visits it: from the smallest value, 0 when zeros
  * were recorded, to the largest). Allocates only when the range is wider than ever before. */
 static void range_copy(struct live_range *r, const struct hdr *h)
@@ -148,11 +162,10 @@ static void range_copy(struct live_range *r, const struct hdr *h)
     if (last < first)
         return;
     size_t n = last - first + 1;
-    if (n > r->cap) { /* the range only widens as a run goes: grow with room to spare */
-        size_t cap = n + n / 2 < h->counts_len ? n + n / 2 : h->counts_len;
-        free(r->counts);
-        r->counts = xmalloc(cap * sizeof *r->counts);
-        r->cap = cap;
+    if (n > r->cap) { /* rare: the main thread keeps every buffer it holds at twice its range */
+        r->cap = 2 * n < h->counts_len ? 2 * n : h->counts_len;
+        free(r->counts); /* overwritten below: nothing to keep, nothing to page in beyond n */
+        r->counts = xmalloc(r->cap * sizeof *r->counts);
     }
     memcpy(r->counts, h->counts + first, n * sizeof *r->counts);
     r->first = first;
@@ -284,6 +297,16 @@ static void sum_posts(struct engine *e)
         l->lag_ok += convert(l, i, LIVE_LAG, LIVE_LAG, &d->lag, &d->lag_native, e->nworkers, e->cfg->plan.open_loop);
         convert(l, i, LIVE_TTFB, LIVE_TTFB, &d->ttfb, &d->ttfb_native, e->nworkers, false);
     }
+    /* Grow the taken buffers here, off the load threads: each returns to its thread at the
+     * next post, with room for its range to double. */
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        for (size_t i = 0; i < l->nt; i++)
+            for (int k = 0; k < LIVE_HISTS; k++) {
+                struct live_range *r = &l->threads[w].taken[i].h[k];
+                size_t want = 2 * r->n < l->scratch.counts_len ? 2 * r->n : l->scratch.counts_len;
+                if (r->n && r->cap < want)
+                    range_reserve(r, want);
+            }
 }
 
 /* The summary's GENERATOR-LIMITED test (result.c) on the numbers so far: an open loop that
