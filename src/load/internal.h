@@ -354,20 +354,23 @@ void result_begin(struct run_record *res, const struct engine *e);
  * then record_finish (window, rates, identities, verdict, warnings: src/record). */
 void result_finish(struct engine *e, struct run_record *res);
 
-/* live.c: run_config.on_live. Each thread turns its own totals into a struct run_live_target
- * per target when it publishes an interval (outside the lock) and posts it (inside); the
- * main thread sums the posted totals of every thread at each merge. */
+/* live.c: run_config.on_live. Each thread copies its own totals (counts, its HdrHistograms'
+ * recorded ranges) when it publishes an interval (outside the lock) and posts the copy (a
+ * pointer swap, inside); at each merge the main thread takes the posts (a swap under the lock)
+ * and, outside it, sums them and converts the histograms to classic and native ones. */
 struct live;
 /* Check cfg's live bounds and allocate for e's threads and targets (e->live stays NULL
  * without cfg->on_live). 0 or KNEE_EINVAL with a reason. */
 int live_init(struct engine *e, char *err, size_t errlen);
 void live_release(struct engine *e);
-/* On worker w's thread, before engine_publish takes the lock: its totals now. */
+/* On worker w's thread, before engine_publish takes the lock: its totals now, copied (no
+ * conversion; allocates only when a histogram's recorded range is wider than ever before). */
 void live_snapshot(struct worker *w);
-/* Under e->mu, in engine_publish: hand the snapshot over. */
+/* Under e->mu, in engine_publish: hand the snapshot over (swaps two pointers). */
 void live_post(struct worker *w);
-/* On the main thread after each merged interval (takes e->mu briefly), and once at the end
- * with the result (final: its generator-limited verdict). */
+/* On the main thread after each merged interval (takes e->mu for the swaps only; converts and
+ * calls on_live outside it), and once at the end with the result (final: its generator-limited
+ * verdict). */
 void live_tick(struct engine *e, double elapsed_s);
 void live_final(struct engine *e, const struct run_record *res);
 

@@ -201,11 +201,11 @@ struct run_config {
  * and cover the requests planned after the warm-up, as run_record's counts do (during the
  * warm-up they stay 0), except the transport totals (bytes; connections, which run_counts
  * never splits), which include it as the JSON's do; at the final call they are the run's
- * totals (equal to run_record's counts and histogram counts). They come from every thread's own totals, handed over
- * with its per-second interval (engine_publish), so the load threads' request path does nothing for them. Histograms:
- * struct prom_hist in ns over run_config.live_bounds_ns, filled from the threads' HdrHistograms by prom_add_hdr
- * (hist/prom.h states the rule and its error: a value within 0.1% below a bound may be counted above it; none above is
- * counted below). */
+ * totals (equal to run_record's counts and histogram counts). They come from every thread's own totals, copied
+ * with its per-second interval (engine_publish), so the load threads' request path does nothing for them and their
+ * publish only copies. Histograms: struct prom_hist in ns over run_config.live_bounds_ns, converted on the calling
+ * (main) thread from the threads' HdrHistograms added together by prom_add_hdr (hist/prom.h states the rule and its
+ * error: a value within 0.1% below a bound may be counted above it; none above is counted below). */
 struct run_live_target {
     struct run_counts counts;        /* requests planned after the warm-up */
     uint64_t bytes_sent;             /* request bytes written (counted when a request ends), and */
@@ -217,7 +217,7 @@ struct run_live_target {
     struct prom_hist lag;            /* planned send -> actual send */
     struct run_status_counts status; /* responses by status (after the warm-up, as counts) */
     /* With run_config.live_native: the same histograms (and ttfb) as native ones (hist/native.h) in
-     * seconds, converted from the same HdrHistograms by native_add_hdr at the same moment;
+     * seconds, converted from the same added HdrHistograms by native_add_hdr on the same thread;
      * empty otherwise. Their memory is the engine's: valid during the on_live call. */
     struct native_hist latency_native, service_native, lag_native;
     struct prom_hist ttfb;          /* actual send -> first response byte (requests that got one) */
