@@ -72,6 +72,20 @@ void hdr_reset(struct hdr *h);
 /* Index math (as AbstractHistogram). */
 size_t hdr_index_of(const struct hdr *h, int64_t value);
 int64_t hdr_value_from_index(const struct hdr *h, size_t index);
+/* The values counts[index] stands for: the return value (hdr_value_from_index's) .. that +
+ * *width - 1. Inline, for the walks over a counts array that convert a histogram once a second
+ * (hist/prom.c, hist/native.c): no call and no second index computation per bucket. */
+static inline int64_t hdr_index_range(const struct hdr *h, size_t index, int64_t *width)
+{
+    int b = (int)(index >> h->sub_bucket_half_count_magnitude) - 1;
+    int64_t s = (int64_t)(index & (size_t)(h->sub_bucket_half_count - 1)) + h->sub_bucket_half_count;
+    if (b < 0) {
+        s -= h->sub_bucket_half_count;
+        b = 0;
+    }
+    *width = (int64_t)1 << (b + h->unit_magnitude);
+    return (int64_t)((uint64_t)s << (b + h->unit_magnitude)); /* as hdr_value_from_index */
+}
 int64_t hdr_size_of_equivalent_range(const struct hdr *h, int64_t value);
 int64_t hdr_lowest_equivalent(const struct hdr *h, int64_t value);
 int64_t hdr_highest_equivalent(const struct hdr *h, int64_t value);

@@ -168,14 +168,12 @@ void native_add_hdr(struct native_hist *h, const struct hdr *src, double scale)
     if (src->total_count <= 0 || !src->counts)
         return;
     /* Only the recorded range (a histogram up to an hour at 3 digits has ~32k counters), with
-     * hdr_value_from_index's math inline, as prom_add_hdr: a load thread runs this once a
-     * second per histogram. */
+     * hdr_index_range inline, as prom_add_hdr: the live metrics run this once a second per
+     * histogram (on the main thread, load/live.c). */
     size_t first = src->counts[0] || src->min_value == INT64_MAX ? 0 : hdr_index_of(src, src->min_value);
     size_t last = hdr_index_of(src, src->max_value);
     if (last >= src->counts_len)
         last = src->counts_len - 1;
-    const int half_mag = src->sub_bucket_half_count_magnitude;
-    const int64_t half = src->sub_bucket_half_count;
     int32_t key = 0;
     double upper = -1; /* the current native bucket's upper bound; -1: none yet */
     struct cursor cur = {0};
@@ -185,15 +183,8 @@ void native_add_hdr(struct native_hist *h, const struct hdr *src, double scale)
         int64_t c = src->counts[i];
         if (c <= 0)
             continue;
-        int b = (int)(i >> half_mag) - 1;
-        int64_t sub = (int64_t)(i & (size_t)(half - 1)) + half;
-        if (b < 0) {
-            sub -= half;
-            b = 0;
-        }
-        int shift = b + src->unit_magnitude;
-        int64_t lo = sub << shift, width = (int64_t)1 << shift; /* the HDR bucket: lo .. lo + width - 1 */
-        double hi = (double)(lo + width - 1) * scale;           /* its highest equivalent value */
+        int64_t width, lo = hdr_index_range(src, i, &width); /* the HDR bucket: lo .. lo + width - 1 */
+        double hi = (double)(lo + width - 1) * scale;        /* its highest equivalent value */
         total += (uint64_t)c;
         if (lo == 0 && i == 0) { /* recorded zeros stay zero */
             h->zero_count += (uint64_t)c;

@@ -196,14 +196,12 @@ void prom_add_hdr(struct prom_hist *p, const struct hdr *h)
     if (!h->counts || h->total_count <= 0)
         return;
     /* Only the recorded range is visited: from the smallest value (0 when zeros were
-     * recorded) to the largest. The index math is hdr_value_from_index's, inline: a load
-     * thread runs this once a second over histograms that may span 20 buckets of 1024. */
+     * recorded) to the largest, with hdr_index_range inline: the live metrics run this once a
+     * second (main thread, load/live.c) over histograms that may span 20 buckets of 1024. */
     size_t first = h->counts[0] || h->min_value == INT64_MAX ? 0 : hdr_index_of(h, h->min_value);
     size_t last = hdr_index_of(h, h->max_value);
     if (last >= h->counts_len)
         last = h->counts_len - 1;
-    const int half_mag = h->sub_bucket_half_count_magnitude;
-    const int64_t half = h->sub_bucket_half_count;
     size_t j = 0;
     double bound = p->nbounds ? p->bounds[0] : INFINITY;
     uint64_t in_j = 0, total = 0;
@@ -212,14 +210,7 @@ void prom_add_hdr(struct prom_hist *p, const struct hdr *h)
         int64_t c = h->counts[i];
         if (c <= 0)
             continue;
-        int b = (int)(i >> half_mag) - 1;
-        int64_t sub = (int64_t)(i & (size_t)(half - 1)) + half;
-        if (b < 0) {
-            sub -= half;
-            b = 0;
-        }
-        int shift = b + h->unit_magnitude;
-        int64_t lo = sub << shift, width = (int64_t)1 << shift; /* the bucket: lo .. lo + width - 1 */
+        int64_t width, lo = hdr_index_range(h, i, &width); /* the bucket: lo .. lo + width - 1 */
         double hi = (double)(lo + width - 1);
         if (bound < hi) { /* past bound j: its count is complete */
             p->counts[j] += in_j;
