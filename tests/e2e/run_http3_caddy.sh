@@ -13,7 +13,7 @@ command -v caddy >/dev/null || fail "caddy is missing (scripts/deps.sh --test in
 
 nginx_tls_certs
 declare -A P
-for n in good wrong expired silent none; do P[$n]=$(free_port); done
+for n in good wrong expired silent none garbage; do P[$n]=$(free_port); done
 site() { # site NAME CERT: an https site on P[NAME] with CERT.pem
     printf 'https://127.0.0.1:%s {\n  tls %s/%s.pem %s/%s.key\n  respond "hello" 200\n}\n' "${P[$1]}" "$TMP" "$2" \
         "$TMP" "$2"
@@ -40,6 +40,24 @@ end = time.time() + 120
 while time.time() < end:
     try: s.recvfrom(4096)
     except OSError: pass
+" &
+PIDS+=($!)
+# a UDP peer that answers every datagram with garbage: random bytes, then a packet that looks
+# like a QUIC long header (Initial, version 1, the client's connection IDs echoed) with a random
+# body, then one with an unknown version
+python3 -c "
+import os, socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', ${P[garbage]})); s.settimeout(0.5)
+end, n = time.time() + 120, 0
+while time.time() < end:
+    try: d, a = s.recvfrom(4096)
+    except OSError: continue
+    n += 1
+    if len(d) > 6 and d[0] & 0x80:
+        dl = d[5]; dcid = d[6:6 + dl]; sl = d[6 + dl]; scid = d[7 + dl:7 + dl + sl]
+        ver = b'\\x00\\x00\\x00\\x01' if n % 3 else b'\\x1a\\x2a\\x3a\\x4a'
+        s.sendto(bytes([0xc0 | (d[0] & 0x0f)]) + ver + bytes([len(scid)]) + scid + bytes([len(dcid)]) + dcid + os.urandom(1100), a)
+    s.sendto(os.urandom(1 + n % 1300), a)
 " &
 PIDS+=($!)
 U() { echo "https://127.0.0.1:${P[$1]}/"; }
@@ -97,6 +115,16 @@ run silent 3 --cacert ca.pem -R 20 -d 1s --timeout 1s "$(U silent)"
 took_ms=$((($(date +%s%N) - start) / 1000000))
 json_check silent.json "tot['outcomes']['timeout'] == tot['accounting']['sent'] == 20" "silent: every request timeout"
 ((took_ms < 8000)) || fail "silent: took ${took_ms} ms"
+
+# the garbage peer: nothing it sends is taken for QUIC; every request is accounted (a timeout or
+# a failed handshake), none ok, and the run ends within --timeout after its last send
+start=$(date +%s%N)
+run garbage 3 --cacert ca.pem -R 20 -d 1s --timeout 1s "$(U garbage)"
+took_ms=$((($(date +%s%N) - start) / 1000000))
+json_check garbage.json "tot['outcomes']['ok'] == 0 and tot['protocols']['h3'] == 0 and \
+    tot['outcomes']['timeout'] + tot['outcomes']['transport'] == tot['accounting']['sent'] == 20" \
+    "garbage: every request a timeout or a transport failure"
+((took_ms < 8000)) || fail "garbage: took ${took_ms} ms"
 
 # flags that do not go with --http3: one line, exit 2
 bad() {
