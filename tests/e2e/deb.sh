@@ -4,7 +4,7 @@
 # its dependencies on this machine (a simulation: nothing is installed), it is unpacked with
 # `dpkg -x` into a scratch root (never into the system), and the unpacked knee runs:
 # --version, and a short `knee run` against the unpacked `knee serve` on 127.0.0.1.
-# Heavy (it compiles knee once more), so it runs alone.
+# Heavy (it compiles knee once more, beside the other tests: its timeout is 20 minutes).
 # tier: exact
 set -euo pipefail
 : "${KNEE:?}" "${KNEE_SRC:?}" "${KNEE_BUILD:?}"
