@@ -71,6 +71,7 @@ static size_t run_rows(struct runopts *o, struct run_flags *f, struct opt *rows)
     rows[n++] = runopts_row(o, RUNOPT_IO);
     rows[n++] = runopts_row(o, RUNOPT_LAG_LIMIT);
     rows[n++] = runopts_row(o, RUNOPT_TIMER_SLACK);
+    rows[n++] = runopts_row(o, RUNOPT_PROMPT_READS);
     for (int id = RUNOPT_PROXY; id <= RUNOPT_CONNECT_RATE; id++) /* how connections are made */
         rows[n++] = runopts_row(o, (enum runopt_id)id);
     for (int id = RUNOPT_SHARD; id <= RUNOPT_START_AT; id++) /* one plan as N processes */

@@ -181,6 +181,10 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
             "open loop: sends may leave up to D late (e.g. 1ms; a bare number is ms) so that sends due within D "
             "share one wake-up (less CPU); auto: 1% of the median service time, at most 1ms; lag still "
             "measured, the generator verdict counts only lag beyond D"),
+    [RUNOPT_PROMPT_READS] = ROW("prompt-reads", 0, OPT_FLAG, prompt_reads, NULL,
+                                "with --timer-slack: wake for each response as it arrives, instead of reading "
+                                "responses at the next wake (at most 2 slacks later) timed by the kernel's receive "
+                                "timestamps"),
     [RUNOPT_IO] = ROW("io", 0, OPT_STR, io, "ENGINE",
                       "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
                       "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)"),
@@ -596,6 +600,7 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
         cfg->timer_slack_auto = true;
     else if (o->timer_slack && units_parse_duration_ns(o->timer_slack, NS_PER_MS, &cfg->timer_slack_ns) != 0)
         return opt_fail(spec, "--timer-slack: '%s' is not a duration such as 1ms, or auto", o->timer_slack);
+    cfg->prompt_reads = o->prompt_reads;
     /* the early end is the command's choice: one with the row (knee run) ends a refused run */
     cfg->refused_end_ns = opt_find(spec, "keep-going") && !o->keep_going ? RUN_DEFAULT_REFUSED_END_NS : 0;
     cfg->out_path = o->out;

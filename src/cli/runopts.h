@@ -88,6 +88,7 @@ enum runopt_id {
     RUNOPT_IO,
     RUNOPT_LAG_LIMIT,
     RUNOPT_TIMER_SLACK,
+    RUNOPT_PROMPT_READS,
     RUNOPT_SHARD, /* --shard, --shards, --start-at: one plan run as N processes (cli/shard_flags.h) */
     RUNOPT_SHARDS,
     RUNOPT_START_AT,
@@ -123,6 +124,7 @@ struct runopts {
     uint64_t seed, connections, requests, threads;
     uint64_t think_ns, duration_ns, timeout_ns, drain_ns, warmup_ns, spin_ns, lag_limit_ns;
     const char *timer_slack; /* --timer-slack D|auto */
+    bool prompt_reads;       /* --prompt-reads */
     struct strlist targets, methods, headers, bodies, rejects, thresholds;
     bool no_keepalive;
     bool keep_going;                  /* --keep-going: no early end when every connection is refused */

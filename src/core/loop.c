@@ -6,6 +6,7 @@
 #include "core/err.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -229,15 +230,9 @@ uint64_t loop_wait_ns(const struct loop *loop, uint64_t max_wait_ns)
     return until < max_wait_ns ? until : max_wait_ns;
 }
 
-int loop_run_once(struct loop *loop, uint64_t max_wait_ns)
+/* Run the callbacks of n ready descriptors, then every expired timer. */
+static int dispatch(struct loop *loop, const struct epoll_event *evs, int n)
 {
-    struct epoll_event evs[LOOP_MAX_EVENTS];
-    uint64_t wait_ns = loop_wait_ns(loop, max_wait_ns);
-    int n = wait_events(loop, evs, wait_ns);
-    loop->iterations++;
-    loop->now_ns = clock_now_ns();
-    if (n < 0)
-        return errno == EINTR ? 0 : -errno;
     int ran = 0;
     for (int i = 0; i < n; i++) {
         struct loop_io *io = evs[i].data.ptr;
@@ -251,6 +246,37 @@ int loop_run_once(struct loop *loop, uint64_t max_wait_ns)
         ran++;
     }
     return ran + run_timers(loop);
+}
+
+int loop_run_once(struct loop *loop, uint64_t max_wait_ns)
+{
+    struct epoll_event evs[LOOP_MAX_EVENTS];
+    uint64_t wait_ns = loop_wait_ns(loop, max_wait_ns);
+    int n = wait_events(loop, evs, wait_ns);
+    loop->iterations++;
+    loop->now_ns = clock_now_ns();
+    if (n < 0)
+        return errno == EINTR ? 0 : -errno;
+    return dispatch(loop, evs, n);
+}
+
+int loop_run_once_held(struct loop *loop, uint64_t max_wait_ns)
+{
+    uint64_t wait_ns = loop_wait_ns(loop, max_wait_ns);
+    if (wait_ns) {
+        /* the wake descriptor alone ends the sleep early (a stop); ppoll takes nanoseconds */
+        struct pollfd p = {.fd = loop->wakefd, .events = POLLIN};
+        struct timespec ts = {.tv_sec = (time_t)(wait_ns / NS_PER_S), .tv_nsec = (long)(wait_ns % NS_PER_S)};
+        if (ppoll(&p, 1, wait_ns == UINT64_MAX ? NULL : &ts, NULL) < 0 && errno != EINTR)
+            return -errno;
+    }
+    struct epoll_event evs[LOOP_MAX_EVENTS];
+    int n = epoll_wait(loop->epfd, evs, LOOP_MAX_EVENTS, 0);
+    loop->iterations++;
+    loop->now_ns = clock_now_ns();
+    if (n < 0)
+        return errno == EINTR ? 0 : -errno;
+    return dispatch(loop, evs, n);
 }
 
 int loop_run(struct loop *loop)

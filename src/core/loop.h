@@ -89,6 +89,12 @@ uint64_t loop_wait_ns(const struct loop *loop, uint64_t max_wait_ns);
  * the fd callbacks and every expired timer. Returns the number of callbacks run, or -errno.
  * EINTR is not an error (returns 0), so signal flags can be checked between calls. */
 int loop_run_once(struct loop *loop, uint64_t max_wait_ns);
+/* The same, except that descriptors do not end the wait: it sleeps until max_wait_ns from now,
+ * the next timer or loop_wake, whichever comes first, then runs the callbacks of whatever the
+ * descriptors have by then (one epoll_wait that does not block) and the expired timers. For a
+ * caller that reads late on purpose and takes its times from elsewhere (load/worker's deferred
+ * reads, timed by the kernel's receive timestamps): a train of arrivals costs one wake. */
+int loop_run_once_held(struct loop *loop, uint64_t max_wait_ns);
 /* Run the expired timers without waiting (for a caller that waits elsewhere: an io_uring).
  * Returns the number run. */
 int loop_run_due(struct loop *loop);

@@ -574,7 +574,13 @@ void http_response_init(struct http_response *r, const struct http_matchers *mat
 
 enum http_feed http_response_feed(struct http_response *r, const char *data, size_t len, size_t *consumed)
 {
-    r->ev.now_ns = 0; /* these bytes' events get one clock reading, when there are any */
+    return http_response_feed_at(r, data, len, consumed, 0);
+}
+
+enum http_feed http_response_feed_at(struct http_response *r, const char *data, size_t len, size_t *consumed,
+                                     uint64_t at_ns)
+{
+    r->ev.now_ns = at_ns; /* these bytes' events get one time (0: one clock reading, when there are any) */
     if (r->fast_left) {
         size_t take = r->fast_left < len ? (size_t)r->fast_left : len;
         fast_body(r, data, take);

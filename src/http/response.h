@@ -101,6 +101,10 @@ void http_response_init(struct http_response *r, const struct http_matchers *mat
 
 /* Feed len bytes; *consumed receives how many were used (all of them unless DONE or ERROR). */
 enum http_feed http_response_feed(struct http_response *r, const char *data, size_t len, size_t *consumed);
+/* The same for bytes that arrived at at_ns (CLOCK_MONOTONIC; their events get that time): a
+ * caller that reads late on purpose knows when (load/h1's deferred reads). 0: now. */
+enum http_feed http_response_feed_at(struct http_response *r, const char *data, size_t len, size_t *consumed,
+                                     uint64_t at_ns);
 
 /* The peer closed the connection. DONE when that ends a body delimited by the close (no
  * Content-Length, not chunked); otherwise ERROR with error_name "eof" before any byte

@@ -540,6 +540,9 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     e->lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
     e->timer_slack_auto = p->open_loop && cfg->timer_slack_auto;
     e->timer_slack_ns = e->timer_slack_auto ? RUN_AUTO_SLACK_MAX_NS : p->open_loop ? cfg->timer_slack_ns : 0;
+    e->defer_reads = e->timer_slack_ns && e->io == RUN_IO_EPOLL && !cfg->unix_socket && !cfg->prompt_reads;
+    for (size_t i = 0; i < e->nt; i++)
+        e->defer_reads &= !e->targets[i].tls && !e->targets[i].h2_known && !e->targets[i].h3;
     return prepare_descriptors(e, err, errlen);
 }
 
@@ -683,6 +686,14 @@ static void engine_collect(struct engine *e, struct run_record *res)
         }
     }
     res->io = e->io;
+    uint32_t deferred_off = atomic_load(&e->deferred_off);
+    for (uint32_t i = 0; i < T; i++) /* deferred only when a thread did sleep past a response */
+        res->reads_deferred |= e->workers[i].held_waits > 0;
+    if (e->defer_reads && deferred_off)
+        warn_add(&res->warnings, false,
+                 "%u of %u load threads read a response without the kernel's receive timestamp and read promptly "
+                 "from then on (that read's times may include up to %g ms of deliberate delay)",
+                 deferred_off, T, (double)WORKER_HOLD_MAX_NS / 1e6);
     uint32_t ring_failed = atomic_load(&e->ring_failed);
     if (ring_failed == T) {
         res->io = RUN_IO_EPOLL;

@@ -73,15 +73,19 @@ static struct conn *h1_complete(struct worker *w, struct conn *c, enum reqlog_ou
     return c;
 }
 
-/* The request on c ended with outcome o; c stays when keep. The next request goes out. */
-static void h1_finish(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep)
+/* The request on c ended with outcome o at done_ns; c stays when keep. The next request goes out. */
+static void h1_finish_at(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep, uint64_t done_ns)
 {
     struct target_rt *t = c->t;
     struct client *cl = c->req->client;
-    uint64_t now = clock_now_ns();
-    struct conn *alive = h1_complete(w, c, o, keep, now);
+    struct conn *alive = h1_complete(w, c, o, keep, done_ns);
     worker_after_request(w, t, cl, alive);
     worker_maybe_finish(w);
+}
+
+static void h1_finish(struct worker *w, struct conn *c, enum reqlog_outcome o, bool keep)
+{
+    h1_finish_at(w, c, o, keep, clock_now_ns());
 }
 
 static bool may_retry(const struct worker *w, const struct req *r, enum run_transport_cause cause)
@@ -200,12 +204,15 @@ static bool h1_idle(const struct conn *c)
 static bool h1_feed(struct worker *w, struct conn *c, const char *buf, size_t got)
 {
     struct req *r = c->req;
+    /* when the bytes arrived: now, or the kernel's receive time when the thread reads late on
+     * purpose (deferred reads) */
+    uint64_t at = conn_rx_at(c, r->sent_ns);
     if (!r->first_byte_ns)
-        r->first_byte_ns = clock_now_ns();
+        r->first_byte_ns = at;
     size_t used = 0;
     uint32_t events = r->resp.ev.count;
     uint64_t last_ns = r->resp.ev.last_ns;
-    enum http_feed f = http_response_feed(&r->resp, buf, got, &used);
+    enum http_feed f = http_response_feed_at(&r->resp, buf, got, &used, at);
     if (r->resp.ev.count != events)
         account_stream_gaps(r, events, last_ns);
     if (f == HTTP_FEED_DONE) {
@@ -225,7 +232,7 @@ static bool h1_feed(struct worker *w, struct conn *c, const char *buf, size_t go
         /* a response before the whole request was written leaves the connection out
          * of step (the rest of the request would be read as the next one) */
         bool keep = r->resp.keep_alive && !c->close_after && r->write_off == r->len && c->nreq < w->e->rpc;
-        h1_finish(w, c, account_classify(c->t->et, &r->resp), keep);
+        h1_finish_at(w, c, account_classify(c->t->et, &r->resp), keep, at);
         return false;
     }
     if (f == HTTP_FEED_ERROR) {

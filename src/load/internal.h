@@ -26,10 +26,14 @@
 
 #define WORKER_RBUF 65536 /* one read buffer per thread: responses are parsed, never stored */
 #define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
-#define IVAL_SLOTS 8      /* per-second merge slots in flight between workers and main */
-#define CONN_CHUNK 64     /* connections are allocated this many at a time */
-#define REQ_CHUNK 64      /* and requests in flight */
-#define WORKER_READS 16   /* reads of WORKER_RBUF per readiness event: a flood yields to timers */
+/* deferred reads (worker.c worker_hold): the least slack they apply at, and the longest held
+ * sleep (responses read later than this hold their connections too long) */
+#define WORKER_HOLD_MIN_NS (50 * NS_PER_US)
+#define WORKER_HOLD_MAX_NS (4 * NS_PER_MS)
+#define IVAL_SLOTS 8    /* per-second merge slots in flight between workers and main */
+#define CONN_CHUNK 64   /* connections are allocated this many at a time */
+#define REQ_CHUNK 64    /* and requests in flight */
+#define WORKER_READS 16 /* reads of WORKER_RBUF per readiness event: a flood yields to timers */
 
 struct outlog;
 struct outlog_chunk;
@@ -229,7 +233,8 @@ struct worker {
     int fatal;          /* a system error that ended the thread early (-errno) */
     struct uring *ring; /* --io uring: the thread's io_uring (uring.c); NULL: epoll */
     /* the transport row of a ready cleartext HTTP/1.1 connection: conn_ring_ops with a ring,
-     * else NULL (it stays on conn_plain_ops); chosen once, in worker_main */
+     * conn_stamped_ops with deferred reads, else NULL (it stays on conn_plain_ops); chosen
+     * once, in worker_main */
     const struct conn_ops *clear_ops;
     /* connections with work deferred until the current callback returns (worker_due) */
     struct conn *due_head, *due_tail;
@@ -244,6 +249,14 @@ struct worker {
      * leave in one wake; with --timer-slack auto it follows the service times (recomputed at
      * slack_next_ns), and slack_max_ns is the largest it was (the record's timer_slack_ms) */
     uint64_t slack_ns, slack_max_ns, slack_next_ns;
+    /* deferred reads (worker.c worker_hold): the thread sleeps past arriving responses, up to
+     * twice the slack, and reads them at its next wake, timed by the kernel's receive
+     * timestamps (transport.c's stamped row, rt_off_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, taken
+     * once per wake, at rt_off_wake); off for good when a read came without its timestamp */
+    bool defer_reads;
+    uint64_t held_waits; /* waits that slept past arriving responses */
+    int64_t rt_off_ns;
+    uint64_t rt_off_wake;
 };
 
 struct ival_slot {
@@ -278,6 +291,12 @@ struct engine {
     bool timer_slack_auto;   /* --timer-slack auto: each thread's slack follows its service times
                                 (timer_slack_ns is then their bound, RUN_AUTO_SLACK_MAX_NS) */
     enum run_io io;          /* the engine chosen (RUN_IO_EPOLL or RUN_IO_URING) */
+    /* deferred reads (worker.c worker_hold): the open loop with a timer slack, on epoll, where
+     * every connection is cleartext HTTP/1.1 over TCP (the rows that can read the kernel's
+     * receive timestamps); deferred_off counts the threads that had to stop (a read came
+     * without its timestamp) */
+    bool defer_reads;
+    atomic_uint deferred_off;
     atomic_uint ring_failed; /* load threads whose io_uring could not be set up (they ran epoll) */
     uint32_t pool_cap;
     uint32_t pool_asked; /* the pool asked for; pool_cap is less when descriptors ran short */

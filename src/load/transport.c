@@ -7,8 +7,12 @@
 
 #include "net/bind.h"
 
+#include "core/clock.h"
+
 #include <errno.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ TCP (both rows) */
@@ -65,6 +69,75 @@ static enum tls_io plain_write(struct conn *c, const void *buf, size_t len, size
         c->sys_errno = n < 0 ? errno : EPIPE;
         return TLS_IO_ERROR;
     }
+}
+
+/* ------------------------------------------------------------------ plain, stamped */
+
+/* Deferred reads (worker.c worker_hold): the thread reads a response at its next wake, up to
+ * twice the slack after it arrived, so each read takes the time the kernel received what it
+ * read (SO_TIMESTAMPNS: the newest segment the read took, on CLOCK_REALTIME) onto the
+ * monotonic clock. A read without it (a kernel that does not stamp) ends the deferral. */
+static void stamped_attach(struct conn *c)
+{
+    int on = 1;
+    if (setsockopt(c->io.fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0)
+        c->w->defer_reads = false;
+}
+
+static uint64_t rx_mono_ns(struct worker *w, const struct timespec *ts)
+{
+    if (w->rt_off_wake != w->loop.iterations) { /* once per wake: the two clocks move together */
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        uint64_t mono = clock_now_ns();
+        w->rt_off_ns = (int64_t)((uint64_t)rt.tv_sec * NS_PER_S + (uint64_t)rt.tv_nsec) - (int64_t)mono;
+        w->rt_off_wake = w->loop.iterations;
+    }
+    int64_t v = (int64_t)((uint64_t)ts->tv_sec * NS_PER_S + (uint64_t)ts->tv_nsec) - w->rt_off_ns;
+    return v > 0 ? (uint64_t)v : 1;
+}
+
+static enum tls_io stamped_read(struct conn *c, void *buf, size_t cap, size_t *got)
+{
+    *got = 0;
+    c->rx_ns = 0;
+    struct iovec iov = {.iov_base = buf, .iov_len = cap};
+    union {
+        char b[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } ctl;
+    for (;;) {
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+        ssize_t n = recvmsg(c->io.fd, &m, 0);
+        if (n > 0) {
+            *got = (size_t)n;
+            for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
+                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_TIMESTAMPNS) {
+                    struct timespec ts;
+                    memcpy(&ts, CMSG_DATA(h), sizeof ts);
+                    c->rx_ns = rx_mono_ns(c->w, &ts);
+                }
+            if (!c->rx_ns)
+                c->w->defer_reads = false;
+            return TLS_IO_OK;
+        }
+        if (n == 0)
+            return TLS_IO_EOF;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return TLS_IO_WANT_READ;
+        c->sys_errno = errno;
+        return TLS_IO_ERROR;
+    }
+}
+
+uint64_t conn_rx_at(const struct conn *c, uint64_t sent_ns)
+{
+    uint64_t now = clock_now_ns();
+    if (c->ops != &conn_stamped_ops || !c->rx_ns || c->rx_ns > now)
+        return now;
+    return c->rx_ns > sent_ns ? c->rx_ns : sent_ns;
 }
 
 /* ------------------------------------------------------------------ TLS */
@@ -140,6 +213,14 @@ const struct conn_ops conn_plain_ops = {
     .connect = tcp_connect,
     .connected = tcp_connected,
     .read = plain_read,
+    .write = plain_write,
+};
+
+const struct conn_ops conn_stamped_ops = {
+    .connect = tcp_connect,
+    .connected = tcp_connected,
+    .attach = stamped_attach,
+    .read = stamped_read,
     .write = plain_write,
 };
 

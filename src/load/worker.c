@@ -596,6 +596,22 @@ static void on_stop(struct worker *w, int lvl)
     worker_settle(w);
 }
 
+/* Deferred reads: how long this iteration may sleep past arriving responses (0: it wakes for
+ * them as usual). Only while the open loop plans with a slack of at least
+ * WORKER_HOLD_MIN_NS (below it a held wait's two system calls cost more than the wakes they
+ * save), with requests in flight and none waiting for a connection: a response read late
+ * holds its connection, and a request queued for one must not wait for the next wake. The
+ * sleep ends at the next timer (the schedule's is the first due send + the slack), at most
+ * twice the slack (WORKER_HOLD_MAX_NS) after it began; the kernel's receive timestamps keep
+ * the responses' times, so the reads' lateness is in no latency. */
+static uint64_t worker_hold(const struct worker *w)
+{
+    if (!w->defer_reads || !w->planning || !w->inflight || w->queued || w->slack_ns < WORKER_HOLD_MIN_NS)
+        return 0;
+    uint64_t hold = 2 * w->slack_ns;
+    return hold < WORKER_HOLD_MAX_NS ? hold : WORKER_HOLD_MAX_NS;
+}
+
 /* The thread's loop from the start gate to its finish. */
 static void worker_run(struct worker *w)
 {
@@ -618,7 +634,11 @@ static void worker_run(struct worker *w)
             if (next != UINT64_MAX && next <= now + e->spin_ns)
                 wait_ns = 0;
         }
-        int r = w->ring ? uring_run_once(w, wait_ns) : loop_run_once(&w->loop, wait_ns);
+        uint64_t hold = e->spin_ns ? 0 : worker_hold(w);
+        w->held_waits += hold != 0;
+        int r = w->ring ? uring_run_once(w, wait_ns)
+                : hold  ? loop_run_once_held(&w->loop, hold < wait_ns ? hold : wait_ns)
+                        : loop_run_once(&w->loop, wait_ns);
         if (r < 0) {
             fail_thread(w, r);
             break;
@@ -646,7 +666,8 @@ void *worker_main(void *arg)
     if (e->io == RUN_IO_URING && uring_init(w) != 0)
         atomic_fetch_add(&e->ring_failed, 1); /* this thread runs epoll (the result says so) */
     /* the loop backend and the cleartext HTTP/1.1 row, chosen once: the ring's, or epoll's */
-    w->clear_ops = w->ring ? &conn_ring_ops : NULL;
+    w->defer_reads = !w->ring && e->defer_reads;
+    w->clear_ops = w->ring ? &conn_ring_ops : w->defer_reads ? &conn_stamped_ops : NULL;
     if (e->cfg->plan.open_loop)
         open_preconnect(w);
     else
@@ -659,6 +680,8 @@ void *worker_main(void *arg)
         outlog_submit(e->log, w->chunk);
         w->chunk = NULL;
     }
+    if (e->defer_reads && !w->ring && !w->defer_reads)
+        atomic_fetch_add(&e->deferred_off, 1); /* a read without its timestamp: the result says so */
     thread_cpu_since(&cpu0, &e->worker_cpu[w->index]);
     return NULL;
 }

@@ -108,6 +108,11 @@ struct conn_ops {
 /* conn_proxy_tls_ops: TLS inside a proxy's CONNECT tunnel (transport.c, proxy.c); conn_quic_ops:
  * QUIC (h3.c) */
 extern const struct conn_ops conn_plain_ops, conn_tls_ops, conn_ring_ops, conn_proxy_tls_ops, conn_quic_ops;
+/* conn_stamped_ops: cleartext HTTP/1.1 read with the kernel's receive timestamps (deferred
+ * reads, transport.c); rx_at: when the bytes of c's last read arrived, for a request sent at
+ * sent_ns: that timestamp when the row took one (never before the send), else now */
+extern const struct conn_ops conn_stamped_ops;
+uint64_t conn_rx_at(const struct conn *c, uint64_t sent_ns);
 
 /* ------------------------------------------------------------------ the protocol row */
 
@@ -179,6 +184,7 @@ struct conn {
     uint8_t log_proto, log_tls;  /* REQLOG_PROTO_* and REQLOG_TLS_* of its requests, once READY */
     uint8_t fail_cause;          /* enum run_transport_cause + 1 when the connection failed (0: it did not) */
     int sys_errno;               /* the plain transport's failed read or write */
+    uint64_t rx_ns;              /* the stamped row: the kernel's receive time of the last read (0: none) */
     /* the io_uring row (uring.c) */
     bool ring;                  /* its bytes go through the thread's ring, not epoll */
     bool ring_recv;             /* its multishot receive is armed */

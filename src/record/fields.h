@@ -59,7 +59,8 @@
     X("warmup_s", s_ns, config.warmup_ns)                                                                          \
     X("keepalive", flag, config.keepalive)                                                                         \
     X("retry_stale", flag, config.retry_stale)                                                                     \
-    X("retry_stale_all", flag, config.retry_stale_all)
+    X("retry_stale_all", flag, config.retry_stale_all)                                                             \
+    X("reads_deferred", flag, reads_deferred)
 
 /* struct run_env, "environment" after "args" (then cpu_us_per_request, peak_rss_kb, ...) */
 #define RECORD_ENV_FIELDS(X, T)                                                                                      \

@@ -633,6 +633,9 @@ struct run_record {
     uint32_t threads;
     uint32_t pool_cap; /* open loop: connection cap in total */
     enum run_io io;    /* the engine that ran: RUN_IO_EPOLL or RUN_IO_URING (never AUTO) */
+    /* responses were read at the load threads' next wake, timed by the kernel's receive
+     * timestamps (deferred reads: the open loop with --timer-slack, load/worker.c) */
+    bool reads_deferred;
     /* The measurement window, seconds since t0: the warm-up's end .. the end of the plan
      * (--duration; with --requests in an open loop the plan's length at its rate; a closed
      * loop with --requests: when the last thread finished; interrupted: when planning

@@ -474,6 +474,8 @@ void runreport_print_head(FILE *out, const struct runreport_head *h)
         else if (h->timer_slack_ns)
             fprintf(out, ", sends up to %s ms late by --timer-slack",
                     units_fmt_ms((double)h->timer_slack_ns / 1e6, a, sizeof a));
+        if (h->reads_deferred)
+            fprintf(out, ", responses read at the next wake (kernel receive times)");
     } else if (h->client_stages) {
         fprintf(out, "closed loop, %zu stage%s up to %u client%s", h->client_stages, h->client_stages == 1 ? "" : "s",
                 h->clients_peak, h->clients_peak == 1 ? "" : "s");
@@ -523,6 +525,7 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
                                .think_ns = c->think_ns,
                                .timer_slack_ns = c->open_loop ? c->timer_slack_ns : 0,
                                .timer_slack_auto = c->open_loop && c->timer_slack_auto,
+                               .reads_deferred = v->reads_deferred,
                                .requests = c->requests,
                                .duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : 0,
                                .threads = v->threads,

@@ -150,6 +150,54 @@ static void test_fd_readiness_and_wake(void **state)
     loop_release(&loop);
 }
 
+static int held_timer_fired;
+static void held_timer_cb(struct loop *loop, struct loop_timer *t)
+{
+    (void)loop;
+    (void)t;
+    held_timer_fired++;
+}
+
+/* loop_run_once_held: a readable descriptor does not end the sleep (the timer, the bound or a
+ * wake does), and what it has is run in the same call as the timer. */
+static void test_held_wait(void **state)
+{
+    (void)state;
+    struct loop loop;
+    assert_int_equal(loop_init(&loop), 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    struct loop_io io = {.fd = p[0], .cb = io_cb};
+    assert_int_equal(loop_io_add(&loop, &io, EPOLLIN), 0);
+    /* readable before the call, a timer 20 ms ahead: both run in one call, not before the timer */
+    struct loop_timer t;
+    loop_timer_init(&t, held_timer_cb, NULL);
+    uint64_t t0 = clock_now_ns();
+    loop_timer_arm(&loop, &t, t0 + 20 * NS_PER_MS);
+    assert_int_equal(write(p[1], "abcd", 4), 4);
+    io_events = held_timer_fired = 0;
+    assert_int_equal(loop_run_once_held(&loop, NS_PER_S), 2);
+    assert_true(clock_now_ns() >= t0 + 20 * NS_PER_MS);
+    assert_int_equal(io_events, 4);
+    assert_int_equal(held_timer_fired, 1);
+    /* no timer: the bound ends the sleep, then the descriptor's bytes are read */
+    assert_int_equal(write(p[1], "ab", 2), 2);
+    io_events = 0;
+    t0 = clock_now_ns();
+    assert_int_equal(loop_run_once_held(&loop, 10 * NS_PER_MS), 1);
+    assert_true(clock_now_ns() >= t0 + 10 * NS_PER_MS);
+    assert_int_equal(io_events, 2);
+    /* a wake ends it early, nothing to run */
+    t0 = clock_now_ns();
+    loop_wake(&loop);
+    assert_int_equal(loop_run_once_held(&loop, 5 * NS_PER_S), 0);
+    assert_true(clock_now_ns() - t0 < 2 * NS_PER_S);
+    assert_int_equal(loop_io_del(&loop, &io), 0);
+    close(p[0]);
+    close(p[1]);
+    loop_release(&loop);
+}
+
 static void test_rng_reproducible_and_distributions(void **state)
 {
     (void)state;
@@ -226,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_after_each_callback),
         cmocka_unit_test(test_timer_heap_many),
         cmocka_unit_test(test_fd_readiness_and_wake),
+        cmocka_unit_test(test_held_wait),
         cmocka_unit_test(test_rng_reproducible_and_distributions),
         cmocka_unit_test(test_strerror),
         cmocka_unit_test(test_escape),
