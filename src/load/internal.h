@@ -249,6 +249,13 @@ struct worker {
      * leave in one wake; with --timer-slack auto it follows the service times (recomputed at
      * slack_next_ns), and slack_max_ns is the largest it was (the record's timer_slack_ms) */
     uint64_t slack_ns, slack_max_ns, slack_next_ns;
+    /* how late the schedule timer's callback runs after its deadline (the wake-up, and the
+     * responses a held wake reads first): a running mean and mean deviation, as TCP estimates
+     * its round trip; with a slack the timer is armed that much earlier (openloop.c
+     * slack_margin), so the first send of a wake stays within the slack. sched_due_ns: the
+     * deadline armed (0: none) */
+    uint64_t sched_due_ns;
+    double late_mean_ns, late_dev_ns;
     /* deferred reads (worker.c worker_hold): the thread sleeps past arriving responses, up to
      * twice the slack, and reads them at its next wake, timed by the kernel's receive
      * timestamps (transport.c's stamped row, rt_off_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, taken
