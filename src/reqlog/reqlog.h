@@ -141,7 +141,7 @@ int reqlog_writer_close(struct reqlog_writer *w);
 struct reqlog_reader;
 /* Open a log: validates magic, version (newer than REQLOG_VERSION: KNEE_EVERSION), header
  * sizes and the name table. On failure returns a negative code and, when errbuf is not NULL,
- * a one-line reason such as "version 3 is newer than this knee reads (1)". */
+ * a one-line reason such as "request log version 3 is newer than this knee reads (2): upgrade knee". */
 int reqlog_reader_open(struct reqlog_reader **out, const char *path, char *errbuf, size_t errlen);
 /* The same over a memory buffer (not copied: it must outlive the reader). For fuzzing. */
 int reqlog_reader_open_mem(struct reqlog_reader **out, const void *data, size_t size, char *errbuf, size_t errlen);
