@@ -68,13 +68,13 @@ if in_tier timing; then
     in_tier exact || { echo ok; exit 0; }
 fi
 
-# exact_log NAME ARGS...: knee run ARGS --json NAME.json --out NAME.bin against U; then the
+# exact_log NAME URL ARGS...: knee run ARGS --json NAME.json --out NAME.bin against URL; then the
 # log's gaps are exactly the run's: N-1 for every ok record, their total the JSON's
 # events - responses and its event_gap count, and knee stats' count and p99 the run's
 exact_log() {
-    local name=$1
-    shift
-    "$KNEE" run "$@" --json "$TMP/$name.json" --out "$TMP/$name.bin" "$U" >/dev/null
+    local name=$1 url=$2
+    shift 2
+    "$KNEE" run "$@" --json "$TMP/$name.json" --out "$TMP/$name.bin" "$url" >/dev/null
     read -r version records ok total short < <(log_gaps "$TMP/$name.bin")
     [[ $version == 2 ]] || fail "$name: version $version, not 2"
     [[ $short == 0 ]] || fail "$name: $short records with fewer than events - 1 gaps"
@@ -84,11 +84,34 @@ exact_log() {
     json_check "$TMP/$name.json" "$count == $total and abs($p99 - tot['stream']['event_gap']['p99']) <= tot['stream']['event_gap']['p99'] / 1000" "$name: knee stats' count $count and p99 $p99 are the run's"
     echo "ok: $name: $records records, $total gaps"
 }
-exact_log sse --stream sse -R 20 -d 1s
-exact_log auto --stream auto -R 20 -d 1s
-exact_log h2 --h2c --stream sse -R 20 -d 1s
-exact_log chunks --stream chunks -R 20 -d 1s
-exact_log h2chunks --h2c --stream chunks -R 20 -d 1s
+exact_log sse "$U" --stream sse -R 20 -d 1s
+exact_log auto "$U" --stream auto -R 20 -d 1s
+exact_log h2 "$U" --h2c --stream sse -R 20 -d 1s
+exact_log chunks "$U" --stream chunks -R 20 -d 1s
+exact_log h2chunks "$U" --h2c --stream chunks -R 20 -d 1s
+# no time between events: several arrive in one read, their gaps 0 (the histogram's zeros)
+BURST="http://127.0.0.1:$PORT_s/?events=$N&gap_ms=0&first_ms=5&stall_p=0"
+exact_log burst "$BURST" --stream sse -R 20 -d 1s
+python3 - "$TMP/burst.bin" <<'PY' || fail "burst: no zero gap in the log"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+_, _, pos, size, _ = struct.unpack_from("<HHIII", b, 8)
+zeros = 0
+while pos < len(b):
+    n = struct.unpack_from("<I", b, pos + size)[0]
+    zeros += struct.unpack_from("<%dQ" % n, b, pos + size + 4).count(0)
+    pos += size + 4 + 8 * n
+assert zeros > 0, zeros
+print("ok: burst: %d gaps of 0" % zeros)
+PY
+
+# long lists: 30,000 events a response (a request's list and the writer's chunk grow; the
+# closed loop's header flag beside the gaps flag)
+LONG="http://127.0.0.1:$PORT_s/?events=30000&gap_ms=0&first_ms=1&stall_p=0"
+"$KNEE" run --stream sse -n 3 -c 3 --json "$TMP/long.json" --out "$TMP/long.bin" "$LONG" >/dev/null
+read -r version records ok total short < <(log_gaps "$TMP/long.bin")
+[[ $(od -An -tu2 -j10 -N2 "$TMP/long.bin" | tr -d ' ') == 3 ]] || fail "long: header flags are not closed loop | gaps"
+json_check "$TMP/long.json" "$ok == 3 and $short == 0 and $total == 3 * 29999 == tot['stream']['event_gap']['count']" "long lists: every gap ($total)"
 
 # the warm-up: its records carry their gaps (flagged); knee stats leaves them out as the run's
 # histogram does, and --keep-warmup counts them too
