@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The columns a binary log offers by name: REQLOG_CSV_HEADER's, then the warm-up flag. One
- * list makes both the enum and the names, so they cannot drift apart. */
+/* The columns a binary log offers by name: REQLOG_CSV_HEADER's, then the gaps between events
+ * (a log with gaps: one value per gap, so a value column only). One list makes both the enum
+ * and the names, so they cannot drift apart. */
 #define LOG_COLUMNS(X)                                                                                                 \
     X(LC_SERVER, "server")                                                                                             \
     X(LC_START, "start_s")                                                                                             \
@@ -30,7 +31,8 @@
     X(LC_TLS, "tls")                                                                                                   \
     X(LC_ENTRY, "entry")                                                                                               \
     X(LC_FIRST_EVENT, "first_event_ms")                                                                                \
-    X(LC_EVENTS, "events")
+    X(LC_EVENTS, "events")                                                                                             \
+    X(LC_EVENT_GAP, "event_gap_ms")
 #define LC_ENUM(id, name) id,
 #define LC_NAME(id, name) [id] = name,
 enum log_col { LOG_COLUMNS(LC_ENUM) LC_COUNT };
@@ -120,9 +122,9 @@ struct log_cols {
 static int group_column(struct dataset *d, const char *path, struct log_cols *c)
 {
     c->group = log_col_of(d->o.by ? d->o.by : "server");
-    if (c->group == NO_COL)
-        return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --by: a request log has no column '%s'", path,
-                         d->o.by);
+    if (c->group == NO_COL || c->group == LC_EVENT_GAP)
+        return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --by: a request log has no column '%s'%s", path,
+                         d->o.by, c->group == LC_EVENT_GAP ? " to group by (one value per gap: --column only)" : "");
     if (d->any_file && !d->by_col)
         return knee_fail(d->err, sizeof d->err, KNEE_EMISMATCH, "%s: has a '%s' column the earlier files lack", path,
                          log_cols[c->group]);
@@ -138,9 +140,10 @@ static int where_columns(struct dataset *d, const char *path, struct log_cols *c
     for (size_t i = 0; i < d->o.nwhere; i++) {
         const struct where *w = &d->o.where[i];
         c->where[i] = log_col_of(w->col);
-        if (c->where[i] == NO_COL)
-            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --where: a request log has no column '%s'",
-                             path, w->col);
+        if (c->where[i] == NO_COL || c->where[i] == LC_EVENT_GAP)
+            return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --where: a request log has no column '%s'%s",
+                             path, w->col,
+                             c->where[i] == LC_EVENT_GAP ? " to filter on (one value per gap: --column only)" : "");
         c->where_num[i] = NAN;
         if (!log_col_text(c->where[i]) && w->value[0] &&
             csv_parse_double(w->value, strlen(w->value), &c->where_num[i]) != 0)
@@ -152,7 +155,8 @@ static int where_columns(struct dataset *d, const char *path, struct log_cols *c
 
 /* Every column the rows need, and the group and time columns in use. 0 or a negative code
  * with d->err set. */
-static int log_columns(struct dataset *d, const char *path, bool by_file, struct log_cols *c)
+static int log_columns(struct dataset *d, const struct reqlog_reader *rd, const char *path, bool by_file,
+                       struct log_cols *c)
 {
     c->group = c->time = NO_COL;
     c->value = log_col_of(d->o.column);
@@ -160,13 +164,18 @@ static int log_columns(struct dataset *d, const char *path, bool by_file, struct
         return knee_fail(
             d->err, sizeof d->err, KNEE_ENOTFOUND,
             "%s: a request log has no numeric column '%s' (it has start_s, latency_ms, service_ms, ttfb_ms, "
-            "lag_ms, status, bytes, connection, warmup, tls_ms)",
+            "lag_ms, status, bytes, connection, warmup, tls_ms, entry, first_event_ms, events, event_gap_ms)",
             path, d->o.column);
+    if (c->value == LC_EVENT_GAP && !reqlog_reader_has_gaps(rd))
+        return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND,
+                         "%s: event_gap_ms: this log carries no gaps between events (knee run --stream sse|chunks|auto "
+                         "--out FILE.bin writes them)",
+                         path);
     int e;
     if (!by_file && (e = group_column(d, path, c)) != 0)
         return e;
     c->time = log_col_of(d->o.time ? d->o.time : "start_s");
-    if (c->time == NO_COL || log_col_text(c->time))
+    if (c->time == NO_COL || log_col_text(c->time) || c->time == LC_EVENT_GAP)
         return knee_fail(d->err, sizeof d->err, KNEE_ENOTFOUND, "%s: --time: a request log has no numeric column '%s'",
                          path, d->o.time);
     d->time_col = log_cols[c->time];
@@ -193,6 +202,41 @@ static bool where_kept(const struct dataset *d, const struct reqlog_reader *rd, 
     return keep;
 }
 
+/* The record's group (--by, else the file's). 0 or a negative code with d->err set. */
+static int log_group(struct dataset *d, const struct reqlog_reader *rd, const struct reqlog_record *r,
+                     const struct reqlog_derived *dv, const struct log_cols *c, const char *path, size_t *gi)
+{
+    char buf[64];
+    if (c->group == NO_COL)
+        return 0;
+    const char *name = log_text(rd, r, c->group, buf, sizeof buf, dv);
+    int k = dataset_group_of(d, name, strlen(name), gi);
+    if (k)
+        return knee_fail(d->err, sizeof d->err, k, "%s: more than %d groups in column '%s'", path, DATASET_MAX_GROUPS,
+                         d->by_col);
+    return 0;
+}
+
+/* event_gap_ms: one value per gap of a kept record, at the record's time, in its group; a
+ * record without gaps has no value (missing). */
+static int log_gap_values(struct dataset *d, const struct reqlog_reader *rd, const struct reqlog_record *r,
+                          const struct reqlog_derived *dv, const struct log_cols *c, double t, size_t file_group,
+                          const char *path)
+{
+    const uint64_t *g;
+    uint32_t n;
+    reqlog_read_gaps(rd, &g, &n);
+    if (!n) {
+        d->missing++;
+        return 0;
+    }
+    size_t gi = file_group;
+    int k = log_group(d, rd, r, dv, c, path, &gi);
+    for (uint32_t i = 0; i < n && !k; i++)
+        dataset_add_value(d, gi, (double)g[i] / 1e6, t, true);
+    return k;
+}
+
 /* The records, each filtered (warm-up, --where, time) and its value added to its group.
  * Returns the last reqlog_read result (0 at the end) or a negative code; d->err is set for
  * the errors found here, not for reqlog_read's. */
@@ -201,7 +245,6 @@ static int log_rows(struct dataset *d, struct reqlog_reader *rd, const char *pat
 {
     struct reqlog_record r;
     struct reqlog_derived dv;
-    char buf[64];
     int k;
     while ((k = reqlog_read(rd, &r)) == 1) {
         d->rows++;
@@ -219,6 +262,11 @@ static int log_rows(struct dataset *d, struct reqlog_reader *rd, const char *pat
             d->filtered_time++;
             continue;
         }
+        if (c->value == LC_EVENT_GAP) {
+            if ((k = log_gap_values(d, rd, &r, &dv, c, t, file_group, path)) != 0)
+                return k;
+            continue;
+        }
         double v = log_number(&r, &dv, c->value);
         if (isnan(v)) {
             d->missing++;
@@ -229,12 +277,8 @@ static int log_rows(struct dataset *d, struct reqlog_reader *rd, const char *pat
                              "%s: record %llu: %s = %.6f is negative (a corrupt record: done before planned or sent)",
                              path, (unsigned long long)reqlog_reader_record_index(rd), d->o.column, v);
         size_t gi = file_group;
-        if (c->group != NO_COL) {
-            const char *name = log_text(rd, &r, c->group, buf, sizeof buf, &dv);
-            if ((k = dataset_group_of(d, name, strlen(name), &gi)) != 0)
-                return knee_fail(d->err, sizeof d->err, k, "%s: more than %d groups in column '%s'", path,
-                                 DATASET_MAX_GROUPS, d->by_col);
-        }
+        if ((k = log_group(d, rd, &r, &dv, c, path, &gi)) != 0)
+            return k;
         dataset_add_value(d, gi, v, t, true);
     }
     return k;
@@ -249,7 +293,7 @@ int dataset_load_log(struct dataset *d, const char *src, const char *path, size_
         return knee_fail(d->err, sizeof d->err, e, "%s: %s", path, msg);
     d->knee_log = true;
     struct log_cols c;
-    int k = log_columns(d, path, by_file, &c);
+    int k = log_columns(d, rd, path, by_file, &c);
     if (k == 0) {
         k = log_rows(d, rd, path, &c, file_group);
         if (k < 0 && d->err[0] == '\0')

@@ -171,7 +171,9 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
         ROW("capture", 0, OPT_LIST, captures, "NAME=SOURCE",
             "a variable for {{NAME}} placeholders from the --setup answer: header:H, cookie:C, json:PATH "
             "(data.token, items.0.id), status or body (repeatable)"),
-    [RUNOPT_OUT] = ROW("out", 'o', OPT_STR, out, "FILE", "one row per request: *.csv as CSV, else the binary log"),
+    [RUNOPT_OUT] = ROW("out", 'o', OPT_STR, out, "FILE",
+                       "one row per request: *.csv as CSV, else the binary log (with --stream, not off: each "
+                       "request's gaps between events too)"),
     [RUNOPT_THRESHOLD] = ROW("threshold", 0, OPT_LIST, thresholds, "EXPR",
                              "pass/fail check, e.g. p99<250ms, read.p99.9<=1s, error_rate<1%, dropped==0 (exit 99)"),
     [RUNOPT_SPIN] = ROW_UNIT("spin", 0, OPT_DURATION, spin_ns, "D",
@@ -613,6 +615,9 @@ static int fill_model(const struct runopts *o, const struct cmd_spec *spec, stru
     if (o->stream && http_stream_mode_parse(o->stream, &sm))
         return opt_fail(spec, "--stream: '%s' is not one of auto, sse, chunks, off", o->stream);
     cfg->stream_mode = (uint8_t)sm;
+    /* the log's header is written before any response arrives, so only an explicit --stream
+     * can ask for gaps (auto by default: the log stays version 1, as older knee reads it) */
+    cfg->stream_gaps = o->stream && sm != HTTP_STREAM_OFF;
     return fill_transport(o, spec, cfg);
 }
 

@@ -269,7 +269,8 @@ static int read_log(struct lab_ctx *c, const char *raw, struct lab_round *r)
     names = xcalloc(nt ? nt : 1, sizeof *names);
     for (size_t i = 0; i < nt; i++)
         names[i] = reqlog_reader_target(rd, i);
-    rc = reqlog_writer_open(&wr, r->log_path, names, nt, reqlog_reader_closed_loop(rd));
+    rc = reqlog_writer_open(&wr, r->log_path, names, nt,
+                            reqlog_reader_closed_loop(rd) ? REQLOG_HEADER_FLAG_CLOSED_LOOP : 0);
     if (rc) {
         fprintf(c->err, "knee lab: round %s: cannot write %s: %s\n", r->name, r->log_path, knee_strerror(rc));
         goto out;

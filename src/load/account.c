@@ -50,7 +50,9 @@ static void log_record(struct worker *w, const struct target_rt *t, const struct
             rec->first_event_ns = r->resp.ev.count ? since_t0(r->resp.ev.first_ns, t0) : 0;
         }
     }
-    if (w->chunk->n == OUTLOG_CHUNK_RECORDS) {
+    if (t->et->log_gaps) /* every record of such a log has a gap list, empty when it has no gaps */
+        outlog_chunk_gaps(w->chunk, w->chunk->n - 1, r ? r->gaps : NULL, r ? r->ngaps : 0);
+    if (w->chunk->n == OUTLOG_CHUNK_RECORDS || w->chunk->gaps_used >= OUTLOG_CHUNK_GAPS) {
         outlog_submit(w->e->log, w->chunk);
         w->chunk = outlog_take(w->e->log, &w->log_slowed);
     }
@@ -145,11 +147,37 @@ static void stream_gaps(struct run_stream *s, const struct http_events *e, uint3
         record_stream_hist(&s->event_gap, 0, (int64_t)(e->count - before - 1));
 }
 
+/* The same gaps onto the request's own list, for a log that carries them: its first
+ * REQLOG_MAX_GAPS (a stream that never ends must not eat memory without bound). */
+static void req_keep_gaps(struct req *r, const struct http_events *e, uint32_t before, uint64_t last_ns)
+{
+    uint32_t n = before ? e->count - before : e->count - 1;
+    if (n > REQLOG_MAX_GAPS - r->ngaps)
+        n = REQLOG_MAX_GAPS - r->ngaps;
+    if (!n)
+        return;
+    if (n > r->gaps_cap - r->ngaps) {
+        uint32_t cap = r->gaps_cap ? r->gaps_cap : 16;
+        while (cap - r->ngaps < n) /* ngaps + n <= 2^24: no overflow */
+            cap *= 2;
+        r->gaps = xrealloc(r->gaps, (size_t)cap * sizeof *r->gaps);
+        r->gaps_cap = cap;
+    }
+    uint64_t *g = r->gaps + r->ngaps;
+    uint32_t i = 0;
+    if (before)
+        g[i++] = e->last_ns > last_ns ? e->last_ns - last_ns : 0;
+    memset(g + i, 0, (size_t)(n - i) * sizeof *g);
+    r->ngaps += n;
+}
+
 void account_stream_gaps(struct req *r, uint32_t before, uint64_t last_ns)
 {
     const struct http_events *e = &r->resp.ev;
     if (e->count <= before)
         return;
+    if (r->t->et->log_gaps)
+        req_keep_gaps(r, e, before, last_ns);
     /* the interval's histograms (warm-up included, as the interval's latency): the gaps and the
      * first event as they arrive, so a stalled stream shows in the second it stalls */
     struct run_stream *iv = &r->t->ival_stream;

@@ -120,6 +120,7 @@ static int prepare_target(struct engine_target *et, const struct run_config *cfg
     }
     et->head = strcmp(method, "HEAD") == 0;
     et->stream_mode = cfg->stream_mode;
+    et->log_gaps = outlog_wants_gaps(cfg);
     et->idempotent = http_method_idempotent(method);
     http_matchers_init(&et->matchers);
     et->expect_bit = ENGINE_NO_NEEDLE;

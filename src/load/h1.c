@@ -126,6 +126,7 @@ static bool retry_stale(struct worker *w, struct conn *c)
     r->tcause = RUN_TC_OTHER;
     http_response_init(&r->resp, &t->et->matchers, t->et->head);
     r->resp.ev.mode = t->et->stream_mode;
+    req_gaps_reset(r);
     conn_bind(w, n, r);
     return true;
 }

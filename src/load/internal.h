@@ -69,6 +69,7 @@ struct engine_target {
     char *proxy_connect, *proxy_origin;
     size_t proxy_connect_len, proxy_origin_len;
     uint8_t stream_mode; /* run_config.stream_mode: how its responses' events are timed */
+    bool log_gaps;       /* the --out log carries each request's gaps (outlog_wants_gaps) */
     bool entries;        /* its requests count per entry of the targets file (entries.c) */
 };
 
@@ -435,11 +436,23 @@ void *worker_main(void *arg);
 /* outlog.c: the per-request log. Workers append records to a thread-owned chunk and hand
  * full chunks to a writer thread; nothing is formatted or written on the request path. */
 #define OUTLOG_CHUNK_RECORDS 4096
+/* A chunk goes to the writer early once its gaps pass this many (8 MiB), so the chunks in
+ * flight hold a bounded number of gaps, whatever the streams. */
+#define OUTLOG_CHUNK_GAPS (1u << 20)
 struct outlog_chunk {
     size_t n;
     struct outlog_chunk *next;
+    /* A log with gaps (else NULL, 0): record i's ngap[i] gaps follow record i-1's in gaps[] */
+    uint32_t *ngap;
+    uint64_t *gaps;
+    size_t gaps_used, gaps_cap;
     struct reqlog_record rec[OUTLOG_CHUNK_RECORDS];
 };
+/* The run's --out is a binary log that carries each request's gaps: --stream given, not off
+ * (run_config.stream_gaps). */
+bool outlog_wants_gaps(const struct run_config *cfg);
+/* Append record n's gaps to c (grown as needed; c->ngap allocated on first use). */
+void outlog_chunk_gaps(struct outlog_chunk *c, size_t n, const uint64_t *gaps, uint32_t ngaps);
 int outlog_open(struct outlog **out, const char *path, const struct engine *e, char *err, size_t errlen);
 /* A fresh chunk; blocks (and sets *slowed) only when the writer is far behind. */
 struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed);

@@ -18,7 +18,7 @@
 struct outlog {
     struct outfile out; /* --out through core/outfile: replaced whole on success, never destroyed */
     FILE *f;            /* out.f (CSV) */
-    bool csv, closed_loop;
+    bool csv, closed_loop, gaps;
     size_t nt;
     char **names;
     struct reqlog_writer *rw;
@@ -69,15 +69,56 @@ static void csv_row(struct outlog *l, const struct reqlog_record *r)
 
 static void write_chunk(struct outlog *l, const struct outlog_chunk *c)
 {
+    size_t off = 0; /* record i's gaps follow those of the records before it */
     for (size_t i = 0; i < c->n && !l->error; i++) {
         if (l->csv) {
             csv_row(l, &c->rec[i]);
         } else {
-            int r = reqlog_write(l->rw, &c->rec[i]);
+            uint32_t n = c->ngap ? c->ngap[i] : 0;
+            int r = reqlog_write_gaps(l->rw, &c->rec[i], n ? c->gaps + off : NULL, n);
+            off += n;
             if (r)
                 l->error = r;
         }
     }
+}
+
+void outlog_chunk_gaps(struct outlog_chunk *c, size_t n, const uint64_t *gaps, uint32_t ngaps)
+{
+    if (!c->ngap)
+        c->ngap = xmalloc(OUTLOG_CHUNK_RECORDS * sizeof *c->ngap);
+    c->ngap[n] = ngaps;
+    if (!ngaps)
+        return;
+    if (c->gaps_cap - c->gaps_used < ngaps) {
+        size_t cap = c->gaps_cap ? c->gaps_cap : 4096;
+        while (cap - c->gaps_used < ngaps)
+            cap *= 2; /* ngaps <= REQLOG_MAX_GAPS and gaps_used stays near OUTLOG_CHUNK_GAPS: no overflow */
+        c->gaps = xrealloc(c->gaps, cap * sizeof *c->gaps);
+        c->gaps_cap = cap;
+    }
+    memcpy(c->gaps + c->gaps_used, gaps, ngaps * sizeof *gaps);
+    c->gaps_used += ngaps;
+}
+
+/* A chunk back on the free list: empty; a gap array grown far past the usual goes, so one
+ * long stream does not keep its memory for the rest of the run. */
+static void chunk_reset(struct outlog_chunk *c)
+{
+    c->n = 0;
+    c->gaps_used = 0;
+    if (c->gaps_cap > 2 * (size_t)OUTLOG_CHUNK_GAPS) {
+        free(c->gaps);
+        c->gaps = NULL;
+        c->gaps_cap = 0;
+    }
+}
+
+static void chunk_free(struct outlog_chunk *c)
+{
+    free(c->ngap);
+    free(c->gaps);
+    free(c);
 }
 
 static void *writer_main(void *arg)
@@ -98,7 +139,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&l->mu);
         write_chunk(l, c);
         pthread_mutex_lock(&l->mu);
-        c->n = 0;
+        chunk_reset(c);
         c->next = l->free_list;
         l->free_list = c;
         pthread_cond_broadcast(&l->cv_free);
@@ -114,6 +155,11 @@ static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+bool outlog_wants_gaps(const struct run_config *cfg)
+{
+    return cfg->stream_gaps && cfg->out_path && !ends_with(cfg->out_path, ".csv");
 }
 
 /* Free what outlog_open allocated (the file, if open, is closed: a failed open leaves it). */
@@ -133,6 +179,7 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
     struct outlog *l = xcalloc(1, sizeof *l);
     l->csv = csv;
     l->closed_loop = !e->cfg->plan.open_loop;
+    l->gaps = outlog_wants_gaps(e->cfg);
     l->nt = e->nt;
     l->names = xcalloc(e->nt, sizeof *l->names);
     for (size_t i = 0; i < e->nt; i++)
@@ -155,8 +202,9 @@ int outlog_open(struct outlog **out, const char *path, const struct engine *e, c
         /* the writer writes the descriptor outfile opened; the FILE over it stays empty; --shard:
          * the header names the shard */
         struct reqlog_shard sh;
-        r = reqlog_writer_open_fd_shard(&l->rw, l->out.fd, names, e->nt, !e->cfg->plan.open_loop,
-                                        run_shard_reqlog(e->cfg, &sh));
+        unsigned flags =
+            (l->closed_loop ? REQLOG_HEADER_FLAG_CLOSED_LOOP : 0) | (l->gaps ? REQLOG_HEADER_FLAG_GAPS : 0);
+        r = reqlog_writer_open_fd_shard(&l->rw, l->out.fd, names, e->nt, flags, run_shard_reqlog(e->cfg, &sh));
         free(names);
         if (r) {
             outfile_abort(&l->out);
@@ -196,16 +244,14 @@ struct outlog_chunk *outlog_take(struct outlog *l, bool *slowed)
         if (l->nallocated < OUTLOG_MAX_CHUNKS) {
             l->nallocated++;
             pthread_mutex_unlock(&l->mu);
-            c = xmalloc(sizeof *c);
-            c->n = 0;
-            c->next = NULL;
+            c = xcalloc(1, sizeof *c); /* no gap arrays until a record has gaps */
             return c;
         }
         *slowed = true;
         pthread_cond_wait(&l->cv_free, &l->mu);
     }
     pthread_mutex_unlock(&l->mu);
-    c->n = 0;
+    chunk_reset(c);
     c->next = NULL;
     return c;
 }
@@ -248,7 +294,7 @@ static void outlog_end(struct outlog *l)
     while (l->free_list) {
         struct outlog_chunk *c = l->free_list;
         l->free_list = c->next;
-        free(c);
+        chunk_free(c);
     }
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv_full);

@@ -194,7 +194,9 @@ struct run_config {
     const char *unix_socket;       /* --unix-socket PATH: every connection goes to this Unix stream socket */
     const char *const *connect_to; /* --connect-to HOST:PORT:ADDR:PORT rules as given (the first match wins) */
     size_t nconnect_to;
-    uint8_t stream_mode;                        /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
+    uint8_t stream_mode; /* --stream: enum http_stream_mode (http/sse.h); 0 = auto */
+    /* --stream given, not off: a binary --out log carries each request's gaps (version 2) */
+    bool stream_gaps;
     bool live_native;                           /* on_live also gets native histograms (run_live_target's *_native) */
     run_stream_interval_fn *on_stream_interval; /* per second, per target with events; NULL = none */
     void *stream_interval_ctx;

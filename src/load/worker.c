@@ -64,6 +64,17 @@ void req_init(struct req *r, struct target_rt *t, struct client *cl, struct vari
     r->len = r->write_off = 0;
     http_response_init(&r->resp, &t->et->matchers, v ? v->head : t->et->head);
     r->resp.ev.mode = t->et->stream_mode;
+    req_gaps_reset(r);
+}
+
+void req_gaps_reset(struct req *r)
+{
+    r->ngaps = 0;
+    if (r->gaps_cap > REQ_GAPS_KEEP) { /* one long stream does not keep its memory in the pool */
+        free(r->gaps);
+        r->gaps = NULL;
+        r->gaps_cap = 0;
+    }
 }
 
 /* ------------------------------------------------------------------ timeout FIFO */
@@ -511,9 +522,11 @@ void worker_release(struct worker *w)
     }
     free(w->chunks);
     for (size_t k = 0; k < w->nrchunks; k++) {
-        for (size_t i = 0; i < REQ_CHUNK; i++)
+        for (size_t i = 0; i < REQ_CHUNK; i++) {
             if (w->rchunks[k][i].var) /* a thread that ended early: its requests' variants */
                 variant_put(w->rchunks[k][i].t, w->rchunks[k][i].var);
+            free(w->rchunks[k][i].gaps);
+        }
         free(w->rchunks[k]);
     }
     free(w->rchunks);

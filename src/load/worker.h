@@ -57,6 +57,10 @@ struct req {
     struct h2_stream stream;   /* HTTP/2 */
     struct h3_stream h3s;      /* HTTP/3 */
     struct http_response resp; /* HTTP/1.1: the parser; HTTP/2: status, bytes, matches, Server-Timing */
+    /* its gaps between events as they arrive, for a log that carries them (engine_target.log_gaps;
+     * else never allocated): the first REQLOG_MAX_GAPS, the histograms get every one */
+    uint64_t *gaps;
+    uint32_t ngaps, gaps_cap;
 };
 
 /* ------------------------------------------------------------------ the transport row */
@@ -363,6 +367,9 @@ static inline struct req *req_alloc(struct worker *w)
 void req_release(struct worker *w, struct req *r);
 void req_init(struct req *r, struct target_rt *t, struct client *cl, struct variant *v, uint64_t planned_ns, bool warm,
               uint64_t sent_ns);
+/* A new response: no gaps kept; a list grown past REQ_GAPS_KEEP is freed. */
+#define REQ_GAPS_KEEP 65536u
+void req_gaps_reset(struct req *r);
 /* A new request, sent at sent_ns: counted as sent, in flight, on the timeout FIFO. */
 struct req *req_begin(struct worker *w, struct target_rt *t, struct client *cl, uint64_t planned_ns, bool warm,
                       uint64_t sent_ns);

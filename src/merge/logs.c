@@ -2,8 +2,9 @@
  * shared start instant, where every shard's t0 already is; else each shard's t0 on the wall
  * clock, from its JSON), sorted by planned time (ties: shard, then file order), written as one
  * log whose header says it merges N shards (each shard writes its records in completion order,
- * so the union is sorted in memory, 64 bytes a record); and the merged summary's events counted
- * again from them (merge_count_logs). */
+ * so the union is sorted in memory, about 120 bytes a record, and every gap between events
+ * the logs carry: the merged log carries them, version 2, when any shard's does); and the merged
+ * summary's events counted again from them (merge_count_logs). */
 #include "merge/internal.h"
 
 #include "core/err.h"
@@ -18,8 +19,32 @@
 struct item {
     struct reqlog_record r;
     uint32_t shard;
+    uint32_t ngaps; /* its gaps: ngaps at gaps.v[gap_off] */
+    uint64_t gap_off;
     uint64_t seq;
 };
+
+/* Every shard's gaps, one array; an item names its part. */
+struct gap_store {
+    uint64_t *v;
+    size_t n, cap;
+    bool any; /* a shard's log carries gaps: the merged log does */
+};
+
+static uint64_t gaps_keep(struct gap_store *g, const uint64_t *v, uint32_t n)
+{
+    uint64_t off = g->n;
+    if (n > g->cap - g->n) {
+        size_t cap = g->cap ? g->cap : 65536;
+        while (cap - g->n < n)
+            cap *= 2;
+        g->v = xrealloc(g->v, cap * sizeof *g->v);
+        g->cap = cap;
+    }
+    memcpy(g->v + g->n, v, n * sizeof *v);
+    g->n += n;
+    return off;
+}
 
 static int cmp_item(const void *pa, const void *pb)
 {
@@ -38,7 +63,8 @@ static void shift(uint64_t *t, uint64_t by)
 }
 
 static int write_out(const struct merge_set *s, const char *out_path, const struct item *items, size_t n,
-                     char *const *names, size_t nt, bool closed_loop, char *err, size_t errlen)
+                     const struct gap_store *gaps, char *const *names, size_t nt, bool closed_loop, char *err,
+                     size_t errlen)
 {
     size_t len = strlen(out_path);
     bool csv = len >= 4 && strcmp(out_path + len - 4, ".csv") == 0;
@@ -69,13 +95,14 @@ static int write_out(const struct merge_set *s, const char *out_path, const stru
                                   .start_at_unix_ns = s->start_at_unix_ns,
                                   .plan_id = s->plan_id};
         struct reqlog_writer *w;
-        r = reqlog_writer_open_fd_shard(&w, o.fd, (const char *const *)names, nt, closed_loop, &sh);
+        unsigned flags = (closed_loop ? REQLOG_HEADER_FLAG_CLOSED_LOOP : 0) | (gaps->any ? REQLOG_HEADER_FLAG_GAPS : 0);
+        r = reqlog_writer_open_fd_shard(&w, o.fd, (const char *const *)names, nt, flags, &sh);
         if (r) {
             outfile_abort(&o);
             return knee_fail(err, errlen, r, "-o %s: %s", out_path, knee_strerror(r));
         }
         for (size_t i = 0; i < n && !r; i++)
-            r = reqlog_write(w, &items[i].r);
+            r = reqlog_write_gaps(w, &items[i].r, items[i].ngaps ? gaps->v + items[i].gap_off : NULL, items[i].ngaps);
         int rc = r ? (reqlog_writer_close(w), r) : reqlog_writer_close(w);
         if (rc) { /* the writer's first write error (-errno) */
             outfile_abort(&o);
@@ -96,6 +123,7 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
         return knee_fail(err, errlen, KNEE_EINVAL, "the merged request log needs every shard's binary log");
     struct item *items = NULL;
     size_t n = 0, cap = 0;
+    struct gap_store gaps = {0};
     char **names = NULL;
     size_t nt = 0;
     bool closed_loop = false;
@@ -115,6 +143,7 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
             break;
         }
         size_t rnt = reqlog_reader_ntargets(rd);
+        gaps.any |= reqlog_reader_has_gaps(rd);
         if (k == 0) {
             nt = rnt;
             closed_loop = reqlog_reader_closed_loop(rd);
@@ -148,7 +177,11 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
             shift(&r.sent_ns, by);
             shift(&r.first_byte_ns, by);
             shift(&r.done_ns, by);
-            items[n++] = (struct item){r, k, seq++};
+            shift(&r.first_event_ns, by);
+            const uint64_t *g;
+            uint32_t ng;
+            reqlog_read_gaps(rd, &g, &ng);
+            items[n++] = (struct item){r, k, ng, ng ? gaps_keep(&gaps, g, ng) : 0, seq++};
         }
         if (got == KNEE_ETRUNC) {
             st->truncated_shards++;
@@ -166,12 +199,13 @@ int merge_logs(const struct merge_set *s, struct merge_summary *m, const char *o
         qsort(items, n, sizeof *items, cmp_item);
         st->records = n;
         if (out_path)
-            rc = write_out(s, out_path, items, n, names, nt, closed_loop, err, errlen);
+            rc = write_out(s, out_path, items, n, &gaps, names, nt, closed_loop, err, errlen);
     }
     for (size_t i = 0; i < nt; i++)
         free(names[i]);
     free(names);
     free(items);
+    free(gaps.v);
     return rc;
 }
 

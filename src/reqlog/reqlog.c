@@ -134,6 +134,7 @@ struct reqlog_writer {
     int fd;
     bool own_fd; /* opened here (reqlog_writer_open): closed by reqlog_writer_close */
     int err;     /* first write error, sticky */
+    bool gaps;   /* REQLOG_HEADER_FLAG_GAPS: each record followed by its gap list */
     size_t ntargets;
     uint64_t count;
     size_t used;
@@ -211,18 +212,20 @@ static size_t header_size_of(const char *const *target_names, size_t ntargets, c
 
 /* Write the header to fd; *out on success. The fd is closed on failure only when owned. */
 static int writer_start(struct reqlog_writer **out, int fd, bool own_fd, size_t header_size,
-                        const char *const *target_names, size_t ntargets, int closed_loop,
+                        const char *const *target_names, size_t ntargets, unsigned flags,
                         const struct reqlog_shard *shard)
 {
     struct reqlog_writer *w = xcalloc(1, sizeof *w);
     w->fd = fd;
     w->own_fd = own_fd;
     w->ntargets = ntargets;
+    w->gaps = (flags & REQLOG_HEADER_FLAG_GAPS) != 0;
 
     uint8_t fixed[REQLOG_FIXED_HEADER_SIZE];
     memcpy(fixed, REQLOG_MAGIC, REQLOG_MAGIC_LEN);
-    put_u16(fixed + 8, REQLOG_VERSION);
-    put_u16(fixed + 10, closed_loop ? REQLOG_HEADER_FLAG_CLOSED_LOOP : 0);
+    /* a log without gaps stays version 1, byte for byte: every older knee reads it */
+    put_u16(fixed + 8, w->gaps ? REQLOG_VERSION_GAPS : 1);
+    put_u16(fixed + 10, (uint16_t)flags);
     put_u32(fixed + 12, (uint32_t)header_size);
     put_u32(fixed + 16, REQLOG_RECORD_SIZE);
     put_u32(fixed + 20, (uint32_t)ntargets);
@@ -250,53 +253,72 @@ static int writer_start(struct reqlog_writer **out, int fd, bool own_fd, size_t 
 }
 
 int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
-                       int closed_loop)
+                       unsigned flags)
 {
-    return reqlog_writer_open_shard(out, path, target_names, ntargets, closed_loop, NULL);
+    return reqlog_writer_open_shard(out, path, target_names, ntargets, flags, NULL);
 }
 
 int reqlog_writer_open_shard(struct reqlog_writer **out, const char *path, const char *const *target_names,
-                             size_t ntargets, int closed_loop, const struct reqlog_shard *shard)
+                             size_t ntargets, unsigned flags, const struct reqlog_shard *shard)
 {
     *out = NULL;
     size_t header_size = header_size_of(target_names, ntargets, shard);
-    if (!header_size)
+    if (!header_size || (flags & ~REQLOG_HEADER_FLAGS_KNOWN))
         return KNEE_EINVAL;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -errno;
-    return writer_start(out, fd, true, header_size, target_names, ntargets, closed_loop, shard);
+    return writer_start(out, fd, true, header_size, target_names, ntargets, flags, shard);
 }
 
 int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
-                          int closed_loop)
+                          unsigned flags)
 {
-    return reqlog_writer_open_fd_shard(out, fd, target_names, ntargets, closed_loop, NULL);
+    return reqlog_writer_open_fd_shard(out, fd, target_names, ntargets, flags, NULL);
 }
 
 int reqlog_writer_open_fd_shard(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
-                                int closed_loop, const struct reqlog_shard *shard)
+                                unsigned flags, const struct reqlog_shard *shard)
 {
     *out = NULL;
     size_t header_size = header_size_of(target_names, ntargets, shard);
-    if (!header_size)
+    if (!header_size || (flags & ~REQLOG_HEADER_FLAGS_KNOWN))
         return KNEE_EINVAL;
     if (fd < 0)
         return -EBADF;
-    return writer_start(out, fd, false, header_size, target_names, ntargets, closed_loop, shard);
+    return writer_start(out, fd, false, header_size, target_names, ntargets, flags, shard);
 }
 
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r)
 {
+    return reqlog_write_gaps(w, r, NULL, 0);
+}
+
+int reqlog_write_gaps(struct reqlog_writer *w, const struct reqlog_record *r, const uint64_t *gaps, uint32_t n)
+{
     if (w->err)
         return w->err;
     if (r->target >= w->ntargets || r->outcome >= OUTCOME_COUNT || r->protocol >= REQLOG_PROTO_COUNT ||
-        r->tls >= REQLOG_TLS_COUNT)
+        r->tls >= REQLOG_TLS_COUNT || (n && (!w->gaps || !gaps)) || n > REQLOG_MAX_GAPS)
         return KNEE_EINVAL;
-    if (w->used + REQLOG_RECORD_SIZE > WRITER_BUF && writer_flush(w))
+    if (w->used + REQLOG_RECORD_SIZE + 4 > WRITER_BUF && writer_flush(w))
         return w->err;
     encode_record(w->buf + w->used, r);
     w->used += REQLOG_RECORD_SIZE;
+    if (w->gaps) {
+        put_u32(w->buf + w->used, n);
+        w->used += 4;
+        /* a gap list can be larger than the buffer: through writer_put, a block at a time */
+        uint8_t block[512];
+        for (uint32_t i = 0; i < n && !w->err;) {
+            size_t k = 0;
+            for (; k + 8 <= sizeof block && i < n; k += 8, i++)
+                put_u64(block + k, gaps[i]);
+            writer_put(w, block, k);
+        }
+        if (w->err)
+            return w->err;
+    }
     w->count++;
     return 0;
 }
@@ -326,12 +348,16 @@ struct reqlog_reader {
     size_t mem_size, mem_pos;
     unsigned version;
     uint16_t header_flags;
+    bool has_gaps; /* REQLOG_HEADER_FLAG_GAPS: a gap list after each record */
     struct reqlog_shard shard;
     uint32_t record_size;
     size_t ntargets;
     char **names;
     uint64_t index; /* records returned so far (index of the next one) */
     uint64_t last_index;
+    uint64_t *gaps; /* the last record's gap list, grown as its bytes arrive */
+    uint32_t ngaps;
+    size_t gaps_cap;
     uint8_t *buf; /* file reader: READER_BUF bytes (a multiple of nothing in particular) */
     size_t buf_len, buf_pos;
     bool eof;
@@ -421,6 +447,11 @@ static int reader_header(struct reqlog_reader *rd)
         set_err(rd, "request log version %u is newer than this knee reads (%u): upgrade knee", rd->version,
                 REQLOG_VERSION);
         return KNEE_EVERSION;
+    }
+    rd->has_gaps = (rd->header_flags & REQLOG_HEADER_FLAG_GAPS) != 0;
+    if (rd->has_gaps && rd->version < REQLOG_VERSION_GAPS) {
+        set_err(rd, "version %u with the gaps flag (gap lists need version %d)", rd->version, REQLOG_VERSION_GAPS);
+        return KNEE_EFORMAT;
     }
     if (rd->record_size < REQLOG_RECORD_SIZE_MIN || rd->record_size > REQLOG_MAX_RECORD_SIZE) {
         set_err(rd, "record size %u outside %d..%u", rd->record_size, REQLOG_RECORD_SIZE_MIN, REQLOG_MAX_RECORD_SIZE);
@@ -526,10 +557,66 @@ int reqlog_reader_open_mem(struct reqlog_reader **out, const void *data, size_t 
     return reader_open_common(rd, out, errbuf, errlen);
 }
 
+/* The gap list after record r: its count (capped, and no more than its events allow), then the
+ * gaps, read a block at a time so a count the bytes do not back allocates nothing big. */
+static int read_gaps(struct reqlog_reader *rd, const struct reqlog_record *r)
+{
+    unsigned long long idx = (unsigned long long)rd->index;
+    uint8_t nb[4];
+    long k = reader_get(rd, nb, sizeof nb);
+    if (k < 0) {
+        set_err(rd, "record %llu: %s", idx, knee_strerror((int)k));
+        return (int)k;
+    }
+    if (k < (long)sizeof nb) {
+        set_err(rd, "record %llu: its gap count is truncated (%ld of 4 bytes): the writer did not finish", idx, k);
+        return KNEE_ETRUNC;
+    }
+    uint32_t n = get_u32(nb);
+    if (n > REQLOG_MAX_GAPS) {
+        set_err(rd, "record %llu: %u gaps (at most %u)", idx, n, REQLOG_MAX_GAPS);
+        return KNEE_EFORMAT;
+    }
+    /* a response of E events has at most E - 1 gaps (events holds E + 1; 0: not timed) */
+    if (n && (r->events < 2 || n > r->events - 2)) {
+        if (r->events)
+            set_err(rd, "record %llu: %u gaps, but only %u events", idx, n, r->events - 1);
+        else
+            set_err(rd, "record %llu: %u gaps, but it was not timed as events", idx, n);
+        return KNEE_EFORMAT;
+    }
+    for (uint32_t got = 0; got < n;) {
+        uint8_t block[8 * 1024];
+        uint32_t want = n - got < sizeof block / 8 ? n - got : (uint32_t)(sizeof block / 8);
+        if (got + want > rd->gaps_cap) {
+            rd->gaps_cap = rd->gaps_cap ? rd->gaps_cap * 2 : 64;
+            while (rd->gaps_cap < (size_t)got + want)
+                rd->gaps_cap *= 2;
+            rd->gaps = xrealloc(rd->gaps, rd->gaps_cap * sizeof *rd->gaps);
+        }
+        k = reader_get(rd, block, (size_t)want * 8);
+        if (k < 0) {
+            set_err(rd, "record %llu: %s", idx, knee_strerror((int)k));
+            return (int)k;
+        }
+        if (k < (long)want * 8) {
+            set_err(rd, "record %llu: its gap list is truncated (%llu of %u gaps): the writer did not finish", idx,
+                    (unsigned long long)got + (unsigned long long)k / 8, n);
+            return KNEE_ETRUNC;
+        }
+        for (uint32_t i = 0; i < want; i++)
+            rd->gaps[got + i] = get_u64(block + 8 * i);
+        got += want;
+    }
+    rd->ngaps = n;
+    return 0;
+}
+
 int reqlog_read(struct reqlog_reader *rd, struct reqlog_record *r)
 {
     uint8_t rec[REQLOG_MAX_RECORD_SIZE];
     rd->last_index = rd->index;
+    rd->ngaps = 0;
     long k = reader_get(rd, rec, rd->record_size);
     if (k < 0) {
         set_err(rd, "record %llu: %s", (unsigned long long)rd->index, knee_strerror((int)k));
@@ -564,6 +651,11 @@ int reqlog_read(struct reqlog_reader *rd, struct reqlog_record *r)
         set_err(rd, "record %llu: unknown flags 0x%02x", (unsigned long long)rd->index, r->flags);
         return KNEE_EFORMAT;
     }
+    if (rd->has_gaps) {
+        int e = read_gaps(rd, r);
+        if (e)
+            return e;
+    }
     rd->index++;
     return 1;
 }
@@ -583,6 +675,15 @@ unsigned reqlog_reader_version(const struct reqlog_reader *rd)
 bool reqlog_reader_closed_loop(const struct reqlog_reader *rd)
 {
     return (rd->header_flags & REQLOG_HEADER_FLAG_CLOSED_LOOP) != 0;
+}
+bool reqlog_reader_has_gaps(const struct reqlog_reader *rd)
+{
+    return rd->has_gaps;
+}
+void reqlog_read_gaps(const struct reqlog_reader *rd, const uint64_t **gaps, uint32_t *n)
+{
+    *gaps = rd->gaps;
+    *n = rd->ngaps;
 }
 int reqlog_reader_shard(const struct reqlog_reader *rd, struct reqlog_shard *out)
 {
@@ -607,6 +708,7 @@ void reqlog_reader_close(struct reqlog_reader *rd)
     for (size_t i = 0; i < rd->ntargets && rd->names; i++)
         free(rd->names[i]);
     free(rd->names);
+    free(rd->gaps);
     free(rd->buf);
     free(rd);
 }

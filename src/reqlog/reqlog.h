@@ -1,5 +1,6 @@
 /* knee's compact binary per-request log: one fixed-size little-endian record per planned
- * request after a versioned header that names the targets. `knee run --out x.bin` writes it,
+ * request after a versioned header that names the targets (version 2: each record followed by
+ * its gaps between events). `knee run --out x.bin` writes it,
  * `knee stats` reads it. The byte layout is specified in docs/FORMATS.md ("Binary request
  * log"); this header is its only implementation. */
 #ifndef KNEE_REQLOG_REQLOG_H
@@ -66,11 +67,14 @@ const char *reqlog_tls_name(unsigned t);
  * a newer file is KNEE_EVERSION with a message that names both versions. */
 #define REQLOG_MAGIC "\x89KRQ\r\n\x1a\n" /* 8 bytes: never valid UTF-8 text, so never a CSV */
 #define REQLOG_MAGIC_LEN 8
-#define REQLOG_VERSION 1
+#define REQLOG_VERSION 2            /* the newest this knee reads; it writes 1 unless the log carries gaps */
+#define REQLOG_VERSION_GAPS 2       /* a log with REQLOG_HEADER_FLAG_GAPS: each record followed by its gaps */
 #define REQLOG_RECORD_SIZE 96       /* bytes of a record knee writes (version 1: fields appended) */
 #define REQLOG_RECORD_SIZE_MIN 60   /* the first version-1 records, without tls_ns, protocol, tls */
 #define REQLOG_FIXED_HEADER_SIZE 24 /* magic, version, flags, header_size, record_size, ntargets */
 #define REQLOG_HEADER_FLAG_CLOSED_LOOP 0x0001u
+#define REQLOG_HEADER_FLAG_GAPS 0x0002u /* version 2: after each record, u32 n and n u64 gaps (ns) */
+#define REQLOG_HEADER_FLAGS_KNOWN 0x0003u
 #define REQLOG_SHARD_BLOCK_SIZE 24      /* after the names: index, count, start instant, plan id */
 #define REQLOG_SHARD_MERGED 0xffffffffu /* reqlog_shard.index of a log merged from count shards */
 
@@ -90,6 +94,9 @@ struct reqlog_shard {
 #define REQLOG_MAX_NAME_LEN 4096u
 #define REQLOG_MAX_HEADER_SIZE (16u << 20)
 #define REQLOG_MAX_RECORD_SIZE 4096u
+/* A record's gaps at most (a reader refuses more; the run logs a request's first this many, so a
+ * stream that never ends cannot eat memory without bound). */
+#define REQLOG_MAX_GAPS (1u << 24)
 
 /* True when the first bytes of a file are the log's magic (n may be short). */
 bool reqlog_is_log(const void *head, size_t n);
@@ -100,25 +107,31 @@ struct reqlog_writer;
  * temporary logs; a path a user named is opened through core/outfile, which never truncates
  * what it did not create, and handed over with reqlog_writer_open_fd) with the target names (each at most
  * REQLOG_MAX_NAME_LEN bytes, at most REQLOG_MAX_TARGETS of them); records are buffered
- * (64 KiB) and written with write(2). closed_loop is recorded in the header flags.
- * Returns 0 and *out, KNEE_EINVAL for bad names/counts, or -errno. */
+ * (64 KiB) and written with write(2). flags are the header's: REQLOG_HEADER_FLAG_CLOSED_LOOP,
+ * and REQLOG_HEADER_FLAG_GAPS for a version-2 log whose records carry their gaps (without it
+ * the log is version 1, as older knee writes and reads it).
+ * Returns 0 and *out, KNEE_EINVAL for bad names/counts/flags, or -errno. */
 int reqlog_writer_open(struct reqlog_writer **out, const char *path, const char *const *target_names, size_t ntargets,
-                       int closed_loop);
+                       unsigned flags);
 /* The same with the shard block after the names (NULL: none, the header of reqlog_writer_open). */
 int reqlog_writer_open_shard(struct reqlog_writer **out, const char *path, const char *const *target_names,
-                             size_t ntargets, int closed_loop, const struct reqlog_shard *shard);
+                             size_t ntargets, unsigned flags, const struct reqlog_shard *shard);
 /* The same over an open descriptor (an output core/outfile opened): the writer writes to fd
  * and never closes it; reqlog_writer_close flushes and reports the first write error, and the
  * caller then commits or aborts the outfile. */
 int reqlog_writer_open_fd(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
-                          int closed_loop);
+                          unsigned flags);
 /* reqlog_writer_open_fd with the shard block after the names (NULL: none). */
 int reqlog_writer_open_fd_shard(struct reqlog_writer **out, int fd, const char *const *target_names, size_t ntargets,
-                                int closed_loop, const struct reqlog_shard *shard);
+                                unsigned flags, const struct reqlog_shard *shard);
 /* Append one record. 0, KNEE_EINVAL (target >= ntargets, outcome >= OUTCOME_COUNT, protocol
  * or tls outside their enums: the record is not written), or the first write error (-errno; sticky: later calls return
- * it). */
+ * it). In a log with gaps the record's gap list is empty (n = 0). */
 int reqlog_write(struct reqlog_writer *w, const struct reqlog_record *r);
+/* Append one record and its n gaps between events (ns, in arrival order). A log without
+ * REQLOG_HEADER_FLAG_GAPS takes n = 0 only; n > REQLOG_MAX_GAPS is KNEE_EINVAL (nothing
+ * written), as are reqlog_write's. */
+int reqlog_write_gaps(struct reqlog_writer *w, const struct reqlog_record *r, const uint64_t *gaps, uint32_t n);
 /* Records accepted so far. */
 uint64_t reqlog_writer_count(const struct reqlog_writer *w);
 /* Flush + close + free; returns the first write error (0 when all went well). NULL is a no-op. */
@@ -128,19 +141,26 @@ int reqlog_writer_close(struct reqlog_writer *w);
 struct reqlog_reader;
 /* Open a log: validates magic, version (newer than REQLOG_VERSION: KNEE_EVERSION), header
  * sizes and the name table. On failure returns a negative code and, when errbuf is not NULL,
- * a one-line reason such as "version 3 is newer than this knee reads (1)". */
+ * a one-line reason such as "request log version 3 is newer than this knee reads (2): upgrade knee". */
 int reqlog_reader_open(struct reqlog_reader **out, const char *path, char *errbuf, size_t errlen);
 /* The same over a memory buffer (not copied: it must outlive the reader). For fuzzing. */
 int reqlog_reader_open_mem(struct reqlog_reader **out, const void *data, size_t size, char *errbuf, size_t errlen);
 /* Next record: 1 and *r, 0 at a clean end, or negative on error (KNEE_ETRUNC for a partial
- * last record, KNEE_EFORMAT for a field out of range, -errno); reqlog_reader_error says
- * which record and why. */
+ * last record or gap list, KNEE_EFORMAT for a field out of range or a gap list longer than
+ * REQLOG_MAX_GAPS or than the record's events allow, -errno); reqlog_reader_error says which
+ * record and why. */
 int reqlog_read(struct reqlog_reader *rd, struct reqlog_record *r);
 /* Index (0-based) of the record the last reqlog_read returned or failed on. */
 uint64_t reqlog_reader_record_index(const struct reqlog_reader *rd);
 const char *reqlog_reader_error(const struct reqlog_reader *rd);
 unsigned reqlog_reader_version(const struct reqlog_reader *rd);
 bool reqlog_reader_closed_loop(const struct reqlog_reader *rd);
+/* The log carries each record's gaps (REQLOG_HEADER_FLAG_GAPS, version 2). */
+bool reqlog_reader_has_gaps(const struct reqlog_reader *rd);
+/* The gaps (ns) of the record the last reqlog_read returned, in arrival order: *n of them at
+ * *gaps (owned by the reader, valid until the next reqlog_read); *n = 0 in a log without gaps.
+ * n < events - 1 means the run cut the list at REQLOG_MAX_GAPS. */
+void reqlog_read_gaps(const struct reqlog_reader *rd, const uint64_t **gaps, uint32_t *n);
 /* The header's shard block: 1 and *out when the log is a shard's (or a merge of shards), 0
  * when not (no block, or count 0: *out zeroed). */
 int reqlog_reader_shard(const struct reqlog_reader *rd, struct reqlog_shard *out);

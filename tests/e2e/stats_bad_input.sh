@@ -83,7 +83,7 @@ open("trunc.bin", "wb").write(hdr() + rec + rec[:30])
 bad = bytearray(rec); bad[58] = 42
 open("badrec.bin", "wb").write(hdr() + rec + bytes(bad))
 PY
-expect_bad "v9.bin: request log version 9 is newer than this knee reads (1)" v9.bin
+expect_bad "v9.bin: request log version 9 is newer than this knee reads (2)" v9.bin
 expect_bad "trunc.bin: record 1 is truncated" trunc.bin
 expect_bad "badrec.bin: record 1: outcome 42 is not defined" badrec.bin
 

@@ -1,6 +1,7 @@
 /* Unit tests for src/reqlog: round trip of every field, the exact byte layout of the header
  * and a record, version and magic checks, truncation, fields out of range, write errors,
- * the derived columns and the CSV row. */
+ * the derived columns and the CSV row; version 2's gap lists (round trip, layout, caps,
+ * truncation) and version 1 unchanged beside them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,8 +132,9 @@ static void test_round_trip(void **state)
     struct reqlog_reader *rd;
     char err[256];
     assert_int_equal(reqlog_reader_open(&rd, path_of("rt.bin"), err, sizeof err), 0);
-    assert_int_equal(reqlog_reader_version(rd), REQLOG_VERSION);
+    assert_int_equal(reqlog_reader_version(rd), 1); /* no gaps: version 1, as older knee reads it */
     assert_false(reqlog_reader_closed_loop(rd));
+    assert_false(reqlog_reader_has_gaps(rd));
     assert_int_equal(reqlog_reader_ntargets(rd), 3);
     for (size_t i = 0; i < 3; i++)
         assert_string_equal(reqlog_reader_target(rd, i), names[i]);
@@ -246,13 +248,13 @@ static void test_newer_version_is_a_clear_error(void **state)
     (void)state;
     size_t len;
     unsigned char *b = small_log(&len);
-    b[8] = 2;
-    spill(path_of("v2.bin"), b, len);
+    b[8] = REQLOG_VERSION + 1;
+    spill(path_of("v3.bin"), b, len);
     struct reqlog_reader *rd = (void *)1;
     char err[256] = "";
-    assert_int_equal(reqlog_reader_open(&rd, path_of("v2.bin"), err, sizeof err), KNEE_EVERSION);
+    assert_int_equal(reqlog_reader_open(&rd, path_of("v3.bin"), err, sizeof err), KNEE_EVERSION);
     assert_null(rd);
-    assert_non_null(strstr(err, "version 2 is newer"));
+    assert_non_null(strstr(err, "version 3 is newer than this knee reads (2)"));
     free(b);
 }
 
@@ -559,6 +561,235 @@ static void test_derive_and_csv(void **state)
     assert_true(d.latency_ms == -1.0);
 }
 
+/* ---------------------------------------------------------------- version 2: gap lists */
+
+/* A log with gaps: records with none, one and many gaps (a list several writer buffers long)
+ * and one not timed as events, read back exactly; the file's size is the layout's. */
+static void test_gaps_round_trip(void **state)
+{
+    (void)state;
+    const char *names[] = {"A", "B"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("gaps.bin"), names, 2, REQLOG_HEADER_FLAG_GAPS), 0);
+    enum { MANY = 20000 }; /* 160 KB of gaps: more than the writer's 64 KiB buffer */
+    static uint64_t many[MANY];
+    for (uint32_t i = 0; i < MANY; i++)
+        many[i] = i % 7 ? 10000000ull + i : 0;
+    uint64_t one = 0x0102030405060708ull;
+    struct {
+        struct reqlog_record r;
+        const uint64_t *g;
+        uint32_t n;
+    } in[] = {
+        {{.planned_ns = 1, .done_ns = 2, .target = 0, .events = 0}, NULL, 0},               /* not timed */
+        {{.planned_ns = 3, .done_ns = 4, .target = 1, .events = 1 + 1}, NULL, 0},           /* one event */
+        {{.planned_ns = 5, .done_ns = 6, .target = 0, .events = 2 + 1}, &one, 1},           /* two events */
+        {{.planned_ns = 7, .done_ns = 8, .target = 1, .events = MANY + 1 + 1}, many, MANY}, /* many */
+        {{.planned_ns = 9, .done_ns = 10, .target = 0, .events = 5 + 1, .flags = REQLOG_FLAG_WARMUP}, many, 4},
+    };
+    size_t nin = sizeof in / sizeof in[0], ngaps = 0;
+    for (size_t i = 0; i < nin; i++) {
+        if (i == 1)
+            assert_int_equal(reqlog_write(w, &in[i].r), 0); /* reqlog_write: an empty gap list */
+        else
+            assert_int_equal(reqlog_write_gaps(w, &in[i].r, in[i].g, in[i].n), 0);
+        ngaps += in[i].n;
+    }
+    assert_int_equal(reqlog_writer_count(w), nin);
+    assert_int_equal(reqlog_writer_close(w), 0);
+
+    size_t len;
+    unsigned char *raw = slurp(path_of("gaps.bin"), &len);
+    assert_int_equal(len, REQLOG_FIXED_HEADER_SIZE + 3 + 3 + nin * (REQLOG_RECORD_SIZE + 4) + ngaps * 8);
+    free(raw);
+
+    struct reqlog_reader *rd;
+    char err[256];
+    assert_int_equal(reqlog_reader_open(&rd, path_of("gaps.bin"), err, sizeof err), 0);
+    assert_int_equal(reqlog_reader_version(rd), 2);
+    assert_true(reqlog_reader_has_gaps(rd));
+    assert_false(reqlog_reader_closed_loop(rd));
+    for (size_t i = 0; i < nin; i++) {
+        struct reqlog_record got;
+        assert_int_equal(reqlog_read(rd, &got), 1);
+        assert_record_equal(&got, &in[i].r);
+        assert_int_equal(got.events, in[i].r.events);
+        const uint64_t *g;
+        uint32_t n = 99;
+        reqlog_read_gaps(rd, &g, &n);
+        assert_int_equal(n, in[i].n);
+        if (n)
+            assert_memory_equal(g, in[i].g, n * sizeof *g);
+    }
+    struct reqlog_record got;
+    assert_int_equal(reqlog_read(rd, &got), 0);
+    reqlog_reader_close(rd);
+}
+
+/* Version 2's bytes: version 2, the gaps flag, then after each record u32 n and n u64 gaps,
+ * little endian (docs/FORMATS.md). */
+static void test_gaps_byte_layout(void **state)
+{
+    (void)state;
+    const char *names[] = {"AB"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("glayout.bin"), names, 1,
+                                        REQLOG_HEADER_FLAG_CLOSED_LOOP | REQLOG_HEADER_FLAG_GAPS),
+                     0);
+    struct reqlog_record rec = {.planned_ns = 1, .events = 3 + 1};
+    uint64_t g[2] = {0x1112131415161718ull, 0};
+    assert_int_equal(reqlog_write_gaps(w, &rec, g, 2), 0);
+    struct reqlog_record none = {.planned_ns = 2, .outcome = OUTCOME_DROPPED};
+    assert_int_equal(reqlog_write(w, &none), 0);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    size_t len;
+    unsigned char *b = slurp(path_of("glayout.bin"), &len);
+    assert_int_equal(len, 28 + 96 + 4 + 16 + 96 + 4);
+    assert_int_equal(b[8], 2); /* version 2 */
+    assert_int_equal(b[9], 0);
+    assert_int_equal(b[10], 3); /* flags: closed loop | gaps */
+    assert_int_equal(b[11], 0);
+    assert_int_equal(b[12], 28); /* header size: unchanged */
+    assert_int_equal(b[16], 96); /* record size: unchanged */
+    const unsigned char *p = b + 28;
+    assert_int_equal(p[0], 1);
+    assert_int_equal(p[88], 4); /* events */
+    static const unsigned char list[4 + 16] = {2,    0,    0,    0,    0x18, 0x17, 0x16, 0x15, 0x14, 0x13,
+                                               0x12, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    assert_memory_equal(p + 96, list, sizeof list);
+    p += 96 + sizeof list;
+    assert_int_equal(p[0], 2); /* the second record */
+    assert_int_equal(p[58], OUTCOME_DROPPED);
+    static const unsigned char empty[4] = {0, 0, 0, 0};
+    assert_memory_equal(p + 96, empty, 4);
+    free(b);
+}
+
+/* Without the gaps flag the log is version 1 byte for byte: reqlog_write_gaps with no gaps
+ * writes what reqlog_write writes, and a gap list is refused. */
+static void test_gaps_absent_is_version_1(void **state)
+{
+    (void)state;
+    const char *names[] = {"A"};
+    struct reqlog_record rec = {.planned_ns = 7, .done_ns = 9, .events = 3 + 1, .first_event_ns = 8};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("v1a.bin"), names, 1, 0), 0);
+    assert_int_equal(reqlog_write(w, &rec), 0);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    assert_int_equal(reqlog_writer_open(&w, path_of("v1b.bin"), names, 1, 0), 0);
+    assert_int_equal(reqlog_write_gaps(w, &rec, NULL, 0), 0);
+    uint64_t g[2] = {1, 2};
+    assert_int_equal(reqlog_write_gaps(w, &rec, g, 2), KNEE_EINVAL); /* version 1 has no gap lists */
+    assert_int_equal(reqlog_writer_count(w), 1);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    size_t la, lb;
+    unsigned char *a = slurp(path_of("v1a.bin"), &la), *b = slurp(path_of("v1b.bin"), &lb);
+    assert_int_equal(la, 24 + 3 + 96);
+    assert_int_equal(lb, la);
+    assert_memory_equal(a, b, la);
+    assert_int_equal(a[8], 1);
+    assert_int_equal(a[10], 0);
+    struct reqlog_reader *rd;
+    assert_int_equal(reqlog_reader_open_mem(&rd, a, la, NULL, 0), 0);
+    assert_false(reqlog_reader_has_gaps(rd));
+    struct reqlog_record got;
+    assert_int_equal(reqlog_read(rd, &got), 1);
+    const uint64_t *gp;
+    uint32_t n = 99;
+    reqlog_read_gaps(rd, &gp, &n);
+    assert_int_equal(n, 0);
+    reqlog_reader_close(rd);
+    /* unknown header flags are refused by the writer */
+    assert_int_equal(reqlog_writer_open(&w, path_of("x.bin"), names, 1, 0x0004), KNEE_EINVAL);
+    free(a);
+    free(b);
+}
+
+/* A two-record log with gaps: record 0 has events 4 (3 events) and 2 gaps; record 1 none. */
+static unsigned char *gap_log(size_t *len)
+{
+    const char *names[] = {"A"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("glog.bin"), names, 1, REQLOG_HEADER_FLAG_GAPS), 0);
+    struct reqlog_record rec = {.planned_ns = 1, .events = 3 + 1};
+    uint64_t g[2] = {5, 6};
+    assert_int_equal(reqlog_write_gaps(w, &rec, g, 2), 0);
+    rec.planned_ns = 2;
+    assert_int_equal(reqlog_write(w, &rec), 0);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    return slurp(path_of("glog.bin"), len);
+}
+
+/* A cut gap list or count is KNEE_ETRUNC; a count over the cap or over the record's events, or
+ * the gaps flag in a version-1 header, KNEE_EFORMAT; each names the record. */
+static void test_gaps_bad_input(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = gap_log(&len);
+    const size_t rec0 = 27, list0 = rec0 + 96, rec1 = list0 + 4 + 16;
+    assert_int_equal(len, rec1 + 96 + 4);
+    struct reqlog_reader *rd;
+    struct reqlog_record got;
+    char err[256];
+
+    /* cut inside the first record's gaps, inside its count, inside the second's count */
+    size_t cuts[] = {list0 + 4 + 12, list0 + 4 + 8, list0 + 2, len - 1};
+    uint64_t at[] = {0, 0, 0, 1};
+    const char *msg[] = {"gap list is truncated (1 of 2 gaps)", "gap list is truncated (1 of 2",
+                         "gap count is truncated", "gap count is truncated"};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        assert_int_equal(reqlog_reader_open_mem(&rd, b, cuts[k], err, sizeof err), 0);
+        if (at[k])
+            assert_int_equal(reqlog_read(rd, &got), 1);
+        assert_int_equal(reqlog_read(rd, &got), KNEE_ETRUNC);
+        assert_int_equal(reqlog_reader_record_index(rd), at[k]);
+        assert_non_null(strstr(reqlog_reader_error(rd), msg[k]));
+        reqlog_reader_close(rd);
+    }
+
+    unsigned char *c = malloc(len);
+    /* over the cap: refused before anything is allocated for it */
+    memcpy(c, b, len);
+    c[list0 + 0] = 0x01;
+    c[list0 + 3] = 0x01; /* 0x01000001 > 1 << 24 */
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, NULL, 0), 0);
+    assert_int_equal(reqlog_read(rd, &got), KNEE_EFORMAT);
+    assert_non_null(strstr(reqlog_reader_error(rd), "record 0: 16777217 gaps (at most 16777216)"));
+    reqlog_reader_close(rd);
+    /* more gaps than the events allow (3 events: at most 2) */
+    memcpy(c, b, len);
+    c[list0] = 3;
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, NULL, 0), 0);
+    assert_int_equal(reqlog_read(rd, &got), KNEE_EFORMAT);
+    assert_non_null(strstr(reqlog_reader_error(rd), "record 0: 3 gaps, but only 3 events"));
+    reqlog_reader_close(rd);
+    memcpy(c, b, len);
+    c[rec0 + 88] = 0; /* not timed as events, yet 2 gaps */
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, NULL, 0), 0);
+    assert_int_equal(reqlog_read(rd, &got), KNEE_EFORMAT);
+    assert_non_null(strstr(reqlog_reader_error(rd), "not timed as events"));
+    reqlog_reader_close(rd);
+    /* the gaps flag in a version-1 header */
+    memcpy(c, b, len);
+    c[8] = 1;
+    assert_int_equal(reqlog_reader_open_mem(&rd, c, len, err, sizeof err), KNEE_EFORMAT);
+    assert_non_null(strstr(err, "gaps flag"));
+    free(c);
+
+    /* the writer refuses a list over the cap (nothing read from the pointer) */
+    const char *names[] = {"A"};
+    struct reqlog_writer *w;
+    assert_int_equal(reqlog_writer_open(&w, path_of("cap.bin"), names, 1, REQLOG_HEADER_FLAG_GAPS), 0);
+    struct reqlog_record rec = {.events = UINT32_MAX};
+    uint64_t g = 0;
+    assert_int_equal(reqlog_write_gaps(w, &rec, &g, REQLOG_MAX_GAPS + 1), KNEE_EINVAL);
+    assert_int_equal(reqlog_write_gaps(w, &rec, NULL, 1), KNEE_EINVAL);
+    assert_int_equal(reqlog_writer_count(w), 0);
+    assert_int_equal(reqlog_writer_close(w), 0);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +805,10 @@ int main(void)
         cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_writer_on_a_descriptor),
         cmocka_unit_test(test_derive_and_csv),
+        cmocka_unit_test(test_gaps_round_trip),
+        cmocka_unit_test(test_gaps_byte_layout),
+        cmocka_unit_test(test_gaps_absent_is_version_1),
+        cmocka_unit_test(test_gaps_bad_input),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
