@@ -436,9 +436,9 @@ void *worker_main(void *arg);
 /* outlog.c: the per-request log. Workers append records to a thread-owned chunk and hand
  * full chunks to a writer thread; nothing is formatted or written on the request path. */
 #define OUTLOG_CHUNK_RECORDS 4096
-/* A chunk goes to the writer early once its gaps pass this many (8 MiB), so the chunks in
- * flight hold a bounded number of gaps, whatever the streams. */
-#define OUTLOG_CHUNK_GAPS (1u << 20)
+/* A chunk goes to the writer early once its gaps pass this many (512 KiB, about its records'
+ * own size), so the chunks in flight hold a bounded number of gaps, whatever the streams. */
+#define OUTLOG_CHUNK_GAPS (1u << 16)
 struct outlog_chunk {
     size_t n;
     struct outlog_chunk *next;
