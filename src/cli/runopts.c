@@ -184,9 +184,8 @@ static const struct runopt_row ROWS[RUNOPT_COUNT] = {
             "share one wake-up (less CPU); auto: 1% of the median service time, at most 1ms; lag still "
             "measured, the generator verdict counts only lag beyond D"),
     [RUNOPT_PROMPT_READS] = ROW("prompt-reads", 0, OPT_FLAG, prompt_reads, NULL,
-                                "with --timer-slack: wake for each response as it arrives, instead of reading "
-                                "responses at the next wake (at most 2 slacks later) timed by the kernel's receive "
-                                "timestamps"),
+                                "open loop: wake for each response as it arrives, instead of reading responses at "
+                                "the next send's wake, timed by the kernel's receive timestamps (cleartext HTTP/1.1)"),
     [RUNOPT_IO] = ROW("io", 0, OPT_STR, io, "ENGINE",
                       "how the load threads do I/O: epoll, uring (io_uring: the closed loop over cleartext HTTP/1.1) "
                       "or auto (default: epoll, which measured as fast; the summary and the JSON say which ran)"),

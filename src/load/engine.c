@@ -541,7 +541,8 @@ static int engine_prepare(struct engine *e, const struct run_config *cfg, char *
     e->lag_limit_ns = cfg->lag_limit_ns ? cfg->lag_limit_ns : RUN_DEFAULT_LAG_LIMIT_NS;
     e->timer_slack_auto = p->open_loop && cfg->timer_slack_auto;
     e->timer_slack_ns = e->timer_slack_auto ? RUN_AUTO_SLACK_MAX_NS : p->open_loop ? cfg->timer_slack_ns : 0;
-    e->defer_reads = e->timer_slack_ns && e->io == RUN_IO_EPOLL && !cfg->unix_socket && !cfg->prompt_reads;
+    e->defer_reads = p->open_loop && e->io == RUN_IO_EPOLL && !cfg->unix_socket && !cfg->prompt_reads &&
+                     cfg->stream_mode != HTTP_STREAM_SSE && cfg->stream_mode != HTTP_STREAM_CHUNKS;
     for (size_t i = 0; i < e->nt; i++)
         e->defer_reads &= !e->targets[i].tls && !e->targets[i].h2_known && !e->targets[i].h3;
     return prepare_descriptors(e, err, errlen);

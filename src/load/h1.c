@@ -214,6 +214,7 @@ static bool h1_feed(struct worker *w, struct conn *c, const char *buf, size_t go
     uint32_t events = r->resp.ev.count;
     uint64_t last_ns = r->resp.ev.last_ns;
     enum http_feed f = http_response_feed_at(&r->resp, buf, got, &used, at);
+    w->events_seen |= r->resp.ev.on; /* events need prompt reads (worker_hold) */
     if (r->resp.ev.count != events)
         account_stream_gaps(r, events, last_ns);
     if (f == HTTP_FEED_DONE) {

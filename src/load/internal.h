@@ -26,9 +26,10 @@
 
 #define WORKER_RBUF 65536 /* one read buffer per thread: responses are parsed, never stored */
 #define WORKER_BATCH 256  /* planned sends per timer callback before IO gets a turn */
-/* deferred reads (worker.c worker_hold): the least slack they apply at, and the longest held
- * sleep (responses read later than this hold their connections too long) */
-#define WORKER_HOLD_MIN_NS (50 * NS_PER_US)
+/* deferred reads (worker.c worker_hold): a held sleep lasts until the next timer, at most
+ * max(twice the slack, WORKER_HOLD_NS) and never more than WORKER_HOLD_MAX_NS (a response read
+ * later than that would hold its connection too long) */
+#define WORKER_HOLD_NS (1000 * NS_PER_US)
 #define WORKER_HOLD_MAX_NS (4 * NS_PER_MS)
 #define IVAL_SLOTS 8    /* per-second merge slots in flight between workers and main */
 #define CONN_CHUNK 64   /* connections are allocated this many at a time */
@@ -262,6 +263,7 @@ struct worker {
      * timestamps (transport.c's stamped row, rt_off_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, taken
      * once per wake, at rt_off_wake); off for good when a read came without its timestamp */
     bool defer_reads;
+    bool events_seen;    /* a response was timed as events: reads are prompt from then on */
     uint64_t held_waits; /* waits that slept past arriving responses */
     int64_t rt_off_ns;
     uint64_t rt_off_wake;
@@ -299,10 +301,10 @@ struct engine {
     bool timer_slack_auto;   /* --timer-slack auto: each thread's slack follows its service times
                                 (timer_slack_ns is then their bound, RUN_AUTO_SLACK_MAX_NS) */
     enum run_io io;          /* the engine chosen (RUN_IO_EPOLL or RUN_IO_URING) */
-    /* deferred reads (worker.c worker_hold): the open loop with a timer slack, on epoll, where
-     * every connection is cleartext HTTP/1.1 over TCP (the rows that can read the kernel's
-     * receive timestamps); deferred_off counts the threads that had to stop (a read came
-     * without its timestamp) */
+    /* deferred reads (worker.c worker_hold): the open loop on epoll, where every connection is
+     * cleartext HTTP/1.1 over TCP (the row that reads the kernel's receive timestamps), unless
+     * --prompt-reads or --stream sse|chunks; deferred_off counts the threads that had to stop
+     * (a read came without its timestamp) */
     bool defer_reads;
     atomic_uint deferred_off;
     atomic_uint ring_failed; /* load threads whose io_uring could not be set up (they ran epoll) */

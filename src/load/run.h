@@ -140,9 +140,9 @@ struct run_config {
      * times it measured (run_auto_slack_ns); timer_slack_ns is then ignored. */
     uint64_t timer_slack_ns;
     bool timer_slack_auto;
-    /* --prompt-reads: with a slack, wake for every response (else, over cleartext HTTP/1.1 on
-     * epoll, responses are read at the next wake, timed by the kernel's receive timestamps:
-     * load/worker.c worker_hold) */
+    /* --prompt-reads: the open loop wakes for every response (else, over cleartext HTTP/1.1 on
+     * epoll, responses are read at the next send's wake, timed by the kernel's receive
+     * timestamps: load/worker.c worker_hold) */
     bool prompt_reads;
     /* End planning early (then drain, as a stop request does) when, refused_end_ns after t0,
      * every request that has ended (warm-up included) ended in a refused connection and at least

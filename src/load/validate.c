@@ -153,9 +153,10 @@ static int validate_run(const struct run_config *cfg, char *err, size_t errlen)
     if (cfg->timer_slack_ns > RUN_MAX_TIMER_SLACK_NS)
         return knee_fail(err, errlen, KNEE_EINVAL, "--timer-slack must be at most %llu ms",
                          (unsigned long long)(RUN_MAX_TIMER_SLACK_NS / 1000000ULL));
-    if (cfg->prompt_reads && !cfg->timer_slack_ns && !cfg->timer_slack_auto)
+    if (!open && cfg->prompt_reads)
         return knee_fail(err, errlen, KNEE_EINVAL,
-                         "--prompt-reads applies with --timer-slack (without it every response is read as it arrives)");
+                         "--prompt-reads applies to the open loop: give --rate (a closed loop reads each response as "
+                         "it arrives)");
     if ((cfg->timer_slack_ns || cfg->timer_slack_auto) && cfg->spin_ns)
         return knee_fail(err, errlen, KNEE_EINVAL,
                          "--timer-slack and --spin contradict each other (late sends for fewer wake-ups, or a "

@@ -610,18 +610,22 @@ static void on_stop(struct worker *w, int lvl)
 }
 
 /* Deferred reads: how long this iteration may sleep past arriving responses (0: it wakes for
- * them as usual). Only while the open loop plans with a slack of at least
- * WORKER_HOLD_MIN_NS (below it a held wait's two system calls cost more than the wakes they
- * save), with requests in flight and none waiting for a connection: a response read late
- * holds its connection, and a request queued for one must not wait for the next wake. The
- * sleep ends at the next timer (the schedule's is the first due send + the slack), at most
- * twice the slack (WORKER_HOLD_MAX_NS) after it began; the kernel's receive timestamps keep
- * the responses' times, so the reads' lateness is in no latency. */
+ * them as usual). Only while the open loop plans, with requests in flight and none waiting
+ * for a connection (a response read late holds its connection, and a request queued for one
+ * must not wait for the next wake), and before the thread timed a response as events (an
+ * event's time is its own arrival: segments read together share the newest one's stamp).
+ * The sleep ends at the next timer (the next send, or with a slack the first due send + the
+ * slack), at most max(twice the slack, WORKER_HOLD_NS) and WORKER_HOLD_MAX_NS after it began;
+ * the kernel's receive timestamps keep the responses' times, so the reads' lateness is in no
+ * latency, and a send's wake reads the responses that came since the last one: one wake per
+ * send instead of one per send and one per response. */
 static uint64_t worker_hold(const struct worker *w)
 {
-    if (!w->defer_reads || !w->planning || !w->inflight || w->queued || w->slack_ns < WORKER_HOLD_MIN_NS)
+    if (!w->defer_reads || w->events_seen || !w->planning || !w->inflight || w->queued)
         return 0;
     uint64_t hold = 2 * w->slack_ns;
+    if (hold < WORKER_HOLD_NS)
+        hold = WORKER_HOLD_NS;
     return hold < WORKER_HOLD_MAX_NS ? hold : WORKER_HOLD_MAX_NS;
 }
 

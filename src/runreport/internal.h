@@ -35,7 +35,9 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief);
 /* Under the plan of an open loop with sends: "  precision: lag p99 0.054 ms; generator CPU
  * 31.2 us per request sent" (the precision the run kept, and its price: the generator's
  * threads' user + system CPU over every request sent, warm-up included); with --timer-slack
- * auto the largest slack it chose. Nothing otherwise (no sends, closed loop). */
+ * auto the largest slack it chose; "; kernel-timed reads" when responses were read at the next
+ * wake, timed by the kernel (run_record.reads_deferred). Nothing otherwise (no sends, closed
+ * loop). */
 void rr_precision_line(FILE *out, const struct run_record *v);
 /* "  connections: through the proxy H:P; from A,B (round-robin); at most R new/s" when the run
  * had --proxy, --local-address or --connect-rate (nothing otherwise). */

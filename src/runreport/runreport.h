@@ -88,7 +88,6 @@ struct runreport_head {
     size_t client_stages;  /* closed-loop stages (--stages Nc): their number (0: none) and */
     uint32_t clients_peak; /* their peak of clients: "closed loop, 3 stages up to 64 clients" */
     bool timer_slack_auto; /* --timer-slack auto: the slack follows the service time (timer_slack_ns unused) */
-    bool reads_deferred;   /* responses were read at the next wake, timed by the kernel (run_record's) */
 };
 
 /* "knee run: open loop, constant arrivals, 500.0/s, pool up to ..., 2 s, 2 threads": the

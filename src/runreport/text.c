@@ -474,8 +474,6 @@ void runreport_print_head(FILE *out, const struct runreport_head *h)
         else if (h->timer_slack_ns)
             fprintf(out, ", sends up to %s ms late by --timer-slack",
                     units_fmt_ms((double)h->timer_slack_ns / 1e6, a, sizeof a));
-        if (h->reads_deferred)
-            fprintf(out, ", responses read at the next wake (kernel receive times)");
     } else if (h->client_stages) {
         fprintf(out, "closed loop, %zu stage%s up to %u client%s", h->client_stages, h->client_stages == 1 ? "" : "s",
                 h->clients_peak, h->clients_peak == 1 ? "" : "s");
@@ -525,7 +523,6 @@ void rr_plan_line(FILE *out, const struct run_record *v, bool brief)
                                .think_ns = c->think_ns,
                                .timer_slack_ns = c->open_loop ? c->timer_slack_ns : 0,
                                .timer_slack_auto = c->open_loop && c->timer_slack_auto,
-                               .reads_deferred = v->reads_deferred,
                                .requests = c->requests,
                                .duration_s = c->duration_ns ? (double)c->duration_ns / 1e9 : 0,
                                .threads = v->threads,
@@ -583,6 +580,8 @@ void rr_precision_line(FILE *out, const struct run_record *v)
     uint64_t sent = v->all.counts.sent + v->all.warmup_counts.sent;
     if (g->threads && sent)
         fprintf(out, "; generator CPU %.1f us per request sent", (g->user_s + g->sys_s) * 1e6 / (double)sent);
+    if (v->reads_deferred) /* responses read at the next send's wake, timed by the kernel */
+        fprintf(out, "; kernel-timed reads");
     fputc('\n', out);
 }
 

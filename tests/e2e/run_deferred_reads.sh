@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Deferred reads (docs/REFERENCE.md "Sending on time"): with --timer-slack over cleartext
-# HTTP/1.1 a load thread reads responses at its next wake and times them by the kernel's
-# receive timestamps. Against a server that works a known 3 ms per request (knee serve's
-# queue preset, /work?ms=3): every request accounted; no response timed before the server
-# could have sent it (service >= 3 ms less the send's own system call, whatever the thread's
-# wake-ups did); the JSON and the plan line say the reads were deferred, and say nothing of it
-# with --prompt-reads or with a slack too small to defer; --prompt-reads without a slack is
-# exit 2.
+# Deferred reads (docs/REFERENCE.md "Sending on time"): in the open loop over cleartext
+# HTTP/1.1 a load thread reads responses at its next send's wake and times them by the
+# kernel's receive timestamps. Against a server that works a known 3 ms per request (knee
+# serve's queue preset, /work?ms=3): every request accounted; no response timed before the
+# server could have sent it (service >= 3 ms less the send's own system call, whatever the
+# thread's wake-ups did); the JSON and the precision line say the reads were deferred, with and
+# without --timer-slack, and say nothing of it with --prompt-reads, --stream sse or in a closed
+# loop; --prompt-reads in a closed loop is exit 2.
 # tier: exact timing
 # The timing tier: the median service time is the server's 3 ms plus little (the kernel's
 # receive time, not the thread's late read), as with prompt reads.
@@ -41,29 +41,37 @@ PY
 }
 
 if in_tier exact; then
-    run deferred --timer-slack 2ms
+    run deferred
     json_check "$TMP/deferred.json" 'd["config"]["reads_deferred"] is True' "deferred: the JSON says so"
-    grep -q '^knee run: open loop.*sends up to 2.000 ms late by --timer-slack, responses read at the next wake (kernel receive times)' \
-        "$TMP/deferred.txt" || { cat "$TMP/deferred.txt"; fail "deferred: the plan line says so"; }
+    grep -Eq '^  precision: lag p99 .* per request sent; kernel-timed reads$' "$TMP/deferred.txt" ||
+        { cat "$TMP/deferred.txt"; fail "deferred: the precision line says so"; }
     check_rows "$TMP/deferred.csv" deferred
 
-    run prompt --timer-slack 2ms --prompt-reads
+    run slack --timer-slack 2ms
+    json_check "$TMP/slack.json" 'd["config"]["reads_deferred"] is True' "deferred with a slack too"
+    check_rows "$TMP/slack.csv" slack
+
+    run prompt --prompt-reads
     json_check "$TMP/prompt.json" 'd["config"]["reads_deferred"] is False' "--prompt-reads: not deferred"
-    ! grep -q 'responses read at the next wake' "$TMP/prompt.txt" || fail "--prompt-reads: the plan line says nothing of it"
+    ! grep -q 'kernel-timed' "$TMP/prompt.txt" || fail "--prompt-reads: the summary says nothing of it"
     check_rows "$TMP/prompt.csv" prompt
 
-    # below 50 us a held wait would cost more than the wakes it saves: nothing deferred
-    run small --timer-slack 20us
-    json_check "$TMP/small.json" 'd["config"]["reads_deferred"] is False' "a 20 us slack defers nothing"
+    # events are timed by their own arrival: --stream sse reads promptly
+    run sse --stream sse
+    json_check "$TMP/sse.json" 'd["config"]["reads_deferred"] is False' "--stream sse: not deferred"
 
-    run_knee run -R 100 -d 1s --prompt-reads "$URL" >"$TMP/out" 2>"$TMP/err"
-    [[ $RC -eq 2 && $(wc -l <"$TMP/err") -eq 1 ]] && grep -q -- '--prompt-reads applies with --timer-slack' "$TMP/err" ||
-        { cat "$TMP/err"; fail "--prompt-reads without a slack: exit $RC"; }
+    # a closed loop reads each response as it arrives (its next request waits for it)
+    "$KNEE" run -c 2 -n 50 --json "$TMP/closed.json" "$URL" >"$TMP/closed.txt" 2>&1 ||
+        { cat "$TMP/closed.txt"; fail "closed loop"; }
+    json_check "$TMP/closed.json" 'd["config"]["reads_deferred"] is False' "closed loop: not deferred"
+    run_knee run -c 2 -n 10 --prompt-reads "$URL" >"$TMP/out" 2>"$TMP/err"
+    [[ $RC -eq 2 && $(wc -l <"$TMP/err") -eq 1 ]] && grep -q -- '--prompt-reads applies to the open loop' "$TMP/err" ||
+        { cat "$TMP/err"; fail "--prompt-reads in a closed loop: exit $RC"; }
 fi
 
 if in_tier timing; then
     [[ -s $TMP/deferred.csv ]] || run deferred --timer-slack 2ms
-    [[ -s $TMP/prompt.csv ]] || run prompt --timer-slack 2ms --prompt-reads
+    [[ -s $TMP/prompt.csv ]] || run prompt --prompt-reads
     python3 - "$TMP/deferred.csv" "$TMP/prompt.csv" <<'PY' || fail "the median service time"
 import csv, sys
 def p50(path):
