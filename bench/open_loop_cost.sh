@@ -7,8 +7,9 @@
 # (user + system of the generator process, /usr/bin/time), the generators interleaved REPS
 # times; with CALLGRIND=1, the load thread's user-space instructions per request.
 #
-# Generators (GENS): knee (knee run, full precision), slack (knee run --timer-slack SLACK: its
-# responses read at the next wake, timed by the kernel), prompt (the same with --prompt-reads),
+# Generators (GENS): knee (knee run, full precision: responses read at the next send's wake,
+# timed by the kernel), kprompt (the same with --prompt-reads: a wake for each response), slack
+# (knee run --timer-slack SLACK), prompt (the same with --prompt-reads),
 # auto (knee run --timer-slack auto) and wrk2 (-t1 -c50 -R). All run -t 1 -c 50, pinned on
 # GEN_CPU; nginx (one worker, `return 200 "hello\n"`, bench/common.bash) on SERVER_CPU.
 # TARGET=knee measures against knee serve --preset null instead. wrk2 is not in Debian: build
@@ -66,6 +67,7 @@ fi
 gen_cmd() {
     case $1 in
         knee) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" "$URL") ;;
+        kprompt) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --prompt-reads "$URL") ;;
         slack) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack "$SLACK" "$URL") ;;
         prompt) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack "$SLACK" --prompt-reads "$URL") ;;
         auto) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack auto "$URL") ;;

@@ -689,8 +689,8 @@ static void engine_collect(struct engine *e, struct run_record *res)
     }
     res->io = e->io;
     uint32_t deferred_off = atomic_load(&e->deferred_off);
-    for (uint32_t i = 0; i < T; i++) /* deferred only when a thread did sleep past a response */
-        res->reads_deferred |= e->workers[i].held_waits > 0;
+    /* the stamped row timed every read of a thread that kept it (held or not) */
+    res->reads_deferred = e->defer_reads && deferred_off < T;
     if (e->defer_reads && deferred_off)
         warn_add(&res->warnings, false,
                  "%u of %u load threads read a response without the kernel's receive timestamp and read promptly "

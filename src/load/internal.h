@@ -263,8 +263,7 @@ struct worker {
      * timestamps (transport.c's stamped row, rt_off_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, taken
      * once per wake, at rt_off_wake); off for good when a read came without its timestamp */
     bool defer_reads;
-    bool events_seen;    /* a response was timed as events: reads are prompt from then on */
-    uint64_t held_waits; /* waits that slept past arriving responses */
+    bool events_seen; /* a response was timed as events: reads are prompt from then on */
     int64_t rt_off_ns;
     uint64_t rt_off_wake;
 };

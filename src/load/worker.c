@@ -615,18 +615,27 @@ static void on_stop(struct worker *w, int lvl)
  * must not wait for the next wake), and before the thread timed a response as events (an
  * event's time is its own arrival: segments read together share the newest one's stamp).
  * The sleep ends at the next timer (the next send, or with a slack the first due send + the
- * slack), at most max(twice the slack, WORKER_HOLD_NS) and WORKER_HOLD_MAX_NS after it began;
- * the kernel's receive timestamps keep the responses' times, so the reads' lateness is in no
+ * slack) when that is at most max(twice the slack, WORKER_HOLD_NS), never more than
+ * WORKER_HOLD_MAX_NS, away; a farther timer (a low rate) gets a wait that responses end, as
+ * without deferral, since slices of the bound would wake more often than they do. The
+ * kernel's receive timestamps keep the responses' times, so the reads' lateness is in no
  * latency, and a send's wake reads the responses that came since the last one: one wake per
  * send instead of one per send and one per response. */
 static uint64_t worker_hold(const struct worker *w)
 {
     if (!w->defer_reads || w->events_seen || !w->planning || !w->inflight || w->queued)
         return 0;
-    uint64_t hold = 2 * w->slack_ns;
-    if (hold < WORKER_HOLD_NS)
-        hold = WORKER_HOLD_NS;
-    return hold < WORKER_HOLD_MAX_NS ? hold : WORKER_HOLD_MAX_NS;
+    uint64_t bound = 2 * w->slack_ns;
+    if (bound < WORKER_HOLD_NS)
+        bound = WORKER_HOLD_NS;
+    if (bound > WORKER_HOLD_MAX_NS)
+        bound = WORKER_HOLD_MAX_NS;
+    /* a next timer farther than that: the responses wake the thread as usual (sleeping in
+     * slices of the bound would wake it more often than they do) */
+    uint64_t next = loop_next_deadline(&w->loop), now = clock_now_ns();
+    if (next == UINT64_MAX || next > now + bound)
+        return 0;
+    return next > now ? next - now : 1;
 }
 
 /* The thread's loop from the start gate to its finish. */
@@ -652,7 +661,6 @@ static void worker_run(struct worker *w)
                 wait_ns = 0;
         }
         uint64_t hold = e->spin_ns ? 0 : worker_hold(w);
-        w->held_waits += hold != 0;
         int r = w->ring ? uring_run_once(w, wait_ns)
                 : hold  ? loop_run_once_held(&w->loop, hold < wait_ns ? hold : wait_ns)
                         : loop_run_once(&w->loop, wait_ns);
