@@ -73,9 +73,9 @@ static enum tls_io plain_write(struct conn *c, const void *buf, size_t len, size
 
 /* ------------------------------------------------------------------ plain, stamped */
 
-/* Deferred reads (worker.c worker_hold): the thread reads a response at its next wake, up to
- * twice the slack after it arrived, so each read takes the time the kernel received what it
- * read (SO_TIMESTAMPNS: the newest segment the read took, on CLOCK_REALTIME) onto the
+/* Deferred reads (worker.c worker_hold): the thread may read a response at its next wake, up
+ * to WORKER_HOLD_MAX_NS after it arrived, so every read takes the time the kernel received
+ * what it read (SO_TIMESTAMPNS: the newest segment the read took, on CLOCK_REALTIME) onto the
  * monotonic clock. A read without it (a kernel that does not stamp) ends the deferral. */
 static void stamped_attach(struct conn *c)
 {
