@@ -111,10 +111,14 @@ json_check goaway.json "tot['retries'] == tot['h2']['retried'] and tot['retries'
     "goaway: streams sent again counted as retries"
 goaway_open
 
-# churn: a new connection per request, with and without resumption
-run churn 0 --cacert ca.pem --no-keepalive -R 100 -d 2s "$(U h1)"
-json_check churn.json "tot['outcomes']['ok'] == 200 and tot['connections']['opened'] >= 200" "churn: 200 ok, 200+ connections"
-json_check churn.json "tot['tls_handshakes']['resumed'] >= 150 and tot['tls_handshakes']['resumption_ratio'] > 0.7" \
+# churn: a new connection per request, with and without resumption. One client in turn, so
+# each connection starts after the one before has read its response, and with it the
+# server's ticket: every handshake but the first resumes, however slow the machine (an open
+# loop at 100/s let connections overlap when ASan and other tests slowed the handshakes,
+# and fewer resumed)
+run churn 0 --cacert ca.pem --no-keepalive -t 1 -c 1 -n 200 "$(U h1)"
+json_check churn.json "tot['outcomes']['ok'] == 200 and tot['connections']['opened'] == 200" "churn: 200 ok, 200 connections"
+json_check churn.json "tot['tls_handshakes']['resumed'] >= 190 and tot['tls_handshakes']['resumption_ratio'] > 0.9" \
     "churn: resumed handshakes"
 run churn_full 0 --cacert ca.pem --no-keepalive --tls-resume off -R 100 -d 2s "$(U h1)"
 json_check churn_full.json "tot['tls_handshakes']['resumed'] == 0 and tot['tls_handshakes']['full'] >= 200" \
