@@ -141,7 +141,8 @@ wait "$p0" || true
 json_check "$TMP/late-1.json" 'd["shard"]["start_skew_ms"] >= 650 and d["all"]["lag"]["max"] >= 600' "late shard's skew and lag"
 grep -q 'after the shared start instant' "$TMP/late-1.txt" || fail "late shard warns"
 run_knee merge "$TMP"/late-[0-9].json --json "$TMP/late.json" >"$TMP/late.txt" 2>&1
-grep -q 'shard 1 started up to' "$TMP/late.txt" || { cat "$TMP/late.txt" >&2; fail "merge names the late shard"; }
+# shard 1, or shards 0 and 1 when a loaded machine (ASan beside other tests) made shard 0 late too
+grep -Eq 'shards? ([0-9]+, )*1 started up to' "$TMP/late.txt" || { cat "$TMP/late.txt" >&2; fail "merge names the late shard"; }
 json_check "$TMP/late.json" 'd["all"]["lag"]["max"] >= 600 and d["shard"]["start_skew_ms"]["max"] >= 650' "merged lag keeps it"
 echo "ok: a late shard's lateness is lag in its JSON and in the merge"
 
