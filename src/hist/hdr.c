@@ -269,9 +269,26 @@ int hdr_record_corrected(struct hdr *h, int64_t value, int64_t count, int64_t ex
     return over_terms ? KNEE_ERANGE : 0;
 }
 
+/* The indexes that may hold counts: [*lo, *hi], from the extremes every writer keeps on the
+ * non-zero counts (a recorded 0 is counts[0], below min_value's bucket). false: none. A
+ * second's histogram spans a few of its buckets, and a walk over the span alone reads and
+ * writes no page of the rest (each a page fault the first time, in the thread that walks). */
+static bool hdr_span(const struct hdr *h, size_t *lo, size_t *hi)
+{
+    if (h->total_count <= 0)
+        return false;
+    *lo = h->counts[0] || h->min_value == INT64_MAX ? 0 : hdr_index_of(h, h->min_value);
+    *hi = hdr_index_of(h, h->max_value);
+    if (*hi >= h->counts_len) /* cannot happen: max_value <= highest */
+        *hi = h->counts_len - 1;
+    return *lo <= *hi;
+}
+
 void hdr_reset(struct hdr *h)
 {
-    memset(h->counts, 0, h->counts_len * sizeof *h->counts);
+    size_t lo, hi; /* only the span that may hold counts */
+    if (hdr_span(h, &lo, &hi))
+        memset(&h->counts[lo], 0, (hi - lo + 1) * sizeof *h->counts);
     h->total_count = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -311,12 +328,16 @@ int hdr_add(struct hdr *dst, const struct hdr *src)
     if (fit > src->counts_len)
         fit = src->counts_len;
     int64_t in = 0, out = 0, t;
-    size_t top_in = SIZE_MAX, top_out = SIZE_MAX;
-    for (size_t i = 0; i < src->counts_len; i++) {
+    size_t first_in = SIZE_MAX, top_in = SIZE_MAX, top_out = SIZE_MAX, lo = 1, hi = 0;
+    if (!hdr_span(src, &lo, &hi))
+        lo = 1, hi = 0;
+    for (size_t i = lo; i <= hi; i++) {
         if (!src->counts[i])
             continue;
         if (i < fit) {
             in += src->counts[i];
+            if (first_in == SIZE_MAX)
+                first_in = i;
             top_in = i;
         } else {
             out += src->counts[i];
@@ -326,8 +347,9 @@ int hdr_add(struct hdr *dst, const struct hdr *src)
     if (__builtin_add_overflow(dst->total_count, in, &t) ||
         __builtin_add_overflow(dst->overflow_count, out + src->overflow_count, &t))
         return KNEE_EOVERFLOW;
-    for (size_t i = 0; i < fit; i++)
-        dst->counts[i] += src->counts[i];
+    if (top_in != SIZE_MAX) /* src's non-empty span only (hdr_span) */
+        for (size_t i = first_in; i <= top_in; i++)
+            dst->counts[i] += src->counts[i];
     dst->total_count += in;
     if (top_in != SIZE_MAX) {
         size_t max_i = hdr_index_of(src, src->max_value);

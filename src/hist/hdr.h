@@ -66,7 +66,9 @@ int hdr_record_corrected(struct hdr *h, int64_t value, int64_t count, int64_t ex
  * unchanged) otherwise, since re-recording between different bucket layouts loses precision;
  * KNEE_EOVERFLOW (dst unchanged) if a count would pass INT64_MAX. */
 int hdr_add(struct hdr *dst, const struct hdr *src);
-/* Zero all counts, extremes and overflow; keeps parameters and memory. */
+/* Zero all counts, extremes and overflow; keeps parameters and memory. Zeroes only the span
+ * [min_value, max_value] and counts[0]: a caller that writes counts itself keeps total_count,
+ * min_value and max_value on them (hdr_recalc sets them from the counts). */
 void hdr_reset(struct hdr *h);
 
 /* Index math (as AbstractHistogram). */

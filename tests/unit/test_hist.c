@@ -6,6 +6,7 @@
  * tests/e2e/hdr_java.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -506,6 +507,69 @@ static void test_hdr_recalc(void **state)
     hdr_release(&b);
 }
 
+static bool all_zero(const struct hdr *h)
+{
+    for (size_t i = 0; i < h->counts_len; i++)
+        if (h->counts[i])
+            return false;
+    return true;
+}
+
+/* hdr_add and hdr_reset walk only the span [min_value, max_value] and counts[0]: after any mix
+ * of plain, zero, corrected and overflowing records, merges (into a narrower dst too) and
+ * counts set by hand then hdr_recalc, the add equals the element-wise sum of the fitting
+ * buckets and the reset leaves no count behind. */
+static void test_hdr_span_walks(void **state)
+{
+    (void)state;
+    struct rng r;
+    rng_seed(&r, 20261202);
+    for (int round = 0; round < 200; round++) {
+        struct hdr a, b, sum, narrow;
+        assert_int_equal(hdr_init(&a, 1, H_1H_NS, 3), 0);
+        assert_int_equal(hdr_init(&b, 1, H_1H_NS, 3), 0);
+        assert_int_equal(hdr_init(&sum, 1, H_1H_NS, 3), 0);
+        assert_int_equal(hdr_init(&narrow, 1, 1000000, 3), 0); /* same layout, highest 1 ms */
+        int n = (int)(rng_next(&r) % 40);
+        for (int i = 0; i < n; i++) {
+            int64_t v = (int64_t)(rng_next(&r) % 4 == 0 ? 0 : rng_next(&r) % (1ULL << (rng_next(&r) % 44)));
+            switch (rng_next(&r) % 4) {
+            case 0:
+                hdr_record_corrected(&a, v, 1, 1000 + (int64_t)(rng_next(&r) % 100000));
+                break;
+            case 1:
+                hdr_record(&a, v, 1 + (int64_t)(rng_next(&r) % 5));
+                break;
+            default:
+                hdr_record(&b, v, 1);
+            }
+        }
+        if (round % 5 == 0) { /* b by hand: counts, then hdr_recalc as the decoders do */
+            hdr_reset(&b);
+            assert_true(all_zero(&b));
+            b.counts[0] = round % 10 == 0;
+            b.counts[b.counts_len / 2] = 3;
+            hdr_recalc(&b);
+        }
+        assert_int_equal(hdr_add(&sum, &a), 0);
+        assert_int_equal(hdr_add(&sum, &b), 0);
+        for (size_t i = 0; i < sum.counts_len; i++)
+            assert_int_equal(sum.counts[i], a.counts[i] + b.counts[i]);
+        assert_int_equal(hdr_add(&narrow, &sum), 0);
+        size_t fit = hdr_index_of(&narrow, narrow.highest) + 1;
+        for (size_t i = 0; i < fit; i++)
+            assert_int_equal(narrow.counts[i], sum.counts[i]);
+        assert_int_equal(narrow.total_count + narrow.overflow_count, sum.total_count + sum.overflow_count);
+        struct hdr *all[] = {&a, &b, &sum, &narrow};
+        for (size_t k = 0; k < 4; k++) {
+            hdr_reset(all[k]);
+            assert_true(all_zero(all[k]));
+            assert_int_equal(all[k]->total_count, 0);
+            hdr_release(all[k]);
+        }
+    }
+}
+
 static void test_java_fixed(void **state)
 {
     (void)state;
@@ -863,6 +927,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hdr_corrected),
         cmocka_unit_test(test_hdr_iterators),
         cmocka_unit_test(test_hdr_recalc),
+        cmocka_unit_test(test_hdr_span_walks),
         cmocka_unit_test(test_java_fixed),
         cmocka_unit_test(test_percentiles_print_shape),
         cmocka_unit_test(test_prom_reference_example),
