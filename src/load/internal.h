@@ -31,6 +31,12 @@
  * later than that would hold its connection too long) */
 #define WORKER_HOLD_NS (1000 * NS_PER_US)
 #define WORKER_HOLD_MAX_NS (4 * NS_PER_MS)
+/* the open loop without a slack (openloop.c sched_early): its timer is armed before the next
+ * send by the SCHED_EARLY_Q quantile of how late its callback runs, tracked in steps of
+ * SCHED_EARLY_STEP_NS, at most SCHED_EARLY_MAX_NS */
+#define SCHED_EARLY_Q 0.02
+#define SCHED_EARLY_STEP_NS 500.0
+#define SCHED_EARLY_MAX_NS (100 * NS_PER_US)
 #define IVAL_SLOTS 8    /* per-second merge slots in flight between workers and main */
 #define CONN_CHUNK 64   /* connections are allocated this many at a time */
 #define REQ_CHUNK 64    /* and requests in flight */
@@ -258,6 +264,12 @@ struct worker {
      * deadline armed (0: none) */
     uint64_t sched_due_ns;
     double late_mean_ns, late_dev_ns;
+    /* without a slack (or one below it): the wake-up latency the callback rarely beats, a
+     * running estimate of its SCHED_EARLY_Q quantile; the timer is armed that much before the
+     * next send, and a wake that still comes early polls the clock up to early_armed_ns
+     * (openloop.c sched_early) */
+    double early_ns;
+    uint64_t early_armed_ns;
     /* deferred reads (worker.c worker_hold): the thread sleeps past arriving responses, up to
      * twice the slack, and reads them at its next wake, timed by the kernel's receive
      * timestamps (transport.c's stamped row, rt_off_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, taken
