@@ -217,7 +217,8 @@ static void sched_lateness(struct worker *w, uint64_t now)
     if (w->late_mean_ns == 0 && w->late_dev_ns == 0)
         w->early_ns = late / 2; /* the first wake: a start near the quantile, then the steps */
     else
-        w->early_ns += late < w->early_ns ? -SCHED_EARLY_STEP_NS * (1 - SCHED_EARLY_Q) : SCHED_EARLY_STEP_NS * SCHED_EARLY_Q;
+        w->early_ns +=
+            late < w->early_ns ? -SCHED_EARLY_STEP_NS * (1 - SCHED_EARLY_Q) : SCHED_EARLY_STEP_NS * SCHED_EARLY_Q;
     if (w->early_ns < 0)
         w->early_ns = 0;
     if (w->early_ns > (double)SCHED_EARLY_MAX_NS)
