@@ -10,8 +10,10 @@
 # Generators (GENS): knee (knee run, full precision: responses read at the next send's wake,
 # timed by the kernel), kprompt (the same with --prompt-reads: a wake for each response), slack
 # (knee run --timer-slack SLACK), prompt (the same with --prompt-reads),
-# auto (knee run --timer-slack auto) and wrk2 (-t1 -c50 -R). All run -t 1 -c 50, pinned on
-# GEN_CPU; nginx (one worker, `return 200 "hello\n"`, bench/common.bash) on SERVER_CPU.
+# auto (knee run --timer-slack auto), base and bslack (knee and slack with another build of
+# knee, BASE=/path/to/knee: two builds in one interleaved run) and wrk2 (-t1 -c50 -R). All run
+# -t 1 -c 50, pinned on GEN_CPU; nginx (one worker, `return 200 "hello\n"`, bench/common.bash)
+# on SERVER_CPU.
 # TARGET=knee measures against knee serve --preset null instead. wrk2 is not in Debian: build
 # https://github.com/giltene/wrk2 outside the repository and give WRK2=/path/to/wrk; without
 # it the script says so and measures knee alone. wrk2 counts completed requests, knee sent
@@ -22,7 +24,7 @@
 #   bench/open_loop_cost.sh [SECONDS]        (default 3 s per run)
 #   env: RATES="5000 20000 50000" GENS="knee slack auto wrk2" SLACK=1ms REPS=3
 #        COUNTS=1|0 CPU=1|0 CALLGRIND=0|1 WRK2=/path/to/wrk TARGET=nginx|knee RT=0|1
-#        KNEE=build/knee GEN_CPU=1 SERVER_CPU=0
+#        KNEE=build/knee BASE=/path/to/another/knee GEN_CPU=1 SERVER_CPU=0
 set -euo pipefail
 . "$(dirname "$0")/common.bash"
 SECS=${1:-3}
@@ -57,6 +59,11 @@ if [ "$RT" = 1 ]; then # the server's processes (nginx's master and worker) SCHE
     for p in "${BENCH_PIDS[@]}" $(pgrep -P "${BENCH_PIDS[0]}" || true); do chrt -f -p 20 "$p" >/dev/null; done
     target="$target, SCHED_FIFO"
 fi
+BASE=${BASE:-}
+if [[ $GENS == *base* || $GENS == *bslack* ]] && [[ ! -x $BASE ]]; then
+    echo "bench: GENS names base or bslack: give BASE=/path/to/another/knee" >&2
+    exit 1
+fi
 if [ -z "$WRK2" ] || [ ! -x "$WRK2" ]; then
     echo "# wrk2: not found (WRK2='${WRK2}'): build https://github.com/giltene/wrk2 outside the repository and"
     echo "#       give WRK2=/path/to/wrk; measuring knee alone"
@@ -71,6 +78,8 @@ gen_cmd() {
         slack) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack "$SLACK" "$URL") ;;
         prompt) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack "$SLACK" --prompt-reads "$URL") ;;
         auto) cmd=("$KNEE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack auto "$URL") ;;
+        base) cmd=("$BASE" run -t 1 -c 50 -R "$2" -d "${3}s" "$URL") ;;
+        bslack) cmd=("$BASE" run -t 1 -c 50 -R "$2" -d "${3}s" --timer-slack "$SLACK" "$URL") ;;
         wrk2) cmd=("$WRK2" -t1 -c50 -R"$2" -d"${3}s" "$URL") ;;
     esac
 }

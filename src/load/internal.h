@@ -36,7 +36,7 @@
  * SCHED_EARLY_STEP_NS, at most SCHED_EARLY_MAX_NS */
 #define SCHED_EARLY_Q 0.02
 #define SCHED_EARLY_STEP_NS 500.0
-#define SCHED_EARLY_MAX_NS (100 * NS_PER_US)
+#define SCHED_EARLY_MAX_NS (50 * NS_PER_US)
 #define IVAL_SLOTS 8    /* per-second merge slots in flight between workers and main */
 #define CONN_CHUNK 64   /* connections are allocated this many at a time */
 #define REQ_CHUNK 64    /* and requests in flight */
