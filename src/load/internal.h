@@ -31,7 +31,7 @@
  * later than that would hold its connection too long) */
 #define WORKER_HOLD_NS (1000 * NS_PER_US)
 #define WORKER_HOLD_MAX_NS (4 * NS_PER_MS)
-/* the open loop without a slack (openloop.c sched_early): its timer is armed before the next
+/* the open loop without a slack (openloop.c sched_deadline): its timer is armed before the next
  * send by the SCHED_EARLY_Q quantile of how late its callback runs, tracked in steps of
  * SCHED_EARLY_STEP_NS, at most SCHED_EARLY_MAX_NS */
 #define SCHED_EARLY_Q 0.02
@@ -267,7 +267,7 @@ struct worker {
     /* without a slack (or one below it): the wake-up latency the callback rarely beats, a
      * running estimate of its SCHED_EARLY_Q quantile; the timer is armed that much before the
      * next send, and a wake that still comes early polls the clock up to early_armed_ns
-     * (openloop.c sched_early) */
+     * (openloop.c sched_deadline, sched_wait_out) */
     double early_ns;
     uint64_t early_armed_ns;
     /* deferred reads (worker.c worker_hold): the thread sleeps past arriving responses, up to
