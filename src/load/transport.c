@@ -33,23 +33,37 @@ static int tcp_connected(struct conn *c)
 
 /* ------------------------------------------------------------------ plain */
 
+/* A read that returned n <= 0 (both plain rows): the peer's end, nothing yet, or the error
+ * (kept in c->sys_errno); false: interrupted, read again. */
+static bool read_ended(struct conn *c, ssize_t n, enum tls_io *r)
+{
+    if (n == 0) {
+        *r = TLS_IO_EOF;
+        return true;
+    }
+    if (errno == EINTR)
+        return false;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        *r = TLS_IO_WANT_READ;
+        return true;
+    }
+    c->sys_errno = errno;
+    *r = TLS_IO_ERROR;
+    return true;
+}
+
 static enum tls_io plain_read(struct conn *c, void *buf, size_t cap, size_t *got)
 {
     *got = 0;
+    enum tls_io r;
     for (;;) {
         ssize_t n = read(c->io.fd, buf, cap);
         if (n > 0) {
             *got = (size_t)n;
             return TLS_IO_OK;
         }
-        if (n == 0)
-            return TLS_IO_EOF;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return TLS_IO_WANT_READ;
-        c->sys_errno = errno;
-        return TLS_IO_ERROR;
+        if (read_ended(c, n, &r))
+            return r;
     }
 }
 
@@ -106,6 +120,7 @@ static enum tls_io stamped_read(struct conn *c, void *buf, size_t cap, size_t *g
         char b[CMSG_SPACE(sizeof(struct timespec))];
         struct cmsghdr align;
     } ctl;
+    enum tls_io r;
     for (;;) {
         struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
         ssize_t n = recvmsg(c->io.fd, &m, 0);
@@ -121,14 +136,8 @@ static enum tls_io stamped_read(struct conn *c, void *buf, size_t cap, size_t *g
                 c->w->defer_reads = false;
             return TLS_IO_OK;
         }
-        if (n == 0)
-            return TLS_IO_EOF;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return TLS_IO_WANT_READ;
-        c->sys_errno = errno;
-        return TLS_IO_ERROR;
+        if (read_ended(c, n, &r))
+            return r;
     }
 }
 
