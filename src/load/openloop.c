@@ -381,6 +381,7 @@ void open_on_sched(struct loop *loop, struct loop_timer *timer)
             loop_timer_arm(&w->loop, &w->sched_timer, now);
             return;
         }
+        worker_tick_due(w, now);
         if (issue(w, best, next, now))
             best->has_next = sched_next(&best->sched, &best->next_planned_ns);
         else

@@ -371,6 +371,14 @@ static void on_tick(struct loop *loop, struct loop_timer *timer)
     loop_timer_arm(&w->loop, &w->tick_timer, w->e->t0_ns + engine_tick_end(w->e, w->tick_index));
 }
 
+void worker_tick_due(struct worker *w, uint64_t now)
+{
+    if (loop_timer_armed(&w->tick_timer) && w->tick_timer.deadline_ns <= now) {
+        loop_timer_cancel(&w->loop, &w->tick_timer);
+        on_tick(&w->loop, &w->tick_timer);
+    }
+}
+
 /* Cancel whatever is still in flight and drop whatever still waits, then stop. */
 static void finish_now(struct worker *w)
 {

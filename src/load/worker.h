@@ -416,6 +416,10 @@ bool worker_dispatch(struct worker *w, struct target_rt *t, struct client *cl, s
 void worker_after_request(struct worker *w, struct target_rt *t, struct client *cl, struct conn *alive);
 /* Stop planning at at_ns: the drain begins. */
 void worker_end_planning(struct worker *w, uint64_t at_ns);
+/* The second that ended by now is published first, when its tick has not run yet: a send at
+ * now then counts in its own second (the open loop's early wake runs before the tick's
+ * timer and may poll past the second's end, openloop.c sched_wait_out). */
+void worker_tick_due(struct worker *w, uint64_t now);
 /* Nothing planned, in flight or queued: the thread is done (publishes its last interval). */
 void worker_maybe_finish(struct worker *w);
 /* c (ready, with a settle) has work deferred until the current callback returns: what (DUE_*
